@@ -1,0 +1,74 @@
+// The run directory's format: the contract between the runner (bench), the evaluators and reports.
+//
+// <run>/run.json                                  RunConfig, written when the run starts
+// <run>/tasks/<method>/<group>/<taskId>.json      TaskRecord, one per task and method, written atomically
+// <run>/converted/<method>/<group>.json           StableToolBench converted predictions (ToolEval's input)
+// <run>/eval/<judge>/...                          judge labels and verdicts per task (the evaluators' own)
+import { z } from "zod"
+
+export const RUN_FORMAT_VERSION = 1
+
+export const Totals = z.object({
+  modelCalls: z.number(),
+  promptTokens: z.number(),
+  completionTokens: z.number(),
+  toolCalls: z.number(),
+  backtracks: z.number(),
+  wallMs: z.number(),
+  guardrails: z.record(z.string(), z.number())
+})
+
+export const RunEvent = z.object({
+  specversion: z.literal("1.0"),
+  id: z.string(),
+  source: z.string(),
+  type: z.string(),
+  time: z.string(),
+  subject: z.string(),
+  data: z.record(z.string(), z.unknown())
+})
+
+export const TaskRecord = z.object({
+  formatVersion: z.literal(RUN_FORMAT_VERSION),
+  taskId: z.string(),
+  group: z.string(),
+  method: z.string(),
+  /** The model spec, e.g. `ollama:qwen2.5:7b`. */
+  model: z.string(),
+  query: z.string(),
+  /** Names of the tools the method could use. */
+  availableTools: z.array(z.string()),
+  finalAnswer: z.string(),
+  finishType: z.enum(["give_answer", "give_up"]),
+  error: z.string().optional(),
+  totals: Totals,
+  events: z.array(RunEvent),
+  startedAt: z.string(),
+  finishedAt: z.string()
+})
+export type TaskRecord = z.infer<typeof TaskRecord>
+
+export const RunConfig = z.object({
+  formatVersion: z.literal(RUN_FORMAT_VERSION),
+  packageVersion: z.string(),
+  createdAt: z.string(),
+  data: z.string(),
+  groups: z.array(z.string()),
+  methods: z.array(z.string()),
+  model: z.string(),
+  /** The model as the server names it, when known. */
+  modelName: z.string().optional(),
+  envs: z.array(z.string()),
+  toolset: z.enum(["all", "relevant"]),
+  limit: z.number().optional(),
+  ids: z.array(z.string()).optional(),
+  concurrency: z.number(),
+  /** Everything else the run was started with (step limits, timeouts, seed...). */
+  options: z.record(z.string(), z.unknown())
+})
+export type RunConfig = z.infer<typeof RunConfig>
+
+export const taskRecordPath = (run: string, method: string, group: string, taskId: string) =>
+  `${run}/tasks/${method}/${group}/${taskId}.json`
+export const convertedPath = (run: string, method: string, group: string) => `${run}/converted/${method}/${group}.json`
+export const runConfigPath = (run: string) => `${run}/run.json`

@@ -1,0 +1,19 @@
+// What every method (smurfs, react, dfsdt) runs on and returns.
+import type { Effect } from "effect"
+import type { LanguageModel } from "../llm/language-model.ts"
+import type { ToolLibrary } from "../tools/tool.ts"
+import type { Trajectory } from "../trace/trajectory.ts"
+
+export interface Task {
+  /** Stable id (the ToolBench query_id, or a hash of the query for ad-hoc runs). */
+  readonly id: string
+  readonly query: string
+  readonly tools: ToolLibrary
+}
+
+/**
+ * A method solves a task with the LanguageModel in context and returns its trajectory.
+ * It never fails on model or tool misbehaviour: those end in an answer or a recorded give-up.
+ * Only interruption escapes.
+ */
+export type Method = (task: Task) => Effect.Effect<Trajectory, never, LanguageModel>

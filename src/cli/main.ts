@@ -1,0 +1,46 @@
+// The `smurfs` command line: dispatches to one module per subcommand.
+import { ExitCode } from "./exit-codes.ts"
+
+const commands: Record<string, { summary: string; load: () => Promise<{ run: (argv: string[]) => Promise<number> }> }> = {
+  run: { summary: "solve one query with the Smurfs agents and print each step", load: () => import("./commands/run.ts") },
+  tools: { summary: "list the tools of a library", load: () => import("./commands/tools.ts") },
+  doctor: { summary: "check that the model server is reachable and the model usable", load: () => import("./commands/doctor.ts") },
+  bench: { summary: "run methods on ToolBench tasks into a resumable run directory", load: () => import("./commands/bench.ts") },
+  eval: { summary: "judge a run's pass rate (and win rate against a reference)", load: () => import("./commands/eval.ts") },
+  compare: { summary: "set runs side by side in one table (and an HTML report)", load: () => import("./commands/compare.ts") }
+}
+
+export const usage = (): string =>
+  [
+    "smurfs: multi-agent tool planning with local language models",
+    "",
+    "usage: smurfs <command> [options]   (smurfs <command> --help for its options)",
+    "",
+    ...Object.entries(commands).map(([name, c]) => `  ${name.padEnd(8)} ${c.summary}`)
+  ].join("\n")
+
+export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
+  const [name, ...rest] = argv
+  if (name === undefined || name === "--help" || name === "-h" || name === "help") {
+    console.log(usage())
+    return name === undefined ? ExitCode.Usage : ExitCode.Ok
+  }
+  if (name === "--version" || name === "-v") {
+    const { version } = await import("../version.ts")
+    console.log(version)
+    return ExitCode.Ok
+  }
+  const command = commands[name]
+  if (!command) {
+    console.error(`smurfs: unknown command "${name}"\n\n${usage()}`)
+    return ExitCode.Usage
+  }
+  let module: { run: (argv: string[]) => Promise<number> }
+  try {
+    module = await command.load()
+  } catch (e) {
+    console.error(`smurfs: the "${name}" command is not available in this build (${(e as Error).message})`)
+    return ExitCode.Failure
+  }
+  return module.run(rest)
+}

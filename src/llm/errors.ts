@@ -1,0 +1,101 @@
+// Typed, actionable failures of the model layer; each message says what the user should do next.
+import { Data } from "effect"
+
+/** The model server could not be reached (connection refused, DNS, reset before a reply). */
+export class ModelUnreachable extends Data.TaggedError("ModelUnreachable")<{
+  readonly provider: string
+  readonly host: string
+  readonly cause?: unknown
+}> {
+  override get message() {
+    return this.provider === "ollama"
+      ? `Cannot reach Ollama at ${this.host}. Start it with \`ollama serve\` (or open the Ollama app), or set OLLAMA_HOST to where it listens.`
+      : `Cannot reach the model server at ${this.host}. Start the server, or set OPENAI_BASE_URL to where it listens.`
+  }
+}
+
+/** The server answered, but does not have the requested model. */
+export class ModelNotFound extends Data.TaggedError("ModelNotFound")<{
+  readonly provider: string
+  readonly model: string
+}> {
+  override get message() {
+    return this.provider === "ollama"
+      ? `Ollama does not have the model "${this.model}". Download it with \`ollama pull ${this.model}\`.`
+      : `The server does not serve the model "${this.model}". Check the name with GET /v1/models, or load the model on the server.`
+  }
+}
+
+/** 429 or 503: the server is busy. Retried with backoff before it reaches the caller. */
+export class Overloaded extends Data.TaggedError("Overloaded")<{
+  readonly status: number
+  readonly retryAfterMs?: number | undefined
+  readonly host: string
+}> {
+  override get message() {
+    return `The model server at ${this.host} is overloaded (HTTP ${this.status}) and stayed so after retries. Lower --concurrency (match OLLAMA_NUM_PARALLEL) or try again later.`
+  }
+}
+
+/** A reply took longer than the per-request timeout. */
+export class Timeout extends Data.TaggedError("Timeout")<{
+  readonly ms: number
+  readonly role: string
+}> {
+  override get message() {
+    return `The model did not answer the ${this.role} request within ${this.ms} ms. Raise --timeout, use a smaller model, or lower --concurrency.`
+  }
+}
+
+/** The model's reply did not parse or validate even after the reflection retries. */
+export class MalformedOutput extends Data.TaggedError("MalformedOutput")<{
+  readonly role: string
+  readonly error: string
+  readonly text: string
+  readonly attempts: number
+}> {
+  override get message() {
+    return `The model's ${this.role} reply was not valid after ${this.attempts} attempts: ${this.error}`
+  }
+}
+
+/** The prompt does not fit in the model's context window even after trimming. */
+export class ContextOverflow extends Data.TaggedError("ContextOverflow")<{
+  readonly role: string
+  readonly promptTokens: number
+  readonly contextTokens: number
+}> {
+  override get message() {
+    return `The ${this.role} prompt needs ${this.promptTokens} tokens but the context window is ${this.contextTokens}. Raise --num-ctx or use fewer tools.`
+  }
+}
+
+/** Any other server-side failure (HTTP 500, invalid body, cut stream). */
+export class ModelServerError extends Data.TaggedError("ModelServerError")<{
+  readonly status?: number | undefined
+  readonly host: string
+  readonly detail: string
+}> {
+  override get message() {
+    return `The model server at ${this.host} failed${this.status ? ` (HTTP ${this.status})` : ""}: ${this.detail}`
+  }
+}
+
+/** The --model spec could not be understood. */
+export class InvalidModelSpec extends Data.TaggedError("InvalidModelSpec")<{
+  readonly spec: string
+  readonly reason: string
+}> {
+  override get message() {
+    return `Invalid model spec "${this.spec}": ${this.reason}. Use ollama:<model>, openai:<model>, scripted:<file.json> or sim[:options].`
+  }
+}
+
+/** Errors a provider call can fail with. */
+export type ProviderError = ModelUnreachable | ModelNotFound | Overloaded | Timeout | ModelServerError | ContextOverflow
+
+/** Errors a structured generation can fail with. */
+export type GenerateError = ProviderError | MalformedOutput
+
+/** Errors that are worth retrying after a pause. */
+export const isRetryable = (e: { readonly _tag: string }): boolean => e._tag === "Overloaded"

@@ -1,0 +1,90 @@
+// The LanguageModel service: one operation, generate a reply for a request; providers are Layers.
+import { Context, type Effect } from "effect"
+import type { ProviderError } from "./errors.ts"
+
+/**
+ * Who speaks in a message. `reflection` is a guardrail's correction of the model's previous reply;
+ * it has its own role so that the model (and traces) can tell it from the user. Providers render it
+ * in the nearest role the server accepts.
+ */
+export type MessageRole = "system" | "user" | "assistant" | "tool" | "reflection"
+
+export interface ToolCallRequest {
+  readonly id?: string | undefined
+  readonly name: string
+  readonly arguments: Record<string, unknown>
+}
+
+export interface Message {
+  readonly role: MessageRole
+  readonly content: string
+  /** Native tool calls made by the assistant in this message. */
+  readonly toolCalls?: ReadonlyArray<ToolCallRequest> | undefined
+  /** For `tool` messages: the call this message answers, and the tool's name. */
+  readonly toolCallId?: string | undefined
+  readonly toolName?: string | undefined
+}
+
+/** A function the model may call natively (OpenAI / Ollama `tools`). */
+export interface ToolSpec {
+  readonly name: string
+  readonly description: string
+  /** JSON Schema of the arguments object. */
+  readonly parameters: Record<string, unknown>
+}
+
+export interface GenerateOptions {
+  /** Sampling temperature; 0 by default so that runs are repeatable. */
+  readonly temperature?: number | undefined
+  /** Sampling seed; a fixed default so that runs are repeatable. */
+  readonly seed?: number | undefined
+  /** Upper bound on completion tokens. */
+  readonly maxTokens?: number | undefined
+  /** Per-request timeout in milliseconds. */
+  readonly timeoutMs?: number | undefined
+}
+
+export interface GenerateRequest {
+  /** The calling agent's role ("planner", "executor.choose", ...), for traces, caching and scripted replies. */
+  readonly role: string
+  readonly messages: ReadonlyArray<Message>
+  /** JSON Schema the reply must follow (Ollama `format`, OpenAI `response_format`). Never together with `tools`. */
+  readonly format?: Record<string, unknown> | undefined
+  /** Functions for native tool calling. Never together with `format`. */
+  readonly tools?: ReadonlyArray<ToolSpec> | undefined
+  readonly options?: GenerateOptions | undefined
+}
+
+export interface Usage {
+  readonly promptTokens: number
+  readonly completionTokens: number
+}
+
+export interface GenerateResponse {
+  readonly text: string
+  readonly toolCalls?: ReadonlyArray<ToolCallRequest> | undefined
+  readonly usage: Usage
+  /** The model that answered, as the server names it. */
+  readonly model: string
+  readonly durationMs: number
+  /** True when the reply came from a cache rather than the server. */
+  readonly cached?: boolean | undefined
+}
+
+export interface ModelInfo {
+  /** The spec the model was built from, e.g. `ollama:qwen2.5:7b`. */
+  readonly spec: string
+  readonly provider: string
+  readonly model: string
+  /** Context window used for prompts, in tokens. */
+  readonly contextTokens: number
+  /** Whether the model accepts native tool calls. */
+  readonly supportsTools: boolean
+}
+
+export interface LanguageModelShape {
+  readonly info: ModelInfo
+  readonly generate: (request: GenerateRequest) => Effect.Effect<GenerateResponse, ProviderError>
+}
+
+export class LanguageModel extends Context.Service<LanguageModel, LanguageModelShape>()("smurfs/LanguageModel") {}

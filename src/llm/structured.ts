@@ -1,0 +1,116 @@
+// Structured output guardrail (MARCO): parse, validate with zod, reflect the exact error back, retry.
+import { Effect } from "effect"
+import { z } from "zod"
+import { emit } from "../trace/events.ts"
+import { MalformedOutput, type ProviderError } from "./errors.ts"
+import { type GenerateRequest, type GenerateResponse, LanguageModel, type Message } from "./language-model.ts"
+
+/** At most this many reflection retries after the first attempt, as in the paper. */
+export const MAX_REFLECTIONS = 2
+
+export interface ObjectRequest<A> extends Omit<GenerateRequest, "format" | "tools"> {
+  readonly schema: z.ZodType<A>
+  /** Extra checks after the schema (unknown tool names, grounding...); return an error text to reflect, or undefined. */
+  readonly check?: ((value: A) => { guardrail: string; error: string } | undefined) | undefined
+  /** Retries after the first attempt; defaults to MAX_REFLECTIONS. */
+  readonly maxReflections?: number | undefined
+}
+
+export interface ObjectResult<A> {
+  readonly value: A
+  readonly response: GenerateResponse
+  /** Attempts made, 1 when the first reply was valid. */
+  readonly attempts: number
+}
+
+/** The JSON Schema sent to the server for a zod schema. */
+export const jsonSchemaOf = (schema: z.ZodType): Record<string, unknown> => {
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>
+  return rest
+}
+
+/** Pull the JSON value out of a reply that may wrap it in prose or a ``` fence. */
+export const extractJson = (text: string): unknown => {
+  const trimmed = text.trim()
+  try {
+    return JSON.parse(trimmed)
+  } catch {
+    // fall through to the lenient readings below
+  }
+  const fence = /```(?:json)?\s*([\s\S]*?)```/i.exec(trimmed)
+  if (fence?.[1]) return JSON.parse(fence[1].trim())
+  const start = trimmed.search(/[{[]/)
+  const end = Math.max(trimmed.lastIndexOf("}"), trimmed.lastIndexOf("]"))
+  if (start >= 0 && end > start) return JSON.parse(trimmed.slice(start, end + 1))
+  throw new SyntaxError(trimmed.length === 0 ? "the reply was empty" : "the reply contains no JSON object")
+}
+
+const MAX_ECHO = 400
+
+const reflection = (error: string, text: string): Message => ({
+  role: "reflection",
+  content:
+    `Your previous reply was not valid: ${error}\n` +
+    `Previous reply (start): ${text.slice(0, MAX_ECHO)}${text.length > MAX_ECHO ? "..." : ""}\n` +
+    "Reply again with only a JSON object that follows the required format."
+})
+
+type Parsed<A> = { ok: true; value: A } | { ok: false; guardrail: string; error: string }
+
+const parseReply = <A>(text: string, schema: z.ZodType<A>, check: ObjectRequest<A>["check"]): Parsed<A> => {
+  let raw: unknown
+  try {
+    raw = extractJson(text)
+  } catch (e) {
+    return { ok: false, guardrail: "format", error: `invalid JSON: ${(e as Error).message}` }
+  }
+  const result = schema.safeParse(raw)
+  if (!result.success) return { ok: false, guardrail: "schema", error: z.prettifyError(result.error) }
+  const problem = check?.(result.data)
+  return problem ? { ok: false, ...problem } : { ok: true, value: result.data }
+}
+
+/**
+ * Ask the model for a value of `schema`. Each failed attempt is traced as a guardrail event and
+ * answered with a reflection message; after the retries a `MalformedOutput` is the typed failure.
+ */
+export const generateObject = Effect.fn("LanguageModel.generateObject")(function* <A>(request: ObjectRequest<A>) {
+  const model = yield* LanguageModel
+  const format = jsonSchemaOf(request.schema)
+  const maxReflections = request.maxReflections ?? MAX_REFLECTIONS
+  let messages: ReadonlyArray<Message> = request.messages
+  let last = { text: "", error: "" }
+  for (let attempt = 1; attempt <= maxReflections + 1; attempt++) {
+    const response: GenerateResponse = yield* callModel(model.generate, { ...request, messages, format }, attempt)
+    const parsed = parseReply(response.text, request.schema, request.check)
+    if (parsed.ok) return { value: parsed.value, response, attempts: attempt } satisfies ObjectResult<A>
+    yield* emit("guardrail", { guardrail: parsed.guardrail, role: request.role, error: parsed.error, attempt, recovered: false })
+    last = { text: response.text, error: parsed.error }
+    messages = [...request.messages, { role: "assistant", content: response.text.slice(0, 4000) }, reflection(parsed.error, response.text)]
+  }
+  return yield* new MalformedOutput({ role: request.role, error: last.error, text: last.text.slice(0, 2000), attempts: maxReflections + 1 })
+})
+
+/** One traced call to the model. */
+export const callModel = (
+  generate: (request: GenerateRequest) => Effect.Effect<GenerateResponse, ProviderError>,
+  request: GenerateRequest,
+  attempt = 1
+): Effect.Effect<GenerateResponse, ProviderError> =>
+  generate(request).pipe(
+    Effect.tap((r) =>
+      emit("model_call", {
+        role: request.role,
+        model: r.model,
+        promptTokens: r.usage.promptTokens,
+        completionTokens: r.usage.completionTokens,
+        durationMs: r.durationMs,
+        attempt,
+        ok: true,
+        cached: r.cached ?? false,
+        messages: request.messages.map((m) => ({ role: m.role, content: m.content })),
+        reply: r.text
+      })
+    ),
+    Effect.tapError((e) => emit("model_call", { role: request.role, model: "", promptTokens: 0, completionTokens: 0, durationMs: 0, attempt, ok: false, error: e.message }))
+  )

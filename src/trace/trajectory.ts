@@ -1,0 +1,86 @@
+// A run's trajectory: its events, final answer and per-task totals, as one serializable value.
+import { Effect, Ref } from "effect"
+import { type EventKind, makeEvent, type RunEvent, Trace, type TraceShape } from "./events.ts"
+
+export type FinishType = "give_answer" | "give_up"
+
+export interface Totals {
+  readonly modelCalls: number
+  readonly promptTokens: number
+  readonly completionTokens: number
+  readonly toolCalls: number
+  readonly backtracks: number
+  readonly wallMs: number
+  /** Guardrail interventions by guardrail name (format, unknown_tool, extra_params, ...). */
+  readonly guardrails: Readonly<Record<string, number>>
+}
+
+export interface Trajectory {
+  readonly taskId: string
+  readonly query: string
+  readonly method: string
+  readonly model: string
+  readonly finalAnswer: string
+  readonly finishType: FinishType
+  /** Why the run gave up or what went wrong, when it did. */
+  readonly error?: string | undefined
+  readonly events: ReadonlyArray<RunEvent>
+  readonly totals: Totals
+}
+
+/** Sum the totals of a list of events. */
+export const totalsOf = (events: ReadonlyArray<RunEvent>, wallMs: number): Totals => {
+  let modelCalls = 0, promptTokens = 0, completionTokens = 0, toolCalls = 0, backtracks = 0
+  const guardrails: Record<string, number> = {}
+  for (const e of events) {
+    switch (e.type) {
+      case "smurfs.model_call":
+        if (!e.data["cached"]) modelCalls++
+        promptTokens += Number(e.data["promptTokens"] ?? 0)
+        completionTokens += Number(e.data["completionTokens"] ?? 0)
+        break
+      case "smurfs.tool_call":
+        toolCalls++
+        break
+      case "smurfs.backtrack":
+        backtracks++
+        break
+      case "smurfs.guardrail": {
+        const name = String(e.data["guardrail"] ?? "unknown")
+        guardrails[name] = (guardrails[name] ?? 0) + 1
+        break
+      }
+    }
+  }
+  return { modelCalls, promptTokens, completionTokens, toolCalls, backtracks, wallMs, guardrails }
+}
+
+/**
+ * A Trace that records events for one task and forwards each to an optional listener
+ * (the CLI's live view, a JSONL file).
+ */
+export const makeRecorder = (taskId: string, listener?: (event: RunEvent) => void) =>
+  Effect.gen(function* () {
+    const events = yield* Ref.make<Array<RunEvent>>([])
+    const trace: TraceShape = {
+      emit: (kind: EventKind, data: Record<string, unknown>) =>
+        Effect.sync(() => {
+          const event = makeEvent(taskId, kind, data)
+          try {
+            listener?.(event)
+          } catch {
+            // a listener's failure must never break a run
+          }
+          return event
+        }).pipe(Effect.flatMap((event) => Ref.update(events, (all) => (all.push(event), all))))
+    }
+    return { trace, events: Ref.get(events) }
+  })
+
+/** Run `effect` with a recording Trace; returns its value and the recorded events. */
+export const recording = <A, E, R>(taskId: string, effect: Effect.Effect<A, E, R>, listener?: (event: RunEvent) => void) =>
+  Effect.gen(function* () {
+    const recorder = yield* makeRecorder(taskId, listener)
+    const value = yield* Effect.provideService(effect, Trace, recorder.trace)
+    return { value, events: yield* recorder.events }
+  })
