@@ -1,0 +1,45 @@
+// Prompt templates: Markdown files in prompts/ with {{placeholders}}, split into system and user parts.
+import { readFileSync } from "node:fs"
+
+const PROMPTS_DIR = new URL("../../prompts/", import.meta.url)
+const cache = new Map<string, Template>()
+
+export interface Template {
+  readonly name: string
+  /** The static part (instructions); byte-identical across calls so that servers can reuse its cached prefix. */
+  readonly system: string
+  /** The changing part, with {{placeholders}}. */
+  readonly user: string
+}
+
+/**
+ * Load `prompts/<name>.md`. A line `---user---` separates the system part from the user part; a
+ * template without it is all user text.
+ */
+export const loadTemplate = (name: string, dir: URL = PROMPTS_DIR): Template => {
+  const key = `${dir.href}${name}`
+  const hit = cache.get(key)
+  if (hit) return hit
+  const text = readFileSync(new URL(`${name}.md`, dir), "utf8")
+  const [system, user] = text.includes("\n---user---\n") ? text.split("\n---user---\n", 2) : ["", text]
+  const template = { name, system: system!.trim(), user: user!.trim() }
+  cache.set(key, template)
+  return template
+}
+
+/** Fill {{placeholders}}; a placeholder without a value is an error, so a template and its caller cannot drift apart. */
+export const render = (text: string, values: Readonly<Record<string, string | number>>): string =>
+  text.replace(/\{\{\s*([a-zA-Z0-9_]+)\s*\}\}/g, (_, key: string) => {
+    const value = values[key]
+    if (value === undefined) throw new Error(`prompt placeholder {{${key}}} has no value`)
+    return String(value)
+  })
+
+/** The system and user messages of a template for the given values. */
+export const renderTemplate = (name: string, values: Readonly<Record<string, string | number>>, dir?: URL) => {
+  const template = loadTemplate(name, dir)
+  return {
+    system: render(template.system, values),
+    user: render(template.user, values)
+  }
+}
