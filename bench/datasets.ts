@@ -1,0 +1,130 @@
+// StableToolBench query files (`queries/<group>.json`, `query_ids/<group>.json`) from any directory.
+import { existsSync, readFileSync, statSync } from "node:fs"
+import { join, resolve } from "node:path"
+import { Data, Effect } from "effect"
+import { z } from "zod"
+
+/** The six test groups of StableToolBench's solvable queries, in their usual order. */
+export const GROUPS = ["G1_instruction", "G1_category", "G1_tool", "G2_instruction", "G2_category", "G3_instruction"] as const
+
+/** Where the data lives when no --data is given: the shared copy next to the repo. */
+export const DEFAULT_DATA_DIR = "../shared/toolbench"
+
+/** A query file or directory is missing or malformed. */
+export class DatasetError extends Data.TaggedError("DatasetError")<{
+  readonly path: string
+  readonly problem: string
+  readonly hint: string
+}> {
+  override get message() {
+    return `${this.path}: ${this.problem}. ${this.hint}`
+  }
+}
+
+/** One API doc of a query's `api_list`; the ToolBench adapter reads the rest of its fields. */
+export const ApiListItem = z.looseObject({ tool_name: z.string(), api_name: z.string() })
+export type ApiListItem = z.infer<typeof ApiListItem>
+
+const QueryItem = z.looseObject({
+  query: z.string(),
+  query_id: z.union([z.number(), z.string()]),
+  api_list: z.array(ApiListItem),
+  "relevant APIs": z.array(z.array(z.string())).optional()
+})
+
+/** A benchmark query with its group and tool docs. */
+export interface BenchQuery {
+  readonly group: string
+  readonly id: string
+  readonly query: string
+  readonly apiList: ReadonlyArray<ApiListItem>
+  /** `[tool_name, api_name]` pairs of the APIs that solve the query. */
+  readonly relevant: ReadonlyArray<readonly [string, string]>
+}
+
+export interface DatasetOptions {
+  /** The directory holding `queries/` and `query_ids/`. */
+  readonly dir: string
+  /** Groups to load; all six by default. */
+  readonly groups?: ReadonlyArray<string> | undefined
+  /** Only these query ids. */
+  readonly ids?: ReadonlyArray<string> | undefined
+  /** At most this many queries of each group (after the id filters), in file order. */
+  readonly limit?: number | undefined
+}
+
+const readJson = (path: string, what: string): Effect.Effect<unknown, DatasetError> =>
+  Effect.try({
+    try: () => JSON.parse(readFileSync(path, "utf8")) as unknown,
+    catch: (e) =>
+      new DatasetError({
+        path,
+        problem: `cannot read ${what} (${(e as Error).message.split("\n")[0]})`,
+        hint: existsSync(path) ? "Fix or replace the file: it must be valid JSON." : "Check --data: it must point at a StableToolBench data directory."
+      })
+  })
+
+/** The query ids of a group's `query_ids/<group>.json` (its keys), or undefined when the file is absent. */
+const loadIds = (dir: string, group: string): Effect.Effect<ReadonlySet<string> | undefined, DatasetError> => {
+  const path = join(dir, "query_ids", `${group}.json`)
+  if (!existsSync(path)) return Effect.succeed(undefined)
+  return Effect.flatMap(readJson(path, "the query ids"), (value) =>
+    typeof value === "object" && value !== null
+      ? Effect.succeed(new Set(Array.isArray(value) ? value.map(String) : Object.keys(value)))
+      : Effect.fail(new DatasetError({ path, problem: "the query ids must be a JSON object (or list) of ids", hint: "Use the file from StableToolBench's solvable_queries/test_query_ids." }))
+  )
+}
+
+/** Load one group's queries, validated. */
+export const loadGroup = (dir: string, group: string): Effect.Effect<ReadonlyArray<BenchQuery>, DatasetError> =>
+  Effect.gen(function* () {
+    const path = join(dir, "queries", `${group}.json`)
+    if (!existsSync(path))
+      return yield* new DatasetError({
+        path,
+        problem: `there is no query file for the group "${group}"`,
+        hint: `Use one of ${GROUPS.join(", ")} with --group, or point --data at a directory with queries/<group>.json.`
+      })
+    const parsed = z.array(QueryItem).safeParse(yield* readJson(path, "the queries"))
+    if (!parsed.success)
+      return yield* new DatasetError({
+        path,
+        problem: `not a StableToolBench query file: ${z.prettifyError(parsed.error).split("\n").slice(0, 4).join("; ")}`,
+        hint: "Each item needs query, query_id and api_list (StableToolBench's solvable_queries format)."
+      })
+    const ids = yield* loadIds(dir, group)
+    return parsed.data
+      .filter((q) => ids === undefined || ids.has(String(q.query_id)))
+      .map((q) => ({
+        group,
+        id: String(q.query_id),
+        query: q.query,
+        apiList: q.api_list,
+        relevant: (q["relevant APIs"] ?? []).filter((p) => p.length >= 2).map((p) => [p[0]!, p[1]!] as const)
+      }))
+  })
+
+/** Load the queries of the chosen groups, filtered by ids and limited per group. */
+export const loadQueries = (options: DatasetOptions): Effect.Effect<ReadonlyArray<BenchQuery>, DatasetError> =>
+  Effect.gen(function* () {
+    const dir = resolve(options.dir)
+    if (!existsSync(dir) || !statSync(dir).isDirectory())
+      return yield* new DatasetError({
+        path: dir,
+        problem: "the data directory does not exist",
+        hint: `Pass --data <dir> with queries/<group>.json (StableToolBench's solvable_queries); the default is ${DEFAULT_DATA_DIR} relative to the current directory.`
+      })
+    const wanted = options.ids ? new Set(options.ids) : undefined
+    const groups = yield* Effect.forEach(options.groups ?? GROUPS, (group) => loadGroup(dir, group))
+    return groups.flatMap((queries) => {
+      const chosen = wanted ? queries.filter((q) => wanted.has(q.id)) : queries
+      return options.limit === undefined ? chosen : chosen.slice(0, options.limit)
+    })
+  })
+
+/** A query's tool docs: its whole `api_list`, or only its relevant APIs (`--toolset relevant`). */
+export const toolDocsOf = (query: BenchQuery, toolset: "all" | "relevant"): ReadonlyArray<ApiListItem> => {
+  if (toolset === "all") return query.apiList
+  const relevant = new Set(query.relevant.map(([tool, api]) => `${tool}\u0000${api}`))
+  return query.apiList.filter((doc) => relevant.has(`${doc.tool_name}\u0000${doc.api_name}`))
+}

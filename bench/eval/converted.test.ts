@@ -1,0 +1,53 @@
+import { fileURLToPath } from "node:url"
+import { describe, expect, it } from "vitest"
+import { answerSteps, judgeInputFromConverted, readConvertedFile } from "./converted.ts"
+import { ruleLabel } from "./pass-rate.ts"
+import { loadSource } from "./sources.ts"
+
+const EXAMPLE = fileURLToPath(new URL("../../../shared/toolbench/example/data_example", import.meta.url))
+
+describe("StableToolBench converted predictions", () => {
+  const cot = readConvertedFile(`${EXAMPLE}/model_predictions_converted/virtual_chatgpt_cot/G1_instruction.json`)
+
+  it("walks the first branch like ToolEval's get_steps", () => {
+    const steps = answerSteps(cot["588"]!)
+    expect(steps.map((s) => s.name)).toEqual([
+      "transfermarkt_search_for_theclique",
+      "transfermarkt_details_for_theclique",
+      "songkick_search_artist_for_theclique",
+      "get_artist_overview_for_theclique",
+      "songkick_artist_for_theclique",
+      "list_artist_concerts_for_theclique"
+    ])
+  })
+
+  it("marks an answer whose last step is not Finish as unfinished, so the rule labels it Unsolved", () => {
+    const input = judgeInputFromConverted("588", "virtual_chatgpt_cot", "G1_instruction", cot["588"]!)
+    expect(input.finished).toBe(false)
+    expect(input.finalAnswer).toBe("")
+    expect(ruleLabel(input)?.label).toBe("Unsolved")
+  })
+
+  it("keeps Finish out of the tool steps of a finished answer and reads each call's success", () => {
+    const input = judgeInputFromConverted("1073", "virtual_chatgpt_cot", "G1_instruction", cot["1073"]!)
+    expect(input.finished).toBe(true)
+    expect(input.finalAnswer.length).toBeGreaterThan(0)
+    expect(input.steps.some((s) => s.name === "Finish")).toBe(false)
+    expect(input.cost.toolCalls).toBe(input.steps.length)
+    expect(input.steps.every((s) => typeof s.ok === "boolean")).toBe(true)
+    expect(ruleLabel(input)).toBeUndefined()
+  })
+
+  it("loads a StableToolBench folder as a source of judge inputs", () => {
+    const source = loadSource(EXAMPLE)
+    expect(source.kind).toBe("converted")
+    expect(source.entries.map((e) => `${e.method}/${e.taskId}`)).toEqual([
+      "virtual_chatgpt_cot/588", "virtual_chatgpt_cot/608", "virtual_chatgpt_cot/1073",
+      "virtual_chatgpt_dfs/588", "virtual_chatgpt_dfs/608", "virtual_chatgpt_dfs/1073"
+    ])
+  })
+
+  it("rejects a file that is not in the converted format with the file's name", () => {
+    expect(() => readConvertedFile(`${EXAMPLE}/preference_results/G1_instruction_virtual_chatgpt_cot_virtual_chatgpt_dfs.json`)).toThrow(/not a StableToolBench converted predictions file/)
+  })
+})

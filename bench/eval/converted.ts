@@ -1,0 +1,92 @@
+// StableToolBench's converted predictions (`model_predictions_converted/<method>/<group>.json`) as judge inputs.
+import { readFileSync } from "node:fs"
+import { z } from "zod"
+import type { JudgeInput, JudgeStep } from "./judge-input.ts"
+
+const ToolMessage = z.object({ name: z.string(), arguments: z.unknown(), response: z.unknown() })
+
+interface AnswerNode {
+  role: string
+  message: unknown
+  next: Array<AnswerNode>
+}
+const AnswerNode: z.ZodType<AnswerNode> = z.lazy(() =>
+  z.object({ role: z.string(), message: z.unknown(), next: z.array(AnswerNode).default([]) })
+)
+
+export const ConvertedExample = z.object({
+  query: z.string(),
+  available_tools: z.array(z.object({ name: z.string() }).loose()),
+  answer: z.object({
+    method: z.string(),
+    total_steps: z.number(),
+    final_answer: z.string(),
+    answer_details: z.array(AnswerNode)
+  })
+})
+export type ConvertedExample = z.infer<typeof ConvertedExample>
+
+export const ConvertedFile = z.record(z.string(), ConvertedExample)
+export type ConvertedFile = z.infer<typeof ConvertedFile>
+
+const text = (value: unknown): string => (typeof value === "string" ? value : JSON.stringify(value ?? ""))
+
+/**
+ * The tool steps of an answer the way ToolEval's `get_steps` walks it: from the first root, always
+ * the first child, keeping `tool` nodes with a message. The last of them is ToolEval's "final step".
+ */
+export const answerSteps = (example: ConvertedExample): Array<{ name: string; arguments: string; response: string }> => {
+  const steps: Array<{ name: string; arguments: string; response: string }> = []
+  let node: AnswerNode | undefined = example.answer.answer_details[0]
+  while (node) {
+    if (node.role === "tool" && node.message) {
+      const parsed = ToolMessage.safeParse(node.message)
+      if (parsed.success) steps.push({ name: parsed.data.name, arguments: text(parsed.data.arguments), response: text(parsed.data.response) })
+    }
+    node = node.next[0]
+  }
+  return steps
+}
+
+/** A tool response counts as a success when its `error` field is empty, as StableToolBench's server writes it. */
+const responseOk = (response: string): boolean => {
+  try {
+    const value = JSON.parse(response) as { error?: unknown }
+    return typeof value === "object" && value !== null && (value.error === "" || value.error === undefined || value.error === null)
+  } catch {
+    return false
+  }
+}
+
+/** One converted example as a judge input; `finished` is ToolEval's "the final step is a Finish". */
+export const judgeInputFromConverted = (taskId: string, method: string, group: string, example: ConvertedExample): JudgeInput => {
+  const all = answerSteps(example)
+  const last = all.at(-1)
+  const steps: Array<JudgeStep> = all
+    .filter((s) => s.name !== "Finish")
+    .map((s) => ({ ...s, ok: responseOk(s.response) }))
+  return {
+    taskId,
+    group,
+    method,
+    model: example.answer.method,
+    query: example.query,
+    finalAnswer: example.answer.final_answer,
+    finished: last?.name === "Finish",
+    steps,
+    cost: { toolCalls: steps.length }
+  }
+}
+
+/** Read and validate a converted predictions file; throws an Error naming the file and the problem. */
+export const readConvertedFile = (file: string): ConvertedFile => {
+  let raw: unknown
+  try {
+    raw = JSON.parse(readFileSync(file, "utf8"))
+  } catch (e) {
+    throw new Error(`cannot read converted predictions ${file}: ${(e as Error).message}`)
+  }
+  const parsed = ConvertedFile.safeParse(raw)
+  if (!parsed.success) throw new Error(`${file} is not a StableToolBench converted predictions file:\n${z.prettifyError(parsed.error)}`)
+  return parsed.data
+}

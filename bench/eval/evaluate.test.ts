@@ -1,0 +1,107 @@
+import { readFileSync, rmSync } from "node:fs"
+import { Effect } from "effect"
+import { describe, expect, it } from "vitest"
+import type { GenerateRequest } from "../../src/llm/language-model.ts"
+import { type Script, scriptedLayer } from "../../src/llm/scripted.ts"
+import { evaluatePass, evaluateWin } from "./evaluate.ts"
+import { passLabelsPath, winVerdictsPath } from "./labels.ts"
+import { loadSource } from "./sources.ts"
+import { writeFakeRun } from "./test-fixtures.ts"
+import { storedPassRate, storedWinRates } from "../report/collect.ts"
+
+const JUDGE = "scripted:judge"
+
+/** A judge that answers Solved to every answer-only check and counts its calls. */
+const countingJudge = (label: "Solved" | "Unsolved" = "Solved") => {
+  const calls: Array<string> = []
+  const script: Script = {
+    "judge.answer": [(r: GenerateRequest) => (calls.push(r.role), { reason: "ok", label })],
+    "judge.compare": [(r: GenerateRequest) => (calls.push(r.role), { reason: "A", better: "A" })],
+    $cycle: true
+  }
+  return { calls, layer: scriptedLayer(script) }
+}
+
+const tasks = [
+  { taskId: "1" },
+  { taskId: "2" },
+  { taskId: "3", finishType: "give_up" as const, finalAnswer: "" }
+]
+
+describe("evaluatePass", () => {
+  it("stores K labels per task and does not re-judge existing labels on resume", async () => {
+    const run = writeFakeRun(tasks)
+    const entries = loadSource(run).entries
+    const first = countingJudge()
+    const s1 = await Effect.runPromise(evaluatePass(entries, { store: run, judge: JUDGE, k: 3 }).pipe(Effect.provide(first.layer)))
+    // tasks 1 and 2 need the judge in 3 runs each; task 3 is Unsolved by rule, no call
+    expect(first.calls).toHaveLength(6)
+    expect(s1).toMatchObject({ judged: 9, kept: 0, failed: [] })
+    const stored = JSON.parse(readFileSync(passLabelsPath(run, JUDGE, "smurfs", "G1_instruction", "3"), "utf8"))
+    expect(stored.runs["2"]).toMatchObject({ label: "Unsolved", stage: "rule" })
+
+    const second = countingJudge()
+    const s2 = await Effect.runPromise(evaluatePass(entries, { store: run, judge: JUDGE, k: 3 }).pipe(Effect.provide(second.layer)))
+    expect(second.calls).toHaveLength(0)
+    expect(s2).toMatchObject({ judged: 0, kept: 9 })
+
+    // a lost label file is judged again, and only that one
+    rmSync(passLabelsPath(run, JUDGE, "smurfs", "G1_instruction", "2"))
+    const third = countingJudge()
+    await Effect.runPromise(evaluatePass(entries, { store: run, judge: JUDGE, k: 3 }).pipe(Effect.provide(third.layer)))
+    expect(third.calls).toHaveLength(3)
+
+    // (1 + 1 + 0) / 3 in each run -> 66.67 ± 0
+    const rate = storedPassRate(run, JUDGE.replace(":", "-"), entries)!
+    expect(rate.mean).toBeCloseTo(66.667, 3)
+    expect(rate.std).toBe(0)
+  })
+
+  it("records a malformed judge reply as a failure and leaves that label to a later run", async () => {
+    const run = writeFakeRun([{ taskId: "1" }])
+    const entries = loadSource(run).entries
+    const bad = scriptedLayer({ "judge.answer": ["not json"], $cycle: true })
+    const s = await Effect.runPromise(evaluatePass(entries, { store: run, judge: JUDGE, k: 1 }).pipe(Effect.provide(bad)))
+    expect(s.failed).toHaveLength(1)
+    expect(s.judged).toBe(0)
+  })
+})
+
+describe("evaluateWin", () => {
+  it("judges rounds against a reference, is resumable, and aggregates to SoWR", async () => {
+    const run = writeFakeRun([{ taskId: "1" }, { taskId: "2" }, { taskId: "3" }])
+    const ref = writeFakeRun([
+      { taskId: "1", method: "react", finishType: "give_up", finalAnswer: "" },
+      { taskId: "2", method: "react", finalAnswer: "another answer" }
+    ])
+    const candidates = loadSource(run).entries
+    const references = loadSource(ref).entries
+    const judge = countingJudge()
+    const options = { store: run, judge: JUDGE, k: 3, referenceName: "ref-react", referenceSource: ref, referenceMethod: "react", seed: 1 }
+    await Effect.runPromise(
+      Effect.gen(function* () {
+        yield* evaluatePass(candidates, { store: run, judge: JUDGE, k: 3 })
+        yield* evaluateWin(candidates, references, options)
+      }).pipe(Effect.provide(judge.layer))
+    )
+    // task 1: only the candidate is Solved -> 3 rounds won without the judge
+    // task 2: both Solved -> the judge picks "A" (the first shown) in each of 3 rounds
+    // task 3: the reference has no answer -> the candidate wins without the judge
+    expect(judge.calls.filter((c) => c === "judge.compare")).toHaveLength(3)
+    const v2 = JSON.parse(readFileSync(winVerdictsPath(run, JUDGE, "ref-react", "smurfs", "G1_instruction", "2"), "utf8"))
+    for (const r of ["0", "1", "2"]) expect(v2.rounds[r].winner).toBe(v2.rounds[r].order[0])
+    const v1 = JSON.parse(readFileSync(winVerdictsPath(run, JUDGE, "ref-react", "smurfs", "G1_instruction", "1"), "utf8"))
+    expect(Object.values(v1.rounds).map((r) => (r as { stage: string }).stage)).toEqual(["solved", "solved", "solved"])
+
+    const again = countingJudge()
+    const s = await Effect.runPromise(evaluateWin(candidates, references, options).pipe(Effect.provide(again.layer)))
+    expect(again.calls).toHaveLength(0)
+    expect(s.judged).toBe(0)
+
+    const [win] = storedWinRates(run, "scripted-judge", "smurfs", "G1_instruction")
+    // wins: task 1 (3-0), task 3 (3-0), task 2 depends on the seeded order; N = 3
+    const expectedWins = 2 + (Object.values(v2.rounds).filter((r) => (r as { winner: string }).winner === "candidate").length >= 2 ? 1 : 0)
+    expect(win).toMatchObject({ n: 3, wins: expectedWins, reference: "ref-react" })
+    expect(win!.rate).toBeCloseTo((100 * expectedWins) / 3, 10)
+  })
+})

@@ -1,0 +1,159 @@
+// Judge a whole source: K pass labels per task and, against a reference, K win rounds per task; resumable.
+import { Effect } from "effect"
+import type { LanguageModel } from "../../src/llm/language-model.ts"
+import type { MalformedOutput, ProviderError } from "../../src/llm/errors.ts"
+import type { JudgeInput } from "./judge-input.ts"
+import { type PassLabels, passLabelsPath, referencePassPath, WinVerdicts, winVerdictsPath, PassLabels as PassLabelsSchema } from "./labels.ts"
+import { judgePass } from "./pass-rate.ts"
+import { rngFor } from "./rng.ts"
+import { readJsonIf, writeJsonAtomic } from "./store.ts"
+import { judgeRound } from "./win-rate.ts"
+
+/** Defaults of an evaluation, in one place. */
+export const EVAL_DEFAULTS = { k: 3, concurrency: 4, seed: 0 } as const
+
+export interface PassOptions {
+  /** Where `eval/` is written: the run directory itself, or another folder for read-only sources. */
+  readonly store: string
+  /** The judge's model spec; its slug names the label folder so judges never mix. */
+  readonly judge: string
+  /** Judge runs per task (ToolEval's evaluate_times). */
+  readonly k?: number | undefined
+  /** Tasks judged at the same time. */
+  readonly concurrency?: number | undefined
+  /** Called after each task with the tasks done so far. */
+  readonly onProgress?: ((done: number, total: number) => void) | undefined
+  /** Where labels go; the default is the pass folder of `store`. Used to keep a reference's labels apart. */
+  readonly pathOf?: ((input: JudgeInput) => string) | undefined
+}
+
+export interface EvalSummary {
+  /** Judge decisions made now (rules included); existing ones are not counted. */
+  readonly judged: number
+  /** Decisions found on disk and kept. */
+  readonly kept: number
+  /** Tasks whose judge reply stayed malformed; they have no label for that run and can be retried. */
+  readonly failed: ReadonlyArray<{ taskId: string; method: string; group: string; error: string }>
+}
+
+type Failure = EvalSummary["failed"][number]
+
+const keep = (e: MalformedOutput) => Effect.succeed({ error: e.message })
+
+/** K pass labels for every entry; labels already on disk are kept, so an interrupted eval resumes. */
+export const evaluatePass = (
+  entries: ReadonlyArray<JudgeInput>,
+  options: PassOptions
+): Effect.Effect<EvalSummary, ProviderError, LanguageModel> =>
+  Effect.gen(function* () {
+    const k = options.k ?? EVAL_DEFAULTS.k
+    const pathOf = options.pathOf ?? ((e: JudgeInput) => passLabelsPath(options.store, options.judge, e.method, e.group, e.taskId))
+    let judged = 0, kept = 0, done = 0
+    const failed: Array<Failure> = []
+    yield* Effect.forEach(
+      entries,
+      (entry) =>
+        Effect.gen(function* () {
+          const path = pathOf(entry)
+          const labels: PassLabels = readJsonIf(path, PassLabelsSchema) ?? {
+            taskId: entry.taskId, method: entry.method, group: entry.group, judge: options.judge, runs: {}
+          }
+          for (let r = 0; r < k; r++) {
+            if (labels.runs[String(r)]) {
+              kept++
+              continue
+            }
+            const result = yield* judgePass(entry).pipe(Effect.catchTag("MalformedOutput", keep))
+            if ("error" in result) {
+              failed.push({ taskId: entry.taskId, method: entry.method, group: entry.group, error: result.error })
+              continue
+            }
+            labels.runs[String(r)] = result
+            judged++
+            writeJsonAtomic(path, labels)
+          }
+          options.onProgress?.(++done, entries.length)
+        }),
+      { concurrency: options.concurrency ?? EVAL_DEFAULTS.concurrency, discard: true }
+    )
+    return { judged, kept, failed }
+  })
+
+export interface WinOptions extends Omit<PassOptions, "pathOf"> {
+  /** Names the reference in paths and files (its directory and method). */
+  readonly referenceName: string
+  readonly referenceSource: string
+  readonly referenceMethod: string
+  /** Seed of the answer order and coin tosses. */
+  readonly seed?: number | undefined
+}
+
+/** Reads the pass labels of the given file, by run. */
+const statusOf = (path: string) => readJsonIf(path, PassLabelsSchema)?.runs ?? {}
+
+/**
+ * K win rounds per task of `candidates` (one method) against the reference's answers (one method).
+ * The reference's own pass labels are judged first and kept beside the verdicts. A task answered
+ * by only one side is decided without the judge.
+ */
+export const evaluateWin = (
+  candidates: ReadonlyArray<JudgeInput>,
+  references: ReadonlyArray<JudgeInput>,
+  options: WinOptions
+): Effect.Effect<EvalSummary, ProviderError, LanguageModel> =>
+  Effect.gen(function* () {
+    const k = options.k ?? EVAL_DEFAULTS.k
+    const seed = options.seed ?? EVAL_DEFAULTS.seed
+    const method = candidates[0]?.method ?? ""
+    const refPath = (e: JudgeInput) => referencePassPath(options.store, options.judge, options.referenceName, e.method, e.group, e.taskId)
+    const candPath = (e: JudgeInput) => passLabelsPath(options.store, options.judge, e.method, e.group, e.taskId)
+    const groups = new Set(candidates.map((c) => c.group))
+    const refs = references.filter((r) => groups.has(r.group))
+    const refSummary = yield* evaluatePass(refs, { ...options, pathOf: refPath, onProgress: undefined })
+    const key = (e: { group: string; taskId: string }) => `${e.group}\u0000${e.taskId}`
+    const candByKey = new Map(candidates.map((c) => [key(c), c]))
+    const refByKey = new Map(refs.map((r) => [key(r), r]))
+    const keys = [...new Set([...candByKey.keys(), ...refByKey.keys()])].sort()
+    let judged = 0, kept = 0, done = 0
+    const failed: Array<Failure> = [...refSummary.failed]
+    yield* Effect.forEach(
+      keys,
+      (taskKey) =>
+        Effect.gen(function* () {
+          const [group, taskId] = taskKey.split("\u0000") as [string, string]
+          const candidate = candByKey.get(taskKey)
+          const reference = refByKey.get(taskKey)
+          const path = winVerdictsPath(options.store, options.judge, options.referenceName, method, group, taskId)
+          const verdicts: WinVerdicts = readJsonIf(path, WinVerdicts) ?? {
+            taskId, method, group, judge: options.judge,
+            reference: { source: options.referenceSource, method: options.referenceMethod },
+            rounds: {}
+          }
+          const candStatus = candidate ? statusOf(candPath(candidate)) : {}
+          const refStatus = reference ? statusOf(refPath(reference)) : {}
+          for (let r = 0; r < k; r++) {
+            if (verdicts.rounds[String(r)]) {
+              kept++
+              continue
+            }
+            const round = yield* judgeRound({
+              candidate,
+              reference,
+              candidateStatus: candStatus[String(r)]?.label,
+              referenceStatus: refStatus[String(r)]?.label,
+              rng: rngFor(seed, method, group, taskId, r)
+            }).pipe(Effect.catchTag("MalformedOutput", keep))
+            if ("error" in round) {
+              failed.push({ taskId, method, group, error: round.error })
+              continue
+            }
+            verdicts.rounds[String(r)] = round
+            judged++
+            writeJsonAtomic(path, verdicts)
+          }
+          options.onProgress?.(++done, keys.length)
+        }),
+      { concurrency: options.concurrency ?? EVAL_DEFAULTS.concurrency, discard: true }
+    )
+    return { judged: judged + refSummary.judged, kept: kept + refSummary.kept, failed }
+  })

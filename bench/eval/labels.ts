@@ -1,0 +1,57 @@
+// The evaluators' stored results: pass labels and win verdicts per task, one JSON file each.
+import { z } from "zod"
+
+/** ToolEval's AnswerStatus. */
+export const AnswerStatus = z.enum(["Solved", "Unsolved", "Unsure"])
+export type AnswerStatus = z.infer<typeof AnswerStatus>
+
+/** Which step of the judge decided a label: a rule (no model call), the answer-only check, or the trajectory check. */
+export const PassStage = z.enum(["rule", "answer", "trajectory"])
+export type PassStage = z.infer<typeof PassStage>
+
+export const PassRun = z.object({ label: AnswerStatus, reason: z.string(), stage: PassStage })
+export type PassRun = z.infer<typeof PassRun>
+
+/** `<run>/eval/<judge>/pass/<method>/<group>/<taskId>.json`: K judge runs keyed "0".."K-1". */
+export const PassLabels = z.object({
+  taskId: z.string(),
+  method: z.string(),
+  group: z.string(),
+  judge: z.string(),
+  runs: z.record(z.string(), PassRun)
+})
+export type PassLabels = z.infer<typeof PassLabels>
+
+/** How a win-rate round was decided. */
+export const RoundStage = z.enum(["missing", "solved", "unsure", "identical", "judge"])
+export type RoundStage = z.infer<typeof RoundStage>
+
+export const WinRound = z.object({
+  winner: z.enum(["candidate", "reference"]),
+  /** The order the answers were shown in (seeded shuffle). */
+  order: z.array(z.enum(["candidate", "reference"])),
+  stage: RoundStage,
+  reason: z.string()
+})
+export type WinRound = z.infer<typeof WinRound>
+
+/** `<run>/eval/<judge>/win/<reference>/rounds/<method>/<group>/<taskId>.json`. */
+export const WinVerdicts = z.object({
+  taskId: z.string(),
+  method: z.string(),
+  group: z.string(),
+  judge: z.string(),
+  reference: z.object({ source: z.string(), method: z.string() }),
+  rounds: z.record(z.string(), WinRound)
+})
+export type WinVerdicts = z.infer<typeof WinVerdicts>
+
+/** A directory-safe name for a model spec or a reference. */
+export const slug = (text: string): string => text.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^-+|-+$/g, "") || "default"
+
+export const passLabelsPath = (store: string, judge: string, method: string, group: string, taskId: string) =>
+  `${store}/eval/${slug(judge)}/pass/${method}/${group}/${taskId}.json`
+export const referencePassPath = (store: string, judge: string, reference: string, method: string, group: string, taskId: string) =>
+  `${store}/eval/${slug(judge)}/win/${slug(reference)}/pass/${method}/${group}/${taskId}.json`
+export const winVerdictsPath = (store: string, judge: string, reference: string, method: string, group: string, taskId: string) =>
+  `${store}/eval/${slug(judge)}/win/${slug(reference)}/rounds/${method}/${group}/${taskId}.json`

@@ -1,0 +1,93 @@
+import { Effect } from "effect"
+import { describe, expect, it } from "vitest"
+import type { GenerateRequest } from "../../src/llm/language-model.ts"
+import { scriptedLayer } from "../../src/llm/scripted.ts"
+import { judgeInputFromRecord, type JudgeInput } from "./judge-input.ts"
+import { judgePass, ruleLabel } from "./pass-rate.ts"
+import { fakeRecord } from "./test-fixtures.ts"
+
+const input = (over: Partial<Parameters<typeof fakeRecord>[0]> = {}): JudgeInput =>
+  judgeInputFromRecord(
+    fakeRecord({
+      taskId: "7",
+      query: "What is the weather in Paris?",
+      finalAnswer: "It is 18 C and sunny in Paris.",
+      calls: [
+        { tool: "weather_for_meteo", ok: true, content: '{"temp": 18, "sky": "sunny"}', args: { city: "Paris" } },
+        { tool: "forecast_for_meteo", ok: false, content: "" }
+      ],
+      ...over
+    })
+  )
+
+/** Run the judge on a script; every request the judge makes is recorded. */
+const judgeWith = (script: Record<string, ReadonlyArray<unknown>>, judged: JudgeInput) => {
+  const seen: Array<GenerateRequest> = []
+  const recorded = Object.fromEntries(
+    Object.entries(script).map(([role, replies]) => [role, replies.map((reply) => (request: GenerateRequest) => (seen.push(request), reply as object))])
+  )
+  return Effect.runPromise(judgePass(judged).pipe(Effect.provide(scriptedLayer(recorded)))).then((label) => ({ label, seen }))
+}
+
+describe("ruleLabel (ToolEval's Unsolved without a judge)", () => {
+  it("labels a run that did not end with a Finish/give_answer Unsolved", () => {
+    expect(ruleLabel(input({ finishType: "give_up" }))).toMatchObject({ label: "Unsolved", stage: "rule" })
+  })
+  it("labels an empty or blank final answer Unsolved", () => {
+    expect(ruleLabel(input({ finalAnswer: "" }))?.label).toBe("Unsolved")
+    expect(ruleLabel(input({ finalAnswer: "  \n" }))?.label).toBe("Unsolved")
+  })
+  it("labels a give_up_and_restart answer Unsolved", () => {
+    expect(ruleLabel(input({ finalAnswer: "give_up_and_restart" }))?.label).toBe("Unsolved")
+  })
+  it("leaves a finished, non-empty answer to the judge", () => {
+    expect(ruleLabel(input())).toBeUndefined()
+  })
+  it("makes no model call for a rule label", async () => {
+    // An empty script fails on any call, so success proves no call was made.
+    const { label, seen } = await judgeWith({}, input({ finishType: "give_up" }))
+    expect(label.label).toBe("Unsolved")
+    expect(seen).toHaveLength(0)
+  })
+})
+
+describe("judgePass (two steps)", () => {
+  it("stops after the answer-only check when it is decisive", async () => {
+    const { label, seen } = await judgeWith({ "judge.answer": [{ reason: "complete", label: "Solved" }] }, input())
+    expect(label).toEqual({ label: "Solved", reason: "complete", stage: "answer" })
+    expect(seen).toHaveLength(1)
+  })
+
+  it("on Unsure shows the trajectory in a second call, and only there", async () => {
+    const { label, seen } = await judgeWith(
+      {
+        "judge.answer": [{ reason: "cannot tell", label: "Unsure" }],
+        "judge.trajectory": [{ reason: "the numbers match the tool output", label: "Solved" }]
+      },
+      input()
+    )
+    expect(label).toEqual({ label: "Solved", reason: "the numbers match the tool output", stage: "trajectory" })
+    expect(seen.map((r) => r.role)).toEqual(["judge.answer", "judge.trajectory"])
+    const text = (r: GenerateRequest) => r.messages.map((m) => m.content).join("\n")
+    for (const r of seen) {
+      expect(text(r)).toContain("What is the weather in Paris?")
+      expect(text(r)).toContain("It is 18 C and sunny in Paris.")
+    }
+    expect(text(seen[0]!)).not.toContain("weather_for_meteo")
+    expect(text(seen[0]!)).not.toContain('\\"temp\\": 18')
+    expect(text(seen[1]!)).toContain("weather_for_meteo")
+    expect(text(seen[1]!)).toContain('{\\"temp\\": 18, \\"sky\\": \\"sunny\\"}')
+    expect(text(seen[1]!)).toContain("forecast_for_meteo")
+    // static instructions go in the system message, the task in the user message
+    expect(seen[1]!.messages[0]!.role).toBe("system")
+    expect(seen[1]!.messages[0]!.content).not.toContain("Paris")
+  })
+
+  it("keeps a second Unsure (cannot be verified)", async () => {
+    const { label } = await judgeWith(
+      { "judge.answer": [{ reason: "?", label: "Unsure" }], "judge.trajectory": [{ reason: "not verifiable", label: "Unsure" }] },
+      input()
+    )
+    expect(label).toMatchObject({ label: "Unsure", stage: "trajectory" })
+  })
+})

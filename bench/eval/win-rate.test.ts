@@ -1,0 +1,82 @@
+import { Effect } from "effect"
+import { describe, expect, it } from "vitest"
+import type { GenerateRequest } from "../../src/llm/language-model.ts"
+import { scriptedLayer } from "../../src/llm/scripted.ts"
+import { winRate } from "./aggregate.ts"
+import { judgeInputFromRecord } from "./judge-input.ts"
+import type { AnswerStatus } from "./labels.ts"
+import { rngFor, shuffle } from "./rng.ts"
+import { fakeRecord } from "./test-fixtures.ts"
+import { judgeRound } from "./win-rate.ts"
+
+const candidate = judgeInputFromRecord(fakeRecord({ taskId: "1", method: "smurfs", finalAnswer: "CANDIDATE answer", calls: [{ tool: "a_for_x", ok: true, content: "x" }] }))
+const reference = judgeInputFromRecord(fakeRecord({ taskId: "1", method: "react", finalAnswer: "REFERENCE answer", calls: [] }))
+
+const round = (statuses: [AnswerStatus | undefined, AnswerStatus | undefined], script: ReadonlyArray<object>, r = 0, inputs = { candidate, reference }) => {
+  const seen: Array<GenerateRequest> = []
+  const layer = scriptedLayer({ "judge.compare": script.map((reply) => (req: GenerateRequest) => (seen.push(req), reply)) })
+  return Effect.runPromise(
+    judgeRound({ ...inputs, candidateStatus: statuses[0], referenceStatus: statuses[1], rng: rngFor(7, "smurfs", "G1", "1", r) }).pipe(Effect.provide(layer))
+  ).then((verdict) => ({ verdict, seen }))
+}
+
+describe("seeded shuffling", () => {
+  it("gives the same order for the same seed and key, and both orders across rounds", () => {
+    const orders = Array.from({ length: 16 }, (_, r) => shuffle(["candidate", "reference"], rngFor(7, "smurfs", "G1", "1", r)).join(","))
+    const again = Array.from({ length: 16 }, (_, r) => shuffle(["candidate", "reference"], rngFor(7, "smurfs", "G1", "1", r)).join(","))
+    expect(again).toEqual(orders)
+    expect(new Set(orders)).toEqual(new Set(["candidate,reference", "reference,candidate"]))
+  })
+})
+
+describe("judgeRound", () => {
+  it("gives the round to the only Solved answer without asking the judge", async () => {
+    expect((await round(["Solved", "Unsolved"], [])).verdict).toMatchObject({ winner: "candidate", stage: "solved" })
+    expect((await round(["Unsure", "Solved"], [])).verdict).toMatchObject({ winner: "reference", stage: "solved" })
+  })
+
+  it("gives the round to the only Unsure answer when none is Solved", async () => {
+    expect((await round(["Unsolved", "Unsure"], [])).verdict).toMatchObject({ winner: "reference", stage: "unsure" })
+  })
+
+  it("lets a missing answer lose", async () => {
+    const { verdict } = await round(["Solved", "Solved"], [], 0, { candidate: undefined as never, reference })
+    expect(verdict).toMatchObject({ winner: "reference", stage: "missing" })
+  })
+
+  it("asks the judge when both are Solved, showing the answers in the shuffled order", async () => {
+    for (let r = 0; r < 6; r++) {
+      const { verdict, seen } = await round(["Solved", "Solved"], [{ reason: "A is better", better: "A" }], r)
+      expect(seen).toHaveLength(1)
+      const user = seen[0]!.messages.find((m) => m.role === "user")!.content
+      const firstShown = user.indexOf("CANDIDATE") < user.indexOf("REFERENCE") ? "candidate" : "reference"
+      expect(verdict.order[0]).toBe(firstShown)
+      // "A" is whichever answer was shown first
+      expect(verdict).toMatchObject({ winner: firstShown, stage: "judge" })
+      expect(user).toContain("1 tool calls")
+    }
+  })
+
+  it("asks the judge when neither is Solved nor exactly one Unsure", async () => {
+    const { verdict, seen } = await round(["Unsolved", "Unsolved"], [{ reason: "B", better: "B" }])
+    expect(seen).toHaveLength(1)
+    expect(verdict.winner).toBe(verdict.order[1])
+  })
+
+  it("tosses a seeded coin for identical answers instead of asking the judge", async () => {
+    const twin = { ...reference, method: "smurfs" }
+    const winners = await Promise.all(Array.from({ length: 12 }, (_, r) => round(["Solved", "Solved"], [], r, { candidate: twin, reference })))
+    expect(winners.every((w) => w.seen.length === 0 && w.verdict.stage === "identical")).toBe(true)
+    const again = await Promise.all(Array.from({ length: 12 }, (_, r) => round(["Solved", "Solved"], [], r, { candidate: twin, reference })))
+    expect(again.map((w) => w.verdict.winner)).toEqual(winners.map((w) => w.verdict.winner))
+  })
+})
+
+describe("winRate", () => {
+  it("counts a task as a win only when the candidate won more rounds; ties are not wins", () => {
+    // 3 tasks of 3 rounds: 2-1 (win), 1-2 (loss), 0-0 with all rounds failed (tie) -> 1 win / 3 = 33.33...
+    const rate = winRate([{ candidate: 2, reference: 1 }, { candidate: 1, reference: 2 }, { candidate: 0, reference: 0 }])
+    expect(rate).toMatchObject({ wins: 1, losses: 1, ties: 1, n: 3 })
+    expect(rate.rate).toBeCloseTo(100 / 3, 10)
+  })
+})

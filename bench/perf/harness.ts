@@ -1,0 +1,162 @@
+// Runs one perf configuration: a method on ToolBench tasks with a simulated model, timing every task and model call.
+import { join } from "node:path"
+import { Effect } from "effect"
+import { dfsdt } from "../../src/agents/dfsdt.ts"
+import { react } from "../../src/agents/react.ts"
+import { smurfs } from "../../src/agents/smurfs.ts"
+import type { Method, Task } from "../../src/agents/task.ts"
+import { makeModelCache } from "../../src/llm/cache.ts"
+import { LanguageModel, type LanguageModelShape } from "../../src/llm/language-model.ts"
+import { makeToolCache } from "../../src/tools/cache.ts"
+import { makeEnvironmentChain } from "../../src/tools/environments/chain.ts"
+import type { ToolEnvironment } from "../../src/tools/environments/environment.ts"
+import { toolbenchLibrary } from "../../src/tools/toolbench/adapter.ts"
+import type { Trajectory } from "../../src/trace/trajectory.ts"
+import { type BenchQuery, loadQueries } from "../datasets.ts"
+import { withCurrentTask } from "../sim/current-task.ts"
+import { readRecordings, type Recordings } from "../sim/knowledge.ts"
+import { makeSimModel, type SimStats } from "../sim/model.ts"
+import { parseSimSpec } from "../sim/options.ts"
+import { taskOf } from "../tasks.ts"
+
+export const METHODS = {
+  smurfs: () => smurfs(),
+  react: () => react(),
+  dfsdt: () => dfsdt()
+} satisfies Record<string, () => Method>
+export type MethodName = keyof typeof METHODS
+
+/** What every configuration shares: the queries, the recorded responses and the tool environment (replay, then offline). */
+export interface PerfSetup {
+  readonly data: string
+  readonly queries: ReadonlyArray<BenchQuery>
+  readonly recordings: Recordings
+  readonly env: ToolEnvironment
+}
+
+export const loadSetup = (data: string) =>
+  Effect.gen(function* () {
+    const queries = yield* loadQueries({ dir: data })
+    const env = yield* makeEnvironmentChain(["replay", "offline"], { responses: join(data, "responses.jsonl") })
+    return { data, queries, recordings: readRecordings(data), env } satisfies PerfSetup
+  })
+
+export interface BatchConfig {
+  readonly method: MethodName
+  /** The simulated model's spec, e.g. `sim:latency=100ms,fault=0.1,seed=7`. */
+  readonly sim: string
+  readonly queries: ReadonlyArray<BenchQuery>
+  readonly concurrency: number
+  /** Put the model and tool caches (persisted in this directory) in front of the model and the tools. */
+  readonly cacheDir?: string | undefined
+  /** Sample the process's resident memory during the batch. */
+  readonly sampleMemory?: boolean | undefined
+  /** Sees each trajectory (with its prompts) before it is dropped. */
+  readonly inspect?: ((trajectory: Trajectory) => void) | undefined
+}
+
+/** What one task of a batch measured. */
+export interface TaskSample {
+  readonly id: string
+  readonly answered: boolean
+  readonly wallMs: number
+  /** Model calls that reached the model (cached replies excluded), as the trace counts them. */
+  readonly modelCalls: number
+  readonly cachedCalls: number
+  /** Tool calls the method made (ReAct/DFSDT actions, Smurfs executor calls). */
+  readonly toolCalls: number
+  /** Prompt tokens of each model call, in order. */
+  readonly promptTokens: ReadonlyArray<number>
+  /** Time inside the model (simulator work and simulated latency): the task's critical path on the model. */
+  readonly modelMs: number
+  /** Time between model calls: the framework's own work before each call (rendering, parsing, tools, tracing). */
+  readonly gapsMs: ReadonlyArray<number>
+  /** The task's time outside the model. */
+  readonly frameworkMs: number
+}
+
+export interface BatchResult {
+  readonly config: Omit<BatchConfig, "queries" | "inspect"> & { readonly tasks: number }
+  readonly wallMs: number
+  readonly samples: ReadonlyArray<TaskSample>
+  readonly sim: SimStats
+  /** Calls that reached the tool environment (not answered by a tool cache). */
+  readonly envCalls: number
+  readonly memory?: { readonly baselineRssMb: number; readonly peakRssMb: number; readonly peakHeapMb: number; readonly maxRssMb: number } | undefined
+}
+
+const MB = 1024 * 1024
+
+/** Run `config.method` on every query with its own simulated model (built once for the batch). */
+export const runBatch = (setup: PerfSetup, config: BatchConfig) =>
+  Effect.gen(function* () {
+    const parsed = parseSimSpec(config.sim)
+    if ("error" in parsed) return yield* Effect.fail(parsed.error)
+    const sim = makeSimModel(parsed.options, setup.recordings, config.sim)
+    let envCalls = 0
+    const env: ToolEnvironment = { name: setup.env.name, serve: (call) => Effect.suspend(() => (envCalls++, setup.env.serve(call))) }
+    const modelCache = config.cacheDir === undefined ? undefined : yield* makeModelCache({ dir: config.cacheDir })
+    const toolCache = config.cacheDir === undefined ? undefined : yield* makeToolCache({ dir: config.cacheDir, cacheErrors: true })
+    const model: LanguageModelShape = modelCache ? modelCache.wrap(sim.model) : sim.model
+    const method = METHODS[config.method]()
+    const tasks = config.queries.map((q): [BenchQuery, Task] => {
+      const task = taskOf(q, "all", (name, docs) => toolbenchLibrary(name, docs, env))
+      return [q, toolCache ? { ...task, tools: toolCache.wrapLibrary(task.tools) } : task]
+    })
+
+    const runOne = ([query, task]: [BenchQuery, Task]) =>
+      Effect.gen(function* () {
+        const calls: Array<{ start: number; end: number }> = []
+        const timed = LanguageModel.of({
+          info: model.info,
+          generate: (request) =>
+            Effect.suspend(() => {
+              const start = performance.now()
+              return Effect.tap(model.generate(request), () => Effect.sync(() => void calls.push({ start, end: performance.now() })))
+            })
+        })
+        const started = performance.now()
+        const trajectory = yield* withCurrentTask(query)(method(task)).pipe(Effect.provideService(LanguageModel, timed))
+        const wallMs = performance.now() - started
+        config.inspect?.(trajectory)
+        const gapsMs = calls.map((c, i) => c.start - (i === 0 ? started : calls[i - 1]!.end))
+        const modelMs = calls.reduce((n, c) => n + (c.end - c.start), 0)
+        const modelEvents = trajectory.events.filter((e) => e.type === "smurfs.model_call" && e.data["ok"] === true)
+        return {
+          id: query.id,
+          answered: trajectory.finishType === "give_answer" && trajectory.finalAnswer.trim().length > 0,
+          wallMs,
+          modelCalls: trajectory.totals.modelCalls,
+          cachedCalls: modelEvents.filter((e) => e.data["cached"] === true).length,
+          toolCalls: trajectory.totals.toolCalls,
+          promptTokens: modelEvents.map((e) => Number(e.data["promptTokens"] ?? 0)),
+          modelMs,
+          gapsMs,
+          frameworkMs: wallMs - modelMs
+        } satisfies TaskSample
+      })
+
+    const memory = { baseline: process.memoryUsage().rss, peakRss: 0, peakHeap: 0 }
+    const sample = () => {
+      const m = process.memoryUsage()
+      memory.peakRss = Math.max(memory.peakRss, m.rss)
+      memory.peakHeap = Math.max(memory.peakHeap, m.heapUsed)
+    }
+    const timer = config.sampleMemory ? setInterval(sample, 20) : undefined
+    const started = performance.now()
+    const samples = yield* Effect.forEach(tasks, runOne, { concurrency: config.concurrency }).pipe(
+      Effect.ensuring(Effect.sync(() => (timer !== undefined ? (sample(), clearInterval(timer)) : undefined)))
+    )
+    const wallMs = performance.now() - started
+    const { queries: _queries, inspect: _inspect, ...rest } = config
+    return {
+      config: { ...rest, tasks: config.queries.length },
+      wallMs,
+      samples,
+      sim: sim.stats,
+      envCalls,
+      memory: config.sampleMemory
+        ? { baselineRssMb: memory.baseline / MB, peakRssMb: memory.peakRss / MB, peakHeapMb: memory.peakHeap / MB, maxRssMb: process.resourceUsage().maxRSS / 1024 }
+        : undefined
+    } satisfies BatchResult
+  })

@@ -1,0 +1,121 @@
+// Figures computed from perf batches: prompt sizes, prompt size by steps, and prompt prefix reuse per role.
+import type { TokenCounter } from "../sim/tokens.ts"
+import type { Trajectory } from "../../src/trace/trajectory.ts"
+import type { BatchResult } from "./harness.ts"
+import { max, mean, quantile, sum } from "./stats.ts"
+
+/** Prompt sizes of a batch: per model call and per task, and the share of tasks that ended with an answer. */
+export const contextFigures = (batch: BatchResult) => {
+  const perCall = batch.samples.flatMap((s) => s.promptTokens)
+  const perTask = batch.samples.map((s) => sum(s.promptTokens))
+  return {
+    tasks: batch.samples.length,
+    answered: batch.samples.filter((s) => s.answered).length / Math.max(1, batch.samples.length),
+    callsPerTask: mean(batch.samples.map((s) => s.promptTokens.length)),
+    meanPromptTokens: mean(perCall),
+    maxPromptTokens: perCall.length ? max(perCall) : Number.NaN,
+    promptTokensPerTask: mean(perTask),
+    p95PromptTokensPerTask: quantile(perTask, 0.95)
+  }
+}
+
+export const STEP_BUCKETS = [
+  { label: "0", test: (n: number) => n === 0 },
+  { label: "1", test: (n: number) => n === 1 },
+  { label: "2", test: (n: number) => n === 2 },
+  { label: "3", test: (n: number) => n === 3 },
+  { label: "4-5", test: (n: number) => n >= 4 && n <= 5 },
+  { label: "6-9", test: (n: number) => n >= 6 && n <= 9 },
+  { label: "10+", test: (n: number) => n >= 10 }
+] as const
+
+/** Mean of each task's largest prompt, by the task's number of steps (tool calls). */
+export const byStepBucket = (batches: ReadonlyArray<BatchResult>) =>
+  STEP_BUCKETS.map((bucket) => {
+    const tasks = batches.flatMap((b) => b.samples).filter((s) => bucket.test(s.toolCalls) && s.promptTokens.length > 0)
+    return { steps: bucket.label, tasks: tasks.length, meanMaxPromptTokens: mean(tasks.map((s) => max(s.promptTokens))) }
+  })
+
+/** A prompt as a server sees its text: each message's role and content, in order. */
+const promptText = (messages: ReadonlyArray<{ role: string; content: string }>): { text: string; starts: Array<number> } => {
+  let text = ""
+  const starts: Array<number> = []
+  for (const m of messages) {
+    starts.push(text.length)
+    text += `<${m.role}>\n${m.content}\n`
+  }
+  return { text, starts }
+}
+
+const commonPrefix = (a: string, b: string): number => {
+  const n = Math.min(a.length, b.length)
+  let i = 0
+  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++
+  return i
+}
+
+/** Where a prompt first differs from the previous one: the message, and the start of the line there (its label). */
+const divergence = (prompt: { text: string; starts: Array<number> }, messages: ReadonlyArray<{ role: string }>, at: number): string => {
+  let index = 0
+  while (index + 1 < prompt.starts.length && prompt.starts[index + 1]! <= at) index++
+  const lineStart = prompt.text.lastIndexOf("\n", at - 1) + 1
+  const lineEnd = prompt.text.indexOf("\n", at)
+  const lineText = prompt.text.slice(lineStart, lineEnd < 0 ? undefined : lineEnd)
+  const label = /^<\w+>$/.test(lineText) ? "(message start)" : (/^([A-Z][\w ()'-]{0,40}:)/.exec(lineText)?.[1] ?? lineText.slice(0, 24))
+  return `${messages[index]?.role ?? "?"} message ${index + 1}, line "${label}"`
+}
+
+/** Accumulates, per role, how much of each prompt repeats the start of the previous prompt of that role (within a task and subtask). */
+export const makePrefixReuse = (tokens: TokenCounter) => {
+  const perRole = new Map<string, { prompts: number; compared: number; promptTokens: number; reusedTokens: number; shares: Array<number>; where: Map<string, number> }>()
+  const add = (trajectory: Trajectory, method: string) => {
+    const previous = new Map<string, { text: string }>()
+    let subtask = -1
+    for (const event of trajectory.events) {
+      if (event.type === "smurfs.subtask_started") subtask = Number(event.data["index"] ?? subtask + 1)
+      if (event.type !== "smurfs.model_call" || event.data["ok"] !== true) continue
+      const messages = event.data["messages"] as ReadonlyArray<{ role: string; content: string }> | undefined
+      if (!messages) continue
+      const role = String(event.data["role"])
+      const scoped = role === "planner" || role === "answerer.final" ? -1 : subtask
+      const key = `${role}\u0000${scoped}`
+      const prompt = promptText(messages)
+      const entry = perRole.get(`${method} ${role}`) ?? { prompts: 0, compared: 0, promptTokens: 0, reusedTokens: 0, shares: [], where: new Map() }
+      perRole.set(`${method} ${role}`, entry)
+      entry.prompts++
+      const before = previous.get(key)
+      previous.set(key, { text: prompt.text })
+      if (!before) continue
+      const shared = commonPrefix(before.text, prompt.text)
+      const total = tokens.text(prompt.text)
+      const reused = shared === prompt.text.length ? total : tokens.text(prompt.text.slice(0, shared))
+      entry.compared++
+      entry.promptTokens += total
+      entry.reusedTokens += reused
+      entry.shares.push(total === 0 ? 0 : reused / total)
+      if (shared < prompt.text.length) {
+        const where = divergence(prompt, messages, shared)
+        entry.where.set(where, (entry.where.get(where) ?? 0) + 1)
+      }
+    }
+  }
+  const figures = () =>
+    [...perRole.entries()]
+      .map(([name, e]) => {
+        const [method, role] = name.split(" ") as [string, string]
+        const top = [...e.where.entries()].sort((a, b) => b[1] - a[1])[0]
+        return {
+          method,
+          role,
+          prompts: e.prompts,
+          compared: e.compared,
+          /** Reused tokens over prompt tokens of the compared prompts. */
+          reuseShare: e.compared === 0 ? Number.NaN : e.reusedTokens / e.promptTokens,
+          medianShare: quantile(e.shares, 0.5),
+          /** Where consecutive prompts most often start to differ. */
+          firstChange: top ? `${top[0]} (${Math.round((100 * top[1]) / e.compared)}%)` : "-"
+        }
+      })
+      .sort((a, b) => a.method.localeCompare(b.method) || a.role.localeCompare(b.role))
+  return { add, figures }
+}

@@ -1,0 +1,131 @@
+// The rows of a comparison: one per source, judge, method and group, with pass and win rates and mean costs.
+import { existsSync, readdirSync, statSync } from "node:fs"
+import { basename, join, resolve } from "node:path"
+import { type PassRate, passRate, type WinRate, winRate } from "../eval/aggregate.ts"
+import type { JudgeInput } from "../eval/judge-input.ts"
+import { type AnswerStatus, PassLabels, passLabelsPath, WinVerdicts } from "../eval/labels.ts"
+import { loadSource, sourceKind } from "../eval/sources.ts"
+import { readJsonIf } from "../eval/store.ts"
+import { hasToolEvalResults, readToolEvalResults } from "../eval/tooleval-results.ts"
+
+export interface Row {
+  /** The directory the row comes from (its base name). */
+  readonly source: string
+  readonly method: string
+  readonly model: string
+  readonly group: string
+  /** The judge's label folder, or "ToolEval" for ToolEval's published labels; empty when not judged. */
+  readonly judge: string
+  readonly n: number
+  readonly pass?: PassRate | undefined
+  readonly win?: (WinRate & { readonly reference: string }) | undefined
+  /** Mean per task, when the source records it. */
+  readonly modelCalls?: number | undefined
+  readonly promptTokens?: number | undefined
+  readonly completionTokens?: number | undefined
+  readonly toolCalls?: number | undefined
+  readonly wallMs?: number | undefined
+}
+
+const dirs = (dir: string) => (existsSync(dir) ? readdirSync(dir).filter((d) => statSync(join(dir, d)).isDirectory()).sort() : [])
+const files = (dir: string) => (existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith(".json")).sort() : [])
+
+const mean = (values: ReadonlyArray<number | undefined>): number | undefined => {
+  const present = values.filter((v): v is number => v !== undefined)
+  return present.length === 0 ? undefined : present.reduce((a, b) => a + b, 0) / present.length
+}
+
+const costs = (entries: ReadonlyArray<JudgeInput>) => ({
+  modelCalls: mean(entries.map((e) => e.cost.modelCalls)),
+  promptTokens: mean(entries.map((e) => e.cost.promptTokens)),
+  completionTokens: mean(entries.map((e) => e.cost.completionTokens)),
+  toolCalls: mean(entries.map((e) => e.cost.toolCalls)),
+  wallMs: mean(entries.map((e) => e.cost.wallMs))
+})
+
+const groupBy = <A>(items: ReadonlyArray<A>, key: (a: A) => string) => {
+  const out = new Map<string, Array<A>>()
+  for (const item of items) out.set(key(item), [...(out.get(key(item)) ?? []), item])
+  return out
+}
+
+/** SoPR of one method and group from the stored labels; K is the most runs any task has. */
+export const storedPassRate = (store: string, judgeSlug: string, entries: ReadonlyArray<JudgeInput>): PassRate | undefined => {
+  const labels = entries.map((e) => readJsonIf(passLabelsPath(store, judgeSlug, e.method, e.group, e.taskId), PassLabels)?.runs)
+  const runs = Math.max(0, ...labels.map((l) => (l ? Math.max(-1, ...Object.keys(l).map(Number)) + 1 : 0)))
+  if (runs === 0) return undefined
+  const table: Array<Array<AnswerStatus | undefined>> = labels.map((l) => Array.from({ length: runs }, (_, r) => l?.[String(r)]?.label))
+  return passRate(table, runs)
+}
+
+/** SoWR of one method and group from stored verdicts, per reference. */
+export const storedWinRates = (store: string, judgeSlug: string, method: string, group: string) =>
+  dirs(join(store, "eval", judgeSlug, "win")).flatMap((reference) => {
+    const dir = join(store, "eval", judgeSlug, "win", reference, "rounds", method, group)
+    const tasks = files(dir).flatMap((f) => {
+      const v = readJsonIf(join(dir, f), WinVerdicts)
+      if (!v) return []
+      const rounds = Object.values(v.rounds)
+      return [{ candidate: rounds.filter((r) => r.winner === "candidate").length, reference: rounds.filter((r) => r.winner === "reference").length }]
+    })
+    return tasks.length === 0 ? [] : [{ ...winRate(tasks), reference }]
+  })
+
+/** Rows of a run directory or a converted-predictions folder, one per judge found in its eval/ (or one unjudged). */
+const sourceRows = (dir: string, store: string): Array<Row> => {
+  const source = loadSource(dir)
+  const judges = dirs(join(store, "eval"))
+  const rows: Array<Row> = []
+  for (const [, entries] of groupBy(source.entries, (e) => `${e.method}\u0000${e.group}`)) {
+    const { method, group } = entries[0]!
+    const model = [...new Set(entries.map((e) => e.model))].join(", ")
+    const base = { source: basename(resolve(dir)), method, model, group, n: entries.length, ...costs(entries) }
+    const judged = judges.flatMap((judge) => {
+      const pass = storedPassRate(store, judge, entries)
+      const wins = storedWinRates(store, judge, method, group)
+      if (!pass && wins.length === 0) return []
+      return (wins.length === 0 ? [undefined] : wins).map((win) => ({ ...base, judge, pass, win }))
+    })
+    rows.push(...(judged.length > 0 ? judged : [{ ...base, judge: "" }]))
+  }
+  return rows
+}
+
+/** Rows of ToolEval's published labels; costs come from the converted predictions beside them, when present. */
+const toolEvalRows = (dir: string, converted: ReadonlyArray<JudgeInput>): Array<Row> => {
+  const { pass, preference } = readToolEvalResults(dir)
+  const rows: Array<Row> = []
+  for (const p of pass) {
+    const entries = converted.filter((e) => e.method === p.method && e.group === p.group)
+    const ids = [...p.labels.keys()]
+    const win = preference.find((w) => w.candidate === p.method && w.group === p.group)
+    rows.push({
+      source: basename(resolve(dir)),
+      method: p.method,
+      model: [...new Set(entries.map((e) => e.model))].join(", "),
+      group: p.group,
+      judge: "ToolEval",
+      n: ids.length,
+      pass: passRate(ids.map((id) => p.labels.get(id)!), p.runs),
+      win: win ? { ...winRate([...win.tasks.values()]), reference: win.reference } : undefined,
+      ...costs(entries)
+    })
+  }
+  return rows
+}
+
+export class CompareInputError extends Error {}
+
+/** All rows of the given directories: run dirs, converted-predictions folders, ToolEval result folders. */
+export const collectRows = (inputs: ReadonlyArray<string>): Array<Row> =>
+  inputs.flatMap((dir) => {
+    if (!existsSync(dir)) throw new CompareInputError(`${dir} does not exist. Pass run directories made by \`smurfs bench\` or folders with ToolEval results.`)
+    const kind = sourceKind(dir)
+    const toolEval = hasToolEvalResults(dir)
+    if (!kind && !toolEval)
+      throw new CompareInputError(`${dir} is not a run directory (tasks/, run.json), a StableToolBench folder (model_predictions_converted/) or ToolEval results (pass_rate_results/, preference_results/).`)
+    const rows = kind ? sourceRows(dir, dir) : []
+    const converted = kind === "converted" ? loadSource(dir).entries : []
+    // Unjudged rows of a folder that has ToolEval's labels add nothing beside them.
+    return toolEval ? [...rows.filter((r) => r.judge !== ""), ...toolEvalRows(dir, converted)] : rows
+  })

@@ -1,0 +1,122 @@
+// A self-contained HTML report of a comparison: the table and inline-SVG charts, no external assets.
+import type { Row } from "./collect.ts"
+import { colorOf, escapeXml as esc, groupedBars, horizontalBars, type Series } from "./svg.ts"
+import { cells, COLUMNS } from "./table.ts"
+
+const STYLE = `
+:root { color-scheme: light; }
+body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; color: #1f2430; background: #fafbfc; margin: 0; }
+main { max-width: 1240px; margin: 0 auto; padding: 32px 28px 48px; }
+h1 { font-size: 26px; margin: 0 0 4px; }
+h2 { font-size: 18px; margin: 36px 0 8px; }
+p.note { color: #5b6270; margin: 4px 0 16px; max-width: 70ch; }
+section.chart { background: #fff; border: 1px solid #e3e6eb; border-radius: 8px; padding: 16px 16px 8px; margin: 12px 0; overflow-x: auto; }
+table { border-collapse: collapse; width: 100%; background: #fff; font-size: 13px; font-variant-numeric: tabular-nums; }
+td .sub { display: block; font-size: 11px; color: #6b7280; }
+th, td { padding: 6px 8px; vertical-align: top; border-bottom: 1px solid #e8eaee; text-align: left; }
+td.num, td.keep { white-space: nowrap; }
+th.num { white-space: normal; }
+td .sub { white-space: nowrap; }
+th { font-size: 12px; }
+th { background: #f1f3f6; font-weight: 600; position: sticky; top: 0; }
+td.num, th.num { text-align: right; }
+tr:hover td { background: #f7f9fc; }
+.table-wrap { overflow-x: auto; border: 1px solid #e3e6eb; border-radius: 8px; }
+ul.legend { list-style: none; display: flex; flex-wrap: wrap; gap: 6px 22px; padding: 0; margin: 6px 0 4px 8px; font-size: 13px; }
+ul.legend li { display: flex; align-items: center; gap: 7px; }
+ul.legend i { width: 12px; height: 12px; border-radius: 2px; display: inline-block; }
+svg { display: block; }
+svg text { font-family: inherit; fill: #39404d; }
+svg .tick { font-size: 11px; fill: #6b7280; }
+svg .axis { font-size: 12px; fill: #6b7280; }
+svg .category { font-size: 12.5px; }
+svg .value { font-size: 11px; fill: #39404d; }
+svg .legend { font-size: 12.5px; }
+svg .grid { stroke: #edf0f3; }
+svg .baseline { stroke: #9aa3af; }
+svg .whisker { stroke: #1f2430; stroke-width: 1.3; fill: none; }
+`
+
+/** A label naming a row by the parts (source, method, judge) that differ between the rows shown together. */
+const namer = (rows: ReadonlyArray<Row>) => {
+  const parts = (r: Row) => [r.source, r.method, r.judge === "ToolEval" ? "ToolEval labels" : r.judge ? `judge ${r.judge}` : ""]
+  const varies = [0, 1, 2].map((i) => new Set(rows.map((r) => parts(r)[i])).size > 1)
+  return (r: Row, always: ReadonlyArray<number> = [1]) => parts(r).filter((p, i) => p && (varies[i] || always.includes(i))).join(" · ")
+}
+
+/** Series per (source, method, judge) over the groups, for one metric; a series keeps its colour across charts. */
+const seriesOf = (
+  rows: ReadonlyArray<Row>,
+  groups: ReadonlyArray<string>,
+  seriesName: (r: Row) => string,
+  colors: Map<string, string>,
+  value: (r: Row) => number | undefined,
+  error?: (r: Row) => number | undefined
+): Array<Series> => {
+  const names = [...new Set(rows.map((r) => seriesName(r)))]
+  return names
+    .map((name) => {
+      const mine = rows.filter((r) => seriesName(r) === name)
+      const at = (g: string) => mine.find((r) => r.group === g)
+      return {
+        name,
+        values: groups.map((g) => { const r = at(g); return r ? value(r) : undefined }),
+        errors: error ? groups.map((g) => { const r = at(g); return r ? error(r) : undefined }) : undefined,
+        color: colors.get(name) ?? colors.set(name, colorOf(colors.size)).get(name)
+      }
+    })
+    .filter((s) => s.values.some((v) => v !== undefined))
+}
+
+const legend = (items: ReadonlyArray<{ name: string; color?: string | undefined }>) =>
+  `<ul class="legend">${items.map((s, i) => `<li><i style="background:${s.color ?? colorOf(i)}"></i>${esc(s.name)}</li>`).join("")}</ul>`
+
+const chart = (title: string, note: string, svg: string, items: ReadonlyArray<{ name: string; color?: string | undefined }>) =>
+  `<h2>${esc(title)}</h2><p class="note">${esc(note)}</p><section class="chart">${svg}${legend(items)}</section>`
+
+/** A table cell; the win cell puts its reference on a second, smaller line. */
+const cellHtml = (text: string, column: number) => {
+  const [rate, reference] = text.split(" vs ")
+  return COLUMNS[column] === "win" && reference !== undefined ? `${esc(rate!)}<span class="sub">vs ${esc(reference)}</span>` : esc(text)
+}
+
+/** The whole report as one HTML document. */
+export const renderHtml = (rows: ReadonlyArray<Row>, options: { title?: string; generatedAt?: string } = {}): string => {
+  const title = options.title ?? "smurfs: run comparison"
+  const groups = [...new Set(rows.map((r) => r.group))].sort()
+  const numeric = (i: number) => i >= 5
+  const table = `<div class="table-wrap"><table><thead><tr>${COLUMNS.map((c, i) => `<th${numeric(i) ? ' class="num"' : ""}>${esc(c)}</th>`).join("")}</tr></thead><tbody>${rows
+    .map((r) => `<tr>${cells(r).map((c, i) => `<td${numeric(i) ? ' class="num"' : COLUMNS[i] === "group" || COLUMNS[i] === "method" ? ' class="keep"' : ""}>${cellHtml(c, i)}</td>`).join("")}</tr>`)
+    .join("")}</tbody></table></div>`
+  const sections: Array<string> = []
+  const judged = rows.filter((r) => r.pass || r.win)
+  const judgedName = namer(judged)
+  const colors = new Map<string, string>()
+  const pass = seriesOf(rows.filter((r) => r.pass), groups, judgedName, colors, (r) => r.pass?.mean, (r) => r.pass?.std)
+  if (pass.length > 0)
+    sections.push(chart("Pass rate (SoPR) per method and group", "Mean over judge runs; whiskers show ± population standard deviation over runs. Solved = 1, Unsure = 0.5, Unsolved = 0.", groupedBars({ categories: groups, series: pass, max: 100, axis: "pass rate (%)" }), pass))
+  const win = seriesOf(rows.filter((r) => r.win), groups, judgedName, colors, (r) => r.win?.rate)
+  if (win.length > 0) {
+    const against = (name: string) => [...new Set(rows.filter((r) => r.win && judgedName(r) === name).map((r) => r.win!.reference))].join(", ")
+    sections.push(chart("Win rate (SoWR) per method and group", "Share of tasks where the candidate won more rounds than its reference.", groupedBars({ categories: groups, series: win, max: 100, axis: "win rate (%)" }), win.map((s) => ({ ...s, name: `${s.name} vs ${against(s.name)}` }))))
+  }
+  const measured = rows.filter((r) => r.promptTokens !== undefined || r.modelCalls !== undefined)
+  const costName = namer(measured)
+  const label = (r: Row) => `${costName(r)} · ${r.group}`
+  const unique = measured.filter((r, i) => measured.findIndex((x) => label(x) === label(r)) === i)
+  if (unique.length > 0) {
+    const tokens = ["prompt tokens", "completion tokens"]
+    sections.push(chart("Tokens per task", "Mean prompt and completion tokens per task.", horizontalBars({ rows: unique.map((r) => ({ label: label(r), values: [r.promptTokens, r.completionTokens] })), names: tokens, stacked: true, axis: "tokens / task" }), tokens.map((name) => ({ name }))))
+    const calls = ["model calls", "tool calls"]
+    sections.push(chart("Model calls and tool calls per task", "Mean calls per task.", horizontalBars({ rows: unique.map((r) => ({ label: label(r), values: [r.modelCalls, r.toolCalls] })), names: calls, stacked: false, axis: "calls / task" }), calls.map((name) => ({ name }))))
+  }
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${esc(title)}</title><style>${STYLE}</style></head>
+<body><main>
+<h1>${esc(title)}</h1>
+<p class="note">${esc(`${rows.length} rows from ${new Set(rows.map((r) => r.source)).size} source(s)${options.generatedAt ? `, generated ${options.generatedAt}` : ""}. Pass rate and win rate follow StableToolBench's ToolEval; costs are means per task.`)}</p>
+${table}
+${sections.join("\n")}
+</main></body></html>
+`
+}

@@ -1,0 +1,34 @@
+// The comparison as a plain-text table for the terminal.
+import type { Row } from "./collect.ts"
+
+export const COLUMNS = ["source", "method", "model", "group", "judge", "N", "pass ± std", "win", "model calls", "prompt tok", "compl tok", "tool calls", "wall s"] as const
+
+const num = (v: number | undefined, digits = 1) => (v === undefined ? "-" : v.toFixed(digits))
+
+/** The cells of one row, in COLUMNS order. */
+export const cells = (row: Row): Array<string> => [
+  row.source,
+  row.method,
+  row.model || "-",
+  row.group,
+  row.judge || "-",
+  String(row.n),
+  row.pass ? `${row.pass.mean.toFixed(1)} ± ${row.pass.std.toFixed(1)}` : "-",
+  row.win ? `${row.win.rate.toFixed(1)} vs ${row.win.reference}` : "-",
+  num(row.modelCalls),
+  num(row.promptTokens, 0),
+  num(row.completionTokens, 0),
+  num(row.toolCalls),
+  row.wallMs === undefined ? "-" : (row.wallMs / 1000).toFixed(1)
+]
+
+/** Left-aligned text columns, numbers right-aligned, separated by two spaces. */
+export const renderTable = (rows: ReadonlyArray<Row>): string => {
+  const body = rows.map(cells)
+  const all = [[...COLUMNS], ...body]
+  const widths = COLUMNS.map((_, i) => Math.max(...all.map((r) => r[i]!.length)))
+  const numeric = (i: number) => i >= 5
+  const line = (r: ReadonlyArray<string>) =>
+    r.map((c, i) => (numeric(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join("  ").trimEnd()
+  return [line(all[0]!), widths.map((w) => "-".repeat(w)).join("  "), ...body.map(line)].join("\n")
+}

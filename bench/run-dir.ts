@@ -1,0 +1,125 @@
+// The run directory on disk: atomic JSON writes, opening (new or resumed) with its guards, reading records.
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs"
+import { basename, dirname, join } from "node:path"
+import { Data, Effect } from "effect"
+import { z } from "zod"
+import { RUN_FORMAT_VERSION, RunConfig, runConfigPath, TaskRecord } from "./run-format.ts"
+
+/** The run directory cannot be used as asked. */
+export class RunDirError extends Data.TaggedError("RunDirError")<{
+  readonly path: string
+  readonly problem: string
+  readonly hint: string
+}> {
+  override get message() {
+    return `${this.path}: ${this.problem}. ${this.hint}`
+  }
+}
+
+/** Temporary files of an unfinished atomic write carry this marker; they are removed when a run is opened. */
+const TMP_MARK = ".tmp-"
+
+/**
+ * Write JSON so that readers (and a resumed run) see either the old file or the complete new one:
+ * a temp file in the same directory, fsync, rename, fsync of the directory. Survives kill -9.
+ */
+export const writeJsonAtomic = (file: string, value: unknown): Effect.Effect<void, RunDirError> =>
+  Effect.try({
+    try: () => {
+      const dir = dirname(file)
+      mkdirSync(dir, { recursive: true })
+      const tmp = join(dir, `${basename(file)}${TMP_MARK}${process.pid}-${Math.random().toString(36).slice(2, 10)}`)
+      const fd = openSync(tmp, "w")
+      try {
+        writeSync(fd, `${JSON.stringify(value, null, 2)}\n`)
+        fsyncSync(fd)
+      } finally {
+        closeSync(fd)
+      }
+      renameSync(tmp, file)
+      const dirFd = openSync(dir, "r")
+      try {
+        fsyncSync(dirFd)
+      } catch {
+        // some file systems cannot fsync a directory; the rename is still atomic
+      } finally {
+        closeSync(dirFd)
+      }
+    },
+    catch: (e) => new RunDirError({ path: file, problem: `cannot write (${(e as Error).message})`, hint: "Check that the run directory is writable and the disk is not full." })
+  })
+
+/** Every file under `dir`, recursively. */
+const walk = (dir: string): Array<string> =>
+  existsSync(dir) ? readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)])) : []
+
+/** Remove temp files left by writes that a crash cut short. */
+export const removeStrayTemps = (run: string): number => {
+  const stray = walk(run).filter((f) => basename(f).includes(TMP_MARK))
+  for (const f of stray) rmSync(f, { force: true })
+  return stray.length
+}
+
+const readRunConfig = (run: string): Effect.Effect<RunConfig, RunDirError> =>
+  Effect.gen(function* () {
+    const path = runConfigPath(run)
+    if (!existsSync(path))
+      return yield* new RunDirError({ path: run, problem: "this directory has no run.json, so it is not a smurfs run directory", hint: "Choose an empty or new directory with --out." })
+    const raw = yield* Effect.try({
+      try: () => JSON.parse(readFileSync(path, "utf8")) as unknown,
+      catch: (e) => new RunDirError({ path, problem: `run.json is not valid JSON (${(e as Error).message})`, hint: "Restore run.json, or start a new run in another directory." })
+    })
+    const version = z.object({ formatVersion: z.number() }).safeParse(raw)
+    if (version.success && version.data.formatVersion > RUN_FORMAT_VERSION)
+      return yield* new RunDirError({
+        path,
+        problem: `the run was written by a newer smurfs (run format ${version.data.formatVersion}; this smurfs reads up to ${RUN_FORMAT_VERSION})`,
+        hint: "Upgrade smurfs to resume it, or start a new run in another directory."
+      })
+    const parsed = RunConfig.safeParse(raw)
+    if (!parsed.success)
+      return yield* new RunDirError({ path, problem: `run.json is malformed: ${z.prettifyError(parsed.error).split("\n")[0]}`, hint: "Restore run.json, or start a new run in another directory." })
+    return parsed.data
+  })
+
+/**
+ * Open a run directory. A new (or empty) directory gets `config` as its run.json; a non-empty one is
+ * refused unless `resume`, and then its own run.json (format checked) is kept. Stray temp files are removed.
+ */
+export const openRunDir = (run: string, config: RunConfig, resume: boolean): Effect.Effect<{ config: RunConfig; resumed: boolean }, RunDirError> =>
+  Effect.gen(function* () {
+    const empty = !existsSync(run) || readdirSync(run).length === 0
+    if (empty) {
+      yield* writeJsonAtomic(runConfigPath(run), config)
+      return { config, resumed: false }
+    }
+    if (!resume)
+      return yield* new RunDirError({
+        path: run,
+        problem: "the run directory is not empty",
+        hint: "Pass --resume to continue that run (finished tasks are skipped), or choose another --out."
+      })
+    const existing = yield* readRunConfig(run)
+    removeStrayTemps(run)
+    return { config: existing, resumed: true }
+  })
+
+/** A task record if the file exists and is a complete, valid record; anything else counts as not done. */
+export const readRecord = (file: string): TaskRecord | undefined => {
+  try {
+    const parsed = TaskRecord.safeParse(JSON.parse(readFileSync(file, "utf8")))
+    return parsed.success ? parsed.data : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** The valid records of one method and group. */
+export const readRecords = (run: string, method: string, group: string): Array<TaskRecord> => {
+  const dir = join(run, "tasks", method, group)
+  if (!existsSync(dir)) return []
+  return readdirSync(dir)
+    .filter((f) => f.endsWith(".json"))
+    .sort()
+    .flatMap((f) => readRecord(join(dir, f)) ?? [])
+}

@@ -1,0 +1,148 @@
+// Options of the simulated model, read from a spec string `sim:latency=100ms,per_token=0.1ms,fault=0.1,seed=7`.
+import { fileURLToPath } from "node:url"
+import { InvalidModelSpec } from "../../src/llm/errors.ts"
+
+/** The kinds of misbehaviour the simulated model can inject. */
+export const FAULT_KINDS = ["malformed", "unknown_tool", "wrong_args", "refusal"] as const
+export type FaultKind = (typeof FAULT_KINDS)[number]
+
+export interface SimOptions {
+  /** Fixed wait per call, in milliseconds. */
+  readonly latencyMs: number
+  /** Extra wait per prompt token, in milliseconds. */
+  readonly promptTokenMs: number
+  /** Extra wait per completion token, in milliseconds. */
+  readonly completionTokenMs: number
+  /**
+   * Share of calls (0..1) that misbehave, the kind drawn evenly among those that fit the call
+   * (a tool name can only be wrong where a tool is chosen).
+   */
+  readonly fault: number
+  /** Extra per-kind rates (0..1) on top of `fault`. */
+  readonly faults: Readonly<Record<FaultKind, number>>
+  /** Seed of the fault draws: the same seed and request always give the same fault. */
+  readonly seed: number
+  /** The ToolBench data directory (queries and responses.jsonl). */
+  readonly data: string
+  /** Whether the model takes native tool calls; off makes ReAct/DFSDT use their JSON format. */
+  readonly tools: boolean
+  /** Context window reported to the agents, in tokens. */
+  readonly contextTokens: number
+  /** Name the model reports. */
+  readonly name: string
+}
+
+/** The data directory next to the repository: `<repo>/../shared/toolbench`. */
+export const DEFAULT_DATA_DIR = fileURLToPath(new URL("../../../shared/toolbench", import.meta.url))
+
+export const simDefaults: SimOptions = {
+  latencyMs: 0,
+  promptTokenMs: 0,
+  completionTokenMs: 0,
+  fault: 0,
+  faults: { malformed: 0, unknown_tool: 0, wrong_args: 0, refusal: 0 },
+  seed: 0,
+  data: DEFAULT_DATA_DIR,
+  tools: true,
+  contextTokens: 32_768,
+  name: "sim"
+}
+
+const KEYS = `latency, per_token, prompt_token, completion_token, fault, ${FAULT_KINDS.join(", ")}, seed, data, tools, context, name`
+
+/** Milliseconds from "100ms", "0.1ms", "1s", "250us", "2m" or a bare number of milliseconds. */
+export const parseDurationMs = (text: string): number | undefined => {
+  const m = /^(\d+(?:\.\d+)?|\.\d+)\s*(us|µs|ms|s|m)?$/.exec(text.trim())
+  if (!m) return undefined
+  const n = Number(m[1])
+  switch (m[2]) {
+    case "us":
+    case "µs":
+      return n / 1000
+    case "s":
+      return n * 1000
+    case "m":
+      return n * 60_000
+    default:
+      return n
+  }
+}
+
+/** A rate from "0.1" or "10%". */
+const parseRate = (text: string): number | undefined => {
+  const t = text.trim()
+  const n = t.endsWith("%") ? Number(t.slice(0, -1)) / 100 : Number(t)
+  return Number.isFinite(n) && n >= 0 && n <= 1 && t.length > 0 ? n : undefined
+}
+
+/** Parse `sim` or `sim:key=value,...`; unknown keys and bad values are an `InvalidModelSpec` naming the valid ones. */
+export const parseSimSpec = (spec: string): { readonly options: SimOptions } | { readonly error: InvalidModelSpec } => {
+  const fail = (reason: string) => ({ error: new InvalidModelSpec({ spec, reason }) })
+  if (spec !== "sim" && !spec.startsWith("sim:")) return fail('a simulated model spec starts with "sim"')
+  const body = spec === "sim" ? "" : spec.slice(4)
+  let options: { -readonly [K in keyof SimOptions]: SimOptions[K] } = { ...simDefaults, faults: { ...simDefaults.faults } }
+  const faults = { ...simDefaults.faults }
+  for (const part of body.split(",").map((p) => p.trim()).filter((p) => p.length > 0)) {
+    const eq = part.indexOf("=")
+    if (eq <= 0) return fail(`"${part}" is not key=value (keys: ${KEYS})`)
+    const key = part.slice(0, eq).trim()
+    const value = part.slice(eq + 1).trim()
+    const duration = () => parseDurationMs(value)
+    switch (key) {
+      case "latency": {
+        const ms = duration()
+        if (ms === undefined) return fail(`latency "${value}" is not a duration like 100ms or 1s`)
+        options = { ...options, latencyMs: ms }
+        break
+      }
+      case "per_token":
+      case "prompt_token":
+      case "completion_token": {
+        const ms = duration()
+        if (ms === undefined) return fail(`${key} "${value}" is not a duration like 0.1ms`)
+        if (key !== "completion_token") options = { ...options, promptTokenMs: ms }
+        if (key !== "prompt_token") options = { ...options, completionTokenMs: ms }
+        break
+      }
+      case "fault": {
+        const rate = parseRate(value)
+        if (rate === undefined) return fail(`fault "${value}" is not a rate between 0 and 1 (or 0% to 100%)`)
+        options = { ...options, fault: rate }
+        break
+      }
+      case "seed": {
+        const n = Number(value)
+        if (!Number.isInteger(n)) return fail(`seed "${value}" is not an integer`)
+        options = { ...options, seed: n }
+        break
+      }
+      case "data":
+        options = { ...options, data: value }
+        break
+      case "tools":
+        if (!["native", "json", "true", "false"].includes(value)) return fail(`tools "${value}" is not native or json`)
+        options = { ...options, tools: value === "native" || value === "true" }
+        break
+      case "context": {
+        const n = Number(value)
+        if (!Number.isInteger(n) || n < 512) return fail(`context "${value}" is not a token count of at least 512`)
+        options = { ...options, contextTokens: n }
+        break
+      }
+      case "name":
+        options = { ...options, name: value }
+        break
+      default: {
+        if ((FAULT_KINDS as ReadonlyArray<string>).includes(key)) {
+          const rate = parseRate(value)
+          if (rate === undefined) return fail(`${key} "${value}" is not a rate between 0 and 1`)
+          faults[key as FaultKind] = rate
+          break
+        }
+        return fail(`unknown option "${key}" (keys: ${KEYS})`)
+      }
+    }
+  }
+  if (options.fault + Object.values(faults).reduce((a, b) => a + b, 0) > 1) return fail("the fault rates add up to more than 1")
+  return { options: { ...options, faults } }
+}

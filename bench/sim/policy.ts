@@ -1,0 +1,269 @@
+// What the simulated model decides for a request: by the calling agent's role, from the task it knows and what the prompt shows.
+import type { GenerateRequest, Message } from "../../src/llm/language-model.ts"
+import { standardizeParameterName } from "../../src/tools/toolbench/names.ts"
+import type { KnownApi, SimTask } from "./knowledge.ts"
+import type { FaultKind } from "./options.ts"
+import { valueOf } from "./schema-value.ts"
+
+/** What the model means to reply, before it is written as text or a native tool call. */
+export type Intent =
+  | { readonly kind: "object"; readonly value: unknown }
+  | { readonly kind: "action"; readonly thought: string; readonly name: string; readonly args: Record<string, unknown> }
+
+/** How a role's reply can go wrong: only calls that pick a tool can name an unknown one, only calls that write arguments can get them wrong. */
+export interface FaultSurface {
+  readonly tool: boolean
+  readonly args: boolean
+}
+
+/** The answerer's words when a tool gave nothing usable; the verifier (and the final answer) read them. */
+export const NO_INFORMATION = "The tool gave no usable information."
+
+const FINISH = "Finish"
+const ACTION_ROLES = /^(react|dfsdt)(\.|$)/
+
+type Schema = Record<string, unknown>
+const asSchema = (v: unknown): Schema => (typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Schema) : {})
+const propertiesOf = (schema: Schema | undefined): Schema => asSchema(schema?.["properties"])
+
+const oneLine = (text: string, max: number): string => {
+  const flat = text.replace(/\s+/g, " ").trim()
+  return flat.length > max ? `${flat.slice(0, max - 3)}...` : flat
+}
+
+const lastUser = (messages: ReadonlyArray<Message>): string => messages.findLast((m) => m.role === "user")?.content ?? ""
+
+/** A `Label: value` line of the prompt's changing part. */
+const line = (text: string, label: string): string | undefined => new RegExp(`^${label}:[ \\t]*(.*)$`, "m").exec(text)?.[1]?.trim()
+
+/** Everything after a `Label:` that runs to the end of the prompt (observations, answers). */
+const tail = (text: string, label: string): string | undefined => {
+  const at = text.lastIndexOf(`${label}:`)
+  return at < 0 ? undefined : text.slice(at + label.length + 1).trim()
+}
+
+/** Whether a request is a ReAct/DFSDT step: it offers tools, asks for an `action`, or says so by its role. */
+export const isActionRequest = (request: GenerateRequest): boolean =>
+  (request.tools !== undefined && request.tools.length > 0) || "action" in propertiesOf(request.format) || ACTION_ROLES.test(request.role)
+
+export const faultSurface = (request: GenerateRequest): FaultSurface =>
+  isActionRequest(request) ? { tool: true, args: true } : { tool: request.role === "executor.choose", args: request.role === "executor.args" }
+
+/** The text of a tool's response, or undefined when it carries no content (an error, an empty response). */
+export const contentOf = (observation: string): string | undefined => {
+  const text = observation.trim()
+  if (text.length === 0 || /^(error\b|the call failed|no environment answered)/i.test(text)) return undefined
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    return text
+  }
+  if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) && ("error" in parsed || "response" in parsed)) {
+    const { error, response } = parsed as { error?: unknown; response?: unknown }
+    if (typeof error === "string" && error.trim().length > 0) return undefined
+    const body = typeof response === "string" ? response.trim() : JSON.stringify(response ?? "")
+    return body.length === 0 || body === "{}" || body === "[]" || body === "null" || body === '""' ? undefined : body
+  }
+  return text
+}
+
+/** An answer from a tool's response: its start, or the no-information sentence. */
+export const digest = (observation: string): string => {
+  const content = contentOf(observation)
+  return content === undefined ? NO_INFORMATION : `The tool returned: ${oneLine(content, 300)}`
+}
+
+const hasInformation = (answer: string): boolean => answer.trim().length > 0 && !answer.includes(NO_INFORMATION)
+
+/** The relevant API a text names (the longest match, since one function name can end another). */
+const apiNamedIn = (task: SimTask | undefined, text: string): KnownApi | undefined =>
+  task?.apis.filter((a) => text.includes(a.name)).sort((a, b) => b.name.length - a.name.length)[0]
+
+/** The planner's subtask for an API: names the function and its arguments, so the executor (and grounding checks) can find them. */
+export const subtaskFor = (api: KnownApi): string =>
+  `Call ${api.name} with ${JSON.stringify(api.args)} to get: ${oneLine(api.description || api.apiName, 160)}`
+
+/** A name that is not among the tools: a near miss (a plausible typo) or an invented generic one. */
+const unknownName = (intended: string, rng: () => number): string =>
+  rng() < 0.5 ? `${intended}s` : ["web_search", "search_api", "get_information", "lookup_data"][Math.floor(rng() * 4)]!
+
+/** Rename arguments to the names a schema declares (recordings sometimes use `id` where the tool declares `is_id`). */
+const conformArgs = (args: Readonly<Record<string, unknown>>, schema: Schema | undefined): Record<string, unknown> => {
+  const declared = Object.keys(propertiesOf(schema))
+  if (declared.length === 0) return { ...args }
+  const out: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(args)) {
+    const name = declared.includes(key) ? key : declared.find((d) => d === standardizeParameterName(key) || d === `is_${key}` || `is_${d}` === key)
+    if (name !== undefined) out[name] = value
+  }
+  for (const name of Array.isArray(schema?.["required"]) ? (schema["required"] as ReadonlyArray<string>) : []) {
+    if (name in out) continue
+    const property = asSchema(propertiesOf(schema)[name])
+    out[name] = property["example_value"] ?? valueOf(property)
+  }
+  return out
+}
+
+/** Arguments made wrong in one of three ways a model gets them wrong: a missing required one, an undeclared one, a wrong type. */
+const breakArgs = (args: Record<string, unknown>, schema: Schema | undefined, rng: () => number): Record<string, unknown> => {
+  const required = Array.isArray(schema?.["required"]) ? (schema["required"] as ReadonlyArray<string>) : []
+  const numeric = Object.entries(propertiesOf(schema)).find(([, p]) => ["integer", "number"].includes(String(asSchema(p)["type"])))
+  const way = Math.floor(rng() * 3)
+  if (way === 0 && required.length > 0) {
+    const { [required[0]!]: _dropped, ...rest } = args
+    return rest
+  }
+  if (way === 1 && numeric) return { ...args, [numeric[0]]: "not a number" }
+  return { ...args, unexpected_parameter: "value" }
+}
+
+/** Which function names the assistant already called in this conversation (native calls or JSON actions). */
+const calledNames = (messages: ReadonlyArray<Message>): Set<string> => {
+  const names = new Set<string>()
+  for (const m of messages) {
+    if (m.role !== "assistant") continue
+    for (const call of m.toolCalls ?? []) names.add(call.name)
+    const action = /"action"\s*:\s*"([^"]+)"/.exec(m.content)?.[1]
+    if (action) names.add(action)
+  }
+  return names
+}
+
+/** The observations a chain has seen (tool messages, or "Observation from" user messages in the JSON format). */
+const observationsOf = (messages: ReadonlyArray<Message>): ReadonlyArray<string> =>
+  messages.flatMap((m) => {
+    if (m.role === "tool") return [m.content]
+    if (m.role === "user" && /^Observation from [^\n]*:\n/.test(m.content)) return [m.content.slice(m.content.indexOf("\n") + 1)]
+    return []
+  })
+
+/** Function names the request offers: native specs, else the names in the prompt's function list. */
+const offeredNames = (request: GenerateRequest): ReadonlyArray<string> => {
+  if (request.tools && request.tools.length > 0) return request.tools.map((t) => t.name)
+  const text = request.messages.map((m) => m.content).join("\n")
+  return [...text.matchAll(/"name"\s*:\s*"([^"]+)"/g)].map((m) => m[1]!)
+}
+
+/** The parameters JSON Schema of an offered function. */
+const parametersOf = (request: GenerateRequest, name: string): Schema | undefined => {
+  const spec = request.tools?.find((t) => t.name === name)
+  if (spec) return spec.parameters
+  for (const m of request.messages) {
+    for (const row of m.content.split("\n")) {
+      if (!row.startsWith("{") || !row.includes(`"name":"${name}"`)) continue
+      try {
+        return asSchema((JSON.parse(row) as { parameters?: unknown }).parameters)
+      } catch {
+        // not a function line
+      }
+    }
+  }
+  return undefined
+}
+
+/**
+ * A ReAct/DFSDT step: the next relevant API not called yet (and not among the candidates the
+ * diversity prompt lists), then Finish with what the observations said.
+ */
+const nextAction = (request: GenerateRequest, task: SimTask | undefined, fault: FaultKind | undefined, rng: () => number): Intent => {
+  const offered = offeredNames(request)
+  const called = calledNames(request.messages)
+  const last = lastUser(request.messages)
+  const tried = /Previous action candidates/.test(last) ? new Set([...last.matchAll(/"name"\s*:\s*"([^"]+)"/g)].map((m) => m[1]!)) : new Set<string>()
+  const candidates = task ? task.apis.map((a) => a.name) : offered.filter((n) => n !== FINISH).slice(0, 1)
+  const next = candidates.find((name) => offered.includes(name) && !called.has(name) && !tried.has(name))
+  let action: { thought: string; name: string; args: Record<string, unknown> }
+  if (next !== undefined) {
+    const api = task?.apis.find((a) => a.name === next)
+    const schema = parametersOf(request, next)
+    const args = conformArgs(api?.args ?? {}, schema)
+    action = {
+      thought: `I should call ${next} to get: ${oneLine(api?.description || api?.apiName || next, 120)}.`,
+      name: next,
+      args: fault === "wrong_args" ? breakArgs(args, schema, rng) : args
+    }
+  } else {
+    const found = observationsOf(request.messages).map(digest).filter(hasInformation)
+    action =
+      found.length > 0 || !task
+        ? {
+            thought: "I have the information the task needs, so I give the final answer.",
+            name: FINISH,
+            args: { return_type: "give_answer", final_answer: found.length > 0 ? `Here is what I found: ${found.join(" ")}` : "I found no information for this task." }
+          }
+        : { thought: "None of the calls returned usable information, so I restart.", name: FINISH, args: { return_type: "give_up_and_restart" } }
+    if (fault === "wrong_args") action = { ...action, args: { final_answer: String(action.args["final_answer"] ?? "") } }
+  }
+  return fault === "unknown_tool" ? { kind: "action", ...action, name: unknownName(action.name, rng) } : { kind: "action", ...action }
+}
+
+/** The string fields of the Smurfs agents' replies, by role; the schema shapes the rest. */
+const smurfsValue = (request: GenerateRequest, task: SimTask | undefined, fault: FaultKind | undefined, rng: () => number): unknown => {
+  const format = request.format ?? {}
+  const user = lastUser(request.messages)
+  const subtask = line(user, "Subtask") ?? ""
+  const target = apiNamedIn(task, subtask)
+  const fill = (fields: Record<string, unknown>) => valueOf(format, (path) => (path.length === 1 ? fields[path[0]!] : undefined))
+  switch (request.role) {
+    case "planner": {
+      const question = line(user, "Question") ?? task?.query ?? user
+      const subtasks = task && task.apis.length > 0 ? task.apis.map(subtaskFor) : [question]
+      return fill({ subtasks, steps: subtasks, plan: subtasks })
+    }
+    case "executor.thought": {
+      const excluded = (line(user, "Tools that failed at this step \\(do not plan to use them\\)") ?? "").split(/,\s*/)
+      const thought =
+        target && !excluded.includes(target.name)
+          ? `Call ${target.name} with ${JSON.stringify(target.args)} to get: ${oneLine(target.description || target.apiName, 120)}.`
+          : `The first choice failed; try another tool for: ${oneLine(subtask, 160)}.`
+      return fill({ thought })
+    }
+    case "executor.choose": {
+      const listed = propertiesOf(format)["tool"]
+      const enumerated = asSchema(listed)["enum"]
+      const allowed = Array.isArray(enumerated) ? enumerated.map(String) : (line(user, "Tools you may choose now") ?? "").split(/,\s*/).filter((n) => n.length > 0)
+      const others = task?.apis.map((a) => a.name).filter((n) => n !== target?.name && allowed.includes(n)) ?? []
+      const choice = target && allowed.includes(target.name) ? target.name : (others[0] ?? allowed[0] ?? target?.name ?? "none")
+      return fill({ tool: fault === "unknown_tool" ? unknownName(choice, rng) : choice })
+    }
+    case "executor.args": {
+      const tool = line(user, "Tool") ?? ""
+      const api = task?.apis.find((a) => a.name === tool)
+      const args = conformArgs(api?.args ?? {}, format)
+      return valueOf(format, (path) => (path.length === 0 ? (fault === "wrong_args" ? breakArgs(args, format, rng) : args) : undefined))
+    }
+    case "answerer.step":
+      return fill({ answer: digest(tail(user, "Tool response") ?? "") })
+    case "answerer.subtask": {
+      const answers = [...(tail(user, "All steps taken") ?? "").matchAll(/^\s*Answer: (.*)$/gm)].map((m) => m[1]!).filter(hasInformation)
+      return fill({ answer: answers.length > 0 ? answers.join(" ") : NO_INFORMATION })
+    }
+    case "answerer.final": {
+      const answers = [...(tail(user, "Subtask answers") ?? "").matchAll(/^\s*Answer: (.*)$/gm)].map((m) => m[1]!).filter(hasInformation)
+      return fill({ answer: answers.length > 0 ? `Here is what I found: ${answers.join(" ")}` : "I could not find the information for this question." })
+    }
+    case "verifier": {
+      const answer = tail(user, "Answer") ?? ""
+      const solved = hasInformation(answer)
+      return valueOf(format, (path, schema) => {
+        const key = path[path.length - 1]
+        if (path.length !== 1) return undefined
+        if (key === "reason") return solved ? "The answer gives the information the subtask asks for." : "The tool gave no usable information."
+        if (key === "hint") return solved ? undefined : "Try another tool or other arguments."
+        const options = asSchema(schema)["enum"]
+        if (Array.isArray(options)) return options.find((o) => (solved ? /^(solved|yes|true|pass|accept)/i : /^(pending|unsolved|no|false|fail|reject)/i).test(String(o)))
+        if (asSchema(schema)["type"] === "boolean") return solved
+        return undefined
+      })
+    }
+    default:
+      return valueOf(format, (_path, schema) => (asSchema(schema)["type"] === "string" ? digest(user) : undefined))
+  }
+}
+
+/** The intent for a request; `fault` (unknown tool, wrong arguments) is applied here because only the policy knows where names and arguments sit. */
+export const decide = (request: GenerateRequest, task: SimTask | undefined, fault: FaultKind | undefined, rng: () => number): Intent => {
+  if (isActionRequest(request)) return nextAction(request, task, fault, rng)
+  return { kind: "object", value: smurfsValue(request, task, fault, rng) }
+}

@@ -1,0 +1,44 @@
+// Answer agent: a step's answer from the tool response, a subtask's answer from all its steps, the final answer.
+import { Effect } from "effect"
+import { z } from "zod"
+import type { Step } from "../memory/step.ts"
+import { type AgentContext, ask } from "./ask.ts"
+
+export const Answer = z.object({ answer: z.string() })
+
+/** The subtask's answer from one tool response and the local memory before it. */
+export const answerStep = Effect.fn("Answerer.answerStep")(function* (ctx: AgentContext, subtask: string, memory: ReadonlyArray<Step>, step: Pick<Step, "tool" | "args" | "observation">) {
+  const { answer } = yield* ask(ctx, {
+    role: "answerer.step",
+    template: "answerer-step",
+    values: { subtask, tool: step.tool, args: JSON.stringify(step.args) },
+    fit: { memory: (room) => ctx.budget.steps(memory, room), observation: (room) => ctx.budget.truncate(step.observation ?? "", room) },
+    schema: Answer
+  })
+  return answer
+})
+
+/** When the step limit is hit: the subtask's answer from every step global memory holds for it. */
+export const answerSubtask = Effect.fn("Answerer.answerSubtask")(function* (ctx: AgentContext, subtask: string, steps: ReadonlyArray<Step>) {
+  const { answer } = yield* ask(ctx, {
+    role: "answerer.subtask",
+    template: "answerer-subtask",
+    values: { subtask },
+    fit: { memory: (room) => ctx.budget.steps(steps, room) },
+    schema: Answer
+  })
+  return answer
+})
+
+/** The query's answer from the subtask answers in global memory. */
+export const answerFinal = Effect.fn("Answerer.answerFinal")(function* (ctx: AgentContext, query: string, answers: ReadonlyArray<{ subtask: string; answer: string }>) {
+  const text = answers.map((a, i) => `${i + 1}. ${a.subtask}\n   Answer: ${a.answer || "(no answer)"}`).join("\n")
+  const { answer } = yield* ask(ctx, {
+    role: "answerer.final",
+    template: "answerer-final",
+    values: { query },
+    fit: { answers: (room) => ctx.budget.truncate(text, room) },
+    schema: Answer
+  })
+  return answer
+})

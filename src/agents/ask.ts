@@ -1,0 +1,52 @@
+// One agent call: render its template, fit the changing parts into the context budget, ask for a typed object.
+import { Effect } from "effect"
+import type { z } from "zod"
+import { generateObject, type ObjectRequest } from "../llm/structured.ts"
+import type { ContextBudget } from "../memory/context-budget.ts"
+import type { BudgetExhausted } from "./errors.ts"
+import { renderTemplate } from "./prompt-template.ts"
+import type { GuardrailOptions } from "./smurfs-options.ts"
+
+/** What every agent call needs from its pipeline. */
+export interface AgentContext {
+  readonly budget: ContextBudget
+  readonly guardrails: GuardrailOptions
+  /** Fails once the task's model-call budget is spent; checked before each agent call. */
+  readonly charge: Effect.Effect<void, BudgetExhausted>
+}
+
+export interface AskRequest<A> {
+  readonly role: string
+  /** Template name in prompts/. */
+  readonly template: string
+  readonly values: Readonly<Record<string, string | number>>
+  /** Placeholders whose text is trimmed to the tokens the rest of the prompt leaves; they share the room equally. */
+  readonly fit?: Readonly<Record<string, (room: number) => string>> | undefined
+  readonly schema: z.ZodType<A>
+  readonly check?: ObjectRequest<A>["check"]
+}
+
+/** Render a template's system and user parts with the fitted parts trimmed to the budget. */
+export const renderFitted = (budget: ContextBudget, template: string, values: AskRequest<unknown>["values"], fit: AskRequest<unknown>["fit"] = {}) => {
+  const keys = Object.keys(fit)
+  const blank = renderTemplate(template, { ...values, ...Object.fromEntries(keys.map((k) => [k, ""])) })
+  const share = Math.floor(budget.room(blank.system, blank.user) / Math.max(1, keys.length))
+  return renderTemplate(template, { ...values, ...Object.fromEntries(keys.map((k) => [k, fit[k]!(share)])) })
+}
+
+export const ask = <A>(ctx: AgentContext, request: AskRequest<A>) =>
+  Effect.gen(function* () {
+    yield* ctx.charge
+    const prompt = renderFitted(ctx.budget, request.template, request.values, request.fit)
+    const result = yield* generateObject({
+      role: request.role,
+      schema: request.schema,
+      check: request.check,
+      maxReflections: ctx.guardrails.format ? ctx.guardrails.maxReflections : 0,
+      messages: [
+        { role: "system", content: prompt.system },
+        { role: "user", content: prompt.user }
+      ]
+    })
+    return result.value
+  })

@@ -1,0 +1,118 @@
+// DFSDT: depth-first search over ReAct chains (StableToolBench's DFS_woFilter): each state expands up
+// to `width` actions, the second asked to differ from the first (diversity prompt); a give-up prunes
+// its node and the search backtracks; a budget caps the model calls.
+import { Effect } from "effect"
+import type { GenerateError } from "../llm/errors.ts"
+import { LanguageModel, type Message } from "../llm/language-model.ts"
+import { emit } from "../trace/events.ts"
+import { renderTemplate } from "./prompt-template.ts"
+import { act, asTrajectory, type Chain, type ChainOptions, type ChainStep, CHAIN_DEFAULTS, decide, makeChain, modelFailure, noActionMessage } from "./react.ts"
+import type { Method } from "./task.ts"
+
+export interface DfsdtOptions extends ChainOptions {
+  /** Children a state may get (the tree's width). */
+  readonly width?: number | undefined
+  /** Model calls the whole search may make. */
+  readonly budget?: number | undefined
+  /**
+   * Levels a give-up unwinds: 1 retries from the give-up's own state (a sibling action);
+   * StableToolBench uses 2 (the parent state is abandoned too).
+   */
+  readonly giveUpBackLength?: number | undefined
+}
+
+export const DFSDT_DEFAULTS = { ...CHAIN_DEFAULTS, width: 2, budget: 200, giveUpBackLength: 1 } as const
+
+/** A state of the search: the conversation so far and the actions that led to it. */
+interface Node {
+  readonly messages: ReadonlyArray<Message>
+  readonly path: ReadonlyArray<ChainStep>
+  /** First actions of the children expanded from this state, for the diversity prompt. */
+  readonly tried: Array<ChainStep>
+}
+
+/** The diversity prompt: the state's earlier candidate actions, and the request to do something else. */
+const diversityMessage = (tried: ReadonlyArray<ChainStep>): Message => {
+  const candidates = JSON.stringify(
+    tried.map((s) => ({ name: s.tool, arguments: s.arguments, function_output: s.response })),
+    null,
+    2
+  )
+  const prompt = renderTemplate("dfsdt-diversity", { previous_candidates: candidates })
+  return { role: "user", content: `${prompt.system}\n\n${prompt.user}` }
+}
+
+type Search = { answer?: string; chain: ReadonlyArray<ChainStep>; error?: string }
+
+/** DFSDT with width 2, the diversity prompt and a budget of model calls (StableToolBench's DFS_woFilter_w2). */
+export const dfsdt =
+  (options: DfsdtOptions = {}): Method =>
+  (task) =>
+    Effect.gen(function* () {
+      const model = yield* LanguageModel
+      const width = options.width ?? DFSDT_DEFAULTS.width
+      const budget = options.budget ?? DFSDT_DEFAULTS.budget
+      const giveUpBack = options.giveUpBackLength ?? DFSDT_DEFAULTS.giveUpBackLength
+      const chain: Chain = makeChain(task, options, model.info, "dfsdt.step")
+      let calls = 0
+      let found: { answer: string; chain: ReadonlyArray<ChainStep> } | undefined
+      let deepest: ReadonlyArray<ChainStep> = []
+      const SOLVED = Number.POSITIVE_INFINITY
+
+      /**
+       * Expand `node`; returns how many levels to unwind (1: let the caller try its next child;
+       * more: the caller unwinds too; Infinity: stop, solved or out of budget).
+       */
+      const expand = (node: Node): Effect.Effect<number, GenerateError, LanguageModel> =>
+        Effect.gen(function* () {
+          if (node.path.length >= chain.maxSteps) {
+            yield* emit("backtrack", { reason: "step_limit", depth: node.path.length })
+            return 1
+          }
+          for (let i = 0; i < width; i++) {
+            if (calls >= budget) return SOLVED
+            const prompt = node.tried.length > 0 ? [...node.messages, diversityMessage(node.tried)] : node.messages
+            calls++
+            const decided = yield* Effect.result(decide(chain, prompt, node.path.length + 1))
+            if (decided._tag === "Failure") {
+              // A reply that stayed malformed prunes this expansion only; a dead server ends the search.
+              if (decided.failure._tag !== "MalformedOutput") return yield* Effect.fail(decided.failure)
+              yield* modelFailure(decided.failure)
+              continue
+            }
+            const decision = decided.success
+            if (!decision.action) {
+              const child: Node = { messages: [...node.messages, decision.message, noActionMessage()], path: node.path, tried: [] }
+              const back = yield* expand(child)
+              if (back > 1) return back - 1
+              continue
+            }
+            // The diversity prompt is dropped from the kept conversation, as in StableToolBench.
+            const outcome = yield* act(chain, { ...decision, action: decision.action }, node.messages)
+            node.tried.push(outcome.step)
+            const path = [...node.path, outcome.step]
+            if (path.length >= deepest.length) deepest = path
+            if (outcome.kind === "answer") {
+              found = { answer: outcome.answer, chain: path }
+              return SOLVED
+            }
+            if (outcome.kind === "give_up") {
+              yield* emit("backtrack", { reason: "give_up", depth: path.length })
+              if (giveUpBack > 1) return giveUpBack - 1
+              continue
+            }
+            const back = yield* expand({ messages: outcome.messages, path, tried: [] })
+            if (back > 1) return back - 1
+          }
+          return 1
+        })
+
+      const body: Effect.Effect<Search, never, LanguageModel> = expand({ messages: chain.start, path: [], tried: [] }).pipe(
+        Effect.map((): Search => found ?? { chain: deepest, error: calls >= budget ? `the budget of ${budget} model calls ran out` : "every branch gave up" }),
+        Effect.catch((e: GenerateError) =>
+          // A failure mid-search keeps an answer already found; otherwise it is recorded as a give-up.
+          Effect.map(modelFailure(e), (error): Search => found ?? { chain: deepest, error })
+        )
+      )
+      return yield* asTrajectory(task, `DFS_woFilter_w${width}`, body)
+    })

@@ -1,0 +1,11 @@
+// Failures of the agent pipeline itself (as opposed to the model's or a tool's).
+import { Data } from "effect"
+
+/** The task used up its model-call budget; the pipeline stops instead of looping on. */
+export class BudgetExhausted extends Data.TaggedError("BudgetExhausted")<{
+  readonly maxModelCalls: number
+}> {
+  override get message() {
+    return `The task used its budget of ${this.maxModelCalls} model calls. Raise maxModelCalls, or lower maxSteps / maxSubtasks.`
+  }
+}

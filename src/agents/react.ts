@@ -1,0 +1,293 @@
+// ReAct (CoT@n): one chain of thought -> action -> observation until Finish, retried up to n times.
+// The chain step (decide an action, perform it) is exported because DFSDT expands the same steps.
+import { Effect } from "effect"
+import { z } from "zod"
+import type { GenerateError } from "../llm/errors.ts"
+import { LanguageModel, type Message, type ModelInfo, type ToolSpec } from "../llm/language-model.ts"
+import { callModel, generateObject } from "../llm/structured.ts"
+import { OBSERVATION_MAX_CHARS, truncateObservation } from "../tools/call.ts"
+import { pythonJsonDumps } from "../tools/environments/canonical.ts"
+import { resolveTool, toolSpecs } from "../tools/library.ts"
+import { emit } from "../trace/events.ts"
+import { recording, type Trajectory, totalsOf } from "../trace/trajectory.ts"
+import { FINISH, FinishArgs, finishSpec } from "./finish.ts"
+import { loadTemplate, render, renderTemplate } from "./prompt-template.ts"
+import type { Method, Task } from "./task.ts"
+
+export interface ChainOptions {
+  /** How the model acts: "native" tool calls, a "json" object `{thought, action, action_input}`, or "auto" (native when the model supports tools). */
+  readonly toolCalling?: "auto" | "native" | "json" | undefined
+  /** Observations are cut to this many characters (plus "...") before the model sees them. */
+  readonly observationLimit?: number | undefined
+  /** Longest chain (actions, Finish included) before it is abandoned. */
+  readonly maxSteps?: number | undefined
+}
+
+export interface ReactOptions extends ChainOptions {
+  /** Chains tried at most (CoT@n); a give-up or a step limit starts the next one. */
+  readonly tries?: number | undefined
+}
+
+export const CHAIN_DEFAULTS = { toolCalling: "auto", observationLimit: OBSERVATION_MAX_CHARS, maxSteps: 12 } as const
+export const REACT_DEFAULTS = { ...CHAIN_DEFAULTS, tries: 1 } as const
+
+/** One action on a chain, in the shape the StableToolBench converter writes (`response` is "" for Finish). */
+export interface ChainStep {
+  readonly thought: string
+  readonly tool: string
+  /** The arguments as JSON text. */
+  readonly arguments: string
+  readonly response: string
+}
+
+/** What a chain needs to decide and perform actions for one task. */
+export interface Chain {
+  readonly task: Task
+  readonly mode: "native" | "json"
+  readonly role: string
+  readonly specs: ReadonlyArray<ToolSpec>
+  readonly observationLimit: number
+  readonly maxSteps: number
+  /** The conversation a chain starts from (system + task). */
+  readonly start: ReadonlyArray<Message>
+}
+
+/** An action the model chose; `argsError` when its arguments were not a JSON object. */
+export interface Action {
+  readonly name: string
+  readonly args: Record<string, unknown>
+  readonly argsError?: string | undefined
+  readonly callId: string
+}
+
+export interface Decision {
+  readonly thought: string
+  readonly action?: Action | undefined
+  /** The assistant message to append to the conversation. */
+  readonly message: Message
+}
+
+export type Outcome =
+  | { readonly kind: "observation"; readonly step: ChainStep; readonly messages: ReadonlyArray<Message> }
+  | { readonly kind: "answer"; readonly step: ChainStep; readonly answer: string }
+  | { readonly kind: "give_up"; readonly step: ChainStep }
+
+const JsonAction = z.object({
+  thought: z.string(),
+  action: z.string().min(1),
+  action_input: z.union([z.record(z.string(), z.unknown()), z.string()]).optional()
+})
+
+const resolveMode = (option: ChainOptions["toolCalling"], info: ModelInfo): "native" | "json" =>
+  option === "native" || option === "json" ? option : info.supportsTools ? "native" : "json"
+
+/** Build the chain context and its starting conversation for a task. */
+export const makeChain = (task: Task, options: ChainOptions, info: ModelInfo, role: string): Chain => {
+  const mode = resolveMode(options.toolCalling ?? CHAIN_DEFAULTS.toolCalling, info)
+  const specs = [...toolSpecs(task.tools), finishSpec()]
+  const prompt =
+    mode === "native"
+      ? renderTemplate("react", { query: task.query })
+      : renderTemplate("react-json", {
+          query: task.query,
+          functions: specs.map((s) => JSON.stringify({ name: s.name, description: s.description, parameters: s.parameters })).join("\n")
+        })
+  return {
+    task,
+    mode,
+    role,
+    specs,
+    observationLimit: options.observationLimit ?? CHAIN_DEFAULTS.observationLimit,
+    maxSteps: options.maxSteps ?? CHAIN_DEFAULTS.maxSteps,
+    start: [
+      { role: "system", content: prompt.system },
+      { role: "user", content: prompt.user }
+    ]
+  }
+}
+
+const parseArgs = (input: unknown): { args: Record<string, unknown>; argsError?: string } => {
+  if (input === undefined || input === null || input === "") return { args: {} }
+  if (typeof input === "object" && !Array.isArray(input)) return { args: input as Record<string, unknown> }
+  if (typeof input === "string") {
+    try {
+      const parsed: unknown = JSON.parse(input)
+      if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) return { args: parsed as Record<string, unknown> }
+    } catch {
+      // reported below
+    }
+  }
+  return { args: {}, argsError: "the arguments must be a JSON object" }
+}
+
+/** Ask the model for the next action from the conversation so far. */
+export const decide = (chain: Chain, messages: ReadonlyArray<Message>, step: number): Effect.Effect<Decision, GenerateError, LanguageModel> =>
+  Effect.gen(function* () {
+    const callId = `call_${step}`
+    if (chain.mode === "native") {
+      const model = yield* LanguageModel
+      const response = yield* callModel(model.generate, { role: chain.role, messages, tools: chain.specs })
+      const call = response.toolCalls?.[0]
+      const thought = response.text.trim()
+      if (thought) yield* emit("thought", { thought, step })
+      if (!call) return { thought, message: { role: "assistant", content: response.text } }
+      const id = call.id ?? callId
+      const parsed = parseArgs(call.arguments)
+      return {
+        thought,
+        action: { name: call.name, ...parsed, callId: id },
+        message: { role: "assistant", content: response.text, toolCalls: [{ id, name: call.name, arguments: parsed.args }] }
+      }
+    }
+    const { value } = yield* generateObject({ role: chain.role, messages, schema: JsonAction })
+    if (value.thought) yield* emit("thought", { thought: value.thought, step })
+    return {
+      thought: value.thought,
+      action: { name: value.action, ...parseArgs(value.action_input), callId },
+      message: { role: "assistant", content: JSON.stringify(value) }
+    }
+  })
+
+/** A StableToolBench tool response text, spaced as Python's json.dumps writes it (what their models saw). */
+const toolResponse = (error: string, response: string) => pythonJsonDumps({ error, response })
+const toolError = (error: string) => toolResponse(error, "")
+
+/** The observation message for a step, in the conversation style of the chain's mode. */
+const observationMessage = (chain: Chain, action: Action, observation: string): Message =>
+  chain.mode === "native"
+    ? { role: "tool", content: observation, toolCallId: action.callId, toolName: action.name }
+    : { role: "user", content: renderTemplate("react-observation", { tool: action.name, observation }).user }
+
+/**
+ * Perform an action. Finish ends the chain; every other misstep (unknown function, bad arguments,
+ * a failing tool) becomes an error observation the model sees on its next step.
+ */
+export const act = (chain: Chain, decision: Decision & { action: Action }, messages: ReadonlyArray<Message>): Effect.Effect<Outcome> =>
+  Effect.gen(function* () {
+    const { action, thought } = decision
+    const argsText = JSON.stringify(action.args, null, 2)
+    const observe = (raw: string) => {
+      const observation = truncateObservation(raw, chain.observationLimit)
+      const step: ChainStep = { thought, tool: action.name, arguments: argsText, response: observation }
+      return { kind: "observation", step, messages: [...messages, decision.message, observationMessage(chain, action, observation)] } as const
+    }
+    const misstep = (guardrail: string, error: string) =>
+      emit("guardrail", { guardrail, role: chain.role, error, attempt: 1, recovered: false }).pipe(Effect.as(observe(toolError(error))))
+
+    if (action.argsError) return yield* misstep("bad_args", `${action.name}: ${action.argsError}`)
+    if (action.name === FINISH) {
+      const finish = FinishArgs.safeParse(action.args)
+      if (!finish.success) return yield* misstep("bad_args", `Finish: ${z.prettifyError(finish.error)}`)
+      const step: ChainStep = { thought, tool: FINISH, arguments: argsText, response: "" }
+      if (finish.data.return_type === "give_up_and_restart") return { kind: "give_up", step } as const
+      const answer = finish.data.final_answer?.trim() ?? ""
+      if (!answer) return yield* misstep("bad_args", 'Finish: "final_answer" is required when return_type is "give_answer"')
+      return { kind: "answer", step, answer } as const
+    }
+    const tool = resolveTool(chain.task.tools, action.name)
+    if (!tool) return yield* misstep("unknown_tool", `No such function name: ${action.name}. Use one of: ${chain.specs.map((s) => s.name).join(", ")}`)
+    const args = tool.parameters.safeParse(action.args)
+    if (!args.success) return yield* misstep("bad_args", `${action.name}: invalid arguments: ${z.prettifyError(args.error)}`)
+    const started = Date.now()
+    const result = yield* tool.call(args.data)
+    const raw = toolResponse(result.ok ? "" : (result.error ?? "the tool failed"), result.content)
+    const outcome = observe(raw)
+    yield* emit("tool_call", {
+      tool: tool.name,
+      args: args.data,
+      ok: result.ok,
+      content: outcome.step.response,
+      ...(result.ok ? {} : { error: result.error ?? "the tool failed" }),
+      durationMs: Date.now() - started,
+      truncated: raw.length > chain.observationLimit || result.truncated === true
+    })
+    return outcome
+  })
+
+/** The reminder sent when the model replied without calling a function. */
+export const noActionMessage = (): Message => ({ role: "user", content: loadTemplate("react-no-action").user })
+
+/** How a chain ended. */
+export type ChainEnd =
+  | { readonly kind: "answer"; readonly answer: string; readonly steps: ReadonlyArray<ChainStep> }
+  | { readonly kind: "give_up" | "step_limit"; readonly steps: ReadonlyArray<ChainStep> }
+
+/** Run one chain from its start until Finish or the step limit. */
+export const runChain = (chain: Chain): Effect.Effect<ChainEnd, GenerateError, LanguageModel> =>
+  Effect.gen(function* () {
+    let messages = chain.start
+    const steps: Array<ChainStep> = []
+    for (let step = 1; step <= chain.maxSteps; step++) {
+      const decision = yield* decide(chain, messages, step)
+      if (!decision.action) {
+        messages = [...messages, decision.message, noActionMessage()]
+        continue
+      }
+      const outcome = yield* act(chain, { ...decision, action: decision.action }, messages)
+      steps.push(outcome.step)
+      if (outcome.kind === "answer") return { kind: "answer", answer: outcome.answer, steps }
+      if (outcome.kind === "give_up") return { kind: "give_up", steps }
+      messages = outcome.messages
+    }
+    return { kind: "step_limit", steps }
+  })
+
+/** Wrap a method body into a Trajectory: records its events, never fails. */
+export const asTrajectory = (
+  task: Task,
+  method: string,
+  body: Effect.Effect<{ answer?: string | undefined; chain: ReadonlyArray<ChainStep>; error?: string | undefined }, never, LanguageModel>
+): Effect.Effect<Trajectory, never, LanguageModel> =>
+  Effect.gen(function* () {
+    const model = yield* LanguageModel
+    const started = Date.now()
+    const { value, events } = yield* recording(
+      task.id,
+      Effect.tap(body, (r) =>
+        r.answer !== undefined
+          ? emit("final_answer", { answer: r.answer, method, chain: r.chain })
+          : emit("give_up", { reason: r.error ?? "no chain reached an answer", method, chain: r.chain })
+      )
+    )
+    return {
+      taskId: task.id,
+      query: task.query,
+      method,
+      model: model.info.model,
+      finalAnswer: value.answer ?? "",
+      finishType: value.answer !== undefined ? "give_answer" : "give_up",
+      error: value.error,
+      events,
+      totals: totalsOf(events, Date.now() - started)
+    } satisfies Trajectory
+  })
+
+/** Record a model failure as data: an `error` event whose `tag` lets the runner tell a dead server from a bad reply. */
+export const modelFailure = (e: GenerateError) => emit("error", { tag: e._tag, message: e.message }).pipe(Effect.as(e.message))
+
+/** ReAct with up to `tries` chains (CoT@n). */
+export const react =
+  (options: ReactOptions = {}): Method =>
+  (task) =>
+    Effect.gen(function* () {
+      const model = yield* LanguageModel
+      const tries = options.tries ?? REACT_DEFAULTS.tries
+      const chain = makeChain(task, options, model.info, "react.step")
+      const body = Effect.gen(function* () {
+        let last: ReadonlyArray<ChainStep> = []
+        for (let attempt = 1; attempt <= tries; attempt++) {
+          const end = yield* Effect.result(runChain(chain))
+          if (end._tag === "Failure") {
+            const error = yield* modelFailure(end.failure)
+            // A bad reply ends this try; an unavailable server ends the run.
+            if (end.failure._tag === "MalformedOutput" && attempt < tries) continue
+            return { chain: last, error }
+          }
+          last = end.success.steps
+          if (end.success.kind === "answer") return { answer: end.success.answer, chain: last }
+          yield* emit("backtrack", { reason: end.success.kind, attempt })
+        }
+        return { chain: last, error: `no answer after ${tries} ${tries === 1 ? "try" : "tries"}` }
+      })
+      return yield* asTrajectory(task, `CoT@${tries}`, body)
+    })

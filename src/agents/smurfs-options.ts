@@ -1,0 +1,87 @@
+// Options of the Smurfs pipeline and its guardrails, with every default in one place.
+import type { ContextBudgetOptions } from "../memory/context-budget.ts"
+import type { RunEvent } from "../trace/events.ts"
+
+/** Guardrails (MARCO) on the agents' outputs; each can be switched off. */
+export interface GuardrailOptions {
+  /** Reflect invalid JSON / schema errors back to the model; off = no reflection retries. */
+  readonly format: boolean
+  /** Reject a tool name that is not among the allowed tools, naming the valid ones. */
+  readonly unknownTool: boolean
+  /** Add the closest valid tool name (edit distance) to the unknown-tool reflection. */
+  readonly suggestTool: boolean
+  /** Drop arguments the tool does not declare (a traced event, no retry). */
+  readonly extraParams: boolean
+  /** Reflect missing required arguments. */
+  readonly missingParams: boolean
+  /** Reflect violations of the tool schema's static rules (types, enum, min/max, length, pattern). */
+  readonly paramRules: boolean
+  /** Reflect argument values that appear nowhere in the query, subtask or memory. */
+  readonly grounding: boolean
+  /** Reflection retries after the first attempt of one call. */
+  readonly maxReflections: number
+}
+
+export interface SmurfsOptions {
+  /** Executor steps per subtask before the subtask is answered from global memory. */
+  readonly maxSteps?: number | undefined
+  /** Upper bound on the planner's subtasks; extra ones are dropped. */
+  readonly maxSubtasks?: number | undefined
+  /** Upper bound on model calls for the whole task (reflection retries included). */
+  readonly maxModelCalls?: number | undefined
+  /** Planning agent on; off = the query is the only subtask (ablation). */
+  readonly planner?: boolean | undefined
+  /** Answer agent on; off = the raw observation is the answer (ablation). */
+  readonly answerer?: boolean | undefined
+  /** Verifier agent on; off = the first answer is accepted (ablation). */
+  readonly verifier?: boolean | undefined
+  readonly guardrails?: Partial<GuardrailOptions> | undefined
+  /** Context budget settings; the context size itself comes from the model. */
+  readonly budget?: Omit<ContextBudgetOptions, "contextTokens"> | undefined
+  /** Receives every event as it happens (the CLI's live view). */
+  readonly onEvent?: ((event: RunEvent) => void) | undefined
+}
+
+export const guardrailDefaults: GuardrailOptions = {
+  format: true,
+  unknownTool: true,
+  suggestTool: true,
+  extraParams: true,
+  missingParams: true,
+  paramRules: true,
+  grounding: false,
+  maxReflections: 2
+}
+
+export const smurfsDefaults = {
+  maxSteps: 3,
+  maxSubtasks: 6,
+  maxModelCalls: 150,
+  planner: true,
+  answerer: true,
+  verifier: true
+} as const
+
+export interface ResolvedOptions {
+  readonly maxSteps: number
+  readonly maxSubtasks: number
+  readonly maxModelCalls: number
+  readonly planner: boolean
+  readonly answerer: boolean
+  readonly verifier: boolean
+  readonly guardrails: GuardrailOptions
+  readonly budget: Omit<ContextBudgetOptions, "contextTokens">
+  readonly onEvent?: ((event: RunEvent) => void) | undefined
+}
+
+export const resolveOptions = (options: SmurfsOptions = {}): ResolvedOptions => ({
+  maxSteps: Math.max(1, options.maxSteps ?? smurfsDefaults.maxSteps),
+  maxSubtasks: Math.max(1, options.maxSubtasks ?? smurfsDefaults.maxSubtasks),
+  maxModelCalls: Math.max(1, options.maxModelCalls ?? smurfsDefaults.maxModelCalls),
+  planner: options.planner ?? smurfsDefaults.planner,
+  answerer: options.answerer ?? smurfsDefaults.answerer,
+  verifier: options.verifier ?? smurfsDefaults.verifier,
+  guardrails: { ...guardrailDefaults, ...options.guardrails },
+  budget: options.budget ?? {},
+  onEvent: options.onEvent
+})

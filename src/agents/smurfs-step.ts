@@ -1,0 +1,109 @@
+// The pieces the Smurfs loop calls by name: one executor step, a tool call, a backtrack, soft failure.
+import { Effect } from "effect"
+import type { GenerateError, ModelNotFound, ModelUnreachable } from "../llm/errors.ts"
+import type { ContextBudget } from "../memory/context-budget.ts"
+import type { GlobalMemory } from "../memory/global-memory.ts"
+import type { LocalMemory } from "../memory/local-memory.ts"
+import { renderStep } from "../memory/render.ts"
+import type { Step } from "../memory/step.ts"
+import type { Tool, ToolResult } from "../tools/tool.ts"
+import { emit, type ToolCallData } from "../trace/events.ts"
+import { answerStep } from "./answerer.ts"
+import type { AgentContext } from "./ask.ts"
+import type { BudgetExhausted } from "./errors.ts"
+import { chooseTool, type ExecutorView, think, writeArgs } from "./executor.ts"
+import type { ResolvedOptions } from "./smurfs-options.ts"
+import type { Task } from "./task.ts"
+
+/** Everything one task's run shares. */
+export interface PipelineContext extends AgentContext {
+  readonly task: Task
+  readonly options: ResolvedOptions
+  readonly global: GlobalMemory
+  readonly budget: ContextBudget
+}
+
+/** Failures that end the whole task; every other failure ends only the current step. */
+export type Fatal = ModelUnreachable | ModelNotFound | BudgetExhausted
+
+const isFatal = (e: { readonly _tag: string }): e is Fatal => e._tag === "ModelUnreachable" || e._tag === "ModelNotFound" || e._tag === "BudgetExhausted"
+
+/** Run an agent call; a non-fatal failure is recorded as an `error` event and becomes `undefined`. */
+export const soft = <A, R>(role: string, effect: Effect.Effect<A, GenerateError | BudgetExhausted, R>): Effect.Effect<A | undefined, Fatal, R> =>
+  effect.pipe(
+    Effect.catch((e) => (isFatal(e) ? Effect.fail(e) : Effect.as(emit("error", { role, tag: e._tag, error: e.message }), undefined)))
+  )
+
+/** Call a tool and trace it; even a defect in the tool becomes a failed result. */
+export const callTool = (budget: ContextBudget, tool: Tool, args: Record<string, unknown>) =>
+  Effect.gen(function* () {
+    const started = Date.now()
+    const result: ToolResult = yield* tool.call(args).pipe(Effect.catchDefect((d) => Effect.succeed({ ok: false, content: "", error: `the tool crashed: ${String(d)}` })))
+    const content = budget.observation(result.content)
+    const data: ToolCallData = {
+      tool: tool.name,
+      args,
+      ok: result.ok,
+      content,
+      ...(result.error !== undefined ? { error: result.error } : {}),
+      durationMs: Date.now() - started,
+      truncated: result.truncated === true || content !== result.content
+    }
+    yield* emit("tool_call", { ...data })
+    return { ...result, content }
+  })
+
+/** What one executor step ended with: a new step on the path, a failed tool, or an agent error. */
+export type StepOutcome = { readonly kind: "step"; readonly step: Step } | { readonly kind: "failed"; readonly tool: string } | { readonly kind: "error" }
+
+/**
+ * One step at the current node: thought -> tool (among those not excluded here) -> arguments ->
+ * call -> answer. A failed call is recorded in global memory and reported so the tool gets excluded.
+ */
+export const executeStep = Effect.fn("Smurfs.step")(function* (ctx: PipelineContext, index: number, subtask: string, local: LocalMemory, excluded: ReadonlyArray<string>, hint: string | undefined) {
+  const depth = local.depth
+  const tools = ctx.task.tools.tools
+  const earlier = ctx.global.answers.map((a) => `- ${a.subtask}: ${a.answer}`).join("\n") || "none"
+  const view: ExecutorView = {
+    subtask,
+    hint,
+    tools,
+    excluded,
+    memory: (room) => ctx.budget.steps(local.steps, room),
+    background: (room) => ctx.budget.truncate(earlier, room)
+  }
+  const thought = yield* soft("executor.thought", think(ctx, view))
+  if (thought === undefined) return { kind: "error" } satisfies StepOutcome
+  yield* emit("thought", { subtask: index, depth, thought })
+  const tool = yield* soft("executor.choose", chooseTool(ctx, view, thought))
+  if (tool === undefined) return { kind: "error" } satisfies StepOutcome
+  if (typeof tool === "string") {
+    yield* emit("error", { role: "executor.choose", tag: "UnknownTool", error: `no tool named "${tool}"` })
+    return { kind: "failed", tool } satisfies StepOutcome
+  }
+  const grounding = [ctx.task.query, subtask, earlier, hint ?? "", ...local.steps.map(renderStep)].join("\n")
+  const args = yield* soft("executor.args", writeArgs(ctx, view, thought, tool, grounding))
+  if (args === undefined) return { kind: "failed", tool: tool.name } satisfies StepOutcome
+  const result = yield* callTool(ctx.budget, tool, args)
+  if (!result.ok) {
+    ctx.global.record(index, depth, { thought, tool: tool.name, args, observation: result.content, answer: `The call failed: ${result.error ?? result.content}` }, true)
+    return { kind: "failed", tool: tool.name } satisfies StepOutcome
+  }
+  const observation = result.content
+  const answered = ctx.options.answerer ? yield* soft("answerer.step", answerStep(ctx, subtask, local.steps, { tool: tool.name, args, observation })) : undefined
+  const answer = answered ?? observation
+  yield* emit("answer", { subtask: index, depth, answer })
+  return { kind: "step", step: { thought, tool: tool.name, args, observation, answer } } satisfies StepOutcome
+})
+
+/** Backtrack one level: pop the last step and exclude its tool at the level above; deeper exclusions are forgotten. */
+export const backtrack = (ctx: PipelineContext, index: number, local: LocalMemory, excluded: Array<Set<string>>) =>
+  Effect.gen(function* () {
+    const from = local.depth
+    const popped = local.pop()!
+    excluded.length = from
+    const above = excluded[from - 1]!
+    above.add(popped.tool)
+    ctx.global.markBacktracked(index, from - 1)
+    yield* emit("backtrack", { subtask: index, fromDepth: from, toDepth: from - 1, tool: popped.tool, excluded: [...above] })
+  })

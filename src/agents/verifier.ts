@@ -1,0 +1,21 @@
+// Verifier agent: accepts a subtask's answer or sends a hint back to the executor (sees subtask + answer).
+import { Effect } from "effect"
+import { z } from "zod"
+import { type AgentContext, ask } from "./ask.ts"
+
+export const Verdict = z.object({
+  status: z.enum(["solved", "pending"]),
+  reason: z.string(),
+  hint: z.string().nullish()
+})
+export type Verdict = z.infer<typeof Verdict>
+
+export const verify = Effect.fn("Verifier.verify")(function* (ctx: AgentContext, subtask: string, answer: string) {
+  return yield* ask(ctx, {
+    role: "verifier",
+    template: "verifier",
+    values: { subtask },
+    fit: { answer: (room) => ctx.budget.truncate(answer, room) },
+    schema: Verdict
+  })
+})

@@ -1,0 +1,273 @@
+// `smurfs bench`: run methods on StableToolBench tasks into a resumable run directory.
+import { existsSync } from "node:fs"
+import { join, resolve } from "node:path"
+import { parseArgs } from "node:util"
+import { Cause, Effect, Exit } from "effect"
+import { DEFAULT_DATA_DIR, GROUPS, loadQueries } from "../../../bench/datasets.ts"
+import { makeProgress } from "../../../bench/progress.ts"
+import { RUN_FORMAT_VERSION, type RunConfig } from "../../../bench/run-format.ts"
+import { type MethodEntry, ModelServerDown, RUNNER_DEFAULTS, runBench } from "../../../bench/runner.ts"
+import { taskOf } from "../../../bench/tasks.ts"
+import { DFSDT_DEFAULTS, dfsdt } from "../../agents/dfsdt.ts"
+import { REACT_DEFAULTS, react } from "../../agents/react.ts"
+import { smurfs } from "../../agents/smurfs.ts"
+import { LanguageModel } from "../../llm/language-model.ts"
+import { makeEnvironmentChain } from "../../tools/environments/chain.ts"
+import { toolbenchLibrary } from "../../tools/toolbench/adapter.ts"
+import type { ApiDocInput } from "../../tools/toolbench/api-doc.ts"
+import { version } from "../../version.ts"
+import { ExitCode } from "../exit-codes.ts"
+import { defaultModelSpec, resolveModelLayer } from "../model-option.ts"
+
+const METHODS = ["smurfs", "react", "dfsdt"] as const
+
+/** Defaults of the command, in one place. */
+export const BENCH_DEFAULTS = {
+  data: DEFAULT_DATA_DIR,
+  methods: ["smurfs"],
+  envs: ["replay", "offline"],
+  toolset: "all",
+  concurrency: 4
+} as const
+
+const HELP = `usage: smurfs bench --out <run dir> [options]
+
+Run methods on StableToolBench queries. Every finished task is written to its own file in the run
+directory, so a stopped run (Ctrl-C, a crash, a dead model server) continues with --resume.
+At the end, converted/<method>/<group>.json holds StableToolBench's converted predictions.
+
+options:
+  --data <dir>              queries/<group>.json and query_ids/<group>.json (default ${BENCH_DEFAULTS.data})
+  --group <G[,G]>           groups to run (default all: ${GROUPS.join(", ")})
+  --method <m[,m]>          ${METHODS.join(", ")} (default ${BENCH_DEFAULTS.methods.join(",")})
+  --model <spec>            ollama:<model>, openai:<model>, scripted:<file.json>, sim (default SMURFS_MODEL, else a local Ollama model)
+  --env <e[,e]>             tool environments in order: replay, simulated, offline (default ${BENCH_DEFAULTS.envs.join(",")})
+  --responses <file>        recorded responses to replay (default <data>/responses.jsonl when present)
+  --cache-dir <dir>         a StableToolBench tool_response_cache folder to replay
+  --store-dir <dir>         where simulated responses are stored (default <out>/simulated)
+  --limit <n>               the first n queries of each group
+  --ids <a,b>               only these query ids
+  --toolset all|relevant    a task's tools: its whole api_list, or only its relevant APIs (default all)
+  --concurrency <n>         tasks run at once (default ${BENCH_DEFAULTS.concurrency})
+  --model-concurrency <n>   requests in flight per model server (default: --concurrency for openai, 1 for ollama)
+  --out <dir>               the run directory (required)
+  --resume                  continue the run in --out, skipping finished tasks
+  --tool-calling <m>        auto, native or json: how react/dfsdt act (default auto)
+  --tries <n>               react: chains per task, CoT@n (default ${REACT_DEFAULTS.tries})
+  --max-steps <n>           react/dfsdt: actions per chain (default ${REACT_DEFAULTS.maxSteps})
+  --budget <n>              dfsdt: model calls per task (default ${DFSDT_DEFAULTS.budget})
+  --observation-limit <n>   characters of a tool response the model sees (default ${REACT_DEFAULTS.observationLimit})
+  --timeout <ms>            per-request model timeout
+  --stop-after <n>          stop when n tasks in a row cannot reach the model server (default ${RUNNER_DEFAULTS.stopAfterUnreachable})
+  --full-trace              keep every prompt in the task records (large)
+  -h, --help                show this help`
+
+class UsageError extends Error {}
+
+const list = (values: ReadonlyArray<string> | undefined): Array<string> | undefined =>
+  values === undefined ? undefined : values.flatMap((v) => v.split(",")).map((v) => v.trim()).filter((v) => v.length > 0)
+
+const positiveInt = (name: string, text: string | undefined): number | undefined => {
+  if (text === undefined) return undefined
+  const n = Number(text)
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${name} must be a positive integer (got "${text}")`)
+  return n
+}
+
+const parse = (argv: string[]) => {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    allowPositionals: false,
+    options: {
+      data: { type: "string" },
+      group: { type: "string", multiple: true },
+      method: { type: "string", multiple: true },
+      model: { type: "string" },
+      env: { type: "string", multiple: true },
+      responses: { type: "string" },
+      "cache-dir": { type: "string" },
+      "store-dir": { type: "string" },
+      limit: { type: "string" },
+      ids: { type: "string", multiple: true },
+      toolset: { type: "string" },
+      concurrency: { type: "string" },
+      "model-concurrency": { type: "string" },
+      out: { type: "string" },
+      resume: { type: "boolean" },
+      "tool-calling": { type: "string" },
+      tries: { type: "string" },
+      "max-steps": { type: "string" },
+      budget: { type: "string" },
+      "observation-limit": { type: "string" },
+      timeout: { type: "string" },
+      "stop-after": { type: "string" },
+      "full-trace": { type: "boolean" },
+      help: { type: "boolean", short: "h" }
+    }
+  })
+  if (values.help) return undefined
+  if (!values.out) throw new UsageError("--out <run dir> is required")
+  const methods = list(values.method) ?? [...BENCH_DEFAULTS.methods]
+  const unknown = methods.filter((m) => !(METHODS as ReadonlyArray<string>).includes(m))
+  if (unknown.length > 0) throw new UsageError(`unknown method ${unknown.join(", ")}; use ${METHODS.join(", ")}`)
+  const toolset = values.toolset ?? BENCH_DEFAULTS.toolset
+  if (toolset !== "all" && toolset !== "relevant") throw new UsageError(`--toolset must be all or relevant (got "${toolset}")`)
+  const toolCalling = values["tool-calling"] ?? "auto"
+  if (toolCalling !== "auto" && toolCalling !== "native" && toolCalling !== "json") throw new UsageError(`--tool-calling must be auto, native or json (got "${toolCalling}")`)
+  const data = resolve(values.data ?? BENCH_DEFAULTS.data)
+  const out = resolve(values.out)
+  const concurrency = positiveInt("concurrency", values.concurrency) ?? BENCH_DEFAULTS.concurrency
+  const defaultResponses = join(data, "responses.jsonl")
+  return {
+    data,
+    out,
+    groups: list(values.group) ?? [...GROUPS],
+    methods,
+    model: values.model ?? defaultModelSpec(),
+    envs: list(values.env) ?? [...BENCH_DEFAULTS.envs],
+    responses: values.responses ?? (existsSync(defaultResponses) ? defaultResponses : undefined),
+    cacheDir: values["cache-dir"],
+    storeDir: values["store-dir"] ?? join(out, "simulated"),
+    limit: positiveInt("limit", values.limit),
+    ids: list(values.ids),
+    toolset: toolset as "all" | "relevant",
+    concurrency,
+    modelConcurrency: positiveInt("model-concurrency", values["model-concurrency"]),
+    resume: values.resume === true,
+    toolCalling: toolCalling as "auto" | "native" | "json",
+    tries: positiveInt("tries", values.tries),
+    maxSteps: positiveInt("max-steps", values["max-steps"]),
+    budget: positiveInt("budget", values.budget),
+    observationLimit: positiveInt("observation-limit", values["observation-limit"]),
+    timeoutMs: positiveInt("timeout", values.timeout),
+    stopAfter: positiveInt("stop-after", values["stop-after"]),
+    fullTrace: values["full-trace"] === true
+  }
+}
+
+type BenchArgs = NonNullable<ReturnType<typeof parse>>
+
+const methodEntries = (args: BenchArgs): Array<MethodEntry> =>
+  args.methods.map((name) => {
+    const chain = { toolCalling: args.toolCalling, maxSteps: args.maxSteps, observationLimit: args.observationLimit }
+    switch (name) {
+      case "react":
+        return { name, method: react({ ...chain, tries: args.tries }) }
+      case "dfsdt":
+        return { name, method: dfsdt({ ...chain, budget: args.budget }) }
+      default:
+        return { name, method: smurfs({ maxSteps: args.maxSteps }) }
+    }
+  })
+
+const program = (args: BenchArgs) =>
+  Effect.gen(function* () {
+    const queries = yield* loadQueries({ dir: args.data, groups: args.groups, ids: args.ids, limit: args.limit })
+    if (queries.length === 0) {
+      console.error("smurfs bench: no query matched the given --group/--ids/--limit; nothing to run.")
+      return ExitCode.BadInput
+    }
+    const model = yield* LanguageModel
+    const env = yield* makeEnvironmentChain(args.envs, { responses: args.responses, cacheDir: args.cacheDir, storeDir: args.storeDir })
+    const config: RunConfig = {
+      formatVersion: RUN_FORMAT_VERSION,
+      packageVersion: version,
+      createdAt: new Date().toISOString(),
+      data: args.data,
+      groups: args.groups,
+      methods: args.methods,
+      model: args.model,
+      modelName: model.info.model,
+      envs: args.envs,
+      toolset: args.toolset,
+      ...(args.limit !== undefined ? { limit: args.limit } : {}),
+      ...(args.ids !== undefined ? { ids: args.ids } : {}),
+      concurrency: args.concurrency,
+      options: {
+        toolCalling: args.toolCalling,
+        tries: args.tries ?? REACT_DEFAULTS.tries,
+        maxSteps: args.maxSteps ?? REACT_DEFAULTS.maxSteps,
+        budget: args.budget ?? DFSDT_DEFAULTS.budget,
+        observationLimit: args.observationLimit ?? REACT_DEFAULTS.observationLimit,
+        modelConcurrency: args.modelConcurrency ?? null,
+        timeoutMs: args.timeoutMs ?? null,
+        responses: args.responses ?? null,
+        cacheDir: args.cacheDir ?? null
+      }
+    }
+    const summary = yield* runBench({
+      runDir: args.out,
+      config,
+      queries,
+      methods: methodEntries(args),
+      taskOf: (query) => taskOf(query, args.toolset, (name, docs) => toolbenchLibrary(name, docs as ReadonlyArray<ApiDocInput>, env)),
+      concurrency: args.concurrency,
+      resume: args.resume,
+      modelSpec: args.model,
+      stopAfterUnreachable: args.stopAfter,
+      fullTrace: args.fullTrace,
+      progress: makeProgress()
+    })
+    console.error(
+      `smurfs bench: ${summary.recorded} tasks recorded now (${summary.answered} answered), ${summary.skipped} already done, ` +
+        `${summary.notRecorded} left undone, of ${summary.total}. Run directory: ${args.out}`
+    )
+    for (const file of summary.convertedFiles) console.log(file)
+    if (summary.notRecorded > 0) {
+      console.error(`Rerun the same command with --resume to retry the ${summary.notRecorded} undone tasks.`)
+      return ExitCode.Failure
+    }
+    return ExitCode.Ok
+  })
+
+const exitCodeOf = (tag: string): number => {
+  switch (tag) {
+    case "ModelServerDown":
+    case "ModelUnreachable":
+    case "ModelNotFound":
+      return ExitCode.ModelUnavailable
+    case "RunDirError":
+    case "DatasetError":
+    case "InvalidModelSpec":
+    case "ToolEnvError":
+      return ExitCode.BadInput
+    default:
+      return ExitCode.Failure
+  }
+}
+
+export const run = async (argv: string[]): Promise<number> => {
+  let args: BenchArgs | undefined
+  try {
+    args = parse(argv)
+  } catch (e) {
+    console.error(`smurfs bench: ${(e as Error).message}\n\n${HELP}`)
+    return ExitCode.Usage
+  }
+  if (!args) {
+    console.log(HELP)
+    return ExitCode.Ok
+  }
+  const resumeHint = `Rerun with --resume to continue: smurfs bench ${argv.filter((a) => a !== "--resume").join(" ")} --resume`
+  // Ollama serves OLLAMA_NUM_PARALLEL requests at once (its own default applies); other servers get one slot per task.
+  const modelConcurrency = args.modelConcurrency ?? (args.model.startsWith("ollama:") ? undefined : args.concurrency)
+  const modelLayer = resolveModelLayer(args.model, { concurrency: modelConcurrency, timeoutMs: args.timeoutMs })
+  // Ctrl-C / SIGTERM interrupt the run; finished records are already on disk.
+  const abort = new AbortController()
+  const stop = () => abort.abort()
+  process.once("SIGINT", stop)
+  process.once("SIGTERM", stop)
+  const exit = await Effect.runPromiseExit(program(args).pipe(Effect.provide(modelLayer)), { signal: abort.signal })
+  process.off("SIGINT", stop)
+  process.off("SIGTERM", stop)
+  if (Exit.isSuccess(exit)) return exit.value
+  if (Cause.hasInterruptsOnly(exit.cause)) {
+    console.error(`\nsmurfs bench: interrupted; finished tasks are kept in ${args.out}. ${resumeHint}`)
+    return ExitCode.Interrupted
+  }
+  const error = Cause.squash(exit.cause) as { _tag?: string; message?: string }
+  console.error(`smurfs bench: ${error?.message ?? String(error)}`)
+  if (error instanceof ModelServerDown) console.error(resumeHint)
+  return exitCodeOf(error?._tag ?? "")
+}

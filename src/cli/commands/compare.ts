@@ -1,0 +1,72 @@
+// `smurfs compare`: set runs (and ToolEval's published results) side by side in one table, optionally an HTML report.
+import { writeFileSync } from "node:fs"
+import { parseArgs } from "node:util"
+import { CompareInputError, collectRows } from "../../../bench/report/collect.ts"
+import { renderHtml } from "../../../bench/report/html.ts"
+import { renderTable } from "../../../bench/report/table.ts"
+import { slug } from "../../../bench/eval/labels.ts"
+import { ExitCode } from "../exit-codes.ts"
+
+const HELP = `usage: smurfs compare <dir>... [--html <file>] [--judge <spec>]
+
+Print one table of every method and group in the given directories: pass rate ± std over judge
+runs, win rate against a reference, mean model calls, prompt and completion tokens, tool calls
+and wall time per task. A directory is a run from \`smurfs bench\` (judged with \`smurfs eval\`),
+a StableToolBench folder with model_predictions_converted/, or ToolEval's results
+(pass_rate_results/, preference_results/), whose published labels are shown as judge "ToolEval".
+
+options:
+  --html <file>     also write a self-contained HTML report with charts
+  --judge <spec>    show only this judge's labels (default: every judge found)
+  -h, --help        show this help`
+
+export const run = async (argv: Array<string>): Promise<number> => {
+  let parsed
+  try {
+    parsed = parseArgs({
+      args: argv,
+      options: { html: { type: "string" }, judge: { type: "string" }, help: { type: "boolean", short: "h" } },
+      strict: true,
+      allowPositionals: true
+    })
+  } catch (e) {
+    console.error(`smurfs compare: ${(e as Error).message}\n\n${HELP}`)
+    return ExitCode.Usage
+  }
+  if (parsed.values.help) {
+    console.log(HELP)
+    return ExitCode.Ok
+  }
+  if (parsed.positionals.length === 0) {
+    console.error(`smurfs compare: give at least one run directory or ToolEval results folder\n\n${HELP}`)
+    return ExitCode.Usage
+  }
+  let rows
+  try {
+    rows = collectRows(parsed.positionals)
+  } catch (e) {
+    console.error(`smurfs compare: ${(e as Error).message}`)
+    return e instanceof CompareInputError ? ExitCode.BadInput : ExitCode.Failure
+  }
+  const judge = parsed.values.judge
+  if (judge !== undefined) {
+    const wanted = slug(judge)
+    rows = rows.filter((r) => r.judge === wanted || r.judge === judge || r.judge === "")
+  }
+  if (rows.length === 0) {
+    console.error("smurfs compare: no tasks found in the given directories")
+    return ExitCode.BadInput
+  }
+  console.log(renderTable(rows))
+  if (rows.every((r) => !r.pass)) console.error("\nNo judge labels yet: run `smurfs eval --run <dir> --judge <spec>` to add pass and win rates.")
+  if (parsed.values.html) {
+    try {
+      writeFileSync(parsed.values.html, renderHtml(rows, { generatedAt: new Date().toISOString() }))
+    } catch (e) {
+      console.error(`smurfs compare: cannot write ${parsed.values.html}: ${(e as Error).message}`)
+      return ExitCode.BadInput
+    }
+    console.error(`wrote ${parsed.values.html}`)
+  }
+  return ExitCode.Ok
+}

@@ -1,0 +1,84 @@
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest"
+import { passLabelsPath, winVerdictsPath } from "../../../bench/eval/labels.ts"
+import { writeFakeRun } from "../../../bench/eval/test-fixtures.ts"
+import { ExitCode } from "../exit-codes.ts"
+import { run } from "./eval.ts"
+
+const scriptFile = (script: object) => {
+  const file = join(mkdtempSync(join(tmpdir(), "smurfs-judge-")), "judge.json")
+  writeFileSync(file, JSON.stringify(script))
+  return file
+}
+
+let out: Array<string>, err: Array<string>
+beforeEach(() => {
+  out = []
+  err = []
+  vi.spyOn(console, "log").mockImplementation((...a) => void out.push(a.join(" ")))
+  vi.spyOn(console, "error").mockImplementation((...a) => void err.push(a.join(" ")))
+})
+afterEach(() => vi.restoreAllMocks())
+
+describe("smurfs eval", () => {
+  it("judges a run, prints the table, and resumes without judging again", async () => {
+    const dir = writeFakeRun([{ taskId: "1" }, { taskId: "2", finishType: "give_up", finalAnswer: "" }])
+    const file = scriptFile({ "judge.answer": [{ reason: "fine", label: "Solved" }], $cycle: true })
+    const judge = `scripted:${file}`
+    expect(await run(["--run", dir, "--judge", judge, "--k", "2"])).toBe(ExitCode.Ok)
+    expect(existsSync(passLabelsPath(dir, judge, "smurfs", "G1_instruction", "1"))).toBe(true)
+    // (1 + 0) / 2 in both runs -> 50.0 ± 0.0
+    expect(out.join("\n")).toMatch(/50\.0 ± 0\.0/)
+    expect(err.join("\n")).toMatch(/pass: 4 decisions made, 0 kept/)
+    // the same judge, now with no replies, would fail on any call: the resume must not call it
+    writeFileSync(file, JSON.stringify({ "judge.answer": [] }))
+    err = []
+    expect(await run(["--run", dir, "--judge", judge, "--k", "2"])).toBe(ExitCode.Ok)
+    expect(err.join("\n")).toMatch(/pass: 0 decisions made, 4 kept/)
+  })
+
+  it("computes win rounds against a reference run", async () => {
+    const dir = writeFakeRun([{ taskId: "1" }])
+    const ref = writeFakeRun([{ taskId: "1", method: "react", finishType: "give_up", finalAnswer: "" }])
+    const judge = `scripted:${scriptFile({ "judge.answer": [{ reason: "fine", label: "Solved" }], $cycle: true })}`
+    expect(await run(["--run", dir, "--judge", judge, "--k", "1", "--reference", ref])).toBe(ExitCode.Ok)
+    const name = `${ref.split("/").pop()}-react`
+    expect(existsSync(winVerdictsPath(dir, judge, name, "smurfs", "G1_instruction", "1"))).toBe(true)
+    expect(out.join("\n")).toMatch(/100\.0 vs /)
+  })
+
+  it("scores StableToolBench converted predictions, writing labels to --out", async () => {
+    const example = new URL("../../../../shared/toolbench/example/data_example", import.meta.url).pathname
+    const store = mkdtempSync(join(tmpdir(), "smurfs-eval-out-"))
+    const judge = `scripted:${scriptFile({ "judge.answer": [{ reason: "fine", label: "Solved" }], $cycle: true })}`
+    expect(await run(["--run", example, "--judge", judge, "--k", "3", "--out", store, "--method", "virtual_chatgpt_cot"])).toBe(ExitCode.Ok)
+    // 588 never reached Finish: Unsolved by rule, as in ToolEval's published labels; 608 and 1073 go to the judge
+    const labels = JSON.parse(readFileSync(passLabelsPath(store, judge, "virtual_chatgpt_cot", "G1_instruction", "588"), "utf8"))
+    expect(Object.values(labels.runs).map((r) => (r as { stage: string }).stage)).toEqual(["rule", "rule", "rule"])
+    expect(err.join("\n")).toMatch(/pass: 9 decisions made/)
+  })
+
+  it("reports a missing run directory as bad input", async () => {
+    expect(await run(["--run", "/nonexistent/run", "--judge", "scripted:x.json"])).toBe(ExitCode.BadInput)
+    expect(err.join("\n")).toMatch(/does not exist/)
+  })
+
+  it("reports missing flags and bad numbers as usage errors", async () => {
+    expect(await run(["--run", "/tmp"])).toBe(ExitCode.Usage)
+    expect(err.join("\n")).toMatch(/--judge <model spec> is required/)
+    expect(await run(["--run", "/tmp", "--judge", "x", "--k", "0"])).toBe(ExitCode.Usage)
+    expect(await run(["--bogus"])).toBe(ExitCode.Usage)
+  })
+
+  it("reports an unreadable judge script as bad input", async () => {
+    const dir = writeFakeRun([{ taskId: "1" }])
+    expect(await run(["--run", dir, "--judge", "scripted:/nonexistent/judge.json"])).toBe(ExitCode.BadInput)
+  })
+
+  it("prints its help", async () => {
+    expect(await run(["--help"])).toBe(ExitCode.Ok)
+    expect(out.join("\n")).toMatch(/usage: smurfs eval/)
+  })
+})

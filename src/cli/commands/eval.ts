@@ -1,0 +1,181 @@
+// `smurfs eval`: judge a run's pass rate (and win rate against a reference run), resumable, with progress.
+import { resolve } from "node:path"
+import { parseArgs } from "node:util"
+import { Cause, Effect, Exit } from "effect"
+import cliProgress from "cli-progress"
+import { EVAL_DEFAULTS, type EvalSummary, evaluatePass, evaluateWin } from "../../../bench/eval/evaluate.ts"
+import { slug } from "../../../bench/eval/labels.ts"
+import { loadSource, methodsOf, type Source, SourceError } from "../../../bench/eval/sources.ts"
+import { collectRows } from "../../../bench/report/collect.ts"
+import { renderTable } from "../../../bench/report/table.ts"
+import { ExitCode } from "../exit-codes.ts"
+import { modelLayer } from "../../llm/spec.ts"
+
+const HELP = `usage: smurfs eval --run <dir> --judge <model spec> [options]
+
+Judge every task of a run: K pass labels per task (ToolEval's SoPR) and, with --reference, K win
+rounds per task against another run (SoWR). Labels are stored per task under <run>/eval/<judge>/,
+so an interrupted eval resumes where it stopped and nothing is judged twice.
+
+options:
+  --run <dir>               a run directory from \`smurfs bench\`, or a StableToolBench folder with
+                            model_predictions_converted/<method>/<group>.json
+  --judge <spec>            the judge model: ollama:<model>, openai:<model>, scripted:<file.json>, ...
+  --k <n>                   judge runs (pass) and rounds (win) per task (default ${EVAL_DEFAULTS.k})
+  --reference <dir>         a reference run (or StableToolBench folder) to compute the win rate against
+  --reference-method <m>    the reference's method when it has several (default: its only method,
+                            else the method of the same name)
+  --method <m>              judge only this method (repeatable)
+  --group <g>               judge only this group (repeatable)
+  --concurrency <n>         tasks judged at the same time (default ${EVAL_DEFAULTS.concurrency})
+  --seed <n>                seed of the answer order in win rounds (default ${EVAL_DEFAULTS.seed})
+  --out <dir>               write eval/ here instead of into the run directory (for read-only folders)
+  -h, --help                show this help`
+
+const positiveInt = (name: string, text: string | undefined, fallback: number): number => {
+  if (text === undefined) return fallback
+  const n = Number(text)
+  if (!Number.isInteger(n) || n < (name === "seed" ? 0 : 1)) throw new UsageError(`--${name} must be a ${name === "seed" ? "non-negative" : "positive"} integer (got "${text}")`)
+  return n
+}
+
+class UsageError extends Error {}
+
+/** A progress bar on a terminal, a line per tenth otherwise. */
+const progress = (label: string) => {
+  if (process.stderr.isTTY) {
+    const bar = new cliProgress.SingleBar({ format: `${label} [{bar}] {value}/{total} tasks`, stream: process.stderr, hideCursor: true }, cliProgress.Presets.shades_classic)
+    let started = false
+    return {
+      update: (done: number, total: number) => {
+        if (!started) (bar.start(total, 0), (started = true))
+        bar.update(done)
+      },
+      stop: () => started && bar.stop()
+    }
+  }
+  let shown = -1
+  return {
+    update: (done: number, total: number) => {
+      const tenth = Math.floor((10 * done) / Math.max(1, total))
+      if (tenth !== shown || done === total) (shown = tenth), console.error(`${label}: ${done}/${total} tasks`)
+    },
+    stop: () => {}
+  }
+}
+
+const report = (what: string, s: EvalSummary) => {
+  console.error(`${what}: ${s.judged} decisions made, ${s.kept} kept from earlier${s.failed.length ? `, ${s.failed.length} failed` : ""}`)
+  for (const f of s.failed.slice(0, 5)) console.error(`  ${f.method}/${f.group}/${f.taskId}: ${f.error}`)
+  if (s.failed.length > 5) console.error(`  ... and ${s.failed.length - 5} more; run the same command again to retry them`)
+}
+
+const pickReferenceMethod = (reference: Source, method: string, wanted: string | undefined): string => {
+  const methods = methodsOf(reference)
+  if (wanted !== undefined) {
+    if (!methods.includes(wanted)) throw new UsageError(`the reference has no method "${wanted}" (it has: ${methods.join(", ") || "none"})`)
+    return wanted
+  }
+  if (methods.length === 1) return methods[0]!
+  if (methods.includes(method)) return method
+  throw new UsageError(`the reference has several methods (${methods.join(", ")}); choose one with --reference-method`)
+}
+
+const program = (args: {
+  source: Source
+  reference: Source | undefined
+  referenceMethod: string | undefined
+  store: string
+  judge: string
+  k: number
+  concurrency: number
+  seed: number
+}) =>
+  Effect.gen(function* () {
+    const { source, store, judge, k, concurrency } = args
+    const bar = progress(`pass (${judge})`)
+    const pass = yield* evaluatePass(source.entries, { store, judge, k, concurrency, onProgress: bar.update }).pipe(Effect.ensuring(Effect.sync(bar.stop)))
+    report("pass", pass)
+    if (!args.reference) return
+    for (const method of methodsOf(source)) {
+      const referenceMethod = pickReferenceMethod(args.reference, method, args.referenceMethod)
+      const referenceName = `${resolve(args.reference.dir).split("/").pop()}-${referenceMethod}`
+      const winBar = progress(`win ${method} vs ${referenceName}`)
+      const win = yield* evaluateWin(
+        source.entries.filter((e) => e.method === method),
+        args.reference.entries.filter((e) => e.method === referenceMethod),
+        { store, judge, k, concurrency, seed: args.seed, referenceName, referenceSource: resolve(args.reference.dir), referenceMethod, onProgress: winBar.update }
+      ).pipe(Effect.ensuring(Effect.sync(winBar.stop)))
+      report(`win ${method}`, win)
+    }
+  })
+
+export const run = async (argv: Array<string>): Promise<number> => {
+  let parsed
+  try {
+    parsed = parseArgs({
+      args: argv,
+      options: {
+        run: { type: "string" },
+        judge: { type: "string" },
+        k: { type: "string" },
+        reference: { type: "string" },
+        "reference-method": { type: "string" },
+        method: { type: "string", multiple: true },
+        group: { type: "string", multiple: true },
+        concurrency: { type: "string" },
+        seed: { type: "string" },
+        out: { type: "string" },
+        help: { type: "boolean", short: "h" }
+      },
+      strict: true,
+      allowPositionals: false
+    }).values
+  } catch (e) {
+    console.error(`smurfs eval: ${(e as Error).message}\n\n${HELP}`)
+    return ExitCode.Usage
+  }
+  if (parsed.help) {
+    console.log(HELP)
+    return ExitCode.Ok
+  }
+  if (!parsed.run || !parsed.judge) {
+    console.error(`smurfs eval: ${!parsed.run ? "--run <dir>" : "--judge <model spec>"} is required\n\n${HELP}`)
+    return ExitCode.Usage
+  }
+  let options
+  try {
+    const k = positiveInt("k", parsed.k, EVAL_DEFAULTS.k)
+    const concurrency = positiveInt("concurrency", parsed.concurrency, EVAL_DEFAULTS.concurrency)
+    const seed = positiveInt("seed", parsed.seed, EVAL_DEFAULTS.seed)
+    const loaded = loadSource(parsed.run)
+    const keep = (e: { method: string; group: string }) =>
+      (!parsed.method || parsed.method.includes(e.method)) && (!parsed.group || parsed.group.includes(e.group))
+    const source: Source = { ...loaded, entries: loaded.entries.filter(keep) }
+    for (const problem of loaded.invalid) console.error(`warning: skipped an invalid task record: ${problem}`)
+    if (source.entries.length === 0) throw new SourceError(`${parsed.run} has no answered tasks${parsed.method || parsed.group ? " for the chosen --method/--group" : ""}.`)
+    const reference = parsed.reference ? loadSource(parsed.reference) : undefined
+    if (reference) for (const m of methodsOf(source)) pickReferenceMethod(reference, m, parsed["reference-method"])
+    options = { source, reference, referenceMethod: parsed["reference-method"], store: parsed.out ?? parsed.run, judge: parsed.judge, k, concurrency, seed }
+  } catch (e) {
+    console.error(`smurfs eval: ${(e as Error).message}`)
+    return e instanceof UsageError ? ExitCode.Usage : ExitCode.BadInput
+  }
+  const layer = modelLayer(parsed.judge)
+  const controller = new AbortController()
+  const onSigint = () => controller.abort()
+  process.once("SIGINT", onSigint)
+  const exit = await Effect.runPromiseExit(program(options).pipe(Effect.provide(layer)), { signal: controller.signal })
+  process.off("SIGINT", onSigint)
+  if (Exit.isFailure(exit)) {
+    if (Cause.hasInterruptsOnly(exit.cause)) {
+      console.error("smurfs eval: interrupted; the labels judged so far are kept, run the same command to resume")
+      return ExitCode.Interrupted
+    }
+    const error = Cause.squash(exit.cause) as { _tag?: string; message?: string }
+    console.error(`smurfs eval: ${error?.message ?? String(error)}`)
+    return error?._tag === "InvalidModelSpec" ? ExitCode.BadInput : error?._tag === "UsageError" ? ExitCode.Usage : ExitCode.ModelUnavailable
+  }
+  if (options.store === parsed.run) console.log(renderTable(collectRows([parsed.run]).filter((r) => r.judge === slug(parsed.judge!))))
+  return ExitCode.Ok
+}

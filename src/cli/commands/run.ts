@@ -1,0 +1,138 @@
+// `smurfs run "<query>"`: solve one query with the Smurfs agents, showing each step as it happens.
+import { createHash } from "node:crypto"
+import { parseArgs } from "node:util"
+import { Cause, Effect, Exit } from "effect"
+import { smurfs } from "../../agents/smurfs.ts"
+import type { SmurfsOptions } from "../../agents/smurfs-options.ts"
+import { DEFAULT_MODEL_SPEC, type ModelOptions } from "../../llm/spec.ts"
+import { loadToolLibrary } from "../../tools/load.ts"
+import type { Trajectory } from "../../trace/trajectory.ts"
+import { ExitCode } from "../exit-codes.ts"
+import { liveView } from "../live-view.ts"
+import { defaultModelSpec, resolveModelLayer } from "../model-option.ts"
+
+const HELP = `usage: smurfs run "<query>" [options]
+
+Solve one query with the Smurfs agents (planner, executor, answerer, verifier) and print each step.
+
+options:
+  -m, --model <spec>    ollama:<model>, openai:<model>, scripted:<file.json> or sim (default SMURFS_MODEL, else ${DEFAULT_MODEL_SPEC})
+  -t, --tools <source>  demo, a JS/TS module exporting tools, or a StableToolBench api_list JSON (default demo)
+      --json            print only the trajectory as JSON
+      --max-steps <n>   executor steps per subtask before it is answered from memory (default 3)
+      --no-planner      ablation: the query is the only subtask
+      --no-answerer     ablation: the raw tool response is the answer
+      --no-verifier     ablation: the first answer is accepted
+      --timeout <ms>    per-request model timeout
+      --num-ctx <n>     context window in tokens (Ollama num_ctx, also the prompt budget)
+      --strict          exit with 1 when the task gives up
+  -h, --help            show this help
+
+exit codes: 0 answered (or gave up without --strict), 1 gave up with --strict, 2 bad usage,
+3 bad input (model spec, tools), 4 model unavailable, 130 interrupted`
+
+const MODEL_UNAVAILABLE = new Set(["ModelUnreachable", "ModelNotFound", "Overloaded", "Timeout", "ModelServerError"])
+const BAD_INPUT = new Set(["InvalidModelSpec", "ToolLoadError", "DuplicateToolName"])
+
+/** A stable id for an ad-hoc query: a short hash of its text. */
+export const taskIdOf = (query: string): string => createHash("sha256").update(query).digest("hex").slice(0, 12)
+
+class UsageError extends Error {}
+
+const positiveInt = (name: string, value: string | undefined): number | undefined => {
+  if (value === undefined) return undefined
+  const n = Number(value)
+  if (!Number.isInteger(n) || n <= 0) throw new UsageError(`--${name} needs a positive whole number, got "${value}"`)
+  return n
+}
+
+const parse = (argv: string[]) => {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      model: { type: "string", short: "m" },
+      tools: { type: "string", short: "t", default: "demo" },
+      json: { type: "boolean", default: false },
+      "max-steps": { type: "string" },
+      "no-planner": { type: "boolean", default: false },
+      "no-answerer": { type: "boolean", default: false },
+      "no-verifier": { type: "boolean", default: false },
+      timeout: { type: "string" },
+      "num-ctx": { type: "string" },
+      strict: { type: "boolean", default: false },
+      help: { type: "boolean", short: "h", default: false }
+    }
+  })
+  const query = positionals.join(" ").trim()
+  if (!values.help && query.length === 0) throw new UsageError('give the query to solve, e.g. smurfs run "What is 12% of the height of Mount Everest in feet?"')
+  const model: ModelOptions = { timeoutMs: positiveInt("timeout", values.timeout), numCtx: positiveInt("num-ctx", values["num-ctx"]) }
+  return { values, query, model, maxSteps: positiveInt("max-steps", values["max-steps"]) }
+}
+
+/** Exit code for a give-up: the model's unavailability is its own code so scripts can tell it apart. */
+const giveUpCode = (trajectory: Trajectory, strict: boolean): number => {
+  const giveUp = trajectory.events.find((e) => e.type === "smurfs.give_up")
+  const tag = String(giveUp?.data["tag"] ?? "")
+  if (tag === "ModelUnreachable" || tag === "ModelNotFound") return ExitCode.ModelUnavailable
+  return strict ? ExitCode.Failure : ExitCode.Ok
+}
+
+const summary = (t: Trajectory): string =>
+  `${t.totals.modelCalls} model calls, ${t.totals.promptTokens + t.totals.completionTokens} tokens, ${t.totals.toolCalls} tool calls, ${t.totals.backtracks} backtracks, ${(t.totals.wallMs / 1000).toFixed(1)} s`
+
+export const run = async (argv: string[]): Promise<number> => {
+  let args: ReturnType<typeof parse>
+  try {
+    args = parse(argv)
+  } catch (e) {
+    console.error(`smurfs run: ${(e as Error).message}\n\n${HELP}`)
+    return ExitCode.Usage
+  }
+  if (args.values.help) {
+    console.log(HELP)
+    return ExitCode.Ok
+  }
+  const { values, query } = args
+  const color = process.stderr.isTTY === true && !process.env["NO_COLOR"]
+  const options: SmurfsOptions = {
+    maxSteps: args.maxSteps,
+    planner: !values["no-planner"],
+    answerer: !values["no-answerer"],
+    verifier: !values["no-verifier"],
+    onEvent: values.json ? undefined : liveView((line) => process.stderr.write(`${line}\n`), { color })
+  }
+  const program = Effect.gen(function* () {
+    const tools = yield* loadToolLibrary(values.tools)
+    return yield* smurfs(options)({ id: taskIdOf(query), query, tools })
+  }).pipe(Effect.provide(resolveModelLayer(values.model ?? defaultModelSpec(), args.model)))
+
+  const interrupt = new AbortController()
+  const onSigint = () => interrupt.abort()
+  process.once("SIGINT", onSigint)
+  const exit = await Effect.runPromiseExit(program, { signal: interrupt.signal })
+  process.off("SIGINT", onSigint)
+
+  if (Exit.isFailure(exit)) {
+    if (Cause.hasInterruptsOnly(exit.cause)) {
+      console.error("smurfs run: interrupted")
+      return ExitCode.Interrupted
+    }
+    const error = Cause.squash(exit.cause) as { _tag?: string; message?: string }
+    console.error(`smurfs run: ${error?.message ?? String(error)}`)
+    if (error?._tag && BAD_INPUT.has(error._tag)) return ExitCode.BadInput
+    if (error?._tag && MODEL_UNAVAILABLE.has(error._tag)) return ExitCode.ModelUnavailable
+    return ExitCode.Failure
+  }
+  const trajectory = exit.value
+  if (values.json) {
+    console.log(JSON.stringify(trajectory, null, 2))
+    return trajectory.finishType === "give_answer" ? ExitCode.Ok : giveUpCode(trajectory, values.strict)
+  }
+  console.error(`\n${summary(trajectory)}`)
+  if (trajectory.finishType === "give_answer") {
+    console.log(trajectory.finalAnswer)
+    return ExitCode.Ok
+  }
+  return giveUpCode(trajectory, values.strict)
+}

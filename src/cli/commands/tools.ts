@@ -1,0 +1,88 @@
+// `smurfs tools`: list the tools of a library with their parameters.
+import { parseArgs } from "node:util"
+import { Effect } from "effect"
+import { jsonSchemaOf } from "../../llm/structured.ts"
+import { loadToolLibrary } from "../../tools/load.ts"
+import type { Tool } from "../../tools/tool.ts"
+import { ExitCode } from "../exit-codes.ts"
+
+const HELP = `usage: smurfs tools [--tools demo|<path>] [--json]
+
+List the tools of a library: name, description (first line) and parameters.
+
+options:
+  --tools <source>     demo (default), a .ts/.js module exporting tools, or a StableToolBench api_list .json
+  --query-id <id>      with an api_list file of several queries: whose APIs to list (default: the first)
+  --json               print the tools as JSON (name, description, JSON Schema of the parameters)
+  -h, --help           show this help`
+
+interface ParameterInfo {
+  readonly name: string
+  readonly type: string
+  readonly required: boolean
+  readonly description: string
+}
+
+/** The parameters of a tool, from its JSON Schema (the same one models see). */
+export const parameterInfo = (tool: Tool): ReadonlyArray<ParameterInfo> => {
+  const schema = jsonSchemaOf(tool.parameters) as { properties?: Record<string, { type?: unknown; description?: unknown }>; required?: string[] }
+  const required = new Set(schema.required ?? [])
+  return Object.entries(schema.properties ?? {}).map(([name, p]) => ({
+    name,
+    type: Array.isArray(p.type) ? p.type.join("|") : typeof p.type === "string" ? p.type : "any",
+    required: required.has(name),
+    description: typeof p.description === "string" ? p.description : ""
+  }))
+}
+
+const firstLine = (text: string) => text.split("\n", 1)[0]!.trim()
+
+const renderText = (libraryName: string, tools: ReadonlyArray<Tool>): string => {
+  const lines = [`${libraryName}: ${tools.length} tool${tools.length === 1 ? "" : "s"}`, ""]
+  for (const tool of tools) {
+    lines.push(tool.name, `  ${firstLine(tool.description)}`)
+    const params = parameterInfo(tool)
+    if (params.length === 0) lines.push("  (no parameters)")
+    for (const p of params) lines.push(`  - ${p.name}: ${p.type}${p.required ? " (required)" : ""}${p.description ? `  ${firstLine(p.description)}` : ""}`)
+    lines.push("")
+  }
+  return lines.join("\n").trimEnd()
+}
+
+export const run = async (argv: string[]): Promise<number> => {
+  let values: { tools?: string | undefined; json?: boolean | undefined; help?: boolean | undefined; "query-id"?: string | undefined }
+  try {
+    values = parseArgs({
+      args: argv,
+      options: {
+        tools: { type: "string" },
+        "query-id": { type: "string" },
+        json: { type: "boolean" },
+        help: { type: "boolean", short: "h" }
+      },
+      strict: true,
+      allowPositionals: false
+    }).values
+  } catch (e) {
+    console.error(`smurfs tools: ${(e as Error).message}\n\n${HELP}`)
+    return ExitCode.Usage
+  }
+  if (values.help) {
+    console.log(HELP)
+    return ExitCode.Ok
+  }
+  const source = values.tools ?? "demo"
+  const loaded = await Effect.runPromise(Effect.result(loadToolLibrary(source, { queryId: values["query-id"] })))
+  if (loaded._tag === "Failure") {
+    console.error(`smurfs tools: ${loaded.failure.message}`)
+    return ExitCode.BadInput
+  }
+  const library = loaded.success
+  if (values.json) {
+    const tools = library.tools.map((t) => ({ name: t.name, description: t.description, parameters: jsonSchemaOf(t.parameters) }))
+    console.log(JSON.stringify({ library: library.name, tools }, null, 2))
+  } else {
+    console.log(renderText(library.name, library.tools))
+  }
+  return ExitCode.Ok
+}

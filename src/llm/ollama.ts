@@ -1,0 +1,213 @@
+// The Ollama provider: the official `ollama` client, JSON Schema `format`, native tools, constant num_ctx.
+import { Effect } from "effect"
+import { type ChatRequest, type ChatResponse, type Message as OllamaMessage, Ollama, type Tool as OllamaTool } from "ollama"
+import type { GenerateRequest, GenerateResponse, LanguageModelShape, Message, ToolCallRequest } from "./language-model.ts"
+import { type CallSite, deadline, displayHost, fromStatus, fromTransport } from "./provider-errors.ts"
+
+/** Everything the provider needs, defaults already applied (see `ModelOptions` in spec.ts for their meaning). */
+export interface OllamaSettings {
+  readonly model: string
+  /** Where Ollama listens, as OLLAMA_HOST takes it ("127.0.0.1:11434", "http://host:port"). */
+  readonly host: string
+  readonly numCtx: number
+  readonly keepAlive: string | number
+  readonly timeoutMs: number
+  readonly seed: number
+  readonly temperature: number
+  /** Whether the model takes native tools; when undefined the provider asks /api/show. */
+  readonly supportsTools?: boolean | undefined
+}
+
+const DEFAULT_PORT = "11434"
+
+/** OLLAMA_HOST as Ollama reads it: a bare host gets http:// and port 11434; ":port" means localhost. */
+export const normalizeOllamaHost = (raw: string | undefined): string => {
+  let host = (raw ?? "").trim()
+  if (host === "") return `http://127.0.0.1:${DEFAULT_PORT}`
+  let explicit = host.includes("://")
+  if (host.startsWith(":")) {
+    host = `http://127.0.0.1${host}`
+    explicit = true
+  }
+  if (!explicit) host = `http://${host}`
+  try {
+    const url = new URL(host)
+    if (url.hostname === "0.0.0.0") url.hostname = "127.0.0.1"
+    if (!url.port) url.port = explicit ? (url.protocol === "https:" ? "443" : "80") : DEFAULT_PORT
+    return url.toString().replace(/\/$/, "")
+  } catch {
+    return host
+  }
+}
+
+/** Prefix that marks a guardrail's correction when it has to travel as a user message. */
+export const REFLECTION_PREFIX = "[guardrail reflection]"
+
+/** Our messages in Ollama's roles: reflections become user turns, tool results carry the tool's name. */
+export const toOllamaMessages = (messages: ReadonlyArray<Message>): OllamaMessage[] =>
+  messages.map((m): OllamaMessage => {
+    switch (m.role) {
+      case "reflection":
+        return { role: "user", content: `${REFLECTION_PREFIX} ${m.content}` }
+      case "tool":
+        return { role: "tool", content: m.content, ...(m.toolName ? { tool_name: m.toolName } : {}) }
+      case "assistant":
+        return {
+          role: "assistant",
+          content: m.content,
+          ...(m.toolCalls && m.toolCalls.length > 0 ? { tool_calls: m.toolCalls.map((c) => ({ function: { name: c.name, arguments: c.arguments } })) } : {})
+        }
+      default:
+        return { role: m.role, content: m.content }
+    }
+  })
+
+/** The /api/chat body for a request. `format` and `tools` are never sent together: Ollama ignores tools then. */
+export const toChatRequest = (settings: OllamaSettings, request: GenerateRequest): ChatRequest & { stream: false } => {
+  const tools = request.tools && request.tools.length > 0 ? request.tools : undefined
+  const o = request.options
+  return {
+    model: settings.model,
+    messages: toOllamaMessages(request.messages),
+    stream: false,
+    keep_alive: settings.keepAlive,
+    options: {
+      num_ctx: settings.numCtx,
+      temperature: o?.temperature ?? settings.temperature,
+      seed: o?.seed ?? settings.seed,
+      ...(o?.maxTokens !== undefined ? { num_predict: o.maxTokens } : {})
+    },
+    ...(tools
+      ? { tools: tools.map((t): OllamaTool => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.parameters as OllamaTool["function"]["parameters"] } })) }
+      : request.format
+        ? { format: request.format }
+        : {})
+  }
+}
+
+const toToolCalls = (response: ChatResponse): ReadonlyArray<ToolCallRequest> | undefined => {
+  const calls = response.message?.tool_calls
+  if (!calls || calls.length === 0) return undefined
+  return calls.map((c) => {
+    const raw: unknown = c.function.arguments
+    let args: Record<string, unknown> = {}
+    if (typeof raw === "string") {
+      try {
+        args = JSON.parse(raw) as Record<string, unknown>
+      } catch {
+        args = { _raw: raw }
+      }
+    } else if (raw && typeof raw === "object") args = raw as Record<string, unknown>
+    const id = (c as { id?: unknown }).id
+    return { ...(typeof id === "string" ? { id } : {}), name: c.function.name, arguments: args }
+  })
+}
+
+/** The status and message of the client's ResponseError (not exported by the package). */
+const responseError = (e: unknown): { status: number; message: string } | undefined => {
+  if (e instanceof Error && e.name === "ResponseError" && typeof (e as { status_code?: unknown }).status_code === "number")
+    return { status: (e as unknown as { status_code: number }).status_code, message: (e as { error?: string }).error ?? e.message }
+  return undefined
+}
+
+/**
+ * An error page that is not JSON (a proxy's 502, say) as the JSON error Ollama would send: the
+ * client logs to the console when it meets a non-JSON error body.
+ */
+const asJsonError = async (response: Response): Promise<Response> => {
+  if (response.ok || response.headers.get("content-type")?.includes("application/json")) return response
+  const text = (await response.text().catch(() => "")).trim().slice(0, 500)
+  const headers = new Headers(response.headers)
+  headers.set("content-type", "application/json")
+  headers.delete("content-length")
+  headers.delete("content-encoding")
+  return new Response(JSON.stringify({ error: text || `HTTP ${response.status} ${response.statusText}`.trim() }), { status: response.status, statusText: response.statusText, headers })
+}
+
+/**
+ * One call through a fresh client whose fetch carries our abort signal (the client passes none for
+ * non-streaming calls) and keeps the last response, for its Retry-After header.
+ */
+const call = <A>(host: string, site: CallSite, run: (client: Ollama) => Promise<A>) =>
+  Effect.suspend(() => {
+    let last: Response | undefined
+    let timedOut = () => false
+    return Effect.tryPromise({
+      try: (interrupt: AbortSignal) => {
+        const limit = deadline(interrupt, site.timeoutMs)
+        timedOut = limit.timedOut
+        const client = new Ollama({
+          host,
+          fetch: async (input, init) => {
+            const response = await fetch(input, { ...init, signal: limit.signal })
+            last = response
+            return asJsonError(response)
+          }
+        })
+        return run(client)
+      },
+      catch: (e) => {
+        const http = responseError(e)
+        return http ? fromStatus(site, http.status, http.message, last?.headers) : fromTransport(site, e, timedOut())
+      }
+    })
+  })
+
+/** A short call to Ollama's own API (/api/show, /api/tags, /api/version) with a few seconds' deadline. */
+const adminCall = <A>(settings: OllamaSettings, role: string, run: (client: Ollama) => Promise<A>) => {
+  const host = normalizeOllamaHost(settings.host)
+  const site: CallSite = { provider: "ollama", host: displayHost(host), model: settings.model, role, timeoutMs: Math.min(settings.timeoutMs, ADMIN_TIMEOUT_MS) }
+  return call(host, site, run)
+}
+
+/** Admin calls answer at once even when the model is busy; a short deadline keeps checks quick. */
+const ADMIN_TIMEOUT_MS = 5000
+
+/** The server's version (GET /api/version): the cheapest proof that Ollama is up. */
+export const ollamaVersion = (settings: OllamaSettings) => Effect.map(adminCall(settings, "version", (c) => c.version()), (v) => v.version)
+
+/** Names of the models the server has (GET /api/tags). */
+export const ollamaModels = (settings: OllamaSettings) => Effect.map(adminCall(settings, "tags", (c) => c.list()), (l) => l.models.map((m) => m.name))
+
+/** The model's capabilities (POST /api/show); fails with ModelNotFound when the server lacks it. */
+export const ollamaCapabilities = (settings: OllamaSettings) =>
+  Effect.map(adminCall(settings, "show", (c) => c.show({ model: settings.model })), (show) => (Array.isArray(show.capabilities) ? show.capabilities : []))
+
+/** Whether the model declares the "tools" capability; undefined when the server cannot tell. */
+export const probeToolSupport = (settings: OllamaSettings): Effect.Effect<boolean | undefined> =>
+  ollamaCapabilities(settings).pipe(
+    Effect.map((capabilities) => (capabilities.length > 0 ? capabilities.includes("tools") : undefined)),
+    Effect.orElseSucceed(() => undefined)
+  )
+
+/** An Ollama-backed model. `supportsTools` comes from the settings (or true until known). */
+export const makeOllamaModel = (settings: OllamaSettings): LanguageModelShape => {
+  const host = normalizeOllamaHost(settings.host)
+  const shown = displayHost(host)
+  const generate = (request: GenerateRequest) =>
+    Effect.suspend(() => {
+      const started = performance.now()
+      const site: CallSite = { provider: "ollama", host: shown, model: settings.model, role: request.role, timeoutMs: request.options?.timeoutMs ?? settings.timeoutMs }
+      return call(host, site, (client) => client.chat(toChatRequest(settings, request))).pipe(
+        Effect.map(
+          (response): GenerateResponse => ({
+            text: response.message?.content ?? "",
+            toolCalls: toToolCalls(response),
+            usage: { promptTokens: response.prompt_eval_count ?? 0, completionTokens: response.eval_count ?? 0 },
+            model: response.model ?? settings.model,
+            durationMs: Math.round(performance.now() - started)
+          })
+        )
+      )
+    })
+  return {
+    info: { spec: `ollama:${settings.model}`, provider: "ollama", model: settings.model, contextTokens: settings.numCtx, supportsTools: settings.supportsTools ?? true },
+    generate
+  }
+}
+
+/** An Ollama model whose `supportsTools` is read from /api/show once, when the model is built. */
+export const ollamaModel = (settings: OllamaSettings): Effect.Effect<LanguageModelShape> =>
+  settings.supportsTools !== undefined
+    ? Effect.succeed(makeOllamaModel(settings))
+    : Effect.map(probeToolSupport(settings), (supportsTools) => makeOllamaModel({ ...settings, supportsTools }))

@@ -1,0 +1,109 @@
+import { Effect } from "effect"
+import { afterEach, describe, expect, it } from "vitest"
+import { z } from "zod"
+import { type FakeOpenAI, startFakeOpenAI } from "../../test/fake-servers/openai.ts"
+import { LanguageModel } from "./language-model.ts"
+import { listOpenAIModels, toOpenAIMessages } from "./openai.ts"
+import { modelLayer, type ModelOptions, openaiSettings } from "./spec.ts"
+import { generateObject, jsonSchemaOf } from "./structured.ts"
+
+const servers: FakeOpenAI[] = []
+const fake = async (...args: Parameters<typeof startFakeOpenAI>) => {
+  const server = await startFakeOpenAI(...args)
+  servers.push(server)
+  return server
+}
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()))
+})
+
+const run = <A, E>(server: FakeOpenAI, effect: Effect.Effect<A, E, LanguageModel>, options: ModelOptions = {}) =>
+  Effect.runPromise(Effect.provide(effect, modelLayer("openai:qwen2.5:7b", { baseURL: server.baseURL, retryBaseMs: 1, ...options })))
+
+const Verdict = z.object({ verdict: z.enum(["accept", "reject"]), hint: z.string() })
+
+describe("openai-compatible provider", () => {
+  it("sends response_format json_schema (non-strict), temperature 0 and the seed", async () => {
+    const server = await fake()
+    const ask = generateObject({ role: "verifier", schema: Verdict, messages: [{ role: "user", content: "check" }] })
+    const [first] = await run(server, Effect.all([ask, ask]))
+    expect(first.value).toEqual({ verdict: "accept", hint: "x" })
+    const bodies = server.chatRequests()
+    expect(bodies).toHaveLength(2)
+    for (const body of bodies) {
+      expect(body.response_format).toEqual({ type: "json_schema", json_schema: { name: "reply", schema: jsonSchemaOf(Verdict), strict: false } })
+      expect(body.tools).toBeUndefined()
+      expect(body.temperature).toBe(0)
+      expect(body.seed).toBe(42)
+      expect(body.stream).toBe(false)
+    }
+  })
+
+  it("recovers a malformed JSON reply through a reflection turn", async () => {
+    const server = await fake(['{"verdict": "maybe"}', '{"verdict": "reject", "hint": "use another tool"}'])
+    const result = await run(server, generateObject({ role: "verifier", schema: Verdict, messages: [{ role: "user", content: "check" }] }))
+    expect(result.attempts).toBe(2)
+    expect(result.value).toEqual({ verdict: "reject", hint: "use another tool" })
+    const last = server.chatRequests()[1].messages.at(-1)
+    expect(last.role).toBe("user")
+    expect(last.content).toMatch(/^\[guardrail reflection\] /)
+    expect(last.content).toContain("verdict")
+  })
+
+  it("sends native tools, parses tool calls and reads usage", async () => {
+    const server = await fake([{ content: "", toolCalls: [{ name: "search", arguments: { q: "smurfs" } }], promptTokens: 12, completionTokens: 3 }])
+    const tools = [{ name: "search", description: "Search the web", parameters: { type: "object", properties: { q: { type: "string" } }, required: ["q"] } }]
+    const response = await run(
+      server,
+      Effect.flatMap(Effect.service(LanguageModel), (m) => m.generate({ role: "executor", messages: [{ role: "user", content: "find" }], tools }))
+    )
+    expect(response.toolCalls).toEqual([{ id: "call_0_0", name: "search", arguments: { q: "smurfs" } }])
+    expect(response.usage).toEqual({ promptTokens: 12, completionTokens: 3 })
+    const body = server.chatRequests()[0]
+    expect(body.response_format).toBeUndefined()
+    expect(body.tools).toEqual([{ type: "function", function: tools[0] }])
+  })
+
+  it("sends the API key as a bearer token and defaults to a placeholder key", async () => {
+    const server = await fake({ apiKey: "sk-local-secret-123" })
+    const ok = await run(server, Effect.flatMap(Effect.service(LanguageModel), (m) => m.generate({ role: "r", messages: [{ role: "user", content: "hi" }] })), {
+      apiKey: "sk-local-secret-123"
+    })
+    expect(ok.text).toBe("ok")
+    const previous = process.env.OPENAI_API_KEY
+    delete process.env.OPENAI_API_KEY
+    try {
+      expect(openaiSettings("m").apiKey).toBe("ollama")
+    } finally {
+      if (previous !== undefined) process.env.OPENAI_API_KEY = previous
+    }
+  })
+
+  it("lists the server's models", async () => {
+    const server = await fake({ models: ["a", "b:1b"] })
+    expect(await Effect.runPromise(listOpenAIModels(openaiSettings("a", { baseURL: server.baseURL })))).toEqual(["a", "b:1b"])
+  })
+})
+
+describe("openai message mapping", () => {
+  it("pairs tool results with the assistant's tool call ids and marks reflections", () => {
+    const messages = toOpenAIMessages([
+      { role: "user", content: "q" },
+      { role: "assistant", content: "", toolCalls: [{ name: "f", arguments: { a: 1 } }, { id: "given", name: "g", arguments: {} }] },
+      { role: "tool", content: "1", toolName: "f" },
+      { role: "tool", content: "2", toolName: "g", toolCallId: "given" },
+      { role: "reflection", content: "again" }
+    ])
+    expect(messages[1]).toEqual({
+      role: "assistant",
+      content: null,
+      tool_calls: [
+        { id: "call_1_0", type: "function", function: { name: "f", arguments: '{"a":1}' } },
+        { id: "given", type: "function", function: { name: "g", arguments: "{}" } }
+      ]
+    })
+    expect(messages[2]).toEqual({ role: "tool", tool_call_id: "call_1_0", content: "1" })
+    expect(messages[3]).toEqual({ role: "tool", tool_call_id: "given", content: "2" })
+    expect(messages[4]).toEqual({ role: "user", content: "[guardrail reflection] again" })
+  })
+})

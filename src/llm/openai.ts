@@ -1,0 +1,160 @@
+// The OpenAI-compatible provider: the official `openai` client against any /v1 server (Ollama, vLLM, llama.cpp...).
+import { Effect } from "effect"
+import OpenAI, { APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai"
+import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from "openai/resources/chat/completions"
+import { ModelServerError, type ProviderError } from "./errors.ts"
+import type { GenerateRequest, GenerateResponse, LanguageModelShape, Message, ToolCallRequest } from "./language-model.ts"
+import { REFLECTION_PREFIX } from "./ollama.ts"
+import { type CallSite, deadline, displayHost, fromStatus, fromTransport } from "./provider-errors.ts"
+
+/** Everything the provider needs, defaults already applied (see `ModelOptions` in spec.ts for their meaning). */
+export interface OpenAISettings {
+  readonly model: string
+  /** The server's /v1 URL. */
+  readonly baseURL: string
+  readonly apiKey: string
+  readonly numCtx: number
+  readonly timeoutMs: number
+  readonly seed: number
+  readonly temperature: number
+  readonly supportsTools?: boolean | undefined
+}
+
+/** The name under which the schema travels in `response_format`; servers only echo it. */
+const SCHEMA_NAME = "reply"
+
+/**
+ * Our messages in chat-completions roles. Tool calls need ids that tool messages refer to: when
+ * ours have none, they get positional ids, and a tool message without an id answers the latest
+ * unanswered call of its tool.
+ */
+export const toOpenAIMessages = (messages: ReadonlyArray<Message>): ChatCompletionMessageParam[] => {
+  const open: Array<{ id: string; name: string }> = []
+  return messages.map((m, index): ChatCompletionMessageParam => {
+    switch (m.role) {
+      case "reflection":
+        return { role: "user", content: `${REFLECTION_PREFIX} ${m.content}` }
+      case "assistant": {
+        if (!m.toolCalls || m.toolCalls.length === 0) return { role: "assistant", content: m.content }
+        const calls = m.toolCalls.map((c, i) => ({ id: c.id ?? `call_${index}_${i}`, name: c.name, arguments: c.arguments }))
+        open.push(...calls.map((c) => ({ id: c.id, name: c.name })))
+        return {
+          role: "assistant",
+          content: m.content.length > 0 ? m.content : null,
+          tool_calls: calls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: JSON.stringify(c.arguments) } }))
+        }
+      }
+      case "tool": {
+        const match = m.toolCallId ? open.findIndex((c) => c.id === m.toolCallId) : open.findLastIndex((c) => c.name === m.toolName)
+        const id = m.toolCallId ?? (match >= 0 ? open[match]!.id : `call_${m.toolName ?? "tool"}`)
+        if (match >= 0) open.splice(match, 1)
+        return { role: "tool", tool_call_id: id, content: m.content }
+      }
+      default:
+        return { role: m.role, content: m.content }
+    }
+  })
+}
+
+/** The chat-completions body for a request; `response_format` and `tools` are never sent together. */
+export const toCompletionRequest = (settings: OpenAISettings, request: GenerateRequest): ChatCompletionCreateParamsNonStreaming => {
+  const tools = request.tools && request.tools.length > 0 ? request.tools : undefined
+  const o = request.options
+  return {
+    model: settings.model,
+    messages: toOpenAIMessages(request.messages),
+    stream: false,
+    temperature: o?.temperature ?? settings.temperature,
+    seed: o?.seed ?? settings.seed,
+    ...(o?.maxTokens !== undefined ? { max_tokens: o.maxTokens } : {}),
+    ...(tools
+      ? { tools: tools.map((t) => ({ type: "function" as const, function: { name: t.name, description: t.description, parameters: t.parameters } })) }
+      : request.format
+        ? { response_format: { type: "json_schema" as const, json_schema: { name: SCHEMA_NAME, schema: request.format, strict: false } } }
+        : {})
+  }
+}
+
+const toToolCalls = (completion: ChatCompletion): ReadonlyArray<ToolCallRequest> | undefined => {
+  const calls = completion.choices?.[0]?.message?.tool_calls
+  if (!calls || calls.length === 0) return undefined
+  return calls.flatMap((c) => {
+    if (c.type !== "function") return []
+    let args: Record<string, unknown>
+    try {
+      const parsed: unknown = JSON.parse(c.function.arguments || "{}")
+      args = parsed && typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : { _raw: c.function.arguments }
+    } catch {
+      // Kept as data: the caller's argument validation reflects the problem back to the model.
+      args = { _raw: c.function.arguments }
+    }
+    return [{ id: c.id, name: c.function.name, arguments: args }]
+  })
+}
+
+/** The server's own words from an APIError, without the status prefix the client adds. */
+const serverMessage = (e: APIError): string => {
+  const body = e.error as { message?: unknown } | undefined
+  return typeof body?.message === "string" ? body.message : e.message
+}
+
+/** Run one client call with a deadline and map whatever it throws to a tagged error. */
+const call = <A>(site: CallSite, run: (signal: AbortSignal) => Promise<A>) =>
+  Effect.suspend(() => {
+    let timedOut = () => false
+    return Effect.tryPromise({
+      try: (interrupt: AbortSignal) => {
+        const limit = deadline(interrupt, site.timeoutMs)
+        timedOut = limit.timedOut
+        return run(limit.signal)
+      },
+      catch: (e) => {
+        if (e instanceof APIConnectionTimeoutError || (e instanceof APIUserAbortError && timedOut())) return fromTransport(site, e, true)
+        if (e instanceof APIError && typeof e.status === "number") return fromStatus(site, e.status, serverMessage(e), e.headers)
+        return fromTransport(site, e, timedOut())
+      }
+    })
+  })
+
+/** A client that never retries on its own: the resilience layer decides. */
+export const makeOpenAIClient = (settings: OpenAISettings) =>
+  new OpenAI({ baseURL: settings.baseURL, apiKey: settings.apiKey, maxRetries: 0, timeout: settings.timeoutMs })
+
+/** Model ids the server lists at /v1/models. */
+export const listOpenAIModels = (settings: OpenAISettings): Effect.Effect<ReadonlyArray<string>, ProviderError> => {
+  const client = makeOpenAIClient(settings)
+  const site: CallSite = { provider: "openai", host: displayHost(settings.baseURL), model: settings.model, role: "models", timeoutMs: settings.timeoutMs, secrets: [settings.apiKey] }
+  return call(site, async (signal) => {
+    const page = await client.models.list({ signal })
+    return page.data.map((m) => m.id)
+  })
+}
+
+/** An OpenAI-compatible model. */
+export const makeOpenAIModel = (settings: OpenAISettings): LanguageModelShape => {
+  const client = makeOpenAIClient(settings)
+  const host = displayHost(settings.baseURL)
+  const generate = (request: GenerateRequest) =>
+    Effect.suspend(() => {
+      const started = performance.now()
+      const timeoutMs = request.options?.timeoutMs ?? settings.timeoutMs
+      const site: CallSite = { provider: "openai", host, model: settings.model, role: request.role, timeoutMs, secrets: [settings.apiKey] }
+      return call(site, (signal) => client.chat.completions.create(toCompletionRequest(settings, request), { signal, timeout: timeoutMs })).pipe(
+        Effect.flatMap((completion) =>
+          completion && Array.isArray(completion.choices)
+            ? Effect.succeed<GenerateResponse>({
+                text: completion.choices[0]?.message?.content ?? "",
+                toolCalls: toToolCalls(completion),
+                usage: { promptTokens: completion.usage?.prompt_tokens ?? 0, completionTokens: completion.usage?.completion_tokens ?? 0 },
+                model: completion.model ?? settings.model,
+                durationMs: Math.round(performance.now() - started)
+              })
+            : Effect.fail(new ModelServerError({ host, detail: "the reply has no `choices`: is this an OpenAI-compatible /v1 endpoint?" }))
+        )
+      )
+    })
+  return {
+    info: { spec: `openai:${settings.model}`, provider: "openai", model: settings.model, contextTokens: settings.numCtx, supportsTools: settings.supportsTools ?? true },
+    generate
+  }
+}

@@ -1,0 +1,63 @@
+import { describe, expect, it } from "vitest"
+import { type CallSite, displayHost, fromStatus, fromTransport, parseRetryAfter, redact } from "./provider-errors.ts"
+
+const headers = (values: Record<string, string>) => new Headers(values)
+const site: CallSite = { provider: "ollama", host: "http://127.0.0.1:11434", model: "qwen2.5:7b", role: "planner", timeoutMs: 1000, secrets: ["top-secret-key"] }
+
+describe("parseRetryAfter", () => {
+  it("reads seconds, milliseconds and HTTP dates", () => {
+    expect(parseRetryAfter(headers({ "retry-after": "3" }))).toBe(3000)
+    expect(parseRetryAfter(headers({ "retry-after": "0.5" }))).toBe(500)
+    expect(parseRetryAfter(headers({ "retry-after-ms": "250", "retry-after": "9" }))).toBe(250)
+    const now = Date.parse("2026-01-01T00:00:00Z")
+    expect(parseRetryAfter(headers({ "retry-after": "Thu, 01 Jan 2026 00:00:07 GMT" }), now)).toBe(7000)
+    expect(parseRetryAfter(headers({ "retry-after": "Thu, 01 Jan 2025 00:00:07 GMT" }), now)).toBe(0)
+  })
+
+  it("is undefined without a usable hint", () => {
+    expect(parseRetryAfter(undefined)).toBeUndefined()
+    expect(parseRetryAfter(headers({}))).toBeUndefined()
+    expect(parseRetryAfter(headers({ "retry-after": "soon" }))).toBeUndefined()
+    expect(parseRetryAfter(headers({ "retry-after": "-1" }))).toBeUndefined()
+  })
+})
+
+describe("redaction", () => {
+  it("removes known secrets, bearer tokens and sk- keys", () => {
+    expect(redact("key top-secret-key rejected", ["top-secret-key"])).toBe("key *** rejected")
+    expect(redact("Authorization: Bearer abc.def")).toBe("Authorization: Bearer ***")
+    expect(redact("Incorrect API key provided: sk-proj-abcdefgh1234")).toBe("Incorrect API key provided: sk-***")
+  })
+
+  it("strips credentials from hosts", () => {
+    expect(displayHost("http://user:pass@gpu-box:11434/")).toBe("http://gpu-box:11434")
+    expect(displayHost("http://127.0.0.1:8080/v1")).toBe("http://127.0.0.1:8080/v1")
+  })
+})
+
+describe("error mapping", () => {
+  it("maps statuses to tagged errors", () => {
+    expect(fromStatus(site, 404, "model not found", undefined)._tag).toBe("ModelNotFound")
+    expect(fromStatus(site, 400, 'model "x" not found, try pulling it first', undefined)._tag).toBe("ModelNotFound")
+    expect(fromStatus(site, 503, "busy", headers({ "retry-after": "1" }))).toMatchObject({ _tag: "Overloaded", status: 503, retryAfterMs: 1000 })
+    expect(fromStatus(site, 429, "slow down", undefined)).toMatchObject({ _tag: "Overloaded", status: 429 })
+    expect(fromStatus(site, 500, "boom", undefined)).toMatchObject({ _tag: "ModelServerError", status: 500 })
+    const auth = fromStatus(site, 401, "bad key top-secret-key", undefined)
+    expect(auth.message).toContain("OPENAI_API_KEY")
+    expect(auth.message).not.toContain("top-secret-key")
+  })
+
+  it("maps transport failures to tagged errors", () => {
+    const refused = new TypeError("fetch failed", { cause: Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:11434"), { code: "ECONNREFUSED" }) })
+    expect(fromTransport(site, refused, false)._tag).toBe("ModelUnreachable")
+    const dns = new TypeError("fetch failed", { cause: Object.assign(new Error("getaddrinfo ENOTFOUND gpu-box"), { code: "ENOTFOUND" }) })
+    expect(fromTransport(site, dns, false)._tag).toBe("ModelUnreachable")
+    const both = new TypeError("fetch failed", { cause: new AggregateError([Object.assign(new Error("a"), { code: "ECONNREFUSED" })]) })
+    expect(fromTransport(site, both, false)._tag).toBe("ModelUnreachable")
+    expect(fromTransport(site, new TypeError("terminated", { cause: Object.assign(new Error("other side closed"), { code: "UND_ERR_SOCKET" }) }), false)._tag).toBe(
+      "ModelServerError"
+    )
+    expect(fromTransport(site, new SyntaxError("Unexpected end of JSON input"), false).message).toContain("not valid JSON")
+    expect(fromTransport(site, new DOMException("aborted", "AbortError"), true)).toMatchObject({ _tag: "Timeout", ms: 1000, role: "planner" })
+  })
+})

@@ -1,0 +1,131 @@
+// Turns what an HTTP model client threw into the model layer's tagged errors, without leaking secrets.
+import { ModelNotFound, ModelServerError, ModelUnreachable, Overloaded, type ProviderError, Timeout } from "./errors.ts"
+
+/** Who was called, for the error messages. */
+export interface CallSite {
+  readonly provider: string
+  /** The server's address without credentials. */
+  readonly host: string
+  readonly model: string
+  /** The calling agent's role, for Timeout. */
+  readonly role: string
+  readonly timeoutMs: number
+  /** Values that must never appear in a message (API keys). */
+  readonly secrets?: ReadonlyArray<string> | undefined
+}
+
+/** Socket-level codes that mean "nobody answers there". */
+const UNREACHABLE_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "EADDRNOTAVAIL", "UND_ERR_CONNECT_TIMEOUT"])
+
+/** The longest server text quoted in a message. */
+const MAX_DETAIL = 300
+
+/** Remove secrets, bearer tokens and sk- keys from a text. */
+export const redact = (text: string, secrets: ReadonlyArray<string> = []): string => {
+  let out = text
+  for (const secret of secrets) if (secret.length >= 4) out = out.split(secret).join("***")
+  return out.replace(/Bearer\s+[^\s"',]+/gi, "Bearer ***").replace(/\bsk-[A-Za-z0-9_-]{6,}/g, "sk-***")
+}
+
+/** A URL for messages: credentials removed, no trailing slash. */
+export const displayHost = (url: string): string => {
+  try {
+    const parsed = new URL(url)
+    parsed.username = ""
+    parsed.password = ""
+    return parsed.toString().replace(/\/$/, "")
+  } catch {
+    return url.replace(/\/\/[^@/]*@/, "//")
+  }
+}
+
+/** The chain of causes of an error, outermost first (fetch wraps socket errors in `cause`). */
+const causes = (error: unknown): unknown[] => {
+  const out: unknown[] = []
+  let current: unknown = error
+  while (current !== undefined && current !== null && out.length < 8) {
+    out.push(current)
+    current = typeof current === "object" ? (current as { cause?: unknown }).cause : undefined
+  }
+  return out
+}
+
+const codeOf = (error: unknown): string | undefined => {
+  for (const c of causes(error)) {
+    const code = typeof c === "object" && c !== null ? (c as { code?: unknown }).code : undefined
+    if (typeof code === "string") return code
+    // AggregateError (happy eyeballs: ::1 and 127.0.0.1 both refused)
+    const errors = typeof c === "object" && c !== null ? (c as { errors?: unknown }).errors : undefined
+    if (Array.isArray(errors)) for (const inner of errors) {
+      const innerCode = codeOf(inner)
+      if (innerCode) return innerCode
+    }
+  }
+  return undefined
+}
+
+const messageOf = (error: unknown): string =>
+  causes(error)
+    .map((c) => (c instanceof Error ? c.message : typeof c === "string" ? c : ""))
+    .filter((m) => m.length > 0)
+    .join(": ")
+
+/**
+ * Milliseconds to wait from `retry-after-ms` (OpenAI) or `retry-after` (seconds or an HTTP date).
+ * Undefined when the server gave no usable hint.
+ */
+export const parseRetryAfter = (headers: { get(name: string): string | null } | undefined, now = Date.now()): number | undefined => {
+  if (!headers) return undefined
+  const ms = Number.parseFloat(headers.get("retry-after-ms") ?? "")
+  if (Number.isFinite(ms) && ms >= 0) return Math.round(ms)
+  const raw = headers.get("retry-after")
+  if (raw === null || raw.trim() === "") return undefined
+  const seconds = Number(raw.trim())
+  if (Number.isFinite(seconds)) return seconds >= 0 ? Math.round(seconds * 1000) : undefined
+  const date = Date.parse(raw)
+  return Number.isFinite(date) ? Math.max(0, date - now) : undefined
+}
+
+/** The tagged error for an HTTP status the server answered with. */
+export const fromStatus = (
+  site: CallSite,
+  status: number,
+  serverMessage: string,
+  headers: { get(name: string): string | null } | undefined
+): ProviderError => {
+  const detail = redact(serverMessage, site.secrets).slice(0, MAX_DETAIL)
+  if (status === 404) return new ModelNotFound({ provider: site.provider, model: site.model })
+  if (status === 429 || status === 503) return new Overloaded({ status, retryAfterMs: parseRetryAfter(headers), host: site.host })
+  if (status === 401 || status === 403)
+    return new ModelServerError({
+      status,
+      host: site.host,
+      detail: `the server refused the credentials (${detail}). Set OPENAI_API_KEY to a key this server accepts.`
+    })
+  // Ollama answers 400 "model ... not found" on some versions.
+  if (/model\b.*\bnot found/i.test(serverMessage)) return new ModelNotFound({ provider: site.provider, model: site.model })
+  return new ModelServerError({ status, host: site.host, detail: detail || `HTTP ${status}` })
+}
+
+/**
+ * The tagged error for a failure without an HTTP status: refused or reset connections, timeouts,
+ * a reply cut mid-body, a body that is not JSON.
+ */
+export const fromTransport = (site: CallSite, error: unknown, timedOut: boolean): ProviderError => {
+  if (timedOut) return new Timeout({ ms: site.timeoutMs, role: site.role })
+  const code = codeOf(error)
+  const text = messageOf(error)
+  if (code && UNREACHABLE_CODES.has(code)) return new ModelUnreachable({ provider: site.provider, host: site.host, cause: code })
+  if (error instanceof SyntaxError || causes(error).some((c) => c instanceof SyntaxError))
+    return new ModelServerError({ host: site.host, detail: `the reply was not valid JSON (${redact(text, site.secrets).slice(0, MAX_DETAIL)})` })
+  if (code === "UND_ERR_SOCKET" || /terminated|other side closed|socket hang up|premature close/i.test(text))
+    return new ModelServerError({ host: site.host, detail: "the server closed the connection before the reply was complete" })
+  if (/fetch failed|network|connect/i.test(text)) return new ModelUnreachable({ provider: site.provider, host: site.host, cause: code ?? "network error" })
+  return new ModelServerError({ host: site.host, detail: redact(text || String(error), site.secrets).slice(0, MAX_DETAIL) })
+}
+
+/** A signal that aborts after `ms` or when `outer` aborts; `timedOut()` tells which happened. */
+export const deadline = (outer: AbortSignal, ms: number) => {
+  const timer = AbortSignal.timeout(ms)
+  return { signal: AbortSignal.any([outer, timer]), timedOut: () => timer.aborted }
+}

@@ -1,0 +1,88 @@
+// Wraps a model with what a shared local server needs: bounded concurrency, a timeout, retries of overload only.
+import { Context, Duration, Effect, Layer, Option, Schedule, Semaphore } from "effect"
+import { isRetryable, type ProviderError, Timeout } from "./errors.ts"
+import type { GenerateRequest, LanguageModelShape } from "./language-model.ts"
+
+export interface ResilienceOptions {
+  /** Requests in flight at once against the endpoint; match the server's parallelism (OLLAMA_NUM_PARALLEL). */
+  readonly concurrency: number
+  /** Retries after the first attempt, for `Overloaded` only. */
+  readonly maxRetries: number
+  /** First backoff delay; later ones double, with jitter. */
+  readonly retryBaseMs: number
+  /** The longest single wait between retries, also the cap on a server's Retry-After. */
+  readonly maxRetryDelayMs: number
+  /** Per-attempt timeout unless the request sets its own. */
+  readonly timeoutMs: number
+  /** Which server the semaphore guards: provider + host. Models on the same endpoint share slots when EndpointLimits is provided. */
+  readonly endpoint: string
+}
+
+/**
+ * Semaphores by endpoint, so that every model on one server (the agents' and the judge's, say)
+ * shares its slots. Optional: without it each model gets its own semaphore.
+ */
+export class EndpointLimits extends Context.Service<
+  EndpointLimits,
+  { readonly semaphoreFor: (endpoint: string, permits: number) => Effect.Effect<Semaphore.Semaphore> }
+>()("smurfs/EndpointLimits") {}
+
+/** A registry of endpoint semaphores; the first model to use an endpoint sets its size. */
+export const endpointLimitsLayer = Layer.sync(EndpointLimits, () => {
+  const semaphores = new Map<string, Semaphore.Semaphore>()
+  return {
+    semaphoreFor: (endpoint: string, permits: number) =>
+      Effect.sync(() => {
+        const existing = semaphores.get(endpoint)
+        if (existing) return existing
+        const created = Semaphore.makeUnsafe(Math.max(1, permits))
+        semaphores.set(endpoint, created)
+        return created
+      })
+  }
+})
+
+/** The wait before the next retry: the server's Retry-After when it gave one, else the backoff; never above the cap. */
+export const retryDelayMs = (error: ProviderError, backoffMs: number, capMs: number): number => {
+  const hinted = error._tag === "Overloaded" ? error.retryAfterMs : undefined
+  return Math.max(0, Math.min(hinted ?? backoffMs, capMs))
+}
+
+/** Jittered exponential backoff, bounded in count and per-step delay, honouring Retry-After. */
+export const retrySchedule = (options: Pick<ResilienceOptions, "maxRetries" | "retryBaseMs" | "maxRetryDelayMs">) =>
+  Schedule.exponential(Duration.millis(Math.max(1, options.retryBaseMs))).pipe(
+    Schedule.jittered,
+    Schedule.setInputType<ProviderError>(),
+    Schedule.modifyDelay(({ input, duration }) =>
+      Effect.succeed(Duration.millis(retryDelayMs(input, Duration.toMillis(duration), options.maxRetryDelayMs)))
+    ),
+    Schedule.upTo({ times: Math.max(0, options.maxRetries) })
+  )
+
+/**
+ * The model with a semaphore around each attempt (released while backing off), a timeout per
+ * attempt, and retries of `Overloaded` only. Every path ends: attempts are timed out, retries are
+ * counted and their delays capped.
+ */
+export const withResilience = (model: LanguageModelShape, options: ResilienceOptions, semaphore: Semaphore.Semaphore): LanguageModelShape => {
+  const schedule = retrySchedule(options)
+  const generate = (request: GenerateRequest) => {
+    const ms = request.options?.timeoutMs ?? options.timeoutMs
+    const attempt = model.generate(request).pipe(
+      Effect.timeoutOrElse({ duration: Duration.millis(ms), orElse: () => Effect.fail(new Timeout({ ms, role: request.role })) }),
+      semaphore.withPermits(1)
+    )
+    return attempt.pipe(Effect.retry({ schedule, while: isRetryable }))
+  }
+  return { info: model.info, generate }
+}
+
+/** `withResilience` with the endpoint's shared semaphore when EndpointLimits is provided, else a new one. */
+export const resilient = (model: LanguageModelShape, options: ResilienceOptions): Effect.Effect<LanguageModelShape> =>
+  Effect.gen(function* () {
+    const limits = yield* Effect.serviceOption(EndpointLimits)
+    const semaphore = Option.isSome(limits)
+      ? yield* limits.value.semaphoreFor(options.endpoint, options.concurrency)
+      : yield* Semaphore.make(Math.max(1, options.concurrency))
+    return withResilience(model, options, semaphore)
+  })

@@ -1,0 +1,161 @@
+// Model specs ("ollama:qwen2.5:7b", "openai:gpt-4o-mini", "scripted:replies.json") to LanguageModel layers.
+import { Effect, Layer } from "effect"
+import { InvalidModelSpec } from "./errors.ts"
+import { LanguageModel } from "./language-model.ts"
+import { normalizeOllamaHost, ollamaModel, type OllamaSettings } from "./ollama.ts"
+import { makeOpenAIModel, type OpenAISettings } from "./openai.ts"
+import { resilient } from "./resilience.ts"
+import { scriptedFileLayer } from "./scripted.ts"
+
+/** How models are built and called. Every field is optional; `MODEL_DEFAULTS` holds the defaults. */
+export interface ModelOptions {
+  /** Context window in tokens, sent as Ollama's `num_ctx` on every request (a constant, so the server never reloads the model) and used as the prompt budget. */
+  readonly numCtx?: number | undefined
+  /** How long Ollama keeps the model loaded after a request (`keep_alive`), e.g. "30m" or seconds. */
+  readonly keepAlive?: string | number | undefined
+  /** Per-request timeout in milliseconds; a request may set its own. */
+  readonly timeoutMs?: number | undefined
+  /** Sampling seed, fixed so that runs are repeatable. */
+  readonly seed?: number | undefined
+  /** Sampling temperature; 0 so that runs are repeatable. */
+  readonly temperature?: number | undefined
+  /** Requests in flight at once against one server; set it to the server's OLLAMA_NUM_PARALLEL. Default 1 for Ollama, 4 for OpenAI-compatible servers. */
+  readonly concurrency?: number | undefined
+  /** Retries of an overloaded server (429/503) before the error reaches the caller. */
+  readonly maxRetries?: number | undefined
+  /** First retry delay in milliseconds; later ones double, with jitter. */
+  readonly retryBaseMs?: number | undefined
+  /** The longest single wait between retries in milliseconds, also the cap on a server's Retry-After. */
+  readonly maxRetryDelayMs?: number | undefined
+  /** Ollama's address; default OLLAMA_HOST, else http://127.0.0.1:11434. */
+  readonly host?: string | undefined
+  /** The OpenAI-compatible server's /v1 URL; default OPENAI_BASE_URL, else Ollama's http://127.0.0.1:11434/v1. */
+  readonly baseURL?: string | undefined
+  /** API key for the OpenAI-compatible server; default OPENAI_API_KEY, else a placeholder local servers accept. */
+  readonly apiKey?: string | undefined
+  /** Whether the model takes native tool calls; default: asked from Ollama's /api/show, true elsewhere. */
+  readonly supportsTools?: boolean | undefined
+}
+
+/** The defaults of `ModelOptions`, in one place. */
+export const MODEL_DEFAULTS = {
+  numCtx: 8192,
+  keepAlive: "30m",
+  timeoutMs: 120_000,
+  seed: 42,
+  temperature: 0,
+  concurrency: { ollama: 1, openai: 4 },
+  maxRetries: 4,
+  retryBaseMs: 500,
+  maxRetryDelayMs: 30_000,
+  openaiBaseURL: "http://127.0.0.1:11434/v1",
+  /** Local OpenAI-compatible servers (Ollama, llama.cpp) want some key and ignore its value. */
+  openaiApiKey: "ollama"
+} as const
+
+/** The default spec of the CLI when neither --model nor SMURFS_MODEL is given. */
+export const DEFAULT_MODEL_SPEC = "ollama:qwen2.5:7b"
+
+/** A parsed spec. */
+export type ModelSpec =
+  | { readonly provider: "ollama"; readonly model: string }
+  | { readonly provider: "openai"; readonly model: string }
+  | { readonly provider: "scripted"; readonly file: string }
+  | { readonly provider: "sim"; readonly options: string }
+
+const PROVIDERS = ["ollama", "openai", "scripted", "sim"] as const
+
+/** Read `provider:rest`; model names keep their own colons (`ollama:qwen2.5:7b`). */
+export const parseModelSpec = (spec: string): Effect.Effect<ModelSpec, InvalidModelSpec> =>
+  Effect.suspend((): Effect.Effect<ModelSpec, InvalidModelSpec> => {
+    const trimmed = spec.trim()
+    if (trimmed === "sim") return Effect.succeed({ provider: "sim", options: "" } as const)
+    const colon = trimmed.indexOf(":")
+    if (colon < 0)
+      return Effect.fail(
+        new InvalidModelSpec({ spec, reason: `no provider given (did you mean "ollama:${trimmed}"?)` })
+      )
+    const provider = trimmed.slice(0, colon).toLowerCase()
+    const rest = trimmed.slice(colon + 1).trim()
+    switch (provider) {
+      case "ollama":
+      case "openai":
+        return rest.length > 0
+          ? Effect.succeed({ provider, model: rest } as const)
+          : Effect.fail(new InvalidModelSpec({ spec, reason: `the model name after "${provider}:" is missing` }))
+      case "scripted":
+        return rest.length > 0
+          ? Effect.succeed({ provider, file: rest } as const)
+          : Effect.fail(new InvalidModelSpec({ spec, reason: 'the script file after "scripted:" is missing' }))
+      case "sim":
+        return Effect.succeed({ provider, options: rest } as const)
+      default:
+        return Effect.fail(new InvalidModelSpec({ spec, reason: `unknown provider "${provider}" (known: ${PROVIDERS.join(", ")})` }))
+    }
+  })
+
+const env = (name: string): string | undefined => {
+  const value = process.env[name]
+  return value !== undefined && value.trim() !== "" ? value.trim() : undefined
+}
+
+/** Ollama settings for a model, defaults and environment applied. */
+export const ollamaSettings = (model: string, options: ModelOptions = {}): OllamaSettings => ({
+  model,
+  host: normalizeOllamaHost(options.host ?? env("OLLAMA_HOST")),
+  numCtx: options.numCtx ?? MODEL_DEFAULTS.numCtx,
+  keepAlive: options.keepAlive ?? MODEL_DEFAULTS.keepAlive,
+  timeoutMs: options.timeoutMs ?? MODEL_DEFAULTS.timeoutMs,
+  seed: options.seed ?? MODEL_DEFAULTS.seed,
+  temperature: options.temperature ?? MODEL_DEFAULTS.temperature,
+  supportsTools: options.supportsTools
+})
+
+/** OpenAI-compatible settings for a model, defaults and environment applied. */
+export const openaiSettings = (model: string, options: ModelOptions = {}): OpenAISettings => ({
+  model,
+  baseURL: (options.baseURL ?? env("OPENAI_BASE_URL") ?? MODEL_DEFAULTS.openaiBaseURL).replace(/\/+$/, ""),
+  apiKey: options.apiKey ?? env("OPENAI_API_KEY") ?? MODEL_DEFAULTS.openaiApiKey,
+  numCtx: options.numCtx ?? MODEL_DEFAULTS.numCtx,
+  timeoutMs: options.timeoutMs ?? MODEL_DEFAULTS.timeoutMs,
+  seed: options.seed ?? MODEL_DEFAULTS.seed,
+  temperature: options.temperature ?? MODEL_DEFAULTS.temperature,
+  supportsTools: options.supportsTools
+})
+
+const resilienceFor = (provider: "ollama" | "openai", host: string, options: ModelOptions) => ({
+  concurrency: options.concurrency ?? MODEL_DEFAULTS.concurrency[provider],
+  maxRetries: options.maxRetries ?? MODEL_DEFAULTS.maxRetries,
+  retryBaseMs: options.retryBaseMs ?? MODEL_DEFAULTS.retryBaseMs,
+  maxRetryDelayMs: options.maxRetryDelayMs ?? MODEL_DEFAULTS.maxRetryDelayMs,
+  timeoutMs: options.timeoutMs ?? MODEL_DEFAULTS.timeoutMs,
+  endpoint: `${provider}:${host}`
+})
+
+/** The LanguageModel for a parsed ollama/openai/scripted spec. */
+const layerFor = (parsed: ModelSpec, spec: string, options: ModelOptions): Layer.Layer<LanguageModel, InvalidModelSpec> => {
+  switch (parsed.provider) {
+    case "ollama": {
+      const settings = ollamaSettings(parsed.model, options)
+      return Layer.effect(
+        LanguageModel,
+        Effect.flatMap(ollamaModel(settings), (model) => resilient(model, resilienceFor("ollama", settings.host, options)))
+      )
+    }
+    case "openai": {
+      const settings = openaiSettings(parsed.model, options)
+      return Layer.effect(LanguageModel, resilient(makeOpenAIModel(settings), resilienceFor("openai", settings.baseURL, options)))
+    }
+    case "scripted":
+      return scriptedFileLayer(parsed.file)
+    case "sim":
+      return Layer.effect(
+        LanguageModel,
+        Effect.fail(new InvalidModelSpec({ spec, reason: "the simulated model is built by the CLI (resolveModelLayer in src/cli/model-option.ts), not by modelLayer" }))
+      )
+  }
+}
+
+/** A LanguageModel layer for `ollama:<model>`, `openai:<model>` or `scripted:<file.json>`, wrapped in resilience for servers. */
+export const modelLayer = (spec: string, options: ModelOptions = {}): Layer.Layer<LanguageModel, InvalidModelSpec> =>
+  Layer.unwrap(Effect.map(parseModelSpec(spec), (parsed) => layerFor(parsed, spec, options)))

@@ -1,0 +1,75 @@
+// Context budget: counts tokens and trims what goes into a prompt so no prompt exceeds the model's context.
+import { estimateTokens } from "../llm/scripted.ts"
+import { NO_STEPS, renderFolded, renderStep } from "./render.ts"
+import type { Step } from "./step.ts"
+
+export interface ContextBudgetOptions {
+  /** The model's context window in tokens (the LanguageModel's `info.contextTokens`). */
+  readonly contextTokens: number
+  /** Tokens kept free for the reply; prompts get `contextTokens - reserveTokens`. */
+  readonly reserveTokens?: number | undefined
+  /** Token counter. The default estimates 4 characters a token; plug gpt-tokenizer's `countTokens` for exact counts. */
+  readonly countTokens?: ((text: string) => number) | undefined
+  /** Largest tool observation, in tokens, before it is cut (also capped to a quarter of the prompt room). */
+  readonly maxObservationTokens?: number | undefined
+}
+
+export const budgetDefaults = {
+  reserveTokens: 1024,
+  countTokens: estimateTokens,
+  maxObservationTokens: 1024
+} as const
+
+const TRUNCATED = " ...[truncated]"
+
+export class ContextBudget {
+  readonly promptTokens: number
+  readonly count: (text: string) => number
+  readonly maxObservationTokens: number
+
+  constructor(options: ContextBudgetOptions) {
+    const reserve = Math.min(options.reserveTokens ?? budgetDefaults.reserveTokens, Math.floor(options.contextTokens / 2))
+    this.promptTokens = Math.max(1, options.contextTokens - reserve)
+    this.count = options.countTokens ?? budgetDefaults.countTokens
+    this.maxObservationTokens = Math.min(options.maxObservationTokens ?? budgetDefaults.maxObservationTokens, Math.floor(this.promptTokens / 4))
+  }
+
+  /** Cut `text` to at most `maxTokens`, keeping its start (or its end, for the latest context). */
+  truncate(text: string, maxTokens: number, keep: "start" | "end" = "start"): string {
+    if (this.count(text) <= maxTokens) return text
+    if (maxTokens <= this.count(TRUNCATED)) return ""
+    // Shrink proportionally, then step down until the counter agrees: works for any tokenizer.
+    let chars = Math.floor((text.length * maxTokens) / this.count(text))
+    for (;;) {
+      const cut = keep === "start" ? text.slice(0, chars) + TRUNCATED : TRUNCATED.trim() + " " + text.slice(text.length - chars)
+      if (this.count(cut) <= maxTokens || chars === 0) return cut
+      chars = Math.floor(chars * 0.9)
+    }
+  }
+
+  /** A tool observation cut to the observation limit. */
+  observation(text: string): string {
+    return this.truncate(text, this.maxObservationTokens)
+  }
+
+  /** Tokens left for changing content once the fixed parts of a prompt are counted. */
+  room(...fixed: ReadonlyArray<string>): number {
+    return this.promptTokens - fixed.reduce((n, t) => n + this.count(t), 0)
+  }
+
+  /**
+   * Memory text for a prompt with `room` tokens to spare: every step in full when it fits, else the
+   * oldest steps folded into a one-line-per-step summary (as few as needed), else the summary's end.
+   */
+  steps(steps: ReadonlyArray<Step>, room: number): string {
+    if (steps.length === 0) return NO_STEPS
+    for (let folded = 0; folded <= steps.length; folded++) {
+      const parts = folded > 0 ? [renderFolded(steps.slice(0, folded))] : []
+      for (let i = folded; i < steps.length; i++) parts.push(renderStep(steps[i]!, i))
+      const text = parts.join("\n")
+      if (this.count(text) <= room) return text
+      if (folded === steps.length) return this.truncate(text, Math.max(0, room), "end")
+    }
+    return NO_STEPS
+  }
+}

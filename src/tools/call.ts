@@ -1,0 +1,113 @@
+// The safe tool call shared by all tools: timeout, caught failures, serialized and size-capped content.
+import { Cause, Effect } from "effect"
+import type { ToolResult } from "./tool.ts"
+
+/** Limits of a safe call. */
+export interface SafeCallOptions {
+  /** Milliseconds before the call is abandoned and reported as a timeout. */
+  readonly timeoutMs?: number | undefined
+  /** Hard cap on stored content, in characters; longer content is cut and marked `truncated`. */
+  readonly maxContentChars?: number | undefined
+}
+
+/** Defaults of a safe call, in one place. */
+export const SAFE_CALL_DEFAULTS = {
+  timeoutMs: 30_000,
+  maxContentChars: 1_000_000
+} as const
+
+/** ToolBench's cut of an observation before a model sees it. */
+export const OBSERVATION_MAX_CHARS = 1024
+
+/** Cut an observation as ToolBench does: the first `max` characters plus "..." when longer. */
+export const truncateObservation = (text: string, max: number = OBSERVATION_MAX_CHARS): string =>
+  text.length > max ? `${text.slice(0, max)}...` : text
+
+const errorText = (e: unknown): string => {
+  if (e instanceof Error) return e.message || e.name
+  if (typeof e === "string") return e
+  try {
+    return JSON.stringify(e) ?? String(e)
+  } catch {
+    return String(e)
+  }
+}
+
+/** JSON text of any value; circular references, bigints and other non-JSON parts become readable placeholders. */
+export const stringifyOutput = (value: unknown): string => {
+  if (typeof value === "string") return value
+  try {
+    const text = JSON.stringify(value)
+    if (text !== undefined) return text
+  } catch {
+    // circular or bigint: fall through to the tolerant replacer
+  }
+  const seen = new WeakSet<object>()
+  const text = JSON.stringify(value, (_key, v: unknown) => {
+    if (typeof v === "bigint") return v.toString()
+    if (typeof v === "object" && v !== null) {
+      if (seen.has(v)) return "[Circular]"
+      seen.add(v)
+    }
+    return v
+  })
+  return text ?? String(value)
+}
+
+/** Cut content to the storage cap. */
+export const capContent = (result: ToolResult, maxChars: number = SAFE_CALL_DEFAULTS.maxContentChars): ToolResult =>
+  result.content.length > maxChars ? { ...result, content: result.content.slice(0, maxChars), truncated: true } : result
+
+/** A tool implementation's return value as a result: `undefined`, functions and symbols are failures, the rest is content. */
+export const toToolResult = (toolName: string, value: unknown, maxChars: number = SAFE_CALL_DEFAULTS.maxContentChars): ToolResult => {
+  if (value === undefined) return { ok: false, content: "", error: `tool "${toolName}" returned nothing (undefined)` }
+  if (typeof value === "function" || typeof value === "symbol")
+    return { ok: false, content: "", error: `tool "${toolName}" returned a ${typeof value}, not data` }
+  return capContent({ ok: true, content: stringifyOutput(value) }, maxChars)
+}
+
+/**
+ * Guard an effect that produces a ToolResult: a timeout, a failure or a defect becomes an `ok: false`
+ * result, and content is capped. The returned effect never fails.
+ */
+export const guardToolCall = (
+  toolName: string,
+  effect: Effect.Effect<ToolResult, unknown>,
+  options: SafeCallOptions = {}
+): Effect.Effect<ToolResult> => {
+  const timeoutMs = options.timeoutMs ?? SAFE_CALL_DEFAULTS.timeoutMs
+  const maxChars = options.maxContentChars ?? SAFE_CALL_DEFAULTS.maxContentChars
+  return Effect.suspend(() => effect).pipe(
+    Effect.timeoutOrElse({
+      duration: timeoutMs,
+      orElse: () =>
+        Effect.succeed<ToolResult>({ ok: false, content: "", error: `tool "${toolName}" did not answer within ${timeoutMs} ms (timeout)` })
+    }),
+    Effect.map((result) => capContent(result, maxChars)),
+    Effect.catchCause((cause) => {
+      const failure = Cause.squash(cause)
+      return Effect.succeed<ToolResult>({ ok: false, content: "", error: `tool "${toolName}" failed: ${errorText(failure)}` })
+    })
+  )
+}
+
+/**
+ * Run a tool implementation safely: sync or async, throwing or rejecting, hanging or returning garbage,
+ * the answer is a ToolResult. The implementation gets an AbortSignal that fires when the call is abandoned.
+ * (A synchronous busy loop cannot be interrupted by any timeout in JavaScript; async work can.)
+ */
+export const safeCall = (
+  toolName: string,
+  run: (signal: AbortSignal) => unknown,
+  options: SafeCallOptions = {}
+): Effect.Effect<ToolResult> => {
+  const maxChars = options.maxContentChars ?? SAFE_CALL_DEFAULTS.maxContentChars
+  return guardToolCall(
+    toolName,
+    Effect.map(
+      Effect.tryPromise({ try: async (signal) => await run(signal), catch: (e) => e }),
+      (value) => toToolResult(toolName, value, maxChars)
+    ),
+    options
+  )
+}

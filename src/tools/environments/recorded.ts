@@ -1,0 +1,94 @@
+// Recorded tool responses (`responses.jsonl` lines) and an index of them by tool, API and canonical arguments.
+import type { ToolResult } from "../tool.ts"
+import { stringifyOutput } from "../call.ts"
+import { canonicalArgs, recanonicalize } from "./canonical.ts"
+import { pythonRepr } from "./python-repr.ts"
+
+/** One recorded call, in `responses.jsonl`'s format. */
+export interface Recording {
+  /** Standardized tool name. */
+  readonly tool: string
+  /** Standardized API name. */
+  readonly api: string
+  /** Canonical JSON of the arguments (see canonical.ts). */
+  readonly args: string
+  /** The raw `{"error": ..., "response": ...}` text the tool server returned. */
+  readonly response: string
+  /** A label of the response (content kind, error kind, `simulated`). */
+  readonly cls?: string | undefined
+  /** Times this response was seen. */
+  readonly n?: number | undefined
+}
+
+const apiKey = (tool: string, api: string) => `${tool}\u0000${api}`
+
+/** Recordings indexed for replay; the same index feeds the simulated environment its examples. */
+export interface ReplayIndex {
+  /** Add a recording; for equal keys the one seen more often (then the first) wins. */
+  readonly add: (recording: Recording, reprKey?: string) => void
+  /** The recording for a call, by canonical arguments, else by the Python repr of the arguments. */
+  readonly lookup: (tool: string, api: string, args: Readonly<Record<string, unknown>>) => Recording | undefined
+  /** Up to `limit` recordings of an API (examples for simulation), in the order they were added. */
+  readonly examples: (tool: string, api: string, limit: number) => ReadonlyArray<Recording>
+  /** Whether any response of this API is recorded. */
+  readonly hasApi: (tool: string, api: string) => boolean
+  readonly size: () => number
+}
+
+export const makeReplayIndex = (): ReplayIndex => {
+  const byApi = new Map<string, Map<string, Recording>>()
+  let count = 0
+  const add = (recording: Recording, reprKey?: string) => {
+    const key = apiKey(recording.tool, recording.api)
+    let calls = byApi.get(key)
+    if (!calls) byApi.set(key, (calls = new Map()))
+    const keys = [recanonicalize(recording.args), ...(reprKey === undefined ? [] : [`repr:${reprKey}`])]
+    for (const k of keys) {
+      const previous = calls.get(k)
+      if (!previous) {
+        if (k === keys[0]) count++
+        calls.set(k, recording)
+      } else if ((recording.n ?? 1) > (previous.n ?? 1)) calls.set(k, recording)
+    }
+  }
+  return {
+    add,
+    lookup: (tool, api, args) => {
+      const calls = byApi.get(apiKey(tool, api))
+      return calls?.get(canonicalArgs(args)) ?? calls?.get(`repr:${pythonRepr(args)}`)
+    },
+    examples: (tool, api, limit) => {
+      const calls = byApi.get(apiKey(tool, api))
+      if (!calls) return []
+      return [...new Set(calls.values())].slice(0, limit)
+    },
+    hasApi: (tool, api) => byApi.has(apiKey(tool, api)),
+    size: () => count
+  }
+}
+
+/**
+ * A recorded `{"error": ..., "response": ...}` text as a ToolResult: ok when the error is empty. A
+ * recording cut mid-way (not valid JSON) is read by its prefix.
+ */
+export const parseRecordedResponse = (raw: string): ToolResult => {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(raw)
+  } catch {
+    const m = /^\{\s*"error"\s*:\s*"((?:[^"\\]|\\.)*)"\s*,\s*"response"\s*:\s*([\s\S]*)$/.exec(raw)
+    if (!m) return { ok: true, content: raw }
+    const error = JSON.parse(`"${m[1]}"`) as string
+    let body = m[2]!.replace(/\}\s*$/, "")
+    if (body.startsWith('"')) body = body.slice(1).replace(/"$/, "")
+    return error === "" ? { ok: true, content: body } : { ok: false, content: body, error }
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return { ok: true, content: stringifyOutput(parsed) }
+  const record = parsed as { error?: unknown; response?: unknown }
+  const error = record.error === undefined || record.error === null ? "" : stringifyOutput(record.error)
+  const content = record.response === undefined || record.response === null ? "" : stringifyOutput(record.response)
+  return error === "" ? { ok: true, content } : { ok: false, content, error }
+}
+
+/** The `{"error": ..., "response": ...}` text of a ToolResult, as a recording stores it. */
+export const formatRecordedResponse = (error: string, response: unknown): string => JSON.stringify({ error, response })

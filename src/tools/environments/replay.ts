@@ -1,0 +1,126 @@
+// The replay environment: recorded responses from `responses.jsonl` files and StableToolBench cache folders.
+import { createReadStream, existsSync, readdirSync, readFileSync, statSync } from "node:fs"
+import { join } from "node:path"
+import { createInterface } from "node:readline"
+import { Effect } from "effect"
+import { canonicalArgs } from "./canonical.ts"
+import { type ToolEnvironment, ToolEnvError } from "./environment.ts"
+import { parsePythonLiteral } from "./python-repr.ts"
+import { makeReplayIndex, parseRecordedResponse, type Recording, type ReplayIndex } from "./recorded.ts"
+
+/** Read a `responses.jsonl` file line by line into the index; returns the number of recordings read. */
+export const loadResponsesJsonl = (index: ReplayIndex, file: string): Effect.Effect<number, ToolEnvError> =>
+  Effect.tryPromise({
+    try: async () => {
+      if (!existsSync(file)) throw new Error(`the file ${file} does not exist`)
+      const lines = createInterface({ input: createReadStream(file, "utf8"), crlfDelay: Infinity })
+      let read = 0
+      let lineNo = 0
+      for await (const line of lines) {
+        lineNo++
+        if (line.trim() === "") continue
+        let row: Partial<Recording>
+        try {
+          row = JSON.parse(line) as Partial<Recording>
+        } catch {
+          throw new Error(`${file}:${lineNo} is not a JSON line`)
+        }
+        if (typeof row.tool !== "string" || typeof row.api !== "string" || typeof row.args !== "string" || typeof row.response !== "string")
+          throw new Error(`${file}:${lineNo} lacks one of the string fields tool, api, args, response`)
+        index.add({ tool: row.tool, api: row.api, args: row.args, response: row.response, cls: row.cls, n: row.n })
+        read++
+      }
+      return read
+    },
+    catch: (e) => new ToolEnvError({ environment: "replay", reason: (e as Error).message })
+  })
+
+/**
+ * Read a StableToolBench cache folder, `<Category>/<std_tool>_for_<Category>/<std_api>.json`, each file a
+ * dict keyed by the Python repr of the decoded arguments. Keys are indexed canonically when they parse,
+ * and by their exact repr always.
+ */
+export const loadCacheDir = (index: ReplayIndex, dir: string): Effect.Effect<number, ToolEnvError> =>
+  Effect.try({
+    try: () => {
+      if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new Error(`the folder ${dir} does not exist`)
+      let read = 0
+      for (const category of readdirSync(dir)) {
+        const categoryDir = join(dir, category)
+        if (!statSync(categoryDir).isDirectory()) continue
+        const suffix = `_for_${category}`
+        for (const toolDir of readdirSync(categoryDir)) {
+          const toolPath = join(categoryDir, toolDir)
+          if (!statSync(toolPath).isDirectory()) continue
+          const tool = toolDir.endsWith(suffix) ? toolDir.slice(0, -suffix.length) : toolDir
+          for (const file of readdirSync(toolPath)) {
+            if (!file.endsWith(".json")) continue
+            const api = file.slice(0, -".json".length)
+            let entries: Record<string, unknown>
+            try {
+              entries = JSON.parse(readFileSync(join(toolPath, file), "utf8")) as Record<string, unknown>
+            } catch (e) {
+              throw new Error(`${join(toolPath, file)} is not valid JSON (${(e as Error).message})`)
+            }
+            for (const [key, response] of Object.entries(entries)) {
+              const decoded = parsePythonLiteral(key)
+              const args =
+                typeof decoded === "object" && decoded !== null && !Array.isArray(decoded) ? canonicalArgs(decoded as Record<string, unknown>) : `repr:${key}`
+              index.add({ tool, api, args, response: typeof response === "string" ? response : JSON.stringify(response), cls: "cache" }, key)
+              read++
+            }
+          }
+        }
+      }
+      return read
+    },
+    catch: (e) => new ToolEnvError({ environment: "replay", reason: (e as Error).message })
+  })
+
+export interface ReplayStats {
+  readonly hits: number
+  readonly misses: number
+}
+
+export interface ReplayEnvironment extends ToolEnvironment {
+  readonly index: ReplayIndex
+  /** Hits and misses so far. */
+  readonly stats: () => ReplayStats
+}
+
+/** Serve calls from an index; a call that was never recorded is a miss. */
+export const makeReplayEnvironment = (index: ReplayIndex, name = "replay"): ReplayEnvironment => {
+  let hits = 0
+  let misses = 0
+  return {
+    name,
+    index,
+    stats: () => ({ hits, misses }),
+    serve: (call) =>
+      Effect.sync(() => {
+        const recording = index.lookup(call.stdTool, call.stdApi, call.args)
+        if (!recording) {
+          misses++
+          return undefined
+        }
+        hits++
+        return parseRecordedResponse(recording.response)
+      })
+  }
+}
+
+/** Where recordings come from; any mix. */
+export interface ReplaySources {
+  /** `responses.jsonl` files (tool, api, canonical args, raw response). */
+  readonly responses?: ReadonlyArray<string> | undefined
+  /** StableToolBench cache folders. */
+  readonly cacheDirs?: ReadonlyArray<string> | undefined
+}
+
+/** Build an index from files and folders. */
+export const loadReplayIndex = (sources: ReplaySources, index: ReplayIndex = makeReplayIndex()): Effect.Effect<ReplayIndex, ToolEnvError> =>
+  Effect.gen(function* () {
+    for (const file of sources.responses ?? []) yield* loadResponsesJsonl(index, file)
+    for (const dir of sources.cacheDirs ?? []) yield* loadCacheDir(index, dir)
+    return index
+  })

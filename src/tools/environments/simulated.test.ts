@@ -1,0 +1,78 @@
+import { existsSync, mkdtempSync, readFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Effect } from "effect"
+import { describe, expect, it } from "vitest"
+import type { GenerateRequest } from "../../llm/language-model.ts"
+import { scriptedLayer } from "../../llm/scripted.ts"
+import { ApiDoc } from "../toolbench/api-doc.ts"
+import type { ToolCall } from "./environment.ts"
+import { makeReplayIndex } from "./recorded.ts"
+import { loadResponsesJsonl, makeReplayEnvironment } from "./replay.ts"
+import { makeSimulatedEnvironment, SIMULATED_STORE_FILE } from "./simulated.ts"
+
+const doc = ApiDoc.parse({
+  category_name: "Data",
+  tool_name: "Keyword Analysis",
+  api_name: "PopularSitesForQuery",
+  api_description: "Get the popular sites for a given search query.",
+  required_parameters: [{ name: "q", type: "STRING", description: "The query", default: "taylor swift" }],
+  template_response: { name: "str", score: "float" }
+})
+const call = (args: Record<string, unknown>): ToolCall => ({ doc, stdTool: "keyword_analysis", stdApi: "popularsitesforquery", args })
+
+describe("simulated environment", () => {
+  it("asks the model on a miss, stores the response, and replays it without a second model call", async () => {
+    const storeDir = mkdtempSync(join(tmpdir(), "smurfs-sim-"))
+    const requests: GenerateRequest[] = []
+    const layer = scriptedLayer({
+      "tool.simulate": [
+        (request) => {
+          requests.push(request)
+          return { error: "", response: { sites: [{ name: "lego.com", score: 0.5 }] } }
+        }
+      ]
+    })
+    const index = makeReplayIndex()
+    index.add({ tool: "keyword_analysis", api: "popularsitesforquery", args: '{"q":"cats"}', response: '{"error": "", "response": "cats.com"}' })
+    const env = await Effect.runPromise(makeSimulatedEnvironment({ index, storeDir }).pipe(Effect.provide(layer)))
+
+    const first = await Effect.runPromise(env.serve(call({ q: "lego" })))
+    expect(first).toEqual({ ok: true, content: '{"sites":[{"name":"lego.com","score":0.5}]}' })
+    expect(env.generated()).toBe(1)
+
+    // the prompt carries the doc, the template, the recorded example and the input, at temperature 0
+    const request = requests[0]!
+    const prompt = request.messages.map((m) => m.content).join("\n")
+    expect(prompt).toContain("Get the popular sites for a given search query.")
+    expect(prompt).toContain('{"name":"str","score":"float"}')
+    expect(prompt).toContain('{"q":"cats"} -> {"error": "", "response": "cats.com"}')
+    expect(prompt).toContain('{"q":"lego"}')
+    expect(request.options?.temperature).toBe(0)
+    expect(request.format).toBeDefined()
+
+    // the same call again (another spelling) is answered from the index: the script has no second reply
+    const again = await Effect.runPromise(env.serve(call({ q: "lego" })))
+    expect(again).toEqual(first)
+    expect(env.generated()).toBe(1)
+
+    // the store is in responses.jsonl format, so that the next run's replay environment answers
+    const storeFile = join(storeDir, SIMULATED_STORE_FILE)
+    expect(existsSync(storeFile)).toBe(true)
+    const line = JSON.parse(readFileSync(storeFile, "utf8").trim())
+    expect(line).toMatchObject({ tool: "keyword_analysis", api: "popularsitesforquery", args: '{"q":"lego"}', cls: "simulated" })
+    const nextRun = makeReplayIndex()
+    await Effect.runPromise(loadResponsesJsonl(nextRun, storeFile))
+    expect(await Effect.runPromise(makeReplayEnvironment(nextRun).serve(call({ q: "lego" })))).toEqual(first)
+  })
+
+  it("turns a model failure into an ok:false result that is not stored", async () => {
+    const storeDir = mkdtempSync(join(tmpdir(), "smurfs-sim-"))
+    const layer = scriptedLayer({ "tool.simulate": ["not json", "still not", "never"] })
+    const env = await Effect.runPromise(makeSimulatedEnvironment({ index: makeReplayIndex(), storeDir }).pipe(Effect.provide(layer)))
+    const result = await Effect.runPromise(env.serve(call({ q: "x" })))
+    expect(result?.ok).toBe(false)
+    expect(result?.error).toContain("the simulated environment could not produce a response")
+    expect(existsSync(join(storeDir, SIMULATED_STORE_FILE))).toBe(false)
+  })
+})

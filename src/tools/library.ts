@@ -1,0 +1,63 @@
+// Tool libraries: a named set of tools with unique names, lookups, and their specs for native tool calling.
+import { Data } from "effect"
+import type { ToolSpec } from "../llm/language-model.ts"
+import { jsonSchemaOf } from "../llm/structured.ts"
+import type { Tool, ToolLibrary } from "./tool.ts"
+
+/** Two tools of one library share a name. */
+export class DuplicateToolName extends Data.TaggedError("DuplicateToolName")<{
+  readonly library: string
+  readonly name: string
+}> {
+  override get message() {
+    return `The tool library "${this.library}" has two tools named "${this.name}". Rename one: names must be unique within a library.`
+  }
+}
+
+/** A library from tools; throws DuplicateToolName when two tools share a name (a programming error). */
+export const makeToolLibrary = (name: string, tools: ReadonlyArray<Tool>): ToolLibrary => {
+  const seen = new Set<string>()
+  for (const tool of tools) {
+    if (seen.has(tool.name)) throw new DuplicateToolName({ library: name, name: tool.name })
+    seen.add(tool.name)
+  }
+  return { name, tools: [...tools] }
+}
+
+/** The tool with exactly this name. */
+export const findTool = (library: ToolLibrary, name: string): Tool | undefined => library.tools.find((t) => t.name === name)
+
+/**
+ * The tool a model meant: the exact name, else a case-insensitive match, else the one tool whose name
+ * ends with the given name (StableToolBench matches a function by suffix, as names are cut to 64 chars).
+ */
+export const resolveTool = (library: ToolLibrary, name: string): Tool | undefined => {
+  const wanted = name.trim()
+  const exact = findTool(library, wanted)
+  if (exact) return exact
+  const lower = wanted.toLowerCase()
+  const folded = library.tools.filter((t) => t.name.toLowerCase() === lower)
+  if (folded.length === 1) return folded[0]
+  if (wanted.length === 0) return undefined
+  const suffix = library.tools.filter((t) => t.name.endsWith(wanted))
+  return suffix.length === 1 ? suffix[0] : undefined
+}
+
+/** The names of a library's tools, in order. */
+export const toolNames = (library: ToolLibrary): ReadonlyArray<string> => library.tools.map((t) => t.name)
+
+/** A library without the given tools (per-depth exclusion of failing tools). */
+export const excludeTools = (library: ToolLibrary, names: Iterable<string>): ToolLibrary => {
+  const excluded = new Set(names)
+  return { name: library.name, tools: library.tools.filter((t) => !excluded.has(t.name)) }
+}
+
+/** One tool's spec for native tool calling; the JSON Schema comes from its zod parameters. */
+export const toolSpec = (tool: Tool): ToolSpec => ({
+  name: tool.name,
+  description: tool.description,
+  parameters: jsonSchemaOf(tool.parameters)
+})
+
+/** Specs of every tool in a library, in order. */
+export const toolSpecs = (library: ToolLibrary): ReadonlyArray<ToolSpec> => library.tools.map(toolSpec)

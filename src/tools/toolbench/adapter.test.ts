@@ -1,0 +1,110 @@
+import { readFileSync } from "node:fs"
+import { Effect } from "effect"
+import { describe, expect, it } from "vitest"
+import type { ToolEnvironment, ToolCall } from "../environments/environment.ts"
+import { toolSpecs } from "../library.ts"
+import { apiDescription, apiDocToTool, toolbenchLibrary } from "./adapter.ts"
+import { ApiDoc } from "./api-doc.ts"
+
+const TOOLBENCH = new URL("../../../../shared/toolbench/", import.meta.url)
+const readJson = (path: string): unknown => JSON.parse(readFileSync(new URL(path, TOOLBENCH), "utf8"))
+
+/** An environment that records calls and answers with a fixed result. */
+const recordingEnv = (content = "ok") => {
+  const calls: ToolCall[] = []
+  const env: ToolEnvironment = { name: "test", serve: (call) => Effect.sync(() => (calls.push(call), { ok: true, content })) }
+  return { env, calls }
+}
+const missEnv: ToolEnvironment = { name: "miss", serve: () => Effect.succeed(undefined) }
+
+type Query = { query_id: number; api_list: unknown[] }
+type Available = { name: string; description: string; parameters: { properties: Record<string, { type: string; description?: string }>; required: string[] } }
+
+describe("ToolBench adapter", () => {
+  it("gives the same functions as StableToolBench's available_tools in the data example", () => {
+    const queries = readJson("queries/G1_instruction.json") as Query[]
+    for (const method of ["virtual_chatgpt_cot", "virtual_chatgpt_dfs"]) {
+      const converted = readJson(`example/data_example/model_predictions_converted/${method}/G1_instruction.json`) as Record<string, { available_tools: Available[] }>
+      for (const [id, prediction] of Object.entries(converted)) {
+        const query = queries.find((q) => String(q.query_id) === id)!
+        const specs = toolSpecs(toolbenchLibrary("q", query.api_list as never, missEnv))
+        const expected = prediction.available_tools.filter((t) => t.name !== "Finish")
+        expect(specs.map((s) => s.name)).toEqual(expected.map((t) => t.name))
+        for (const [i, spec] of specs.entries()) {
+          const theirs = expected[i]!
+          const ours = spec.parameters as Available["parameters"]
+          expect(spec.description).toBe(theirs.description)
+          expect(Object.keys(ours.properties)).toEqual(Object.keys(theirs.parameters.properties))
+          expect(ours.required ?? []).toEqual(theirs.parameters.required.filter((r) => r !== ""))
+          for (const [name, p] of Object.entries(theirs.parameters.properties)) {
+            expect(ours.properties[name]).toEqual(p)
+          }
+        }
+      }
+    }
+  })
+
+  const doc = ApiDoc.parse({
+    category_name: "Data",
+    tool_name: "Number Tools",
+    api_name: "Get Digits",
+    api_description: "Get Digits returns the digits of a number.",
+    required_parameters: [{ name: "id", type: "NUMBER", description: "x".repeat(300), default: 5 }],
+    optional_parameters: [
+      { name: "verbose", type: "BOOLEAN", description: "more", default: "" },
+      { name: "label", type: "STRING", description: "", default: "" }
+    ]
+  })
+
+  it("reads docs leniently: missing fields get defaults", () => {
+    const minimal = ApiDoc.parse({ tool_name: "T", api_name: "A" })
+    expect(minimal).toMatchObject({ category_name: "", api_description: "", required_parameters: [], optional_parameters: [], method: "GET" })
+    expect(ApiDoc.parse({ tool_name: "T", api_name: "A", template_response: "text" }).template_response).toBe("text")
+  })
+
+  it("maps types, cuts descriptions to 256 and renames reserved parameters", () => {
+    const tool = apiDocToTool(doc, missEnv)
+    const [spec] = toolSpecs({ name: "x", tools: [tool] })
+    const params = spec!.parameters as Available["parameters"]
+    expect(params.properties.is_id).toMatchObject({ type: "integer", example_value: 5 })
+    expect(params.properties.is_id!.description).toHaveLength(256)
+    expect(params.properties.verbose).toEqual({ type: "boolean", description: "more" })
+    expect(params.properties.label).toMatchObject({ type: "string" })
+    expect(params.required).toEqual(["is_id"])
+    expect(tool.name).toBe("get_digits_for_number_tools")
+    expect(apiDescription(doc)).toBe(
+      'This is the subfunction for tool "number_tools", you can use this tool.The description of this function is: "get_digits_for_number_tools returns the digits of a number."'
+    )
+    expect(tool.meta).toMatchObject({ category: "Data", tool: "Number Tools", api: "Get Digits", stdTool: "number_tools", stdApi: "get_digits" })
+  })
+
+  it("coerces NUMBER and BOOLEAN values, and keeps unknown keys", () => {
+    const tool = apiDocToTool(doc, missEnv)
+    expect(tool.parameters.parse({ is_id: "5", verbose: "true", label: 7, extra: "kept" })).toEqual({ is_id: 5, verbose: true, label: "7", extra: "kept" })
+    expect(tool.parameters.parse({ is_id: 5, verbose: "False" })).toEqual({ is_id: 5, verbose: false })
+    expect(tool.parameters.safeParse({ is_id: "five" }).success).toBe(false)
+    expect(tool.parameters.safeParse({}).success).toBe(false)
+  })
+
+  it("drops optional parameters of an API without required ones, as StableToolBench does, unless asked not to", () => {
+    const noRequired = { tool_name: "T", api_name: "A", optional_parameters: [{ name: "q", type: "STRING", description: "", default: "" }] }
+    expect(Object.keys(apiDocToTool(noRequired, missEnv).parameters.shape)).toEqual([])
+    expect(Object.keys(apiDocToTool(noRequired, missEnv, { stableToolBenchQuirks: false }).parameters.shape)).toEqual(["q"])
+  })
+
+  it("sends calls to its environment and cuts the observation to 1,024 characters", async () => {
+    const { env, calls } = recordingEnv("y".repeat(2000))
+    const tool = apiDocToTool(doc, env)
+    const result = await Effect.runPromise(tool.call({ is_id: 5 }))
+    expect(calls[0]).toMatchObject({ stdTool: "number_tools", stdApi: "get_digits", args: { is_id: 5 } })
+    expect(result.content).toBe(`${"y".repeat(1024)}...`)
+    expect(result.truncated).toBe(true)
+    const wide = await Effect.runPromise(apiDocToTool(doc, env, { maxObservationChars: 5000 }).call({ is_id: 5 }))
+    expect(wide.content).toHaveLength(2000)
+  })
+
+  it("answers a miss of every environment with ok:false", async () => {
+    const result = await Effect.runPromise(apiDocToTool(doc, missEnv).call({ is_id: 1 }))
+    expect(result).toMatchObject({ ok: false, error: "no environment answered the call to number_tools.get_digits" })
+  })
+})

@@ -1,0 +1,123 @@
+// The ToolBench adapter: StableToolBench API docs become Tools whose calls an environment serves.
+import { Effect } from "effect"
+import { z } from "zod"
+import { guardToolCall, OBSERVATION_MAX_CHARS, truncateObservation } from "../call.ts"
+import type { ToolEnvironment } from "../environments/environment.ts"
+import { makeToolLibrary } from "../library.ts"
+import type { Tool, ToolLibrary, ToolResult } from "../tool.ts"
+import { ApiDoc, type ApiDocInput, type ApiParameter } from "./api-doc.ts"
+import { functionName, standardizeParameterName, stdApiName, stdToolName } from "./names.ts"
+
+/** StableToolBench cuts API and parameter descriptions to this many characters. */
+export const MAX_DESCRIPTION = 256
+
+export interface ToolbenchToolOptions {
+  /** Characters of an observation the model sees before "..." (ToolBench: 1,024). */
+  readonly maxObservationChars?: number | undefined
+  /** Milliseconds before a call is reported as a timeout. */
+  readonly timeoutMs?: number | undefined
+  /**
+   * StableToolBench drops the optional parameters of an API that has no required ones (its loop over
+   * optional parameters sits inside the `if required_parameters` block). True (the default) reproduces
+   * that, so that models see exactly StableToolBench's functions; false keeps them.
+   */
+  readonly stableToolBenchQuirks?: boolean | undefined
+}
+
+const NUMERIC = /^\s*-?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?\s*$/i
+
+/** "5" -> 5 for NUMBER parameters; anything else is left for validation to reject. */
+const toNumber = (v: unknown): unknown => (typeof v === "string" && NUMERIC.test(v) ? Number(v) : v)
+
+/** "true"/"True"/"1" -> true for BOOLEAN parameters. */
+const toBoolean = (v: unknown): unknown => {
+  if (typeof v === "string") {
+    const s = v.trim().toLowerCase()
+    if (s === "true" || s === "1" || s === "yes") return true
+    if (s === "false" || s === "0" || s === "no") return false
+  }
+  if (v === 1 || v === 0) return v === 1
+  return v
+}
+
+/** Numbers and booleans sent for a STRING parameter become text, as a web API would receive them. */
+const toText = (v: unknown): unknown => (typeof v === "number" || typeof v === "boolean" ? String(v) : v)
+
+/** The zod schema of one parameter: StableToolBench's type mapping, with lenient coercion of the value. */
+const parameterSchema = (p: ApiParameter): z.ZodType => {
+  const description = p.description.slice(0, MAX_DESCRIPTION)
+  const example = p.default !== undefined && p.default !== null && String(p.default).length > 0 ? { example_value: p.default } : {}
+  if (p.type === "NUMBER") return z.preprocess(toNumber, z.number()).meta({ type: "integer", description, ...example })
+  if (p.type === "BOOLEAN") return z.preprocess(toBoolean, z.boolean()).meta({ type: "boolean", description, ...example })
+  return z.preprocess(toText, z.string()).meta({ type: "string", description, ...example })
+}
+
+/** The arguments schema of an API: required parameters, then optional ones; unknown keys are kept. */
+export const apiParameters = (doc: ApiDoc, quirks = true): z.ZodObject<z.ZodRawShape> => {
+  const shape: Record<string, z.ZodType> = {}
+  for (const p of doc.required_parameters) shape[standardizeParameterName(p.name)] = parameterSchema(p)
+  if (!quirks || doc.required_parameters.length > 0)
+    for (const p of doc.optional_parameters) shape[standardizeParameterName(p.name)] = parameterSchema(p).optional()
+  return z.looseObject(shape) as unknown as z.ZodObject<z.ZodRawShape>
+}
+
+/** StableToolBench's function description: the tool line, then the API description with its name replaced by the function name. */
+export const apiDescription = (doc: ApiDoc): string => {
+  const head = `This is the subfunction for tool "${stdToolName(doc)}", you can use this tool.`
+  const description = doc.api_description.trim()
+  if (description === "") return head
+  const named = doc.api_name === "" ? description : description.replaceAll(doc.api_name, functionName(doc))
+  const cut = named.slice(0, MAX_DESCRIPTION)
+  return `${head}The description of this function is: "${cut}"`
+}
+
+const missResult = (tool: string, api: string): ToolResult => ({
+  ok: false,
+  content: "",
+  error: `no environment answered the call to ${tool}.${api}`
+})
+
+/** A Tool for one API doc; its calls go to `env`, and the content is cut like a ToolBench observation. */
+export const apiDocToTool = (input: ApiDoc | ApiDocInput, env: ToolEnvironment, options: ToolbenchToolOptions = {}): Tool => {
+  const doc = ApiDoc.parse(input)
+  const stdTool = stdToolName(doc)
+  const stdApi = stdApiName(doc)
+  const name = functionName(doc)
+  const maxObservation = options.maxObservationChars ?? OBSERVATION_MAX_CHARS
+  return {
+    name,
+    description: apiDescription(doc),
+    parameters: apiParameters(doc, options.stableToolBenchQuirks ?? true),
+    meta: { category: doc.category_name, tool: doc.tool_name, api: doc.api_name, stdTool, stdApi, doc },
+    call: (args) =>
+      guardToolCall(
+        name,
+        env.serve({ doc, stdTool, stdApi, args }).pipe(
+          Effect.map((result) => result ?? missResult(stdTool, stdApi)),
+          Effect.map((result) => {
+            const content = truncateObservation(result.content, maxObservation)
+            return content === result.content ? result : { ...result, content, truncated: true }
+          })
+        ),
+        { timeoutMs: options.timeoutMs }
+      )
+  }
+}
+
+/**
+ * A library of ToolBench APIs. Two docs with the same function name (same tool and API after
+ * standardization, or the same last 64 characters) keep the first, as StableToolBench's name lookup does.
+ */
+export const toolbenchLibrary = (
+  name: string,
+  apiList: ReadonlyArray<ApiDoc | ApiDocInput>,
+  env: ToolEnvironment,
+  options: ToolbenchToolOptions = {}
+): ToolLibrary => {
+  const tools = new Map<string, Tool>()
+  for (const doc of apiList) {
+    const tool = apiDocToTool(doc, env, options)
+    if (!tools.has(tool.name)) tools.set(tool.name, tool)
+  }
+  return makeToolLibrary(name, [...tools.values()])
+}

@@ -1,0 +1,162 @@
+// StableToolBench's converted prediction format (ToolEval's input): write it from our task records, read it back.
+import { readFileSync } from "node:fs"
+import { Data, Effect } from "effect"
+import { z } from "zod"
+import type { FinishType } from "../trajectory.ts"
+
+/** A function as StableToolBench lists it in `available_tools`. */
+export interface FunctionSpec {
+  readonly name: string
+  readonly description: string
+  readonly parameters: Record<string, unknown>
+}
+
+/** One node of `answer_details`: system, user, assistant (text) or tool (`{name, arguments, response}`). */
+export interface AnswerNode {
+  readonly role: string
+  readonly message: string | { readonly name: string; readonly arguments: string; readonly response: string }
+  readonly next: ReadonlyArray<AnswerNode>
+}
+const AnswerNodeSchema: z.ZodType<AnswerNode> = z.lazy(() =>
+  z.object({
+    role: z.string(),
+    message: z.union([z.string(), z.object({ name: z.string(), arguments: z.string(), response: z.string() })]),
+    next: z.array(AnswerNodeSchema)
+  })
+)
+
+export const ConvertedAnswer = z.object({
+  query: z.string(),
+  available_tools: z.array(z.looseObject({ name: z.string(), description: z.string(), parameters: z.record(z.string(), z.unknown()) })),
+  answer: z.object({
+    method: z.string(),
+    total_steps: z.number(),
+    final_answer: z.string(),
+    answer_details: z.array(AnswerNodeSchema)
+  })
+})
+export type ConvertedAnswer = z.infer<typeof ConvertedAnswer>
+
+/** A converted file: query id -> answer. */
+export const ConvertedFile = z.record(z.string(), ConvertedAnswer)
+export type ConvertedFile = z.infer<typeof ConvertedFile>
+
+/** What the converter needs of a task's run (a TaskRecord has all of it). */
+export interface ConvertibleRun {
+  readonly taskId: string
+  readonly method: string
+  readonly query: string
+  readonly finalAnswer: string
+  readonly finishType: FinishType
+  readonly events: ReadonlyArray<{ readonly type: string; readonly data: Readonly<Record<string, unknown>> }>
+}
+
+/** One action of a chain: a thought, then a function call and what it returned ("" for Finish). */
+export interface ChainStepLike {
+  readonly thought?: string | undefined
+  readonly tool: string
+  readonly arguments: string
+  readonly response: string
+}
+
+const FINISH = "Finish"
+
+/** StableToolBench's `final_answer`: the Finish call's arguments as pretty JSON text. */
+export const finishAnswerText = (finalAnswer: string): string => JSON.stringify({ return_type: "give_answer", final_answer: finalAnswer }, null, 2)
+
+/**
+ * A function's entry of `available_tools` as StableToolBench writes it: parameters with `type`,
+ * `properties`, `required` and (for API functions, not for Finish) the `optional` names.
+ */
+export const availableTool = (spec: FunctionSpec): FunctionSpec => {
+  const properties = (spec.parameters["properties"] ?? {}) as Record<string, unknown>
+  const required = Array.isArray(spec.parameters["required"]) ? (spec.parameters["required"] as Array<string>) : []
+  const parameters: Record<string, unknown> = { type: "object", properties, required }
+  if (spec.name !== FINISH) parameters["optional"] = Object.keys(properties).filter((k) => !required.includes(k))
+  return { name: spec.name, description: spec.description, parameters }
+}
+
+const argsText = (args: unknown): string => JSON.stringify(args ?? {}, null, 2)
+
+/**
+ * The chain to write. Methods that end with a chosen path (ReAct, DFSDT) put it on their final event;
+ * for the others (Smurfs) it is every thought and tool call in order.
+ */
+export const chainOf = (run: ConvertibleRun): ReadonlyArray<ChainStepLike> => {
+  const final = run.events.findLast((e) => e.type === "smurfs.final_answer" || e.type === "smurfs.give_up")
+  const recorded = final?.data["chain"]
+  if (Array.isArray(recorded)) return recorded as ReadonlyArray<ChainStepLike>
+  const steps: Array<ChainStepLike> = []
+  let thought = ""
+  for (const e of run.events) {
+    if (e.type === "smurfs.thought") thought = String(e.data["thought"] ?? "")
+    if (e.type === "smurfs.tool_call") {
+      steps.push({ thought, tool: String(e.data["tool"]), arguments: argsText(e.data["args"]), response: String(e.data["content"] ?? "") })
+      thought = ""
+    }
+  }
+  return steps
+}
+
+/** The `answer_details` chain: system -> user -> (assistant thought?) -> tool -> ... each node the only child of the one before. */
+export const answerDetails = (run: ConvertibleRun): { details: Array<AnswerNode>; totalSteps: number } => {
+  const flat: Array<Omit<AnswerNode, "next">> = [
+    { role: "system", message: "" },
+    { role: "user", message: "" }
+  ]
+  const steps = [...chainOf(run)]
+  // A method that answers without a Finish call (Smurfs) gets one, so that ToolEval sees a finished chain.
+  if (run.finishType === "give_answer" && steps.at(-1)?.tool !== FINISH)
+    steps.push({ thought: run.finalAnswer, tool: FINISH, arguments: finishAnswerText(run.finalAnswer), response: "" })
+  for (const step of steps) {
+    if (step.thought) flat.push({ role: "assistant", message: step.thought })
+    flat.push({ role: "tool", message: { name: step.tool, arguments: step.arguments, response: step.tool === FINISH ? "" : step.response } })
+  }
+  let details: Array<AnswerNode> = []
+  for (const node of flat.reverse()) details = [{ ...node, next: details }]
+  return { details, totalSteps: flat.length }
+}
+
+/** The StableToolBench method name (CoT@1, DFS_woFilter_w2) a run recorded, else its runner name. */
+const methodOf = (run: ConvertibleRun): string => {
+  const final = run.events.findLast((e) => e.type === "smurfs.final_answer" || e.type === "smurfs.give_up")
+  return typeof final?.data["method"] === "string" ? (final.data["method"] as string) : run.method
+}
+
+/** One query's converted answer; `tools` are the task's functions (Finish is added when missing). */
+export const toConverted = (run: ConvertibleRun, tools: ReadonlyArray<FunctionSpec>, finish: FunctionSpec): ConvertedAnswer => {
+  const { details, totalSteps } = answerDetails(run)
+  const functions = tools.some((t) => t.name === FINISH) ? tools : [...tools, finish]
+  return {
+    query: run.query,
+    available_tools: functions.map((f) => ({ ...availableTool(f) })),
+    answer: {
+      method: methodOf(run),
+      total_steps: totalSteps,
+      final_answer: run.finishType === "give_answer" && run.finalAnswer ? finishAnswerText(run.finalAnswer) : "",
+      answer_details: details
+    }
+  }
+}
+
+/** A converted file could not be read. */
+export class ConvertedFormatError extends Data.TaggedError("ConvertedFormatError")<{
+  readonly path: string
+  readonly problem: string
+}> {
+  override get message() {
+    return `${this.path}: ${this.problem}. Expected StableToolBench's converted predictions ({query_id: {query, available_tools, answer}}), as written by \`smurfs bench\` or StableToolBench's convert_to_answer_format.py.`
+  }
+}
+
+/** Read and validate a converted predictions file (ours or StableToolBench's). */
+export const readConverted = (file: string): Effect.Effect<ConvertedFile, ConvertedFormatError> =>
+  Effect.gen(function* () {
+    const raw = yield* Effect.try({
+      try: () => JSON.parse(readFileSync(file, "utf8")) as unknown,
+      catch: (e) => new ConvertedFormatError({ path: file, problem: `cannot read it as JSON (${(e as Error).message.split("\n")[0]})` })
+    })
+    const parsed = ConvertedFile.safeParse(raw)
+    if (!parsed.success) return yield* new ConvertedFormatError({ path: file, problem: z.prettifyError(parsed.error).split("\n").slice(0, 4).join("; ") })
+    return parsed.data
+  })

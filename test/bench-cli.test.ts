@@ -1,0 +1,105 @@
+// `smurfs bench` end to end: a scripted run, the non-empty guard, a dead server, Ctrl-C.
+import { spawn } from "node:child_process"
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { createServer, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { afterAll, describe, expect, it, vi } from "vitest"
+import { run } from "../src/cli/commands/bench.ts"
+import { ExitCode } from "../src/cli/exit-codes.ts"
+
+const REPO = fileURLToPath(new URL("../", import.meta.url))
+const DATA = fileURLToPath(new URL("../../shared/toolbench/", import.meta.url))
+const SCRIPT = join(REPO, "examples", "bench-script.json")
+const scratch = mkdtempSync(join(tmpdir(), "smurfs-bench-cli-"))
+afterAll(() => rmSync(scratch, { recursive: true, force: true }))
+
+/** Run the command in-process, capturing what it prints on stderr. */
+const bench = async (argv: Array<string>, env: Record<string, string> = {}) => {
+  const lines: Array<string> = []
+  const spies = [vi.spyOn(console, "error").mockImplementation((...a) => void lines.push(a.join(" "))), vi.spyOn(console, "log").mockImplementation(() => {})]
+  const write = vi.spyOn(process.stderr, "write").mockImplementation(() => true)
+  const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]))
+  Object.assign(process.env, env)
+  try {
+    const code = await run(argv)
+    return { code, stderr: lines.join("\n") }
+  } finally {
+    for (const [k, v] of Object.entries(saved)) v === undefined ? delete process.env[k] : (process.env[k] = v)
+    for (const s of spies) s.mockRestore()
+    write.mockRestore()
+  }
+}
+
+const records = (out: string, method: string, group: string) =>
+  existsSync(join(out, "tasks", method, group)) ? readdirSync(join(out, "tasks", method, group)).sort() : []
+
+/** A port where nothing listens. */
+const deadPort = async () => {
+  const server = createServer()
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r))
+  const port = (server.address() as AddressInfo).port
+  await new Promise<void>((r) => server.close(() => r()))
+  return port
+}
+
+describe("smurfs bench", () => {
+  const out = join(scratch, "run")
+  const base = ["--data", DATA, "--group", "G1_instruction", "--method", "react,dfsdt", "--out", out]
+
+  it("runs the scripted model into a run directory with records and converted files", async () => {
+    const { code } = await bench([...base, "--ids", "1073,588", "--model", `scripted:${SCRIPT}`])
+    expect(code).toBe(ExitCode.Ok)
+    expect(records(out, "react", "G1_instruction")).toEqual(["1073.json", "588.json"])
+    expect(records(out, "dfsdt", "G1_instruction")).toEqual(["1073.json", "588.json"])
+    const converted = JSON.parse(readFileSync(join(out, "converted", "dfsdt", "G1_instruction.json"), "utf8")) as Record<string, { answer: { method: string } }>
+    expect(Object.keys(converted).sort()).toEqual(["1073", "588"])
+    expect(converted["588"]!.answer.method).toBe("DFS_woFilter_w2")
+    expect(JSON.parse(readFileSync(join(out, "run.json"), "utf8"))).toMatchObject({ methods: ["react", "dfsdt"], model: `scripted:${SCRIPT}`, modelName: SCRIPT })
+  })
+
+  it("refuses to write into a non-empty run directory without --resume", async () => {
+    const { code, stderr } = await bench([...base, "--ids", "1073,588,608", "--model", `scripted:${SCRIPT}`])
+    expect(code).toBe(ExitCode.BadInput)
+    expect(stderr).toContain("--resume")
+    expect(records(out, "react", "G1_instruction")).toEqual(["1073.json", "588.json"])
+  })
+
+  it("stops with ModelUnavailable when the server is down, keeping finished work", async () => {
+    const before = readFileSync(join(out, "tasks", "react", "G1_instruction", "588.json"), "utf8")
+    const port = await deadPort()
+    const { code, stderr } = await bench([...base, "--ids", "1073,588,608,1572,1856,2121", "--model", "openai:any", "--resume"], {
+      OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`
+    })
+    expect(code).toBe(ExitCode.ModelUnavailable)
+    expect(stderr).toContain("looks down")
+    expect(stderr).toContain("--resume")
+    expect(records(out, "react", "G1_instruction")).toEqual(["1073.json", "588.json"])
+    expect(readFileSync(join(out, "tasks", "react", "G1_instruction", "588.json"), "utf8")).toBe(before)
+  })
+
+  it("stops on SIGINT, keeps the run and says how to resume", async () => {
+    const hanging: Server = createServer(() => {})
+    await new Promise<void>((r) => hanging.listen(0, "127.0.0.1", r))
+    const port = (hanging.address() as AddressInfo).port
+    const dir = join(scratch, "interrupted")
+    const child = spawn(process.execPath, ["bin/smurfs.js", "bench", "--data", DATA, "--group", "G1_tool", "--limit", "2", "--method", "react", "--model", "openai:any", "--out", dir], {
+      cwd: REPO,
+      env: { ...process.env, OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1` }
+    })
+    let stderr = ""
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
+    // interrupt once the run has started (its first line) and is waiting on the model
+    await vi.waitFor(() => expect(stderr).toContain("2 tasks"), { timeout: 20_000, interval: 50 })
+    child.kill("SIGINT")
+    const code = await new Promise<number | null>((r) => child.on("exit", (c) => r(c)))
+    hanging.closeAllConnections()
+    hanging.close()
+    expect(code).toBe(ExitCode.Interrupted)
+    expect(stderr).toContain("interrupted")
+    expect(stderr).toContain("--resume")
+    expect(existsSync(join(dir, "run.json"))).toBe(true)
+  })
+})

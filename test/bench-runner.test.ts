@@ -1,0 +1,163 @@
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Effect, Exit, Layer } from "effect"
+import { afterEach, describe, expect, it } from "vitest"
+import { z } from "zod"
+import type { BenchQuery } from "../bench/datasets.ts"
+import { RUN_FORMAT_VERSION, type RunConfig, runConfigPath, TaskRecord, taskRecordPath } from "../bench/run-format.ts"
+import { type MethodEntry, runBench, type RunnerOptions } from "../bench/runner.ts"
+import { react } from "../src/agents/react.ts"
+import type { Method, Task } from "../src/agents/task.ts"
+import { ModelUnreachable } from "../src/llm/errors.ts"
+import { LanguageModel } from "../src/llm/language-model.ts"
+import { makeScriptedModel, scriptedLayer } from "../src/llm/scripted.ts"
+import { readConverted } from "../src/trace/converters/stabletoolbench.ts"
+import type { Tool } from "../src/tools/tool.ts"
+
+const dirs: Array<string> = []
+const tempRun = () => {
+  const dir = mkdtempSync(join(tmpdir(), "smurfs-run-"))
+  dirs.push(dir)
+  return join(dir, "run")
+}
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
+})
+
+const GROUP = "G1_instruction"
+const queries: Array<BenchQuery> = ["1", "2", "3", "4", "5", "6"].map((id) => ({
+  group: GROUP,
+  id,
+  query: `question ${id}`,
+  apiList: [{ tool_name: "Echo", api_name: "echo" }],
+  relevant: []
+}))
+const echo: Tool = {
+  name: "echo_for_echo",
+  description: "Echo a text",
+  parameters: z.object({ text: z.string() }),
+  call: (args) => Effect.succeed({ ok: true, content: String(args["text"]) })
+}
+const taskOf = (q: BenchQuery): Task => ({ id: q.id, query: q.query, tools: { name: q.id, tools: [echo] } })
+
+const config: RunConfig = {
+  formatVersion: RUN_FORMAT_VERSION,
+  packageVersion: "test",
+  createdAt: "2026-01-01T00:00:00.000Z",
+  data: "memory",
+  groups: [GROUP],
+  methods: ["react"],
+  model: "scripted:test",
+  envs: ["offline"],
+  toolset: "all",
+  concurrency: 3,
+  options: {}
+}
+
+/** A react run whose model echoes the query, then answers with it. */
+const echoScript = { $cycle: true, "*": [{ toolCalls: [{ name: "echo_for_echo", arguments: { text: "hi" } }] }, { toolCalls: [{ name: "Finish", arguments: { return_type: "give_answer", final_answer: "done" } }] }] }
+
+/** A method that counts how often each task ran, answering with the task id. */
+const counting = (counts: Map<string, number>): Method => (task) =>
+  Effect.sync(() => {
+    counts.set(task.id, (counts.get(task.id) ?? 0) + 1)
+    return { taskId: task.id, query: task.query, method: "count", model: "m", finalAnswer: `answer ${task.id}`, finishType: "give_answer" as const, events: [], totals: { modelCalls: 0, promptTokens: 0, completionTokens: 0, toolCalls: 0, backtracks: 0, wallMs: 0, guardrails: {} } }
+  })
+
+const options = (runDir: string, methods: Array<MethodEntry>, extra: Partial<RunnerOptions> = {}): RunnerOptions => ({
+  runDir,
+  config,
+  queries,
+  methods,
+  taskOf,
+  concurrency: 3,
+  resume: false,
+  modelSpec: "scripted:test",
+  ...extra
+})
+
+const run = (o: RunnerOptions, layer: Layer.Layer<LanguageModel> = scriptedLayer(echoScript as never)) => Effect.runPromiseExit(runBench(o).pipe(Effect.provide(layer)))
+
+describe("bench runner", () => {
+  it("writes one valid record per task and method, run.json, and converted files", async () => {
+    const runDir = tempRun()
+    const exit = await run(options(runDir, [{ name: "react", method: react() }, { name: "count", method: counting(new Map()) }]))
+    expect(Exit.isSuccess(exit)).toBe(true)
+    if (!Exit.isSuccess(exit)) return
+    expect(exit.value).toMatchObject({ total: 12, skipped: 0, recorded: 12, answered: 12, notRecorded: 0 })
+    for (const method of ["react", "count"])
+      for (const q of queries) {
+        const record = TaskRecord.parse(JSON.parse(readFileSync(taskRecordPath(runDir, method, GROUP, q.id), "utf8")))
+        expect(record).toMatchObject({ taskId: q.id, method, group: GROUP, model: "scripted:test", availableTools: ["echo_for_echo"] })
+      }
+    expect(readdirSync(join(runDir, "tasks", "react", GROUP)).sort()).toEqual(queries.map((q) => `${q.id}.json`).sort())
+    expect(JSON.parse(readFileSync(runConfigPath(runDir), "utf8"))).toMatchObject({ formatVersion: RUN_FORMAT_VERSION, methods: ["react"] })
+    const converted = await Effect.runPromise(readConverted(join(runDir, "converted", "react", `${GROUP}.json`)))
+    expect(Object.keys(converted)).toEqual(queries.map((q) => q.id))
+    expect(converted["1"]!.answer.final_answer).toContain('"final_answer": "done"')
+    expect(converted["1"]!.available_tools.map((t) => t.name)).toEqual(["echo_for_echo", "Finish"])
+    // records do not keep prompts unless asked
+    const record = JSON.parse(readFileSync(taskRecordPath(runDir, "react", GROUP, "1"), "utf8")) as TaskRecord
+    expect(record.events.some((e) => e.type === "smurfs.model_call" && "messages" in e.data)).toBe(false)
+  })
+
+  it("resumes after a crash: finished tasks are skipped, a torn record and stray temp files are redone once", async () => {
+    const runDir = tempRun()
+    const first = new Map<string, number>()
+    await run(options(runDir, [{ name: "count", method: counting(first) }], { queries: queries.slice(0, 3) }))
+    // what a kill -9 can leave: a temp file of an unfinished write, and (from other tools) a torn record
+    writeFileSync(join(runDir, "tasks", "count", GROUP, "4.json.tmp-123-abc"), '{"formatVersion": 1, "taskId"')
+    writeFileSync(taskRecordPath(runDir, "count", GROUP, "3"), '{"formatVersion": 1, "taskId": "3"')
+    const second = new Map<string, number>()
+    const exit = await run(options(runDir, [{ name: "count", method: counting(second) }], { resume: true }))
+    expect(Exit.isSuccess(exit) && exit.value).toMatchObject({ total: 6, skipped: 2, recorded: 4 })
+    expect([...second.entries()].sort()).toEqual([["3", 1], ["4", 1], ["5", 1], ["6", 1]])
+    const files = readdirSync(join(runDir, "tasks", "count", GROUP)).sort()
+    expect(files).toEqual(["1.json", "2.json", "3.json", "4.json", "5.json", "6.json"])
+    for (const f of files) expect(TaskRecord.safeParse(JSON.parse(readFileSync(join(runDir, "tasks", "count", GROUP, f), "utf8"))).success).toBe(true)
+    // a second resume has nothing left to do
+    const third = new Map<string, number>()
+    const again = await run(options(runDir, [{ name: "count", method: counting(third) }], { resume: true }))
+    expect(Exit.isSuccess(again) && again.value).toMatchObject({ skipped: 6, recorded: 0 })
+    expect(third.size).toBe(0)
+  })
+
+  it("refuses a non-empty run directory without --resume, and a run written by a newer format", async () => {
+    const runDir = tempRun()
+    await run(options(runDir, [{ name: "count", method: counting(new Map()) }], { queries: queries.slice(0, 1) }))
+    const refused = await run(options(runDir, [{ name: "count", method: counting(new Map()) }]))
+    expect(Exit.isFailure(refused) && JSON.stringify(refused.cause)).toContain("RunDirError")
+    expect(String(Exit.isFailure(refused) && (refused.cause as unknown as { reasons: Array<{ error: Error }> }).reasons[0]!.error.message)).toContain("--resume")
+    writeFileSync(runConfigPath(runDir), JSON.stringify({ ...config, formatVersion: RUN_FORMAT_VERSION + 1 }))
+    const counts = new Map<string, number>()
+    const newer = await run(options(runDir, [{ name: "count", method: counting(counts) }], { resume: true }))
+    expect(Exit.isFailure(newer)).toBe(true)
+    expect(JSON.stringify(Exit.isFailure(newer) && newer.cause)).toContain("newer smurfs")
+    expect(counts.size).toBe(0)
+  })
+
+  it("stops when the model server is down, keeps finished work and records no unreachable task", async () => {
+    const runDir = tempRun()
+    // the server answers the first two tasks, then goes away
+    const flaky = Layer.sync(LanguageModel, () => {
+      const inner = makeScriptedModel(echoScript as never)
+      return LanguageModel.of({
+        info: inner.info,
+        generate: (request) =>
+          /question [12]\b/.test(request.messages.map((m) => m.content).join("\n"))
+            ? inner.generate(request)
+            : Effect.fail(new ModelUnreachable({ provider: "openai", host: "http://127.0.0.1:9" }))
+      })
+    })
+    const exit = await run(options(runDir, [{ name: "react", method: react() }], { concurrency: 1 }), flaky)
+    expect(Exit.isFailure(exit)).toBe(true)
+    expect(JSON.stringify(Exit.isFailure(exit) && exit.cause)).toContain("ModelServerDown")
+    const files = readdirSync(join(runDir, "tasks", "react", GROUP)).sort()
+    expect(files).toEqual(["1.json", "2.json"])
+    // resume with a working server: exactly the missing tasks run
+    const resumed = await run(options(runDir, [{ name: "react", method: react() }], { resume: true }))
+    expect(Exit.isSuccess(resumed) && resumed.value).toMatchObject({ skipped: 2, recorded: 4, notRecorded: 0 })
+    expect(existsSync(join(runDir, "converted", "react", `${GROUP}.json`))).toBe(true)
+  })
+})
