@@ -84,7 +84,8 @@ const readRunConfig = (run: string): Effect.Effect<RunConfig, RunDirError> =>
 
 /**
  * Open a run directory. A new (or empty) directory gets `config` as its run.json; a non-empty one is
- * refused unless `resume`, and then its own run.json (format checked) is kept. Stray temp files are removed.
+ * refused unless `resume`, and then its own run.json (format checked) is kept, with any new methods and
+ * groups added. Stray temp files are removed.
  */
 export const openRunDir = (run: string, config: RunConfig, resume: boolean): Effect.Effect<{ config: RunConfig; resumed: boolean }, RunDirError> =>
   Effect.gen(function* () {
@@ -101,7 +102,11 @@ export const openRunDir = (run: string, config: RunConfig, resume: boolean): Eff
       })
     const existing = yield* readRunConfig(run)
     removeStrayTemps(run)
-    return { config: existing, resumed: true }
+    // A resume may add methods or groups; run.json lists everything the directory holds.
+    const union = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) => [...new Set([...a, ...b])]
+    const merged: RunConfig = { ...existing, methods: union(existing.methods, config.methods), groups: union(existing.groups, config.groups) }
+    if (merged.methods.length !== existing.methods.length || merged.groups.length !== existing.groups.length) yield* writeJsonAtomic(runConfigPath(run), merged)
+    return { config: merged, resumed: true }
   })
 
 /** A task record if the file exists and is a complete, valid record; anything else counts as not done. */

@@ -3,7 +3,7 @@ import { existsSync } from "node:fs"
 import { Cause, Data, Effect } from "effect"
 import { finishSpec } from "../src/agents/finish.ts"
 import type { Method, Task } from "../src/agents/task.ts"
-import type { ModelUnreachable } from "../src/llm/errors.ts"
+import type { ModelNotFound, ModelUnreachable } from "../src/llm/errors.ts"
 import { LanguageModel } from "../src/llm/language-model.ts"
 import { toolSpecs } from "../src/tools/library.ts"
 import { type ConvertedFile, toConverted } from "../src/trace/converters/stabletoolbench.ts"
@@ -34,7 +34,7 @@ export interface RunnerOptions {
   readonly resume: boolean
   /** The model spec recorded in each task record. */
   readonly modelSpec: string
-  /** Stop the run when this many tasks in a row could not reach the model server. */
+  /** Stop the run when this many tasks in a row could not reach the model server (or it lacks the model). */
   readonly stopAfterUnreachable?: number | undefined
   /** Keep every prompt in the model_call events (large); by default only replies are kept. */
   readonly fullTrace?: boolean | undefined
@@ -58,7 +58,7 @@ export interface RunSummary {
   readonly convertedFiles: ReadonlyArray<string>
 }
 
-/** The model server stopped answering: several tasks in a row could not reach it. */
+/** The model server stopped answering (or lacks the model): several tasks in a row could not use it. */
 export class ModelServerDown extends Data.TaggedError("ModelServerDown")<{
   readonly consecutive: number
   readonly runDir: string
@@ -66,7 +66,7 @@ export class ModelServerDown extends Data.TaggedError("ModelServerDown")<{
 }> {
   override get message() {
     return (
-      `The model server looks down: ${this.consecutive} tasks in a row could not reach it (${this.lastError}). ` +
+      `The model server looks down: ${this.consecutive} tasks in a row could not use it (${this.lastError}). ` +
       `Finished tasks are kept in ${this.runDir}; start the server and rerun the same command with --resume.`
     )
   }
@@ -133,7 +133,8 @@ export const runBench = (options: RunnerOptions): Effect.Effect<RunSummary, RunD
       if (!task) tasks.set(key, (task = options.taskOf(query)))
       return task
     }
-    const jobs = options.methods.flatMap((entry) => options.queries.map((query) => ({ entry, query, path: taskRecordPath(options.runDir, entry.name, query.group, query.id) })))
+    // Query-major order: a run stopped half-way holds every method on the same queries, ready to compare.
+    const jobs = options.queries.flatMap((query) => options.methods.map((entry) => ({ entry, query, path: taskRecordPath(options.runDir, entry.name, query.group, query.id) })))
     const pending = jobs.filter((job) => !(existsSync(job.path) && readRecord(job.path)))
     progress.start(jobs.length, jobs.length - pending.length)
 
@@ -142,12 +143,12 @@ export const runBench = (options: RunnerOptions): Effect.Effect<RunSummary, RunD
       Effect.gen(function* () {
         const started = Date.now()
         const startedAt = new Date(started).toISOString()
-        // Watch this task's model calls: a task that met a dead server is not a result.
-        let unreachable: ModelUnreachable | undefined
+        // Watch this task's model calls: a task that met a dead server (or one without the model) is not a result.
+        let unreachable: ModelUnreachable | ModelNotFound | undefined
         const watched = LanguageModel.of({
           info: base.info,
           generate: (request) =>
-            base.generate(request).pipe(Effect.tapError((e) => Effect.sync(() => void (e._tag === "ModelUnreachable" && (unreachable = e)))))
+            base.generate(request).pipe(Effect.tapError((e) => Effect.sync(() => void ((e._tag === "ModelUnreachable" || e._tag === "ModelNotFound") && (unreachable = e)))))
         })
         const exit = yield* Effect.exit(
           Effect.suspend(() => entry.method(taskFor(query))).pipe(Effect.provideService(LanguageModel, watched))

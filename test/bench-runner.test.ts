@@ -123,6 +123,15 @@ describe("bench runner", () => {
     expect(third.size).toBe(0)
   })
 
+  it("adds the methods of a resume to run.json", async () => {
+    const runDir = tempRun()
+    await run(options(runDir, [{ name: "count", method: counting(new Map()) }], { queries: queries.slice(0, 1), config: { ...config, methods: ["count"] } }))
+    const later = new Map<string, number>()
+    await run(options(runDir, [{ name: "count", method: counting(new Map()) }, { name: "later", method: counting(later) }], { queries: queries.slice(0, 1), resume: true, config: { ...config, methods: ["count", "later"] } }))
+    expect(JSON.parse(readFileSync(runConfigPath(runDir), "utf8")).methods).toEqual(["count", "later"])
+    expect([...later.keys()]).toEqual(["1"])
+  })
+
   it("refuses a non-empty run directory without --resume, and a run written by a newer format", async () => {
     const runDir = tempRun()
     await run(options(runDir, [{ name: "count", method: counting(new Map()) }], { queries: queries.slice(0, 1) }))

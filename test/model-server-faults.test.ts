@@ -71,6 +71,14 @@ describe.each(providers)("$name server faults", (p) => {
     expect(chatCalls(server)).toBe(1)
   })
 
+  it("a base URL that is not the model server's -> says to check the address", async () => {
+    const server = await start()
+    const wrong = p.name === "ollama" ? { host: `${server.url}/not-ollama` } : { baseURL: server.url }
+    const error = await failure(spec, wrong)
+    expect(error).toMatchObject({ _tag: "ModelServerError", status: 404 })
+    expect(error.message).toContain(p.name === "ollama" ? "OLLAMA_HOST" : "OPENAI_BASE_URL")
+  })
+
   it("503 twice then success -> retried and succeeds", async () => {
     const server = await start([{ fault: "status", status: 503 }, { fault: "status", status: 503 }, "fine"])
     const response = await Effect.runPromise(generate(spec, p.where(server)))
@@ -165,22 +173,23 @@ describe("concurrency per endpoint", () => {
     ["ollama", 1]
   ] as const)("%s with concurrency %i never has more requests in flight", async (name, concurrency) => {
     const p = providers.find((x) => x.name === name)!
-    const server = await p.start([{ content: "slow", delayMs: 40 }])
+    // Long enough that concurrent requests overlap at the server even on a loaded machine.
+    const server = await p.start([{ content: "slow", delayMs: 80 }])
     servers.push(server)
     const layer = modelLayer(`${name}:qwen2.5:7b`, { ...FAST, ...p.where(server), concurrency })
     const program = Effect.flatMap(Effect.service(LanguageModel), (m) =>
       Effect.all(
-        Array.from({ length: 8 }, (_, i) => m.generate({ role: `r${i}`, messages: [{ role: "user", content: String(i) }] })),
+        Array.from({ length: concurrency * 2 + 1 }, (_, i) => m.generate({ role: `r${i}`, messages: [{ role: "user", content: String(i) }] })),
         { concurrency: "unbounded" }
       )
     )
     const replies = await Effect.runPromise(Effect.provide(program, layer))
-    expect(replies).toHaveLength(8)
+    expect(replies).toHaveLength(concurrency * 2 + 1)
     expect(server.maxInFlight()).toBe(concurrency)
   })
 
   it("defaults to one request at a time against Ollama", async () => {
-    const server = await startFakeOllama({ chat: [{ content: "slow", delayMs: 30 }] })
+    const server = await startFakeOllama({ chat: [{ content: "slow", delayMs: 80 }] })
     servers.push(server)
     const program = Effect.flatMap(Effect.service(LanguageModel), (m) => Effect.all([m.generate(request), m.generate(request), m.generate(request)], { concurrency: "unbounded" }))
     await Effect.runPromise(Effect.provide(program, modelLayer("ollama:qwen2.5:7b", { host: server.url })))

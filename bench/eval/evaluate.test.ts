@@ -104,4 +104,20 @@ describe("evaluateWin", () => {
     expect(win).toMatchObject({ n: 3, wins: expectedWins, reference: "ref-react" })
     expect(win!.rate).toBeCloseTo((100 * expectedWins) / 3, 10)
   })
+
+  it("shares the pass labels of a reference method in the same run instead of judging them again", async () => {
+    const run = writeFakeRun([{ taskId: "1" }, { taskId: "1", method: "react", finalAnswer: "other" }])
+    const entries = loadSource(run).entries
+    const judge = countingJudge()
+    await Effect.runPromise(evaluatePass(entries, { store: run, judge: JUDGE, k: 2 }).pipe(Effect.provide(judge.layer)))
+    expect(judge.calls).toEqual(["judge.answer", "judge.answer", "judge.answer", "judge.answer"])
+    const win = countingJudge()
+    await Effect.runPromise(
+      evaluateWin(entries.filter((e) => e.method === "smurfs"), entries.filter((e) => e.method === "react"), {
+        store: run, judge: JUDGE, k: 2, referenceName: "self-react", referenceSource: run, referenceMethod: "react", referenceInStore: true
+      }).pipe(Effect.provide(win.layer))
+    )
+    // both Solved in both rounds: only the comparisons reach the judge
+    expect(win.calls).toEqual(["judge.compare", "judge.compare"])
+  })
 })

@@ -3,10 +3,11 @@ import { Effect } from "effect"
 import type { LanguageModel } from "../../src/llm/language-model.ts"
 import type { MalformedOutput, ProviderError } from "../../src/llm/errors.ts"
 import type { JudgeInput } from "./judge-input.ts"
-import { type PassLabels, passLabelsPath, referencePassPath, WinVerdicts, winVerdictsPath, PassLabels as PassLabelsSchema } from "./labels.ts"
+import { PassLabels, passLabelsPath, referencePassPath, WinVerdicts, winVerdictsPath } from "./labels.ts"
 import { judgePass } from "./pass-rate.ts"
 import { rngFor } from "./rng.ts"
-import { readJsonIf, writeJsonAtomic } from "./store.ts"
+import { type RunDirError, writeJsonAtomic } from "../run-dir.ts"
+import { readJsonIf } from "./store.ts"
 import { judgeRound } from "./win-rate.ts"
 
 /** Defaults of an evaluation, in one place. */
@@ -44,7 +45,7 @@ const keep = (e: MalformedOutput) => Effect.succeed({ error: e.message })
 export const evaluatePass = (
   entries: ReadonlyArray<JudgeInput>,
   options: PassOptions
-): Effect.Effect<EvalSummary, ProviderError, LanguageModel> =>
+): Effect.Effect<EvalSummary, ProviderError | RunDirError, LanguageModel> =>
   Effect.gen(function* () {
     const k = options.k ?? EVAL_DEFAULTS.k
     const pathOf = options.pathOf ?? ((e: JudgeInput) => passLabelsPath(options.store, options.judge, e.method, e.group, e.taskId))
@@ -55,7 +56,7 @@ export const evaluatePass = (
       (entry) =>
         Effect.gen(function* () {
           const path = pathOf(entry)
-          const labels: PassLabels = readJsonIf(path, PassLabelsSchema) ?? {
+          const labels: PassLabels = readJsonIf(path, PassLabels) ?? {
             taskId: entry.taskId, method: entry.method, group: entry.group, judge: options.judge, runs: {}
           }
           for (let r = 0; r < k; r++) {
@@ -70,7 +71,7 @@ export const evaluatePass = (
             }
             labels.runs[String(r)] = result
             judged++
-            writeJsonAtomic(path, labels)
+            yield* writeJsonAtomic(path, labels)
           }
           options.onProgress?.(++done, entries.length)
         }),
@@ -86,10 +87,12 @@ export interface WinOptions extends Omit<PassOptions, "pathOf"> {
   readonly referenceMethod: string
   /** Seed of the answer order and coin tosses. */
   readonly seed?: number | undefined
+  /** The reference's answers live in `store` too (a method of the same run): share its pass labels instead of judging them again. */
+  readonly referenceInStore?: boolean | undefined
 }
 
 /** Reads the pass labels of the given file, by run. */
-const statusOf = (path: string) => readJsonIf(path, PassLabelsSchema)?.runs ?? {}
+const statusOf = (path: string) => readJsonIf(path, PassLabels)?.runs ?? {}
 
 /**
  * K win rounds per task of `candidates` (one method) against the reference's answers (one method).
@@ -100,12 +103,15 @@ export const evaluateWin = (
   candidates: ReadonlyArray<JudgeInput>,
   references: ReadonlyArray<JudgeInput>,
   options: WinOptions
-): Effect.Effect<EvalSummary, ProviderError, LanguageModel> =>
+): Effect.Effect<EvalSummary, ProviderError | RunDirError, LanguageModel> =>
   Effect.gen(function* () {
     const k = options.k ?? EVAL_DEFAULTS.k
     const seed = options.seed ?? EVAL_DEFAULTS.seed
     const method = candidates[0]?.method ?? ""
-    const refPath = (e: JudgeInput) => referencePassPath(options.store, options.judge, options.referenceName, e.method, e.group, e.taskId)
+    const refPath = (e: JudgeInput) =>
+      options.referenceInStore
+        ? passLabelsPath(options.store, options.judge, e.method, e.group, e.taskId)
+        : referencePassPath(options.store, options.judge, options.referenceName, e.method, e.group, e.taskId)
     const candPath = (e: JudgeInput) => passLabelsPath(options.store, options.judge, e.method, e.group, e.taskId)
     const groups = new Set(candidates.map((c) => c.group))
     const refs = references.filter((r) => groups.has(r.group))
@@ -149,11 +155,12 @@ export const evaluateWin = (
             }
             verdicts.rounds[String(r)] = round
             judged++
-            writeJsonAtomic(path, verdicts)
+            yield* writeJsonAtomic(path, verdicts)
           }
           options.onProgress?.(++done, keys.length)
         }),
       { concurrency: options.concurrency ?? EVAL_DEFAULTS.concurrency, discard: true }
     )
-    return { judged: judged + refSummary.judged, kept: kept + refSummary.kept, failed }
+    // counts are of rounds; the reference's pass labels are a means to them
+    return { judged, kept, failed }
   })

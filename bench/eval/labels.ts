@@ -46,6 +46,10 @@ export const WinVerdicts = z.object({
 })
 export type WinVerdicts = z.infer<typeof WinVerdicts>
 
+/** `<store>/eval-source.json`: written by `smurfs eval --out`, so that `smurfs compare <store>` finds the answers it judged. */
+export const EVAL_SOURCE_FILE = "eval-source.json"
+export const EvalSource = z.object({ source: z.string() })
+
 /** A directory-safe name for a model spec or a reference. */
 export const slug = (text: string): string => text.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^-+|-+$/g, "") || "default"
 

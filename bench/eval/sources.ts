@@ -1,8 +1,8 @@
 // Answered tasks to evaluate: our run directories (task records) or StableToolBench converted predictions.
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
+import { Data } from "effect"
+import { existsSync, readdirSync, statSync } from "node:fs"
 import { join } from "node:path"
-import { z } from "zod"
-import { TaskRecord } from "../run-format.ts"
+import { readRecord } from "../run-dir.ts"
 import { judgeInputFromConverted, readConvertedFile } from "./converted.ts"
 import { type JudgeInput, judgeInputFromRecord } from "./judge-input.ts"
 
@@ -17,7 +17,8 @@ export interface Source {
   readonly invalid: ReadonlyArray<string>
 }
 
-export class SourceError extends Error {}
+/** The directory cannot be read as asked; the message says what it should contain. */
+export class SourceError extends Data.TaggedError("SourceError")<{ readonly message: string }> {}
 
 const dirs = (dir: string) => (existsSync(dir) ? readdirSync(dir).filter((d) => statSync(join(dir, d)).isDirectory()).sort() : [])
 
@@ -40,13 +41,9 @@ const readRun = (dir: string): Source => {
     for (const group of dirs(join(tasks, method)))
       for (const file of readdirSync(join(tasks, method, group)).filter((f) => f.endsWith(".json"))) {
         const path = join(tasks, method, group, file)
-        try {
-          const parsed = TaskRecord.safeParse(JSON.parse(readFileSync(path, "utf8")))
-          if (parsed.success) entries.push(judgeInputFromRecord(parsed.data))
-          else invalid.push(`${path}: ${z.prettifyError(parsed.error)}`)
-        } catch (e) {
-          invalid.push(`${path}: ${(e as Error).message}`)
-        }
+        const record = readRecord(path)
+        if (record) entries.push(judgeInputFromRecord(record))
+        else invalid.push(`${path} is not a complete task record (a crash mid-write, or another format version)`)
       }
   return { dir, kind: "run", entries: entries.sort(byKey), invalid }
 }
@@ -66,11 +63,11 @@ const readConverted = (dir: string): Source => {
 
 /** Load a source directory; a SourceError says what was expected when it is neither kind. */
 export const loadSource = (dir: string): Source => {
-  if (!existsSync(dir)) throw new SourceError(`${dir} does not exist. Pass a run directory made by \`smurfs bench\`, or a StableToolBench folder with model_predictions_converted/.`)
+  if (!existsSync(dir)) throw new SourceError({ message: `${dir} does not exist. Pass a run directory made by \`smurfs bench\`, or a StableToolBench folder with model_predictions_converted/.` })
   const kind = sourceKind(dir)
   if (kind === "run") return readRun(dir)
   if (kind === "converted") return readConverted(dir)
-  throw new SourceError(`${dir} is neither a run directory (tasks/, run.json) nor a StableToolBench folder (model_predictions_converted/).`)
+  throw new SourceError({ message: `${dir} is neither a run directory (tasks/, run.json) nor a StableToolBench folder (model_predictions_converted/).` })
 }
 
 /** The methods of a source. */

@@ -3,7 +3,11 @@ import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { RUN_FORMAT_VERSION, RunConfig, runConfigPath, TaskRecord, taskRecordPath } from "../run-format.ts"
-import { writeJsonAtomic } from "./store.ts"
+import { Effect } from "effect"
+import { writeJsonAtomic } from "../run-dir.ts"
+
+/** Synchronous atomic JSON write, for fixtures. */
+export const writeJson = (file: string, value: unknown) => Effect.runSync(writeJsonAtomic(file, value))
 
 export interface FakeTask {
   readonly taskId: string
@@ -61,7 +65,7 @@ export const fakeRecord = (t: FakeTask): TaskRecord => {
 /** A fresh run directory under the OS temp folder with run.json and one record per task. */
 export const writeFakeRun = (tasks: ReadonlyArray<FakeTask>, dir = mkdtempSync(join(tmpdir(), "smurfs-run-"))): string => {
   const records = tasks.map(fakeRecord)
-  writeJsonAtomic(
+  writeJson(
     runConfigPath(dir),
     RunConfig.parse({
       formatVersion: RUN_FORMAT_VERSION,
@@ -77,6 +81,6 @@ export const writeFakeRun = (tasks: ReadonlyArray<FakeTask>, dir = mkdtempSync(j
       options: {}
     })
   )
-  for (const r of records) writeJsonAtomic(taskRecordPath(dir, r.method, r.group, r.taskId), r)
+  for (const r of records) writeJson(taskRecordPath(dir, r.method, r.group, r.taskId), r)
   return dir
 }

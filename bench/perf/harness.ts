@@ -16,7 +16,7 @@ import { type BenchQuery, loadQueries } from "../datasets.ts"
 import { withCurrentTask } from "../sim/current-task.ts"
 import { readRecordings, type Recordings } from "../sim/knowledge.ts"
 import { makeSimModel, type SimStats } from "../sim/model.ts"
-import { parseSimSpec } from "../sim/options.ts"
+import { parseSimSpec, simDefaults } from "../sim/options.ts"
 import { taskOf } from "../tasks.ts"
 
 export const METHODS = {
@@ -37,8 +37,12 @@ export interface PerfSetup {
 export const loadSetup = (data: string) =>
   Effect.gen(function* () {
     const queries = yield* loadQueries({ dir: data })
-    const env = yield* makeEnvironmentChain(["replay", "offline"], { responses: join(data, "responses.jsonl") })
-    return { data, queries, recordings: readRecordings(data), env } satisfies PerfSetup
+    const recordings = readRecordings(data)
+    // The chain asks for a model only to serve `simulated`, which perf does not use; any model satisfies it.
+    const env = yield* makeEnvironmentChain(["replay", "offline"], { responses: join(data, "responses.jsonl") }).pipe(
+      Effect.provideService(LanguageModel, makeSimModel(simDefaults, recordings).model)
+    )
+    return { data, queries, recordings, env } satisfies PerfSetup
   })
 
 export interface BatchConfig {

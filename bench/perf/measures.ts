@@ -67,9 +67,22 @@ const divergence = (prompt: { text: string; starts: Array<number> }, messages: R
 
 /** Accumulates, per role, how much of each prompt repeats the start of the previous prompt of that role (within a task and subtask). */
 export const makePrefixReuse = (tokens: TokenCounter) => {
-  const perRole = new Map<string, { prompts: number; compared: number; promptTokens: number; reusedTokens: number; shares: Array<number>; where: Map<string, number> }>()
+  interface RoleReuse {
+    prompts: number
+    compared: number
+    promptTokens: number
+    reusedTokens: number
+    readonly shares: Array<number>
+    readonly where: Map<string, number>
+    /** The same against the role's previous prompt anywhere in the task (another subtask too). */
+    taskCompared: number
+    taskPromptTokens: number
+    taskReusedTokens: number
+  }
+  const perRole = new Map<string, RoleReuse>()
   const add = (trajectory: Trajectory, method: string) => {
     const previous = new Map<string, { text: string }>()
+    const previousInTask = new Map<string, string>()
     let subtask = -1
     for (const event of trajectory.events) {
       if (event.type === "smurfs.subtask_started") subtask = Number(event.data["index"] ?? subtask + 1)
@@ -80,15 +93,25 @@ export const makePrefixReuse = (tokens: TokenCounter) => {
       const scoped = role === "planner" || role === "answerer.final" ? -1 : subtask
       const key = `${role}\u0000${scoped}`
       const prompt = promptText(messages)
-      const entry = perRole.get(`${method} ${role}`) ?? { prompts: 0, compared: 0, promptTokens: 0, reusedTokens: 0, shares: [], where: new Map() }
+      const entry: RoleReuse = perRole.get(`${method} ${role}`) ?? { prompts: 0, compared: 0, promptTokens: 0, reusedTokens: 0, shares: [], where: new Map(), taskCompared: 0, taskPromptTokens: 0, taskReusedTokens: 0 }
       perRole.set(`${method} ${role}`, entry)
       entry.prompts++
       const before = previous.get(key)
       previous.set(key, { text: prompt.text })
-      if (!before) continue
-      const shared = commonPrefix(before.text, prompt.text)
+      const reusedOf = (earlier: string) => {
+        const shared = commonPrefix(earlier, prompt.text)
+        return { shared, tokens: shared === prompt.text.length ? tokens.text(prompt.text) : tokens.text(prompt.text.slice(0, shared)) }
+      }
+      const earlierInTask = previousInTask.get(role)
+      previousInTask.set(role, prompt.text)
       const total = tokens.text(prompt.text)
-      const reused = shared === prompt.text.length ? total : tokens.text(prompt.text.slice(0, shared))
+      if (earlierInTask !== undefined) {
+        entry.taskCompared++
+        entry.taskPromptTokens += total
+        entry.taskReusedTokens += before && before.text === earlierInTask ? reusedOf(before.text).tokens : reusedOf(earlierInTask).tokens
+      }
+      if (!before) continue
+      const { shared, tokens: reused } = reusedOf(before.text)
       entry.compared++
       entry.promptTokens += total
       entry.reusedTokens += reused
@@ -112,6 +135,8 @@ export const makePrefixReuse = (tokens: TokenCounter) => {
           /** Reused tokens over prompt tokens of the compared prompts. */
           reuseShare: e.compared === 0 ? Number.NaN : e.reusedTokens / e.promptTokens,
           medianShare: quantile(e.shares, 0.5),
+          /** Reuse against the role's previous prompt anywhere in the task (what a server's prefix cache sees across subtasks). */
+          taskReuseShare: e.taskCompared === 0 ? Number.NaN : e.taskReusedTokens / e.taskPromptTokens,
           /** Where consecutive prompts most often start to differ. */
           firstChange: top ? `${top[0]} (${Math.round((100 * top[1]) / e.compared)}%)` : "-"
         }

@@ -1,9 +1,10 @@
 // The rows of a comparison: one per source, judge, method and group, with pass and win rates and mean costs.
+import { Data } from "effect"
 import { existsSync, readdirSync, statSync } from "node:fs"
 import { basename, join, resolve } from "node:path"
 import { type PassRate, passRate, type WinRate, winRate } from "../eval/aggregate.ts"
 import type { JudgeInput } from "../eval/judge-input.ts"
-import { type AnswerStatus, PassLabels, passLabelsPath, WinVerdicts } from "../eval/labels.ts"
+import { type AnswerStatus, EVAL_SOURCE_FILE, EvalSource, PassLabels, passLabelsPath, WinVerdicts } from "../eval/labels.ts"
 import { loadSource, sourceKind } from "../eval/sources.ts"
 import { readJsonIf } from "../eval/store.ts"
 import { hasToolEvalResults, readToolEvalResults } from "../eval/tooleval-results.ts"
@@ -114,17 +115,21 @@ const toolEvalRows = (dir: string, converted: ReadonlyArray<JudgeInput>): Array<
   return rows
 }
 
-export class CompareInputError extends Error {}
+/** The directory cannot be read as asked; the message says what it should contain. */
+export class CompareInputError extends Data.TaggedError("CompareInputError")<{ readonly message: string }> {}
 
 /** All rows of the given directories: run dirs, converted-predictions folders, ToolEval result folders. */
 export const collectRows = (inputs: ReadonlyArray<string>): Array<Row> =>
-  inputs.flatMap((dir) => {
-    if (!existsSync(dir)) throw new CompareInputError(`${dir} does not exist. Pass run directories made by \`smurfs bench\` or folders with ToolEval results.`)
+  inputs.flatMap((input) => {
+    if (!existsSync(input)) throw new CompareInputError({ message: `${input} does not exist. Pass run directories made by \`smurfs bench\` or folders with ToolEval results.` })
+    // a label folder written by `smurfs eval --out` points back to the answers it judged
+    const pointer = readJsonIf(join(input, EVAL_SOURCE_FILE), EvalSource)
+    const dir = pointer?.source ?? input
     const kind = sourceKind(dir)
     const toolEval = hasToolEvalResults(dir)
     if (!kind && !toolEval)
-      throw new CompareInputError(`${dir} is not a run directory (tasks/, run.json), a StableToolBench folder (model_predictions_converted/) or ToolEval results (pass_rate_results/, preference_results/).`)
-    const rows = kind ? sourceRows(dir, dir) : []
+      throw new CompareInputError({ message: `${input} is not a run directory (tasks/, run.json), a StableToolBench folder (model_predictions_converted/) or ToolEval results (pass_rate_results/, preference_results/).` })
+    const rows = kind ? sourceRows(dir, input) : []
     const converted = kind === "converted" ? loadSource(dir).entries : []
     // Unjudged rows of a folder that has ToolEval's labels add nothing beside them.
     return toolEval ? [...rows.filter((r) => r.judge !== ""), ...toolEvalRows(dir, converted)] : rows

@@ -1,11 +1,11 @@
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
-import { writeJsonAtomic } from "../eval/store.ts"
 import { passLabelsPath } from "../eval/labels.ts"
-import { writeFakeRun } from "../eval/test-fixtures.ts"
+import { writeFakeRun, writeJson } from "../eval/test-fixtures.ts"
 import { collectRows } from "./collect.ts"
 import { renderHtml } from "./html.ts"
 import { renderTable } from "./table.ts"
+
 
 const EXAMPLE = fileURLToPath(new URL("../../../shared/toolbench/example/data_example", import.meta.url))
 
@@ -17,7 +17,7 @@ const syntheticRun = () => {
     { taskId: "1", method: "react", modelCalls: 3, promptTokens: 4000, completionTokens: 90, wallMs: 1000, calls: [{ tool: "a", ok: true, content: "x" }, { tool: "b", ok: false, content: "" }] }
   ])
   const label = (method: string, taskId: string, labels: Array<"Solved" | "Unsolved" | "Unsure">) =>
-    writeJsonAtomic(passLabelsPath(run, "ollama:judge", method, "G1_instruction", taskId), {
+    writeJson(passLabelsPath(run, "ollama:judge", method, "G1_instruction", taskId), {
       taskId, method, group: "G1_instruction", judge: "ollama:judge",
       runs: Object.fromEntries(labels.map((l, r) => [String(r), { label: l, reason: "", stage: "answer" }]))
     })

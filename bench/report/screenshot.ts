@@ -8,10 +8,10 @@ import { pathToFileURL } from "node:url"
 import { chromium } from "playwright-core"
 import { type AnswerStatus, passLabelsPath, winVerdictsPath } from "../eval/labels.ts"
 import { makeRng } from "../eval/rng.ts"
-import { writeJsonAtomic } from "../eval/store.ts"
-import { type FakeTask, writeFakeRun } from "../eval/test-fixtures.ts"
+import { type FakeTask, writeFakeRun, writeJson } from "../eval/test-fixtures.ts"
 import { collectRows } from "./collect.ts"
 import { renderHtml } from "./html.ts"
+
 
 const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
@@ -39,10 +39,10 @@ const demoReport = (): string => {
       const label: AnswerStatus = x < p ? "Solved" : x < p + 0.1 ? "Unsure" : "Unsolved"
       return [String(r), { label, reason: "demo", stage: "answer" }]
     }))
-    writeJsonAtomic(passLabelsPath(run, judge, t.method!, t.group!, t.taskId), { taskId: t.taskId, method: t.method, group: t.group, judge, runs })
+    writeJson(passLabelsPath(run, judge, t.method!, t.group!, t.taskId), { taskId: t.taskId, method: t.method, group: t.group, judge, runs })
     if (t.method === "react") continue
     const rounds = Object.fromEntries([0, 1, 2].map((r) => [String(r), { winner: rng() < p ? "candidate" : "reference", order: ["candidate", "reference"], stage: "judge", reason: "demo" }]))
-    writeJsonAtomic(winVerdictsPath(run, judge, "demo-react", t.method!, t.group!, t.taskId), {
+    writeJson(winVerdictsPath(run, judge, "demo-react", t.method!, t.group!, t.taskId), {
       taskId: t.taskId, method: t.method, group: t.group, judge, reference: { source: "demo", method: "react" }, rounds
     })
   }

@@ -134,6 +134,24 @@ describe("simulated model", () => {
     expect(c.replies).not.toEqual(a.replies)
   })
 
+  it("sends its injected faults as they are, not repaired by the schema", async () => {
+    const allowed = task.tools.tools.map((t) => t.name)
+    const choice = choiceSchema(allowed)
+    const [, second] = simTaskOf(query, readRecordings(DATA)).apis
+    const unknown = choice.parse(JSON.parse((await ask(sim("sim:unknown_tool=1"), "executor.choose", "", `Subtask: ${subtaskFor(second!)}`, jsonSchemaOf(choice))).text))
+    expect(allowed).not.toContain(unknown.tool)
+    const tool = task.tools.tools.find((t) => t.name === second!.name)!
+    const model = sim("sim:wrong_args=1,seed=3")
+    for (const user of [`Tool: ${tool.name}`, `Tool: ${tool.name}\nSubtask: again`, `Tool: ${tool.name}\nSubtask: once more`]) {
+      const args = JSON.parse((await ask(model, "executor.args", "", user, jsonSchemaOf(tool.parameters))).text) as Record<string, unknown>
+      const declared = Object.keys(tool.parameters.shape)
+      const undeclared = Object.keys(args).filter((k) => !declared.includes(k))
+      expect(undeclared.length > 0 || !tool.parameters.safeParse(args).success).toBe(true)
+    }
+    const refused = await ask(sim("sim:refusal=1"), "planner", "", "Question: hi", jsonSchemaOf(Plan))
+    expect(Plan.safeParse((() => { try { return JSON.parse(refused.text) } catch { return undefined } })()).success).toBe(false)
+  })
+
   it("draws faults at the configured rate, only of kinds that fit the call", () => {
     let seed = 1
     const rng = () => ((seed = (seed * 16807) % 2147483647) - 1) / 2147483646

@@ -101,7 +101,7 @@ export const makeSimModel = (options: SimOptions = simDefaults, recordings: Reco
 }
 
 /** The sim's description for reports: what it counts with and what its figures mean. */
-export const SIM_NOTE = `simulated model (no real model is called; tokens counted with ${TOKENIZER}); figures measure the framework, not a model`
+export const SIM_NOTE = `simulated model (bench/sim: no real model is called; tokens counted with ${TOKENIZER}): its figures measure the framework, not a model`
 
 /** The LanguageModel Layer for `sim` / `sim:<options>` (what `--model sim:...` resolves to). */
 export const simModelLayer = (spec: string): Layer.Layer<LanguageModel, InvalidModelSpec> =>

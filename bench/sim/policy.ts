@@ -141,7 +141,9 @@ const observationsOf = (messages: ReadonlyArray<Message>): ReadonlyArray<string>
 /** Function names the request offers: native specs, else the names in the prompt's function list. */
 const offeredNames = (request: GenerateRequest): ReadonlyArray<string> => {
   if (request.tools && request.tools.length > 0) return request.tools.map((t) => t.name)
-  const text = request.messages.map((m) => m.content).join("\n")
+  // The function list sits in the opening messages; later ones hold observations whose JSON has its own "name" fields.
+  const firstReply = request.messages.findIndex((m) => m.role === "assistant")
+  const text = request.messages.slice(0, firstReply < 0 ? undefined : firstReply).map((m) => m.content).join("\n")
   return [...text.matchAll(/"name"\s*:\s*"([^"]+)"/g)].map((m) => m[1]!)
 }
 
@@ -225,13 +227,15 @@ const smurfsValue = (request: GenerateRequest, task: SimTask | undefined, fault:
       const allowed = Array.isArray(enumerated) ? enumerated.map(String) : (line(user, "Tools you may choose now") ?? "").split(/,\s*/).filter((n) => n.length > 0)
       const others = task?.apis.map((a) => a.name).filter((n) => n !== target?.name && allowed.includes(n)) ?? []
       const choice = target && allowed.includes(target.name) ? target.name : (others[0] ?? allowed[0] ?? target?.name ?? "none")
-      return fill({ tool: fault === "unknown_tool" ? unknownName(choice, rng) : choice })
+      // An unknown name goes out as it is: the schema's enum would otherwise replace it with a valid one.
+      return fault === "unknown_tool" ? { tool: unknownName(choice, rng) } : fill({ tool: choice })
     }
     case "executor.args": {
       const tool = line(user, "Tool") ?? ""
       const api = task?.apis.find((a) => a.name === tool)
       const args = conformArgs(api?.args ?? {}, format)
-      return valueOf(format, (path) => (path.length === 0 ? (fault === "wrong_args" ? breakArgs(args, format, rng) : args) : undefined))
+      // Broken arguments go out as they are: filling them in from the schema would repair them.
+      return fault === "wrong_args" ? breakArgs(args, format, rng) : valueOf(format, (path) => (path.length === 0 ? args : undefined))
     }
     case "answerer.step":
       return fill({ answer: digest(tail(user, "Tool response") ?? "") })

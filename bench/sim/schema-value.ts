@@ -146,8 +146,7 @@ const buildObject = (schema: Schema, root: Schema, path: ReadonlyArray<string>, 
     if (!required.has(name) && probe === undefined) continue
     out[name] = build(asSchema(propertySchema), root, childPath, childHint, depth + 1)
   }
-  // Keys the hint gave that the schema does not declare are kept only when the schema allows them.
-  if (schema["additionalProperties"] !== false && Object.keys(properties).length === 0)
-    for (const [name, value] of Object.entries(given)) if (!(name in out)) out[name] = value
+  // Keys the hint gave that the schema does not declare are kept: the hint knows what it wants.
+  for (const [name, value] of Object.entries(given)) if (!(name in out)) out[name] = value
   return out
 }

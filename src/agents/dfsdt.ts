@@ -54,7 +54,9 @@ export const dfsdt =
       const budget = options.budget ?? DFSDT_DEFAULTS.budget
       const giveUpBack = options.giveUpBackLength ?? DFSDT_DEFAULTS.giveUpBackLength
       const chain: Chain = makeChain(task, options, model.info, "dfsdt.step")
+      // Count every request, reflection retries of the JSON fallback included, against the budget.
       let calls = 0
+      const counted = LanguageModel.of({ info: model.info, generate: (request) => Effect.suspend(() => (calls++, model.generate(request))) })
       let found: { answer: string; chain: ReadonlyArray<ChainStep> } | undefined
       let deepest: ReadonlyArray<ChainStep> = []
       const SOLVED = Number.POSITIVE_INFINITY
@@ -72,8 +74,7 @@ export const dfsdt =
           for (let i = 0; i < width; i++) {
             if (calls >= budget) return SOLVED
             const prompt = node.tried.length > 0 ? [...node.messages, diversityMessage(node.tried)] : node.messages
-            calls++
-            const decided = yield* Effect.result(decide(chain, prompt, node.path.length + 1))
+            const decided = yield* Effect.result(decide(chain, prompt, node.path.length + 1).pipe(Effect.provideService(LanguageModel, counted)))
             if (decided._tag === "Failure") {
               // A reply that stayed malformed prunes this expansion only; a dead server ends the search.
               if (decided.failure._tag !== "MalformedOutput") return yield* Effect.fail(decided.failure)

@@ -1,8 +1,8 @@
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
 import { z } from "zod"
-import type { GenerateRequest } from "../llm/language-model.ts"
-import { type Script, scriptedLayer } from "../llm/scripted.ts"
+import { type GenerateRequest, LanguageModel } from "../llm/language-model.ts"
+import { makeScriptedModel, type Script, scriptedLayer } from "../llm/scripted.ts"
 import type { Tool } from "../tools/tool.ts"
 import { react } from "./react.ts"
 import type { Task } from "./task.ts"
@@ -98,6 +98,19 @@ describe("react", () => {
     expect(requests[0]!.messages[1]!.content).toContain("weather_for_meteo")
     expect(requests[1]!.messages.at(-1)!.content).toContain("Sunny in Oslo")
     expect(calls.at(-1)).toEqual({ city: "Oslo" })
+  })
+
+  it("falls back to JSON by itself when the model does not support tools", async () => {
+    const requests: Array<GenerateRequest> = []
+    const script: Script = [(r: GenerateRequest) => (requests.push(r), { thought: "t", action: "Finish", action_input: { return_type: "give_answer", final_answer: "ok" } })]
+    const noTools = Layer.sync(LanguageModel, () => {
+      const inner = makeScriptedModel(script)
+      return LanguageModel.of({ ...inner, info: { ...inner.info, supportsTools: false } })
+    })
+    const trajectory = await Effect.runPromise(react()(task).pipe(Effect.provide(noTools)))
+    expect(trajectory.finalAnswer).toBe("ok")
+    expect(requests[0]!.tools).toBeUndefined()
+    expect(requests[0]!.format).toBeDefined()
   })
 
   it("records a dead server as an error event and a give-up, without failing", async () => {

@@ -11,7 +11,7 @@ import { resolveTool, toolSpecs } from "../tools/library.ts"
 import { emit } from "../trace/events.ts"
 import { recording, type Trajectory, totalsOf } from "../trace/trajectory.ts"
 import { FINISH, FinishArgs, finishSpec } from "./finish.ts"
-import { loadTemplate, render, renderTemplate } from "./prompt-template.ts"
+import { loadTemplate, renderTemplate } from "./prompt-template.ts"
 import type { Method, Task } from "./task.ts"
 
 export interface ChainOptions {

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest"
 import { startFakeOllama } from "../../test/fake-servers/ollama.ts"
 import { startFakeOpenAI } from "../../test/fake-servers/openai.ts"
 import type { FakeServer } from "../../test/fake-servers/core.ts"
-import { run } from "../cli/commands/doctor.ts"
+import { exitCodeOf, formatReport, run } from "../cli/commands/doctor.ts"
 import { ExitCode } from "../cli/exit-codes.ts"
 import { runDoctor } from "./doctor.ts"
 import { modelLayer } from "./spec.ts"
@@ -61,6 +61,7 @@ describe("smurfs doctor", () => {
     expect(text).toContain("✓ tools")
     expect(text).toContain("✓ structured output")
     expect(text).not.toContain("✗")
+    expect(text).toContain("All good")
     const chat = server.chatRequests()[0]
     expect(chat.format).toMatchObject({ type: "object", required: ["ok", "sum"] })
     expect(chat.messages[1].content).toContain("2 and 3")
@@ -93,6 +94,8 @@ describe("smurfs doctor", () => {
     const report = await Effect.runPromise(runDoctor("ollama:gemma2:2b", modelLayer("ollama:gemma2:2b", { host: server.url }), { host: server.url }))
     expect(report.problem).toBeUndefined()
     expect(report.checks.find((c) => c.name === "tools")).toMatchObject({ status: "warn" })
+    expect(formatReport(report)).toContain("Ready for smurfs, with the warnings (!) above.")
+    expect(exitCodeOf(report)).toBe(ExitCode.Ok)
   })
 
   it("a model that never replies with valid JSON: exits Failure", async () => {

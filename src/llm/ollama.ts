@@ -1,6 +1,7 @@
 // The Ollama provider: the official `ollama` client, JSON Schema `format`, native tools, constant num_ctx.
 import { Effect } from "effect"
 import { type ChatRequest, type ChatResponse, type Message as OllamaMessage, Ollama, type Tool as OllamaTool } from "ollama"
+import { ModelServerError } from "./errors.ts"
 import type { GenerateRequest, GenerateResponse, LanguageModelShape, Message, ToolCallRequest } from "./language-model.ts"
 import { type CallSite, deadline, displayHost, fromStatus, fromTransport } from "./provider-errors.ts"
 
@@ -153,15 +154,15 @@ const call = <A>(host: string, site: CallSite, run: (client: Ollama) => Promise<
     })
   })
 
+/** Admin calls answer at once even when the model is busy; a short deadline keeps checks quick. */
+const ADMIN_TIMEOUT_MS = 5000
+
 /** A short call to Ollama's own API (/api/show, /api/tags, /api/version) with a few seconds' deadline. */
 const adminCall = <A>(settings: OllamaSettings, role: string, run: (client: Ollama) => Promise<A>) => {
   const host = normalizeOllamaHost(settings.host)
   const site: CallSite = { provider: "ollama", host: displayHost(host), model: settings.model, role, timeoutMs: Math.min(settings.timeoutMs, ADMIN_TIMEOUT_MS) }
   return call(host, site, run)
 }
-
-/** Admin calls answer at once even when the model is busy; a short deadline keeps checks quick. */
-const ADMIN_TIMEOUT_MS = 5000
 
 /** The server's version (GET /api/version): the cheapest proof that Ollama is up. */
 export const ollamaVersion = (settings: OllamaSettings) => Effect.map(adminCall(settings, "version", (c) => c.version()), (v) => v.version)
@@ -187,16 +188,18 @@ export const makeOllamaModel = (settings: OllamaSettings): LanguageModelShape =>
   const generate = (request: GenerateRequest) =>
     Effect.suspend(() => {
       const started = performance.now()
-      const site: CallSite = { provider: "ollama", host: shown, model: settings.model, role: request.role, timeoutMs: request.options?.timeoutMs ?? settings.timeoutMs }
+      const site: CallSite = { provider: "ollama", host: shown, model: settings.model, role: request.role, contextTokens: settings.numCtx, timeoutMs: request.options?.timeoutMs ?? settings.timeoutMs }
       return call(host, site, (client) => client.chat(toChatRequest(settings, request))).pipe(
-        Effect.map(
-          (response): GenerateResponse => ({
-            text: response.message?.content ?? "",
-            toolCalls: toToolCalls(response),
-            usage: { promptTokens: response.prompt_eval_count ?? 0, completionTokens: response.eval_count ?? 0 },
-            model: response.model ?? settings.model,
-            durationMs: Math.round(performance.now() - started)
-          })
+        Effect.flatMap((response) =>
+          response && typeof response.message === "object" && response.message !== null
+            ? Effect.succeed<GenerateResponse>({
+                text: response.message.content ?? "",
+                toolCalls: toToolCalls(response),
+                usage: { promptTokens: response.prompt_eval_count ?? 0, completionTokens: response.eval_count ?? 0 },
+                model: response.model ?? settings.model,
+                durationMs: Math.round(performance.now() - started)
+              })
+            : Effect.fail(new ModelServerError({ host: shown, detail: "the reply has no `message`: is Ollama listening at this address?" }))
         )
       )
     })

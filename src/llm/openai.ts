@@ -138,7 +138,7 @@ export const makeOpenAIModel = (settings: OpenAISettings): LanguageModelShape =>
     Effect.suspend(() => {
       const started = performance.now()
       const timeoutMs = request.options?.timeoutMs ?? settings.timeoutMs
-      const site: CallSite = { provider: "openai", host, model: settings.model, role: request.role, timeoutMs, secrets: [settings.apiKey] }
+      const site: CallSite = { provider: "openai", host, model: settings.model, role: request.role, contextTokens: settings.numCtx, timeoutMs, secrets: [settings.apiKey] }
       return call(site, (signal) => client.chat.completions.create(toCompletionRequest(settings, request), { signal, timeout: timeoutMs })).pipe(
         Effect.flatMap((completion) =>
           completion && Array.isArray(completion.choices)

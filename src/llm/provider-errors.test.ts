@@ -38,10 +38,19 @@ describe("redaction", () => {
 describe("error mapping", () => {
   it("maps statuses to tagged errors", () => {
     expect(fromStatus(site, 404, "model not found", undefined)._tag).toBe("ModelNotFound")
+    expect(fromStatus(site, 404, "", undefined)._tag).toBe("ModelNotFound")
+    const wrongPath = fromStatus({ ...site, provider: "openai" }, 404, "404 page not found", undefined)
+    expect(wrongPath).toMatchObject({ _tag: "ModelServerError", status: 404 })
+    expect(wrongPath.message).toContain("OPENAI_BASE_URL")
     expect(fromStatus(site, 400, 'model "x" not found, try pulling it first', undefined)._tag).toBe("ModelNotFound")
     expect(fromStatus(site, 503, "busy", headers({ "retry-after": "1" }))).toMatchObject({ _tag: "Overloaded", status: 503, retryAfterMs: 1000 })
     expect(fromStatus(site, 429, "slow down", undefined)).toMatchObject({ _tag: "Overloaded", status: 429 })
     expect(fromStatus(site, 500, "boom", undefined)).toMatchObject({ _tag: "ModelServerError", status: 500 })
+    expect(
+      fromStatus({ ...site, contextTokens: 8192 }, 400, "This model's maximum context length is 8192 tokens. However, you requested 9500 tokens (9000 in the messages).", undefined)
+    ).toMatchObject({ _tag: "ContextOverflow", role: "planner", promptTokens: 9500, contextTokens: 8192 })
+    expect(fromStatus(site, 400, "the request exceeds the available context size, try increasing it", undefined)._tag).toBe("ContextOverflow")
+    expect(fromStatus(site, 400, "invalid tool schema", undefined)._tag).toBe("ModelServerError")
     const auth = fromStatus(site, 401, "bad key top-secret-key", undefined)
     expect(auth.message).toContain("OPENAI_API_KEY")
     expect(auth.message).not.toContain("top-secret-key")

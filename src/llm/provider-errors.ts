@@ -1,5 +1,5 @@
 // Turns what an HTTP model client threw into the model layer's tagged errors, without leaking secrets.
-import { ModelNotFound, ModelServerError, ModelUnreachable, Overloaded, type ProviderError, Timeout } from "./errors.ts"
+import { ContextOverflow, ModelNotFound, ModelServerError, ModelUnreachable, Overloaded, type ProviderError, Timeout } from "./errors.ts"
 
 /** Who was called, for the error messages. */
 export interface CallSite {
@@ -10,6 +10,8 @@ export interface CallSite {
   /** The calling agent's role, for Timeout. */
   readonly role: string
   readonly timeoutMs: number
+  /** The context window the request was built for, to report an overflow the server detected. */
+  readonly contextTokens?: number | undefined
   /** Values that must never appear in a message (API keys). */
   readonly secrets?: ReadonlyArray<string> | undefined
 }
@@ -94,7 +96,16 @@ export const fromStatus = (
   headers: { get(name: string): string | null } | undefined
 ): ProviderError => {
   const detail = redact(serverMessage, site.secrets).slice(0, MAX_DETAIL)
-  if (status === 404) return new ModelNotFound({ provider: site.provider, model: site.model })
+  if (status === 404) {
+    // A 404 that does not talk about a model is a wrong address (e.g. a /v1 missing), not a missing model.
+    if (serverMessage.trim() !== "" && !/model/i.test(serverMessage))
+      return new ModelServerError({
+        status,
+        host: site.host,
+        detail: `no such endpoint (${detail}). Check that ${site.provider === "ollama" ? "OLLAMA_HOST" : "OPENAI_BASE_URL (usually ending in /v1)"} points at the model server.`
+      })
+    return new ModelNotFound({ provider: site.provider, model: site.model })
+  }
   if (status === 429 || status === 503) return new Overloaded({ status, retryAfterMs: parseRetryAfter(headers), host: site.host })
   if (status === 401 || status === 403)
     return new ModelServerError({
@@ -102,6 +113,11 @@ export const fromStatus = (
       host: site.host,
       detail: `the server refused the credentials (${detail}). Set OPENAI_API_KEY to a key this server accepts.`
     })
+  // vLLM, llama.cpp and OpenAI refuse prompts longer than the window with a 400 that says so.
+  if (status === 400 && /context length|context window|maximum context|exceeds the available context|too many tokens/i.test(serverMessage)) {
+    const requested = /(?:requested|resulted in|prompt has|contains)\D{0,20}(\d+)\s*tokens/i.exec(serverMessage)?.[1]
+    return new ContextOverflow({ role: site.role, promptTokens: requested ? Number(requested) : 0, contextTokens: site.contextTokens ?? 0 })
+  }
   // Ollama answers 400 "model ... not found" on some versions.
   if (/model\b.*\bnot found/i.test(serverMessage)) return new ModelNotFound({ provider: site.provider, model: site.model })
   return new ModelServerError({ status, host: site.host, detail: detail || `HTTP ${status}` })

@@ -1,5 +1,5 @@
 // Structured output guardrail (MARCO): parse, validate with zod, reflect the exact error back, retry.
-import { Effect } from "effect"
+import { Effect, Exit } from "effect"
 import { z } from "zod"
 import { emit } from "../trace/events.ts"
 import { MalformedOutput, type ProviderError } from "./errors.ts"
@@ -70,26 +70,44 @@ const parseReply = <A>(text: string, schema: z.ZodType<A>, check: ObjectRequest<
   return problem ? { ok: false, ...problem } : { ok: true, value: result.data }
 }
 
+/** One rejected reply of a generateObject call, traced once the call's outcome is known. */
+interface Rejection {
+  readonly guardrail: string
+  readonly error: string
+  readonly attempt: number
+}
+
 /**
- * Ask the model for a value of `schema`. Each failed attempt is traced as a guardrail event and
- * answered with a reflection message; after the retries a `MalformedOutput` is the typed failure.
+ * Ask the model for a value of `schema`. Each rejected reply is answered with a reflection message;
+ * after the retries a `MalformedOutput` is the typed failure. Every rejected reply becomes one
+ * `guardrail` event when the call ends, with `recovered: true` when a later attempt of the same call
+ * was valid, so that per-guardrail recovery rates can be read off a trajectory.
  */
 export const generateObject = Effect.fn("LanguageModel.generateObject")(function* <A>(request: ObjectRequest<A>) {
-  const model = yield* LanguageModel
-  const format = jsonSchemaOf(request.schema)
-  const maxReflections = request.maxReflections ?? MAX_REFLECTIONS
-  let messages: ReadonlyArray<Message> = request.messages
-  let last = { text: "", error: "" }
-  for (let attempt = 1; attempt <= maxReflections + 1; attempt++) {
-    const response: GenerateResponse = yield* callModel(model.generate, { ...request, messages, format }, attempt)
-    const parsed = parseReply(response.text, request.schema, request.check)
-    if (parsed.ok) return { value: parsed.value, response, attempts: attempt } satisfies ObjectResult<A>
-    yield* emit("guardrail", { guardrail: parsed.guardrail, role: request.role, error: parsed.error, attempt, recovered: false })
-    last = { text: response.text, error: parsed.error }
-    messages = [...request.messages, { role: "assistant", content: response.text.slice(0, 4000) }, reflection(parsed.error, response.text)]
-  }
-  return yield* new MalformedOutput({ role: request.role, error: last.error, text: last.text.slice(0, 2000), attempts: maxReflections + 1 })
+  const rejections: Array<Rejection> = []
+  // Emitted on every exit (success, MalformedOutput, a provider error, interruption) so none is lost.
+  const traceRejections = (recovered: boolean) =>
+    Effect.forEach(rejections, (r) => emit("guardrail", { guardrail: r.guardrail, role: request.role, error: r.error, attempt: r.attempt, recovered }), { discard: true })
+  return yield* attempts(request, rejections).pipe(Effect.onExit((exit) => traceRejections(Exit.isSuccess(exit))))
 })
+
+const attempts = <A>(request: ObjectRequest<A>, rejections: Array<Rejection>) =>
+  Effect.gen(function* () {
+    const model = yield* LanguageModel
+    const format = jsonSchemaOf(request.schema)
+    const maxReflections = request.maxReflections ?? MAX_REFLECTIONS
+    let messages: ReadonlyArray<Message> = request.messages
+    let last = { text: "", error: "" }
+    for (let attempt = 1; attempt <= maxReflections + 1; attempt++) {
+      const response: GenerateResponse = yield* callModel(model.generate, { ...request, messages, format }, attempt)
+      const parsed = parseReply(response.text, request.schema, request.check)
+      if (parsed.ok) return { value: parsed.value, response, attempts: attempt } satisfies ObjectResult<A>
+      rejections.push({ guardrail: parsed.guardrail, error: parsed.error, attempt })
+      last = { text: response.text, error: parsed.error }
+      messages = [...request.messages, { role: "assistant", content: response.text.slice(0, 4000) }, reflection(parsed.error, response.text)]
+    }
+    return yield* new MalformedOutput({ role: request.role, error: last.error, text: last.text.slice(0, 2000), attempts: maxReflections + 1 })
+  })
 
 /** One traced call to the model. */
 export const callModel = (

@@ -13,6 +13,11 @@ export interface Totals {
   readonly wallMs: number
   /** Guardrail interventions by guardrail name (format, unknown_tool, extra_params, ...). */
   readonly guardrails: Readonly<Record<string, number>>
+  /**
+   * Of those interventions, the ones the model recovered from (a later attempt of the same call was
+   * valid, or the guardrail repaired the reply itself); recovery rate = guardrailsRecovered / guardrails.
+   */
+  readonly guardrailsRecovered?: Readonly<Record<string, number>> | undefined
 }
 
 export interface Trajectory {
@@ -32,6 +37,7 @@ export interface Trajectory {
 export const totalsOf = (events: ReadonlyArray<RunEvent>, wallMs: number): Totals => {
   let modelCalls = 0, promptTokens = 0, completionTokens = 0, toolCalls = 0, backtracks = 0
   const guardrails: Record<string, number> = {}
+  const guardrailsRecovered: Record<string, number> = {}
   for (const e of events) {
     switch (e.type) {
       case "smurfs.model_call":
@@ -48,11 +54,12 @@ export const totalsOf = (events: ReadonlyArray<RunEvent>, wallMs: number): Total
       case "smurfs.guardrail": {
         const name = String(e.data["guardrail"] ?? "unknown")
         guardrails[name] = (guardrails[name] ?? 0) + 1
+        if (e.data["recovered"] === true) guardrailsRecovered[name] = (guardrailsRecovered[name] ?? 0) + 1
         break
       }
     }
   }
-  return { modelCalls, promptTokens, completionTokens, toolCalls, backtracks, wallMs, guardrails }
+  return { modelCalls, promptTokens, completionTokens, toolCalls, backtracks, wallMs, guardrails, guardrailsRecovered }
 }
 
 /**

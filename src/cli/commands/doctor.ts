@@ -31,7 +31,14 @@ export const formatReport = (report: DoctorReport): string => {
     lines.push(`  ${MARK[check.status]} ${check.name.padEnd(width)}  ${check.detail}`)
     if (check.advice) lines.push(`    ${" ".repeat(width)}  ${check.advice}`)
   }
-  lines.push(report.problem ? "Something needs fixing: see the ✗ lines above." : "All good: the model is ready for smurfs.")
+  const warned = report.checks.some((c) => c.status === "warn")
+  lines.push(
+    report.problem
+      ? "Something needs fixing: see the ✗ lines above."
+      : warned
+        ? "Ready for smurfs, with the warnings (!) above."
+        : "All good: the model is ready for smurfs."
+  )
   return lines.join("\n")
 }
 

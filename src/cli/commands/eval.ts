@@ -1,15 +1,16 @@
 // `smurfs eval`: judge a run's pass rate (and win rate against a reference run), resumable, with progress.
-import { resolve } from "node:path"
+import { join, resolve } from "node:path"
 import { parseArgs } from "node:util"
 import { Cause, Effect, Exit } from "effect"
 import cliProgress from "cli-progress"
 import { EVAL_DEFAULTS, type EvalSummary, evaluatePass, evaluateWin } from "../../../bench/eval/evaluate.ts"
-import { slug } from "../../../bench/eval/labels.ts"
+import { EVAL_SOURCE_FILE, slug } from "../../../bench/eval/labels.ts"
+import { writeJsonAtomic } from "../../../bench/run-dir.ts"
 import { loadSource, methodsOf, type Source, SourceError } from "../../../bench/eval/sources.ts"
 import { collectRows } from "../../../bench/report/collect.ts"
 import { renderTable } from "../../../bench/report/table.ts"
 import { ExitCode } from "../exit-codes.ts"
-import { modelLayer } from "../../llm/spec.ts"
+import { resolveModelLayer } from "../model-option.ts"
 
 const HELP = `usage: smurfs eval --run <dir> --judge <model spec> [options]
 
@@ -29,7 +30,8 @@ options:
   --group <g>               judge only this group (repeatable)
   --concurrency <n>         tasks judged at the same time (default ${EVAL_DEFAULTS.concurrency})
   --seed <n>                seed of the answer order in win rounds (default ${EVAL_DEFAULTS.seed})
-  --out <dir>               write eval/ here instead of into the run directory (for read-only folders)
+  --out <dir>               write eval/ here instead of into the run directory (for read-only folders);
+                            \`smurfs compare <dir>\` then shows these labels
   -h, --help                show this help`
 
 const positiveInt = (name: string, text: string | undefined, fallback: number): number => {
@@ -104,7 +106,7 @@ const program = (args: {
       const win = yield* evaluateWin(
         source.entries.filter((e) => e.method === method),
         args.reference.entries.filter((e) => e.method === referenceMethod),
-        { store, judge, k, concurrency, seed: args.seed, referenceName, referenceSource: resolve(args.reference.dir), referenceMethod, onProgress: winBar.update }
+        { store, judge, k, concurrency, seed: args.seed, referenceName, referenceSource: resolve(args.reference.dir), referenceMethod, referenceInStore: resolve(args.reference.dir) === resolve(store), onProgress: winBar.update }
       ).pipe(Effect.ensuring(Effect.sync(winBar.stop)))
       report(`win ${method}`, win)
     }
@@ -153,7 +155,7 @@ export const run = async (argv: Array<string>): Promise<number> => {
       (!parsed.method || parsed.method.includes(e.method)) && (!parsed.group || parsed.group.includes(e.group))
     const source: Source = { ...loaded, entries: loaded.entries.filter(keep) }
     for (const problem of loaded.invalid) console.error(`warning: skipped an invalid task record: ${problem}`)
-    if (source.entries.length === 0) throw new SourceError(`${parsed.run} has no answered tasks${parsed.method || parsed.group ? " for the chosen --method/--group" : ""}.`)
+    if (source.entries.length === 0) throw new SourceError({ message: `${parsed.run} has no answered tasks${parsed.method || parsed.group ? " for the chosen --method/--group" : ""}.` })
     const reference = parsed.reference ? loadSource(parsed.reference) : undefined
     if (reference) for (const m of methodsOf(source)) pickReferenceMethod(reference, m, parsed["reference-method"])
     options = { source, reference, referenceMethod: parsed["reference-method"], store: parsed.out ?? parsed.run, judge: parsed.judge, k, concurrency, seed }
@@ -161,7 +163,14 @@ export const run = async (argv: Array<string>): Promise<number> => {
     console.error(`smurfs eval: ${(e as Error).message}`)
     return e instanceof UsageError ? ExitCode.Usage : ExitCode.BadInput
   }
-  const layer = modelLayer(parsed.judge)
+  const layer = resolveModelLayer(parsed.judge)
+  if (resolve(options.store) !== resolve(parsed.run)) {
+    const pointer = Effect.runSyncExit(writeJsonAtomic(join(options.store, EVAL_SOURCE_FILE), { source: resolve(parsed.run) }))
+    if (Exit.isFailure(pointer)) {
+      console.error(`smurfs eval: ${String(Cause.squash(pointer.cause))}`)
+      return ExitCode.BadInput
+    }
+  }
   const controller = new AbortController()
   const onSigint = () => controller.abort()
   process.once("SIGINT", onSigint)
@@ -174,8 +183,8 @@ export const run = async (argv: Array<string>): Promise<number> => {
     }
     const error = Cause.squash(exit.cause) as { _tag?: string; message?: string }
     console.error(`smurfs eval: ${error?.message ?? String(error)}`)
-    return error?._tag === "InvalidModelSpec" ? ExitCode.BadInput : error?._tag === "UsageError" ? ExitCode.Usage : ExitCode.ModelUnavailable
+    return error?._tag === "InvalidModelSpec" || error?._tag === "RunDirError" ? ExitCode.BadInput : error?._tag === "UsageError" ? ExitCode.Usage : ExitCode.ModelUnavailable
   }
-  if (options.store === parsed.run) console.log(renderTable(collectRows([parsed.run]).filter((r) => r.judge === slug(parsed.judge!))))
+  console.log(renderTable(collectRows([options.store]).filter((r) => r.judge === slug(parsed.judge!))))
   return ExitCode.Ok
 }

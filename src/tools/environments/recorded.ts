@@ -35,18 +35,43 @@ export interface ReplayIndex {
   readonly size: () => number
 }
 
-export const makeReplayIndex = (): ReplayIndex => {
+export interface ReplayIndexOptions {
+  /**
+   * When no recording has exactly these arguments, accept one that differs only by empty arguments
+   * (`""` or None: a web API treats them as not given). On by default; exact matches always win.
+   */
+  readonly looseMatch?: boolean | undefined
+}
+
+/** Canonical arguments without empty values, for loose matching; undefined when nothing was dropped. */
+const looseKey = (canonical: string): string | undefined => {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(canonical)
+  } catch {
+    return undefined
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return undefined
+  const entries = Object.entries(parsed as Record<string, unknown>)
+  const kept = entries.filter(([, v]) => v !== "" && v !== "None")
+  return `loose:${canonicalArgs(Object.fromEntries(kept))}`
+}
+
+export const makeReplayIndex = (options: ReplayIndexOptions = {}): ReplayIndex => {
+  const looseMatch = options.looseMatch ?? true
   const byApi = new Map<string, Map<string, Recording>>()
   let count = 0
   const add = (recording: Recording, reprKey?: string) => {
     const key = apiKey(recording.tool, recording.api)
     let calls = byApi.get(key)
     if (!calls) byApi.set(key, (calls = new Map()))
-    const keys = [recanonicalize(recording.args), ...(reprKey === undefined ? [] : [`repr:${reprKey}`])]
+    const canonical = recanonicalize(recording.args)
+    const loose = looseMatch ? looseKey(canonical) : undefined
+    const keys = [canonical, ...(reprKey === undefined ? [] : [`repr:${reprKey}`]), ...(loose === undefined ? [] : [loose])]
     for (const k of keys) {
       const previous = calls.get(k)
       if (!previous) {
-        if (k === keys[0]) count++
+        if (k === canonical) count++
         calls.set(k, recording)
       } else if ((recording.n ?? 1) > (previous.n ?? 1)) calls.set(k, recording)
     }
@@ -55,7 +80,12 @@ export const makeReplayIndex = (): ReplayIndex => {
     add,
     lookup: (tool, api, args) => {
       const calls = byApi.get(apiKey(tool, api))
-      return calls?.get(canonicalArgs(args)) ?? calls?.get(`repr:${pythonRepr(args)}`)
+      if (!calls) return undefined
+      const canonical = canonicalArgs(args)
+      const exact = calls.get(canonical) ?? calls.get(`repr:${pythonRepr(args)}`)
+      if (exact || !looseMatch) return exact
+      const loose = looseKey(canonical)
+      return loose === undefined ? undefined : calls.get(loose)
     },
     examples: (tool, api, limit) => {
       const calls = byApi.get(apiKey(tool, api))

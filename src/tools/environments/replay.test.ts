@@ -41,6 +41,17 @@ describe("replay from responses.jsonl", () => {
     expect(env.stats()).toEqual({ hits: 3, misses: 1 })
   })
 
+  it("matches a call that differs from a recording only by empty arguments, unless loose matching is off", async () => {
+    const args = { part_slug: "lionel-messi", type_s: "players" }
+    const loose = await Effect.runPromise(makeReplayEnvironment(index).serve(call("theclique", "transfermarkt_details", args)))
+    expect(loose?.ok).toBe(true)
+    const strict = makeReplayIndex({ looseMatch: false })
+    await Effect.runPromise(loadResponsesJsonl(strict, RESPONSES))
+    expect(await Effect.runPromise(makeReplayEnvironment(strict).serve(call("theclique", "transfermarkt_details", args)))).toBeUndefined()
+    const exact = await Effect.runPromise(makeReplayEnvironment(strict).serve(call("theclique", "transfermarkt_details", { ...args, id_talent: "", other: "" })))
+    expect(exact).toEqual(loose)
+  })
+
   it("replays a recorded error as ok:false", async () => {
     const result = await Effect.runPromise(makeReplayEnvironment(index).serve(call("theclique", "transfermarkt_details", { type_s: "verein", part_slug: "fc-paris-saint-germain", id_talent: 583 })))
     expect(result).toEqual({ ok: false, content: "", error: "request invalid, data error. status_code=500" })

@@ -1,9 +1,9 @@
 import { existsSync, mkdtempSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
-import type { GenerateRequest } from "../../llm/language-model.ts"
+import { type GenerateRequest, LanguageModel } from "../../llm/language-model.ts"
 import { scriptedLayer } from "../../llm/scripted.ts"
 import { ApiDoc } from "../toolbench/api-doc.ts"
 import type { ToolCall } from "./environment.ts"
@@ -74,5 +74,25 @@ describe("simulated environment", () => {
     expect(result?.ok).toBe(false)
     expect(result?.error).toContain("the simulated environment could not produce a response")
     expect(existsSync(join(storeDir, SIMULATED_STORE_FILE))).toBe(false)
+  })
+
+  it("makes one model call for concurrent identical misses", async () => {
+    let calls = 0
+    const slowModel = Layer.succeed(
+      LanguageModel,
+      LanguageModel.of({
+        info: { spec: "test:slow", provider: "test", model: "slow", contextTokens: 4096, supportsTools: false },
+        generate: () =>
+          Effect.sync(() => calls++).pipe(
+            Effect.andThen(Effect.sleep(5)),
+            Effect.as({ text: '{"error": "", "response": "shared"}', usage: { promptTokens: 1, completionTokens: 1 }, model: "slow", durationMs: 5 })
+          )
+      })
+    )
+    const env = await Effect.runPromise(makeSimulatedEnvironment({ index: makeReplayIndex() }).pipe(Effect.provide(slowModel)))
+    const results = await Effect.runPromise(Effect.all([env.serve(call({ q: "same" })), env.serve(call({ q: "same" })), env.serve(call({ q: "other" }))], { concurrency: "unbounded" }))
+    expect(results.map((r) => r?.content)).toEqual(["shared", "shared", "shared"])
+    expect(calls).toBe(2)
+    expect(env.generated()).toBe(2)
   })
 })

@@ -118,13 +118,25 @@ export const makeSimulatedEnvironment = (options: SimulatedOptions): Effect.Effe
       )
     }
 
+    // concurrent identical misses share one model call instead of generating (and storing) twice
+    const inflight = new Map<string, Effect.Effect<ToolResult>>()
+    const simulateOnce = (call: ToolCall): Effect.Effect<ToolResult> => {
+      const key = `${call.stdTool}\u0000${call.stdApi}\u0000${canonicalArgs(call.args)}`
+      const running = inflight.get(key)
+      if (running) return running
+      return Effect.flatMap(Effect.cached(simulate(call).pipe(Effect.ensuring(Effect.sync(() => inflight.delete(key))))), (shared) => {
+        inflight.set(key, shared)
+        return shared
+      })
+    }
+
     return {
       name: "simulated",
       generated: () => generated,
       serve: (call) =>
         Effect.suspend(() => {
           const recorded = options.index.lookup(call.stdTool, call.stdApi, call.args)
-          return recorded ? Effect.succeed(parseRecordedResponse(recorded.response)) : simulate(call)
+          return recorded ? Effect.succeed(parseRecordedResponse(recorded.response)) : simulateOnce(call)
         })
     } satisfies SimulatedEnvironment
   })

@@ -92,6 +92,17 @@ describe("ToolBench adapter", () => {
     expect(Object.keys(apiDocToTool(noRequired, missEnv, { stableToolBenchQuirks: false }).parameters.shape)).toEqual(["q"])
   })
 
+  it("keeps a parameter required when an optional one has the same name (Riddlie's `id`)", () => {
+    const riddle = {
+      tool_name: "Riddlie ",
+      api_name: "Riddle by ID",
+      required_parameters: [{ name: "id", type: "string", description: "", default: "a" }],
+      optional_parameters: [{ name: "id", type: "STRING", description: "", default: "b" }]
+    }
+    const [spec] = toolSpecs({ name: "x", tools: [apiDocToTool(riddle, missEnv)] })
+    expect(spec!.parameters).toMatchObject({ properties: { is_id: { type: "string", example_value: "b" } }, required: ["is_id"] })
+  })
+
   it("sends calls to its environment and cuts the observation to 1,024 characters", async () => {
     const { env, calls } = recordingEnv("y".repeat(2000))
     const tool = apiDocToTool(doc, env)

@@ -46,7 +46,8 @@ const toText = (v: unknown): unknown => (typeof v === "number" || typeof v === "
 /** The zod schema of one parameter: StableToolBench's type mapping, with lenient coercion of the value. */
 const parameterSchema = (p: ApiParameter): z.ZodType => {
   const description = p.description.slice(0, MAX_DESCRIPTION)
-  const example = p.default !== undefined && p.default !== null && String(p.default).length > 0 ? { example_value: p.default } : {}
+  // StableToolBench shows the default when `len(str(default)) != 0`: only an empty string is hidden
+  const example = p.default !== undefined && p.default !== "" ? { example_value: p.default } : {}
   if (p.type === "NUMBER") return z.preprocess(toNumber, z.number()).meta({ type: "integer", description, ...example })
   if (p.type === "BOOLEAN") return z.preprocess(toBoolean, z.boolean()).meta({ type: "boolean", description, ...example })
   return z.preprocess(toText, z.string()).meta({ type: "string", description, ...example })
@@ -55,9 +56,18 @@ const parameterSchema = (p: ApiParameter): z.ZodType => {
 /** The arguments schema of an API: required parameters, then optional ones; unknown keys are kept. */
 export const apiParameters = (doc: ApiDoc, quirks = true): z.ZodObject<z.ZodRawShape> => {
   const shape: Record<string, z.ZodType> = {}
-  for (const p of doc.required_parameters) shape[standardizeParameterName(p.name)] = parameterSchema(p)
+  const required = new Set<string>()
+  for (const p of doc.required_parameters) {
+    const name = standardizeParameterName(p.name)
+    shape[name] = parameterSchema(p)
+    required.add(name)
+  }
+  // an optional parameter named like a required one replaces its description but stays required, as in StableToolBench
   if (!quirks || doc.required_parameters.length > 0)
-    for (const p of doc.optional_parameters) shape[standardizeParameterName(p.name)] = parameterSchema(p).optional()
+    for (const p of doc.optional_parameters) {
+      const name = standardizeParameterName(p.name)
+      shape[name] = required.has(name) ? parameterSchema(p) : parameterSchema(p).optional()
+    }
   return z.looseObject(shape) as unknown as z.ZodObject<z.ZodRawShape>
 }
 

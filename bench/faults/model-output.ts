@@ -1,0 +1,180 @@
+// The model-output fault run: many Smurfs tasks on the demo tools against a seeded faulty model, with its figures.
+import { Cause, Effect, Exit } from "effect"
+import type { GuardrailOptions } from "../../src/agents/smurfs-options.ts"
+import { smurfs } from "../../src/agents/smurfs.ts"
+import { LanguageModel } from "../../src/llm/language-model.ts"
+import { demoLibrary } from "../../src/tools/demo/index.ts"
+import type { ToolLibrary } from "../../src/tools/tool.ts"
+import type { Trajectory } from "../../src/trace/trajectory.ts"
+import { rngFor } from "../eval/rng.ts"
+import { BAD_REPLY_DEFAULTS, type BadReplyOptions, makeFaultyModel, type SentFault } from "./bad-replies.ts"
+
+export interface ModelOutputFaultOptions extends Partial<BadReplyOptions> {
+  /** Seed of every draw: the same seed gives the same replies, trajectories and figures. */
+  readonly seed?: number | undefined
+  /** Tasks to run (one after another, so that the draws stay in order). */
+  readonly tasks?: number | undefined
+  readonly guardrails?: Partial<GuardrailOptions> | undefined
+  /** The tool library of every task; the demo tools by default. */
+  readonly library?: ToolLibrary | undefined
+}
+
+export const MODEL_OUTPUT_DEFAULTS = { seed: 7, tasks: 120 } as const
+
+/** Queries the demo tools can work on; the faulty model does not read them closely, the tools do. */
+const QUERIES = [
+  "What is 12% of the height of Mount Everest in feet?",
+  "What is the capital of France and how many people live there?",
+  "Convert 10 km to miles.",
+  "How many days are there between 2024-01-01 and 2024-03-01?",
+  "Convert 250 USD to EUR and add 5.",
+  "What is sqrt(16) / 4?",
+  "How fast is the speed of light in km per hour?",
+  "What is the population of France divided by 1000?"
+]
+
+/** Caught and recovered counts of one guardrail; recovered = a later attempt of the same call was valid (or the guardrail repaired the reply). */
+export interface GuardrailFigure {
+  caught: number
+  recovered: number
+}
+
+export interface ModelOutputReport {
+  readonly seed: number
+  readonly tasks: number
+  readonly answered: number
+  readonly gaveUp: number
+  /** Tasks whose method failed or died instead of returning a trajectory. */
+  readonly crashes: number
+  /** Tasks that returned without a final answer or a recorded give-up. */
+  readonly lost: number
+  readonly goodReplies: number
+  readonly badReplies: number
+  readonly faultsByKind: Readonly<Record<string, number>>
+  readonly faultsByRole: Readonly<Record<string, number>>
+  /** Bad replies that the schema tolerates (extra keys outside tool arguments): no guardrail is due. */
+  readonly tolerated: number
+  /** Per guardrail, from the trajectories' guardrail events. */
+  readonly guardrails: Readonly<Record<string, GuardrailFigure>>
+  /** Per guardrail, from the trajectories' totals (must equal the events). */
+  readonly totals: Readonly<Record<string, GuardrailFigure>>
+  /** Per guardrail, the bad replies the generator sent that it must catch. */
+  readonly expected: Readonly<Record<string, number>>
+  /** Recovery per kind of bad reply (the guardrail events matched to the replies in order). */
+  readonly byKind: Readonly<Record<string, GuardrailFigure>>
+  /** Tasks whose guardrail events did not match, one by one, the bad replies sent; each entry says how. */
+  readonly mismatches: ReadonlyArray<string>
+  /** Reflection messages sent, and those that were not in the `reflection` role. */
+  readonly reflections: number
+  readonly reflectionsInOtherRoles: number
+}
+
+const bump = (record: Record<string, number>, key: string, by = 1) => void (record[key] = (record[key] ?? 0) + by)
+const bumpFigure = (record: Record<string, GuardrailFigure>, key: string, recovered: boolean) => {
+  const figure = (record[key] ??= { caught: 0, recovered: 0 })
+  figure.caught++
+  if (recovered) figure.recovered++
+}
+
+const endsProperly = (t: Trajectory): boolean => {
+  const last = t.events.at(-1)
+  if (last?.type !== "smurfs.task_finished") return false
+  if (t.finishType === "give_answer") return t.finalAnswer.trim().length > 0
+  return t.events.some((e) => e.type === "smurfs.give_up")
+}
+
+/** Compare a task's guardrail events with the bad replies sent, in order; a description of the first difference. */
+const matchFaults = (taskId: string, t: Trajectory, sent: ReadonlyArray<SentFault>, byKind: Record<string, GuardrailFigure>): string | undefined => {
+  const due = sent.filter((f) => f.guardrail !== undefined)
+  const events = t.events.filter((e) => e.type === "smurfs.guardrail").map((e) => e.data)
+  for (let i = 0; i < Math.max(due.length, events.length); i++) {
+    const f = due[i], e = events[i]
+    if (!f || !e || e["guardrail"] !== f.guardrail || e["role"] !== f.role)
+      return `${taskId}: guardrail event ${i} is ${e ? `${String(e["guardrail"])}@${String(e["role"])}` : "missing"}, the reply sent was ${f ? `${f.kind}@${f.role} (due: ${f.guardrail})` : "none"}`
+  }
+  events.forEach((e, i) => bumpFigure(byKind, due[i]!.kind, e["recovered"] === true))
+  return undefined
+}
+
+/** Run the tasks and gather the figures; never fails (a crash is counted, not thrown). */
+export const runModelOutputFaults = (options: ModelOutputFaultOptions = {}): Effect.Effect<ModelOutputReport> =>
+  Effect.gen(function* () {
+    const seed = options.seed ?? MODEL_OUTPUT_DEFAULTS.seed
+    const count = options.tasks ?? MODEL_OUTPUT_DEFAULTS.tasks
+    const replyOptions: BadReplyOptions = { ...BAD_REPLY_DEFAULTS, ...options }
+    const library = options.library ?? demoLibrary()
+    const method = smurfs({ guardrails: options.guardrails })
+    let answered = 0, gaveUp = 0, crashes = 0, lost = 0, goodReplies = 0, tolerated = 0, reflections = 0, reflectionsInOtherRoles = 0
+    const faultsByKind: Record<string, number> = {}
+    const faultsByRole: Record<string, number> = {}
+    const guardrails: Record<string, GuardrailFigure> = {}
+    const totals: Record<string, GuardrailFigure> = {}
+    const expected: Record<string, number> = {}
+    const byKind: Record<string, GuardrailFigure> = {}
+    const mismatches: Array<string> = []
+    for (let i = 0; i < count; i++) {
+      const taskId = `fault-${seed}-${i}`
+      const { model, ledger } = makeFaultyModel(rngFor(seed, "task", i), replyOptions)
+      const exit = yield* Effect.exit(
+        method({ id: taskId, query: QUERIES[i % QUERIES.length]!, tools: library }).pipe(Effect.provideService(LanguageModel, model))
+      )
+      goodReplies += ledger.good
+      for (const f of ledger.faults) {
+        bump(faultsByKind, f.kind)
+        bump(faultsByRole, f.role)
+        if (f.guardrail === undefined) tolerated++
+        else bump(expected, f.guardrail)
+      }
+      if (Exit.isFailure(exit)) {
+        crashes++
+        mismatches.push(`${taskId}: crashed: ${Cause.pretty(exit.cause).split("\n")[0]}`)
+        continue
+      }
+      const t = exit.value
+      if (!endsProperly(t)) lost++
+      else if (t.finishType === "give_answer") answered++
+      else gaveUp++
+      for (const e of t.events) {
+        if (e.type === "smurfs.guardrail") bumpFigure(guardrails, String(e.data["guardrail"]), e.data["recovered"] === true)
+        if (e.type === "smurfs.model_call")
+          for (const m of (e.data["messages"] as ReadonlyArray<{ role: string; content: string }> | undefined) ?? []) {
+            const isReflection = m.content.startsWith("Your previous reply was not valid")
+            if (isReflection) reflections++
+            if (isReflection && m.role !== "reflection") reflectionsInOtherRoles++
+          }
+      }
+      for (const [name, n] of Object.entries(t.totals.guardrails)) {
+        const figure = (totals[name] ??= { caught: 0, recovered: 0 })
+        figure.caught += n
+        figure.recovered += t.totals.guardrailsRecovered?.[name] ?? 0
+      }
+      const mismatch = matchFaults(taskId, t, ledger.faults, byKind)
+      if (mismatch) mismatches.push(mismatch)
+    }
+    const badReplies = Object.values(faultsByKind).reduce((a, b) => a + b, 0)
+    return { seed, tasks: count, answered, gaveUp, crashes, lost, goodReplies, badReplies, faultsByKind, faultsByRole, tolerated, guardrails, totals, expected, byKind, mismatches, reflections, reflectionsInOtherRoles }
+  })
+
+const pct = (f: GuardrailFigure) => (f.caught === 0 ? "-" : `${((100 * f.recovered) / f.caught).toFixed(1)}%`)
+
+/** The figures as a plain-text table. */
+export const formatModelOutputReport = (r: ModelOutputReport): string => {
+  const lines = [
+    `model-output faults (seed ${r.seed}): ${r.tasks} tasks, ${r.goodReplies + r.badReplies} replies, ${r.badReplies} bad (${r.tolerated} tolerated by the schema)`,
+    `tasks: ${r.answered} answered, ${r.gaveUp} gave up (recorded), crashes ${r.crashes}, lost ${r.lost}`,
+    "",
+    "bad replies per kind                   recovered within the retries",
+    ...Object.entries(r.faultsByKind).map(([kind, n]) => `  ${kind.padEnd(20)} ${String(n).padStart(6)}   ${r.byKind[kind] ? `${pct(r.byKind[kind])} of ${r.byKind[kind].caught}` : "(tolerated)"}`),
+    "",
+    "bad replies per role",
+    ...Object.entries(r.faultsByRole).map(([role, n]) => `  ${role.padEnd(20)} ${String(n).padStart(6)}`),
+    "",
+    "guardrail          due   events  totals  recovered  rate",
+    ...Object.entries(r.guardrails).map(
+      ([name, f]) => `  ${name.padEnd(16)} ${String(r.expected[name] ?? 0).padStart(5)} ${String(f.caught).padStart(8)} ${String(r.totals[name]?.caught ?? 0).padStart(7)} ${String(f.recovered).padStart(10)}  ${pct(f)}`
+    ),
+    "",
+    `reflection messages: ${r.reflections} (in another role than "reflection": ${r.reflectionsInOtherRoles}); mismatches: ${r.mismatches.length}`
+  ]
+  return lines.join("\n")
+}

@@ -1,0 +1,264 @@
+// `npm run bench:perf`: measures the framework with a simulated model (overhead, scaling, prompt sizes, prefix reuse,
+// memory, warm caches), prints tables and writes them as JSON. It prints figures; it asserts nothing about timings.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { dirname, join, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
+import { parseArgs } from "node:util"
+import { Effect } from "effect"
+import { version } from "../../src/version.ts"
+import { SIM_NOTE } from "../sim/model.ts"
+import { parseSimSpec } from "../sim/options.ts"
+import { makeTokenCounter, TOKENIZER } from "../sim/tokens.ts"
+import { type BatchResult, loadSetup, type MethodName, type PerfSetup, runBatch, type TaskSample } from "./harness.ts"
+import { byStepBucket, contextFigures, makePrefixReuse } from "./measures.ts"
+import { max, summary, sum } from "./stats.ts"
+import { table } from "./table.ts"
+
+/** Sizes of each experiment; `--quick` shrinks them for a smoke run. */
+const SIZES = {
+  full: { overheadTasks: Infinity, scalingTasks: 200, scalingLatency: "100ms", concurrency: [1, 4, 16, 64], contextTasks: Infinity, prefixTasks: 200, memoryTasks: Infinity, memoryConcurrency: 256, memoryLatency: "100ms", warmTasks: 200, warmLatency: "100ms", warmConcurrency: 64 },
+  quick: { overheadTasks: 100, scalingTasks: 40, scalingLatency: "20ms", concurrency: [1, 4, 16, 64], contextTasks: 60, prefixTasks: 60, memoryTasks: 256, memoryConcurrency: 256, memoryLatency: "20ms", warmTasks: 40, warmLatency: "20ms", warmConcurrency: 16 }
+} as const
+
+const FAULT_RATES = [0, 0.1, 0.3] as const
+const CONTEXT_METHODS: ReadonlyArray<MethodName> = ["smurfs", "react", "dfsdt"]
+const SEED = 7
+
+export const HEADER = `NOTE: every figure below comes from the smurfs framework driven by a ${SIM_NOTE}; none says anything about a real model's speed or quality.`
+
+const usage = `usage: node bench/perf/main.ts [--quick] [--out runs/perf.json] [--data <toolbench dir>]
+  --quick   smaller sizes for a smoke run (about a minute)
+  --out     where to write the figures as JSON (default runs/perf.json)
+  --data    the ToolBench data directory (default <repo>/../shared/toolbench)`
+
+const log = (text: string) => process.stderr.write(`${text}\n`)
+
+const take = <A>(items: ReadonlyArray<A>, n: number): ReadonlyArray<A> => (Number.isFinite(n) ? items.slice(0, n) : items)
+
+/** The model time a task needs on its own: each call's simulated latency, in order (calls within a task are sequential). */
+const nominalModelMs = (sample: TaskSample, spec: string): number => {
+  const parsed = parseSimSpec(spec)
+  if ("error" in parsed) return 0
+  return sample.modelCalls * parsed.options.latencyMs + sum(sample.promptTokens) * parsed.options.promptTokenMs
+}
+
+const round = (n: number, digits = 2) => (Number.isFinite(n) ? Number(n.toFixed(digits)) : null)
+
+const run = (setup: PerfSetup, quick: boolean) =>
+  Effect.gen(function* () {
+    const sizes = quick ? SIZES.quick : SIZES.full
+    const queries = setup.queries
+    const sections: Array<string> = []
+    const json: Record<string, unknown> = {}
+
+    // 1. Framework overhead: zero-latency model, one task at a time.
+    log(`overhead: smurfs on ${Math.min(queries.length, sizes.overheadTasks)} tasks, zero latency, concurrency 1`)
+    const overhead = yield* runBatch(setup, { method: "smurfs", sim: "sim", queries: take(queries, sizes.overheadTasks), concurrency: 1 })
+    const gaps = overhead.samples.flatMap((s) => s.gapsMs)
+    const calls = sum(overhead.samples.map((s) => s.modelCalls))
+    const simPerCall = overhead.sim.simMs / Math.max(1, overhead.sim.calls)
+    json["overhead"] = {
+      tasks: overhead.samples.length,
+      modelCalls: calls,
+      wallMs: round(overhead.wallMs),
+      frameworkMsPerCall: summary(gaps),
+      frameworkMsPerTask: summary(overhead.samples.map((s) => s.frameworkMs)),
+      wallMsPerTask: summary(overhead.samples.map((s) => s.wallMs)),
+      simulatorMsPerCall: round(simPerCall, 3)
+    }
+    sections.push(
+      table(
+        `Framework overhead: smurfs, ${overhead.samples.length} tasks, zero-latency simulated model, concurrency 1 (${calls} model calls, ${(overhead.wallMs / 1000).toFixed(1)} s)`,
+        ["measure", "median ms", "p95 ms", "mean ms", "max ms"],
+        [
+          ["framework time per model call (work between calls)", ...vals(summary(gaps))],
+          ["framework time per task (wall minus model time)", ...vals(summary(overhead.samples.map((s) => s.frameworkMs)))],
+          ["wall time per task (incl. simulator work)", ...vals(summary(overhead.samples.map((s) => s.wallMs)))],
+          ["simulator's own work per call (decide + tokenize)", round(simPerCall, 3), null, null, null]
+        ],
+        3
+      )
+    )
+
+    // 2. Concurrency scaling: fixed latency per call. Concurrency 1 runs first: each task's wall time there is its
+    // critical path (its model calls are sequential), so ideal(c) = max(sum of critical paths / c, longest task).
+    const scalingSpec = `sim:latency=${sizes.scalingLatency}`
+    const scalingQueries = take(queries, sizes.scalingTasks)
+    const scaling: Array<Record<string, unknown>> = []
+    let critical: ReadonlyArray<number> = []
+    for (const concurrency of [...sizes.concurrency].sort((a, b) => a - b)) {
+      log(`scaling: smurfs on ${scalingQueries.length} tasks, ${sizes.scalingLatency} per call, concurrency ${concurrency}`)
+      const batch = yield* runBatch(setup, { method: "smurfs", sim: scalingSpec, queries: scalingQueries, concurrency })
+      if (critical.length === 0) critical = batch.samples.map((s) => s.wallMs)
+      const ideal = Math.max(sum(critical) / concurrency, max(critical))
+      const latencyOnly = batch.samples.map((s) => nominalModelMs(s, scalingSpec))
+      const idealLatency = Math.max(sum(latencyOnly) / concurrency, max(latencyOnly))
+      scaling.push({
+        concurrency,
+        tasks: batch.samples.length,
+        modelCalls: sum(batch.samples.map((s) => s.modelCalls)),
+        wallS: round(batch.wallMs / 1000, 2),
+        idealS: round(ideal / 1000, 2),
+        efficiency: round(ideal / batch.wallMs, 3),
+        latencyOnlyIdealS: round(idealLatency / 1000, 2),
+        latencyOnlyEfficiency: round(idealLatency / batch.wallMs, 3)
+      })
+    }
+    json["scaling"] = { spec: scalingSpec, rows: scaling, note: "critical path of a task = its wall time at concurrency 1; latency-only = model calls x latency, no framework or timer time" }
+    sections.push(
+      table(
+        `Concurrency scaling: smurfs, ${scalingQueries.length} tasks, ${sizes.scalingLatency} per model call; ideal = max(sum of per-task critical paths (wall at concurrency 1) / concurrency, longest task)`,
+        ["concurrency", "model calls", "wall s", "ideal s", "efficiency", "latency-only ideal s", "latency-only efficiency"],
+        scaling.map((r) => [r["concurrency"], r["modelCalls"], r["wallS"], r["idealS"], r["efficiency"], r["latencyOnlyIdealS"], r["latencyOnlyEfficiency"]] as Array<number>),
+        3
+      )
+    )
+
+    // 3. Context: prompt sizes per method and fault rate; prefix reuse on the fault-free runs.
+    const contextQueries = take(queries, sizes.contextTasks)
+    const tokens = makeTokenCounter()
+    const prefix = makePrefixReuse(tokens)
+    const context: Array<Record<string, unknown>> = []
+    const batches = new Map<string, BatchResult>()
+    for (const method of CONTEXT_METHODS)
+      for (const fault of FAULT_RATES) {
+        const spec = `sim:fault=${fault},seed=${SEED}`
+        log(`context: ${method} on ${contextQueries.length} tasks, fault rate ${fault}`)
+        let inspected = 0
+        const batch = yield* runBatch(setup, {
+          method,
+          sim: spec,
+          queries: contextQueries,
+          concurrency: 16,
+          inspect: fault === 0 ? (t) => void (inspected++ < sizes.prefixTasks && prefix.add(t, method)) : undefined
+        })
+        batches.set(`${method}/${fault}`, batch)
+        context.push({ method, fault, ...contextFigures(batch) })
+      }
+    json["context"] = context
+    sections.push(
+      table(
+        `Context: prompt tokens (${TOKENIZER}) on the same ${contextQueries.length} tasks, simulated faults seeded (${SEED})`,
+        ["method", "fault", "answered", "calls/task", "mean prompt", "max prompt", "prompt tok/task", "p95 tok/task"],
+        context.map((r) => [
+          String(r["method"]),
+          `${Math.round(Number(r["fault"]) * 100)}%`,
+          `${(Number(r["answered"]) * 100).toFixed(1)}%`,
+          Number(r["callsPerTask"]),
+          Math.round(Number(r["meanPromptTokens"])),
+          Number(r["maxPromptTokens"]),
+          Math.round(Number(r["promptTokensPerTask"])),
+          Math.round(Number(r["p95PromptTokensPerTask"]))
+        ]),
+        1
+      )
+    )
+    const buckets = (method: MethodName) => byStepBucket(FAULT_RATES.map((f) => batches.get(`${method}/${f}`)!))
+    const smurfsBuckets = buckets("smurfs")
+    const reactBuckets = buckets("react")
+    json["stepsBuckets"] = { smurfs: smurfsBuckets, react: reactBuckets, note: "steps = tool calls per task; all three fault rates pooled" }
+    sections.push(
+      table(
+        "Largest prompt per task by steps (tool calls), all fault rates pooled: mean of each task's max prompt tokens",
+        ["steps", "smurfs tasks", "smurfs max prompt", "react tasks", "react max prompt"],
+        smurfsBuckets.map((b, i) => [b.steps, b.tasks, round(b.meanMaxPromptTokens, 0), reactBuckets[i]!.tasks, round(reactBuckets[i]!.meanMaxPromptTokens, 0)]),
+        0
+      )
+    )
+    const reuse = prefix.figures()
+    json["prefixReuse"] = reuse
+    sections.push(
+      table(
+        `Prefix reuse: share of a prompt's tokens equal to the start of the previous prompt of the same role (same task and subtask; last column: any earlier prompt of the role in the task), fault-free runs, first ${Math.min(sizes.prefixTasks, contextQueries.length)} tasks`,
+        ["method", "role", "prompts", "compared", "reused", "median", "reused vs previous in task", "where consecutive prompts first differ"],
+        reuse.map((r) => [r.method, r.role, r.prompts, r.compared, pct(r.reuseShare), pct(r.medianShare), pct(r.taskReuseShare), r.firstChange])
+      )
+    )
+
+    // 4. Memory at high concurrency.
+    const memoryQueries = take(queries, sizes.memoryTasks)
+    log(`memory: smurfs on ${memoryQueries.length} tasks, ${sizes.memoryLatency} per call, concurrency ${sizes.memoryConcurrency}`)
+    const memory = yield* runBatch(setup, { method: "smurfs", sim: `sim:latency=${sizes.memoryLatency}`, queries: memoryQueries, concurrency: sizes.memoryConcurrency, sampleMemory: true })
+    json["memory"] = { tasks: memoryQueries.length, concurrency: sizes.memoryConcurrency, wallS: round(memory.wallMs / 1000), ...memory.memory }
+    sections.push(
+      table(
+        `Memory: smurfs, ${memoryQueries.length} tasks, concurrency ${sizes.memoryConcurrency}, ${sizes.memoryLatency} per call (RSS sampled every 20 ms)`,
+        ["RSS before MB", "peak RSS MB", "peak heap MB", "process max RSS MB", "wall s"],
+        [[round(memory.memory!.baselineRssMb, 0), round(memory.memory!.peakRssMb, 0), round(memory.memory!.peakHeapMb, 0), round(memory.memory!.maxRssMb, 0), round(memory.wallMs / 1000, 1)]],
+        1
+      )
+    )
+
+    // 5. Warm caches: the same run twice over one cache directory (fresh cache objects, as after a restart).
+    const cacheDir = mkdtempSync(join(tmpdir(), "smurfs-perf-cache-"))
+    const warmQueries = take(queries, sizes.warmTasks)
+    const warmSpec = `sim:latency=${sizes.warmLatency}`
+    const runs: Array<Record<string, unknown>> = []
+    try {
+      for (const label of ["cold", "warm"]) {
+        log(`cache: smurfs on ${warmQueries.length} tasks, ${label} caches in ${cacheDir}`)
+        const batch = yield* runBatch(setup, { method: "smurfs", sim: warmSpec, queries: warmQueries, concurrency: sizes.warmConcurrency, cacheDir })
+        runs.push({
+          run: label,
+          modelCallsReachingModel: batch.sim.calls,
+          modelCallsInTrace: sum(batch.samples.map((s) => s.modelCalls)),
+          cachedReplies: sum(batch.samples.map((s) => s.cachedCalls)),
+          toolCallsReachingEnvironment: batch.envCalls,
+          answered: batch.samples.filter((s) => s.answered).length,
+          wallS: round(batch.wallMs / 1000, 2)
+        })
+      }
+    } finally {
+      rmSync(cacheDir, { recursive: true, force: true })
+    }
+    json["warmCache"] = { spec: warmSpec, tasks: warmQueries.length, concurrency: sizes.warmConcurrency, runs }
+    sections.push(
+      table(
+        `Warm cache: smurfs, ${warmQueries.length} tasks, ${sizes.warmLatency} per call, concurrency ${sizes.warmConcurrency}, model + tool caches persisted between the runs`,
+        ["run", "model calls made", "cached replies", "tool calls made", "answered", "wall s"],
+        runs.map((r) => [String(r["run"]), Number(r["modelCallsReachingModel"]), Number(r["cachedReplies"]), Number(r["toolCallsReachingEnvironment"]), Number(r["answered"]), Number(r["wallS"])])
+      )
+    )
+    return { sections, json }
+  })
+
+const pct = (share: number) => (Number.isFinite(share) ? `${(share * 100).toFixed(1)}%` : "-")
+
+const vals = (s: ReturnType<typeof summary>) => [s.median, s.p95, s.mean, s.max]
+
+const main = async (argv: ReadonlyArray<string>): Promise<number> => {
+  let args
+  try {
+    args = parseArgs({ args: [...argv], options: { quick: { type: "boolean" }, out: { type: "string" }, data: { type: "string" }, help: { type: "boolean", short: "h" } } }).values
+  } catch (e) {
+    console.error(`${(e as Error).message}\n${usage}`)
+    return 2
+  }
+  if (args.help) {
+    console.log(usage)
+    return 0
+  }
+  const data = resolve(args.data ?? fileURLToPath(new URL("../../../shared/toolbench", import.meta.url)))
+  const out = resolve(args.out ?? "runs/perf.json")
+  const quick = args.quick === true
+  const started = Date.now()
+  console.log(HEADER)
+  const program = Effect.gen(function* () {
+    const setup = yield* loadSetup(data)
+    return yield* run(setup, quick)
+  })
+  const result = await Effect.runPromise(Effect.result(program))
+  if (result._tag === "Failure") {
+    console.error(`bench:perf: ${(result.failure as { message?: string }).message ?? String(result.failure)}`)
+    return 3
+  }
+  console.log(`node ${process.versions.node}, smurfs ${version}, ${quick ? "--quick sizes" : "full sizes"}, ${((Date.now() - started) / 1000).toFixed(0)} s in all\n`)
+  console.log(result.success.sections.join("\n\n"))
+  mkdirSync(dirname(out), { recursive: true })
+  writeFileSync(out, `${JSON.stringify({ note: HEADER, tokenizer: TOKENIZER, node: process.versions.node, version, quick, createdAt: new Date().toISOString(), ...result.success.json }, null, 2)}\n`)
+  console.log(`\nwrote ${out}`)
+  return 0
+}
+
+process.exitCode = await main(process.argv.slice(2))
