@@ -15,7 +15,9 @@ export const Totals = z.object({
   toolCalls: z.number(),
   backtracks: z.number(),
   wallMs: z.number(),
-  guardrails: z.record(z.string(), z.number())
+  guardrails: z.record(z.string(), z.number()),
+  /** Guardrail interventions that a later retry of the same call recovered, by guardrail. */
+  guardrailsRecovered: z.record(z.string(), z.number()).optional()
 })
 
 export const RunEvent = z.object({

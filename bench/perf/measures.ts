@@ -83,6 +83,10 @@ export const makePrefixReuse = (tokens: TokenCounter) => {
   const add = (trajectory: Trajectory, method: string) => {
     const previous = new Map<string, { text: string }>()
     const previousInTask = new Map<string, string>()
+    // What a server with one cache slot sees: each prompt against the task's previous prompt, whatever its role.
+    let lastCall: string | undefined
+    const anyRole: RoleReuse = perRole.get(`${method} (any role, vs previous call)`) ?? { prompts: 0, compared: 0, promptTokens: 0, reusedTokens: 0, shares: [], where: new Map(), taskCompared: 0, taskPromptTokens: 0, taskReusedTokens: 0 }
+    perRole.set(`${method} (any role, vs previous call)`, anyRole)
     let subtask = -1
     for (const event of trajectory.events) {
       if (event.type === "smurfs.subtask_started") subtask = Number(event.data["index"] ?? subtask + 1)
@@ -105,6 +109,15 @@ export const makePrefixReuse = (tokens: TokenCounter) => {
       const earlierInTask = previousInTask.get(role)
       previousInTask.set(role, prompt.text)
       const total = tokens.text(prompt.text)
+      anyRole.prompts++
+      if (lastCall !== undefined) {
+        const { tokens: reusedAny } = reusedOf(lastCall)
+        anyRole.compared++
+        anyRole.promptTokens += total
+        anyRole.reusedTokens += reusedAny
+        anyRole.shares.push(total === 0 ? 0 : reusedAny / total)
+      }
+      lastCall = prompt.text
       if (earlierInTask !== undefined) {
         entry.taskCompared++
         entry.taskPromptTokens += total
@@ -125,7 +138,9 @@ export const makePrefixReuse = (tokens: TokenCounter) => {
   const figures = () =>
     [...perRole.entries()]
       .map(([name, e]) => {
-        const [method, role] = name.split(" ") as [string, string]
+        const space = name.indexOf(" ")
+        const method = name.slice(0, space)
+        const role = name.slice(space + 1)
         const top = [...e.where.entries()].sort((a, b) => b[1] - a[1])[0]
         return {
           method,

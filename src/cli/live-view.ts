@@ -1,6 +1,7 @@
 // The live view of `smurfs run`: one readable line (or a few) per run event, as the events arrive.
 import { styleText } from "node:util"
 import type { RunEvent } from "../trace/events.ts"
+import { redactText, secretValues } from "../trace/redact.ts"
 
 export interface LiveViewOptions {
   /** Color the output (on when the stream is a terminal and NO_COLOR is unset). */
@@ -58,9 +59,10 @@ export const formatEvent = (event: RunEvent, options: LiveViewOptions = {}): Arr
   }
 }
 
-/** A listener for `smurfs({ onEvent })` that writes each event's lines. */
-export const liveView =
-  (write: (line: string) => void, options: LiveViewOptions = {}) =>
-  (event: RunEvent): void => {
-    for (const line of formatEvent(event, options)) write(line)
+/** A listener for `smurfs({ onEvent })` that writes each event's lines, with secrets redacted (a tool or model may echo a key). */
+export const liveView = (write: (line: string) => void, options: LiveViewOptions = {}) => {
+  const secrets = secretValues()
+  return (event: RunEvent): void => {
+    for (const line of formatEvent(event, options)) write(redactText(line, secrets))
   }
+}

@@ -185,24 +185,20 @@ export const probeToolSupport = (settings: OllamaSettings): Effect.Effect<boolea
 export const makeOllamaModel = (settings: OllamaSettings): LanguageModelShape => {
   const host = normalizeOllamaHost(settings.host)
   const shown = displayHost(host)
-  const generate = (request: GenerateRequest) =>
-    Effect.suspend(() => {
-      const started = performance.now()
-      const site: CallSite = { provider: "ollama", host: shown, model: settings.model, role: request.role, contextTokens: settings.numCtx, timeoutMs: request.options?.timeoutMs ?? settings.timeoutMs }
-      return call(host, site, (client) => client.chat(toChatRequest(settings, request))).pipe(
-        Effect.flatMap((response) =>
-          response && typeof response.message === "object" && response.message !== null
-            ? Effect.succeed<GenerateResponse>({
-                text: response.message.content ?? "",
-                toolCalls: toToolCalls(response),
-                usage: { promptTokens: response.prompt_eval_count ?? 0, completionTokens: response.eval_count ?? 0 },
-                model: response.model ?? settings.model,
-                durationMs: Math.round(performance.now() - started)
-              })
-            : Effect.fail(new ModelServerError({ host: shown, detail: "the reply has no `message`: is Ollama listening at this address?" }))
-        )
-      )
-    })
+  const generate = Effect.fn("Ollama.generate")(function* (request: GenerateRequest) {
+    const started = performance.now()
+    const site: CallSite = { provider: "ollama", host: shown, model: settings.model, role: request.role, contextTokens: settings.numCtx, timeoutMs: request.options?.timeoutMs ?? settings.timeoutMs }
+    const response = yield* call(host, site, (client) => client.chat(toChatRequest(settings, request)))
+    if (!response || typeof response.message !== "object" || response.message === null)
+      return yield* new ModelServerError({ host: shown, detail: "the reply has no `message`: is Ollama listening at this address?" })
+    return {
+      text: response.message.content ?? "",
+      toolCalls: toToolCalls(response),
+      usage: { promptTokens: response.prompt_eval_count ?? 0, completionTokens: response.eval_count ?? 0 },
+      model: response.model ?? settings.model,
+      durationMs: Math.round(performance.now() - started)
+    } satisfies GenerateResponse
+  })
   return {
     info: { spec: `ollama:${settings.model}`, provider: "ollama", model: settings.model, contextTokens: settings.numCtx, supportsTools: settings.supportsTools ?? true },
     generate

@@ -134,25 +134,21 @@ export const listOpenAIModels = (settings: OpenAISettings): Effect.Effect<Readon
 export const makeOpenAIModel = (settings: OpenAISettings): LanguageModelShape => {
   const client = makeOpenAIClient(settings)
   const host = displayHost(settings.baseURL)
-  const generate = (request: GenerateRequest) =>
-    Effect.suspend(() => {
-      const started = performance.now()
-      const timeoutMs = request.options?.timeoutMs ?? settings.timeoutMs
-      const site: CallSite = { provider: "openai", host, model: settings.model, role: request.role, contextTokens: settings.numCtx, timeoutMs, secrets: [settings.apiKey] }
-      return call(site, (signal) => client.chat.completions.create(toCompletionRequest(settings, request), { signal, timeout: timeoutMs })).pipe(
-        Effect.flatMap((completion) =>
-          completion && Array.isArray(completion.choices)
-            ? Effect.succeed<GenerateResponse>({
-                text: completion.choices[0]?.message?.content ?? "",
-                toolCalls: toToolCalls(completion),
-                usage: { promptTokens: completion.usage?.prompt_tokens ?? 0, completionTokens: completion.usage?.completion_tokens ?? 0 },
-                model: completion.model ?? settings.model,
-                durationMs: Math.round(performance.now() - started)
-              })
-            : Effect.fail(new ModelServerError({ host, detail: "the reply has no `choices`: is this an OpenAI-compatible /v1 endpoint?" }))
-        )
-      )
-    })
+  const generate = Effect.fn("OpenAI.generate")(function* (request: GenerateRequest) {
+    const started = performance.now()
+    const timeoutMs = request.options?.timeoutMs ?? settings.timeoutMs
+    const site: CallSite = { provider: "openai", host, model: settings.model, role: request.role, contextTokens: settings.numCtx, timeoutMs, secrets: [settings.apiKey] }
+    const completion = yield* call(site, (signal) => client.chat.completions.create(toCompletionRequest(settings, request), { signal, timeout: timeoutMs }))
+    if (!completion || !Array.isArray(completion.choices))
+      return yield* new ModelServerError({ host, detail: "the reply has no `choices`: is this an OpenAI-compatible /v1 endpoint?" })
+    return {
+      text: completion.choices[0]?.message?.content ?? "",
+      toolCalls: toToolCalls(completion),
+      usage: { promptTokens: completion.usage?.prompt_tokens ?? 0, completionTokens: completion.usage?.completion_tokens ?? 0 },
+      model: completion.model ?? settings.model,
+      durationMs: Math.round(performance.now() - started)
+    } satisfies GenerateResponse
+  })
   return {
     info: { spec: `openai:${settings.model}`, provider: "openai", model: settings.model, contextTokens: settings.numCtx, supportsTools: settings.supportsTools ?? true },
     generate

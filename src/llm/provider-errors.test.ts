@@ -67,6 +67,8 @@ describe("error mapping", () => {
       "ModelServerError"
     )
     expect(fromTransport(site, new SyntaxError("Unexpected end of JSON input"), false).message).toContain("not valid JSON")
+    const headersTimeout = new TypeError("fetch failed", { cause: Object.assign(new Error("Headers Timeout Error"), { code: "UND_ERR_HEADERS_TIMEOUT" }) })
+    expect(fromTransport({ ...site, timeoutMs: 600_000 }, headersTimeout, false)).toMatchObject({ _tag: "Timeout", ms: 300_000 })
     expect(fromTransport(site, new DOMException("aborted", "AbortError"), true)).toMatchObject({ _tag: "Timeout", ms: 1000, role: "planner" })
   })
 })

@@ -19,6 +19,9 @@ export interface CallSite {
 /** Socket-level codes that mean "nobody answers there". */
 const UNREACHABLE_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "EADDRNOTAVAIL", "UND_ERR_CONNECT_TIMEOUT"])
 
+/** undici's default headers and body timeouts, which bound every fetch whatever our own timeout. */
+const NODE_FETCH_TIMEOUT_MS = 300_000
+
 /** The longest server text quoted in a message. */
 const MAX_DETAIL = 300
 
@@ -130,6 +133,8 @@ export const fromStatus = (
 export const fromTransport = (site: CallSite, error: unknown, timedOut: boolean): ProviderError => {
   if (timedOut) return new Timeout({ ms: site.timeoutMs, role: site.role })
   const code = codeOf(error)
+  // Node's fetch gives up on its own after 300 s without headers (a long non-streaming reply).
+  if (code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT") return new Timeout({ ms: Math.min(site.timeoutMs, NODE_FETCH_TIMEOUT_MS), role: site.role })
   const text = messageOf(error)
   if (code && UNREACHABLE_CODES.has(code)) return new ModelUnreachable({ provider: site.provider, host: site.host, cause: code })
   if (error instanceof SyntaxError || causes(error).some((c) => c instanceof SyntaxError))

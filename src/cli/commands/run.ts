@@ -6,6 +6,7 @@ import { smurfs } from "../../agents/smurfs.ts"
 import type { SmurfsOptions } from "../../agents/smurfs-options.ts"
 import { DEFAULT_MODEL_SPEC, type ModelOptions } from "../../llm/spec.ts"
 import { loadToolLibrary } from "../../tools/load.ts"
+import { redactText, redactValue } from "../../trace/redact.ts"
 import type { Trajectory } from "../../trace/trajectory.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { liveView } from "../live-view.ts"
@@ -119,19 +120,20 @@ export const run = async (argv: string[]): Promise<number> => {
       return ExitCode.Interrupted
     }
     const error = Cause.squash(exit.cause) as { _tag?: string; message?: string }
-    console.error(`smurfs run: ${error?.message ?? String(error)}`)
+    console.error(redactText(`smurfs run: ${error?.message ?? String(error)}`))
     if (error?._tag && BAD_INPUT.has(error._tag)) return ExitCode.BadInput
     if (error?._tag && MODEL_UNAVAILABLE.has(error._tag)) return ExitCode.ModelUnavailable
     return ExitCode.Failure
   }
   const trajectory = exit.value
   if (values.json) {
-    console.log(JSON.stringify(trajectory, null, 2))
+    // What a model or tool echoed (an API key, an Authorization header) must not reach the output.
+    console.log(JSON.stringify(redactValue(trajectory), null, 2))
     return trajectory.finishType === "give_answer" ? ExitCode.Ok : giveUpCode(trajectory, values.strict)
   }
   console.error(`\n${summary(trajectory)}`)
   if (trajectory.finishType === "give_answer") {
-    console.log(trajectory.finalAnswer)
+    console.log(redactText(trajectory.finalAnswer))
     return ExitCode.Ok
   }
   return giveUpCode(trajectory, values.strict)

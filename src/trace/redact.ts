@@ -1,0 +1,61 @@
+// Secret redaction for everything a run writes (traces, run directories, the live view, logs).
+//
+// A model or a tool can echo what it was given: an API key, an Authorization header. Redaction
+// happens where text leaves the process, so the in-memory trajectory stays exact while nothing
+// written to disk or a terminal carries a secret.
+
+/** What a redacted secret reads as. */
+export const REDACTED = "[REDACTED]"
+
+/** Environment variables whose values are secrets wherever they appear: the key names, then any *_KEY / *_TOKEN / *_SECRET / *_PASSWORD. */
+const SECRET_ENV = /^(OPENAI_API_KEY|OLLAMA_API_KEY|.*(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?))$/i
+
+/** Values shorter than this are not treated as secrets: redacting "1" or "true" everywhere would destroy the text. */
+const MIN_SECRET_CHARS = 8
+
+/**
+ * Secret shapes that are recognisable without knowing the value: authorization headers (header lines,
+ * bearer tokens), OpenAI-style keys, and `api_key=...` style assignments.
+ */
+const PATTERNS: ReadonlyArray<[RegExp, (match: string, ...groups: string[]) => string]> = [
+  [/\b(authorization|proxy-authorization|x-api-key|api-key)(["']?\s*[:=]\s*["']?)(?:(?:bearer|basic|token)\s+)?[^\s"',;}]+/gi, (_m, name: string, sep: string) => `${name}${sep}${REDACTED}`],
+  // a bearer token anywhere; it must hold a digit, so that prose such as "bearer instruments" stays
+  [/\b(bearer)\s+(?=[A-Za-z._~+/=-]*\d)[A-Za-z0-9._~+/=-]{8,}/gi, (_m, scheme: string) => `${scheme} ${REDACTED}`],
+  [/\bsk-[A-Za-z0-9_-]{8,}/g, () => REDACTED],
+  [/\b(api[_-]?key|access[_-]?token|secret)(["']?\s*[:=]\s*["']?)[^\s"',;}&]{8,}/gi, (_m, name: string, sep: string) => `${name}${sep}${REDACTED}`]
+]
+
+/** The secret values of an environment (longest first, so that a key containing another is replaced whole). */
+export const secretValues = (env: Readonly<Record<string, string | undefined>> = process.env): Array<string> =>
+  [...new Set(Object.entries(env).flatMap(([name, value]) => (value !== undefined && value.length >= MIN_SECRET_CHARS && SECRET_ENV.test(name) ? [value] : [])))].sort(
+    (a, b) => b.length - a.length
+  )
+
+/** Text with every secret replaced by [REDACTED]: the environment's secret values and the known secret shapes. */
+export const redactText = (text: string, secrets: ReadonlyArray<string> = secretValues()): string => {
+  let out = text
+  for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED)
+  for (const [pattern, replace] of PATTERNS) out = out.replace(pattern, replace as (substring: string, ...args: unknown[]) => string)
+  return out
+}
+
+/**
+ * A deep copy of a JSON-like value with every string (keys included) redacted. Used on trajectories and
+ * task records before they are written; objects that are not plain data are left as they are.
+ */
+export const redactValue = <A>(value: A, secrets: ReadonlyArray<string> = secretValues()): A => {
+  const walk = (v: unknown): unknown => {
+    if (typeof v === "string") return redactText(v, secrets)
+    if (Array.isArray(v)) return v.map(walk)
+    if (v !== null && typeof v === "object" && (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null))
+      return Object.fromEntries(Object.entries(v).map(([k, x]) => [redactText(k, secrets), walk(x)]))
+    return v
+  }
+  return walk(value) as A
+}
+
+/** A line writer that redacts each line before writing it (the live view, logs). */
+export const redactingWriter =
+  (write: (line: string) => void, secrets: ReadonlyArray<string> = secretValues()) =>
+  (line: string): void =>
+    write(redactText(line, secrets))

@@ -1,0 +1,66 @@
+// A loopback OpenAI-compatible server whose replies echo the Authorization header it received: a model that leaks its key.
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
+import { valueOf } from "../../bench/sim/schema-value.ts"
+
+export interface EchoServer {
+  /** The /v1 base URL. */
+  readonly baseURL: string
+  /** Authorization headers received. */
+  readonly authorizations: Array<string>
+  readonly close: () => Promise<void>
+}
+
+type Schema = Record<string, any>
+
+/** A reply valid for the requested schema, with every free-text field carrying what the server was sent. */
+const replyFor = (schema: Schema | undefined, leak: string): unknown => {
+  const props: Schema = schema?.["properties"] ?? {}
+  if (props["tool"]?.enum) return { tool: props["tool"].enum[0] }
+  if (props["subtasks"]) return { subtasks: [`Answer the query (${leak})`] }
+  if (props["status"]) return { status: "solved", reason: `fine, ${leak}` }
+  if (props["thought"]) return { thought: `Use a tool. ${leak}` }
+  if (props["answer"]) return { answer: `The answer. ${leak}` }
+  // tool arguments: a valid value, each string argument leaking too
+  return valueOf(schema ?? {}, (_path, node) => (node["type"] === "string" && !node["enum"] ? `value ${leak}` : undefined))
+}
+
+export const startEchoServer = async (): Promise<EchoServer> => {
+  const authorizations: Array<string> = []
+  const server = createServer((req, res) => {
+    const chunks: Array<Buffer> = []
+    req.on("data", (c: Buffer) => chunks.push(c))
+    req.on("end", () => {
+      const auth = String(req.headers.authorization ?? "")
+      authorizations.push(auth)
+      const leak = `Authorization: ${auth} key=${auth.replace(/^Bearer /, "")}`
+      if (req.method === "GET" && req.url?.endsWith("/models")) {
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ object: "list", data: [{ id: "test-model", object: "model" }] }))
+        return
+      }
+      if (req.method !== "POST" || !req.url?.endsWith("/chat/completions")) {
+        res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: `no route ${req.url}` } }))
+        return
+      }
+      const body = JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}")
+      const content = JSON.stringify(replyFor(body.response_format?.json_schema?.schema, leak))
+      res.writeHead(200, { "content-type": "application/json" }).end(
+        JSON.stringify({
+          id: "chatcmpl-echo",
+          object: "chat.completion",
+          created: 0,
+          model: body.model ?? "test-model",
+          choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
+          usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 }
+        })
+      )
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const { port } = server.address() as AddressInfo
+  return {
+    baseURL: `http://127.0.0.1:${port}/v1`,
+    authorizations,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve()))
+  }
+}
