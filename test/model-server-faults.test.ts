@@ -1,6 +1,6 @@
 // Model server faults become typed, actionable errors; overload is retried; nothing hangs.
 import { Effect } from "effect"
-import { afterEach, describe, expect, it, vi } from "vitest"
+import { afterEach, describe, expect, it, onTestFinished, vi } from "vitest"
 import type { InvalidModelSpec, ProviderError } from "../src/llm/errors.ts"
 import { type GenerateRequest, LanguageModel } from "../src/llm/language-model.ts"
 import { modelLayer, type ModelOptions } from "../src/llm/spec.ts"
@@ -189,6 +189,11 @@ describe("concurrency per endpoint", () => {
   })
 
   it("defaults to one request at a time against Ollama", async () => {
+    const parallel = process.env.OLLAMA_NUM_PARALLEL
+    delete process.env.OLLAMA_NUM_PARALLEL
+    onTestFinished(() => {
+      if (parallel !== undefined) process.env.OLLAMA_NUM_PARALLEL = parallel
+    })
     const server = await startFakeOllama({ chat: [{ content: "slow", delayMs: 80 }] })
     servers.push(server)
     const program = Effect.flatMap(Effect.service(LanguageModel), (m) => Effect.all([m.generate(request), m.generate(request), m.generate(request)], { concurrency: "unbounded" }))

@@ -5,13 +5,18 @@ import { Effect } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import { resolveModelLayer } from "../cli/model-option.ts"
 import { LanguageModel } from "./language-model.ts"
-import { MODEL_DEFAULTS, modelLayer, ollamaSettings, openaiSettings, parseModelSpec } from "./spec.ts"
+import { MODEL_DEFAULTS, modelLayer, ollamaSettings, openaiSettings, parseModelSpec, resilienceSettings } from "./spec.ts"
 
 const parse = (spec: string) => Effect.runPromise(Effect.result(parseModelSpec(spec)))
 const info = (layer: ReturnType<typeof modelLayer>) => Effect.runPromise(Effect.provide(Effect.map(Effect.service(LanguageModel), (m) => m.info), layer))
 const buildError = (layer: ReturnType<typeof modelLayer>) => Effect.runPromise(Effect.flip(Effect.provide(Effect.service(LanguageModel), layer)))
 
-const saved = { OLLAMA_HOST: process.env.OLLAMA_HOST, OPENAI_BASE_URL: process.env.OPENAI_BASE_URL, OPENAI_API_KEY: process.env.OPENAI_API_KEY }
+const saved = {
+  OLLAMA_HOST: process.env.OLLAMA_HOST,
+  OPENAI_BASE_URL: process.env.OPENAI_BASE_URL,
+  OPENAI_API_KEY: process.env.OPENAI_API_KEY,
+  OLLAMA_NUM_PARALLEL: process.env.OLLAMA_NUM_PARALLEL
+}
 afterEach(() => {
   for (const [key, value] of Object.entries(saved)) {
     if (value === undefined) delete process.env[key]
@@ -56,6 +61,20 @@ describe("settings", () => {
     expect(ollamaSettings("m").host).toBe("http://gpu-box:11500")
     expect(openaiSettings("m")).toMatchObject({ baseURL: "http://llama-cpp:8080/v1", apiKey: "k-123" })
     expect(ollamaSettings("m", { host: "http://other:1", numCtx: 4096 })).toMatchObject({ host: "http://other:1", numCtx: 4096 })
+  })
+})
+
+describe("resilience settings", () => {
+  it("size the endpoint's slots from --concurrency, else OLLAMA_NUM_PARALLEL, else the provider default", () => {
+    delete process.env.OLLAMA_NUM_PARALLEL
+    expect(resilienceSettings("ollama", "http://h:1")).toMatchObject({ concurrency: 1, maxRetries: 4, retryBaseMs: 500, timeoutMs: 120_000, endpoint: "ollama:http://h:1" })
+    expect(resilienceSettings("openai", "http://h:1/v1").concurrency).toBe(4)
+    process.env.OLLAMA_NUM_PARALLEL = "3"
+    expect(resilienceSettings("ollama", "http://h:1").concurrency).toBe(3)
+    expect(resilienceSettings("ollama", "http://h:1", { concurrency: 2 }).concurrency).toBe(2)
+    expect(resilienceSettings("openai", "http://h:1/v1").concurrency).toBe(4)
+    process.env.OLLAMA_NUM_PARALLEL = "lots"
+    expect(resilienceSettings("ollama", "http://h:1").concurrency).toBe(1)
   })
 })
 

@@ -4,7 +4,7 @@ import { InvalidModelSpec } from "./errors.ts"
 import { LanguageModel } from "./language-model.ts"
 import { normalizeOllamaHost, ollamaModel, type OllamaSettings } from "./ollama.ts"
 import { makeOpenAIModel, type OpenAISettings } from "./openai.ts"
-import { resilient } from "./resilience.ts"
+import { resilient, type ResilienceOptions } from "./resilience.ts"
 import { scriptedFileLayer } from "./scripted.ts"
 
 /** How models are built and called. Every field is optional; `MODEL_DEFAULTS` holds the defaults. */
@@ -19,7 +19,7 @@ export interface ModelOptions {
   readonly seed?: number | undefined
   /** Sampling temperature; 0 so that runs are repeatable. */
   readonly temperature?: number | undefined
-  /** Requests in flight at once against one server; set it to the server's OLLAMA_NUM_PARALLEL. Default 1 for Ollama, 4 for OpenAI-compatible servers. */
+  /** Requests in flight at once against one server; set it to the server's OLLAMA_NUM_PARALLEL. Default: OLLAMA_NUM_PARALLEL from the environment, else 1 for Ollama; 4 for OpenAI-compatible servers. */
   readonly concurrency?: number | undefined
   /** Retries of an overloaded server (429/503) before the error reaches the caller. */
   readonly maxRetries?: number | undefined
@@ -123,8 +123,15 @@ export const openaiSettings = (model: string, options: ModelOptions = {}): OpenA
   supportsTools: options.supportsTools
 })
 
-const resilienceFor = (provider: "ollama" | "openai", host: string, options: ModelOptions) => ({
-  concurrency: options.concurrency ?? MODEL_DEFAULTS.concurrency[provider],
+/** OLLAMA_NUM_PARALLEL when this machine runs the server too: the number of requests Ollama serves at once. */
+const ollamaParallel = (): number | undefined => {
+  const value = Number(env("OLLAMA_NUM_PARALLEL"))
+  return Number.isInteger(value) && value > 0 ? value : undefined
+}
+
+/** Resilience settings of a server model, defaults and environment applied. */
+export const resilienceSettings = (provider: "ollama" | "openai", host: string, options: ModelOptions = {}): ResilienceOptions => ({
+  concurrency: options.concurrency ?? (provider === "ollama" ? ollamaParallel() : undefined) ?? MODEL_DEFAULTS.concurrency[provider],
   maxRetries: options.maxRetries ?? MODEL_DEFAULTS.maxRetries,
   retryBaseMs: options.retryBaseMs ?? MODEL_DEFAULTS.retryBaseMs,
   maxRetryDelayMs: options.maxRetryDelayMs ?? MODEL_DEFAULTS.maxRetryDelayMs,
@@ -139,12 +146,12 @@ const layerFor = (parsed: ModelSpec, spec: string, options: ModelOptions): Layer
       const settings = ollamaSettings(parsed.model, options)
       return Layer.effect(
         LanguageModel,
-        Effect.flatMap(ollamaModel(settings), (model) => resilient(model, resilienceFor("ollama", settings.host, options)))
+        Effect.flatMap(ollamaModel(settings), (model) => resilient(model, resilienceSettings("ollama", settings.host, options)))
       )
     }
     case "openai": {
       const settings = openaiSettings(parsed.model, options)
-      return Layer.effect(LanguageModel, resilient(makeOpenAIModel(settings), resilienceFor("openai", settings.baseURL, options)))
+      return Layer.effect(LanguageModel, resilient(makeOpenAIModel(settings), resilienceSettings("openai", settings.baseURL, options)))
     }
     case "scripted":
       return scriptedFileLayer(parsed.file)
