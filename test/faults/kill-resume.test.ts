@@ -77,14 +77,19 @@ describe("kill -9 and --resume", () => {
     for (let k = 0; k < KILLS; k++) {
       const before = recordFiles(out).length
       const child = start(k === 0 ? args(out) : [...args(out), "--resume"])
-      // alternate: a kill at a random time (often while starting or mid-task), and one once a random number of new records exist
-      const byTime = k % 2 === 0
-      const wait = byTime ? 300 + Math.floor(rng() * 900) : 1 + Math.floor(rng() * 4)
-      const started = Date.now()
-      while (!child.done && (byTime ? Date.now() - started < wait : recordFiles(out).length < before + wait)) await sleep(2)
+      // three kinds of point, in turn: while starting up, at a random time once the run writes records, once n new records exist
+      const kind = k % 3
+      const wait = kind === 0 ? Math.floor(rng() * 1500) : kind === 1 ? Math.floor(rng() * 300) : 1 + Math.floor(rng() * 4)
+      let started = Date.now()
+      if (kind === 1) {
+        while (!child.done && recordFiles(out).length === before) await sleep(2)
+        started = Date.now()
+      }
+      while (!child.done && (kind === 2 ? recordFiles(out).length < before + wait : Date.now() - started < wait)) await sleep(2)
+      const how = kind === 0 ? `${wait} ms after start` : kind === 1 ? `${wait} ms after its first record` : `after ${wait} new records`
       child.kill()
       const exit = await child.exited
-      points.push({ how: byTime ? `after ${wait} ms` : `after ${wait} new records`, recordsBefore: before, recordsAfter: recordFiles(out).length, exit: exit.signal ?? `code ${exit.code}` })
+      points.push({ how, recordsBefore: before, recordsAfter: recordFiles(out).length, exit: exit.signal ?? `code ${exit.code}` })
       checkNoTornFile(out)
     }
     const final = await start([...args(out), "--resume"]).exited

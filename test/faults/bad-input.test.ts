@@ -1,0 +1,66 @@
+// Bad input gets a message that says what to do and the documented exit code (src/cli/exit-codes.ts), never a stack trace.
+import { execFile } from "node:child_process"
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { promisify } from "node:util"
+import { afterAll, describe, expect, it } from "vitest"
+import { ExitCode } from "../../src/cli/exit-codes.ts"
+
+const repo = fileURLToPath(new URL("../..", import.meta.url))
+const data = fileURLToPath(new URL("../../../shared/toolbench", import.meta.url))
+const scratch = mkdtempSync(join(tmpdir(), "smurfs-bad-input-"))
+afterAll(() => rmSync(scratch, { recursive: true, force: true }))
+
+const smurfs = (...args: string[]) =>
+  promisify(execFile)(process.execPath, ["bin/smurfs.js", ...args], { cwd: repo, env: { ...process.env, NO_COLOR: "1", SMURFS_MODEL: "" } }).then(
+    (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
+    (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr })
+  )
+
+/** A data directory whose query file is not JSON. */
+const malformedData = () => {
+  const dir = join(scratch, "malformed")
+  mkdirSync(join(dir, "queries"), { recursive: true })
+  writeFileSync(join(dir, "queries", "G1_instruction.json"), '[{"query": "cut here')
+  return dir
+}
+
+/** A run directory written by a newer smurfs. */
+const newerRun = () => {
+  const dir = join(scratch, "newer")
+  mkdirSync(dir, { recursive: true })
+  writeFileSync(join(dir, "run.json"), JSON.stringify({ formatVersion: 99, packageVersion: "9.0.0" }))
+  return dir
+}
+
+const demo = ["--model", "scripted:examples/demo-script.json"]
+const bench = (...args: string[]) => ["bench", "--group", "G1_instruction", "--limit", "1", "--model", "sim", ...args]
+
+const cases: ReadonlyArray<[string, () => string[], number, ReadonlyArray<RegExp>]> = [
+  ["run: unknown model provider", () => ["run", "hi", "--model", "foo:bar"], ExitCode.BadInput, [/Invalid model spec "foo:bar"/, /Use ollama:<model>, openai:<model>/]],
+  ["run: model spec without provider", () => ["run", "hi", "--model", "qwen2.5"], ExitCode.BadInput, [/did you mean "ollama:qwen2.5"/]],
+  ["bench: unknown model spec", () => bench("--data", data, "--out", join(scratch, "o1"), "--model", "nope"), ExitCode.BadInput, [/Invalid model spec "nope"/]],
+  ["run: missing script file", () => ["run", "hi", "--model", "scripted:/nope/script.json"], ExitCode.BadInput, [/cannot read the script file/]],
+  ["bench: missing data directory", () => bench("--data", join(scratch, "nope"), "--out", join(scratch, "o2")), ExitCode.BadInput, [/does not exist/, /Pass --data <dir>/]],
+  ["bench: malformed query file", () => bench("--data", malformedData(), "--out", join(scratch, "o3")), ExitCode.BadInput, [/G1_instruction\.json/, /must be valid JSON/]],
+  ["run: tool module that throws while loading", () => ["run", "hi", ...demo, "--tools", "src/tools/fixtures/throwing-module.ts"], ExitCode.BadInput, [/Cannot load tools from/, /threw while loading/]],
+  ["run: tool module without tools", () => ["run", "hi", ...demo, "--tools", "src/tools/fixtures/empty-module.ts"], ExitCode.BadInput, [/exports no tools/, /export default a ToolLibrary/]],
+  ["run: invalid --tools path", () => ["run", "hi", ...demo, "--tools", "/nope/tools.ts"], ExitCode.BadInput, [/does not exist/, /use "demo", a \.ts\/\.js module/]],
+  ["bench: run dir from a newer version", () => bench("--data", data, "--out", newerRun(), "--resume"), ExitCode.BadInput, [/newer smurfs/, /Upgrade smurfs/]],
+  ["bench: non-empty run dir without --resume", () => bench("--data", data, "--out", newerRun()), ExitCode.BadInput, [/not empty/, /--resume/]],
+  ["bench: bad flag value", () => bench("--data", data, "--out", join(scratch, "o4"), "--concurrency", "zero"), ExitCode.Usage, [/--concurrency must be a positive integer/]],
+  ["unknown command", () => ["frobnicate"], ExitCode.Usage, [/unknown command "frobnicate"/]]
+]
+
+describe.concurrent("bad input", () => {
+  it.each(cases)("%s", async (_label, argv, code, messages) => {
+    const r = await smurfs(...argv())
+    expect(r.code, r.stderr).toBe(code)
+    for (const m of messages) expect(r.stderr).toMatch(m)
+    // a message for a person, not a crash
+    expect(r.stderr).not.toMatch(/\n\s+at .+\(.*:\d+:\d+\)/)
+    expect(r.stderr.length).toBeLessThan(4000)
+  }, 30_000)
+})

@@ -1,0 +1,73 @@
+// The Smurfs pipeline end to end through the real `ollama` and `openai` clients against fake servers on loopback.
+import { Effect } from "effect"
+import { afterEach, describe, expect, it } from "vitest"
+import { smurfs } from "../src/agents/smurfs.ts"
+import { modelLayer } from "../src/llm/spec.ts"
+import { demoLibrary } from "../src/tools/demo/index.ts"
+import { startFakeOllama } from "./fake-servers/ollama.ts"
+import { startFakeOpenAI } from "./fake-servers/openai.ts"
+
+/** Answers each agent by the JSON Schema it asked for, as a model following `format` would. */
+const agentReply = (schema: any): string => {
+  const keys = Object.keys(schema?.properties ?? {})
+  if (keys.includes("subtasks")) return JSON.stringify({ subtasks: ["Compute 6 * 7 with the calculator"] })
+  if (keys.includes("thought")) return JSON.stringify({ thought: "The calculator can multiply." })
+  if (keys.includes("tool")) return JSON.stringify({ tool: "calculator" })
+  if (keys.includes("expression")) return JSON.stringify({ expression: "6 * 7" })
+  if (keys.includes("status")) return JSON.stringify({ status: "solved", reason: "the product was computed" })
+  if (keys.includes("answer")) return JSON.stringify({ answer: "6 * 7 = 42" })
+  return "{}"
+}
+
+const task = { id: "six-times-seven", query: "What is 6 times 7?", tools: demoLibrary() }
+
+const closers: Array<() => Promise<void>> = []
+afterEach(async () => {
+  while (closers.length) await closers.pop()!()
+})
+
+describe("the pipeline through real clients", () => {
+  it("completes a task through a fake Ollama; every request carries the schema and the same num_ctx", async () => {
+    const server = await startFakeOllama((body: any) => agentReply(body.format))
+    closers.push(() => server.close())
+    const trajectory = await Effect.runPromise(
+      smurfs()(task).pipe(Effect.provide(modelLayer("ollama:qwen2.5:7b", { host: server.url, numCtx: 4096, supportsTools: true })))
+    )
+    expect(trajectory.finishType).toBe("give_answer")
+    expect(trajectory.finalAnswer).toContain("42")
+    const toolCall = trajectory.events.find((e) => e.type === "smurfs.tool_call")!.data as any
+    expect(toolCall).toMatchObject({ tool: "calculator", ok: true })
+    expect(toolCall.content).toContain("42")
+
+    const requests = server.chatRequests()
+    expect(requests.length).toBe(trajectory.totals.modelCalls)
+    for (const body of requests) {
+      expect(body.format).toMatchObject({ type: "object" })
+      expect(body.tools).toBeUndefined()
+      expect(body.options.num_ctx).toBe(4096)
+      expect(body.options.temperature).toBe(0)
+      expect(body.keep_alive).toBeDefined()
+    }
+    const argsRequest = requests.find((b: any) => b.format?.properties?.expression)
+    expect(argsRequest.format.required).toContain("expression")
+  })
+
+  it("completes a task through a fake OpenAI-compatible server with response_format json_schema", async () => {
+    const server = await startFakeOpenAI((body: any) => agentReply(body.response_format?.json_schema?.schema))
+    closers.push(() => server.close())
+    const trajectory = await Effect.runPromise(
+      smurfs()(task).pipe(Effect.provide(modelLayer("openai:qwen2.5:7b", { baseURL: server.baseURL, apiKey: "test-key" })))
+    )
+    expect(trajectory.finishType).toBe("give_answer")
+    expect(trajectory.finalAnswer).toContain("42")
+    const requests = server.chatRequests()
+    expect(requests.length).toBe(trajectory.totals.modelCalls)
+    for (const body of requests) {
+      expect(body.response_format.type).toBe("json_schema")
+      expect(body.response_format.json_schema.strict).toBe(false)
+      expect(body.response_format.json_schema.schema).toMatchObject({ type: "object" })
+      expect(body.temperature).toBe(0)
+    }
+    expect(trajectory.totals.promptTokens).toBeGreaterThan(0)
+  })
+})
