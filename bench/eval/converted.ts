@@ -1,33 +1,14 @@
 // StableToolBench's converted predictions (`model_predictions_converted/<method>/<group>.json`) as judge inputs.
 import { readFileSync } from "node:fs"
 import { z } from "zod"
+import { type ConvertedAnswer as ConvertedExample, ConvertedFile } from "../../src/trace/converters/stabletoolbench.ts"
 import type { JudgeInput, JudgeStep } from "./judge-input.ts"
+
+export type { ConvertedExample }
 
 const ToolMessage = z.object({ name: z.string(), arguments: z.unknown(), response: z.unknown() })
 
-interface AnswerNode {
-  role: string
-  message: unknown
-  next: Array<AnswerNode>
-}
-const AnswerNode: z.ZodType<AnswerNode> = z.lazy(() =>
-  z.object({ role: z.string(), message: z.unknown(), next: z.array(AnswerNode).default([]) })
-)
-
-export const ConvertedExample = z.object({
-  query: z.string(),
-  available_tools: z.array(z.object({ name: z.string() }).loose()),
-  answer: z.object({
-    method: z.string(),
-    total_steps: z.number(),
-    final_answer: z.string(),
-    answer_details: z.array(AnswerNode)
-  })
-})
-export type ConvertedExample = z.infer<typeof ConvertedExample>
-
-export const ConvertedFile = z.record(z.string(), ConvertedExample)
-export type ConvertedFile = z.infer<typeof ConvertedFile>
+type AnswerNode = ConvertedExample["answer"]["answer_details"][number]
 
 const text = (value: unknown): string => (typeof value === "string" ? value : JSON.stringify(value ?? ""))
 
