@@ -19,6 +19,8 @@ export const SMURFS_ROLES = [
 /**
  * The kinds of bad replies. `extra_keys` is a valid reply with keys the schema does not have: tolerated
  * (zod drops them) except for tool arguments, where the extra-parameter guardrail drops them.
+ * `huge_valid` is a valid reply whose text is a megabyte: no guardrail is due, but it must not push
+ * any later prompt past the context window.
  */
 export const BAD_KINDS = [
   "random_text",
@@ -29,6 +31,7 @@ export const BAD_KINDS = [
   "unknown_tool",
   "empty",
   "huge",
+  "huge_valid",
   "tool_call_instead"
 ] as const
 export type BadKind = (typeof BAD_KINDS)[number]
@@ -140,6 +143,12 @@ export const badReply = (
       return { reply: pick(["", "   ", "\n"], rng), guardrail: "format" }
     case "huge":
       return { reply: hugeText(options.hugeChars), guardrail: "format" }
+    case "huge_valid": {
+      // every string of a valid reply (the first subtask of a plan) becomes a megabyte of text
+      const big = hugeText(options.hugeChars)
+      const grow = (v: unknown): unknown => (typeof v === "string" ? big : Array.isArray(v) ? v.map((x, i) => (i === 0 ? grow(x) : x)) : v)
+      return { reply: Object.fromEntries(Object.entries(good).map(([k, v]) => [k, k === "status" || k === "tool" ? v : grow(v)])), guardrail: undefined }
+    }
     case "tool_call_instead":
       // A native tool call where JSON text was asked for: the text is empty.
       return { reply: { toolCalls: [{ name: "calculator", arguments: { expression: "1+1" } }] }, guardrail: "format" }

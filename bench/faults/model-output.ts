@@ -64,6 +64,9 @@ export interface ModelOutputReport {
   readonly byKind: Readonly<Record<string, GuardrailFigure>>
   /** Tasks whose guardrail events did not match, one by one, the bad replies sent; each entry says how. */
   readonly mismatches: ReadonlyArray<string>
+  /** The largest prompt sent (estimated tokens), and the model's context window it must fit. */
+  readonly maxPromptTokens: number
+  readonly contextTokens: number
   /** Reflection messages sent, and those that were not in the `reflection` role. */
   readonly reflections: number
   readonly reflectionsInOtherRoles: number
@@ -104,7 +107,7 @@ export const runModelOutputFaults = (options: ModelOutputFaultOptions = {}): Eff
     const replyOptions: BadReplyOptions = { ...BAD_REPLY_DEFAULTS, ...options }
     const library = options.library ?? demoLibrary()
     const method = smurfs({ guardrails: options.guardrails })
-    let answered = 0, gaveUp = 0, crashes = 0, lost = 0, goodReplies = 0, tolerated = 0, reflections = 0, reflectionsInOtherRoles = 0
+    let answered = 0, gaveUp = 0, crashes = 0, lost = 0, goodReplies = 0, tolerated = 0, reflections = 0, reflectionsInOtherRoles = 0, maxPromptTokens = 0, contextTokens = 0
     const faultsByKind: Record<string, number> = {}
     const faultsByRole: Record<string, number> = {}
     const guardrails: Record<string, GuardrailFigure> = {}
@@ -115,6 +118,7 @@ export const runModelOutputFaults = (options: ModelOutputFaultOptions = {}): Eff
     for (let i = 0; i < count; i++) {
       const taskId = `fault-${seed}-${i}`
       const { model, ledger } = makeFaultyModel(rngFor(seed, "task", i), replyOptions)
+      contextTokens = model.info.contextTokens
       const exit = yield* Effect.exit(
         method({ id: taskId, query: QUERIES[i % QUERIES.length]!, tools: library }).pipe(Effect.provideService(LanguageModel, model))
       )
@@ -136,6 +140,7 @@ export const runModelOutputFaults = (options: ModelOutputFaultOptions = {}): Eff
       else gaveUp++
       for (const e of t.events) {
         if (e.type === "smurfs.guardrail") bumpFigure(guardrails, String(e.data["guardrail"]), e.data["recovered"] === true)
+        if (e.type === "smurfs.model_call") maxPromptTokens = Math.max(maxPromptTokens, Number(e.data["promptTokens"] ?? 0))
         if (e.type === "smurfs.model_call")
           for (const m of (e.data["messages"] as ReadonlyArray<{ role: string; content: string }> | undefined) ?? []) {
             const isReflection = m.content.startsWith("Your previous reply was not valid")
@@ -152,7 +157,7 @@ export const runModelOutputFaults = (options: ModelOutputFaultOptions = {}): Eff
       if (mismatch) mismatches.push(mismatch)
     }
     const badReplies = Object.values(faultsByKind).reduce((a, b) => a + b, 0)
-    return { seed, tasks: count, answered, gaveUp, crashes, lost, goodReplies, badReplies, faultsByKind, faultsByRole, tolerated, guardrails, totals, expected, byKind, mismatches, reflections, reflectionsInOtherRoles }
+    return { seed, tasks: count, answered, gaveUp, crashes, lost, goodReplies, badReplies, faultsByKind, faultsByRole, tolerated, guardrails, totals, expected, byKind, mismatches, maxPromptTokens, contextTokens, reflections, reflectionsInOtherRoles }
   })
 
 const pct = (f: GuardrailFigure) => (f.caught === 0 ? "-" : `${((100 * f.recovered) / f.caught).toFixed(1)}%`)
@@ -162,6 +167,7 @@ export const formatModelOutputReport = (r: ModelOutputReport): string => {
   const lines = [
     `model-output faults (seed ${r.seed}): ${r.tasks} tasks, ${r.goodReplies + r.badReplies} replies, ${r.badReplies} bad (${r.tolerated} tolerated by the schema)`,
     `tasks: ${r.answered} answered, ${r.gaveUp} gave up (recorded), crashes ${r.crashes}, lost ${r.lost}`,
+    `largest prompt: ${r.maxPromptTokens} tokens (context window ${r.contextTokens})`,
     "",
     "bad replies per kind                   recovered within the retries",
     ...Object.entries(r.faultsByKind).map(([kind, n]) => `  ${kind.padEnd(20)} ${String(n).padStart(6)}   ${r.byKind[kind] ? `${pct(r.byKind[kind])} of ${r.byKind[kind].caught}` : "(tolerated)"}`),

@@ -12,7 +12,7 @@ import { parseSimSpec } from "../sim/options.ts"
 import { makeTokenCounter, TOKENIZER } from "../sim/tokens.ts"
 import { type BatchResult, loadSetup, type MethodName, type PerfSetup, runBatch, type TaskSample } from "./harness.ts"
 import { byStepBucket, contextFigures, makePrefixReuse } from "./measures.ts"
-import { max, summary, sum } from "./stats.ts"
+import { listSchedule, max, summary, sum } from "./stats.ts"
 import { table } from "./table.ts"
 
 /** Sizes of each experiment; `--quick` shrinks them for a smoke run. */
@@ -51,6 +51,20 @@ const run = (setup: PerfSetup, quick: boolean) =>
     const queries = setup.queries
     const sections: Array<string> = []
     const json: Record<string, unknown> = {}
+
+    // 0. Memory at high concurrency, first, so that the baseline is the loaded data set and nothing else.
+    const memoryQueries = take(queries, sizes.memoryTasks)
+    log(`memory: smurfs on ${memoryQueries.length} tasks, ${sizes.memoryLatency} per call, concurrency ${sizes.memoryConcurrency}`)
+    const memory = yield* runBatch(setup, { method: "smurfs", sim: `sim:latency=${sizes.memoryLatency}`, queries: memoryQueries, concurrency: sizes.memoryConcurrency, sampleMemory: true })
+    json["memory"] = { tasks: memoryQueries.length, concurrency: sizes.memoryConcurrency, wallS: round(memory.wallMs / 1000), ...memory.memory }
+    sections.push(
+      table(
+        `Memory: smurfs, ${memoryQueries.length} tasks, concurrency ${sizes.memoryConcurrency}, ${sizes.memoryLatency} per call (RSS sampled every 20 ms)`,
+        ["RSS before MB", "peak RSS MB", "peak heap MB", "process max RSS MB", "wall s"],
+        [[round(memory.memory!.baselineRssMb, 0), round(memory.memory!.peakRssMb, 0), round(memory.memory!.peakHeapMb, 0), round(memory.memory!.maxRssMb, 0), round(memory.wallMs / 1000, 1)]],
+        1
+      )
+    )
 
     // 1. Framework overhead: zero-latency model, one task at a time.
     log(`overhead: smurfs on ${Math.min(queries.length, sizes.overheadTasks)} tasks, zero latency, concurrency 1`)
@@ -92,6 +106,7 @@ const run = (setup: PerfSetup, quick: boolean) =>
       const batch = yield* runBatch(setup, { method: "smurfs", sim: scalingSpec, queries: scalingQueries, concurrency })
       if (critical.length === 0) critical = batch.samples.map((s) => s.wallMs)
       const ideal = Math.max(sum(critical) / concurrency, max(critical))
+      const scheduled = listSchedule(critical, concurrency)
       const latencyOnly = batch.samples.map((s) => nominalModelMs(s, scalingSpec))
       const idealLatency = Math.max(sum(latencyOnly) / concurrency, max(latencyOnly))
       scaling.push({
@@ -101,16 +116,18 @@ const run = (setup: PerfSetup, quick: boolean) =>
         wallS: round(batch.wallMs / 1000, 2),
         idealS: round(ideal / 1000, 2),
         efficiency: round(ideal / batch.wallMs, 3),
+        scheduledS: round(scheduled / 1000, 2),
+        scheduledEfficiency: round(scheduled / batch.wallMs, 3),
         latencyOnlyIdealS: round(idealLatency / 1000, 2),
         latencyOnlyEfficiency: round(idealLatency / batch.wallMs, 3)
       })
     }
-    json["scaling"] = { spec: scalingSpec, rows: scaling, note: "critical path of a task = its wall time at concurrency 1; latency-only = model calls x latency, no framework or timer time" }
+    json["scaling"] = { spec: scalingSpec, rows: scaling, note: "critical path of a task = its wall time at concurrency 1; in-order ideal = the tasks' critical paths list-scheduled in run order on `concurrency` slots (the tail a zero-overhead runner would still have); latency-only = model calls x latency, no framework or timer time" }
     sections.push(
       table(
         `Concurrency scaling: smurfs, ${scalingQueries.length} tasks, ${sizes.scalingLatency} per model call; ideal = max(sum of per-task critical paths (wall at concurrency 1) / concurrency, longest task)`,
-        ["concurrency", "model calls", "wall s", "ideal s", "efficiency", "latency-only ideal s", "latency-only efficiency"],
-        scaling.map((r) => [r["concurrency"], r["modelCalls"], r["wallS"], r["idealS"], r["efficiency"], r["latencyOnlyIdealS"], r["latencyOnlyEfficiency"]] as Array<number>),
+        ["concurrency", "model calls", "wall s", "ideal s", "efficiency", "in-order ideal s", "in-order efficiency", "latency-only ideal s", "latency-only efficiency"],
+        scaling.map((r) => [r["concurrency"], r["modelCalls"], r["wallS"], r["idealS"], r["efficiency"], r["scheduledS"], r["scheduledEfficiency"], r["latencyOnlyIdealS"], r["latencyOnlyEfficiency"]] as Array<number>),
         3
       )
     )
@@ -176,21 +193,7 @@ const run = (setup: PerfSetup, quick: boolean) =>
       )
     )
 
-    // 4. Memory at high concurrency.
-    const memoryQueries = take(queries, sizes.memoryTasks)
-    log(`memory: smurfs on ${memoryQueries.length} tasks, ${sizes.memoryLatency} per call, concurrency ${sizes.memoryConcurrency}`)
-    const memory = yield* runBatch(setup, { method: "smurfs", sim: `sim:latency=${sizes.memoryLatency}`, queries: memoryQueries, concurrency: sizes.memoryConcurrency, sampleMemory: true })
-    json["memory"] = { tasks: memoryQueries.length, concurrency: sizes.memoryConcurrency, wallS: round(memory.wallMs / 1000), ...memory.memory }
-    sections.push(
-      table(
-        `Memory: smurfs, ${memoryQueries.length} tasks, concurrency ${sizes.memoryConcurrency}, ${sizes.memoryLatency} per call (RSS sampled every 20 ms)`,
-        ["RSS before MB", "peak RSS MB", "peak heap MB", "process max RSS MB", "wall s"],
-        [[round(memory.memory!.baselineRssMb, 0), round(memory.memory!.peakRssMb, 0), round(memory.memory!.peakHeapMb, 0), round(memory.memory!.maxRssMb, 0), round(memory.wallMs / 1000, 1)]],
-        1
-      )
-    )
-
-    // 5. Warm caches: the same run twice over one cache directory (fresh cache objects, as after a restart).
+    // 4. Warm caches: the same run twice over one cache directory (fresh cache objects, as after a restart).
     const cacheDir = mkdtempSync(join(tmpdir(), "smurfs-perf-cache-"))
     const warmQueries = take(queries, sizes.warmTasks)
     const warmSpec = `sim:latency=${sizes.warmLatency}`

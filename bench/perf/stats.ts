@@ -21,3 +21,14 @@ export const summary = (values: ReadonlyArray<number>, digits = 3) => {
   const round = (n: number) => (Number.isFinite(n) ? Number(n.toFixed(digits)) : null)
   return { n: values.length, median: round(quantile(values, 0.5)), p95: round(quantile(values, 0.95)), mean: round(mean(values)), max: round(values.length ? max(values) : Number.NaN) }
 }
+
+/** The makespan of running tasks with these durations in order on `slots` slots, each taking the next task when free. */
+export const listSchedule = (durations: ReadonlyArray<number>, slots: number): number => {
+  const free = new Array<number>(Math.max(1, slots)).fill(0)
+  for (const d of durations) {
+    let i = 0
+    for (let j = 1; j < free.length; j++) if (free[j]! < free[i]!) i = j
+    free[i]! += d
+  }
+  return max(free)
+}

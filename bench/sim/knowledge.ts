@@ -32,6 +32,11 @@ export interface SimTask {
   readonly query: string
   /** The relevant APIs, in the query's order. */
   readonly apis: ReadonlyArray<KnownApi>
+  /**
+   * Every API of the task's tools by function name. Replies about a named tool come from here, not
+   * from the relevant list, so that they depend only on the prompt (tasks sharing tools get the same).
+   */
+  readonly byName: ReadonlyMap<string, KnownApi>
 }
 
 interface Recorded {
@@ -114,7 +119,7 @@ const argsFor = (doc: ApiDoc | undefined, recording: Recorded | undefined): Reco
 
 /** The task as the simulated model knows it. */
 export const simTaskOf = (item: SimQuery, recordings: Recordings): SimTask => {
-  const apis = item.relevant.map(([toolName, apiName]) => {
+  const known = (toolName: string, apiName: string): KnownApi => {
     const raw = item.apiList.find((d) => d.tool_name === toolName && d.api_name === apiName)
     const parsed = raw === undefined ? undefined : ApiDoc.safeParse(raw)
     const doc = parsed?.success ? parsed.data : undefined
@@ -128,7 +133,13 @@ export const simTaskOf = (item: SimQuery, recordings: Recordings): SimTask => {
       description: (doc?.api_description ?? "").replace(/\s+/g, " ").trim(),
       args: argsFor(doc, recording),
       recorded: recording !== undefined
-    } satisfies KnownApi
-  })
-  return { id: item.id, query: item.query, apis }
+    }
+  }
+  const byName = new Map<string, KnownApi>()
+  for (const doc of item.apiList) {
+    const api = known(doc.tool_name, doc.api_name)
+    if (!byName.has(api.name)) byName.set(api.name, api)
+  }
+  const apis = item.relevant.map(([toolName, apiName]) => byName.get(functionName({ tool_name: toolName, api_name: apiName })) ?? known(toolName, apiName))
+  return { id: item.id, query: item.query, apis, byName }
 }

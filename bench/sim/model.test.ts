@@ -119,6 +119,12 @@ describe("simulated model", () => {
     expect(Plan.parse(JSON.parse(withTask.text)).subtasks).toHaveLength(2)
   })
 
+  it("without a CurrentTask, recognizes a ToolBench task from the query its prompts quote", async () => {
+    const trajectory = await Effect.runPromise(smurfs()(task).pipe(Effect.provideService(LanguageModel, sim("sim").model)))
+    expect(trajectory.finishType).toBe("give_answer")
+    expect(trajectory.events.filter((e) => e.type === "smurfs.tool_call").map((e) => e.data["tool"])).toEqual(relevantNames())
+  })
+
   it("injects seeded faults: the same seed gives the same faults and replies, another seed others", async () => {
     const replies = async (spec: string) => {
       const model = sim(spec)
@@ -150,6 +156,16 @@ describe("simulated model", () => {
     }
     const refused = await ask(sim("sim:refusal=1"), "planner", "", "Question: hi", jsonSchemaOf(Plan))
     expect(Plan.safeParse((() => { try { return JSON.parse(refused.text) } catch { return undefined } })()).success).toBe(false)
+  })
+
+  it("gives equal prompts equal replies whatever the current task, as caches expect of a model at temperature 0", async () => {
+    const model = sim("sim")
+    const other = { ...query, id: "other", relevant: [query.relevant[1]!] }
+    const tool = task.tools.tools.find((t) => t.name !== relevantNames()[0] && t.name !== relevantNames()[1])!
+    const request = { role: "executor.args", messages: [{ role: "user" as const, content: `Tool: ${tool.name}` }], format: jsonSchemaOf(tool.parameters) }
+    const a = await Effect.runPromise(withCurrentTask(query)(model.model.generate(request)))
+    const b = await Effect.runPromise(withCurrentTask(other)(model.model.generate(request)))
+    expect(b.text).toBe(a.text)
   })
 
   it("draws faults at the configured rate, only of kinds that fit the call", () => {

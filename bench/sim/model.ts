@@ -7,7 +7,8 @@ import { type GenerateRequest, type GenerateResponse, LanguageModel, type Langua
 import { hashSeed, rngFor } from "../eval/rng.ts"
 import { CurrentTask } from "./current-task.ts"
 import { drawFault, malformed, refusal } from "./faults.ts"
-import { readRecordings, type Recordings, type SimQuery, type SimTask, simTaskOf } from "./knowledge.ts"
+import { makeCatalog } from "./catalog.ts"
+import { readRecordings, type Recordings, type SimQuery, type SimTask } from "./knowledge.ts"
 import { FAULT_KINDS, type FaultKind, parseSimSpec, type SimOptions, simDefaults } from "./options.ts"
 import { decide, faultSurface, type Intent } from "./policy.ts"
 import { valueOf } from "./schema-value.ts"
@@ -52,18 +53,15 @@ const fingerprint = (request: GenerateRequest): number => {
 export const makeSimModel = (options: SimOptions = simDefaults, recordings: Recordings = readRecordings(options.data), spec = "sim"): SimModel => {
   const stats: SimStats = { calls: 0, promptTokens: 0, completionTokens: 0, faults: Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>, simMs: 0, sleptMs: 0 }
   const tokens = makeTokenCounter()
-  const tasks = new WeakMap<SimQuery, SimTask>()
-  const taskOf = (query: SimQuery | undefined): SimTask | undefined => {
-    if (query === undefined) return undefined
-    let task = tasks.get(query)
-    if (!task) tasks.set(query, (task = simTaskOf(query, recordings)))
-    return task
-  }
+  const catalog = makeCatalog(options.data, recordings)
+  /** The runner's task, else the ToolBench query the prompt quotes, else only what any API of the data set takes. */
+  const taskOf = (request: GenerateRequest, query: SimQuery | undefined): SimTask =>
+    query !== undefined ? catalog.taskOf(query) : (catalog.recognize(request) ?? { id: "", query: "", apis: [], byName: catalog.anyApi })
   const answer = (request: GenerateRequest, query: SimQuery | undefined) => {
     const print = fingerprint(request)
     const rng = rngFor(options.seed, request.role, print)
     const fault = drawFault(options, faultSurface(request), rng)
-    const intent = decide(request, taskOf(query), fault, rng)
+    const intent = decide(request, taskOf(request, query), fault, rng)
     const written = write(intent, request, `call_${print.toString(36)}`)
     const reply = fault === "refusal" ? { text: refusal() } : fault === "malformed" ? { text: malformed(written.toolCalls ? `{"name": "${written.toolCalls[0]!.name}", "arguments": ` : written.text, rng) } : written
     if (fault) stats.faults[fault]++

@@ -74,11 +74,25 @@ export const digest = (observation: string): string => {
   return content === undefined ? NO_INFORMATION : `The tool returned: ${oneLine(content, 300)}`
 }
 
-const hasInformation = (answer: string): boolean => answer.trim().length > 0 && !answer.includes(NO_INFORMATION)
+/** Whether an answer carries information: not empty, not the no-information sentence, not a failed call's note from memory. */
+const hasInformation = (answer: string): boolean => answer.trim().length > 0 && !answer.includes(NO_INFORMATION) && !/^\s*The call failed\b/.test(answer)
 
-/** The relevant API a text names (the longest match, since one function name can end another). */
+/** The known API a text names (the longest, since one function name can end another). */
 const apiNamedIn = (task: SimTask | undefined, text: string): KnownApi | undefined =>
-  task?.apis.filter((a) => text.includes(a.name)).sort((a, b) => b.name.length - a.name.length)[0]
+  task
+    ? [...text.matchAll(/[A-Za-z0-9_]*_for_[A-Za-z0-9_]+/g)]
+        .flatMap((m) => {
+          // a name cut to its last 64 characters may start inside a longer word
+          const word = m[0]
+          const hits: Array<KnownApi> = []
+          for (let i = 0; i < word.length; i++) {
+            const api = task.byName.get(word.slice(i))
+            if (api) hits.push(api)
+          }
+          return hits
+        })
+        .sort((a, b) => b.name.length - a.name.length)[0]
+    : undefined
 
 /** The planner's subtask for an API: names the function and its arguments, so the executor (and grounding checks) can find them. */
 export const subtaskFor = (api: KnownApi): string =>
@@ -173,11 +187,11 @@ const nextAction = (request: GenerateRequest, task: SimTask | undefined, fault: 
   const called = calledNames(request.messages)
   const last = lastUser(request.messages)
   const tried = /Previous action candidates/.test(last) ? new Set([...last.matchAll(/"name"\s*:\s*"([^"]+)"/g)].map((m) => m[1]!)) : new Set<string>()
-  const candidates = task ? task.apis.map((a) => a.name) : offered.filter((n) => n !== FINISH).slice(0, 1)
+  const candidates = task && task.apis.length > 0 ? task.apis.map((a) => a.name) : offered.filter((n) => n !== FINISH).slice(0, 1)
   const next = candidates.find((name) => offered.includes(name) && !called.has(name) && !tried.has(name))
   let action: { thought: string; name: string; args: Record<string, unknown> }
   if (next !== undefined) {
-    const api = task?.apis.find((a) => a.name === next)
+    const api = task?.byName.get(next)
     const schema = parametersOf(request, next)
     const args = conformArgs(api?.args ?? {}, schema)
     action = {
@@ -188,7 +202,7 @@ const nextAction = (request: GenerateRequest, task: SimTask | undefined, fault: 
   } else {
     const found = observationsOf(request.messages).map(digest).filter(hasInformation)
     action =
-      found.length > 0 || !task
+      found.length > 0 || !task || task.apis.length === 0
         ? {
             thought: "I have the information the task needs, so I give the final answer.",
             name: FINISH,
@@ -225,14 +239,16 @@ const smurfsValue = (request: GenerateRequest, task: SimTask | undefined, fault:
       const listed = propertiesOf(format)["tool"]
       const enumerated = asSchema(listed)["enum"]
       const allowed = Array.isArray(enumerated) ? enumerated.map(String) : (line(user, "Tools you may choose now") ?? "").split(/,\s*/).filter((n) => n.length > 0)
-      const others = task?.apis.map((a) => a.name).filter((n) => n !== target?.name && allowed.includes(n)) ?? []
-      const choice = target && allowed.includes(target.name) ? target.name : (others[0] ?? allowed[0] ?? target?.name ?? "none")
+      // When the planned tool is excluded, the fallback reads only the prompt (a sibling API of the same tool, else the
+      // first allowed), so that equal prompts get equal replies, as from a real model at temperature 0 (caches rely on it).
+      const sibling = target ? allowed.find((n) => n !== target.name && n.endsWith(target.name.slice(target.name.lastIndexOf("_for_")))) : undefined
+      const choice = target && allowed.includes(target.name) ? target.name : (sibling ?? allowed[0] ?? target?.name ?? "none")
       // An unknown name goes out as it is: the schema's enum would otherwise replace it with a valid one.
       return fault === "unknown_tool" ? { tool: unknownName(choice, rng) } : fill({ tool: choice })
     }
     case "executor.args": {
       const tool = line(user, "Tool") ?? ""
-      const api = task?.apis.find((a) => a.name === tool)
+      const api = task?.byName.get(tool)
       const args = conformArgs(api?.args ?? {}, format)
       // Broken arguments go out as they are: filling them in from the schema would repair them.
       return fault === "wrong_args" ? breakArgs(args, format, rng) : valueOf(format, (path) => (path.length === 0 ? args : undefined))

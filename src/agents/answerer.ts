@@ -11,7 +11,8 @@ export const answerStep = Effect.fn("Answerer.answerStep")(function* (ctx: Agent
   const { answer } = yield* ask(ctx, {
     role: "answerer.step",
     template: "answerer-step",
-    values: { subtask, tool: step.tool, args: JSON.stringify(step.args) },
+    // arguments are the model's own text and can be huge; the answerer needs only their gist
+    values: { subtask, tool: step.tool, args: ctx.budget.agentText(JSON.stringify(step.args)) },
     fit: { memory: (room) => ctx.budget.steps(memory, room), observation: (room) => ctx.budget.truncate(step.observation ?? "", room) },
     schema: Answer
   })

@@ -24,6 +24,18 @@ export interface AskRequest<A> {
   readonly fit?: Readonly<Record<string, (room: number) => string>> | undefined
   readonly schema: z.ZodType<A>
   readonly check?: ObjectRequest<A>["check"]
+  /**
+   * Cut every string of the reply to the budget's agent-text limit (default on). Off for tool
+   * arguments, which go to the tool exactly as the model wrote them.
+   */
+  readonly clipText?: boolean | undefined
+}
+
+/** A copy of a parsed reply with each string passed through `clip`. */
+const clipStrings = <A>(value: A, clip: (text: string) => string): A => {
+  const walk = (v: unknown): unknown =>
+    typeof v === "string" ? clip(v) : Array.isArray(v) ? v.map(walk) : v !== null && typeof v === "object" ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)])) : v
+  return walk(value) as A
 }
 
 /** Render a template's system and user parts with the fitted parts trimmed to the budget. */
@@ -48,5 +60,5 @@ export const ask = <A>(ctx: AgentContext, request: AskRequest<A>) =>
         { role: "user", content: prompt.user }
       ]
     })
-    return result.value
+    return request.clipText === false ? result.value : clipStrings(result.value, (text) => ctx.budget.agentText(text))
   })

@@ -59,7 +59,8 @@ export const writeArgs = Effect.fn("Executor.writeArgs")(function* (ctx: AgentCo
     values: { ...toolDoc(tool), subtask: view.subtask, thought },
     fit: { memory: view.memory, background: view.background },
     schema: argsSchema(tool),
-    check: (v) => checkArgs(tool, v, ctx.guardrails, grounding)
+    check: (v) => checkArgs(tool, v, ctx.guardrails, grounding),
+    clipText: false
   })
   if (!ctx.guardrails.extraParams) return raw
   const { args, dropped } = declaredArgs(tool, raw)

@@ -29,6 +29,11 @@ export interface SmurfsOptions {
   readonly maxSubtasks?: number | undefined
   /** Upper bound on model calls for the whole task (reflection retries included). */
   readonly maxModelCalls?: number | undefined
+  /**
+   * Milliseconds before a tool call is abandoned as failed. Tools made with defineTool or the ToolBench
+   * adapter have their own timeout; this one also bounds a hand-written Tool whose call never ends.
+   */
+  readonly toolTimeoutMs?: number | undefined
   /** Planning agent on; off = the query is the only subtask (ablation). */
   readonly planner?: boolean | undefined
   /** Answer agent on; off = the raw observation is the answer (ablation). */
@@ -57,6 +62,7 @@ export const smurfsDefaults = {
   maxSteps: 3,
   maxSubtasks: 6,
   maxModelCalls: 150,
+  toolTimeoutMs: 60_000,
   planner: true,
   answerer: true,
   verifier: true
@@ -66,6 +72,7 @@ export interface ResolvedOptions {
   readonly maxSteps: number
   readonly maxSubtasks: number
   readonly maxModelCalls: number
+  readonly toolTimeoutMs: number
   readonly planner: boolean
   readonly answerer: boolean
   readonly verifier: boolean
@@ -78,6 +85,7 @@ export const resolveOptions = (options: SmurfsOptions = {}): ResolvedOptions => 
   maxSteps: Math.max(1, options.maxSteps ?? smurfsDefaults.maxSteps),
   maxSubtasks: Math.max(1, options.maxSubtasks ?? smurfsDefaults.maxSubtasks),
   maxModelCalls: Math.max(1, options.maxModelCalls ?? smurfsDefaults.maxModelCalls),
+  toolTimeoutMs: Math.max(1, options.toolTimeoutMs ?? smurfsDefaults.toolTimeoutMs),
   planner: options.planner ?? smurfsDefaults.planner,
   answerer: options.answerer ?? smurfsDefaults.answerer,
   verifier: options.verifier ?? smurfsDefaults.verifier,

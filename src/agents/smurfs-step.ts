@@ -6,13 +6,14 @@ import type { GlobalMemory } from "../memory/global-memory.ts"
 import type { LocalMemory } from "../memory/local-memory.ts"
 import { renderStep } from "../memory/render.ts"
 import type { Step } from "../memory/step.ts"
+import { guardToolCall } from "../tools/call.ts"
 import type { Tool, ToolResult } from "../tools/tool.ts"
 import { emit, type ToolCallData } from "../trace/events.ts"
 import { answerStep } from "./answerer.ts"
 import type { AgentContext } from "./ask.ts"
 import type { BudgetExhausted } from "./errors.ts"
 import { chooseTool, type ExecutorView, think, writeArgs } from "./executor.ts"
-import type { ResolvedOptions } from "./smurfs-options.ts"
+import { type ResolvedOptions, smurfsDefaults } from "./smurfs-options.ts"
 import type { Task } from "./task.ts"
 
 /** Everything one task's run shares. */
@@ -34,11 +35,14 @@ export const soft = <A, R>(role: string, effect: Effect.Effect<A, GenerateError 
     Effect.catch((e) => (isFatal(e) ? Effect.fail(e) : Effect.as(emit("error", { role, tag: e._tag, error: e.message }), undefined)))
   )
 
-/** Call a tool and trace it; even a defect in the tool becomes a failed result. */
-export const callTool = (budget: ContextBudget, tool: Tool, args: Record<string, unknown>) =>
+/**
+ * Call a tool and trace it. Tools promise never to fail, but a hand-written one may still die or hang:
+ * the guard turns a defect, a failure or a call past `timeoutMs` into a failed result.
+ */
+export const callTool = (budget: ContextBudget, tool: Tool, args: Record<string, unknown>, timeoutMs: number = smurfsDefaults.toolTimeoutMs) =>
   Effect.gen(function* () {
     const started = Date.now()
-    const result: ToolResult = yield* tool.call(args).pipe(Effect.catchDefect((d) => Effect.succeed({ ok: false, content: "", error: `the tool crashed: ${String(d)}` })))
+    const result: ToolResult = yield* guardToolCall(tool.name, tool.call(args), { timeoutMs })
     const content = budget.observation(result.content)
     const data: ToolCallData = {
       tool: tool.name,
@@ -84,7 +88,7 @@ export const executeStep = Effect.fn("Smurfs.step")(function* (ctx: PipelineCont
   const grounding = [ctx.task.query, subtask, earlier, hint ?? "", ...local.steps.map(renderStep)].join("\n")
   const args = yield* soft("executor.args", writeArgs(ctx, view, thought, tool, grounding))
   if (args === undefined) return { kind: "failed", tool: tool.name } satisfies StepOutcome
-  const result = yield* callTool(ctx.budget, tool, args)
+  const result = yield* callTool(ctx.budget, tool, args, ctx.options.toolTimeoutMs)
   if (!result.ok) {
     ctx.global.record(index, depth, { thought, tool: tool.name, args, observation: result.content, answer: `The call failed: ${result.error ?? result.content}` }, true)
     return { kind: "failed", tool: tool.name } satisfies StepOutcome

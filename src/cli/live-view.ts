@@ -46,8 +46,11 @@ export const formatEvent = (event: RunEvent, options: LiveViewOptions = {}): Arr
         : [`  ${paint("yellow", "verifier: pending")} (${short(d["reason"])})${d["hint"] ? ` hint: ${short(d["hint"])}` : ""}`]
     case "smurfs.backtrack":
       return [`  ${paint("magenta", "backtrack")} from depth ${String(d["fromDepth"])} to ${String(d["toDepth"])}; ${String(d["tool"])} excluded there`]
-    case "smurfs.guardrail":
-      return [`  ${paint("magenta", `guardrail ${String(d["guardrail"])}`)} (${String(d["role"])}): ${short(d["error"])}`]
+    case "smurfs.guardrail": {
+      // a guardrail event arrives once its call has ended, so it can say whether the model recovered
+      const outcome = d["recovered"] === true ? paint("green", " (recovered)") : d["recovered"] === false ? paint("red", " (not recovered)") : ""
+      return [`  ${paint("magenta", `guardrail ${String(d["guardrail"])}`)} (${String(d["role"])}): ${short(d["error"])}${outcome}`]
+    }
     case "smurfs.error":
       return [`  ${paint("red", `${String(d["role"])} failed`)}: ${short(d["error"])}`]
     case "smurfs.subtask_answered":

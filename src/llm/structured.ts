@@ -91,6 +91,7 @@ export const generateObject = Effect.fn("LanguageModel.generateObject")(function
   return yield* attempts(request, rejections).pipe(Effect.onExit((exit) => traceRejections(Exit.isSuccess(exit))))
 })
 
+/** The attempts of one call: each rejected reply is pushed to `rejections` and answered with a reflection. */
 const attempts = <A>(request: ObjectRequest<A>, rejections: Array<Rejection>) =>
   Effect.gen(function* () {
     const model = yield* LanguageModel

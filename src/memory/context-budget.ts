@@ -47,6 +47,15 @@ export class ContextBudget {
     }
   }
 
+  /**
+   * An agent's own free text (a subtask, thought, hint, answer) cut to a quarter of the prompt room.
+   * Such text reaches later prompts whole, so one runaway reply (a model that writes a megabyte)
+   * would otherwise push every later prompt past the context window.
+   */
+  agentText(text: string): string {
+    return this.truncate(text, Math.floor(this.promptTokens / 4))
+  }
+
   /** A tool observation cut to the observation limit. */
   observation(text: string): string {
     return this.truncate(text, this.maxObservationTokens)

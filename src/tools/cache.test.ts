@@ -5,6 +5,7 @@ import { Effect } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import { z } from "zod"
 import { makeToolCache, toolCallKey } from "./cache.ts"
+import type { ToolEnvironment } from "./environments/environment.ts"
 import type { Tool, ToolResult } from "./tool.ts"
 
 const dirs: Array<string> = []
@@ -84,5 +85,22 @@ describe("tool cache", () => {
     await call(libA.tools[0]!, { city: "Paris" })
     expect([a.calls(), b.calls()]).toEqual([1, 1])
     expect(toolCallKey("t", { x: 1 }, "A")).not.toBe(toolCallKey("t", { x: 1 }, "B"))
+  })
+
+  it("wraps a ToolBench environment, keyed by tool, API and canonical arguments", async () => {
+    let served = 0
+    const env: ToolEnvironment = {
+      name: "replay",
+      serve: (call) => Effect.sync(() => (served++, call.stdApi === "missing" ? undefined : { ok: true, content: `served ${served}` }))
+    }
+    const cached = (await Effect.runPromise(makeToolCache())).wrapEnvironment(env)
+    const doc = { tool_name: "T", api_name: "A" } as never
+    const first = await Effect.runPromise(cached.serve({ doc, stdTool: "t", stdApi: "a", args: { n: 5 } }))
+    const second = await Effect.runPromise(cached.serve({ doc, stdTool: "t", stdApi: "a", args: { n: "5" } }))
+    expect(second).toEqual(first)
+    expect(served).toBe(1)
+    await Effect.runPromise(cached.serve({ doc, stdTool: "t", stdApi: "missing", args: {} }))
+    await Effect.runPromise(cached.serve({ doc, stdTool: "t", stdApi: "missing", args: {} }))
+    expect(served).toBe(3)
   })
 })

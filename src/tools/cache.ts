@@ -2,6 +2,8 @@
 import { join } from "node:path"
 import { Effect } from "effect"
 import { CACHE_DEFAULTS, type CacheOptions, type CacheUnavailable, hashOf, type KeyedStore, openStore } from "../llm/cache.ts"
+import { canonicalArgs } from "./environments/canonical.ts"
+import type { ToolEnvironment } from "./environments/environment.ts"
 import type { Tool, ToolLibrary, ToolResult } from "./tool.ts"
 
 export interface ToolCacheOptions extends CacheOptions {
@@ -18,6 +20,8 @@ export interface ToolCache {
   readonly wrapTool: (tool: Tool, scope?: string) => Tool
   /** Every tool of the library wrapped; the library's name scopes the keys, so equal tool names in two libraries do not mix. */
   readonly wrapLibrary: (library: ToolLibrary) => ToolLibrary
+  /** A ToolBench environment (chain) whose answers are stored, keyed by tool, API and canonical arguments; misses are not stored. */
+  readonly wrapEnvironment: (env: ToolEnvironment) => ToolEnvironment
 }
 
 /** The cache key of a call: scope, tool name and the arguments' canonical JSON. */
@@ -40,9 +44,25 @@ export const makeToolCache = (options: ToolCacheOptions = {}): Effect.Effect<Too
           )
         })
     })
+    const wrapEnvironment = (env: ToolEnvironment): ToolEnvironment => ({
+      name: `cached(${env.name})`,
+      serve: (call) =>
+        Effect.suspend(() => {
+          // Canonical arguments, as recordings are keyed: "5" and 5 are the same call to a web API.
+          const key = toolCallKey(`${call.stdTool}.${call.stdApi}`, { args: canonicalArgs(call.args) }, "toolbench")
+          const hit = store.get(key)
+          if (hit !== undefined) return Effect.succeed(hit)
+          return Effect.tap(env.serve(call), (result) =>
+            Effect.sync(() => {
+              if (result !== undefined && (result.ok || options.cacheErrors === true)) store.set(key, result)
+            })
+          )
+        })
+    })
     return {
       store,
       wrapTool,
-      wrapLibrary: (library) => ({ ...library, tools: library.tools.map((tool) => wrapTool(tool, library.name)) })
+      wrapLibrary: (library) => ({ ...library, tools: library.tools.map((tool) => wrapTool(tool, library.name)) }),
+      wrapEnvironment
     }
   })

@@ -28,8 +28,8 @@ const malformedData = () => {
 }
 
 /** A run directory written by a newer smurfs. */
-const newerRun = () => {
-  const dir = join(scratch, "newer")
+const newerRun = (name: string) => {
+  const dir = join(scratch, `newer-${name}`)
   mkdirSync(dir, { recursive: true })
   writeFileSync(join(dir, "run.json"), JSON.stringify({ formatVersion: 99, packageVersion: "9.0.0" }))
   return dir
@@ -48,8 +48,10 @@ const cases: ReadonlyArray<[string, () => string[], number, ReadonlyArray<RegExp
   ["run: tool module that throws while loading", () => ["run", "hi", ...demo, "--tools", "src/tools/fixtures/throwing-module.ts"], ExitCode.BadInput, [/Cannot load tools from/, /threw while loading/]],
   ["run: tool module without tools", () => ["run", "hi", ...demo, "--tools", "src/tools/fixtures/empty-module.ts"], ExitCode.BadInput, [/exports no tools/, /export default a ToolLibrary/]],
   ["run: invalid --tools path", () => ["run", "hi", ...demo, "--tools", "/nope/tools.ts"], ExitCode.BadInput, [/does not exist/, /use "demo", a \.ts\/\.js module/]],
-  ["bench: run dir from a newer version", () => bench("--data", data, "--out", newerRun(), "--resume"), ExitCode.BadInput, [/newer smurfs/, /Upgrade smurfs/]],
-  ["bench: non-empty run dir without --resume", () => bench("--data", data, "--out", newerRun()), ExitCode.BadInput, [/not empty/, /--resume/]],
+  ["bench: run dir from a newer version", () => bench("--data", data, "--out", newerRun("resume"), "--resume"), ExitCode.BadInput, [/newer smurfs/, /Upgrade smurfs/]],
+  ["eval: run dir from a newer version", () => ["eval", "--run", newerRun("eval"), "--judge", "sim"], ExitCode.BadInput, [/newer smurfs/, /Upgrade smurfs/]],
+  ["compare: run dir from a newer version", () => ["compare", newerRun("compare")], ExitCode.BadInput, [/newer smurfs/, /Upgrade smurfs/]],
+  ["bench: non-empty run dir without --resume", () => bench("--data", data, "--out", newerRun("fresh")), ExitCode.BadInput, [/not empty/, /--resume/]],
   ["bench: bad flag value", () => bench("--data", data, "--out", join(scratch, "o4"), "--concurrency", "zero"), ExitCode.Usage, [/--concurrency must be a positive integer/]],
   ["unknown command", () => ["frobnicate"], ExitCode.Usage, [/unknown command "frobnicate"/]]
 ]

@@ -18,7 +18,7 @@ const tools = () => ({
 })
 
 /** Every message the model saw that carries the injected text. */
-const carriers = (messages: ReadonlyArray<{ role: string; content: string }>) => messages.filter((m) => m.content.includes("IGNORE PREVIOUS INSTRUCTIONS"))
+const carriers = <M extends { role: string; content: string }>(messages: ReadonlyArray<M>): Array<M> => messages.filter((m) => m.content.includes("IGNORE PREVIOUS INSTRUCTIONS"))
 
 describe("tool responses are data (smurfs)", () => {
   it("an injected instruction appears only in the changing part of user prompts, never in a system message, and is not obeyed", async () => {

@@ -1,0 +1,58 @@
+import { describe, expect, it } from "vitest"
+import { makeEvent } from "../../src/trace/events.ts"
+import type { Trajectory } from "../../src/trace/trajectory.ts"
+import { makeTokenCounter } from "../sim/tokens.ts"
+import { makePrefixReuse } from "./measures.ts"
+import { listSchedule, quantile } from "./stats.ts"
+
+const call = (role: string, system: string, user: string) =>
+  makeEvent("t", "model_call", { role, ok: true, promptTokens: 0, messages: [{ role: "system", content: system }, { role: "user", content: user }] })
+
+const trajectory = (events: Trajectory["events"]): Trajectory => ({
+  taskId: "t",
+  query: "q",
+  method: "smurfs",
+  model: "sim",
+  finalAnswer: "",
+  finishType: "give_answer",
+  events,
+  totals: { modelCalls: 0, promptTokens: 0, completionTokens: 0, toolCalls: 0, backtracks: 0, wallMs: 0, guardrails: {} }
+})
+
+describe("perf measures", () => {
+  it("measures prefix reuse per role within a subtask, and says where prompts start to differ", () => {
+    const system = "You are the Executor agent. ".repeat(20)
+    const reuse = makePrefixReuse(makeTokenCounter())
+    reuse.add(
+      trajectory([
+        makeEvent("t", "subtask_started", { index: 0 }),
+        call("executor.thought", system, "Subtask: a\n\nSteps: none"),
+        call("verifier", "Verify. ".repeat(10), "Answer: x"),
+        call("executor.thought", system, "Subtask: a\n\nSteps: one"),
+        makeEvent("t", "subtask_started", { index: 1 }),
+        call("executor.thought", system, "Subtask: b\n\nSteps: none")
+      ]),
+      "smurfs"
+    )
+    const figures = reuse.figures()
+    const thought = figures.find((f) => f.role === "executor.thought")!
+    // only the second prompt of subtask 0 has a predecessor in its subtask; it repeats all but its last line
+    expect(thought.compared).toBe(1)
+    expect(thought.reuseShare).toBeGreaterThan(0.9)
+    expect(thought.reuseShare).toBeLessThan(1)
+    expect(thought.firstChange).toContain('user message 2, line "Steps:"')
+    // against the previous prompt in the task, subtask 1's prompt still shares the system part
+    expect(thought.taskReuseShare).toBeGreaterThan(0.8)
+    const anyRole = figures.find((f) => f.role.startsWith("(any role"))!
+    expect(anyRole.compared).toBe(3)
+    expect(anyRole.reuseShare).toBeLessThan(thought.reuseShare)
+  })
+
+  it("list-schedules tasks in order and takes quantiles", () => {
+    expect(listSchedule([4, 1, 1, 1, 1], 2)).toBe(4)
+    expect(listSchedule([1, 1, 1, 4], 2)).toBe(5)
+    expect(listSchedule([2, 2, 2], 1)).toBe(6)
+    expect(quantile([1, 2, 3, 4], 0.5)).toBe(2.5)
+    expect(quantile([5], 0.95)).toBe(5)
+  })
+})
