@@ -128,3 +128,10 @@ export const toolDocsOf = (query: BenchQuery, toolset: "all" | "relevant"): Read
   const relevant = new Set(query.relevant.map(([tool, api]) => `${tool}\u0000${api}`))
   return query.apiList.filter((doc) => relevant.has(`${doc.tool_name}\u0000${doc.api_name}`))
 }
+
+/**
+ * Longest expected task first (by its number of relevant APIs; stable otherwise): with bounded
+ * concurrency, long tasks started last leave slots idle at the end of a run.
+ */
+export const longestFirst = <Q extends Pick<BenchQuery, "relevant">>(queries: ReadonlyArray<Q>): Array<Q> =>
+  queries.map((q, i) => [q, i] as const).sort((a, b) => b[0].relevant.length - a[0].relevant.length || a[1] - b[1]).map(([q]) => q)

@@ -17,7 +17,9 @@ export const Totals = z.object({
   wallMs: z.number(),
   guardrails: z.record(z.string(), z.number()),
   /** Guardrail interventions that a later retry of the same call recovered, by guardrail. */
-  guardrailsRecovered: z.record(z.string(), z.number()).optional()
+  guardrailsRecovered: z.record(z.string(), z.number()).optional(),
+  cachedModelCalls: z.number().optional(),
+  cachedToolCalls: z.number().optional()
 })
 
 export const RunEvent = z.object({

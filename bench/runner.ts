@@ -8,7 +8,7 @@ import { LanguageModel } from "../src/llm/language-model.ts"
 import { toolSpecs } from "../src/tools/library.ts"
 import { type ConvertedFile, toConverted } from "../src/trace/converters/stabletoolbench.ts"
 import type { RunEvent } from "../src/trace/events.ts"
-import type { BenchQuery } from "./datasets.ts"
+import { type BenchQuery, longestFirst } from "./datasets.ts"
 import { type Progress, silentProgress } from "./progress.ts"
 import { openRunDir, readRecord, readRecords, type RunDirError, writeJsonAtomic } from "./run-dir.ts"
 import { convertedPath, RUN_FORMAT_VERSION, type RunConfig, type TaskRecord, taskRecordPath } from "./run-format.ts"
@@ -134,7 +134,8 @@ export const runBench = (options: RunnerOptions): Effect.Effect<RunSummary, RunD
       return task
     }
     // Query-major order: a run stopped half-way holds every method on the same queries, ready to compare.
-    const jobs = options.queries.flatMap((query) => options.methods.map((entry) => ({ entry, query, path: taskRecordPath(options.runDir, entry.name, query.group, query.id) })))
+    // Longest expected tasks first, so that the last slots of a run are not left waiting on one long task.
+    const jobs = longestFirst(options.queries).flatMap((query) => options.methods.map((entry) => ({ entry, query, path: taskRecordPath(options.runDir, entry.name, query.group, query.id) })))
     const pending = jobs.filter((job) => !(existsSync(job.path) && readRecord(job.path)))
     progress.start(jobs.length, jobs.length - pending.length)
 

@@ -67,10 +67,11 @@ export const judgeInputFromRecord = (record: TaskRecord): JudgeInput => {
     finished: record.finishType === "give_answer",
     steps,
     cost: {
-      modelCalls: record.totals.modelCalls,
+      // A method's cost is what it asked for, whether a cache or the server answered.
+      modelCalls: record.totals.modelCalls + (record.totals.cachedModelCalls ?? 0),
       promptTokens: record.totals.promptTokens,
       completionTokens: record.totals.completionTokens,
-      toolCalls: record.totals.toolCalls,
+      toolCalls: record.totals.toolCalls + (record.totals.cachedToolCalls ?? 0),
       wallMs: record.totals.wallMs
     }
   }

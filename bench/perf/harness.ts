@@ -12,7 +12,7 @@ import { makeEnvironmentChain } from "../../src/tools/environments/chain.ts"
 import type { ToolEnvironment } from "../../src/tools/environments/environment.ts"
 import { toolbenchLibrary } from "../../src/tools/toolbench/adapter.ts"
 import type { Trajectory } from "../../src/trace/trajectory.ts"
-import { type BenchQuery, loadQueries } from "../datasets.ts"
+import { type BenchQuery, loadQueries, longestFirst } from "../datasets.ts"
 import { withCurrentTask } from "../sim/current-task.ts"
 import { readRecordings, type Recordings } from "../sim/knowledge.ts"
 import { makeSimModel, type SimStats } from "../sim/model.ts"
@@ -103,7 +103,7 @@ export const runBatch = (setup: PerfSetup, config: BatchConfig) =>
     const toolCache = config.cacheDir === undefined ? undefined : yield* makeToolCache({ dir: config.cacheDir, cacheErrors: true })
     const model: LanguageModelShape = modelCache ? modelCache.wrap(sim.model) : sim.model
     const method = METHODS[config.method]()
-    const tasks = config.queries.map((q): [BenchQuery, Task] => {
+    const tasks = longestFirst(config.queries).map((q): [BenchQuery, Task] => {
       const task = taskOf(q, "all", (name, docs) => toolbenchLibrary(name, docs, env))
       return [q, toolCache ? { ...task, tools: toolCache.wrapLibrary(task.tools) } : task]
     })

@@ -199,7 +199,8 @@ export const act = (chain: Chain, decision: Decision & { action: Action }, messa
       content: outcome.step.response,
       ...(result.ok ? {} : { error: result.error ?? "the tool failed" }),
       durationMs: Date.now() - started,
-      truncated: raw.length > chain.observationLimit || result.truncated === true
+      truncated: raw.length > chain.observationLimit || result.truncated === true,
+      ...(result.cached ? { cached: true } : {})
     })
     return outcome
   })

@@ -51,7 +51,8 @@ export const callTool = (budget: ContextBudget, tool: Tool, args: Record<string,
       content,
       ...(result.error !== undefined ? { error: result.error } : {}),
       durationMs: Date.now() - started,
-      truncated: result.truncated === true || content !== result.content
+      truncated: result.truncated === true || content !== result.content,
+      ...(result.cached ? { cached: true } : {})
     }
     yield* emit("tool_call", { ...data })
     return { ...result, content }

@@ -25,9 +25,15 @@ export interface ObjectResult<A> {
 
 /** The JSON Schema sent to the server for a zod schema. */
 export const jsonSchemaOf = (schema: z.ZodType): Record<string, unknown> => {
+  const known = jsonSchemas.get(schema)
+  if (known) return known
   const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>
+  jsonSchemas.set(schema, rest)
   return rest
 }
+
+/** Conversion is costly and agents reuse their schemas on every call; the result is shared, never mutate it. */
+const jsonSchemas = new WeakMap<z.ZodType, Record<string, unknown>>()
 
 /** Pull the JSON value out of a reply that may wrap it in prose or a ``` fence. */
 export const extractJson = (text: string): unknown => {

@@ -38,7 +38,7 @@ describe("tool cache", () => {
     const tool = cache.wrapTool(inner.tool)
     const first = await call(tool, { city: "Paris", days: 2 })
     const second = await call(tool, { days: 2, city: "Paris" })
-    expect(second).toEqual(first)
+    expect(second).toEqual({ ...first, cached: true })
     expect(inner.calls()).toBe(1)
     await call(tool, { city: "Lyon", days: 2 })
     expect(inner.calls()).toBe(2)
@@ -59,7 +59,7 @@ describe("tool cache", () => {
     const a = await call(keeping, { city: "nowhere" })
     const b = await call(keeping, { city: "nowhere" })
     expect(final.calls()).toBe(1)
-    expect(b).toEqual(a)
+    expect(b).toEqual({ ...a, cached: true })
     expect(b.ok).toBe(false)
   })
 
@@ -71,7 +71,7 @@ describe("tool cache", () => {
     const second = weather()
     const replayed = await call((await Effect.runPromise(makeToolCache({ dir }))).wrapTool(second.tool), { city: "Paris" })
     expect(second.calls()).toBe(0)
-    expect(replayed).toEqual(stored)
+    expect(replayed).toEqual({ ...stored, cached: true })
   })
 
   it("scopes a wrapped library's keys by the library name", async () => {
@@ -97,7 +97,7 @@ describe("tool cache", () => {
     const doc = { tool_name: "T", api_name: "A" } as never
     const first = await Effect.runPromise(cached.serve({ doc, stdTool: "t", stdApi: "a", args: { n: 5 } }))
     const second = await Effect.runPromise(cached.serve({ doc, stdTool: "t", stdApi: "a", args: { n: "5" } }))
-    expect(second).toEqual(first)
+    expect(second).toEqual({ ...first, cached: true })
     expect(served).toBe(1)
     await Effect.runPromise(cached.serve({ doc, stdTool: "t", stdApi: "missing", args: {} }))
     await Effect.runPromise(cached.serve({ doc, stdTool: "t", stdApi: "missing", args: {} }))

@@ -36,7 +36,7 @@ export const makeToolCache = (options: ToolCacheOptions = {}): Effect.Effect<Too
         Effect.suspend(() => {
           const key = toolCallKey(tool.name, args, scope)
           const hit = store.get(key)
-          if (hit !== undefined) return Effect.succeed(hit)
+          if (hit !== undefined) return Effect.succeed({ ...hit, cached: true })
           return Effect.tap(tool.call(args), (result) =>
             Effect.sync(() => {
               if (result.ok || options.cacheErrors === true) store.set(key, result)
@@ -51,7 +51,7 @@ export const makeToolCache = (options: ToolCacheOptions = {}): Effect.Effect<Too
           // Canonical arguments, as recordings are keyed: "5" and 5 are the same call to a web API.
           const key = toolCallKey(`${call.stdTool}.${call.stdApi}`, { args: canonicalArgs(call.args) }, "toolbench")
           const hit = store.get(key)
-          if (hit !== undefined) return Effect.succeed(hit)
+          if (hit !== undefined) return Effect.succeed({ ...hit, cached: true })
           return Effect.tap(env.serve(call), (result) =>
             Effect.sync(() => {
               if (result !== undefined && (result.ok || options.cacheErrors === true)) store.set(key, result)

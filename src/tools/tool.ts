@@ -12,6 +12,8 @@ export interface ToolResult {
   readonly error?: string | undefined
   /** True when `content` was cut to the size limit. */
   readonly truncated?: boolean | undefined
+  /** True when a cache answered instead of the tool; such calls are not counted as tool calls. */
+  readonly cached?: boolean | undefined
 }
 
 export interface Tool {

@@ -55,6 +55,8 @@ export interface ToolCallData {
   readonly error?: string
   readonly durationMs: number
   readonly truncated?: boolean
+  /** Served by a cache, not by the tool. */
+  readonly cached?: boolean
 }
 
 export interface TraceShape {

@@ -18,6 +18,9 @@ export interface Totals {
    * valid, or the guardrail repaired the reply itself); recovery rate = guardrailsRecovered / guardrails.
    */
   readonly guardrailsRecovered?: Readonly<Record<string, number>> | undefined
+  /** Model replies and tool results served by a cache: not counted in `modelCalls` / `toolCalls` (calls made). */
+  readonly cachedModelCalls?: number | undefined
+  readonly cachedToolCalls?: number | undefined
 }
 
 export interface Trajectory {
@@ -35,18 +38,20 @@ export interface Trajectory {
 
 /** Sum the totals of a list of events. */
 export const totalsOf = (events: ReadonlyArray<RunEvent>, wallMs: number): Totals => {
-  let modelCalls = 0, promptTokens = 0, completionTokens = 0, toolCalls = 0, backtracks = 0
+  let modelCalls = 0, promptTokens = 0, completionTokens = 0, toolCalls = 0, backtracks = 0, cachedModelCalls = 0, cachedToolCalls = 0
   const guardrails: Record<string, number> = {}
   const guardrailsRecovered: Record<string, number> = {}
   for (const e of events) {
     switch (e.type) {
       case "smurfs.model_call":
-        if (!e.data["cached"]) modelCalls++
+        if (e.data["cached"]) cachedModelCalls++
+        else modelCalls++
         promptTokens += Number(e.data["promptTokens"] ?? 0)
         completionTokens += Number(e.data["completionTokens"] ?? 0)
         break
       case "smurfs.tool_call":
-        toolCalls++
+        if (e.data["cached"]) cachedToolCalls++
+        else toolCalls++
         break
       case "smurfs.backtrack":
         backtracks++
@@ -59,7 +64,7 @@ export const totalsOf = (events: ReadonlyArray<RunEvent>, wallMs: number): Total
       }
     }
   }
-  return { modelCalls, promptTokens, completionTokens, toolCalls, backtracks, wallMs, guardrails, guardrailsRecovered }
+  return { modelCalls, promptTokens, completionTokens, toolCalls, backtracks, wallMs, guardrails, guardrailsRecovered, cachedModelCalls, cachedToolCalls }
 }
 
 /**

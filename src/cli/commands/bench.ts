@@ -2,7 +2,7 @@
 import { existsSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { parseArgs } from "node:util"
-import { Cause, Effect, Exit } from "effect"
+import { Cause, Effect, Exit, Layer } from "effect"
 import { DEFAULT_DATA_DIR, GROUPS, loadQueries } from "../../../bench/datasets.ts"
 import { makeProgress } from "../../../bench/progress.ts"
 import { RUN_FORMAT_VERSION, type RunConfig } from "../../../bench/run-format.ts"
@@ -11,7 +11,9 @@ import { taskOf } from "../../../bench/tasks.ts"
 import { DFSDT_DEFAULTS, dfsdt } from "../../agents/dfsdt.ts"
 import { REACT_DEFAULTS, react } from "../../agents/react.ts"
 import { smurfs } from "../../agents/smurfs.ts"
+import { modelCacheLayer } from "../../llm/cache.ts"
 import { LanguageModel } from "../../llm/language-model.ts"
+import { makeToolCache } from "../../tools/cache.ts"
 import { makeEnvironmentChain } from "../../tools/environments/chain.ts"
 import { toolbenchLibrary } from "../../tools/toolbench/adapter.ts"
 import type { ApiDocInput } from "../../tools/toolbench/api-doc.ts"
@@ -44,6 +46,7 @@ options:
   --env <e[,e]>             tool environments in order: replay, simulated, offline (default ${BENCH_DEFAULTS.envs.join(",")})
   --responses <file>        recorded responses to replay (default <data>/responses.jsonl when present)
   --cache-dir <dir>         a StableToolBench tool_response_cache folder to replay
+  --call-cache <dir>        cache model replies (temperature 0) and tool results here; a repeated run replays them
   --store-dir <dir>         where simulated responses are stored (default <out>/simulated)
   --limit <n>               the first n queries of each group
   --ids <a,b>               only these query ids
@@ -88,6 +91,7 @@ const parse = (argv: string[]) => {
       responses: { type: "string" },
       "cache-dir": { type: "string" },
       "store-dir": { type: "string" },
+      "call-cache": { type: "string" },
       limit: { type: "string" },
       ids: { type: "string", multiple: true },
       toolset: { type: "string" },
@@ -129,6 +133,7 @@ const parse = (argv: string[]) => {
     responses: values.responses ?? (existsSync(defaultResponses) ? defaultResponses : undefined),
     cacheDir: values["cache-dir"],
     storeDir: values["store-dir"] ?? join(out, "simulated"),
+    callCache: values["call-cache"] === undefined ? undefined : resolve(values["call-cache"]),
     limit: positiveInt("limit", values.limit),
     ids: list(values.ids),
     toolset: toolset as "all" | "relevant",
@@ -169,7 +174,9 @@ const program = (args: BenchArgs) =>
       return ExitCode.BadInput
     }
     const model = yield* LanguageModel
-    const env = yield* makeEnvironmentChain(args.envs, { responses: args.responses, cacheDir: args.cacheDir, storeDir: args.storeDir })
+    const chain = yield* makeEnvironmentChain(args.envs, { responses: args.responses, cacheDir: args.cacheDir, storeDir: args.storeDir })
+    // Replay and offline answers are final, so failed results are worth caching too.
+    const env = args.callCache === undefined ? chain : (yield* makeToolCache({ dir: args.callCache, cacheErrors: true })).wrapEnvironment(chain)
     const config: RunConfig = {
       formatVersion: RUN_FORMAT_VERSION,
       packageVersion: version,
@@ -193,7 +200,8 @@ const program = (args: BenchArgs) =>
         modelConcurrency: args.modelConcurrency ?? null,
         timeoutMs: args.timeoutMs ?? null,
         responses: args.responses ?? null,
-        cacheDir: args.cacheDir ?? null
+        cacheDir: args.cacheDir ?? null,
+        callCache: args.callCache ?? null
       }
     }
     const summary = yield* runBench({
@@ -231,6 +239,7 @@ const exitCodeOf = (tag: string): number => {
     case "DatasetError":
     case "InvalidModelSpec":
     case "ToolEnvError":
+    case "CacheUnavailable":
       return ExitCode.BadInput
     default:
       return ExitCode.Failure
@@ -252,7 +261,8 @@ export const run = async (argv: string[]): Promise<number> => {
   const resumeHint = `Rerun with --resume to continue: smurfs bench ${argv.filter((a) => a !== "--resume").join(" ")} --resume`
   // Ollama serves OLLAMA_NUM_PARALLEL requests at once (its own default applies); other servers get one slot per task.
   const modelConcurrency = args.modelConcurrency ?? (args.model.startsWith("ollama:") ? undefined : args.concurrency)
-  const modelLayer = resolveModelLayer(args.model, { concurrency: modelConcurrency, timeoutMs: args.timeoutMs })
+  const served = resolveModelLayer(args.model, { concurrency: modelConcurrency, timeoutMs: args.timeoutMs })
+  const modelLayer = args.callCache === undefined ? served : Layer.provide(modelCacheLayer({ dir: args.callCache }), served)
   // Ctrl-C / SIGTERM interrupt the run; finished records are already on disk.
   const abort = new AbortController()
   const stop = () => abort.abort()
