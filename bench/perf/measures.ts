@@ -135,8 +135,28 @@ export const makePrefixReuse = (tokens: TokenCounter) => {
       }
     }
   }
+  /** The Executor agent as a whole: its thought, choice and argument calls pooled, token-weighted. */
+  const pooledExecutors = (): Array<[string, RoleReuse]> => {
+    const pooled = new Map<string, RoleReuse>()
+    for (const [name, e] of perRole) {
+      const [method, role] = [name.slice(0, name.indexOf(" ")), name.slice(name.indexOf(" ") + 1)]
+      if (!role.startsWith("executor.")) continue
+      const key = `${method} executor (all calls)`
+      const p: RoleReuse = pooled.get(key) ?? { prompts: 0, compared: 0, promptTokens: 0, reusedTokens: 0, shares: [], where: new Map(), taskCompared: 0, taskPromptTokens: 0, taskReusedTokens: 0 }
+      p.prompts += e.prompts
+      p.compared += e.compared
+      p.promptTokens += e.promptTokens
+      p.reusedTokens += e.reusedTokens
+      p.shares.push(...e.shares)
+      p.taskCompared += e.taskCompared
+      p.taskPromptTokens += e.taskPromptTokens
+      p.taskReusedTokens += e.taskReusedTokens
+      pooled.set(key, p)
+    }
+    return [...pooled.entries()]
+  }
   const figures = () =>
-    [...perRole.entries()]
+    [...perRole.entries(), ...pooledExecutors()]
       .map(([name, e]) => {
         const space = name.indexOf(" ")
         const method = name.slice(0, space)
