@@ -1,7 +1,8 @@
 // Prompt templates: Markdown files in prompts/ with {{placeholders}}, split into system and user parts.
 import { readFileSync } from "node:fs"
+import { packageRoot } from "../package-root.ts"
 
-const PROMPTS_DIR = new URL("../../prompts/", import.meta.url)
+const PROMPTS_DIR = new URL("prompts/", packageRoot)
 const cache = new Map<string, Template>()
 
 export interface Template {
