@@ -60,6 +60,20 @@ export const removeStrayTemps = (run: string): number => {
   return stray.length
 }
 
+/** What is wrong with a run written in a newer run format than this smurfs reads. */
+export const newerRunProblem = (format: number): string =>
+  `the run was written by a newer smurfs (run format ${format}; this smurfs reads up to ${RUN_FORMAT_VERSION})`
+
+/** The run format of `run` when it is newer than this smurfs reads; undefined otherwise (also without a readable run.json). */
+export const newerRunFormat = (run: string): number | undefined => {
+  try {
+    const version = z.object({ formatVersion: z.number() }).safeParse(JSON.parse(readFileSync(runConfigPath(run), "utf8")))
+    return version.success && version.data.formatVersion > RUN_FORMAT_VERSION ? version.data.formatVersion : undefined
+  } catch {
+    return undefined
+  }
+}
+
 const readRunConfig = (run: string): Effect.Effect<RunConfig, RunDirError> =>
   Effect.gen(function* () {
     const path = runConfigPath(run)
@@ -73,7 +87,7 @@ const readRunConfig = (run: string): Effect.Effect<RunConfig, RunDirError> =>
     if (version.success && version.data.formatVersion > RUN_FORMAT_VERSION)
       return yield* new RunDirError({
         path,
-        problem: `the run was written by a newer smurfs (run format ${version.data.formatVersion}; this smurfs reads up to ${RUN_FORMAT_VERSION})`,
+        problem: newerRunProblem(version.data.formatVersion),
         hint: "Upgrade smurfs to resume it, or start a new run in another directory."
       })
     const parsed = RunConfig.safeParse(raw)
@@ -89,8 +103,11 @@ const readRunConfig = (run: string): Effect.Effect<RunConfig, RunDirError> =>
  */
 export const openRunDir = (run: string, config: RunConfig, resume: boolean): Effect.Effect<{ config: RunConfig; resumed: boolean }, RunDirError> =>
   Effect.gen(function* () {
-    const empty = !existsSync(run) || readdirSync(run).length === 0
+    // A kill -9 during the first write of run.json leaves only its temp file: that run never started.
+    const entries = existsSync(run) ? readdirSync(run) : []
+    const empty = entries.every((name) => name.startsWith(`run.json${TMP_MARK}`))
     if (empty) {
+      for (const name of entries) rmSync(join(run, name), { force: true })
       yield* writeJsonAtomic(runConfigPath(run), config)
       return { config, resumed: false }
     }

@@ -8,6 +8,7 @@ import { LanguageModel } from "../src/llm/language-model.ts"
 import { toolSpecs } from "../src/tools/library.ts"
 import { type ConvertedFile, toConverted } from "../src/trace/converters/stabletoolbench.ts"
 import type { RunEvent } from "../src/trace/events.ts"
+import { redactText, redactValue } from "../src/trace/redact.ts"
 import { type BenchQuery, longestFirst } from "./datasets.ts"
 import { type Progress, silentProgress } from "./progress.ts"
 import { openRunDir, readRecord, readRecords, type RunDirError, writeJsonAtomic } from "./run-dir.ts"
@@ -159,7 +160,7 @@ export const runBench = (options: RunnerOptions): Effect.Effect<RunSummary, RunD
         if (exit._tag === "Failure") {
           if (Cause.hasInterruptsOnly(exit.cause)) return yield* Effect.interrupt
           // A method must not fail; if one crashes anyway the task stays undone (a resume retries it).
-          progress.log(`${entry.name} ${query.group}/${query.id} crashed and was not recorded: ${Cause.pretty(exit.cause).split("\n")[0]}`)
+          progress.log(redactText(`${entry.name} ${query.group}/${query.id} crashed and was not recorded: ${Cause.pretty(exit.cause).split("\n")[0]}`))
           report("failed")
           return "not_recorded"
         }
@@ -188,7 +189,8 @@ export const runBench = (options: RunnerOptions): Effect.Effect<RunSummary, RunD
           startedAt,
           finishedAt: new Date().toISOString()
         }
-        yield* writeJsonAtomic(path, record)
+        // a model or tool may have echoed an API key or an Authorization header; none reaches the disk
+        yield* writeJsonAtomic(path, redactValue(record))
         report(trajectory.finishType, trajectory.totals.modelCalls, trajectory.totals.promptTokens + trajectory.totals.completionTokens)
         return trajectory.finishType === "give_answer" ? "answered" : "recorded"
       })

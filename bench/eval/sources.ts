@@ -2,7 +2,7 @@
 import { Data } from "effect"
 import { existsSync, readdirSync, statSync } from "node:fs"
 import { join } from "node:path"
-import { readRecord } from "../run-dir.ts"
+import { newerRunFormat, newerRunProblem, readRecord } from "../run-dir.ts"
 import { judgeInputFromConverted, readConvertedFile } from "./converted.ts"
 import { type JudgeInput, judgeInputFromRecord } from "./judge-input.ts"
 
@@ -65,6 +65,8 @@ const readConverted = (dir: string): Source => {
 export const loadSource = (dir: string): Source => {
   if (!existsSync(dir)) throw new SourceError({ message: `${dir} does not exist. Pass a run directory made by \`smurfs bench\`, or a StableToolBench folder with model_predictions_converted/.` })
   const kind = sourceKind(dir)
+  const newer = kind === "run" ? newerRunFormat(dir) : undefined
+  if (newer !== undefined) throw new SourceError({ message: `${dir}: ${newerRunProblem(newer)}. Upgrade smurfs to read it.` })
   if (kind === "run") return readRun(dir)
   if (kind === "converted") return readConverted(dir)
   throw new SourceError({ message: `${dir} is neither a run directory (tasks/, run.json) nor a StableToolBench folder (model_predictions_converted/).` })

@@ -7,6 +7,7 @@ import type { JudgeInput } from "../eval/judge-input.ts"
 import { type AnswerStatus, EVAL_SOURCE_FILE, EvalSource, PassLabels, passLabelsPath, WinVerdicts } from "../eval/labels.ts"
 import { loadSource, sourceKind } from "../eval/sources.ts"
 import { readJsonIf } from "../eval/store.ts"
+import { newerRunFormat, newerRunProblem } from "../run-dir.ts"
 import { hasToolEvalResults, readToolEvalResults } from "../eval/tooleval-results.ts"
 
 export interface Row {
@@ -129,6 +130,8 @@ export const collectRows = (inputs: ReadonlyArray<string>): Array<Row> =>
     const toolEval = hasToolEvalResults(dir)
     if (!kind && !toolEval)
       throw new CompareInputError({ message: `${input} is not a run directory (tasks/, run.json), a StableToolBench folder (model_predictions_converted/) or ToolEval results (pass_rate_results/, preference_results/).` })
+    const newer = kind === "run" ? newerRunFormat(dir) : undefined
+    if (newer !== undefined) throw new CompareInputError({ message: `${input}: ${newerRunProblem(newer)}. Upgrade smurfs to read it.` })
     const rows = kind ? sourceRows(dir, input) : []
     const converted = kind === "converted" ? loadSource(dir).entries : []
     // Unjudged rows of a folder that has ToolEval's labels add nothing beside them.

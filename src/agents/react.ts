@@ -5,7 +5,7 @@ import { z } from "zod"
 import type { GenerateError } from "../llm/errors.ts"
 import { LanguageModel, type Message, type ModelInfo, type ToolSpec } from "../llm/language-model.ts"
 import { callModel, generateObject } from "../llm/structured.ts"
-import { OBSERVATION_MAX_CHARS, truncateObservation } from "../tools/call.ts"
+import { guardToolCall, OBSERVATION_MAX_CHARS, truncateObservation } from "../tools/call.ts"
 import { pythonJsonDumps } from "../tools/environments/canonical.ts"
 import { resolveTool, toolSpecs } from "../tools/library.ts"
 import { emit } from "../trace/events.ts"
@@ -21,6 +21,8 @@ export interface ChainOptions {
   readonly observationLimit?: number | undefined
   /** Longest chain (actions, Finish included) before it is abandoned. */
   readonly maxSteps?: number | undefined
+  /** Milliseconds before a tool call is abandoned as failed (bounds a hand-written Tool that never answers). */
+  readonly toolTimeoutMs?: number | undefined
 }
 
 export interface ReactOptions extends ChainOptions {
@@ -28,7 +30,7 @@ export interface ReactOptions extends ChainOptions {
   readonly tries?: number | undefined
 }
 
-export const CHAIN_DEFAULTS = { toolCalling: "auto", observationLimit: OBSERVATION_MAX_CHARS, maxSteps: 12 } as const
+export const CHAIN_DEFAULTS = { toolCalling: "auto", observationLimit: OBSERVATION_MAX_CHARS, maxSteps: 12, toolTimeoutMs: 60_000 } as const
 export const REACT_DEFAULTS = { ...CHAIN_DEFAULTS, tries: 1 } as const
 
 /** One action on a chain, in the shape the StableToolBench converter writes (`response` is "" for Finish). */
@@ -48,6 +50,7 @@ export interface Chain {
   readonly specs: ReadonlyArray<ToolSpec>
   readonly observationLimit: number
   readonly maxSteps: number
+  readonly toolTimeoutMs: number
   /** The conversation a chain starts from (system + task). */
   readonly start: ReadonlyArray<Message>
 }
@@ -99,6 +102,7 @@ export const makeChain = (task: Task, options: ChainOptions, info: ModelInfo, ro
     specs,
     observationLimit: options.observationLimit ?? CHAIN_DEFAULTS.observationLimit,
     maxSteps: options.maxSteps ?? CHAIN_DEFAULTS.maxSteps,
+    toolTimeoutMs: options.toolTimeoutMs ?? CHAIN_DEFAULTS.toolTimeoutMs,
     start: [
       { role: "system", content: prompt.system },
       { role: "user", content: prompt.user }
@@ -189,7 +193,8 @@ export const act = (chain: Chain, decision: Decision & { action: Action }, messa
     const args = tool.parameters.safeParse(action.args)
     if (!args.success) return yield* misstep("bad_args", `${action.name}: invalid arguments: ${z.prettifyError(args.error)}`)
     const started = Date.now()
-    const result = yield* tool.call(args.data)
+    // Tools promise never to fail, but a hand-written one may still die or hang: that is a failed call too.
+    const result = yield* guardToolCall(tool.name, tool.call(args.data), { timeoutMs: chain.toolTimeoutMs })
     const raw = toolResponse(result.ok ? "" : (result.error ?? "the tool failed"), result.content)
     const outcome = observe(raw)
     yield* emit("tool_call", {

@@ -5,6 +5,7 @@ import { join } from "node:path"
 import { Data, Effect, Layer } from "effect"
 import { LRUCache } from "lru-cache"
 import { type GenerateOptions, type GenerateRequest, type GenerateResponse, LanguageModel, type LanguageModelShape } from "./language-model.ts"
+import { redactValue } from "../trace/redact.ts"
 
 export interface CacheOptions {
   /** Directory that keeps the cache across processes (one JSON-lines file per cache); none keeps it in memory only. */
@@ -104,7 +105,8 @@ export const openStore = <V extends {}>(file: string | undefined, maxEntries: nu
           stats.writes++
           if (file === undefined) return
           try {
-            appendFileSync(file, `${JSON.stringify({ key, value })}\n`)
+            // the file outlives the run: a reply that echoed a key is stored redacted
+            appendFileSync(file, `${JSON.stringify({ key, value: redactValue(value) })}\n`)
           } catch {
             stats.writeErrors++
           }

@@ -56,6 +56,14 @@ const cases: ReadonlyArray<[string, () => string[], number, ReadonlyArray<RegExp
   ["unknown command", () => ["frobnicate"], ExitCode.Usage, [/unknown command "frobnicate"/]]
 ]
 
+describe.concurrent("exit codes", () => {
+  it.each(["run", "bench"])("smurfs %s --help documents them", async (command) => {
+    const r = await smurfs(command, "--help")
+    expect(r.code).toBe(ExitCode.Ok)
+    for (const code of [ExitCode.Usage, ExitCode.BadInput, ExitCode.ModelUnavailable, ExitCode.Interrupted]) expect(r.stdout).toMatch(new RegExp(`\\b${code} [a-z]`))
+  }, 30_000)
+})
+
 describe.concurrent("bad input", () => {
   it.each(cases)("%s", async (_label, argv, code, messages) => {
     const r = await smurfs(...argv())

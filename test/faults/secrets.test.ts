@@ -98,14 +98,15 @@ describe("no secret in what a run writes", () => {
     expect(r.stderr).toContain(REDACTED)
   }, 30_000)
 
-  it("smurfs bench: records, converted files and run.json", async () => {
+  it("smurfs bench: records, converted files, run.json and the simulated responses store", async () => {
     const run = join(out, "bench")
-    const r = await smurfs(["bench", "--data", data, "--group", "G1_instruction", "--limit", "2", "--env", "replay,offline", "--model", "openai:test-model", "--out", run, "--full-trace"])
+    const r = await smurfs(["bench", "--data", data, "--group", "G1_instruction", "--limit", "2", "--env", "simulated", "--model", "openai:test-model", "--out", run, "--full-trace"])
     expect(r.code, r.stderr).toBe(0)
     expectClean("stdout", r.stdout)
     expectClean("stderr", r.stderr)
     const files = filesOf(run)
     expect(files.some((f) => f.path.includes("/tasks/"))).toBe(true)
+    expect(files.some((f) => f.path.includes("/simulated/"))).toBe(true) // simulated tool responses, stored for replay
     for (const f of files) expectClean(f.path, f.text)
     expect(files.some((f) => f.text.includes(REDACTED))).toBe(true)
   }, 60_000)

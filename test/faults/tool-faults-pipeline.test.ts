@@ -2,6 +2,9 @@
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { z } from "zod"
+import { dfsdt } from "../../src/agents/dfsdt.ts"
+import { react } from "../../src/agents/react.ts"
+import { scriptedLayer } from "../../src/llm/scripted.ts"
 import { defineTool } from "../../src/tools/define-tool.ts"
 import type { Tool } from "../../src/tools/tool.ts"
 import { eventsOf, makeTool, runSmurfs, userPrompt, callsOf } from "../pipeline-fixtures.ts"
@@ -52,4 +55,21 @@ describe("tool faults during a Smurfs run", () => {
       expect(good.calls).toHaveLength(1)
     }
   }, 10_000)
+})
+
+describe("tool faults during ReAct and DFSDT", () => {
+  const finish = { toolCalls: [{ name: "Finish", arguments: { return_type: "give_answer", final_answer: "done" } }] }
+  const raw = faulty.filter(([label]) => label.includes("raw Tool") || label === "throws")
+  it.each(raw.flatMap(([label, tool]) => (["react", "dfsdt"] as const).map((method) => [`${method}: a tool that ${label}`, method, tool] as const)))(
+    "%s becomes an error observation, and the chain goes on",
+    async (_label, method, tool) => {
+      const options = { toolCalling: "native" as const, toolTimeoutMs: 200 }
+      const run = method === "react" ? react(options) : dfsdt(options)
+      const script = { "*": [{ toolCalls: [{ name: tool.name, arguments: {} }] }, finish], $cycle: true }
+      const t = await Effect.runPromise(run({ id: "tf", query: "q", tools: { name: "faulty", tools: [tool] } }).pipe(Effect.provide(scriptedLayer(script))))
+      expect(t.finishType).toBe("give_answer")
+      expect(eventsOf(t, "tool_call")[0]).toMatchObject({ tool: tool.name, ok: false })
+    },
+    10_000
+  )
 })

@@ -17,6 +17,7 @@ import { makeToolCache } from "../../tools/cache.ts"
 import { makeEnvironmentChain } from "../../tools/environments/chain.ts"
 import { toolbenchLibrary } from "../../tools/toolbench/adapter.ts"
 import type { ApiDocInput } from "../../tools/toolbench/api-doc.ts"
+import { redactText } from "../../trace/redact.ts"
 import { version } from "../../version.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { defaultModelSpec, resolveModelLayer } from "../model-option.ts"
@@ -63,7 +64,10 @@ options:
   --timeout <ms>            per-request model timeout
   --stop-after <n>          stop when n tasks in a row cannot reach the model server (default ${RUNNER_DEFAULTS.stopAfterUnreachable})
   --full-trace              keep every prompt in the task records (large)
-  -h, --help                show this help`
+  -h, --help                show this help
+
+exit codes: 0 every task recorded, 1 some tasks left undone (rerun with --resume), 2 bad usage,
+3 bad input (data, run directory, model spec, environments), 4 model unavailable, 130 interrupted`
 
 class UsageError extends Error {}
 
@@ -277,7 +281,7 @@ export const run = async (argv: string[]): Promise<number> => {
     return ExitCode.Interrupted
   }
   const error = Cause.squash(exit.cause) as { _tag?: string; message?: string }
-  console.error(`smurfs bench: ${error?.message ?? String(error)}`)
+  console.error(redactText(`smurfs bench: ${error?.message ?? String(error)}`))
   if (error instanceof ModelServerDown) console.error(resumeHint)
   return exitCodeOf(error?._tag ?? "")
 }

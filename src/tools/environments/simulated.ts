@@ -10,6 +10,7 @@ import type { ToolResult } from "../tool.ts"
 import { canonicalArgs } from "./canonical.ts"
 import type { ToolCall, ToolEnvironment } from "./environment.ts"
 import { formatRecordedResponse, parseRecordedResponse, type Recording, type ReplayIndex } from "./recorded.ts"
+import { redactValue } from "../../trace/redact.ts"
 
 /** The file, inside a store folder, that simulated responses are appended to (responses.jsonl format). */
 export const SIMULATED_STORE_FILE = "simulated-responses.jsonl"
@@ -77,7 +78,8 @@ export const makeSimulatedEnvironment = (options: SimulatedOptions): Effect.Effe
         if (storeFile === undefined) return
         try {
           mkdirSync(options.storeDir!, { recursive: true })
-          appendFileSync(storeFile, `${JSON.stringify(recording)}\n`)
+          // the stored copy is redacted: a model may have echoed a key into a simulated response
+          appendFileSync(storeFile, `${JSON.stringify(redactValue(recording))}\n`)
         } catch {
           // a store that cannot be written only costs a model call next run; the response itself is fine
         }
