@@ -24,9 +24,9 @@ describe("parseRetryAfter", () => {
 
 describe("redaction", () => {
   it("removes known secrets, bearer tokens and sk- keys", () => {
-    expect(redact("key top-secret-key rejected", ["top-secret-key"])).toBe("key *** rejected")
-    expect(redact("Authorization: Bearer abc.def")).toBe("Authorization: Bearer ***")
-    expect(redact("Incorrect API key provided: sk-proj-abcdefgh1234")).toBe("Incorrect API key provided: sk-***")
+    expect(redact("key top-secret-key rejected", ["top-secret-key"])).toBe("key [REDACTED] rejected")
+    expect(redact("Authorization: Bearer abc.def")).toBe("Authorization: [REDACTED]")
+    expect(redact("Incorrect API key provided: sk-proj-abcdefgh1234")).toBe("Incorrect API key provided: [REDACTED]")
   })
 
   it("strips credentials from hosts", () => {

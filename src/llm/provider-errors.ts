@@ -1,4 +1,5 @@
 // Turns what an HTTP model client threw into the model layer's tagged errors, without leaking secrets.
+import { redactText, secretValues } from "../trace/redact.ts"
 import { ContextOverflow, ModelNotFound, ModelServerError, ModelUnreachable, Overloaded, type ProviderError, Timeout } from "./errors.ts"
 
 /** Who was called, for the error messages. */
@@ -25,12 +26,9 @@ const NODE_FETCH_TIMEOUT_MS = 300_000
 /** The longest server text quoted in a message. */
 const MAX_DETAIL = 300
 
-/** Remove secrets, bearer tokens and sk- keys from a text. */
-export const redact = (text: string, secrets: ReadonlyArray<string> = []): string => {
-  let out = text
-  for (const secret of secrets) if (secret.length >= 4) out = out.split(secret).join("***")
-  return out.replace(/Bearer\s+[^\s"',]+/gi, "Bearer ***").replace(/\bsk-[A-Za-z0-9_-]{6,}/g, "sk-***")
-}
+/** Remove the call's own secrets, the environment's and any key-shaped text from a server message. */
+export const redact = (text: string, secrets: ReadonlyArray<string> = []): string =>
+  redactText(text, [...secrets.filter((s) => s.length >= 4), ...secretValues()])
 
 /** A URL for messages: credentials removed, no trailing slash. */
 export const displayHost = (url: string): string => {
