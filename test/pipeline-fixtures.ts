@@ -64,6 +64,10 @@ export const callsOf = (t: Trajectory, role: string) =>
 export const userPrompt = (call: { messages: Array<{ role: string; content: string }> }) => call.messages.find((m) => m.role === "user")!.content
 export const systemPrompt = (call: { messages: Array<{ role: string; content: string }> }) => call.messages.find((m) => m.role === "system")!.content
 
+/** A reply made from the tool response the answerer was given (its `tool` message). */
+export const fromObservation = (make: (observation: string) => object) => (request: { messages: ReadonlyArray<{ role: string; content: string }> }) =>
+  make(request.messages.find((m) => m.role === "tool")?.content ?? "NO TOOL MESSAGE")
+
 /** A reply that reads a value out of the prompt, so scripted answers depend on what the pipeline passed. */
 export const fromPrompt = (pattern: RegExp, make: (match: string) => object) => (request: { messages: ReadonlyArray<{ content: string }> }) => {
   const text = request.messages.map((m) => m.content).join("\n")

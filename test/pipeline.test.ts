@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest"
 import { z } from "zod"
 import { ModelUnreachable } from "../src/llm/errors.ts"
 import { LanguageModel } from "../src/llm/language-model.ts"
-import { callsOf, eventsOf, fromPrompt, heightTool, makeTool, modelLayer, percentTool, runSmurfs, systemPrompt, userPrompt } from "./pipeline-fixtures.ts"
+import { callsOf, eventsOf, fromObservation, fromPrompt, heightTool, makeTool, modelLayer, percentTool, runSmurfs, systemPrompt, userPrompt } from "./pipeline-fixtures.ts"
 
 const query = "What is 12% of the height of Mount Everest in feet?"
 const solved = { status: "solved", reason: "the answer gives what was asked" }
@@ -19,7 +19,7 @@ describe("smurfs pipeline", () => {
       "executor.choose": [{ tool: "mountain_height" }, { tool: "percent_of" }],
       "executor.args": [{ name: "Mount Everest" }, { percent: 12, value: 29032 }],
       // the step answer is read from the tool response the pipeline put in the prompt
-      "answerer.step": [fromPrompt(/Tool response:\n(.*)/, (obs) => ({ answer: obs }))],
+      "answerer.step": [fromObservation((obs) => ({ answer: obs }))],
       verifier: [solved, solved],
       "answerer.final": [fromPrompt(/2\. Compute[^\n]*\n\s*Answer: (.*)/, (a) => ({ answer: `12% of Mount Everest's height is ${a} feet.` }))],
       $cycle: true
@@ -87,7 +87,7 @@ describe("smurfs pipeline", () => {
         "executor.thought": [{ thought: "next" }],
         "executor.choose": [{ tool: "tool_a" }, { tool: "tool_a" }, { tool: "tool_b" }, { tool: "tool_b" }],
         "executor.args": [{ q: "thing" }],
-        "answerer.step": [fromPrompt(/Tool response:\n(.*)/, (obs) => ({ answer: obs }))],
+        "answerer.step": [fromObservation((obs) => ({ answer: obs }))],
         verifier: [{ status: "pending", reason: "only partial", hint: "find more" }, solved],
         "answerer.final": [{ answer: "done" }],
         $cycle: true
@@ -120,7 +120,7 @@ describe("smurfs pipeline", () => {
         "executor.thought": [{ thought: "look up" }, { thought: "look up K2 precisely" }],
         "executor.choose": [{ tool: "mountain_height" }],
         "executor.args": [{ name: "Mount Everest" }, { name: "K2" }],
-        "answerer.step": [fromPrompt(/Tool response:\n(.*)/, (obs) => ({ answer: obs }))],
+        "answerer.step": [fromObservation((obs) => ({ answer: obs }))],
         verifier: [{ status: "pending", reason: "wrong mountain", hint: "Use the name K2 instead of Mount Everest." }, solved],
         "answerer.final": [{ answer: "K2 is 28251 feet high." }],
         $cycle: true
@@ -146,7 +146,7 @@ describe("smurfs pipeline", () => {
         "executor.thought": [{ thought: "look up" }],
         "executor.choose": [{ tool: "mountain_height" }],
         "executor.args": [{ name: "K2" }, { name: "Mount Everest" }],
-        "answerer.step": [fromPrompt(/Tool response:\n(.*)/, (obs) => ({ answer: `step says: ${obs}` }))],
+        "answerer.step": [fromObservation((obs) => ({ answer: `step says: ${obs}` }))],
         verifier: [{ status: "pending", reason: "not sure", hint: "check again" }],
         "answerer.subtask": [fromPrompt(/Step 1:[\s\S]*?Answer: (.*)/, (a) => ({ answer: `from memory: ${a}` }))],
         "answerer.final": [fromPrompt(/Answer: (.*)/, (a) => ({ answer: a }))],

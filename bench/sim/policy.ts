@@ -254,7 +254,7 @@ const smurfsValue = (request: GenerateRequest, task: SimTask | undefined, fault:
       return fault === "wrong_args" ? breakArgs(args, format, rng) : valueOf(format, (path) => (path.length === 0 ? args : undefined))
     }
     case "answerer.step":
-      return fill({ answer: digest(tail(user, "Tool response") ?? "") })
+      return fill({ answer: digest(request.messages.findLast((m) => m.role === "tool")?.content ?? tail(user, "Tool response") ?? "") })
     case "answerer.subtask": {
       const answers = [...(tail(user, "All steps taken") ?? "").matchAll(/^\s*Answer: (.*)$/gm)].map((m) => m[1]!).filter(hasInformation)
       return fill({ answer: answers.length > 0 ? answers.join(" ") : NO_INFORMATION })

@@ -14,6 +14,8 @@ export const answerStep = Effect.fn("Answerer.answerStep")(function* (ctx: Agent
     // arguments are the model's own text and can be huge; the answerer needs only their gist
     values: { subtask, tool: step.tool, args: ctx.budget.agentText(JSON.stringify(step.args)) },
     fit: { memory: (room) => ctx.budget.steps(memory, room), observation: (room) => ctx.budget.truncate(step.observation ?? "", room) },
+    // the response is data: it reaches the model only as the tool message, never inside instructions
+    toolResult: { tool: step.tool, args: step.args, response: "observation" },
     schema: Answer
   })
   return answer

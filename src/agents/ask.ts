@@ -1,6 +1,7 @@
 // One agent call: render its template, fit the changing parts into the context budget, ask for a typed object.
 import { Effect } from "effect"
 import type { z } from "zod"
+import type { Message } from "../llm/language-model.ts"
 import { generateObject, type ObjectRequest } from "../llm/structured.ts"
 import type { ContextBudget } from "../memory/context-budget.ts"
 import type { BudgetExhausted } from "./errors.ts"
@@ -29,6 +30,12 @@ export interface AskRequest<A> {
    * arguments, which go to the tool exactly as the model wrote them.
    */
   readonly clipText?: boolean | undefined
+  /**
+   * A tool's response for this agent to read. It goes to the model as data, never as instructions:
+   * an assistant message with the call, then a `tool` message whose text is the fitted placeholder
+   * `response` (a key of `fit`), before the user part.
+   */
+  readonly toolResult?: { readonly tool: string; readonly args: Record<string, unknown>; readonly response: string } | undefined
 }
 
 /** A copy of a parsed reply with each string passed through `clip`. */
@@ -43,8 +50,17 @@ export const renderFitted = (budget: ContextBudget, template: string, values: As
   const keys = Object.keys(fit)
   const blank = renderTemplate(template, { ...values, ...Object.fromEntries(keys.map((k) => [k, ""])) })
   const share = Math.floor(budget.room(blank.system, blank.user) / Math.max(1, keys.length))
-  return renderTemplate(template, { ...values, ...Object.fromEntries(keys.map((k) => [k, fit[k]!(share)])) })
+  const fitted = Object.fromEntries(keys.map((k) => [k, fit[k]!(share)]))
+  return { ...renderTemplate(template, { ...values, ...fitted }), fitted }
 }
+
+const TOOL_CALL_ID = "call_0"
+
+/** The call and its response as the two messages a chat model expects for tool results. */
+const toolResultMessages = (result: NonNullable<AskRequest<unknown>["toolResult"]>, content: string): Array<Message> => [
+  { role: "assistant", content: "", toolCalls: [{ id: TOOL_CALL_ID, name: result.tool, arguments: result.args }] },
+  { role: "tool", content, toolCallId: TOOL_CALL_ID, toolName: result.tool }
+]
 
 export const ask = <A>(ctx: AgentContext, request: AskRequest<A>) =>
   Effect.gen(function* () {
@@ -57,6 +73,7 @@ export const ask = <A>(ctx: AgentContext, request: AskRequest<A>) =>
       maxReflections: ctx.guardrails.format ? ctx.guardrails.maxReflections : 0,
       messages: [
         { role: "system", content: prompt.system },
+        ...(request.toolResult ? toolResultMessages(request.toolResult, prompt.fitted[request.toolResult.response] ?? "") : []),
         { role: "user", content: prompt.user }
       ]
     })

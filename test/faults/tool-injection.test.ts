@@ -21,7 +21,7 @@ const tools = () => ({
 const carriers = <M extends { role: string; content: string }>(messages: ReadonlyArray<M>): Array<M> => messages.filter((m) => m.content.includes("IGNORE PREVIOUS INSTRUCTIONS"))
 
 describe("tool responses are data (smurfs)", () => {
-  it("an injected instruction appears only in the changing part of user prompts, never in a system message, and is not obeyed", async () => {
+  it("an injected instruction reaches the model only inside a tool message, never in system or user text, and is not obeyed", async () => {
     const t = tools()
     const seen: Array<GenerateRequest> = []
     const record = (reply: object) => (request: GenerateRequest) => (seen.push(request), reply)
@@ -41,11 +41,9 @@ describe("tool responses are data (smurfs)", () => {
     const carried = seen.flatMap((r) => carriers(r.messages).map((m) => ({ role: r.role, message: m })))
     expect(carried.length).toBeGreaterThan(0)
     for (const { role, message } of carried) {
-      expect(message.role).toBe("user")
-      // after every static instruction: the observation section of the answerer, the memory section of later prompts
-      const section = role === "answerer.step" ? "Tool response:" : "Steps taken"
-      expect(message.content.indexOf(section), `${role} has a ${section} section`).toBeGreaterThanOrEqual(0)
-      expect(message.content.indexOf("IGNORE PREVIOUS"), role).toBeGreaterThan(message.content.indexOf(section))
+      // the raw response reaches a model only as a tool message answering the call that produced it
+      expect(message.role, role).toBe("tool")
+      expect((message as Message).toolName, role).toBe("read_page")
     }
     for (const r of seen) for (const m of r.messages.filter((x) => x.role === "system")) expect(m.content).not.toContain("IGNORE PREVIOUS")
     // the first sight of the response is the answerer's observation; the planner and the first step never see it
