@@ -163,7 +163,8 @@ export const run = async (argv: Array<string>): Promise<number> => {
     console.error(`smurfs eval: ${(e as Error).message}`)
     return e instanceof UsageError ? ExitCode.Usage : ExitCode.BadInput
   }
-  const layer = resolveModelLayer(parsed.judge)
+  // As in `smurfs bench`: Ollama serves OLLAMA_NUM_PARALLEL requests at once; other servers get one slot per judged task.
+  const layer = resolveModelLayer(parsed.judge, { concurrency: parsed.judge.startsWith("ollama:") ? undefined : options.concurrency })
   if (resolve(options.store) !== resolve(parsed.run)) {
     const pointer = Effect.runSyncExit(writeJsonAtomic(join(options.store, EVAL_SOURCE_FILE), { source: resolve(parsed.run) }))
     if (Exit.isFailure(pointer)) {
