@@ -4,18 +4,14 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest"
 import { writeFakeRun } from "../../../bench/eval/test-fixtures.ts"
+import { captureConsole } from "../../../test/capture-console.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { run } from "./compare.ts"
 
 const EXAMPLE = fileURLToPath(new URL("../../../../shared/toolbench/example/data_example", import.meta.url))
 
 let out: Array<string>, err: Array<string>
-beforeEach(() => {
-  out = []
-  err = []
-  vi.spyOn(console, "log").mockImplementation((...a) => void out.push(a.join(" ")))
-  vi.spyOn(console, "error").mockImplementation((...a) => void err.push(a.join(" ")))
-})
+beforeEach(() => void ({ out, err } = captureConsole()))
 afterEach(() => vi.restoreAllMocks())
 
 describe("smurfs compare", () => {

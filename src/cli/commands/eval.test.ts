@@ -4,6 +4,7 @@ import { join } from "node:path"
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest"
 import { passLabelsPath, winVerdictsPath } from "../../../bench/eval/labels.ts"
 import { writeFakeRun } from "../../../bench/eval/test-fixtures.ts"
+import { captureConsole } from "../../../test/capture-console.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { run } from "./eval.ts"
 
@@ -14,12 +15,7 @@ const scriptFile = (script: object) => {
 }
 
 let out: Array<string>, err: Array<string>
-beforeEach(() => {
-  out = []
-  err = []
-  vi.spyOn(console, "log").mockImplementation((...a) => void out.push(a.join(" ")))
-  vi.spyOn(console, "error").mockImplementation((...a) => void err.push(a.join(" ")))
-})
+beforeEach(() => void ({ out, err } = captureConsole()))
 afterEach(() => vi.restoreAllMocks())
 
 describe("smurfs eval", () => {

@@ -1,13 +1,11 @@
 import { fileURLToPath } from "node:url"
 import { afterEach, describe, expect, it, vi } from "vitest"
+import { captureConsole } from "../../../test/capture-console.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { run } from "./tools.ts"
 
 const capture = () => {
-  const out: string[] = []
-  const err: string[] = []
-  vi.spyOn(console, "log").mockImplementation((...a: unknown[]) => void out.push(a.join(" ")))
-  vi.spyOn(console, "error").mockImplementation((...a: unknown[]) => void err.push(a.join(" ")))
+  const { out, err } = captureConsole()
   return { out: () => out.join("\n"), err: () => err.join("\n") }
 }
 
