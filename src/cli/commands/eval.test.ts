@@ -30,7 +30,7 @@ describe("smurfs eval", () => {
     expect(err.join("\n")).toMatch(/pass: 4 decisions made, 0 kept/)
     // the same judge, now with no replies, would fail on any call: the resume must not call it
     writeFileSync(file, JSON.stringify({ "judge.answer": [] }))
-    err = []
+    err.length = 0
     expect(await run(["--run", dir, "--judge", judge, "--k", "2"])).toBe(ExitCode.Ok)
     expect(err.join("\n")).toMatch(/pass: 0 decisions made, 4 kept/)
   })
