@@ -6,7 +6,7 @@ export interface TaskDone {
   readonly method: string
   readonly group: string
   readonly taskId: string
-  readonly finishType: "give_answer" | "give_up" | "unreachable" | "failed"
+  readonly finishType: "give_answer" | "give_up" | "error" | "failed"
   readonly modelCalls: number
   readonly tokens: number
   readonly wallMs: number

@@ -3,7 +3,9 @@ import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, rea
 import { basename, dirname, join } from "node:path"
 import { Data, Effect } from "effect"
 import { z } from "zod"
-import { RUN_FORMAT_VERSION, RunConfig, runConfigPath, TaskRecord } from "./run-format.ts"
+import { writeProblem } from "./fs-problem.ts"
+import { LOCK_FILE, RUN_FORMAT_VERSION, RunConfig, runConfigPath, TaskRecord } from "./run-format.ts"
+import { settingsDiff } from "./run-settings.ts"
 
 /** The run directory cannot be used as asked. */
 export class RunDirError extends Data.TaggedError("RunDirError")<{
@@ -46,7 +48,7 @@ export const writeJsonAtomic = (file: string, value: unknown): Effect.Effect<voi
         closeSync(dirFd)
       }
     },
-    catch: (e) => new RunDirError({ path: file, problem: `cannot write (${(e as Error).message})`, hint: "Check that the run directory is writable and the disk is not full." })
+    catch: (e) => new RunDirError({ path: file, ...writeProblem(e) })
   })
 
 /** Every file under `dir`, recursively. */
@@ -98,13 +100,15 @@ const readRunConfig = (run: string): Effect.Effect<RunConfig, RunDirError> =>
 
 /**
  * Open a run directory. A new (or empty) directory gets `config` as its run.json; a non-empty one is
- * refused unless `resume`, and then its own run.json (format checked) is kept, with any new methods and
- * groups added. Stray temp files are removed.
+ * refused unless `resume`, and then its own run.json (format checked) is kept; settings that differ
+ * from it are refused unless `force`, which adds any new methods and groups and records the differences.
+ * Stray temp files are removed.
  */
-export const openRunDir = (run: string, config: RunConfig, resume: boolean): Effect.Effect<{ config: RunConfig; resumed: boolean }, RunDirError> =>
+export const openRunDir = (run: string, config: RunConfig, resume: boolean, force = false): Effect.Effect<{ config: RunConfig; resumed: boolean }, RunDirError> =>
   Effect.gen(function* () {
     // A kill -9 during the first write of run.json leaves only its temp file: that run never started.
-    const entries = existsSync(run) ? readdirSync(run) : []
+    // The writer's lock (run-lock.ts) lives in the directory too and does not make it a run.
+    const entries = (existsSync(run) ? readdirSync(run) : []).filter((name) => !name.startsWith(LOCK_FILE))
     const empty = entries.every((name) => name.startsWith(`run.json${TMP_MARK}`))
     if (empty) {
       for (const name of entries) rmSync(join(run, name), { force: true })
@@ -118,11 +122,24 @@ export const openRunDir = (run: string, config: RunConfig, resume: boolean): Eff
         hint: "Pass --resume to continue that run (finished tasks are skipped), or choose another --out."
       })
     const existing = yield* readRunConfig(run)
+    const diff = settingsDiff(existing, config)
+    if (diff.length > 0 && !force)
+      return yield* new RunDirError({
+        path: run,
+        problem: `--resume asks for other settings than the run was started with (${diff.join("; ")})`,
+        hint: "Resume with the run's own settings (see its run.json), start a new run with another --out, or pass --force to continue with these settings anyway (run.json records the difference)."
+      })
     removeStrayTemps(run)
-    // A resume may add methods or groups; run.json lists everything the directory holds.
+    // A forced resume may add methods or groups; run.json lists everything the directory holds and what was forced.
     const union = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) => [...new Set([...a, ...b])]
-    const merged: RunConfig = { ...existing, methods: union(existing.methods, config.methods), groups: union(existing.groups, config.groups) }
-    if (merged.methods.length !== existing.methods.length || merged.groups.length !== existing.groups.length) yield* writeJsonAtomic(runConfigPath(run), merged)
+    const forced = diff.length > 0 ? [...((existing.options["forcedResumes"] as Array<unknown> | undefined) ?? []), { at: config.createdAt, differences: diff }] : undefined
+    const merged: RunConfig = {
+      ...existing,
+      methods: union(existing.methods, config.methods),
+      groups: union(existing.groups, config.groups),
+      ...(forced ? { options: { ...existing.options, forcedResumes: forced } } : {})
+    }
+    if (forced || merged.methods.length !== existing.methods.length || merged.groups.length !== existing.groups.length) yield* writeJsonAtomic(runConfigPath(run), merged)
     return { config: merged, resumed: true }
   })
 

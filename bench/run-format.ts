@@ -4,6 +4,7 @@
 // <run>/tasks/<method>/<group>/<taskId>.json      TaskRecord, one per task and method, written atomically
 // <run>/converted/<method>/<group>.json           StableToolBench converted predictions (ToolEval's input)
 // <run>/eval/<judge>/...                          judge labels and verdicts per task (the evaluators' own)
+// <run>/run.lock                                  the writing process (pid, host) while a bench runs
 import { z } from "zod"
 
 export const RUN_FORMAT_VERSION = 1
@@ -43,8 +44,11 @@ export const TaskRecord = z.object({
   /** Names of the tools the method could use. */
   availableTools: z.array(z.string()),
   finalAnswer: z.string(),
-  finishType: z.enum(["give_answer", "give_up"]),
+  /** `error`: the model server failed during the task (refused, 404, 429/503 after retries, timeout...); not a result, a resume redoes it. */
+  finishType: z.enum(["give_answer", "give_up", "error"]),
   error: z.string().optional(),
+  /** The model layer's tag of the server failure, for `error` records. */
+  errorTag: z.string().optional(),
   totals: Totals,
   events: z.array(RunEvent),
   startedAt: z.string(),
@@ -76,3 +80,5 @@ export const taskRecordPath = (run: string, method: string, group: string, taskI
   `${run}/tasks/${method}/${group}/${taskId}.json`
 export const convertedPath = (run: string, method: string, group: string) => `${run}/converted/${method}/${group}.json`
 export const runConfigPath = (run: string) => `${run}/run.json`
+/** The writer's lock file inside the run directory; its temp and stale copies start with this name too. */
+export const LOCK_FILE = "run.lock"

@@ -1,10 +1,10 @@
 // The benchmark runner: methods x queries with bounded concurrency into a resumable run directory.
 import { existsSync } from "node:fs"
-import { Cause, Data, Effect } from "effect"
+import { Cause, Data, Effect, Result } from "effect"
 import { finishSpec } from "../src/agents/finish.ts"
 import type { Method, Task } from "../src/agents/task.ts"
-import type { ModelNotFound, ModelUnreachable } from "../src/llm/errors.ts"
 import { LanguageModel } from "../src/llm/language-model.ts"
+import { type ServerFailure, watchServer } from "../src/llm/server-watch.ts"
 import { toolSpecs } from "../src/tools/library.ts"
 import { type ConvertedFile, toConverted } from "../src/trace/converters/stabletoolbench.ts"
 import type { RunEvent } from "../src/trace/events.ts"
@@ -12,6 +12,7 @@ import { redactText, redactValue } from "../src/trace/redact.ts"
 import { type BenchQuery, longestFirst } from "./datasets.ts"
 import { type Progress, silentProgress } from "./progress.ts"
 import { openRunDir, readRecord, readRecords, type RunDirError, writeJsonAtomic } from "./run-dir.ts"
+import { acquireRunLock } from "./run-lock.ts"
 import { convertedPath, RUN_FORMAT_VERSION, type RunConfig, type TaskRecord, taskRecordPath } from "./run-format.ts"
 
 /** A method under the name it is run and stored as. */
@@ -31,11 +32,13 @@ export interface RunnerOptions {
   readonly taskOf: (query: BenchQuery) => Task
   /** Tasks run at once. */
   readonly concurrency: number
-  /** Continue a non-empty run directory, skipping tasks whose record is complete. */
+  /** Continue a non-empty run directory, skipping tasks whose record is complete (an `error` record is redone). */
   readonly resume: boolean
+  /** With `resume`: continue even when the settings differ from the run's own (run.json records the differences). */
+  readonly force?: boolean | undefined
   /** The model spec recorded in each task record. */
   readonly modelSpec: string
-  /** Stop the run when this many tasks in a row could not reach the model server (or it lacks the model). */
+  /** Stop the run when this many tasks in a row failed because of the model server (refused, 404, 429/503, timeouts...). */
   readonly stopAfterUnreachable?: number | undefined
   /** Keep every prompt in the model_call events (large); by default only replies are kept. */
   readonly fullTrace?: boolean | undefined
@@ -53,13 +56,17 @@ export interface RunSummary {
   readonly recorded: number
   /** Recorded with a final answer (not judged). */
   readonly answered: number
-  /** Not recorded because the model server was unreachable or the method crashed; a resume redoes them. */
+  /** Recorded as `error`: the model server failed during the task; a resume redoes them. */
+  readonly errors: number
+  /** The last server failure of this invocation, when there was one. */
+  readonly lastServerError?: string | undefined
+  /** Not recorded because the method crashed; a resume redoes them. */
   readonly notRecorded: number
   /** The converted prediction files written. */
   readonly convertedFiles: ReadonlyArray<string>
 }
 
-/** The model server stopped answering (or lacks the model): several tasks in a row could not use it. */
+/** The model server stopped answering (or lacks the model, or times out): several tasks in a row failed because of it. */
 export class ModelServerDown extends Data.TaggedError("ModelServerDown")<{
   readonly consecutive: number
   readonly runDir: string
@@ -67,13 +74,13 @@ export class ModelServerDown extends Data.TaggedError("ModelServerDown")<{
 }> {
   override get message() {
     return (
-      `The model server looks down: ${this.consecutive} tasks in a row could not use it (${this.lastError}). ` +
+      `The model server looks down: ${this.consecutive} ${this.consecutive === 1 ? "task" : "tasks"} in a row failed because of it (${this.lastError}). ` +
       `Finished tasks are kept in ${this.runDir}; start the server and rerun the same command with --resume.`
     )
   }
 }
 
-type Outcome = "skipped" | "recorded" | "answered" | "not_recorded"
+type Outcome = "skipped" | "recorded" | "answered" | "error" | "not_recorded"
 
 /** Drop prompts from model_call events unless a full trace was asked for: they dominate a record's size. */
 const slimEvents = (events: ReadonlyArray<RunEvent>, full: boolean): Array<RunEvent> =>
@@ -84,6 +91,15 @@ const slimEvents = (events: ReadonlyArray<RunEvent>, full: boolean): Array<RunEv
         const { messages: _dropped, ...data } = e.data
         return { ...e, data }
       })
+
+/** A record of a finished task (answered or given up), not of one the model server failed. */
+const isResult = (record: TaskRecord): record is TaskRecord & { finishType: "give_answer" | "give_up" } => record.finishType !== "error"
+
+/** Whether a task still has to run: no complete record, or one the model server failed. */
+export const isPending = (path: string): boolean => {
+  const record = existsSync(path) ? readRecord(path) : undefined
+  return record === undefined || record.finishType === "error"
+}
 
 /** Write `converted/<method>/<group>.json` for every method and group from the records on disk. */
 export const writeConverted = (
@@ -97,7 +113,8 @@ export const writeConverted = (
     const finish = finishSpec()
     for (const method of methods)
       for (const group of groups) {
-        const records = readRecords(runDir, method, group).sort((a, b) => Number(a.taskId) - Number(b.taskId) || a.taskId.localeCompare(b.taskId))
+        // an `error` record is not a result: the task is still to be done
+        const records = readRecords(runDir, method, group).filter(isResult).sort((a, b) => Number(a.taskId) - Number(b.taskId) || a.taskId.localeCompare(b.taskId))
         if (records.length === 0) continue
         const file: ConvertedFile = {}
         for (const record of records) {
@@ -116,15 +133,17 @@ export const writeConverted = (
 
 /**
  * Run every method on every query. Each finished task is written atomically to its own record file,
- * so a killed run resumes with no task lost or done twice; tasks that could not reach the model server
- * are not recorded; after `stopAfterUnreachable` of them in a row the run stops with ModelServerDown.
+ * so a killed run resumes with no task lost or done twice. A task the model server failed is recorded
+ * as `error` (a resume redoes it); after `stopAfterUnreachable` of them in a row the run stops with ModelServerDown.
  */
 export const runBench = (options: RunnerOptions): Effect.Effect<RunSummary, RunDirError | ModelServerDown, LanguageModel> =>
   Effect.gen(function* () {
     const progress = options.progress ?? silentProgress
     const stopAfter = options.stopAfterUnreachable ?? RUNNER_DEFAULTS.stopAfterUnreachable
     const fullTrace = options.fullTrace ?? RUNNER_DEFAULTS.fullTrace
-    yield* openRunDir(options.runDir, options.config, options.resume)
+    // one writer per run directory, from before it is opened until the converted files are written
+    yield* acquireRunLock(options.runDir)
+    yield* openRunDir(options.runDir, options.config, options.resume, options.force === true)
     const base = yield* LanguageModel
 
     const tasks = new Map<string, Task>()
@@ -137,25 +156,21 @@ export const runBench = (options: RunnerOptions): Effect.Effect<RunSummary, RunD
     // Query-major order: a run stopped half-way holds every method on the same queries, ready to compare.
     // Longest expected tasks first, so that the last slots of a run are not left waiting on one long task.
     const jobs = longestFirst(options.queries).flatMap((query) => options.methods.map((entry) => ({ entry, query, path: taskRecordPath(options.runDir, entry.name, query.group, query.id) })))
-    const pending = jobs.filter((job) => !(existsSync(job.path) && readRecord(job.path)))
+    const pending = jobs.filter((job) => isPending(job.path))
     progress.start(jobs.length, jobs.length - pending.length)
 
-    let consecutiveUnreachable = 0
+    let consecutiveFailures = 0
+    let lastServerError: ServerFailure | undefined
     const runJob = ({ entry, query, path }: (typeof jobs)[number]): Effect.Effect<Outcome, RunDirError | ModelServerDown> =>
       Effect.gen(function* () {
         const started = Date.now()
         const startedAt = new Date(started).toISOString()
-        // Watch this task's model calls: a task that met a dead server (or one without the model) is not a result.
-        let unreachable: ModelUnreachable | ModelNotFound | undefined
-        const watched = LanguageModel.of({
-          info: base.info,
-          generate: (request) =>
-            base.generate(request).pipe(Effect.tapError((e) => Effect.sync(() => void ((e._tag === "ModelUnreachable" || e._tag === "ModelNotFound") && (unreachable = e)))))
-        })
+        // Watch this task's model calls: once the server fails (dead, 404, hung...), the task is not a result.
+        const watch = watchServer(base)
         const exit = yield* Effect.exit(
-          Effect.suspend(() => entry.method(taskFor(query))).pipe(Effect.provideService(LanguageModel, watched))
+          Effect.suspend(() => entry.method(taskFor(query))).pipe(Effect.provideService(LanguageModel, watch.model))
         )
-        const report = (finishType: "give_answer" | "give_up" | "unreachable" | "failed", modelCalls = 0, tokens = 0) =>
+        const report = (finishType: "give_answer" | "give_up" | "error" | "failed", modelCalls = 0, tokens = 0) =>
           progress.taskDone({ method: entry.name, group: query.group, taskId: query.id, finishType, modelCalls, tokens, wallMs: Date.now() - started })
         if (exit._tag === "Failure") {
           if (Cause.hasInterruptsOnly(exit.cause)) return yield* Effect.interrupt
@@ -165,14 +180,9 @@ export const runBench = (options: RunnerOptions): Effect.Effect<RunSummary, RunD
           return "not_recorded"
         }
         const trajectory = exit.value
-        if (unreachable) {
-          consecutiveUnreachable++
-          report("unreachable")
-          if (consecutiveUnreachable >= stopAfter)
-            return yield* new ModelServerDown({ consecutive: consecutiveUnreachable, runDir: options.runDir, lastError: unreachable.message })
-          return "not_recorded"
-        }
-        consecutiveUnreachable = 0
+        const failure = watch.failure()
+        if (failure) lastServerError = failure
+        consecutiveFailures = failure ? consecutiveFailures + 1 : 0
         const record: TaskRecord = {
           formatVersion: RUN_FORMAT_VERSION,
           taskId: query.id,
@@ -182,8 +192,9 @@ export const runBench = (options: RunnerOptions): Effect.Effect<RunSummary, RunD
           query: query.query,
           availableTools: taskFor(query).tools.tools.map((t) => t.name),
           finalAnswer: trajectory.finalAnswer,
-          finishType: trajectory.finishType,
-          ...(trajectory.error !== undefined ? { error: trajectory.error } : {}),
+          // whatever the method made of it, a task whose server failed is not done: a resume redoes it
+          finishType: failure ? "error" : trajectory.finishType,
+          ...(failure ? { error: failure.message, errorTag: failure._tag } : trajectory.error !== undefined ? { error: trajectory.error } : {}),
           totals: { ...trajectory.totals, guardrails: { ...trajectory.totals.guardrails } },
           events: slimEvents(trajectory.events, fullTrace),
           startedAt,
@@ -191,11 +202,14 @@ export const runBench = (options: RunnerOptions): Effect.Effect<RunSummary, RunD
         }
         // a model or tool may have echoed an API key or an Authorization header; none reaches the disk
         yield* writeJsonAtomic(path, redactValue(record))
-        report(trajectory.finishType, trajectory.totals.modelCalls, trajectory.totals.promptTokens + trajectory.totals.completionTokens)
-        return trajectory.finishType === "give_answer" ? "answered" : "recorded"
+        report(record.finishType, trajectory.totals.modelCalls, trajectory.totals.promptTokens + trajectory.totals.completionTokens)
+        if (failure && consecutiveFailures >= stopAfter)
+          return yield* new ModelServerDown({ consecutive: consecutiveFailures, runDir: options.runDir, lastError: redactText(failure.message) })
+        return failure ? "error" : trajectory.finishType === "give_answer" ? "answered" : "recorded"
       })
 
-    const outcomes = yield* Effect.forEach(pending, runJob, { concurrency: Math.max(1, options.concurrency) }).pipe(Effect.ensuring(Effect.sync(() => progress.stop())))
+    // A run stopped by a dead server still leaves converted files of everything done so far.
+    const ran = yield* Effect.result(Effect.forEach(pending, runJob, { concurrency: Math.max(1, options.concurrency) }).pipe(Effect.ensuring(Effect.sync(() => progress.stop()))))
 
     const queryById = new Map(options.queries.map((q) => [`${q.group}/${q.id}`, q]))
     const groups = [...new Set(options.queries.map((q) => q.group))]
@@ -208,13 +222,17 @@ export const runBench = (options: RunnerOptions): Effect.Effect<RunSummary, RunD
         return query ? taskFor(query) : undefined
       }
     )
+    if (Result.isFailure(ran)) return yield* Effect.fail(ran.failure)
+    const outcomes = ran.success
     const count = (o: Outcome) => outcomes.filter((x) => x === o).length
     return {
       total: jobs.length,
       skipped: jobs.length - pending.length,
       recorded: count("recorded") + count("answered"),
       answered: count("answered"),
+      errors: count("error"),
+      ...(lastServerError ? { lastServerError: redactText(lastServerError.message) } : {}),
       notRecorded: count("not_recorded"),
       convertedFiles
     } satisfies RunSummary
-  })
+  }).pipe(Effect.scoped)

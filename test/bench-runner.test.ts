@@ -123,12 +123,18 @@ describe("bench runner", () => {
     expect(third.size).toBe(0)
   })
 
-  it("adds the methods of a resume to run.json", async () => {
+  it("refuses a resume that adds a method unless forced, then adds it to run.json with the difference", async () => {
     const runDir = tempRun()
     await run(options(runDir, [{ name: "count", method: counting(new Map()) }], { queries: queries.slice(0, 1), config: { ...config, methods: ["count"] } }))
     const later = new Map<string, number>()
-    await run(options(runDir, [{ name: "count", method: counting(new Map()) }, { name: "later", method: counting(later) }], { queries: queries.slice(0, 1), resume: true, config: { ...config, methods: ["count", "later"] } }))
-    expect(JSON.parse(readFileSync(runConfigPath(runDir), "utf8")).methods).toEqual(["count", "later"])
+    const both = [{ name: "count", method: counting(new Map()) }, { name: "later", method: counting(later) }]
+    const refused = await run(options(runDir, both, { queries: queries.slice(0, 1), resume: true, config: { ...config, methods: ["count", "later"] } }))
+    expect(Exit.isFailure(refused) && JSON.stringify(refused.cause)).toContain('methods (--method): the run has [\\"count\\"], this command asks for [\\"count\\",\\"later\\"]')
+    expect(later.size).toBe(0)
+    await run(options(runDir, both, { queries: queries.slice(0, 1), resume: true, force: true, config: { ...config, methods: ["count", "later"] } }))
+    const written = JSON.parse(readFileSync(runConfigPath(runDir), "utf8"))
+    expect(written.methods).toEqual(["count", "later"])
+    expect(written.options.forcedResumes[0].differences[0]).toContain("methods (--method)")
     expect([...later.keys()]).toEqual(["1"])
   })
 
@@ -146,7 +152,7 @@ describe("bench runner", () => {
     expect(counts.size).toBe(0)
   })
 
-  it("stops when the model server is down, keeps finished work and records no unreachable task", async () => {
+  it("stops when the model server is down, keeps finished work and records the failed tasks as error, which a resume redoes", async () => {
     const runDir = tempRun()
     // the server answers the first two tasks, then goes away
     const flaky = Layer.sync(LanguageModel, () => {
@@ -162,11 +168,18 @@ describe("bench runner", () => {
     const exit = await run(options(runDir, [{ name: "react", method: react() }], { concurrency: 1 }), flaky)
     expect(Exit.isFailure(exit)).toBe(true)
     expect(JSON.stringify(Exit.isFailure(exit) && exit.cause)).toContain("ModelServerDown")
+    const finish = (id: string) => TaskRecord.parse(JSON.parse(readFileSync(taskRecordPath(runDir, "react", GROUP, id), "utf8")))
     const files = readdirSync(join(runDir, "tasks", "react", GROUP)).sort()
-    expect(files).toEqual(["1.json", "2.json"])
-    // resume with a working server: exactly the missing tasks run
+    // three server failures in a row stop the run; each is an `error` record, never a give-up
+    expect(files).toEqual(["1.json", "2.json", "3.json", "4.json", "5.json"])
+    expect(["1", "2"].map((id) => finish(id).finishType)).toEqual(["give_answer", "give_answer"])
+    for (const id of ["3", "4", "5"]) expect(finish(id)).toMatchObject({ finishType: "error", errorTag: "ModelUnreachable" })
+    // the converted predictions hold only results
+    expect(Object.keys(JSON.parse(readFileSync(join(runDir, "converted", "react", `${GROUP}.json`), "utf8")) as object)).toEqual(["1", "2"])
+    // resume with a working server: the error tasks and the missing one run
     const resumed = await run(options(runDir, [{ name: "react", method: react() }], { resume: true }))
-    expect(Exit.isSuccess(resumed) && resumed.value).toMatchObject({ skipped: 2, recorded: 4, notRecorded: 0 })
-    expect(existsSync(join(runDir, "converted", "react", `${GROUP}.json`))).toBe(true)
+    expect(Exit.isSuccess(resumed) && resumed.value).toMatchObject({ skipped: 2, recorded: 4, errors: 0, notRecorded: 0 })
+    for (const id of ["3", "4", "5", "6"]) expect(finish(id).finishType).toBe("give_answer")
+    expect(Object.keys(JSON.parse(readFileSync(join(runDir, "converted", "react", `${GROUP}.json`), "utf8")) as object).sort()).toEqual(["1", "2", "3", "4", "5", "6"])
   })
 })

@@ -15,6 +15,8 @@ export interface Source {
   readonly entries: ReadonlyArray<JudgeInput>
   /** Task records that did not validate (path and problem), skipped with a warning. */
   readonly invalid: ReadonlyArray<string>
+  /** Tasks recorded as `error` (the model server failed): not answers, so never judged; `smurfs bench --resume` redoes them. */
+  readonly undone?: ReadonlyArray<{ readonly method: string; readonly group: string; readonly taskId: string }> | undefined
 }
 
 /** The directory cannot be read as asked; the message says what it should contain. */
@@ -36,16 +38,18 @@ export const sourceKind = (dir: string): SourceKind | undefined => {
 const readRun = (dir: string): Source => {
   const entries: Array<JudgeInput> = []
   const invalid: Array<string> = []
+  const undone: Array<{ method: string; group: string; taskId: string }> = []
   const tasks = join(dir, "tasks")
   for (const method of dirs(tasks))
     for (const group of dirs(join(tasks, method)))
       for (const file of readdirSync(join(tasks, method, group)).filter((f) => f.endsWith(".json"))) {
         const path = join(tasks, method, group, file)
         const record = readRecord(path)
-        if (record) entries.push(judgeInputFromRecord(record))
+        if (record?.finishType === "error") undone.push({ method: record.method, group: record.group, taskId: record.taskId })
+        else if (record) entries.push(judgeInputFromRecord(record))
         else invalid.push(`${path} is not a complete task record (a crash mid-write, or another format version)`)
       }
-  return { dir, kind: "run", entries: entries.sort(byKey), invalid }
+  return { dir, kind: "run", entries: entries.sort(byKey), invalid, undone }
 }
 
 /** Read `model_predictions_converted/<method>/<group>.json` files. */

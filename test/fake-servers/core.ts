@@ -16,6 +16,7 @@ export interface RecordedRequest {
  * - `cut`: start a 200 reply, send part of the body, then destroy the socket.
  * - `reset`: destroy the socket before any reply.
  * - `invalid-json`: a 200 reply whose body is not JSON.
+ * - `hang`: accept the request and never answer (a stuck server); the socket stays open until the client gives up.
  */
 export type Fault =
   | {
@@ -29,6 +30,7 @@ export type Fault =
   | { readonly fault: "cut" }
   | { readonly fault: "reset" }
   | { readonly fault: "invalid-json" }
+  | { readonly fault: "hang" }
 
 /** A normal reply from a scripted model: text content and/or native tool calls. */
 export interface Reply {
@@ -170,6 +172,8 @@ export const applyTransportFault = (ctx: RouteContext, fault: Fault, partialBody
       ctx.res.end(text)
       return true
     }
+    case "hang":
+      return true
     case "status":
       return false
   }

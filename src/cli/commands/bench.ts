@@ -12,6 +12,7 @@ import { DFSDT_DEFAULTS, dfsdt } from "../../agents/dfsdt.ts"
 import { REACT_DEFAULTS, react } from "../../agents/react.ts"
 import { smurfs } from "../../agents/smurfs.ts"
 import { modelCacheLayer } from "../../llm/cache.ts"
+import { MODEL_DEFAULTS } from "../../llm/spec.ts"
 import { LanguageModel } from "../../llm/language-model.ts"
 import { makeToolCache } from "../../tools/cache.ts"
 import { makeEnvironmentChain } from "../../tools/environments/chain.ts"
@@ -55,19 +56,26 @@ options:
   --concurrency <n>         tasks run at once (default ${BENCH_DEFAULTS.concurrency})
   --model-concurrency <n>   requests in flight per model server (default: --concurrency for openai, 1 for ollama)
   --out <dir>               the run directory (required)
-  --resume                  continue the run in --out, skipping finished tasks
+  --resume                  continue the run in --out, skipping finished tasks; refused when the settings differ
+                            (model, data, methods, groups, environments, toolset, limits, method options)
+  --force                   with --resume: continue even when the settings differ (run.json records the difference)
   --tool-calling <m>        auto, native or json: how react/dfsdt act (default auto)
   --tries <n>               react: chains per task, CoT@n (default ${REACT_DEFAULTS.tries})
   --max-steps <n>           react/dfsdt: actions per chain (default ${REACT_DEFAULTS.maxSteps})
   --budget <n>              dfsdt: model calls per task (default ${DFSDT_DEFAULTS.budget})
   --observation-limit <n>   characters of a tool response the model sees (default ${REACT_DEFAULTS.observationLimit})
-  --timeout <ms>            per-request model timeout
-  --stop-after <n>          stop when n tasks in a row cannot reach the model server (default ${RUNNER_DEFAULTS.stopAfterUnreachable})
+  --timeout <ms>            per-request model timeout (default ${MODEL_DEFAULTS.timeoutMs})
+  --stop-after <n>          stop (exit 4) when n tasks in a row fail because of the model server (default ${RUNNER_DEFAULTS.stopAfterUnreachable})
   --full-trace              keep every prompt in the task records (large)
   -h, --help                show this help
 
+A task the model server failed (refused connection, 404, 429/503 after retries, a timeout) is
+recorded as "error", never as an answer or a give-up; --resume runs it again. A task's first
+timed-out call ends it (the server is suspect), so a hung server costs one --timeout per task.
+
 exit codes: 0 every task recorded, 1 some tasks left undone (rerun with --resume), 2 bad usage,
-3 bad input (data, run directory, model spec, environments), 4 model unavailable, 130 interrupted`
+3 bad input (data, run directory, model spec, environments), 4 model unavailable (the server failed
+every task run, or --stop-after tasks in a row), 130 interrupted`
 
 class UsageError extends Error {}
 
@@ -103,6 +111,7 @@ const parse = (argv: string[]) => {
       "model-concurrency": { type: "string" },
       out: { type: "string" },
       resume: { type: "boolean" },
+      force: { type: "boolean" },
       "tool-calling": { type: "string" },
       tries: { type: "string" },
       "max-steps": { type: "string" },
@@ -116,6 +125,7 @@ const parse = (argv: string[]) => {
   })
   if (values.help) return undefined
   if (!values.out) throw new UsageError("--out <run dir> is required")
+  if (values.force && !values.resume) throw new UsageError("--force only applies with --resume (it continues a run whose settings differ)")
   const methods = list(values.method) ?? [...BENCH_DEFAULTS.methods]
   const unknown = methods.filter((m) => !(METHODS as ReadonlyArray<string>).includes(m))
   if (unknown.length > 0) throw new UsageError(`unknown method ${unknown.join(", ")}; use ${METHODS.join(", ")}`)
@@ -144,6 +154,7 @@ const parse = (argv: string[]) => {
     concurrency,
     modelConcurrency: positiveInt("model-concurrency", values["model-concurrency"]),
     resume: values.resume === true,
+    force: values.force === true,
     toolCalling: toolCalling as "auto" | "native" | "json",
     tries: positiveInt("tries", values.tries),
     maxSteps: positiveInt("max-steps", values["max-steps"]),
@@ -216,6 +227,7 @@ const program = (args: BenchArgs) =>
       taskOf: (query) => taskOf(query, args.toolset, (name, docs) => toolbenchLibrary(name, docs as ReadonlyArray<ApiDocInput>, env)),
       concurrency: args.concurrency,
       resume: args.resume,
+      force: args.force,
       modelSpec: args.model,
       stopAfterUnreachable: args.stopAfter,
       fullTrace: args.fullTrace,
@@ -223,11 +235,18 @@ const program = (args: BenchArgs) =>
     })
     console.error(
       `smurfs bench: ${summary.recorded} tasks recorded now (${summary.answered} answered), ${summary.skipped} already done, ` +
-        `${summary.notRecorded} left undone, of ${summary.total}. Run directory: ${args.out}`
+        `${summary.errors} failed because of the model server, ${summary.notRecorded} left undone, of ${summary.total}. Run directory: ${args.out}`
     )
     for (const file of summary.convertedFiles) console.log(file)
-    if (summary.notRecorded > 0) {
-      console.error(`Rerun the same command with --resume to retry the ${summary.notRecorded} undone tasks.`)
+    if (summary.errors > 0 && summary.recorded === 0) {
+      // nothing got through: the server (or its address, or the model name) is the problem, not the tasks
+      console.error(redactText(`smurfs bench: every task run failed because of the model server (${summary.lastServerError}).`))
+      console.error(`Check the server and the model with \`smurfs doctor --model ${args.model}\`, then rerun the same command with --resume.`)
+      return ExitCode.ModelUnavailable
+    }
+    if (summary.errors > 0 || summary.notRecorded > 0) {
+      if (summary.errors > 0) console.error(redactText(`The last model server failure: ${summary.lastServerError}`))
+      console.error(`Rerun the same command with --resume to retry the ${summary.errors + summary.notRecorded} undone tasks.`)
       return ExitCode.Failure
     }
     return ExitCode.Ok

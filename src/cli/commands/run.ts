@@ -4,7 +4,9 @@ import { parseArgs } from "node:util"
 import { Cause, Effect, Exit } from "effect"
 import { smurfs } from "../../agents/smurfs.ts"
 import type { SmurfsOptions } from "../../agents/smurfs-options.ts"
-import { DEFAULT_MODEL_SPEC, type ModelOptions } from "../../llm/spec.ts"
+import { LanguageModel } from "../../llm/language-model.ts"
+import { type ServerFailure, watchServer } from "../../llm/server-watch.ts"
+import { DEFAULT_MODEL_SPEC, MODEL_DEFAULTS, type ModelOptions } from "../../llm/spec.ts"
 import { loadToolLibrary } from "../../tools/load.ts"
 import { redactText, redactValue } from "../../trace/redact.ts"
 import type { Trajectory } from "../../trace/trajectory.ts"
@@ -24,13 +26,14 @@ options:
       --no-planner      ablation: the query is the only subtask
       --no-answerer     ablation: the raw tool response is the answer
       --no-verifier     ablation: the first answer is accepted
-      --timeout <ms>    per-request model timeout
+      --timeout <ms>    per-request model timeout (default ${MODEL_DEFAULTS.timeoutMs}); a timed-out call is sent once more, then the run gives up
       --num-ctx <n>     context window in tokens (Ollama num_ctx, also the prompt budget)
       --strict          exit with 1 when the task gives up
   -h, --help            show this help
 
 exit codes: 0 answered (or gave up without --strict), 1 gave up with --strict, 2 bad usage,
-3 bad input (model spec, tools), 4 model unavailable, 130 interrupted`
+3 bad input (model spec, tools), 4 model unavailable (unreachable, 404, 429/503 after retries,
+timed out twice: the run stops at the server's first failure), 130 interrupted`
 
 const MODEL_UNAVAILABLE = new Set(["ModelUnreachable", "ModelNotFound", "Overloaded", "Timeout", "ModelServerError"])
 const BAD_INPUT = new Set(["InvalidModelSpec", "ToolLoadError", "DuplicateToolName"])
@@ -71,13 +74,13 @@ const parse = (argv: string[]) => {
   return { values, query, model, maxSteps: positiveInt("max-steps", values["max-steps"]) }
 }
 
-/** Exit code for a give-up: the model's unavailability is its own code so scripts can tell it apart. */
-const giveUpCode = (trajectory: Trajectory, strict: boolean): number => {
-  const giveUp = trajectory.events.find((e) => e.type === "smurfs.give_up")
-  const tag = String(giveUp?.data["tag"] ?? "")
-  if (tag === "ModelUnreachable" || tag === "ModelNotFound") return ExitCode.ModelUnavailable
-  return strict ? ExitCode.Failure : ExitCode.Ok
-}
+/** What to check when the model server failed the run. */
+export const serverAdvice = (failure: ServerFailure, spec: string): string =>
+  failure._tag === "Timeout"
+    ? `The model server accepted the request but sent no reply within ${failure.ms} ms, twice. Check that it is not stuck ` +
+      `(its log; \`ollama ps\` for Ollama) and that the model fits in memory, or raise --timeout for a slow model. ` +
+      `\`smurfs doctor --model ${spec}\` checks the server.`
+    : `${failure.message} \`smurfs doctor --model ${spec}\` checks the server.`
 
 const summary = (t: Trajectory): string =>
   `${t.totals.modelCalls} model calls, ${t.totals.promptTokens + t.totals.completionTokens} tokens, ${t.totals.toolCalls} tool calls, ${t.totals.backtracks} backtracks, ${(t.totals.wallMs / 1000).toFixed(1)} s`
@@ -103,16 +106,22 @@ export const run = async (argv: string[]): Promise<number> => {
     verifier: !values["no-verifier"],
     onEvent: values.json ? undefined : liveView((line) => process.stderr.write(`${line}\n`), { color })
   }
+  const spec = values.model ?? defaultModelSpec()
+  // The run stops at the server's first failure (a timeout gets one retry): no answer made without the model is shown.
+  let watch: ReturnType<typeof watchServer> | undefined
   const program = Effect.gen(function* () {
     const tools = yield* loadToolLibrary(values.tools)
-    return yield* smurfs(options)({ id: taskIdOf(query), query, tools })
-  }).pipe(Effect.provide(resolveModelLayer(values.model ?? defaultModelSpec(), args.model)))
+    watch = watchServer(yield* LanguageModel, { timeoutRetries: 1 })
+    return yield* smurfs(options)({ id: taskIdOf(query), query, tools }).pipe(Effect.provideService(LanguageModel, watch.model))
+  }).pipe(Effect.provide(resolveModelLayer(spec, args.model)))
 
   const interrupt = new AbortController()
-  const onSigint = () => interrupt.abort()
-  process.once("SIGINT", onSigint)
+  const onSignal = () => interrupt.abort()
+  process.once("SIGINT", onSignal)
+  process.once("SIGTERM", onSignal)
   const exit = await Effect.runPromiseExit(program, { signal: interrupt.signal })
-  process.off("SIGINT", onSigint)
+  process.off("SIGINT", onSignal)
+  process.off("SIGTERM", onSignal)
 
   if (Exit.isFailure(exit)) {
     if (Cause.hasInterruptsOnly(exit.cause)) {
@@ -126,15 +135,22 @@ export const run = async (argv: string[]): Promise<number> => {
     return ExitCode.Failure
   }
   const trajectory = exit.value
+  const failure = watch?.failure()
+  if (failure) {
+    if (values.json) console.log(JSON.stringify(redactValue(trajectory), null, 2))
+    else console.error(`\n${summary(trajectory)}`)
+    console.error(redactText(`smurfs run: the model server failed, so there is no answer. ${serverAdvice(failure, spec)}`))
+    return ExitCode.ModelUnavailable
+  }
   if (values.json) {
     // What a model or tool echoed (an API key, an Authorization header) must not reach the output.
     console.log(JSON.stringify(redactValue(trajectory), null, 2))
-    return trajectory.finishType === "give_answer" ? ExitCode.Ok : giveUpCode(trajectory, values.strict)
+    return trajectory.finishType === "give_answer" || !values.strict ? ExitCode.Ok : ExitCode.Failure
   }
   console.error(`\n${summary(trajectory)}`)
   if (trajectory.finishType === "give_answer") {
     console.log(redactText(trajectory.finalAnswer))
     return ExitCode.Ok
   }
-  return giveUpCode(trajectory, values.strict)
+  return values.strict ? ExitCode.Failure : ExitCode.Ok
 }

@@ -1,0 +1,29 @@
+// What a failed file-system call means for the user: the cause named by its errno, and what to do about it.
+
+export interface FsProblem {
+  /** The cause, e.g. "the file system is read-only (EROFS)". */
+  readonly problem: string
+  /** What to do next. */
+  readonly hint: string
+}
+
+/** Problem and hint for a failed write (mkdir, open, write, rename) of a run directory's files. */
+export const writeProblem = (error: unknown): FsProblem => {
+  const code = typeof error === "object" && error !== null ? (error as { code?: unknown }).code : undefined
+  switch (code) {
+    case "EROFS":
+      return { problem: "cannot write: the file system is read-only (EROFS)", hint: "Choose a directory on a writable file system (--out), or remount this one read-write." }
+    case "ENOSPC":
+      return { problem: "cannot write: the disk is full (ENOSPC)", hint: "Free some space (or choose another --out) and rerun with --resume." }
+    case "EDQUOT":
+      return { problem: "cannot write: the disk quota is exceeded (EDQUOT)", hint: "Free some space within your quota (or choose another --out) and rerun with --resume." }
+    case "EACCES":
+    case "EPERM":
+      return { problem: `cannot write: permission denied (${code})`, hint: "Choose a directory you can write to (--out), or fix its permissions." }
+    case "ENOTDIR":
+    case "EEXIST":
+      return { problem: `cannot write: a file stands where a directory should be (${code})`, hint: "Choose another --out, or move that file away." }
+    default:
+      return { problem: `cannot write (${error instanceof Error ? error.message : String(error)})`, hint: "Check that the run directory is writable and the disk is not full." }
+  }
+}

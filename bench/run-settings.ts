@@ -1,0 +1,32 @@
+// Which settings a resumed run must share with the run it continues: those that change its tasks or their results.
+import type { RunConfig } from "./run-format.ts"
+
+/** Options that change how fast a run goes, never what it produces: a resume may change them. */
+const OPERATIONAL_OPTIONS: ReadonlySet<string> = new Set(["modelConcurrency", "timeoutMs", "callCache", "stopAfter", "fullTrace", "forcedResumes"])
+
+const show = (value: unknown): string => (value === undefined ? "(not set)" : JSON.stringify(value))
+
+/** Lists whose order does not matter (methods, groups, ids); environments are tried in order, so their order counts. */
+const asSet = (values: ReadonlyArray<string> | undefined) => (values === undefined ? undefined : [...new Set(values)].sort())
+
+/**
+ * The differences between the settings a run was started with and those a resume asks for, one
+ * line each ("model: the run has ..., this command asks for ..."); empty when the resume matches.
+ */
+export const settingsDiff = (recorded: RunConfig, requested: RunConfig): Array<string> => {
+  const top: Array<[string, unknown, unknown]> = [
+    ["model", recorded.model, requested.model],
+    ["data", recorded.data, requested.data],
+    ["methods (--method)", asSet(recorded.methods), asSet(requested.methods)],
+    ["groups (--group)", asSet(recorded.groups), asSet(requested.groups)],
+    ["environments (--env)", recorded.envs, requested.envs],
+    ["toolset (--toolset)", recorded.toolset, requested.toolset],
+    ["--limit", recorded.limit, requested.limit],
+    ["--ids", asSet(recorded.ids), asSet(requested.ids)]
+  ]
+  const keys = [...new Set([...Object.keys(recorded.options), ...Object.keys(requested.options)])].filter((k) => !OPERATIONAL_OPTIONS.has(k)).sort()
+  const options: Array<[string, unknown, unknown]> = keys.map((k) => [k, recorded.options[k], requested.options[k]])
+  return [...top, ...options]
+    .filter(([, a, b]) => JSON.stringify(a) !== JSON.stringify(b))
+    .map(([name, a, b]) => `${name}: the run has ${show(a)}, this command asks for ${show(b)}`)
+}

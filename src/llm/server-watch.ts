@@ -1,0 +1,61 @@
+// Which model-layer failures mean the server failed (not the model's reply), and a per-task watch that stops calling it then.
+import { Effect } from "effect"
+import type { ModelNotFound, ModelServerError, ModelUnreachable, Overloaded, Timeout } from "./errors.ts"
+import { type GenerateRequest, LanguageModel, type LanguageModelShape } from "./language-model.ts"
+
+/** A failure of the model server: no reply came, whatever the model would have said. */
+export type ServerFailure = ModelUnreachable | ModelNotFound | Overloaded | Timeout | ModelServerError
+
+const SERVER_FAILURES: ReadonlySet<string> = new Set(["ModelUnreachable", "ModelNotFound", "Overloaded", "Timeout", "ModelServerError"])
+
+/**
+ * True for failures of the server: refused or reset connections, a missing model or endpoint (404),
+ * 429/503 that outlasted the retries, timeouts, HTTP 5xx and cut replies. A malformed reply or a
+ * prompt too long for the context window are the model's and the task's, not the server's.
+ */
+export const isServerFailure = (e: { readonly _tag: string }): e is ServerFailure => SERVER_FAILURES.has(e._tag)
+
+export interface ServerWatchOptions {
+  /**
+   * Timed-out calls sent once more before the server counts as failed. 0 in a bench (the first
+   * timeout of a task marks the endpoint suspect: the task ends as `error` and a resume redoes it);
+   * 1 for `smurfs run` (one retry, then it gives up).
+   */
+  readonly timeoutRetries?: number | undefined
+}
+
+export const SERVER_WATCH_DEFAULTS = { timeoutRetries: 0 } as const
+
+export interface ServerWatch {
+  /** The model to give the task: once the server failed, every further call fails at once with that failure. */
+  readonly model: LanguageModelShape
+  /** The first server failure the task met, if any. */
+  readonly failure: () => ServerFailure | undefined
+}
+
+/**
+ * Watch one task's calls. After the first server failure the task's remaining calls are not sent:
+ * a hung server costs one timeout per task, not one per call, and a dead one a single refused
+ * connection; the task is then a server failure, never a result (the runner records it as `error`).
+ */
+export const watchServer = (model: LanguageModelShape, options: ServerWatchOptions = {}): ServerWatch => {
+  const timeoutRetries = options.timeoutRetries ?? SERVER_WATCH_DEFAULTS.timeoutRetries
+  let failure: ServerFailure | undefined
+  let timeoutsRetried = 0
+  const generate = (request: GenerateRequest): ReturnType<LanguageModelShape["generate"]> =>
+    Effect.suspend(() => {
+      if (failure) return Effect.fail(failure)
+      return model.generate(request).pipe(
+        Effect.catch((e) => {
+          if (!isServerFailure(e)) return Effect.fail(e)
+          if (e._tag === "Timeout" && timeoutsRetried < timeoutRetries) {
+            timeoutsRetried++
+            return generate(request)
+          }
+          failure ??= e
+          return Effect.fail(e)
+        })
+      )
+    })
+  return { model: LanguageModel.of({ info: model.info, generate }), failure: () => failure }
+}
