@@ -1,26 +1,22 @@
-// Load a tool library from a source: `demo`, a JS/TS module, or a StableToolBench api_list JSON file.
+// Load a tool library from sources: `demo`, a JS/TS module, a StableToolBench api_list JSON file, MCP servers.
 import { existsSync, readFileSync } from "node:fs"
 import { extname, resolve } from "node:path"
 import { pathToFileURL } from "node:url"
-import { Data, Effect } from "effect"
+import { Effect, type Scope } from "effect"
 import { demoLibrary } from "./demo/index.ts"
 import { chainEnvironments } from "./environments/chain.ts"
 import type { ToolEnvironment } from "./environments/environment.ts"
 import { makeOfflineEnvironment, type OfflineMode } from "./environments/offline.ts"
 import { loadReplayIndex, makeReplayEnvironment } from "./environments/replay.ts"
 import { makeToolLibrary } from "./library.ts"
+import { ToolLoadError } from "./load-error.ts"
+import { combineLibraries } from "./sources/combine.ts"
+import { connectMcp, type McpOptions, type McpServer } from "./sources/mcp.ts"
+import { parseToolSource } from "./sources/source-spec.ts"
 import type { Tool, ToolLibrary } from "./tool.ts"
 import { toolbenchLibrary, type ToolbenchToolOptions } from "./toolbench/adapter.ts"
 
-/** A tool library could not be loaded; the message says what is wrong with the source. */
-export class ToolLoadError extends Data.TaggedError("ToolLoadError")<{
-  readonly source: string
-  readonly reason: string
-}> {
-  override get message() {
-    return `Cannot load tools from "${this.source}": ${this.reason}`
-  }
-}
+export { ToolLoadError }
 
 export interface LoadToolsOptions extends ToolbenchToolOptions {
   /** For an api_list file: a `responses.jsonl` to replay calls from (else calls are answered offline). */
@@ -118,10 +114,41 @@ const loadApiList = (source: string, path: string, options: LoadToolsOptions): E
 export const loadToolLibrary = (source: string, options: LoadToolsOptions = {}): Effect.Effect<ToolLibrary, ToolLoadError> =>
   Effect.suspend(() => {
     if (source === "demo") return Effect.succeed(demoLibrary())
+    if (/^mcp(:|\+https?:)/i.test(source.trim()))
+      return Effect.fail(new ToolLoadError({ source, reason: "an MCP server stays connected while its tools are used: load it with loadTools (inside a Scope)" }))
     const path = resolve(source)
     if (!existsSync(path)) return Effect.fail(new ToolLoadError({ source, reason: `the path ${path} does not exist (use "demo", a .ts/.js module, or an api_list .json file)` }))
     const ext = extname(path).toLowerCase()
     if (MODULE_EXTENSIONS.includes(ext)) return loadModule(source, path)
     if (ext === ".json") return loadApiList(source, path, options)
     return Effect.fail(new ToolLoadError({ source, reason: `unknown kind of file "${ext}": use a .ts/.js module or an api_list .json file` }))
+  })
+
+export interface LoadSourcesOptions extends LoadToolsOptions, McpOptions {}
+
+/** The prefix of a source's tools when names clash: the MCP server's own name, else the library's. */
+const prefixOf = (library: ToolLibrary, server?: McpServer): string => (server?.serverName ?? library.name).replace(/^.*[\\/]/, "")
+
+/**
+ * Load and combine tool sources (each a `--tools` value): `demo`, a module, an api_list file,
+ * `mcp:<command>` (stdio) or `mcp+http(s)://...` (Streamable HTTP). MCP connections live until the
+ * Scope closes, which stops their server processes. Tool names shared by two sources are prefixed
+ * with their source's name.
+ */
+export const loadTools = (sources: ReadonlyArray<string>, options: LoadSourcesOptions = {}): Effect.Effect<ToolLibrary, ToolLoadError, Scope.Scope> =>
+  Effect.gen(function* () {
+    if (sources.length === 0) return yield* new ToolLoadError({ source: "--tools", reason: "no source was given; use demo, a module, an api_list .json, mcp:<command> or mcp+http(s)://..." })
+    const named = yield* Effect.forEach(sources, (source) =>
+      Effect.gen(function* () {
+        const spec = yield* Effect.try({ try: () => parseToolSource(source), catch: (e) => new ToolLoadError({ source, reason: (e as Error).message }) })
+        if (spec.kind === "mcp-stdio" || spec.kind === "mcp-http") {
+          const server = yield* connectMcp(spec, options)
+          const library = yield* Effect.try({ try: () => makeToolLibrary(server.serverName, server.tools), catch: (e) => new ToolLoadError({ source, reason: (e as Error).message }) })
+          return { prefix: prefixOf(library, server), library }
+        }
+        const library = yield* loadToolLibrary(spec.kind === "demo" ? "demo" : spec.path, options)
+        return { prefix: prefixOf(library), library }
+      })
+    )
+    return combineLibraries(named)
   })

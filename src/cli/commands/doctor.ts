@@ -3,23 +3,29 @@ import { parseArgs } from "node:util"
 import { Effect } from "effect"
 import { type CheckStatus, type DoctorReport, runDoctor } from "../../llm/doctor.ts"
 import type { ModelOptions } from "../../llm/spec.ts"
+import { checkToolSource, type SourceCheck } from "../../tools/sources/check.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { defaultModelSpec, resolveModelLayer } from "../model-option.ts"
 
-const HELP = `usage: smurfs doctor [--model <spec>] [--timeout <ms>]
+const HELP = `usage: smurfs doctor [--model <spec>] [--tools <source>]... [--timeout <ms>]
 
 Checks the model setup: the server answers, it has the model, the model supports tool calling,
-and it can reply with structured JSON. Prints what to do about anything that fails.
+and it can reply with structured JSON. With --tools, checks each tool source: it loads, lists its
+tools and (an MCP server) answers a ping; the model is then checked only when --model is given.
+Prints what to do about anything that fails.
 
 options:
   -m, --model <spec>   ollama:<model>, openai:<model>, scripted:<file.json> or sim[:options]
                        (default: $SMURFS_MODEL, else ollama:qwen2.5:7b)
+  -t, --tools <source> a tool source to check (demo, a module, an api_list .json, "mcp:<command>",
+                       mcp+http(s)://<url>); repeat for several
       --timeout <ms>   how long the test reply may take (default 120000; a cold model loads slowly)
   -h, --help           show this help
 
 environment: OLLAMA_HOST (Ollama's address), OPENAI_BASE_URL and OPENAI_API_KEY (OpenAI-compatible servers)
 
-exit codes: 0 all good, 1 the test reply failed, 3 invalid model spec, 4 server unreachable or model missing`
+exit codes: 0 all good, 1 the test reply failed, 3 invalid model spec or a tool source failed,
+4 server unreachable or model missing`
 
 const MARK: Record<CheckStatus, string> = { pass: "✓", warn: "!", fail: "✗", skip: "-" }
 
@@ -42,6 +48,14 @@ export const formatReport = (report: DoctorReport): string => {
   return lines.join("\n")
 }
 
+/** The tool source checks as the terminal shows them. */
+export const formatSourceChecks = (checks: ReadonlyArray<SourceCheck>): string => {
+  const lines = ["smurfs doctor: tool sources"]
+  for (const check of checks) lines.push(`  ${check.ok ? MARK.pass : MARK.fail} ${check.source}`, `    ${check.detail}`)
+  lines.push(checks.every((c) => c.ok) ? "All tool sources answer." : "Some tool source needs fixing: see the ✗ lines above.")
+  return lines.join("\n")
+}
+
 export const exitCodeOf = (report: DoctorReport): number => {
   switch (report.problem) {
     case undefined:
@@ -56,12 +70,13 @@ export const exitCodeOf = (report: DoctorReport): number => {
 }
 
 export const run = async (argv: string[]): Promise<number> => {
-  let values: { model?: string | undefined; timeout?: string | undefined; help?: boolean | undefined }
+  let values: { model?: string | undefined; tools?: string[] | undefined; timeout?: string | undefined; help?: boolean | undefined }
   try {
     ;({ values } = parseArgs({
       args: argv,
       options: {
         model: { type: "string", short: "m" },
+        tools: { type: "string", short: "t", multiple: true },
         timeout: { type: "string" },
         help: { type: "boolean", short: "h" }
       },
@@ -85,8 +100,16 @@ export const run = async (argv: string[]): Promise<number> => {
     }
     options.timeoutMs = ms
   }
+  let toolsCode: number = ExitCode.Ok
+  if (values.tools !== undefined) {
+    const checks = await Effect.runPromise(Effect.forEach(values.tools, (source) => checkToolSource(source)))
+    console.log(formatSourceChecks(checks))
+    if (checks.some((c) => !c.ok)) toolsCode = ExitCode.BadInput
+    if (values.model === undefined) return toolsCode
+  }
   const spec = values.model ?? defaultModelSpec()
   const report = await Effect.runPromise(runDoctor(spec, resolveModelLayer(spec, options), options))
   console.log(formatReport(report))
-  return exitCodeOf(report)
+  const modelCode = exitCodeOf(report)
+  return modelCode !== ExitCode.Ok ? modelCode : toolsCode
 }

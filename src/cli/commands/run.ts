@@ -7,7 +7,7 @@ import type { SmurfsOptions } from "../../agents/smurfs-options.ts"
 import { LanguageModel } from "../../llm/language-model.ts"
 import { type ServerFailure, watchServer } from "../../llm/server-watch.ts"
 import { DEFAULT_MODEL_SPEC, MODEL_DEFAULTS, type ModelOptions } from "../../llm/spec.ts"
-import { loadToolLibrary } from "../../tools/load.ts"
+import { loadTools } from "../../tools/load.ts"
 import { redactText, redactValue } from "../../trace/redact.ts"
 import type { Trajectory } from "../../trace/trajectory.ts"
 import { ExitCode } from "../exit-codes.ts"
@@ -20,7 +20,10 @@ Solve one query with the Smurfs agents (planner, executor, answerer, verifier) a
 
 options:
   -m, --model <spec>    ollama:<model>, openai:<model>, scripted:<file.json> or sim (default SMURFS_MODEL, else ${DEFAULT_MODEL_SPEC})
-  -t, --tools <source>  demo, a JS/TS module exporting tools, or a StableToolBench api_list JSON (default demo)
+  -t, --tools <source>  demo, a JS/TS module exporting tools, a StableToolBench api_list JSON,
+                        "mcp:<command and args>" (an MCP server over stdio) or mcp+http(s)://<url>
+                        (Streamable HTTP; Authorization header from $SMURFS_MCP_AUTHORIZATION);
+                        repeat to combine sources (default demo)
       --json            print only the trajectory as JSON
       --max-steps <n>   executor steps per subtask before it is answered from memory (default 3)
       --no-planner      ablation: the query is the only subtask
@@ -56,7 +59,7 @@ const parse = (argv: string[]) => {
     allowPositionals: true,
     options: {
       model: { type: "string", short: "m" },
-      tools: { type: "string", short: "t", default: "demo" },
+      tools: { type: "string", short: "t", multiple: true, default: ["demo"] },
       json: { type: "boolean", default: false },
       "max-steps": { type: "string" },
       "no-planner": { type: "boolean", default: false },
@@ -110,10 +113,10 @@ export const run = async (argv: string[]): Promise<number> => {
   // The run stops at the server's first failure (a timeout gets one retry): no answer made without the model is shown.
   let watch: ReturnType<typeof watchServer> | undefined
   const program = Effect.gen(function* () {
-    const tools = yield* loadToolLibrary(values.tools)
+    const tools = yield* loadTools(values.tools)
     watch = watchServer(yield* LanguageModel, { timeoutRetries: 1 })
     return yield* smurfs(options)({ id: taskIdOf(query), query, tools }).pipe(Effect.provideService(LanguageModel, watch.model))
-  }).pipe(Effect.provide(resolveModelLayer(spec, args.model)))
+  }).pipe(Effect.scoped, Effect.provide(resolveModelLayer(spec, args.model)))
 
   const interrupt = new AbortController()
   const onSignal = () => interrupt.abort()

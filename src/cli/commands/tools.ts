@@ -2,16 +2,19 @@
 import { parseArgs } from "node:util"
 import { Effect } from "effect"
 import { jsonSchemaOf } from "../../llm/structured.ts"
-import { loadToolLibrary } from "../../tools/load.ts"
+import { loadTools } from "../../tools/load.ts"
 import type { Tool } from "../../tools/tool.ts"
 import { ExitCode } from "../exit-codes.ts"
 
-const HELP = `usage: smurfs tools [--tools demo|<path>] [--json]
+const HELP = `usage: smurfs tools [--tools <source>]... [--json]
 
 List the tools of a library: name, description (first line) and parameters.
 
 options:
-  --tools <source>     demo (default), a .ts/.js module exporting tools, or a StableToolBench api_list .json
+  --tools <source>     demo (default), a .ts/.js module exporting tools, a StableToolBench api_list .json,
+                       "mcp:<command and args>" (an MCP server over stdio) or mcp+http(s)://<url>
+                       (Streamable HTTP; Authorization header from $SMURFS_MCP_AUTHORIZATION);
+                       repeat to combine sources
   --query-id <id>      with an api_list file of several queries: whose APIs to list (default: the first)
   --json               print the tools as JSON (name, description, JSON Schema of the parameters)
   -h, --help           show this help`
@@ -50,12 +53,12 @@ const renderText = (libraryName: string, tools: ReadonlyArray<Tool>): string => 
 }
 
 export const run = async (argv: string[]): Promise<number> => {
-  let values: { tools?: string | undefined; json?: boolean | undefined; help?: boolean | undefined; "query-id"?: string | undefined }
+  let values: { tools?: string[] | undefined; json?: boolean | undefined; help?: boolean | undefined; "query-id"?: string | undefined }
   try {
     values = parseArgs({
       args: argv,
       options: {
-        tools: { type: "string" },
+        tools: { type: "string", multiple: true },
         "query-id": { type: "string" },
         json: { type: "boolean" },
         help: { type: "boolean", short: "h" }
@@ -71,18 +74,20 @@ export const run = async (argv: string[]): Promise<number> => {
     console.log(HELP)
     return ExitCode.Ok
   }
-  const source = values.tools ?? "demo"
-  const loaded = await Effect.runPromise(Effect.result(loadToolLibrary(source, { queryId: values["query-id"] })))
+  const sources = values.tools ?? ["demo"]
+  const print = Effect.map(loadTools(sources, { queryId: values["query-id"] }), (library) => {
+    if (values.json) {
+      const tools = library.tools.map((t) => ({ name: t.name, description: t.description, parameters: jsonSchemaOf(t.parameters) }))
+      console.log(JSON.stringify({ library: library.name, tools }, null, 2))
+    } else {
+      console.log(renderText(library.name, library.tools))
+    }
+  })
+  // the scope closes MCP connections (and stops their servers) once the list is printed
+  const loaded = await Effect.runPromise(Effect.result(Effect.scoped(print)))
   if (loaded._tag === "Failure") {
     console.error(`smurfs tools: ${loaded.failure.message}`)
     return ExitCode.BadInput
-  }
-  const library = loaded.success
-  if (values.json) {
-    const tools = library.tools.map((t) => ({ name: t.name, description: t.description, parameters: jsonSchemaOf(t.parameters) }))
-    console.log(JSON.stringify({ library: library.name, tools }, null, 2))
-  } else {
-    console.log(renderText(library.name, library.tools))
   }
   return ExitCode.Ok
 }

@@ -1,0 +1,212 @@
+// MCP servers as tool sources: stdio or Streamable HTTP through the official SDK; each server tool becomes a Tool.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
+import { Effect, type Scope } from "effect"
+import { guardToolCall } from "../call.ts"
+import { ToolLoadError } from "../load-error.ts"
+import type { Tool, ToolResult } from "../tool.ts"
+import { version } from "../../version.ts"
+import { parametersFromJsonSchema } from "./json-schema-params.ts"
+import { mcpResultToToolResult } from "./mcp-result.ts"
+import { sourceLabel, type ToolSourceSpec } from "./source-spec.ts"
+import { modelSafeNames } from "./tool-names.ts"
+
+/** Limits of an MCP source, with their defaults in MCP_DEFAULTS. */
+export interface McpOptions {
+  /** Milliseconds for the server to start and answer `initialize` and `tools/list` (npx may download it first). */
+  readonly connectTimeoutMs?: number | undefined
+  /** Milliseconds before a tool call is abandoned (the server is told to cancel it) and reported as a timeout. */
+  readonly callTimeoutMs?: number | undefined
+  /** Where the Authorization variable of HTTP sources is read; the process environment by default. */
+  readonly env?: Readonly<Record<string, string | undefined>> | undefined
+}
+
+export const MCP_DEFAULTS = { connectTimeoutMs: 60_000, callTimeoutMs: 60_000 } as const
+
+type McpSpec = Extract<ToolSourceSpec, { kind: "mcp-stdio" | "mcp-http" }>
+
+/** A connected MCP server and its tools; the connection lives as long as the Scope it was opened in. */
+export interface McpServer {
+  readonly label: string
+  /** The server's own name and version, from its `initialize` answer. */
+  readonly serverName: string
+  readonly serverVersion: string
+  readonly tools: ReadonlyArray<Tool>
+  /** Round trip of an MCP ping in ms; fails with the reason when the server no longer answers. */
+  readonly ping: Effect.Effect<number, ToolLoadError>
+}
+
+/**
+ * Stdio servers still running when the process exits (a `process.exit` that skips finalizers) get a
+ * SIGTERM here. A hard kill of this process closes their stdin, on which MCP servers exit by the spec.
+ */
+const liveChildren = new Set<number>()
+let exitHookInstalled = false
+const trackChild = (pid: number | null) => {
+  if (pid === null) return
+  liveChildren.add(pid)
+  if (exitHookInstalled) return
+  exitHookInstalled = true
+  process.on("exit", () => {
+    for (const child of liveChildren)
+      try {
+        process.kill(child, "SIGTERM")
+      } catch {
+        // already gone
+      }
+  })
+}
+
+const STDERR_TAIL = 2000
+
+const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e))
+
+/** The transport for a spec; stdio keeps the tail of the server's stderr to explain a crash. */
+const makeTransport = (spec: McpSpec, env: McpOptions["env"]): { transport: Transport; stderrTail: () => string; pid: () => number | null } => {
+  if (spec.kind === "mcp-http") {
+    const authorization = (env ?? process.env)[spec.authEnv]
+    const headers: Record<string, string> = authorization ? { Authorization: authorization } : {}
+    return { transport: new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers } }), stderrTail: () => "", pid: () => null }
+  }
+  const transport = new StdioClientTransport({ command: spec.command, args: [...spec.args], stderr: "pipe" })
+  let tail = ""
+  transport.stderr?.on("data", (chunk: Buffer) => {
+    tail = (tail + chunk.toString("utf8")).slice(-STDERR_TAIL)
+  })
+  // The SDK forgets the process when a failed connect closes it; remember the pid to make sure it is gone.
+  let pid: number | null = null
+  const start = transport.start.bind(transport)
+  transport.start = async () => {
+    await start()
+    pid = transport.pid
+    trackChild(pid)
+  }
+  return { transport, stderrTail: () => tail.trim(), pid: () => pid }
+}
+
+/** Stop a server process that failed to connect: it owes us no graceful shutdown. */
+const killChild = (pid: number | null) => {
+  if (pid === null) return
+  liveChildren.delete(pid)
+  try {
+    process.kill(pid, "SIGKILL")
+  } catch {
+    // already gone
+  }
+}
+
+/** Why a connection failed, with what to do about it. */
+const connectFailure = (spec: McpSpec, e: unknown, stderr: string, timeoutMs: number): string => {
+  const text = errorText(e)
+  const said = stderr ? ` The server's stderr ends with: ${stderr.slice(-500)}` : ""
+  if (spec.kind === "mcp-stdio" && /ENOENT/.test(text))
+    return `the command "${spec.command}" was not found. Check the command line, or install the server (for an npm package: mcp:npx -y <package>).`
+  if (/timed out|timeout/i.test(text))
+    return `the server did not answer within ${timeoutMs} ms. Check that the command starts an MCP server speaking on ${spec.kind === "mcp-stdio" ? "stdio" : "this URL"}.${said}`
+  if (spec.kind === "mcp-http" && /\b401\b|unauthori[sz]ed/i.test(text))
+    return `the server refused the credentials (401). Set ${spec.authEnv} to the Authorization header value (e.g. "Bearer <token>").`
+  if (spec.kind === "mcp-http" && /fetch failed|ECONNREFUSED|ENOTFOUND/i.test(text))
+    return `cannot reach ${spec.url} (${text}). Start the server or check the URL.`
+  return `${text}${spec.kind === "mcp-stdio" ? `. The server exited or broke the protocol.${said}` : ""}`
+}
+
+/** The tools of a connected client, every page of `tools/list`. */
+const listAllTools = async (client: Client, timeout: number) => {
+  const tools: Array<Awaited<ReturnType<Client["listTools"]>>["tools"][number]> = []
+  let cursor: string | undefined
+  do {
+    const page = await client.listTools(cursor === undefined ? undefined : { cursor }, { timeout })
+    tools.push(...page.tools)
+    cursor = page.nextCursor
+  } while (cursor !== undefined && tools.length < 100_000)
+  return tools
+}
+
+/**
+ * Connect to an MCP server and adapt its tools. The connection (and a stdio server's process) is closed
+ * when the Scope closes: at the end of a run, on interruption (Ctrl-C) and on failure. A server that
+ * crashes later makes its tools return failed results naming the cause; one that stops answering makes
+ * them time out. Nothing the server does fails the run.
+ */
+export const connectMcp = (spec: McpSpec, options: McpOptions = {}): Effect.Effect<McpServer, ToolLoadError, Scope.Scope> => {
+  const label = sourceLabel(spec)
+  const connectTimeoutMs = options.connectTimeoutMs ?? MCP_DEFAULTS.connectTimeoutMs
+  const callTimeoutMs = options.callTimeoutMs ?? MCP_DEFAULTS.callTimeoutMs
+  return Effect.gen(function* () {
+    const connection = yield* Effect.acquireRelease(
+      Effect.tryPromise({
+        try: async () => {
+          const { transport, stderrTail, pid } = makeTransport(spec, options.env)
+          const client = new Client({ name: "smurfs", version })
+          const state = { closed: undefined as string | undefined }
+          try {
+            await client.connect(transport, { timeout: connectTimeoutMs })
+            const listed = await listAllTools(client, connectTimeoutMs)
+            // set after connecting: the SDK's own onclose handler is in place by then and keeps running
+            const previous = client.onclose
+            client.onclose = () => {
+              previous?.()
+              const stderr = stderrTail()
+              state.closed = `the MCP server ${label} has stopped${stderr ? ` (its stderr ends with: ${stderr.slice(-300)})` : ""}; its tools cannot be called until it is restarted`
+            }
+            return { client, listed, state, pid }
+          } catch (e) {
+            killChild(pid())
+            await client.close().catch(() => undefined)
+            throw new ToolLoadError({ source: label, reason: connectFailure(spec, e, stderrTail(), connectTimeoutMs) })
+          }
+        },
+        catch: (e) => (e instanceof ToolLoadError ? e : new ToolLoadError({ source: label, reason: errorText(e) }))
+      }),
+      ({ client, pid }) =>
+        Effect.promise(async () => {
+          // the SDK closes stdin, then sends SIGTERM and SIGKILL to a server that does not exit
+          await client.close().catch(() => undefined)
+          const child = pid()
+          if (child !== null) liveChildren.delete(child)
+        })
+    )
+    const { client, listed, state } = connection
+    const names = modelSafeNames(listed.map((t) => t.name))
+    const server = client.getServerVersion()
+    const tools = listed.map((definition, i): Tool => {
+      const name = names[i]!
+      const call = (args: Record<string, unknown>): Effect.Effect<ToolResult> =>
+        guardToolCall(
+          name,
+          Effect.suspend(() =>
+            state.closed !== undefined
+              ? Effect.succeed<ToolResult>({ ok: false, content: "", error: state.closed })
+              : Effect.tryPromise({
+                  // the SDK's own timeout is a backstop; the guard below fires first and aborts the request
+                  try: (signal) => client.callTool({ name: definition.name, arguments: args }, undefined, { signal, timeout: callTimeoutMs + 1000 }),
+                  catch: (e) => e
+                }).pipe(
+                  Effect.map((result) => mcpResultToToolResult(name, result)),
+                  Effect.catch((e) => Effect.succeed<ToolResult>({ ok: false, content: "", error: `tool "${name}" failed: ${state.closed ?? errorText(e)}` }))
+                )
+          ),
+          { timeoutMs: callTimeoutMs }
+        )
+      return {
+        name,
+        description: (definition.description ?? definition.title ?? definition.name).trim() || definition.name,
+        parameters: parametersFromJsonSchema(definition.inputSchema),
+        call,
+        meta: { source: label, server: server?.name ?? label, mcpTool: definition.name }
+      }
+    })
+    const ping = Effect.tryPromise({
+      try: async () => {
+        if (state.closed !== undefined) throw new Error(state.closed)
+        const started = performance.now()
+        await client.ping({ timeout: Math.min(connectTimeoutMs, 10_000) })
+        return performance.now() - started
+      },
+      catch: (e) => new ToolLoadError({ source: label, reason: `the server does not answer a ping: ${errorText(e)}` })
+    })
+    return { label, serverName: server?.name ?? label, serverVersion: server?.version ?? "", tools, ping } satisfies McpServer
+  })
+}
