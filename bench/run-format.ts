@@ -30,6 +30,13 @@ export const RunEvent = z.object({
   type: z.string(),
   time: z.string(),
   subject: z.string(),
+  datacontenttype: z.string().optional(),
+  // CloudEvents extension attributes linking an event to its task, subtask and sub-agent (src/trace/events.ts)
+  correlationid: z.string().optional(),
+  subtask: z.number().int().optional(),
+  agent: z.string().optional(),
+  agentdepth: z.number().int().optional(),
+  parentsubtask: z.number().int().optional(),
   data: z.record(z.string(), z.unknown())
 })
 

@@ -14,6 +14,7 @@ import { type Progress, silentProgress } from "./progress.ts"
 import { openRunDir, readRecord, readRecords, type RunDirError, writeJsonAtomic } from "./run-dir.ts"
 import { acquireRunLock } from "./run-lock.ts"
 import { convertedPath, RUN_FORMAT_VERSION, type RunConfig, type TaskRecord, taskRecordPath } from "./run-format.ts"
+import { isKind } from "../src/trace/events.ts"
 
 /** A method under the name it is run and stored as. */
 export interface MethodEntry {
@@ -87,7 +88,7 @@ const slimEvents = (events: ReadonlyArray<RunEvent>, full: boolean): Array<RunEv
   full
     ? [...events]
     : events.map((e) => {
-        if (e.type !== "smurfs.model_call" || !("messages" in e.data)) return e
+        if (!isKind(e, "model_call") || !("messages" in e.data)) return e
         const { messages: _dropped, ...data } = e.data
         return { ...e, data }
       })

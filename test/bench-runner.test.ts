@@ -14,6 +14,7 @@ import { LanguageModel } from "../src/llm/language-model.ts"
 import { makeScriptedModel, scriptedLayer } from "../src/llm/scripted.ts"
 import { readConverted } from "../src/trace/converters/stabletoolbench.ts"
 import type { Tool } from "../src/tools/tool.ts"
+import { isKind } from "../src/trace/events.ts"
 
 const dirs: Array<string> = []
 const tempRun = () => {
@@ -99,7 +100,7 @@ describe("bench runner", () => {
     expect(converted["1"]!.available_tools.map((t) => t.name)).toEqual(["echo_for_echo", "Finish"])
     // records do not keep prompts unless asked
     const record = JSON.parse(readFileSync(taskRecordPath(runDir, "react", GROUP, "1"), "utf8")) as TaskRecord
-    expect(record.events.some((e) => e.type === "smurfs.model_call" && "messages" in e.data)).toBe(false)
+    expect(record.events.some((e) => isKind(e, "model_call") && "messages" in e.data)).toBe(false)
   })
 
   it("resumes after a crash: finished tasks are skipped, a torn record and stray temp files are redone once", async () => {

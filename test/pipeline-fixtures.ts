@@ -7,6 +7,7 @@ import { LanguageModel } from "../src/llm/language-model.ts"
 import { makeScriptedModel, type Script } from "../src/llm/scripted.ts"
 import type { Tool, ToolResult } from "../src/tools/tool.ts"
 import type { Trajectory } from "../src/trace/trajectory.ts"
+import { kindOf } from "../src/trace/events.ts"
 
 export interface RecordingTool extends Tool {
   readonly calls: Array<Record<string, unknown>>
@@ -55,7 +56,7 @@ export const runSmurfs = (query: string, tools: ReadonlyArray<Tool>, script: Scr
   return Effect.runPromise(smurfs(options)({ id: "task-1", query, tools: { name: "test", tools } }).pipe(Effect.provide(layer)))
 }
 
-export const eventsOf = (t: Trajectory, kind: string) => t.events.filter((e) => e.type === `smurfs.${kind}`).map((e) => e.data as Record<string, any>)
+export const eventsOf = (t: Trajectory, kind: string) => t.events.filter((e) => kindOf(e) === kind).map((e) => e.data as Record<string, any>)
 
 /** The model calls a role made, with their messages. */
 export const callsOf = (t: Trajectory, role: string) =>

@@ -6,6 +6,7 @@ import { modelLayer } from "../src/llm/spec.ts"
 import { demoLibrary } from "../src/tools/demo/index.ts"
 import { startFakeOllama } from "./fake-servers/ollama.ts"
 import { startFakeOpenAI } from "./fake-servers/openai.ts"
+import { isKind } from "../src/trace/events.ts"
 
 /** Answers each agent by the JSON Schema it asked for, as a model following `format` would. */
 const agentReply = (schema: any): string => {
@@ -35,7 +36,7 @@ describe("the pipeline through real clients", () => {
     )
     expect(trajectory.finishType).toBe("give_answer")
     expect(trajectory.finalAnswer).toContain("42")
-    const toolCall = trajectory.events.find((e) => e.type === "smurfs.tool_call")!.data as any
+    const toolCall = trajectory.events.find((e) => isKind(e, "tool_call"))!.data as any
     expect(toolCall).toMatchObject({ tool: "calculator", ok: true })
     expect(toolCall.content).toContain("42")
 

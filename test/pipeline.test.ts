@@ -40,8 +40,8 @@ describe("smurfs pipeline", () => {
     expect(userPrompt(thoughts[0]!)).toContain("Answers to earlier subtasks (facts you may use):\nnone")
     expect(userPrompt(thoughts[1]!)).toContain("- Find the height of Mount Everest in feet: Mount Everest is 29032 feet high.")
     expect(t.totals.backtracks).toBe(0)
-    expect(t.events.map((e) => e.type).at(0)).toBe("smurfs.task_started")
-    expect(t.events.map((e) => e.type).at(-1)).toBe("smurfs.task_finished")
+    expect(t.events.map((e) => e.type).at(0)).toBe("dev.smurfs.task_started")
+    expect(t.events.map((e) => e.type).at(-1)).toBe("dev.smurfs.task_finished")
     // each agent sees only its slice: the planner the query, the verifier no tool list
     expect(userPrompt(callsOf(t, "planner")[0]!)).toContain(query)
     expect(callsOf(t, "verifier")[0]!.messages.map((m) => m.content).join("\n")).not.toContain("percent_of")

@@ -1,6 +1,7 @@
 // What a judge sees of one answered task, whether it came from our run directory or from StableToolBench.
 import { z } from "zod"
 import type { TaskRecord } from "../run-format.ts"
+import { isKind, isTopLevel } from "../../src/trace/events.ts"
 
 export const JudgeStep = z.object({
   /** The tool's name as the model saw it. */
@@ -43,11 +44,11 @@ export type JudgeInput = z.infer<typeof JudgeInput>
 export const toolEvalResponse = (ok: boolean, content: string, error?: string): string =>
   JSON.stringify({ error: ok ? "" : (error ?? "error"), response: content })
 
-/** A judge input from one of our task records: tool calls come from its `smurfs.tool_call` events. */
+/** A judge input from one of our task records: tool calls come from its `tool_call` events (top-level ones: a sub-agent's calls are inside its own tool call). */
 export const judgeInputFromRecord = (record: TaskRecord): JudgeInput => {
   const steps: Array<JudgeStep> = []
   for (const event of record.events) {
-    if (event.type !== "smurfs.tool_call") continue
+    if (!isKind(event, "tool_call") || !isTopLevel(event)) continue
     const d = event.data
     const ok = d["ok"] === true
     steps.push({

@@ -32,7 +32,7 @@ export const fakeRecord = (t: FakeTask): TaskRecord => {
     specversion: "1.0" as const,
     id: `e${i}`,
     source: "smurfs",
-    type: "smurfs.tool_call",
+    type: "dev.smurfs.tool_call",
     time,
     subject: t.taskId,
     data: { tool: c.tool, args: c.args ?? {}, ok: c.ok, content: c.content, ...(c.ok ? {} : { error: "tool failed" }), durationMs: 1 }

@@ -8,6 +8,7 @@ import type { ToolLibrary } from "../../src/tools/tool.ts"
 import type { Trajectory } from "../../src/trace/trajectory.ts"
 import { rngFor } from "../eval/rng.ts"
 import { BAD_REPLY_DEFAULTS, type BadReplyOptions, makeFaultyModel, type SentFault } from "./bad-replies.ts"
+import { isKind } from "../../src/trace/events.ts"
 
 export interface ModelOutputFaultOptions extends Partial<BadReplyOptions> {
   /** Seed of every draw: the same seed gives the same replies, trajectories and figures. */
@@ -81,15 +82,15 @@ const bumpFigure = (record: Record<string, GuardrailFigure>, key: string, recove
 
 const endsProperly = (t: Trajectory): boolean => {
   const last = t.events.at(-1)
-  if (last?.type !== "smurfs.task_finished") return false
+  if (last === undefined || !isKind(last, "task_finished")) return false
   if (t.finishType === "give_answer") return t.finalAnswer.trim().length > 0
-  return t.events.some((e) => e.type === "smurfs.give_up")
+  return t.events.some((e) => isKind(e, "give_up"))
 }
 
 /** Compare a task's guardrail events with the bad replies sent, in order; a description of the first difference. */
 const matchFaults = (taskId: string, t: Trajectory, sent: ReadonlyArray<SentFault>, byKind: Record<string, GuardrailFigure>): string | undefined => {
   const due = sent.filter((f) => f.guardrail !== undefined)
-  const events = t.events.filter((e) => e.type === "smurfs.guardrail").map((e) => e.data)
+  const events = t.events.filter((e) => isKind(e, "guardrail")).map((e) => e.data)
   for (let i = 0; i < Math.max(due.length, events.length); i++) {
     const f = due[i], e = events[i]
     if (!f || !e || e["guardrail"] !== f.guardrail || e["role"] !== f.role)
@@ -139,9 +140,9 @@ export const runModelOutputFaults = (options: ModelOutputFaultOptions = {}): Eff
       else if (t.finishType === "give_answer") answered++
       else gaveUp++
       for (const e of t.events) {
-        if (e.type === "smurfs.guardrail") bumpFigure(guardrails, String(e.data["guardrail"]), e.data["recovered"] === true)
-        if (e.type === "smurfs.model_call") maxPromptTokens = Math.max(maxPromptTokens, Number(e.data["promptTokens"] ?? 0))
-        if (e.type === "smurfs.model_call")
+        if (isKind(e, "guardrail")) bumpFigure(guardrails, String(e.data["guardrail"]), e.data["recovered"] === true)
+        if (isKind(e, "model_call")) maxPromptTokens = Math.max(maxPromptTokens, Number(e.data["promptTokens"] ?? 0))
+        if (isKind(e, "model_call"))
           for (const m of (e.data["messages"] as ReadonlyArray<{ role: string; content: string }> | undefined) ?? []) {
             const isReflection = m.content.startsWith("Your previous reply was not valid")
             if (isReflection) reflections++

@@ -18,6 +18,7 @@ import { readRecordings, type Recordings } from "../sim/knowledge.ts"
 import { makeSimModel, type SimStats } from "../sim/model.ts"
 import { parseSimSpec, simDefaults } from "../sim/options.ts"
 import { taskOf } from "../tasks.ts"
+import { isKind } from "../../src/trace/events.ts"
 
 export const METHODS = {
   smurfs: () => smurfs(),
@@ -125,7 +126,7 @@ export const runBatch = (setup: PerfSetup, config: BatchConfig) =>
         config.inspect?.(trajectory)
         const gapsMs = calls.map((c, i) => c.start - (i === 0 ? started : calls[i - 1]!.end))
         const modelMs = calls.reduce((n, c) => n + (c.end - c.start), 0)
-        const modelEvents = trajectory.events.filter((e) => e.type === "smurfs.model_call" && e.data["ok"] === true)
+        const modelEvents = trajectory.events.filter((e) => isKind(e, "model_call") && e.data["ok"] === true)
         return {
           id: query.id,
           answered: trajectory.finishType === "give_answer" && trajectory.finalAnswer.trim().length > 0,

@@ -23,6 +23,7 @@ import { drawFault } from "./faults.ts"
 import { CurrentTask, makeSimModel, parseSimSpec, type SimModel, simModelLayer, withCurrentTask } from "./index.ts"
 import { contentOf, subtaskFor } from "./policy.ts"
 import { readRecordings, simTaskOf } from "./knowledge.ts"
+import { isKind } from "../../src/trace/events.ts"
 
 const DATA = fileURLToPath(new URL("../../../shared/toolbench", import.meta.url))
 
@@ -89,7 +90,7 @@ describe("simulated model", () => {
     const trajectory = await solve(model, smurfs())
     expect(trajectory.finishType).toBe("give_answer")
     expect(trajectory.finalAnswer).toContain("Lionel Messi")
-    const toolCalls = trajectory.events.filter((e) => e.type === "smurfs.tool_call").map((e) => e.data)
+    const toolCalls = trajectory.events.filter((e) => isKind(e, "tool_call")).map((e) => e.data)
     expect(toolCalls.map((c) => c["tool"])).toEqual(relevantNames())
     expect(toolCalls.every((c) => c["ok"] === true)).toBe(true)
     expect(trajectory.totals.guardrails).toEqual({})
@@ -101,7 +102,7 @@ describe("simulated model", () => {
       for (const method of [react(), dfsdt()]) {
         const trajectory = await solve(sim(spec), method)
         expect(trajectory.finishType).toBe("give_answer")
-        const tools = trajectory.events.filter((e) => e.type === "smurfs.tool_call").map((e) => e.data["tool"])
+        const tools = trajectory.events.filter((e) => isKind(e, "tool_call")).map((e) => e.data["tool"])
         expect(tools).toEqual(relevantNames())
         expect(trajectory.totals.modelCalls).toBe(relevantNames().length + 1)
         expect(trajectory.totals.guardrails).toEqual({})
@@ -122,14 +123,14 @@ describe("simulated model", () => {
   it("without a CurrentTask, recognizes a ToolBench task from the query its prompts quote", async () => {
     const trajectory = await Effect.runPromise(smurfs()(task).pipe(Effect.provideService(LanguageModel, sim("sim").model)))
     expect(trajectory.finishType).toBe("give_answer")
-    expect(trajectory.events.filter((e) => e.type === "smurfs.tool_call").map((e) => e.data["tool"])).toEqual(relevantNames())
+    expect(trajectory.events.filter((e) => isKind(e, "tool_call")).map((e) => e.data["tool"])).toEqual(relevantNames())
   })
 
   it("injects seeded faults: the same seed gives the same faults and replies, another seed others", async () => {
     const replies = async (spec: string) => {
       const model = sim(spec)
       const trajectory = await solve(model, smurfs())
-      return { replies: trajectory.events.filter((e) => e.type === "smurfs.model_call").map((e) => e.data["reply"]), faults: model.stats.faults, guardrails: trajectory.totals.guardrails }
+      return { replies: trajectory.events.filter((e) => isKind(e, "model_call")).map((e) => e.data["reply"]), faults: model.stats.faults, guardrails: trajectory.totals.guardrails }
     }
     const a = await replies("sim:fault=0.3,seed=7")
     const b = await replies("sim:fault=0.3,seed=7")

@@ -6,6 +6,7 @@ import { type Script, scriptedLayer } from "../llm/scripted.ts"
 import type { Tool } from "../tools/tool.ts"
 import { dfsdt, type DfsdtOptions } from "./dfsdt.ts"
 import type { Task } from "./task.ts"
+import { isKind } from "../trace/events.ts"
 
 const search: Tool = {
   name: "search_for_web",
@@ -39,7 +40,7 @@ describe("dfsdt", () => {
     expect(diversity).toContain("give_up_and_restart")
     // the sibling shares its parent's state: the search observation is in its conversation
     expect(requests[2]!.messages.some((m) => m.role === "tool" && m.content.includes("results for x"))).toBe(true)
-    const final = trajectory.events.find((e) => e.type === "smurfs.final_answer")!
+    const final = trajectory.events.find((e) => isKind(e, "final_answer"))!
     expect((final.data["chain"] as Array<{ tool: string }>).map((s) => s.tool)).toEqual(["search_for_web", "Finish"])
     expect(trajectory.totals.backtracks).toBe(1)
   })
@@ -53,7 +54,7 @@ describe("dfsdt", () => {
     expect(requests[2]!.messages.at(-1)!.content).toContain("search_for_web")
     // the diversity prompt is not kept in the chosen branch's conversation
     expect(hasDiversity(requests[3]!)).toBe(false)
-    const final = trajectory.events.find((e) => e.type === "smurfs.final_answer")!
+    const final = trajectory.events.find((e) => isKind(e, "final_answer"))!
     expect((final.data["chain"] as Array<{ arguments: string }>)[0]!.arguments).toContain('"y"')
   })
 

@@ -6,6 +6,7 @@ import { makeScriptedModel, type Script, scriptedLayer } from "../llm/scripted.t
 import type { Tool } from "../tools/tool.ts"
 import { react } from "./react.ts"
 import type { Task } from "./task.ts"
+import { isKind } from "../trace/events.ts"
 
 const calls: Array<Record<string, unknown>> = []
 const weather: Tool = {
@@ -46,7 +47,7 @@ describe("react", () => {
     expect(JSON.parse(observation.content)).toEqual({ error: "", response: "Sunny in Paris" })
     expect(trajectory.totals.toolCalls).toBe(1)
     expect(trajectory.totals.modelCalls).toBe(2)
-    const final = trajectory.events.find((e) => e.type === "smurfs.final_answer")!
+    const final = trajectory.events.find((e) => isKind(e, "final_answer"))!
     expect((final.data["chain"] as Array<{ tool: string }>).map((s) => s.tool)).toEqual(["weather_for_meteo", "Finish"])
   })
 
@@ -116,6 +117,6 @@ describe("react", () => {
   it("records a dead server as an error event and a give-up, without failing", async () => {
     const { trajectory } = await run([])
     expect(trajectory.finishType).toBe("give_up")
-    expect(trajectory.events.some((e) => e.type === "smurfs.error" && e.data["tag"] === "ModelServerError")).toBe(true)
+    expect(trajectory.events.some((e) => isKind(e, "error") && e.data["tag"] === "ModelServerError")).toBe(true)
   })
 })

@@ -5,7 +5,7 @@ import { LanguageModel } from "../llm/language-model.ts"
 import { ContextBudget } from "../memory/context-budget.ts"
 import { GlobalMemory } from "../memory/global-memory.ts"
 import { LocalMemory } from "../memory/local-memory.ts"
-import { emit } from "../trace/events.ts"
+import { emit, linked } from "../trace/events.ts"
 import { recording, totalsOf, type Trajectory } from "../trace/trajectory.ts"
 import { answerFinal, answerSubtask } from "./answerer.ts"
 import { BudgetExhausted } from "./errors.ts"
@@ -56,10 +56,14 @@ const solveTask = Effect.fn("Smurfs.task")(function* (ctx: PipelineContext) {
   const subtasks = planned ?? [task.query]
   yield* emit("plan", { subtasks, planner: options.planner })
   for (const [index, subtask] of subtasks.entries()) {
-    yield* emit("subtask_started", { index, subtask })
-    const { answer, source } = yield* solveSubtask(ctx, index, subtask)
-    global.answer(subtask, answer)
-    yield* emit("subtask_answered", { index, subtask, answer, source })
+    yield* linked({ subtask: index })(
+      Effect.gen(function* () {
+        yield* emit("subtask_started", { index, subtask })
+        const { answer, source } = yield* solveSubtask(ctx, index, subtask)
+        global.answer(subtask, answer)
+        yield* emit("subtask_answered", { index, subtask, answer, source })
+      })
+    )
   }
   const joined = global.answers.map((a) => a.answer.trim()).filter((a) => a.length > 0).join("\n")
   const final = options.answerer ? ((yield* soft("answerer.final", answerFinal(ctx, task.query, global.answers))) ?? joined) : joined

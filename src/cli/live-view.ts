@@ -2,6 +2,7 @@
 import { styleText } from "node:util"
 import type { RunEvent } from "../trace/events.ts"
 import { redactText, secretValues } from "../trace/redact.ts"
+import { kindOf } from "../trace/events.ts"
 
 export interface LiveViewOptions {
   /** Color the output (on when the stream is a terminal and NO_COLOR is unset). */
@@ -23,39 +24,39 @@ export const formatEvent = (event: RunEvent, options: LiveViewOptions = {}): Arr
   const paint = (style: Style, text: string) => (options.color ? styleText(style, text) : text)
   const d = event.data as Record<string, unknown>
   const short = (v: unknown) => oneLine(v, max)
-  switch (event.type) {
-    case "smurfs.task_started":
+  switch (kindOf(event)) {
+    case "task_started":
       return [paint("bold", `Query: ${String(d["query"])}`), paint("dim", `model ${String(d["model"])}, ${(d["tools"] as unknown[] | undefined)?.length ?? 0} tools`)]
-    case "smurfs.plan": {
+    case "plan": {
       const subtasks = (d["subtasks"] as string[] | undefined) ?? []
       return [paint("bold", d["planner"] === false ? "Plan (planner off):" : "Plan:"), ...subtasks.map((s, i) => `  ${i + 1}. ${s}`)]
     }
-    case "smurfs.subtask_started":
+    case "subtask_started":
       return ["", paint(["bold", "cyan"], `Subtask ${Number(d["index"]) + 1}: ${String(d["subtask"])}`)]
-    case "smurfs.thought":
+    case "thought":
       return [`  ${paint("dim", "thought:")} ${short(d["thought"])}`]
-    case "smurfs.tool_call": {
+    case "tool_call": {
       const result = d["ok"] ? paint("green", `ok ${short(d["content"])}`) : paint("red", `failed: ${short(d["error"] ?? d["content"])}`)
       return [`  ${paint("yellow", "call")} ${String(d["tool"])} ${oneLine(d["args"], max)}`, `    -> ${result}`]
     }
-    case "smurfs.answer":
+    case "answer":
       return [`  ${paint("dim", "answer:")} ${short(d["answer"])}`]
-    case "smurfs.verdict":
+    case "verdict":
       return d["status"] === "solved"
         ? [`  ${paint("green", "verifier: solved")} (${short(d["reason"])})`]
         : [`  ${paint("yellow", "verifier: pending")} (${short(d["reason"])})${d["hint"] ? ` hint: ${short(d["hint"])}` : ""}`]
-    case "smurfs.backtrack":
+    case "backtrack":
       return [`  ${paint("magenta", "backtrack")} from depth ${String(d["fromDepth"])} to ${String(d["toDepth"])}; ${String(d["tool"])} excluded there`]
-    case "smurfs.guardrail": {
+    case "guardrail": {
       // a guardrail event arrives once its call has ended, so it can say whether the model recovered
       const outcome = d["recovered"] === true ? paint("green", " (recovered)") : d["recovered"] === false ? paint("red", " (not recovered)") : ""
       return [`  ${paint("magenta", `guardrail ${String(d["guardrail"])}`)} (${String(d["role"])}): ${short(d["error"])}${outcome}`]
     }
-    case "smurfs.error":
+    case "error":
       return [`  ${paint("red", `${String(d["role"])} failed`)}: ${short(d["error"])}`]
-    case "smurfs.subtask_answered":
+    case "subtask_answered":
       return [`  ${paint("bold", "=")} ${short(d["answer"]) || "(no answer)"}${d["source"] === "step_limit" ? paint("dim", " (step limit: answered from memory)") : ""}`]
-    case "smurfs.give_up":
+    case "give_up":
       return ["", paint("red", `Gave up: ${String(d["reason"])}`)]
     default:
       return []

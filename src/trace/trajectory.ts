@@ -1,6 +1,6 @@
 // A run's trajectory: its events, final answer and per-task totals, as one serializable value.
 import { Effect, Ref } from "effect"
-import { type EventKind, makeEvent, type RunEvent, Trace, type TraceShape } from "./events.ts"
+import { type EventKind, type EventLink, kindOf, makeEvent, type RunEvent, Trace, type TraceShape } from "./events.ts"
 
 export type FinishType = "give_answer" | "give_up"
 
@@ -42,21 +42,21 @@ export const totalsOf = (events: ReadonlyArray<RunEvent>, wallMs: number): Total
   const guardrails: Record<string, number> = {}
   const guardrailsRecovered: Record<string, number> = {}
   for (const e of events) {
-    switch (e.type) {
-      case "smurfs.model_call":
+    switch (kindOf(e)) {
+      case "model_call":
         if (e.data["cached"]) cachedModelCalls++
         else modelCalls++
         promptTokens += Number(e.data["promptTokens"] ?? 0)
         completionTokens += Number(e.data["completionTokens"] ?? 0)
         break
-      case "smurfs.tool_call":
+      case "tool_call":
         if (e.data["cached"]) cachedToolCalls++
         else toolCalls++
         break
-      case "smurfs.backtrack":
+      case "backtrack":
         backtracks++
         break
-      case "smurfs.guardrail": {
+      case "guardrail": {
         const name = String(e.data["guardrail"] ?? "unknown")
         guardrails[name] = (guardrails[name] ?? 0) + 1
         if (e.data["recovered"] === true) guardrailsRecovered[name] = (guardrailsRecovered[name] ?? 0) + 1
@@ -74,17 +74,22 @@ export const totalsOf = (events: ReadonlyArray<RunEvent>, wallMs: number): Total
 export const makeRecorder = (taskId: string, listener?: (event: RunEvent) => void) =>
   Effect.gen(function* () {
     const events = yield* Ref.make<Array<RunEvent>>([])
+    const record = (event: RunEvent): RunEvent => {
+      try {
+        listener?.(event)
+      } catch {
+        // a listener's failure must never break a run
+      }
+      return event
+    }
     const trace: TraceShape = {
-      emit: (kind: EventKind, data: Record<string, unknown>) =>
-        Effect.sync(() => {
-          const event = makeEvent(taskId, kind, data)
-          try {
-            listener?.(event)
-          } catch {
-            // a listener's failure must never break a run
-          }
-          return event
-        }).pipe(Effect.flatMap((event) => Ref.update(events, (all) => (all.push(event), all))))
+      emit: (kind: EventKind, data: Record<string, unknown>, link?: EventLink) =>
+        Effect.sync(() => record(makeEvent(taskId, kind, data, link))).pipe(Effect.flatMap((event) => Ref.update(events, (all) => (all.push(event), all)))),
+      // a sub-agent's event joins this run: same correlation id as every event of this task
+      forward: (event) => {
+        const nested = record({ ...event, correlationid: taskId })
+        Effect.runSync(Ref.update(events, (all) => (all.push(nested), all)))
+      }
     }
     return { trace, events: Ref.get(events) }
   })

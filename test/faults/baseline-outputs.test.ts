@@ -10,6 +10,7 @@ import type { GenerateRequest, ToolSpec } from "../../src/llm/language-model.ts"
 import { makeScriptedModel } from "../../src/llm/scripted.ts"
 import { LanguageModel } from "../../src/llm/language-model.ts"
 import { demoLibrary } from "../../src/tools/demo/index.ts"
+import { isKind } from "../../src/trace/events.ts"
 
 const KINDS = ["random_text", "truncated_json", "empty", "huge", "unknown_tool", "wrong_args", "missing_keys", "bad_finish"] as const
 
@@ -70,9 +71,9 @@ describe("baselines under bad replies", () => {
         continue
       }
       const t = exit.value
-      const guardrails = t.events.filter((e) => e.type === "smurfs.guardrail").length
+      const guardrails = t.events.filter((e) => isKind(e, "guardrail")).length
       expect(Object.values(t.totals.guardrails).reduce((a, b) => a + b, 0)).toBe(guardrails)
-      if (t.finishType === "give_answer" ? t.finalAnswer.trim() === "" : !t.events.some((e) => e.type === "smurfs.give_up")) lost++
+      if (t.finishType === "give_answer" ? t.finalAnswer.trim() === "" : !t.events.some((e) => isKind(e, "give_up"))) lost++
       if (t.finishType === "give_up") gaveUp++
     }
     console.log(`${label}: bad replies ${JSON.stringify(counts)}; gave up ${gaveUp}/25; crashes ${crashes}; lost ${lost}`)

@@ -8,6 +8,7 @@ import { LanguageModel } from "../../src/llm/language-model.ts"
 import { makeScriptedModel, type ScriptedReply } from "../../src/llm/scripted.ts"
 import { generateObject } from "../../src/llm/structured.ts"
 import { recording, totalsOf } from "../../src/trace/trajectory.ts"
+import { isKind, kindOf } from "../../src/trace/events.ts"
 
 const Answer = z.object({ answer: z.string() })
 
@@ -24,7 +25,7 @@ const run = async (replies: ReadonlyArray<ScriptedReply | Error>) => {
   })
   const program = Effect.result(generateObject({ role: "answerer.final", schema: Answer, messages: [{ role: "user", content: "q" }] }))
   const { value, events } = await Effect.runPromise(recording("t", program).pipe(Effect.provide(Layer.succeed(LanguageModel, model))))
-  const guardrails = events.filter((e) => e.type === "smurfs.guardrail")
+  const guardrails = events.filter((e) => isKind(e, "guardrail"))
   return { value, events, guardrails: guardrails.map((e) => e.data), totals: totalsOf(events, 0), lines: guardrails.flatMap((e) => formatEvent(e)) }
 }
 
@@ -57,7 +58,7 @@ describe("guardrail recovery", () => {
 
   it("traces the events once the call ends, after the model calls they judge", async () => {
     const r = await run(["not json", { answer: "ok" }])
-    const kinds = r.events.map((e) => e.type.replace("smurfs.", ""))
+    const kinds = r.events.map((e) => kindOf(e))
     expect(kinds).toEqual(["model_call", "model_call", "guardrail"])
   })
 })

@@ -13,6 +13,7 @@ import type { Trajectory } from "../../src/trace/trajectory.ts"
 import type { FakeServer, Step } from "../fake-servers/core.ts"
 import { startFakeOllama } from "../fake-servers/ollama.ts"
 import { startFakeOpenAI } from "../fake-servers/openai.ts"
+import { isKind } from "../../src/trace/events.ts"
 
 const repo = fileURLToPath(new URL("../..", import.meta.url))
 /** Fast retries and a short timeout so that the suite stays quick; a hang would hit the test's own timeout. */
@@ -55,8 +56,8 @@ const runOn = async (provider: (typeof providers)[number], chat: (body: any, i: 
 }
 
 const endsProperly = (t: Trajectory) =>
-  t.events.at(-1)?.type === "smurfs.task_finished" && (t.finishType === "give_answer" ? t.finalAnswer.length > 0 : t.events.some((e) => e.type === "smurfs.give_up"))
-const errorTags = (t: Trajectory) => t.events.filter((e) => e.type === "smurfs.error" || e.type === "smurfs.give_up").map((e) => String(e.data["tag"] ?? ""))
+  isKind(t.events.at(-1) ?? { type: "" }, "task_finished") && (t.finishType === "give_answer" ? t.finalAnswer.length > 0 : t.events.some((e) => isKind(e, "give_up")))
+const errorTags = (t: Trajectory) => t.events.filter((e) => isKind(e, "error") || isKind(e, "give_up")).map((e) => String(e.data["tag"] ?? ""))
 
 describe.each(providers)("$name: faults during a Smurfs run", (provider) => {
   it.each(FAULTS)("%s on every third call: the run recovers or records a give-up", async (_label, fault) => {
@@ -66,7 +67,7 @@ describe.each(providers)("$name: faults during a Smurfs run", (provider) => {
     expect(injected).toBeGreaterThan(0)
     expect(endsProperly(t)).toBe(true)
     for (const tag of errorTags(t)) expect(TYPED.has(tag), `untyped failure "${tag}"`).toBe(true)
-    expect(t.events.some((e) => e.type === "smurfs.model_call" && e.data["ok"] === true)).toBe(true)
+    expect(t.events.some((e) => isKind(e, "model_call") && e.data["ok"] === true)).toBe(true)
     // overload is retried inside the model layer: the agents never see it
     if (/^(503|429)/.test(_label)) {
       expect(errorTags(t)).not.toContain("Overloaded")

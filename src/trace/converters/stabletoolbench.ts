@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs"
 import { Data, Effect } from "effect"
 import { z } from "zod"
 import type { FinishType } from "../trajectory.ts"
+import { type EventLink, isKind, isTopLevel } from "../events.ts"
 
 /** A function as StableToolBench lists it in `available_tools`. */
 export interface FunctionSpec {
@@ -48,7 +49,7 @@ export interface ConvertibleRun {
   readonly query: string
   readonly finalAnswer: string
   readonly finishType: FinishType
-  readonly events: ReadonlyArray<{ readonly type: string; readonly data: Readonly<Record<string, unknown>> }>
+  readonly events: ReadonlyArray<{ readonly type: string; readonly data: Readonly<Record<string, unknown>> } & EventLink>
 }
 
 /** One action of a chain: a thought, then a function call and what it returned ("" for Finish). */
@@ -83,16 +84,19 @@ const argsText = (args: unknown): string => JSON.stringify(args ?? {}, null, 2)
  * for the others (Smurfs) it is every thought and tool call in order.
  */
 export const chainOf = (run: ConvertibleRun): ReadonlyArray<ChainStepLike> => {
-  const final = run.events.findLast((e) => e.type === "smurfs.final_answer" || e.type === "smurfs.give_up")
+  const final = run.events.findLast((e) => isKind(e, "final_answer") || isKind(e, "give_up"))
   const recorded = final?.data["chain"]
   if (Array.isArray(recorded)) return recorded as ReadonlyArray<ChainStepLike>
   const steps: Array<ChainStepLike> = []
-  let thought = ""
+  // Subtasks of a plan may run concurrently: a thought pairs with the next call of its own subtask.
+  // A sub-agent's events are left out: its work is the one call of the agent tool.
+  const thoughts = new Map<number | undefined, string>()
   for (const e of run.events) {
-    if (e.type === "smurfs.thought") thought = String(e.data["thought"] ?? "")
-    if (e.type === "smurfs.tool_call") {
-      steps.push({ thought, tool: String(e.data["tool"]), arguments: argsText(e.data["args"]), response: String(e.data["content"] ?? "") })
-      thought = ""
+    if (!isTopLevel(e)) continue
+    if (isKind(e, "thought")) thoughts.set(e.subtask, String(e.data["thought"] ?? ""))
+    if (isKind(e, "tool_call")) {
+      steps.push({ thought: thoughts.get(e.subtask) ?? "", tool: String(e.data["tool"]), arguments: argsText(e.data["args"]), response: String(e.data["content"] ?? "") })
+      thoughts.delete(e.subtask)
     }
   }
   return steps
@@ -119,7 +123,7 @@ export const answerDetails = (run: ConvertibleRun): { details: Array<AnswerNode>
 
 /** The StableToolBench method name (CoT@1, DFS_woFilter_w2) a run recorded, else its runner name. */
 const methodOf = (run: ConvertibleRun): string => {
-  const final = run.events.findLast((e) => e.type === "smurfs.final_answer" || e.type === "smurfs.give_up")
+  const final = run.events.findLast((e) => isKind(e, "final_answer") || isKind(e, "give_up"))
   return typeof final?.data["method"] === "string" ? (final.data["method"] as string) : run.method
 }
 
