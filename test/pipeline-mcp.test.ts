@@ -7,6 +7,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import { describe, expect, it } from "vitest"
+import { isKind } from "../src/trace/events.ts"
 
 const repo = fileURLToPath(new URL("..", import.meta.url))
 const [major, minor] = process.versions.node.split(".").map(Number) as [number, number]
@@ -59,7 +60,7 @@ describe.skipIf(!nodeOk)(`the pipeline on MCP servers (needs Node 22.18+, found 
     expect(r.code).toBe(0)
     const trajectory = JSON.parse(r.stdout)
     expect(trajectory.finishType).toBe("give_answer")
-    const call = trajectory.events.find((e: { type: string }) => e.type === "smurfs.tool_call")
+    const call = trajectory.events.find((e: { type: string }) => isKind(e, "tool_call"))
     expect(call.data).toMatchObject({ tool: "read_text_file", ok: true, content: "The meeting moved to Thursday 3 pm.\n" })
     expect(trajectory.events[0].data.tools).toContain("list_directory")
   }, 30_000)
@@ -78,7 +79,7 @@ describe.skipIf(!nodeOk)(`the pipeline on MCP servers (needs Node 22.18+, found 
     const r = await smurfs("run", "What is 2 + 3?", "--model", `scripted:${model}`, "--tools", `mcp:${process.execPath} test/fake-servers/mcp.ts`, "--json")
     expect(r.code).toBe(0)
     const trajectory = JSON.parse(r.stdout)
-    const calls = trajectory.events.filter((e: { type: string }) => e.type === "smurfs.tool_call").map((e: { data: unknown }) => e.data)
+    const calls = trajectory.events.filter((e: { type: string }) => isKind(e, "tool_call")).map((e: { data: unknown }) => e.data)
     expect(calls).toMatchObject([
       { tool: "broken", ok: false, error: expect.stringContaining("the widget is broken") },
       { tool: "add", ok: true, content: "5" }
