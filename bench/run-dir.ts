@@ -137,7 +137,7 @@ export const openRunDir = (run: string, config: RunConfig, resume: boolean, forc
       ...existing,
       methods: union(existing.methods, config.methods),
       groups: union(existing.groups, config.groups),
-      ...(forced ? { options: { ...existing.options, forcedResumes: forced } } : {})
+      ...(forced ? { options: { ...existing.options, forcedResumes: forced }, taskCounts: { ...existing.taskCounts, ...config.taskCounts } } : {})
     }
     if (forced || merged.methods.length !== existing.methods.length || merged.groups.length !== existing.groups.length) yield* writeJsonAtomic(runConfigPath(run), merged)
     return { config: merged, resumed: true }

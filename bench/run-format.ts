@@ -78,6 +78,8 @@ export const RunConfig = z.object({
   limit: z.number().optional(),
   ids: z.array(z.string()).optional(),
   concurrency: z.number(),
+  /** Queries per group the run covers (per method), so that reports count tasks not run yet as missing. */
+  taskCounts: z.record(z.string(), z.number()).optional(),
   /** Everything else the run was started with (step limits, timeouts, seed...). */
   options: z.record(z.string(), z.unknown())
 })

@@ -8,6 +8,7 @@ import { type AnswerStatus, EVAL_SOURCE_FILE, EvalSource, PassLabels, passLabels
 import { loadSource, sourceKind } from "../eval/sources.ts"
 import { readJsonIf } from "../eval/store.ts"
 import { newerRunFormat, newerRunProblem } from "../run-dir.ts"
+import { RunConfig, runConfigPath } from "../run-format.ts"
 import { hasToolEvalResults, readToolEvalResults } from "../eval/tooleval-results.ts"
 
 export interface Row {
@@ -18,8 +19,16 @@ export interface Row {
   readonly group: string
   /** The judge's label folder, or "ToolEval" for ToolEval's published labels; empty when not judged. */
   readonly judge: string
+  /** Tasks with an answer or a give-up (the ones a judge can label). */
   readonly n: number
+  /** Of those, the tasks this judge labelled (at least one run); the pass rate is over these only. */
+  readonly judged: number
+  /** Every task of the method and group: recorded, failed by the model server (`errors`), or planned and not run yet. */
+  readonly total: number
+  /** Tasks recorded as `error` (the model server failed; `smurfs bench --resume` redoes them). */
+  readonly errors: number
   readonly pass?: PassRate | undefined
+  /** Win rate over the tasks both sides have (`n` of WinRate); a task only one side answered is not counted. */
   readonly win?: (WinRate & { readonly reference: string }) | undefined
   /** Mean per task, when the source records it. */
   readonly modelCalls?: number | undefined
@@ -51,44 +60,64 @@ const groupBy = <A>(items: ReadonlyArray<A>, key: (a: A) => string) => {
   return out
 }
 
-/** SoPR of one method and group from the stored labels; K is the most runs any task has. */
+/**
+ * SoPR of one method and group from the stored labels, over the tasks the judge labelled (an
+ * unjudged task is not counted as Unsolved; the rate's `n` says how many are in); K is the most runs any task has.
+ */
 export const storedPassRate = (store: string, judgeSlug: string, entries: ReadonlyArray<JudgeInput>): PassRate | undefined => {
-  const labels = entries.map((e) => readJsonIf(passLabelsPath(store, judgeSlug, e.method, e.group, e.taskId), PassLabels)?.runs)
-  const runs = Math.max(0, ...labels.map((l) => (l ? Math.max(-1, ...Object.keys(l).map(Number)) + 1 : 0)))
+  const labels = entries
+    .map((e) => readJsonIf(passLabelsPath(store, judgeSlug, e.method, e.group, e.taskId), PassLabels)?.runs)
+    .filter((l): l is NonNullable<typeof l> => l !== undefined && Object.keys(l).length > 0)
+  const runs = Math.max(0, ...labels.map((l) => Math.max(-1, ...Object.keys(l).map(Number)) + 1))
   if (runs === 0) return undefined
-  const table: Array<Array<AnswerStatus | undefined>> = labels.map((l) => Array.from({ length: runs }, (_, r) => l?.[String(r)]?.label))
+  // within a labelled task, a run without a label scores 0 as in ToolEval
+  const table: Array<Array<AnswerStatus | undefined>> = labels.map((l) => Array.from({ length: runs }, (_, r) => l[String(r)]?.label))
   return passRate(table, runs)
 }
 
-/** SoWR of one method and group from stored verdicts, per reference. */
-export const storedWinRates = (store: string, judgeSlug: string, method: string, group: string) =>
+/** SoWR of one method and group from stored verdicts, per reference, over the tasks both sides have (of `taskIds`, when given). */
+export const storedWinRates = (store: string, judgeSlug: string, method: string, group: string, taskIds?: ReadonlySet<string>) =>
   dirs(join(store, "eval", judgeSlug, "win")).flatMap((reference) => {
     const dir = join(store, "eval", judgeSlug, "win", reference, "rounds", method, group)
     const tasks = files(dir).flatMap((f) => {
       const v = readJsonIf(join(dir, f), WinVerdicts)
-      if (!v) return []
+      if (!v || (taskIds && !taskIds.has(v.taskId))) return []
       const rounds = Object.values(v.rounds)
+      // a task only one side answered was decided without the judge: it is not a comparison
+      if (rounds.length === 0 || rounds.some((r) => r.stage === "missing")) return []
       return [{ candidate: rounds.filter((r) => r.winner === "candidate").length, reference: rounds.filter((r) => r.winner === "reference").length }]
     })
     return tasks.length === 0 ? [] : [{ ...winRate(tasks), reference }]
   })
 
+/** Tasks per group the run planned (run.json), when it says. */
+const plannedCounts = (dir: string): Readonly<Record<string, number>> => readJsonIf(runConfigPath(dir), RunConfig)?.taskCounts ?? {}
+
 /** Rows of a run directory or a converted-predictions folder, one per judge found in its eval/ (or one unjudged). */
 const sourceRows = (dir: string, store: string): Array<Row> => {
   const source = loadSource(dir)
   const judges = dirs(join(store, "eval"))
+  const planned = source.kind === "run" ? plannedCounts(dir) : {}
+  const undone = source.undone ?? []
   const rows: Array<Row> = []
-  for (const [, entries] of groupBy(source.entries, (e) => `${e.method}\u0000${e.group}`)) {
-    const { method, group } = entries[0]!
+  const keyOf = (e: { method: string; group: string }) => `${e.method}\u0000${e.group}`
+  const byKey = groupBy(source.entries, keyOf)
+  // a method and group whose every task failed on the server still gets its row
+  for (const u of undone) if (!byKey.has(keyOf(u))) byKey.set(keyOf(u), [])
+  for (const [key, entries] of byKey) {
+    const [method, group] = key.split("\u0000") as [string, string]
+    const errors = undone.filter((u) => keyOf(u) === key).length
     const model = [...new Set(entries.map((e) => e.model))].join(", ")
-    const base = { source: basename(resolve(dir)), method, model, group, n: entries.length, ...costs(entries) }
+    const total = Math.max(entries.length + errors, planned[group] ?? 0)
+    const base = { source: basename(resolve(dir)), method, model, group, n: entries.length, total, errors, ...costs(entries) }
+    const ids = new Set(entries.map((e) => e.taskId))
     const judged = judges.flatMap((judge) => {
       const pass = storedPassRate(store, judge, entries)
-      const wins = storedWinRates(store, judge, method, group)
+      const wins = storedWinRates(store, judge, method, group, ids)
       if (!pass && wins.length === 0) return []
-      return (wins.length === 0 ? [undefined] : wins).map((win) => ({ ...base, judge, pass, win }))
+      return (wins.length === 0 ? [undefined] : wins).map((win) => ({ ...base, judge, judged: pass?.n ?? 0, pass, win }))
     })
-    rows.push(...(judged.length > 0 ? judged : [{ ...base, judge: "" }]))
+    rows.push(...(judged.length > 0 ? judged : [{ ...base, judge: "", judged: 0 }]))
   }
   return rows
 }
@@ -107,7 +136,10 @@ const toolEvalRows = (dir: string, converted: ReadonlyArray<JudgeInput>): Array<
       model: [...new Set(entries.map((e) => e.model))].join(", "),
       group: p.group,
       judge: "ToolEval",
-      n: ids.length,
+      n: Math.max(ids.length, entries.length),
+      judged: ids.length,
+      total: Math.max(ids.length, entries.length),
+      errors: 0,
       pass: passRate(ids.map((id) => p.labels.get(id)!), p.runs),
       win: win ? { ...winRate([...win.tasks.values()]), reference: win.reference } : undefined,
       ...costs(entries)

@@ -1,6 +1,7 @@
 // A self-contained HTML report of a comparison: the table and inline-SVG charts, no external assets.
 import type { Row } from "./collect.ts"
 import { colorOf, escapeXml as esc, groupedBars, horizontalBars, type Series } from "./svg.ts"
+import { missingWork } from "./missing.ts"
 import { cells, COLUMNS } from "./table.ts"
 
 const STYLE = `
@@ -89,17 +90,18 @@ export const renderHtml = (rows: ReadonlyArray<Row>, options: { title?: string; 
     .map((r) => `<tr>${cells(r).map((c, i) => `<td${numeric(i) ? ' class="num"' : COLUMNS[i] === "group" || COLUMNS[i] === "method" ? ' class="keep"' : ""}>${cellHtml(c, i)}</td>`).join("")}</tr>`)
     .join("")}</tbody></table></div>`
   const sections: Array<string> = []
+  const missing = missingWork(rows)
   const judged = rows.filter((r) => r.pass || r.win)
   const judgedName = namer(judged)
   const colors = new Map<string, string>()
   const pass = seriesOf(rows.filter((r) => r.pass), groups, judgedName, colors, (r) => r.pass?.mean, (r) => r.pass?.std)
   if (pass.length > 0)
     sections.push(chart("Pass rate (SoPR) per method and group", "Mean over judge runs; whiskers show ± population standard deviation over runs. Solved = 1, Unsure = 0.5, Unsolved = 0.", groupedBars({ categories: groups, series: pass, max: 100, axis: "pass rate (%)" }), pass))
-  const win = seriesOf(rows.filter((r) => r.win), groups, judgedName, colors, (r) => r.win?.rate)
-  if (win.length > 0) {
-    const against = (name: string) => [...new Set(rows.filter((r) => r.win && judgedName(r) === name).map((r) => r.win!.reference))].join(", ")
-    sections.push(chart("Win rate (SoWR) per method and group", "Share of tasks where the candidate won more rounds than its reference.", groupedBars({ categories: groups, series: win, max: 100, axis: "win rate (%)" }), win.map((s) => ({ ...s, name: `${s.name} vs ${against(s.name)}` }))))
-  }
+  // one bar per reference: a method compared with two references is two series, never one hiding the other
+  const winName = (r: Row) => `${judgedName(r)} vs ${r.win?.reference ?? ""}`
+  const win = seriesOf(rows.filter((r) => r.win), groups, winName, colors, (r) => r.win?.rate)
+  if (win.length > 0)
+    sections.push(chart("Win rate (SoWR) per method and group", "Share of the tasks both sides answered where the candidate won more rounds than its reference; one bar per reference.", groupedBars({ categories: groups, series: win, max: 100, axis: "win rate (%)" }), win))
   const measured = rows.filter((r) => r.promptTokens !== undefined || r.modelCalls !== undefined)
   const costName = namer(measured)
   const label = (r: Row) => `${costName(r)} · ${r.group}`
@@ -116,6 +118,7 @@ export const renderHtml = (rows: ReadonlyArray<Row>, options: { title?: string; 
 <h1>${esc(title)}</h1>
 <p class="note">${esc(`${rows.length} rows from ${new Set(rows.map((r) => r.source)).size} source(s)${options.generatedAt ? `, generated ${options.generatedAt}` : ""}. Pass rate and win rate follow StableToolBench's ToolEval; costs are means per task.`)}</p>
 ${table}
+${missing.length > 0 ? `<h2>Missing work</h2><ul>${missing.map((m) => `<li>${esc(m)}</li>`).join("")}</ul>` : ""}
 ${sections.join("\n")}
 </main></body></html>
 `

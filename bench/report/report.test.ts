@@ -1,9 +1,12 @@
+import { readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
-import { passLabelsPath } from "../eval/labels.ts"
-import { writeFakeRun, writeJson } from "../eval/test-fixtures.ts"
+import { passLabelsPath, winVerdictsPath } from "../eval/labels.ts"
+import { fakeRecord, writeFakeRun, writeJson } from "../eval/test-fixtures.ts"
+import { runConfigPath, taskRecordPath } from "../run-format.ts"
 import { collectRows } from "./collect.ts"
 import { renderHtml } from "./html.ts"
+import { missingWork } from "./missing.ts"
 import { renderTable } from "./table.ts"
 
 
@@ -33,14 +36,14 @@ describe("compare rows and table", () => {
   it("renders one row per method and group with pass ± std and mean costs", () => {
     const rows = collectRows([syntheticRun()])
     const smurfs = rows.find((r) => r.method === "smurfs")!
-    expect(smurfs).toMatchObject({ judge: "ollama-judge", n: 2, modelCalls: 8, promptTokens: 1600, completionTokens: 200, toolCalls: 0.5, wallMs: 4000 })
+    expect(smurfs).toMatchObject({ judge: "ollama-judge", n: 2, judged: 2, total: 2, errors: 0, modelCalls: 8, promptTokens: 1600, completionTokens: 200, toolCalls: 0.5, wallMs: 4000 })
     expect(smurfs.pass!.mean).toBeCloseTo(87.5, 10)
     expect(smurfs.pass!.std).toBeCloseTo(12.5, 10)
     const table = renderTable(rows)
     const lines = table.split("\n")
-    expect(lines[0]).toMatch(/^source\s+method\s+model\s+group\s+judge\s+N\s+pass ± std\s+win\s+model calls\s+prompt tok\s+compl tok\s+tool calls\s+wall s$/)
-    expect(lines.find((l) => / smurfs /.test(l))).toMatch(/G1_instruction\s+ollama-judge\s+2\s+87\.5 ± 12\.5\s+-\s+8\.0\s+1600\s+200\s+0\.5\s+4\.0$/)
-    expect(lines.find((l) => / react /.test(l))).toMatch(/1\s+50\.0 ± 50\.0\s+-\s+3\.0\s+4000\s+90\s+2\.0\s+1\.0$/)
+    expect(lines[0]).toMatch(/^source\s+method\s+model\s+group\s+judge\s+judged\/N\s+pass ± std\s+win\s+model calls\s+prompt tok\s+compl tok\s+tool calls\s+wall s$/)
+    expect(lines.find((l) => / smurfs /.test(l))).toMatch(/G1_instruction\s+ollama-judge\s+2\/2\s+87\.5 ± 12\.5\s+-\s+8\.0\s+1600\s+200\s+0\.5\s+4\.0$/)
+    expect(lines.find((l) => / react /.test(l))).toMatch(/1\/1\s+50\.0 ± 50\.0\s+-\s+3\.0\s+4000\s+90\s+2\.0\s+1\.0$/)
   })
 
   it("shows ToolEval's published labels of a StableToolBench folder beside the costs of its predictions", () => {
@@ -79,5 +82,59 @@ describe("HTML report", () => {
   it("escapes text from the runs", () => {
     const rows = collectRows([writeFakeRun([{ taskId: "1", method: "m<script>", promptTokens: 1 }])])
     expect(renderHtml(rows)).not.toContain("m<script>")
+  })
+})
+
+describe("compare never hides missing work", () => {
+  /** 3 answered tasks, 1 the model server failed, 5 planned; the judge labelled 2 of the answered. */
+  const partialRun = () => {
+    const run = writeFakeRun([{ taskId: "1" }, { taskId: "2" }, { taskId: "3" }])
+    writeJson(taskRecordPath(run, "smurfs", "G1_instruction", "4"), { ...fakeRecord({ taskId: "4", finalAnswer: "" }), finishType: "error", error: "timed out", errorTag: "Timeout" })
+    const config = JSON.parse(readFileSync(runConfigPath(run), "utf8"))
+    writeJson(runConfigPath(run), { ...config, taskCounts: { G1_instruction: 5 } })
+    for (const taskId of ["1", "2"])
+      writeJson(passLabelsPath(run, "ollama:judge", "smurfs", "G1_instruction", taskId), {
+        taskId, method: "smurfs", group: "G1_instruction", judge: "ollama:judge", runs: { "0": { label: "Solved", reason: "", stage: "answer" } }
+      })
+    return run
+  }
+
+  it("shows judged/total, rates only the judged tasks and names what is missing", () => {
+    const rows = collectRows([partialRun()])
+    expect(rows).toHaveLength(1)
+    // an unjudged task is not an Unsolved one: 2 Solved of 2 judged is 100, not 2 of 3 (66.7) or 2 of 5 (40)
+    expect(rows[0]).toMatchObject({ n: 3, judged: 2, total: 5, errors: 1 })
+    expect(rows[0]!.pass!.mean).toBe(100)
+    expect(renderTable(rows)).toMatch(/ollama-judge\s+2\/5\s+100\.0 ± 0\.0/)
+    expect(missingWork(rows)).toEqual([
+      expect.stringMatching(/smurfs G1_instruction \(judge ollama-judge\): 1 of 3 answered tasks not judged yet .*; 1 failed because of the model server .*--resume.*; 1 not run yet/)
+    ])
+    expect(renderHtml(rows)).toContain("Missing work")
+  })
+
+  it("gives the win rate over the tasks both sides have, with N, and one bar per reference", () => {
+    const run = writeFakeRun([{ taskId: "1" }, { taskId: "2" }, { taskId: "3" }])
+    const verdict = (reference: string, taskId: string, winner: "candidate" | "reference", stage = "judge") =>
+      writeJson(winVerdictsPath(run, "ollama:judge", reference, "smurfs", "G1_instruction", taskId), {
+        taskId, method: "smurfs", group: "G1_instruction", judge: "ollama:judge", reference: { source: reference, method: "react" },
+        rounds: { "0": { winner, order: ["candidate", "reference"], stage, reason: "" } }
+      })
+    verdict("ref-a", "1", "candidate")
+    verdict("ref-a", "2", "reference")
+    // the reference has no answer for task 3: decided without the judge, not a comparison
+    verdict("ref-a", "3", "candidate", "missing")
+    verdict("ref-b", "1", "candidate")
+    const rows = collectRows([run])
+    const a = rows.find((r) => r.win?.reference === "ref-a")!
+    const b = rows.find((r) => r.win?.reference === "ref-b")!
+    expect(a.win).toMatchObject({ n: 2, wins: 1, rate: 50 })
+    expect(b.win).toMatchObject({ n: 1, wins: 1, rate: 100 })
+    const table = renderTable(rows)
+    expect(table).toContain("50.0 vs ref-a (N=2)")
+    expect(table).toContain("100.0 vs ref-b (N=1)")
+    const html = renderHtml(rows)
+    const winChart = html.slice(html.indexOf("Win rate (SoWR)"), html.indexOf("Tokens per task"))
+    expect(winChart).toMatch(/<rect[^>]*><title>smurfs vs ref-a · G1_instruction: 50<\/title>/)
+    expect(winChart).toMatch(/<rect[^>]*><title>smurfs vs ref-b · G1_instruction: 100<\/title>/)
   })
 })

@@ -1,7 +1,7 @@
 // The comparison as a plain-text table for the terminal.
 import type { Row } from "./collect.ts"
 
-export const COLUMNS = ["source", "method", "model", "group", "judge", "N", "pass ± std", "win", "model calls", "prompt tok", "compl tok", "tool calls", "wall s"] as const
+export const COLUMNS = ["source", "method", "model", "group", "judge", "judged/N", "pass ± std", "win", "model calls", "prompt tok", "compl tok", "tool calls", "wall s"] as const
 
 const num = (v: number | undefined, digits = 1) => (v === undefined ? "-" : v.toFixed(digits))
 
@@ -12,9 +12,10 @@ export const cells = (row: Row): Array<string> => [
   row.model || "-",
   row.group,
   row.judge || "-",
-  String(row.n),
+  // every task of the row counts in N, so that missing work (unjudged, failed, not run) shows
+  `${row.judged}/${row.total}`,
   row.pass ? `${row.pass.mean.toFixed(1)} ± ${row.pass.std.toFixed(1)}` : "-",
-  row.win ? `${row.win.rate.toFixed(1)} vs ${row.win.reference}` : "-",
+  row.win ? `${row.win.rate.toFixed(1)} vs ${row.win.reference} (N=${row.win.n})` : "-",
   num(row.modelCalls),
   num(row.promptTokens, 0),
   num(row.completionTokens, 0),

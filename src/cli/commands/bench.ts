@@ -206,6 +206,7 @@ const program = (args: BenchArgs) =>
       ...(args.limit !== undefined ? { limit: args.limit } : {}),
       ...(args.ids !== undefined ? { ids: args.ids } : {}),
       concurrency: args.concurrency,
+      taskCounts: Object.fromEntries(args.groups.map((g) => [g, queries.filter((q) => q.group === g).length])),
       options: {
         toolCalling: args.toolCalling,
         tries: args.tries ?? REACT_DEFAULTS.tries,

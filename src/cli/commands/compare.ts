@@ -3,15 +3,19 @@ import { writeFileSync } from "node:fs"
 import { parseArgs } from "node:util"
 import { CompareInputError, collectRows } from "../../../bench/report/collect.ts"
 import { renderHtml } from "../../../bench/report/html.ts"
+import { missingWork } from "../../../bench/report/missing.ts"
 import { renderTable } from "../../../bench/report/table.ts"
 import { slug } from "../../../bench/eval/labels.ts"
 import { ExitCode } from "../exit-codes.ts"
 
 const HELP = `usage: smurfs compare <dir>... [--html <file>] [--judge <spec>]
 
-Print one table of every method and group in the given directories: pass rate ± std over judge
-runs, win rate against a reference, mean model calls, prompt and completion tokens, tool calls
-and wall time per task. A directory is a run from \`smurfs bench\` (judged with \`smurfs eval\`),
+Print one table of every method and group in the given directories: judged/N (tasks labelled by
+the judge of all the row's tasks), pass rate ± std over judge runs (over the judged tasks: an
+unjudged task is never counted as Unsolved), win rate against a reference over the tasks both
+sides have (with that N), mean model calls, prompt and completion tokens, tool calls and wall time
+per task. Below the table, every row with missing work (unjudged tasks, tasks the model server
+failed, tasks not run yet) is named with what to run. A directory is a run from \`smurfs bench\` (judged with \`smurfs eval\`),
 a StableToolBench folder with model_predictions_converted/, or ToolEval's results
 (pass_rate_results/, preference_results/), whose published labels are shown as judge "ToolEval".
 
@@ -58,6 +62,8 @@ export const run = async (argv: Array<string>): Promise<number> => {
     return ExitCode.BadInput
   }
   console.log(renderTable(rows))
+  const missing = missingWork(rows)
+  if (missing.length > 0) console.log(`\nMissing work:\n${missing.map((m) => `  ${m}`).join("\n")}`)
   if (rows.every((r) => !r.pass)) console.error("\nNo judge labels yet: run `smurfs eval --run <dir> --judge <spec>` to add pass and win rates.")
   if (parsed.values.html) {
     try {

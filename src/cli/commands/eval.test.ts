@@ -55,7 +55,7 @@ describe("smurfs eval", () => {
     expect(Object.values(labels.runs).map((r) => (r as { stage: string }).stage)).toEqual(["rule", "rule", "rule"])
     expect(err.join("\n")).toMatch(/pass: 9 decisions made/)
     // the label folder points back at the predictions; the judge says Solved to 608 and 1073: (0 + 1 + 1) / 3 -> 66.7
-    expect(out.join("\n")).toMatch(/virtual_chatgpt_cot\s+CoT@1\s+G1_instruction\s+scripted-\S+\s+3\s+66\.7 ± 0\.0/)
+    expect(out.join("\n")).toMatch(/virtual_chatgpt_cot\s+CoT@1\s+G1_instruction\s+scripted-\S+\s+3\/3\s+66\.7 ± 0\.0/)
   })
 
   it("reports a missing run directory as bad input", async () => {
