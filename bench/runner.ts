@@ -3,7 +3,7 @@ import { existsSync } from "node:fs"
 import { Cause, Data, Effect, Result } from "effect"
 import { finishSpec } from "../src/agents/finish.ts"
 import type { Method, Task } from "../src/agents/task.ts"
-import { LanguageModel } from "../src/llm/language-model.ts"
+import { LanguageModel, type ToolSpec } from "../src/llm/language-model.ts"
 import { type ServerFailure, watchServer } from "../src/llm/server-watch.ts"
 import { toolSpecs } from "../src/tools/library.ts"
 import { type ConvertedFile, toConverted } from "../src/trace/converters/stabletoolbench.ts"
@@ -44,6 +44,8 @@ export interface RunnerOptions {
   /** Keep every prompt in the model_call events (large); by default only replies are kept. */
   readonly fullTrace?: boolean | undefined
   readonly progress?: Progress | undefined
+  /** The Finish function as the baselines showed it (its texts follow --stb), for the converted files. */
+  readonly finish?: ToolSpec | undefined
 }
 
 export const RUNNER_DEFAULTS = { stopAfterUnreachable: 3, fullTrace: false } as const
@@ -107,11 +109,11 @@ export const writeConverted = (
   runDir: string,
   methods: ReadonlyArray<string>,
   groups: ReadonlyArray<string>,
-  taskFor: (group: string, id: string) => Task | undefined
+  taskFor: (group: string, id: string) => Task | undefined,
+  finish: ToolSpec = finishSpec()
 ): Effect.Effect<Array<string>, RunDirError> =>
   Effect.gen(function* () {
     const written: Array<string> = []
-    const finish = finishSpec()
     for (const method of methods)
       for (const group of groups) {
         // an `error` record is not a result: the task is still to be done
@@ -221,7 +223,8 @@ export const runBench = (options: RunnerOptions): Effect.Effect<RunSummary, RunD
       (group, id) => {
         const query = queryById.get(`${group}/${id}`)
         return query ? taskFor(query) : undefined
-      }
+      },
+      options.finish
     )
     if (Result.isFailure(ran)) return yield* Effect.fail(ran.failure)
     const outcomes = ran.success

@@ -5,6 +5,7 @@ import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { loadQueries } from "../bench/datasets.ts"
 import { taskOf } from "../bench/tasks.ts"
+import { baselinePrompts } from "../src/agents/baseline-prompts.ts"
 import { finishSpec } from "../src/agents/finish.ts"
 import { dfsdt } from "../src/agents/dfsdt.ts"
 import { react } from "../src/agents/react.ts"
@@ -19,14 +20,18 @@ import { type AnswerNode, type ConvertedFile, readConverted, toConverted } from 
 const DATA = fileURLToPath(new URL("../../shared/toolbench/", import.meta.url))
 const EXAMPLE = `${DATA}example/data_example/model_predictions_converted/`
 
-/** Call the task's first function, then answer (or, for dfsdt, give up once first). */
+/** Call the task's first function, then answer (dfsdt: call it twice, give up, then answer from the first call's state). */
 const script = (giveUpFirst: boolean) => {
   let n = 0
   const first = (r: GenerateRequest) => ({ toolCalls: [{ name: r.tools![0]!.name, arguments: {} }], text: "Let me call the first function." })
   const answer = () => ({ toolCalls: [{ name: "Finish", arguments: { return_type: "give_answer", final_answer: "Here you are." } }], text: "Done." })
   const giveUp = () => ({ toolCalls: [{ name: "Finish", arguments: { return_type: "give_up_and_restart" } }] })
-  return { $cycle: true, "*": [(r: GenerateRequest) => (n++ % (giveUpFirst ? 3 : 2) === 0 ? first(r) : giveUpFirst && n % 3 === 2 ? giveUp() : answer())] }
+  const plan = giveUpFirst ? [first, first, giveUp, answer] : [first, answer]
+  return { $cycle: true, "*": [(r: GenerateRequest) => plan[n++ % plan.length]!(r)] }
 }
+
+// StableToolBench's own texts (the Finish description in available_tools) come from their files, as with --stb.
+const prompts = baselinePrompts(`${DATA}stabletoolbench`)
 
 const convert = async (method: "react" | "dfsdt") => {
   const queries = await Effect.runPromise(loadQueries({ dir: DATA, groups: ["G1_instruction"], ids: ["1073", "588", "608"] }))
@@ -34,9 +39,9 @@ const convert = async (method: "react" | "dfsdt") => {
   const file: ConvertedFile = {}
   for (const query of queries) {
     const task = taskOf(query, "all", (name, docs) => toolbenchLibrary(name, docs as ReadonlyArray<ApiDocInput>, env))
-    const run = method === "react" ? react() : dfsdt()
+    const run = method === "react" ? react({ prompts }) : dfsdt({ prompts })
     const trajectory = await Effect.runPromise(run(task).pipe(Effect.provide(scriptedLayer(script(method === "dfsdt") as never))))
-    file[query.id] = toConverted({ ...trajectory, method }, toolSpecs(task.tools), finishSpec())
+    file[query.id] = toConverted({ ...trajectory, method }, toolSpecs(task.tools), finishSpec(prompts))
   }
   return file
 }

@@ -1,12 +1,26 @@
 // DFSDT: depth-first search over ReAct chains (StableToolBench's DFS_woFilter): each state expands up
-// to `width` actions, the second asked to differ from the first (diversity prompt); a give-up prunes
-// its node and the search backtracks; a budget caps the model calls.
+// to `width` replies, later ones asked to differ from the earlier (diversity prompt); a give-up prunes
+// its node and unwinds `giveUpBackLength` levels; depth counts tree nodes as in ReAct; a budget caps
+// the model calls.
 import { Effect } from "effect"
 import type { GenerateError } from "../llm/errors.ts"
 import { LanguageModel, type Message } from "../llm/language-model.ts"
 import { emit } from "../trace/events.ts"
 import { renderTemplate } from "./prompt-template.ts"
-import { act, asTrajectory, type Chain, type ChainOptions, type ChainStep, CHAIN_DEFAULTS, decide, makeChain, modelFailure, noActionMessage } from "./react.ts"
+import {
+  act,
+  asTrajectory,
+  type Chain,
+  type ChainOptions,
+  type ChainStep,
+  CHAIN_DEFAULTS,
+  decide,
+  makeChain,
+  modelFailure,
+  noActionMessage,
+  nodesOf,
+  proseStep
+} from "./react.ts"
 import type { Method } from "./task.ts"
 
 export interface DfsdtOptions extends ChainOptions {
@@ -15,31 +29,38 @@ export interface DfsdtOptions extends ChainOptions {
   /** Model calls the whole search may make. */
   readonly budget?: number | undefined
   /**
-   * Levels a give-up unwinds: 1 retries from the give-up's own state (a sibling action);
-   * StableToolBench uses 2 (the parent state is abandoned too).
+   * Levels a give-up unwinds (StableToolBench's `prune_back_length`, 2): 1 retries from the
+   * give-up's own state (a sibling reply); 2 abandons that state too and retries from its parent.
    */
   readonly giveUpBackLength?: number | undefined
 }
 
-export const DFSDT_DEFAULTS = { ...CHAIN_DEFAULTS, width: 2, budget: 200, giveUpBackLength: 1 } as const
+export const DFSDT_DEFAULTS = { ...CHAIN_DEFAULTS, width: 2, budget: 200, giveUpBackLength: 2 } as const
 
-/** A state of the search: the conversation so far and the actions that led to it. */
+/** A state of the search: the conversation so far, the replies that led to it and its depth in tree nodes. */
 interface Node {
   readonly messages: ReadonlyArray<Message>
   readonly path: ReadonlyArray<ChainStep>
+  readonly depth: number
   /** First actions of the children expanded from this state, for the diversity prompt. */
   readonly tried: Array<ChainStep>
 }
 
-/** The diversity prompt: the state's earlier candidate actions, and the request to do something else. */
-const diversityMessage = (tried: ReadonlyArray<ChainStep>): Message => {
+/**
+ * The diversity prompt: the function calls already tried from this state (as StableToolBench lists
+ * them), and this state's own observation once more when it has one.
+ */
+const diversityMessage = (chain: Chain, node: Node): Message => {
+  const calls = node.tried.filter((s) => s.tool !== "")
   const candidates = JSON.stringify(
-    tried.map((s) => ({ name: s.tool, arguments: s.arguments, function_output: s.response })),
+    calls.map((s) => ({ name: s.tool, arguments: s.arguments, function_output: s.response })),
     null,
     2
   )
-  const prompt = renderTemplate("dfsdt-diversity", { previous_candidates: candidates })
-  return { role: "user", content: `${prompt.system}\n\n${prompt.user}` }
+  const last = node.path.at(-1)
+  const observation = last && last.tool !== "" ? last.response : ""
+  const again = observation ? `${renderTemplate("dfsdt-observation", { observation }).user}\n` : ""
+  return { role: "user", content: chain.prompts.diversity(`${candidates}\n${again}`) }
 }
 
 type Search = { answer?: string; chain: ReadonlyArray<ChainStep>; error?: string }
@@ -67,13 +88,13 @@ export const dfsdt =
        */
       const expand = (node: Node): Effect.Effect<number, GenerateError, LanguageModel> =>
         Effect.gen(function* () {
-          if (node.path.length >= chain.maxSteps) {
-            yield* emit("backtrack", { reason: "step_limit", depth: node.path.length })
+          if (node.depth >= chain.singleChainMaxStep) {
+            yield* emit("backtrack", { reason: "step_limit", depth: node.depth })
             return 1
           }
           for (let i = 0; i < width; i++) {
             if (calls >= budget) return SOLVED
-            const prompt = node.tried.length > 0 ? [...node.messages, diversityMessage(node.tried)] : node.messages
+            const prompt = node.tried.some((s) => s.tool !== "") ? [...node.messages, diversityMessage(chain, node)] : node.messages
             const decided = yield* Effect.result(decide(chain, prompt, node.path.length + 1).pipe(Effect.provideService(LanguageModel, counted)))
             if (decided._tag === "Failure") {
               // A reply that stayed malformed prunes this expansion only; a dead server ends the search.
@@ -82,8 +103,12 @@ export const dfsdt =
               continue
             }
             const decision = decided.success
+            const depth = node.depth + nodesOf(decision)
             if (!decision.action) {
-              const child: Node = { messages: [...node.messages, decision.message, noActionMessage()], path: node.path, tried: [] }
+              // A reply without a call is a thought node: it deepens the tree like any other.
+              const step = proseStep(decision)
+              node.tried.push(step)
+              const child: Node = { messages: [...node.messages, decision.message, noActionMessage()], path: [...node.path, step], depth, tried: [] }
               const back = yield* expand(child)
               if (back > 1) return back - 1
               continue
@@ -102,13 +127,13 @@ export const dfsdt =
               if (giveUpBack > 1) return giveUpBack - 1
               continue
             }
-            const back = yield* expand({ messages: outcome.messages, path, tried: [] })
+            const back = yield* expand({ messages: outcome.messages, path, depth, tried: [] })
             if (back > 1) return back - 1
           }
           return 1
         })
 
-      const body: Effect.Effect<Search, never, LanguageModel> = expand({ messages: chain.start, path: [], tried: [] }).pipe(
+      const body: Effect.Effect<Search, never, LanguageModel> = expand({ messages: chain.start, path: [], depth: 0, tried: [] }).pipe(
         Effect.map((): Search => found ?? { chain: deepest, error: calls >= budget ? `the budget of ${budget} model calls ran out` : "every branch gave up" }),
         Effect.catch((e: GenerateError) =>
           // A failure mid-search keeps an answer already found; otherwise it is recorded as a give-up.

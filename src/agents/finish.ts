@@ -1,7 +1,7 @@
 // The Finish pseudo-tool that ends a ReAct/DFSDT chain, shared by the baselines and the converters.
 import { z } from "zod"
 import type { ToolSpec } from "../llm/language-model.ts"
-import { loadTemplate } from "./prompt-template.ts"
+import { type BaselinePrompts, smurfsBaselinePrompts } from "./baseline-prompts.ts"
 
 /** The name models call to end a chain, as in StableToolBench. */
 export const FINISH = "Finish"
@@ -13,17 +13,18 @@ export const FinishArgs = z.object({
 export type FinishArgs = z.infer<typeof FinishArgs>
 
 /**
- * The Finish function exactly as StableToolBench shows it to models and writes it into
- * `available_tools` (hand-written rather than from zod, so that the converted files match theirs).
+ * The Finish function in StableToolBench's shape, as shown to models and written into
+ * `available_tools` (hand-written rather than from zod, so that the converted files match theirs);
+ * its descriptions are theirs with --stb, else ours.
  */
-export const finishSpec = (): ToolSpec => ({
+export const finishSpec = (prompts: BaselinePrompts = smurfsBaselinePrompts()): ToolSpec => ({
   name: FINISH,
-  description: loadTemplate("react-finish").user,
+  description: prompts.finishDescription,
   parameters: {
     type: "object",
     properties: {
       return_type: { type: "string", enum: ["give_answer", "give_up_and_restart"] },
-      final_answer: { type: "string", description: loadTemplate("react-finish-answer").user }
+      final_answer: { type: "string", description: prompts.finishAnswerDescription }
     },
     required: ["return_type"]
   }

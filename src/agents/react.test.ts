@@ -79,10 +79,25 @@ describe("react", () => {
     expect(content.endsWith("...")).toBe(true)
   })
 
-  it("stops at the step limit with a give-up", async () => {
-    const { trajectory, requests } = await run(Array.from({ length: 5 }, () => call("weather_for_meteo", { city: "Rome" })), { maxSteps: 3 })
-    expect(requests).toHaveLength(3)
-    expect(trajectory.finishType).toBe("give_up")
+  it("counts tree nodes as StableToolBench's single_chain_max_step (12): 4 calls with thoughts, 6 without, 12 prose replies", async () => {
+    const never = (text: string) => Array.from({ length: 20 }, () => call("weather_for_meteo", { city: "Rome" }, text))
+    const thinking = await run(never("I check Rome again"))
+    expect(thinking.requests).toHaveLength(4)
+    expect(thinking.trajectory.finishType).toBe("give_up")
+    expect(thinking.trajectory.totals.toolCalls).toBe(4)
+    const silent = await run(never(""))
+    expect(silent.requests).toHaveLength(6)
+    const prose = await run(Array.from({ length: 20 }, () => ({ text: "I am thinking about it." })))
+    expect(prose.requests).toHaveLength(12)
+    const chain = prose.trajectory.events.find((e) => e.type === "smurfs.give_up")!.data["chain"] as Array<{ tool: string }>
+    expect(chain.map((s) => s.tool)).toEqual(Array.from({ length: 12 }, () => ""))
+    const custom = await run(never("again"), { singleChainMaxStep: 6 })
+    expect(custom.requests).toHaveLength(2)
+  })
+
+  it("a Finish on the last allowed node still answers", async () => {
+    const { trajectory } = await run([...Array.from({ length: 3 }, () => call("weather_for_meteo", { city: "Rome" }, "t")), { ...finish("Rome is sunny"), text: "done" }])
+    expect(trajectory.finishType).toBe("give_answer")
   })
 
   it("uses a JSON object {thought, action, action_input} when tool calling is off", async () => {

@@ -10,6 +10,7 @@ import { pythonJsonDumps } from "../tools/environments/canonical.ts"
 import { resolveTool, toolSpecs } from "../tools/library.ts"
 import { emit } from "../trace/events.ts"
 import { recording, type Trajectory, totalsOf } from "../trace/trajectory.ts"
+import { type BaselinePrompts, smurfsBaselinePrompts } from "./baseline-prompts.ts"
 import { FINISH, FinishArgs, finishSpec } from "./finish.ts"
 import { loadTemplate, renderTemplate } from "./prompt-template.ts"
 import type { Method, Task } from "./task.ts"
@@ -19,8 +20,14 @@ export interface ChainOptions {
   readonly toolCalling?: "auto" | "native" | "json" | undefined
   /** Observations are cut to this many characters (plus "...") before the model sees them. */
   readonly observationLimit?: number | undefined
-  /** Longest chain (actions, Finish included) before it is abandoned. */
-  readonly maxSteps?: number | undefined
+  /**
+   * StableToolBench's `single_chain_max_step`: a chain is cut when it holds this many tree nodes. A
+   * reply's text is one node (a thought), each function call two (the action and its input), so at
+   * the default 12 a model that thinks aloud before every call makes 4 calls, a silent one 6.
+   */
+  readonly singleChainMaxStep?: number | undefined
+  /** The texts sent: StableToolBench's (read from a checkout) or ours (the default). */
+  readonly prompts?: BaselinePrompts | undefined
   /** Milliseconds before a tool call is abandoned as failed (bounds a hand-written Tool that never answers). */
   readonly toolTimeoutMs?: number | undefined
 }
@@ -30,10 +37,13 @@ export interface ReactOptions extends ChainOptions {
   readonly tries?: number | undefined
 }
 
-export const CHAIN_DEFAULTS = { toolCalling: "auto", observationLimit: OBSERVATION_MAX_CHARS, maxSteps: 12, toolTimeoutMs: 60_000 } as const
+export const CHAIN_DEFAULTS = { toolCalling: "auto", observationLimit: OBSERVATION_MAX_CHARS, singleChainMaxStep: 12, toolTimeoutMs: 60_000 } as const
 export const REACT_DEFAULTS = { ...CHAIN_DEFAULTS, tries: 1 } as const
 
-/** One action on a chain, in the shape the StableToolBench converter writes (`response` is "" for Finish). */
+/**
+ * One reply on a chain, in the shape the StableToolBench converter writes: its text and the function
+ * it called (`tool` is "" when the reply called none; `response` is "" for Finish).
+ */
 export interface ChainStep {
   readonly thought: string
   readonly tool: string
@@ -49,8 +59,9 @@ export interface Chain {
   readonly role: string
   readonly specs: ReadonlyArray<ToolSpec>
   readonly observationLimit: number
-  readonly maxSteps: number
+  readonly singleChainMaxStep: number
   readonly toolTimeoutMs: number
+  readonly prompts: BaselinePrompts
   /** The conversation a chain starts from (system + task). */
   readonly start: ReadonlyArray<Message>
 }
@@ -64,6 +75,7 @@ export interface Action {
 }
 
 export interface Decision {
+  /** The reply's text; a non-blank one is a thought node of the tree. */
   readonly thought: string
   readonly action?: Action | undefined
   /** The assistant message to append to the conversation. */
@@ -84,31 +96,62 @@ const JsonAction = z.object({
 const resolveMode = (option: ChainOptions["toolCalling"], info: ModelInfo): "native" | "json" =>
   option === "native" || option === "json" ? option : info.supportsTools ? "native" : "json"
 
+/**
+ * The numbered tools of the task description, one `<n>.<tool>: <description>` line per ToolBench
+ * tool as StableToolBench writes them (descriptions cut to 512 characters, "None" when empty); a
+ * tool outside ToolBench is listed under its own name.
+ */
+export const toolLines = (tools: Task["tools"]): string => {
+  const described = new Map<string, string>()
+  for (const tool of tools.tools) {
+    const std = tool.meta?.["stdTool"]
+    const name = typeof std === "string" ? std : tool.name
+    const description = typeof std === "string" ? String(tool.meta?.["toolDescription"] ?? "") : tool.description
+    if (!described.has(name)) described.set(name, description)
+  }
+  return [...described].map(([name, d], k) => `${k + 1}.${name}: ${d.slice(0, 512).replace(/\n/g, "").trim() || "None"}\n`).join("")
+}
+
 /** Build the chain context and its starting conversation for a task. */
 export const makeChain = (task: Task, options: ChainOptions, info: ModelInfo, role: string): Chain => {
   const mode = resolveMode(options.toolCalling ?? CHAIN_DEFAULTS.toolCalling, info)
-  const specs = [...toolSpecs(task.tools), finishSpec()]
-  const prompt =
-    mode === "native"
-      ? renderTemplate("react", { query: task.query })
-      : renderTemplate("react-json", {
-          query: task.query,
+  const prompts = options.prompts ?? smurfsBaselinePrompts()
+  const specs = [...toolSpecs(task.tools), finishSpec(prompts)]
+  const system = prompts.system(prompts.taskDescription(toolLines(task.tools)))
+  const user = prompts.user(task.query)
+  // Without native tool calling the same texts go out, with the functions and the JSON reply format added.
+  const json =
+    mode === "json"
+      ? renderTemplate("react-json", {
           functions: specs.map((s) => JSON.stringify({ name: s.name, description: s.description, parameters: s.parameters })).join("\n")
         })
+      : undefined
   return {
     task,
     mode,
     role,
     specs,
     observationLimit: options.observationLimit ?? CHAIN_DEFAULTS.observationLimit,
-    maxSteps: options.maxSteps ?? CHAIN_DEFAULTS.maxSteps,
+    singleChainMaxStep: options.singleChainMaxStep ?? CHAIN_DEFAULTS.singleChainMaxStep,
     toolTimeoutMs: options.toolTimeoutMs ?? CHAIN_DEFAULTS.toolTimeoutMs,
+    prompts,
     start: [
-      { role: "system", content: prompt.system },
-      { role: "user", content: prompt.user }
+      { role: "system", content: json ? `${system}\n\n${json.system}` : system },
+      { role: "user", content: json ? `${json.user}\n\n${user}` : user }
     ]
   }
 }
+
+/**
+ * Tree nodes a reply adds, as StableToolBench builds them: a thought node for its text, an action
+ * and an action-input node for its call. A reply with neither still counts one, so a model that
+ * never calls a function cannot grow a chain without bound.
+ */
+export const nodesOf = (decision: Decision): number =>
+  decision.action ? (decision.thought.trim() ? 1 : 0) + 2 : 1
+
+/** The step recorded for a reply that called no function. */
+export const proseStep = (decision: Decision): ChainStep => ({ thought: decision.thought, tool: "", arguments: "", response: "" })
 
 const parseArgs = (input: unknown): { args: Record<string, unknown>; argsError?: string } => {
   if (input === undefined || input === null || input === "") return { args: {} }
@@ -218,14 +261,17 @@ export type ChainEnd =
   | { readonly kind: "answer"; readonly answer: string; readonly steps: ReadonlyArray<ChainStep> }
   | { readonly kind: "give_up" | "step_limit"; readonly steps: ReadonlyArray<ChainStep> }
 
-/** Run one chain from its start until Finish or the step limit. */
+/** Run one chain from its start until Finish, or until it holds `singleChainMaxStep` tree nodes. */
 export const runChain = (chain: Chain): Effect.Effect<ChainEnd, GenerateError, LanguageModel> =>
   Effect.gen(function* () {
     let messages = chain.start
     const steps: Array<ChainStep> = []
-    for (let step = 1; step <= chain.maxSteps; step++) {
-      const decision = yield* decide(chain, messages, step)
+    let depth = 0
+    for (let reply = 1; depth < chain.singleChainMaxStep; reply++) {
+      const decision = yield* decide(chain, messages, reply)
+      depth += nodesOf(decision)
       if (!decision.action) {
+        steps.push(proseStep(decision))
         messages = [...messages, decision.message, noActionMessage()]
         continue
       }

@@ -53,10 +53,10 @@ const faultyReply = (rng: () => number, counts: Record<string, number>) => (requ
 }
 
 const cases: ReadonlyArray<[string, Method]> = [
-  ["react native", react({ toolCalling: "native", maxSteps: 6 })],
-  ["react json", react({ toolCalling: "json", maxSteps: 6 })],
-  ["dfsdt native", dfsdt({ toolCalling: "native", maxSteps: 6, budget: 20 })],
-  ["dfsdt json", dfsdt({ toolCalling: "json", maxSteps: 6, budget: 20 })]
+  ["react native", react({ toolCalling: "native", singleChainMaxStep: 18 })],
+  ["react json", react({ toolCalling: "json", singleChainMaxStep: 18 })],
+  ["dfsdt native", dfsdt({ toolCalling: "native", singleChainMaxStep: 18, budget: 20 })],
+  ["dfsdt json", dfsdt({ toolCalling: "json", singleChainMaxStep: 18, budget: 20 })]
 ]
 
 describe("baselines under bad replies", () => {

@@ -8,7 +8,10 @@ import { makeProgress } from "../../../bench/progress.ts"
 import { RUN_FORMAT_VERSION, type RunConfig } from "../../../bench/run-format.ts"
 import { type MethodEntry, ModelServerDown, RUNNER_DEFAULTS, runBench } from "../../../bench/runner.ts"
 import { taskOf } from "../../../bench/tasks.ts"
+import { baselinePrompts } from "../../agents/baseline-prompts.ts"
 import { DFSDT_DEFAULTS, dfsdt } from "../../agents/dfsdt.ts"
+import { finishSpec } from "../../agents/finish.ts"
+import { STB_ENV, stbDirOf } from "../../agents/stabletoolbench-files.ts"
 import { REACT_DEFAULTS, react } from "../../agents/react.ts"
 import { smurfs } from "../../agents/smurfs.ts"
 import { modelCacheLayer } from "../../llm/cache.ts"
@@ -61,8 +64,11 @@ options:
   --force                   with --resume: continue even when the settings differ (run.json records the difference)
   --tool-calling <m>        auto, native or json: how react/dfsdt act (default auto)
   --tries <n>               react: chains per task, CoT@n (default ${REACT_DEFAULTS.tries})
-  --max-steps <n>           react/dfsdt: actions per chain (default ${REACT_DEFAULTS.maxSteps})
+  --max-steps <n>           react/dfsdt: tree nodes per chain, StableToolBench's single_chain_max_step
+                            (a thought 1, a call 2; default ${REACT_DEFAULTS.singleChainMaxStep})
   --budget <n>              dfsdt: model calls per task (default ${DFSDT_DEFAULTS.budget})
+  --stb <dir>               react/dfsdt send StableToolBench's own prompt texts, read from this checkout
+                            (the folder holding toolbench/; default ${STB_ENV}); without it, our own wording
   --observation-limit <n>   characters of a tool response the model sees (default ${REACT_DEFAULTS.observationLimit})
   --timeout <ms>            per-request model timeout (default ${MODEL_DEFAULTS.timeoutMs})
   --stop-after <n>          stop (exit 4) when n tasks in a row fail because of the model server (default ${RUNNER_DEFAULTS.stopAfterUnreachable})
@@ -117,6 +123,7 @@ const parse = (argv: string[]) => {
       "max-steps": { type: "string" },
       budget: { type: "string" },
       "observation-limit": { type: "string" },
+      stb: { type: "string" },
       timeout: { type: "string" },
       "stop-after": { type: "string" },
       "full-trace": { type: "boolean" },
@@ -160,6 +167,7 @@ const parse = (argv: string[]) => {
     maxSteps: positiveInt("max-steps", values["max-steps"]),
     budget: positiveInt("budget", values.budget),
     observationLimit: positiveInt("observation-limit", values["observation-limit"]),
+    stb: stbDirOf(values.stb),
     timeoutMs: positiveInt("timeout", values.timeout),
     stopAfter: positiveInt("stop-after", values["stop-after"]),
     fullTrace: values["full-trace"] === true
@@ -170,7 +178,12 @@ type BenchArgs = NonNullable<ReturnType<typeof parse>>
 
 const methodEntries = (args: BenchArgs): Array<MethodEntry> =>
   args.methods.map((name) => {
-    const chain = { toolCalling: args.toolCalling, maxSteps: args.maxSteps, observationLimit: args.observationLimit }
+    const chain = {
+      toolCalling: args.toolCalling,
+      singleChainMaxStep: args.maxSteps,
+      observationLimit: args.observationLimit,
+      prompts: baselinePrompts(args.stb)
+    }
     switch (name) {
       case "react":
         return { name, method: react({ ...chain, tries: args.tries }) }
@@ -210,7 +223,10 @@ const program = (args: BenchArgs) =>
       options: {
         toolCalling: args.toolCalling,
         tries: args.tries ?? REACT_DEFAULTS.tries,
-        maxSteps: args.maxSteps ?? REACT_DEFAULTS.maxSteps,
+        maxSteps: args.maxSteps ?? REACT_DEFAULTS.singleChainMaxStep,
+        singleChainMaxStep: args.maxSteps ?? REACT_DEFAULTS.singleChainMaxStep,
+        giveUpBackLength: DFSDT_DEFAULTS.giveUpBackLength,
+        prompts: baselinePrompts(args.stb).source,
         budget: args.budget ?? DFSDT_DEFAULTS.budget,
         observationLimit: args.observationLimit ?? REACT_DEFAULTS.observationLimit,
         modelConcurrency: args.modelConcurrency ?? null,
@@ -232,7 +248,8 @@ const program = (args: BenchArgs) =>
       modelSpec: args.model,
       stopAfterUnreachable: args.stopAfter,
       fullTrace: args.fullTrace,
-      progress: makeProgress()
+      progress: makeProgress(),
+      finish: finishSpec(baselinePrompts(args.stb))
     })
     console.error(
       `smurfs bench: ${summary.recorded} tasks recorded now (${summary.answered} answered), ${summary.skipped} already done, ` +
@@ -281,6 +298,12 @@ export const run = async (argv: string[]): Promise<number> => {
   if (!args) {
     console.log(HELP)
     return ExitCode.Ok
+  }
+  try {
+    baselinePrompts(args.stb)
+  } catch (e) {
+    console.error(`smurfs bench: ${(e as Error).message}`)
+    return ExitCode.BadInput
   }
   const resumeHint = `Rerun with --resume to continue: smurfs bench ${argv.filter((a) => a !== "--resume").join(" ")} --resume`
   // Ollama serves OLLAMA_NUM_PARALLEL requests at once (its own default applies); other servers get one slot per task.

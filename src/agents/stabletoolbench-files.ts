@@ -1,0 +1,67 @@
+// Reading StableToolBench's own prompt files from a checkout the user points to (--stb / SMURFS_STB):
+// their texts are read at run time, never copied into this repository.
+import { existsSync, readFileSync } from "node:fs"
+import { join, resolve } from "node:path"
+import { Data } from "effect"
+
+/** The files read from a StableToolBench checkout, at their own paths under the folder that holds `toolbench/`. */
+export const STB_FILES = {
+  react: "toolbench/inference/Prompts/ReAct_prompts.py",
+  treeSearch: "toolbench/inference/Prompts/Tree_search_prompts.py",
+  rapidapi: "toolbench/inference/Downstream_tasks/rapidapi.py",
+  toolevalTemplate: "toolbench/tooleval/evaluators/tooleval_gpt-3.5-turbo_default/template.txt",
+  toolevalConfig: "toolbench/tooleval/evaluators/tooleval_gpt-3.5-turbo_default/config.yaml"
+} as const
+
+/** The environment variable that names a StableToolBench checkout when --stb is not given. */
+export const STB_ENV = "SMURFS_STB"
+
+/** A StableToolBench file is missing or does not hold what we read from it. */
+export class StbFilesError extends Data.TaggedError("StbFilesError")<{ readonly path: string; readonly problem: string }> {
+  override get message() {
+    return `${this.path}: ${this.problem}. Pass --stb (or ${STB_ENV}) the folder of a StableToolBench checkout that holds toolbench/ (for example ../shared/toolbench/stabletoolbench), or leave it out to use this project's own wording.`
+  }
+}
+
+/** The checkout to read: the flag, else the environment, else none (our own wording). */
+export const stbDirOf = (flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined => {
+  const dir = flag ?? env[STB_ENV]
+  return dir === undefined || dir.trim() === "" ? undefined : resolve(dir)
+}
+
+/** Read one file of the checkout; a StbFilesError names it when it is missing. */
+export const readStbFile = (dir: string, file: string): string => {
+  const path = join(dir, file)
+  if (!existsSync(path)) throw new StbFilesError({ path, problem: "not found" })
+  return readFileSync(path, "utf8")
+}
+
+/** Python string escapes as they appear in their sources (\" \' \\ \n \t and line continuations). */
+export const unescapePython = (text: string): string =>
+  text.replace(/\\(\n|\\|"|'|n|t|r)/g, (_, c: string) => (c === "\n" ? "" : c === "n" ? "\n" : c === "t" ? "\t" : c === "r" ? "\r" : c))
+
+/** The value of a module-level string constant `NAME = """..."""` (or '''...''', "...", '...'). */
+export const pythonConstant = (source: string, name: string, path: string): string => {
+  const match = new RegExp(`(?:^|\\n)\\s*${name}\\s*=\\s*[fr]?("""|'''|"|')([\\s\\S]*?)(?<!\\\\)\\1`).exec(source)
+  if (!match) throw new StbFilesError({ path, problem: `no string ${name} found` })
+  return unescapePython(match[2]!)
+}
+
+/** The first double-quoted string value of `"key": "..."` after `from` in `source`. */
+export const pythonStringAfter = (source: string, from: number, key: string, path: string): { value: string; end: number } => {
+  const re = new RegExp(`"${key}"\\s*:\\s*"((?:[^"\\\\]|\\\\.)*)"`, "g")
+  re.lastIndex = from
+  const match = re.exec(source)
+  if (!match) throw new StbFilesError({ path, problem: `no "${key}" string found` })
+  return { value: unescapePython(match[1]!), end: re.lastIndex }
+}
+
+/** Python's str.format with named fields: {name} is replaced, {{ and }} are literal braces. */
+export const pythonFormat = (template: string, values: Readonly<Record<string, string>>): string =>
+  template.replace(/\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, key: string | undefined) => {
+    if (whole === "{{") return "{"
+    if (whole === "}}") return "}"
+    const value = values[key!]
+    if (value === undefined) throw new Error(`template field {${key}} has no value`)
+    return value
+  })
