@@ -89,7 +89,7 @@ describe("react", () => {
     expect(silent.requests).toHaveLength(6)
     const prose = await run(Array.from({ length: 20 }, () => ({ text: "I am thinking about it." })))
     expect(prose.requests).toHaveLength(12)
-    const chain = prose.trajectory.events.find((e) => e.type === "smurfs.give_up")!.data["chain"] as Array<{ tool: string }>
+    const chain = prose.trajectory.events.find((e) => isKind(e, "give_up"))!.data["chain"] as Array<{ tool: string }>
     expect(chain.map((s) => s.tool)).toEqual(Array.from({ length: 12 }, () => ""))
     const custom = await run(never("again"), { singleChainMaxStep: 6 })
     expect(custom.requests).toHaveLength(2)

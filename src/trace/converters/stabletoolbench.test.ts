@@ -28,11 +28,12 @@ describe("toConverted", () => {
   it("writes a method without a recorded chain from its thoughts and tool calls, ending in a Finish call", () => {
     const converted = toConverted(smurfsRun("give_answer"), [lookup], finish)
     const nodes = flatten(converted.answer.answer_details)
-    expect(nodes.map((n) => n.role)).toEqual(["system", "user", "assistant", "tool", "assistant", "tool"])
-    expect(nodes[3]!.message).toEqual({ name: "lookup_for_db", arguments: '{\n  "key": "a"\n}', response: '{"error": "", "response": "1"}' })
-    expect(nodes[5]!.message).toMatchObject({ name: "Finish", response: "" })
-    expect(JSON.parse((nodes[5]!.message as { arguments: string }).arguments)).toEqual({ return_type: "give_answer", final_answer: "a is 1" })
-    expect(converted.answer.total_steps).toBe(6)
+    // as convert_to_answer_format.py writes an answered run: no text node beside a call, one Finish node with the answer
+    expect(nodes.map((n) => n.role)).toEqual(["system", "user", "tool", "tool"])
+    expect(nodes[2]!.message).toEqual({ name: "lookup_for_db", arguments: '{\n  "key": "a"\n}', response: '{"error": "", "response": "1"}' })
+    expect(nodes[3]!.message).toMatchObject({ name: "Finish", response: "" })
+    expect(JSON.parse((nodes[3]!.message as { arguments: string }).arguments)).toEqual({ return_type: "give_answer", final_answer: "a is 1" })
+    expect(converted.answer.total_steps).toBe(4)
     expect(converted.answer.method).toBe("smurfs")
     expect(JSON.parse(converted.answer.final_answer)).toEqual({ return_type: "give_answer", final_answer: "a is 1" })
   })
@@ -42,6 +43,19 @@ describe("toConverted", () => {
     const nodes = flatten(converted.answer.answer_details)
     expect(nodes.at(-1)!.message).toMatchObject({ name: "lookup_for_db" })
     expect(converted.answer.final_answer).toBe("")
+    // a run without an answer is written from its tree, where the text before a call is a thought node
+    expect(nodes.map((n) => n.role)).toEqual(["system", "user", "assistant", "tool"])
+  })
+
+  it("writes a baseline's reply without a call as an assistant node, and drops the text beside a call when answered", () => {
+    const chain = [
+      { thought: "hmm", tool: "", arguments: "", response: "" },
+      { thought: "look up", tool: "lookup_for_db", arguments: "{}", response: "r" },
+      { thought: "done", tool: "Finish", arguments: "{}", response: "" }
+    ]
+    const run: ConvertibleRun = { ...smurfsRun("give_answer"), events: [{ type: "dev.smurfs.final_answer", data: { answer: "a is 1", chain, method: "CoT@1" } }] }
+    const nodes = flatten(toConverted(run, [lookup], finish).answer.answer_details)
+    expect(nodes.map((n) => (n.role === "tool" ? (n.message as { name: string }).name : `${n.role}:${String(n.message)}`))).toEqual(["system:", "user:", "assistant:hmm", "lookup_for_db", "Finish"])
   })
 
   it("lists tools in StableToolBench's shape: optional names for API functions, Finish last and without them", () => {
@@ -60,7 +74,7 @@ describe("readConverted", () => {
     const file = join(dir, "ok.json")
     writeFileSync(file, JSON.stringify({ "7": toConverted(smurfsRun("give_answer"), [lookup], finish) }))
     const read = await Effect.runPromise(readConverted(file))
-    expect(read["7"]!.answer.total_steps).toBe(6)
+    expect(read["7"]!.answer.total_steps).toBe(4)
   })
 
   it("fails with the path and what is wrong for a missing or malformed file", async () => {

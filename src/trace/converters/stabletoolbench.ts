@@ -26,15 +26,27 @@ const AnswerNodeSchema: z.ZodType<AnswerNode> = z.lazy(() =>
   })
 )
 
+const FlatFunction = z.looseObject({ name: z.string(), description: z.string(), parameters: z.record(z.string(), z.unknown()) })
+
+/**
+ * A function of `available_tools`: flat, as older StableToolBench runs wrote it, or
+ * `{"type": "function", "function": {...}}` as newer ones do; read as the flat shape.
+ */
+export const AvailableTool = z.union([FlatFunction, z.object({ type: z.literal("function"), function: FlatFunction }).transform((t) => t.function)])
+
+/** The `answer` of a converted prediction: what ToolEval's judges are shown. */
+export const ConvertedAnswerBody = z.object({
+  method: z.string(),
+  total_steps: z.number(),
+  final_answer: z.string(),
+  answer_details: z.array(AnswerNodeSchema)
+})
+export type ConvertedAnswerBody = z.infer<typeof ConvertedAnswerBody>
+
 export const ConvertedAnswer = z.object({
   query: z.string(),
-  available_tools: z.array(z.looseObject({ name: z.string(), description: z.string(), parameters: z.record(z.string(), z.unknown()) })),
-  answer: z.object({
-    method: z.string(),
-    total_steps: z.number(),
-    final_answer: z.string(),
-    answer_details: z.array(AnswerNodeSchema)
-  })
+  available_tools: z.array(AvailableTool),
+  answer: ConvertedAnswerBody
 })
 export type ConvertedAnswer = z.infer<typeof ConvertedAnswer>
 
@@ -102,19 +114,25 @@ export const chainOf = (run: ConvertibleRun): ReadonlyArray<ChainStepLike> => {
   return steps
 }
 
-/** The `answer_details` chain: system -> user -> (assistant thought?) -> tool -> ... each node the only child of the one before. */
+/**
+ * The `answer_details` chain as convert_to_answer_format.py builds it: system -> user -> ..., each
+ * node the only child of the one before. An answered run is written from its messages: a reply that
+ * called a function is its tool node only (their converter drops the text beside a call), a reply
+ * that called none is an assistant node. A run without an answer is written from its tree, where
+ * every reply's text is a thought node before its call.
+ */
 export const answerDetails = (run: ConvertibleRun): { details: Array<AnswerNode>; totalSteps: number } => {
   const flat: Array<Omit<AnswerNode, "next">> = [
     { role: "system", message: "" },
     { role: "user", message: "" }
   ]
   const steps = [...chainOf(run)]
+  const answered = run.finishType === "give_answer"
   // A method that answers without a Finish call (Smurfs) gets one, so that ToolEval sees a finished chain.
-  if (run.finishType === "give_answer" && steps.at(-1)?.tool !== FINISH)
-    steps.push({ thought: run.finalAnswer, tool: FINISH, arguments: finishAnswerText(run.finalAnswer), response: "" })
+  if (answered && steps.at(-1)?.tool !== FINISH) steps.push({ tool: FINISH, arguments: finishAnswerText(run.finalAnswer), response: "" })
   for (const step of steps) {
-    if (step.thought) flat.push({ role: "assistant", message: step.thought })
-    flat.push({ role: "tool", message: { name: step.tool, arguments: step.arguments, response: step.tool === FINISH ? "" : step.response } })
+    if (step.thought && (!answered || step.tool === "")) flat.push({ role: "assistant", message: step.thought })
+    if (step.tool !== "") flat.push({ role: "tool", message: { name: step.tool, arguments: step.arguments, response: step.tool === FINISH ? "" : step.response } })
   }
   let details: Array<AnswerNode> = []
   for (const node of flat.reverse()) details = [{ ...node, next: details }]
@@ -127,19 +145,24 @@ const methodOf = (run: ConvertibleRun): string => {
   return typeof final?.data["method"] === "string" ? (final.data["method"] as string) : run.method
 }
 
+/** The `answer` part of a run's converted prediction: what ToolEval's judges see of it. */
+export const convertedAnswerOf = (run: ConvertibleRun): ConvertedAnswerBody => {
+  const { details, totalSteps } = answerDetails(run)
+  return {
+    method: methodOf(run),
+    total_steps: totalSteps,
+    final_answer: run.finishType === "give_answer" && run.finalAnswer ? finishAnswerText(run.finalAnswer) : "",
+    answer_details: details
+  }
+}
+
 /** One query's converted answer; `tools` are the task's functions (Finish is added when missing). */
 export const toConverted = (run: ConvertibleRun, tools: ReadonlyArray<FunctionSpec>, finish: FunctionSpec): ConvertedAnswer => {
-  const { details, totalSteps } = answerDetails(run)
   const functions = tools.some((t) => t.name === FINISH) ? tools : [...tools, finish]
   return {
     query: run.query,
     available_tools: functions.map((f) => ({ ...availableTool(f) })),
-    answer: {
-      method: methodOf(run),
-      total_steps: totalSteps,
-      final_answer: run.finishType === "give_answer" && run.finalAnswer ? finishAnswerText(run.finalAnswer) : "",
-      answer_details: details
-    }
+    answer: convertedAnswerOf(run)
   }
 }
 
