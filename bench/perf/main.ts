@@ -6,6 +6,8 @@ import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import { Effect } from "effect"
+import { isKind } from "../../src/trace/events.ts"
+import type { Trajectory } from "../../src/trace/trajectory.ts"
 import { version } from "../../src/version.ts"
 import { SIM_NOTE } from "../sim/model.ts"
 import { parseSimSpec } from "../sim/options.ts"
@@ -17,8 +19,8 @@ import { table } from "./table.ts"
 
 /** Sizes of each experiment; `--quick` shrinks them for a smoke run. */
 const SIZES = {
-  full: { overheadTasks: Infinity, scalingTasks: 200, scalingLatency: "100ms", concurrency: [1, 4, 16, 64], contextTasks: Infinity, prefixTasks: 200, memoryTasks: Infinity, memoryConcurrency: 256, memoryLatency: "100ms", warmTasks: 200, warmLatency: "100ms", warmConcurrency: 64 },
-  quick: { overheadTasks: 100, scalingTasks: 40, scalingLatency: "20ms", concurrency: [1, 4, 16, 64], contextTasks: 60, prefixTasks: 60, memoryTasks: 256, memoryConcurrency: 256, memoryLatency: "20ms", warmTasks: 40, warmLatency: "20ms", warmConcurrency: 16 }
+  full: { overheadTasks: Infinity, scalingTasks: 200, scalingLatency: "100ms", concurrency: [1, 4, 16, 64], contextTasks: Infinity, prefixTasks: 200, memoryTasks: Infinity, memoryConcurrency: 256, memoryLatency: "100ms", warmTasks: 200, warmLatency: "100ms", warmConcurrency: 64, planTasks: 20 },
+  quick: { overheadTasks: 100, scalingTasks: 40, scalingLatency: "20ms", concurrency: [1, 4, 16, 64], contextTasks: 60, prefixTasks: 60, memoryTasks: 256, memoryConcurrency: 256, memoryLatency: "20ms", warmTasks: 40, warmLatency: "20ms", warmConcurrency: 16, planTasks: 5 }
 } as const
 
 const FAULT_RATES = [0, 0.1, 0.3] as const
@@ -223,8 +225,45 @@ const run = (setup: PerfSetup, quick: boolean) =>
         runs.map((r) => [String(r["run"]), Number(r["modelCallsReachingModel"]), Number(r["cachedReplies"]), Number(r["toolCallsReachingEnvironment"]), Number(r["answered"]), Number(r["wallS"])])
       )
     )
+
+    // 5. Plans with dependencies: tasks of three APIs, planned as three sequential subtasks, then as three
+    // independent ones (dependsOn: []) that run at the same time; 100 ms per call, one task at a time.
+    const threeApi = take(queries.filter((q) => q.relevant.length === 3), sizes.planTasks)
+    const planRows: Array<Record<string, unknown>> = []
+    for (const mode of ["sequential", "graph"] as const) {
+      const spec = `sim:latency=100ms,plan=${mode}`
+      log(`plans: smurfs on ${threeApi.length} three-API tasks, ${mode} plan, 100ms per call`)
+      const phases: Array<number> = []
+      const batch = yield* runBatch(setup, { method: "smurfs", sim: spec, queries: threeApi, concurrency: 1, inspect: (t) => phases.push(subtaskPhaseMs(t)) })
+      planRows.push({
+        plan: mode,
+        tasks: batch.samples.length,
+        modelCallsPerTask: round(sum(batch.samples.map((x) => x.modelCalls)) / Math.max(1, batch.samples.length), 1),
+        wallMsPerTask: summary(batch.samples.map((x) => x.wallMs)),
+        subtaskPhaseMsPerTask: summary(phases),
+        answered: batch.samples.filter((x) => x.answered).length
+      })
+    }
+    const mean = (r: Record<string, unknown>, key: string) => (r[key] as ReturnType<typeof summary>).mean ?? Number.NaN
+    const [sequential, graph] = planRows as [Record<string, unknown>, Record<string, unknown>]
+    json["planGraph"] = { spec: "sim:latency=100ms,plan=<sequential|graph>", concurrency: 1, rows: planRows, wallRatio: round(mean(graph, "wallMsPerTask") / mean(sequential, "wallMsPerTask"), 3), subtaskPhaseRatio: round(mean(graph, "subtaskPhaseMsPerTask") / mean(sequential, "subtaskPhaseMsPerTask"), 3) }
+    sections.push(
+      table(
+        `Plans with dependencies: smurfs, ${threeApi.length} tasks of three APIs, 100 ms per model call, one task at a time; the same three subtasks sequential or independent (run at the same time)`,
+        ["plan", "model calls / task", "mean wall ms / task", "mean subtask phase ms / task", "answered", "wall vs sequential", "subtask phase vs sequential"],
+        planRows.map((r) => [String(r["plan"]), Number(r["modelCallsPerTask"]), round(mean(r, "wallMsPerTask"), 0), round(mean(r, "subtaskPhaseMsPerTask"), 0), Number(r["answered"]), round(mean(r, "wallMsPerTask") / mean(sequential, "wallMsPerTask"), 3), round(mean(r, "subtaskPhaseMsPerTask") / mean(sequential, "subtaskPhaseMsPerTask"), 3)] as Array<number>),
+        3
+      )
+    )
     return { sections, json }
   })
+
+/** From the plan to the last subtask's answer: the part of a task that a graph plan runs in parallel. */
+const subtaskPhaseMs = (t: Trajectory): number => {
+  const plan = t.events.find((e) => isKind(e, "plan"))
+  const last = t.events.findLast((e) => isKind(e, "subtask_answered"))
+  return plan && last ? Date.parse(last.time) - Date.parse(plan.time) : 0
+}
 
 const pct = (share: number) => (Number.isFinite(share) ? `${(share * 100).toFixed(1)}%` : "-")
 

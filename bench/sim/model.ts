@@ -49,6 +49,14 @@ const fingerprint = (request: GenerateRequest): number => {
   return h
 }
 
+/** A plan whose subtasks are all independent (`dependsOn: []`): each API of a task is its own call. */
+const asGraphPlan = (intent: Intent): Intent => {
+  if (intent.kind !== "object" || typeof intent.value !== "object" || intent.value === null) return intent
+  const subtasks = (intent.value as { subtasks?: unknown }).subtasks
+  if (!Array.isArray(subtasks)) return intent
+  return { kind: "object", value: { ...intent.value, subtasks: subtasks.map((task) => ({ task: String(task), dependsOn: [] })) } }
+}
+
 /** A simulated model over the given recordings. */
 export const makeSimModel = (options: SimOptions = simDefaults, recordings: Recordings = readRecordings(options.data), spec = "sim"): SimModel => {
   const stats: SimStats = { calls: 0, promptTokens: 0, completionTokens: 0, faults: Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>, simMs: 0, sleptMs: 0 }
@@ -61,7 +69,8 @@ export const makeSimModel = (options: SimOptions = simDefaults, recordings: Reco
     const print = fingerprint(request)
     const rng = rngFor(options.seed, request.role, print)
     const fault = drawFault(options, faultSurface(request), rng)
-    const intent = decide(request, taskOf(request, query), fault, rng)
+    const decided = decide(request, taskOf(request, query), fault, rng)
+    const intent = options.plan === "graph" && request.role === "planner" ? asGraphPlan(decided) : decided
     const written = write(intent, request, `call_${print.toString(36)}`)
     const reply = fault === "refusal" ? { text: refusal() } : fault === "malformed" ? { text: malformed(written.toolCalls ? `{"name": "${written.toolCalls[0]!.name}", "arguments": ` : written.text, rng) } : written
     if (fault) stats.faults[fault]++

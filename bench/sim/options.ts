@@ -30,6 +30,11 @@ export interface SimOptions {
   readonly contextTokens: number
   /** Name the model reports. */
   readonly name: string
+  /**
+   * How the planner writes its plan: `sequential` (plain subtasks, the paper's loop) or `graph`
+   * (every subtask with `dependsOn: []`, so that they run at the same time).
+   */
+  readonly plan: "sequential" | "graph"
 }
 
 /** The data directory next to the repository: `<repo>/../shared/toolbench`. */
@@ -45,10 +50,11 @@ export const simDefaults: SimOptions = {
   data: DEFAULT_DATA_DIR,
   tools: true,
   contextTokens: 32_768,
-  name: "sim"
+  name: "sim",
+  plan: "sequential"
 }
 
-const KEYS = `latency, per_token, prompt_token, completion_token, fault, ${FAULT_KINDS.join(", ")}, seed, data, tools, context, name`
+const KEYS = `latency, per_token, prompt_token, completion_token, fault, ${FAULT_KINDS.join(", ")}, seed, data, tools, context, name, plan`
 
 /** Milliseconds from "100ms", "0.1ms", "1s", "250us", "2m" or a bare number of milliseconds. */
 export const parseDurationMs = (text: string): number | undefined => {
@@ -131,6 +137,10 @@ export const parseSimSpec = (spec: string): { readonly options: SimOptions } | {
       }
       case "name":
         options = { ...options, name: value }
+        break
+      case "plan":
+        if (value !== "sequential" && value !== "graph") return fail(`plan "${value}" is not sequential or graph`)
+        options = { ...options, plan: value }
         break
       default: {
         if ((FAULT_KINDS as ReadonlyArray<string>).includes(key)) {

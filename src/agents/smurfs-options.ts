@@ -34,6 +34,11 @@ export interface SmurfsOptions {
    * adapter have their own timeout; this one also bounds a hand-written Tool whose call never ends.
    */
   readonly toolTimeoutMs?: number | undefined
+  /**
+   * Subtasks of a plan with dependencies that may run at the same time (their model calls overlap);
+   * a sequential plan always runs one subtask at a time.
+   */
+  readonly maxParallelSubtasks?: number | undefined
   /** Planning agent on; off = the query is the only subtask (ablation). */
   readonly planner?: boolean | undefined
   /** Answer agent on; off = the raw observation is the answer (ablation). */
@@ -63,6 +68,7 @@ export const smurfsDefaults = {
   maxSubtasks: 6,
   maxModelCalls: 150,
   toolTimeoutMs: 60_000,
+  maxParallelSubtasks: 4,
   planner: true,
   answerer: true,
   verifier: true
@@ -73,6 +79,7 @@ export interface ResolvedOptions {
   readonly maxSubtasks: number
   readonly maxModelCalls: number
   readonly toolTimeoutMs: number
+  readonly maxParallelSubtasks: number
   readonly planner: boolean
   readonly answerer: boolean
   readonly verifier: boolean
@@ -86,6 +93,7 @@ export const resolveOptions = (options: SmurfsOptions = {}): ResolvedOptions => 
   maxSubtasks: Math.max(1, options.maxSubtasks ?? smurfsDefaults.maxSubtasks),
   maxModelCalls: Math.max(1, options.maxModelCalls ?? smurfsDefaults.maxModelCalls),
   toolTimeoutMs: Math.max(1, options.toolTimeoutMs ?? smurfsDefaults.toolTimeoutMs),
+  maxParallelSubtasks: Math.max(1, options.maxParallelSubtasks ?? smurfsDefaults.maxParallelSubtasks),
   planner: options.planner ?? smurfsDefaults.planner,
   answerer: options.answerer ?? smurfsDefaults.answerer,
   verifier: options.verifier ?? smurfsDefaults.verifier,

@@ -68,7 +68,7 @@ export type StepOutcome = { readonly kind: "step"; readonly step: Step } | { rea
 export const executeStep = Effect.fn("Smurfs.step")(function* (ctx: PipelineContext, index: number, subtask: string, local: LocalMemory, excluded: ReadonlyArray<string>, hint: string | undefined) {
   const depth = local.depth
   const tools = ctx.task.tools.tools
-  const earlier = ctx.global.answers.map((a) => `- ${a.subtask}: ${a.answer}`).join("\n") || "none"
+  const earlier = ctx.global.answersFor(index).map((a) => `- ${a.subtask}: ${a.answer}`).join("\n") || "none"
   const view: ExecutorView = {
     subtask,
     hint,

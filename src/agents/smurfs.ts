@@ -5,13 +5,15 @@ import { LanguageModel } from "../llm/language-model.ts"
 import { ContextBudget } from "../memory/context-budget.ts"
 import { GlobalMemory } from "../memory/global-memory.ts"
 import { LocalMemory } from "../memory/local-memory.ts"
-import { emit, linked } from "../trace/events.ts"
+import { emit } from "../trace/events.ts"
 import { recording, totalsOf, type Trajectory } from "../trace/trajectory.ts"
 import { answerFinal, answerSubtask } from "./answerer.ts"
 import { BudgetExhausted } from "./errors.ts"
+import { sequentialPlan } from "./plan-graph.ts"
 import { plan } from "./planner.ts"
 import { backtrack, executeStep, type PipelineContext, soft } from "./smurfs-step.ts"
 import { resolveOptions, type SmurfsOptions } from "./smurfs-options.ts"
+import { runPlan, unavailableNote } from "./smurfs-plan.ts"
 import type { Method, Task } from "./task.ts"
 import { verify } from "./verifier.ts"
 
@@ -49,25 +51,25 @@ const solveSubtask = Effect.fn("Smurfs.subtask")(function* (ctx: PipelineContext
   return { answer, source: "step_limit" }
 })
 
-/** Plan, solve each subtask, answer the query; fails only with a fatal error. */
+/** Plan, solve the subtasks (in order, or as a dependency graph), answer the query; fails only with a fatal error. */
 const solveTask = Effect.fn("Smurfs.task")(function* (ctx: PipelineContext) {
   const { options, task, global } = ctx
   const planned = options.planner ? yield* soft("planner", plan(ctx, task.query, options.maxSubtasks)) : undefined
-  const subtasks = planned ?? [task.query]
-  yield* emit("plan", { subtasks, planner: options.planner })
-  for (const [index, subtask] of subtasks.entries()) {
-    yield* linked({ subtask: index })(
-      Effect.gen(function* () {
-        yield* emit("subtask_started", { index, subtask })
-        const { answer, source } = yield* solveSubtask(ctx, index, subtask)
-        global.answer(subtask, answer)
-        yield* emit("subtask_answered", { index, subtask, answer, source })
-      })
-    )
-  }
-  const joined = global.answers.map((a) => a.answer.trim()).filter((a) => a.length > 0).join("\n")
-  const final = options.answerer ? ((yield* soft("answerer.final", answerFinal(ctx, task.query, global.answers))) ?? joined) : joined
-  yield* emit("final_answer", { answer: final })
+  // an unparseable plan (or the planner off) degrades to the query as the one subtask
+  const graph = planned ?? sequentialPlan([task.query])
+  const subtasks = graph.subtasks.map((s) => s.task)
+  yield* emit("plan", { subtasks, planner: options.planner, ...(graph.mode === "graph" ? { dependsOn: graph.subtasks.map((s) => s.dependsOn) } : {}) })
+  yield* runPlan(ctx, graph, solveSubtask)
+  const answers = global.answers
+  const available = answers.filter((a) => a.unavailable === undefined)
+  const joined = available.map((a) => a.answer.trim()).filter((a) => a.length > 0).join("\n")
+  // the final answerer reads an unavailable subtask as such, never its failed attempts as a fact
+  const shown = answers.map((a) => (a.unavailable === undefined ? a : { subtask: a.subtask, answer: `unavailable (${a.unavailable})` }))
+  const answered = options.answerer ? ((yield* soft("answerer.final", answerFinal(ctx, task.query, shown))) ?? joined) : joined
+  // AMCP: the others still answer, and the answer says what is missing
+  const missing = answers.length - available.length
+  const final = missing > 0 && available.length > 0 && answered.trim().length > 0 ? `${answered.trim()}\n\n${unavailableNote(answers)}` : answered
+  yield* emit("final_answer", { answer: final, ...(missing > 0 ? { unavailable: answers.filter((a) => a.unavailable !== undefined).map((a) => a.index) } : {}) })
   return final
 })
 

@@ -1,14 +1,15 @@
 // The live view of `smurfs run`: one readable line (or a few) per run event, as the events arrive.
 import { styleText } from "node:util"
-import type { RunEvent } from "../trace/events.ts"
+import { isKind, kindOf, type RunEvent } from "../trace/events.ts"
 import { redactText, secretValues } from "../trace/redact.ts"
-import { kindOf } from "../trace/events.ts"
 
 export interface LiveViewOptions {
   /** Color the output (on when the stream is a terminal and NO_COLOR is unset). */
   readonly color?: boolean | undefined
   /** Longest tool result, thought or answer shown, in characters; the trajectory keeps them whole. */
   readonly maxChars?: number | undefined
+  /** Prefix each line of a subtask with its number (subtasks of a graph plan interleave). */
+  readonly subtaskTags?: boolean | undefined
 }
 
 type Style = Parameters<typeof styleText>[0]
@@ -20,6 +21,14 @@ const oneLine = (value: unknown, max: number): string => {
 
 /** The lines an event shows as; empty for events the view leaves out (model calls, the final answer). */
 export const formatEvent = (event: RunEvent, options: LiveViewOptions = {}): Array<string> => {
+  const lines = eventLines(event, options)
+  // a sub-agent's lines are indented under the call of its tool and carry its name
+  const agent = event.agent !== undefined ? `${"  ".repeat(event.agentdepth ?? 1)}${event.agent} > ` : ""
+  const tag = options.subtaskTags && event.subtask !== undefined && !isKind(event, "subtask_started") ? `[${event.subtask + 1}] ` : ""
+  return agent || tag ? lines.map((l) => (l.length > 0 ? `${agent}${tag}${l}` : l)) : lines
+}
+
+const eventLines = (event: RunEvent, options: LiveViewOptions): Array<string> => {
   const max = options.maxChars ?? 160
   const paint = (style: Style, text: string) => (options.color ? styleText(style, text) : text)
   const d = event.data as Record<string, unknown>
@@ -29,7 +38,9 @@ export const formatEvent = (event: RunEvent, options: LiveViewOptions = {}): Arr
       return [paint("bold", `Query: ${String(d["query"])}`), paint("dim", `model ${String(d["model"])}, ${(d["tools"] as unknown[] | undefined)?.length ?? 0} tools`)]
     case "plan": {
       const subtasks = (d["subtasks"] as string[] | undefined) ?? []
-      return [paint("bold", d["planner"] === false ? "Plan (planner off):" : "Plan:"), ...subtasks.map((s, i) => `  ${i + 1}. ${s}`)]
+      const deps = d["dependsOn"] as ReadonlyArray<ReadonlyArray<number>> | undefined
+      const after = (i: number) => (deps?.[i]?.length ? paint("dim", ` (after ${deps[i]!.map((x) => x + 1).join(", ")})`) : "")
+      return [paint("bold", d["planner"] === false ? "Plan (planner off):" : deps ? "Plan (independent subtasks run at the same time):" : "Plan:"), ...subtasks.map((s, i) => `  ${i + 1}. ${s}${after(i)}`)]
     }
     case "subtask_started":
       return ["", paint(["bold", "cyan"], `Subtask ${Number(d["index"]) + 1}: ${String(d["subtask"])}`)]
@@ -54,7 +65,10 @@ export const formatEvent = (event: RunEvent, options: LiveViewOptions = {}): Arr
     }
     case "error":
       return [`  ${paint("red", `${String(d["role"])} failed`)}: ${short(d["error"])}`]
+    case "plan_invalid":
+      return [`  ${paint("magenta", "plan")}: ${short(d["error"])}; running the subtasks one after another`]
     case "subtask_answered":
+      if (d["available"] === false) return [`  ${paint("red", `subtask ${Number(d["index"]) + 1} unavailable`)}: ${short(d["reason"])}`]
       return [`  ${paint("bold", "=")} ${short(d["answer"]) || "(no answer)"}${d["source"] === "step_limit" ? paint("dim", " (step limit: answered from memory)") : ""}`]
     case "give_up":
       return ["", paint("red", `Gave up: ${String(d["reason"])}`)]
@@ -66,7 +80,9 @@ export const formatEvent = (event: RunEvent, options: LiveViewOptions = {}): Arr
 /** A listener for `smurfs({ onEvent })` that writes each event's lines, with secrets redacted (a tool or model may echo a key). */
 export const liveView = (write: (line: string) => void, options: LiveViewOptions = {}) => {
   const secrets = secretValues()
+  let subtaskTags = options.subtaskTags
   return (event: RunEvent): void => {
-    for (const line of formatEvent(event, options)) write(redactText(line, secrets))
+    if (isKind(event, "plan") && event.agent === undefined) subtaskTags = options.subtaskTags ?? event.data["dependsOn"] !== undefined
+    for (const line of formatEvent(event, { ...options, subtaskTags })) write(redactText(line, secrets))
   }
 }

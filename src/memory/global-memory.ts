@@ -15,18 +15,36 @@ export interface GlobalStep extends Step {
 export interface SubtaskAnswer {
   readonly subtask: string
   readonly answer: string
+  /** Position of the subtask in the plan. */
+  readonly index: number
+  /** Why the subtask could not be solved, when it could not; its answer is then not a fact to use. */
+  readonly unavailable?: string | undefined
 }
 
 export class GlobalMemory {
   readonly #steps: Array<GlobalStep> = []
   readonly #answers: Array<SubtaskAnswer> = []
+  /** Per subtask, the subtasks whose answers it may read (a plan with dependencies); unset = every earlier one. */
+  #dependencies: ReadonlyArray<ReadonlyArray<number>> | undefined
 
   get steps(): ReadonlyArray<GlobalStep> {
     return this.#steps
   }
 
+  /** Every subtask's answer, in plan order (subtasks of a graph plan may finish in any order). */
   get answers(): ReadonlyArray<SubtaskAnswer> {
-    return this.#answers
+    return [...this.#answers].sort((a, b) => a.index - b.index)
+  }
+
+  /** Restrict what each subtask sees to its dependencies' answers. */
+  useDependencies(dependencies: ReadonlyArray<ReadonlyArray<number>>): void {
+    this.#dependencies = dependencies
+  }
+
+  /** The answers subtask `index` may use: its dependencies', else every earlier subtask's. */
+  answersFor(index: number): ReadonlyArray<SubtaskAnswer> {
+    const allowed = this.#dependencies?.[index]
+    return this.answers.filter((a) => (allowed ? allowed.includes(a.index) : a.index < index))
   }
 
   /** Record a step (`failed` for a failed tool call); returns the stored entry. */
@@ -52,7 +70,7 @@ export class GlobalMemory {
     return this.#steps.filter((s) => s.subtask === subtask)
   }
 
-  answer(subtask: string, answer: string): void {
-    this.#answers.push({ subtask, answer })
+  answer(subtask: string, answer: string, index: number = this.#answers.length, unavailable?: string): void {
+    this.#answers.push({ subtask, answer, index, ...(unavailable !== undefined ? { unavailable } : {}) })
   }
 }
