@@ -42,7 +42,7 @@ describe("LocalMemory and GlobalMemory", () => {
     global.answer("first", "A")
     expect(global.stepsOf(0)).toHaveLength(1)
     expect(global.stepsOf(0)[0]).toMatchObject({ failed: true, backtracked: false })
-    expect(global.answers).toEqual([{ subtask: "first", answer: "A" }])
+    expect(global.answers).toEqual([{ subtask: "first", answer: "A", index: 0 }])
   })
 })
 
