@@ -1,4 +1,6 @@
 // What a failed file-system call means for the user: the cause named by its errno, and what to do about it.
+import { existsSync, mkdirSync } from "node:fs"
+import { dirname, resolve } from "node:path"
 
 export interface FsProblem {
   /** The cause, e.g. "the file system is read-only (EROFS)". */
@@ -25,5 +27,22 @@ export const writeProblem = (error: unknown): FsProblem => {
       return { problem: `cannot write: a file stands where a directory should be (${code})`, hint: "Choose another --out, or move that file away." }
     default:
       return { problem: `cannot write (${error instanceof Error ? error.message : String(error)})`, hint: "Check that the run directory is writable and the disk is not full." }
+  }
+}
+
+/**
+ * `mkdir -p` that fails with the real cause: Node's recursive mkdir reports ENOENT on a read-only
+ * file system (and some other refusals), so on ENOENT the first missing directory is made alone to
+ * surface EROFS, EACCES or ENOSPC.
+ */
+export const makeDirectory = (dir: string): void => {
+  try {
+    mkdirSync(dir, { recursive: true })
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e
+    let first = resolve(dir)
+    while (!existsSync(dirname(first)) && dirname(first) !== first) first = dirname(first)
+    mkdirSync(first) // throws the real cause
+    throw e
   }
 }

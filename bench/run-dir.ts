@@ -1,9 +1,9 @@
 // The run directory on disk: atomic JSON writes, opening (new or resumed) with its guards, reading records.
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs"
+import { closeSync, existsSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs"
 import { basename, dirname, join } from "node:path"
 import { Data, Effect } from "effect"
 import { z } from "zod"
-import { writeProblem } from "./fs-problem.ts"
+import { makeDirectory, writeProblem } from "./fs-problem.ts"
 import { LOCK_FILE, RUN_FORMAT_VERSION, RunConfig, runConfigPath, TaskRecord } from "./run-format.ts"
 import { settingsDiff } from "./run-settings.ts"
 
@@ -29,7 +29,7 @@ export const writeJsonAtomic = (file: string, value: unknown): Effect.Effect<voi
   Effect.try({
     try: () => {
       const dir = dirname(file)
-      mkdirSync(dir, { recursive: true })
+      makeDirectory(dir)
       const tmp = join(dir, `${basename(file)}${TMP_MARK}${process.pid}-${Math.random().toString(36).slice(2, 10)}`)
       const fd = openSync(tmp, "w")
       try {

@@ -1,10 +1,10 @@
 // One writer per run directory: a lock file naming its owner (pid, host), so that a lock left by a killed run never blocks.
-import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
+import { linkSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
 import { hostname } from "node:os"
 import { join } from "node:path"
 import { Effect, type Scope } from "effect"
 import { z } from "zod"
-import { writeProblem } from "./fs-problem.ts"
+import { makeDirectory, writeProblem } from "./fs-problem.ts"
 import { RunDirError } from "./run-dir.ts"
 import { LOCK_FILE } from "./run-format.ts"
 
@@ -85,7 +85,7 @@ export const acquireRunLock = (run: string): Effect.Effect<void, RunDirError, Sc
   Effect.acquireRelease(
     Effect.try({
       try: () => {
-        mkdirSync(run, { recursive: true })
+        makeDirectory(run)
         const path = join(run, LOCK_FILE)
         const owner: LockOwner = { pid: process.pid, host: hostname(), startedAt: new Date().toISOString(), token: `${process.pid}-${Math.random().toString(36).slice(2, 10)}` }
         for (let attempt = 0; attempt < 5; attempt++) {

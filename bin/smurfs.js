@@ -8,8 +8,17 @@ if (major < 22 || (major === 22 && minor < 18)) {
   )
   process.exit(78)
 }
+// Hold Ctrl-C / SIGTERM while the CLI loads; main() takes over (src/cli/early-signals.ts) and hands them to the command.
+let held
+const hold = (signal) => void (held ??= signal)
+process.on("SIGINT", hold)
+process.on("SIGTERM", hold)
 const { existsSync } = await import("node:fs")
 const built = new URL("../dist/src/cli/main.js", import.meta.url)
 const entry = existsSync(built) ? built : new URL("../src/cli/main.ts", import.meta.url)
 const { main } = await import(entry.href)
-process.exitCode = await main(process.argv.slice(2))
+const running = main(process.argv.slice(2))
+process.off("SIGINT", hold)
+process.off("SIGTERM", hold)
+if (held) process.kill(process.pid, held)
+process.exitCode = await running

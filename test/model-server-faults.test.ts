@@ -152,6 +152,15 @@ describe.each(providers)("$name server faults", (p) => {
     expect(error.message.length).toBeGreaterThan(10)
   })
 
+  it("a connection reset mid-body (TCP RST) -> ModelServerError that says the server dropped it, not 'start the server'", async () => {
+    const server = await start([{ fault: "reset-mid-body" }])
+    const error = await failure(spec, p.where(server))
+    expect(error._tag).toBe("ModelServerError")
+    expect(error.message).toContain("reset the connection (ECONNRESET) in the middle of its reply")
+    expect(error.message).toContain("check its log")
+    expect(error.message).not.toMatch(/ollama serve|Start the server|Cannot reach/)
+  })
+
   it("a connection reset before any reply -> a typed error", async () => {
     const server = await start([{ fault: "reset" }])
     const error = await failure(spec, p.where(server))

@@ -1,4 +1,5 @@
 // The `smurfs` command line: dispatches to one module per subcommand.
+import { holdSignals } from "./early-signals.ts"
 import { ExitCode } from "./exit-codes.ts"
 
 const commands: Record<string, { summary: string; load: () => Promise<{ run: (argv: string[]) => Promise<number> }> }> = {
@@ -36,11 +37,16 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
     return ExitCode.Usage
   }
   let module: { run: (argv: string[]) => Promise<number> }
+  // a Ctrl-C or SIGTERM while the command loads reaches it once it listens (it installs its handlers before its first await)
+  const signals = holdSignals()
   try {
     module = await command.load()
   } catch (e) {
+    signals.release()
     console.error(`smurfs: the "${name}" command is not available in this build (${(e as Error).message})`)
     return ExitCode.Failure
   }
-  return module.run(rest)
+  const running = module.run(rest)
+  signals.release()
+  return running
 }

@@ -17,7 +17,7 @@ export interface CallSite {
   readonly secrets?: ReadonlyArray<string> | undefined
 }
 
-/** Socket-level codes that mean "nobody answers there". */
+/** Socket-level codes that mean "nobody answers there" (a reset mid-reply is not one: see fromTransport). */
 const UNREACHABLE_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "EADDRNOTAVAIL", "UND_ERR_CONNECT_TIMEOUT"])
 
 /** undici's default headers and body timeouts, which bound every fetch whatever our own timeout. */
@@ -134,6 +134,13 @@ export const fromTransport = (site: CallSite, error: unknown, timedOut: boolean)
   // Node's fetch gives up on its own after 300 s without headers (a long non-streaming reply).
   if (code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT") return new Timeout({ ms: Math.min(site.timeoutMs, NODE_FETCH_TIMEOUT_MS), role: site.role })
   const text = messageOf(error)
+  // A reset while the body streams ("terminated") means the server answered and then dropped the
+  // connection (a crash, out of memory, a proxy): "start the server" would be the wrong advice.
+  if ((code === "ECONNRESET" || code === "EPIPE") && /terminated/i.test(text))
+    return new ModelServerError({
+      host: site.host,
+      detail: `the server reset the connection (${code}) in the middle of its reply. It is running but dropped the request: check its log (a crash, running out of memory) or a proxy in between`
+    })
   if (code && UNREACHABLE_CODES.has(code)) return new ModelUnreachable({ provider: site.provider, host: site.host, cause: code })
   if (error instanceof SyntaxError || causes(error).some((c) => c instanceof SyntaxError))
     return new ModelServerError({ host: site.host, detail: `the reply was not valid JSON (${redact(text, site.secrets).slice(0, MAX_DETAIL)})` })

@@ -16,6 +16,7 @@ export interface RecordedRequest {
  * - `cut`: start a 200 reply, send part of the body, then destroy the socket.
  * - `reset`: destroy the socket before any reply.
  * - `invalid-json`: a 200 reply whose body is not JSON.
+ * - `reset-mid-body`: start a 200 reply, send part of the body, then reset the connection (TCP RST, ECONNRESET).
  * - `hang`: accept the request and never answer (a stuck server); the socket stays open until the client gives up.
  */
 export type Fault =
@@ -31,6 +32,7 @@ export type Fault =
   | { readonly fault: "reset" }
   | { readonly fault: "invalid-json" }
   | { readonly fault: "hang" }
+  | { readonly fault: "reset-mid-body" }
 
 /** A normal reply from a scripted model: text content and/or native tool calls. */
 export interface Reply {
@@ -170,6 +172,12 @@ export const applyTransportFault = (ctx: RouteContext, fault: Fault, partialBody
       const text = '{"model": "broken", "message": {'
       ctx.res.writeHead(200, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(text) })
       ctx.res.end(text)
+      return true
+    }
+    case "reset-mid-body": {
+      ctx.res.writeHead(200, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(partialBody) * 2 })
+      ctx.res.write(partialBody.slice(0, Math.max(1, Math.floor(partialBody.length / 2))))
+      setTimeout(() => ctx.res.socket?.resetAndDestroy(), 10)
       return true
     }
     case "hang":
