@@ -1,6 +1,7 @@
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
-import { answerSteps, judgeInputFromConverted, readConvertedFile } from "./converted.ts"
+import { judgeInputFromConverted, readConvertedFile } from "./converted.ts"
+import { answerSteps } from "./judge-input.ts"
 import { ruleLabel } from "./pass-rate.ts"
 import { loadSource } from "./sources.ts"
 
@@ -10,7 +11,7 @@ describe("StableToolBench converted predictions", () => {
   const cot = readConvertedFile(`${EXAMPLE}/model_predictions_converted/virtual_chatgpt_cot/G1_instruction.json`)
 
   it("walks the first branch like ToolEval's get_steps", () => {
-    const steps = answerSteps(cot["588"]!)
+    const steps = answerSteps(cot["588"]!.answer)
     expect(steps.map((s) => s.name)).toEqual([
       "transfermarkt_search_for_theclique",
       "transfermarkt_details_for_theclique",

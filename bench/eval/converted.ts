@@ -2,32 +2,9 @@
 import { readFileSync } from "node:fs"
 import { z } from "zod"
 import { type ConvertedAnswer as ConvertedExample, ConvertedFile } from "../../src/trace/converters/stabletoolbench.ts"
-import type { JudgeInput, JudgeStep } from "./judge-input.ts"
+import { answerSteps, endsWithFinish, type JudgeInput, type JudgeStep } from "./judge-input.ts"
 
 export type { ConvertedExample }
-
-const ToolMessage = z.object({ name: z.string(), arguments: z.unknown(), response: z.unknown() })
-
-type AnswerNode = ConvertedExample["answer"]["answer_details"][number]
-
-const text = (value: unknown): string => (typeof value === "string" ? value : JSON.stringify(value ?? ""))
-
-/**
- * The tool steps of an answer the way ToolEval's `get_steps` walks it: from the first root, always
- * the first child, keeping `tool` nodes with a message. The last of them is ToolEval's "final step".
- */
-export const answerSteps = (example: ConvertedExample): Array<{ name: string; arguments: string; response: string }> => {
-  const steps: Array<{ name: string; arguments: string; response: string }> = []
-  let node: AnswerNode | undefined = example.answer.answer_details[0]
-  while (node) {
-    if (node.role === "tool" && node.message) {
-      const parsed = ToolMessage.safeParse(node.message)
-      if (parsed.success) steps.push({ name: parsed.data.name, arguments: text(parsed.data.arguments), response: text(parsed.data.response) })
-    }
-    node = node.next[0]
-  }
-  return steps
-}
 
 /** A tool response counts as a success when its `error` field is empty, as StableToolBench's server writes it. */
 const responseOk = (response: string): boolean => {
@@ -41,8 +18,7 @@ const responseOk = (response: string): boolean => {
 
 /** One converted example as a judge input; `finished` is ToolEval's "the final step is a Finish". */
 export const judgeInputFromConverted = (taskId: string, method: string, group: string, example: ConvertedExample): JudgeInput => {
-  const all = answerSteps(example)
-  const last = all.at(-1)
+  const all = answerSteps(example.answer)
   const steps: Array<JudgeStep> = all
     .filter((s) => s.name !== "Finish")
     .map((s) => ({ ...s, ok: responseOk(s.response) }))
@@ -53,9 +29,10 @@ export const judgeInputFromConverted = (taskId: string, method: string, group: s
     model: example.answer.method,
     query: example.query,
     finalAnswer: example.answer.final_answer,
-    finished: last?.name === "Finish",
+    finished: endsWithFinish(example.answer),
     steps,
-    cost: { toolCalls: steps.length }
+    cost: { toolCalls: steps.length },
+    answer: example.answer
   }
 }
 

@@ -15,8 +15,8 @@ const JUDGE = "scripted:judge"
 const countingJudge = (label: "Solved" | "Unsolved" = "Solved") => {
   const calls: Array<string> = []
   const script: Script = {
-    "judge.answer": [(r: GenerateRequest) => (calls.push(r.role), { reason: "ok", label })],
-    "judge.compare": [(r: GenerateRequest) => (calls.push(r.role), { reason: "A", better: "A" })],
+    "judge.check_answer_status": [(r: GenerateRequest) => (calls.push(r.role), { answer_status: label, reason: "ok" })],
+    "judge.select_better_answer": [(r: GenerateRequest) => (calls.push(r.role), { index: 0, reason: "A" })],
     $cycle: true
   }
   return { calls, layer: scriptedLayer(script) }
@@ -60,7 +60,7 @@ describe("evaluatePass", () => {
   it("records a malformed judge reply as a failure and leaves that label to a later run", async () => {
     const run = writeFakeRun([{ taskId: "1" }])
     const entries = loadSource(run).entries
-    const bad = scriptedLayer({ "judge.answer": ["not json"], $cycle: true })
+    const bad = scriptedLayer({ "judge.check_answer_status": ["not json"], $cycle: true })
     const s = await Effect.runPromise(evaluatePass(entries, { store: run, judge: JUDGE, k: 1 }).pipe(Effect.provide(bad)))
     expect(s.failed).toHaveLength(1)
     expect(s.judged).toBe(0)
@@ -87,7 +87,7 @@ describe("evaluateWin", () => {
     // task 1: only the candidate is Solved -> 3 rounds won without the judge
     // task 2: both Solved -> the judge picks "A" (the first shown) in each of 3 rounds
     // task 3: the reference has no answer -> the candidate wins without the judge
-    expect(judge.calls.filter((c) => c === "judge.compare")).toHaveLength(3)
+    expect(judge.calls.filter((c) => c === "judge.select_better_answer")).toHaveLength(3)
     const v2 = JSON.parse(readFileSync(winVerdictsPath(run, JUDGE, "ref-react", "smurfs", "G1_instruction", "2"), "utf8"))
     for (const r of ["0", "1", "2"]) expect(v2.rounds[r].winner).toBe(v2.rounds[r].order[0])
     const v1 = JSON.parse(readFileSync(winVerdictsPath(run, JUDGE, "ref-react", "smurfs", "G1_instruction", "1"), "utf8"))
@@ -111,7 +111,7 @@ describe("evaluateWin", () => {
     const entries = loadSource(run).entries
     const judge = countingJudge()
     await Effect.runPromise(evaluatePass(entries, { store: run, judge: JUDGE, k: 2 }).pipe(Effect.provide(judge.layer)))
-    expect(judge.calls).toEqual(["judge.answer", "judge.answer", "judge.answer", "judge.answer"])
+    expect(judge.calls).toEqual(["judge.check_answer_status", "judge.check_answer_status", "judge.check_answer_status", "judge.check_answer_status"])
     const win = countingJudge()
     await Effect.runPromise(
       evaluateWin(entries.filter((e) => e.method === "smurfs"), entries.filter((e) => e.method === "react"), {
@@ -119,6 +119,6 @@ describe("evaluateWin", () => {
       }).pipe(Effect.provide(win.layer))
     )
     // both Solved in both rounds: only the comparisons reach the judge
-    expect(win.calls).toEqual(["judge.compare", "judge.compare"])
+    expect(win.calls).toEqual(["judge.select_better_answer", "judge.select_better_answer"])
   })
 })

@@ -5,7 +5,8 @@ import type { MalformedOutput, ProviderError } from "../../src/llm/errors.ts"
 import type { JudgeInput } from "./judge-input.ts"
 import { PassLabels, passLabelsPath, referencePassPath, WinVerdicts, winVerdictsPath } from "./labels.ts"
 import { judgePass } from "./pass-rate.ts"
-import { rngFor } from "./rng.ts"
+import type { JudgePrompts } from "./judge-prompts.ts"
+import { hashSeed, rngFor } from "./rng.ts"
 import { type RunDirError, writeJsonAtomic } from "../run-dir.ts"
 import { readJsonIf } from "./store.ts"
 import { judgeRound } from "./win-rate.ts"
@@ -26,7 +27,17 @@ export interface PassOptions {
   readonly onProgress?: ((done: number, total: number) => void) | undefined
   /** Where labels go; the default is the pass folder of `store`. Used to keep a reference's labels apart. */
   readonly pathOf?: ((input: JudgeInput) => string) | undefined
+  /** The judge's texts: ToolEval's (--stb) or ours (the default). */
+  readonly prompts?: JudgePrompts | undefined
+  /** Base seed: judge run r samples with its own seed derived from it, and shuffles win rounds with it. */
+  readonly seed?: number | undefined
 }
+
+/**
+ * The sampling seed of judge run (or win round) r. ToolEval's K runs differ because its judge
+ * samples at temperature 0.2; each of ours gets its own seed so that they differ too, reproducibly.
+ */
+export const judgeSeed = (seed: number, run: number): number => hashSeed(`${seed}\u0000judge run\u0000${run}`) & 0x7fffffff
 
 export interface EvalSummary {
   /** Judge decisions made now (rules included); existing ones are not counted. */
@@ -57,14 +68,16 @@ export const evaluatePass = (
         Effect.gen(function* () {
           const path = pathOf(entry)
           const labels: PassLabels = readJsonIf(path, PassLabels) ?? {
-            taskId: entry.taskId, method: entry.method, group: entry.group, judge: options.judge, runs: {}
+            taskId: entry.taskId, method: entry.method, group: entry.group, judge: options.judge,
+            ...(options.prompts ? { prompts: options.prompts.source } : {}), runs: {}
           }
           for (let r = 0; r < k; r++) {
             if (labels.runs[String(r)]) {
               kept++
               continue
             }
-            const result = yield* judgePass(entry).pipe(Effect.catchTag("MalformedOutput", keep))
+            const call = { prompts: options.prompts, seed: judgeSeed(options.seed ?? EVAL_DEFAULTS.seed, r) }
+            const result = yield* judgePass(entry, call).pipe(Effect.catchTag("MalformedOutput", keep))
             if ("error" in result) {
               failed.push({ taskId: entry.taskId, method: entry.method, group: entry.group, error: result.error })
               continue
@@ -85,8 +98,6 @@ export interface WinOptions extends Omit<PassOptions, "pathOf"> {
   readonly referenceName: string
   readonly referenceSource: string
   readonly referenceMethod: string
-  /** Seed of the answer order and coin tosses. */
-  readonly seed?: number | undefined
   /** The reference's answers live in `store` too (a method of the same run): share its pass labels instead of judging them again. */
   readonly referenceInStore?: boolean | undefined
 }
@@ -133,6 +144,7 @@ export const evaluateWin = (
           const verdicts: WinVerdicts = readJsonIf(path, WinVerdicts) ?? {
             taskId, method, group, judge: options.judge,
             reference: { source: options.referenceSource, method: options.referenceMethod },
+            ...(options.prompts ? { prompts: options.prompts.source } : {}),
             rounds: {}
           }
           const candStatus = candidate ? statusOf(candPath(candidate)) : {}
@@ -148,7 +160,7 @@ export const evaluateWin = (
               candidateStatus: candStatus[String(r)]?.label,
               referenceStatus: refStatus[String(r)]?.label,
               rng: rngFor(seed, method, group, taskId, r)
-            }).pipe(Effect.catchTag("MalformedOutput", keep))
+            }, { prompts: options.prompts, seed: judgeSeed(seed, r) }).pipe(Effect.catchTag("MalformedOutput", keep))
             if ("error" in round) {
               failed.push({ taskId, method, group, error: round.error })
               continue

@@ -1,6 +1,7 @@
 // What a judge sees of one answered task, whether it came from our run directory or from StableToolBench.
 import { z } from "zod"
 import type { TaskRecord } from "../run-format.ts"
+import { ConvertedAnswerBody, convertedAnswerOf } from "../../src/trace/converters/stabletoolbench.ts"
 import { isKind, isTopLevel } from "../../src/trace/events.ts"
 
 export const JudgeStep = z.object({
@@ -15,7 +16,7 @@ export const JudgeStep = z.object({
 })
 export type JudgeStep = z.infer<typeof JudgeStep>
 
-/** Per-task costs, when the source records them (ToolEval's converted predictions record only steps). */
+/** Per-task costs, when the source records them, for reports; never shown to a judge (ToolEval's judge sees only the answer). */
 export const JudgeCost = z.object({
   modelCalls: z.number().optional(),
   promptTokens: z.number().optional(),
@@ -32,11 +33,13 @@ export const JudgeInput = z.object({
   model: z.string(),
   query: z.string(),
   finalAnswer: z.string(),
-  /** ToolEval's "last step is a Finish with an answer"; false for give-ups and runs cut short. */
+  /** ToolEval's "the final step of answer_details is a Finish call"; false for runs cut short. */
   finished: z.boolean(),
-  /** The tool calls on the answer's path, Finish excluded. */
+  /** The tool calls on the answer's path, Finish excluded (for reports). */
   steps: z.array(JudgeStep),
-  cost: JudgeCost
+  cost: JudgeCost,
+  /** The converted answer ({method, total_steps, final_answer, answer_details}): all a judge is shown, for our runs and theirs alike. */
+  answer: ConvertedAnswerBody
 })
 export type JudgeInput = z.infer<typeof JudgeInput>
 
@@ -46,6 +49,8 @@ export const toolEvalResponse = (ok: boolean, content: string, error?: string): 
 
 /** A judge input from one of our task records: tool calls come from its `tool_call` events (top-level ones: a sub-agent's calls are inside its own tool call). */
 export const judgeInputFromRecord = (record: TaskRecord): JudgeInput => {
+  // (an `error` record is no result and is not judged; it is written like a give-up if it gets here)
+  const answer = convertedAnswerOf({ ...record, finishType: record.finishType === "give_answer" ? "give_answer" : "give_up" })
   const steps: Array<JudgeStep> = []
   for (const event of record.events) {
     if (!isKind(event, "tool_call") || !isTopLevel(event)) continue
@@ -65,7 +70,7 @@ export const judgeInputFromRecord = (record: TaskRecord): JudgeInput => {
     model: record.model,
     query: record.query,
     finalAnswer: record.finalAnswer,
-    finished: record.finishType === "give_answer",
+    finished: endsWithFinish(answer),
     steps,
     cost: {
       // A method's cost is what it asked for, whether a cache or the server answered.
@@ -74,6 +79,32 @@ export const judgeInputFromRecord = (record: TaskRecord): JudgeInput => {
       completionTokens: record.totals.completionTokens,
       toolCalls: record.totals.toolCalls + (record.totals.cachedToolCalls ?? 0),
       wallMs: record.totals.wallMs
-    }
+    },
+    answer
   }
 }
+
+/** A tool node's message as ToolEval's get_steps reads it. */
+const ToolMessage = z.object({ name: z.string(), arguments: z.unknown(), response: z.unknown() })
+
+const text = (value: unknown): string => (typeof value === "string" ? value : JSON.stringify(value ?? ""))
+
+/**
+ * The tool steps of an answer the way ToolEval's `get_steps` walks it: from the first root, always
+ * the first child, keeping `tool` nodes with a message. The last of them is ToolEval's "final step".
+ */
+export const answerSteps = (answer: ConvertedAnswerBody): Array<{ name: string; arguments: string; response: string }> => {
+  const steps: Array<{ name: string; arguments: string; response: string }> = []
+  let node = answer.answer_details[0]
+  while (node) {
+    if (node.role === "tool" && node.message) {
+      const parsed = ToolMessage.safeParse(node.message)
+      if (parsed.success) steps.push({ name: parsed.data.name, arguments: text(parsed.data.arguments), response: text(parsed.data.response) })
+    }
+    node = node.next[0]
+  }
+  return steps
+}
+
+/** ToolEval's test before any judge call: the final step is a Finish call. */
+export const endsWithFinish = (answer: ConvertedAnswerBody): boolean => answerSteps(answer).at(-1)?.name === "Finish"

@@ -9,7 +9,13 @@ export type AnswerStatus = z.infer<typeof AnswerStatus>
 export const PassStage = z.enum(["rule", "answer", "trajectory"])
 export type PassStage = z.infer<typeof PassStage>
 
-export const PassRun = z.object({ label: AnswerStatus, reason: z.string(), stage: PassStage })
+export const PassRun = z.object({
+  label: AnswerStatus,
+  reason: z.string(),
+  stage: PassStage,
+  /** The sampling seed of this judge run (each run has its own, so K runs differ as ToolEval's do). */
+  seed: z.number().optional()
+})
 export type PassRun = z.infer<typeof PassRun>
 
 /** `<run>/eval/<judge>/pass/<method>/<group>/<taskId>.json`: K judge runs keyed "0".."K-1". */
@@ -18,6 +24,8 @@ export const PassLabels = z.object({
   method: z.string(),
   group: z.string(),
   judge: z.string(),
+  /** Which judge texts ran: "smurfs" (our wording) or "stabletoolbench:<dir>" (ToolEval's template). */
+  prompts: z.string().optional(),
   runs: z.record(z.string(), PassRun)
 })
 export type PassLabels = z.infer<typeof PassLabels>
@@ -31,7 +39,8 @@ export const WinRound = z.object({
   /** The order the answers were shown in (seeded shuffle). */
   order: z.array(z.enum(["candidate", "reference"])),
   stage: RoundStage,
-  reason: z.string()
+  reason: z.string(),
+  seed: z.number().optional()
 })
 export type WinRound = z.infer<typeof WinRound>
 
@@ -42,6 +51,7 @@ export const WinVerdicts = z.object({
   group: z.string(),
   judge: z.string(),
   reference: z.object({ source: z.string(), method: z.string() }),
+  prompts: z.string().optional(),
   rounds: z.record(z.string(), WinRound)
 })
 export type WinVerdicts = z.infer<typeof WinVerdicts>

@@ -35,7 +35,8 @@ describe("ruleLabel (ToolEval's Unsolved without a judge)", () => {
   })
   it("labels an empty or blank final answer Unsolved", () => {
     expect(ruleLabel(input({ finalAnswer: "" }))?.label).toBe("Unsolved")
-    expect(ruleLabel(input({ finalAnswer: "  \n" }))?.label).toBe("Unsolved")
+    // ToolEval compares the converted final_answer (the Finish arguments) with "" exactly
+    expect(ruleLabel({ ...input(), answer: { ...input().answer, final_answer: "" } })?.label).toBe("Unsolved")
   })
   it("labels a give_up_and_restart answer Unsolved", () => {
     expect(ruleLabel(input({ finalAnswer: "give_up_and_restart" }))?.label).toBe("Unsolved")
@@ -53,7 +54,7 @@ describe("ruleLabel (ToolEval's Unsolved without a judge)", () => {
 
 describe("judgePass (two steps)", () => {
   it("stops after the answer-only check when it is decisive", async () => {
-    const { label, seen } = await judgeWith({ "judge.answer": [{ reason: "complete", label: "Solved" }] }, input())
+    const { label, seen } = await judgeWith({ "judge.check_answer_status": [{ answer_status: "Solved", reason: "complete" }] }, input())
     expect(label).toEqual({ label: "Solved", reason: "complete", stage: "answer" })
     expect(seen).toHaveLength(1)
   })
@@ -61,31 +62,32 @@ describe("judgePass (two steps)", () => {
   it("on Unsure shows the trajectory in a second call, and only there", async () => {
     const { label, seen } = await judgeWith(
       {
-        "judge.answer": [{ reason: "cannot tell", label: "Unsure" }],
-        "judge.trajectory": [{ reason: "the numbers match the tool output", label: "Solved" }]
+        "judge.check_answer_status": [{ answer_status: "Unsure", reason: "cannot tell" }],
+        "judge.parse_answer_status": [{ answer_status: "Solved", reason: "the numbers match the tool output" }]
       },
       input()
     )
     expect(label).toEqual({ label: "Solved", reason: "the numbers match the tool output", stage: "trajectory" })
-    expect(seen.map((r) => r.role)).toEqual(["judge.answer", "judge.trajectory"])
+    expect(seen.map((r) => r.role)).toEqual(["judge.check_answer_status", "judge.parse_answer_status"])
     const text = (r: GenerateRequest) => r.messages.map((m) => m.content).join("\n")
+    // as ToolEval: one user message per call; the first sees the converted final_answer, the second json.dumps of the whole answer
     for (const r of seen) {
+      expect(r.messages.map((m) => m.role)).toEqual(["user"])
       expect(text(r)).toContain("What is the weather in Paris?")
-      expect(text(r)).toContain("It is 18 C and sunny in Paris.")
+      expect(r.options?.temperature).toBe(0.2)
     }
+    expect(text(seen[0]!)).toContain(input().answer.final_answer)
     expect(text(seen[0]!)).not.toContain("weather_for_meteo")
-    expect(text(seen[0]!)).not.toContain('\\"temp\\": 18')
-    expect(text(seen[1]!)).toContain("weather_for_meteo")
-    expect(text(seen[1]!)).toContain('{\\"temp\\": 18, \\"sky\\": \\"sunny\\"}')
+    expect(text(seen[1]!)).toContain('"answer_details": [{"role": "system", "message": "", "next": [{"role": "user"')
+    expect(text(seen[1]!)).toContain('"name": "weather_for_meteo"')
+    expect(text(seen[1]!)).toContain('\\"temp\\": 18')
     expect(text(seen[1]!)).toContain("forecast_for_meteo")
-    // static instructions go in the system message, the task in the user message
-    expect(seen[1]!.messages[0]!.role).toBe("system")
-    expect(seen[1]!.messages[0]!.content).not.toContain("Paris")
+    expect(text(seen[1]!)).not.toContain("modelCalls")
   })
 
   it("keeps a second Unsure (cannot be verified)", async () => {
     const { label } = await judgeWith(
-      { "judge.answer": [{ reason: "?", label: "Unsure" }], "judge.trajectory": [{ reason: "not verifiable", label: "Unsure" }] },
+      { "judge.check_answer_status": [{ answer_status: "Unsure", reason: "?" }], "judge.parse_answer_status": [{ answer_status: "Unsure", reason: "not verifiable" }] },
       input()
     )
     expect(label).toMatchObject({ label: "Unsure", stage: "trajectory" })

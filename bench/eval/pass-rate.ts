@@ -1,66 +1,53 @@
-// The pass-rate judge (SoPR), ToolEval's check_is_solved: rules first, then the answer alone, then the whole trajectory.
+// The pass-rate judge (SoPR), ToolEval's check_is_solved: its rules first, then check_answer_status on
+// the final answer, and only when that is Unsure, parse_answer_status on the whole converted answer.
 import { Effect } from "effect"
-import { z } from "zod"
-import { renderTemplate } from "../../src/agents/prompt-template.ts"
+import type { z } from "zod"
 import { generateObject } from "../../src/llm/structured.ts"
-import type { JudgeInput, JudgeStep } from "./judge-input.ts"
-import { AnswerStatus, type PassRun } from "./labels.ts"
-
-/** What the judge model returns for a pass label. */
-export const PassVerdict = z.object({ reason: z.string(), label: AnswerStatus })
-
-/** Observations are cut like StableToolBench cuts them before a model sees them. */
-export const MAX_RESPONSE_CHARS = 1024
+import type { JudgeInput } from "./judge-input.ts"
+import { type JudgeFunction, type JudgePrompts, smurfsJudgePrompts } from "./judge-prompts.ts"
+import { pythonJsonDumps } from "./json-dumps.ts"
+import type { AnswerStatus, PassRun } from "./labels.ts"
 
 /**
- * ToolEval's rules that need no judge: no Finish with an answer as the last step, an empty final
- * answer, or a give-up. Returns the Unsolved label, or undefined when the judge must decide.
- * (ToolEval compares the answer with "" exactly; a blank answer is treated as empty here too.)
+ * ToolEval's rules that need no judge: the final step of answer_details is not a Finish call
+ * (eval_pass_rate.py), the converted final_answer is empty or contains give_up_and_restart
+ * (check_is_solved). Returns the Unsolved label, or undefined when the judge must decide.
  */
 export const ruleLabel = (input: JudgeInput): PassRun | undefined => {
-  if (!input.finished) return { label: "Unsolved", reason: "No answer: the last step is not a Finish with an answer.", stage: "rule" }
-  if (input.finalAnswer.trim() === "") return { label: "Unsolved", reason: "Empty final answer.", stage: "rule" }
-  if (input.finalAnswer.includes("give_up_and_restart")) return { label: "Unsolved", reason: "The run gave up.", stage: "rule" }
+  if (!input.finished) return { label: "Unsolved", reason: "No answer: the final step is not a Finish call.", stage: "rule" }
+  if (input.answer.final_answer === "") return { label: "Unsolved", reason: "Empty final answer.", stage: "rule" }
+  if (input.answer.final_answer.includes("give_up_and_restart")) return { label: "Unsolved", reason: "The run gave up.", stage: "rule" }
   return undefined
 }
 
-const cut = (text: string) => (text.length > MAX_RESPONSE_CHARS ? `${text.slice(0, MAX_RESPONSE_CHARS)}...` : text)
+/** How one judge call is made: the texts and the sampling seed of this judge run. */
+export interface JudgeCall {
+  readonly prompts?: JudgePrompts | undefined
+  readonly seed?: number | undefined
+}
 
-/** The tool calls as numbered lines, the way ToolEval's `get_steps` prints them. */
-export const renderSteps = (steps: ReadonlyArray<JudgeStep>): string =>
-  steps.length === 0
-    ? "(none)"
-    : steps.map((s, i) => `Step ${i + 1}: ${s.name}\n  arguments: ${s.arguments}\n  response: ${cut(s.response)}`).join("\n")
-
-const ask = (role: string, prompt: { system: string; user: string }) =>
-  generateObject({
-    role,
-    schema: PassVerdict,
-    messages: [
-      { role: "system", content: prompt.system },
-      { role: "user", content: prompt.user }
-    ]
+/** One call of a ToolEval function: its text as the only (user) message, its arguments as the reply's JSON. */
+export const callJudge = <A>(fn: JudgeFunction, values: Readonly<Record<string, string>>, schema: z.ZodType<A>, call: JudgeCall, check?: (value: A) => { guardrail: string; error: string } | undefined) => {
+  const prompts = call.prompts ?? smurfsJudgePrompts()
+  return generateObject({
+    role: `judge.${fn}`,
+    schema,
+    check,
+    messages: [{ role: "user", content: prompts.render(fn, values) }],
+    options: { temperature: prompts.temperature, ...(call.seed === undefined ? {} : { seed: call.seed }) }
   }).pipe(Effect.map((r) => r.value))
+}
 
-/**
- * One pass label for one answer. The judge first sees only the query and the final answer; only an
- * Unsure there earns a second call that shows the whole trajectory.
- */
-export const judgePass = Effect.fn("Judge.pass")(function* (input: JudgeInput) {
+/** One pass label for one answer, exactly in ToolEval's order. */
+export const judgePass = Effect.fn("Judge.pass")(function* (input: JudgeInput, call: JudgeCall = {}) {
+  const seeded = call.seed === undefined ? {} : { seed: call.seed }
   const rule = ruleLabel(input)
   if (rule) return rule
-  const first = yield* ask("judge.answer", renderTemplate("judge-answer", { query: input.query, answer: input.finalAnswer }))
-  if (first.label !== "Unsure") return { label: first.label, reason: first.reason, stage: "answer" } satisfies PassRun
-  const second = yield* ask(
-    "judge.trajectory",
-    renderTemplate("judge-trajectory", {
-      query: input.query,
-      answer: input.finalAnswer,
-      step_count: input.steps.length,
-      trajectory: renderSteps(input.steps)
-    })
-  )
-  return { label: second.label, reason: second.reason, stage: "trajectory" } satisfies PassRun
+  const prompts = call.prompts ?? smurfsJudgePrompts()
+  const first = yield* callJudge("check_answer_status", { query: input.query, answer: input.answer.final_answer }, prompts.status.check_answer_status, call)
+  if (first.answer_status !== "Unsure") return { label: first.answer_status, reason: first.reason, stage: "answer", ...seeded } satisfies PassRun
+  const second = yield* callJudge("parse_answer_status", { query: input.query, answer: pythonJsonDumps(input.answer) }, prompts.status.parse_answer_status, call)
+  return { label: second.answer_status, reason: second.reason, stage: "trajectory", ...seeded } satisfies PassRun
 })
 
 /** ToolEval's score of one label: Solved 1, Unsure 0.5, Unsolved or missing 0. */

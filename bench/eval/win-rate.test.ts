@@ -14,7 +14,7 @@ const reference = judgeInputFromRecord(fakeRecord({ taskId: "1", method: "react"
 
 const round = (statuses: [AnswerStatus | undefined, AnswerStatus | undefined], script: ReadonlyArray<object>, r = 0, inputs = { candidate, reference }) => {
   const seen: Array<GenerateRequest> = []
-  const layer = scriptedLayer({ "judge.compare": script.map((reply) => (req: GenerateRequest) => (seen.push(req), reply)) })
+  const layer = scriptedLayer({ "judge.select_better_answer": script.map((reply) => (req: GenerateRequest) => (seen.push(req), reply)) })
   return Effect.runPromise(
     judgeRound({ ...inputs, candidateStatus: statuses[0], referenceStatus: statuses[1], rng: rngFor(7, "smurfs", "G1", "1", r) }).pipe(Effect.provide(layer))
   ).then((verdict) => ({ verdict, seen }))
@@ -46,19 +46,23 @@ describe("judgeRound", () => {
 
   it("asks the judge when both are Solved, showing the answers in the shuffled order", async () => {
     for (let r = 0; r < 6; r++) {
-      const { verdict, seen } = await round(["Solved", "Solved"], [{ reason: "A is better", better: "A" }], r)
+      const { verdict, seen } = await round(["Solved", "Solved"], [{ index: 0, reason: "A is better" }], r)
       expect(seen).toHaveLength(1)
       const user = seen[0]!.messages.find((m) => m.role === "user")!.content
       const firstShown = user.indexOf("CANDIDATE") < user.indexOf("REFERENCE") ? "candidate" : "reference"
       expect(verdict.order[0]).toBe(firstShown)
-      // "A" is whichever answer was shown first
+      // index 0 is whichever answer was shown first
       expect(verdict).toMatchObject({ winner: firstShown, stage: "judge" })
-      expect(user).toContain("1 tool calls")
+      // both sides as ToolEval shows them: the whole converted answer, the same fields, no costs
+      expect(user.match(/"answer_details": /g)).toHaveLength(2)
+      expect(user.match(/"total_steps": /g)).toHaveLength(2)
+      expect(user).not.toMatch(/promptTokens|modelCalls|model calls|\d+ tool calls/)
+      expect(seen[0]!.messages).toHaveLength(1)
     }
   })
 
   it("asks the judge when neither is Solved nor exactly one Unsure", async () => {
-    const { verdict, seen } = await round(["Unsolved", "Unsolved"], [{ reason: "B", better: "B" }])
+    const { verdict, seen } = await round(["Unsolved", "Unsolved"], [{ index: 1, reason: "B" }])
     expect(seen).toHaveLength(1)
     expect(verdict.winner).toBe(verdict.order[1])
   })

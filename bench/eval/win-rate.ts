@@ -1,14 +1,11 @@
 // The win-rate judge (SoWR): one round between a candidate's and a reference's answer to the same task.
 import { Effect } from "effect"
-import { z } from "zod"
-import { renderTemplate } from "../../src/agents/prompt-template.ts"
-import { generateObject } from "../../src/llm/structured.ts"
 import type { JudgeInput } from "./judge-input.ts"
 import type { AnswerStatus, WinRound } from "./labels.ts"
-import { renderSteps } from "./pass-rate.ts"
+import { smurfsJudgePrompts } from "./judge-prompts.ts"
+import { pythonJsonDumps } from "./json-dumps.ts"
+import { callJudge, type JudgeCall } from "./pass-rate.ts"
 import { pick, shuffle } from "./rng.ts"
-
-export const CompareVerdict = z.object({ reason: z.string(), better: z.enum(["A", "B"]) })
 
 type Side = "candidate" | "reference"
 
@@ -22,28 +19,20 @@ export interface RoundInput {
   readonly rng: () => number
 }
 
-/** The cost line shown beside an answer. */
-export const costText = (input: JudgeInput): string => {
-  const parts = [`${input.cost.toolCalls} tool calls`]
-  if (input.cost.promptTokens !== undefined) parts.push(`${input.cost.promptTokens + (input.cost.completionTokens ?? 0)} tokens`)
-  if (input.cost.modelCalls !== undefined) parts.push(`${input.cost.modelCalls} model calls`)
-  return parts.join(", ")
-}
-
-const answerText = (input: JudgeInput): string =>
-  `Final answer: ${input.finalAnswer.trim() === "" ? "(empty)" : input.finalAnswer}\nTool calls:\n${renderSteps(input.steps)}`
-
+/** ToolEval's check_identity_answers: the same final answer and the same answer details. */
 const identical = (a: JudgeInput, b: JudgeInput) =>
-  a.finalAnswer === b.finalAnswer && JSON.stringify(a.steps) === JSON.stringify(b.steps)
+  a.answer.final_answer === b.answer.final_answer && JSON.stringify(a.answer.answer_details) === JSON.stringify(b.answer.answer_details)
 
 /**
- * One round, following ToolEval's preference flow: a missing answer loses; if exactly one answer is
- * Solved it wins; else if none is Solved and exactly one is Unsure, that one wins; identical answers
- * are a coin toss; otherwise the judge picks the better of the two, shown in a seeded random order.
+ * One round, following ToolEval's normalized_openai_completions: a missing answer loses; if exactly
+ * one answer is Solved it wins; else if none is Solved and exactly one is Unsure, that one wins;
+ * otherwise select_better_answer between the two (identical answers are a coin toss), each shown as
+ * the whole converted answer, the same fields for both sides, in a seeded random order.
  */
-export const judgeRound = Effect.fn("Judge.round")(function* (round: RoundInput) {
+export const judgeRound = Effect.fn("Judge.round")(function* (round: RoundInput, call: JudgeCall = {}) {
   const order = shuffle<Side>(["candidate", "reference"], round.rng)
-  const decided = (winner: Side, stage: WinRound["stage"], reason: string): WinRound => ({ winner, order, stage, reason })
+  const seeded = call.seed === undefined ? {} : { seed: call.seed }
+  const decided = (winner: Side, stage: WinRound["stage"], reason: string): WinRound => ({ winner, order, stage, reason, ...seeded })
   if (!round.candidate) return decided("reference", "missing", "The candidate has no answer for this task.")
   if (!round.reference) return decided("candidate", "missing", "The reference has no answer for this task.")
   const status: Record<Side, AnswerStatus | undefined> = { candidate: round.candidateStatus, reference: round.referenceStatus }
@@ -55,21 +44,13 @@ export const judgeRound = Effect.fn("Judge.round")(function* (round: RoundInput)
   }
   const inputs: Record<Side, JudgeInput> = { candidate: round.candidate, reference: round.reference }
   if (identical(inputs.candidate, inputs.reference)) return decided(pick(order, round.rng), "identical", "The answers are identical.")
-  const [a, b] = [inputs[order[0]!], inputs[order[1]!]]
-  const prompt = renderTemplate("judge-compare", {
-    query: round.candidate.query,
-    answer_a: answerText(a),
-    cost_a: costText(a),
-    answer_b: answerText(b),
-    cost_b: costText(b)
-  })
-  const verdict = yield* generateObject({
-    role: "judge.compare",
-    schema: CompareVerdict,
-    messages: [
-      { role: "system", content: prompt.system },
-      { role: "user", content: prompt.user }
-    ]
-  })
-  return decided(verdict.value.better === "A" ? order[0]! : order[1]!, "judge", verdict.value.reason)
+  const prompts = call.prompts ?? smurfsJudgePrompts()
+  const verdict = yield* callJudge(
+    "select_better_answer",
+    { query: round.candidate.query, answer_0: pythonJsonDumps(inputs[order[0]!].answer), answer_1: pythonJsonDumps(inputs[order[1]!].answer) },
+    prompts.index,
+    call,
+    (v) => (v.index === 0 || v.index === 1 ? undefined : { guardrail: "schema", error: `index must be 0 (Answer_0) or 1 (Answer_1), not ${v.index}` })
+  )
+  return decided(order[verdict.index]!, "judge", verdict.reason)
 })

@@ -19,6 +19,8 @@ export interface Row {
   readonly group: string
   /** The judge's label folder, or "ToolEval" for ToolEval's published labels; empty when not judged. */
   readonly judge: string
+  /** Which judge texts made the labels: "ToolEval" (its template, --stb), "ours" (our wording), or both. */
+  readonly judgeTexts?: string | undefined
   /** Tasks with an answer or a give-up (the ones a judge can label). */
   readonly n: number
   /** Of those, the tasks this judge labelled (at least one run); the pass rate is over these only. */
@@ -75,6 +77,16 @@ export const storedPassRate = (store: string, judgeSlug: string, entries: Readon
   return passRate(table, runs)
 }
 
+/** Which judge texts made the stored labels of these tasks (labels from before this was recorded say nothing). */
+export const storedJudgeTexts = (store: string, judgeSlug: string, entries: ReadonlyArray<JudgeInput>): string | undefined => {
+  const texts = new Set<string>()
+  for (const e of entries) {
+    const prompts = readJsonIf(passLabelsPath(store, judgeSlug, e.method, e.group, e.taskId), PassLabels)?.prompts
+    if (prompts !== undefined) texts.add(prompts.startsWith("stabletoolbench:") ? "ToolEval" : "ours")
+  }
+  return texts.size === 0 ? undefined : [...texts].sort().join("+")
+}
+
 /** SoWR of one method and group from stored verdicts, per reference, over the tasks both sides have (of `taskIds`, when given). */
 export const storedWinRates = (store: string, judgeSlug: string, method: string, group: string, taskIds?: ReadonlySet<string>) =>
   dirs(join(store, "eval", judgeSlug, "win")).flatMap((reference) => {
@@ -115,7 +127,8 @@ const sourceRows = (dir: string, store: string): Array<Row> => {
       const pass = storedPassRate(store, judge, entries)
       const wins = storedWinRates(store, judge, method, group, ids)
       if (!pass && wins.length === 0) return []
-      return (wins.length === 0 ? [undefined] : wins).map((win) => ({ ...base, judge, judged: pass?.n ?? 0, pass, win }))
+      const judgeTexts = storedJudgeTexts(store, judge, entries)
+      return (wins.length === 0 ? [undefined] : wins).map((win) => ({ ...base, judge, judgeTexts, judged: pass?.n ?? 0, pass, win }))
     })
     rows.push(...(judged.length > 0 ? judged : [{ ...base, judge: "", judged: 0 }]))
   }

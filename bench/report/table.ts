@@ -11,7 +11,7 @@ export const cells = (row: Row): Array<string> => [
   row.method,
   row.model || "-",
   row.group,
-  row.judge || "-",
+  (row.judge || "-") + (row.judgeTexts ? ` (${row.judgeTexts} texts)` : ""),
   // every task of the row counts in N, so that missing work (unjudged, failed, not run) shows
   `${row.judged}/${row.total}`,
   row.pass ? `${row.pass.mean.toFixed(1)} ± ${row.pass.std.toFixed(1)}` : "-",

@@ -21,7 +21,7 @@ afterEach(() => vi.restoreAllMocks())
 describe("smurfs eval", () => {
   it("judges a run, prints the table, and resumes without judging again", async () => {
     const dir = writeFakeRun([{ taskId: "1" }, { taskId: "2", finishType: "give_up", finalAnswer: "" }])
-    const file = scriptFile({ "judge.answer": [{ reason: "fine", label: "Solved" }], $cycle: true })
+    const file = scriptFile({ "judge.check_answer_status": [{ answer_status: "Solved", reason: "fine" }], $cycle: true })
     const judge = `scripted:${file}`
     expect(await run(["--run", dir, "--judge", judge, "--k", "2"])).toBe(ExitCode.Ok)
     expect(existsSync(passLabelsPath(dir, judge, "smurfs", "G1_instruction", "1"))).toBe(true)
@@ -29,7 +29,7 @@ describe("smurfs eval", () => {
     expect(out.join("\n")).toMatch(/50\.0 ± 0\.0/)
     expect(err.join("\n")).toMatch(/pass: 4 decisions made, 0 kept/)
     // the same judge, now with no replies, would fail on any call: the resume must not call it
-    writeFileSync(file, JSON.stringify({ "judge.answer": [] }))
+    writeFileSync(file, JSON.stringify({ "judge.check_answer_status": [] }))
     err.length = 0
     expect(await run(["--run", dir, "--judge", judge, "--k", "2"])).toBe(ExitCode.Ok)
     expect(err.join("\n")).toMatch(/pass: 0 decisions made, 4 kept/)
@@ -38,7 +38,7 @@ describe("smurfs eval", () => {
   it("computes win rounds against a reference run", async () => {
     const dir = writeFakeRun([{ taskId: "1" }])
     const ref = writeFakeRun([{ taskId: "1", method: "react", finishType: "give_up", finalAnswer: "" }])
-    const judge = `scripted:${scriptFile({ "judge.answer": [{ reason: "fine", label: "Solved" }], $cycle: true })}`
+    const judge = `scripted:${scriptFile({ "judge.check_answer_status": [{ answer_status: "Solved", reason: "fine" }], $cycle: true })}`
     expect(await run(["--run", dir, "--judge", judge, "--k", "1", "--reference", ref])).toBe(ExitCode.Ok)
     const name = `${ref.split("/").pop()}-react`
     expect(existsSync(winVerdictsPath(dir, judge, name, "smurfs", "G1_instruction", "1"))).toBe(true)
@@ -48,14 +48,28 @@ describe("smurfs eval", () => {
   it("scores StableToolBench converted predictions, writing labels to --out", async () => {
     const example = new URL("../../../../shared/toolbench/example/data_example", import.meta.url).pathname
     const store = mkdtempSync(join(tmpdir(), "smurfs-eval-out-"))
-    const judge = `scripted:${scriptFile({ "judge.answer": [{ reason: "fine", label: "Solved" }], $cycle: true })}`
+    const judge = `scripted:${scriptFile({ "judge.check_answer_status": [{ answer_status: "Solved", reason: "fine" }], $cycle: true })}`
     expect(await run(["--run", example, "--judge", judge, "--k", "3", "--out", store, "--method", "virtual_chatgpt_cot"])).toBe(ExitCode.Ok)
     // 588 never reached Finish: Unsolved by rule, as in ToolEval's published labels; 608 and 1073 go to the judge
     const labels = JSON.parse(readFileSync(passLabelsPath(store, judge, "virtual_chatgpt_cot", "G1_instruction", "588"), "utf8"))
     expect(Object.values(labels.runs).map((r) => (r as { stage: string }).stage)).toEqual(["rule", "rule", "rule"])
     expect(err.join("\n")).toMatch(/pass: 9 decisions made/)
     // the label folder points back at the predictions; the judge says Solved to 608 and 1073: (0 + 1 + 1) / 3 -> 66.7
-    expect(out.join("\n")).toMatch(/virtual_chatgpt_cot\s+CoT@1\s+G1_instruction\s+scripted-\S+\s+3\/3\s+66\.7 ± 0\.0/)
+    expect(out.join("\n")).toMatch(/virtual_chatgpt_cot\s+CoT@1\s+G1_instruction\s+scripted-\S+ \(ours texts\)\s+3\/3\s+66\.7 ± 0\.0/)
+  })
+
+  it("with --stb judges with ToolEval's own template, records it with the labels and says so in the table", async () => {
+    const example = new URL("../../../../shared/toolbench/example/data_example", import.meta.url).pathname
+    const stb = new URL("../../../../shared/toolbench/stabletoolbench", import.meta.url).pathname
+    const store = mkdtempSync(join(tmpdir(), "smurfs-eval-stb-"))
+    const judge = `scripted:${scriptFile({ "judge.check_answer_status": [{ answer_status: "Solved", reason: "fine" }], $cycle: true })}`
+    expect(await run(["--run", example, "--judge", judge, "--k", "1", "--out", store, "--method", "virtual_chatgpt_cot", "--stb", stb])).toBe(ExitCode.Ok)
+    const labels = JSON.parse(readFileSync(passLabelsPath(store, judge, "virtual_chatgpt_cot", "G1_instruction", "608"), "utf8"))
+    expect(labels.prompts).toBe(`stabletoolbench:${stb.replace(/\/$/, "")}`)
+    expect(err.join("\n")).toMatch(/judge texts: ToolEval's template from /)
+    expect(out.join("\n")).toMatch(/\(ToolEval texts\)\s+3\/3\s+66\.7/)
+    expect(await run(["--run", example, "--judge", judge, "--out", store, "--stb", "/nonexistent/stb"])).toBe(ExitCode.BadInput)
+    expect(err.join("\n")).toMatch(/template\.txt: not found\. Pass --stb/)
   })
 
   it("reports a missing run directory as bad input", async () => {

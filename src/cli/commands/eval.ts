@@ -4,7 +4,9 @@ import { parseArgs } from "node:util"
 import { Cause, Effect, Exit } from "effect"
 import cliProgress from "cli-progress"
 import { EVAL_DEFAULTS, type EvalSummary, evaluatePass, evaluateWin } from "../../../bench/eval/evaluate.ts"
+import { judgePrompts, type JudgePrompts } from "../../../bench/eval/judge-prompts.ts"
 import { EVAL_SOURCE_FILE, slug } from "../../../bench/eval/labels.ts"
+import { STB_ENV, stbDirOf } from "../../agents/stabletoolbench-files.ts"
 import { writeJsonAtomic } from "../../../bench/run-dir.ts"
 import { loadSource, methodsOf, type Source, SourceError } from "../../../bench/eval/sources.ts"
 import { collectRows } from "../../../bench/report/collect.ts"
@@ -29,7 +31,11 @@ options:
   --method <m>              judge only this method (repeatable)
   --group <g>               judge only this group (repeatable)
   --concurrency <n>         tasks judged at the same time (default ${EVAL_DEFAULTS.concurrency})
-  --seed <n>                seed of the answer order in win rounds (default ${EVAL_DEFAULTS.seed})
+  --seed <n>                base seed: judge run r samples with its own seed, and win rounds shuffle
+                            the answer order with it (default ${EVAL_DEFAULTS.seed})
+  --stb <dir>               judge with ToolEval's own template and function schemas, read from this
+                            StableToolBench checkout (the folder holding toolbench/; default ${STB_ENV});
+                            without it, our own wording of the same rules
   --out <dir>               write eval/ here instead of into the run directory (for read-only folders);
                             \`smurfs compare <dir>\` then shows these labels
   -h, --help                show this help`
@@ -92,11 +98,13 @@ const program = (args: {
   k: number
   concurrency: number
   seed: number
+  prompts: JudgePrompts
 }) =>
   Effect.gen(function* () {
-    const { source, store, judge, k, concurrency } = args
+    const { source, store, judge, k, concurrency, prompts, seed } = args
+    console.error(`judge texts: ${prompts.source === "smurfs" ? "our own wording of ToolEval's rules" : `ToolEval's template from ${prompts.source.slice("stabletoolbench:".length)}`}`)
     const bar = progress(`pass (${judge})`)
-    const pass = yield* evaluatePass(source.entries, { store, judge, k, concurrency, onProgress: bar.update }).pipe(Effect.ensuring(Effect.sync(bar.stop)))
+    const pass = yield* evaluatePass(source.entries, { store, judge, k, concurrency, prompts, seed, onProgress: bar.update }).pipe(Effect.ensuring(Effect.sync(bar.stop)))
     report("pass", pass)
     if (!args.reference) return
     for (const method of methodsOf(source)) {
@@ -106,7 +114,7 @@ const program = (args: {
       const win = yield* evaluateWin(
         source.entries.filter((e) => e.method === method),
         args.reference.entries.filter((e) => e.method === referenceMethod),
-        { store, judge, k, concurrency, seed: args.seed, referenceName, referenceSource: resolve(args.reference.dir), referenceMethod, referenceInStore: resolve(args.reference.dir) === resolve(store), onProgress: winBar.update }
+        { store, judge, k, concurrency, seed, prompts, referenceName, referenceSource: resolve(args.reference.dir), referenceMethod, referenceInStore: resolve(args.reference.dir) === resolve(store), onProgress: winBar.update }
       ).pipe(Effect.ensuring(Effect.sync(winBar.stop)))
       report(`win ${method}`, win)
     }
@@ -128,6 +136,7 @@ export const run = async (argv: Array<string>): Promise<number> => {
         concurrency: { type: "string" },
         seed: { type: "string" },
         out: { type: "string" },
+        stb: { type: "string" },
         help: { type: "boolean", short: "h" }
       },
       strict: true,
@@ -158,7 +167,8 @@ export const run = async (argv: Array<string>): Promise<number> => {
     if (source.entries.length === 0) throw new SourceError({ message: `${parsed.run} has no answered tasks${parsed.method || parsed.group ? " for the chosen --method/--group" : ""}.` })
     const reference = parsed.reference ? loadSource(parsed.reference) : undefined
     if (reference) for (const m of methodsOf(source)) pickReferenceMethod(reference, m, parsed["reference-method"])
-    options = { source, reference, referenceMethod: parsed["reference-method"], store: parsed.out ?? parsed.run, judge: parsed.judge, k, concurrency, seed }
+    const prompts = judgePrompts(stbDirOf(parsed.stb))
+    options = { source, reference, referenceMethod: parsed["reference-method"], store: parsed.out ?? parsed.run, judge: parsed.judge, k, concurrency, seed, prompts }
   } catch (e) {
     console.error(`smurfs eval: ${(e as Error).message}`)
     return e instanceof UsageError ? ExitCode.Usage : ExitCode.BadInput
