@@ -1,6 +1,7 @@
 // Options of the Smurfs pipeline and its guardrails, with every default in one place.
 import type { ContextBudgetOptions } from "../memory/context-budget.ts"
 import type { RunEvent } from "../trace/events.ts"
+import type { AskUser } from "./ask-user.ts"
 
 /** Guardrails (MARCO) on the agents' outputs; each can be switched off. */
 export interface GuardrailOptions {
@@ -50,6 +51,12 @@ export interface SmurfsOptions {
   readonly budget?: Omit<ContextBudgetOptions, "contextTokens"> | undefined
   /** Receives every event as it happens (the CLI's live view). */
   readonly onEvent?: ((event: RunEvent) => void) | undefined
+  /**
+   * Human in the loop: when set, the executor may choose the `ask_user` pseudo-tool when a value it
+   * needs cannot come from the query or memory; this callback answers it (the interrupt a chat or a
+   * web app answers). Unset (as in bench) = no `ask_user` tool.
+   */
+  readonly askUser?: AskUser | undefined
 }
 
 export const guardrailDefaults: GuardrailOptions = {
@@ -86,6 +93,7 @@ export interface ResolvedOptions {
   readonly guardrails: GuardrailOptions
   readonly budget: Omit<ContextBudgetOptions, "contextTokens">
   readonly onEvent?: ((event: RunEvent) => void) | undefined
+  readonly askUser?: AskUser | undefined
 }
 
 export const resolveOptions = (options: SmurfsOptions = {}): ResolvedOptions => ({
@@ -99,5 +107,6 @@ export const resolveOptions = (options: SmurfsOptions = {}): ResolvedOptions => 
   verifier: options.verifier ?? smurfsDefaults.verifier,
   guardrails: { ...guardrailDefaults, ...options.guardrails },
   budget: options.budget ?? {},
-  onEvent: options.onEvent
+  onEvent: options.onEvent,
+  askUser: options.askUser
 })

@@ -42,7 +42,9 @@ export const soft = <A, R>(role: string, effect: Effect.Effect<A, GenerateError 
 export const callTool = (budget: ContextBudget, tool: Tool, args: Record<string, unknown>, timeoutMs: number = smurfsDefaults.toolTimeoutMs) =>
   Effect.gen(function* () {
     const started = Date.now()
-    const result: ToolResult = yield* guardToolCall(tool.name, tool.call(args), { timeoutMs })
+    // a tool that waits on a person or runs a whole agent declares its own, longer limit
+    const limit = typeof tool.meta?.["timeoutMs"] === "number" ? tool.meta["timeoutMs"] : timeoutMs
+    const result: ToolResult = yield* guardToolCall(tool.name, tool.call(args), { timeoutMs: limit })
     const content = budget.observation(result.content)
     const data: ToolCallData = {
       tool: tool.name,

@@ -8,6 +8,7 @@ import { LocalMemory } from "../memory/local-memory.ts"
 import { emit } from "../trace/events.ts"
 import { recording, totalsOf, type Trajectory } from "../trace/trajectory.ts"
 import { answerFinal, answerSubtask } from "./answerer.ts"
+import { askUserTool } from "./ask-user.ts"
 import { BudgetExhausted } from "./errors.ts"
 import { sequentialPlan } from "./plan-graph.ts"
 import { plan } from "./planner.ts"
@@ -85,7 +86,7 @@ export const smurfs =
       let calls = 0
       const counted = LanguageModel.of({ info: model.info, generate: (request) => Effect.suspend(() => (calls++, model.generate(request))) })
       const ctx: PipelineContext = {
-        task,
+        task: resolved.askUser ? { ...task, tools: { ...task.tools, tools: [...task.tools.tools, askUserTool(resolved.askUser)] } } : task,
         options: resolved,
         global: new GlobalMemory(),
         guardrails: resolved.guardrails,

@@ -65,6 +65,8 @@ const eventLines = (event: RunEvent, options: LiveViewOptions): Array<string> =>
     }
     case "error":
       return [`  ${paint("red", `${String(d["role"])} failed`)}: ${short(d["error"])}`]
+    case "ask_user":
+      return [`  ${paint("yellow", "asked the person")}: ${short(d["question"])} -> ${d["reply"] !== undefined ? short(d["reply"]) : paint("red", String(d["error"]))}`]
     case "plan_invalid":
       return [`  ${paint("magenta", "plan")}: ${short(d["error"])}; running the subtasks one after another`]
     case "subtask_answered":

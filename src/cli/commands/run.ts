@@ -11,6 +11,7 @@ import { loadTools } from "../../tools/load.ts"
 import { redactText, redactValue } from "../../trace/redact.ts"
 import type { Trajectory } from "../../trace/trajectory.ts"
 import { ExitCode } from "../exit-codes.ts"
+import { terminalAskUser } from "../ask-terminal.ts"
 import { liveView } from "../live-view.ts"
 import { defaultModelSpec, resolveModelLayer } from "../model-option.ts"
 
@@ -107,6 +108,7 @@ export const run = async (argv: string[]): Promise<number> => {
     planner: !values["no-planner"],
     answerer: !values["no-answerer"],
     verifier: !values["no-verifier"],
+    askUser: terminalAskUser(),
     onEvent: values.json ? undefined : liveView((line) => process.stderr.write(`${line}\n`), { color })
   }
   const spec = values.model ?? defaultModelSpec()
