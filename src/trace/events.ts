@@ -5,6 +5,7 @@ import { Context, Effect } from "effect"
 export type EventKind =
   | "task_started"
   | "plan"
+  | "retrieval"
   | "subtask_started"
   | "thought"
   | "model_call"

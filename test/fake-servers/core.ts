@@ -245,3 +245,19 @@ export const defaultReply = (format: unknown, tools: ReadonlyArray<{ function?: 
 export const normalizeStep = (step: Step): (Reply | Fault) & { readonly delayMs?: number } => (typeof step === "string" ? { content: step } : step)
 
 export const estimateTokens = (text: string): number => Math.ceil(text.length / 4)
+
+/**
+ * A deterministic stand-in for an embedding model: words hashed into `dims` buckets (FNV-1a), counted
+ * and L2-normalized. Texts that share words are close, as with a real model, so hybrid retrieval can
+ * be tested end to end through the real clients.
+ */
+export const fakeEmbedding = (text: string, dims = 64): Array<number> => {
+  const vector = new Array<number>(dims).fill(0)
+  for (const word of text.toLowerCase().split(/[^a-z0-9]+/).filter((w) => w.length > 2)) {
+    let hash = 0x811c9dc5
+    for (let i = 0; i < word.length; i++) hash = Math.imul(hash ^ word.charCodeAt(i), 0x01000193) >>> 0
+    vector[hash % dims]! += 1
+  }
+  const norm = Math.sqrt(vector.reduce((s, x) => s + x * x, 0)) || 1
+  return vector.map((x) => x / norm)
+}

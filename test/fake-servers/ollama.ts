@@ -1,9 +1,10 @@
-// A fake Ollama server on loopback speaking the real HTTP API (/api/chat, /api/show, /api/tags, /api/version) for tests.
+// A fake Ollama server on loopback speaking the real HTTP API (/api/chat, /api/embed, /api/show, /api/tags, /api/version) for tests.
 import {
   applyTransportFault,
   defaultReply,
   estimateTokens,
   type FakeServer,
+  fakeEmbedding,
   isFault,
   normalizeStep,
   type RouteContext,
@@ -99,6 +100,12 @@ export const startFakeOllama = async (optionsOrChat: FakeOllamaOptions | FakeOll
       return sendJson(200, { modelfile: "", parameters: "", template: "", details: { family: "fake" }, model_info: {}, capabilities: model.capabilities ?? ["completion"] })
     }
     if (route === "POST /api/chat") return chat(ctx)
+    if (route === "POST /api/embed") {
+      const body = request.body
+      if (!find(body?.model)) return sendJson(404, { error: `model "${body?.model}" not found, try pulling it first` })
+      const input: Array<string> = Array.isArray(body.input) ? body.input : [String(body.input ?? "")]
+      return sendJson(200, { model: body.model, embeddings: input.map((t) => fakeEmbedding(t)), total_duration: 1, load_duration: 0, prompt_eval_count: input.length })
+    }
     if (request.method === "GET" && request.path === "/") return sendJson(200, "Ollama is running")
     return sendJson(404, { error: "404 page not found" })
   })

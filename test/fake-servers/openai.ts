@@ -1,9 +1,10 @@
-// A fake OpenAI-compatible server on loopback (/v1/chat/completions, /v1/models) for tests.
+// A fake OpenAI-compatible server on loopback (/v1/chat/completions, /v1/embeddings, /v1/models) for tests.
 import {
   applyTransportFault,
   defaultReply,
   estimateTokens,
   type FakeServer,
+  fakeEmbedding,
   isFault,
   normalizeStep,
   type RouteContext,
@@ -93,6 +94,20 @@ export const startFakeOpenAI = async (optionsOrChat: FakeOpenAIOptions | FakeOpe
     const route = `${request.method} ${request.path}`
     if (route === "GET /v1/models") return sendJson(200, { object: "list", data: models.map((id) => ({ id, object: "model", created: 0, owned_by: "library" })) })
     if (route === "POST /v1/chat/completions") return chat(ctx)
+    if (route === "POST /v1/embeddings") {
+      const body = request.body
+      if (!models.includes(body?.model)) return sendJson(404, errorBody(`The model \`${body?.model}\` does not exist`, "invalid_request_error", "model_not_found"))
+      const input: Array<string> = Array.isArray(body.input) ? body.input : [String(body.input ?? "")]
+      const vectors = input.map((t) => fakeEmbedding(t))
+      // the official client asks for base64 unless told otherwise, as the real API allows
+      const encode = (v: Array<number>) => (body.encoding_format === "base64" ? Buffer.from(Float32Array.from(v).buffer).toString("base64") : v)
+      return sendJson(200, {
+        object: "list",
+        model: body.model,
+        data: vectors.map((v, index) => ({ object: "embedding", index, embedding: encode(v) })),
+        usage: { prompt_tokens: input.length, total_tokens: input.length }
+      })
+    }
     return sendJson(404, errorBody(`unknown route ${route}`, "invalid_request_error"))
   })
 
