@@ -27,14 +27,18 @@ const script = (dir: string, replies: Record<string, unknown>) => {
   return path
 }
 
-/** Pids of live (not zombie) processes whose command line contains `marker`. */
-const processesWith = (marker: string): Array<number> =>
+/**
+ * Pids of live (not zombie) fake MCP servers started with this tool count: their argv holds the script
+ * and then the count as separate words (the smurfs process has them inside one --tools word).
+ */
+const fakeServersWith = (count: string): Array<number> =>
   readdirSync("/proc").flatMap((entry) => {
     if (!/^\d+$/.test(entry)) return []
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, "utf8")
       if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) return []
-      return readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(marker) ? [Number(entry)] : []
+      const argv = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0")
+      return argv.some((word, i) => word.endsWith("test/fake-servers/mcp.ts") && argv[i + 1] === count) ? [Number(entry)] : []
     } catch {
       return []
     }
@@ -129,16 +133,16 @@ describe.skipIf(!nodeOk)(`the pipeline on MCP servers (needs Node 22.18+, found 
       const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
       // the live view shows the thought; the scripted model answers at once, so the call is in flight right after
       for (let i = 0; i < 200 && !stderr.includes("Wait a minute."); i++) await sleep(50)
-      await sleep(300)
-      const server = processesWith(`test/fake-servers/mcp.ts ${marker}`)
-      expect(server).toHaveLength(1)
+      await sleep(500)
+      expect(fakeServersWith(marker)).toHaveLength(1)
       child.kill(signal)
       const code = await exited
       expect(code).toBe(130)
-      let left = processesWith(`test/fake-servers/mcp.ts ${marker}`)
-      for (let i = 0; i < 40 && left.length > 0; i++) {
+      // the run closes its sources before it exits: the server must already be gone (a moment for the kernel)
+      let left = fakeServersWith(marker)
+      for (let i = 0; i < 10 && left.length > 0; i++) {
         await sleep(50)
-        left = processesWith(`test/fake-servers/mcp.ts ${marker}`)
+        left = fakeServersWith(marker)
       }
       expect(left).toEqual([])
     }, 30_000)

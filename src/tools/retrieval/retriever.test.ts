@@ -7,6 +7,7 @@ import { z } from "zod"
 import { startFakeOllama } from "../../../test/fake-servers/ollama.ts"
 import { startFakeOpenAI } from "../../../test/fake-servers/openai.ts"
 import { makeScriptedModel } from "../../llm/scripted.ts"
+import { isKind, kindOf } from "../../trace/events.ts"
 import { recording } from "../../trace/trajectory.ts"
 import { defineTool } from "../define-tool.ts"
 import { demoLibrary } from "../demo/index.ts"
@@ -134,7 +135,7 @@ describe("hybrid retriever (fake embedding servers)", () => {
     await ollama.close()
     const { value, events } = await Effect.runPromise(recording("t1", narrowLibrary(retriever, "temperature in Paris", 2, "subtask")))
     expect(value.tools.map((t) => t.name)[0]).toBe("get_weather")
-    expect(events.map((e) => e.type)).toEqual(["smurfs.error", "smurfs.retrieval"])
+    expect(events.map(kindOf)).toEqual(["error", "retrieval"])
     expect(events[0]!.data.error).toContain("lexical ranking was used instead")
     expect(events[1]!.data).toMatchObject({ scope: "subtask", query: "temperature in Paris", k: 2, mode: "hybrid", tools: [{ name: "get_weather" }] })
   })
@@ -149,7 +150,7 @@ describe("LLM re-ranker", () => {
     const { value, events } = await Effect.runPromise(recording("t2", retriever.search("convert 8849 metres to feet in units, then compute 12% with the calculator", 3)))
     expect(names(value).slice(0, 2)).toEqual(["convert_units", "calculator"])
     expect(value).toHaveLength(3)
-    const guardrail = events.find((e) => e.type === "smurfs.guardrail")
+    const guardrail = events.find((e) => isKind(e, "guardrail"))
     expect(guardrail?.data).toMatchObject({ guardrail: "unknown_tool", role: "rerank", recovered: true })
     expect(String(guardrail?.data.error)).toContain("Valid names:")
   })
