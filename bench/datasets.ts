@@ -116,6 +116,17 @@ export const loadQueries = (options: DatasetOptions): Effect.Effect<ReadonlyArra
       })
     const wanted = options.ids ? new Set(options.ids) : undefined
     const groups = yield* Effect.forEach(options.groups ?? GROUPS, (group) => loadGroup(dir, group))
+    if (wanted) {
+      // a mistyped id would otherwise shrink the run silently
+      const known = new Set(groups.flatMap((queries) => queries.map((q) => q.id)))
+      const unknown = [...wanted].filter((id) => !known.has(id))
+      if (unknown.length > 0)
+        return yield* new DatasetError({
+          path: dir,
+          problem: `no query has the id${unknown.length === 1 ? "" : "s"} ${unknown.slice(0, 10).join(", ")}${unknown.length > 10 ? ", ..." : ""} in ${(options.groups ?? GROUPS).join(", ")}`,
+          hint: "Check --ids against the query_id fields of the query files, or add the group that holds them with --group."
+        })
+    }
     return groups.flatMap((queries) => {
       const chosen = wanted ? queries.filter((q) => wanted.has(q.id)) : queries
       return options.limit === undefined ? chosen : chosen.slice(0, options.limit)

@@ -1,5 +1,6 @@
 // The live view of `smurfs run`: one readable line (or a few) per run event, as the events arrive.
 import { styleText } from "node:util"
+import { plural } from "../plural.ts"
 import { isKind, kindOf, type RunEvent } from "../trace/events.ts"
 import { redactText, secretValues } from "../trace/redact.ts"
 
@@ -35,7 +36,7 @@ const eventLines = (event: RunEvent, options: LiveViewOptions): Array<string> =>
   const short = (v: unknown) => oneLine(v, max)
   switch (kindOf(event)) {
     case "task_started":
-      return [paint("bold", `Query: ${String(d["query"])}`), paint("dim", `model ${String(d["model"])}, ${(d["tools"] as unknown[] | undefined)?.length ?? 0} tools`)]
+      return [paint("bold", `Query: ${String(d["query"])}`), paint("dim", `model ${String(d["model"])}, ${plural((d["tools"] as unknown[] | undefined)?.length ?? 0, "tool")}`)]
     case "plan": {
       const subtasks = (d["subtasks"] as string[] | undefined) ?? []
       const deps = d["dependsOn"] as ReadonlyArray<ReadonlyArray<number>> | undefined

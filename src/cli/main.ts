@@ -1,5 +1,6 @@
 // The `smurfs` command line: dispatches to one module per subcommand.
 import { holdSignals } from "./early-signals.ts"
+import { closest } from "./did-you-mean.ts"
 import { ExitCode } from "./exit-codes.ts"
 
 const commands: Record<string, { summary: string; load: () => Promise<{ run: (argv: string[]) => Promise<number> }> }> = {
@@ -15,14 +16,14 @@ export const usage = (): string =>
   [
     "smurfs: multi-agent tool planning with local language models",
     "",
-    "usage: smurfs <command> [options]   (smurfs <command> --help for its options)",
+    "usage: smurfs <command> [options]   (smurfs help <command> for its options)",
     "",
     ...Object.entries(commands).map(([name, c]) => `  ${name.padEnd(8)} ${c.summary}`)
   ].join("\n")
 
 export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
   const [name, ...rest] = argv
-  if (name === undefined || name === "--help" || name === "-h" || name === "help") {
+  if (name === undefined || name === "--help" || name === "-h" || (name === "help" && rest.length === 0)) {
     console.log(usage())
     return name === undefined ? ExitCode.Usage : ExitCode.Ok
   }
@@ -31,9 +32,12 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
     console.log(version)
     return ExitCode.Ok
   }
-  const command = commands[name]
+  // `smurfs help <command>` is `smurfs <command> --help`
+  const [commandName, commandArgs] = name === "help" ? [rest[0]!, ["--help"]] : [name, rest]
+  const command = commands[commandName]
   if (!command) {
-    console.error(`smurfs: unknown command "${name}"\n\n${usage()}`)
+    const suggestion = closest(commandName, Object.keys(commands))
+    console.error(`smurfs: unknown command "${commandName}"${suggestion ? ` (did you mean "${suggestion}"?)` : ""}\n${"hint: `smurfs help` lists the commands"}`)
     return ExitCode.Usage
   }
   let module: { run: (argv: string[]) => Promise<number> }
@@ -43,10 +47,21 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
     module = await command.load()
   } catch (e) {
     signals.release()
-    console.error(`smurfs: the "${name}" command is not available in this build (${(e as Error).message})`)
+    console.error(`smurfs: the "${commandName}" command is not available in this build (${(e as Error).message})`)
     return ExitCode.Failure
   }
-  const running = module.run(rest)
+  const running = module.run(commandArgs)
   signals.release()
   return running
+}
+
+/**
+ * A reader that stops early (`smurfs run ... | head`) closes the pipe: that is the reader's choice,
+ * not a failure, so the process ends quietly with 0 instead of an EPIPE stack trace.
+ */
+export const exitQuietlyOnClosedPipe = (stream: NodeJS.WriteStream = process.stdout): void => {
+  stream.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code === "EPIPE") process.exit(ExitCode.Ok)
+    throw error
+  })
 }

@@ -130,8 +130,8 @@ describe("smurfs doctor", () => {
   it("bad usage and bad specs have their own exit codes", async () => {
     expect(await run(["--nope"])).toBe(ExitCode.Usage)
     expect(await run(["--timeout", "soon"])).toBe(ExitCode.Usage)
-    expect(await run(["--model", "gpt4"])).toBe(ExitCode.BadInput)
-    expect(output.join("\n")).toContain('did you mean "ollama:gpt4"')
+    expect(await run(["--model", "olama:gpt4"])).toBe(ExitCode.BadInput)
+    expect(output.join("\n")).toContain('unknown provider "olama"')
     expect(await run(["--help"])).toBe(ExitCode.Ok)
   })
 })

@@ -7,6 +7,7 @@ import type { LanguageModel } from "./language-model.ts"
 import { ollamaCapabilities, ollamaModels, ollamaVersion } from "./ollama.ts"
 import { listOpenAIModels } from "./openai.ts"
 import { type ModelOptions, type ModelSpec, ollamaSettings, openaiSettings, parseModelSpec } from "./spec.ts"
+import { readScript, type Script } from "./scripted.ts"
 import { generateObject } from "./structured.ts"
 
 export type CheckStatus = "pass" | "warn" | "fail" | "skip"
@@ -108,6 +109,23 @@ const serverChecks = (parsed: ModelSpec, options: ModelOptions): Effect.Effect<S
   }
 }
 
+/** Whether a script can answer the doctor's probe: a plain list of replies, or replies for the role "doctor" (or "*"). */
+const answersProbe = (script: Script): boolean => Array.isArray(script) || Array.isArray((script as Record<string, unknown>)["doctor"]) || Array.isArray((script as Record<string, unknown>)["*"])
+
+/** A scripted model needs no server; its script must be readable, and the probe is asked only when the script can answer it. */
+const scriptedChecks = (spec: string, file: string, layer: Layer.Layer<LanguageModel, InvalidModelSpec>): Effect.Effect<DoctorReport> =>
+  Effect.gen(function* () {
+    const server: DoctorCheck = { name: "server", status: "skip", detail: "a scripted model needs no server: nothing to start or pull" }
+    const script = yield* Effect.result(readScript(file))
+    if (script._tag === "Failure") return { spec, checks: [server, { name: "script", status: "fail", detail: script.failure.message }], problem: "bad-spec" } satisfies DoctorReport
+    const roles = Array.isArray(script.success) ? `${script.success.length} replies` : `replies for ${Object.keys(script.success).filter((k) => !k.startsWith("$")).join(", ")}`
+    const read: DoctorCheck = { name: "script", status: "pass", detail: `${file} holds ${roles}` }
+    if (!answersProbe(script.success))
+      return { spec, checks: [server, read, { name: "structured output", status: "skip", detail: 'the script has no reply for the probe (role "doctor"); replies are only what the script holds' }] } satisfies DoctorReport
+    const structured = yield* structuredCheck(layer)
+    return { spec, checks: [server, read, structured.check], problem: structured.problem } satisfies DoctorReport
+  })
+
 /** One small structured-output call through the model layer the commands use. */
 const structuredCheck = (layer: Layer.Layer<LanguageModel, InvalidModelSpec>): Effect.Effect<{ check: DoctorCheck; problem?: DoctorProblem }> => {
   const prompt = renderTemplate("doctor", PROBE_ARGS)
@@ -147,6 +165,7 @@ export const runDoctor = (spec: string, layer: Layer.Layer<LanguageModel, Invali
   Effect.gen(function* () {
     const parsed = yield* Effect.result(parseModelSpec(spec))
     if (parsed._tag === "Failure") return { spec, checks: [{ name: "model spec", status: "fail", detail: parsed.failure.message }], problem: "bad-spec" } satisfies DoctorReport
+    if (parsed.success.provider === "scripted") return yield* scriptedChecks(spec, parsed.success.file, layer)
     const server = yield* serverChecks(parsed.success, options)
     if (server.problem)
       return { spec, checks: [...server.checks, { name: "structured output", status: "skip", detail: "not tried: fix the problem above first" }], problem: server.problem } satisfies DoctorReport

@@ -63,7 +63,8 @@ export type ModelSpec =
   | { readonly provider: "scripted"; readonly file: string }
   | { readonly provider: "sim"; readonly options: string }
 
-const PROVIDERS = ["ollama", "openai", "scripted", "sim"] as const
+/** The providers a spec may name before its first colon. */
+export const PROVIDERS = ["ollama", "openai", "scripted", "sim"] as const
 
 /** Read `provider:rest`; model names keep their own colons (`ollama:qwen2.5:7b`). */
 export const parseModelSpec = (spec: string): Effect.Effect<ModelSpec, InvalidModelSpec> =>

@@ -13,6 +13,7 @@ import { ToolLoadError } from "./load-error.ts"
 import { combineLibraries } from "./sources/combine.ts"
 import { connectMcp, type McpOptions, type McpServer } from "./sources/mcp.ts"
 import { parseToolSource } from "./sources/source-spec.ts"
+import { describeSyntaxError } from "./syntax-location.ts"
 import type { Tool, ToolLibrary } from "./tool.ts"
 import { toolbenchLibrary, type ToolbenchToolOptions } from "./toolbench/adapter.ts"
 
@@ -59,7 +60,10 @@ const libraryFromModule = (source: string, name: string, module: Record<string, 
 const loadModule = (source: string, path: string): Effect.Effect<ToolLibrary, ToolLoadError> =>
   Effect.tryPromise({
     try: () => import(pathToFileURL(path).href) as Promise<Record<string, unknown>>,
-    catch: (e) => new ToolLoadError({ source, reason: `the module threw while loading: ${(e as Error)?.message ?? String(e)}` })
+    catch: (e) => {
+      const syntax = describeSyntaxError(path, e)
+      return new ToolLoadError({ source, reason: syntax ? `${syntax}. Fix the module and run again.` : `the module threw while loading: ${(e as Error)?.message ?? String(e)}` })
+    }
   }).pipe(Effect.flatMap((module) => libraryFromModule(source, path.replace(/^.*[\\/]/, "").replace(/\.[^.]+$/, ""), module)))
 
 /** The api_list inside an api_list file: an array of docs, a query with `api_list`, or a list of queries. */

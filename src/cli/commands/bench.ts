@@ -1,7 +1,7 @@
 // `smurfs bench`: run methods on StableToolBench tasks into a resumable run directory.
-import { existsSync } from "node:fs"
+import { existsSync, statSync } from "node:fs"
 import { join, resolve } from "node:path"
-import { parseArgs } from "node:util"
+import type { ParseArgsOptionsConfig } from "node:util"
 import { Cause, Effect, Exit, Layer } from "effect"
 import { DEFAULT_DATA_DIR, GROUPS, loadQueries } from "../../../bench/datasets.ts"
 import { makeProgress } from "../../../bench/progress.ts"
@@ -25,6 +25,7 @@ import { redactText } from "../../trace/redact.ts"
 import { version } from "../../version.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { defaultModelSpec, resolveModelLayer } from "../model-option.ts"
+import { BadInput, choiceList, choiceOption, intOption, type ParsedCommand, runCommand, splitList, UsageError } from "../options.ts"
 
 const METHODS = ["smurfs", "react", "dfsdt"] as const
 
@@ -83,65 +84,51 @@ exit codes: 0 every task recorded, 1 some tasks left undone (rerun with --resume
 3 bad input (data, run directory, model spec, environments), 4 model unavailable (the server failed
 every task run, or --stop-after tasks in a row), 130 interrupted`
 
-class UsageError extends Error {}
+/** The options of `smurfs bench`, in node:util parseArgs' shape. */
+const OPTIONS = {
+  data: { type: "string" },
+  group: { type: "string", multiple: true },
+  method: { type: "string", multiple: true },
+  model: { type: "string" },
+  env: { type: "string", multiple: true },
+  responses: { type: "string" },
+  "cache-dir": { type: "string" },
+  "store-dir": { type: "string" },
+  "call-cache": { type: "string" },
+  limit: { type: "string" },
+  ids: { type: "string", multiple: true },
+  toolset: { type: "string" },
+  concurrency: { type: "string" },
+  "model-concurrency": { type: "string" },
+  out: { type: "string" },
+  resume: { type: "boolean" },
+  force: { type: "boolean" },
+  "tool-calling": { type: "string" },
+  tries: { type: "string" },
+  "max-steps": { type: "string" },
+  budget: { type: "string" },
+  "observation-limit": { type: "string" },
+  stb: { type: "string" },
+  timeout: { type: "string" },
+  "stop-after": { type: "string" },
+  "full-trace": { type: "boolean" }
+} as const satisfies ParseArgsOptionsConfig
 
-const list = (values: ReadonlyArray<string> | undefined): Array<string> | undefined =>
-  values === undefined ? undefined : values.flatMap((v) => v.split(",")).map((v) => v.trim()).filter((v) => v.length > 0)
+export const COMMAND = { name: "bench", help: HELP, options: OPTIONS } as const
 
-const positiveInt = (name: string, text: string | undefined): number | undefined => {
-  if (text === undefined) return undefined
-  const n = Number(text)
-  if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${name} must be a positive integer (got "${text}")`)
-  return n
-}
+const list = (values: ReadonlyArray<string> | undefined): Array<string> | undefined => (values === undefined ? undefined : splitList(values))
 
-const parse = (argv: string[]) => {
-  const { values } = parseArgs({
-    args: argv,
-    strict: true,
-    allowPositionals: false,
-    options: {
-      data: { type: "string" },
-      group: { type: "string", multiple: true },
-      method: { type: "string", multiple: true },
-      model: { type: "string" },
-      env: { type: "string", multiple: true },
-      responses: { type: "string" },
-      "cache-dir": { type: "string" },
-      "store-dir": { type: "string" },
-      "call-cache": { type: "string" },
-      limit: { type: "string" },
-      ids: { type: "string", multiple: true },
-      toolset: { type: "string" },
-      concurrency: { type: "string" },
-      "model-concurrency": { type: "string" },
-      out: { type: "string" },
-      resume: { type: "boolean" },
-      force: { type: "boolean" },
-      "tool-calling": { type: "string" },
-      tries: { type: "string" },
-      "max-steps": { type: "string" },
-      budget: { type: "string" },
-      "observation-limit": { type: "string" },
-      stb: { type: "string" },
-      timeout: { type: "string" },
-      "stop-after": { type: "string" },
-      "full-trace": { type: "boolean" },
-      help: { type: "boolean", short: "h" }
-    }
-  })
-  if (values.help) return undefined
+const positiveInt = (name: string, text: string | undefined): number | undefined => intOption(name, text)
+
+const parse = ({ values }: ParsedCommand<typeof OPTIONS>) => {
   if (!values.out) throw new UsageError("--out <run dir> is required")
   if (values.force && !values.resume) throw new UsageError("--force only applies with --resume (it continues a run whose settings differ)")
-  const methods = list(values.method) ?? [...BENCH_DEFAULTS.methods]
-  const unknown = methods.filter((m) => !(METHODS as ReadonlyArray<string>).includes(m))
-  if (unknown.length > 0) throw new UsageError(`unknown method ${unknown.join(", ")}; use ${METHODS.join(", ")}`)
-  const toolset = values.toolset ?? BENCH_DEFAULTS.toolset
-  if (toolset !== "all" && toolset !== "relevant") throw new UsageError(`--toolset must be all or relevant (got "${toolset}")`)
-  const toolCalling = values["tool-calling"] ?? "auto"
-  if (toolCalling !== "auto" && toolCalling !== "native" && toolCalling !== "json") throw new UsageError(`--tool-calling must be auto, native or json (got "${toolCalling}")`)
+  const methods = choiceList("method", list(values.method) ?? [...BENCH_DEFAULTS.methods], METHODS)
+  const toolset = choiceOption("toolset", values.toolset, ["all", "relevant"], BENCH_DEFAULTS.toolset)
+  const toolCalling = choiceOption("tool-calling", values["tool-calling"], ["auto", "native", "json"], "auto")
   const data = resolve(values.data ?? BENCH_DEFAULTS.data)
   const out = resolve(values.out)
+  if (existsSync(out) && !statSync(out).isDirectory()) throw new BadInput(`--out ${values.out} is a file; give a directory for the run (it is created when missing)`)
   const concurrency = positiveInt("concurrency", values.concurrency) ?? BENCH_DEFAULTS.concurrency
   const defaultResponses = join(data, "responses.jsonl")
   return {
@@ -174,7 +161,7 @@ const parse = (argv: string[]) => {
   }
 }
 
-type BenchArgs = NonNullable<ReturnType<typeof parse>>
+type BenchArgs = ReturnType<typeof parse>
 
 const methodEntries = (args: BenchArgs): Array<MethodEntry> =>
   args.methods.map((name) => {
@@ -287,18 +274,9 @@ const exitCodeOf = (tag: string): number => {
   }
 }
 
-export const run = async (argv: string[]): Promise<number> => {
-  let args: BenchArgs | undefined
-  try {
-    args = parse(argv)
-  } catch (e) {
-    console.error(`smurfs bench: ${(e as Error).message}\n\n${HELP}`)
-    return ExitCode.Usage
-  }
-  if (!args) {
-    console.log(HELP)
-    return ExitCode.Ok
-  }
+export const run = (argv: string[]): Promise<number> => runCommand(COMMAND, argv, (parsed) => bench(parse(parsed), argv))
+
+const bench = async (args: BenchArgs, argv: ReadonlyArray<string>): Promise<number> => {
   try {
     baselinePrompts(args.stb)
   } catch (e) {

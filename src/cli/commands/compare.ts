@@ -1,12 +1,13 @@
 // `smurfs compare`: set runs (and ToolEval's published results) side by side in one table, optionally an HTML report.
 import { writeFileSync } from "node:fs"
-import { parseArgs } from "node:util"
+import type { ParseArgsOptionsConfig } from "node:util"
 import { CompareInputError, collectRows } from "../../../bench/report/collect.ts"
 import { renderHtml } from "../../../bench/report/html.ts"
 import { missingWork } from "../../../bench/report/missing.ts"
 import { renderTable } from "../../../bench/report/table.ts"
 import { slug } from "../../../bench/eval/labels.ts"
 import { ExitCode } from "../exit-codes.ts"
+import { type ParsedCommand, runCommand, UsageError } from "../options.ts"
 
 const HELP = `usage: smurfs compare <dir>... [--html <file>] [--judge <spec>]
 
@@ -24,27 +25,18 @@ options:
   --judge <spec>    show only this judge's labels (default: every judge found)
   -h, --help        show this help`
 
-export const run = async (argv: Array<string>): Promise<number> => {
-  let parsed
-  try {
-    parsed = parseArgs({
-      args: argv,
-      options: { html: { type: "string" }, judge: { type: "string" }, help: { type: "boolean", short: "h" } },
-      strict: true,
-      allowPositionals: true
-    })
-  } catch (e) {
-    console.error(`smurfs compare: ${(e as Error).message}\n\n${HELP}`)
-    return ExitCode.Usage
-  }
-  if (parsed.values.help) {
-    console.log(HELP)
-    return ExitCode.Ok
-  }
-  if (parsed.positionals.length === 0) {
-    console.error(`smurfs compare: give at least one run directory or ToolEval results folder\n\n${HELP}`)
-    return ExitCode.Usage
-  }
+/** The options of `smurfs compare`, in node:util parseArgs' shape. */
+const OPTIONS = {
+  html: { type: "string" },
+  judge: { type: "string" }
+} as const satisfies ParseArgsOptionsConfig
+
+export const COMMAND = { name: "compare", help: HELP, options: OPTIONS, positionals: true } as const
+
+export const run = (argv: Array<string>): Promise<number> => runCommand(COMMAND, argv, (parsed) => compare(parsed))
+
+const compare = (parsed: ParsedCommand<typeof OPTIONS>): number => {
+  if (parsed.positionals.length === 0) throw new UsageError("give at least one run directory or ToolEval results folder")
   let rows
   try {
     rows = collectRows(parsed.positionals)

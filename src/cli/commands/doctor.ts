@@ -1,11 +1,12 @@
 // `smurfs doctor`: checks that the model server is reachable and the model usable, and says what to fix.
-import { parseArgs } from "node:util"
+import type { ParseArgsOptionsConfig } from "node:util"
 import { Effect } from "effect"
 import { type CheckStatus, type DoctorReport, runDoctor } from "../../llm/doctor.ts"
 import type { ModelOptions } from "../../llm/spec.ts"
 import { checkToolSource, type SourceCheck } from "../../tools/sources/check.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { defaultModelSpec, resolveModelLayer } from "../model-option.ts"
+import { intOption, type ParsedCommand, runCommand } from "../options.ts"
 
 const HELP = `usage: smurfs doctor [--model <spec>] [--tools <source>]... [--timeout <ms>]
 
@@ -69,37 +70,21 @@ export const exitCodeOf = (report: DoctorReport): number => {
   }
 }
 
-export const run = async (argv: string[]): Promise<number> => {
-  let values: { model?: string | undefined; tools?: string[] | undefined; timeout?: string | undefined; help?: boolean | undefined }
-  try {
-    ;({ values } = parseArgs({
-      args: argv,
-      options: {
-        model: { type: "string", short: "m" },
-        tools: { type: "string", short: "t", multiple: true },
-        timeout: { type: "string" },
-        help: { type: "boolean", short: "h" }
-      },
-      strict: true,
-      allowPositionals: false
-    }))
-  } catch (e) {
-    console.error(`smurfs doctor: ${(e as Error).message}\n\n${HELP}`)
-    return ExitCode.Usage
-  }
-  if (values.help) {
-    console.log(HELP)
-    return ExitCode.Ok
-  }
+/** The options of `smurfs doctor`, in node:util parseArgs' shape. */
+const OPTIONS = {
+  model: { type: "string", short: "m" },
+  tools: { type: "string", short: "t", multiple: true },
+  timeout: { type: "string" }
+} as const satisfies ParseArgsOptionsConfig
+
+export const COMMAND = { name: "doctor", help: HELP, options: OPTIONS } as const
+
+export const run = (argv: string[]): Promise<number> => runCommand(COMMAND, argv, ({ values }) => check(values))
+
+const check = async (values: ParsedCommand<typeof OPTIONS>["values"]): Promise<number> => {
   const options: { -readonly [K in keyof ModelOptions]: ModelOptions[K] } = {}
-  if (values.timeout !== undefined) {
-    const ms = Number(values.timeout)
-    if (!Number.isInteger(ms) || ms <= 0) {
-      console.error(`smurfs doctor: --timeout must be a positive number of milliseconds (got "${values.timeout}")`)
-      return ExitCode.Usage
-    }
-    options.timeoutMs = ms
-  }
+  const timeoutMs = intOption("timeout", values.timeout)
+  if (timeoutMs !== undefined) options.timeoutMs = timeoutMs
   let toolsCode: number = ExitCode.Ok
   if (values.tools !== undefined) {
     const checks = await Effect.runPromise(Effect.forEach(values.tools, (source) => checkToolSource(source)))

@@ -1,6 +1,7 @@
 // `smurfs eval`: judge a run's pass rate (and win rate against a reference run), resumable, with progress.
+import { existsSync, statSync } from "node:fs"
 import { join, resolve } from "node:path"
-import { parseArgs } from "node:util"
+import type { ParseArgsOptionsConfig } from "node:util"
 import { Cause, Effect, Exit } from "effect"
 import cliProgress from "cli-progress"
 import { EVAL_DEFAULTS, type EvalSummary, evaluatePass, evaluateWin } from "../../../bench/eval/evaluate.ts"
@@ -13,6 +14,7 @@ import { collectRows } from "../../../bench/report/collect.ts"
 import { renderTable } from "../../../bench/report/table.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { resolveModelLayer } from "../model-option.ts"
+import { BadInput, intOption, type ParsedCommand, runCommand, UsageError } from "../options.ts"
 
 const HELP = `usage: smurfs eval --run <dir> --judge <model spec> [options]
 
@@ -40,14 +42,7 @@ options:
                             \`smurfs compare <dir>\` then shows these labels
   -h, --help                show this help`
 
-const positiveInt = (name: string, text: string | undefined, fallback: number): number => {
-  if (text === undefined) return fallback
-  const n = Number(text)
-  if (!Number.isInteger(n) || n < (name === "seed" ? 0 : 1)) throw new UsageError(`--${name} must be a ${name === "seed" ? "non-negative" : "positive"} integer (got "${text}")`)
-  return n
-}
-
-class UsageError extends Error {}
+const positiveInt = (name: string, text: string | undefined, fallback: number): number => intOption(name, text, name === "seed" ? 0 : 1) ?? fallback
 
 /** A progress bar on a terminal, a line per tenth otherwise. */
 const progress = (label: string) => {
@@ -120,40 +115,27 @@ const program = (args: {
     }
   })
 
-export const run = async (argv: Array<string>): Promise<number> => {
-  let parsed
-  try {
-    parsed = parseArgs({
-      args: argv,
-      options: {
-        run: { type: "string" },
-        judge: { type: "string" },
-        k: { type: "string" },
-        reference: { type: "string" },
-        "reference-method": { type: "string" },
-        method: { type: "string", multiple: true },
-        group: { type: "string", multiple: true },
-        concurrency: { type: "string" },
-        seed: { type: "string" },
-        out: { type: "string" },
-        stb: { type: "string" },
-        help: { type: "boolean", short: "h" }
-      },
-      strict: true,
-      allowPositionals: false
-    }).values
-  } catch (e) {
-    console.error(`smurfs eval: ${(e as Error).message}\n\n${HELP}`)
-    return ExitCode.Usage
-  }
-  if (parsed.help) {
-    console.log(HELP)
-    return ExitCode.Ok
-  }
-  if (!parsed.run || !parsed.judge) {
-    console.error(`smurfs eval: ${!parsed.run ? "--run <dir>" : "--judge <model spec>"} is required\n\n${HELP}`)
-    return ExitCode.Usage
-  }
+/** The options of `smurfs eval`, in node:util parseArgs' shape. */
+const OPTIONS = {
+  run: { type: "string" },
+  judge: { type: "string" },
+  k: { type: "string" },
+  reference: { type: "string" },
+  "reference-method": { type: "string" },
+  method: { type: "string", multiple: true },
+  group: { type: "string", multiple: true },
+  concurrency: { type: "string" },
+  seed: { type: "string" },
+  out: { type: "string" },
+  stb: { type: "string" }
+} as const satisfies ParseArgsOptionsConfig
+
+export const COMMAND = { name: "eval", help: HELP, options: OPTIONS } as const
+
+export const run = (argv: Array<string>): Promise<number> => runCommand(COMMAND, argv, ({ values }) => evaluate(values))
+
+const evaluate = async (parsed: ParsedCommand<typeof OPTIONS>["values"]): Promise<number> => {
+  if (!parsed.run || !parsed.judge) throw new UsageError(`${!parsed.run ? "--run <dir>" : "--judge <model spec>"} is required`)
   let options
   try {
     const k = positiveInt("k", parsed.k, EVAL_DEFAULTS.k)
@@ -167,11 +149,14 @@ export const run = async (argv: Array<string>): Promise<number> => {
     if (source.entries.length === 0) throw new SourceError({ message: `${parsed.run} has no answered tasks${parsed.method || parsed.group ? " for the chosen --method/--group" : ""}.` })
     const reference = parsed.reference ? loadSource(parsed.reference) : undefined
     if (reference) for (const m of methodsOf(source)) pickReferenceMethod(reference, m, parsed["reference-method"])
+    if (parsed.out !== undefined && existsSync(parsed.out) && !statSync(parsed.out).isDirectory())
+      throw new BadInput(`--out ${parsed.out} is a file; give a directory for the labels (it is created when missing)`)
     const prompts = judgePrompts(stbDirOf(parsed.stb))
     options = { source, reference, referenceMethod: parsed["reference-method"], store: parsed.out ?? parsed.run, judge: parsed.judge, k, concurrency, seed, prompts }
   } catch (e) {
+    if (e instanceof UsageError || e instanceof BadInput) throw e
     console.error(`smurfs eval: ${(e as Error).message}`)
-    return e instanceof UsageError ? ExitCode.Usage : ExitCode.BadInput
+    return ExitCode.BadInput
   }
   // As in `smurfs bench`: Ollama serves OLLAMA_NUM_PARALLEL requests at once; other servers get one slot per judged task.
   const layer = resolveModelLayer(parsed.judge, { concurrency: parsed.judge.startsWith("ollama:") ? undefined : options.concurrency })
@@ -194,7 +179,7 @@ export const run = async (argv: Array<string>): Promise<number> => {
     }
     const error = Cause.squash(exit.cause) as { _tag?: string; message?: string }
     console.error(`smurfs eval: ${error?.message ?? String(error)}`)
-    return error?._tag === "InvalidModelSpec" || error?._tag === "RunDirError" ? ExitCode.BadInput : error?._tag === "UsageError" ? ExitCode.Usage : ExitCode.ModelUnavailable
+    return error?._tag === "InvalidModelSpec" || error?._tag === "RunDirError" ? ExitCode.BadInput : error instanceof UsageError ? ExitCode.Usage : ExitCode.ModelUnavailable
   }
   console.log(renderTable(collectRows([options.store]).filter((r) => r.judge === slug(parsed.judge!))))
   return ExitCode.Ok

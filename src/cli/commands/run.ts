@@ -1,6 +1,6 @@
 // `smurfs run "<query>"`: solve one query with the Smurfs agents, showing each step as it happens.
 import { createHash } from "node:crypto"
-import { parseArgs } from "node:util"
+import type { ParseArgsOptionsConfig } from "node:util"
 import { Cause, Effect, Exit } from "effect"
 import { smurfs } from "../../agents/smurfs.ts"
 import type { SmurfsOptions } from "../../agents/smurfs-options.ts"
@@ -10,10 +10,12 @@ import { DEFAULT_MODEL_SPEC, MODEL_DEFAULTS, type ModelOptions } from "../../llm
 import { loadTools } from "../../tools/load.ts"
 import { redactText, redactValue } from "../../trace/redact.ts"
 import type { Trajectory } from "../../trace/trajectory.ts"
+import { plural } from "../../plural.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { terminalAskUser } from "../ask-terminal.ts"
 import { liveView } from "../live-view.ts"
 import { defaultModelSpec, resolveModelLayer } from "../model-option.ts"
+import { intOption, type ParsedCommand, runCommand, UsageError } from "../options.ts"
 
 const HELP = `usage: smurfs run "<query>" [options]
 
@@ -45,37 +47,27 @@ const BAD_INPUT = new Set(["InvalidModelSpec", "ToolLoadError", "DuplicateToolNa
 /** A stable id for an ad-hoc query: a short hash of its text. */
 export const taskIdOf = (query: string): string => createHash("sha256").update(query).digest("hex").slice(0, 12)
 
-class UsageError extends Error {}
+/** The options of `smurfs run`, in node:util parseArgs' shape. */
+const OPTIONS = {
+  model: { type: "string", short: "m" },
+  tools: { type: "string", short: "t", multiple: true, default: ["demo"] },
+  json: { type: "boolean", default: false },
+  "max-steps": { type: "string" },
+  "no-planner": { type: "boolean", default: false },
+  "no-answerer": { type: "boolean", default: false },
+  "no-verifier": { type: "boolean", default: false },
+  timeout: { type: "string" },
+  "num-ctx": { type: "string" },
+  strict: { type: "boolean", default: false }
+} as const satisfies ParseArgsOptionsConfig
 
-const positiveInt = (name: string, value: string | undefined): number | undefined => {
-  if (value === undefined) return undefined
-  const n = Number(value)
-  if (!Number.isInteger(n) || n <= 0) throw new UsageError(`--${name} needs a positive whole number, got "${value}"`)
-  return n
-}
+export const COMMAND = { name: "run", help: HELP, options: OPTIONS, positionals: true } as const
 
-const parse = (argv: string[]) => {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      model: { type: "string", short: "m" },
-      tools: { type: "string", short: "t", multiple: true, default: ["demo"] },
-      json: { type: "boolean", default: false },
-      "max-steps": { type: "string" },
-      "no-planner": { type: "boolean", default: false },
-      "no-answerer": { type: "boolean", default: false },
-      "no-verifier": { type: "boolean", default: false },
-      timeout: { type: "string" },
-      "num-ctx": { type: "string" },
-      strict: { type: "boolean", default: false },
-      help: { type: "boolean", short: "h", default: false }
-    }
-  })
+const parse = ({ values, positionals }: ParsedCommand<typeof OPTIONS>) => {
   const query = positionals.join(" ").trim()
-  if (!values.help && query.length === 0) throw new UsageError('give the query to solve, e.g. smurfs run "What is 12% of the height of Mount Everest in feet?"')
-  const model: ModelOptions = { timeoutMs: positiveInt("timeout", values.timeout), numCtx: positiveInt("num-ctx", values["num-ctx"]) }
-  return { values, query, model, maxSteps: positiveInt("max-steps", values["max-steps"]) }
+  if (query.length === 0) throw new UsageError('give the query to solve, e.g. smurfs run "What is 12% of the height of Mount Everest in feet?"')
+  const model: ModelOptions = { timeoutMs: intOption("timeout", values.timeout), numCtx: intOption("num-ctx", values["num-ctx"]) }
+  return { values, query, model, maxSteps: intOption("max-steps", values["max-steps"]) }
 }
 
 /** What to check when the model server failed the run. */
@@ -87,20 +79,11 @@ export const serverAdvice = (failure: ServerFailure, spec: string): string =>
     : `${failure.message} \`smurfs doctor --model ${spec}\` checks the server.`
 
 const summary = (t: Trajectory): string =>
-  `${t.totals.modelCalls} model calls, ${t.totals.promptTokens + t.totals.completionTokens} tokens, ${t.totals.toolCalls} tool calls, ${t.totals.backtracks} backtracks, ${(t.totals.wallMs / 1000).toFixed(1)} s`
+  `${plural(t.totals.modelCalls, "model call")}, ${plural(t.totals.promptTokens + t.totals.completionTokens, "token")}, ${plural(t.totals.toolCalls, "tool call")}, ${plural(t.totals.backtracks, "backtrack")}, ${(t.totals.wallMs / 1000).toFixed(1)} s`
 
-export const run = async (argv: string[]): Promise<number> => {
-  let args: ReturnType<typeof parse>
-  try {
-    args = parse(argv)
-  } catch (e) {
-    console.error(`smurfs run: ${(e as Error).message}\n\n${HELP}`)
-    return ExitCode.Usage
-  }
-  if (args.values.help) {
-    console.log(HELP)
-    return ExitCode.Ok
-  }
+export const run = (argv: string[]): Promise<number> => runCommand(COMMAND, argv, (parsed) => solve(parse(parsed)))
+
+const solve = async (args: ReturnType<typeof parse>): Promise<number> => {
   const { values, query } = args
   const color = process.stderr.isTTY === true && !process.env["NO_COLOR"]
   const options: SmurfsOptions = {

@@ -1,10 +1,12 @@
 // `smurfs tools`: list the tools of a library with their parameters.
-import { parseArgs } from "node:util"
+import type { ParseArgsOptionsConfig } from "node:util"
 import { Effect } from "effect"
 import { jsonSchemaOf } from "../../llm/structured.ts"
 import { loadTools } from "../../tools/load.ts"
 import type { Tool } from "../../tools/tool.ts"
+import { plural } from "../../plural.ts"
 import { ExitCode } from "../exit-codes.ts"
+import { type ParsedCommand, runCommand } from "../options.ts"
 
 const HELP = `usage: smurfs tools [--tools <source>]... [--json]
 
@@ -41,7 +43,7 @@ export const parameterInfo = (tool: Tool): ReadonlyArray<ParameterInfo> => {
 const firstLine = (text: string) => text.split("\n", 1)[0]!.trim()
 
 const renderText = (libraryName: string, tools: ReadonlyArray<Tool>): string => {
-  const lines = [`${libraryName}: ${tools.length} tool${tools.length === 1 ? "" : "s"}`, ""]
+  const lines = [`${libraryName}: ${plural(tools.length, "tool")}`, ""]
   for (const tool of tools) {
     lines.push(tool.name, `  ${firstLine(tool.description)}`)
     const params = parameterInfo(tool)
@@ -52,28 +54,18 @@ const renderText = (libraryName: string, tools: ReadonlyArray<Tool>): string => 
   return lines.join("\n").trimEnd()
 }
 
-export const run = async (argv: string[]): Promise<number> => {
-  let values: { tools?: string[] | undefined; json?: boolean | undefined; help?: boolean | undefined; "query-id"?: string | undefined }
-  try {
-    values = parseArgs({
-      args: argv,
-      options: {
-        tools: { type: "string", multiple: true },
-        "query-id": { type: "string" },
-        json: { type: "boolean" },
-        help: { type: "boolean", short: "h" }
-      },
-      strict: true,
-      allowPositionals: false
-    }).values
-  } catch (e) {
-    console.error(`smurfs tools: ${(e as Error).message}\n\n${HELP}`)
-    return ExitCode.Usage
-  }
-  if (values.help) {
-    console.log(HELP)
-    return ExitCode.Ok
-  }
+/** The options of `smurfs tools`, in node:util parseArgs' shape. */
+const OPTIONS = {
+  tools: { type: "string", multiple: true },
+  "query-id": { type: "string" },
+  json: { type: "boolean" }
+} as const satisfies ParseArgsOptionsConfig
+
+export const COMMAND = { name: "tools", help: HELP, options: OPTIONS } as const
+
+export const run = (argv: string[]): Promise<number> => runCommand(COMMAND, argv, ({ values }) => list(values))
+
+const list = async (values: ParsedCommand<typeof OPTIONS>["values"]): Promise<number> => {
   const sources = values.tools ?? ["demo"]
   const print = Effect.map(loadTools(sources, { queryId: values["query-id"] }), (library) => {
     if (values.json) {

@@ -1,0 +1,226 @@
+// The options of every command, read one way: a node:util parseArgs table per command, defaults from the environment and smurfs.config.json, one-line errors with a hint.
+import { existsSync, readFileSync } from "node:fs"
+import { createRequire } from "node:module"
+import { join } from "node:path"
+import { parseArgs, type ParseArgsOptionsConfig } from "node:util"
+import { ExitCode } from "./exit-codes.ts"
+import { closest } from "./did-you-mean.ts"
+import { normalizeModelSpec } from "./model-option.ts"
+
+/** A command's options, in the shape node:util's parseArgs takes (so an option is one line in its table). */
+export interface CommandSpec<O extends ParseArgsOptionsConfig> {
+  /** The subcommand's name, as typed after `smurfs`. */
+  readonly name: string
+  /** The text `smurfs <name> --help` and `smurfs help <name>` print (and the README's command reference repeats). */
+  readonly help: string
+  readonly options: O
+  /** Whether the command takes positional arguments (a query, run directories). */
+  readonly positionals?: boolean | undefined
+}
+
+/** Bad usage: an unknown flag, a missing or malformed value. Exit code 2. */
+export class UsageError extends Error {
+  override readonly name = "UsageError"
+}
+
+/** Bad input found while reading the options: a file where a directory belongs, a settings file that cannot be used. Exit code 3. */
+export class BadInput extends Error {
+  override readonly name = "BadInput"
+}
+
+/** A settings file (smurfs.config.json / .ts) that cannot be used. Exit code 3. */
+export class ConfigError extends BadInput {}
+
+/** Environment variables that give an option its default (below a flag, above smurfs.config.json). */
+export const OPTION_ENV: Readonly<Record<string, string>> = {
+  model: "SMURFS_MODEL",
+  data: "SMURFS_DATA",
+  stb: "SMURFS_STB"
+}
+
+/** Options whose value is a model spec: a bare Ollama model name is read as `ollama:<name>`. */
+const MODEL_OPTIONS = new Set(["model", "judge"])
+
+/** The files a project may keep its defaults in, in the working directory; the first found is used. */
+export const CONFIG_FILES = ["smurfs.config.json", "smurfs.config.ts", "smurfs.config.js", "smurfs.config.mjs"] as const
+
+type Setting = string | number | boolean | ReadonlyArray<string | number>
+
+/** The settings file's content: option names (as typed after `--`) at the top level apply to every command that has them; a section named after a command applies to it alone. */
+export type ConfigFile = Readonly<Record<string, Setting | Readonly<Record<string, Setting>>>>
+
+export interface ParseContext {
+  readonly env?: NodeJS.ProcessEnv | undefined
+  readonly cwd?: string | undefined
+  /** Where notices go (a bare model name read as an Ollama model); stderr by default. */
+  readonly notice?: ((text: string) => void) | undefined
+}
+
+type Parsed<O extends ParseArgsOptionsConfig> = ReturnType<typeof parseArgs<{ args: string[]; options: O; strict: true; allowPositionals: true }>>
+
+export interface ParsedCommand<O extends ParseArgsOptionsConfig> {
+  readonly values: Parsed<O>["values"] & { readonly help?: boolean | undefined }
+  readonly positionals: Array<string>
+  /** The options given on the command line (not filled in from the environment, a config file or a default). */
+  readonly given: ReadonlySet<string>
+}
+
+const isRecord = (x: unknown): x is Record<string, unknown> => typeof x === "object" && x !== null && !Array.isArray(x)
+
+/** Read smurfs.config.json (or .ts/.js) from `cwd`; undefined when there is none. */
+export const loadConfigFile = (cwd: string): { path: string; config: ConfigFile } | undefined => {
+  const file = CONFIG_FILES.map((f) => join(cwd, f)).find((p) => existsSync(p))
+  if (file === undefined) return undefined
+  let content: unknown
+  try {
+    if (file.endsWith(".json")) content = JSON.parse(readFileSync(file, "utf8"))
+    else {
+      // require() of an ES module is synchronous on Node 22.12+, and 22.18 strips types, so a .ts config loads here too.
+      const module = createRequire(join(cwd, "noop.js"))(file) as { default?: unknown }
+      content = module.default ?? module
+    }
+  } catch (e) {
+    throw new ConfigError(`${file}: cannot read it (${(e as Error).message.split("\n")[0]}). Fix the file or remove it.`)
+  }
+  if (!isRecord(content)) throw new ConfigError(`${file}: must hold an object of settings, e.g. { "model": "ollama:qwen2.5:7b" }.`)
+  return { path: file, config: content as ConfigFile }
+}
+
+const settingText = (file: string, key: string, value: unknown, multiple: boolean): string | boolean | Array<string> => {
+  if (typeof value === "boolean") return value
+  if (typeof value === "string" || typeof value === "number") return multiple ? splitList([String(value)]) : String(value)
+  if (Array.isArray(value) && value.every((v) => typeof v === "string" || typeof v === "number")) {
+    if (multiple) return splitList(value.map(String))
+    throw new ConfigError(`${file}: "${key}" takes one value, not a list.`)
+  }
+  throw new ConfigError(`${file}: "${key}" must be a string, number, boolean or list (got ${JSON.stringify(value)}).`)
+}
+
+/** Comma lists and repeated flags alike: `--method a,b --method c` is a, b, c. */
+export const splitList = (values: ReadonlyArray<string>): Array<string> =>
+  values.flatMap((v) => v.split(",")).map((v) => v.trim()).filter((v) => v.length > 0)
+
+/** The flags of a table, as typed: `--name` and `-x`. */
+const flagNames = (options: ParseArgsOptionsConfig): Array<string> => Object.keys(options).map((n) => `--${n}`)
+
+const unknownOption = (spec: CommandSpec<ParseArgsOptionsConfig>, raw: string): UsageError => {
+  const long = raw.startsWith("--") ? raw : undefined
+  const suggestion = long ? closest(long, flagNames(spec.options)) : undefined
+  return new UsageError(`unknown option ${raw}${suggestion ? ` (did you mean ${suggestion}?)` : ""}`)
+}
+
+/**
+ * Parse a command's arguments: unknown flags get a "did you mean", options declared `multiple` take
+ * comma lists, model specs may be bare Ollama names, and an option not given on the command line
+ * takes its value from its environment variable, then smurfs.config.json, then the table's default.
+ */
+export const parseCommand = <const O extends ParseArgsOptionsConfig>(spec: CommandSpec<O>, argv: ReadonlyArray<string>, context: ParseContext = {}): ParsedCommand<O> => {
+  const options: ParseArgsOptionsConfig = { help: { type: "boolean", short: "h" }, ...spec.options }
+  // Defaults are applied below, after the environment and the config file, so parseArgs must not fill them in.
+  const bare = Object.fromEntries(Object.entries(options).map(([name, { default: _default, ...rest }]) => [name, rest]))
+  const loose = parseArgs({ args: [...argv], options: bare, strict: false, allowPositionals: true, tokens: true })
+  for (const token of loose.tokens) if (token.kind === "option" && !(token.name in options)) throw unknownOption(spec, token.rawName)
+  let strict
+  try {
+    strict = parseArgs({ args: [...argv], options: bare, strict: true, allowPositionals: true })
+  } catch (e) {
+    throw new UsageError((e as Error).message.replace(/\. To specify a positional argument.*$/s, "").replace(/^Option '(.*?)' argument missing$/, "$1: the value is missing"))
+  }
+  const values: Record<string, unknown> = { ...strict.values }
+  const given = new Set(Object.keys(values))
+  if (values["help"] === true) return { values: values as ParsedCommand<O>["values"], positionals: strict.positionals, given }
+  if (!spec.positionals && strict.positionals.length > 0) {
+    const first = strict.positionals[0]!
+    throw new UsageError(`unexpected argument "${first}"${first.startsWith("-") ? "" : "; this command takes only --options"}`)
+  }
+
+  const env = context.env ?? process.env
+  const loaded = loadConfigFile(context.cwd ?? process.cwd())
+  const section = loaded?.config[spec.name]
+  if (section !== undefined && !isRecord(section)) throw new ConfigError(`${loaded!.path}: "${spec.name}" must be an object of ${spec.name}'s settings.`)
+  if (section !== undefined)
+    for (const key of Object.keys(section))
+      if (!(key in spec.options)) {
+        const suggestion = closest(key, Object.keys(spec.options))
+        throw new ConfigError(`${loaded!.path}: "${spec.name}" has no setting "${key}"${suggestion ? ` (did you mean "${suggestion}"?)` : ""}; the settings are its --options, without the dashes.`)
+      }
+
+  for (const [name, option] of Object.entries(spec.options)) {
+    const multiple = option.multiple === true
+    if (!given.has(name)) {
+      const fromEnv = OPTION_ENV[name] !== undefined ? env[OPTION_ENV[name]!]?.trim() : undefined
+      const fromFile = (section as Record<string, unknown> | undefined)?.[name] ?? (isRecord(loaded?.config[name]) ? undefined : loaded?.config[name])
+      if (fromEnv) values[name] = option.type === "boolean" ? fromEnv !== "0" && fromEnv !== "false" : multiple ? splitList([fromEnv]) : fromEnv
+      else if (fromFile !== undefined) {
+        const value = settingText(loaded!.path, name, fromFile, multiple)
+        if ((option.type === "boolean") !== (typeof value === "boolean")) throw new ConfigError(`${loaded!.path}: "${name}" must be ${option.type === "boolean" ? "true or false" : "a value, not true/false"}.`)
+        values[name] = value
+      } else if (option.default !== undefined) values[name] = option.default
+    }
+    if (multiple && Array.isArray(values[name])) values[name] = splitList(values[name] as string[])
+    if (MODEL_OPTIONS.has(name) && typeof values[name] === "string") {
+      const normalized = normalizeModelSpec(values[name] as string)
+      if (normalized.notice) (context.notice ?? ((t: string) => process.stderr.write(`${t}\n`)))(`smurfs ${spec.name}: --${name} ${normalized.notice}`)
+      values[name] = normalized.spec
+    }
+  }
+  return { values: values as ParsedCommand<O>["values"], positionals: strict.positionals, given }
+}
+
+/** The hint under every usage error. */
+export const usageHint = (command: string): string => `hint: \`smurfs help ${command}\` lists its options`
+
+/**
+ * Run a command body with its parsed options: `--help` prints the help; a UsageError (from parsing
+ * or thrown by the body) prints one line and a hint and exits 2; a ConfigError exits 3.
+ */
+export const runCommand = async <const O extends ParseArgsOptionsConfig>(
+  spec: CommandSpec<O>,
+  argv: ReadonlyArray<string>,
+  body: (parsed: ParsedCommand<O>) => Promise<number> | number
+): Promise<number> => {
+  try {
+    const parsed = parseCommand(spec, argv)
+    if (parsed.values.help === true) {
+      console.log(spec.help)
+      return ExitCode.Ok
+    }
+    return await body(parsed)
+  } catch (e) {
+    if (e instanceof UsageError) {
+      console.error(`smurfs ${spec.name}: ${e.message}\n${usageHint(spec.name)}`)
+      return ExitCode.Usage
+    }
+    if (e instanceof BadInput) {
+      console.error(`smurfs ${spec.name}: ${e.message}`)
+      return ExitCode.BadInput
+    }
+    throw e
+  }
+}
+
+/** A whole number >= `min` from an option's text, or undefined when the option is absent. */
+export const intOption = (name: string, text: string | undefined, min = 1): number | undefined => {
+  if (text === undefined) return undefined
+  const n = Number(text)
+  if (!Number.isInteger(n) || n < min) throw new UsageError(`--${name} needs a ${min === 0 ? "non-negative" : "positive"} whole number (got "${text}")`)
+  return n
+}
+
+/** One of a fixed set of words, or a UsageError naming them. */
+export const choiceOption = <const C extends string>(name: string, text: string | undefined, choices: ReadonlyArray<C>, fallback: C): C => {
+  if (text === undefined) return fallback
+  if ((choices as ReadonlyArray<string>).includes(text)) return text as C
+  const suggestion = closest(text, choices)
+  throw new UsageError(`--${name} must be ${choices.join(", ")} (got "${text}")${suggestion ? `; did you mean ${suggestion}?` : ""}`)
+}
+
+/** Every entry of a list must be one of `choices`. */
+export const choiceList = <const C extends string>(name: string, values: ReadonlyArray<string>, choices: ReadonlyArray<C>): Array<C> => {
+  const unknown = values.filter((v) => !(choices as ReadonlyArray<string>).includes(v))
+  if (unknown.length > 0) {
+    const suggestion = closest(unknown[0]!, choices)
+    throw new UsageError(`--${name}: unknown ${unknown.map((u) => `"${u}"`).join(", ")}; use ${choices.join(", ")}${suggestion ? ` (did you mean ${suggestion}?)` : ""}`)
+  }
+  return values as Array<C>
+}
