@@ -74,7 +74,7 @@ export const parseModelSpec = (spec: string): Effect.Effect<ModelSpec, InvalidMo
     const colon = trimmed.indexOf(":")
     if (colon < 0)
       return Effect.fail(
-        new InvalidModelSpec({ spec, reason: `no provider given (did you mean "ollama:${trimmed}"?)` })
+        new InvalidModelSpec({ spec, reason: `no provider given (did you mean "${/\.json$/i.test(trimmed) ? "scripted" : "ollama"}:${trimmed}"?)` })
       )
     const provider = trimmed.slice(0, colon).toLowerCase()
     const rest = trimmed.slice(colon + 1).trim()

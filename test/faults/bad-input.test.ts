@@ -39,9 +39,10 @@ const demo = ["--model", "scripted:examples/demo-script.json"]
 const bench = (...args: string[]) => ["bench", "--group", "G1_instruction", "--limit", "1", "--model", "sim", ...args]
 
 const cases: ReadonlyArray<[string, () => string[], number, ReadonlyArray<RegExp>]> = [
-  ["run: unknown model provider", () => ["run", "hi", "--model", "foo:bar"], ExitCode.BadInput, [/Invalid model spec "foo:bar"/, /Use ollama:<model>, openai:<model>/]],
-  ["run: model spec without provider", () => ["run", "hi", "--model", "qwen2.5"], ExitCode.BadInput, [/did you mean "ollama:qwen2.5"/]],
-  ["bench: unknown model spec", () => bench("--data", data, "--out", join(scratch, "o1"), "--model", "nope"), ExitCode.BadInput, [/Invalid model spec "nope"/]],
+  // a bare name (foo:bar, qwen2.5) is an Ollama model (issue 12); a misspelt provider or a script without scripted: is bad input
+  ["run: unknown model provider", () => ["run", "hi", "--model", "olama:qwen2.5"], ExitCode.BadInput, [/Invalid model spec "olama:qwen2.5"/, /Use ollama:<model>, openai:<model>/]],
+  ["run: script file without its provider", () => ["run", "hi", "--model", "examples/demo-script.json"], ExitCode.BadInput, [/did you mean "scripted:examples\/demo-script.json"/]],
+  ["bench: unknown model spec", () => bench("--data", data, "--out", join(scratch, "o1"), "--model", "opnai:x"), ExitCode.BadInput, [/Invalid model spec "opnai:x"/]],
   ["run: missing script file", () => ["run", "hi", "--model", "scripted:/nope/script.json"], ExitCode.BadInput, [/cannot read the script file/]],
   ["bench: missing data directory", () => bench("--data", join(scratch, "nope"), "--out", join(scratch, "o2")), ExitCode.BadInput, [/does not exist/, /Pass --data <dir>/]],
   ["bench: malformed query file", () => bench("--data", malformedData(), "--out", join(scratch, "o3")), ExitCode.BadInput, [/G1_instruction\.json/, /must be valid JSON/]],
@@ -52,7 +53,7 @@ const cases: ReadonlyArray<[string, () => string[], number, ReadonlyArray<RegExp
   ["eval: run dir from a newer version", () => ["eval", "--run", newerRun("eval"), "--judge", "sim"], ExitCode.BadInput, [/newer smurfs/, /Upgrade smurfs/]],
   ["compare: run dir from a newer version", () => ["compare", newerRun("compare")], ExitCode.BadInput, [/newer smurfs/, /Upgrade smurfs/]],
   ["bench: non-empty run dir without --resume", () => bench("--data", data, "--out", newerRun("fresh")), ExitCode.BadInput, [/not empty/, /--resume/]],
-  ["bench: bad flag value", () => bench("--data", data, "--out", join(scratch, "o4"), "--concurrency", "zero"), ExitCode.Usage, [/--concurrency must be a positive integer/]],
+  ["bench: bad flag value", () => bench("--data", data, "--out", join(scratch, "o4"), "--concurrency", "zero"), ExitCode.Usage, [/--concurrency needs a positive whole number/]],
   ["unknown command", () => ["frobnicate"], ExitCode.Usage, [/unknown command "frobnicate"/]]
 ]
 
