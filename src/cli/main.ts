@@ -12,6 +12,9 @@ const commands: Record<string, { summary: string; load: () => Promise<{ run: (ar
   compare: { summary: "set runs side by side in one table (and an HTML report)", load: () => import("./commands/compare.ts") }
 }
 
+/** The subcommands, in the order `smurfs help` lists them. */
+export const commandNames = (): Array<string> => Object.keys(commands)
+
 export const usage = (): string =>
   [
     "smurfs: multi-agent tool planning with local language models",

@@ -38,6 +38,9 @@ export const OPTION_ENV: Readonly<Record<string, string>> = {
   stb: "SMURFS_STB"
 }
 
+/** Repeatable options whose values may hold commas themselves (an MCP server's command line), so they are never split. */
+const VERBATIM_LISTS = new Set(["tools"])
+
 /** Options whose value is a model spec: a bare Ollama model name is read as `ollama:<name>`. */
 const MODEL_OPTIONS = new Set(["model", "judge"])
 
@@ -88,9 +91,9 @@ export const loadConfigFile = (cwd: string): { path: string; config: ConfigFile 
 
 const settingText = (file: string, key: string, value: unknown, multiple: boolean): string | boolean | Array<string> => {
   if (typeof value === "boolean") return value
-  if (typeof value === "string" || typeof value === "number") return multiple ? splitList([String(value)]) : String(value)
+  if (typeof value === "string" || typeof value === "number") return multiple ? [String(value)] : String(value)
   if (Array.isArray(value) && value.every((v) => typeof v === "string" || typeof v === "number")) {
-    if (multiple) return splitList(value.map(String))
+    if (multiple) return value.map(String)
     throw new ConfigError(`${file}: "${key}" takes one value, not a list.`)
   }
   throw new ConfigError(`${file}: "${key}" must be a string, number, boolean or list (got ${JSON.stringify(value)}).`)
@@ -150,14 +153,14 @@ export const parseCommand = <const O extends ParseArgsOptionsConfig>(spec: Comma
     if (!given.has(name)) {
       const fromEnv = OPTION_ENV[name] !== undefined ? env[OPTION_ENV[name]!]?.trim() : undefined
       const fromFile = (section as Record<string, unknown> | undefined)?.[name] ?? (isRecord(loaded?.config[name]) ? undefined : loaded?.config[name])
-      if (fromEnv) values[name] = option.type === "boolean" ? fromEnv !== "0" && fromEnv !== "false" : multiple ? splitList([fromEnv]) : fromEnv
+      if (fromEnv) values[name] = option.type === "boolean" ? fromEnv !== "0" && fromEnv !== "false" : multiple ? [fromEnv] : fromEnv
       else if (fromFile !== undefined) {
         const value = settingText(loaded!.path, name, fromFile, multiple)
         if ((option.type === "boolean") !== (typeof value === "boolean")) throw new ConfigError(`${loaded!.path}: "${name}" must be ${option.type === "boolean" ? "true or false" : "a value, not true/false"}.`)
         values[name] = value
       } else if (option.default !== undefined) values[name] = option.default
     }
-    if (multiple && Array.isArray(values[name])) values[name] = splitList(values[name] as string[])
+    if (multiple && Array.isArray(values[name]) && !VERBATIM_LISTS.has(name)) values[name] = splitList(values[name] as string[])
     if (MODEL_OPTIONS.has(name) && typeof values[name] === "string") {
       const normalized = normalizeModelSpec(values[name] as string)
       if (normalized.notice) (context.notice ?? ((t: string) => process.stderr.write(`${t}\n`)))(`smurfs ${spec.name}: --${name} ${normalized.notice}`)
