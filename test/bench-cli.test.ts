@@ -49,6 +49,21 @@ describe("smurfs bench", () => {
   const out = join(scratch, "run")
   const base = ["--data", DATA, "--group", "G1_instruction", "--method", "react,dfsdt", "--out", out]
 
+  it("with --stb, react/dfsdt send StableToolBench's texts and run.json and the converted files say so; a wrong --stb is bad input", async () => {
+    const stbOut = join(scratch, "run-stb")
+    const stb = join(DATA, "stabletoolbench")
+    const { code } = await bench(["--data", DATA, "--group", "G1_instruction", "--method", "react", "--ids", "1073", "--out", stbOut, "--model", `scripted:${SCRIPT}`, "--stb", stb])
+    expect(code).toBe(ExitCode.Ok)
+    const config = JSON.parse(readFileSync(join(stbOut, "run.json"), "utf8")) as { options: Record<string, unknown> }
+    expect(config.options).toMatchObject({ prompts: `stabletoolbench:${stb}`, singleChainMaxStep: 12, giveUpBackLength: 2 })
+    const converted = JSON.parse(readFileSync(join(stbOut, "converted", "react", "G1_instruction.json"), "utf8")) as Record<string, { available_tools: Array<{ name: string; description: string }> }>
+    const finish = converted["1073"]!.available_tools.find((t) => t.name === "Finish")!
+    expect(readFileSync(join(stb, "toolbench/inference/Downstream_tasks/rapidapi.py"), "utf8")).toContain(finish.description)
+    const bad = await bench(["--data", DATA, "--method", "react", "--out", join(scratch, "run-bad-stb"), "--model", `scripted:${SCRIPT}`, "--stb", join(scratch, "nope")])
+    expect(bad.code).toBe(ExitCode.BadInput)
+    expect(bad.stderr).toMatch(/ReAct_prompts\.py: not found\. Pass --stb/)
+  })
+
   it("runs the scripted model into a run directory with records and converted files", async () => {
     const { code } = await bench([...base, "--ids", "1073,588", "--model", `scripted:${SCRIPT}`])
     expect(code).toBe(ExitCode.Ok)
