@@ -1,3 +1,6 @@
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
 import { judgeInputFromConverted, readConvertedFile } from "./converted.ts"
@@ -50,5 +53,22 @@ describe("StableToolBench converted predictions", () => {
 
   it("rejects a file that is not in the converted format with the file's name", () => {
     expect(() => readConvertedFile(`${EXAMPLE}/preference_results/G1_instruction_virtual_chatgpt_cot_virtual_chatgpt_dfs.json`)).toThrow(/not a StableToolBench converted predictions file/)
+  })
+})
+
+describe("StableToolBench's raw answers as a source", () => {
+  it("reads answer/<model>/<group>/<qid>_<method>.json as the same judge inputs as their converted file", () => {
+    const example = `${EXAMPLE}/`
+    const dir = mkdtempSync(join(tmpdir(), "smurfs-answers-"))
+    symlinkSync(join(example, "answer"), join(dir, "answer"))
+    const raw = loadSource(dir)
+    expect(raw.kind).toBe("answers")
+    const converted = loadSource(example)
+    expect(raw.entries.map((e) => [e.method, e.group, e.taskId, e.answer])).toEqual(converted.entries.map((e) => [e.method, e.group, e.taskId, e.answer]))
+    // a broken file is skipped and named, never a crash
+    const broken = mkdtempSync(join(tmpdir(), "smurfs-answers-bad-"))
+    mkdirSync(join(broken, "answer", "m", "G1_instruction"), { recursive: true })
+    writeFileSync(join(broken, "answer", "m", "G1_instruction", "1_CoT@1.json"), "{}")
+    expect(loadSource(broken).invalid[0]).toMatch(/1_CoT@1\.json is not a StableToolBench answer file/)
   })
 })

@@ -1,12 +1,14 @@
-// Answered tasks to evaluate: our run directories (task records) or StableToolBench converted predictions.
+// Answered tasks to evaluate: our run directories (task records), StableToolBench converted
+// predictions, or StableToolBench's raw answers (converted here as convert_to_answer_format.py does).
 import { Data } from "effect"
-import { existsSync, readdirSync, statSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { join } from "node:path"
+import { convertAnswerFile } from "../../src/trace/converters/stabletoolbench-answers.ts"
 import { newerRunFormat, newerRunProblem, readRecord } from "../run-dir.ts"
 import { judgeInputFromConverted, readConvertedFile } from "./converted.ts"
 import { type JudgeInput, judgeInputFromRecord } from "./judge-input.ts"
 
-export type SourceKind = "run" | "converted"
+export type SourceKind = "run" | "converted" | "answers"
 
 export interface Source {
   readonly dir: string
@@ -31,6 +33,7 @@ const byKey = (a: JudgeInput, b: JudgeInput) =>
 export const sourceKind = (dir: string): SourceKind | undefined => {
   if (existsSync(join(dir, "tasks")) || existsSync(join(dir, "run.json"))) return "run"
   if (existsSync(join(dir, "model_predictions_converted"))) return "converted"
+  if (existsSync(join(dir, "answer"))) return "answers"
   return undefined
 }
 
@@ -65,6 +68,26 @@ const readConverted = (dir: string): Source => {
   return { dir, kind: "converted", entries: entries.sort(byKey), invalid: [] }
 }
 
+/** Read `answer/<model>/<group>/<qid>_<method>.json` files, converted as ToolEval's converter would. */
+const readAnswers = (dir: string): Source => {
+  const entries: Array<JudgeInput> = []
+  const invalid: Array<string> = []
+  const root = join(dir, "answer")
+  for (const model of dirs(root))
+    for (const group of dirs(join(root, model)))
+      for (const file of readdirSync(join(root, model, group)).filter((f) => f.endsWith(".json") && f.includes("_"))) {
+        const taskId = file.slice(0, file.indexOf("_"))
+        const method = file.slice(file.indexOf("_") + 1, -".json".length)
+        const path = join(root, model, group, file)
+        try {
+          entries.push(judgeInputFromConverted(taskId, model, group, convertAnswerFile(method, JSON.parse(readFileSync(path, "utf8")))))
+        } catch (e) {
+          invalid.push(`${path} is not a StableToolBench answer file (${(e as Error).message.split("\n")[0]})`)
+        }
+      }
+  return { dir, kind: "answers", entries: entries.sort(byKey), invalid }
+}
+
 /** Load a source directory; a SourceError says what was expected when it is neither kind. */
 export const loadSource = (dir: string): Source => {
   if (!existsSync(dir)) throw new SourceError({ message: `${dir} does not exist. Pass a run directory made by \`smurfs bench\`, or a StableToolBench folder with model_predictions_converted/.` })
@@ -73,7 +96,8 @@ export const loadSource = (dir: string): Source => {
   if (newer !== undefined) throw new SourceError({ message: `${dir}: ${newerRunProblem(newer)}. Upgrade smurfs to read it.` })
   if (kind === "run") return readRun(dir)
   if (kind === "converted") return readConverted(dir)
-  throw new SourceError({ message: `${dir} is neither a run directory (tasks/, run.json) nor a StableToolBench folder (model_predictions_converted/).` })
+  if (kind === "answers") return readAnswers(dir)
+  throw new SourceError({ message: `${dir} is neither a run directory (tasks/, run.json) nor a StableToolBench folder (model_predictions_converted/ or answer/).` })
 }
 
 /** The methods of a source. */

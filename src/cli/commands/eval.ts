@@ -24,7 +24,8 @@ so an interrupted eval resumes where it stopped and nothing is judged twice.
 
 options:
   --run <dir>               a run directory from \`smurfs bench\`, or a StableToolBench folder with
-                            model_predictions_converted/<method>/<group>.json
+                            model_predictions_converted/<method>/<group>.json, or with raw answers
+                            answer/<model>/<group>/<qid>_<method>.json (converted as ToolEval does)
   --judge <spec>            the judge model: ollama:<model>, openai:<model>, scripted:<file.json>, ...
   --k <n>                   judge runs (pass) and rounds (win) per task (default ${EVAL_DEFAULTS.k})
   --reference <dir>         a reference run (or StableToolBench folder) to compute the win rate against
