@@ -28,20 +28,19 @@ describe("ablation switches", () => {
     expect(t.finishType).toBe("give_answer")
   })
 
-  it("answerer off: the raw observation is the answer", async () => {
+  it("answerer off: the raw observation is the step's answer; the final answer is still written", async () => {
     const t = await runSmurfs("How high is K2?", [heightTool()], script, { answerer: false })
-    expect([...roles(t)].some((r) => String(r).startsWith("answerer"))).toBe(false)
+    expect([...roles(t)].filter((r) => String(r).startsWith("answerer"))).toEqual(["answerer.final"])
     expect(eventsOf(t, "answer")[0]!["answer"]).toBe("K2 is 28251 feet high.")
     expect(callsOf(t, "verifier")[0]!.messages.at(-1)!.content).toContain("Answer: K2 is 28251 feet high.")
-    // the final answer is the subtask answers joined
-    expect(t.finalAnswer).toBe("Mount Everest is 29032 feet high.")
+    expect(t.finalAnswer).toBe("K2 is 28251 feet high.")
   })
 
-  it("verifier off: the first answer is accepted", async () => {
+  it("verifier off: no verdicts, the search runs to the step limit", async () => {
     const height = heightTool()
     const t = await runSmurfs("How high is K2?", [height], script, { verifier: false })
     expect(roles(t).has("verifier")).toBe(false)
-    expect(height.calls).toHaveLength(1)
-    expect(eventsOf(t, "subtask_answered")[0]).toMatchObject({ source: "unverified", answer: "K2: 28251 ft" })
+    expect(height.calls).toHaveLength(3)
+    expect(eventsOf(t, "subtask_answered")[0]).toMatchObject({ source: "step_limit", answer: "from memory" })
   })
 })

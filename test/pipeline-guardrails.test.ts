@@ -80,13 +80,14 @@ describe("pipeline guardrails", () => {
       ...oneStep,
       "executor.choose": [{ tool: "percent_of" }],
       "executor.args": [{ percent: "twelve" }],
-      "answerer.subtask": [{ answer: "could not compute" }],
       $cycle: true
     }, { planner: false })
     expect(percent.calls).toHaveLength(0)
     expect(callsOf(t, "executor.args")).toHaveLength(3) // first attempt + 2 reflections
     expect(eventsOf(t, "error")[0]).toMatchObject({ role: "executor.args", tag: "MalformedOutput" })
-    expect(eventsOf(t, "subtask_answered")[0]).toMatchObject({ source: "step_limit", answer: "could not compute" })
+    // the only tool failed at the root: nothing is left to try, and memory holds no step to answer from
+    expect(eventsOf(t, "subtask_answered")[0]).toMatchObject({ source: "exhausted", answer: "" })
+    expect(callsOf(t, "answerer.subtask")).toHaveLength(0)
     expect(t.finishType).toBe("give_answer")
   })
 

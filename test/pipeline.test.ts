@@ -242,7 +242,6 @@ describe("smurfs pipeline", () => {
       { "*": [{ status: "pending", reason: "x", hint: "y", thought: "t", tool: "mountain_height", name: "K2", answer: "a", subtasks: ["s1", "s2", "s3"] }], $cycle: true },
       { maxModelCalls: 7, maxSteps: 50 }
     )
-    expect(t.finishType).toBe("give_up")
     expect(t.error).toContain("budget of 7 model calls")
     expect(t.totals.modelCalls).toBeLessThanOrEqual(7 + 2)
   })

@@ -24,8 +24,16 @@ export interface GuardrailOptions {
 }
 
 export interface SmurfsOptions {
-  /** Executor steps per subtask before the subtask is answered from global memory. */
+  /**
+   * Accepted steps on a subtask's current path (its DFS depth) before the subtask is answered from
+   * global memory; a failed call or an agent error costs no step and a backtrack gives one back.
+   */
   readonly maxSteps?: number | undefined
+  /**
+   * Attempts in a row that reach no tool (an agent's reply unusable after its reflections, an unknown
+   * tool name, no valid arguments) before the subtask is answered from memory; the reference retries 4 times.
+   */
+  readonly maxAgentErrors?: number | undefined
   /** Upper bound on the planner's subtasks; extra ones are dropped. */
   readonly maxSubtasks?: number | undefined
   /** Upper bound on model calls for the whole task (reflection retries included). */
@@ -72,6 +80,7 @@ export const guardrailDefaults: GuardrailOptions = {
 
 export const smurfsDefaults = {
   maxSteps: 3,
+  maxAgentErrors: 4,
   maxSubtasks: 6,
   maxModelCalls: 150,
   toolTimeoutMs: 60_000,
@@ -83,6 +92,7 @@ export const smurfsDefaults = {
 
 export interface ResolvedOptions {
   readonly maxSteps: number
+  readonly maxAgentErrors: number
   readonly maxSubtasks: number
   readonly maxModelCalls: number
   readonly toolTimeoutMs: number
@@ -98,6 +108,7 @@ export interface ResolvedOptions {
 
 export const resolveOptions = (options: SmurfsOptions = {}): ResolvedOptions => ({
   maxSteps: Math.max(1, options.maxSteps ?? smurfsDefaults.maxSteps),
+  maxAgentErrors: Math.max(1, options.maxAgentErrors ?? smurfsDefaults.maxAgentErrors),
   maxSubtasks: Math.max(1, options.maxSubtasks ?? smurfsDefaults.maxSubtasks),
   maxModelCalls: Math.max(1, options.maxModelCalls ?? smurfsDefaults.maxModelCalls),
   toolTimeoutMs: Math.max(1, options.toolTimeoutMs ?? smurfsDefaults.toolTimeoutMs),

@@ -15,12 +15,13 @@ export type SolveSubtask<R> = (ctx: PipelineContext, index: number, subtask: str
 
 /**
  * Why a subtask's answer is not a fact, or undefined when it is: no tool call of the subtask
- * succeeded and its step limit ended it (or it has no answer at all).
+ * succeeded and it was answered from memory (or it has no answer at all).
  */
 const unavailableReason = (ctx: PipelineContext, index: number, outcome: SubtaskOutcome): string | undefined => {
   const steps = ctx.global.stepsOf(index)
   const succeeded = steps.some((s) => !s.failed)
-  if (outcome.answer.trim().length > 0 && (succeeded || outcome.source !== "step_limit")) return undefined
+  // an answer from memory (step limit, every tool failed, stalled) is a fact only when a call succeeded
+  if (outcome.answer.trim().length > 0 && (succeeded || outcome.source === "verified")) return undefined
   const lastFailure = steps.findLast((s) => s.failed)
   return lastFailure ? `no tool call succeeded (last: ${lastFailure.tool}: ${lastFailure.answer})` : "no tool call succeeded"
 }

@@ -60,8 +60,14 @@ export const callTool = (budget: ContextBudget, tool: Tool, args: Record<string,
     return { ...result, content }
   })
 
-/** What one executor step ended with: a new step on the path, a failed tool, or an agent error. */
-export type StepOutcome = { readonly kind: "step"; readonly step: Step } | { readonly kind: "failed"; readonly tool: string } | { readonly kind: "error" }
+/**
+ * What one executor step ended with: a new step on the path, a failed tool (`called` when the call
+ * reached the tool, not when the name was unknown or no valid arguments came), or an agent error.
+ */
+export type StepOutcome =
+  | { readonly kind: "step"; readonly step: Step }
+  | { readonly kind: "failed"; readonly tool: string; readonly called: boolean }
+  | { readonly kind: "error" }
 
 /**
  * One step at the current node: thought -> tool (among those not excluded here) -> arguments ->
@@ -86,15 +92,15 @@ export const executeStep = Effect.fn("Smurfs.step")(function* (ctx: PipelineCont
   if (tool === undefined) return { kind: "error" } satisfies StepOutcome
   if (typeof tool === "string") {
     yield* emit("error", { role: "executor.choose", tag: "UnknownTool", error: `no tool named "${tool}"` })
-    return { kind: "failed", tool } satisfies StepOutcome
+    return { kind: "failed", tool, called: false } satisfies StepOutcome
   }
   const grounding = [ctx.task.query, subtask, earlier, hint ?? "", ...local.steps.map(renderStep)].join("\n")
   const args = yield* soft("executor.args", writeArgs(ctx, view, thought, tool, grounding))
-  if (args === undefined) return { kind: "failed", tool: tool.name } satisfies StepOutcome
+  if (args === undefined) return { kind: "failed", tool: tool.name, called: false } satisfies StepOutcome
   const result = yield* callTool(ctx.budget, tool, args, ctx.options.toolTimeoutMs)
   if (!result.ok) {
     ctx.global.record(index, depth, { thought, tool: tool.name, args, observation: result.content, answer: `The call failed: ${result.error ?? result.content}` }, true)
-    return { kind: "failed", tool: tool.name } satisfies StepOutcome
+    return { kind: "failed", tool: tool.name, called: true } satisfies StepOutcome
   }
   const observation = result.content
   const answered = ctx.options.answerer ? yield* soft("answerer.step", answerStep(ctx, subtask, local.steps, { tool: tool.name, args, observation })) : undefined

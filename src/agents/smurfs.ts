@@ -4,53 +4,26 @@ import { Effect, Result } from "effect"
 import { LanguageModel } from "../llm/language-model.ts"
 import { ContextBudget } from "../memory/context-budget.ts"
 import { GlobalMemory } from "../memory/global-memory.ts"
-import { LocalMemory } from "../memory/local-memory.ts"
 import { emit } from "../trace/events.ts"
 import { recording, totalsOf, type Trajectory } from "../trace/trajectory.ts"
-import { answerFinal, answerSubtask } from "./answerer.ts"
+import { answerFinal } from "./answerer.ts"
 import { askUserTool } from "./ask-user.ts"
 import { BudgetExhausted } from "./errors.ts"
 import { sequentialPlan } from "./plan-graph.ts"
 import { plan } from "./planner.ts"
-import { backtrack, executeStep, type PipelineContext, soft } from "./smurfs-step.ts"
+import { type PipelineContext, soft } from "./smurfs-step.ts"
+import { solveSubtask } from "./smurfs-subtask.ts"
 import { resolveOptions, type SmurfsOptions } from "./smurfs-options.ts"
 import { runPlan, unavailableNote } from "./smurfs-plan.ts"
 import type { Method, Task } from "./task.ts"
-import { verify } from "./verifier.ts"
 
-/** One subtask: a DFS over tool calls, bounded by the step limit. */
-const solveSubtask = Effect.fn("Smurfs.subtask")(function* (ctx: PipelineContext, index: number, subtask: string) {
-  const { options, global, task } = ctx
-  const local = new LocalMemory()
-  const excluded: Array<Set<string>> = [new Set()] // tools that failed, per depth of the current path
-  let hint: string | undefined
-  for (let steps = 0; steps < options.maxSteps; ) {
-    const failed = (excluded[local.depth] ??= new Set())
-    if (task.tools.tools.every((t) => failed.has(t.name))) {
-      if (local.depth === 0) break // nothing left to try anywhere
-      yield* backtrack(ctx, index, local, excluded)
-      continue
-    }
-    steps++
-    const outcome = yield* executeStep(ctx, index, subtask, local, [...failed], hint)
-    if (outcome.kind === "failed") failed.add(outcome.tool)
-    if (outcome.kind !== "step") continue
-    global.record(index, local.depth, outcome.step)
-    local.push(outcome.step)
-    excluded[local.depth] = new Set()
-    if (!options.verifier) return { answer: outcome.step.answer, source: "unverified" }
-    const verdict = yield* soft("verifier", verify(ctx, subtask, outcome.step.answer))
-    yield* emit("verdict", { subtask: index, status: verdict?.status ?? "pending", reason: verdict?.reason ?? "the verifier failed", hint: verdict?.hint ?? null })
-    if (verdict?.status === "solved") return { answer: outcome.step.answer, source: "verified" }
-    // a failed verifier call gives no hint; the next step simply tries again
-    hint = verdict ? (verdict.hint ?? verdict.reason) : undefined
-  }
-  // Step limit (or nothing left to try): answer from everything global memory holds for the subtask.
-  const all = global.stepsOf(index)
-  const fallback = all.findLast((s) => !s.failed)?.observation ?? ""
-  const answer = options.answerer ? ((yield* soft("answerer.subtask", answerSubtask(ctx, subtask, all))) ?? fallback) : fallback
-  return { answer, source: "step_limit" }
-})
+/** The available subtask answers global memory holds, one per line: the final answer when no model call may write it. */
+const joinAnswers = (global: GlobalMemory): string =>
+  global.answers
+    .filter((a) => a.unavailable === undefined)
+    .map((a) => a.answer.trim())
+    .filter((a) => a.length > 0)
+    .join("\n")
 
 /** Plan, solve the subtasks (in order, or as a dependency graph), answer the query; fails only with a fatal error. */
 const solveTask = Effect.fn("Smurfs.task")(function* (ctx: PipelineContext) {
@@ -63,10 +36,11 @@ const solveTask = Effect.fn("Smurfs.task")(function* (ctx: PipelineContext) {
   yield* runPlan(ctx, graph, solveSubtask)
   const answers = global.answers
   const available = answers.filter((a) => a.unavailable === undefined)
-  const joined = available.map((a) => a.answer.trim()).filter((a) => a.length > 0).join("\n")
+  const joined = joinAnswers(global)
   // the final answerer reads an unavailable subtask as such, never its failed attempts as a fact
   const shown = answers.map((a) => (a.unavailable === undefined ? a : { subtask: a.subtask, answer: `unavailable (${a.unavailable})` }))
-  const answered = options.answerer ? ((yield* soft("answerer.final", answerFinal(ctx, task.query, shown))) ?? joined) : joined
+  // the final answer is written with the Answer agent off too: that ablation drops only the per-step summaries
+  const answered = (yield* soft("answerer.final", answerFinal(ctx, task.query, shown))) ?? joined
   // AMCP: the others still answer, and the answer says what is missing
   const missing = answers.length - available.length
   const final = missing > 0 && available.length > 0 && answered.trim().length > 0 ? `${answered.trim()}\n\n${unavailableNote(answers)}` : answered
@@ -96,8 +70,10 @@ export const smurfs =
       const run = Effect.gen(function* () {
         yield* emit("task_started", { query: task.query, method: "smurfs", model: model.info.spec, tools: task.tools.tools.map((t) => t.name) })
         const outcome = yield* Effect.result(solveTask(ctx))
-        const finalAnswer = Result.isSuccess(outcome) ? outcome.success.trim() : ""
         const failure = Result.isFailure(outcome) ? outcome.failure : undefined
+        // Out of model calls is not an empty give-up: the subtasks answered so far are the answer.
+        const finalAnswer = Result.isSuccess(outcome) ? outcome.success.trim() : failure?._tag === "BudgetExhausted" ? joinAnswers(ctx.global) : ""
+        if (failure?._tag === "BudgetExhausted" && finalAnswer.length > 0) yield* emit("final_answer", { answer: finalAnswer, source: "budget" })
         const error = failure?.message
         const finishType = finalAnswer.length > 0 ? ("give_answer" as const) : ("give_up" as const)
         if (finishType === "give_up") yield* emit("give_up", { reason: error ?? "no answer was found", ...(failure ? { tag: failure._tag } : {}) })

@@ -1,0 +1,81 @@
+// One subtask of the Smurfs loop: a depth-first search over tool calls, as the authors' worker runs it.
+import { Effect } from "effect"
+import type { GlobalMemory } from "../memory/global-memory.ts"
+import { LocalMemory } from "../memory/local-memory.ts"
+import { emit } from "../trace/events.ts"
+import { answerSubtask } from "./answerer.ts"
+import { backtrack, executeStep, type PipelineContext, soft } from "./smurfs-step.ts"
+import { verify } from "./verifier.ts"
+
+/** How a subtask's answer came about (the `source` of its `subtask_answered` event). */
+export type AnswerSource = "verified" | "step_limit" | "exhausted" | "stalled" | "budget"
+
+/**
+ * Without the Answer agent, a subtask's answer is raw data: the responses on the current path, or the
+ * latest accepted response global memory holds for the subtask when the path is empty.
+ */
+const rawAnswer = (global: GlobalMemory, index: number, local: LocalMemory): string => {
+  const path = local.steps.map((s) => s.answer.trim()).filter((a) => a.length > 0)
+  if (path.length > 0) return path.join("\n")
+  return global.stepsOf(index).findLast((s) => !s.failed)?.answer ?? ""
+}
+
+/**
+ * The DFS of one subtask. Only accepted steps on the current path count against `maxSteps` (the
+ * reference's `step_num` is the path's depth): a failed call, an agent error or an unknown tool name
+ * costs no step, and a backtrack gives the popped step back. What bounds the attempts is the task's
+ * model-call budget (when it runs out, the subtask's best answer so far is kept in global memory) and,
+ * as the reference's retry counters do, `maxAgentErrors` attempts in a row that reach no tool.
+ */
+export const solveSubtask = Effect.fn("Smurfs.subtask")(function* (ctx: PipelineContext, index: number, subtask: string) {
+  const { options, global, task } = ctx
+  const local = new LocalMemory()
+  const excluded: Array<Set<string>> = [new Set()] // tools that failed, per depth of the current path
+  let hint: string | undefined
+  let stalled = 0 // attempts in a row that called no tool (agent errors, unknown tool names)
+  const search = Effect.gen(function* () {
+    while (local.depth < options.maxSteps) {
+      const failed = (excluded[local.depth] ??= new Set())
+      if (task.tools.tools.every((t) => failed.has(t.name))) {
+        if (local.depth === 0) return "exhausted" as const // nothing left to try anywhere
+        yield* backtrack(ctx, index, local, excluded)
+        continue
+      }
+      if (stalled >= options.maxAgentErrors) return "stalled" as const
+      const outcome = yield* executeStep(ctx, index, subtask, local, [...failed], hint)
+      stalled = outcome.kind === "error" || (outcome.kind === "failed" && !outcome.called) ? stalled + 1 : 0
+      if (outcome.kind === "failed") failed.add(outcome.tool)
+      if (outcome.kind !== "step") continue
+      global.record(index, local.depth, outcome.step)
+      local.push(outcome.step)
+      excluded[local.depth] = new Set()
+      // Verifier off (the paper's ablation): a plain DFS that keeps calling tools until the step limit.
+      if (!options.verifier) continue
+      const verdict = yield* soft("verifier", verify(ctx, subtask, outcome.step.answer))
+      yield* emit("verdict", { subtask: index, status: verdict?.status ?? "pending", reason: verdict?.reason ?? "the verifier failed", hint: verdict?.hint ?? null })
+      if (verdict?.status === "solved") return "verified" as const
+      // a failed verifier call gives no hint; the step stays on the path, as in the reference
+      hint = verdict ? (verdict.hint ?? verdict.reason) : undefined
+    }
+    return "step_limit" as const
+  })
+  const ended = yield* search.pipe(
+    // Out of model calls: keep what the subtask found so far in global memory, then end the task.
+    Effect.tapError((e) => (e._tag === "BudgetExhausted" ? keep(ctx, index, subtask, rawAnswer(global, index, local)) : Effect.void))
+  )
+  if (ended === "verified") return { answer: local.steps.at(-1)!.answer, source: ended satisfies AnswerSource }
+  // Step limit, every tool failed at the root, or the agents stalled: answer from everything global memory holds for the subtask.
+  const fallback = rawAnswer(global, index, local)
+  const all = global.stepsOf(index)
+  const answer = options.answerer && all.length > 0 ? ((yield* soft("answerer.subtask", answerSubtask(ctx, subtask, all))) ?? fallback) : fallback
+  return { answer, source: ended satisfies AnswerSource }
+})
+
+/** Record a subtask's partial answer when the budget ran out (only when there is one to keep). */
+const keep = (ctx: PipelineContext, index: number, subtask: string, answer: string) =>
+  answer.trim().length === 0
+    ? Effect.void
+    : Effect.gen(function* () {
+        ctx.global.answer(subtask, answer, index)
+        yield* emit("subtask_answered", { index, subtask, answer, source: "budget" satisfies AnswerSource })
+      })
