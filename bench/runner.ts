@@ -74,11 +74,14 @@ export class ModelServerDown extends Data.TaggedError("ModelServerDown")<{
   readonly consecutive: number
   readonly runDir: string
   readonly lastError: string
+  /** The model spec, for the `smurfs doctor` hint. */
+  readonly model?: string | undefined
 }> {
   override get message() {
     return (
       `The model server looks down: ${this.consecutive} ${this.consecutive === 1 ? "task" : "tasks"} in a row failed because of it (${this.lastError}). ` +
-      `Finished tasks are kept in ${this.runDir}; start the server and rerun the same command with --resume.`
+      `Finished tasks are kept in ${this.runDir} (the failed ones as "error"). Fix what the error says ` +
+      `(\`smurfs doctor${this.model ? ` --model ${this.model}` : ""}\` checks the server and the model), then rerun the same command with --resume.`
     )
   }
 }
@@ -207,7 +210,7 @@ export const runBench = (options: RunnerOptions): Effect.Effect<RunSummary, RunD
         yield* writeJsonAtomic(path, redactValue(record))
         report(record.finishType, trajectory.totals.modelCalls, trajectory.totals.promptTokens + trajectory.totals.completionTokens)
         if (failure && consecutiveFailures >= stopAfter)
-          return yield* new ModelServerDown({ consecutive: consecutiveFailures, runDir: options.runDir, lastError: redactText(failure.message) })
+          return yield* new ModelServerDown({ consecutive: consecutiveFailures, runDir: options.runDir, lastError: redactText(failure.message), model: options.modelSpec })
         return failure ? "error" : trajectory.finishType === "give_answer" ? "answered" : "recorded"
       })
 

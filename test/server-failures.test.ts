@@ -61,6 +61,7 @@ describe("server failures in a bench are `error`, never give_up", () => {
     const first = await smurfs(benchArgs(out), { OPENAI_BASE_URL: s.url })
     expect(first.code, first.stderr).toBe(ExitCode.ModelUnavailable)
     expect(first.stderr).toContain("looks down")
+    expect(first.stderr).toContain("smurfs doctor --model openai:qwen2.5:7b")
     expect(first.stderr).toContain("OPENAI_BASE_URL")
     expect(first.stderr).toContain("--resume")
     const failed = recordsOf(out)
