@@ -84,14 +84,14 @@ describe("evaluateWin", () => {
         yield* evaluateWin(candidates, references, options)
       }).pipe(Effect.provide(judge.layer))
     )
-    // task 1: only the candidate is Solved -> 3 rounds won without the judge
+    // task 1: only the candidate is Solved in every run, so only its pass label is passed -> 3 rounds won without the judge
     // task 2: both Solved -> the judge picks "A" (the first shown) in each of 3 rounds
     // task 3: the reference has no answer -> the candidate wins without the judge
     expect(judge.calls.filter((c) => c === "judge.select_better_answer")).toHaveLength(3)
     const v2 = JSON.parse(readFileSync(winVerdictsPath(run, JUDGE, "ref-react", "smurfs", "G1_instruction", "2"), "utf8"))
     for (const r of ["0", "1", "2"]) expect(v2.rounds[r].winner).toBe(v2.rounds[r].order[0])
     const v1 = JSON.parse(readFileSync(winVerdictsPath(run, JUDGE, "ref-react", "smurfs", "G1_instruction", "1"), "utf8"))
-    expect(Object.values(v1.rounds).map((r) => (r as { stage: string }).stage)).toEqual(["solved", "solved", "solved"])
+    expect(Object.values(v1.rounds).map((r) => (r as { stage: string }).stage)).toEqual(["passed", "passed", "passed"])
 
     const again = countingJudge()
     const s = await Effect.runPromise(evaluateWin(candidates, references, options).pipe(Effect.provide(again.layer)))

@@ -3,13 +3,13 @@ import { Effect } from "effect"
 import type { LanguageModel } from "../../src/llm/language-model.ts"
 import type { MalformedOutput, ProviderError } from "../../src/llm/errors.ts"
 import type { JudgeInput } from "./judge-input.ts"
-import { PassLabels, passLabelsPath, referencePassPath, WinVerdicts, winVerdictsPath } from "./labels.ts"
+import { type AnswerStatus, PassLabels, passLabelsPath, referencePassPath, WinVerdicts, winVerdictsPath } from "./labels.ts"
 import { judgePass } from "./pass-rate.ts"
 import type { JudgePrompts } from "./judge-prompts.ts"
 import { hashSeed, rngFor } from "./rng.ts"
 import { type RunDirError, writeJsonAtomic } from "../run-dir.ts"
 import { readJsonIf } from "./store.ts"
-import { judgeRound } from "./win-rate.ts"
+import { judgeRound, passLabel } from "./win-rate.ts"
 
 /** Defaults of an evaluation, in one place. */
 export const EVAL_DEFAULTS = { k: 3, concurrency: 4, seed: 0 } as const
@@ -149,6 +149,9 @@ export const evaluateWin = (
           }
           const candStatus = candidate ? statusOf(candPath(candidate)) : {}
           const refStatus = reference ? statusOf(refPath(reference)) : {}
+          // ToolEval's per-task pass labels, as in its pass-rate CSV (one per side, seeded coin tosses)
+          const labelOf = (runs: Record<string, { label: AnswerStatus }>, side: string) =>
+            Object.keys(runs).length === 0 ? undefined : passLabel(Array.from({ length: k }, (_, r) => runs[String(r)]?.label), rngFor(seed, "pass label", side, method, group, taskId))
           for (let r = 0; r < k; r++) {
             if (verdicts.rounds[String(r)]) {
               kept++
@@ -159,7 +162,9 @@ export const evaluateWin = (
               reference,
               candidateStatus: candStatus[String(r)]?.label,
               referenceStatus: refStatus[String(r)]?.label,
-              rng: rngFor(seed, method, group, taskId, r)
+              rng: rngFor(seed, method, group, taskId, r),
+              candidatePassed: labelOf(candStatus, "candidate"),
+              referencePassed: labelOf(refStatus, "reference")
             }, { prompts: options.prompts, seed: judgeSeed(seed, r) }).pipe(Effect.catchTag("MalformedOutput", keep))
             if ("error" in round) {
               failed.push({ taskId, method, group, error: round.error })

@@ -31,7 +31,7 @@ export const PassLabels = z.object({
 export type PassLabels = z.infer<typeof PassLabels>
 
 /** How a win-rate round was decided. */
-export const RoundStage = z.enum(["missing", "solved", "unsure", "identical", "judge"])
+export const RoundStage = z.enum(["missing", "passed", "solved", "unsure", "identical", "judge"])
 export type RoundStage = z.infer<typeof RoundStage>
 
 export const WinRound = z.object({

@@ -7,7 +7,7 @@ import { judgeInputFromRecord } from "./judge-input.ts"
 import type { AnswerStatus } from "./labels.ts"
 import { rngFor, shuffle } from "./rng.ts"
 import { fakeRecord } from "./test-fixtures.ts"
-import { judgeRound } from "./win-rate.ts"
+import { judgeRound, passLabel } from "./win-rate.ts"
 
 const candidate = judgeInputFromRecord(fakeRecord({ taskId: "1", method: "smurfs", finalAnswer: "CANDIDATE answer", calls: [{ tool: "a_for_x", ok: true, content: "x" }] }))
 const reference = judgeInputFromRecord(fakeRecord({ taskId: "1", method: "react", finalAnswer: "REFERENCE answer", calls: [] }))
@@ -33,6 +33,23 @@ describe("judgeRound", () => {
   it("gives the round to the only Solved answer without asking the judge", async () => {
     expect((await round(["Solved", "Unsolved"], [])).verdict).toMatchObject({ winner: "candidate", stage: "solved" })
     expect((await round(["Unsure", "Solved"], [])).verdict).toMatchObject({ winner: "reference", stage: "solved" })
+  })
+
+  it("gives the round to the answer whose pass label is passed when the other's is failed (eval_preference.py), before any status rule", async () => {
+    const layer = scriptedLayer({})
+    const decide = (candidatePassed: boolean, referencePassed: boolean) =>
+      Effect.runPromise(judgeRound({ candidate, reference, candidateStatus: "Unsure", referenceStatus: "Solved", rng: rngFor(1, "x"), candidatePassed, referencePassed }).pipe(Effect.provide(layer)))
+    expect(await decide(true, false)).toMatchObject({ winner: "candidate", stage: "passed" })
+    // equal labels: the statuses decide as before
+    expect(await decide(true, true)).toMatchObject({ winner: "reference", stage: "solved" })
+  })
+
+  it("derives ToolEval's pass label from K statuses: Solved passes, Unsolved fails, Unsure and ties are seeded coin tosses", () => {
+    expect(passLabel(["Solved", "Solved", "Unsolved"], rngFor(0, "a"))).toBe(true)
+    expect(passLabel(["Unsolved", undefined, "Solved"], rngFor(0, "a"))).toBe(false)
+    const coins = Array.from({ length: 40 }, (_, i) => passLabel(["Unsure"], rngFor(0, "coin", i)))
+    expect(new Set(coins)).toEqual(new Set([true, false]))
+    expect(Array.from({ length: 40 }, (_, i) => passLabel(["Unsure"], rngFor(0, "coin", i)))).toEqual(coins)
   })
 
   it("gives the round to the only Unsure answer when none is Solved", async () => {

@@ -17,6 +17,27 @@ export interface RoundInput {
   readonly referenceStatus: AnswerStatus | undefined
   /** The round's seeded generator: shuffles the order and breaks ties between identical answers. */
   readonly rng: () => number
+  /**
+   * eval_preference.py's pass labels of the two answers over all K judge runs (passed or failed,
+   * see `passLabel`); when one passed and the other failed, that decides the round.
+   */
+  readonly candidatePassed?: boolean | undefined
+  readonly referencePassed?: boolean | undefined
+}
+
+/**
+ * ToolEval's per-task pass label from its K answer statuses (is_passed, then the majority in
+ * write_results): Solved passes, Unsolved (or no label) fails, Unsure is a coin toss, and a tie
+ * between passes and fails is a coin toss. The query is taken as solvable (StableToolBench's test
+ * sets are its solvable queries), so check_task_solvable is not asked.
+ */
+export const passLabel = (statuses: ReadonlyArray<AnswerStatus | undefined>, rng: () => number): boolean => {
+  let passed = 0, failed = 0
+  for (const status of statuses) {
+    const pass = status === "Solved" ? true : status === "Unsure" ? rng() < 0.5 : false
+    pass ? passed++ : failed++
+  }
+  return passed > failed ? true : passed < failed ? false : rng() < 0.5
 }
 
 /** ToolEval's check_identity_answers: the same final answer and the same answer details. */
@@ -24,7 +45,8 @@ const identical = (a: JudgeInput, b: JudgeInput) =>
   a.answer.final_answer === b.answer.final_answer && JSON.stringify(a.answer.answer_details) === JSON.stringify(b.answer.answer_details)
 
 /**
- * One round, following ToolEval's normalized_openai_completions: a missing answer loses; if exactly
+ * One round, following eval_preference.py then normalized_openai_completions: a missing answer
+ * loses; an answer whose pass label is passed beats one whose label is failed; then if exactly
  * one answer is Solved it wins; else if none is Solved and exactly one is Unsure, that one wins;
  * otherwise select_better_answer between the two (identical answers are a coin toss), each shown as
  * the whole converted answer, the same fields for both sides, in a seeded random order.
@@ -35,6 +57,8 @@ export const judgeRound = Effect.fn("Judge.round")(function* (round: RoundInput,
   const decided = (winner: Side, stage: WinRound["stage"], reason: string): WinRound => ({ winner, order, stage, reason, ...seeded })
   if (!round.candidate) return decided("reference", "missing", "The candidate has no answer for this task.")
   if (!round.reference) return decided("candidate", "missing", "The reference has no answer for this task.")
+  if (round.candidatePassed !== undefined && round.referencePassed !== undefined && round.candidatePassed !== round.referencePassed)
+    return decided(round.candidatePassed ? "candidate" : "reference", "passed", "Only this answer's pass label is passed.")
   const status: Record<Side, AnswerStatus | undefined> = { candidate: round.candidateStatus, reference: round.referenceStatus }
   const solved = order.filter((s) => status[s] === "Solved")
   if (solved.length === 1) return decided(solved[0]!, "solved", "Only this answer is Solved.")
