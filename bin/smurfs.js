@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Entry point of the `smurfs` CLI: checks the Node version, then loads the CLI (built or from source).
+// Entry point of the `smurfs` CLI: checks the Node version, then loads the CLI (from source in a clone, built in a package).
 const [major, minor] = process.versions.node.split(".").map(Number)
 if (major < 22 || (major === 22 && minor < 18)) {
   console.error(
@@ -14,8 +14,20 @@ const hold = (signal) => void (held ??= signal)
 process.on("SIGINT", hold)
 process.on("SIGTERM", hold)
 const { existsSync } = await import("node:fs")
-const built = new URL("../dist/src/cli/main.js", import.meta.url)
-const entry = existsSync(built) ? built : new URL("../src/cli/main.ts", import.meta.url)
+// A clone has src/ (Node strips the types itself); the npm package ships only dist/. Sources win when
+// present, so that a stale dist/ left by `npm pack` in a clone never runs instead of the code being edited.
+const source = new URL("../src/cli/main.ts", import.meta.url)
+const fromSource = existsSync(source)
+if (fromSource) {
+  // A tool module in the clone (examples/my-tools.ts) imports "smurfs" by name: the package's exports
+  // point at dist/, which a clone may not have built, so the name resolves to the sources here.
+  const { registerHooks } = await import("node:module")
+  const index = new URL("../src/index.ts", import.meta.url).href
+  registerHooks({
+    resolve: (specifier, context, nextResolve) => (specifier === "smurfs" ? { url: index, shortCircuit: true } : nextResolve(specifier, context))
+  })
+}
+const entry = fromSource ? source : new URL("../dist/src/cli/main.js", import.meta.url)
 const { main, exitQuietlyOnClosedPipe } = await import(entry.href)
 exitQuietlyOnClosedPipe()
 const running = main(process.argv.slice(2))

@@ -18,4 +18,5 @@ export type { GuardrailOptions, SmurfsOptions } from "./agents/smurfs-options.ts
 export { react, type ReactOptions } from "./agents/react.ts"
 export { dfsdt, type DfsdtOptions } from "./agents/dfsdt.ts"
 export { emit, EVENT_TYPE_PREFIX, eventType, isKind, isTopLevel, kindOf, Trace, type EventKind, type EventLink, type RunEvent } from "./trace/events.ts"
-export { recording, totalsOf, type FinishType, type Totals, type Trajectory } from "./trace/trajectory.ts"
+export { EventListener, recording, totalsOf, type FinishType, type Totals, type Trajectory } from "./trace/trajectory.ts"
+export { solve, type SolveOptions } from "./solve.ts"

@@ -1,10 +1,18 @@
 // Token counts of prompts and replies with gpt-tokenizer (o200k_base), memoized since prompts repeat their static parts.
-import { countTokens } from "gpt-tokenizer"
 import { LRUCache } from "lru-cache"
 import type { GenerateRequest } from "../../src/llm/language-model.ts"
+import { estimateTokens } from "../../src/llm/scripted.ts"
+
+// gpt-tokenizer is a development dependency (its 50 MB of encodings are no part of the library): an
+// installed package without it counts with the library's estimate and says so in TOKENIZER.
+const exact = await import("gpt-tokenizer").then(
+  (m) => m.countTokens,
+  () => undefined
+)
+const countTokens = exact ?? estimateTokens
 
 /** The tokenizer the simulated model counts with, for outputs that report its figures. */
-export const TOKENIZER = "gpt-tokenizer o200k_base"
+export const TOKENIZER = exact ? "gpt-tokenizer o200k_base" : "an estimate of 4 characters a token (install gpt-tokenizer for exact counts)"
 
 /** Tokens a chat template adds around each message (OpenAI's documented overhead). */
 const PER_MESSAGE = 4

@@ -1,5 +1,5 @@
 // A run's trajectory: its events, final answer and per-task totals, as one serializable value.
-import { Effect, Ref } from "effect"
+import { Context, Effect, Ref } from "effect"
 import { type EventKind, type EventLink, kindOf, makeEvent, type RunEvent, Trace, type TraceShape } from "./events.ts"
 
 export type FinishType = "give_answer" | "give_up"
@@ -94,10 +94,19 @@ export const makeRecorder = (taskId: string, listener?: (event: RunEvent) => voi
     return { trace, events: Ref.get(events) }
   })
 
+/**
+ * A listener for the events of every method run inside it, whatever the method's own options say
+ * (the Promise API's `onEvent`). No listener by default.
+ */
+export const EventListener = Context.Reference<((event: RunEvent) => void) | undefined>("smurfs/EventListener", {
+  defaultValue: () => undefined
+})
+
 /** Run `effect` with a recording Trace; returns its value and the recorded events. */
 export const recording = <A, E, R>(taskId: string, effect: Effect.Effect<A, E, R>, listener?: (event: RunEvent) => void) =>
   Effect.gen(function* () {
-    const recorder = yield* makeRecorder(taskId, listener)
+    const outer = yield* Effect.service(EventListener)
+    const recorder = yield* makeRecorder(taskId, outer && listener ? (e: RunEvent) => { try { listener(e) } finally { outer(e) } } : (listener ?? outer))
     const value = yield* Effect.provideService(effect, Trace, recorder.trace)
     return { value, events: yield* recorder.events }
   })

@@ -1,0 +1,43 @@
+// Pack the project and install the tarball into a fresh project offline, as a user's `npm install smurfs zod`.
+// Shared by the pack-install test and the footprint benchmark.
+import { execFile } from "node:child_process"
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { promisify } from "node:util"
+
+const run = promisify(execFile)
+export const repoRoot = fileURLToPath(new URL("../..", import.meta.url))
+export const npmBin = process.platform === "win32" ? "npm.cmd" : "npm"
+
+type Lock = { packages: Record<string, Record<string, unknown>> }
+
+/**
+ * The consumer's manifest and lock file: the tarball plus every non-dev package of our own lock, at
+ * the same places. `npm install --offline` then needs no registry metadata (which `npm ci` never
+ * cached), only the tarballs the npm cache holds by their integrity hashes.
+ */
+export const consumerLock = (tarball: string) => {
+  const ours = JSON.parse(readFileSync(join(repoRoot, "package-lock.json"), "utf8")) as Lock
+  const pkg = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { version: string; dependencies: Record<string, string>; bin: unknown; engines: unknown }
+  const dependencies = { smurfs: `file:${tarball}`, zod: pkg.dependencies["zod"]! }
+  const packages: Lock["packages"] = {
+    "": { name: "consumer", dependencies },
+    "node_modules/smurfs": { version: pkg.version, resolved: `file:${tarball}`, dependencies: pkg.dependencies, bin: pkg.bin, engines: pkg.engines }
+  }
+  for (const [path, entry] of Object.entries(ours.packages)) if (path !== "" && entry["dev"] !== true) packages[path] = entry
+  return { manifest: { name: "consumer", private: true, type: "module", dependencies }, lock: { name: "consumer", lockfileVersion: 3, requires: true, packages } }
+}
+
+/** `npm pack` (its prepack builds dist/), then install the tarball and zod into a new temporary project; returns its folder and the tarball. */
+export const packAndInstall = async (): Promise<{ dir: string; tarball: string }> => {
+  const dir = mkdtempSync(join(tmpdir(), "smurfs-pack-"))
+  const packed = await run(npmBin, ["pack", "--json", "--pack-destination", dir], { cwd: repoRoot, encoding: "utf8", timeout: 180_000 })
+  const tarball = join(dir, (JSON.parse(packed.stdout) as Array<{ filename: string }>)[0]!.filename)
+  const { manifest, lock } = consumerLock(tarball)
+  writeFileSync(join(dir, "package.json"), JSON.stringify(manifest, null, 2))
+  writeFileSync(join(dir, "package-lock.json"), JSON.stringify(lock, null, 2))
+  await run(npmBin, ["install", "--offline", "--ignore-scripts", "--no-audit", "--no-fund"], { cwd: dir, encoding: "utf8", timeout: 180_000 })
+  return { dir, tarball }
+}

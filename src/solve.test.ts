@@ -1,0 +1,84 @@
+import { Effect, Layer } from "effect"
+import { describe, expect, it } from "vitest"
+import { z } from "zod"
+import { makeScriptedModel } from "./llm/scripted.ts"
+import { LanguageModel } from "./llm/language-model.ts"
+import { defineTool } from "./tools/define-tool.ts"
+import { solve } from "./solve.ts"
+import type { RunEvent } from "./trace/events.ts"
+
+const wordCount = defineTool({
+  name: "word_count",
+  description: "Count the words in a text.",
+  parameters: z.object({ text: z.string() }),
+  execute: ({ text }) => ({ words: text.split(/\s+/).filter(Boolean).length })
+})
+
+const smurfsScript = {
+  planner: [{ subtasks: ["Count the words of 'the quick brown fox'"] }],
+  "executor.thought": [{ thought: "word_count counts words." }],
+  "executor.choose": [{ tool: "word_count" }],
+  "executor.args": [{ text: "the quick brown fox" }],
+  "answerer.step": [{ answer: "It has 4 words." }],
+  verifier: [{ status: "solved", reason: "counted" }],
+  "answerer.final": [{ answer: "'the quick brown fox' has 4 words." }]
+}
+
+const layerOf = (script: unknown) => Layer.succeed(LanguageModel, makeScriptedModel(script as never))
+
+describe("solve (the Promise API)", () => {
+  it("resolves with the trajectory and streams every event to onEvent", async () => {
+    const seen: RunEvent[] = []
+    const trajectory = await solve("How many words are in 'the quick brown fox'?", { model: layerOf(smurfsScript), tools: [wordCount], onEvent: (e) => seen.push(e) })
+    expect(trajectory.finishType).toBe("give_answer")
+    expect(trajectory.finalAnswer).toContain("4 words")
+    expect(trajectory.totals.toolCalls).toBe(1)
+    expect(seen.map((e) => e.id)).toEqual(trajectory.events.map((e) => e.id))
+  })
+
+  it("runs the ReAct baseline too, with its events reaching onEvent", async () => {
+    const script = {
+      "*": [
+        { thought: "count", action: "word_count", action_input: { text: "a b c" } },
+        { thought: "done", action: "Finish", action_input: { return_type: "give_answer", final_answer: "3 words" } }
+      ]
+    }
+    const seen: string[] = []
+    const trajectory = await solve("How many words in 'a b c'?", {
+      model: layerOf(script),
+      tools: [wordCount],
+      method: "react",
+      methodOptions: { toolCalling: "json" },
+      onEvent: (e) => seen.push(e.type)
+    })
+    expect(trajectory.finalAnswer).toBe("3 words")
+    expect(seen).toContain("smurfs.tool_call")
+    expect(seen.length).toBe(trajectory.events.length)
+  })
+
+  it("rejects bad input with the library's actionable error", async () => {
+    await expect(solve("q", { model: "nosuch", tools: [wordCount] })).rejects.toMatchObject({ _tag: "InvalidModelSpec", message: expect.stringContaining("ollama:nosuch") })
+    await expect(solve("q", { model: layerOf({}), tools: [wordCount, wordCount] })).rejects.toMatchObject({ _tag: "DuplicateToolName" })
+    await expect(solve("q", { model: layerOf({}), tools: "./no/such/tools.ts" })).rejects.toMatchObject({ _tag: "ToolLoadError" })
+  })
+
+  it("rejects with the signal's reason when aborted, and the hung tool is abandoned", async () => {
+    let started = false
+    let abandoned = false
+    const hang = defineTool({
+      name: "hang",
+      description: "Never answers.",
+      parameters: z.object({}),
+      timeoutMs: 60_000,
+      execute: (_args, { signal }) => ((started = true), new Promise((_, reject) => signal.addEventListener("abort", () => ((abandoned = true), reject(new Error("abandoned"))))))
+    })
+    const script = { "*": [{ thought: "wait", action: "hang", action_input: {} }] }
+    const controller = new AbortController()
+    const pending = solve("wait", { model: layerOf(script), tools: [hang], method: "react", methodOptions: { toolCalling: "json" }, signal: controller.signal })
+    await Effect.runPromise(Effect.sleep(50))
+    expect(started).toBe(true)
+    controller.abort(new Error("stop now"))
+    await expect(pending).rejects.toThrow("stop now")
+    expect(abandoned).toBe(true)
+  })
+})

@@ -1,0 +1,70 @@
+// The Promise API: `await solve(query, { model, tools })` for callers who do not use Effect.
+import { createHash } from "node:crypto"
+import { Cause, Effect, Exit, Layer } from "effect"
+import { type DfsdtOptions, dfsdt } from "./agents/dfsdt.ts"
+import { type ReactOptions, react } from "./agents/react.ts"
+import { smurfs } from "./agents/smurfs.ts"
+import type { SmurfsOptions } from "./agents/smurfs-options.ts"
+import type { Method } from "./agents/task.ts"
+import type { InvalidModelSpec } from "./llm/errors.ts"
+import { LanguageModel } from "./llm/language-model.ts"
+import { DEFAULT_MODEL_SPEC, type ModelOptions, modelLayer } from "./llm/spec.ts"
+import { makeToolLibrary } from "./tools/library.ts"
+import { loadToolLibrary } from "./tools/load.ts"
+import type { Tool, ToolLibrary } from "./tools/tool.ts"
+import type { RunEvent } from "./trace/events.ts"
+import { EventListener, type Trajectory } from "./trace/trajectory.ts"
+
+export interface SolveOptions {
+  /**
+   * The model: a spec (`ollama:qwen2.5:7b`, `openai:<model>`, `scripted:<file.json>`) or a
+   * LanguageModel layer of your own. Default `ollama:qwen2.5:7b`.
+   */
+  readonly model?: string | Layer.Layer<LanguageModel, InvalidModelSpec> | undefined
+  /** How the model is called (context size, thinking, host, timeout...); see ModelOptions. Ignored for a layer. */
+  readonly modelOptions?: ModelOptions | undefined
+  /** The tools: an array of Tools (defineTool), a ToolLibrary, or a source `--tools` takes ("demo", a module path, an api_list JSON). */
+  readonly tools: ReadonlyArray<Tool> | ToolLibrary | string
+  /** Which method solves the query; default "smurfs". */
+  readonly method?: "smurfs" | "react" | "dfsdt" | undefined
+  /** Options of the chosen method (SmurfsOptions, ReactOptions or DfsdtOptions). */
+  readonly methodOptions?: SmurfsOptions | ReactOptions | DfsdtOptions | undefined
+  /** Receives every event (model call, tool call, verdict, answer...) as it happens; a throwing listener is ignored. */
+  readonly onEvent?: ((event: RunEvent) => void) | undefined
+  /** Aborts the run: the promise rejects with the signal's reason and nothing keeps running. */
+  readonly signal?: AbortSignal | undefined
+  /** The trajectory's task id; default a hash of the query. */
+  readonly id?: string | undefined
+}
+
+const methods: Record<NonNullable<SolveOptions["method"]>, (options: never) => Method> = { smurfs, react, dfsdt }
+
+const libraryOf = (tools: SolveOptions["tools"]) =>
+  typeof tools === "string"
+    ? loadToolLibrary(tools)
+    : Effect.try({
+        try: () => (Array.isArray(tools) ? makeToolLibrary("tools", tools as ReadonlyArray<Tool>) : makeToolLibrary((tools as ToolLibrary).name, (tools as ToolLibrary).tools)),
+        catch: (e) => e as Error
+      })
+
+/**
+ * Solve one query and resolve with its trajectory (`finalAnswer`, `finishType`, `events`, `totals`).
+ * Model and tool misbehaviour never reject: they end in an answer or a recorded give-up. The promise
+ * rejects only for bad input (an invalid model spec, tools that cannot be loaded, duplicate tool
+ * names) with the library's tagged error, whose message says what to fix, or when `signal` aborts.
+ */
+export const solve = async (query: string, options: SolveOptions): Promise<Trajectory> => {
+  const model = options.model ?? DEFAULT_MODEL_SPEC
+  const layer = typeof model === "string" ? modelLayer(model, options.modelOptions) : model
+  const method = methods[options.method ?? "smurfs"]
+  if (!method) throw new TypeError(`solve: unknown method "${String(options.method)}" (use "smurfs", "react" or "dfsdt")`)
+  const program = Effect.gen(function* () {
+    const tools = yield* libraryOf(options.tools)
+    const id = options.id ?? createHash("sha256").update(query).digest("hex").slice(0, 12)
+    return yield* method(options.methodOptions as never)({ id, query, tools })
+  }).pipe(Effect.provide(layer), Effect.provideService(EventListener, options.onEvent))
+  const exit = await Effect.runPromiseExit(program, options.signal ? { signal: options.signal } : undefined)
+  if (Exit.isSuccess(exit)) return exit.value
+  if (Cause.hasInterruptsOnly(exit.cause)) throw options.signal?.reason ?? new DOMException("solve was interrupted", "AbortError")
+  throw Cause.squash(exit.cause)
+}

@@ -1,0 +1,108 @@
+// The npm package as a user gets it: `npm pack`, install the tarball into a fresh project offline
+// (the lock file's integrity hashes find every dependency in the npm cache), import it, run the CLI,
+// type-check and run the README's examples against a fake Ollama on loopback.
+import { execFile } from "node:child_process"
+import { copyFileSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { promisify } from "node:util"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { npmBin, packAndInstall, repoRoot } from "../bench/footprint/install.ts"
+import { defaultReply } from "./fake-servers/core.ts"
+import { startFakeOllama } from "./fake-servers/ollama.ts"
+
+const run = promisify(execFile)
+const root = repoRoot
+const npm = npmBin
+/** Packages only benchmarks or optional features use: `import "smurfs"` must not load them. */
+const NOT_ON_IMPORT = ["gpt-tokenizer", "bullmq", "ioredis", "@modelcontextprotocol", "cli-progress", "playwright-core", "minisearch", "@effect/platform-node"]
+
+let dir = ""
+let tarball = ""
+let fake: Awaited<ReturnType<typeof startFakeOllama>> | undefined
+const inProject = (file: string, args: string[], env: Record<string, string> = {}) =>
+  run(file, args, { cwd: dir, encoding: "utf8", env: { ...process.env, NO_COLOR: "1", ...env }, timeout: 60_000 })
+const smurfsCli = (...args: string[]) => inProject(process.execPath, [join(dir, "node_modules/smurfs/bin/smurfs.js"), ...args])
+
+/** Answers each Smurfs agent by the JSON Schema it asked for, as a model following `format` would (doctor's probe gets a sample). */
+const agentReply = (schema: any) => {
+  const keys = Object.keys(schema?.properties ?? {})
+  if (keys.includes("subtasks")) return JSON.stringify({ subtasks: ["Count the words of 'the quick brown fox'"] })
+  if (keys.includes("thought")) return JSON.stringify({ thought: "word_count counts the words." })
+  if (keys.includes("tool")) return JSON.stringify({ tool: "word_count" })
+  if (keys.includes("text")) return JSON.stringify({ text: "the quick brown fox" })
+  if (keys.includes("status")) return JSON.stringify({ status: "solved", reason: "the words were counted" })
+  if (keys.includes("answer")) return JSON.stringify({ answer: "'the quick brown fox' has 4 words." })
+  return defaultReply(schema, undefined)
+}
+
+beforeAll(async () => {
+  ;({ dir, tarball } = await packAndInstall())
+  for (const example of ["my-tools.ts", "solve.ts"]) copyFileSync(join(root, "examples", example), join(dir, example))
+  fake = await startFakeOllama((body: any) => agentReply(body.format))
+}, 240_000)
+
+afterAll(async () => {
+  await fake?.close()
+  if (dir) rmSync(dir, { recursive: true, force: true })
+})
+
+describe("the packed npm package, installed into a fresh project", () => {
+  it("ships the build, prompts, examples and license, and no tests or sources", async () => {
+    const { stdout } = await run("tar", ["tzf", tarball], { encoding: "utf8" })
+    const files = stdout.split("\n").filter(Boolean)
+    for (const f of ["package/LICENSE", "package/dist/src/index.js", "package/dist/src/index.d.ts", "package/prompts/planner.md", "package/examples/demo-script.json", "package/bin/smurfs.js"]) expect(files).toContain(f)
+    expect(files.filter((f) => /\.test\.|\/test\/|^package\/src\//.test(f))).toEqual([])
+    expect(readFileSync(join(dir, "node_modules/smurfs/LICENSE"), "utf8")).toContain("Apache License")
+  })
+
+  it("imports as ESM with its public API, without loading bench-only or optional packages", async () => {
+    const probe = [
+      'import { registerHooks } from "node:module"',
+      "const loaded = new Set()",
+      "registerHooks({ resolve: (s, c, next) => { const r = next(s, c); loaded.add(r.url); return r } })",
+      'const api = await import("smurfs")',
+      "console.log(JSON.stringify({ exports: Object.keys(api), loaded: [...loaded] }))"
+    ].join("\n")
+    writeFileSync(join(dir, "probe.mjs"), probe)
+    const { stdout } = await inProject(process.execPath, ["probe.mjs"])
+    const { exports, loaded } = JSON.parse(stdout) as { exports: string[]; loaded: string[] }
+    for (const name of ["defineTool", "smurfs", "react", "dfsdt", "solve", "modelLayer", "LanguageModel", "generateObject"]) expect(exports).toContain(name)
+    expect(loaded.some((u) => u.includes("/node_modules/smurfs/dist/"))).toBe(true)
+    for (const pkg of NOT_ON_IMPORT) expect(loaded.filter((u) => u.includes(`/node_modules/${pkg}/`))).toEqual([])
+  })
+
+  it("type-checks the README's examples against the shipped declarations", async () => {
+    writeFileSync(
+      join(dir, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: { target: "ES2023", module: "NodeNext", moduleResolution: "NodeNext", strict: true, noEmit: true, skipLibCheck: true, allowImportingTsExtensions: true, types: [], lib: ["ES2023", "DOM"] },
+        files: ["my-tools.ts", "solve.ts"]
+      })
+    )
+    const tsc = join(root, "node_modules/typescript/bin/tsc")
+    const result = await inProject(process.execPath, [tsc, "-p", "."]).catch((e: { stdout: string; stderr: string }) => e)
+    expect(`${result.stdout}${result.stderr}`).toBe("")
+  })
+
+  it("runs `npx smurfs` commands: --help, run with the shipped demo script, tools, doctor and each command's help", async () => {
+    const [help, solved, tools, doctor, ...helps] = await Promise.all([
+      inProject(npm, ["exec", "--offline", "--", "smurfs", "--help"]),
+      smurfsCli("run", "What is 12% of the height of Mount Everest in feet?", "--model", "scripted:node_modules/smurfs/examples/demo-script.json", "--tools", "demo"),
+      smurfsCli("tools", "--tools", "./my-tools.ts", "--json"),
+      inProject(process.execPath, [join(dir, "node_modules/smurfs/bin/smurfs.js"), "doctor", "--model", "ollama:qwen2.5:7b"], { OLLAMA_HOST: fake!.url }),
+      ...["bench", "eval", "compare"].map((command) => smurfsCli(command, "--help"))
+    ])
+    for (const command of ["run", "bench", "eval", "compare", "tools", "doctor"]) expect(help!.stdout).toContain(`  ${command} `)
+    expect(solved!.stdout).toContain("3483.86 feet")
+    expect(tools!.stdout).toContain("word_count")
+    expect(doctor!.stdout).toContain("All good")
+    for (const [i, command] of ["bench", "eval", "compare"].entries()) expect(helps[i]!.stdout).toContain(`smurfs ${command}`)
+  })
+
+  it("runs the README's Promise API example (examples/solve.ts) against a fake Ollama", async () => {
+    const { stdout, stderr } = await inProject(process.execPath, ["solve.ts"], { OLLAMA_HOST: fake!.url })
+    expect(stdout).toContain("give_answer 'the quick brown fox' has 4 words.")
+    expect(stderr).toContain("smurfs.tool_call")
+    expect(readFileSync(join(root, "README.md"), "utf8")).toContain(readFileSync(join(root, "examples/solve.ts"), "utf8").trim())
+  })
+})
