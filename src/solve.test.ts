@@ -52,7 +52,7 @@ describe("solve (the Promise API)", () => {
       onEvent: (e) => seen.push(e.type)
     })
     expect(trajectory.finalAnswer).toBe("3 words")
-    expect(seen).toContain("smurfs.tool_call")
+    expect(seen).toContain("dev.smurfs.tool_call")
     expect(seen.length).toBe(trajectory.events.length)
   })
 

@@ -102,7 +102,7 @@ describe("the packed npm package, installed into a fresh project", () => {
   it("runs the README's Promise API example (examples/solve.ts) against a fake Ollama", async () => {
     const { stdout, stderr } = await inProject(process.execPath, ["solve.ts"], { OLLAMA_HOST: fake!.url })
     expect(stdout).toContain("give_answer 'the quick brown fox' has 4 words.")
-    expect(stderr).toContain("smurfs.tool_call")
+    expect(stderr).toContain("dev.smurfs.tool_call")
     expect(readFileSync(join(root, "README.md"), "utf8")).toContain(readFileSync(join(root, "examples/solve.ts"), "utf8").trim())
   })
 })

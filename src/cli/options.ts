@@ -6,6 +6,7 @@ import { parseArgs, type ParseArgsOptionsConfig } from "node:util"
 import { ExitCode } from "./exit-codes.ts"
 import { closest } from "./did-you-mean.ts"
 import { normalizeModelSpec } from "./model-option.ts"
+import { parseThink, type Think } from "../llm/spec.ts"
 
 /** A command's options, in the shape node:util's parseArgs takes (so an option is one line in its table). */
 export interface CommandSpec<O extends ParseArgsOptionsConfig> {
@@ -227,3 +228,7 @@ export const choiceList = <const C extends string>(name: string, values: Readonl
   }
   return values as Array<C>
 }
+
+/** `--think on|off|low|medium|high` as ModelOptions.think; undefined when not given. */
+export const thinkOption = (text: string | undefined): Think | undefined =>
+  text === undefined ? undefined : parseThink(choiceOption("think", text, ["on", "off", "low", "medium", "high"], "on"))

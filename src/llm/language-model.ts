@@ -61,7 +61,10 @@ export interface Usage {
 }
 
 export interface GenerateResponse {
+  /** The reply, without a reasoning model's thinking. */
   readonly text: string
+  /** A reasoning model's thinking (a `thinking` / `reasoning_content` field or `<think>` in the text): traced, never parsed nor passed on. */
+  readonly thinking?: string | undefined
   readonly toolCalls?: ReadonlyArray<ToolCallRequest> | undefined
   readonly usage: Usage
   /** The model that answered, as the server names it. */

@@ -4,6 +4,7 @@ import { type ChatRequest, type ChatResponse, type Message as OllamaMessage, Oll
 import { ModelServerError } from "./errors.ts"
 import type { GenerateRequest, GenerateResponse, LanguageModelShape, Message, ToolCallRequest } from "./language-model.ts"
 import { type CallSite, deadline, displayHost, fromStatus, fromTransport } from "./provider-errors.ts"
+import { replyWithThinking } from "./thinking.ts"
 
 /** Everything the provider needs, defaults already applied (see `ModelOptions` in spec.ts for their meaning). */
 export interface OllamaSettings {
@@ -17,6 +18,8 @@ export interface OllamaSettings {
   readonly temperature: number
   /** Whether the model takes native tools; when undefined the provider asks /api/show. */
   readonly supportsTools?: boolean | undefined
+  /** Thinking on, off or a level (see `ModelOptions.think`); undefined leaves the server's default. */
+  readonly think?: boolean | "low" | "medium" | "high" | undefined
 }
 
 const DEFAULT_PORT = "11434"
@@ -72,6 +75,7 @@ export const toChatRequest = (settings: OllamaSettings, request: GenerateRequest
     messages: toOllamaMessages(request.messages),
     stream: false,
     keep_alive: settings.keepAlive,
+    ...(settings.think !== undefined ? { think: settings.think } : {}),
     options: {
       num_ctx: settings.numCtx,
       temperature: o?.temperature ?? settings.temperature,
@@ -191,8 +195,9 @@ export const makeOllamaModel = (settings: OllamaSettings): LanguageModelShape =>
     const response = yield* call(host, site, (client) => client.chat(toChatRequest(settings, request)))
     if (!response || typeof response.message !== "object" || response.message === null)
       return yield* new ModelServerError({ host: shown, detail: "the reply has no `message`: is Ollama listening at this address?" })
+    const reply = replyWithThinking(response.message.content ?? "", (response.message as { thinking?: unknown }).thinking)
     return {
-      text: response.message.content ?? "",
+      ...reply,
       toolCalls: toToolCalls(response),
       usage: { promptTokens: response.prompt_eval_count ?? 0, completionTokens: response.eval_count ?? 0 },
       model: response.model ?? settings.model,

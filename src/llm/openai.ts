@@ -6,6 +6,7 @@ import { ModelServerError, type ProviderError } from "./errors.ts"
 import type { GenerateRequest, GenerateResponse, LanguageModelShape, Message, ToolCallRequest } from "./language-model.ts"
 import { REFLECTION_PREFIX } from "./ollama.ts"
 import { type CallSite, deadline, displayHost, fromStatus, fromTransport } from "./provider-errors.ts"
+import { replyWithThinking } from "./thinking.ts"
 
 /** Everything the provider needs, defaults already applied (see `ModelOptions` in spec.ts for their meaning). */
 export interface OpenAISettings {
@@ -18,6 +19,8 @@ export interface OpenAISettings {
   readonly seed: number
   readonly temperature: number
   readonly supportsTools?: boolean | undefined
+  /** Thinking on, off or a level (see `ModelOptions.think`); undefined leaves the server's default. */
+  readonly think?: boolean | "low" | "medium" | "high" | undefined
 }
 
 /** The name under which the schema travels in `response_format`; servers only echo it. */
@@ -56,6 +59,13 @@ export const toOpenAIMessages = (messages: ReadonlyArray<Message>): ChatCompleti
   })
 }
 
+/**
+ * Thinking switches as OpenAI-compatible servers take them: a level is `reasoning_effort`; on/off is
+ * the chat template's `enable_thinking` (vLLM, llama.cpp's server; others ignore unknown fields).
+ */
+const thinkParams = (think: OpenAISettings["think"]): Record<string, unknown> =>
+  think === undefined ? {} : typeof think === "string" ? { reasoning_effort: think } : { chat_template_kwargs: { enable_thinking: think } }
+
 /** The chat-completions body for a request; `response_format` and `tools` are never sent together. */
 export const toCompletionRequest = (settings: OpenAISettings, request: GenerateRequest): ChatCompletionCreateParamsNonStreaming => {
   const tools = request.tools && request.tools.length > 0 ? request.tools : undefined
@@ -67,6 +77,7 @@ export const toCompletionRequest = (settings: OpenAISettings, request: GenerateR
     temperature: o?.temperature ?? settings.temperature,
     seed: o?.seed ?? settings.seed,
     ...(o?.maxTokens !== undefined ? { max_tokens: o.maxTokens } : {}),
+    ...thinkParams(settings.think),
     ...(tools
       ? { tools: tools.map((t) => ({ type: "function" as const, function: { name: t.name, description: t.description, parameters: t.parameters } })) }
       : request.format
@@ -141,8 +152,11 @@ export const makeOpenAIModel = (settings: OpenAISettings): LanguageModelShape =>
     const completion = yield* call(site, (signal) => client.chat.completions.create(toCompletionRequest(settings, request), { signal, timeout: timeoutMs }))
     if (!completion || !Array.isArray(completion.choices))
       return yield* new ModelServerError({ host, detail: "the reply has no `choices`: is this an OpenAI-compatible /v1 endpoint?" })
+    const message = completion.choices[0]?.message as { content?: string | null; reasoning_content?: unknown; reasoning?: unknown } | undefined
+    // vLLM, llama.cpp and DeepSeek name the field reasoning_content; Ollama's /v1 names it reasoning.
+    const reply = replyWithThinking(message?.content ?? "", message?.reasoning_content ?? message?.reasoning)
     return {
-      text: completion.choices[0]?.message?.content ?? "",
+      ...reply,
       toolCalls: toToolCalls(completion),
       usage: { promptTokens: completion.usage?.prompt_tokens ?? 0, completionTokens: completion.usage?.completion_tokens ?? 0 },
       model: completion.model ?? settings.model,

@@ -35,7 +35,25 @@ export interface ModelOptions {
   readonly apiKey?: string | undefined
   /** Whether the model takes native tool calls; default: asked from Ollama's /api/show, true elsewhere. */
   readonly supportsTools?: boolean | undefined
+  /**
+   * Reasoning models (qwen3, deepseek-r1, gpt-oss): thinking on (true), off (false) or a level. Ollama
+   * gets `think`; an OpenAI-compatible server gets `reasoning_effort` for a level and the chat template's
+   * `enable_thinking` for on/off (vLLM, llama.cpp). Default: the server's own default. Thinking is
+   * recorded in the trace and never read as the answer, whatever this says.
+   */
+  readonly think?: Think | undefined
 }
+
+/** Thinking of a reasoning model: on, off, or an effort level. */
+export type Think = boolean | "low" | "medium" | "high"
+
+const THINK_WORDS: Readonly<Record<string, Think>> = { on: true, true: true, off: false, false: false, low: "low", medium: "medium", high: "high" }
+
+/** The `--think` value: on|off|low|medium|high; undefined for anything else. */
+export const parseThink = (value: string): Think | undefined => THINK_WORDS[value.trim().toLowerCase()]
+
+/** The help text of `--think`, shared by the commands that take it. */
+export const THINK_HELP = "reasoning models: thinking on, off or an effort level (Ollama think; OpenAI-compatible reasoning_effort / enable_thinking); default: the server's"
 
 /** The defaults of `ModelOptions`, in one place. */
 export const MODEL_DEFAULTS = {
@@ -109,7 +127,8 @@ export const ollamaSettings = (model: string, options: ModelOptions = {}): Ollam
   timeoutMs: options.timeoutMs ?? MODEL_DEFAULTS.timeoutMs,
   seed: options.seed ?? MODEL_DEFAULTS.seed,
   temperature: options.temperature ?? MODEL_DEFAULTS.temperature,
-  supportsTools: options.supportsTools
+  supportsTools: options.supportsTools,
+  think: options.think
 })
 
 /** OpenAI-compatible settings for a model, defaults and environment applied. */
@@ -121,7 +140,8 @@ export const openaiSettings = (model: string, options: ModelOptions = {}): OpenA
   timeoutMs: options.timeoutMs ?? MODEL_DEFAULTS.timeoutMs,
   seed: options.seed ?? MODEL_DEFAULTS.seed,
   temperature: options.temperature ?? MODEL_DEFAULTS.temperature,
-  supportsTools: options.supportsTools
+  supportsTools: options.supportsTools,
+  think: options.think
 })
 
 /** OLLAMA_NUM_PARALLEL when this machine runs the server too: the number of requests Ollama serves at once. */

@@ -1,9 +1,11 @@
 // Structured output guardrail (MARCO): parse, validate with zod, reflect the exact error back, retry.
 import { Effect, Exit } from "effect"
+import { jsonrepair } from "jsonrepair"
 import { z } from "zod"
 import { emit } from "../trace/events.ts"
 import { MalformedOutput, type ProviderError } from "./errors.ts"
 import { type GenerateRequest, type GenerateResponse, LanguageModel, type Message } from "./language-model.ts"
+import { splitThinking } from "./thinking.ts"
 
 /** At most this many reflection retries after the first attempt, as in the paper. */
 export const MAX_REFLECTIONS = 2
@@ -61,19 +63,43 @@ const reflection = (error: string, text: string): Message => ({
     "Reply again with only a JSON object that follows the required format."
 })
 
-type Parsed<A> = { ok: true; value: A } | { ok: false; guardrail: string; error: string }
+type Parsed<A> = { ok: true; value: A; repaired?: string } | { ok: false; guardrail: string; error: string }
 
-const parseReply = <A>(text: string, schema: z.ZodType<A>, check: ObjectRequest<A>["check"]): Parsed<A> => {
+/**
+ * The JSON a local repair makes of a reply that does not parse: trailing commas, single quotes,
+ * Python literals (True, None), code fences, comments, a reply cut off mid-object. Only an object or
+ * an array counts; prose stays a format error for the model to correct.
+ */
+export const repairJson = (text: string): unknown => {
+  const start = text.search(/[{[]/)
+  if (start < 0) return undefined
+  // Fenced replies keep their fence so the repair can strip it; otherwise leading prose is dropped.
+  const fenced = /```/.test(text.slice(0, start))
+  try {
+    const value: unknown = JSON.parse(jsonrepair(fenced ? text.trim() : text.slice(start)))
+    return typeof value === "object" && value !== null ? value : undefined
+  } catch {
+    return undefined
+  }
+}
+
+const parseReply = <A>(reply: string, schema: z.ZodType<A>, check: ObjectRequest<A>["check"]): Parsed<A> => {
+  // A reasoning model's thinking (and any braces in it) is never read as the answer.
+  const text = splitThinking(reply).text
   let raw: unknown
+  let repaired: string | undefined
   try {
     raw = extractJson(text)
   } catch (e) {
-    return { ok: false, guardrail: "format", error: `invalid JSON: ${(e as Error).message}` }
+    const error = `invalid JSON: ${(e as Error).message}`
+    raw = repairJson(text)
+    if (raw === undefined) return { ok: false, guardrail: "format", error }
+    repaired = error
   }
   const result = schema.safeParse(raw)
   if (!result.success) return { ok: false, guardrail: "schema", error: z.prettifyError(result.error) }
   const problem = check?.(result.data)
-  return problem ? { ok: false, ...problem } : { ok: true, value: result.data }
+  return problem ? { ok: false, ...problem } : { ok: true, value: result.data, ...(repaired ? { repaired } : {}) }
 }
 
 /** One rejected reply of a generateObject call, traced once the call's outcome is known. */
@@ -108,10 +134,14 @@ const attempts = <A>(request: ObjectRequest<A>, rejections: Array<Rejection>) =>
     for (let attempt = 1; attempt <= maxReflections + 1; attempt++) {
       const response: GenerateResponse = yield* callModel(model.generate, { ...request, messages, format }, attempt)
       const parsed = parseReply(response.text, request.schema, request.check)
+      // A local repair spends no model call; it is a guardrail of its own, recovered by definition.
+      if (parsed.ok && parsed.repaired)
+        yield* emit("guardrail", { guardrail: "repair", role: request.role, error: parsed.repaired, attempt, recovered: true })
       if (parsed.ok) return { value: parsed.value, response, attempts: attempt } satisfies ObjectResult<A>
       rejections.push({ guardrail: parsed.guardrail, error: parsed.error, attempt })
       last = { text: response.text, error: parsed.error }
-      messages = [...request.messages, { role: "assistant", content: response.text.slice(0, 4000) }, reflection(parsed.error, response.text)]
+      const said = splitThinking(response.text).text
+      messages = [...request.messages, { role: "assistant", content: said.slice(0, 4000) }, reflection(parsed.error, said)]
     }
     return yield* new MalformedOutput({ role: request.role, error: last.error, text: last.text.slice(0, 2000), attempts: maxReflections + 1 })
   })
@@ -134,7 +164,8 @@ export const callModel = (
         ok: true,
         cached: r.cached ?? false,
         messages: request.messages.map((m) => ({ role: m.role, content: m.content })),
-        reply: r.text
+        reply: r.text,
+        ...(r.thinking ? { thinking: r.thinking } : {})
       })
     ),
     Effect.tapError((e) => emit("model_call", { role: request.role, model: "", promptTokens: 0, completionTokens: 0, durationMs: 0, attempt, ok: false, error: e.message }))

@@ -11,7 +11,7 @@ import { loadReplayIndex, makeReplayEnvironment } from "./environments/replay.ts
 import { makeToolLibrary } from "./library.ts"
 import { ToolLoadError } from "./load-error.ts"
 import { combineLibraries } from "./sources/combine.ts"
-import { connectMcp, type McpOptions, type McpServer } from "./sources/mcp.ts"
+import type { McpOptions, McpServer } from "./sources/mcp.ts"
 import { parseToolSource } from "./sources/source-spec.ts"
 import { describeSyntaxError } from "./syntax-location.ts"
 import type { Tool, ToolLibrary } from "./tool.ts"
@@ -146,6 +146,8 @@ export const loadTools = (sources: ReadonlyArray<string>, options: LoadSourcesOp
       Effect.gen(function* () {
         const spec = yield* Effect.try({ try: () => parseToolSource(source), catch: (e) => new ToolLoadError({ source, reason: (e as Error).message }) })
         if (spec.kind === "mcp-stdio" || spec.kind === "mcp-http") {
+          // The MCP SDK is loaded only when an MCP source is given: `import "smurfs"` stays light.
+          const { connectMcp } = yield* Effect.promise(() => import("./sources/mcp.ts"))
           const server = yield* connectMcp(spec, options)
           const library = yield* Effect.try({ try: () => makeToolLibrary(server.serverName, server.tools), catch: (e) => new ToolLoadError({ source, reason: (e as Error).message }) })
           return { prefix: prefixOf(library, server), library }

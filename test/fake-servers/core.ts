@@ -37,6 +37,8 @@ export type Fault =
 /** A normal reply from a scripted model: text content and/or native tool calls. */
 export interface Reply {
   readonly content?: string
+  /** A reasoning model's thinking, sent in the server's own field (Ollama `thinking`, OpenAI-compatible `reasoning_content`). */
+  readonly thinking?: string
   readonly toolCalls?: ReadonlyArray<{ readonly name: string; readonly arguments: Record<string, unknown> }>
   /** Token counts to report; defaults derive from the text lengths. */
   readonly promptTokens?: number

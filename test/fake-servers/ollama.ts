@@ -73,6 +73,7 @@ export const startFakeOllama = async (optionsOrChat: FakeOllamaOptions | FakeOll
       message: {
         role: "assistant",
         content,
+        ...(step.thinking ? { thinking: step.thinking } : {}),
         ...(step.toolCalls ? { tool_calls: step.toolCalls.map((c) => ({ function: { name: c.name, arguments: c.arguments } })) } : {})
       },
       done: true,

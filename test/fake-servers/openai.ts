@@ -76,6 +76,7 @@ export const startFakeOpenAI = async (optionsOrChat: FakeOpenAIOptions | FakeOpe
           message: {
             role: "assistant",
             content,
+            ...(step.thinking ? { reasoning_content: step.thinking } : {}),
             ...(step.toolCalls
               ? { tool_calls: step.toolCalls.map((c, i) => ({ id: `call_${index}_${i}`, type: "function", function: { name: c.name, arguments: JSON.stringify(c.arguments) } })) }
               : {})

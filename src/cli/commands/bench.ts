@@ -15,7 +15,7 @@ import { STB_ENV, stbDirOf } from "../../agents/stabletoolbench-files.ts"
 import { REACT_DEFAULTS, react } from "../../agents/react.ts"
 import { smurfs } from "../../agents/smurfs.ts"
 import { modelCacheLayer } from "../../llm/cache.ts"
-import { MODEL_DEFAULTS } from "../../llm/spec.ts"
+import { MODEL_DEFAULTS, THINK_HELP } from "../../llm/spec.ts"
 import { LanguageModel } from "../../llm/language-model.ts"
 import { makeToolCache } from "../../tools/cache.ts"
 import { makeEnvironmentChain } from "../../tools/environments/chain.ts"
@@ -25,7 +25,7 @@ import { redactText } from "../../trace/redact.ts"
 import { version } from "../../version.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { defaultModelSpec, resolveModelLayer } from "../model-option.ts"
-import { BadInput, choiceList, choiceOption, intOption, type ParsedCommand, runCommand, splitList, UsageError } from "../options.ts"
+import { BadInput, choiceList, choiceOption, intOption, type ParsedCommand, runCommand, splitList, thinkOption, UsageError } from "../options.ts"
 
 const METHODS = ["smurfs", "react", "dfsdt"] as const
 
@@ -72,6 +72,8 @@ options:
                             (the folder holding toolbench/; default ${STB_ENV}); without it, our own wording
   --observation-limit <n>   characters of a tool response the model sees (default ${REACT_DEFAULTS.observationLimit})
   --timeout <ms>            per-request model timeout (default ${MODEL_DEFAULTS.timeoutMs})
+  --think <on|off|low|medium|high>
+                            ${THINK_HELP}
   --stop-after <n>          stop (exit 4) when n tasks in a row fail because of the model server (default ${RUNNER_DEFAULTS.stopAfterUnreachable})
   --full-trace              keep every prompt in the task records (large)
   -h, --help                show this help
@@ -110,6 +112,7 @@ const OPTIONS = {
   "observation-limit": { type: "string" },
   stb: { type: "string" },
   timeout: { type: "string" },
+  think: { type: "string" },
   "stop-after": { type: "string" },
   "full-trace": { type: "boolean" }
 } as const satisfies ParseArgsOptionsConfig
@@ -156,6 +159,7 @@ const parse = ({ values }: ParsedCommand<typeof OPTIONS>) => {
     observationLimit: positiveInt("observation-limit", values["observation-limit"]),
     stb: stbDirOf(values.stb),
     timeoutMs: positiveInt("timeout", values.timeout),
+    think: thinkOption(values.think),
     stopAfter: positiveInt("stop-after", values["stop-after"]),
     fullTrace: values["full-trace"] === true
   }
@@ -218,6 +222,7 @@ const program = (args: BenchArgs) =>
         observationLimit: args.observationLimit ?? REACT_DEFAULTS.observationLimit,
         modelConcurrency: args.modelConcurrency ?? null,
         timeoutMs: args.timeoutMs ?? null,
+        think: args.think ?? null,
         responses: args.responses ?? null,
         cacheDir: args.cacheDir ?? null,
         callCache: args.callCache ?? null
@@ -286,7 +291,7 @@ const bench = async (args: BenchArgs, argv: ReadonlyArray<string>): Promise<numb
   const resumeHint = `Rerun with --resume to continue: smurfs bench ${argv.filter((a) => a !== "--resume").join(" ")} --resume`
   // Ollama serves OLLAMA_NUM_PARALLEL requests at once (its own default applies); other servers get one slot per task.
   const modelConcurrency = args.modelConcurrency ?? (args.model.startsWith("ollama:") ? undefined : args.concurrency)
-  const served = resolveModelLayer(args.model, { concurrency: modelConcurrency, timeoutMs: args.timeoutMs })
+  const served = resolveModelLayer(args.model, { concurrency: modelConcurrency, timeoutMs: args.timeoutMs, think: args.think })
   const modelLayer = args.callCache === undefined ? served : Layer.provide(modelCacheLayer({ dir: args.callCache }), served)
   // Ctrl-C / SIGTERM interrupt the run; finished records are already on disk.
   const abort = new AbortController()

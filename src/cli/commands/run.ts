@@ -6,7 +6,7 @@ import { smurfs } from "../../agents/smurfs.ts"
 import type { SmurfsOptions } from "../../agents/smurfs-options.ts"
 import { LanguageModel } from "../../llm/language-model.ts"
 import { type ServerFailure, watchServer } from "../../llm/server-watch.ts"
-import { DEFAULT_MODEL_SPEC, MODEL_DEFAULTS, type ModelOptions } from "../../llm/spec.ts"
+import { DEFAULT_MODEL_SPEC, MODEL_DEFAULTS, type ModelOptions, THINK_HELP } from "../../llm/spec.ts"
 import { loadTools } from "../../tools/load.ts"
 import { redactText, redactValue } from "../../trace/redact.ts"
 import type { Trajectory } from "../../trace/trajectory.ts"
@@ -15,7 +15,7 @@ import { ExitCode } from "../exit-codes.ts"
 import { terminalAskUser } from "../ask-terminal.ts"
 import { liveView } from "../live-view.ts"
 import { defaultModelSpec, resolveModelLayer } from "../model-option.ts"
-import { intOption, type ParsedCommand, runCommand, UsageError } from "../options.ts"
+import { intOption, type ParsedCommand, runCommand, thinkOption, UsageError } from "../options.ts"
 
 const HELP = `usage: smurfs run "<query>" [options]
 
@@ -34,6 +34,8 @@ options:
       --no-verifier     ablation: the first answer is accepted
       --timeout <ms>    per-request model timeout (default ${MODEL_DEFAULTS.timeoutMs}); a timed-out call is sent once more, then the run gives up
       --num-ctx <n>     context window in tokens (Ollama num_ctx, also the prompt budget)
+      --think <on|off|low|medium|high>
+                        ${THINK_HELP}
       --strict          exit with 1 when the task gives up
   -h, --help            show this help
 
@@ -58,6 +60,7 @@ const OPTIONS = {
   "no-verifier": { type: "boolean", default: false },
   timeout: { type: "string" },
   "num-ctx": { type: "string" },
+  think: { type: "string" },
   strict: { type: "boolean", default: false }
 } as const satisfies ParseArgsOptionsConfig
 
@@ -66,7 +69,7 @@ export const COMMAND = { name: "run", help: HELP, options: OPTIONS, positionals:
 const parse = ({ values, positionals }: ParsedCommand<typeof OPTIONS>) => {
   const query = positionals.join(" ").trim()
   if (query.length === 0) throw new UsageError('give the query to solve, e.g. smurfs run "What is 12% of the height of Mount Everest in feet?"')
-  const model: ModelOptions = { timeoutMs: intOption("timeout", values.timeout), numCtx: intOption("num-ctx", values["num-ctx"]) }
+  const model: ModelOptions = { timeoutMs: intOption("timeout", values.timeout), numCtx: intOption("num-ctx", values["num-ctx"]), think: thinkOption(values.think) }
   return { values, query, model, maxSteps: intOption("max-steps", values["max-steps"]) }
 }
 
