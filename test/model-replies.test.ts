@@ -2,7 +2,10 @@
 // reasoning models' thinking (a field of its own, or <think> in the content), replies a local repair fixes.
 import { Effect } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
+import { dfsdt } from "../src/agents/dfsdt.ts"
+import { react } from "../src/agents/react.ts"
 import { smurfs } from "../src/agents/smurfs.ts"
+import { liveView } from "../src/cli/live-view.ts"
 import { modelLayer } from "../src/llm/spec.ts"
 import { demoLibrary } from "../src/tools/demo/index.ts"
 import { isKind } from "../src/trace/events.ts"
@@ -113,5 +116,92 @@ describe("local repair before a paid retry", () => {
     expect(t.finishType).toBe("give_answer")
     expect(t.totals.guardrails["format"]).toBe(1)
     expect(t.totals.guardrails["repair"]).toBeUndefined()
+  })
+})
+
+describe("Ollama's tool-call parse errors (HTTP 500)", () => {
+  const PARSE_ERROR = `error parsing tool call: raw='{"name": "calculator", "arguments": {expression: 6*7}}', err=invalid character 'e' looking for beginning of object key string`
+  const finish = { name: "Finish", arguments: { return_type: "give_answer", final_answer: "6 * 7 = 42" } }
+  const calculator = { name: "calculator", arguments: { expression: "6 * 7" } }
+  const reactTask = { id: "six-times-seven", query: "What is 6 times 7?", tools: demoLibrary() }
+  const layer = (url: string) => modelLayer("ollama:qwen2.5:7b", { host: url, supportsTools: true })
+  const parseErrors = (t: Trajectory) => guardrailEvents(t).filter((e) => e.data["guardrail"] === "tool_call_parse")
+
+  it("ReAct reflects the error back and the retried call goes on", async () => {
+    const server = await startFakeOllama([{ fault: "status", status: 500, message: PARSE_ERROR }, { toolCalls: [calculator] }, { toolCalls: [finish] }])
+    closers.push(() => server.close())
+    const t = await Effect.runPromise(react({ toolCalling: "native" })(reactTask).pipe(Effect.provide(layer(server.url))))
+    expect(t.finishType).toBe("give_answer")
+    expect(t.finalAnswer).toBe("6 * 7 = 42")
+    expect(parseErrors(t).map((e) => e.data["recovered"])).toEqual([true])
+    const retried = server.chatRequests()[1]
+    expect(retried.tools.length).toBeGreaterThan(0)
+    expect(retried.messages.at(-1).content).toContain("[guardrail reflection]")
+    expect(retried.messages.at(-1).content).toContain("{expression: 6*7}")
+  })
+
+  it("ReAct and DFSDT fall back to JSON mode when the server keeps failing to parse; the run never ends on it", async () => {
+    for (const method of [react({ toolCalling: "native" }), dfsdt({ toolCalling: "native" })]) {
+      let n = 0
+      const server = await startFakeOllama((body: any) => {
+        if (body.tools) return { fault: "status", status: 500, message: PARSE_ERROR }
+        const action = n++ === 0 ? { thought: "multiply", action: "calculator", action_input: calculator.arguments } : { thought: "done", action: "Finish", action_input: finish.arguments }
+        return JSON.stringify(action)
+      })
+      closers.push(() => server.close())
+      const t = await Effect.runPromise(method(reactTask).pipe(Effect.provide(layer(server.url))))
+      expect(t.finishType).toBe("give_answer")
+      expect(t.finalAnswer).toBe("6 * 7 = 42")
+      expect(t.events.filter((e) => isKind(e, "tool_call")).map((e) => e.data["ok"])).toEqual([true])
+      // Per step: the call, two reflected retries, then one JSON-mode call.
+      expect(parseErrors(t).length).toBe(6)
+      expect(parseErrors(t).every((e) => e.data["recovered"] === true)).toBe(true)
+      const fallback = server.chatRequests().find((b: any) => b.format)
+      expect(fallback.tools).toBeUndefined()
+      expect(fallback.messages.at(-1).content).toContain('"action_input"')
+    }
+  })
+})
+
+describe("every prompt fits the context", () => {
+  const filler = "The quick brown fox jumps over the lazy dog while the calculator waits. "
+  const hugeQuery = `What is 6 times 7? ${filler.repeat(Math.ceil(100_000 / filler.length))}`
+  const NUM_CTX = 8192
+  /** What the server tokenizes: every message, and the schema. */
+  const promptChars = (body: any) => body.messages.reduce((n: number, m: any) => n + String(m.content ?? "").length, 0) + JSON.stringify(body.format ?? "").length
+
+  it("a 100 KB query is cut, with one visible warning, so that every prompt (planner and final answer included) fits num_ctx", async () => {
+    const server = await startFakeOllama((body: any) => JSON.stringify(answerFor(body.format)))
+    closers.push(() => server.close())
+    const lines: string[] = []
+    const t = await Effect.runPromise(
+      smurfs({ onEvent: liveView((line) => lines.push(line)) })({ ...task, query: hugeQuery }).pipe(
+        Effect.provide(modelLayer("ollama:qwen2.5:7b", { host: server.url, supportsTools: true, numCtx: NUM_CTX }))
+      )
+    )
+    expect(hugeQuery.length).toBeGreaterThan(100_000)
+    expect(t.finishType).toBe("give_answer")
+    const requests = server.chatRequests()
+    expect(requests.map((b: any) => b.options.num_ctx)).toEqual(requests.map(() => NUM_CTX))
+    const roles = modelCalls(t).map((e) => e.data["role"])
+    expect(roles).toContain("planner")
+    expect(roles).toContain("answerer.final")
+    for (const body of requests) expect(Math.ceil(promptChars(body) / 4)).toBeLessThanOrEqual(NUM_CTX)
+    const warnings = guardrailEvents(t).filter((e) => e.data["guardrail"] === "context")
+    expect(warnings.length).toBe(1)
+    expect(lines.some((l) => l.includes("guardrail context") && l.includes("does not fit"))).toBe(true)
+  })
+
+  it("the budget follows the server's reported usage: a model of 2 characters a token still gets prompts within num_ctx", async () => {
+    const server = await startFakeOllama((body: any) => ({ content: JSON.stringify(answerFor(body.format)), promptTokens: Math.ceil(promptChars(body) / 2) }))
+    closers.push(() => server.close())
+    const t = await Effect.runPromise(
+      smurfs()({ ...task, query: hugeQuery }).pipe(Effect.provide(modelLayer("ollama:qwen2.5:7b", { host: server.url, supportsTools: true, numCtx: NUM_CTX })))
+    )
+    expect(t.finishType).toBe("give_answer")
+    // The first prompt is sized by the 4-characters estimate; its reply's usage calibrates every later one.
+    const later = server.chatRequests().slice(1)
+    expect(later.length).toBeGreaterThan(3)
+    for (const body of later) expect(Math.ceil(promptChars(body) / 2)).toBeLessThanOrEqual(NUM_CTX)
   })
 })

@@ -5,6 +5,7 @@ import type { Message } from "../llm/language-model.ts"
 import { generateObject, type ObjectRequest } from "../llm/structured.ts"
 import type { ContextBudget } from "../memory/context-budget.ts"
 import type { BudgetExhausted } from "./errors.ts"
+import { emit } from "../trace/events.ts"
 import { renderTemplate } from "./prompt-template.ts"
 import type { GuardrailOptions } from "./smurfs-options.ts"
 
@@ -45,13 +46,42 @@ const clipStrings = <A>(value: A, clip: (text: string) => string): A => {
   return walk(value) as A
 }
 
-/** Render a template's system and user parts with the fitted parts trimmed to the budget. */
+/** A plain value cut so that its prompt fits the context (a 100 KB query, say). */
+export interface ContextCut {
+  readonly key: string
+  readonly fromTokens: number
+  readonly toTokens: number
+}
+
+/**
+ * Render a template's system and user parts with the fitted parts trimmed to the budget. Plain values
+ * too long for the prompt (the query itself can be) are cut too, largest first, so that the fixed
+ * parts leave a quarter of the prompt for the fitted ones: no prompt exceeds the context.
+ */
 export const renderFitted = (budget: ContextBudget, template: string, values: AskRequest<unknown>["values"], fit: AskRequest<unknown>["fit"] = {}) => {
   const keys = Object.keys(fit)
-  const blank = renderTemplate(template, { ...values, ...Object.fromEntries(keys.map((k) => [k, ""])) })
+  const kept: Record<string, string | number> = { ...values }
+  const cuts: Array<ContextCut> = []
+  const fitRoom = keys.length > 0 ? Math.floor(budget.promptTokens / 4) : 0
+  const blankOf = () => renderTemplate(template, { ...kept, ...Object.fromEntries(keys.map((k) => [k, ""])) })
+  let blank = blankOf()
+  for (let over = fitRoom - budget.room(blank.system, blank.user); over > 0; over = fitRoom - budget.room(blank.system, blank.user)) {
+    const largest = Object.entries(kept)
+      .filter((e): e is [string, string] => typeof e[1] === "string" && !keys.includes(e[0]))
+      .map(([key, text]) => ({ key, text, tokens: budget.count(text) }))
+      .sort((a, b) => b.tokens - a.tokens)[0]
+    if (!largest || largest.tokens === 0) break // the template alone is too long: nothing of ours to cut
+    const toTokens = Math.max(0, largest.tokens - over)
+    kept[largest.key] = budget.truncate(largest.text, toTokens)
+    const earlier = cuts.findIndex((c) => c.key === largest.key)
+    const cut = { key: largest.key, fromTokens: earlier >= 0 ? cuts[earlier]!.fromTokens : largest.tokens, toTokens }
+    if (earlier >= 0) cuts[earlier] = cut
+    else cuts.push(cut)
+    blank = blankOf()
+  }
   const share = Math.floor(budget.room(blank.system, blank.user) / Math.max(1, keys.length))
-  const fitted = Object.fromEntries(keys.map((k) => [k, fit[k]!(share)]))
-  return { ...renderTemplate(template, { ...values, ...fitted }), fitted }
+  const fitted = Object.fromEntries(keys.map((k) => [k, fit[k]!(Math.max(0, share))]))
+  return { ...renderTemplate(template, { ...kept, ...fitted }), fitted, cuts }
 }
 
 const TOOL_CALL_ID = "call_0"
@@ -66,6 +96,14 @@ export const ask = <A>(ctx: AgentContext, request: AskRequest<A>) =>
   Effect.gen(function* () {
     yield* ctx.charge
     const prompt = renderFitted(ctx.budget, request.template, request.values, request.fit)
+    for (const cut of prompt.cuts) {
+      // Said once per task and value: every later prompt cuts the same text the same way.
+      const key = `${cut.key}:${cut.fromTokens}`
+      if (ctx.budget.warned.has(key)) continue
+      ctx.budget.warned.add(key)
+      const warning = `the ${cut.key} (about ${cut.fromTokens} tokens) does not fit the model's context of ${ctx.budget.promptTokens} prompt tokens; it was cut to ${cut.toTokens} tokens. Give a shorter ${cut.key} or a larger context (--num-ctx).`
+      yield* emit("guardrail", { guardrail: "context", role: request.role, error: warning, attempt: 1, recovered: true })
+    }
     const result = yield* generateObject({
       role: request.role,
       schema: request.schema,

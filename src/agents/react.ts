@@ -4,13 +4,14 @@ import { Effect } from "effect"
 import { z } from "zod"
 import type { GenerateError } from "../llm/errors.ts"
 import { LanguageModel, type Message, type ModelInfo, type ToolSpec } from "../llm/language-model.ts"
-import { callModel, generateObject } from "../llm/structured.ts"
+import { generateObject } from "../llm/structured.ts"
 import { guardToolCall, OBSERVATION_MAX_CHARS, truncateObservation } from "../tools/call.ts"
 import { pythonJsonDumps } from "../tools/environments/canonical.ts"
 import { resolveTool, toolSpecs } from "../tools/library.ts"
 import { emit } from "../trace/events.ts"
 import { recording, type Trajectory, totalsOf } from "../trace/trajectory.ts"
 import { type BaselinePrompts, smurfsBaselinePrompts } from "./baseline-prompts.ts"
+import { callNative } from "./tool-call-recovery.ts"
 import { FINISH, FinishArgs, finishSpec } from "./finish.ts"
 import { loadTemplate, renderTemplate } from "./prompt-template.ts"
 import type { Method, Task } from "./task.ts"
@@ -93,6 +94,10 @@ const JsonAction = z.object({
   action_input: z.union([z.record(z.string(), z.unknown()), z.string()]).optional()
 })
 
+/** The functions as JSON mode lists them: one JSON object per line. */
+const functionsList = (specs: ReadonlyArray<ToolSpec>): string =>
+  specs.map((s) => JSON.stringify({ name: s.name, description: s.description, parameters: s.parameters })).join("\n")
+
 const resolveMode = (option: ChainOptions["toolCalling"], info: ModelInfo): "native" | "json" =>
   option === "native" || option === "json" ? option : info.supportsTools ? "native" : "json"
 
@@ -122,9 +127,7 @@ export const makeChain = (task: Task, options: ChainOptions, info: ModelInfo, ro
   // Without native tool calling the same texts go out, with the functions and the JSON reply format added.
   const json =
     mode === "json"
-      ? renderTemplate("react-json", {
-          functions: specs.map((s) => JSON.stringify({ name: s.name, description: s.description, parameters: s.parameters })).join("\n")
-        })
+      ? renderTemplate("react-json", { functions: functionsList(specs) })
       : undefined
   return {
     task,
@@ -167,13 +170,22 @@ const parseArgs = (input: unknown): { args: Record<string, unknown>; argsError?:
   return { args: {}, argsError: "the arguments must be a JSON object" }
 }
 
+/** A step in JSON mode after the server kept failing to parse native tool calls: the reply as a tool call. */
+const jsonFallback = (chain: Chain, messages: ReadonlyArray<Message>) =>
+  Effect.gen(function* () {
+    const prompt = renderTemplate("react-json", { functions: functionsList(chain.specs) })
+    const { value, response } = yield* generateObject({ role: chain.role, messages: [...messages, { role: "user", content: `${prompt.system}\n\n${prompt.user}` }], schema: JsonAction })
+    const args = parseArgs(value.action_input)
+    return { ...response, text: value.thought, toolCalls: [{ name: value.action, arguments: args.argsError ? { _raw: value.action_input } : args.args }] }
+  })
+
 /** Ask the model for the next action from the conversation so far. */
 export const decide = (chain: Chain, messages: ReadonlyArray<Message>, step: number): Effect.Effect<Decision, GenerateError, LanguageModel> =>
   Effect.gen(function* () {
     const callId = `call_${step}`
     if (chain.mode === "native") {
       const model = yield* LanguageModel
-      const response = yield* callModel(model.generate, { role: chain.role, messages, tools: chain.specs })
+      const response = yield* callNative({ role: chain.role, messages, tools: chain.specs }, (tried) => jsonFallback(chain, tried))
       const call = response.toolCalls?.[0]
       const thought = response.text.trim()
       if (thought) yield* emit("thought", { thought, step })

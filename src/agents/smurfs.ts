@@ -1,8 +1,8 @@
 // The Smurfs pipeline (the paper's algorithm): plan, then per subtask a depth-first tool search with
 // answers and verification, then one final answer from global memory.
 import { Effect, Result } from "effect"
-import { LanguageModel } from "../llm/language-model.ts"
-import { ContextBudget } from "../memory/context-budget.ts"
+import { type GenerateRequest, type GenerateResponse, LanguageModel } from "../llm/language-model.ts"
+import { ContextBudget, requestChars } from "../memory/context-budget.ts"
 import { GlobalMemory } from "../memory/global-memory.ts"
 import { emit } from "../trace/events.ts"
 import { recording, totalsOf, type Trajectory } from "../trace/trajectory.ts"
@@ -58,13 +58,16 @@ export const smurfs =
       const started = Date.now()
       // Count every request (reflection retries too) so the whole task stays within its call budget.
       let calls = 0
-      const counted = LanguageModel.of({ info: model.info, generate: (request) => Effect.suspend(() => (calls++, model.generate(request))) })
+      const budget = new ContextBudget({ ...resolved.budget, contextTokens: model.info.contextTokens })
+      // The server's reported prompt tokens calibrate the budget's characters-a-token for this model.
+      const calibrate = (request: GenerateRequest) => (r: GenerateResponse) => Effect.sync(() => r.cached || budget.calibrate(requestChars(request), r.usage.promptTokens))
+      const counted = LanguageModel.of({ info: model.info, generate: (request) => Effect.suspend(() => (calls++, model.generate(request))).pipe(Effect.tap(calibrate(request))) })
       const ctx: PipelineContext = {
         task: resolved.askUser ? { ...task, tools: { ...task.tools, tools: [...task.tools.tools, askUserTool(resolved.askUser)] } } : task,
         options: resolved,
         global: new GlobalMemory(),
         guardrails: resolved.guardrails,
-        budget: new ContextBudget({ ...resolved.budget, contextTokens: model.info.contextTokens }),
+        budget,
         charge: Effect.suspend(() => (calls >= resolved.maxModelCalls ? Effect.fail(new BudgetExhausted({ maxModelCalls: resolved.maxModelCalls })) : Effect.void))
       }
       const run = Effect.gen(function* () {

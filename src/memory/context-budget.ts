@@ -1,4 +1,5 @@
 // Context budget: counts tokens and trims what goes into a prompt so no prompt exceeds the model's context.
+import type { GenerateRequest } from "../llm/language-model.ts"
 import { estimateTokens } from "../llm/scripted.ts"
 import { NO_STEPS, renderFolded, renderStep } from "./render.ts"
 import type { Step } from "./step.ts"
@@ -8,7 +9,11 @@ export interface ContextBudgetOptions {
   readonly contextTokens: number
   /** Tokens kept free for the reply; prompts get `contextTokens - reserveTokens`. */
   readonly reserveTokens?: number | undefined
-  /** Token counter. The default estimates 4 characters a token; plug gpt-tokenizer's `countTokens` for exact counts. */
+  /**
+   * Token counter. The default estimates 4 characters a token until the server reports usage, then
+   * the fewest characters a token any reply showed (see `calibrate`); plug gpt-tokenizer's
+   * `countTokens` for exact counts.
+   */
   readonly countTokens?: ((text: string) => number) | undefined
   /** Largest tool observation, in tokens, before it is cut (also capped to a quarter of the prompt room). */
   readonly maxObservationTokens?: number | undefined
@@ -16,22 +21,40 @@ export interface ContextBudgetOptions {
 
 export const budgetDefaults = {
   reserveTokens: 1024,
+  charsPerToken: 4,
   countTokens: estimateTokens,
   maxObservationTokens: 1024
 } as const
 
 const TRUNCATED = " ...[truncated]"
 
+/** Calibration ignores prompts shorter than this: the chat template's own tokens would dominate them. */
+const MIN_CALIBRATION_CHARS = 400
+
 export class ContextBudget {
   readonly promptTokens: number
   readonly count: (text: string) => number
   readonly maxObservationTokens: number
+  /** Characters a token, for the default counter; lowered by what the server reports. */
+  charsPerToken: number = budgetDefaults.charsPerToken
+  /** Warnings already given for this task (a cut query is reported once, not on every call). */
+  readonly warned = new Set<string>()
 
   constructor(options: ContextBudgetOptions) {
     const reserve = Math.min(options.reserveTokens ?? budgetDefaults.reserveTokens, Math.floor(options.contextTokens / 2))
     this.promptTokens = Math.max(1, options.contextTokens - reserve)
-    this.count = options.countTokens ?? budgetDefaults.countTokens
+    this.count = options.countTokens ?? ((text) => Math.ceil(text.length / this.charsPerToken))
     this.maxObservationTokens = Math.min(options.maxObservationTokens ?? budgetDefaults.maxObservationTokens, Math.floor(this.promptTokens / 4))
+  }
+
+  /**
+   * Learn the model's characters a token from a reply's reported usage: `promptChars` characters of
+   * messages became `promptTokens` tokens. The estimate only ever gets more cautious (the chat
+   * template's tokens make the ratio low, which errs on the safe side). No effect with a custom counter.
+   */
+  calibrate(promptChars: number, promptTokens: number): void {
+    if (promptTokens <= 0 || promptChars < MIN_CALIBRATION_CHARS) return
+    this.charsPerToken = Math.max(1, Math.min(this.charsPerToken, promptChars / promptTokens))
   }
 
   /** Cut `text` to at most `maxTokens`, keeping its start (or its end, for the latest context). */
@@ -82,3 +105,9 @@ export class ContextBudget {
     return NO_STEPS
   }
 }
+
+/** The characters of a request as the server tokenizes them (messages, and the schema or tools it carries), for `calibrate`. */
+export const requestChars = (request: GenerateRequest): number =>
+  request.messages.reduce((n, m) => n + m.content.length, 0) +
+  (request.format ? JSON.stringify(request.format).length : 0) +
+  (request.tools && request.tools.length > 0 ? JSON.stringify(request.tools).length : 0)

@@ -1,0 +1,48 @@
+// Native tool calls that survive the server's own parse errors: Ollama answers HTTP 500 "error parsing
+// tool call" when a model writes a call it cannot read. That is a bad reply, not a dead server: it is
+// reflected back and retried, then the step falls back to JSON mode; it never ends a run.
+import { Effect, Exit } from "effect"
+import type { GenerateError } from "../llm/errors.ts"
+import { type GenerateRequest, type GenerateResponse, LanguageModel, type Message } from "../llm/language-model.ts"
+import { callModel, MAX_REFLECTIONS } from "../llm/structured.ts"
+import { emit } from "../trace/events.ts"
+import { renderTemplate } from "./prompt-template.ts"
+
+/** Ollama's words (and llama.cpp's) for a tool call it could not parse out of the model's text. */
+const PARSE_ERROR = /error parsing tool call|failed to parse tool call|tool call.{0,40}pars(e|ing) (error|failed)/i
+
+/** True when a failed call is the server's tool-call parse error (a bad reply), not a server failure. */
+export const isToolCallParseError = (e: GenerateError): boolean => e._tag === "ModelServerError" && PARSE_ERROR.test(e.detail)
+
+/**
+ * A native tool-calling request. A tool-call parse error is reflected to the model (at most
+ * `retries` times); then `fallback` (JSON mode) makes the step. Each parse error is one
+ * `tool_call_parse` guardrail event, recovered when the step ended with a reply.
+ */
+export const callNative = (
+  request: GenerateRequest,
+  fallback: (messages: ReadonlyArray<Message>) => Effect.Effect<GenerateResponse, GenerateError, LanguageModel>,
+  retries = MAX_REFLECTIONS
+): Effect.Effect<GenerateResponse, GenerateError, LanguageModel> => {
+  const errors: Array<{ error: string; attempt: number }> = []
+  const attempts = Effect.gen(function* () {
+    const model = yield* LanguageModel
+    let messages = request.messages
+    for (let attempt = 1; ; attempt++) {
+      const result = yield* Effect.result(callModel(model.generate, { ...request, messages }, attempt))
+      if (result._tag === "Success") return result.success
+      if (!isToolCallParseError(result.failure)) return yield* Effect.fail(result.failure)
+      const error = result.failure._tag === "ModelServerError" ? result.failure.detail : result.failure.message
+      errors.push({ error, attempt })
+      if (attempt > retries) return yield* fallback(messages)
+      messages = [...request.messages, { role: "reflection", content: renderTemplate("tool-call-parse-error", { error }).user }]
+    }
+  })
+  return attempts.pipe(
+    Effect.onExit((exit) =>
+      Effect.forEach(errors, (e) => emit("guardrail", { guardrail: "tool_call_parse", role: request.role, error: e.error, attempt: e.attempt, recovered: Exit.isSuccess(exit) }), {
+        discard: true
+      })
+    )
+  )
+}
