@@ -44,7 +44,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await fake?.close()
   if (dir) rmSync(dir, { recursive: true, force: true })
-})
+}, 120_000)
 
 describe("the packed npm package, installed into a fresh project", () => {
   it("ships the build, prompts, examples and license, and no tests or sources", async () => {

@@ -135,9 +135,10 @@ export const badReply = (
     case "random_text":
       return { reply: prose(rng, 5 + Math.floor(rng() * 30)), guardrail: "format" }
     case "truncated_json": {
-      const text = JSON.stringify(good)
-      // Any cut of a JSON object leaves its outer brace open, so no reading of it parses.
-      return { reply: text.slice(0, 1 + Math.floor(rng() * (text.length - 2))), guardrail: "format" }
+      // Cut off by the token limit just before its closing brackets: no reading of it parses, and the
+      // local repair closes them again (the cut removes none of the values), with no model call spent.
+      const text = JSON.stringify(good).replace(/[}\]"]+$/, (closers) => (closers.startsWith('"') ? '"' : ""))
+      return { reply: text, guardrail: "repair" }
     }
     case "empty":
       return { reply: pick(["", "   ", "\n"], rng), guardrail: "format" }

@@ -53,7 +53,7 @@ describe("ollama provider", () => {
   })
 
   it("recovers a malformed JSON reply through a reflection turn", async () => {
-    const server = await fake(["Sure! here is the plan: {subtasks: [oops", '{"subtasks": ["find the weather"], "done": false}'])
+    const server = await fake(["Sure! here is the plan: first find the weather", '{"subtasks": ["find the weather"], "done": false}'])
     const result = await run(server, generateObject({ role: "planner", schema: Plan, messages: [{ role: "user", content: "q" }] }))
     expect(result.attempts).toBe(2)
     expect(result.value.subtasks).toEqual(["find the weather"])
@@ -62,7 +62,7 @@ describe("ollama provider", () => {
     expect(last.role).toBe("user")
     expect(last.content.startsWith("[guardrail reflection]")).toBe(true)
     expect(last.content).toContain("invalid JSON")
-    expect(retry.messages.at(-2)).toMatchObject({ role: "assistant", content: "Sure! here is the plan: {subtasks: [oops" })
+    expect(retry.messages.at(-2)).toMatchObject({ role: "assistant", content: "Sure! here is the plan: first find the weather" })
   })
 
   it("sends native tools without format and returns the tool calls and usage", async () => {

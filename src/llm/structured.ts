@@ -63,6 +63,9 @@ const reflection = (error: string, text: string): Message => ({
     "Reply again with only a JSON object that follows the required format."
 })
 
+/** The guardrail name of a reply repaired locally. */
+const REPAIR = "repair"
+
 type Parsed<A> = { ok: true; value: A; repaired?: string } | { ok: false; guardrail: string; error: string }
 
 /**
@@ -119,7 +122,9 @@ export const generateObject = Effect.fn("LanguageModel.generateObject")(function
   const rejections: Array<Rejection> = []
   // Emitted on every exit (success, MalformedOutput, a provider error, interruption) so none is lost.
   const traceRejections = (recovered: boolean) =>
-    Effect.forEach(rejections, (r) => emit("guardrail", { guardrail: r.guardrail, role: request.role, error: r.error, attempt: r.attempt, recovered }), { discard: true })
+    Effect.forEach(rejections, (r) => emit("guardrail", { guardrail: r.guardrail, role: request.role, error: r.error, attempt: r.attempt, recovered: recovered || r.guardrail === REPAIR }), {
+      discard: true
+    })
   return yield* attempts(request, rejections).pipe(Effect.onExit((exit) => traceRejections(Exit.isSuccess(exit))))
 })
 
@@ -135,8 +140,7 @@ const attempts = <A>(request: ObjectRequest<A>, rejections: Array<Rejection>) =>
       const response: GenerateResponse = yield* callModel(model.generate, { ...request, messages, format }, attempt)
       const parsed = parseReply(response.text, request.schema, request.check)
       // A local repair spends no model call; it is a guardrail of its own, recovered by definition.
-      if (parsed.ok && parsed.repaired)
-        yield* emit("guardrail", { guardrail: "repair", role: request.role, error: parsed.repaired, attempt, recovered: true })
+      if (parsed.ok && parsed.repaired) rejections.push({ guardrail: REPAIR, error: parsed.repaired, attempt })
       if (parsed.ok) return { value: parsed.value, response, attempts: attempt } satisfies ObjectResult<A>
       rejections.push({ guardrail: parsed.guardrail, error: parsed.error, attempt })
       last = { text: response.text, error: parsed.error }
