@@ -1,4 +1,5 @@
 // Python `repr` of decoded JSON arguments and a small reader of such reprs: StableToolBench's cache keys.
+import { pythonFloat, pythonNumber } from "./python-number.ts"
 
 const PRINTABLE_ESCAPES: Readonly<Record<string, string>> = { "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t" }
 
@@ -17,16 +18,16 @@ export const pythonStrRepr = (s: string): string => {
 }
 
 /** Python's `str()` of a dict decoded from JSON (`{'q': 'birthday', 'limit': 5}`), keys in their given order. */
-export const pythonRepr = (value: unknown): string => {
+export const pythonRepr = (value: unknown, asFloat = false): string => {
   if (value === null || value === undefined) return "None"
   if (typeof value === "boolean") return value ? "True" : "False"
-  // 5.0 and 5 are one number in JavaScript; Python would print 5.0 only if the model wrote 5.0
-  if (typeof value === "number") return Number.isNaN(value) ? "nan" : Number.isFinite(value) ? String(value) : value > 0 ? "inf" : "-inf"
+  // 5.0 and 5 are one number in JavaScript; Python prints 5.0 only if the model wrote 5.0: `asFloat` says so
+  if (typeof value === "number") return Number.isFinite(value) ? pythonNumber(value, asFloat) : pythonFloat(value)
   if (typeof value === "string") return pythonStrRepr(value)
-  if (Array.isArray(value)) return `[${value.map(pythonRepr).join(", ")}]`
+  if (Array.isArray(value)) return `[${value.map((v) => pythonRepr(v, asFloat)).join(", ")}]`
   if (typeof value === "object")
     return `{${Object.entries(value as Record<string, unknown>)
-      .map(([k, v]) => `${pythonStrRepr(k)}: ${pythonRepr(v)}`)
+      .map(([k, v]) => `${pythonStrRepr(k)}: ${pythonRepr(v, asFloat)}`)
       .join(", ")}}`
   return pythonStrRepr(String(value))
 }

@@ -82,7 +82,8 @@ export const makeReplayIndex = (options: ReplayIndexOptions = {}): ReplayIndex =
       const calls = byApi.get(apiKey(tool, api))
       if (!calls) return undefined
       const canonical = canonicalArgs(args)
-      const exact = calls.get(canonical) ?? calls.get(`repr:${pythonRepr(args)}`)
+      // A whole number may have been recorded as a float (the model wrote 5.0): its key is tried second.
+      const exact = calls.get(canonical) ?? calls.get(`repr:${pythonRepr(args)}`) ?? calls.get(canonicalArgs(args, true)) ?? calls.get(`repr:${pythonRepr(args, true)}`)
       if (exact || !looseMatch) return exact
       const loose = looseKey(canonical)
       return loose === undefined ? undefined : calls.get(loose)
