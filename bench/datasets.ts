@@ -75,7 +75,18 @@ const loadIds = (dir: string, group: string): Effect.Effect<ReadonlySet<string> 
   )
 }
 
-/** Load one group's queries, validated. */
+/** The first id that occurs twice, with both positions (0-based); each id names one task record, so a second one would overwrite it. */
+export const firstDuplicateId = (ids: ReadonlyArray<string>): { id: string; first: number; second: number } | undefined => {
+  const seen = new Map<string, number>()
+  for (const [i, id] of ids.entries()) {
+    const first = seen.get(id)
+    if (first !== undefined) return { id, first, second: i }
+    seen.set(id, i)
+  }
+  return undefined
+}
+
+/** Load one group's queries, validated; two queries with one id are refused, never merged. */
 export const loadGroup = (dir: string, group: string): Effect.Effect<ReadonlyArray<BenchQuery>, DatasetError> =>
   Effect.gen(function* () {
     const path = join(dir, "queries", `${group}.json`)
@@ -91,6 +102,13 @@ export const loadGroup = (dir: string, group: string): Effect.Effect<ReadonlyArr
         path,
         problem: `not a StableToolBench query file: ${z.prettifyError(parsed.error).split("\n").slice(0, 4).join("; ")}`,
         hint: "Each item needs query, query_id and api_list (StableToolBench's solvable_queries format)."
+      })
+    const duplicate = firstDuplicateId(parsed.data.map((q) => String(q.query_id)))
+    if (duplicate)
+      return yield* new DatasetError({
+        path,
+        problem: `the query_id "${duplicate.id}" is used twice, by queries #${duplicate.first + 1} and #${duplicate.second + 1} of the file`,
+        hint: "Give each query of a group its own query_id (each id names one task record), then run again."
       })
     const ids = yield* loadIds(dir, group)
     return parsed.data

@@ -4,7 +4,7 @@ import { basename, dirname, join } from "node:path"
 import { Data, Effect } from "effect"
 import { z } from "zod"
 import { makeDirectory, writeProblem } from "./fs-problem.ts"
-import { LOCK_FILE, RUN_FORMAT_VERSION, RunConfig, runConfigPath, TaskRecord } from "./run-format.ts"
+import { LOCK_FILE, RUN_FORMAT_VERSION, RunConfig, runConfigPath, TaskRecord, taskRecordDir } from "./run-format.ts"
 import { settingsDiff } from "./run-settings.ts"
 
 /** The run directory cannot be used as asked. */
@@ -155,7 +155,7 @@ export const readRecord = (file: string): TaskRecord | undefined => {
 
 /** The valid records of one method and group. */
 export const readRecords = (run: string, method: string, group: string): Array<TaskRecord> => {
-  const dir = join(run, "tasks", method, group)
+  const dir = taskRecordDir(run, method, group)
   if (!existsSync(dir)) return []
   return readdirSync(dir)
     .filter((f) => f.endsWith(".json"))

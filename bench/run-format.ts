@@ -6,6 +6,7 @@
 // <run>/eval/<judge>/...                          judge labels and verdicts per task (the evaluators' own)
 // <run>/run.lock                                  the writing process (pid, host) while a bench runs
 import { z } from "zod"
+import { pathInside, safeName } from "../src/trace/file-names.ts"
 
 export const RUN_FORMAT_VERSION = 1
 
@@ -85,9 +86,12 @@ export const RunConfig = z.object({
 })
 export type RunConfig = z.infer<typeof RunConfig>
 
+// Method, group and task id come from data: they name files only through safeName, inside the run directory.
 export const taskRecordPath = (run: string, method: string, group: string, taskId: string) =>
-  `${run}/tasks/${method}/${group}/${taskId}.json`
-export const convertedPath = (run: string, method: string, group: string) => `${run}/converted/${method}/${group}.json`
-export const runConfigPath = (run: string) => `${run}/run.json`
+  pathInside(run, "tasks", safeName(method), safeName(group), `${safeName(taskId)}.json`)
+/** The folder of one method's and group's task records. */
+export const taskRecordDir = (run: string, method: string, group: string) => pathInside(run, "tasks", safeName(method), safeName(group))
+export const convertedPath = (run: string, method: string, group: string) => pathInside(run, "converted", safeName(method), `${safeName(group)}.json`)
+export const runConfigPath = (run: string) => pathInside(run, "run.json")
 /** The writer's lock file inside the run directory; its temp and stale copies start with this name too. */
 export const LOCK_FILE = "run.lock"

@@ -9,7 +9,7 @@ import { toolSpecs } from "../src/tools/library.ts"
 import { type ConvertedFile, toConverted } from "../src/trace/converters/stabletoolbench.ts"
 import type { RunEvent } from "../src/trace/events.ts"
 import { redactText, redactValue } from "../src/trace/redact.ts"
-import { type BenchQuery, longestFirst } from "./datasets.ts"
+import { type BenchQuery, DatasetError, firstDuplicateId, longestFirst } from "./datasets.ts"
 import { type Progress, silentProgress } from "./progress.ts"
 import { openRunDir, readRecord, readRecords, type RunDirError, writeJsonAtomic } from "./run-dir.ts"
 import { acquireRunLock } from "./run-lock.ts"
@@ -142,11 +142,19 @@ export const writeConverted = (
  * so a killed run resumes with no task lost or done twice. A task the model server failed is recorded
  * as `error` (a resume redoes it); after `stopAfterUnreachable` of them in a row the run stops with ModelServerDown.
  */
-export const runBench = (options: RunnerOptions): Effect.Effect<RunSummary, RunDirError | ModelServerDown, LanguageModel> =>
+export const runBench = (options: RunnerOptions): Effect.Effect<RunSummary, RunDirError | ModelServerDown | DatasetError, LanguageModel> =>
   Effect.gen(function* () {
     const progress = options.progress ?? silentProgress
     const stopAfter = options.stopAfterUnreachable ?? RUNNER_DEFAULTS.stopAfterUnreachable
     const fullTrace = options.fullTrace ?? RUNNER_DEFAULTS.fullTrace
+    // One record per group and id: a second query with the same id would overwrite the first's record.
+    const duplicate = firstDuplicateId(options.queries.map((q) => `${q.group}/${q.id}`))
+    if (duplicate)
+      return yield* new DatasetError({
+        path: options.config.data,
+        problem: `the query ${duplicate.id} is given twice (queries #${duplicate.first + 1} and #${duplicate.second + 1} of the run)`,
+        hint: "Give each query of a group its own query_id, then run again."
+      })
     // one writer per run directory, from before it is opened until the converted files are written
     yield* acquireRunLock(options.runDir)
     yield* openRunDir(options.runDir, options.config, options.resume, options.force === true)

@@ -1,5 +1,6 @@
 // The evaluators' stored results: pass labels and win verdicts per task, one JSON file each.
 import { z } from "zod"
+import { pathInside, safeName } from "../../src/trace/file-names.ts"
 
 /** ToolEval's AnswerStatus. */
 export const AnswerStatus = z.enum(["Solved", "Unsolved", "Unsure"])
@@ -60,12 +61,14 @@ export type WinVerdicts = z.infer<typeof WinVerdicts>
 export const EVAL_SOURCE_FILE = "eval-source.json"
 export const EvalSource = z.object({ source: z.string() })
 
-/** A directory-safe name for a model spec or a reference. */
-export const slug = (text: string): string => text.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^-+|-+$/g, "") || "default"
+/** A readable directory name for a model spec or a reference (given on the command line, not data); never `.` or `..`. */
+export const slug = (text: string): string => text.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^[-.]+|-+$/g, "") || "default"
 
+// Method, group and task id come from data: they name files only through safeName, inside the store.
+const taskFile = (method: string, group: string, taskId: string) => [safeName(method), safeName(group), `${safeName(taskId)}.json`] as const
 export const passLabelsPath = (store: string, judge: string, method: string, group: string, taskId: string) =>
-  `${store}/eval/${slug(judge)}/pass/${method}/${group}/${taskId}.json`
+  pathInside(store, "eval", slug(judge), "pass", ...taskFile(method, group, taskId))
 export const referencePassPath = (store: string, judge: string, reference: string, method: string, group: string, taskId: string) =>
-  `${store}/eval/${slug(judge)}/win/${slug(reference)}/pass/${method}/${group}/${taskId}.json`
+  pathInside(store, "eval", slug(judge), "win", slug(reference), "pass", ...taskFile(method, group, taskId))
 export const winVerdictsPath = (store: string, judge: string, reference: string, method: string, group: string, taskId: string) =>
-  `${store}/eval/${slug(judge)}/win/${slug(reference)}/rounds/${method}/${group}/${taskId}.json`
+  pathInside(store, "eval", slug(judge), "win", slug(reference), "rounds", ...taskFile(method, group, taskId))
