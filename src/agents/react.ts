@@ -88,7 +88,8 @@ export type Outcome =
   | { readonly kind: "answer"; readonly step: ChainStep; readonly answer: string }
   | { readonly kind: "give_up"; readonly step: ChainStep }
 
-const JsonAction = z.object({
+/** The JSON-mode action (exported for the grammar check of every schema sent to a model). */
+export const JsonAction = z.object({
   thought: z.string(),
   action: z.string().min(1),
   action_input: z.union([z.record(z.string(), z.unknown()), z.string()]).optional()

@@ -4,6 +4,7 @@ import { jsonrepair } from "jsonrepair"
 import { z } from "zod"
 import { emit } from "../trace/events.ts"
 import { MalformedOutput, type ProviderError } from "./errors.ts"
+import { grammarSafe } from "./grammar-safe.ts"
 import { type GenerateRequest, type GenerateResponse, LanguageModel, type Message } from "./language-model.ts"
 import { splitThinking } from "./thinking.ts"
 
@@ -30,8 +31,10 @@ export const jsonSchemaOf = (schema: z.ZodType): Record<string, unknown> => {
   const known = jsonSchemas.get(schema)
   if (known) return known
   const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>
-  jsonSchemas.set(schema, rest)
-  return rest
+  // Servers turn this schema into a decoding grammar, where `{}` would mean "an object": say "any value" explicitly.
+  const safe = grammarSafe(rest)
+  jsonSchemas.set(schema, safe)
+  return safe
 }
 
 /** Conversion is costly and agents reuse their schemas on every call; the result is shared, never mutate it. */

@@ -66,7 +66,7 @@ describe("ToolBench adapter", () => {
     const tool = apiDocToTool(doc, missEnv)
     const [spec] = toolSpecs({ name: "x", tools: [tool] })
     const params = spec!.parameters as Available["parameters"]
-    expect(params.properties.is_id).toMatchObject({ type: "integer", example_value: 5 })
+    expect(params.properties.is_id).toMatchObject({ type: "number", example_value: 5 })
     expect(params.properties.is_id!.description).toHaveLength(256)
     expect(params.properties.verbose).toEqual({ type: "boolean", description: "more" })
     expect(params.properties.label).toMatchObject({ type: "string" })

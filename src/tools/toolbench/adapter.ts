@@ -48,7 +48,8 @@ const parameterSchema = (p: ApiParameter): z.ZodType => {
   const description = p.description.slice(0, MAX_DESCRIPTION)
   // StableToolBench shows the default when `len(str(default)) != 0`: only an empty string is hidden
   const example = p.default !== undefined && p.default !== "" ? { example_value: p.default } : {}
-  if (p.type === "NUMBER") return z.preprocess(toNumber, z.number()).meta({ type: "integer", description, ...example })
+  // Validated as any number, so sent as `number`: ToolBench's own "integer" would make a decoding grammar refuse 49.34.
+  if (p.type === "NUMBER") return z.preprocess(toNumber, z.number()).meta({ type: "number", description, ...example })
   if (p.type === "BOOLEAN") return z.preprocess(toBoolean, z.boolean()).meta({ type: "boolean", description, ...example })
   return z.preprocess(toText, z.string()).meta({ type: "string", description, ...example })
 }
