@@ -1,7 +1,11 @@
 // The Smurfs loop's accounting, as the authors' worker counts: only accepted steps on the path cost a
 // step, a backtrack gives its step back, the model-call budget bounds everything else.
+import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { z } from "zod"
+import type { ToolCall, ToolEnvironment } from "../src/tools/environments/environment.ts"
+import { toolSpecs } from "../src/tools/library.ts"
+import { apiDocToTool } from "../src/tools/toolbench/adapter.ts"
 import { callsOf, eventsOf, fromObservation, heightTool, makeTool, runSmurfs, systemPrompt, userPrompt } from "./pipeline-fixtures.ts"
 
 const solved = { status: "solved", reason: "the answer gives what was asked" }
@@ -188,5 +192,35 @@ describe("smurfs loop: final answer prompt", () => {
     const prompt = systemPrompt(callsOf(t, "answerer.final")[0]!)
     expect(prompt).not.toMatch(/say so|could not be answered|sorry/i)
     expect(prompt).toMatch(/do not apologi[sz]e/i)
+  })
+})
+
+describe("smurfs loop: what the executor sees", () => {
+  it("shows optional parameters of an API without required ones and keeps every declared argument", async () => {
+    // StableToolBench hides `city` (no required parameter); the Smurfs executor must see and keep it
+    const doc = {
+      category_name: "Weather",
+      tool_name: "Meteo",
+      api_name: "Forecast",
+      api_description: "Weather forecast.",
+      required_parameters: [],
+      optional_parameters: [{ name: "city", type: "STRING", description: "City name", default: "" }]
+    }
+    const served: Array<ToolCall> = []
+    const env: ToolEnvironment = { name: "echo", serve: (call) => Effect.sync(() => (served.push(call), { ok: true, content: `forecast for ${String(call.args["city"])}: sunny` })) }
+    const tool = apiDocToTool(doc, env)
+    expect(toolSpecs({ name: "t", tools: [tool] })[0]!.parameters["properties"]).toEqual({}) // baselines: as StableToolBench
+    const t = await runSmurfs("Weather in Rome?", [tool], {
+      "executor.thought": [{ thought: "forecast" }],
+      "executor.choose": [{ tool: tool.name }],
+      "executor.args": [{ city: "Rome" }],
+      "answerer.step": [fromObservation((obs) => ({ answer: obs }))],
+      verifier: [solved],
+      "answerer.final": [{ answer: "Sunny in Rome." }],
+      $cycle: true
+    }, { planner: false })
+    expect(userPrompt(callsOf(t, "executor.args")[0]!)).toContain('"city"')
+    expect(served.map((c) => c.args)).toEqual([{ city: "Rome" }])
+    expect(eventsOf(t, "guardrail")).toEqual([])
   })
 })

@@ -2,7 +2,7 @@
 import { Data } from "effect"
 import type { ToolSpec } from "../llm/language-model.ts"
 import { jsonSchemaOf } from "../llm/structured.ts"
-import type { Tool, ToolLibrary } from "./tool.ts"
+import { stableToolBenchParameters, type Tool, type ToolLibrary } from "./tool.ts"
 
 /** Two tools of one library share a name. */
 export class DuplicateToolName extends Data.TaggedError("DuplicateToolName")<{
@@ -52,11 +52,15 @@ export const excludeTools = (library: ToolLibrary, names: Iterable<string>): Too
   return { name: library.name, tools: library.tools.filter((t) => !excluded.has(t.name)) }
 }
 
-/** One tool's spec for native tool calling; the JSON Schema comes from its zod parameters. */
+/**
+ * One tool's spec as StableToolBench shows its functions (the baselines' function list, the converted
+ * `available_tools`); the JSON Schema comes from its zod parameters, with StableToolBench's hidden
+ * optional parameters hidden here too (see `stableToolBenchParameters`).
+ */
 export const toolSpec = (tool: Tool): ToolSpec => ({
   name: tool.name,
   description: tool.description,
-  parameters: jsonSchemaOf(tool.parameters)
+  parameters: jsonSchemaOf(stableToolBenchParameters(tool))
 })
 
 /** Specs of every tool in a library, in order. */

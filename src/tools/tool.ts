@@ -33,3 +33,16 @@ export interface ToolLibrary {
   readonly name: string
   readonly tools: ReadonlyArray<Tool>
 }
+
+/**
+ * Key of `Tool.meta` holding the arguments schema StableToolBench shows for the tool when it differs
+ * from `parameters` (it hides the optional parameters of an API without required ones). Only the
+ * baselines' function list and the converted files use it; the Smurfs executor sees every parameter.
+ */
+export const STB_PARAMETERS = "stableToolBenchParameters"
+
+/** The arguments schema StableToolBench would show for `tool`: its own unless the meta holds another. */
+export const stableToolBenchParameters = (tool: Tool): z.ZodObject<z.ZodRawShape> => {
+  const shown = tool.meta?.[STB_PARAMETERS] as z.ZodObject<z.ZodRawShape> | undefined
+  return typeof shown?.safeParse === "function" && typeof shown.shape === "object" ? shown : tool.parameters
+}

@@ -86,10 +86,16 @@ describe("ToolBench adapter", () => {
     expect(tool.parameters.safeParse({}).success).toBe(false)
   })
 
-  it("drops optional parameters of an API without required ones, as StableToolBench does, unless asked not to", () => {
+  it("hides optional parameters of an API without required ones only where StableToolBench's functions are shown", () => {
     const noRequired = { tool_name: "T", api_name: "A", optional_parameters: [{ name: "q", type: "STRING", description: "", default: "" }] }
-    expect(Object.keys(apiDocToTool(noRequired, missEnv).parameters.shape)).toEqual([])
-    expect(Object.keys(apiDocToTool(noRequired, missEnv, { stableToolBenchQuirks: false }).parameters.shape)).toEqual(["q"])
+    const tool = apiDocToTool(noRequired, missEnv)
+    // the tool itself (what the Smurfs executor reads and validation uses) keeps every declared parameter
+    expect(Object.keys(tool.parameters.shape)).toEqual(["q"])
+    expect(tool.parameters.parse({ q: "x" })).toEqual({ q: "x" })
+    // the baselines' function list and the converted available_tools show StableToolBench's function
+    expect(toolSpecs({ name: "x", tools: [tool] })[0]!.parameters["properties"]).toEqual({})
+    const shown = toolSpecs({ name: "x", tools: [apiDocToTool(noRequired, missEnv, { stableToolBenchQuirks: false })] })[0]!
+    expect(Object.keys(shown.parameters["properties"] as object)).toEqual(["q"])
   })
 
   it("keeps a parameter required when an optional one has the same name (Riddlie's `id`)", () => {

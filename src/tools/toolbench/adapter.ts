@@ -7,6 +7,7 @@ import { makeToolLibrary } from "../library.ts"
 import type { Tool, ToolLibrary, ToolResult } from "../tool.ts"
 import { ApiDoc, type ApiDocInput, type ApiParameter } from "./api-doc.ts"
 import { functionName, standardizeParameterName, stdApiName, stdToolName } from "./names.ts"
+import { STB_PARAMETERS } from "../tool.ts"
 
 /** StableToolBench cuts API and parameter descriptions to this many characters. */
 export const MAX_DESCRIPTION = 256
@@ -19,7 +20,10 @@ export interface ToolbenchToolOptions {
   /**
    * StableToolBench drops the optional parameters of an API that has no required ones (its loop over
    * optional parameters sits inside the `if required_parameters` block). True (the default) reproduces
-   * that, so that models see exactly StableToolBench's functions; false keeps them.
+   * that where StableToolBench's functions are shown (the baselines' function list and the converted
+   * `available_tools`, through `meta.stableToolBenchParameters`); false shows them there too. The
+   * tool's own `parameters`, which the Smurfs executor reads and validation uses, always hold every
+   * parameter the doc declares.
    */
   readonly stableToolBenchQuirks?: boolean | undefined
 }
@@ -95,11 +99,20 @@ export const apiDocToTool = (input: ApiDoc | ApiDocInput, env: ToolEnvironment, 
   const stdApi = stdApiName(doc)
   const name = functionName(doc)
   const maxObservation = options.maxObservationChars ?? OBSERVATION_MAX_CHARS
+  const hidesOptional = (options.stableToolBenchQuirks ?? true) && doc.required_parameters.length === 0 && doc.optional_parameters.length > 0
   return {
     name,
     description: apiDescription(doc),
-    parameters: apiParameters(doc, options.stableToolBenchQuirks ?? true),
-    meta: { category: doc.category_name, tool: doc.tool_name, api: doc.api_name, stdTool, stdApi, doc },
+    parameters: apiParameters(doc, false),
+    meta: {
+      category: doc.category_name,
+      tool: doc.tool_name,
+      api: doc.api_name,
+      stdTool,
+      stdApi,
+      doc,
+      ...(hidesOptional ? { [STB_PARAMETERS]: apiParameters(doc, true) } : {})
+    },
     call: (args) =>
       guardToolCall(
         name,
