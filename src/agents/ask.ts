@@ -1,7 +1,7 @@
 // One agent call: render its template, fit the changing parts into the context budget, ask for a typed object.
 import { Effect } from "effect"
 import type { z } from "zod"
-import type { Message } from "../llm/language-model.ts"
+import { LanguageModel, type Message } from "../llm/language-model.ts"
 import { generateObject, type ObjectRequest } from "../llm/structured.ts"
 import type { ContextBudget } from "../memory/context-budget.ts"
 import type { BudgetExhausted } from "./errors.ts"
@@ -34,7 +34,8 @@ export interface AskRequest<A> {
   /**
    * A tool's response for this agent to read. It goes to the model as data, never as instructions:
    * an assistant message with the call, then a `tool` message whose text is the fitted placeholder
-   * `response` (a key of `fit`), before the user part.
+   * `response` (a key of `fit`), before the user part. A model without a tool role (`supportsTools`
+   * false) gets it at the start of the user message instead, fenced and labelled as data.
    */
   readonly toolResult?: { readonly tool: string; readonly args: Record<string, unknown>; readonly response: string } | undefined
 }
@@ -92,6 +93,16 @@ const toolResultMessages = (result: NonNullable<AskRequest<unknown>["toolResult"
   { role: "tool", content, toolCallId: TOOL_CALL_ID, toolName: result.tool }
 ]
 
+/** A backtick fence longer than any backtick run in `text`, so the text can never close it. */
+const fenceFor = (text: string): string => "`".repeat(Math.max(3, ...[...text.matchAll(/`+/g)].map((m) => m[0].length + 1)))
+
+/**
+ * The response inside the user message, fenced and labelled as data, for a model whose chat template
+ * has no tool role (a `tool` message would be dropped or garbled there, and the answer made up).
+ */
+const inlineToolResult = (result: NonNullable<AskRequest<unknown>["toolResult"]>, content: string): string =>
+  renderTemplate("tool-response-inline", { tool: result.tool, args: JSON.stringify(result.args), fence: fenceFor(content), response: content }).user
+
 export const ask = <A>(ctx: AgentContext, request: AskRequest<A>) =>
   Effect.gen(function* () {
     yield* ctx.charge
@@ -104,6 +115,10 @@ export const ask = <A>(ctx: AgentContext, request: AskRequest<A>) =>
       const warning = `the ${cut.key} (about ${cut.fromTokens} tokens) does not fit the model's context of ${ctx.budget.promptTokens} prompt tokens; it was cut to ${cut.toTokens} tokens. Give a shorter ${cut.key} or a larger context (--num-ctx).`
       yield* emit("guardrail", { guardrail: "context", role: request.role, error: warning, attempt: 1, recovered: true })
     }
+    const { info } = yield* LanguageModel
+    const tool = request.toolResult
+    const response = tool ? (prompt.fitted[tool.response] ?? "") : ""
+    const inline = tool !== undefined && !info.supportsTools
     const result = yield* generateObject({
       role: request.role,
       schema: request.schema,
@@ -111,8 +126,8 @@ export const ask = <A>(ctx: AgentContext, request: AskRequest<A>) =>
       maxReflections: ctx.guardrails.format ? ctx.guardrails.maxReflections : 0,
       messages: [
         { role: "system", content: prompt.system },
-        ...(request.toolResult ? toolResultMessages(request.toolResult, prompt.fitted[request.toolResult.response] ?? "") : []),
-        { role: "user", content: prompt.user }
+        ...(tool && !inline ? toolResultMessages(tool, response) : []),
+        { role: "user", content: inline ? `${inlineToolResult(tool, response)}\n\n${prompt.user}` : prompt.user }
       ]
     })
     return request.clipText === false ? result.value : clipStrings(result.value, (text) => ctx.budget.agentText(text))
