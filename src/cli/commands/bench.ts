@@ -14,6 +14,7 @@ import { finishSpec } from "../../agents/finish.ts"
 import { STB_ENV, stbDirOf } from "../../agents/stabletoolbench-files.ts"
 import { REACT_DEFAULTS, react } from "../../agents/react.ts"
 import { smurfs } from "../../agents/smurfs.ts"
+import { resolveOptions, type SmurfsOptions, smurfsDefaults } from "../../agents/smurfs-options.ts"
 import { modelCacheLayer } from "../../llm/cache.ts"
 import { MODEL_DEFAULTS, THINK_HELP } from "../../llm/spec.ts"
 import { LanguageModel } from "../../llm/language-model.ts"
@@ -65,8 +66,11 @@ options:
   --force                   with --resume: continue even when the settings differ (run.json records the difference)
   --tool-calling <m>        auto, native or json: how react/dfsdt act (default auto)
   --tries <n>               react: chains per task, CoT@n (default ${REACT_DEFAULTS.tries})
-  --max-steps <n>           react/dfsdt: tree nodes per chain, StableToolBench's single_chain_max_step
-                            (a thought 1, a call 2; default ${REACT_DEFAULTS.singleChainMaxStep})
+  --smurfs-max-steps <n>    smurfs: accepted steps on a subtask's path before it is answered from memory;
+                            a failed call costs none, a backtrack gives one back (default ${smurfsDefaults.maxSteps})
+  --single-chain-max-step <n>
+                            react/dfsdt: tree nodes per chain, StableToolBench's single_chain_max_step
+                            (a thought 1, a call 2; default ${REACT_DEFAULTS.singleChainMaxStep}); the old --max-steps is refused
   --budget <n>              dfsdt: model calls per task (default ${DFSDT_DEFAULTS.budget})
   --stb <dir>               react/dfsdt send StableToolBench's own prompt texts, read from this checkout
                             (the folder holding toolbench/; default ${STB_ENV}); without it, our own wording
@@ -107,6 +111,9 @@ const OPTIONS = {
   force: { type: "boolean" },
   "tool-calling": { type: "string" },
   tries: { type: "string" },
+  "smurfs-max-steps": { type: "string" },
+  "single-chain-max-step": { type: "string" },
+  // refused with a hint: it set both limits at once, which never meant the same thing
   "max-steps": { type: "string" },
   budget: { type: "string" },
   "observation-limit": { type: "string" },
@@ -126,6 +133,11 @@ const positiveInt = (name: string, text: string | undefined): number | undefined
 const parse = ({ values }: ParsedCommand<typeof OPTIONS>) => {
   if (!values.out) throw new UsageError("--out <run dir> is required")
   if (values.force && !values.resume) throw new UsageError("--force only applies with --resume (it continues a run whose settings differ)")
+  if (values["max-steps"] !== undefined)
+    throw new UsageError(
+      `--max-steps was split in two: --smurfs-max-steps <n> for smurfs (accepted steps per subtask, default ${smurfsDefaults.maxSteps}) ` +
+        `and --single-chain-max-step <n> for react/dfsdt (tree nodes per chain, default ${REACT_DEFAULTS.singleChainMaxStep})`
+    )
   const methods = choiceList("method", list(values.method) ?? [...BENCH_DEFAULTS.methods], METHODS)
   const toolset = choiceOption("toolset", values.toolset, ["all", "relevant"], BENCH_DEFAULTS.toolset)
   const toolCalling = choiceOption("tool-calling", values["tool-calling"], ["auto", "native", "json"], "auto")
@@ -154,7 +166,8 @@ const parse = ({ values }: ParsedCommand<typeof OPTIONS>) => {
     force: values.force === true,
     toolCalling: toolCalling as "auto" | "native" | "json",
     tries: positiveInt("tries", values.tries),
-    maxSteps: positiveInt("max-steps", values["max-steps"]),
+    smurfsMaxSteps: positiveInt("smurfs-max-steps", values["smurfs-max-steps"]),
+    singleChainMaxStep: positiveInt("single-chain-max-step", values["single-chain-max-step"]),
     budget: positiveInt("budget", values.budget),
     observationLimit: positiveInt("observation-limit", values["observation-limit"]),
     stb: stbDirOf(values.stb),
@@ -167,11 +180,19 @@ const parse = ({ values }: ParsedCommand<typeof OPTIONS>) => {
 
 type BenchArgs = ReturnType<typeof parse>
 
+const smurfsOptions = (args: BenchArgs): SmurfsOptions => ({ maxSteps: args.smurfsMaxSteps })
+
+/** The Smurfs loop's limits as they ran, for run.json. */
+const smurfsLimits = (args: BenchArgs) => {
+  const { maxSteps, maxAgentErrors, maxSubtasks, maxModelCalls } = resolveOptions(smurfsOptions(args))
+  return { maxSteps, maxAgentErrors, maxSubtasks, maxModelCalls }
+}
+
 const methodEntries = (args: BenchArgs): Array<MethodEntry> =>
   args.methods.map((name) => {
     const chain = {
       toolCalling: args.toolCalling,
-      singleChainMaxStep: args.maxSteps,
+      singleChainMaxStep: args.singleChainMaxStep,
       observationLimit: args.observationLimit,
       prompts: baselinePrompts(args.stb)
     }
@@ -181,7 +202,7 @@ const methodEntries = (args: BenchArgs): Array<MethodEntry> =>
       case "dfsdt":
         return { name, method: dfsdt({ ...chain, budget: args.budget }) }
       default:
-        return { name, method: smurfs({ maxSteps: args.maxSteps }) }
+        return { name, method: smurfs(smurfsOptions(args)) }
     }
   })
 
@@ -214,8 +235,9 @@ const program = (args: BenchArgs) =>
       options: {
         toolCalling: args.toolCalling,
         tries: args.tries ?? REACT_DEFAULTS.tries,
-        maxSteps: args.maxSteps ?? REACT_DEFAULTS.singleChainMaxStep,
-        singleChainMaxStep: args.maxSteps ?? REACT_DEFAULTS.singleChainMaxStep,
+        // what ran, each method with its own limit (smurfs: every loop limit, defaults resolved)
+        smurfs: smurfsLimits(args),
+        singleChainMaxStep: args.singleChainMaxStep ?? REACT_DEFAULTS.singleChainMaxStep,
         giveUpBackLength: DFSDT_DEFAULTS.giveUpBackLength,
         prompts: baselinePrompts(args.stb).source,
         budget: args.budget ?? DFSDT_DEFAULTS.budget,

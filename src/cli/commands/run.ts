@@ -3,7 +3,7 @@ import { createHash } from "node:crypto"
 import type { ParseArgsOptionsConfig } from "node:util"
 import { Cause, Effect, Exit } from "effect"
 import { smurfs } from "../../agents/smurfs.ts"
-import type { SmurfsOptions } from "../../agents/smurfs-options.ts"
+import { type SmurfsOptions, smurfsDefaults } from "../../agents/smurfs-options.ts"
 import { LanguageModel } from "../../llm/language-model.ts"
 import { type ServerFailure, watchServer } from "../../llm/server-watch.ts"
 import { DEFAULT_MODEL_SPEC, MODEL_DEFAULTS, type ModelOptions, THINK_HELP } from "../../llm/spec.ts"
@@ -28,10 +28,14 @@ options:
                         (Streamable HTTP; Authorization header from $SMURFS_MCP_AUTHORIZATION);
                         repeat to combine sources (default demo)
       --json            print only the trajectory as JSON
-      --max-steps <n>   executor steps per subtask before it is answered from memory (default 3)
+      --smurfs-max-steps <n>
+                        accepted steps on a subtask's path before it is answered from memory; a failed
+                        call costs none, a backtrack gives one back (default ${smurfsDefaults.maxSteps};
+                        --max-steps is its deprecated alias)
       --no-planner      ablation: the query is the only subtask
-      --no-answerer     ablation: the raw tool response is the answer
-      --no-verifier     ablation: the first answer is accepted
+      --no-answerer     ablation: no per-step summaries (a step's answer is the raw tool response;
+                        the final answer is still written)
+      --no-verifier     ablation: a plain depth-first search that calls tools until the step limit
       --timeout <ms>    per-request model timeout (default ${MODEL_DEFAULTS.timeoutMs}); a timed-out call is sent once more, then the run gives up
       --num-ctx <n>     context window in tokens (Ollama num_ctx, also the prompt budget)
       --think <on|off|low|medium|high>
@@ -54,6 +58,8 @@ const OPTIONS = {
   model: { type: "string", short: "m" },
   tools: { type: "string", short: "t", multiple: true, default: ["demo"] },
   json: { type: "boolean", default: false },
+  "smurfs-max-steps": { type: "string" },
+  // deprecated alias of --smurfs-max-steps (before the baselines got their own limit)
   "max-steps": { type: "string" },
   "no-planner": { type: "boolean", default: false },
   "no-answerer": { type: "boolean", default: false },
@@ -70,7 +76,15 @@ const parse = ({ values, positionals }: ParsedCommand<typeof OPTIONS>) => {
   const query = positionals.join(" ").trim()
   if (query.length === 0) throw new UsageError('give the query to solve, e.g. smurfs run "What is 12% of the height of Mount Everest in feet?"')
   const model: ModelOptions = { timeoutMs: intOption("timeout", values.timeout), numCtx: intOption("num-ctx", values["num-ctx"]), think: thinkOption(values.think) }
-  return { values, query, model, maxSteps: intOption("max-steps", values["max-steps"]) }
+  return { values, query, model, maxSteps: smurfsMaxSteps(values) }
+}
+
+/** --smurfs-max-steps, or its deprecated alias --max-steps with a one-line notice. */
+const smurfsMaxSteps = (values: { readonly "smurfs-max-steps"?: string | undefined; readonly "max-steps"?: string | undefined }): number | undefined => {
+  if (values["max-steps"] === undefined) return intOption("smurfs-max-steps", values["smurfs-max-steps"])
+  if (values["smurfs-max-steps"] !== undefined) throw new UsageError("give only --smurfs-max-steps (--max-steps is its deprecated alias)")
+  console.error("smurfs run: --max-steps is deprecated; use --smurfs-max-steps (same meaning)")
+  return intOption("max-steps", values["max-steps"])
 }
 
 /** What to check when the model server failed the run. */
