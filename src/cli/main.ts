@@ -5,6 +5,7 @@ import { ExitCode } from "./exit-codes.ts"
 
 const commands: Record<string, { summary: string; load: () => Promise<{ run: (argv: string[]) => Promise<number> }> }> = {
   run: { summary: "solve one query with the Smurfs agents and print each step", load: () => import("./commands/run.ts") },
+  chat: { summary: "talk with the Smurfs agents: several turns, remembered, with your tools", load: () => import("./commands/chat.ts") },
   tools: { summary: "list the tools of a library", load: () => import("./commands/tools.ts") },
   doctor: { summary: "check that the model server is reachable and the model usable", load: () => import("./commands/doctor.ts") },
   bench: { summary: "run methods on ToolBench tasks into a resumable run directory", load: () => import("./commands/bench.ts") },

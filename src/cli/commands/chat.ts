@@ -1,0 +1,156 @@
+// `smurfs chat`: a multi-turn session in the terminal around the Smurfs pipeline (intent routing,
+// session memory, ask_user answered by the person), with an optional transcript file.
+import { createInterface } from "node:readline"
+import { parseArgs } from "node:util"
+import { Cause, Effect, Exit } from "effect"
+import writeFileAtomic from "write-file-atomic"
+import { type ChatTurn, makeChatSession } from "../../agents/chat/session.ts"
+import { DEFAULT_MODEL_SPEC, MODEL_DEFAULTS, type ModelOptions } from "../../llm/spec.ts"
+import { loadTools } from "../../tools/load.ts"
+import { redactText, redactValue } from "../../trace/redact.ts"
+import { ExitCode } from "../exit-codes.ts"
+import { liveView } from "../live-view.ts"
+import { defaultModelSpec, resolveModelLayer } from "../model-option.ts"
+
+const HELP = `usage: smurfs chat [options]
+
+A conversation with the Smurfs agents: small talk and "what can you do?" get a direct reply, requests
+the tools cannot serve are refused with a reason, tasks run through the pipeline (each step shown as
+in smurfs run). Earlier turns are remembered. The agents may ask you for a missing value.
+Type /exit (or press Ctrl-D or Ctrl-C) to end.
+
+options:
+  -m, --model <spec>    ollama:<model>, openai:<model>, scripted:<file.json> or sim (default SMURFS_MODEL, else ${DEFAULT_MODEL_SPEC})
+  -t, --tools <source>  demo, a JS/TS module exporting tools, a StableToolBench api_list JSON,
+                        "mcp:<command and args>" or mcp+http(s)://<url>; repeat to combine sources (default demo)
+      --save <file>     keep the transcript (every turn with its trajectory) as JSON in <file>, rewritten after each turn
+      --max-steps <n>   executor steps per subtask before it is answered from memory (default 3)
+      --timeout <ms>    per-request model timeout (default ${MODEL_DEFAULTS.timeoutMs})
+      --num-ctx <n>     context window in tokens (Ollama num_ctx, also the prompt budget)
+  -h, --help            show this help
+
+exit codes: 0 ended with /exit or Ctrl-D, 2 bad usage, 3 bad input (model spec, tools), 130 ended with Ctrl-C`
+
+const BAD_INPUT = new Set(["InvalidModelSpec", "ToolLoadError", "DuplicateToolName"])
+
+class UsageError extends Error {}
+
+const positiveInt = (name: string, value: string | undefined): number | undefined => {
+  if (value === undefined) return undefined
+  const n = Number(value)
+  if (!Number.isInteger(n) || n <= 0) throw new UsageError(`--${name} needs a positive whole number, got "${value}"`)
+  return n
+}
+
+const parse = (argv: string[]) => {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      model: { type: "string", short: "m" },
+      tools: { type: "string", short: "t", multiple: true, default: ["demo"] },
+      save: { type: "string" },
+      "max-steps": { type: "string" },
+      timeout: { type: "string" },
+      "num-ctx": { type: "string" },
+      help: { type: "boolean", short: "h", default: false }
+    }
+  })
+  if (positionals.length > 0) throw new UsageError(`chat takes no query (got "${positionals.join(" ")}"); type your messages once it starts, or use smurfs run "<query>"`)
+  const model: ModelOptions = { timeoutMs: positiveInt("timeout", values.timeout), numCtx: positiveInt("num-ctx", values["num-ctx"]) }
+  return { values, model, maxSteps: positiveInt("max-steps", values["max-steps"]) }
+}
+
+/** Lines typed by the person, in order, whether the chat loop or an ask_user question is waiting for them. */
+const lineQueue = (rl: ReturnType<typeof createInterface>) => {
+  const buffered: Array<string> = []
+  const waiting: Array<(line: string | undefined) => void> = []
+  let closed = false
+  rl.on("line", (line) => (waiting.length > 0 ? waiting.shift()!(line) : buffered.push(line)))
+  rl.on("close", () => {
+    closed = true
+    for (const w of waiting.splice(0)) w(undefined)
+  })
+  /** The next line, or undefined once input has ended (Ctrl-D, end of a pipe). */
+  return (): Promise<string | undefined> =>
+    buffered.length > 0 ? Promise.resolve(buffered.shift()) : closed ? Promise.resolve(undefined) : new Promise((resolve) => waiting.push(resolve))
+}
+
+/** The transcript file: every turn with its route, reply and trajectory; secrets redacted. */
+const transcriptOf = (spec: string, tools: ReadonlyArray<string>, startedAt: string, turns: ReadonlyArray<ChatTurn>) =>
+  redactValue({ format: "smurfs-chat/1", model: spec, tools, startedAt, turns })
+
+export const run = async (argv: string[]): Promise<number> => {
+  let args: ReturnType<typeof parse>
+  try {
+    args = parse(argv)
+  } catch (e) {
+    console.error(`smurfs chat: ${(e as Error).message}\n\n${HELP}`)
+    return ExitCode.Usage
+  }
+  if (args.values.help) {
+    console.log(HELP)
+    return ExitCode.Ok
+  }
+  const { values } = args
+  const spec = values.model ?? defaultModelSpec()
+  const color = process.stderr.isTTY === true && !process.env["NO_COLOR"]
+  const out = (text: string) => process.stdout.write(`${redactText(text)}\n`)
+  const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY === true })
+  const nextLine = lineQueue(rl)
+  const interrupt = new AbortController()
+  const onSignal = () => interrupt.abort()
+  rl.on("SIGINT", onSignal) // Ctrl-C on a terminal reaches readline, not the process
+  process.once("SIGINT", onSignal)
+  process.once("SIGTERM", onSignal)
+  const startedAt = new Date().toISOString()
+
+  const program = Effect.gen(function* () {
+    const tools = yield* loadTools(values.tools)
+    const session = makeChatSession({
+      tools,
+      sessionId: `chat-${Date.now().toString(36)}`,
+      pipeline: {
+        maxSteps: args.maxSteps,
+        onEvent: liveView((line) => process.stderr.write(`${line}\n`), { color }),
+        // the person answers the executor's question on the next line they type
+        askUser: async ({ question }) => {
+          out(`\nsmurfs asks: ${question}`)
+          rl.setPrompt("answer> ")
+          rl.prompt()
+          return await nextLine()
+        }
+      }
+    })
+    const save = (turns: ReadonlyArray<ChatTurn>) =>
+      values.save === undefined ? Effect.void : Effect.sync(() => writeFileAtomic.sync(values.save!, `${JSON.stringify(transcriptOf(spec, tools.tools.map((t) => t.name), startedAt, turns), null, 2)}\n`))
+    out(`smurfs chat: model ${spec}, ${tools.tools.length} tools. Ask "what can you do?", or type /exit to end.`)
+    yield* save(session.turns)
+    while (true) {
+      rl.setPrompt("you> ")
+      rl.prompt()
+      const line = yield* Effect.promise(() => nextLine())
+      if (line === undefined || line.trim() === "/exit") return
+      if (line.trim().length === 0) continue
+      const turn = yield* session.turn(line.trim())
+      out(`smurfs> ${turn.reply}`)
+      yield* save(session.turns)
+    }
+  }).pipe(Effect.scoped, Effect.provide(resolveModelLayer(spec, args.model)))
+
+  const exit = await Effect.runPromiseExit(program, { signal: interrupt.signal })
+  rl.close()
+  process.off("SIGINT", onSignal)
+  process.off("SIGTERM", onSignal)
+  if (Exit.isFailure(exit)) {
+    if (Cause.hasInterruptsOnly(exit.cause)) {
+      out("\nbye (interrupted)")
+      return ExitCode.Interrupted
+    }
+    const error = Cause.squash(exit.cause) as { _tag?: string; message?: string }
+    console.error(redactText(`smurfs chat: ${error?.message ?? String(error)}`))
+    return error?._tag && BAD_INPUT.has(error._tag) ? ExitCode.BadInput : ExitCode.Failure
+  }
+  out("bye")
+  return ExitCode.Ok
+}

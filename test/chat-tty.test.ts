@@ -1,0 +1,133 @@
+// `smurfs chat` in a real pseudo-terminal (tmux): what a person sees, typing, ask_user, /exit, Ctrl-D and Ctrl-C.
+import { execFileSync } from "node:child_process"
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { describe, expect, it } from "vitest"
+
+const repo = fileURLToPath(new URL("..", import.meta.url))
+const hasTmux = (() => {
+  try {
+    execFileSync("tmux", ["-V"], { stdio: "ignore" })
+    return true
+  } catch {
+    return false
+  }
+})()
+
+const tmux = (...args: Array<string>) => execFileSync("tmux", args, { encoding: "utf8" })
+
+/** A chat in a detached tmux session; the pane stays open after the process ends so its exit code can be read. */
+const startChat = (name: string, script: object, save: string) => {
+  const dir = mkdtempSync(join(tmpdir(), "smurfs-chat-tty-"))
+  const file = join(dir, "script.json")
+  writeFileSync(file, JSON.stringify(script))
+  const command = `cd ${repo} && NO_COLOR=1 ${process.execPath} bin/smurfs.js chat -m scripted:${file} --save ${save}; echo EXITED:$?; sleep 60`
+  tmux("new-session", "-d", "-s", name, "-x", "200", "-y", "60", command)
+  const screen = () => tmux("capture-pane", "-p", "-t", name, "-S", "-200")
+  const waitFor = async (text: string) => {
+    for (let i = 0; i < 150; i++) {
+      if (screen().includes(text)) return
+      await new Promise((r) => setTimeout(r, 100))
+    }
+    // capture-pane drops trailing spaces, so prompts are waited for without theirs
+    throw new Error(`the screen never showed "${text}":\n${screen()}`)
+  }
+  const type = (text: string) => tmux("send-keys", "-t", name, "-l", text)
+  const key = (k: string) => tmux("send-keys", "-t", name, k)
+  const close = () => {
+    try {
+      tmux("kill-session", "-t", name)
+    } catch {
+      // already gone
+    }
+  }
+  return { screen, waitFor, type, key, close, dir }
+}
+
+const script = {
+  "chat.intent": [
+    { intent: "small_talk", reply: "Hello! Ask me about facts, units, money, dates or arithmetic." },
+    { intent: "capabilities" },
+    { intent: "task", task: "What is the capital of the user's country?" },
+    { intent: "task", task: "What is (3 + 4) * 6?" }
+  ],
+  planner: [{ subtasks: ["What is the capital of the user's country?"] }, { subtasks: ["Compute (3 + 4) * 6"] }],
+  "executor.thought": [{ thought: "I need the country; ask the user." }, { thought: "Look up the capital." }, { thought: "Use the calculator." }],
+  "executor.choose": [{ tool: "ask_user" }, { tool: "lookup_fact" }, { tool: "calculator" }],
+  "executor.args": [{ question: "Which country are you in?" }, { subject: "France", attribute: "capital" }, { expression: "(3 + 4) * 6" }],
+  "answerer.step": [{ answer: "The user is in France." }, { answer: "The capital of France is Paris." }, { answer: "(3 + 4) * 6 = 42" }],
+  verifier: [{ status: "pending", reason: "the country is not the capital", hint: "look up the capital of France" }, { status: "solved", reason: "ok" }, { status: "solved", reason: "ok" }],
+  "answerer.final": [{ answer: "The capital of France is Paris." }, { answer: "(3 + 4) * 6 is 42." }]
+}
+
+describe.skipIf(!hasTmux)("smurfs chat in a terminal (tmux)", () => {
+  it("routes messages, shows the steps, asks the person, remembers turns and ends with /exit", async () => {
+    const save = join(mkdtempSync(join(tmpdir(), "smurfs-chat-save-")), "transcript.json")
+    const chat = startChat(`smurfs-chat-${process.pid}-a`, script, save)
+    try {
+      await chat.waitFor("type /exit to end.")
+      await chat.waitFor("you>")
+      chat.type("hi there")
+      chat.key("Enter")
+      await chat.waitFor("smurfs> Hello! Ask me about facts")
+      chat.type("what can you do?")
+      chat.key("Enter")
+      await chat.waitFor("- lookup_fact: Look up a fact")
+      chat.type("what is the capital of my country?")
+      chat.key("Enter")
+      // the executor asks; the person answers on the next line
+      await chat.waitFor("smurfs asks: Which country are you in?")
+      await chat.waitFor("answer>")
+      chat.type("France")
+      chat.key("Enter")
+      await chat.waitFor("smurfs> The capital of France is Paris.")
+      chat.type("and (3+4)*6?")
+      chat.key("Enter")
+      await chat.waitFor("smurfs> (3 + 4) * 6 is 42.")
+      chat.type("/exit")
+      chat.key("Enter")
+      await chat.waitFor("EXITED:0")
+      const screen = chat.screen()
+      // the step stream of smurfs run, between the question and the reply
+      expect(screen).toContain("Subtask 1: What is the capital of the user's country?")
+      expect(screen).toContain("asked the person: Which country are you in? -> France")
+      expect(screen).toContain('call lookup_fact {"subject":"France","attribute":"capital"}')
+      expect(screen).toContain("verifier: solved")
+      expect(screen).toContain("bye")
+      const transcript = JSON.parse(readFileSync(save, "utf8"))
+      expect(transcript.format).toBe("smurfs-chat/1")
+      expect(transcript.turns.map((t: { intent: string }) => t.intent)).toEqual(["small_talk", "capabilities", "task", "task"])
+      expect(transcript.turns[2].trajectory.events.some((e: { type: string; data: { reply?: string } }) => e.type === "dev.smurfs.ask_user" && e.data.reply === "France")).toBe(true)
+    } finally {
+      chat.close()
+    }
+  }, 30_000)
+
+  it("ends cleanly on Ctrl-D and on Ctrl-C", async () => {
+    const save = join(mkdtempSync(join(tmpdir(), "smurfs-chat-save-")), "transcript.json")
+    const d = startChat(`smurfs-chat-${process.pid}-d`, script, save)
+    const c = startChat(`smurfs-chat-${process.pid}-c`, script, `${save}.c`)
+    try {
+      await d.waitFor("you>")
+      d.key("C-d")
+      await d.waitFor("EXITED:0")
+      expect(d.screen()).toContain("bye")
+      await c.waitFor("you>")
+      c.key("C-c")
+      await c.waitFor("EXITED:130")
+      expect(c.screen()).toContain("bye (interrupted)")
+      expect(c.screen()).not.toMatch(/Error|at .*\.ts:\d+/)
+      // the transcript was written at the start, so even an empty session leaves a valid file
+      expect(JSON.parse(readFileSync(save, "utf8")).turns).toEqual([])
+    } finally {
+      d.close()
+      c.close()
+    }
+  }, 30_000)
+})
+
+describe.skipIf(hasTmux)("smurfs chat in a terminal", () => {
+  it.skip("needs tmux (apt-get install tmux) to drive a pseudo-terminal", () => {})
+})
