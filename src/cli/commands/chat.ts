@@ -1,7 +1,7 @@
 // `smurfs chat`: a multi-turn session in the terminal around the Smurfs pipeline (intent routing,
 // session memory, ask_user answered by the person), with an optional transcript file.
 import { createInterface } from "node:readline"
-import { parseArgs } from "node:util"
+import type { ParseArgsOptionsConfig } from "node:util"
 import { Cause, Effect, Exit } from "effect"
 import writeFileAtomic from "write-file-atomic"
 import { type ChatTurn, makeChatSession } from "../../agents/chat/session.ts"
@@ -11,6 +11,7 @@ import { redactText, redactValue } from "../../trace/redact.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { liveView } from "../live-view.ts"
 import { defaultModelSpec, resolveModelLayer } from "../model-option.ts"
+import { intOption, type ParsedCommand, runCommand } from "../options.ts"
 
 const HELP = `usage: smurfs chat [options]
 
@@ -33,32 +34,21 @@ exit codes: 0 ended with /exit or Ctrl-D, 2 bad usage, 3 bad input (model spec, 
 
 const BAD_INPUT = new Set(["InvalidModelSpec", "ToolLoadError", "DuplicateToolName"])
 
-class UsageError extends Error {}
+/** The options of `smurfs chat`, in node:util parseArgs' shape. */
+const OPTIONS = {
+  model: { type: "string", short: "m" },
+  tools: { type: "string", short: "t", multiple: true, default: ["demo"] },
+  save: { type: "string" },
+  "max-steps": { type: "string" },
+  timeout: { type: "string" },
+  "num-ctx": { type: "string" }
+} as const satisfies ParseArgsOptionsConfig
 
-const positiveInt = (name: string, value: string | undefined): number | undefined => {
-  if (value === undefined) return undefined
-  const n = Number(value)
-  if (!Number.isInteger(n) || n <= 0) throw new UsageError(`--${name} needs a positive whole number, got "${value}"`)
-  return n
-}
+export const COMMAND = { name: "chat", help: HELP, options: OPTIONS } as const
 
-const parse = (argv: string[]) => {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      model: { type: "string", short: "m" },
-      tools: { type: "string", short: "t", multiple: true, default: ["demo"] },
-      save: { type: "string" },
-      "max-steps": { type: "string" },
-      timeout: { type: "string" },
-      "num-ctx": { type: "string" },
-      help: { type: "boolean", short: "h", default: false }
-    }
-  })
-  if (positionals.length > 0) throw new UsageError(`chat takes no query (got "${positionals.join(" ")}"); type your messages once it starts, or use smurfs run "<query>"`)
-  const model: ModelOptions = { timeoutMs: positiveInt("timeout", values.timeout), numCtx: positiveInt("num-ctx", values["num-ctx"]) }
-  return { values, model, maxSteps: positiveInt("max-steps", values["max-steps"]) }
+const parse = ({ values }: ParsedCommand<typeof OPTIONS>) => {
+  const model: ModelOptions = { timeoutMs: intOption("timeout", values.timeout), numCtx: intOption("num-ctx", values["num-ctx"]) }
+  return { values, model, maxSteps: intOption("max-steps", values["max-steps"]) }
 }
 
 /** Lines typed by the person, in order, whether the chat loop or an ask_user question is waiting for them. */
@@ -80,18 +70,9 @@ const lineQueue = (rl: ReturnType<typeof createInterface>) => {
 const transcriptOf = (spec: string, tools: ReadonlyArray<string>, startedAt: string, turns: ReadonlyArray<ChatTurn>) =>
   redactValue({ format: "smurfs-chat/1", model: spec, tools, startedAt, turns })
 
-export const run = async (argv: string[]): Promise<number> => {
-  let args: ReturnType<typeof parse>
-  try {
-    args = parse(argv)
-  } catch (e) {
-    console.error(`smurfs chat: ${(e as Error).message}\n\n${HELP}`)
-    return ExitCode.Usage
-  }
-  if (args.values.help) {
-    console.log(HELP)
-    return ExitCode.Ok
-  }
+export const run = (argv: string[]): Promise<number> => runCommand(COMMAND, argv, (parsed) => converse(parse(parsed)))
+
+const converse = async (args: ReturnType<typeof parse>): Promise<number> => {
   const { values } = args
   const spec = values.model ?? defaultModelSpec()
   const color = process.stderr.isTTY === true && !process.env["NO_COLOR"]
