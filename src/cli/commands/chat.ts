@@ -25,7 +25,8 @@ options:
   -t, --tools <source>  demo, a JS/TS module exporting tools, a StableToolBench api_list JSON,
                         "mcp:<command and args>" or mcp+http(s)://<url>; repeat to combine sources (default demo)
       --save <file>     keep the transcript (every turn with its trajectory) as JSON in <file>, rewritten after each turn
-      --max-steps <n>   executor steps per subtask before it is answered from memory (default 3)
+      --smurfs-max-steps <n>
+                        accepted steps on a subtask's path before it is answered from memory (default 3)
       --timeout <ms>    per-request model timeout (default ${MODEL_DEFAULTS.timeoutMs})
       --num-ctx <n>     context window in tokens (Ollama num_ctx, also the prompt budget)
   -h, --help            show this help
@@ -39,7 +40,7 @@ const OPTIONS = {
   model: { type: "string", short: "m" },
   tools: { type: "string", short: "t", multiple: true, default: ["demo"] },
   save: { type: "string" },
-  "max-steps": { type: "string" },
+  "smurfs-max-steps": { type: "string" },
   timeout: { type: "string" },
   "num-ctx": { type: "string" }
 } as const satisfies ParseArgsOptionsConfig
@@ -48,7 +49,7 @@ export const COMMAND = { name: "chat", help: HELP, options: OPTIONS } as const
 
 const parse = ({ values }: ParsedCommand<typeof OPTIONS>) => {
   const model: ModelOptions = { timeoutMs: intOption("timeout", values.timeout), numCtx: intOption("num-ctx", values["num-ctx"]) }
-  return { values, model, maxSteps: intOption("max-steps", values["max-steps"]) }
+  return { values, model, maxSteps: intOption("smurfs-max-steps", values["smurfs-max-steps"]) }
 }
 
 /** Lines typed by the person, in order, whether the chat loop or an ask_user question is waiting for them. */
