@@ -1,20 +1,18 @@
 // The benchmark runner: methods x queries with bounded concurrency into a resumable run directory.
 import { existsSync } from "node:fs"
-import { Cause, Data, Effect, Result } from "effect"
+import { Data, Effect, Result } from "effect"
 import { finishSpec } from "../src/agents/finish.ts"
 import type { Method, Task } from "../src/agents/task.ts"
 import { LanguageModel, type ToolSpec } from "../src/llm/language-model.ts"
-import { type ServerFailure, watchServer } from "../src/llm/server-watch.ts"
 import { toolSpecs } from "../src/tools/library.ts"
 import { type ConvertedFile, toConverted } from "../src/trace/converters/stabletoolbench.ts"
-import type { RunEvent } from "../src/trace/events.ts"
-import { redactText, redactValue } from "../src/trace/redact.ts"
+import { redactText } from "../src/trace/redact.ts"
 import { type BenchQuery, DatasetError, firstDuplicateId, longestFirst } from "./datasets.ts"
+import { executeTask, type TaskExecutor } from "./execute-task.ts"
 import { type Progress, silentProgress } from "./progress.ts"
 import { openRunDir, readRecord, readRecords, type RunDirError, writeJsonAtomic } from "./run-dir.ts"
 import { acquireRunLock } from "./run-lock.ts"
-import { convertedPath, RUN_FORMAT_VERSION, type RunConfig, type TaskRecord, taskRecordPath } from "./run-format.ts"
-import { isKind } from "../src/trace/events.ts"
+import { convertedPath, type RunConfig, type TaskRecord, taskRecordPath } from "./run-format.ts"
 
 /** A method under the name it is run and stored as. */
 export interface MethodEntry {
@@ -44,6 +42,8 @@ export interface RunnerOptions {
   /** Keep every prompt in the model_call events (large); by default only replies are kept. */
   readonly fullTrace?: boolean | undefined
   readonly progress?: Progress | undefined
+  /** Where tasks run: in this process by default, or a queue of workers (bench/queue). */
+  readonly executor?: TaskExecutor | undefined
   /** The Finish function as the baselines showed it (its texts follow --stb), for the converted files. */
   readonly finish?: ToolSpec | undefined
 }
@@ -87,16 +87,6 @@ export class ModelServerDown extends Data.TaggedError("ModelServerDown")<{
 }
 
 type Outcome = "skipped" | "recorded" | "answered" | "error" | "not_recorded"
-
-/** Drop prompts from model_call events unless a full trace was asked for: they dominate a record's size. */
-const slimEvents = (events: ReadonlyArray<RunEvent>, full: boolean): Array<RunEvent> =>
-  full
-    ? [...events]
-    : events.map((e) => {
-        if (!isKind(e, "model_call") || !("messages" in e.data)) return e
-        const { messages: _dropped, ...data } = e.data
-        return { ...e, data }
-      })
 
 /** A record of a finished task (answered or given up), not of one the model server failed. */
 const isResult = (record: TaskRecord): record is TaskRecord & { finishType: "give_answer" | "give_up" } => record.finishType !== "error"
@@ -174,56 +164,40 @@ export const runBench = (options: RunnerOptions): Effect.Effect<RunSummary, RunD
     progress.start(jobs.length, jobs.length - pending.length)
 
     let consecutiveFailures = 0
-    let lastServerError: ServerFailure | undefined
+    let lastServerError: string | undefined
+    const entryByName = new Map(options.methods.map((m) => [m.name, m]))
+    const inProcess: TaskExecutor = {
+      execute: (job) =>
+        executeTask(entryByName.get(job.method)!.method, taskFor(job.query), job, { modelSpec: options.modelSpec, fullTrace }).pipe(Effect.provideService(LanguageModel, base))
+    }
+    const executor = options.executor ?? inProcess
     const runJob = ({ entry, query, path }: (typeof jobs)[number]): Effect.Effect<Outcome, RunDirError | ModelServerDown> =>
       Effect.gen(function* () {
         const started = Date.now()
-        const startedAt = new Date(started).toISOString()
-        // Watch this task's model calls: once the server fails (dead, 404, hung...), the task is not a result.
-        const watch = watchServer(base)
-        const exit = yield* Effect.exit(
-          Effect.suspend(() => entry.method(taskFor(query))).pipe(Effect.provideService(LanguageModel, watch.model))
-        )
+        const job = { method: entry.name, query }
+        const result = yield* executor.execute(job)
         const report = (finishType: "give_answer" | "give_up" | "error" | "failed", modelCalls = 0, tokens = 0) =>
           progress.taskDone({ method: entry.name, group: query.group, taskId: query.id, finishType, modelCalls, tokens, wallMs: Date.now() - started })
-        if (exit._tag === "Failure") {
-          if (Cause.hasInterruptsOnly(exit.cause)) return yield* Effect.interrupt
+        if (result.kind === "crashed") {
           // A method must not fail; if one crashes anyway the task stays undone (a resume retries it).
-          progress.log(redactText(`${entry.name} ${query.group}/${query.id} crashed and was not recorded: ${Cause.pretty(exit.cause).split("\n")[0]}`))
+          progress.log(redactText(`${entry.name} ${query.group}/${query.id} crashed and was not recorded: ${result.error}`))
           report("failed")
           return "not_recorded"
         }
-        const trajectory = exit.value
-        const failure = watch.failure()
-        if (failure) lastServerError = failure
-        consecutiveFailures = failure ? consecutiveFailures + 1 : 0
-        const record: TaskRecord = {
-          formatVersion: RUN_FORMAT_VERSION,
-          taskId: query.id,
-          group: query.group,
-          method: entry.name,
-          model: options.modelSpec,
-          query: query.query,
-          availableTools: taskFor(query).tools.tools.map((t) => t.name),
-          finalAnswer: trajectory.finalAnswer,
-          // whatever the method made of it, a task whose server failed is not done: a resume redoes it
-          finishType: failure ? "error" : trajectory.finishType,
-          ...(failure ? { error: failure.message, errorTag: failure._tag } : trajectory.error !== undefined ? { error: trajectory.error } : {}),
-          totals: { ...trajectory.totals, guardrails: { ...trajectory.totals.guardrails } },
-          events: slimEvents(trajectory.events, fullTrace),
-          startedAt,
-          finishedAt: new Date().toISOString()
-        }
-        // a model or tool may have echoed an API key or an Authorization header; none reaches the disk
-        yield* writeJsonAtomic(path, redactValue(record))
-        report(record.finishType, trajectory.totals.modelCalls, trajectory.totals.promptTokens + trajectory.totals.completionTokens)
-        if (failure && consecutiveFailures >= stopAfter)
-          return yield* new ModelServerDown({ consecutive: consecutiveFailures, runDir: options.runDir, lastError: redactText(failure.message), model: options.modelSpec })
-        return failure ? "error" : trajectory.finishType === "give_answer" ? "answered" : "recorded"
+        const { record } = result
+        const failed = record.finishType === "error"
+        if (failed) lastServerError = record.error
+        consecutiveFailures = failed ? consecutiveFailures + 1 : 0
+        yield* writeJsonAtomic(path, record)
+        if (executor.settled) yield* executor.settled(job)
+        report(record.finishType, record.totals.modelCalls, record.totals.promptTokens + record.totals.completionTokens)
+        if (failed && consecutiveFailures >= stopAfter)
+          return yield* new ModelServerDown({ consecutive: consecutiveFailures, runDir: options.runDir, lastError: redactText(record.error ?? "the model server failed"), model: options.modelSpec })
+        return failed ? "error" : record.finishType === "give_answer" ? "answered" : "recorded"
       })
 
     // A run stopped by a dead server still leaves converted files of everything done so far.
-    const ran = yield* Effect.result(Effect.forEach(pending, runJob, { concurrency: Math.max(1, options.concurrency) }).pipe(Effect.ensuring(Effect.sync(() => progress.stop()))))
+    const ran = yield* Effect.result(Effect.forEach(pending, runJob, { concurrency: options.executor ? Math.max(1, pending.length) : Math.max(1, options.concurrency) }).pipe(Effect.ensuring(Effect.sync(() => progress.stop()))))
 
     const queryById = new Map(options.queries.map((q) => [`${q.group}/${q.id}`, q]))
     const groups = [...new Set(options.queries.map((q) => q.group))]
@@ -246,7 +220,7 @@ export const runBench = (options: RunnerOptions): Effect.Effect<RunSummary, RunD
       recorded: count("recorded") + count("answered"),
       answered: count("answered"),
       errors: count("error"),
-      ...(lastServerError ? { lastServerError: redactText(lastServerError.message) } : {}),
+      ...(lastServerError ? { lastServerError: redactText(lastServerError) } : {}),
       notRecorded: count("not_recorded"),
       convertedFiles
     } satisfies RunSummary

@@ -10,7 +10,8 @@ const commands: Record<string, { summary: string; load: () => Promise<{ run: (ar
   doctor: { summary: "check that the model server is reachable and the model usable", load: () => import("./commands/doctor.ts") },
   bench: { summary: "run methods on ToolBench tasks into a resumable run directory", load: () => import("./commands/bench.ts") },
   eval: { summary: "judge a run's pass rate (and win rate against a reference)", load: () => import("./commands/eval.ts") },
-  compare: { summary: "set runs side by side in one table (and an HTML report)", load: () => import("./commands/compare.ts") }
+  compare: { summary: "set runs side by side in one table (and an HTML report)", load: () => import("./commands/compare.ts") },
+  worker: { summary: "run bench tasks from a Redis queue (smurfs bench --queue) on this machine", load: () => import("./commands/worker.ts") }
 }
 
 /** The subcommands, in the order `smurfs help` lists them. */

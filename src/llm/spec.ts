@@ -2,8 +2,9 @@
 import { Effect, Layer } from "effect"
 import { InvalidModelSpec } from "./errors.ts"
 import { LanguageModel } from "./language-model.ts"
-import { normalizeOllamaHost, ollamaModel, type OllamaSettings } from "./ollama.ts"
-import { makeOpenAIModel, type OpenAISettings } from "./openai.ts"
+import { normalizeOllamaHost, ollamaModel, type OllamaSettings, ollamaVersion } from "./ollama.ts"
+import { listOpenAIModels, makeOpenAIModel, type OpenAISettings } from "./openai.ts"
+import { makePool, type PoolEndpoint } from "./pool.ts"
 import { resilient, type ResilienceOptions } from "./resilience.ts"
 import { scriptedFileLayer } from "./scripted.ts"
 
@@ -42,6 +43,12 @@ export interface ModelOptions {
    * recorded in the trace and never read as the answer, whatever this says.
    */
   readonly think?: Think | undefined
+  /**
+   * Several servers of the same model, as `url` or `url*N` (N: the requests it serves at once, its
+   * OLLAMA_NUM_PARALLEL; default `concurrency`). Requests go to the least-loaded healthy one; see `makePool`.
+   * Replaces `host` / `baseURL`.
+   */
+  readonly endpoints?: ReadonlyArray<string> | undefined
 }
 
 /** Thinking of a reasoning model: on, off, or an effort level. */
@@ -160,8 +167,45 @@ export const resilienceSettings = (provider: "ollama" | "openai", host: string, 
   endpoint: `${provider}:${host}`
 })
 
+/** `url` or `url*N` of --endpoints: the address and the requests it serves at once. */
+export const parseEndpoint = (text: string): Effect.Effect<{ readonly url: string; readonly concurrency: number | undefined }, InvalidModelSpec> =>
+  Effect.suspend(() => {
+    const match = /^(.*?)(?:\*(\d+))?$/.exec(text.trim())
+    const url = match?.[1]?.trim() ?? ""
+    const concurrency = match?.[2] === undefined ? undefined : Number(match[2])
+    if (!/^https?:\/\/[^\s/]+/.test(url) || concurrency === 0)
+      return Effect.fail(new InvalidModelSpec({ spec: text, reason: "an endpoint is http(s)://host:port, optionally followed by *N for the requests it serves at once (e.g. http://gpu1:11434*2)" }))
+    return Effect.succeed({ url, concurrency })
+  })
+
+/** One endpoint of a pool: the provider's model at `url`, with its own resilience (semaphore, timeout, retries) and probe. */
+const poolEndpoint = (provider: "ollama" | "openai", model: string, endpoint: string, options: ModelOptions): Effect.Effect<PoolEndpoint, InvalidModelSpec> =>
+  Effect.gen(function* () {
+    const { url, concurrency } = yield* parseEndpoint(endpoint)
+    const own = { ...options, concurrency: concurrency ?? options.concurrency }
+    if (provider === "ollama") {
+      const settings = ollamaSettings(model, { ...own, host: url })
+      const served = yield* Effect.flatMap(ollamaModel(settings), (m) => resilient(m, resilienceSettings("ollama", settings.host, own)))
+      return { name: url, concurrency: resilienceSettings("ollama", settings.host, own).concurrency, model: served, probe: ollamaVersion(settings) }
+    }
+    const settings = openaiSettings(model, { ...own, baseURL: url })
+    const served = yield* resilient(makeOpenAIModel(settings), resilienceSettings("openai", settings.baseURL, own))
+    return { name: url, concurrency: resilienceSettings("openai", settings.baseURL, own).concurrency, model: served, probe: listOpenAIModels(settings) }
+  })
+
 /** The LanguageModel for a parsed ollama/openai/scripted spec. */
 const layerFor = (parsed: ModelSpec, spec: string, options: ModelOptions): Layer.Layer<LanguageModel, InvalidModelSpec> => {
+  if ((parsed.provider === "ollama" || parsed.provider === "openai") && options.endpoints !== undefined && options.endpoints.length > 0) {
+    const { provider, model } = parsed
+    const endpoints = options.endpoints
+    return Layer.effect(
+      LanguageModel,
+      Effect.gen(function* () {
+        const members = yield* Effect.forEach(endpoints, (e) => poolEndpoint(provider, model, e, options))
+        return (yield* makePool(members)).model
+      })
+    )
+  }
   switch (parsed.provider) {
     case "ollama": {
       const settings = ollamaSettings(parsed.model, options)

@@ -1,11 +1,15 @@
 // `smurfs bench`: run methods on StableToolBench tasks into a resumable run directory.
-import { existsSync, statSync } from "node:fs"
+import { existsSync, readFileSync, statSync } from "node:fs"
 import { join, resolve } from "node:path"
 import type { ParseArgsOptionsConfig } from "node:util"
 import { Cause, Effect, Exit, Layer } from "effect"
-import { DEFAULT_DATA_DIR, GROUPS, loadQueries } from "../../../bench/datasets.ts"
+import { type BenchQuery, DEFAULT_DATA_DIR, GROUPS, loadQueries } from "../../../bench/datasets.ts"
 import { makeProgress } from "../../../bench/progress.ts"
-import { RUN_FORMAT_VERSION, type RunConfig } from "../../../bench/run-format.ts"
+import { runIdOf } from "../../../bench/queue/job.ts"
+import { makeQueueExecutor, QUEUE_DEFAULTS } from "../../../bench/queue/queue-executor.ts"
+import { writeJsonAtomic } from "../../../bench/run-dir.ts"
+import { RUN_FORMAT_VERSION, type RunConfig, runConfigPath } from "../../../bench/run-format.ts"
+import { type EndpointStats, PoolStats, poolStatsLayer } from "../../llm/pool.ts"
 import { type MethodEntry, ModelServerDown, RUNNER_DEFAULTS, runBench } from "../../../bench/runner.ts"
 import { taskOf } from "../../../bench/tasks.ts"
 import { baselinePrompts } from "../../agents/baseline-prompts.ts"
@@ -26,7 +30,7 @@ import { redactText } from "../../trace/redact.ts"
 import { version } from "../../version.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { defaultModelSpec, resolveModelLayer } from "../model-option.ts"
-import { BadInput, choiceList, choiceOption, intOption, type ParsedCommand, runCommand, splitList, thinkOption, UsageError } from "../options.ts"
+import { BadInput, choiceList, choiceOption, intOption, type ParsedCommand, parseCommand, runCommand, splitList, thinkOption, UsageError, withoutOptions } from "../options.ts"
 
 const METHODS = ["smurfs", "react", "dfsdt"] as const
 
@@ -60,6 +64,10 @@ options:
   --toolset all|relevant    a task's tools: its whole api_list, or only its relevant APIs (default all)
   --concurrency <n>         tasks run at once (default ${BENCH_DEFAULTS.concurrency})
   --model-concurrency <n>   requests in flight per model server (default: --concurrency for openai, 1 for ollama)
+  --endpoints <u[,u]>       several servers of the same model, each url or url*N (N: requests it serves at once);
+                            requests go to the least-loaded healthy one, a failing one is taken out and probed
+  --queue <redis://...>     hand the tasks to \`smurfs worker\` processes through a BullMQ queue on Redis
+                            instead of running them here; records still land in --out
   --out <dir>               the run directory (required)
   --resume                  continue the run in --out, skipping finished tasks; refused when the settings differ
                             (model, data, methods, groups, environments, toolset, limits, method options)
@@ -106,6 +114,8 @@ const OPTIONS = {
   toolset: { type: "string" },
   concurrency: { type: "string" },
   "model-concurrency": { type: "string" },
+  endpoints: { type: "string", multiple: true },
+  queue: { type: "string" },
   out: { type: "string" },
   resume: { type: "boolean" },
   force: { type: "boolean" },
@@ -130,6 +140,7 @@ const list = (values: ReadonlyArray<string> | undefined): Array<string> | undefi
 
 const positiveInt = (name: string, text: string | undefined): number | undefined => intOption(name, text)
 
+/** The command's options, parsed; workers read a queued job's settings with it too. */
 const parse = ({ values }: ParsedCommand<typeof OPTIONS>) => {
   if (!values.out) throw new UsageError("--out <run dir> is required")
   if (values.force && !values.resume) throw new UsageError("--force only applies with --resume (it continues a run whose settings differ)")
@@ -162,6 +173,8 @@ const parse = ({ values }: ParsedCommand<typeof OPTIONS>) => {
     toolset: toolset as "all" | "relevant",
     concurrency,
     modelConcurrency: positiveInt("model-concurrency", values["model-concurrency"]),
+    endpoints: list(values.endpoints),
+    queue: values.queue,
     resume: values.resume === true,
     force: values.force === true,
     toolCalling: toolCalling as "auto" | "native" | "json",
@@ -178,7 +191,10 @@ const parse = ({ values }: ParsedCommand<typeof OPTIONS>) => {
   }
 }
 
-type BenchArgs = ReturnType<typeof parse>
+export type BenchArgs = ReturnType<typeof parse>
+
+/** A queued job's bench options, read as the command reads its own (no environment, no config file: the job carries them all). */
+export const parseBenchArgs = (argv: ReadonlyArray<string>): BenchArgs => parse(parseCommand(COMMAND, argv, { env: {}, cwd: "/nonexistent-smurfs-config" }))
 
 const smurfsOptions = (args: BenchArgs): SmurfsOptions => ({ maxSteps: args.smurfsMaxSteps })
 
@@ -188,7 +204,7 @@ const smurfsLimits = (args: BenchArgs) => {
   return { maxSteps, maxAgentErrors, maxSubtasks, maxModelCalls }
 }
 
-const methodEntries = (args: BenchArgs): Array<MethodEntry> =>
+export const methodEntries = (args: BenchArgs): Array<MethodEntry> =>
   args.methods.map((name) => {
     const chain = {
       toolCalling: args.toolCalling,
@@ -206,7 +222,49 @@ const methodEntries = (args: BenchArgs): Array<MethodEntry> =>
     }
   })
 
-const program = (args: BenchArgs) =>
+/** A query's Task on the run's tool environments and toolset (its tools served by replay, simulation, ...). */
+export const taskBuilder = (args: BenchArgs) =>
+  Effect.gen(function* () {
+    const chain = yield* makeEnvironmentChain(args.envs, { responses: args.responses, cacheDir: args.cacheDir, storeDir: args.storeDir })
+    // Replay and offline answers are final, so failed results are worth caching too.
+    const env = args.callCache === undefined ? chain : (yield* makeToolCache({ dir: args.callCache, cacheErrors: true })).wrapEnvironment(chain)
+    return (query: BenchQuery) => taskOf(query, args.toolset, (name, docs) => toolbenchLibrary(name, docs as ReadonlyArray<ApiDocInput>, env))
+  })
+
+/** The model layer of a run: the served model (one server or a pool), behind the call cache when asked. */
+export const benchModelLayer = (args: BenchArgs) => {
+  // Ollama serves OLLAMA_NUM_PARALLEL requests at once (its own default applies); other servers get one slot per task.
+  const modelConcurrency = args.modelConcurrency ?? (args.model.startsWith("ollama:") ? undefined : args.concurrency)
+  const served = resolveModelLayer(args.model, { concurrency: modelConcurrency, timeoutMs: args.timeoutMs, think: args.think, endpoints: args.endpoints })
+  return args.callCache === undefined ? served : Layer.provide(modelCacheLayer({ dir: args.callCache }), served)
+}
+
+/** The options workers rebuild a task from: the command's own, without those that only steer this process. */
+const workerArgv = (argv: ReadonlyArray<string>): Array<string> => withoutOptions(argv, ["queue", "resume", "force"])
+
+/** The run's id on the queue: stable across --resume of the same run directory. */
+const runIdFor = (out: string, config: RunConfig): string => {
+  try {
+    const existing = JSON.parse(readFileSync(runConfigPath(out), "utf8")) as { createdAt?: unknown }
+    if (typeof existing.createdAt === "string") return runIdOf(out, existing.createdAt)
+  } catch {
+    // a new run: its own creation time names it
+  }
+  return runIdOf(out, config.createdAt)
+}
+
+const queueExecutorFor = (args: BenchArgs, config: RunConfig, argv: ReadonlyArray<string>) =>
+  makeQueueExecutor({ ...QUEUE_DEFAULTS, queueUrl: args.queue!, runId: runIdFor(args.out, config), argv })
+
+/** Add the endpoints' figures to run.json (written at the start; only this field changes). */
+const recordEndpointStats = (out: string, endpoints: ReadonlyArray<EndpointStats>) =>
+  Effect.gen(function* () {
+    const path = runConfigPath(out)
+    const current = yield* Effect.try({ try: () => JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>, catch: () => undefined }).pipe(Effect.orElseSucceed(() => undefined))
+    if (current) yield* writeJsonAtomic(path, { ...current, endpointStats: endpoints })
+  })
+
+const program = (args: BenchArgs, argvForWorkers: ReadonlyArray<string>) =>
   Effect.gen(function* () {
     const queries = yield* loadQueries({ dir: args.data, groups: args.groups, ids: args.ids, limit: args.limit })
     if (queries.length === 0) {
@@ -214,9 +272,7 @@ const program = (args: BenchArgs) =>
       return ExitCode.BadInput
     }
     const model = yield* LanguageModel
-    const chain = yield* makeEnvironmentChain(args.envs, { responses: args.responses, cacheDir: args.cacheDir, storeDir: args.storeDir })
-    // Replay and offline answers are final, so failed results are worth caching too.
-    const env = args.callCache === undefined ? chain : (yield* makeToolCache({ dir: args.callCache, cacheErrors: true })).wrapEnvironment(chain)
+    const taskOfQuery = yield* taskBuilder(args)
     const config: RunConfig = {
       formatVersion: RUN_FORMAT_VERSION,
       packageVersion: version,
@@ -250,12 +306,13 @@ const program = (args: BenchArgs) =>
         callCache: args.callCache ?? null
       }
     }
+    const executor = args.queue === undefined ? undefined : yield* queueExecutorFor(args, config, argvForWorkers)
     const summary = yield* runBench({
       runDir: args.out,
       config,
       queries,
       methods: methodEntries(args),
-      taskOf: (query) => taskOf(query, args.toolset, (name, docs) => toolbenchLibrary(name, docs as ReadonlyArray<ApiDocInput>, env)),
+      taskOf: taskOfQuery,
       concurrency: args.concurrency,
       resume: args.resume,
       force: args.force,
@@ -263,8 +320,15 @@ const program = (args: BenchArgs) =>
       stopAfterUnreachable: args.stopAfter,
       fullTrace: args.fullTrace,
       progress: makeProgress(),
-      finish: finishSpec(baselinePrompts(args.stb))
+      finish: finishSpec(baselinePrompts(args.stb)),
+      executor
     })
+    const endpoints = (yield* PoolStats).snapshot()
+    if (endpoints.length > 0) {
+      for (const e of endpoints)
+        console.error(`  endpoint ${e.endpoint}: ${e.calls} calls, ${e.errors} errors, mean ${e.meanLatencyMs} ms${e.ejections > 0 ? `, taken out ${e.ejections}x` : ""}${e.healthy ? "" : " (out now)"}`)
+      yield* recordEndpointStats(args.out, endpoints)
+    }
     console.error(
       `smurfs bench: ${summary.recorded} tasks recorded now (${summary.answered} answered), ${summary.skipped} already done, ` +
         `${summary.errors} failed because of the model server, ${summary.notRecorded} left undone, of ${summary.total}. Run directory: ${args.out}`
@@ -290,6 +354,8 @@ const exitCodeOf = (tag: string): number => {
     case "ModelUnreachable":
     case "ModelNotFound":
       return ExitCode.ModelUnavailable
+    case "QueueUnavailable":
+      return ExitCode.ModelUnavailable
     case "RunDirError":
     case "DatasetError":
     case "InvalidModelSpec":
@@ -311,16 +377,15 @@ const bench = async (args: BenchArgs, argv: ReadonlyArray<string>): Promise<numb
     return ExitCode.BadInput
   }
   const resumeHint = `Rerun with --resume to continue: smurfs bench ${argv.filter((a) => a !== "--resume").join(" ")} --resume`
-  // Ollama serves OLLAMA_NUM_PARALLEL requests at once (its own default applies); other servers get one slot per task.
-  const modelConcurrency = args.modelConcurrency ?? (args.model.startsWith("ollama:") ? undefined : args.concurrency)
-  const served = resolveModelLayer(args.model, { concurrency: modelConcurrency, timeoutMs: args.timeoutMs, think: args.think })
-  const modelLayer = args.callCache === undefined ? served : Layer.provide(modelCacheLayer({ dir: args.callCache }), served)
+  const modelLayer = benchModelLayer(args)
   // Ctrl-C / SIGTERM interrupt the run; finished records are already on disk.
   const abort = new AbortController()
   const stop = () => abort.abort()
   process.once("SIGINT", stop)
   process.once("SIGTERM", stop)
-  const exit = await Effect.runPromiseExit(program(args).pipe(Effect.provide(modelLayer)), { signal: abort.signal })
+  const exit = await Effect.runPromiseExit(program(args, workerArgv(argv)).pipe(Effect.scoped, Effect.provide(modelLayer.pipe(Layer.provideMerge(poolStatsLayer)))), {
+    signal: abort.signal
+  })
   process.off("SIGINT", stop)
   process.off("SIGTERM", stop)
   if (Exit.isSuccess(exit)) return exit.value

@@ -1,0 +1,80 @@
+// One benchmark task (a query, a method) run to its record, here in this process: the runner's and a worker's unit of work.
+import { Cause, Effect } from "effect"
+import type { Method, Task } from "../src/agents/task.ts"
+import { LanguageModel } from "../src/llm/language-model.ts"
+import { watchServer } from "../src/llm/server-watch.ts"
+import { isKind, type RunEvent } from "../src/trace/events.ts"
+import { redactText, redactValue } from "../src/trace/redact.ts"
+import type { BenchQuery } from "./datasets.ts"
+import { RUN_FORMAT_VERSION, type TaskRecord } from "./run-format.ts"
+
+/** A task to run: which method on which query. */
+export interface TaskJob {
+  readonly method: string
+  readonly query: BenchQuery
+}
+
+/**
+ * What running a task gave: its record (an `error` record when the model server failed: not a
+ * result, a resume redoes it), or a crash of the method (nothing recorded, a resume redoes it).
+ */
+export type TaskResult = { readonly kind: "record"; readonly record: TaskRecord } | { readonly kind: "crashed"; readonly error: string }
+
+/** Where the runner sends its tasks: this process (the default) or a queue of workers. */
+export interface TaskExecutor {
+  readonly execute: (job: TaskJob) => Effect.Effect<TaskResult>
+  /** The runner wrote the job's record (or gave up on it): a queue may forget its copy. */
+  readonly settled?: ((job: TaskJob) => Effect.Effect<void>) | undefined
+}
+
+export interface ExecuteOptions {
+  /** The model spec recorded in the task record. */
+  readonly modelSpec: string
+  /** Keep every prompt in the model_call events (large); by default only replies are kept. */
+  readonly fullTrace: boolean
+}
+
+/** Drop prompts from model_call events unless a full trace was asked for: they dominate a record's size. */
+export const slimEvents = (events: ReadonlyArray<RunEvent>, full: boolean): Array<RunEvent> =>
+  full
+    ? [...events]
+    : events.map((e) => {
+        if (!isKind(e, "model_call") || !("messages" in e.data)) return e
+        const { messages: _dropped, ...data } = e.data
+        return { ...e, data }
+      })
+
+/** Run `method` on `task` and build its record; a failed server or a crash is a TaskResult too, never a failure. */
+export const executeTask = (method: Method, task: Task, job: TaskJob, options: ExecuteOptions): Effect.Effect<TaskResult, never, LanguageModel> =>
+  Effect.gen(function* () {
+    const base = yield* LanguageModel
+    const startedAt = new Date().toISOString()
+    // Watch this task's model calls: once the server fails (dead, 404, hung...), the task is not a result.
+    const watch = watchServer(base)
+    const exit = yield* Effect.exit(Effect.suspend(() => method(task)).pipe(Effect.provideService(LanguageModel, watch.model)))
+    if (exit._tag === "Failure") {
+      if (Cause.hasInterruptsOnly(exit.cause)) return yield* Effect.interrupt
+      return { kind: "crashed", error: redactText(Cause.pretty(exit.cause).split("\n")[0] ?? "the method crashed") } as const
+    }
+    const trajectory = exit.value
+    const failure = watch.failure()
+    const record: TaskRecord = {
+      formatVersion: RUN_FORMAT_VERSION,
+      taskId: job.query.id,
+      group: job.query.group,
+      method: job.method,
+      model: options.modelSpec,
+      query: job.query.query,
+      availableTools: task.tools.tools.map((t) => t.name),
+      finalAnswer: trajectory.finalAnswer,
+      // whatever the method made of it, a task whose server failed is not done: a resume redoes it
+      finishType: failure ? "error" : trajectory.finishType,
+      ...(failure ? { error: failure.message, errorTag: failure._tag } : trajectory.error !== undefined ? { error: trajectory.error } : {}),
+      totals: { ...trajectory.totals, guardrails: { ...trajectory.totals.guardrails } },
+      events: slimEvents(trajectory.events, options.fullTrace),
+      startedAt,
+      finishedAt: new Date().toISOString()
+    }
+    // a model or tool may have echoed an API key or an Authorization header; none reaches the disk
+    return { kind: "record", record: redactValue(record) } as const
+  })

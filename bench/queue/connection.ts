@@ -1,0 +1,67 @@
+// Where the distributed bench's queue lives: a redis:// URL to BullMQ connection options, and the queue's names.
+import type { ConnectionOptions } from "bullmq"
+import { Data } from "effect"
+import { Redis, type RedisOptions } from "ioredis"
+
+/** The --queue URL cannot be used. */
+export class QueueUrlError extends Data.TaggedError("QueueUrlError")<{ readonly url: string; readonly problem: string }> {
+  override get message() {
+    return `--queue ${this.url}: ${this.problem}. Give redis://[user:password@]host:port[/db], e.g. redis://127.0.0.1:6379/0.`
+  }
+}
+
+/** The queue every worker takes bench tasks from; jobs carry their run's id and settings. */
+export const TASK_QUEUE = "smurfs-bench-tasks"
+
+/** `redis://[user:password@]host[:port][/db]` (or rediss:// for TLS) to connection options for BullMQ's ioredis. */
+export const connectionOf = (url: string): ConnectionOptions => {
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    throw new QueueUrlError({ url, problem: "not a URL" })
+  }
+  if (parsed.protocol !== "redis:" && parsed.protocol !== "rediss:") throw new QueueUrlError({ url, problem: `the scheme must be redis: or rediss:, not ${parsed.protocol}` })
+  const db = parsed.pathname.replace(/^\//, "")
+  if (db !== "" && !/^\d+$/.test(db)) throw new QueueUrlError({ url, problem: `the database "${db}" is not a number` })
+  return {
+    host: parsed.hostname || "127.0.0.1",
+    port: parsed.port === "" ? 6379 : Number(parsed.port),
+    db: db === "" ? 0 : Number(db),
+    ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
+    ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
+    ...(parsed.protocol === "rediss:" ? { tls: {} } : {}),
+    // BullMQ's workers block on Redis; ioredis must not give up on a blocked command
+    maxRetriesPerRequest: null
+  }
+}
+
+/** The URL with any password replaced, for messages and run.json. */
+export const displayQueueUrl = (url: string): string => {
+  try {
+    const parsed = new URL(url)
+    if (parsed.password) parsed.password = "***"
+    return parsed.toString()
+  } catch {
+    return url
+  }
+}
+
+/**
+ * Check that Redis answers, with one connection that never retries: BullMQ's own connections
+ * reconnect forever, so an unreachable Redis would otherwise hang a command instead of failing it.
+ */
+export const probeRedis = async (url: string, timeoutMs: number): Promise<void> => {
+  const client = new Redis({ ...(connectionOf(url) as RedisOptions), lazyConnect: true, connectTimeout: timeoutMs, retryStrategy: () => null, maxRetriesPerRequest: 0 })
+  // the socket's own error (ECONNREFUSED, ENOTFOUND, NOAUTH) says more than "Connection is closed"
+  let cause: Error | undefined
+  client.on("error", (e: Error) => void (cause ??= e))
+  try {
+    await client.connect()
+    await client.ping()
+  } catch (e) {
+    throw cause ?? e
+  } finally {
+    client.disconnect()
+  }
+}

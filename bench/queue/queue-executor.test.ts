@@ -1,0 +1,99 @@
+// The coordinator's queue executor and a worker, in-process, on a real redis-server: server failures, duplicates.
+import { Effect, Layer, ManagedRuntime } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { smurfs } from "../../src/agents/smurfs.ts"
+import { ModelUnreachable } from "../../src/llm/errors.ts"
+import { LanguageModel } from "../../src/llm/language-model.ts"
+import { scriptedLayer } from "../../src/llm/scripted.ts"
+import { makeToolLibrary } from "../../src/tools/library.ts"
+import { type RedisServer, redisUnavailable, startRedis } from "../../test/redis-server.ts"
+import type { BenchQuery } from "../datasets.ts"
+import type { TaskJob } from "../execute-task.ts"
+import { makeQueueExecutor, QUEUE_DEFAULTS } from "./queue-executor.ts"
+import { type Session, startWorker } from "./worker.ts"
+
+const query = (id: string): BenchQuery => ({ group: "G1_instruction", id, query: `question ${id}`, apiList: [], relevant: [] })
+
+/** A model server that refuses every connection. */
+const deadServer = Layer.succeed(LanguageModel, {
+  info: { spec: "ollama:m", provider: "ollama", model: "m", contextTokens: 8192, supportsTools: true },
+  generate: () => Effect.fail(new ModelUnreachable({ provider: "ollama", host: "http://127.0.0.1:9" }))
+})
+
+/** A model that answers every role at once. */
+const answering = scriptedLayer({ $cycle: true, planner: [{ subtasks: ["answer"] }], "*": [{ answer: "42", thought: "t", tool: "none", status: "solved", reason: "r" }] } as never)
+
+const sessionWith = (layer: Layer.Layer<LanguageModel>, runs: { count: number }) => async (): Promise<Session> => ({
+  runtime: ManagedRuntime.make(layer),
+  methods: new Map([["smurfs", (task) => Effect.suspend(() => (runs.count++, smurfs({ planner: false, verifier: false })(task)))]]),
+  taskOf: (q) => ({ id: q.id, query: q.query, tools: makeToolLibrary("empty", []) }),
+  modelSpec: "ollama:m",
+  fullTrace: false
+})
+
+const unavailable = redisUnavailable()
+
+describe.skipIf(unavailable !== undefined)(`the queue executor with a worker${unavailable ? ` (skipped: ${unavailable})` : ""}`, () => {
+  let redis: RedisServer
+  beforeAll(async () => {
+    redis = await startRedis()
+  })
+  afterAll(async () => {
+    await redis?.stop()
+  })
+
+  const execute = (runId: string, jobs: ReadonlyArray<TaskJob>, settle: boolean) =>
+    Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const executor = yield* makeQueueExecutor({ ...QUEUE_DEFAULTS, queueUrl: redis.url, runId, argv: [], attempts: 3, backoffMs: 50, sweepMs: 200 })
+          return yield* Effect.forEach(jobs, (job) => Effect.tap(executor.execute(job), () => (settle && executor.settled ? executor.settled(job) : Effect.void)), { concurrency: "unbounded" })
+        })
+      )
+    )
+
+  it("retries a task whose model server fails with backoff, then reports it as a server failure, never as a give-up", async () => {
+    const runs = { count: 0 }
+    const lines: Array<string> = []
+    const { close } = startWorker({ queueUrl: redis.url, concurrency: 2, lockMs: 5000, sessionOf: sessionWith(deadServer, runs), log: (l) => void lines.push(l) })
+    try {
+      const [result] = await execute("dead-server", [{ method: "smurfs", query: query("1") }], true)
+      expect(result?.kind).toBe("record")
+      const record = result?.kind === "record" ? result.record : undefined
+      expect(record?.finishType).toBe("error")
+      expect(record?.errorTag).toBe("ModelUnreachable")
+      expect(runs.count).toBe(3) // every attempt ran
+      expect(lines.filter((l) => l.includes("the queue retries it"))).toHaveLength(2)
+    } finally {
+      await close()
+    }
+  })
+
+  it("takes a result that is already in the queue without running the task again", async () => {
+    const runs = { count: 0 }
+    const { close } = startWorker({ queueUrl: redis.url, concurrency: 2, lockMs: 5000, sessionOf: sessionWith(answering, runs), log: () => {} })
+    try {
+      const jobs = [{ method: "smurfs", query: query("7") }, { method: "smurfs", query: query("8") }]
+      // a coordinator that stops before writing: the results stay queued
+      const first = await execute("twice", jobs, false)
+      // the next coordinator of the same run asks again: it gets the same records, nothing runs twice
+      const second = await execute("twice", jobs, true)
+      expect(runs.count).toBe(2)
+      expect(second.map((r) => (r.kind === "record" ? r.record.finalAnswer : r.error))).toEqual(first.map((r) => (r.kind === "record" ? r.record.finalAnswer : r.error)))
+      expect(second.every((r) => r.kind === "record" && r.record.finishType === "give_answer")).toBe(true)
+      // once settled, the jobs are gone: a third ask runs them anew
+      await execute("twice", jobs, true)
+      expect(runs.count).toBe(4)
+    } finally {
+      await close()
+    }
+  })
+
+  it("says how to start Redis when the queue cannot be reached", async () => {
+    const error = await Effect.runPromise(
+      Effect.flip(Effect.scoped(makeQueueExecutor({ ...QUEUE_DEFAULTS, queueUrl: "redis://127.0.0.1:9/0", runId: "x", argv: [], connectTimeoutMs: 500 })))
+    )
+    expect(error._tag).toBe("QueueUnavailable")
+    expect(error.message).toContain("Start Redis")
+  })
+})

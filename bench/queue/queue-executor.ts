@@ -1,0 +1,144 @@
+// The coordinator's side of the distributed bench: tasks go to a BullMQ queue on Redis, records come back through it.
+import { Job, Queue, QueueEvents } from "bullmq"
+import { Data, Effect, type Scope } from "effect"
+import type { TaskExecutor, TaskJob, TaskResult } from "../execute-task.ts"
+import { TaskRecord } from "../run-format.ts"
+import { connectionOf, displayQueueUrl, probeRedis, TASK_QUEUE } from "./connection.ts"
+import { jobIdOf, type QueuedTask, readFailure } from "./job.ts"
+
+/** Redis could not be reached or used. */
+export class QueueUnavailable extends Data.TaggedError("QueueUnavailable")<{ readonly url: string; readonly detail: string }> {
+  override get message() {
+    return `Cannot use the queue at ${displayQueueUrl(this.url)} (${this.detail}). Start Redis there (redis-server, or apt-get install redis-server), or check --queue.`
+  }
+}
+
+export interface QueueExecutorSettings {
+  readonly queueUrl: string
+  readonly runId: string
+  /** The bench options workers rebuild each task from. */
+  readonly argv: ReadonlyArray<string>
+  /** Attempts of a task before it is reported as failed (model-server failures are retried with backoff). */
+  readonly attempts: number
+  /** First backoff delay between attempts; later ones double. */
+  readonly backoffMs: number
+  /** How often to look for results whose event was missed (Redis reconnects, a coordinator restarted). */
+  readonly sweepMs: number
+  /** How long to wait for Redis at start. */
+  readonly connectTimeoutMs: number
+  /** Tell the progress view that a worker took a task. */
+  readonly onActive?: ((jobId: string) => void) | undefined
+}
+
+export const QUEUE_DEFAULTS = { attempts: 4, backoffMs: 5000, sweepMs: 2000, connectTimeoutMs: 5000 } as const
+
+/** A job's return value, read back as a record; anything else is a crash of the worker. */
+const resultOf = (value: unknown): TaskResult => {
+  let parsed: unknown = value
+  if (typeof value === "string") {
+    try {
+      parsed = JSON.parse(value)
+    } catch {
+      return { kind: "crashed", error: "a worker sent a result that is not JSON" }
+    }
+  }
+  const record = TaskRecord.safeParse(parsed)
+  return record.success ? { kind: "record", record: record.data } : { kind: "crashed", error: `a worker sent an invalid record: ${record.error.issues[0]?.message ?? "?"}` }
+}
+
+/** A job that failed for good: its worker could not run it (a model-server failure comes back as an `error` record instead). */
+const failureOf = (reason: string): TaskResult => ({ kind: "crashed", error: readFailure(reason).error })
+
+/**
+ * A TaskExecutor that enqueues each task as a BullMQ job (one per run, method and query: adding it
+ * again adds nothing) and waits for its record from the queue's events. Results that arrive while no
+ * one waits (a coordinator that was stopped) stay in Redis and are picked up when it runs again; a
+ * job is removed only once the runner has written its record. Closing leaves unfinished jobs queued.
+ */
+export const makeQueueExecutor = (settings: QueueExecutorSettings): Effect.Effect<TaskExecutor, QueueUnavailable, Scope.Scope> =>
+  Effect.gen(function* () {
+    const connection = connectionOf(settings.queueUrl)
+    const fail = (e: unknown) => new QueueUnavailable({ url: settings.queueUrl, detail: (e as Error).message })
+    const { queue, events } = yield* Effect.acquireRelease(
+      Effect.tryPromise({
+        try: async () => {
+          await probeRedis(settings.queueUrl, settings.connectTimeoutMs)
+          const queue = new Queue(TASK_QUEUE, { connection })
+          const events = new QueueEvents(TASK_QUEUE, { connection })
+          // ioredis reconnects on its own after a drop; the sweep collects what the events missed meanwhile
+          queue.on("error", () => {})
+          events.on("error", () => {})
+          await Promise.all([queue.waitUntilReady(), events.waitUntilReady()])
+          return { queue, events }
+        },
+        catch: fail
+      }),
+      ({ queue, events }) => Effect.promise(() => Promise.allSettled([events.close(), queue.close()]))
+    )
+
+    const waiters = new Map<string, (result: TaskResult) => void>()
+    const deliver = (jobId: string, result: TaskResult) => {
+      const waiter = waiters.get(jobId)
+      if (!waiter) return // not ours, or delivered already: a result that arrives twice is taken once
+      waiters.delete(jobId)
+      waiter(result)
+    }
+    events.on("completed", ({ jobId, returnvalue }) => deliver(jobId, resultOf(returnvalue)))
+    events.on("failed", ({ jobId, failedReason }) => deliver(jobId, failureOf(failedReason)))
+    events.on("active", ({ jobId }) => {
+      if (waiters.has(jobId)) settings.onActive?.(jobId)
+    })
+
+    // Events are fire-and-forget: a sweep finds finished jobs whose event no one heard.
+    const sweep = async () => {
+      if (waiters.size === 0) return
+      for (const state of ["completed", "failed"] as const) {
+        for (let start = 0; ; start += 500) {
+          const jobs = await queue.getJobs([state], start, start + 499, true)
+          for (const job of jobs) if (job?.id && waiters.has(job.id)) deliver(job.id, state === "completed" ? resultOf(job.returnvalue) : failureOf(job.failedReason))
+          if (jobs.length < 500) break
+        }
+      }
+    }
+    const timer = setInterval(() => void sweep().catch(() => {}), settings.sweepMs)
+    yield* Effect.addFinalizer(() => Effect.sync(() => clearInterval(timer)))
+
+    const enqueue = async (id: string, job: TaskJob) => {
+      const existing = await Job.fromId(queue, id)
+      if (existing) {
+        const state = await existing.getState()
+        if (state === "completed") return deliver(id, resultOf(existing.returnvalue))
+        // a resumed run tries a failed task again
+        if (state === "failed") return existing.retry("failed")
+        return // waiting, delayed or running: its result will come
+      }
+      const data: QueuedTask = {
+        runId: settings.runId,
+        method: job.method,
+        query: { group: job.query.group, id: job.query.id, query: job.query.query, apiList: [...job.query.apiList], relevant: job.query.relevant.map(([a, b]) => [a, b] as [string, string]) },
+        argv: [...settings.argv]
+      }
+      await queue.add(job.method, data, {
+        jobId: id,
+        attempts: Math.max(1, settings.attempts),
+        backoff: { type: "exponential", delay: settings.backoffMs },
+        removeOnComplete: false,
+        removeOnFail: false
+      })
+    }
+
+    const execute = (job: TaskJob): Effect.Effect<TaskResult> => {
+      const id = jobIdOf(settings.runId, job.method, job.query)
+      return Effect.callback<TaskResult>((resume) => {
+        waiters.set(id, (result) => resume(Effect.succeed(result)))
+        enqueue(id, job).catch((e: Error) => deliver(id, { kind: "crashed", error: `cannot queue the task: ${e.message}` }))
+        // interrupted (Ctrl-C): stop waiting; the job stays queued for the next run
+        return Effect.sync(() => void waiters.delete(id))
+      })
+    }
+
+    const settled = (job: TaskJob): Effect.Effect<void> =>
+      Effect.promise(() => queue.remove(jobIdOf(settings.runId, job.method, job.query)).catch(() => 0)).pipe(Effect.asVoid)
+
+    return { execute, settled } satisfies TaskExecutor
+  })

@@ -1,0 +1,114 @@
+// `smurfs worker`: takes bench tasks from the queue, runs them with this machine's model server, sends the records back.
+import { type Job, UnrecoverableError, Worker } from "bullmq"
+import type { ManagedRuntime } from "effect"
+import type { Method, Task } from "../../src/agents/task.ts"
+import type { LanguageModel } from "../../src/llm/language-model.ts"
+import { redactText } from "../../src/trace/redact.ts"
+import type { BenchQuery } from "../datasets.ts"
+import { executeTask } from "../execute-task.ts"
+import type { TaskRecord } from "../run-format.ts"
+import { connectionOf, TASK_QUEUE } from "./connection.ts"
+import { QueuedTask, serverFailure } from "./job.ts"
+
+/** What a worker needs to run the tasks of one run's settings: built once, shared by all its jobs. */
+export interface Session {
+  readonly runtime: ManagedRuntime.ManagedRuntime<LanguageModel, unknown>
+  readonly methods: ReadonlyMap<string, Method>
+  readonly taskOf: (query: BenchQuery) => Task
+  readonly modelSpec: string
+  readonly fullTrace: boolean
+}
+
+/** Builds a session from a job's bench options (with this worker's overrides appended, so they win). */
+export type SessionFactory = (argv: ReadonlyArray<string>) => Promise<Session>
+
+export interface WorkerSettings {
+  readonly queueUrl: string
+  /** Tasks run at once by this worker. */
+  readonly concurrency: number
+  /** How long a task's lock lasts without renewal: a killed worker's tasks go to another worker after it. */
+  readonly lockMs: number
+  readonly sessionOf: SessionFactory
+  readonly log: (line: string) => void
+}
+
+export const WORKER_DEFAULTS = { concurrency: 4, lockMs: 30_000 } as const
+
+/**
+ * Start a worker. Each job runs in-process exactly as `smurfs bench` runs a task; its record is the
+ * job's result. A model-server failure fails the job so BullMQ retries it with backoff; a method
+ * that crashes fails it for good.
+ */
+export const startWorker = (settings: WorkerSettings): { readonly worker: Worker; readonly close: (force?: boolean) => Promise<void> } => {
+  const sessions = new Map<string, Promise<Session>>()
+  const sessionFor = (argv: ReadonlyArray<string>): Promise<Session> => {
+    const key = JSON.stringify(argv)
+    let session = sessions.get(key)
+    if (!session) {
+      session = settings.sessionOf(argv)
+      // a session that could not be built is not kept: the next job tries again
+      session.catch(() => sessions.delete(key))
+      sessions.set(key, session)
+    }
+    return session
+  }
+
+  const processor = async (job: Job): Promise<TaskRecord> => {
+    const parsed = QueuedTask.safeParse(job.data)
+    if (!parsed.success) throw new UnrecoverableError(`job ${job.id} is not a smurfs bench task: ${parsed.error.message}`)
+    const data = parsed.data
+    const session = await sessionFor(data.argv).catch((e: Error) => {
+      throw new UnrecoverableError(`cannot set up the task's settings on this worker: ${e.message}`)
+    })
+    const method = session.methods.get(data.method)
+    if (!method) throw new UnrecoverableError(`unknown method "${data.method}"`)
+    const started = Date.now()
+    const result = await session.runtime.runPromise(
+      executeTask(method, session.taskOf(data.query), { method: data.method, query: data.query }, { modelSpec: session.modelSpec, fullTrace: session.fullTrace })
+    )
+    const label = `${data.method} ${data.query.group}/${data.query.id}`
+    if (result.kind === "crashed") {
+      settings.log(redactText(`${label}: crashed (${result.error})`))
+      throw new UnrecoverableError(result.error)
+    }
+    const { record } = result
+    const attempts = job.opts.attempts ?? 1
+    if (record.finishType === "error" && job.attemptsMade + 1 < attempts) {
+      // the model server failed: the queue retries the task with backoff (here or on another worker)
+      settings.log(redactText(`${label}: the model server failed (${record.error ?? "?"}); the queue retries it (attempt ${job.attemptsMade + 1} of ${attempts})`))
+      throw new Error(serverFailure(record.errorTag ?? "ModelServerError", record.error ?? "the model server failed"))
+    }
+    // the last attempt's error record goes back too: the run records the task as a server failure, never a give-up
+    settings.log(`${label}: ${record.finishType === "give_answer" ? "answered" : record.finishType === "give_up" ? "gave up" : "failed by the model server"} in ${((Date.now() - started) / 1000).toFixed(1)} s`)
+    return record
+  }
+
+  const worker = new Worker(TASK_QUEUE, processor, {
+    connection: connectionOf(settings.queueUrl),
+    concurrency: Math.max(1, settings.concurrency),
+    lockDuration: settings.lockMs,
+    stalledInterval: Math.max(500, Math.floor(settings.lockMs / 2)),
+    // a task whose worker died twice is still retried; only a third stall fails it
+    maxStalledCount: 2,
+    autorun: true
+  })
+  // The worker reports Redis trouble through events (an unhandled "error" event would end the process);
+  // ioredis reconnects on its own, so say it once per outage, not once per attempt.
+  let lastError: string | undefined
+  worker.on("error", (e) => {
+    if (e.message === lastError) return
+    lastError = e.message
+    settings.log(redactText(`queue error: ${e.message} (reconnecting)`))
+  })
+  worker.on("ready", () => {
+    if (lastError !== undefined) settings.log("queue reachable again")
+    lastError = undefined
+  })
+  const close = async (force = false) => {
+    // without force, running tasks finish and send their records first
+    await worker.close(force)
+    const built = await Promise.allSettled(sessions.values())
+    await Promise.all(built.flatMap((s) => (s.status === "fulfilled" ? [s.value.runtime.dispose()] : [])))
+  }
+  return { worker, close }
+}

@@ -1,0 +1,126 @@
+// `smurfs worker`: run bench tasks from a BullMQ queue on Redis with this machine's model server.
+import type { ParseArgsOptionsConfig } from "node:util"
+import { ManagedRuntime } from "effect"
+import { connectionOf, displayQueueUrl, probeRedis } from "../../../bench/queue/connection.ts"
+import { type Session, startWorker, WORKER_DEFAULTS } from "../../../bench/queue/worker.ts"
+import { redactText } from "../../trace/redact.ts"
+import { ExitCode } from "../exit-codes.ts"
+import { BadInput, intOption, type ParsedCommand, runCommand, UsageError, withoutOptions } from "../options.ts"
+import { benchModelLayer, methodEntries, parseBenchArgs, taskBuilder } from "./bench.ts"
+
+const HELP = `usage: smurfs worker --queue <redis://host:6379/0> [options]
+
+Take tasks that \`smurfs bench --queue\` put on the queue, run them here, and send each task's record
+back through the queue (no shared file system needed). Run one worker per machine or model server;
+stop it with Ctrl-C (running tasks finish first; a second Ctrl-C stops at once and the queue gives
+those tasks to another worker).
+
+options:
+  --queue <url>             the Redis of the run: redis://[user:password@]host:port[/db] (required)
+  --concurrency <n>         tasks run at once (default ${WORKER_DEFAULTS.concurrency}; match the model server's parallelism)
+  --model <spec>            the model here, instead of the run's (e.g. the same model on this machine's Ollama)
+  --endpoints <u[,u]>       this machine's servers of the model, each url or url*N
+  --model-concurrency <n>   requests in flight per model server
+  --timeout <ms>            per-request model timeout
+  --data <dir>              where this machine keeps the data (recorded responses), if not where the coordinator does
+  --responses <file>        recorded responses to replay, instead of the run's
+  --cache-dir <dir>         a StableToolBench tool_response_cache folder to replay, instead of the run's
+  --stb <dir>               this machine's StableToolBench checkout (its prompt texts), instead of the run's
+  --lock-ms <ms>            how long a task stays taken without a sign of life; a killed worker's tasks
+                            go to another worker after it (default ${WORKER_DEFAULTS.lockMs})
+  -h, --help                show this help
+
+exit codes: 0 stopped cleanly, 2 bad usage, 3 bad input (queue URL), 4 queue unavailable, 130 interrupted`
+
+/** Worker options that replace the run's own when the job's settings are read here. */
+const OVERRIDES = ["model", "endpoints", "model-concurrency", "timeout", "data", "responses", "cache-dir", "stb"] as const
+
+/** The options of `smurfs worker`, in node:util parseArgs' shape. */
+const OPTIONS = {
+  queue: { type: "string" },
+  concurrency: { type: "string" },
+  "lock-ms": { type: "string" },
+  model: { type: "string" },
+  endpoints: { type: "string" },
+  "model-concurrency": { type: "string" },
+  timeout: { type: "string" },
+  data: { type: "string" },
+  responses: { type: "string" },
+  "cache-dir": { type: "string" },
+  stb: { type: "string" }
+} as const satisfies ParseArgsOptionsConfig
+
+export const COMMAND = { name: "worker", help: HELP, options: OPTIONS } as const
+
+const parse = ({ values, given }: ParsedCommand<typeof OPTIONS>) => {
+  if (!values.queue) throw new UsageError("--queue <redis://host:port/db> is required")
+  try {
+    connectionOf(values.queue)
+  } catch (e) {
+    throw new BadInput((e as Error).message)
+  }
+  // only what was given here replaces the job's settings (SMURFS_MODEL on this machine does too: it is this machine's model)
+  const overrides = OVERRIDES.flatMap((name) => (values[name] === undefined || (!given.has(name) && name !== "model") ? [] : [`--${name}`, values[name] as string]))
+  return {
+    queue: values.queue,
+    concurrency: intOption("concurrency", values.concurrency) ?? WORKER_DEFAULTS.concurrency,
+    lockMs: intOption("lock-ms", values["lock-ms"]) ?? WORKER_DEFAULTS.lockMs,
+    overrides
+  }
+}
+
+/** The job's options with this worker's overrides in place of the run's own. */
+export const withOverrides = (argv: ReadonlyArray<string>, overrides: ReadonlyArray<string>): Array<string> =>
+  [...withoutOptions(argv, overrides.filter((a) => a.startsWith("--")).map((a) => a.slice(2))), ...overrides]
+
+/** A session for one run's settings: its model (a runtime shared by its tasks), methods and task builder. */
+const sessionOf =
+  (overrides: ReadonlyArray<string>) =>
+  async (argv: ReadonlyArray<string>): Promise<Session> => {
+    const args = parseBenchArgs(withOverrides(argv, overrides))
+    const runtime = ManagedRuntime.make(benchModelLayer(args))
+    const taskOf = await runtime.runPromise(taskBuilder(args))
+    return {
+      runtime,
+      methods: new Map(methodEntries(args).map((e) => [e.name, e.method])),
+      taskOf,
+      modelSpec: args.model,
+      fullTrace: args.fullTrace
+    }
+  }
+
+export const run = (argv: string[]): Promise<number> => runCommand(COMMAND, argv, (parsed) => work(parse(parsed)))
+
+const work = async (args: ReturnType<typeof parse>): Promise<number> => {
+  const log = (line: string) => console.error(`smurfs worker: ${line}`)
+  try {
+    await probeRedis(args.queue, 5000)
+  } catch (e) {
+    log(redactText(`cannot use the queue at ${displayQueueUrl(args.queue)} (${(e as Error).message}). Start Redis there (redis-server, or apt-get install redis-server), or check --queue.`))
+    return ExitCode.ModelUnavailable
+  }
+  const { worker, close } = startWorker({ queueUrl: args.queue, concurrency: args.concurrency, lockMs: args.lockMs, sessionOf: sessionOf(args.overrides), log })
+  await worker.waitUntilReady()
+  log(`taking tasks from ${displayQueueUrl(args.queue)}, ${args.concurrency} at a time (Ctrl-C to stop)`)
+  return new Promise<number>((resolve) => {
+    let stopping = false
+    const stop = () => {
+      if (stopping) {
+        log("stopping now; the queue gives the running tasks to another worker")
+        process.exit(ExitCode.Interrupted)
+      }
+      stopping = true
+      log("finishing the running tasks (Ctrl-C again to stop at once)")
+      close().then(
+        () => {
+          const cpu = process.cpuUsage()
+          log(`stopped (CPU ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s)`)
+          resolve(ExitCode.Ok)
+        },
+        () => resolve(ExitCode.Failure)
+      )
+    }
+    process.on("SIGINT", stop)
+    process.on("SIGTERM", stop)
+  })
+}

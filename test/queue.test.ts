@@ -1,0 +1,132 @@
+// The distributed bench on a real redis-server: a coordinator and `smurfs worker` processes, kills, and resumes.
+import { type ChildProcess, spawn } from "node:child_process"
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { type FakeOllama, startFakeOllama } from "./fake-servers/ollama.ts"
+import { type RedisServer, redisUnavailable, startRedis } from "./redis-server.ts"
+
+const REPO = fileURLToPath(new URL("../", import.meta.url))
+const DATA = fileURLToPath(new URL("../../shared/toolbench/", import.meta.url))
+const CLI = join(REPO, "bin", "smurfs.js")
+const scratch = mkdtempSync(join(tmpdir(), "smurfs-queue-"))
+
+interface Proc {
+  readonly child: ChildProcess
+  stderr: string
+  readonly exited: Promise<number | null>
+}
+
+const children: Array<Proc> = []
+const start = (args: ReadonlyArray<string>, env: Record<string, string> = {}): Proc => {
+  const child = spawn(process.execPath, [CLI, ...args], { cwd: REPO, env: { ...process.env, NO_COLOR: "1", SMURFS_MODEL: "", ...env }, stdio: ["ignore", "ignore", "pipe"] })
+  const proc: Proc = { child, stderr: "", exited: new Promise((resolve) => child.on("exit", (code) => resolve(code))) }
+  child.stderr!.on("data", (chunk: Buffer) => void (proc.stderr += chunk.toString()))
+  children.push(proc)
+  return proc
+}
+const waitFor = async (what: string, check: () => boolean, ms = 60_000) => {
+  const until = Date.now() + ms
+  while (!check()) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
+/** Tasks a worker ran to a record, by its log lines. */
+const done = (p: Proc) => (p.stderr.match(/: (answered|gave up) in /g) ?? []).length
+const records = (out: string) => (existsSync(join(out, "tasks", "smurfs", "G1_instruction")) ? readdirSync(join(out, "tasks", "smurfs", "G1_instruction")) : [])
+
+const unavailable = redisUnavailable()
+
+// Several node processes per test: generous limits, for a machine busy with other work (they pass in seconds alone).
+describe.skipIf(unavailable !== undefined)(`the distributed bench on redis-server${unavailable ? ` (skipped: ${unavailable})` : ""}`, { timeout: 180_000 }, () => {
+  let redis: RedisServer
+  beforeAll(async () => {
+    redis = await startRedis()
+  })
+  afterEach(async () => {
+    for (const p of children.splice(0)) if (p.child.exitCode === null) p.child.kill("SIGKILL")
+  })
+  afterAll(async () => {
+    await redis?.stop()
+    rmSync(scratch, { recursive: true, force: true })
+  })
+
+  const bench = (out: string, model: string, extra: ReadonlyArray<string> = []) =>
+    ["bench", "--queue", redis.url, "--data", DATA, "--group", "G1_instruction", "--limit", "40", "--method", "smurfs", "--env", "replay,offline", "--model", model, "--out", out, ...extra]
+
+  it("two workers and a coordinator finish 40 tasks, each recorded once", async () => {
+    const out = join(scratch, "two-workers")
+    const workers = [start(["worker", "--queue", redis.url, "--concurrency", "4"]), start(["worker", "--queue", redis.url, "--concurrency", "4"])]
+    const coordinator = start(bench(out, "sim:latency=20ms"))
+    expect(await coordinator.exited).toBe(0)
+    expect(records(out)).toHaveLength(40)
+    // every task ran once: the workers' runs add up to 40, and both took a share
+    expect(workers.map(done).reduce((a, b) => a + b, 0)).toBe(40)
+    expect(workers.every((w) => done(w) > 0)).toBe(true)
+    const converted = JSON.parse(readFileSync(join(out, "converted", "smurfs", "G1_instruction.json"), "utf8")) as Record<string, unknown>
+    expect(Object.keys(converted)).toHaveLength(40)
+    expect(coordinator.stderr).toContain("40 tasks recorded now")
+  })
+
+  it("completes all 40 when a worker is killed with kill -9 mid-run", async () => {
+    const out = join(scratch, "kill-worker")
+    // a short lock, so that the killed worker's tasks go to the other one within seconds
+    const victim = start(["worker", "--queue", redis.url, "--concurrency", "4", "--lock-ms", "1500"])
+    const survivor = start(["worker", "--queue", redis.url, "--concurrency", "4", "--lock-ms", "1500"])
+    const coordinator = start(bench(out, "sim:latency=25ms"))
+    await waitFor("the victim's first task", () => done(victim) >= 1)
+    victim.child.kill("SIGKILL")
+    expect(await coordinator.exited).toBe(0)
+    expect(records(out)).toHaveLength(40)
+    expect(done(survivor)).toBeGreaterThan(20)
+    for (const file of records(out)) expect(() => JSON.parse(readFileSync(join(out, "tasks", "smurfs", "G1_instruction", file), "utf8"))).not.toThrow()
+  })
+
+  it("keeps the queue when the coordinator is stopped, and --resume collects what the workers finished without running it twice", async () => {
+    const out = join(scratch, "resume")
+    const worker = start(["worker", "--queue", redis.url, "--concurrency", "4"])
+    const first = start(bench(out, "sim:latency=25ms"))
+    await waitFor("a few records", () => records(out).length >= 3)
+    first.child.kill("SIGINT")
+    expect(await first.exited).toBe(130)
+    // the worker goes on with the queued tasks while no coordinator listens
+    await waitFor("the worker to finish the queue", () => done(worker) >= 40, 90_000)
+    const before = records(out).length
+    expect(before).toBeLessThan(40)
+    const second = start(bench(out, "sim:latency=25ms", ["--resume"]))
+    expect(await second.exited).toBe(0)
+    expect(records(out)).toHaveLength(40)
+    expect(done(worker)).toBe(40) // nothing ran twice
+  })
+})
+
+describe("a bench on a pool of two model servers", { timeout: 120_000 }, () => {
+  const servers: Array<FakeOllama> = []
+  afterAll(async () => {
+    await Promise.all(servers.map((s) => s.close()))
+  })
+
+  it("records every task when one server dies mid-run", async () => {
+    const a = await startFakeOllama({ chat: (body) => ({ ...sample(body), delayMs: 15 }) })
+    const b = await startFakeOllama({ chat: (body) => ({ ...sample(body), delayMs: 15 }) })
+    servers.push(b)
+    const out = join(scratch, "pool")
+    const proc = start(["bench", "--data", DATA, "--group", "G1_instruction", "--limit", "12", "--method", "react", "--env", "replay,offline", "--model", "ollama:qwen2.5:7b",
+      "--endpoints", `${a.url}*2,${b.url}*2`, "--concurrency", "4", "--out", out], { OLLAMA_HOST: "http://127.0.0.1:9" })
+    await waitFor("the first records", () => existsSync(join(out, "tasks", "react", "G1_instruction")) && readdirSync(join(out, "tasks", "react", "G1_instruction")).length >= 2)
+    await a.close()
+    expect(await proc.exited).toBe(0)
+    expect(readdirSync(join(out, "tasks", "react", "G1_instruction"))).toHaveLength(12)
+    const stats = JSON.parse(readFileSync(join(out, "run.json"), "utf8")).endpointStats as Array<{ endpoint: string; calls: number; errors: number; healthy: boolean }>
+    expect(stats.map((s) => s.endpoint)).toEqual([a.url, b.url])
+    expect(stats[0]!.healthy).toBe(false)
+    expect(stats[1]!.calls).toBeGreaterThan(0)
+    expect(proc.stderr).toContain(`endpoint ${b.url}:`)
+  })
+})
+
+/** A ReAct reply: finish at once with an answer (native tool call). */
+const sample = (_body: unknown) => ({ toolCalls: [{ name: "Finish", arguments: { return_type: "give_answer", final_answer: "done" } }] })

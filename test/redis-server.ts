@@ -1,0 +1,62 @@
+// A real Debian redis-server on a free loopback port, for the queue tests; stopped (and its files removed) after.
+import { spawn, spawnSync } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+
+export interface RedisServer {
+  readonly url: string
+  readonly port: number
+  readonly stop: () => Promise<void>
+}
+
+/** Why the queue tests cannot run here, or undefined when redis-server is installed. */
+export const redisUnavailable = (): string | undefined =>
+  spawnSync("redis-server", ["--version"], { stdio: "ignore" }).status === 0
+    ? undefined
+    : "redis-server is not installed (apt-get install redis-server; .ci/run installs it)"
+
+const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const probe = createServer()
+    probe.once("error", reject)
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as { port: number }
+      probe.close(() => resolve(port))
+    })
+  })
+
+/** Start redis-server on 127.0.0.1 with no persistence; resolves once it accepts connections. */
+export const startRedis = async (): Promise<RedisServer> => {
+  const port = await freePort()
+  const dir = mkdtempSync(join(tmpdir(), "smurfs-redis-"))
+  const child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir], { stdio: ["ignore", "pipe", "pipe"] })
+  await new Promise<void>((resolve, reject) => {
+    let out = ""
+    const timer = setTimeout(() => reject(new Error(`redis-server did not start on port ${port}: ${out}`)), 10_000)
+    child.stdout!.on("data", (chunk: Buffer) => {
+      out += chunk.toString()
+      if (out.includes("Ready to accept connections")) {
+        clearTimeout(timer)
+        resolve()
+      }
+    })
+    child.once("exit", (code) => {
+      clearTimeout(timer)
+      reject(new Error(`redis-server exited with ${code}: ${out}`))
+    })
+  })
+  return {
+    url: `redis://127.0.0.1:${port}/0`,
+    port,
+    stop: async () => {
+      if (child.exitCode === null) {
+        const exited = new Promise((resolve) => child.once("exit", resolve))
+        child.kill("SIGKILL")
+        await exited
+      }
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+}
