@@ -207,16 +207,24 @@ describe("plans with dependencies", () => {
     expect(callsOf(t, "executor.thought").some((c) => userPrompt(c).includes("gamma and 3"))).toBe(false)
   })
 
+  const failingSecond = {
+    planner: [{ subtasks: [A, "Find the value of gamma"] }],
+    ...executor,
+    "executor.choose": [() => ({ tool: "lookup_value" })],
+    "executor.args": [(r: GenerateRequest) => ({ name: subtaskOf(r).split(" ").at(-1)! })],
+    "answerer.subtask": [{ answer: "not found" }],
+    "answerer.final": [{ answer: "alpha is 3; gamma is not known" }]
+  }
+
   it("a sequential plan with a failing subtask still answers with the others", async () => {
-    const t = await runSmurfs("alpha and gamma?", [lookupTool()], {
-      planner: [{ subtasks: [A, "Find the value of gamma"] }],
-      ...executor,
-      "executor.choose": [() => ({ tool: "lookup_value" })],
-      "executor.args": [(r: GenerateRequest) => ({ name: subtaskOf(r).split(" ").at(-1)! })],
-      "answerer.subtask": [{ answer: "not found" }],
-      "answerer.final": [{ answer: "alpha is 3; gamma is not known" }]
-    })
+    const t = await runSmurfs("alpha and gamma?", [lookupTool()], failingSecond)
     expect(t.finalAnswer).toBe("alpha is 3; gamma is not known\n\nUnavailable: Find the value of gamma (no tool call succeeded (last: lookup_value: The call failed: no value named gamma))")
+  })
+
+  it("leaves the note out with reportUnavailable off (bench: ToolEval labels such answers Unsolved), still naming them in the trace", async () => {
+    const t = await runSmurfs("alpha and gamma?", [lookupTool()], failingSecond, { reportUnavailable: false })
+    expect(t.finalAnswer).toBe("alpha is 3; gamma is not known")
+    expect(eventsOf(t, "final_answer")[0]!["unavailable"]).toEqual([1])
   })
 })
 

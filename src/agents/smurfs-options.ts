@@ -48,6 +48,12 @@ export interface SmurfsOptions {
    * a sequential plan always runs one subtask at a time.
    */
   readonly maxParallelSubtasks?: number | undefined
+  /**
+   * Append "Unavailable: <subtask> (<reason>)" to the final answer when some subtasks failed and others
+   * answered (AMCP's fallback). On for people; `smurfs bench` turns it off, because ToolEval labels an
+   * answer that says what is missing Unsolved. The trace's final_answer event names them either way.
+   */
+  readonly reportUnavailable?: boolean | undefined
   /** Planning agent on; off = the query is the only subtask (ablation). */
   readonly planner?: boolean | undefined
   /** Answer agent on; off = the raw observation is the answer (ablation). */
@@ -85,6 +91,7 @@ export const smurfsDefaults = {
   maxModelCalls: 150,
   toolTimeoutMs: 60_000,
   maxParallelSubtasks: 4,
+  reportUnavailable: true,
   planner: true,
   answerer: true,
   verifier: true
@@ -97,6 +104,7 @@ export interface ResolvedOptions {
   readonly maxModelCalls: number
   readonly toolTimeoutMs: number
   readonly maxParallelSubtasks: number
+  readonly reportUnavailable: boolean
   readonly planner: boolean
   readonly answerer: boolean
   readonly verifier: boolean
@@ -113,6 +121,7 @@ export const resolveOptions = (options: SmurfsOptions = {}): ResolvedOptions => 
   maxModelCalls: Math.max(1, options.maxModelCalls ?? smurfsDefaults.maxModelCalls),
   toolTimeoutMs: Math.max(1, options.toolTimeoutMs ?? smurfsDefaults.toolTimeoutMs),
   maxParallelSubtasks: Math.max(1, options.maxParallelSubtasks ?? smurfsDefaults.maxParallelSubtasks),
+  reportUnavailable: options.reportUnavailable ?? smurfsDefaults.reportUnavailable,
   planner: options.planner ?? smurfsDefaults.planner,
   answerer: options.answerer ?? smurfsDefaults.answerer,
   verifier: options.verifier ?? smurfsDefaults.verifier,

@@ -43,7 +43,7 @@ const solveTask = Effect.fn("Smurfs.task")(function* (ctx: PipelineContext) {
   const answered = (yield* soft("answerer.final", answerFinal(ctx, task.query, shown))) ?? joined
   // AMCP: the others still answer, and the answer says what is missing
   const missing = answers.length - available.length
-  const final = missing > 0 && available.length > 0 && answered.trim().length > 0 ? `${answered.trim()}\n\n${unavailableNote(answers)}` : answered
+  const final = options.reportUnavailable && missing > 0 && available.length > 0 && answered.trim().length > 0 ? `${answered.trim()}\n\n${unavailableNote(answers)}` : answered
   yield* emit("final_answer", { answer: final, ...(missing > 0 ? { unavailable: answers.filter((a) => a.unavailable !== undefined).map((a) => a.index) } : {}) })
   return final
 })

@@ -196,12 +196,13 @@ export type BenchArgs = ReturnType<typeof parse>
 /** A queued job's bench options, read as the command reads its own (no environment, no config file: the job carries them all). */
 export const parseBenchArgs = (argv: ReadonlyArray<string>): BenchArgs => parse(parseCommand(COMMAND, argv, { env: {}, cwd: "/nonexistent-smurfs-config" }))
 
-const smurfsOptions = (args: BenchArgs): SmurfsOptions => ({ maxSteps: args.smurfsMaxSteps })
+// ToolEval labels an answer that lists what is missing Unsolved: bench answers with what was found only
+const smurfsOptions = (args: BenchArgs): SmurfsOptions => ({ maxSteps: args.smurfsMaxSteps, reportUnavailable: false })
 
 /** The Smurfs loop's limits as they ran, for run.json. */
 const smurfsLimits = (args: BenchArgs) => {
-  const { maxSteps, maxAgentErrors, maxSubtasks, maxModelCalls } = resolveOptions(smurfsOptions(args))
-  return { maxSteps, maxAgentErrors, maxSubtasks, maxModelCalls }
+  const { maxSteps, maxAgentErrors, maxSubtasks, maxModelCalls, reportUnavailable } = resolveOptions(smurfsOptions(args))
+  return { maxSteps, maxAgentErrors, maxSubtasks, maxModelCalls, reportUnavailable }
 }
 
 export const methodEntries = (args: BenchArgs): Array<MethodEntry> =>
