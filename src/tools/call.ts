@@ -1,5 +1,6 @@
 // The safe tool call shared by all tools: timeout, caught failures, serialized and size-capped content.
 import { Cause, Effect } from "effect"
+import { trackToolCall } from "./exit-guard.ts"
 import type { ToolResult } from "./tool.ts"
 
 /** Limits of a safe call. */
@@ -77,7 +78,7 @@ export const guardToolCall = (
 ): Effect.Effect<ToolResult> => {
   const timeoutMs = options.timeoutMs ?? SAFE_CALL_DEFAULTS.timeoutMs
   const maxChars = options.maxContentChars ?? SAFE_CALL_DEFAULTS.maxContentChars
-  return Effect.suspend(() => effect).pipe(
+  return trackToolCall(toolName, Effect.suspend(() => effect)).pipe(
     Effect.timeoutOrElse({
       duration: timeoutMs,
       orElse: () =>

@@ -7,12 +7,14 @@ import { type SmurfsOptions, smurfsDefaults } from "../../agents/smurfs-options.
 import { LanguageModel } from "../../llm/language-model.ts"
 import { type ServerFailure, watchServer } from "../../llm/server-watch.ts"
 import { DEFAULT_MODEL_SPEC, MODEL_DEFAULTS, type ModelOptions, THINK_HELP } from "../../llm/spec.ts"
+import { containToolExits } from "../../tools/exit-guard.ts"
 import { loadTools } from "../../tools/load.ts"
 import { redactText, redactValue } from "../../trace/redact.ts"
 import type { Trajectory } from "../../trace/trajectory.ts"
 import { plural } from "../../plural.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { terminalAskUser } from "../ask-terminal.ts"
+import { routeStdoutToStderr } from "../stdout-guard.ts"
 import { liveView } from "../live-view.ts"
 import { defaultModelSpec, resolveModelLayer } from "../model-option.ts"
 import { intOption, type ParsedCommand, runCommand, thinkOption, UsageError } from "../options.ts"
@@ -124,7 +126,10 @@ const solve = async (args: ReturnType<typeof parse>): Promise<number> => {
   const onSignal = () => interrupt.abort()
   process.once("SIGINT", onSignal)
   process.once("SIGTERM", onSignal)
-  const exit = await Effect.runPromiseExit(program, { signal: interrupt.signal })
+  // Tool modules run in this process: their stdout writes go to stderr and a process.exit fails their call.
+  const restoreStdout = routeStdoutToStderr()
+  const restoreExit = containToolExits()
+  const exit = await Effect.runPromiseExit(program, { signal: interrupt.signal }).finally(() => (restoreExit(), restoreStdout()))
   process.off("SIGINT", onSignal)
   process.off("SIGTERM", onSignal)
 
