@@ -75,7 +75,15 @@ export const RunConfig = z.object({
   /** The model as the server names it, when known. */
   modelName: z.string().optional(),
   envs: z.array(z.string()),
-  toolset: z.enum(["all", "relevant"]),
+  /** all, relevant, or retrieve:<k>. */
+  toolset: z.union([z.enum(["all", "relevant"]), z.string().regex(/^retrieve:\d+$/)]),
+  /** With --toolset retrieve: the retrieval settings and each task's retrieved set (`<group>/<id>` -> tool names, best first). */
+  retrieval: z
+    .object({
+      settings: z.record(z.string(), z.unknown()),
+      sets: z.record(z.string(), z.array(z.string()))
+    })
+    .optional(),
   limit: z.number().optional(),
   ids: z.array(z.string()).optional(),
   concurrency: z.number(),

@@ -1,11 +1,11 @@
 // `npm run bench:retrieval`: recall@k and nDCG@k of the relevant APIs over the pooled ToolBench corpus.
-import { homedir } from "node:os"
-import { join, resolve } from "node:path"
+import { resolve } from "node:path"
 import { parseArgs } from "node:util"
 import { Effect } from "effect"
 import { resolveModelLayer } from "../../src/cli/model-option.ts"
 import { LanguageModel } from "../../src/llm/language-model.ts"
 import { makeOfflineEnvironment } from "../../src/tools/environments/offline.ts"
+import { defaultEmbeddingCache } from "../../src/tools/retrieval/embedding-cache.ts"
 import { makeEmbedder } from "../../src/tools/retrieval/embedder.ts"
 import { makeRetriever, type Retriever } from "../../src/tools/retrieval/retriever.ts"
 import { toolbenchCorpus } from "../corpus.ts"
@@ -67,13 +67,13 @@ const program = Effect.gen(function* () {
   let firstStage = lexical
   if (values.embed) {
     const embedder = yield* makeEmbedder(values.embed)
-    firstStage = yield* makeRetriever(corpus.library, { embedder, embeddingCache: values["embed-cache"] ?? join(homedir(), ".cache", "smurfs", "embeddings") })
+    firstStage = yield* makeRetriever(corpus.library, { embedder, embeddingCache: values["embed-cache"] ?? defaultEmbeddingCache() })
     yield* score(`hybrid (BM25+ and ${values.embed}, RRF)`, firstStage, 4)
   }
   if (values.rerank) {
     const model = yield* Effect.provide(Effect.service(LanguageModel), resolveModelLayer(values.rerank))
     const reranked = yield* makeRetriever(corpus.library, {
-      ...(values.embed ? { embedder: yield* makeEmbedder(values.embed), embeddingCache: values["embed-cache"] ?? join(homedir(), ".cache", "smurfs", "embeddings") } : {}),
+      ...(values.embed ? { embedder: yield* makeEmbedder(values.embed), embeddingCache: values["embed-cache"] ?? defaultEmbeddingCache() } : {}),
       reranker: model
     })
     yield* score(`${firstStage.mode} + re-ranked by ${values.rerank}`, reranked, 4)

@@ -5,6 +5,7 @@ import { LocalMemory } from "../memory/local-memory.ts"
 import { emit } from "../trace/events.ts"
 import { answerSubtask } from "./answerer.ts"
 import { backtrack, executeStep, type PipelineContext, soft } from "./smurfs-step.ts"
+import { withSubtaskTools } from "./subtask-tools.ts"
 import { verify } from "./verifier.ts"
 
 /** How a subtask's answer came about (the `source` of its `subtask_answered` event). */
@@ -27,7 +28,9 @@ const rawAnswer = (global: GlobalMemory, index: number, local: LocalMemory): str
  * model-call budget (when it runs out, the subtask's best answer so far is kept in global memory) and,
  * as the reference's retry counters do, `maxAgentErrors` attempts in a row that reach no tool.
  */
-export const solveSubtask = Effect.fn("Smurfs.subtask")(function* (ctx: PipelineContext, index: number, subtask: string) {
+export const solveSubtask = Effect.fn("Smurfs.subtask")(function* (parent: PipelineContext, index: number, subtask: string) {
+  // with a recommender (--toolset retrieve), the subtask sees the tools retrieved for it
+  const ctx = yield* withSubtaskTools(parent, subtask)
   const { options, global, task } = ctx
   const local = new LocalMemory()
   const excluded: Array<Set<string>> = [new Set()] // tools that failed, per depth of the current path

@@ -9,6 +9,11 @@ export interface Task {
   readonly id: string
   readonly query: string
   readonly tools: ToolLibrary
+  /**
+   * When the tools come from a recommender (`--toolset retrieve`): the tools for one query, from the
+   * whole library. The Smurfs executor asks it per subtask; `tools` holds the set for the task's query.
+   */
+  readonly retrieve?: ((query: string) => Effect.Effect<ToolLibrary>) | undefined
 }
 
 /**

@@ -11,6 +11,7 @@ import { writeJsonAtomic } from "../../../bench/run-dir.ts"
 import { RUN_FORMAT_VERSION, type RunConfig, runConfigPath } from "../../../bench/run-format.ts"
 import { type EndpointStats, PoolStats, poolStatsLayer } from "../../llm/pool.ts"
 import { type MethodEntry, ModelServerDown, RUNNER_DEFAULTS, runBench } from "../../../bench/runner.ts"
+import { makeRetrievalTasks, recordedRetrievalSets } from "../../../bench/retrieval-tasks.ts"
 import { taskOf } from "../../../bench/tasks.ts"
 import { baselinePrompts } from "../../agents/baseline-prompts.ts"
 import { DFSDT_DEFAULTS, dfsdt } from "../../agents/dfsdt.ts"
@@ -24,6 +25,9 @@ import { MODEL_DEFAULTS, THINK_HELP } from "../../llm/spec.ts"
 import { LanguageModel } from "../../llm/language-model.ts"
 import { makeToolCache } from "../../tools/cache.ts"
 import { makeEnvironmentChain } from "../../tools/environments/chain.ts"
+import { defaultEmbeddingCache } from "../../tools/retrieval/embedding-cache.ts"
+import { makeEmbedder } from "../../tools/retrieval/embedder.ts"
+import { parseToolset, type Toolset, toolsetLabel } from "../../tools/retrieval/toolset.ts"
 import { toolbenchLibrary } from "../../tools/toolbench/adapter.ts"
 import type { ApiDocInput } from "../../tools/toolbench/api-doc.ts"
 import { redactText } from "../../trace/redact.ts"
@@ -61,7 +65,12 @@ options:
   --store-dir <dir>         where simulated responses are stored (default <out>/simulated)
   --limit <n>               the first n queries of each group
   --ids <a,b>               only these query ids
-  --toolset all|relevant    a task's tools: its whole api_list, or only its relevant APIs (default all)
+  --toolset <t>             a task's tools: all (its whole api_list), relevant (only its relevant APIs), or
+                            retrieve[:k] (the top k, default 5, retrieved from every API of every query file
+                            under --data; the smurfs executor retrieves per subtask) (default all)
+  --embed <spec>            with retrieve: hybrid retrieval with this embedding model (ollama:<model>, openai:<model>)
+  --embed-cache <dir>       where document embeddings are cached (default ~/.cache/smurfs/embeddings)
+  --rerank                  with retrieve: the model re-ranks the top 20 candidates
   --concurrency <n>         tasks run at once (default ${BENCH_DEFAULTS.concurrency})
   --model-concurrency <n>   requests in flight per model server (default: --concurrency for openai, 1 for ollama)
   --endpoints <u[,u]>       several servers of the same model, each url or url*N (N: requests it serves at once);
@@ -112,6 +121,9 @@ const OPTIONS = {
   limit: { type: "string" },
   ids: { type: "string", multiple: true },
   toolset: { type: "string" },
+  embed: { type: "string" },
+  "embed-cache": { type: "string" },
+  rerank: { type: "boolean" },
   concurrency: { type: "string" },
   "model-concurrency": { type: "string" },
   endpoints: { type: "string", multiple: true },
@@ -150,7 +162,13 @@ const parse = ({ values }: ParsedCommand<typeof OPTIONS>) => {
         `and --single-chain-max-step <n> for react/dfsdt (tree nodes per chain, default ${REACT_DEFAULTS.singleChainMaxStep})`
     )
   const methods = choiceList("method", list(values.method) ?? [...BENCH_DEFAULTS.methods], METHODS)
-  const toolset = choiceOption("toolset", values.toolset, ["all", "relevant"], BENCH_DEFAULTS.toolset)
+  let toolset: Toolset
+  try {
+    toolset = parseToolset(values.toolset ?? BENCH_DEFAULTS.toolset)
+  } catch (e) {
+    throw new UsageError((e as Error).message)
+  }
+  if ((values.embed !== undefined || values.rerank) && toolset.kind !== "retrieve") throw new UsageError("--embed and --rerank choose how tools are retrieved: use them with --toolset retrieve[:k]")
   const toolCalling = choiceOption("tool-calling", values["tool-calling"], ["auto", "native", "json"], "auto")
   const data = resolve(values.data ?? BENCH_DEFAULTS.data)
   const out = resolve(values.out)
@@ -170,7 +188,10 @@ const parse = ({ values }: ParsedCommand<typeof OPTIONS>) => {
     callCache: values["call-cache"] === undefined ? undefined : resolve(values["call-cache"]),
     limit: positiveInt("limit", values.limit),
     ids: list(values.ids),
-    toolset: toolset as "all" | "relevant",
+    toolset,
+    embed: values.embed,
+    embedCache: resolve(values["embed-cache"] ?? defaultEmbeddingCache()),
+    rerank: values.rerank === true,
     concurrency,
     modelConcurrency: positiveInt("model-concurrency", values["model-concurrency"]),
     endpoints: list(values.endpoints),
@@ -224,12 +245,21 @@ export const methodEntries = (args: BenchArgs): Array<MethodEntry> =>
   })
 
 /** A query's Task on the run's tool environments and toolset (its tools served by replay, simulation, ...). */
-export const taskBuilder = (args: BenchArgs) =>
+/** The tool environment of a run's tasks. */
+const benchEnvironment = (args: BenchArgs) =>
   Effect.gen(function* () {
     const chain = yield* makeEnvironmentChain(args.envs, { responses: args.responses, cacheDir: args.cacheDir, storeDir: args.storeDir })
     // Replay and offline answers are final, so failed results are worth caching too.
-    const env = args.callCache === undefined ? chain : (yield* makeToolCache({ dir: args.callCache, cacheErrors: true })).wrapEnvironment(chain)
-    return (query: BenchQuery) => taskOf(query, args.toolset, (name, docs) => toolbenchLibrary(name, docs as ReadonlyArray<ApiDocInput>, env))
+    return args.callCache === undefined ? chain : (yield* makeToolCache({ dir: args.callCache, cacheErrors: true })).wrapEnvironment(chain)
+  })
+
+export const taskBuilder = (args: BenchArgs) =>
+  Effect.gen(function* () {
+    const toolset = args.toolset
+    // retrieved sets are computed and recorded by the bench process (run.json); queue workers do not rebuild them yet
+    if (toolset.kind === "retrieve") return yield* Effect.die(new BadInput("--toolset retrieve runs in process; it is not available with --queue workers yet"))
+    const env = yield* benchEnvironment(args)
+    return (query: BenchQuery) => taskOf(query, toolset.kind, (name, docs) => toolbenchLibrary(name, docs as ReadonlyArray<ApiDocInput>, env))
   })
 
 /** The model layer of a run: the served model (one server or a pool), behind the call cache when asked. */
@@ -273,7 +303,22 @@ const program = (args: BenchArgs, argvForWorkers: ReadonlyArray<string>) =>
       return ExitCode.BadInput
     }
     const model = yield* LanguageModel
-    const taskOfQuery = yield* taskBuilder(args)
+    const toolset = args.toolset
+    const taskOfQuery = toolset.kind === "retrieve" ? undefined : yield* taskBuilder(args)
+    const retrieval =
+      toolset.kind === "retrieve"
+        ? yield* makeRetrievalTasks({
+            data: args.data,
+            queries,
+            env: yield* benchEnvironment(args),
+            k: toolset.k,
+            embedder: args.embed === undefined ? undefined : yield* makeEmbedder(args.embed, { timeoutMs: args.timeoutMs }),
+            embeddingCache: args.embedCache,
+            reranker: args.rerank ? model : undefined,
+            recordedSets: args.resume ? recordedRetrievalSets(args.out) : undefined,
+            concurrency: args.concurrency
+          })
+        : undefined
     const config: RunConfig = {
       formatVersion: RUN_FORMAT_VERSION,
       packageVersion: version,
@@ -284,7 +329,8 @@ const program = (args: BenchArgs, argvForWorkers: ReadonlyArray<string>) =>
       model: args.model,
       modelName: model.info.model,
       envs: args.envs,
-      toolset: args.toolset,
+      toolset: toolsetLabel(args.toolset),
+      ...(retrieval ? { retrieval: retrieval.record } : {}),
       ...(args.limit !== undefined ? { limit: args.limit } : {}),
       ...(args.ids !== undefined ? { ids: args.ids } : {}),
       concurrency: args.concurrency,
@@ -304,7 +350,8 @@ const program = (args: BenchArgs, argvForWorkers: ReadonlyArray<string>) =>
         think: args.think ?? null,
         responses: args.responses ?? null,
         cacheDir: args.cacheDir ?? null,
-        callCache: args.callCache ?? null
+        callCache: args.callCache ?? null,
+        ...(retrieval ? { retrieval: retrieval.record.settings } : {})
       }
     }
     const executor = args.queue === undefined ? undefined : yield* queueExecutorFor(args, config, argvForWorkers)
@@ -313,7 +360,7 @@ const program = (args: BenchArgs, argvForWorkers: ReadonlyArray<string>) =>
       config,
       queries,
       methods: methodEntries(args),
-      taskOf: taskOfQuery,
+      taskOf: (query) => (retrieval ? retrieval.taskOf(query) : taskOfQuery!(query)),
       concurrency: args.concurrency,
       resume: args.resume,
       force: args.force,
@@ -360,6 +407,7 @@ const exitCodeOf = (tag: string): number => {
     case "RunDirError":
     case "DatasetError":
     case "InvalidModelSpec":
+    case "InvalidEmbedSpec":
     case "ToolEnvError":
     case "CacheUnavailable":
       return ExitCode.BadInput

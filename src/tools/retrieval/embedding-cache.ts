@@ -1,11 +1,15 @@
 // Document embeddings cached on disk by content hash: a library embedded once is read back on the next run.
 import { createHash } from "node:crypto"
 import { mkdirSync, readFileSync } from "node:fs"
+import { homedir } from "node:os"
 import { join } from "node:path"
 import { Effect } from "effect"
 import writeFileAtomic from "write-file-atomic"
 import type { ProviderError } from "../../llm/errors.ts"
 import type { Embedder } from "./embedder.ts"
+
+/** Where document embeddings are cached unless told otherwise: $XDG_CACHE_HOME/smurfs/embeddings, else ~/.cache/smurfs/embeddings. */
+export const defaultEmbeddingCache = (): string => join(process.env["XDG_CACHE_HOME"] || join(homedir(), ".cache"), "smurfs", "embeddings")
 
 /** The cache key of a library's documents for one model: the hash of the model spec and every text. */
 export const contentHash = (spec: string, texts: ReadonlyArray<string>): string => {

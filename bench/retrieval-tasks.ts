@@ -1,0 +1,95 @@
+// `--toolset retrieve[:k]` for the bench: every task retrieves its tools from the pooled corpus of all query files.
+import { readFileSync } from "node:fs"
+import { Effect } from "effect"
+import type { Task } from "../src/agents/task.ts"
+import type { LanguageModelShape } from "../src/llm/language-model.ts"
+import type { ToolEnvironment } from "../src/tools/environments/environment.ts"
+import { makeToolLibrary } from "../src/tools/library.ts"
+import { contentHash } from "../src/tools/retrieval/embedding-cache.ts"
+import type { Embedder } from "../src/tools/retrieval/embedder.ts"
+import { makeRetriever, narrowLibrary } from "../src/tools/retrieval/retriever.ts"
+import type { Tool } from "../src/tools/tool.ts"
+import { toolbenchCorpus } from "./corpus.ts"
+import { type BenchQuery, loadQueries } from "./datasets.ts"
+import { runConfigPath } from "./run-format.ts"
+
+export interface RetrievalTasksOptions {
+  /** The data directory: every query file under it makes the corpus. */
+  readonly data: string
+  /** The queries the run solves. */
+  readonly queries: ReadonlyArray<BenchQuery>
+  readonly env: ToolEnvironment
+  readonly k: number
+  readonly embedder?: Embedder | undefined
+  readonly embeddingCache?: string | undefined
+  /** Re-rank with this model (the run's own). */
+  readonly reranker?: LanguageModelShape | undefined
+  /** Task-level sets recorded by the run being resumed, reused so a resume solves the same tasks. */
+  readonly recordedSets?: Readonly<Record<string, ReadonlyArray<string>>> | undefined
+  /** Retrievals at once while the task-level sets are computed (re-ranking calls the model). */
+  readonly concurrency?: number | undefined
+}
+
+/** What run.json records of the retrieval: its settings (checked on resume) and each task's set. */
+export interface RetrievalRecord {
+  readonly settings: { readonly k: number; readonly mode: string; readonly embed: string | null; readonly corpusApis: number; readonly corpusHash: string }
+  /** `<group>/<query id>` -> the task's tools (corpus names), best first. */
+  readonly sets: Record<string, Array<string>>
+}
+
+/** The task-level sets a run directory's run.json recorded, if any (a resume reuses them). */
+export const recordedRetrievalSets = (runDir: string): Record<string, Array<string>> | undefined => {
+  try {
+    const sets = (JSON.parse(readFileSync(runConfigPath(runDir), "utf8")) as { retrieval?: { sets?: unknown } }).retrieval?.sets
+    return typeof sets === "object" && sets !== null ? (sets as Record<string, Array<string>>) : undefined
+  } catch {
+    return undefined // a new run: nothing recorded yet
+  }
+}
+
+const taskKey = (query: Pick<BenchQuery, "group" | "id">) => `${query.group}/${query.id}`
+
+/**
+ * Build the corpus and retriever, and compute each task's top-k now (so that run.json records the
+ * sets before any task runs). The returned `taskOf` gives each task its set as `tools` and a
+ * `retrieve` for the Smurfs executor's per-subtask retrieval from the whole corpus.
+ */
+export const makeRetrievalTasks = (options: RetrievalTasksOptions) =>
+  Effect.gen(function* () {
+    const all = yield* loadQueries({ dir: options.data })
+    const corpus = toolbenchCorpus(all, options.env)
+    const retriever = yield* makeRetriever(corpus.library, { embedder: options.embedder, embeddingCache: options.embeddingCache, reranker: options.reranker })
+    const byName = new Map(corpus.library.tools.map((t) => [t.name, t]))
+    const sets: Record<string, Array<string>> = {}
+    yield* Effect.forEach(
+      options.queries,
+      (query) =>
+        Effect.gen(function* () {
+          const recorded = options.recordedSets?.[taskKey(query)]
+          sets[taskKey(query)] = recorded
+            ? [...recorded]
+            : (yield* narrowLibrary(retriever, query.query, options.k, "task")).tools.map((t) => t.name)
+        }),
+      { concurrency: options.concurrency ?? 4, discard: true }
+    )
+    const record: RetrievalRecord = {
+      settings: {
+        k: options.k,
+        mode: retriever.mode,
+        embed: options.embedder?.spec ?? null,
+        corpusApis: corpus.library.tools.length,
+        corpusHash: contentHash("corpus", corpus.library.tools.map((t) => t.name)).slice(0, 16)
+      },
+      sets
+    }
+    const taskOf = (query: BenchQuery): Task => ({
+      id: query.id,
+      query: query.query,
+      tools: makeToolLibrary(
+        taskKey(query),
+        (sets[taskKey(query)] ?? []).map((name) => byName.get(name)).filter((t): t is Tool => t !== undefined)
+      ),
+      retrieve: (subtask) => narrowLibrary(retriever, subtask, options.k, "subtask")
+    })
+    return { taskOf, record }
+  })
