@@ -9,8 +9,10 @@ import { ExitCode } from "../exit-codes.ts"
 import { type ParsedCommand, runCommand } from "../options.ts"
 
 const HELP = `usage: smurfs tools [--tools <source>]... [--json]
+       smurfs tools search "<query>" [--tools <source>... | --data <dir>] [--top K] [--json]
 
 List the tools of a library: name, description (first line) and parameters.
+\`smurfs tools search\` ranks them for a query (smurfs tools search --help).
 
 options:
   --tools <source>     demo (default), a .ts/.js module exporting tools, a StableToolBench api_list .json,
@@ -63,7 +65,8 @@ const OPTIONS = {
 
 export const COMMAND = { name: "tools", help: HELP, options: OPTIONS } as const
 
-export const run = (argv: string[]): Promise<number> => runCommand(COMMAND, argv, ({ values }) => list(values))
+export const run = (argv: string[]): Promise<number> =>
+  argv[0] === "search" ? import("./tools-search.ts").then((m) => m.runSearch(argv.slice(1))) : runCommand(COMMAND, argv, ({ values }) => list(values))
 
 const list = async (values: ParsedCommand<typeof OPTIONS>["values"]): Promise<number> => {
   const sources = values.tools ?? ["demo"]
