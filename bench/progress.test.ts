@@ -1,18 +1,50 @@
 import { describe, expect, it } from "vitest"
-import { makeProgress } from "./progress.ts"
+import { estimateRemaining, formatDuration, makeProgress } from "./progress.ts"
+
+const capture = (isTTY = false) => {
+  let text = ""
+  const stream = { isTTY, write: (s: string) => ((text += s), true) } as unknown as NodeJS.WriteStream
+  return { stream, text: () => text }
+}
 
 describe("progress", () => {
-  it("prints one line per task with the running count of answers when not on a terminal", () => {
-    let text = ""
-    const stream = { isTTY: false, write: (s: string) => ((text += s), true) } as unknown as NodeJS.WriteStream
-    const progress = makeProgress({ stream })
-    progress.start(3, 1)
+  it("prints one line per task, says answered (not solved), and gives an ETA only once it can estimate one", () => {
+    const out = capture()
+    let clock = 0
+    const progress = makeProgress({ stream: out.stream, now: () => clock })
+    progress.start(4, 1)
+    clock = 1500
     progress.taskDone({ method: "react", group: "G1_tool", taskId: "7", finishType: "give_answer", modelCalls: 3, tokens: 1200, wallMs: 1500 })
+    clock = 3000
     progress.taskDone({ method: "react", group: "G1_tool", taskId: "8", finishType: "give_up", modelCalls: 2, tokens: 800, wallMs: 500 })
     progress.stop()
-    const lines = text.trim().split("\n")
-    expect(lines[0]).toBe("3 tasks, 1 already done")
-    expect(lines[1]).toBe("[2/3] react G1_tool/7 give_answer 3 calls 1200 tokens 1.5s | solved 1")
-    expect(lines[2]).toBe("[3/3] react G1_tool/8 give_up 2 calls 800 tokens 0.5s | solved 1")
+    const lines = out.text().trim().split("\n")
+    expect(lines[0]).toBe("4 tasks, 1 already done")
+    expect(lines[1]).toBe("[2/4] react G1_tool/7 answered 3 calls 1200 tokens 1.5s | answered 1 | ETA estimating")
+    // two tasks in 3 s, one left: 1.5 s
+    expect(lines[2]).toBe("[3/4] react G1_tool/8 give_up 2 calls 800 tokens 0.5s | answered 1 | ETA 2s")
+    expect(out.text()).not.toContain("solved")
+    expect(progress.totals?.()).toEqual({ finished: 2, answered: 1, modelCalls: 5, tokens: 2000, wallMs: 3000 })
+  })
+
+  it("counts model calls and tokens as they happen, not when a task ends", () => {
+    const out = capture()
+    const progress = makeProgress({ stream: out.stream, now: () => 0 })
+    progress.start(1, 0)
+    progress.modelCall?.(100)
+    progress.modelCall?.(50)
+    expect(progress.totals?.()).toMatchObject({ modelCalls: 2, tokens: 150, finished: 0 })
+    // the task's own totals are not added twice
+    progress.taskDone({ method: "smurfs", group: "G1", taskId: "1", finishType: "give_answer", modelCalls: 2, tokens: 150, wallMs: 10 })
+    expect(progress.totals?.()).toMatchObject({ modelCalls: 2, tokens: 150, finished: 1, answered: 1 })
+  })
+
+  it("estimates from this invocation's own rate", () => {
+    expect(estimateRemaining(0, 10, 5000)).toBeUndefined()
+    expect(estimateRemaining(1, 10, 5000)).toBeUndefined()
+    expect(estimateRemaining(2, 10, 4000)).toBe(20_000)
+    expect(formatDuration(45_000)).toBe("45s")
+    expect(formatDuration(185_000)).toBe("3m05s")
+    expect(formatDuration(3_720_000)).toBe("1h02m")
   })
 })

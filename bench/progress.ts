@@ -1,4 +1,4 @@
-// Progress of a benchmark run on stderr: a live bar on a terminal, one line per task otherwise.
+// Progress of a benchmark run on stderr: a live bar on a terminal, one line per task otherwise; model calls and tokens count as they happen.
 import cliProgress from "cli-progress"
 
 /** What the runner reports when a task (one query, one method) finishes. */
@@ -6,7 +6,7 @@ export interface TaskDone {
   readonly method: string
   readonly group: string
   readonly taskId: string
-  readonly finishType: "give_answer" | "give_up" | "error" | "failed"
+  readonly finishType: "give_answer" | "give_up" | "error" | "unreachable" | "failed"
   readonly modelCalls: number
   readonly tokens: number
   readonly wallMs: number
@@ -16,9 +16,23 @@ export interface Progress {
   /** The run starts: `total` tasks, of which `skipped` were already done (resume). */
   readonly start: (total: number, skipped: number) => void
   readonly taskDone: (done: TaskDone) => void
+  /** A model call ended (the count moves while a task is still running); `tokens` is its prompt + completion. */
+  readonly modelCall?: ((tokens: number) => void) | undefined
   /** A line of text that must not tear the bar. */
   readonly log: (text: string) => void
   readonly stop: () => void
+  /** What this run did so far, for the summary at the end. */
+  readonly totals?: (() => ProgressTotals) | undefined
+}
+
+export interface ProgressTotals {
+  /** Tasks finished by this invocation (answered, given up or failed). */
+  readonly finished: number
+  /** Of those, the ones with an answer (not yet judged: "answered", never "solved"). */
+  readonly answered: number
+  readonly modelCalls: number
+  readonly tokens: number
+  readonly wallMs: number
 }
 
 export interface ProgressOptions {
@@ -26,6 +40,8 @@ export interface ProgressOptions {
   readonly stream?: NodeJS.WriteStream | undefined
   /** Force the live bar (true) or the line log (false); by default the bar when the stream is a terminal. */
   readonly tty?: boolean | undefined
+  /** The clock, in milliseconds (tests). */
+  readonly now?: (() => number) | undefined
 }
 
 /** Progress that prints nothing (tests, library use). */
@@ -33,51 +49,81 @@ export const silentProgress: Progress = { start: () => {}, taskDone: () => {}, l
 
 const compact = (n: number): string => (n >= 1e6 ? `${(n / 1e6).toFixed(1)}M` : n >= 1e3 ? `${(n / 1e3).toFixed(1)}k` : String(n))
 
+/** A duration as a person reads it: 45s, 3m05s, 1h02m. */
+export const formatDuration = (ms: number): string => {
+  const s = Math.max(0, Math.round(ms / 1000))
+  if (s < 60) return `${s}s`
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`
+  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}m`
+}
+
+/** Tasks finished in this invocation before an ETA is shown: fewer say nothing about the rate. */
+const ETA_AFTER_TASKS = 2
+
+/**
+ * The remaining time from this invocation's own rate (skipped tasks took no time), or undefined while
+ * there is too little to estimate from.
+ */
+export const estimateRemaining = (finishedNow: number, remaining: number, elapsedMs: number): number | undefined =>
+  finishedNow < ETA_AFTER_TASKS || elapsedMs <= 0 ? undefined : (elapsedMs / finishedNow) * remaining
+
 export const makeProgress = (options: ProgressOptions = {}): Progress => {
   const stream = options.stream ?? process.stderr
   const tty = options.tty ?? stream.isTTY === true
-  let total = 0, finished = 0, solved = 0, calls = 0, tokens = 0
+  const now = options.now ?? Date.now
+  let total = 0, skipped = 0, finished = 0, answered = 0, calls = 0, tokens = 0, started = now()
+  // calls reported live; a runner that does not report them live still counts through taskDone
+  let live = false
   let bar: cliProgress.SingleBar | undefined
-  const payload = () => ({ solved, calls: compact(calls), tokens: compact(tokens) })
+  const eta = () => {
+    const ms = estimateRemaining(finished, total - skipped - finished, now() - started)
+    return ms === undefined ? "estimating" : formatDuration(ms)
+  }
+  const payload = () => ({ answered, calls: compact(calls), tokens: compact(tokens), eta: eta() })
   return {
-    start: (all, skipped) => {
+    start: (all, done) => {
       total = all
-      finished = skipped
+      skipped = done
+      started = now()
       if (tty) {
         bar = new cliProgress.SingleBar(
-          {
-            stream,
-            format: "{bar} {value}/{total} tasks | solved {solved} | model calls {calls} | tokens {tokens} | ETA {eta_formatted}",
-            hideCursor: true,
-            etaBuffer: 50
-          },
+          { stream, format: "{bar} {value}/{total} tasks | answered {answered} | model calls {calls} | tokens {tokens} | ETA {eta}", hideCursor: true },
           cliProgress.Presets.shades_classic
         )
-        bar.start(total, finished, payload())
+        bar.start(total, skipped, payload())
       } else {
         stream.write(`${total} tasks${skipped > 0 ? `, ${skipped} already done` : ""}\n`)
       }
     },
+    modelCall: (used) => {
+      live = true
+      calls++
+      tokens += used
+      bar?.update(skipped + finished, payload())
+    },
     taskDone: (done) => {
       finished++
-      if (done.finishType === "give_answer") solved++
-      calls += done.modelCalls
-      tokens += done.tokens
-      if (bar) bar.update(finished, payload())
+      if (done.finishType === "give_answer") answered++
+      if (!live) {
+        calls += done.modelCalls
+        tokens += done.tokens
+      }
+      if (bar) bar.update(skipped + finished, payload())
       else
         stream.write(
-          `[${finished}/${total}] ${done.method} ${done.group}/${done.taskId} ${done.finishType} ` +
-            `${done.modelCalls} calls ${done.tokens} tokens ${(done.wallMs / 1000).toFixed(1)}s | solved ${solved}\n`
+          `[${skipped + finished}/${total}] ${done.method} ${done.group}/${done.taskId} ${done.finishType === "give_answer" ? "answered" : done.finishType} ` +
+            `${done.modelCalls} calls ${done.tokens} tokens ${(done.wallMs / 1000).toFixed(1)}s | answered ${answered} | ETA ${eta()}\n`
         )
     },
     log: (text) => {
       if (bar) bar.stop()
       stream.write(`${text}\n`)
-      if (bar) bar.start(total, finished, payload())
+      if (bar) bar.start(total, skipped + finished, payload())
     },
     stop: () => {
       bar?.stop()
       bar = undefined
-    }
+    },
+    totals: () => ({ finished, answered, modelCalls: calls, tokens, wallMs: now() - started })
   }
 }

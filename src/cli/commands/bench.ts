@@ -4,7 +4,7 @@ import { join, resolve } from "node:path"
 import type { ParseArgsOptionsConfig } from "node:util"
 import { Cause, Effect, Exit, Layer } from "effect"
 import { type BenchQuery, DEFAULT_DATA_DIR, GROUPS, loadQueries } from "../../../bench/datasets.ts"
-import { makeProgress } from "../../../bench/progress.ts"
+import { formatDuration, makeProgress, type Progress } from "../../../bench/progress.ts"
 import { runIdOf } from "../../../bench/queue/job.ts"
 import { makeQueueExecutor, QUEUE_DEFAULTS } from "../../../bench/queue/queue-executor.ts"
 import { writeJsonAtomic } from "../../../bench/run-dir.ts"
@@ -21,6 +21,8 @@ import { REACT_DEFAULTS, react } from "../../agents/react.ts"
 import { smurfs } from "../../agents/smurfs.ts"
 import { resolveOptions, type SmurfsOptions, smurfsDefaults } from "../../agents/smurfs-options.ts"
 import { modelCacheLayer } from "../../llm/cache.ts"
+import { type ModelCallObserver, observedModelLayer } from "../../llm/observe.ts"
+import { plural } from "../../plural.ts"
 import { MODEL_DEFAULTS, THINK_HELP } from "../../llm/spec.ts"
 import { LanguageModel } from "../../llm/language-model.ts"
 import { makeToolCache } from "../../tools/cache.ts"
@@ -97,6 +99,7 @@ options:
                             ${THINK_HELP}
   --stop-after <n>          stop (exit 4) when n tasks in a row fail because of the model server (default ${RUNNER_DEFAULTS.stopAfterUnreachable})
   --full-trace              keep every prompt in the task records (large)
+  --json                    print the summary as JSON on stdout (progress stays on stderr)
   -h, --help                show this help
 
 A task the model server failed (refused connection, 404, 429/503 after retries, a timeout) is
@@ -143,7 +146,8 @@ const OPTIONS = {
   timeout: { type: "string" },
   think: { type: "string" },
   "stop-after": { type: "string" },
-  "full-trace": { type: "boolean" }
+  "full-trace": { type: "boolean" },
+  json: { type: "boolean" }
 } as const satisfies ParseArgsOptionsConfig
 
 export const COMMAND = { name: "bench", help: HELP, options: OPTIONS } as const
@@ -208,7 +212,8 @@ const parse = ({ values }: ParsedCommand<typeof OPTIONS>) => {
     timeoutMs: positiveInt("timeout", values.timeout),
     think: thinkOption(values.think),
     stopAfter: positiveInt("stop-after", values["stop-after"]),
-    fullTrace: values["full-trace"] === true
+    fullTrace: values["full-trace"] === true,
+    json: values.json === true
   }
 }
 
@@ -263,10 +268,12 @@ export const taskBuilder = (args: BenchArgs) =>
   })
 
 /** The model layer of a run: the served model (one server or a pool), behind the call cache when asked. */
-export const benchModelLayer = (args: BenchArgs) => {
+export const benchModelLayer = (args: BenchArgs, observer?: ModelCallObserver) => {
   // Ollama serves OLLAMA_NUM_PARALLEL requests at once (its own default applies); other servers get one slot per task.
   const modelConcurrency = args.modelConcurrency ?? (args.model.startsWith("ollama:") ? undefined : args.concurrency)
-  const served = resolveModelLayer(args.model, { concurrency: modelConcurrency, timeoutMs: args.timeoutMs, think: args.think, endpoints: args.endpoints })
+  const resolved = resolveModelLayer(args.model, { concurrency: modelConcurrency, timeoutMs: args.timeoutMs, think: args.think, endpoints: args.endpoints })
+  // below the call cache: what is observed is what a server answers, as it answers
+  const served = observer === undefined ? resolved : Layer.provide(observedModelLayer(observer), resolved)
   return args.callCache === undefined ? served : Layer.provide(modelCacheLayer({ dir: args.callCache }), served)
 }
 
@@ -295,7 +302,10 @@ const recordEndpointStats = (out: string, endpoints: ReadonlyArray<EndpointStats
     if (current) yield* writeJsonAtomic(path, { ...current, endpointStats: endpoints })
   })
 
-const program = (args: BenchArgs, argvForWorkers: ReadonlyArray<string>) =>
+/** The command to run next: judge the run, with the benchmarked model as judge unless it is a test model. */
+const nextCommand = (args: BenchArgs): string => `smurfs eval --run ${args.out} --judge ${args.model.startsWith("scripted:") || args.model.startsWith("sim") ? "<judge model spec>" : args.model}`
+
+const program = (args: BenchArgs, argvForWorkers: ReadonlyArray<string>, progress: Progress) =>
   Effect.gen(function* () {
     const queries = yield* loadQueries({ dir: args.data, groups: args.groups, ids: args.ids, limit: args.limit })
     if (queries.length === 0) {
@@ -367,7 +377,7 @@ const program = (args: BenchArgs, argvForWorkers: ReadonlyArray<string>) =>
       modelSpec: args.model,
       stopAfterUnreachable: args.stopAfter,
       fullTrace: args.fullTrace,
-      progress: makeProgress(),
+      progress,
       finish: finishSpec(baselinePrompts(args.stb)),
       executor
     })
@@ -377,11 +387,24 @@ const program = (args: BenchArgs, argvForWorkers: ReadonlyArray<string>) =>
         console.error(`  endpoint ${e.endpoint}: ${e.calls} calls, ${e.errors} errors, mean ${e.meanLatencyMs} ms${e.ejections > 0 ? `, taken out ${e.ejections}x` : ""}${e.healthy ? "" : " (out now)"}`)
       yield* recordEndpointStats(args.out, endpoints)
     }
+    const totals = progress.totals?.()
+    const next = nextCommand(args)
     console.error(
-      `smurfs bench: ${summary.recorded} tasks recorded now (${summary.answered} answered), ${summary.skipped} already done, ` +
-        `${summary.errors} failed because of the model server, ${summary.notRecorded} left undone, of ${summary.total}. Run directory: ${args.out}`
+      `smurfs bench: ${plural(summary.recorded, "task")} recorded now (${summary.answered} answered, not yet judged), ${summary.skipped} already done, ` +
+        `${summary.errors} failed because of the model server, ${summary.notRecorded} left undone, of ${summary.total}.` +
+        (totals ? ` ${plural(totals.modelCalls, "model call")}, ${plural(totals.tokens, "token")}, ${formatDuration(totals.wallMs)}.` : "") +
+        ` Run directory: ${args.out}`
     )
-    for (const file of summary.convertedFiles) console.log(file)
+    if (args.json)
+      console.log(
+        JSON.stringify(
+          { runDir: args.out, total: summary.total, recorded: summary.recorded, answered: summary.answered, skipped: summary.skipped, errors: summary.errors, notRecorded: summary.notRecorded, modelCalls: totals?.modelCalls ?? null, tokens: totals?.tokens ?? null, wallMs: totals?.wallMs ?? null, convertedFiles: summary.convertedFiles, ...(summary.lastServerError ? { lastServerError: summary.lastServerError } : {}), next },
+          null,
+          2
+        )
+      )
+    else for (const file of summary.convertedFiles) console.log(file)
+    if (summary.errors === 0 && summary.notRecorded === 0) console.error(`Next: judge the answers with \`${next}\``)
     if (summary.errors > 0 && summary.recorded === 0) {
       // nothing got through: the server (or its address, or the model name) is the problem, not the tasks
       console.error(redactText(`smurfs bench: every task run failed because of the model server (${summary.lastServerError}).`))
@@ -426,13 +449,14 @@ const bench = async (args: BenchArgs, argv: ReadonlyArray<string>): Promise<numb
     return ExitCode.BadInput
   }
   const resumeHint = `Rerun with --resume to continue: smurfs bench ${argv.filter((a) => a !== "--resume").join(" ")} --resume`
-  const modelLayer = benchModelLayer(args)
+  const progress = makeProgress()
+  const modelLayer = benchModelLayer(args, { onEnd: (_role, response) => progress.modelCall?.(response ? response.usage.promptTokens + response.usage.completionTokens : 0) })
   // Ctrl-C / SIGTERM interrupt the run; finished records are already on disk.
   const abort = new AbortController()
   const stop = () => abort.abort()
   process.once("SIGINT", stop)
   process.once("SIGTERM", stop)
-  const exit = await Effect.runPromiseExit(program(args, workerArgv(argv)).pipe(Effect.scoped, Effect.provide(modelLayer.pipe(Layer.provideMerge(poolStatsLayer)))), {
+  const exit = await Effect.runPromiseExit(program(args, workerArgv(argv), progress).pipe(Effect.scoped, Effect.provide(modelLayer.pipe(Layer.provideMerge(poolStatsLayer)))), {
     signal: abort.signal
   })
   process.off("SIGINT", stop)

@@ -9,7 +9,7 @@ import { slug } from "../../../bench/eval/labels.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { type ParsedCommand, runCommand, UsageError } from "../options.ts"
 
-const HELP = `usage: smurfs compare <dir>... [--html <file>] [--judge <spec>]
+const HELP = `usage: smurfs compare <dir>... [--html <file>] [--judge <spec>] [--json]
 
 Print one table of every method and group in the given directories: judged/N (tasks labelled by
 the judge of all the row's tasks), pass rate ± std over judge runs (over the judged tasks: an
@@ -23,12 +23,14 @@ a StableToolBench folder with model_predictions_converted/, or ToolEval's result
 options:
   --html <file>     also write a self-contained HTML report with charts
   --judge <spec>    show only this judge's labels (default: every judge found)
+  --json            print the rows (and the missing work) as JSON instead of the table
   -h, --help        show this help`
 
 /** The options of `smurfs compare`, in node:util parseArgs' shape. */
 const OPTIONS = {
   html: { type: "string" },
-  judge: { type: "string" }
+  judge: { type: "string" },
+  json: { type: "boolean" }
 } as const satisfies ParseArgsOptionsConfig
 
 export const COMMAND = { name: "compare", help: HELP, options: OPTIONS, positionals: true } as const
@@ -53,9 +55,12 @@ const compare = (parsed: ParsedCommand<typeof OPTIONS>): number => {
     console.error("smurfs compare: no tasks found in the given directories")
     return ExitCode.BadInput
   }
-  console.log(renderTable(rows))
   const missing = missingWork(rows)
-  if (missing.length > 0) console.log(`\nMissing work:\n${missing.map((m) => `  ${m}`).join("\n")}`)
+  if (parsed.values.json) console.log(JSON.stringify({ rows, missing }, null, 2))
+  else {
+    console.log(renderTable(rows))
+    if (missing.length > 0) console.log(`\nMissing work:\n${missing.map((m) => `  ${m}`).join("\n")}`)
+  }
   if (rows.every((r) => !r.pass)) console.error("\nNo judge labels yet: run `smurfs eval --run <dir> --judge <spec>` to add pass and win rates.")
   if (parsed.values.html) {
     try {

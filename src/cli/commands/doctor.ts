@@ -8,7 +8,7 @@ import { ExitCode } from "../exit-codes.ts"
 import { defaultModelSpec, resolveModelLayer } from "../model-option.ts"
 import { intOption, type ParsedCommand, runCommand } from "../options.ts"
 
-const HELP = `usage: smurfs doctor [--model <spec>] [--tools <source>]... [--timeout <ms>]
+const HELP = `usage: smurfs doctor [--model <spec>] [--tools <source>]... [--timeout <ms>] [--json]
 
 Checks the model setup: the server answers, it has the model, the model supports tool calling,
 and it can reply with structured JSON. With --tools, checks each tool source: it loads, lists its
@@ -20,6 +20,7 @@ options:
                        (default: $SMURFS_MODEL, else ollama:qwen2.5:7b)
   -t, --tools <source> a tool source to check (demo, a module, an api_list .json, "mcp:<command>",
                        mcp+http(s)://<url>); repeat for several
+      --json           print the checks as JSON: { model: { spec, checks, problem? }, tools? }
       --timeout <ms>   how long the test reply may take (default 120000; a cold model loads slowly)
   -h, --help           show this help
 
@@ -74,7 +75,8 @@ export const exitCodeOf = (report: DoctorReport): number => {
 const OPTIONS = {
   model: { type: "string", short: "m" },
   tools: { type: "string", short: "t", multiple: true },
-  timeout: { type: "string" }
+  timeout: { type: "string" },
+  json: { type: "boolean" }
 } as const satisfies ParseArgsOptionsConfig
 
 export const COMMAND = { name: "doctor", help: HELP, options: OPTIONS } as const
@@ -86,15 +88,20 @@ const check = async (values: ParsedCommand<typeof OPTIONS>["values"]): Promise<n
   const timeoutMs = intOption("timeout", values.timeout)
   if (timeoutMs !== undefined) options.timeoutMs = timeoutMs
   let toolsCode: number = ExitCode.Ok
+  let sources: ReadonlyArray<SourceCheck> | undefined
   if (values.tools !== undefined) {
-    const checks = await Effect.runPromise(Effect.forEach(values.tools, (source) => checkToolSource(source)))
-    console.log(formatSourceChecks(checks))
-    if (checks.some((c) => !c.ok)) toolsCode = ExitCode.BadInput
-    if (values.model === undefined) return toolsCode
+    sources = await Effect.runPromise(Effect.forEach(values.tools, (source) => checkToolSource(source)))
+    if (!values.json) console.log(formatSourceChecks(sources))
+    if (sources.some((c) => !c.ok)) toolsCode = ExitCode.BadInput
+    if (values.model === undefined) {
+      if (values.json) console.log(JSON.stringify({ tools: sources }, null, 2))
+      return toolsCode
+    }
   }
   const spec = values.model ?? defaultModelSpec()
   const report = await Effect.runPromise(runDoctor(spec, resolveModelLayer(spec, options), options))
-  console.log(formatReport(report))
+  if (values.json) console.log(JSON.stringify({ model: report, ...(sources ? { tools: sources } : {}) }, null, 2))
+  else console.log(formatReport(report))
   const modelCode = exitCodeOf(report)
   return modelCode !== ExitCode.Ok ? modelCode : toolsCode
 }

@@ -41,6 +41,7 @@ options:
                             without it, our own wording of the same rules
   --out <dir>               write eval/ here instead of into the run directory (for read-only folders);
                             \`smurfs compare <dir>\` then shows these labels
+  --json                    print the result rows as JSON instead of the table
   -h, --help                show this help`
 
 const positiveInt = (name: string, text: string | undefined, fallback: number): number => intOption(name, text, name === "seed" ? 0 : 1) ?? fallback
@@ -128,7 +129,8 @@ const OPTIONS = {
   concurrency: { type: "string" },
   seed: { type: "string" },
   out: { type: "string" },
-  stb: { type: "string" }
+  stb: { type: "string" },
+  json: { type: "boolean" }
 } as const satisfies ParseArgsOptionsConfig
 
 export const COMMAND = { name: "eval", help: HELP, options: OPTIONS } as const
@@ -182,6 +184,7 @@ const evaluate = async (parsed: ParsedCommand<typeof OPTIONS>["values"]): Promis
     console.error(`smurfs eval: ${error?.message ?? String(error)}`)
     return error?._tag === "InvalidModelSpec" || error?._tag === "RunDirError" ? ExitCode.BadInput : error instanceof UsageError ? ExitCode.Usage : ExitCode.ModelUnavailable
   }
-  console.log(renderTable(collectRows([options.store]).filter((r) => r.judge === slug(parsed.judge!))))
+  const rows = collectRows([options.store]).filter((r) => r.judge === slug(parsed.judge!))
+  console.log(parsed.json ? JSON.stringify({ runDir: resolve(parsed.run), store: resolve(options.store), judge: parsed.judge, rows }, null, 2) : renderTable(rows))
   return ExitCode.Ok
 }

@@ -1,7 +1,7 @@
 // `smurfs run "<query>"`: solve one query with the Smurfs agents, showing each step as it happens.
 import { createHash } from "node:crypto"
 import type { ParseArgsOptionsConfig } from "node:util"
-import { Cause, Effect, Exit } from "effect"
+import { Cause, Effect, Exit, Layer } from "effect"
 import { smurfs } from "../../agents/smurfs.ts"
 import { type SmurfsOptions, smurfsDefaults } from "../../agents/smurfs-options.ts"
 import { LanguageModel } from "../../llm/language-model.ts"
@@ -16,6 +16,8 @@ import { ExitCode } from "../exit-codes.ts"
 import { terminalAskUser } from "../ask-terminal.ts"
 import { routeStdoutToStderr } from "../stdout-guard.ts"
 import { liveView } from "../live-view.ts"
+import { makeSpinner } from "../spinner.ts"
+import { observedModelLayer } from "../../llm/observe.ts"
 import { defaultModelSpec, resolveModelLayer } from "../model-option.ts"
 import { intOption, type ParsedCommand, runCommand, thinkOption, UsageError } from "../options.ts"
 
@@ -105,13 +107,16 @@ export const run = (argv: string[]): Promise<number> => runCommand(COMMAND, argv
 const solve = async (args: ReturnType<typeof parse>): Promise<number> => {
   const { values, query } = args
   const color = process.stderr.isTTY === true && !process.env["NO_COLOR"]
+  // only a person at a terminal sees a spinner: never with --json, never in a pipe or a log file
+  const spinner = !values.json && process.stderr.isTTY === true ? makeSpinner({ stream: process.stderr }) : undefined
+  const writeLine = spinner?.writeLine ?? ((line: string) => void process.stderr.write(`${line}\n`))
   const options: SmurfsOptions = {
     maxSteps: args.maxSteps,
     planner: !values["no-planner"],
     answerer: !values["no-answerer"],
     verifier: !values["no-verifier"],
     askUser: terminalAskUser(),
-    onEvent: values.json ? undefined : liveView((line) => process.stderr.write(`${line}\n`), { color })
+    onEvent: values.json ? undefined : liveView(writeLine, { color })
   }
   const spec = values.model ?? defaultModelSpec()
   // The run stops at the server's first failure (a timeout gets one retry): no answer made without the model is shown.
@@ -120,7 +125,7 @@ const solve = async (args: ReturnType<typeof parse>): Promise<number> => {
     const tools = yield* loadTools(values.tools)
     watch = watchServer(yield* LanguageModel, { timeoutRetries: 1 })
     return yield* smurfs(options)({ id: taskIdOf(query), query, tools }).pipe(Effect.provideService(LanguageModel, watch.model))
-  }).pipe(Effect.scoped, Effect.provide(resolveModelLayer(spec, args.model)))
+  }).pipe(Effect.scoped, Effect.provide(spinner ? Layer.provide(observedModelLayer(spinner), resolveModelLayer(spec, args.model)) : resolveModelLayer(spec, args.model)))
 
   const interrupt = new AbortController()
   const onSignal = () => interrupt.abort()
@@ -130,6 +135,7 @@ const solve = async (args: ReturnType<typeof parse>): Promise<number> => {
   const restoreStdout = routeStdoutToStderr()
   const restoreExit = containToolExits()
   const exit = await Effect.runPromiseExit(program, { signal: interrupt.signal }).finally(() => (restoreExit(), restoreStdout()))
+  spinner?.stop()
   process.off("SIGINT", onSignal)
   process.off("SIGTERM", onSignal)
 
