@@ -1,4 +1,4 @@
-// StableToolBench query files (`queries/<group>.json`, `query_ids/<group>.json`) from any directory.
+// StableToolBench query files from any directory: this repository's layout (`queries/`, `query_ids/`) or StableToolBench's own (`solvable_queries/test_instruction/`, `test_query_ids/`).
 import { existsSync, readFileSync, statSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { Data, Effect } from "effect"
@@ -64,9 +64,50 @@ const readJson = (path: string, what: string): Effect.Effect<unknown, DatasetErr
       })
   })
 
+/** Where a data directory keeps its files: the folder names differ between our copy and StableToolBench's release. */
+export interface DataLayout {
+  /** The folder of `<group>.json` query files. */
+  readonly queries: string
+  /** The folder of `<group>.json` query id files. */
+  readonly queryIds: string
+  /** Recorded responses (`responses.jsonl`), when the directory has them. */
+  readonly responses?: string | undefined
+  /** StableToolBench's `tool_response_cache` folder, inside the directory or beside it, when there is one. */
+  readonly toolResponseCache?: string | undefined
+}
+
+const isDir = (path: string) => existsSync(path) && statSync(path).isDirectory()
+
+/**
+ * The layout of a data directory. Accepted: a folder with `queries/` and `query_ids/` (this
+ * repository's copy), StableToolBench's `solvable_queries` folder (`test_instruction/`,
+ * `test_query_ids/`), or a folder holding `solvable_queries/` (StableToolBench's `data/`). A
+ * `tool_response_cache/` in the folder or beside `solvable_queries/`, or in `server/` there (where
+ * StableToolBench's README unzips it), is found too.
+ */
+export const dataLayout = (dir: string): DataLayout => {
+  const root = resolve(dir)
+  const base = isDir(join(root, "solvable_queries")) ? join(root, "solvable_queries") : root
+  const stb = isDir(join(base, "test_instruction"))
+  // the release unzips the cache into server/ of a StableToolBench checkout, whose root holds solvable_queries/
+  const cache = [
+    join(root, "tool_response_cache"),
+    join(root, "server", "tool_response_cache"),
+    join(base, "..", "tool_response_cache"),
+    join(base, "..", "server", "tool_response_cache")
+  ].find(isDir)
+  const responses = join(root, "responses.jsonl")
+  return {
+    queries: join(base, stb ? "test_instruction" : "queries"),
+    queryIds: join(base, stb ? "test_query_ids" : "query_ids"),
+    ...(existsSync(responses) ? { responses } : {}),
+    ...(cache ? { toolResponseCache: resolve(cache) } : {})
+  }
+}
+
 /** The query ids of a group's `query_ids/<group>.json` (its keys), or undefined when the file is absent. */
 const loadIds = (dir: string, group: string): Effect.Effect<ReadonlySet<string> | undefined, DatasetError> => {
-  const path = join(dir, "query_ids", `${group}.json`)
+  const path = join(dataLayout(dir).queryIds, `${group}.json`)
   if (!existsSync(path)) return Effect.succeed(undefined)
   return Effect.flatMap(readJson(path, "the query ids"), (value) =>
     typeof value === "object" && value !== null
@@ -89,12 +130,12 @@ export const firstDuplicateId = (ids: ReadonlyArray<string>): { id: string; firs
 /** Load one group's queries, validated; two queries with one id are refused, never merged. */
 export const loadGroup = (dir: string, group: string): Effect.Effect<ReadonlyArray<BenchQuery>, DatasetError> =>
   Effect.gen(function* () {
-    const path = join(dir, "queries", `${group}.json`)
+    const path = join(dataLayout(dir).queries, `${group}.json`)
     if (!existsSync(path))
       return yield* new DatasetError({
         path,
         problem: `there is no query file for the group "${group}"`,
-        hint: `Use one of ${GROUPS.join(", ")} with --group, or point --data at a directory with queries/<group>.json.`
+        hint: `Use one of ${GROUPS.join(", ")} with --group, or point --data at a directory with queries/<group>.json or StableToolBench's solvable_queries (test_instruction/<group>.json).`
       })
     const parsed = z.array(QueryItem).safeParse(yield* readJson(path, "the queries"))
     if (!parsed.success)

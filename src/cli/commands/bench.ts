@@ -3,7 +3,7 @@ import { existsSync, readFileSync, statSync } from "node:fs"
 import { join, resolve } from "node:path"
 import type { ParseArgsOptionsConfig } from "node:util"
 import { Cause, Effect, Exit, Layer } from "effect"
-import { type BenchQuery, DEFAULT_DATA_DIR, GROUPS, loadQueries } from "../../../bench/datasets.ts"
+import { type BenchQuery, DEFAULT_DATA_DIR, dataLayout, GROUPS, loadQueries } from "../../../bench/datasets.ts"
 import { formatDuration, makeProgress, type Progress } from "../../../bench/progress.ts"
 import { runIdOf } from "../../../bench/queue/job.ts"
 import { makeQueueExecutor, QUEUE_DEFAULTS } from "../../../bench/queue/queue-executor.ts"
@@ -56,13 +56,16 @@ directory, so a stopped run (Ctrl-C, a crash, a dead model server) continues wit
 At the end, converted/<method>/<group>.json holds StableToolBench's converted predictions.
 
 options:
-  --data <dir>              queries/<group>.json and query_ids/<group>.json (default ${BENCH_DEFAULTS.data})
+  --data <dir>              queries/<group>.json and query_ids/<group>.json, or StableToolBench's
+                            solvable_queries folder (test_instruction/, test_query_ids/) or the folder
+                            holding it (default $SMURFS_DATA, else ${BENCH_DEFAULTS.data})
   --group <G[,G]>           groups to run (default all: ${GROUPS.join(", ")})
   --method <m[,m]>          ${METHODS.join(", ")} (default ${BENCH_DEFAULTS.methods.join(",")})
   --model <spec>            ollama:<model>, openai:<model>, scripted:<file.json>, sim (default SMURFS_MODEL, else a local Ollama model)
   --env <e[,e]>             tool environments in order: replay, simulated, offline (default ${BENCH_DEFAULTS.envs.join(",")})
   --responses <file>        recorded responses to replay (default <data>/responses.jsonl when present)
-  --cache-dir <dir>         a StableToolBench tool_response_cache folder to replay
+  --cache-dir <dir>         a StableToolBench tool_response_cache folder to replay (default: one found
+                            inside or beside --data)
   --call-cache <dir>        cache model replies (temperature 0) and tool results here; a repeated run replays them
   --store-dir <dir>         where simulated responses are stored (default <out>/simulated)
   --limit <n>               the first n queries of each group
@@ -178,7 +181,7 @@ const parse = ({ values }: ParsedCommand<typeof OPTIONS>) => {
   const out = resolve(values.out)
   if (existsSync(out) && !statSync(out).isDirectory()) throw new BadInput(`--out ${values.out} is a file; give a directory for the run (it is created when missing)`)
   const concurrency = positiveInt("concurrency", values.concurrency) ?? BENCH_DEFAULTS.concurrency
-  const defaultResponses = join(data, "responses.jsonl")
+  const layout = dataLayout(data)
   return {
     data,
     out,
@@ -186,8 +189,8 @@ const parse = ({ values }: ParsedCommand<typeof OPTIONS>) => {
     methods,
     model: values.model ?? defaultModelSpec(),
     envs: list(values.env) ?? [...BENCH_DEFAULTS.envs],
-    responses: values.responses ?? (existsSync(defaultResponses) ? defaultResponses : undefined),
-    cacheDir: values["cache-dir"],
+    responses: values.responses ?? layout.responses,
+    cacheDir: values["cache-dir"] ?? layout.toolResponseCache,
     storeDir: values["store-dir"] ?? join(out, "simulated"),
     callCache: values["call-cache"] === undefined ? undefined : resolve(values["call-cache"]),
     limit: positiveInt("limit", values.limit),

@@ -16,6 +16,8 @@ import { ExitCode } from "../exit-codes.ts"
 import { terminalAskUser } from "../ask-terminal.ts"
 import { routeStdoutToStderr } from "../stdout-guard.ts"
 import { liveView } from "../live-view.ts"
+import { toolbenchTask } from "../toolbench-task.ts"
+import { DEFAULT_DATA_DIR } from "../../../bench/datasets.ts"
 import { makeSpinner } from "../spinner.ts"
 import { observedModelLayer } from "../../llm/observe.ts"
 import { defaultModelSpec, resolveModelLayer } from "../model-option.ts"
@@ -45,6 +47,13 @@ options:
       --think <on|off|low|medium|high>
                         ${THINK_HELP}
       --strict          exit with 1 when the task gives up
+      --query-id <id>   run this ToolBench task: its query (unless one is given) and its api_list as tools
+      --data <dir>      where --query-id's task is (either layout, as for bench; default $SMURFS_DATA,
+                        else ../shared/toolbench)
+      --env <e[,e]>     how the task's tools answer, tried in order: replay, simulated, offline
+                        (default replay,offline)
+      --store-dir <dir> where simulated responses are stored for the next run to replay
+                        (default .smurfs-cache/simulated)
   -h, --help            show this help
 
 exit codes: 0 answered (or gave up without --strict), 1 gave up with --strict, 2 bad usage,
@@ -52,7 +61,10 @@ exit codes: 0 answered (or gave up without --strict), 1 gave up with --strict, 2
 timed out twice: the run stops at the server's first failure), 130 interrupted`
 
 const MODEL_UNAVAILABLE = new Set(["ModelUnreachable", "ModelNotFound", "Overloaded", "Timeout", "ModelServerError"])
-const BAD_INPUT = new Set(["InvalidModelSpec", "ToolLoadError", "DuplicateToolName"])
+const BAD_INPUT = new Set(["InvalidModelSpec", "ToolLoadError", "DuplicateToolName", "DatasetError", "ToolEnvError"])
+
+/** The tool environments of a ToolBench task in `smurfs run` unless --env says otherwise: recorded responses, else a deterministic error. */
+const RUN_TOOLBENCH_ENVS = ["replay", "offline"] as const
 
 /** A stable id for an ad-hoc query: a short hash of its text. */
 export const taskIdOf = (query: string): string => createHash("sha256").update(query).digest("hex").slice(0, 12)
@@ -71,14 +83,20 @@ const OPTIONS = {
   timeout: { type: "string" },
   "num-ctx": { type: "string" },
   think: { type: "string" },
-  strict: { type: "boolean", default: false }
+  strict: { type: "boolean", default: false },
+  data: { type: "string" },
+  "query-id": { type: "string" },
+  env: { type: "string", multiple: true },
+  "store-dir": { type: "string" }
 } as const satisfies ParseArgsOptionsConfig
 
 export const COMMAND = { name: "run", help: HELP, options: OPTIONS, positionals: true } as const
 
 const parse = ({ values, positionals }: ParsedCommand<typeof OPTIONS>) => {
   const query = positionals.join(" ").trim()
-  if (query.length === 0) throw new UsageError('give the query to solve, e.g. smurfs run "What is 12% of the height of Mount Everest in feet?"')
+  if (query.length === 0 && values["query-id"] === undefined)
+    throw new UsageError('give the query to solve, e.g. smurfs run "What is 12% of the height of Mount Everest in feet?", or a ToolBench task with --query-id <id>')
+  if (values["query-id"] === undefined && (values.data !== undefined || values.env !== undefined)) throw new UsageError("--data and --env choose a ToolBench task's tools: add --query-id <id>")
   const model: ModelOptions = { timeoutMs: intOption("timeout", values.timeout), numCtx: intOption("num-ctx", values["num-ctx"]), think: thinkOption(values.think) }
   return { values, query, model, maxSteps: smurfsMaxSteps(values) }
 }
@@ -122,9 +140,11 @@ const solve = async (args: ReturnType<typeof parse>): Promise<number> => {
   // The run stops at the server's first failure (a timeout gets one retry): no answer made without the model is shown.
   let watch: ReturnType<typeof watchServer> | undefined
   const program = Effect.gen(function* () {
-    const tools = yield* loadTools(values.tools)
+    const toolbench = values["query-id"] === undefined ? undefined : yield* toolbenchTask({ data: values.data ?? DEFAULT_DATA_DIR, queryId: values["query-id"], envs: values.env ?? [...RUN_TOOLBENCH_ENVS], storeDir: values["store-dir"] })
+    const tools = toolbench ? toolbench.task.tools : yield* loadTools(values.tools)
+    const task = toolbench ? { ...toolbench.task, query: query || toolbench.task.query } : { id: taskIdOf(query), query, tools }
     watch = watchServer(yield* LanguageModel, { timeoutRetries: 1 })
-    return yield* smurfs(options)({ id: taskIdOf(query), query, tools }).pipe(Effect.provideService(LanguageModel, watch.model))
+    return yield* smurfs(options)(task).pipe(Effect.provideService(LanguageModel, watch.model))
   }).pipe(Effect.scoped, Effect.provide(spinner ? Layer.provide(observedModelLayer(spinner), resolveModelLayer(spec, args.model)) : resolveModelLayer(spec, args.model)))
 
   const interrupt = new AbortController()

@@ -1,12 +1,15 @@
 // `smurfs tools`: list the tools of a library with their parameters.
 import type { ParseArgsOptionsConfig } from "node:util"
-import { Effect } from "effect"
+import { Effect, type Scope } from "effect"
 import { jsonSchemaOf } from "../../llm/structured.ts"
 import { loadTools } from "../../tools/load.ts"
-import type { Tool } from "../../tools/tool.ts"
+import type { Tool, ToolLibrary } from "../../tools/tool.ts"
 import { plural } from "../../plural.ts"
 import { ExitCode } from "../exit-codes.ts"
-import { type ParsedCommand, runCommand } from "../options.ts"
+import { type ParsedCommand, runCommand, UsageError } from "../options.ts"
+import { toolbenchTask } from "../toolbench-task.ts"
+import { DEFAULT_DATA_DIR } from "../../../bench/datasets.ts"
+import { scriptedLayer } from "../../llm/scripted.ts"
 
 const HELP = `usage: smurfs tools [--tools <source>]... [--json]
        smurfs tools search "<query>" [--tools <source>... | --data <dir>] [--top K] [--json]
@@ -19,7 +22,11 @@ options:
                        "mcp:<command and args>" (an MCP server over stdio) or mcp+http(s)://<url>
                        (Streamable HTTP; Authorization header from $SMURFS_MCP_AUTHORIZATION);
                        repeat to combine sources
-  --query-id <id>      with an api_list file of several queries: whose APIs to list (default: the first)
+  --query-id <id>      with an api_list file of several queries: whose APIs to list (default: the first);
+                       without --tools: the ToolBench task of --data with this id
+  --data <dir>         where --query-id's task is (either layout, as for bench; default $SMURFS_DATA,
+                       else ../shared/toolbench)
+  --env <e[,e]>        how the task's tools would answer: replay, simulated, offline (default replay,offline)
   --json               print the tools as JSON (name, description, JSON Schema of the parameters)
   -h, --help           show this help`
 
@@ -60,6 +67,8 @@ const renderText = (libraryName: string, tools: ReadonlyArray<Tool>): string => 
 const OPTIONS = {
   tools: { type: "string", multiple: true },
   "query-id": { type: "string" },
+  data: { type: "string" },
+  env: { type: "string", multiple: true },
   json: { type: "boolean" }
 } as const satisfies ParseArgsOptionsConfig
 
@@ -70,7 +79,17 @@ export const run = (argv: string[]): Promise<number> =>
 
 const list = async (values: ParsedCommand<typeof OPTIONS>["values"]): Promise<number> => {
   const sources = values.tools ?? ["demo"]
-  const print = Effect.map(loadTools(sources, { queryId: values["query-id"] }), (library) => {
+  // without --tools, --query-id names a ToolBench task of --data (as in `smurfs run`)
+  const fromData = values.tools === undefined && values["query-id"] !== undefined
+  if (!fromData && (values.data !== undefined || values.env !== undefined)) throw new UsageError("--data and --env choose a ToolBench task's tools: add --query-id <id> (and no --tools)")
+  const library: Effect.Effect<ToolLibrary, { readonly message: string }, Scope.Scope> = fromData
+    ? toolbenchTask({ data: values.data ?? DEFAULT_DATA_DIR, queryId: values["query-id"]!, envs: values.env ?? ["replay", "offline"] }).pipe(
+        Effect.map(({ task }) => task.tools),
+        // listing calls no tool, so a simulated environment never asks this (empty) model
+        Effect.provide(scriptedLayer([]))
+      )
+    : loadTools(sources, { queryId: values["query-id"] })
+  const print = Effect.map(library, (library) => {
     if (values.json) {
       const tools = library.tools.map((t) => ({ name: t.name, description: t.description, parameters: jsonSchemaOf(t.parameters) }))
       console.log(JSON.stringify({ library: library.name, tools }, null, 2))

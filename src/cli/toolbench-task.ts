@@ -1,0 +1,44 @@
+// One ToolBench query as a task for `smurfs run` and `smurfs tools`: its text and its api_list as tools, served by the chosen environments.
+import { existsSync } from "node:fs"
+import { join, resolve } from "node:path"
+import { Effect } from "effect"
+import { type BenchQuery, DatasetError, dataLayout, GROUPS, loadQueries } from "../../bench/datasets.ts"
+import { taskOf } from "../../bench/tasks.ts"
+import type { Task } from "../agents/task.ts"
+import { makeEnvironmentChain } from "../tools/environments/chain.ts"
+import { toolbenchLibrary } from "../tools/toolbench/adapter.ts"
+import type { ApiDocInput } from "../tools/toolbench/api-doc.ts"
+
+export interface ToolbenchTaskOptions {
+  /** The data directory (either layout, see bench/datasets.ts). */
+  readonly data: string
+  readonly queryId: string
+  /** Tool environments in order: replay, simulated, offline. */
+  readonly envs: ReadonlyArray<string>
+  readonly toolset?: "all" | "relevant" | undefined
+  /** Where simulated responses are stored, so that the next run replays them. */
+  readonly storeDir?: string | undefined
+  readonly responses?: string | undefined
+  readonly cacheDir?: string | undefined
+}
+
+/** Where `smurfs run` keeps simulated responses when no --store-dir is given. */
+export const DEFAULT_STORE_DIR = join(".smurfs-cache", "simulated")
+
+/** The query with this id in any group of the data directory, as a Task whose tools call the environments. */
+export const toolbenchTask = (options: ToolbenchTaskOptions) =>
+  Effect.gen(function* () {
+    const layout = dataLayout(options.data)
+    // a data folder may hold only some of the groups
+    const groups = GROUPS.filter((g) => existsSync(join(layout.queries, `${g}.json`)))
+    const queries = yield* loadQueries({ dir: options.data, groups: groups.length > 0 ? groups : GROUPS, ids: [options.queryId] })
+    const query: BenchQuery | undefined = queries[0]
+    if (query === undefined) return yield* new DatasetError({ path: resolve(options.data), problem: `no query has the id ${options.queryId}`, hint: "Check --query-id against the query_id fields of the query files." })
+    const env = yield* makeEnvironmentChain(options.envs, {
+      responses: options.responses ?? layout.responses,
+      cacheDir: options.cacheDir ?? layout.toolResponseCache,
+      storeDir: options.storeDir ?? DEFAULT_STORE_DIR
+    })
+    const task: Task = taskOf(query, options.toolset ?? "all", (name, docs) => toolbenchLibrary(name, docs as ReadonlyArray<ApiDocInput>, env))
+    return { query, task }
+  })

@@ -1,0 +1,39 @@
+// `smurfs run` and `smurfs tools` on one ToolBench task (issue 12 point 3): --data, --env and --query-id.
+import { describe, expect, it, vi } from "vitest"
+import { smurfs } from "./spawn.ts"
+
+vi.setConfig({ testTimeout: 120_000 })
+
+describe("one ToolBench task from the command line", () => {
+  it("smurfs run --query-id runs the task's query on its api_list, its calls replayed from the recorded responses", async () => {
+    const r = await smurfs(["run", "--query-id", "588", "--model", "sim", "--env", "replay,offline", "--json"])
+    expect(r.code, r.stderr).toBe(0)
+    const t = JSON.parse(r.stdout)
+    expect(t.taskId).toBe("588")
+    expect(t.finishType).toBe("give_answer")
+    expect(t.query).toContain("Messi")
+    const calls = t.events.filter((e: { type: string }) => e.type.endsWith("tool_call")).map((e: { data: { tool: string; ok: boolean; content: string } }) => e.data)
+    const search = calls.find((c: { tool: string }) => c.tool === "transfermarkt_search_for_theclique")
+    expect(search?.ok).toBe(true)
+    // the recorded response of ../shared/toolbench/responses.jsonl, not an offline error
+    expect(search?.content).toContain("Rosario, Argentina")
+
+    const offline = await smurfs(["run", "--query-id", "588", "--model", "sim", "--env", "offline", "--json"])
+    expect(offline.code, offline.stderr).toBe(0)
+    const offlineCalls = JSON.parse(offline.stdout).events.filter((e: { type: string }) => e.type.endsWith("tool_call"))
+    expect(offlineCalls.length).toBeGreaterThan(0)
+    expect(offlineCalls.every((e: { data: { ok: boolean } }) => e.data.ok === false)).toBe(true)
+  })
+
+  it("smurfs tools --query-id lists the task's tools; --data without --query-id is bad usage; an unknown id is bad input", async () => {
+    const listed = await smurfs(["tools", "--query-id", "588", "--json"])
+    expect(listed.code, listed.stderr).toBe(0)
+    expect(JSON.parse(listed.stdout).tools.map((t: { name: string }) => t.name)).toContain("transfermarkt_details_for_theclique")
+    const usage = await smurfs(["run", "a query", "--data", "../shared/toolbench"])
+    expect(usage.code).toBe(2)
+    expect(usage.stderr).toContain("add --query-id <id>")
+    const unknown = await smurfs(["run", "--query-id", "no-such-task", "--model", "sim"])
+    expect(unknown.code).toBe(3)
+    expect(unknown.stderr).toContain("no-such-task")
+  })
+})
