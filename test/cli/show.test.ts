@@ -1,0 +1,50 @@
+// `smurfs show` (issue 12 point 4): a recorded trajectory printed as the live view printed it, from a run directory or a trajectory file, and as one HTML page.
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { describe, expect, it, vi } from "vitest"
+import { demoQuery, demoScript, smurfs } from "./spawn.ts"
+
+vi.setConfig({ testTimeout: 120_000 })
+
+describe("smurfs show", () => {
+  it("prints a trajectory file exactly as the live view printed the run, then the answer; --html writes one page", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "smurfs-show-"))
+    const live = await smurfs(["run", demoQuery, "--model", `scripted:${demoScript}`])
+    expect(live.code).toBe(0)
+    const json = await smurfs(["run", demoQuery, "--model", `scripted:${demoScript}`, "--json"])
+    const file = join(dir, "trajectory.json")
+    writeFileSync(file, json.stdout)
+    const html = join(dir, "page.html")
+    const shown = await smurfs(["show", file, "--html", html])
+    expect(shown.code, shown.stderr).toBe(0)
+    // the live view's lines (stderr, before its summary line) are the shown lines before the answer
+    const liveLines = live.stderr.trimEnd().split("\n").slice(0, -2)
+    const shownLines = shown.stdout.trimEnd().split("\n")
+    expect(shownLines.slice(0, liveLines.length)).toEqual(liveLines)
+    expect(shownLines).toContain(`Answer: ${live.stdout.trim()}`)
+    expect(shownLines.at(-1)).toMatch(/^17 model calls, \d+ tokens, 3 tool calls, 0 backtracks/)
+    const page = readFileSync(html, "utf8")
+    expect(page).toMatch(/^<!doctype html>/)
+    expect(page).toContain('<p class="l call">  call convert_units {&quot;value&quot;:8849,&quot;from&quot;:&quot;m&quot;,&quot;to&quot;:&quot;ft&quot;}</p>')
+    expect(page).toContain('class="l verdict"')
+  })
+
+  it("finds a task in a run directory by id, and says what to give when it cannot", async () => {
+    const out = join(mkdtempSync(join(tmpdir(), "smurfs-show-run-")), "run")
+    const bench = await smurfs(["bench", "--model", "sim", "--group", "G1_instruction", "--ids", "588", "--out", out])
+    expect(bench.code, bench.stderr).toBe(0)
+    const shown = await smurfs(["show", out, "588"])
+    expect(shown.code, shown.stderr).toBe(0)
+    expect(shown.stdout).toMatch(/^Query: I'm a football enthusiast/)
+    expect(shown.stdout).toContain("call transfermarkt_search_for_theclique")
+    expect(shown.stdout).toContain("verifier: solved")
+    expect(shown.stdout).toContain("Answer: ")
+    const missing = await smurfs(["show", out, "9999"])
+    expect(missing.code).toBe(3)
+    expect(missing.stderr).toContain('has no task "9999"')
+    const noId = await smurfs(["show", out])
+    expect(noId.code).toBe(2)
+    expect(noId.stderr).toContain("give the task id too")
+  })
+})
