@@ -18,11 +18,17 @@ const hasTmux = (() => {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 let server: FakeOllama
+let fast: FakeOllama
 beforeAll(async () => {
   // every reply takes 700 ms: long enough to be seen waiting
   server = await startFakeOllama((body: { format?: unknown; tools?: [] }) => ({ ...defaultReply(body.format, body.tools), delayMs: 700 }))
+  // a spinner would draw at the start of each call, however short: a fast server suffices to show there is none
+  fast = await startFakeOllama()
 })
-afterAll(() => server.close())
+afterAll(async () => {
+  await server.close()
+  await fast.close()
+})
 
 describe.skipIf(!hasTmux)("smurfs run in a terminal (needs tmux)", () => {
   it("shows a spinner with the role and the time waited, and the steps around it", async () => {
@@ -50,10 +56,10 @@ describe.skipIf(!hasTmux)("smurfs run in a terminal (needs tmux)", () => {
 
 describe("smurfs run in a pipe", () => {
   it("draws no spinner when stderr is not a terminal, nor with --json", async () => {
-    const r = await smurfs(["run", demoQuery, "--model", "ollama:qwen2.5:7b", "--max-steps", "1", "--no-verifier", "--json"], { env: { OLLAMA_HOST: server.url } })
+    const r = await smurfs(["run", demoQuery, "--model", "ollama:qwen2.5:7b", "--max-steps", "1", "--no-verifier", "--json"], { env: { OLLAMA_HOST: fast.url } })
     expect(r.stderr).not.toContain("waiting for the model")
     expect(r.stderr).not.toContain("\x1b[2K")
-    const plain = await smurfs(["run", demoQuery, "--model", "ollama:qwen2.5:7b", "--max-steps", "1", "--no-verifier"], { env: { OLLAMA_HOST: server.url } })
+    const plain = await smurfs(["run", demoQuery, "--model", "ollama:qwen2.5:7b", "--max-steps", "1", "--no-verifier"], { env: { OLLAMA_HOST: fast.url } })
     expect(plain.stderr).toContain("Subtask 1:")
     expect(plain.stderr).not.toContain("waiting for the model")
   })
