@@ -114,6 +114,19 @@ describe("one way to do each thing", () => {
     const code = await new Promise<number | null>((resolve) => child.on("close", resolve))
     expect(stderr).not.toContain("EPIPE")
     expect(code).toBe(0)
+    // console.log already drops write errors; a direct stdout write needs the handler the CLI installs
+    const writer = (handler: boolean) =>
+      `const { exitQuietlyOnClosedPipe } = await import(${JSON.stringify(join(repo, "src/cli/main.ts"))});` +
+      `${handler ? "exitQuietlyOnClosedPipe();" : ""}setTimeout(() => { for (let i = 0; i < 1e4; i++) process.stdout.write("x".repeat(100) + "\\n") }, 300)`
+    for (const handler of [false, true]) {
+      const c = spawn(process.execPath, ["--input-type=module", "-e", writer(handler)], { stdio: ["ignore", "pipe", "pipe"] })
+      let err = ""
+      c.stderr.on("data", (d) => (err += String(d)))
+      c.stdout.once("data", () => c.stdout.destroy())
+      const exit = await new Promise<number | null>((resolve) => c.on("close", resolve))
+      if (handler) expect(exit, err).toBe(0)
+      else expect(err).toContain("EPIPE")
+    }
   })
 })
 
