@@ -9,7 +9,7 @@ import { liveView } from "../src/cli/live-view.ts"
 import { modelLayer } from "../src/llm/spec.ts"
 import { demoLibrary } from "../src/tools/demo/index.ts"
 import { isKind } from "../src/trace/events.ts"
-import type { Trajectory } from "../src/trace/trajectory.ts"
+import { EventListener, type Trajectory } from "../src/trace/trajectory.ts"
 import { startFakeOllama } from "./fake-servers/ollama.ts"
 import { startFakeOpenAI } from "./fake-servers/openai.ts"
 
@@ -190,6 +190,49 @@ describe("every prompt fits the context", () => {
     const warnings = guardrailEvents(t).filter((e) => e.data["guardrail"] === "context")
     expect(warnings.length).toBe(1)
     expect(lines.some((l) => l.includes("guardrail context") && l.includes("does not fit"))).toBe(true)
+  })
+
+  it("ReAct and DFSDT (native and JSON mode) cut a 100 KB query with one warning, and fit a growing conversation of runaway thoughts", async () => {
+    const thought = `Let me multiply. ${filler.repeat(Math.ceil(8_000 / filler.length))}`
+    const calculator = { name: "calculator", arguments: { expression: "6 * 7" } }
+    const finish = { name: "Finish", arguments: { return_type: "give_answer", final_answer: "6 * 7 = 42" } }
+    /** What the server tokenizes: every message with its tool calls, the schema and the tools. */
+    const sentChars = (body: any) => promptChars(body) + JSON.stringify(body.tools ?? "").length + body.messages.reduce((n: number, m: any) => n + JSON.stringify(m.tool_calls ?? "").length, 0)
+    const cases = [
+      { name: "react native", method: react({ toolCalling: "native" }) },
+      { name: "react json", method: react({ toolCalling: "json" }) },
+      { name: "dfsdt native", method: dfsdt({ toolCalling: "native" }) },
+      { name: "dfsdt json", method: dfsdt({ toolCalling: "json" }) }
+    ]
+    for (const { name, method } of cases) {
+      let n = 0
+      // Three calls, each with an 8 KB thought, then Finish: 9 of the 12 tree nodes, about 6,000 tokens of conversation.
+      const server = await startFakeOllama((body: any) => {
+        const call = n++ < 3 ? calculator : finish
+        return body.tools ? { content: thought, toolCalls: [call] } : JSON.stringify({ thought, action: call.name, action_input: call.arguments })
+      })
+      closers.push(() => server.close())
+      const lines: string[] = []
+      const t = await Effect.runPromise(
+        method({ ...task, query: hugeQuery }).pipe(
+          Effect.provide(modelLayer("ollama:qwen2.5:7b", { host: server.url, supportsTools: true, numCtx: NUM_CTX })),
+          Effect.provideService(EventListener, liveView((line) => lines.push(line)))
+        )
+      )
+      expect(t.finishType, name).toBe("give_answer")
+      expect(t.query).toBe(hugeQuery)
+      const requests = server.chatRequests()
+      expect(requests.length, name).toBe(4)
+      for (const body of requests) expect(Math.ceil(sentChars(body) / 4), name).toBeLessThanOrEqual(NUM_CTX)
+      // Whole, the last request would hold the three thoughts (24 KB): the conversation was cut to fit.
+      const last = requests.at(-1)!
+      expect(last.messages.length, name).toBeGreaterThan(2)
+      expect(last.messages.some((m: any) => String(m.content).includes("[truncated]") && String(m.content).includes("Let me multiply")), name).toBe(true)
+      expect(String(requests[0].messages[1].content).length, name).toBeLessThan(hugeQuery.length)
+      const warnings = guardrailEvents(t).filter((e) => e.data["guardrail"] === "context")
+      expect(warnings.length, name).toBe(1)
+      expect(lines.some((l) => l.includes("guardrail context") && l.includes("does not fit")), name).toBe(true)
+    }
   })
 
   it("the budget follows the server's reported usage: a model of 2 characters a token still gets prompts within num_ctx", async () => {

@@ -55,20 +55,22 @@ export interface ContextCut {
 }
 
 /**
- * Render a template's system and user parts with the fitted parts trimmed to the budget. Plain values
- * too long for the prompt (the query itself can be) are cut too, largest first, so that the fixed
- * parts leave a quarter of the prompt for the fitted ones: no prompt exceeds the context.
+ * Cut the plain string values (none of `exclude`) of a prompt, largest first, until `room(kept)` (the
+ * prompt tokens the rendered prompt leaves) is at least `wanted`. Every prompt built from a value the
+ * caller does not control (the query) goes through here, Smurfs' templates and the ReAct/DFSDT chain alike.
  */
-export const renderFitted = (budget: ContextBudget, template: string, values: AskRequest<unknown>["values"], fit: AskRequest<unknown>["fit"] = {}) => {
-  const keys = Object.keys(fit)
+export const cutValues = (
+  budget: ContextBudget,
+  values: AskRequest<unknown>["values"],
+  room: (kept: Readonly<Record<string, string | number>>) => number,
+  wanted: number,
+  exclude: ReadonlyArray<string> = []
+) => {
   const kept: Record<string, string | number> = { ...values }
   const cuts: Array<ContextCut> = []
-  const fitRoom = keys.length > 0 ? Math.floor(budget.promptTokens / 4) : 0
-  const blankOf = () => renderTemplate(template, { ...kept, ...Object.fromEntries(keys.map((k) => [k, ""])) })
-  let blank = blankOf()
-  for (let over = fitRoom - budget.room(blank.system, blank.user); over > 0; over = fitRoom - budget.room(blank.system, blank.user)) {
+  for (let over = wanted - room(kept); over > 0; over = wanted - room(kept)) {
     const largest = Object.entries(kept)
-      .filter((e): e is [string, string] => typeof e[1] === "string" && !keys.includes(e[0]))
+      .filter((e): e is [string, string] => typeof e[1] === "string" && !exclude.includes(e[0]))
       .map(([key, text]) => ({ key, text, tokens: budget.count(text) }))
       .sort((a, b) => b.tokens - a.tokens)[0]
     if (!largest || largest.tokens === 0) break // the template alone is too long: nothing of ours to cut
@@ -78,8 +80,37 @@ export const renderFitted = (budget: ContextBudget, template: string, values: As
     const cut = { key: largest.key, fromTokens: earlier >= 0 ? cuts[earlier]!.fromTokens : largest.tokens, toTokens }
     if (earlier >= 0) cuts[earlier] = cut
     else cuts.push(cut)
-    blank = blankOf()
   }
+  return { kept, cuts }
+}
+
+/** One `context` guardrail warning per task and cut value: every later prompt cuts the same text the same way. */
+export const warnCuts = (budget: ContextBudget, role: string, cuts: ReadonlyArray<ContextCut>) =>
+  Effect.forEach(
+    cuts.filter((cut) => {
+      const key = `${cut.key}:${cut.fromTokens}`
+      if (budget.warned.has(key)) return false
+      budget.warned.add(key)
+      return true
+    }),
+    (cut) => {
+      const warning = `the ${cut.key} (about ${cut.fromTokens} tokens) does not fit the model's context of ${budget.promptTokens} prompt tokens; it was cut to ${cut.toTokens} tokens. Give a shorter ${cut.key} or a larger context (--num-ctx).`
+      return emit("guardrail", { guardrail: "context", role, error: warning, attempt: 1, recovered: true })
+    },
+    { discard: true }
+  )
+
+/**
+ * Render a template's system and user parts with the fitted parts trimmed to the budget. Plain values
+ * too long for the prompt (the query itself can be) are cut too, largest first, so that the fixed
+ * parts leave a quarter of the prompt for the fitted ones: no prompt exceeds the context.
+ */
+export const renderFitted = (budget: ContextBudget, template: string, values: AskRequest<unknown>["values"], fit: AskRequest<unknown>["fit"] = {}) => {
+  const keys = Object.keys(fit)
+  const fitRoom = keys.length > 0 ? Math.floor(budget.promptTokens / 4) : 0
+  const blankOf = (kept: Readonly<Record<string, string | number>>) => renderTemplate(template, { ...kept, ...Object.fromEntries(keys.map((k) => [k, ""])) })
+  const { kept, cuts } = cutValues(budget, values, (k) => { const blank = blankOf(k); return budget.room(blank.system, blank.user) }, fitRoom, keys)
+  const blank = blankOf(kept)
   const share = Math.floor(budget.room(blank.system, blank.user) / Math.max(1, keys.length))
   const fitted = Object.fromEntries(keys.map((k) => [k, fit[k]!(Math.max(0, share))]))
   return { ...renderTemplate(template, { ...kept, ...fitted }), fitted, cuts }
@@ -107,14 +138,7 @@ export const ask = <A>(ctx: AgentContext, request: AskRequest<A>) =>
   Effect.gen(function* () {
     yield* ctx.charge
     const prompt = renderFitted(ctx.budget, request.template, request.values, request.fit)
-    for (const cut of prompt.cuts) {
-      // Said once per task and value: every later prompt cuts the same text the same way.
-      const key = `${cut.key}:${cut.fromTokens}`
-      if (ctx.budget.warned.has(key)) continue
-      ctx.budget.warned.add(key)
-      const warning = `the ${cut.key} (about ${cut.fromTokens} tokens) does not fit the model's context of ${ctx.budget.promptTokens} prompt tokens; it was cut to ${cut.toTokens} tokens. Give a shorter ${cut.key} or a larger context (--num-ctx).`
-      yield* emit("guardrail", { guardrail: "context", role: request.role, error: warning, attempt: 1, recovered: true })
-    }
+    yield* warnCuts(ctx.budget, request.role, prompt.cuts)
     const { info } = yield* LanguageModel
     const tool = request.toolResult
     const response = tool ? (prompt.fitted[tool.response] ?? "") : ""

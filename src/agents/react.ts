@@ -4,7 +4,9 @@ import { Effect } from "effect"
 import { z } from "zod"
 import type { GenerateError } from "../llm/errors.ts"
 import { LanguageModel, type Message, type ModelInfo, type ToolSpec } from "../llm/language-model.ts"
-import { generateObject } from "../llm/structured.ts"
+import { generateObject, jsonSchemaOf } from "../llm/structured.ts"
+import { ContextBudget } from "../memory/context-budget.ts"
+import { type ContextCut, cutValues, warnCuts } from "./ask.ts"
 import { guardToolCall, OBSERVATION_MAX_CHARS, truncateObservation } from "../tools/call.ts"
 import { pythonJsonDumps } from "../tools/environments/canonical.ts"
 import { resolveTool, toolSpecs } from "../tools/library.ts"
@@ -63,8 +65,14 @@ export interface Chain {
   readonly singleChainMaxStep: number
   readonly toolTimeoutMs: number
   readonly prompts: BaselinePrompts
-  /** The conversation a chain starts from (system + task). */
+  /** The conversation a chain starts from (system + task), the query cut to fit the context. */
   readonly start: ReadonlyArray<Message>
+  /** The task's context budget: every request of the chain fits `model.info.contextTokens` by its estimate. */
+  readonly budget: ContextBudget
+  /** The query's cut, if it had to be (warned once, on the chain's first step). */
+  readonly cuts: ReadonlyArray<ContextCut>
+  /** Tokens sent beside the messages: the tools (or the JSON fallback's functions and schema) or the JSON mode schema. */
+  readonly sentTokens: number
 }
 
 /** An action the model chose; `argsError` when its arguments were not a JSON object. */
@@ -124,12 +132,27 @@ export const makeChain = (task: Task, options: ChainOptions, info: ModelInfo, ro
   const prompts = options.prompts ?? smurfsBaselinePrompts()
   const specs = [...toolSpecs(task.tools), finishSpec(prompts)]
   const system = prompts.system(prompts.taskDescription(toolLines(task.tools)))
-  const user = prompts.user(task.query)
   // Without native tool calling the same texts go out, with the functions and the JSON reply format added.
-  const json =
-    mode === "json"
-      ? renderTemplate("react-json", { functions: functionsList(specs) })
-      : undefined
+  const jsonPrompt = renderTemplate("react-json", { functions: functionsList(specs) })
+  const json = mode === "json" ? jsonPrompt : undefined
+  const startOf = (query: string): Array<Message> => {
+    const user = prompts.user(query)
+    return [
+      { role: "system", content: json ? `${system}\n\n${json.system}` : system },
+      { role: "user", content: json ? `${json.user}\n\n${user}` : user }
+    ]
+  }
+  const budget = new ContextBudget({ contextTokens: info.contextTokens })
+  const schema = budget.count(JSON.stringify(jsonSchemaOf(JsonAction)))
+  const sentTokens =
+    mode === "json" ? schema : Math.max(budget.count(JSON.stringify(specs)), budget.count(`${jsonPrompt.system}\n\n${jsonPrompt.user}`) + schema)
+  // The query is cut (as Smurfs' prompts cut it) so that half the prompt is left for the growing conversation.
+  const { kept, cuts } = cutValues(
+    budget,
+    { query: task.query },
+    (k) => budget.room(...startOf(String(k["query"])).map((m) => m.content)) - sentTokens,
+    Math.floor(budget.promptTokens / 2)
+  )
   return {
     task,
     mode,
@@ -139,10 +162,10 @@ export const makeChain = (task: Task, options: ChainOptions, info: ModelInfo, ro
     singleChainMaxStep: options.singleChainMaxStep ?? CHAIN_DEFAULTS.singleChainMaxStep,
     toolTimeoutMs: options.toolTimeoutMs ?? CHAIN_DEFAULTS.toolTimeoutMs,
     prompts,
-    start: [
-      { role: "system", content: json ? `${system}\n\n${json.system}` : system },
-      { role: "user", content: json ? `${json.user}\n\n${user}` : user }
-    ]
+    start: startOf(String(kept["query"])),
+    budget,
+    cuts,
+    sentTokens
   }
 }
 
@@ -181,8 +204,11 @@ const jsonFallback = (chain: Chain, messages: ReadonlyArray<Message>) =>
   })
 
 /** Ask the model for the next action from the conversation so far. */
-export const decide = (chain: Chain, messages: ReadonlyArray<Message>, step: number): Effect.Effect<Decision, GenerateError, LanguageModel> =>
+export const decide = (chain: Chain, conversation: ReadonlyArray<Message>, step: number): Effect.Effect<Decision, GenerateError, LanguageModel> =>
   Effect.gen(function* () {
+    yield* warnCuts(chain.budget, chain.role, chain.cuts)
+    // The conversation is kept whole; each request gets it fitted to the context.
+    const messages = chain.budget.conversation(conversation, chain.start.length, chain.sentTokens)
     const callId = `call_${step}`
     if (chain.mode === "native") {
       const model = yield* LanguageModel

@@ -1,5 +1,5 @@
 // Context budget: counts tokens and trims what goes into a prompt so no prompt exceeds the model's context.
-import type { GenerateRequest } from "../llm/language-model.ts"
+import type { GenerateRequest, Message } from "../llm/language-model.ts"
 import { estimateTokens } from "../llm/scripted.ts"
 import { NO_STEPS, renderFolded, renderStep } from "./render.ts"
 import type { Step } from "./step.ts"
@@ -87,6 +87,29 @@ export class ContextBudget {
   /** Tokens left for changing content once the fixed parts of a prompt are counted. */
   room(...fixed: ReadonlyArray<string>): number {
     return this.promptTokens - fixed.reduce((n, t) => n + this.count(t), 0)
+  }
+
+  /** Tokens of a message as sent: its text and the tool calls it carries. */
+  messageTokens(message: Message): number {
+    return this.count(message.content) + (message.toolCalls && message.toolCalls.length > 0 ? this.count(JSON.stringify(message.toolCalls)) : 0)
+  }
+
+  /**
+   * A conversation that fits the prompt beside `sentTokens` (the tools or schema sent with it): the
+   * first `keep` messages (the task) stay whole; later texts (observations, thoughts) are cut, largest
+   * first, keeping their start. A ReAct chain's conversation grows with every step; this bounds it.
+   */
+  conversation(messages: ReadonlyArray<Message>, keep: number, sentTokens: number): Array<Message> {
+    const out = [...messages]
+    for (;;) {
+      const over = sentTokens + out.reduce((n, m) => n + this.messageTokens(m), 0) - this.promptTokens
+      if (over <= 0) return out
+      let largest = -1
+      for (let i = keep; i < out.length; i++) if (largest < 0 || this.count(out[i]!.content) > this.count(out[largest]!.content)) largest = i
+      const tokens = largest < 0 ? 0 : this.count(out[largest]!.content)
+      if (tokens === 0) return out // only the task and tool calls left: nothing of ours to cut
+      out[largest] = { ...out[largest]!, content: this.truncate(out[largest]!.content, Math.max(0, tokens - over)) }
+    }
   }
 
   /**

@@ -92,4 +92,28 @@ describe("ContextBudget", () => {
     expect(countTokens(cut)).toBeLessThanOrEqual(120)
     expect(budget.room("a".repeat(400))).toBe(1500 - countTokens("a".repeat(400)))
   })
+
+  it("fits a conversation: the task stays whole, the largest later texts are cut first, short ones are left alone", () => {
+    const budget = new ContextBudget({ contextTokens: 2048, reserveTokens: 1024 })
+    const task = [
+      { role: "system" as const, content: "s".repeat(1000) },
+      { role: "user" as const, content: "q".repeat(1000) }
+    ]
+    const later = [
+      { role: "assistant" as const, content: "a".repeat(4000), toolCalls: [{ id: "call_1", name: "calculator", arguments: { expression: "6 * 7" } }] },
+      { role: "tool" as const, content: "42", toolCallId: "call_1", toolName: "calculator" },
+      { role: "assistant" as const, content: "b".repeat(1200) }
+    ]
+    const fitted = budget.conversation([...task, ...later], 2, 100)
+    const total = 100 + fitted.reduce((n, m) => n + budget.messageTokens(m), 0)
+    expect(total).toBeLessThanOrEqual(budget.promptTokens)
+    expect(fitted.slice(0, 2)).toEqual(task)
+    expect(fitted[2]!.content).toContain("[truncated]")
+    expect(fitted[2]!.toolCalls).toEqual(later[0]!.toolCalls)
+    expect(fitted[3]!.content).toBe("42")
+    // Cutting the largest text was enough: the shorter thought is kept whole.
+    expect(fitted[4]!.content).toBe(later[2]!.content)
+    // A conversation that already fits is sent as it is.
+    expect(budget.conversation(task, 2, 100)).toEqual(task)
+  })
 })
