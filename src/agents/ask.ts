@@ -8,6 +8,7 @@ import type { BudgetExhausted } from "./errors.ts"
 import { emit } from "../trace/events.ts"
 import { renderTemplate } from "./prompt-template.ts"
 import type { GuardrailOptions } from "./smurfs-options.ts"
+import { fenceFor } from "./fenced-data.ts"
 
 /** What every agent call needs from its pipeline. */
 export interface AgentContext {
@@ -123,9 +124,6 @@ const toolResultMessages = (result: NonNullable<AskRequest<unknown>["toolResult"
   { role: "assistant", content: "", toolCalls: [{ id: TOOL_CALL_ID, name: result.tool, arguments: result.args }] },
   { role: "tool", content, toolCallId: TOOL_CALL_ID, toolName: result.tool }
 ]
-
-/** A backtick fence longer than any backtick run in `text`, so the text can never close it. */
-const fenceFor = (text: string): string => "`".repeat(Math.max(3, ...[...text.matchAll(/`+/g)].map((m) => m[0].length + 1)))
 
 /**
  * The response inside the user message, fenced and labelled as data, for a model whose chat template

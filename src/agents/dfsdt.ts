@@ -22,6 +22,7 @@ import {
   proseStep
 } from "./react.ts"
 import type { Method } from "./task.ts"
+import { fencedData } from "./fenced-data.ts"
 
 export interface DfsdtOptions extends ChainOptions {
   /** Children a state may get (the tree's width). */
@@ -59,8 +60,8 @@ const diversityMessage = (chain: Chain, node: Node): Message => {
   )
   const last = node.path.at(-1)
   const observation = last && last.tool !== "" ? last.response : ""
-  const again = observation ? `${renderTemplate("dfsdt-observation", { observation }).user}\n` : ""
-  return { role: "user", content: chain.prompts.diversity(`${candidates}\n${again}`) }
+  const again = observation ? `${renderTemplate("dfsdt-observation", { observation: fencedData("observation", observation) }).user}\n` : ""
+  return { role: "user", content: chain.prompts.diversity(`${fencedData("previous-candidates", candidates)}\n${again}`) }
 }
 
 type Search = { answer?: string; chain: ReadonlyArray<ChainStep>; error?: string }

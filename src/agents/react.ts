@@ -17,6 +17,7 @@ import { callNative } from "./tool-call-recovery.ts"
 import { FINISH, FinishArgs, finishSpec } from "./finish.ts"
 import { loadTemplate, renderTemplate } from "./prompt-template.ts"
 import type { Method, Task } from "./task.ts"
+import { fencedData } from "./fenced-data.ts"
 
 export interface ChainOptions {
   /** How the model acts: "native" tool calls, a "json" object `{thought, action, action_input}`, or "auto" (native when the model supports tools). */
@@ -242,7 +243,7 @@ const toolError = (error: string) => toolResponse(error, "")
 const observationMessage = (chain: Chain, action: Action, observation: string): Message =>
   chain.mode === "native"
     ? { role: "tool", content: observation, toolCallId: action.callId, toolName: action.name }
-    : { role: "user", content: renderTemplate("react-observation", { tool: action.name, observation }).user }
+    : { role: "user", content: renderTemplate("react-observation", { tool: action.name, observation: fencedData("observation", observation) }).user }
 
 /**
  * Perform an action. Finish ends the chain; every other misstep (unknown function, bad arguments,

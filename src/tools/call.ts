@@ -1,5 +1,6 @@
 // The safe tool call shared by all tools: timeout, caught failures, serialized and size-capped content.
 import { Cause, Effect } from "effect"
+import { redactText } from "../trace/redact.ts"
 import { trackToolCall } from "./exit-guard.ts"
 import type { ToolResult } from "./tool.ts"
 
@@ -59,6 +60,13 @@ export const stringifyOutput = (value: unknown): string => {
 export const capContent = (result: ToolResult, maxChars: number = SAFE_CALL_DEFAULTS.maxContentChars): ToolResult =>
   result.content.length > maxChars ? { ...result, content: result.content.slice(0, maxChars), truncated: true } : result
 
+/** A result with every secret in its content and error redacted. */
+const redactResult = (result: ToolResult): ToolResult => {
+  const content = redactText(result.content)
+  const error = result.error === undefined ? undefined : redactText(result.error)
+  return content === result.content && error === result.error ? result : { ...result, content, ...(error === undefined ? {} : { error }) }
+}
+
 /** A tool implementation's return value as a result: `undefined`, functions and symbols are failures, the rest is content. */
 export const toToolResult = (toolName: string, value: unknown, maxChars: number = SAFE_CALL_DEFAULTS.maxContentChars): ToolResult => {
   if (value === undefined) return { ok: false, content: "", error: `tool "${toolName}" returned nothing (undefined)` }
@@ -84,7 +92,8 @@ export const guardToolCall = (
       orElse: () =>
         Effect.succeed<ToolResult>({ ok: false, content: "", error: `tool "${toolName}" did not answer within ${timeoutMs} ms (timeout)` })
     }),
-    Effect.map((result) => capContent(result, maxChars)),
+    // secrets a tool returned never reach a model server (nor anything written later)
+    Effect.map((result) => redactResult(capContent(result, maxChars))),
     Effect.catchCause((cause) => {
       const failure = Cause.squash(cause)
       return Effect.succeed<ToolResult>({ ok: false, content: "", error: `tool "${toolName}" failed: ${errorText(failure)}` })

@@ -3,6 +3,7 @@ import { appendFileSync, mkdirSync } from "node:fs"
 import { join } from "node:path"
 import { Effect } from "effect"
 import { z } from "zod"
+import { fencedData } from "../../agents/fenced-data.ts"
 import { renderTemplate } from "../../agents/prompt-template.ts"
 import { LanguageModel } from "../../llm/language-model.ts"
 import { generateObject } from "../../llm/structured.ts"
@@ -10,7 +11,7 @@ import type { ToolResult } from "../tool.ts"
 import { canonicalArgs } from "./canonical.ts"
 import type { ToolCall, ToolEnvironment } from "./environment.ts"
 import { formatRecordedResponse, parseRecordedResponse, type Recording, type ReplayIndex } from "./recorded.ts"
-import { redactValue } from "../../trace/redact.ts"
+import { redactText, redactValue } from "../../trace/redact.ts"
 
 /** The file, inside a store folder, that simulated responses are appended to (responses.jsonl format). */
 export const SIMULATED_STORE_FILE = "simulated-responses.jsonl"
@@ -89,8 +90,9 @@ export const makeSimulatedEnvironment = (options: SimulatedOptions): Effect.Effe
       const prompt = renderTemplate("simulate-tool", {
         api_doc: apiDocText(call),
         template: templateText(call.doc.template_response),
-        examples: examplesText(options.index.examples(call.stdTool, call.stdApi, maxExamples), maxExampleChars),
-        input: JSON.stringify(call.args)
+        // recorded responses are data (fenced) and may hold a key a server echoed: redacted before they are sent
+        examples: fencedData("recorded-examples", redactText(examplesText(options.index.examples(call.stdTool, call.stdApi, maxExamples), maxExampleChars))),
+        input: fencedData("api-input", JSON.stringify(call.args))
       })
       return generateObject({
         role: "tool.simulate",
