@@ -148,7 +148,9 @@ const calledNames = (messages: ReadonlyArray<Message>): Set<string> => {
 const observationsOf = (messages: ReadonlyArray<Message>): ReadonlyArray<string> =>
   messages.flatMap((m) => {
     if (m.role === "tool") return [m.content]
-    if (m.role === "user" && /^Observation from [^\n]*:\n/.test(m.content)) return [m.content.slice(m.content.indexOf("\n") + 1)]
+    // the JSON format fences the observation: "Observation from <tool>, fenced below. ..." then the block
+    const fenced = m.role === "user" ? /^Observation from [^\n]*\n(`{3,})observation\n([\s\S]*)\n\1\s*$/.exec(m.content) : null
+    if (fenced) return [fenced[2]!]
     return []
   })
 
