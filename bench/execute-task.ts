@@ -5,6 +5,7 @@ import { LanguageModel } from "../src/llm/language-model.ts"
 import { watchServer } from "../src/llm/server-watch.ts"
 import { isKind, type RunEvent } from "../src/trace/events.ts"
 import { redactText, redactValue } from "../src/trace/redact.ts"
+import { capStrings } from "../src/trace/size-caps.ts"
 import type { BenchQuery } from "./datasets.ts"
 import { RUN_FORMAT_VERSION, type TaskRecord } from "./run-format.ts"
 
@@ -75,6 +76,7 @@ export const executeTask = (method: Method, task: Task, job: TaskJob, options: E
       startedAt,
       finishedAt: new Date().toISOString()
     }
-    // a model or tool may have echoed an API key or an Authorization header; none reaches the disk
-    return { kind: "record", record: redactValue(record) } as const
+    // a model or tool may have echoed an API key or an Authorization header; none reaches the disk.
+    // Then every string is capped, so that a huge reply or observation cannot blow up the record.
+    return { kind: "record", record: capStrings(redactValue(record)) } as const
   })

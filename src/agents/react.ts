@@ -11,6 +11,7 @@ import { guardToolCall, OBSERVATION_MAX_CHARS, truncateObservation } from "../to
 import { pythonJsonDumps } from "../tools/environments/canonical.ts"
 import { resolveTool, toolSpecs } from "../tools/library.ts"
 import { emit } from "../trace/events.ts"
+import { capText, SIZE_CAPS } from "../trace/size-caps.ts"
 import { recording, type Trajectory, totalsOf } from "../trace/trajectory.ts"
 import { type BaselinePrompts, smurfsBaselinePrompts } from "./baseline-prompts.ts"
 import { callNative } from "./tool-call-recovery.ts"
@@ -217,13 +218,13 @@ export const decide = (chain: Chain, conversation: ReadonlyArray<Message>, step:
       const call = response.toolCalls?.[0]
       const thought = response.text.trim()
       if (thought) yield* emit("thought", { thought, step })
-      if (!call) return { thought, message: { role: "assistant", content: response.text } }
+      if (!call) return { thought, message: { role: "assistant", content: capText(response.text, SIZE_CAPS.sentBackChars) } }
       const id = call.id ?? callId
       const parsed = parseArgs(call.arguments)
       return {
         thought,
         action: { name: call.name, ...parsed, callId: id },
-        message: { role: "assistant", content: response.text, toolCalls: [{ id, name: call.name, arguments: parsed.args }] }
+        message: { role: "assistant", content: capText(response.text, SIZE_CAPS.sentBackChars), toolCalls: [{ id, name: call.name, arguments: parsed.args }] }
       }
     }
     const { value } = yield* generateObject({ role: chain.role, messages, schema: JsonAction })
