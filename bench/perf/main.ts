@@ -13,6 +13,7 @@ import { SIM_NOTE } from "../sim/model.ts"
 import { parseSimSpec } from "../sim/options.ts"
 import { makeTokenCounter, TOKENIZER } from "../sim/tokens.ts"
 import { type BatchResult, loadSetup, type MethodName, type PerfSetup, runBatch, type TaskSample } from "./harness.ts"
+import { measureHttpOverhead } from "./http-overhead.ts"
 import { byStepBucket, contextFigures, makePrefixReuse } from "./measures.ts"
 import { listSchedule, max, summary, sum } from "./stats.ts"
 import { table } from "./table.ts"
@@ -295,6 +296,17 @@ const main = async (argv: ReadonlyArray<string>): Promise<number> => {
     console.error(`bench:perf: ${(result.failure as { message?: string }).message ?? String(result.failure)}`)
     return 3
   }
+  // through HTTP: a loopback server at 50 ms a reply, 16 requests in flight, bare loops against the bench
+  const http = await measureHttpOverhead({ data, inFlight: 16, latencyMs: 50, perGroup: quick ? 30 : 100, loopSeconds: quick ? 3 : 8 })
+  result.success.json["httpOverhead"] = { inFlight: 16, latencyMs: 50, method: "react", ...http }
+  result.success.sections.push(
+    table(
+      "Overhead through HTTP: a loopback Ollama at 50 ms a reply, 16 requests in flight; 16 bare request loops, then smurfs bench (ReAct, 16 tasks at once)",
+      ["client", "requests", "requests/s", "share of bare"],
+      [["bare loops", null, round(http.bareRequestsPerSecond, 1), 1], ["smurfs bench", http.benchRequests, round(http.benchRequestsPerSecond, 1), round(http.ratio, 3)]],
+      3
+    )
+  )
   console.log(`node ${process.versions.node}, smurfs ${version}, ${quick ? "--quick sizes" : "full sizes"}, ${((Date.now() - started) / 1000).toFixed(0)} s in all\n`)
   console.log(result.success.sections.join("\n\n"))
   mkdirSync(dirname(out), { recursive: true })

@@ -1,0 +1,78 @@
+// Overhead through HTTP: the request rate `smurfs bench` keeps against a loopback model server, against bare request loops.
+import { spawn } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { startFakeOllama } from "../../test/fake-servers/ollama.ts"
+
+const CLI = fileURLToPath(new URL("../../bin/smurfs.js", import.meta.url))
+
+export interface HttpOverheadOptions {
+  /** The ToolBench data directory. */
+  readonly data: string
+  /** Requests in flight: tasks for the bench, loops for the baseline. */
+  readonly inFlight: number
+  /** The server's time per reply. */
+  readonly latencyMs: number
+  /** Queries of each group the bench runs (ReAct: two model calls a task). */
+  readonly perGroup: number
+  /** How long the bare loops run. */
+  readonly loopSeconds: number
+}
+
+export interface HttpOverhead {
+  readonly bareRequestsPerSecond: number
+  readonly benchRequestsPerSecond: number
+  readonly benchRequests: number
+  readonly ratio: number
+}
+
+/** ReAct's two calls: the task's first tool, then Finish; every reply `latencyMs` late. */
+const replyFor = (latencyMs: number) => (body: { messages?: Array<{ role: string }>; tools?: Array<{ function: { name: string } }> }) => {
+  const called = (body.messages ?? []).some((m) => m.role === "tool")
+  const first = body.tools?.find((t) => t.function.name !== "Finish")?.function.name
+  return called || !first
+    ? { toolCalls: [{ name: "Finish", arguments: { return_type: "give_answer", final_answer: "done" } }], delayMs: latencyMs }
+    : { toolCalls: [{ name: first, arguments: {} }], delayMs: latencyMs }
+}
+
+/** Requests per second between the first and the last of `times` (the steady part of a run). */
+const rate = (times: ReadonlyArray<number>): number => (times.length < 2 ? 0 : (times.length - 1) / ((times.at(-1)! - times[0]!) / 1000))
+
+/**
+ * One loopback server, two clients in turn: `inFlight` bare loops posting /api/chat (no framework),
+ * then `smurfs bench` (ReAct, `inFlight` tasks at once, as many requests in flight per server). The
+ * ratio of their request rates is the framework's cost through HTTP; it prints figures, asserts nothing.
+ */
+export const measureHttpOverhead = async (options: HttpOverheadOptions): Promise<HttpOverhead> => {
+  const arrivals: Array<number> = []
+  const reply = replyFor(options.latencyMs)
+  const server = await startFakeOllama({ chat: (body) => (arrivals.push(performance.now()), reply(body)) })
+  const scratch = mkdtempSync(join(tmpdir(), "smurfs-http-"))
+  try {
+    // bare loops: the same request shape a ReAct step sends, as fast as the server answers
+    const body = JSON.stringify({ model: "qwen2.5:7b", stream: false, messages: [{ role: "user", content: "hi" }], tools: [{ type: "function", function: { name: "t", parameters: { type: "object", properties: {} } } }] })
+    const until = performance.now() + options.loopSeconds * 1000
+    const loop = async () => {
+      while (performance.now() < until) await (await fetch(`${server.url}/api/chat`, { method: "POST", body, headers: { "content-type": "application/json" } })).json()
+    }
+    await Promise.all(Array.from({ length: options.inFlight }, loop))
+    const bare = rate(arrivals.splice(0))
+
+    const out = join(scratch, "run")
+    const args = [CLI, "bench", "--data", options.data, "--limit", String(options.perGroup), "--method", "react", "--env", "replay,offline", "--tool-calling", "native",
+      "--model", "ollama:qwen2.5:7b", "--concurrency", String(options.inFlight), "--model-concurrency", String(options.inFlight), "--out", out]
+    const code = await new Promise<number | null>((resolve) => {
+      const child = spawn(process.execPath, args, { env: { ...process.env, OLLAMA_HOST: server.url, NO_COLOR: "1" }, stdio: "ignore" })
+      child.on("exit", resolve)
+    })
+    if (code !== 0) throw new Error(`smurfs bench exited with ${code}`)
+    const benchRequests = arrivals.length
+    const benchRate = rate(arrivals)
+    return { bareRequestsPerSecond: bare, benchRequestsPerSecond: benchRate, benchRequests, ratio: benchRate / bare }
+  } finally {
+    await server.close()
+    rmSync(scratch, { recursive: true, force: true })
+  }
+}
