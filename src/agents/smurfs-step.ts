@@ -57,8 +57,9 @@ export const callTool = (budget: ContextBudget, tool: Tool, args: Record<string,
       ...(result.cached ? { cached: true } : {})
     }
     yield* emit("tool_call", { ...data })
+    yield* Effect.annotateCurrentSpan({ ok: result.ok, durationMs: data.durationMs })
     return { ...result, content }
-  })
+  }).pipe(Effect.withSpan("Tool.call", { attributes: { tool: tool.name } }))
 
 /**
  * What one executor step ended with: a new step on the path, a failed tool (`called` when the call

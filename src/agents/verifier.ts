@@ -17,5 +17,5 @@ export const verify = Effect.fn("Verifier.verify")(function* (ctx: AgentContext,
     values: { subtask },
     fit: { answer: (room) => ctx.budget.truncate(answer, room) },
     schema: Verdict
-  })
+  }).pipe(Effect.tap((verdict) => Effect.annotateCurrentSpan("verdict", verdict.status)))
 })

@@ -175,5 +175,15 @@ export const callModel = (
         ...(r.thinking ? { thinking: r.thinking } : {})
       })
     ),
-    Effect.tapError((e) => emit("model_call", { role: request.role, model: "", promptTokens: 0, completionTokens: 0, durationMs: 0, attempt, ok: false, error: e.message }))
+    // OpenTelemetry's gen_ai names, so a trace viewer sums the tokens without knowing smurfs
+    Effect.tap((r) =>
+      Effect.annotateCurrentSpan({
+        "gen_ai.response.model": r.model,
+        "gen_ai.usage.input_tokens": r.usage.promptTokens,
+        "gen_ai.usage.output_tokens": r.usage.completionTokens,
+        cached: r.cached ?? false
+      })
+    ),
+    Effect.tapError((e) => emit("model_call", { role: request.role, model: "", promptTokens: 0, completionTokens: 0, durationMs: 0, attempt, ok: false, error: e.message })),
+    Effect.withSpan("LanguageModel.call", { attributes: { role: request.role, attempt } })
   )

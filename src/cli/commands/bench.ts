@@ -32,6 +32,7 @@ import { makeEmbedder } from "../../tools/retrieval/embedder.ts"
 import { parseToolset, type Toolset, toolsetLabel } from "../../tools/retrieval/toolset.ts"
 import { toolbenchLibrary } from "../../tools/toolbench/adapter.ts"
 import type { ApiDocInput } from "../../tools/toolbench/api-doc.ts"
+import { otlpLayer } from "../../trace/otlp.ts"
 import { redactText } from "../../trace/redact.ts"
 import { version } from "../../version.ts"
 import { ExitCode } from "../exit-codes.ts"
@@ -459,7 +460,7 @@ const bench = async (args: BenchArgs, argv: ReadonlyArray<string>): Promise<numb
   const stop = () => abort.abort()
   process.once("SIGINT", stop)
   process.once("SIGTERM", stop)
-  const exit = await Effect.runPromiseExit(program(args, workerArgv(argv), progress).pipe(Effect.scoped, Effect.provide(modelLayer.pipe(Layer.provideMerge(poolStatsLayer)))), {
+  const exit = await Effect.runPromiseExit(program(args, workerArgv(argv), progress).pipe(Effect.scoped, Effect.provide(modelLayer.pipe(Layer.provideMerge(poolStatsLayer))), Effect.provide(otlpLayer())), {
     signal: abort.signal
   })
   process.off("SIGINT", stop)

@@ -9,6 +9,7 @@ import { type ServerFailure, watchServer } from "../../llm/server-watch.ts"
 import { DEFAULT_MODEL_SPEC, MODEL_DEFAULTS, type ModelOptions, THINK_HELP } from "../../llm/spec.ts"
 import { containToolExits } from "../../tools/exit-guard.ts"
 import { loadTools } from "../../tools/load.ts"
+import { otlpLayer } from "../../trace/otlp.ts"
 import { redactText, redactValue } from "../../trace/redact.ts"
 import type { Trajectory } from "../../trace/trajectory.ts"
 import { plural } from "../../plural.ts"
@@ -145,7 +146,7 @@ const solve = async (args: ReturnType<typeof parse>): Promise<number> => {
     const task = toolbench ? { ...toolbench.task, query: query || toolbench.task.query } : { id: taskIdOf(query), query, tools }
     watch = watchServer(yield* LanguageModel, { timeoutRetries: 1 })
     return yield* smurfs(options)(task).pipe(Effect.provideService(LanguageModel, watch.model))
-  }).pipe(Effect.scoped, Effect.provide(spinner ? Layer.provide(observedModelLayer(spinner), resolveModelLayer(spec, args.model)) : resolveModelLayer(spec, args.model)))
+  }).pipe(Effect.scoped, Effect.provide(spinner ? Layer.provide(observedModelLayer(spinner), resolveModelLayer(spec, args.model)) : resolveModelLayer(spec, args.model)), Effect.provide(otlpLayer()))
 
   const interrupt = new AbortController()
   const onSignal = () => interrupt.abort()

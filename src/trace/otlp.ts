@@ -1,0 +1,33 @@
+// Opt-in OpenTelemetry export: with OTEL_EXPORTER_OTLP_ENDPOINT set, every span (the `Effect.fn` spans of the
+// pipeline, model calls, tool calls, verdicts) goes to that collector over OTLP/HTTP (JSON); without it, nothing.
+import { Layer } from "effect"
+import { FetchHttpClient } from "effect/http"
+import { OtlpSerialization, OtlpTracer } from "effect/observability"
+import { version } from "../version.ts"
+
+/** The traces URL as the OpenTelemetry spec derives it: the signal's own variable as given, else the base + `/v1/traces`. */
+export const otlpTracesUrl = (env: NodeJS.ProcessEnv = process.env): string | undefined => {
+  const own = env["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"]?.trim()
+  if (own) return own
+  const base = env["OTEL_EXPORTER_OTLP_ENDPOINT"]?.trim()
+  if (!base) return undefined
+  return `${base.replace(/\/+$/, "")}/v1/traces`
+}
+
+/**
+ * The tracer layer for a command, or an empty layer when no endpoint is set or `OTEL_SDK_DISABLED=true`.
+ * An endpoint that is not a URL is reported once and export is skipped: a typo never stops a run.
+ * The exporter flushes the spans still queued when the layer's scope closes, so provide it around the whole program.
+ */
+export const otlpLayer = (env: NodeJS.ProcessEnv = process.env, warn: (line: string) => void = (line) => console.error(line)) => {
+  const url = otlpTracesUrl(env)
+  if (url === undefined || env["OTEL_SDK_DISABLED"]?.trim().toLowerCase() === "true") return Layer.empty
+  if (!URL.canParse(url)) {
+    warn(`smurfs: OTEL_EXPORTER_OTLP_ENDPOINT "${url}" is not a URL; no traces are exported. Set it to the collector's base URL, e.g. http://127.0.0.1:4318`)
+    return Layer.empty
+  }
+  return OtlpTracer.layer({ url, resource: { serviceName: "smurfs", serviceVersion: version }, exportInterval: "1 second", shutdownTimeout: "3 seconds" }).pipe(
+    Layer.provide(FetchHttpClient.layer),
+    Layer.provide(OtlpSerialization.layerJson)
+  )
+}
