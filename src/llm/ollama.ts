@@ -1,4 +1,5 @@
 // The Ollama provider: the official `ollama` client, JSON Schema `format`, native tools, constant num_ctx.
+import { boundedFetch } from "./bounded-fetch.ts"
 import { Effect } from "effect"
 import { type ChatRequest, type ChatResponse, type Message as OllamaMessage, Ollama, type Tool as OllamaTool } from "ollama"
 import { ModelServerError } from "./errors.ts"
@@ -144,7 +145,7 @@ const call = <A>(host: string, site: CallSite, run: (client: Ollama) => Promise<
         const client = new Ollama({
           host,
           fetch: async (input, init) => {
-            const response = await fetch(input, { ...init, signal: limit.signal })
+            const response = await boundedFetch()(input, { ...init, signal: limit.signal })
             last = response
             return asJsonError(response)
           }

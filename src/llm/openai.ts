@@ -1,4 +1,5 @@
 // The OpenAI-compatible provider: the official `openai` client against any /v1 server (Ollama, vLLM, llama.cpp...).
+import { boundedFetch } from "./bounded-fetch.ts"
 import { Effect } from "effect"
 import OpenAI, { APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai"
 import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from "openai/resources/chat/completions"
@@ -129,7 +130,7 @@ const call = <A>(site: CallSite, run: (signal: AbortSignal) => Promise<A>) =>
 
 /** A client that never retries on its own: the resilience layer decides. */
 export const makeOpenAIClient = (settings: OpenAISettings) =>
-  new OpenAI({ baseURL: settings.baseURL, apiKey: settings.apiKey, maxRetries: 0, timeout: settings.timeoutMs })
+  new OpenAI({ baseURL: settings.baseURL, apiKey: settings.apiKey, maxRetries: 0, timeout: settings.timeoutMs, fetch: boundedFetch() })
 
 /** Model ids the server lists at /v1/models. */
 export const listOpenAIModels = (settings: OpenAISettings): Effect.Effect<ReadonlyArray<string>, ProviderError> => {

@@ -1,4 +1,5 @@
 // Turns what an HTTP model client threw into the model layer's tagged errors, without leaking secrets.
+import { ReplyTooLarge } from "./bounded-fetch.ts"
 import { redactText, secretValues } from "../trace/redact.ts"
 import { ContextOverflow, ModelNotFound, ModelServerError, ModelUnreachable, Overloaded, type ProviderError, Timeout } from "./errors.ts"
 
@@ -130,6 +131,8 @@ export const fromStatus = (
  */
 export const fromTransport = (site: CallSite, error: unknown, timedOut: boolean): ProviderError => {
   if (timedOut) return new Timeout({ ms: site.timeoutMs, role: site.role })
+  const tooLarge = causes(error).find((c): c is ReplyTooLarge => c instanceof ReplyTooLarge)
+  if (tooLarge) return new ModelServerError({ host: site.host, detail: `${tooLarge.message}: check the server (a runaway generation) or lower the reply length (num_predict, max_tokens)` })
   const code = codeOf(error)
   // Node's fetch gives up on its own after 300 s without headers (a long non-streaming reply).
   if (code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT") return new Timeout({ ms: Math.min(site.timeoutMs, NODE_FETCH_TIMEOUT_MS), role: site.role })

@@ -12,7 +12,13 @@
  */
 export const SIZE_CAPS = {
   recordStringChars: 64 * 1024,
-  sentBackChars: 16 * 1024
+  sentBackChars: 16 * 1024,
+  /**
+   * Bytes read of one HTTP reply from a model server: past it the reply is dropped and the call fails
+   * (a ModelServerError that says so), so a run's memory stays bounded whatever a server sends.
+   * 32 MiB is far above any real chat reply.
+   */
+  replyBytes: 32 * 1024 * 1024
 } as const
 
 /** `text` cut to `max` characters, with a note of the original length when it was longer. */

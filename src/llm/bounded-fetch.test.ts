@@ -1,0 +1,53 @@
+import { createServer, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
+import { Effect } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { boundedFetch, ReplyTooLarge } from "./bounded-fetch.ts"
+import { makeOpenAIModel } from "./openai.ts"
+import { openaiSettings } from "./spec.ts"
+
+const MiB = 1024 * 1024
+let server: Server
+let url = ""
+
+beforeAll(async () => {
+  // /declared: a Content-Length above the cap; /streamed: chunks with no length; /small: an ordinary JSON reply
+  server = createServer((req, res) => {
+    if (req.url === "/declared") {
+      res.writeHead(200, { "content-type": "application/json", "content-length": String(3 * MiB) })
+      res.end("x".repeat(3 * MiB))
+    } else if (req.url?.endsWith("/streamed") || req.url?.endsWith("/chat/completions")) {
+      res.writeHead(200, { "content-type": "application/json" })
+      const chunk = " ".repeat(MiB)
+      let sent = 0
+      const more = () => {
+        while (sent < 40 && res.write(chunk)) sent++
+        if (sent >= 40) res.end()
+        else res.once("drain", more)
+      }
+      res.on("close", () => void (sent = 40))
+      more()
+    } else {
+      res.writeHead(200, { "content-type": "application/json" })
+      res.end(JSON.stringify({ ok: true }))
+    }
+  })
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r))
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+})
+afterAll(() => new Promise<void>((r) => server.close(() => r())))
+
+describe("boundedFetch", () => {
+  it("refuses a declared length above the cap, cuts a streamed body past it, and passes a small reply through", async () => {
+    await expect(boundedFetch(MiB)(`${url}/declared`)).rejects.toBeInstanceOf(ReplyTooLarge)
+    await expect(boundedFetch(MiB)(`${url}/streamed`)).rejects.toThrow("larger than 1 MiB")
+    expect(await (await boundedFetch(MiB)(`${url}/small`)).json()).toEqual({ ok: true })
+  })
+
+  it("a 40 MB reply to the OpenAI-compatible provider fails the call with a message that says so, never as unreachable", async () => {
+    const model = makeOpenAIModel(openaiSettings("m", { baseURL: `${url}/v1`, timeoutMs: 20_000 }))
+    const error = await Effect.runPromise(Effect.flip(model.generate({ role: "executor.thought", messages: [{ role: "user", content: "hi" }] })))
+    expect(error._tag).toBe("ModelServerError")
+    expect(error.message).toContain("larger than 32 MiB")
+  })
+})
