@@ -1,20 +1,20 @@
 // Judge a whole source: K pass labels per task and, against a reference, K win rounds per task; resumable.
 import { Effect } from "effect"
 import type { LanguageModel } from "../../src/llm/language-model.ts"
-import type { MalformedOutput, ProviderError } from "../../src/llm/errors.ts"
+import type { ProviderError } from "../../src/llm/errors.ts"
 import type { JudgeInput } from "./judge-input.ts"
 import { type AnswerStatus, PassLabels, passLabelsPath, referencePassPath, WinVerdicts, winVerdictsPath } from "./labels.ts"
-import { judgePass } from "./pass-rate.ts"
-import type { JudgePrompts } from "./judge-prompts.ts"
+import { type Decider, inProcessDecider, type PassJob, type RoundJob } from "./judge-job.ts"
+import { type JudgePrompts, smurfsJudgePrompts } from "./judge-prompts.ts"
 import { hashSeed, rngFor } from "./rng.ts"
 import { type RunDirError, writeJsonAtomic } from "../run-dir.ts"
 import { readJsonIf } from "./store.ts"
-import { judgeRound, passLabel } from "./win-rate.ts"
+import { passLabel } from "./win-rate.ts"
 
 /** Defaults of an evaluation, in one place. */
 export const EVAL_DEFAULTS = { k: 3, concurrency: 4, seed: 0 } as const
 
-export interface PassOptions {
+export interface PassOptions<R = LanguageModel> {
   /** Where `eval/` is written: the run directory itself, or another folder for read-only sources. */
   readonly store: string
   /** The judge's model spec; its slug names the label folder so judges never mix. */
@@ -31,6 +31,8 @@ export interface PassOptions {
   readonly prompts?: JudgePrompts | undefined
   /** Base seed: judge run r samples with its own seed derived from it, and shuffles win rounds with it. */
   readonly seed?: number | undefined
+  /** Where the judge decisions are made: by default here, with the LanguageModel in context; `smurfs eval --queue` gives the queue's. */
+  readonly decider?: Decider<R> | undefined
 }
 
 /**
@@ -50,18 +52,21 @@ export interface EvalSummary {
 
 type Failure = EvalSummary["failed"][number]
 
-const keep = (e: MalformedOutput) => Effect.succeed({ error: e.message })
+// without a decider, R is LanguageModel (the default of the options' type parameter)
+const deciderOf = <R>(options: PassOptions<R>): Decider<R> => options.decider ?? (inProcessDecider(options.prompts ?? smurfsJudgePrompts()) as Decider<never>)
 
 /** K pass labels for every entry; labels already on disk are kept, so an interrupted eval resumes. */
-export const evaluatePass = (
+export const evaluatePass = <R = LanguageModel>(
   entries: ReadonlyArray<JudgeInput>,
-  options: PassOptions
-): Effect.Effect<EvalSummary, ProviderError | RunDirError, LanguageModel> =>
+  options: PassOptions<R>
+): Effect.Effect<EvalSummary, ProviderError | RunDirError, R> =>
   Effect.gen(function* () {
     const k = options.k ?? EVAL_DEFAULTS.k
     const pathOf = options.pathOf ?? ((e: JudgeInput) => passLabelsPath(options.store, options.judge, e.method, e.group, e.taskId))
     let judged = 0, kept = 0, done = 0
     const failed: Array<Failure> = []
+    const decider = deciderOf(options)
+    const prompts = options.prompts ?? smurfsJudgePrompts()
     yield* Effect.forEach(
       entries,
       (entry) =>
@@ -76,15 +81,16 @@ export const evaluatePass = (
               kept++
               continue
             }
-            const call = { prompts: options.prompts, seed: judgeSeed(options.seed ?? EVAL_DEFAULTS.seed, r) }
-            const result = yield* judgePass(entry, call).pipe(Effect.catchTag("MalformedOutput", keep))
+            const job: PassJob = { kind: "pass", judge: options.judge, prompts: prompts.source, seed: judgeSeed(options.seed ?? EVAL_DEFAULTS.seed, r), input: entry }
+            const result = yield* decider.pass(job)
             if ("error" in result) {
               failed.push({ taskId: entry.taskId, method: entry.method, group: entry.group, error: result.error })
               continue
             }
-            labels.runs[String(r)] = result
+            labels.runs[String(r)] = result.decision
             judged++
             yield* writeJsonAtomic(path, labels)
+            if (decider.settled) yield* decider.settled(job)
           }
           options.onProgress?.(++done, entries.length)
         }),
@@ -93,7 +99,7 @@ export const evaluatePass = (
     return { judged, kept, failed }
   })
 
-export interface WinOptions extends Omit<PassOptions, "pathOf"> {
+export interface WinOptions<R = LanguageModel> extends Omit<PassOptions<R>, "pathOf"> {
   /** Names the reference in paths and files (its directory and method). */
   readonly referenceName: string
   readonly referenceSource: string
@@ -110,11 +116,11 @@ const statusOf = (path: string) => readJsonIf(path, PassLabels)?.runs ?? {}
  * The reference's own pass labels are judged first and kept beside the verdicts. A task answered
  * by only one side is decided without the judge.
  */
-export const evaluateWin = (
+export const evaluateWin = <R = LanguageModel>(
   candidates: ReadonlyArray<JudgeInput>,
   references: ReadonlyArray<JudgeInput>,
-  options: WinOptions
-): Effect.Effect<EvalSummary, ProviderError | RunDirError, LanguageModel> =>
+  options: WinOptions<R>
+): Effect.Effect<EvalSummary, ProviderError | RunDirError, R> =>
   Effect.gen(function* () {
     const k = options.k ?? EVAL_DEFAULTS.k
     const seed = options.seed ?? EVAL_DEFAULTS.seed
@@ -133,6 +139,8 @@ export const evaluateWin = (
     const keys = [...new Set([...candByKey.keys(), ...refByKey.keys()])].sort()
     let judged = 0, kept = 0, done = 0
     const failed: Array<Failure> = [...refSummary.failed]
+    const decider = deciderOf(options)
+    const prompts = options.prompts ?? smurfsJudgePrompts()
     yield* Effect.forEach(
       keys,
       (taskKey) =>
@@ -157,22 +165,26 @@ export const evaluateWin = (
               kept++
               continue
             }
-            const round = yield* judgeRound({
+            // plain data (no undefined fields), so that it reads back the same from the queue
+            const job: RoundJob = JSON.parse(JSON.stringify({
+              kind: "round", judge: options.judge, prompts: prompts.source, seed: judgeSeed(seed, r),
               candidate,
               reference,
               candidateStatus: candStatus[String(r)]?.label,
               referenceStatus: refStatus[String(r)]?.label,
-              rng: rngFor(seed, method, group, taskId, r),
+              rng: { seed, key: [method, group, taskId, r] },
               candidatePassed: labelOf(candStatus, "candidate"),
               referencePassed: labelOf(refStatus, "reference")
-            }, { prompts: options.prompts, seed: judgeSeed(seed, r) }).pipe(Effect.catchTag("MalformedOutput", keep))
+            }))
+            const round = yield* decider.round(job)
             if ("error" in round) {
               failed.push({ taskId, method, group, error: round.error })
               continue
             }
-            verdicts.rounds[String(r)] = round
+            verdicts.rounds[String(r)] = round.decision
             judged++
             yield* writeJsonAtomic(path, verdicts)
+            if (decider.settled) yield* decider.settled(job)
           }
           options.onProgress?.(++done, keys.length)
         }),

@@ -13,6 +13,9 @@ export class QueueUrlError extends Data.TaggedError("QueueUrlError")<{ readonly 
 /** The queue every worker takes bench tasks from; jobs carry their run's id and settings. */
 export const TASK_QUEUE = "smurfs-bench-tasks"
 
+/** The queue of `smurfs eval --queue`'s judge decisions (one pass label or win round each); the same workers take them. */
+export const JUDGE_QUEUE = "smurfs-eval-judgements"
+
 /** `redis://[user:password@]host[:port][/db]` (or rediss:// for TLS) to connection options for BullMQ's ioredis. */
 export const connectionOf = (url: string): ConnectionOptions => {
   let parsed: URL

@@ -34,28 +34,48 @@ export const QUEUE_DEFAULTS = { attempts: 4, backoffMs: 5000, sweepMs: 2000, con
 
 /** A job's return value, read back as a record; anything else is a crash of the worker. */
 const resultOf = (value: unknown): TaskResult => {
-  let parsed: unknown = value
-  if (typeof value === "string") {
-    try {
-      parsed = JSON.parse(value)
-    } catch {
-      return { kind: "crashed", error: "a worker sent a result that is not JSON" }
-    }
-  }
+  const parsed = parseReturn(value)
+  if (parsed === undefined) return { kind: "crashed", error: "a worker sent a result that is not JSON" }
   const record = TaskRecord.safeParse(parsed)
   return record.success ? { kind: "record", record: record.data } : { kind: "crashed", error: `a worker sent an invalid record: ${record.error.issues[0]?.message ?? "?"}` }
+}
+
+/** A job's return value as stored by BullMQ (JSON text, or already parsed); undefined when it is not JSON. */
+export const parseReturn = (value: unknown): unknown => {
+  if (typeof value !== "string") return value
+  try {
+    return JSON.parse(value)
+  } catch {
+    return undefined
+  }
 }
 
 /** A job that failed for good: its worker could not run it (a model-server failure comes back as an `error` record instead). */
 const failureOf = (reason: string): TaskResult => ({ kind: "crashed", error: readFailure(reason).error })
 
+export interface QueueClientSettings<R> extends Omit<QueueExecutorSettings, "runId" | "argv"> {
+  /** The BullMQ queue's name (bench tasks and judge decisions go to different queues). */
+  readonly queueName: string
+  /** A completed job's return value, read back. */
+  readonly resultOf: (value: unknown) => R
+  /** A job that failed for good, read back from its failure reason. */
+  readonly failureOf: (reason: string) => R
+}
+
+/** Sends jobs to a queue and waits for their results; shared by the bench's tasks and the eval's judge decisions. */
+export interface QueueClient<R> {
+  /** Queue `data` as job `id` (adding the same id again adds nothing) and wait for its result; `enqueueError` reads a failure to add it. */
+  readonly run: (id: string, name: string, data: unknown, enqueueError: (message: string) => R) => Effect.Effect<R>
+  /** The result is stored: the queue may forget the job. */
+  readonly forget: (id: string) => Effect.Effect<void>
+}
+
 /**
- * A TaskExecutor that enqueues each task as a BullMQ job (one per run, method and query: adding it
- * again adds nothing) and waits for its record from the queue's events. Results that arrive while no
- * one waits (a coordinator that was stopped) stay in Redis and are picked up when it runs again; a
- * job is removed only once the runner has written its record. Closing leaves unfinished jobs queued.
+ * Jobs on a BullMQ queue, each awaited through the queue's events. Results that arrive while no one
+ * waits (a coordinator that was stopped) stay in Redis and are picked up when it runs again; a job is
+ * removed only once its result is stored (`forget`). Closing leaves unfinished jobs queued.
  */
-export const makeQueueExecutor = (settings: QueueExecutorSettings): Effect.Effect<TaskExecutor, QueueUnavailable, Scope.Scope> =>
+export const makeQueueClient = <R>(settings: QueueClientSettings<R>): Effect.Effect<QueueClient<R>, QueueUnavailable, Scope.Scope> =>
   Effect.gen(function* () {
     const connection = connectionOf(settings.queueUrl)
     const fail = (e: unknown) => new QueueUnavailable({ url: settings.queueUrl, detail: (e as Error).message })
@@ -63,8 +83,8 @@ export const makeQueueExecutor = (settings: QueueExecutorSettings): Effect.Effec
       Effect.tryPromise({
         try: async () => {
           await probeRedis(settings.queueUrl, settings.connectTimeoutMs)
-          const queue = new Queue(TASK_QUEUE, { connection })
-          const events = new QueueEvents(TASK_QUEUE, { connection })
+          const queue = new Queue(settings.queueName, { connection })
+          const events = new QueueEvents(settings.queueName, { connection })
           // ioredis reconnects on its own after a drop; the sweep collects what the events missed meanwhile
           queue.on("error", () => {})
           events.on("error", () => {})
@@ -76,15 +96,15 @@ export const makeQueueExecutor = (settings: QueueExecutorSettings): Effect.Effec
       ({ queue, events }) => Effect.promise(() => Promise.allSettled([events.close(), queue.close()]))
     )
 
-    const waiters = new Map<string, (result: TaskResult) => void>()
-    const deliver = (jobId: string, result: TaskResult) => {
+    const waiters = new Map<string, (result: R) => void>()
+    const deliver = (jobId: string, result: R) => {
       const waiter = waiters.get(jobId)
       if (!waiter) return // not ours, or delivered already: a result that arrives twice is taken once
       waiters.delete(jobId)
       waiter(result)
     }
-    events.on("completed", ({ jobId, returnvalue }) => deliver(jobId, resultOf(returnvalue)))
-    events.on("failed", ({ jobId, failedReason }) => deliver(jobId, failureOf(failedReason)))
+    events.on("completed", ({ jobId, returnvalue }) => deliver(jobId, settings.resultOf(returnvalue)))
+    events.on("failed", ({ jobId, failedReason }) => deliver(jobId, settings.failureOf(failedReason)))
     events.on("active", ({ jobId }) => {
       if (waiters.has(jobId)) settings.onActive?.(jobId)
     })
@@ -95,7 +115,8 @@ export const makeQueueExecutor = (settings: QueueExecutorSettings): Effect.Effec
       for (const state of ["completed", "failed"] as const) {
         for (let start = 0; ; start += 500) {
           const jobs = await queue.getJobs([state], start, start + 499, true)
-          for (const job of jobs) if (job?.id && waiters.has(job.id)) deliver(job.id, state === "completed" ? resultOf(job.returnvalue) : failureOf(job.failedReason))
+          for (const job of jobs)
+            if (job?.id && waiters.has(job.id)) deliver(job.id, state === "completed" ? settings.resultOf(job.returnvalue) : settings.failureOf(job.failedReason))
           if (jobs.length < 500) break
         }
       }
@@ -103,22 +124,16 @@ export const makeQueueExecutor = (settings: QueueExecutorSettings): Effect.Effec
     const timer = setInterval(() => void sweep().catch(() => {}), settings.sweepMs)
     yield* Effect.addFinalizer(() => Effect.sync(() => clearInterval(timer)))
 
-    const enqueue = async (id: string, job: TaskJob) => {
+    const enqueue = async (id: string, name: string, data: unknown) => {
       const existing = await Job.fromId(queue, id)
       if (existing) {
         const state = await existing.getState()
-        if (state === "completed") return deliver(id, resultOf(existing.returnvalue))
-        // a resumed run tries a failed task again
+        if (state === "completed") return deliver(id, settings.resultOf(existing.returnvalue))
+        // a resumed run tries a failed job again
         if (state === "failed") return existing.retry("failed")
         return // waiting, delayed or running: its result will come
       }
-      const data: QueuedTask = {
-        runId: settings.runId,
-        method: job.method,
-        query: { group: job.query.group, id: job.query.id, query: job.query.query, apiList: [...job.query.apiList], relevant: job.query.relevant.map(([a, b]) => [a, b] as [string, string]) },
-        argv: [...settings.argv]
-      }
-      await queue.add(job.method, data, {
+      await queue.add(name, data, {
         jobId: id,
         attempts: Math.max(1, settings.attempts),
         backoff: { type: "exponential", delay: settings.backoffMs },
@@ -127,18 +142,36 @@ export const makeQueueExecutor = (settings: QueueExecutorSettings): Effect.Effec
       })
     }
 
-    const execute = (job: TaskJob): Effect.Effect<TaskResult> => {
-      const id = jobIdOf(settings.runId, job.method, job.query)
-      return Effect.callback<TaskResult>((resume) => {
+    const run = (id: string, name: string, data: unknown, enqueueError: (message: string) => R): Effect.Effect<R> =>
+      Effect.callback<R>((resume) => {
         waiters.set(id, (result) => resume(Effect.succeed(result)))
-        enqueue(id, job).catch((e: Error) => deliver(id, { kind: "crashed", error: `cannot queue the task: ${e.message}` }))
+        enqueue(id, name, data).catch((e: Error) => deliver(id, enqueueError(e.message)))
         // interrupted (Ctrl-C): stop waiting; the job stays queued for the next run
         return Effect.sync(() => void waiters.delete(id))
       })
+
+    const forget = (id: string): Effect.Effect<void> => Effect.promise(() => queue.remove(id).catch(() => 0)).pipe(Effect.asVoid)
+
+    return { run, forget } satisfies QueueClient<R>
+  })
+
+/**
+ * A TaskExecutor that enqueues each task as a BullMQ job (one per run, method and query: adding it
+ * again adds nothing) and waits for its record from the queue's events; a job is removed only once
+ * the runner has written its record.
+ */
+export const makeQueueExecutor = (settings: QueueExecutorSettings): Effect.Effect<TaskExecutor, QueueUnavailable, Scope.Scope> =>
+  Effect.gen(function* () {
+    const client = yield* makeQueueClient<TaskResult>({ ...settings, queueName: TASK_QUEUE, resultOf, failureOf })
+    const execute = (job: TaskJob): Effect.Effect<TaskResult> => {
+      const data: QueuedTask = {
+        runId: settings.runId,
+        method: job.method,
+        query: { group: job.query.group, id: job.query.id, query: job.query.query, apiList: [...job.query.apiList], relevant: job.query.relevant.map(([a, b]) => [a, b] as [string, string]) },
+        argv: [...settings.argv]
+      }
+      return client.run(jobIdOf(settings.runId, job.method, job.query), job.method, data, (message) => ({ kind: "crashed", error: `cannot queue the task: ${message}` }))
     }
-
-    const settled = (job: TaskJob): Effect.Effect<void> =>
-      Effect.promise(() => queue.remove(jobIdOf(settings.runId, job.method, job.query)).catch(() => 0)).pipe(Effect.asVoid)
-
+    const settled = (job: TaskJob): Effect.Effect<void> => client.forget(jobIdOf(settings.runId, job.method, job.query))
     return { execute, settled } satisfies TaskExecutor
   })

@@ -83,12 +83,24 @@ export const startWorker = (settings: WorkerSettings): { readonly worker: Worker
     return record
   }
 
-  const worker = new Worker(TASK_QUEUE, processor, {
+  const worker = queueWorker(TASK_QUEUE, processor, settings)
+  const close = async (force = false) => {
+    // without force, running tasks finish and send their records first
+    await worker.close(force)
+    const built = await Promise.allSettled(sessions.values())
+    await Promise.all(built.flatMap((s) => (s.status === "fulfilled" ? [s.value.runtime.dispose()] : [])))
+  }
+  return { worker, close }
+}
+
+/** A BullMQ worker on one of the smurfs queues, with the lock, stall and error handling every queue shares. */
+export const queueWorker = <R>(name: string, processor: (job: Job) => Promise<R>, settings: Pick<WorkerSettings, "queueUrl" | "concurrency" | "lockMs" | "log">): Worker => {
+  const worker = new Worker(name, processor, {
     connection: connectionOf(settings.queueUrl),
     concurrency: Math.max(1, settings.concurrency),
     lockDuration: settings.lockMs,
     stalledInterval: Math.max(500, Math.floor(settings.lockMs / 2)),
-    // a task whose worker died twice is still retried; only a third stall fails it
+    // a job whose worker died twice is still retried; only a third stall fails it
     maxStalledCount: 2,
     autorun: true
   })
@@ -104,11 +116,5 @@ export const startWorker = (settings: WorkerSettings): { readonly worker: Worker
     if (lastError !== undefined) settings.log("queue reachable again")
     lastError = undefined
   })
-  const close = async (force = false) => {
-    // without force, running tasks finish and send their records first
-    await worker.close(force)
-    const built = await Promise.allSettled(sessions.values())
-    await Promise.all(built.flatMap((s) => (s.status === "fulfilled" ? [s.value.runtime.dispose()] : [])))
-  }
-  return { worker, close }
+  return worker
 }

@@ -7,6 +7,10 @@ import cliProgress from "cli-progress"
 import { EVAL_DEFAULTS, type EvalSummary, evaluatePass, evaluateWin } from "../../../bench/eval/evaluate.ts"
 import { judgePrompts, type JudgePrompts } from "../../../bench/eval/judge-prompts.ts"
 import { EVAL_SOURCE_FILE, slug } from "../../../bench/eval/labels.ts"
+import { type Decider, inProcessDecider } from "../../../bench/eval/judge-job.ts"
+import { makeQueueDecider } from "../../../bench/queue/judge-queue.ts"
+import { connectionOf } from "../../../bench/queue/connection.ts"
+import { QUEUE_DEFAULTS } from "../../../bench/queue/queue-executor.ts"
 import { STB_ENV, stbDirOf } from "../../agents/stabletoolbench-files.ts"
 import { writeJsonAtomic } from "../../../bench/run-dir.ts"
 import { loadSource, methodsOf, type Source, SourceError } from "../../../bench/eval/sources.ts"
@@ -15,6 +19,9 @@ import { renderTable } from "../../../bench/report/table.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { resolveModelLayer } from "../model-option.ts"
 import { BadInput, intOption, type ParsedCommand, runCommand, UsageError } from "../options.ts"
+
+/** Tasks in flight when the decisions go to a queue: enough to keep several workers busy. */
+const QUEUE_CONCURRENCY = 64
 
 const HELP = `usage: smurfs eval --run <dir> --judge <model spec> [options]
 
@@ -33,7 +40,7 @@ options:
                             else the method of the same name)
   --method <m>              judge only this method (repeatable)
   --group <g>               judge only this group (repeatable)
-  --concurrency <n>         tasks judged at the same time (default ${EVAL_DEFAULTS.concurrency})
+  --concurrency <n>         tasks judged at the same time (default ${EVAL_DEFAULTS.concurrency}; with --queue ${QUEUE_CONCURRENCY})
   --seed <n>                base seed: judge run r samples with its own seed, and win rounds shuffle
                             the answer order with it (default ${EVAL_DEFAULTS.seed})
   --stb <dir>               judge with ToolEval's own template and function schemas, read from this
@@ -41,6 +48,9 @@ options:
                             without it, our own wording of the same rules
   --out <dir>               write eval/ here instead of into the run directory (for read-only folders);
                             \`smurfs compare <dir>\` then shows these labels
+  --queue <redis://...>     hand each judge decision to \`smurfs worker\` processes through a BullMQ queue
+                            on Redis (each judges with its own server of the judge model, or its --model);
+                            the decisions come back through the queue and are stored here as without it
   --json                    print the result rows as JSON instead of the table
   -h, --help                show this help`
 
@@ -86,7 +96,7 @@ const pickReferenceMethod = (reference: Source, method: string, wanted: string |
   throw new UsageError(`the reference has several methods (${methods.join(", ")}); choose one with --reference-method`)
 }
 
-const program = (args: {
+const program = <R>(args: {
   source: Source
   reference: Source | undefined
   referenceMethod: string | undefined
@@ -96,12 +106,13 @@ const program = (args: {
   concurrency: number
   seed: number
   prompts: JudgePrompts
+  decider: Decider<R>
 }) =>
   Effect.gen(function* () {
-    const { source, store, judge, k, concurrency, prompts, seed } = args
+    const { source, store, judge, k, concurrency, prompts, seed, decider } = args
     console.error(`judge texts: ${prompts.source === "smurfs" ? "our own wording of ToolEval's rules" : `ToolEval's template from ${prompts.source.slice("stabletoolbench:".length)}`}`)
     const bar = progress(`pass (${judge})`)
-    const pass = yield* evaluatePass(source.entries, { store, judge, k, concurrency, prompts, seed, onProgress: bar.update }).pipe(Effect.ensuring(Effect.sync(bar.stop)))
+    const pass = yield* evaluatePass(source.entries, { store, judge, k, concurrency, prompts, seed, decider, onProgress: bar.update }).pipe(Effect.ensuring(Effect.sync(bar.stop)))
     report("pass", pass)
     if (!args.reference) return
     for (const method of methodsOf(source)) {
@@ -111,7 +122,7 @@ const program = (args: {
       const win = yield* evaluateWin(
         source.entries.filter((e) => e.method === method),
         args.reference.entries.filter((e) => e.method === referenceMethod),
-        { store, judge, k, concurrency, seed, prompts, referenceName, referenceSource: resolve(args.reference.dir), referenceMethod, referenceInStore: resolve(args.reference.dir) === resolve(store), onProgress: winBar.update }
+        { store, judge, k, concurrency, seed, prompts, decider, referenceName, referenceSource: resolve(args.reference.dir), referenceMethod, referenceInStore: resolve(args.reference.dir) === resolve(store), onProgress: winBar.update }
       ).pipe(Effect.ensuring(Effect.sync(winBar.stop)))
       report(`win ${method}`, win)
     }
@@ -130,7 +141,8 @@ const OPTIONS = {
   seed: { type: "string" },
   out: { type: "string" },
   stb: { type: "string" },
-  json: { type: "boolean" }
+  json: { type: "boolean" },
+  queue: { type: "string" }
 } as const satisfies ParseArgsOptionsConfig
 
 export const COMMAND = { name: "eval", help: HELP, options: OPTIONS } as const
@@ -142,7 +154,8 @@ const evaluate = async (parsed: ParsedCommand<typeof OPTIONS>["values"]): Promis
   let options
   try {
     const k = positiveInt("k", parsed.k, EVAL_DEFAULTS.k)
-    const concurrency = positiveInt("concurrency", parsed.concurrency, EVAL_DEFAULTS.concurrency)
+    if (parsed.queue !== undefined) connectionOf(parsed.queue) // a bad URL is bad input, before anything is judged
+    const concurrency = positiveInt("concurrency", parsed.concurrency, parsed.queue === undefined ? EVAL_DEFAULTS.concurrency : QUEUE_CONCURRENCY)
     const seed = positiveInt("seed", parsed.seed, EVAL_DEFAULTS.seed)
     const loaded = loadSource(parsed.run)
     const keep = (e: { method: string; group: string }) =>
@@ -173,7 +186,13 @@ const evaluate = async (parsed: ParsedCommand<typeof OPTIONS>["values"]): Promis
   const controller = new AbortController()
   const onSigint = () => controller.abort()
   process.once("SIGINT", onSigint)
-  const exit = await Effect.runPromiseExit(program(options).pipe(Effect.provide(layer)), { signal: controller.signal })
+  const queue = parsed.queue
+  const evaluation: Effect.Effect<void, { readonly _tag: string; readonly message: string }> =
+    queue === undefined
+      ? program({ ...options, decider: inProcessDecider(options.prompts) }).pipe(Effect.provide(layer))
+      : // the judge model is the workers': nothing here talks to it
+        Effect.scoped(Effect.flatMap(makeQueueDecider({ ...QUEUE_DEFAULTS, queueUrl: queue }), (decider) => program({ ...options, decider })))
+  const exit = await Effect.runPromiseExit(evaluation, { signal: controller.signal })
   process.off("SIGINT", onSigint)
   if (Exit.isFailure(exit)) {
     if (Cause.hasInterruptsOnly(exit.cause)) {

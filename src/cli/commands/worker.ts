@@ -3,6 +3,9 @@ import type { ParseArgsOptionsConfig } from "node:util"
 import { ManagedRuntime } from "effect"
 import { connectionOf, displayQueueUrl, probeRedis } from "../../../bench/queue/connection.ts"
 import { type Session, startWorker, WORKER_DEFAULTS } from "../../../bench/queue/worker.ts"
+import { type JudgeSession, startJudgeWorker } from "../../../bench/queue/judge-queue.ts"
+import { judgePrompts } from "../../../bench/eval/judge-prompts.ts"
+import { resolveModelLayer } from "../model-option.ts"
 import { redactText } from "../../trace/redact.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { BadInput, intOption, type ParsedCommand, runCommand, UsageError, withoutOptions } from "../options.ts"
@@ -11,14 +14,16 @@ import { benchModelLayer, methodEntries, parseBenchArgs, taskBuilder } from "./b
 const HELP = `usage: smurfs worker --queue <redis://host:6379/0> [options]
 
 Take tasks that \`smurfs bench --queue\` put on the queue, run them here, and send each task's record
-back through the queue (no shared file system needed). Run one worker per machine or model server;
-stop it with Ctrl-C (running tasks finish first; a second Ctrl-C stops at once and the queue gives
-those tasks to another worker).
+back through the queue (no shared file system needed); judge decisions that \`smurfs eval --queue\`
+put there are made here too, with the eval's judge model (or --model). Run one worker per machine or
+model server; stop it with Ctrl-C (running tasks finish first; a second Ctrl-C stops at once and the
+queue gives those tasks to another worker).
 
 options:
   --queue <url>             the Redis of the run: redis://[user:password@]host:port[/db] (required)
   --concurrency <n>         tasks run at once (default ${WORKER_DEFAULTS.concurrency}; match the model server's parallelism)
-  --model <spec>            the model here, instead of the run's (e.g. the same model on this machine's Ollama)
+  --model <spec>            the model here, instead of the run's (e.g. the same model on this machine's Ollama);
+                            for judge decisions, the judge here instead of the eval's
   --endpoints <u[,u]>       this machine's servers of the model, each url or url*N
   --model-concurrency <n>   requests in flight per model server
   --timeout <ms>            per-request model timeout
@@ -89,6 +94,27 @@ const sessionOf =
     }
   }
 
+/** A judge session for an eval's judge spec and texts; this worker's --model and --stb replace the eval's. */
+const judgeSessionOf =
+  (overrides: ReadonlyArray<string>) =>
+  async (judge: string, prompts: string): Promise<JudgeSession> => {
+    const override = (name: string) => {
+      const at = overrides.indexOf(`--${name}`)
+      return at < 0 ? undefined : overrides[at + 1]
+    }
+    const spec = override("model") ?? judge
+    const stb = prompts === "smurfs" ? undefined : (override("stb") ?? prompts.slice("stabletoolbench:".length))
+    const timeout = override("timeout")
+    const concurrency = override("model-concurrency")
+    const endpoints = override("endpoints")
+    const runtime = ManagedRuntime.make(resolveModelLayer(spec, {
+      ...(timeout === undefined ? {} : { timeoutMs: Number(timeout) }),
+      ...(concurrency === undefined ? {} : { concurrency: Number(concurrency) }),
+      ...(endpoints === undefined ? {} : { endpoints: endpoints.split(",").map((e) => e.trim()).filter((e) => e !== "") })
+    }))
+    return { runtime, prompts: judgePrompts(stb) }
+  }
+
 export const run = (argv: string[]): Promise<number> => runCommand(COMMAND, argv, (parsed) => work(parse(parsed)))
 
 const work = async (args: ReturnType<typeof parse>): Promise<number> => {
@@ -99,9 +125,11 @@ const work = async (args: ReturnType<typeof parse>): Promise<number> => {
     log(redactText(`cannot use the queue at ${displayQueueUrl(args.queue)} (${(e as Error).message}). Start Redis there (redis-server, or apt-get install redis-server), or check --queue.`))
     return ExitCode.ModelUnavailable
   }
-  const { worker, close } = startWorker({ queueUrl: args.queue, concurrency: args.concurrency, lockMs: args.lockMs, sessionOf: sessionOf(args.overrides), log })
-  await worker.waitUntilReady()
-  log(`taking tasks from ${displayQueueUrl(args.queue)}, ${args.concurrency} at a time (Ctrl-C to stop)`)
+  const tasks = startWorker({ queueUrl: args.queue, concurrency: args.concurrency, lockMs: args.lockMs, sessionOf: sessionOf(args.overrides), log })
+  const judgements = startJudgeWorker({ queueUrl: args.queue, concurrency: args.concurrency, lockMs: args.lockMs, sessionOf: judgeSessionOf(args.overrides), log })
+  await Promise.all([tasks.worker.waitUntilReady(), judgements.worker.waitUntilReady()])
+  const close = async (force?: boolean) => void (await Promise.all([tasks.close(force), judgements.close(force)]))
+  log(`taking bench tasks and judge decisions from ${displayQueueUrl(args.queue)}, ${args.concurrency} at a time (Ctrl-C to stop)`)
   return new Promise<number>((resolve) => {
     let stopping = false
     const stop = () => {

@@ -1,0 +1,105 @@
+// `smurfs eval --queue`: judge decisions go to a BullMQ queue on Redis, `smurfs worker` decides them with
+// its own judge model server, and the decisions come back through the queue for the eval to store.
+import { createHash } from "node:crypto"
+import { type Job, UnrecoverableError } from "bullmq"
+import { Effect, type ManagedRuntime, type Scope } from "effect"
+import type { LanguageModel } from "../../src/llm/language-model.ts"
+import { redactText } from "../../src/trace/redact.ts"
+import { type Decider, decideJob, JudgeJob, type Outcome } from "../eval/judge-job.ts"
+import type { JudgePrompts } from "../eval/judge-prompts.ts"
+import { PassRun, WinRound } from "../eval/labels.ts"
+import { JUDGE_QUEUE } from "./connection.ts"
+import { readFailure, serverFailure } from "./job.ts"
+import { makeQueueClient, parseReturn, type QueueExecutorSettings, type QueueUnavailable } from "./queue-executor.ts"
+import { queueWorker, type WorkerSettings } from "./worker.ts"
+
+/**
+ * A decision's job id: a hash of all the job holds, so the same decision queued twice (a resumed eval)
+ * is one job, and a decision with other inputs (another seed, judge or answer) is another.
+ */
+export const judgeJobIdOf = (job: JudgeJob): string => `judge/${createHash("sha256").update(JSON.stringify(job)).digest("hex").slice(0, 32)}`
+
+/** A worker's reply: a decision, or the judge's unreadable reply (a failure the next eval retries). */
+const outcomeOf = (value: unknown): Outcome<PassRun | WinRound> => {
+  const parsed = parseReturn(value) as { decision?: unknown; error?: unknown } | undefined
+  if (typeof parsed?.error === "string") return { error: parsed.error }
+  const decision = PassRun.safeParse(parsed?.decision)
+  if (decision.success) return { decision: decision.data }
+  const round = WinRound.safeParse(parsed?.decision)
+  return round.success ? { decision: round.data } : { error: "a worker sent a decision that is not a pass label or a win round; run the same command again to retry it" }
+}
+
+/** A job that failed for good: the judge's server kept failing (after the retries), or the worker could not run it. */
+const failedOutcome = (reason: string): Outcome<never> => {
+  const failure = readFailure(reason)
+  return { error: failure.server ? `the judge's model server failed on every attempt (${failure.tag}: ${failure.error}); run the same command again to retry` : `a worker could not judge it: ${failure.error}` }
+}
+
+export type JudgeQueueSettings = Omit<QueueExecutorSettings, "runId" | "argv">
+
+/** The eval's decider when it runs with --queue: every decision is a job, stored by the eval once it returns. */
+export const makeQueueDecider = (settings: JudgeQueueSettings): Effect.Effect<Decider<never>, QueueUnavailable, Scope.Scope> =>
+  Effect.gen(function* () {
+    const client = yield* makeQueueClient<Outcome<PassRun | WinRound>>({ ...settings, queueName: JUDGE_QUEUE, resultOf: outcomeOf, failureOf: failedOutcome })
+    const decide = (job: JudgeJob) => client.run(judgeJobIdOf(job), job.kind, job, (message) => ({ error: `cannot queue the decision: ${message}` }))
+    // a pass job brings back a pass label and a round job a round: outcomeOf validated it as one of the two
+    return {
+      pass: (job) => decide(job) as Effect.Effect<Outcome<PassRun>>,
+      round: (job) => decide(job) as Effect.Effect<Outcome<WinRound>>,
+      settled: (job) => client.forget(judgeJobIdOf(job))
+    } satisfies Decider<never>
+  })
+
+/** What a worker judges with: a judge model (this machine's server of it) and the judge texts. */
+export interface JudgeSession {
+  readonly runtime: ManagedRuntime.ManagedRuntime<LanguageModel, unknown>
+  readonly prompts: JudgePrompts
+}
+
+/** Builds a session from a job's judge spec and texts (this worker's --model and --stb win over them). */
+export type JudgeSessionFactory = (judge: string, prompts: string) => Promise<JudgeSession>
+
+/**
+ * Start taking judge decisions. A model-server failure fails the job so BullMQ retries it with backoff
+ * (here or on another worker); an unreadable judge reply is a decision's failure, sent back as such.
+ */
+export const startJudgeWorker = (settings: Omit<WorkerSettings, "sessionOf"> & { readonly sessionOf: JudgeSessionFactory }) => {
+  const sessions = new Map<string, Promise<JudgeSession>>()
+  const sessionFor = (judge: string, prompts: string) => {
+    const key = `${judge}\u0000${prompts}`
+    let session = sessions.get(key)
+    if (!session) {
+      session = settings.sessionOf(judge, prompts)
+      session.catch(() => sessions.delete(key))
+      sessions.set(key, session)
+    }
+    return session
+  }
+  const processor = async (job: Job): Promise<Outcome<PassRun | WinRound>> => {
+    const parsed = JudgeJob.safeParse(job.data)
+    if (!parsed.success) throw new UnrecoverableError(`job ${job.id} is not a smurfs judge decision: ${parsed.error.message}`)
+    const data = parsed.data
+    const session = await sessionFor(data.judge, data.prompts).catch((e: Error) => {
+      throw new UnrecoverableError(`cannot set up the judge on this worker: ${e.message}`)
+    })
+    const exit = await session.runtime.runPromiseExit(decideJob(data, session.prompts))
+    if (exit._tag === "Success") {
+      const outcome = exit.value
+      settings.log(`judged a ${data.kind === "pass" ? "pass label" : "win round"}: ${"error" in outcome ? "the judge's reply is unreadable" : "label" in outcome.decision ? outcome.decision.label : `${outcome.decision.winner} wins`}`)
+      return outcome
+    }
+    const error = exit.cause.reasons.find((r) => r._tag === "Fail")?.error as { _tag?: string; message?: string } | undefined
+    if (error?._tag) {
+      settings.log(redactText(`a ${data.kind} decision: the judge's model server failed (${error.message ?? error._tag}); the queue retries it`))
+      throw new Error(serverFailure(error._tag, error.message ?? "the judge's model server failed"))
+    }
+    throw new UnrecoverableError(redactText(`the judge crashed: ${String(exit.cause)}`))
+  }
+  const worker = queueWorker(JUDGE_QUEUE, processor, settings)
+  const close = async (force = false) => {
+    await worker.close(force)
+    const built = await Promise.allSettled(sessions.values())
+    await Promise.all(built.flatMap((s) => (s.status === "fulfilled" ? [s.value.runtime.dispose()] : [])))
+  }
+  return { worker, close }
+}
