@@ -80,7 +80,7 @@ const main = async () => {
         spawnCli(["worker", "--queue", redis.url, "--concurrency", String(CONCURRENCY), "--endpoints", `${s.url}*${CONCURRENCY}`])
       )
       running.push(...workers.map((w) => w.child))
-      await waitFor(() => workers.every((w) => w.stderr().includes("taking tasks")), "the workers")
+      await waitFor(() => workers.every((w) => w.stderr().includes("taking ")), "the workers")
       const out = join(scratch, `workers-${count}`)
       const coordinator = spawnCli(
         ["bench", "--queue", redis.url, "--data", values.data!, "--group", "G1_instruction", "--limit", String(TASKS), "--method", "react",
