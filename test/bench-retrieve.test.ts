@@ -4,26 +4,17 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { afterAll, describe, expect, it, vi } from "vitest"
+import { afterAll, describe, expect, it } from "vitest"
 import { run } from "../src/cli/commands/bench.ts"
 import { ExitCode } from "../src/cli/exit-codes.ts"
 import { kindOf } from "../src/trace/events.ts"
+import { runCapturingStderr } from "./capture-console.ts"
 
 const DATA = fileURLToPath(new URL("../../shared/toolbench/", import.meta.url))
 const scratch = mkdtempSync(join(tmpdir(), "smurfs-bench-retrieve-"))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 
-const bench = async (argv: Array<string>) => {
-  const lines: Array<string> = []
-  const spies = [vi.spyOn(console, "error").mockImplementation((...a) => void lines.push(a.join(" "))), vi.spyOn(console, "log").mockImplementation(() => {})]
-  const write = vi.spyOn(process.stderr, "write").mockImplementation(() => true)
-  try {
-    return { code: await run(argv), stderr: lines.join("\n") }
-  } finally {
-    for (const s of spies) s.mockRestore()
-    write.mockRestore()
-  }
-}
+const bench = (argv: Array<string>) => runCapturingStderr(run, argv)
 
 /** The executor picks the first tool it is offered (the retrieved set's best), whatever it is. */
 const script = {

@@ -5,16 +5,9 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
+import { hasTmux } from "./tmux.ts"
 
 const repo = fileURLToPath(new URL("..", import.meta.url))
-const hasTmux = (() => {
-  try {
-    execFileSync("tmux", ["-V"], { stdio: "ignore" })
-    return true
-  } catch {
-    return false
-  }
-})()
 
 const tmux = (...args: Array<string>) => execFileSync("tmux", args, { encoding: "utf8" })
 

@@ -4,17 +4,10 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { defaultReply } from "../fake-servers/core.ts"
 import { type FakeOllama, startFakeOllama } from "../fake-servers/ollama.ts"
 import { bin, demoQuery, repo, smurfs } from "./spawn.ts"
+import { hasTmux } from "../tmux.ts"
 
 vi.setConfig({ testTimeout: 120_000 })
 
-const hasTmux = (() => {
-  try {
-    execFileSync("tmux", ["-V"], { stdio: "ignore" })
-    return true
-  } catch {
-    return false
-  }
-})()
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 let server: FakeOllama

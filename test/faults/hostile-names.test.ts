@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from "node:os"
 import { join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
-import { afterAll, describe, expect, it, vi } from "vitest"
+import { afterAll, describe, expect, it } from "vitest"
 import { Cause, Effect, Exit } from "effect"
 import type { BenchQuery } from "../../bench/datasets.ts"
 import { readRecords } from "../../bench/run-dir.ts"
@@ -15,6 +15,7 @@ import { scriptedLayer } from "../../src/llm/scripted.ts"
 import { run } from "../../src/cli/commands/bench.ts"
 import { ExitCode } from "../../src/cli/exit-codes.ts"
 import { fromSafeName, PathOutsideRoot, pathInside, safeName } from "../../src/trace/file-names.ts"
+import { runCapturingStderr } from "../capture-console.ts"
 
 const SCRIPT = fileURLToPath(new URL("../../examples/bench-script.json", import.meta.url))
 const scratch = mkdtempSync(join(tmpdir(), "smurfs-hostile-names-"))
@@ -28,17 +29,7 @@ const tree = (dir: string): Array<string> =>
         .sort()
     : []
 
-const bench = async (argv: Array<string>) => {
-  const lines: Array<string> = []
-  const spies = [vi.spyOn(console, "error").mockImplementation((...a) => void lines.push(a.join(" "))), vi.spyOn(console, "log").mockImplementation(() => {})]
-  const write = vi.spyOn(process.stderr, "write").mockImplementation(() => true)
-  try {
-    return { code: await run(argv), stderr: lines.join("\n") }
-  } finally {
-    for (const s of spies) s.mockRestore()
-    write.mockRestore()
-  }
-}
+const bench = (argv: Array<string>) => runCapturingStderr(run, argv)
 
 /** A method that answers at once, without a model. */
 const answering: Method = (task) =>
