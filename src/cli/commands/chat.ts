@@ -5,13 +5,13 @@ import type { ParseArgsOptionsConfig } from "node:util"
 import { Cause, Effect, Exit } from "effect"
 import writeFileAtomic from "write-file-atomic"
 import { type ChatTurn, makeChatSession } from "../../agents/chat/session.ts"
-import { DEFAULT_MODEL_SPEC, MODEL_DEFAULTS, type ModelOptions } from "../../llm/spec.ts"
+import { DEFAULT_MODEL_SPEC, MODEL_DEFAULTS, type ModelOptions, THINK_HELP } from "../../llm/spec.ts"
 import { loadTools } from "../../tools/load.ts"
 import { redactText, redactValue } from "../../trace/redact.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { liveView } from "../live-view.ts"
 import { defaultModelSpec, resolveModelLayer } from "../model-option.ts"
-import { intOption, type ParsedCommand, runCommand } from "../options.ts"
+import { intOption, type ParsedCommand, runCommand, thinkOption } from "../options.ts"
 
 const HELP = `usage: smurfs chat [options]
 
@@ -29,6 +29,8 @@ options:
                         accepted steps on a subtask's path before it is answered from memory (default 3)
       --timeout <ms>    per-request model timeout (default ${MODEL_DEFAULTS.timeoutMs})
       --num-ctx <n>     context window in tokens (Ollama num_ctx, also the prompt budget)
+      --think <on|off|low|medium|high>
+                        ${THINK_HELP}
   -h, --help            show this help
 
 exit codes: 0 ended with /exit or Ctrl-D, 2 bad usage, 3 bad input (model spec, tools), 130 ended with Ctrl-C`
@@ -42,13 +44,14 @@ const OPTIONS = {
   save: { type: "string" },
   "smurfs-max-steps": { type: "string" },
   timeout: { type: "string" },
-  "num-ctx": { type: "string" }
+  "num-ctx": { type: "string" },
+  think: { type: "string" }
 } as const satisfies ParseArgsOptionsConfig
 
 export const COMMAND = { name: "chat", help: HELP, options: OPTIONS } as const
 
 const parse = ({ values }: ParsedCommand<typeof OPTIONS>) => {
-  const model: ModelOptions = { timeoutMs: intOption("timeout", values.timeout), numCtx: intOption("num-ctx", values["num-ctx"]) }
+  const model: ModelOptions = { timeoutMs: intOption("timeout", values.timeout), numCtx: intOption("num-ctx", values["num-ctx"]), think: thinkOption(values.think) }
   return { values, model, maxSteps: intOption("smurfs-max-steps", values["smurfs-max-steps"]) }
 }
 
