@@ -1,10 +1,11 @@
 // Reply cache for the LanguageModel: an LRU in memory keyed by a hash of model + canonical request, optionally kept on disk.
 import { createHash } from "node:crypto"
-import { appendFileSync, existsSync, mkdirSync, readFileSync } from "node:fs"
+import { existsSync, mkdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { Data, Effect, Layer } from "effect"
 import { LRUCache } from "lru-cache"
 import { type GenerateOptions, type GenerateRequest, type GenerateResponse, LanguageModel, type LanguageModelShape } from "./language-model.ts"
+import { appendJsonLine, parseAppendedLines } from "../trace/jsonl.ts"
 import { redactValue } from "../trace/redact.ts"
 
 export interface CacheOptions {
@@ -77,16 +78,11 @@ export const openStore = <V extends {}>(file: string | undefined, maxEntries: nu
       if (file !== undefined) {
         mkdirSync(join(file, ".."), { recursive: true })
         if (existsSync(file)) {
-          for (const line of readFileSync(file, "utf8").split("\n")) {
-            if (line.length === 0) continue
-            try {
-              const entry = JSON.parse(line) as { key?: unknown; value?: V }
-              if (typeof entry.key === "string" && entry.value !== undefined) {
-                lru.set(entry.key, entry.value)
-                stats.loaded++
-              }
-            } catch {
-              // a torn last line from an interrupted run; the entry is simply missing
+          // a torn line from an interrupted run is skipped: that entry is simply missing
+          for (const entry of parseAppendedLines(readFileSync(file, "utf8")).entries as ReadonlyArray<{ key?: unknown; value?: V } | null>) {
+            if (typeof entry?.key === "string" && entry.value !== undefined) {
+              lru.set(entry.key, entry.value)
+              stats.loaded++
             }
           }
         }
@@ -106,7 +102,7 @@ export const openStore = <V extends {}>(file: string | undefined, maxEntries: nu
           if (file === undefined) return
           try {
             // the file outlives the run: a reply that echoed a key is stored redacted
-            appendFileSync(file, `${JSON.stringify({ key, value: redactValue(value) })}\n`)
+            appendJsonLine(file, { key, value: redactValue(value) })
           } catch {
             stats.writeErrors++
           }

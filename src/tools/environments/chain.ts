@@ -58,8 +58,9 @@ export const makeEnvironmentChain = (
     const store = options.storeDir === undefined ? undefined : join(options.storeDir, SIMULATED_STORE_FILE)
     const index = yield* loadReplayIndex(
       {
-        responses: [...(options.responses ? [options.responses] : []), ...(store && existsSync(store) ? [store] : [])],
-        cacheDirs: options.cacheDir ? [options.cacheDir] : []
+        responses: options.responses ? [options.responses] : [],
+        cacheDirs: options.cacheDir ? [options.cacheDir] : [],
+        stores: store && existsSync(store) ? [store] : []
       },
       makeReplayIndex()
     )

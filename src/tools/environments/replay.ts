@@ -5,8 +5,30 @@ import { createInterface } from "node:readline"
 import { Effect } from "effect"
 import { canonicalArgs } from "./canonical.ts"
 import { type ToolEnvironment, ToolEnvError } from "./environment.ts"
+import { parseAppendedLines } from "../../trace/jsonl.ts"
 import { parsePythonLiteral } from "./python-repr.ts"
 import { makeReplayIndex, parseRecordedResponse, type Recording, type ReplayIndex } from "./recorded.ts"
+
+const isRecording = (row: Partial<Recording> | null): row is Recording =>
+  typeof row?.tool === "string" && typeof row.api === "string" && typeof row.args === "string" && typeof row.response === "string"
+
+/**
+ * Read a store this project appended recordings to (the simulated environment's): a line that does not parse
+ * is the torn write of an interrupted run and is skipped, so a run killed mid-write still resumes.
+ */
+export const loadAppendedRecordings = (index: ReplayIndex, file: string): Effect.Effect<number, ToolEnvError> =>
+  Effect.try({
+    try: () => {
+      let read = 0
+      for (const row of parseAppendedLines(readFileSync(file, "utf8")).entries as ReadonlyArray<Partial<Recording> | null>) {
+        if (!isRecording(row)) continue
+        index.add({ tool: row.tool, api: row.api, args: row.args, response: row.response, cls: row.cls, n: row.n })
+        read++
+      }
+      return read
+    },
+    catch: (e) => new ToolEnvError({ environment: "replay", reason: `cannot read ${file}: ${(e as Error).message}` })
+  })
 
 /** Read a `responses.jsonl` file line by line into the index; returns the number of recordings read. */
 export const loadResponsesJsonl = (index: ReplayIndex, file: string): Effect.Effect<number, ToolEnvError> =>
@@ -25,7 +47,7 @@ export const loadResponsesJsonl = (index: ReplayIndex, file: string): Effect.Eff
         } catch {
           throw new Error(`${file}:${lineNo} is not a JSON line`)
         }
-        if (typeof row.tool !== "string" || typeof row.api !== "string" || typeof row.args !== "string" || typeof row.response !== "string")
+        if (!isRecording(row))
           throw new Error(`${file}:${lineNo} lacks one of the string fields tool, api, args, response`)
         index.add({ tool: row.tool, api: row.api, args: row.args, response: row.response, cls: row.cls, n: row.n })
         read++
@@ -115,6 +137,8 @@ export interface ReplaySources {
   readonly responses?: ReadonlyArray<string> | undefined
   /** StableToolBench cache folders. */
   readonly cacheDirs?: ReadonlyArray<string> | undefined
+  /** Stores this project appended recordings to (torn lines of an interrupted run are skipped). */
+  readonly stores?: ReadonlyArray<string> | undefined
 }
 
 /** Build an index from files and folders. */
@@ -122,5 +146,6 @@ export const loadReplayIndex = (sources: ReplaySources, index: ReplayIndex = mak
   Effect.gen(function* () {
     for (const file of sources.responses ?? []) yield* loadResponsesJsonl(index, file)
     for (const dir of sources.cacheDirs ?? []) yield* loadCacheDir(index, dir)
+    for (const file of sources.stores ?? []) yield* loadAppendedRecordings(index, file)
     return index
   })

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect, Layer } from "effect"
@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest"
 import { type GenerateRequest, LanguageModel } from "../../llm/language-model.ts"
 import { scriptedLayer } from "../../llm/scripted.ts"
 import { ApiDoc } from "../toolbench/api-doc.ts"
+import { makeEnvironmentChain } from "./chain.ts"
 import type { ToolCall } from "./environment.ts"
 import { makeReplayIndex } from "./recorded.ts"
 import { loadResponsesJsonl, makeReplayEnvironment } from "./replay.ts"
@@ -94,5 +95,27 @@ describe("simulated environment", () => {
     expect(results.map((r) => r?.content)).toEqual(["shared", "shared", "shared"])
     expect(calls).toBe(2)
     expect(env.generated()).toBe(2)
+  })
+})
+
+describe("the simulated store after a kill in the middle of a write", () => {
+  it("loads what it can, skips the torn line, and the next write starts a fresh line", async () => {
+    const storeDir = mkdtempSync(join(tmpdir(), "smurfs-sim-torn-"))
+    const storeFile = join(storeDir, SIMULATED_STORE_FILE)
+    const good = { tool: "keyword_analysis", api: "popularsitesforquery", args: '{"q":"cats"}', response: '{"error": "", "response": "cats.com"}', cls: "simulated" }
+    // a run was killed while appending its second recording: no newline, half a JSON object
+    writeFileSync(storeFile, `${JSON.stringify(good)}\n{"tool": "keyword_analysis", "api": "popularsite`)
+    const layer = scriptedLayer({ "tool.simulate": [{ error: "", response: { sites: [{ name: "lego.com", score: 0.5 }] } }] })
+    const env = await Effect.runPromise(makeEnvironmentChain(["replay", "simulated"], { storeDir }).pipe(Effect.provide(layer)))
+    // the good recording replays (the script has a single reply, kept for the miss below)
+    expect(await Effect.runPromise(env.serve(call({ q: "cats" })))).toEqual({ ok: true, content: "cats.com" })
+    const lego = await Effect.runPromise(env.serve(call({ q: "lego" })))
+    expect(lego?.ok).toBe(true)
+    // the new recording is on a line of its own, so the next run replays it
+    const lines = readFileSync(storeFile, "utf8").split("\n")
+    expect(lines[1]).toBe('{"tool": "keyword_analysis", "api": "popularsite')
+    expect(JSON.parse(lines[2]!)).toMatchObject({ args: '{"q":"lego"}' })
+    const next = await Effect.runPromise(makeEnvironmentChain(["replay"], { storeDir }).pipe(Effect.provide(scriptedLayer({}))))
+    expect(await Effect.runPromise(next.serve(call({ q: "lego" })))).toEqual(lego)
   })
 })

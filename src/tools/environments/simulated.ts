@@ -1,5 +1,5 @@
 // The simulated environment (MirrorAPI style): on a miss, the model writes a plausible response, which is stored for replay.
-import { appendFileSync, mkdirSync } from "node:fs"
+import { mkdirSync } from "node:fs"
 import { join } from "node:path"
 import { Effect } from "effect"
 import { z } from "zod"
@@ -11,6 +11,7 @@ import type { ToolResult } from "../tool.ts"
 import { canonicalArgs } from "./canonical.ts"
 import type { ToolCall, ToolEnvironment } from "./environment.ts"
 import { formatRecordedResponse, parseRecordedResponse, type Recording, type ReplayIndex } from "./recorded.ts"
+import { appendJsonLine } from "../../trace/jsonl.ts"
 import { redactText, redactValue } from "../../trace/redact.ts"
 
 /** The file, inside a store folder, that simulated responses are appended to (responses.jsonl format). */
@@ -80,7 +81,7 @@ export const makeSimulatedEnvironment = (options: SimulatedOptions): Effect.Effe
         try {
           mkdirSync(options.storeDir!, { recursive: true })
           // the stored copy is redacted: a model may have echoed a key into a simulated response
-          appendFileSync(storeFile, `${JSON.stringify(redactValue(recording))}\n`)
+          appendJsonLine(storeFile, redactValue(recording))
         } catch {
           // a store that cannot be written only costs a model call next run; the response itself is fine
         }
