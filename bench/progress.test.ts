@@ -39,6 +39,24 @@ describe("progress", () => {
     expect(progress.totals?.()).toMatchObject({ modelCalls: 2, tokens: 150, finished: 1, answered: 1 })
   })
 
+  it("counts the calls of tasks run by queue workers as the workers report them, and adds only what the record counts beyond", () => {
+    const out = capture()
+    const progress = makeProgress({ stream: out.stream, now: () => 0 })
+    progress.start(2, 0)
+    const a = { method: "smurfs", group: "G1", taskId: "a" }
+    progress.taskCalls?.(a, 2, 100)
+    progress.taskCalls?.(a, 3, 150)
+    // a report that arrives late (older than the last) changes nothing
+    progress.taskCalls?.(a, 1, 50)
+    expect(progress.totals?.()).toMatchObject({ modelCalls: 3, tokens: 150, finished: 0 })
+    // the task made two more calls after its last report: the record's totals bring the count up to them
+    progress.taskDone({ ...a, finishType: "give_answer", modelCalls: 5, tokens: 250, wallMs: 10 })
+    expect(progress.totals?.()).toMatchObject({ modelCalls: 5, tokens: 250, finished: 1 })
+    // a task that finished before any report counts through its record alone
+    progress.taskDone({ method: "smurfs", group: "G1", taskId: "b", finishType: "give_up", modelCalls: 4, tokens: 40, wallMs: 10 })
+    expect(progress.totals?.()).toMatchObject({ modelCalls: 9, tokens: 290, finished: 2, answered: 1 })
+  })
+
   it("estimates from this invocation's own rate", () => {
     expect(estimateRemaining(0, 10, 5000)).toBeUndefined()
     expect(estimateRemaining(1, 10, 5000)).toBeUndefined()

@@ -12,12 +12,22 @@ export interface TaskDone {
   readonly wallMs: number
 }
 
+/** Which task: a method on a query. */
+export type TaskKey = Pick<TaskDone, "method" | "group" | "taskId">
+
+const keyOf = (task: TaskKey) => `${task.method}\u0000${task.group}\u0000${task.taskId}`
+
 export interface Progress {
   /** The run starts: `total` tasks, of which `skipped` were already done (resume). */
   readonly start: (total: number, skipped: number) => void
   readonly taskDone: (done: TaskDone) => void
   /** A model call ended (the count moves while a task is still running); `tokens` is its prompt + completion. */
   readonly modelCall?: ((tokens: number) => void) | undefined
+  /**
+   * A task that runs elsewhere (a queue worker) made `modelCalls` calls and used `tokens` tokens so far; when it
+   * is done, what its record counts beyond the last report is added, so no call is missed or counted twice.
+   */
+  readonly taskCalls?: ((task: TaskKey, modelCalls: number, tokens: number) => void) | undefined
   /** A line of text that must not tear the bar. */
   readonly log: (text: string) => void
   readonly stop: () => void
@@ -72,8 +82,10 @@ export const makeProgress = (options: ProgressOptions = {}): Progress => {
   const tty = options.tty ?? stream.isTTY === true
   const now = options.now ?? Date.now
   let total = 0, skipped = 0, finished = 0, answered = 0, calls = 0, tokens = 0, started = now()
-  // calls reported live; a runner that does not report them live still counts through taskDone
+  // calls reported live by this process's model; a runner that does not report them live still counts through taskDone
   let live = false
+  // calls of tasks run elsewhere, as their workers reported them so far (taskDone adds the rest)
+  const reported = new Map<string, { calls: number; tokens: number }>()
   let bar: cliProgress.SingleBar | undefined
   const eta = () => {
     const ms = estimateRemaining(finished, total - skipped - finished, now() - started)
@@ -101,12 +113,22 @@ export const makeProgress = (options: ProgressOptions = {}): Progress => {
       tokens += used
       bar?.update(skipped + finished, payload())
     },
+    taskCalls: (task, soFarCalls, soFarTokens) => {
+      const key = keyOf(task)
+      const seen = reported.get(key) ?? { calls: 0, tokens: 0 }
+      calls += Math.max(0, soFarCalls - seen.calls)
+      tokens += Math.max(0, soFarTokens - seen.tokens)
+      reported.set(key, { calls: Math.max(seen.calls, soFarCalls), tokens: Math.max(seen.tokens, soFarTokens) })
+      bar?.update(skipped + finished, payload())
+    },
     taskDone: (done) => {
       finished++
       if (done.finishType === "give_answer") answered++
       if (!live) {
-        calls += done.modelCalls
-        tokens += done.tokens
+        const seen = reported.get(keyOf(done)) ?? { calls: 0, tokens: 0 }
+        reported.delete(keyOf(done))
+        calls += Math.max(0, done.modelCalls - seen.calls)
+        tokens += Math.max(0, done.tokens - seen.tokens)
       }
       if (bar) bar.update(skipped + finished, payload())
       else

@@ -20,6 +20,10 @@ export const QueuedTask = z.object({
 })
 export type QueuedTask = z.infer<typeof QueuedTask>
 
+/** A running task's model calls and tokens so far: the progress a worker sends while the task runs. */
+export const TaskCalls = z.object({ modelCalls: z.number().int().nonnegative(), tokens: z.number().nonnegative() })
+export type TaskCalls = z.infer<typeof TaskCalls>
+
 /** A run's id: the same run directory resumed keeps it, a new run in the same place gets another. */
 export const runIdOf = (runDir: string, createdAt: string): string => createHash("sha256").update(`${runDir}\n${createdAt}`).digest("hex").slice(0, 16)
 

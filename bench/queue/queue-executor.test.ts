@@ -23,9 +23,9 @@ const deadServer = Layer.succeed(LanguageModel, {
 /** A model that answers every role at once. */
 const answering = scriptedLayer({ $cycle: true, planner: [{ subtasks: ["answer"] }], "*": [{ answer: "42", thought: "t", tool: "none", status: "solved", reason: "r" }] } as never)
 
-const sessionWith = (layer: Layer.Layer<LanguageModel>, runs: { count: number }) => async (): Promise<Session> => ({
+const sessionWith = (layer: Layer.Layer<LanguageModel>, runs: { count: number }, planner = false) => async (): Promise<Session> => ({
   runtime: ManagedRuntime.make(layer),
-  methods: new Map([["smurfs", (task) => Effect.suspend(() => (runs.count++, smurfs({ planner: false, verifier: false })(task)))]]),
+  methods: new Map([["smurfs", (task) => Effect.suspend(() => (runs.count++, smurfs({ planner, verifier: false })(task)))]]),
   taskOf: (q) => ({ id: q.id, query: q.query, tools: makeToolLibrary("empty", []) }),
   modelSpec: "ollama:m",
   fullTrace: false
@@ -84,6 +84,44 @@ describe.skipIf(unavailable !== undefined)(`the queue executor with a worker${un
       // once settled, the jobs are gone: a third ask runs them anew
       await execute("twice", jobs, true)
       expect(runs.count).toBe(4)
+    } finally {
+      await close()
+    }
+  })
+
+  it("sends a running task's model calls and tokens to the coordinator while it runs", async () => {
+    const runs = { count: 0 }
+    // a plan of three subtasks, every call 60 ms: the task is still running when its worker reports
+    const threeSubtasks = scriptedLayer({ $cycle: true, planner: [{ subtasks: ["a", "b", "c"] }], "*": [{ answer: "42", thought: "t", tool: "none", status: "solved", reason: "r" }] } as never)
+    const slow = Layer.effect(
+      LanguageModel,
+      Effect.map(Effect.service(LanguageModel), (model) => ({ ...model, generate: (request: Parameters<typeof model.generate>[0]) => Effect.delay(model.generate(request), "60 millis") }))
+    ).pipe(Layer.provide(threeSubtasks))
+    const { close } = startWorker({ queueUrl: redis.url, concurrency: 1, lockMs: 5000, progressMs: 40, sessionOf: sessionWith(slow, runs, true), log: () => {} })
+    const reports: Array<{ id: string; modelCalls: number; tokens: number }> = []
+    try {
+      const [result] = await Effect.runPromise(
+        Effect.scoped(
+          Effect.gen(function* () {
+            const executor = yield* makeQueueExecutor({
+              ...QUEUE_DEFAULTS,
+              queueUrl: redis.url,
+              runId: "live-counts",
+              argv: [],
+              sweepMs: 200,
+              onTaskCalls: (job, calls) => void reports.push({ id: job.query.id, ...calls })
+            })
+            return yield* Effect.forEach([{ method: "smurfs", query: query("live") }], (job) => executor.execute(job))
+          })
+        )
+      )
+      const record = result?.kind === "record" ? result.record : undefined
+      expect(record?.finishType).toBe("give_answer")
+      // reports came while the task ran: each counts fewer calls than the whole task, and they only grow
+      expect(reports.length).toBeGreaterThan(0)
+      expect(reports.every((r) => r.id === "live" && r.modelCalls > 0 && r.modelCalls <= record!.totals.modelCalls)).toBe(true)
+      expect(reports.map((r) => r.modelCalls)).toEqual([...reports.map((r) => r.modelCalls)].sort((x, y) => x - y))
+      expect(reports[0]!.modelCalls).toBeLessThan(record!.totals.modelCalls)
     } finally {
       await close()
     }

@@ -4,7 +4,7 @@ import { Data, Effect, type Scope } from "effect"
 import type { TaskExecutor, TaskJob, TaskResult } from "../execute-task.ts"
 import { TaskRecord } from "../run-format.ts"
 import { connectionOf, displayQueueUrl, probeRedis, TASK_QUEUE } from "./connection.ts"
-import { jobIdOf, type QueuedTask, readFailure } from "./job.ts"
+import { jobIdOf, type QueuedTask, readFailure, TaskCalls } from "./job.ts"
 
 /** Redis could not be reached or used. */
 export class QueueUnavailable extends Data.TaggedError("QueueUnavailable")<{ readonly url: string; readonly detail: string }> {
@@ -28,6 +28,8 @@ export interface QueueExecutorSettings {
   readonly connectTimeoutMs: number
   /** Tell the progress view that a worker took a task. */
   readonly onActive?: ((jobId: string) => void) | undefined
+  /** A running task's model calls and tokens so far, as its worker reports them (the live counts). */
+  readonly onTaskCalls?: ((job: TaskJob, calls: TaskCalls) => void) | undefined
 }
 
 export const QUEUE_DEFAULTS = { attempts: 4, backoffMs: 5000, sweepMs: 2000, connectTimeoutMs: 5000 } as const
@@ -53,13 +55,15 @@ export const parseReturn = (value: unknown): unknown => {
 /** A job that failed for good: its worker could not run it (a model-server failure comes back as an `error` record instead). */
 const failureOf = (reason: string): TaskResult => ({ kind: "crashed", error: readFailure(reason).error })
 
-export interface QueueClientSettings<R> extends Omit<QueueExecutorSettings, "runId" | "argv"> {
+export interface QueueClientSettings<R> extends Omit<QueueExecutorSettings, "runId" | "argv" | "onTaskCalls"> {
   /** The BullMQ queue's name (bench tasks and judge decisions go to different queues). */
   readonly queueName: string
   /** A completed job's return value, read back. */
   readonly resultOf: (value: unknown) => R
   /** A job that failed for good, read back from its failure reason. */
   readonly failureOf: (reason: string) => R
+  /** A job we wait for reported progress. */
+  readonly onProgress?: ((jobId: string, data: unknown) => void) | undefined
 }
 
 /** Sends jobs to a queue and waits for their results; shared by the bench's tasks and the eval's judge decisions. */
@@ -107,6 +111,9 @@ export const makeQueueClient = <R>(settings: QueueClientSettings<R>): Effect.Eff
     events.on("failed", ({ jobId, failedReason }) => deliver(jobId, settings.failureOf(failedReason)))
     events.on("active", ({ jobId }) => {
       if (waiters.has(jobId)) settings.onActive?.(jobId)
+    })
+    events.on("progress", ({ jobId, data }) => {
+      if (waiters.has(jobId)) settings.onProgress?.(jobId, data)
     })
 
     // Events are fire-and-forget: a sweep finds finished jobs whose event no one heard.
@@ -162,7 +169,14 @@ export const makeQueueClient = <R>(settings: QueueClientSettings<R>): Effect.Eff
  */
 export const makeQueueExecutor = (settings: QueueExecutorSettings): Effect.Effect<TaskExecutor, QueueUnavailable, Scope.Scope> =>
   Effect.gen(function* () {
-    const client = yield* makeQueueClient<TaskResult>({ ...settings, queueName: TASK_QUEUE, resultOf, failureOf })
+    // the jobs waited for, by id: a worker's progress names only the id
+    const running = new Map<string, TaskJob>()
+    const onProgress = (jobId: string, data: unknown) => {
+      const job = running.get(jobId)
+      const calls = TaskCalls.safeParse(data)
+      if (job && calls.success) settings.onTaskCalls?.(job, calls.data)
+    }
+    const client = yield* makeQueueClient<TaskResult>({ ...settings, queueName: TASK_QUEUE, resultOf, failureOf, onProgress })
     const execute = (job: TaskJob): Effect.Effect<TaskResult> => {
       const data: QueuedTask = {
         runId: settings.runId,
@@ -170,7 +184,11 @@ export const makeQueueExecutor = (settings: QueueExecutorSettings): Effect.Effec
         query: { group: job.query.group, id: job.query.id, query: job.query.query, apiList: [...job.query.apiList], relevant: job.query.relevant.map(([a, b]) => [a, b] as [string, string]) },
         argv: [...settings.argv]
       }
-      return client.run(jobIdOf(settings.runId, job.method, job.query), job.method, data, (message) => ({ kind: "crashed", error: `cannot queue the task: ${message}` }))
+      const id = jobIdOf(settings.runId, job.method, job.query)
+      running.set(id, job)
+      return client
+        .run(id, job.method, data, (message) => ({ kind: "crashed", error: `cannot queue the task: ${message}` }))
+        .pipe(Effect.ensuring(Effect.sync(() => running.delete(id))))
     }
     const settled = (job: TaskJob): Effect.Effect<void> => client.forget(jobIdOf(settings.runId, job.method, job.query))
     return { execute, settled } satisfies TaskExecutor

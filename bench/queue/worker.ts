@@ -1,14 +1,15 @@
 // `smurfs worker`: takes bench tasks from the queue, runs them with this machine's model server, sends the records back.
 import { type Job, UnrecoverableError, Worker } from "bullmq"
-import type { ManagedRuntime } from "effect"
+import { Effect, type ManagedRuntime } from "effect"
 import type { Method, Task } from "../../src/agents/task.ts"
-import type { LanguageModel } from "../../src/llm/language-model.ts"
+import { LanguageModel } from "../../src/llm/language-model.ts"
+import { observeModel } from "../../src/llm/observe.ts"
 import { redactText } from "../../src/trace/redact.ts"
 import type { BenchQuery } from "../datasets.ts"
 import { executeTask } from "../execute-task.ts"
 import type { TaskRecord } from "../run-format.ts"
 import { connectionOf, TASK_QUEUE } from "./connection.ts"
-import { QueuedTask, serverFailure } from "./job.ts"
+import { QueuedTask, serverFailure, type TaskCalls } from "./job.ts"
 
 /** What a worker needs to run the tasks of one run's settings: built once, shared by all its jobs. */
 export interface Session {
@@ -30,9 +31,11 @@ export interface WorkerSettings {
   readonly lockMs: number
   readonly sessionOf: SessionFactory
   readonly log: (line: string) => void
+  /** How often a running task tells the coordinator its model calls and tokens so far (its live counts). */
+  readonly progressMs?: number | undefined
 }
 
-export const WORKER_DEFAULTS = { concurrency: 4, lockMs: 30_000 } as const
+export const WORKER_DEFAULTS = { concurrency: 4, lockMs: 30_000, progressMs: 1000 } as const
 
 /**
  * Start a worker. Each job runs in-process exactly as `smurfs bench` runs a task; its record is the
@@ -63,9 +66,28 @@ export const startWorker = (settings: WorkerSettings): { readonly worker: Worker
     const method = session.methods.get(data.method)
     if (!method) throw new UnrecoverableError(`unknown method "${data.method}"`)
     const started = Date.now()
-    const result = await session.runtime.runPromise(
-      executeTask(method, session.taskOf(data.query), { method: data.method, query: data.query }, { modelSpec: session.modelSpec, fullTrace: session.fullTrace })
+    // the coordinator counts model calls as they happen: this task's counts so far go out as the job's progress
+    const calls: TaskCalls = { modelCalls: 0, tokens: 0 }
+    let reported = 0
+    const report = () => {
+      if (calls.modelCalls === reported) return
+      reported = calls.modelCalls
+      job.updateProgress({ ...calls }).catch(() => {}) // only the live view misses it; the record carries the totals
+    }
+    const timer = setInterval(report, settings.progressMs ?? WORKER_DEFAULTS.progressMs)
+    const counted = Effect.updateService(LanguageModel, (model) =>
+      observeModel(model, {
+        onEnd: (_role, response) => {
+          calls.modelCalls++
+          calls.tokens += response ? response.usage.promptTokens + response.usage.completionTokens : 0
+        }
+      })
     )
+    const result = await session.runtime
+      .runPromise(
+        executeTask(method, session.taskOf(data.query), { method: data.method, query: data.query }, { modelSpec: session.modelSpec, fullTrace: session.fullTrace }).pipe(counted)
+      )
+      .finally(() => clearInterval(timer))
     const label = `${data.method} ${data.query.group}/${data.query.id}`
     if (result.kind === "crashed") {
       settings.log(redactText(`${label}: crashed (${result.error})`))

@@ -295,8 +295,15 @@ const runIdFor = (out: string, config: RunConfig): string => {
   return runIdOf(out, config.createdAt)
 }
 
-const queueExecutorFor = (args: BenchArgs, config: RunConfig, argv: ReadonlyArray<string>) =>
-  makeQueueExecutor({ ...QUEUE_DEFAULTS, queueUrl: args.queue!, runId: runIdFor(args.out, config), argv })
+const queueExecutorFor = (args: BenchArgs, config: RunConfig, argv: ReadonlyArray<string>, progress: Progress) =>
+  makeQueueExecutor({
+    ...QUEUE_DEFAULTS,
+    queueUrl: args.queue!,
+    runId: runIdFor(args.out, config),
+    argv,
+    // the workers make the model calls: their reports move the live counts
+    onTaskCalls: (job, calls) => progress.taskCalls?.({ method: job.method, group: job.query.group, taskId: job.query.id }, calls.modelCalls, calls.tokens)
+  })
 
 /** Add the endpoints' figures to run.json (written at the start; only this field changes). */
 const recordEndpointStats = (out: string, endpoints: ReadonlyArray<EndpointStats>) =>
@@ -368,7 +375,7 @@ const program = (args: BenchArgs, argvForWorkers: ReadonlyArray<string>, progres
         ...(retrieval ? { retrieval: retrieval.record.settings } : {})
       }
     }
-    const executor = args.queue === undefined ? undefined : yield* queueExecutorFor(args, config, argvForWorkers)
+    const executor = args.queue === undefined ? undefined : yield* queueExecutorFor(args, config, argvForWorkers, progress)
     const summary = yield* runBench({
       runDir: args.out,
       config,
