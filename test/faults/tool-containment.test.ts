@@ -60,3 +60,16 @@ describe("tool containment (smurfs run)", () => {
     expect(t.finishType).toBeDefined()
   })
 })
+
+describe("tool containment (smurfs tools, smurfs doctor)", () => {
+  it("a tool module printing while it loads leaves `tools --json` and `doctor --tools --json` parseable", async () => {
+    const listed = await smurfs(["tools", "--tools", TOOLS, "--json"])
+    expect(listed.code, listed.stderr).toBe(0)
+    expect((JSON.parse(listed.stdout) as { tools: Array<{ name: string }> }).tools.map((t) => t.name)).toContain("noisy_lookup")
+    expect(listed.stderr).toContain("unruly-tools: loaded")
+    const checked = await smurfs(["doctor", "--tools", TOOLS, "--json"])
+    expect(checked.code, checked.stderr).toBe(0)
+    expect((JSON.parse(checked.stdout) as { tools: Array<{ ok: boolean }> }).tools.every((c) => c.ok)).toBe(true)
+    expect(checked.stderr).toContain("unruly-tools: loaded")
+  })
+})

@@ -7,6 +7,7 @@ import { checkToolSource, type SourceCheck } from "../../tools/sources/check.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { defaultModelSpec, resolveModelLayer } from "../model-option.ts"
 import { intOption, type ParsedCommand, runCommand } from "../options.ts"
+import { routeStdoutToStderr } from "../stdout-guard.ts"
 
 const HELP = `usage: smurfs doctor [--model <spec>] [--tools <source>]... [--timeout <ms>] [--json]
 
@@ -90,7 +91,9 @@ const check = async (values: ParsedCommand<typeof OPTIONS>["values"]): Promise<n
   let toolsCode: number = ExitCode.Ok
   let sources: ReadonlyArray<SourceCheck> | undefined
   if (values.tools !== undefined) {
-    sources = await Effect.runPromise(Effect.forEach(values.tools, (source) => checkToolSource(source)))
+    // a tool module that prints while it loads must not mix into the report (or break --json): it goes to stderr
+    const restoreStdout = routeStdoutToStderr()
+    sources = await Effect.runPromise(Effect.forEach(values.tools, (source) => checkToolSource(source))).finally(restoreStdout)
     if (!values.json) console.log(formatSourceChecks(sources))
     if (sources.some((c) => !c.ok)) toolsCode = ExitCode.BadInput
     if (values.model === undefined) {

@@ -3,6 +3,7 @@ import type { ParseArgsOptionsConfig } from "node:util"
 import { Effect, type Scope } from "effect"
 import { jsonSchemaOf } from "../../llm/structured.ts"
 import { loadTools } from "../../tools/load.ts"
+import { routeStdoutToStderr } from "../stdout-guard.ts"
 import type { Tool, ToolLibrary } from "../../tools/tool.ts"
 import { plural } from "../../plural.ts"
 import { ExitCode } from "../exit-codes.ts"
@@ -89,7 +90,10 @@ const list = async (values: ParsedCommand<typeof OPTIONS>["values"]): Promise<nu
         Effect.provide(scriptedLayer([]))
       )
     : loadTools(sources, { queryId: values["query-id"] })
+  // a tool module that prints while it loads must not mix into the list (or break --json): it goes to stderr
+  const restoreStdout = routeStdoutToStderr()
   const print = Effect.map(library, (library) => {
+    restoreStdout()
     if (values.json) {
       const tools = library.tools.map((t) => ({ name: t.name, description: t.description, parameters: jsonSchemaOf(t.parameters) }))
       console.log(JSON.stringify({ library: library.name, tools }, null, 2))
@@ -98,7 +102,7 @@ const list = async (values: ParsedCommand<typeof OPTIONS>["values"]): Promise<nu
     }
   })
   // the scope closes MCP connections (and stops their servers) once the list is printed
-  const loaded = await Effect.runPromise(Effect.result(Effect.scoped(print)))
+  const loaded = await Effect.runPromise(Effect.result(Effect.scoped(print))).finally(restoreStdout)
   if (loaded._tag === "Failure") {
     console.error(`smurfs tools: ${loaded.failure.message}`)
     return ExitCode.BadInput
