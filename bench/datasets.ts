@@ -3,6 +3,7 @@ import { existsSync, readFileSync, statSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { Data, Effect } from "effect"
 import { z } from "zod"
+import { safeName } from "../src/trace/file-names.ts"
 
 /** The six test groups of StableToolBench's solvable queries, in their usual order. */
 export const GROUPS = ["G1_instruction", "G1_category", "G1_tool", "G2_instruction", "G2_category", "G3_instruction"] as const
@@ -116,16 +117,27 @@ const loadIds = (dir: string, group: string): Effect.Effect<ReadonlySet<string> 
   )
 }
 
-/** The first id that occurs twice, with both positions (0-based); each id names one task record, so a second one would overwrite it. */
-export const firstDuplicateId = (ids: ReadonlyArray<string>): { id: string; first: number; second: number } | undefined => {
+/**
+ * The first id that occurs twice, with both positions (0-based); each id names one task record, so a second one
+ * would overwrite it. Ids that differ only in letter case count as the same: on a case-insensitive file system
+ * (macOS, Windows) their records would share one file. `other` is the earlier spelling when it differs.
+ */
+export const firstDuplicateId = (ids: ReadonlyArray<string>): { id: string; other?: string; first: number; second: number } | undefined => {
   const seen = new Map<string, number>()
   for (const [i, id] of ids.entries()) {
-    const first = seen.get(id)
-    if (first !== undefined) return { id, first, second: i }
-    seen.set(id, i)
+    const key = safeName(id).toLowerCase()
+    const first = seen.get(key)
+    if (first !== undefined) return ids[first] === id ? { id, first, second: i } : { id, other: ids[first]!, first, second: i }
+    seen.set(key, i)
   }
   return undefined
 }
+
+/** How a duplicate reads in an error message. */
+export const describeDuplicate = (d: { id: string; other?: string }, noun: string): string =>
+  d.other === undefined
+    ? `the ${noun} "${d.id}" is used twice`
+    : `the ${noun}s "${d.other}" and "${d.id}" differ only in letter case (on macOS and Windows their records would share one file)`
 
 /** Load one group's queries, validated; two queries with one id are refused, never merged. */
 export const loadGroup = (dir: string, group: string): Effect.Effect<ReadonlyArray<BenchQuery>, DatasetError> =>
@@ -148,7 +160,7 @@ export const loadGroup = (dir: string, group: string): Effect.Effect<ReadonlyArr
     if (duplicate)
       return yield* new DatasetError({
         path,
-        problem: `the query_id "${duplicate.id}" is used twice, by queries #${duplicate.first + 1} and #${duplicate.second + 1} of the file`,
+        problem: `${describeDuplicate(duplicate, "query_id")}, by queries #${duplicate.first + 1} and #${duplicate.second + 1} of the file`,
         hint: "Give each query of a group its own query_id (each id names one task record), then run again."
       })
     const ids = yield* loadIds(dir, group)

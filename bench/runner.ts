@@ -142,7 +142,10 @@ export const runBench = (options: RunnerOptions): Effect.Effect<RunSummary, RunD
     if (duplicate)
       return yield* new DatasetError({
         path: options.config.data,
-        problem: `the query ${duplicate.id} is given twice (queries #${duplicate.first + 1} and #${duplicate.second + 1} of the run)`,
+        problem:
+          duplicate.other === undefined
+            ? `the query ${duplicate.id} is given twice (queries #${duplicate.first + 1} and #${duplicate.second + 1} of the run)`
+            : `the queries ${duplicate.other} and ${duplicate.id} differ only in letter case (queries #${duplicate.first + 1} and #${duplicate.second + 1} of the run); on macOS and Windows their records would share one file`,
         hint: "Give each query of a group its own query_id, then run again."
       })
     // one writer per run directory, from before it is opened until the converted files are written

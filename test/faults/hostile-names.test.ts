@@ -150,4 +150,18 @@ describe("two queries with one id in a group", () => {
     expect(stderr).toContain("#1 and #3")
     expect(tree(join(out, "tasks"))).toEqual([])
   })
+
+  it("ids that differ only in letter case are refused too: on macOS and Windows their records would share one file", async () => {
+    const data = dataset("case", [query("q-A", "first"), query("8"), query("q-a", "second")])
+    const out = join(scratch, "case", "run")
+    const { code, stderr } = await bench(["--data", data, "--group", "G1_instruction", "--method", "react", "--model", `scripted:${SCRIPT}`, "--out", out])
+    expect(code).toBe(ExitCode.BadInput)
+    expect(stderr).toContain('"q-A" and "q-a" differ only in letter case')
+    expect(stderr).toContain("#1 and #3")
+    expect(tree(join(out, "tasks"))).toEqual([])
+    // the runner refuses them whatever loaded them
+    const q = (id: string): BenchQuery => ({ group: "G", id, query: id, apiList: [], relevant: [] })
+    const exit = await runQueries(join(scratch, "case-runner", "run"), [q("Ab"), q("aB")], "count")
+    expect(String(Exit.isFailure(exit) ? Cause.squash(exit.cause) : "")).toContain("G/Ab and G/aB differ only in letter case")
+  })
 })
