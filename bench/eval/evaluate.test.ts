@@ -57,6 +57,16 @@ describe("evaluatePass", () => {
     expect(rate.std).toBe(0)
   })
 
+  it("stores a judge's reason redacted when it echoes a key", async () => {
+    const run = writeFakeRun([{ taskId: "1" }])
+    const entries = loadSource(run).entries
+    const leaky = scriptedLayer({ "judge.check_answer_status": [{ answer_status: "Solved", reason: "checked with api_key=sk-live-0123456789abcdef" }], $cycle: true })
+    await Effect.runPromise(evaluatePass(entries, { store: run, judge: JUDGE, k: 1 }).pipe(Effect.provide(leaky)))
+    const text = readFileSync(passLabelsPath(run, JUDGE, "smurfs", "G1_instruction", "1"), "utf8")
+    expect(text).not.toContain("0123456789abcdef")
+    expect(JSON.parse(text).runs["0"]).toMatchObject({ label: "Solved", reason: expect.stringContaining("[REDACTED]") })
+  })
+
   it("records a malformed judge reply as a failure and leaves that label to a later run", async () => {
     const run = writeFakeRun([{ taskId: "1" }])
     const entries = loadSource(run).entries

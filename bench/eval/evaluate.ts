@@ -10,6 +10,7 @@ import { hashSeed, rngFor } from "./rng.ts"
 import { type RunDirError, writeJsonAtomic } from "../run-dir.ts"
 import { readJsonIf } from "./store.ts"
 import { passLabel } from "./win-rate.ts"
+import { redactText, redactValue } from "../../src/trace/redact.ts"
 
 /** Defaults of an evaluation, in one place. */
 export const EVAL_DEFAULTS = { k: 3, concurrency: 4, seed: 0 } as const
@@ -84,10 +85,11 @@ export const evaluatePass = <R = LanguageModel>(
             const job: PassJob = { kind: "pass", judge: options.judge, prompts: prompts.source, seed: judgeSeed(options.seed ?? EVAL_DEFAULTS.seed, r), input: entry }
             const result = yield* decider.pass(job)
             if ("error" in result) {
-              failed.push({ taskId: entry.taskId, method: entry.method, group: entry.group, error: result.error })
+              failed.push({ taskId: entry.taskId, method: entry.method, group: entry.group, error: redactText(result.error) })
               continue
             }
-            labels.runs[String(r)] = result.decision
+            // label files outlive the eval: a judge that echoed a key is stored redacted
+            labels.runs[String(r)] = redactValue(result.decision)
             judged++
             yield* writeJsonAtomic(path, labels)
             if (decider.settled) yield* decider.settled(job)
@@ -178,10 +180,10 @@ export const evaluateWin = <R = LanguageModel>(
             }))
             const round = yield* decider.round(job)
             if ("error" in round) {
-              failed.push({ taskId, method, group, error: round.error })
+              failed.push({ taskId, method, group, error: redactText(round.error) })
               continue
             }
-            verdicts.rounds[String(r)] = round.decision
+            verdicts.rounds[String(r)] = redactValue(round.decision)
             judged++
             yield* writeJsonAtomic(path, verdicts)
             if (decider.settled) yield* decider.settled(job)
