@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url"
 import { Effect, Exit, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startFakeMcpHttp, type FakeMcpHttp } from "../../../test/fake-servers/mcp.ts"
+import { childProcesses } from "../../../test/processes.ts"
 import { checkArgs } from "../../agents/guardrails.ts"
 import { guardrailDefaults } from "../../agents/smurfs-options.ts"
 import { findTool } from "../library.ts"
@@ -33,23 +34,8 @@ const alive = (pid: number) => {
   }
 }
 
-/** Child pids of this process whose command line contains `marker` (Linux /proc). */
-const childrenMatching = async (marker: string): Promise<Array<number>> => {
-  const { readdirSync, readFileSync } = await import("node:fs")
-  const pids: Array<number> = []
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8")
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
-      const cmd = readFileSync(`/proc/${entry}/cmdline`, "utf8")
-      if (ppid === process.pid && cmd.includes(marker) && !stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) pids.push(Number(entry))
-    } catch {
-      // the process ended while we looked
-    }
-  }
-  return pids
-}
+/** Child pids of this process whose command line contains `marker`. */
+const childrenMatching = async (marker: string): Promise<Array<number>> => childProcesses().filter((c) => c.command.includes(marker)).map((c) => c.pid)
 
 /** Poll until `check` holds (a killed process takes a moment to be reaped); false if it never does within 2 s. */
 const eventually = async (check: () => boolean | Promise<boolean>): Promise<boolean> => {
