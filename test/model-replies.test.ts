@@ -247,4 +247,42 @@ describe("every prompt fits the context", () => {
     expect(later.length).toBeGreaterThan(3)
     for (const body of later) expect(Math.ceil(promptChars(body) / 2)).toBeLessThanOrEqual(NUM_CTX)
   })
+
+  it("ReAct and DFSDT follow the reported usage too: at 2 characters a token, a query that fit the 4-characters estimate is cut after the first reply", async () => {
+    // 6,000 characters: 1,500 tokens by the first estimate (fits beside the tools with half the prompt left), 3,000 at the model's real 2.
+    const query = `What is 6 times 7? ${filler.repeat(Math.ceil(6_000 / filler.length))}`
+    const thought = `Let me multiply. ${filler.repeat(Math.ceil(8_000 / filler.length))}`
+    const calculator = { name: "calculator", arguments: { expression: "6 * 7" } }
+    const finish = { name: "Finish", arguments: { return_type: "give_answer", final_answer: "6 * 7 = 42" } }
+    const sentChars = (body: any) => promptChars(body) + JSON.stringify(body.tools ?? "").length + body.messages.reduce((n: number, m: any) => n + JSON.stringify(m.tool_calls ?? "").length, 0)
+    const cases = [
+      { name: "react native", method: react({ toolCalling: "native" }) },
+      { name: "react json", method: react({ toolCalling: "json" }) },
+      { name: "dfsdt native", method: dfsdt({ toolCalling: "native" }) },
+      { name: "dfsdt json", method: dfsdt({ toolCalling: "json" }) }
+    ]
+    for (const { name, method } of cases) {
+      let n = 0
+      const server = await startFakeOllama((body: any) => {
+        const call = n++ < 3 ? calculator : finish
+        const promptTokens = Math.ceil(sentChars(body) / 2)
+        return body.tools ? { content: thought, toolCalls: [call], promptTokens } : { content: JSON.stringify({ thought, action: call.name, action_input: call.arguments }), promptTokens }
+      })
+      closers.push(() => server.close())
+      const t = await Effect.runPromise(method({ ...task, query }).pipe(Effect.provide(modelLayer("ollama:qwen2.5:7b", { host: server.url, supportsTools: true, numCtx: NUM_CTX }))))
+      expect(t.finishType, name).toBe("give_answer")
+      const requests = server.chatRequests()
+      expect(requests.length, name).toBe(4)
+      // The first request is sized by the 4-characters estimate: the query goes whole.
+      expect(String(requests[0].messages[1].content), name).toContain(query)
+      // Its reply reports 2 characters a token: every later request fits num_ctx by that count, the query cut to leave room.
+      for (const body of requests.slice(1)) {
+        expect(Math.ceil(sentChars(body) / 2), name).toBeLessThanOrEqual(NUM_CTX)
+        expect(String(body.messages[1].content).length, name).toBeLessThan(query.length)
+        expect(String(body.messages[1].content), name).toContain("What is 6 times 7?")
+      }
+      const warnings = guardrailEvents(t).filter((e) => e.data["guardrail"] === "context")
+      expect(warnings.length, name).toBe(1)
+    }
+  })
 })

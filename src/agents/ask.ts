@@ -51,6 +51,8 @@ const clipStrings = <A>(value: A, clip: (text: string) => string): A => {
 /** A plain value cut so that its prompt fits the context (a 100 KB query, say). */
 export interface ContextCut {
   readonly key: string
+  /** The whole value's length: names the value across estimates (a calibrated budget counts its tokens anew). */
+  readonly fromChars: number
   readonly fromTokens: number
   readonly toTokens: number
 }
@@ -78,18 +80,22 @@ export const cutValues = (
     const toTokens = Math.max(0, largest.tokens - over)
     kept[largest.key] = budget.truncate(largest.text, toTokens)
     const earlier = cuts.findIndex((c) => c.key === largest.key)
-    const cut = { key: largest.key, fromTokens: earlier >= 0 ? cuts[earlier]!.fromTokens : largest.tokens, toTokens }
+    const from = earlier >= 0 ? cuts[earlier]! : { fromChars: largest.text.length, fromTokens: largest.tokens }
+    const cut = { key: largest.key, fromChars: from.fromChars, fromTokens: from.fromTokens, toTokens }
     if (earlier >= 0) cuts[earlier] = cut
     else cuts.push(cut)
   }
   return { kept, cuts }
 }
 
-/** One `context` guardrail warning per task and cut value: every later prompt cuts the same text the same way. */
+/**
+ * One `context` guardrail warning per task and cut value: every later prompt cuts the same text the
+ * same way, or a little shorter once a reply calibrated the budget, which is not news to the user.
+ */
 export const warnCuts = (budget: ContextBudget, role: string, cuts: ReadonlyArray<ContextCut>) =>
   Effect.forEach(
     cuts.filter((cut) => {
-      const key = `${cut.key}:${cut.fromTokens}`
+      const key = `${cut.key}:${cut.fromChars}`
       if (budget.warned.has(key)) return false
       budget.warned.add(key)
       return true

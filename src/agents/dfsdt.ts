@@ -5,6 +5,7 @@
 import { Effect } from "effect"
 import type { GenerateError } from "../llm/errors.ts"
 import { LanguageModel, type Message } from "../llm/language-model.ts"
+import { calibrating } from "../memory/calibrated-model.ts"
 import { emit } from "../trace/events.ts"
 import { renderTemplate } from "./prompt-template.ts"
 import {
@@ -78,7 +79,9 @@ export const dfsdt =
       const chain: Chain = makeChain(task, options, model.info, "dfsdt.step")
       // Count every request, reflection retries of the JSON fallback included, against the budget.
       let calls = 0
-      const counted = LanguageModel.of({ info: model.info, generate: (request) => Effect.suspend(() => (calls++, model.generate(request))) })
+      // Every reply's usage calibrates the chain's budget, as in ReAct and Smurfs.
+      const calibrated = calibrating(model, chain.budget)
+      const counted = LanguageModel.of({ info: model.info, generate: (request) => Effect.suspend(() => (calls++, calibrated.generate(request))) })
       let found: { answer: string; chain: ReadonlyArray<ChainStep> } | undefined
       let deepest: ReadonlyArray<ChainStep> = []
       const SOLVED = Number.POSITIVE_INFINITY

@@ -5,6 +5,7 @@ import { z } from "zod"
 import type { GenerateError } from "../llm/errors.ts"
 import { LanguageModel, type Message, type ModelInfo, type ToolSpec } from "../llm/language-model.ts"
 import { generateObject, jsonSchemaOf } from "../llm/structured.ts"
+import { calibrating } from "../memory/calibrated-model.ts"
 import { ContextBudget } from "../memory/context-budget.ts"
 import { type ContextCut, cutValues, warnCuts } from "./ask.ts"
 import { guardToolCall, OBSERVATION_MAX_CHARS, truncateObservation } from "../tools/call.ts"
@@ -67,11 +68,22 @@ export interface Chain {
   readonly singleChainMaxStep: number
   readonly toolTimeoutMs: number
   readonly prompts: BaselinePrompts
-  /** The conversation a chain starts from (system + task), the query cut to fit the context. */
+  /** The conversation a chain starts from (system + task) with the whole query; each request sends it fitted (`fitted`). */
   readonly start: ReadonlyArray<Message>
-  /** The task's context budget: every request of the chain fits `model.info.contextTokens` by its estimate. */
+  /**
+   * The task's context budget: every request of the chain fits `model.info.contextTokens` by its
+   * estimate, which the replies' reported usage calibrates (the chain's model is `calibrating`).
+   */
   readonly budget: ContextBudget
-  /** The query's cut, if it had to be (warned once, on the chain's first step). */
+  /** The start as the budget's current estimate fits it (recomputed when a reply calibrated the budget). */
+  readonly fitted: () => FittedStart
+}
+
+/** A chain's start fitted to the context by the budget's current characters a token. */
+export interface FittedStart {
+  /** `Chain.start` with the query cut so that half the prompt is left for the growing conversation. */
+  readonly start: ReadonlyArray<Message>
+  /** The query's cut, if it had to be (warned once per cut). */
   readonly cuts: ReadonlyArray<ContextCut>
   /** Tokens sent beside the messages: the tools (or the JSON fallback's functions and schema) or the JSON mode schema. */
   readonly sentTokens: number
@@ -145,16 +157,22 @@ export const makeChain = (task: Task, options: ChainOptions, info: ModelInfo, ro
     ]
   }
   const budget = new ContextBudget({ contextTokens: info.contextTokens })
-  const schema = budget.count(JSON.stringify(jsonSchemaOf(JsonAction)))
-  const sentTokens =
-    mode === "json" ? schema : Math.max(budget.count(JSON.stringify(specs)), budget.count(`${jsonPrompt.system}\n\n${jsonPrompt.user}`) + schema)
-  // The query is cut (as Smurfs' prompts cut it) so that half the prompt is left for the growing conversation.
-  const { kept, cuts } = cutValues(
-    budget,
-    { query: task.query },
-    (k) => budget.room(...startOf(String(k["query"])).map((m) => m.content)) - sentTokens,
-    Math.floor(budget.promptTokens / 2)
-  )
+  const schemaText = JSON.stringify(jsonSchemaOf(JsonAction))
+  const fit = (): FittedStart => {
+    const schema = budget.count(schemaText)
+    const sentTokens =
+      mode === "json" ? schema : Math.max(budget.count(JSON.stringify(specs)), budget.count(`${jsonPrompt.system}\n\n${jsonPrompt.user}`) + schema)
+    // The query is cut (as Smurfs' prompts cut it) so that half the prompt is left for the growing conversation.
+    const { kept, cuts } = cutValues(
+      budget,
+      { query: task.query },
+      (k) => budget.room(...startOf(String(k["query"])).map((m) => m.content)) - sentTokens,
+      Math.floor(budget.promptTokens / 2)
+    )
+    return { start: startOf(String(kept["query"])), cuts, sentTokens }
+  }
+  // Refitted only when a reply's usage changed the estimate (calibration only ever lowers it).
+  let fitted = { charsPerToken: budget.charsPerToken, value: fit() }
   return {
     task,
     mode,
@@ -164,10 +182,12 @@ export const makeChain = (task: Task, options: ChainOptions, info: ModelInfo, ro
     singleChainMaxStep: options.singleChainMaxStep ?? CHAIN_DEFAULTS.singleChainMaxStep,
     toolTimeoutMs: options.toolTimeoutMs ?? CHAIN_DEFAULTS.toolTimeoutMs,
     prompts,
-    start: startOf(String(kept["query"])),
+    start: startOf(task.query),
     budget,
-    cuts,
-    sentTokens
+    fitted: () => {
+      if (fitted.charsPerToken !== budget.charsPerToken) fitted = { charsPerToken: budget.charsPerToken, value: fit() }
+      return fitted.value
+    }
   }
 }
 
@@ -208,9 +228,10 @@ const jsonFallback = (chain: Chain, messages: ReadonlyArray<Message>) =>
 /** Ask the model for the next action from the conversation so far. */
 export const decide = (chain: Chain, conversation: ReadonlyArray<Message>, step: number): Effect.Effect<Decision, GenerateError, LanguageModel> =>
   Effect.gen(function* () {
-    yield* warnCuts(chain.budget, chain.role, chain.cuts)
-    // The conversation is kept whole; each request gets it fitted to the context.
-    const messages = chain.budget.conversation(conversation, chain.start.length, chain.sentTokens)
+    const fit = chain.fitted()
+    yield* warnCuts(chain.budget, chain.role, fit.cuts)
+    // The conversation (from `chain.start`, the query whole) is kept whole; each request gets it fitted to the context.
+    const messages = chain.budget.conversation([...fit.start, ...conversation.slice(fit.start.length)], fit.start.length, fit.sentTokens)
     const callId = `call_${step}`
     if (chain.mode === "native") {
       const model = yield* LanguageModel
@@ -366,6 +387,7 @@ export const react =
       const model = yield* LanguageModel
       const tries = options.tries ?? REACT_DEFAULTS.tries
       const chain = makeChain(task, options, model.info, "react.step")
+      const calibrated = calibrating(model, chain.budget)
       const body = Effect.gen(function* () {
         let last: ReadonlyArray<ChainStep> = []
         for (let attempt = 1; attempt <= tries; attempt++) {
@@ -381,6 +403,6 @@ export const react =
           yield* emit("backtrack", { reason: end.success.kind, attempt })
         }
         return { chain: last, error: `no answer after ${tries} ${tries === 1 ? "try" : "tries"}` }
-      })
+      }).pipe(Effect.provideService(LanguageModel, calibrated))
       return yield* asTrajectory(task, `CoT@${tries}`, body)
     })

@@ -1,8 +1,9 @@
 // The Smurfs pipeline (the paper's algorithm): plan, then per subtask a depth-first tool search with
 // answers and verification, then one final answer from global memory.
 import { Effect, Result } from "effect"
-import { type GenerateRequest, type GenerateResponse, LanguageModel } from "../llm/language-model.ts"
-import { ContextBudget, requestChars } from "../memory/context-budget.ts"
+import { LanguageModel } from "../llm/language-model.ts"
+import { calibrating } from "../memory/calibrated-model.ts"
+import { ContextBudget } from "../memory/context-budget.ts"
 import { GlobalMemory } from "../memory/global-memory.ts"
 import { emit } from "../trace/events.ts"
 import { recording, totalsOf, type Trajectory } from "../trace/trajectory.ts"
@@ -60,8 +61,8 @@ export const smurfs =
       let calls = 0
       const budget = new ContextBudget({ ...resolved.budget, contextTokens: model.info.contextTokens })
       // The server's reported prompt tokens calibrate the budget's characters-a-token for this model.
-      const calibrate = (request: GenerateRequest) => (r: GenerateResponse) => Effect.sync(() => r.cached || budget.calibrate(requestChars(request), r.usage.promptTokens))
-      const counted = LanguageModel.of({ info: model.info, generate: (request) => Effect.suspend(() => (calls++, model.generate(request))).pipe(Effect.tap(calibrate(request))) })
+      const calibrated = calibrating(model, budget)
+      const counted = LanguageModel.of({ info: model.info, generate: (request) => Effect.suspend(() => (calls++, calibrated.generate(request))) })
       const ctx: PipelineContext = {
         task: resolved.askUser ? { ...task, tools: { ...task.tools, tools: [...task.tools.tools, askUserTool(resolved.askUser)] } } : task,
         options: resolved,

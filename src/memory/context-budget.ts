@@ -129,8 +129,8 @@ export class ContextBudget {
   }
 }
 
-/** The characters of a request as the server tokenizes them (messages, and the schema or tools it carries), for `calibrate`. */
+/** The characters of a request as the server tokenizes them (messages with their tool calls, and the schema or tools it carries), for `calibrate`. */
 export const requestChars = (request: GenerateRequest): number =>
-  request.messages.reduce((n, m) => n + m.content.length, 0) +
+  request.messages.reduce((n, m) => n + m.content.length + (m.toolCalls && m.toolCalls.length > 0 ? JSON.stringify(m.toolCalls).length : 0), 0) +
   (request.format ? JSON.stringify(request.format).length : 0) +
   (request.tools && request.tools.length > 0 ? JSON.stringify(request.tools).length : 0)

@@ -1,0 +1,14 @@
+// A model whose replies teach a context budget the model's characters a token (Smurfs and the baselines share it).
+import { Effect } from "effect"
+import { LanguageModel, type LanguageModelShape } from "../llm/language-model.ts"
+import { type ContextBudget, requestChars } from "./context-budget.ts"
+
+/**
+ * `model`, with every reply's reported prompt tokens calibrating `budget` (see `ContextBudget.calibrate`).
+ * A cached reply carries the usage of another run's request, so it teaches nothing.
+ */
+export const calibrating = (model: LanguageModelShape, budget: ContextBudget): LanguageModelShape =>
+  LanguageModel.of({
+    info: model.info,
+    generate: (request) => model.generate(request).pipe(Effect.tap((r) => Effect.sync(() => r.cached || budget.calibrate(requestChars(request), r.usage.promptTokens))))
+  })
