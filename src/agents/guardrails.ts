@@ -44,8 +44,14 @@ export const checkToolName = (name: string, allowed: ReadonlyArray<string>, all:
 /** The tool choice schema: any string parses (so the guardrail can name the valid tools), the JSON Schema lists the allowed ones. */
 export const choiceSchema = (allowed: ReadonlyArray<string>) => z.object({ tool: z.string().meta({ enum: [...allowed] }) })
 
-/** The arguments schema: any object parses (so guardrails can classify problems); the model sees the tool's own JSON Schema. */
-export const argsSchema = (tool: Tool) => z.record(z.string(), z.unknown()).meta(jsonSchemaOf(tool.parameters))
+/**
+ * The arguments schema: any object parses (so guardrails can classify problems); the model sees the
+ * tool's own JSON Schema, closed to undeclared names. An undeclared argument is dropped before the
+ * call anyway (`declaredArgs`), and an open object costs the decoding grammar a rule spelling out
+ * "any name but these" letter by letter: for ToolBench's 60-parameter Airbnb search that rule alone
+ * was half of a 23.9 KB grammar, near Ollama's 32 KB cut-off (`npm run bench:grammar`).
+ */
+export const argsSchema = (tool: Tool) => z.record(z.string(), z.unknown()).meta({ ...jsonSchemaOf(tool.parameters), additionalProperties: false })
 
 /** Split raw arguments into the declared ones and the names of undeclared ones. */
 export const declaredArgs = (tool: Tool, raw: Record<string, unknown>) => {

@@ -1,25 +1,8 @@
 // Every JSON Schema the agents, baselines, judges and the simulated environment send to a model, walked for
 // the constructs llama.cpp's JSON-Schema-to-grammar converter reads differently from what zod validates.
-import { readFileSync } from "node:fs"
 import { describe, expect, it } from "vitest"
-import { IndexVerdict, StatusVerdict } from "../../bench/eval/judge-prompts.ts"
-import { Answer } from "../agents/answerer.ts"
-import { Thought } from "../agents/executor.ts"
-import { finishSpec } from "../agents/finish.ts"
-import { argsSchema, choiceSchema } from "../agents/guardrails.ts"
-import { Plan } from "../agents/planner.ts"
-import { JsonAction } from "../agents/react.ts"
-import { Verdict } from "../agents/verifier.ts"
-import { demoLibrary } from "../tools/demo/index.ts"
-import { makeOfflineEnvironment } from "../tools/environments/offline.ts"
-import { SimulatedResponse } from "../tools/environments/simulated.ts"
-import { toolSpecs } from "../tools/library.ts"
-import { toolbenchLibrary } from "../tools/toolbench/adapter.ts"
-import type { Tool } from "../tools/tool.ts"
+import { allLibraries, type Schema, sentSchemas } from "../../bench/grammar/sent-schemas.ts"
 import { grammarSafe, isAnySchema } from "./grammar-safe.ts"
-import { jsonSchemaOf } from "./structured.ts"
-
-type Schema = Record<string, unknown>
 
 /** Every subschema in a position that constrains a value, with its path. */
 const subschemas = (schema: unknown, path = "$"): Array<{ path: string; schema: unknown }> => {
@@ -40,26 +23,10 @@ const subschemas = (schema: unknown, path = "$"): Array<{ path: string; schema: 
 /** An empty schema `{}` means "any value" to zod and "a JSON object" to the grammar converter. */
 const emptySchemas = (schema: Schema) => subschemas(schema).filter((x) => isAnySchema(x.schema)).map((x) => x.path)
 
-const env = makeOfflineEnvironment("error")
-const toolbenchTools = (): Array<Tool> => {
-  const dir = new URL("../../../shared/toolbench/queries/", import.meta.url)
-  const tools: Array<Tool> = []
-  for (const group of ["G1_instruction", "G1_category", "G1_tool", "G2_instruction", "G2_category", "G3_instruction"]) {
-    const queries = JSON.parse(readFileSync(new URL(`${group}.json`, dir), "utf8")) as Array<{ query_id: unknown; api_list: unknown[] }>
-    for (const q of queries) tools.push(...toolbenchLibrary(`q${String(q.query_id)}`, q.api_list as never, env).tools)
-  }
-  return tools
-}
-
 describe("grammar-safe schemas", () => {
-  const tools = [...demoLibrary().tools, ...toolbenchTools()]
-  const sent: Array<{ name: string; schema: Schema }> = [
-    ...Object.entries({ Plan, Thought, Answer, Verdict, JsonAction, SimulatedResponse, StatusVerdict, IndexVerdict }).map(([name, s]) => ({ name, schema: jsonSchemaOf(s) })),
-    { name: "choose", schema: jsonSchemaOf(choiceSchema(tools.slice(0, 8).map((t) => t.name))) },
-    { name: "Finish", schema: finishSpec().parameters },
-    ...tools.map((t) => ({ name: `args of ${t.name}`, schema: jsonSchemaOf(argsSchema(t)) })),
-    ...toolSpecs({ name: "all", tools }).map((s) => ({ name: `tool ${s.name}`, schema: s.parameters }))
-  ]
+  const libraries = allLibraries(new URL("../../../shared/toolbench/", import.meta.url).pathname)
+  const tools = libraries.flatMap((l) => l.tools)
+  const sent = sentSchemas(libraries)
 
   it("no schema sent to a model holds an empty schema `{}` (read as 'an object' by the grammar converter)", () => {
     expect(tools.length).toBeGreaterThan(1000)
