@@ -1,93 +1,12 @@
-// The run directory on disk: atomic JSON writes, opening (new or resumed) with its guards, reading records.
-import { closeSync, existsSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeSync } from "node:fs"
-import { basename, dirname, join } from "node:path"
-import { Data, Effect } from "effect"
+// The run directory on disk: opening (new or resumed) with its guards, reading records. Writes go through src/trace/atomic-write.ts.
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { basename, join } from "node:path"
+import { Effect } from "effect"
 import { z } from "zod"
-import { makeDirectory, writeProblem } from "./fs-problem.ts"
+import { TMP_MARK, writeJsonAtomic } from "../src/trace/atomic-write.ts"
+import { RunDirError } from "../src/trace/fs-problem.ts"
 import { LOCK_FILE, RUN_FORMAT_VERSION, RunConfig, runConfigPath, TaskRecord, taskRecordDir } from "./run-format.ts"
 import { settingsDiff } from "./run-settings.ts"
-
-/** The run directory cannot be used as asked. */
-export class RunDirError extends Data.TaggedError("RunDirError")<{
-  readonly path: string
-  readonly problem: string
-  readonly hint: string
-}> {
-  override get message() {
-    return `${this.path}: ${this.problem}. ${this.hint}`
-  }
-}
-
-/** Temporary files of an unfinished atomic write carry this marker; they are removed when a run is opened. */
-const TMP_MARK = ".tmp-"
-
-/** The file-system calls of an atomic write; tests pass a faulty one (a disk that fills mid-write). */
-export interface AtomicWriteFs {
-  readonly openSync: (path: string, flags: string) => number
-  readonly writeSync: (fd: number, buffer: Uint8Array, offset: number, length: number) => number
-  readonly fsyncSync: (fd: number) => void
-  readonly closeSync: (fd: number) => void
-  readonly renameSync: (from: string, to: string) => void
-  readonly unlinkSync: (path: string) => void
-}
-
-const nodeFs: AtomicWriteFs = { openSync, writeSync: (fd, b, o, l) => writeSync(fd, b, o, l), fsyncSync, closeSync, renameSync, unlinkSync }
-
-/** Write every byte or throw: `write(2)` may write fewer bytes than asked (a filling disk), and 0 bytes is no progress. */
-const writeAll = (fs: AtomicWriteFs, fd: number, bytes: Uint8Array): void => {
-  for (let offset = 0; offset < bytes.length; ) {
-    const written = fs.writeSync(fd, bytes, offset, bytes.length - offset)
-    if (written <= 0) throw new Error(`the file system accepted no byte at offset ${offset} of ${bytes.length}`)
-    offset += written
-  }
-}
-
-/**
- * Write JSON so that readers (and a resumed run) see either the old file or the complete new one:
- * a temp file in the same directory, every byte written and checked, fsync, rename, fsync of the
- * directory. Survives kill -9; a write that fails (a full disk) never renames, and removes its temp file.
- */
-export const writeJsonAtomic = (file: string, value: unknown, fs: AtomicWriteFs = nodeFs): Effect.Effect<void, RunDirError> =>
-  Effect.try({
-    try: () => {
-      const dir = dirname(file)
-      makeDirectory(dir)
-      const tmp = join(dir, `${basename(file)}${TMP_MARK}${process.pid}-${Math.random().toString(36).slice(2, 10)}`)
-      const bytes = Buffer.from(`${JSON.stringify(value, null, 2)}\n`, "utf8")
-      let fd: number | undefined = fs.openSync(tmp, "w")
-      try {
-        writeAll(fs, fd, bytes)
-        fs.fsyncSync(fd)
-        const open = fd
-        fd = undefined
-        fs.closeSync(open)
-        fs.renameSync(tmp, file)
-      } catch (e) {
-        // nothing half-written may stay behind, let alone be renamed into place
-        if (fd !== undefined)
-          try {
-            fs.closeSync(fd)
-          } catch {
-            // the write's own error is the one to report
-          }
-        try {
-          fs.unlinkSync(tmp)
-        } catch {
-          // already gone
-        }
-        throw e
-      }
-      const dirFd = fs.openSync(dir, "r")
-      try {
-        fs.fsyncSync(dirFd)
-      } catch {
-        // some file systems cannot fsync a directory; the rename is still atomic
-      } finally {
-        fs.closeSync(dirFd)
-      }
-    },
-    catch: (e) => new RunDirError({ path: file, ...writeProblem(e) })
-  })
 
 /** Every file under `dir`, recursively. */
 const walk = (dir: string): Array<string> =>

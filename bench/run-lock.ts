@@ -4,8 +4,7 @@ import { hostname } from "node:os"
 import { join } from "node:path"
 import { Effect, type Scope } from "effect"
 import { z } from "zod"
-import { makeDirectory, writeProblem } from "./fs-problem.ts"
-import { RunDirError } from "./run-dir.ts"
+import { makeDirectory, RunDirError, writeProblem } from "../src/trace/fs-problem.ts"
 import { LOCK_FILE } from "./run-format.ts"
 
 const LockOwner = z.object({ pid: z.number(), host: z.string(), startedAt: z.string(), token: z.string() })
@@ -83,9 +82,9 @@ const describe = (owner: LockOwner) => `pid ${owner.pid} on ${owner.host}, since
  */
 export const acquireRunLock = (run: string): Effect.Effect<void, RunDirError, Scope.Scope> =>
   Effect.acquireRelease(
-    Effect.try({
-      try: () => {
-        makeDirectory(run)
+    Effect.tryPromise({
+      try: async () => {
+        await makeDirectory(run)
         const path = join(run, LOCK_FILE)
         const owner: LockOwner = { pid: process.pid, host: hostname(), startedAt: new Date().toISOString(), token: `${process.pid}-${Math.random().toString(36).slice(2, 10)}` }
         for (let attempt = 0; attempt < 5; attempt++) {

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
-import { writeProblem } from "../bench/fs-problem.ts"
+import { writeProblem } from "../src/trace/fs-problem.ts"
 import { ExitCode } from "../src/cli/exit-codes.ts"
 
 const REPO = fileURLToPath(new URL("../", import.meta.url))

@@ -30,7 +30,7 @@ const tasks = [
 
 describe("evaluatePass", () => {
   it("stores K labels per task and does not re-judge existing labels on resume", async () => {
-    const run = writeFakeRun(tasks)
+    const run = await writeFakeRun(tasks)
     const entries = loadSource(run).entries
     const first = countingJudge()
     const s1 = await Effect.runPromise(evaluatePass(entries, { store: run, judge: JUDGE, k: 3 }).pipe(Effect.provide(first.layer)))
@@ -68,7 +68,7 @@ describe("evaluatePass", () => {
   })
 
   it("records a malformed judge reply as a failure and leaves that label to a later run", async () => {
-    const run = writeFakeRun([{ taskId: "1" }])
+    const run = await writeFakeRun([{ taskId: "1" }])
     const entries = loadSource(run).entries
     const bad = scriptedLayer({ "judge.check_answer_status": ["not json"], $cycle: true })
     const s = await Effect.runPromise(evaluatePass(entries, { store: run, judge: JUDGE, k: 1 }).pipe(Effect.provide(bad)))
@@ -79,8 +79,8 @@ describe("evaluatePass", () => {
 
 describe("evaluateWin", () => {
   it("judges rounds against a reference, is resumable, and aggregates to SoWR", async () => {
-    const run = writeFakeRun([{ taskId: "1" }, { taskId: "2" }, { taskId: "3" }])
-    const ref = writeFakeRun([
+    const run = await writeFakeRun([{ taskId: "1" }, { taskId: "2" }, { taskId: "3" }])
+    const ref = await writeFakeRun([
       { taskId: "1", method: "react", finishType: "give_up", finalAnswer: "" },
       { taskId: "2", method: "react", finalAnswer: "another answer" }
     ])
@@ -117,7 +117,7 @@ describe("evaluateWin", () => {
   })
 
   it("shares the pass labels of a reference method in the same run instead of judging them again", async () => {
-    const run = writeFakeRun([{ taskId: "1" }, { taskId: "1", method: "react", finalAnswer: "other" }])
+    const run = await writeFakeRun([{ taskId: "1" }, { taskId: "1", method: "react", finalAnswer: "other" }])
     const entries = loadSource(run).entries
     const judge = countingJudge()
     await Effect.runPromise(evaluatePass(entries, { store: run, judge: JUDGE, k: 2 }).pipe(Effect.provide(judge.layer)))

@@ -81,7 +81,7 @@ describe("ToolEval's judge functions", () => {
   })
 
   it("gives each of K judge runs its own seed, recorded with its label", async () => {
-    const run = writeFakeRun([{ taskId: "1" }, { taskId: "2" }])
+    const run = await writeFakeRun([{ taskId: "1" }, { taskId: "2" }])
     const judge = recordingJudge(["Solved", "Unsolved", "Solved"])
     await Effect.runPromise(evaluatePass(loadSource(run).entries, { store: run, judge: "scripted:j", k: 3, seed: 9 }).pipe(Effect.provide(judge.layer)))
     const seeds = new Set(judge.seen.map((r) => r.options?.seed))

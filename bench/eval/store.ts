@@ -1,5 +1,5 @@
 // Reading the evaluators' JSON files; a file that is missing or does not validate counts as not judged yet.
-// (Writes go through the run directory's atomic writer, bench/run-dir.ts.)
+// (Writes go through the atomic writer, src/trace/atomic-write.ts.)
 import { existsSync, readFileSync } from "node:fs"
 import type { z } from "zod"
 

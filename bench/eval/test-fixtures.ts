@@ -2,12 +2,12 @@
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { RUN_FORMAT_VERSION, RunConfig, runConfigPath, TaskRecord, taskRecordPath } from "../run-format.ts"
 import { Effect } from "effect"
-import { writeJsonAtomic } from "../run-dir.ts"
+import { writeJsonAtomic } from "../../src/trace/atomic-write.ts"
+import { RUN_FORMAT_VERSION, RunConfig, runConfigPath, TaskRecord, taskRecordPath } from "../run-format.ts"
 
-/** Synchronous atomic JSON write, for fixtures. */
-export const writeJson = (file: string, value: unknown) => Effect.runSync(writeJsonAtomic(file, value))
+/** Atomic JSON write, as a run writes its files, for fixtures. */
+export const writeJson = (file: string, value: unknown): Promise<void> => Effect.runPromise(writeJsonAtomic(file, value))
 
 export interface FakeTask {
   readonly taskId: string
@@ -63,9 +63,9 @@ export const fakeRecord = (t: FakeTask): TaskRecord => {
 }
 
 /** A fresh run directory under the OS temp folder with run.json and one record per task. */
-export const writeFakeRun = (tasks: ReadonlyArray<FakeTask>, dir = mkdtempSync(join(tmpdir(), "smurfs-run-"))): string => {
+export const writeFakeRun = async (tasks: ReadonlyArray<FakeTask>, dir = mkdtempSync(join(tmpdir(), "smurfs-run-"))): Promise<string> => {
   const records = tasks.map(fakeRecord)
-  writeJson(
+  await writeJson(
     runConfigPath(dir),
     RunConfig.parse({
       formatVersion: RUN_FORMAT_VERSION,
@@ -81,6 +81,6 @@ export const writeFakeRun = (tasks: ReadonlyArray<FakeTask>, dir = mkdtempSync(j
       options: {}
     })
   )
-  for (const r of records) writeJson(taskRecordPath(dir, r.method, r.group, r.taskId), r)
+  for (const r of records) await writeJson(taskRecordPath(dir, r.method, r.group, r.taskId), r)
   return dir
 }

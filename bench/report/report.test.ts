@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
-import { describe, expect, it } from "vitest"
+import { beforeAll, describe, expect, it } from "vitest"
 import { passLabelsPath, winVerdictsPath } from "../eval/labels.ts"
 import { fakeRecord, writeFakeRun, writeJson } from "../eval/test-fixtures.ts"
 import { runConfigPath, taskRecordPath } from "../run-format.ts"
@@ -13,8 +13,8 @@ import { renderTable } from "./table.ts"
 const EXAMPLE = fileURLToPath(new URL("../../../shared/toolbench/example/data_example", import.meta.url))
 
 /** A run of two methods with known costs, and pass labels of one judge. */
-const syntheticRun = () => {
-  const run = writeFakeRun([
+const syntheticRun = async () => {
+  const run = await writeFakeRun([
     { taskId: "1", method: "smurfs", modelCalls: 6, promptTokens: 1200, completionTokens: 150, wallMs: 3000, calls: [{ tool: "a", ok: true, content: "x" }] },
     { taskId: "2", method: "smurfs", modelCalls: 10, promptTokens: 2000, completionTokens: 250, wallMs: 5000, calls: [] },
     { taskId: "1", method: "react", modelCalls: 3, promptTokens: 4000, completionTokens: 90, wallMs: 1000, calls: [{ tool: "a", ok: true, content: "x" }, { tool: "b", ok: false, content: "" }] }
@@ -25,16 +25,16 @@ const syntheticRun = () => {
       runs: Object.fromEntries(labels.map((l, r) => [String(r), { label: l, reason: "", stage: "answer" }]))
     })
   // smurfs: run 0 (1 + 0.5)/2 = 0.75, run 1 (1 + 1)/2 = 1 -> mean 87.5, std 12.5
-  label("smurfs", "1", ["Solved", "Solved"])
-  label("smurfs", "2", ["Unsure", "Solved"])
+  await label("smurfs", "1", ["Solved", "Solved"])
+  await label("smurfs", "2", ["Unsure", "Solved"])
   // react: (0)/1 and (1)/1 -> mean 50, std 50
-  label("react", "1", ["Unsolved", "Solved"])
+  await label("react", "1", ["Unsolved", "Solved"])
   return run
 }
 
 describe("compare rows and table", () => {
-  it("renders one row per method and group with pass ± std and mean costs", () => {
-    const rows = collectRows([syntheticRun()])
+  it("renders one row per method and group with pass ± std and mean costs", async () => {
+    const rows = collectRows([await syntheticRun()])
     const smurfs = rows.find((r) => r.method === "smurfs")!
     expect(smurfs).toMatchObject({ judge: "ollama-judge", n: 2, judged: 2, total: 2, errors: 0, modelCalls: 8, promptTokens: 1600, completionTokens: 200, toolCalls: 0.5, wallMs: 4000 })
     expect(smurfs.pass!.mean).toBeCloseTo(87.5, 10)
@@ -61,7 +61,10 @@ describe("compare rows and table", () => {
 })
 
 describe("HTML report", () => {
-  const html = renderHtml([...collectRows([syntheticRun()]), ...collectRows([EXAMPLE])], { generatedAt: "2026-01-01" })
+  let html = ""
+  beforeAll(async () => {
+    html = renderHtml([...collectRows([await syntheticRun()]), ...collectRows([EXAMPLE])], { generatedAt: "2026-01-01" })
+  })
 
   it("is self-contained: no external scripts, styles, images or fonts", () => {
     expect(html).not.toMatch(/https?:\/\//)
@@ -79,28 +82,28 @@ describe("HTML report", () => {
     expect(html).toContain('class="whisker"')
   })
 
-  it("escapes text from the runs", () => {
-    const rows = collectRows([writeFakeRun([{ taskId: "1", method: "m<script>", promptTokens: 1 }])])
+  it("escapes text from the runs", async () => {
+    const rows = collectRows([await writeFakeRun([{ taskId: "1", method: "m<script>", promptTokens: 1 }])])
     expect(renderHtml(rows)).not.toContain("m<script>")
   })
 })
 
 describe("compare never hides missing work", () => {
   /** 3 answered tasks, 1 the model server failed, 5 planned; the judge labelled 2 of the answered. */
-  const partialRun = () => {
-    const run = writeFakeRun([{ taskId: "1" }, { taskId: "2" }, { taskId: "3" }])
-    writeJson(taskRecordPath(run, "smurfs", "G1_instruction", "4"), { ...fakeRecord({ taskId: "4", finalAnswer: "" }), finishType: "error", error: "timed out", errorTag: "Timeout" })
+  const partialRun = async () => {
+    const run = await writeFakeRun([{ taskId: "1" }, { taskId: "2" }, { taskId: "3" }])
+    await writeJson(taskRecordPath(run, "smurfs", "G1_instruction", "4"), { ...fakeRecord({ taskId: "4", finalAnswer: "" }), finishType: "error", error: "timed out", errorTag: "Timeout" })
     const config = JSON.parse(readFileSync(runConfigPath(run), "utf8"))
-    writeJson(runConfigPath(run), { ...config, taskCounts: { G1_instruction: 5 } })
+    await writeJson(runConfigPath(run), { ...config, taskCounts: { G1_instruction: 5 } })
     for (const taskId of ["1", "2"])
-      writeJson(passLabelsPath(run, "ollama:judge", "smurfs", "G1_instruction", taskId), {
+      await writeJson(passLabelsPath(run, "ollama:judge", "smurfs", "G1_instruction", taskId), {
         taskId, method: "smurfs", group: "G1_instruction", judge: "ollama:judge", runs: { "0": { label: "Solved", reason: "", stage: "answer" } }
       })
     return run
   }
 
-  it("shows judged/total, rates only the judged tasks and names what is missing", () => {
-    const rows = collectRows([partialRun()])
+  it("shows judged/total, rates only the judged tasks and names what is missing", async () => {
+    const rows = collectRows([await partialRun()])
     expect(rows).toHaveLength(1)
     // an unjudged task is not an Unsolved one: 2 Solved of 2 judged is 100, not 2 of 3 (66.7) or 2 of 5 (40)
     expect(rows[0]).toMatchObject({ n: 3, judged: 2, total: 5, errors: 1 })
@@ -112,18 +115,18 @@ describe("compare never hides missing work", () => {
     expect(renderHtml(rows)).toContain("Missing work")
   })
 
-  it("gives the win rate over the tasks both sides have, with N, and one bar per reference", () => {
-    const run = writeFakeRun([{ taskId: "1" }, { taskId: "2" }, { taskId: "3" }])
+  it("gives the win rate over the tasks both sides have, with N, and one bar per reference", async () => {
+    const run = await writeFakeRun([{ taskId: "1" }, { taskId: "2" }, { taskId: "3" }])
     const verdict = (reference: string, taskId: string, winner: "candidate" | "reference", stage = "judge") =>
       writeJson(winVerdictsPath(run, "ollama:judge", reference, "smurfs", "G1_instruction", taskId), {
         taskId, method: "smurfs", group: "G1_instruction", judge: "ollama:judge", reference: { source: reference, method: "react" },
         rounds: { "0": { winner, order: ["candidate", "reference"], stage, reason: "" } }
       })
-    verdict("ref-a", "1", "candidate")
-    verdict("ref-a", "2", "reference")
+    await verdict("ref-a", "1", "candidate")
+    await verdict("ref-a", "2", "reference")
     // the reference has no answer for task 3: decided without the judge, not a comparison
-    verdict("ref-a", "3", "candidate", "missing")
-    verdict("ref-b", "1", "candidate")
+    await verdict("ref-a", "3", "candidate", "missing")
+    await verdict("ref-b", "1", "candidate")
     const rows = collectRows([run])
     const a = rows.find((r) => r.win?.reference === "ref-a")!
     const b = rows.find((r) => r.win?.reference === "ref-b")!

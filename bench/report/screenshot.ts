@@ -16,7 +16,7 @@ import { renderHtml } from "./html.ts"
 const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 /** A judged synthetic run: three methods, three groups, pass labels and win rounds against react. */
-const demoReport = (): string => {
+const demoReport = async (): Promise<string> => {
   const rng = makeRng(42)
   const methods = { smurfs: { pass: 0.7, calls: 9, tokens: 2600 }, react: { pass: 0.45, calls: 4, tokens: 5200 }, dfsdt: { pass: 0.6, calls: 12, tokens: 9800 } }
   const groups = ["G1_instruction", "G1_category", "G2_instruction"]
@@ -30,7 +30,7 @@ const demoReport = (): string => {
           completionTokens: Math.round(m.tokens * 0.08 * (0.6 + rng())), wallMs: Math.round(m.calls * 900 * (0.6 + rng())),
           calls: Array.from({ length: 1 + Math.floor(rng() * 4) }, (_, c) => ({ tool: `tool_${c}`, ok: rng() > 0.2, content: "{}" }))
         })
-  const run = writeFakeRun(tasks)
+  const run = await writeFakeRun(tasks)
   const judge = "ollama:qwen2.5:32b"
   for (const t of tasks) {
     const p = methods[t.method as keyof typeof methods].pass
@@ -39,10 +39,10 @@ const demoReport = (): string => {
       const label: AnswerStatus = x < p ? "Solved" : x < p + 0.1 ? "Unsure" : "Unsolved"
       return [String(r), { label, reason: "demo", stage: "answer" }]
     }))
-    writeJson(passLabelsPath(run, judge, t.method!, t.group!, t.taskId), { taskId: t.taskId, method: t.method, group: t.group, judge, runs })
+    await writeJson(passLabelsPath(run, judge, t.method!, t.group!, t.taskId), { taskId: t.taskId, method: t.method, group: t.group, judge, runs })
     if (t.method === "react") continue
     const rounds = Object.fromEntries([0, 1, 2].map((r) => [String(r), { winner: rng() < p ? "candidate" : "reference", order: ["candidate", "reference"], stage: "judge", reason: "demo" }]))
-    writeJson(winVerdictsPath(run, judge, "demo-react", t.method!, t.group!, t.taskId), {
+    await writeJson(winVerdictsPath(run, judge, "demo-react", t.method!, t.group!, t.taskId), {
       taskId: t.taskId, method: t.method, group: t.group, judge, reference: { source: "demo", method: "react" }, rounds
     })
   }
@@ -57,7 +57,7 @@ if (!first || !second) {
   console.error("usage: node bench/report/screenshot.ts <report.html> <out.png> | --demo <out.png>")
   process.exit(2)
 }
-const html = first === "--demo" ? demoReport() : resolve(first)
+const html = first === "--demo" ? await demoReport() : resolve(first)
 const browser = await chromium.launch({ executablePath: process.env["CHROMIUM"] ?? "/usr/bin/chromium", args: CHROMIUM_ARGS })
 try {
   const page = await browser.newPage({ viewport: { width: 1200, height: 900 } })

@@ -1,11 +1,11 @@
 // A disk that fills mid-write never leaves a committed torn file or a temp file, and the error says "disk full" only on ENOSPC.
 import { execFileSync } from "node:child_process"
-import { closeSync, existsSync, fsyncSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync, writeSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
-import { type AtomicWriteFs, writeJsonAtomic } from "../../bench/run-dir.ts"
+import { type AtomicWriteFs, nodeAtomicWriteFs, writeJsonAtomic } from "../../src/trace/atomic-write.ts"
 
 const scratch = mkdtempSync(join(tmpdir(), "smurfs-disk-full-"))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
@@ -16,18 +16,21 @@ const errno = (code: string) => Object.assign(new Error(`${code}: simulated`), {
 const fillingDisk = (capacity: number, fault = "ENOSPC"): AtomicWriteFs => {
   let used = 0
   return {
-    openSync,
-    writeSync: (fd, buffer, offset, length) => {
-      const room = capacity - used
-      if (room <= 0) throw errno(fault)
-      const n = Math.min(room, length, 8192)
-      used += n
-      return writeSync(fd, buffer, offset, n)
-    },
-    fsyncSync,
-    closeSync,
-    renameSync,
-    unlinkSync
+    ...nodeAtomicWriteFs,
+    open: async (path, flags) => {
+      const file = await nodeAtomicWriteFs.open(path, flags)
+      return {
+        sync: () => file.sync(),
+        close: () => file.close(),
+        write: async (buffer, offset, length) => {
+          const room = capacity - used
+          if (room <= 0) throw errno(fault)
+          const n = Math.min(room, length, 8192)
+          used += n
+          return file.write(buffer, offset, n)
+        }
+      }
+    }
   }
 }
 
@@ -68,7 +71,7 @@ describe("atomic writes on a filling disk (simulated)", () => {
   })
 
   it("a failing rename removes the temp file", async () => {
-    const fs = { ...fillingDisk(Number.POSITIVE_INFINITY), renameSync: () => { throw errno("EXDEV") } }
+    const fs: AtomicWriteFs = { ...fillingDisk(Number.POSITIVE_INFINITY), rename: async () => { throw errno("EXDEV") } }
     const { file } = await attempt(join(scratch, "rename"), fs)
     expect(readdirSync(join(scratch, "rename"))).toEqual(["1.json"])
     expect(readFileSync(file, "utf8")).toBe('{"old": true}\n')

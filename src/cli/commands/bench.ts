@@ -7,7 +7,7 @@ import { type BenchQuery, DEFAULT_DATA_DIR, dataLayout, GROUPS, loadQueries } fr
 import { formatDuration, makeProgress, type Progress } from "../../../bench/progress.ts"
 import { runIdOf } from "../../../bench/queue/job.ts"
 import { makeQueueExecutor, QUEUE_DEFAULTS } from "../../../bench/queue/queue-executor.ts"
-import { writeJsonAtomic } from "../../../bench/run-dir.ts"
+import { writeJsonAtomic } from "../../trace/atomic-write.ts"
 import { RUN_FORMAT_VERSION, type RunConfig, runConfigPath } from "../../../bench/run-format.ts"
 import { type EndpointStats, PoolStats, poolStatsLayer } from "../../llm/pool.ts"
 import { type MethodEntry, ModelServerDown, RUNNER_DEFAULTS, runBench } from "../../../bench/runner.ts"

@@ -3,10 +3,10 @@
 import { createInterface } from "node:readline"
 import type { ParseArgsOptionsConfig } from "node:util"
 import { Cause, Effect, Exit } from "effect"
-import writeFileAtomic from "write-file-atomic"
 import { type ChatTurn, makeChatSession } from "../../agents/chat/session.ts"
 import { DEFAULT_MODEL_SPEC, MODEL_DEFAULTS, type ModelOptions, THINK_HELP } from "../../llm/spec.ts"
 import { loadTools } from "../../tools/load.ts"
+import { writeJsonAtomic } from "../../trace/atomic-write.ts"
 import { redactText, redactValue } from "../../trace/redact.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { liveView } from "../live-view.ts"
@@ -107,8 +107,20 @@ const converse = async (args: ReturnType<typeof parse>): Promise<number> => {
         }
       }
     })
+    // A transcript that cannot be written (a full disk, a bad --save path) never ends the conversation:
+    // the whole transcript is rewritten after every turn, so the next write that succeeds loses nothing.
     const save = (turns: ReadonlyArray<ChatTurn>) =>
-      values.save === undefined ? Effect.void : Effect.sync(() => writeFileAtomic.sync(values.save!, `${JSON.stringify(transcriptOf(spec, tools.tools.map((t) => t.name), startedAt, turns), null, 2)}\n`))
+      values.save === undefined
+        ? Effect.void
+        : writeJsonAtomic(values.save, transcriptOf(spec, tools.tools.map((t) => t.name), startedAt, turns)).pipe(
+            Effect.catchTag("RunDirError", (e) =>
+              Effect.sync(() =>
+                process.stderr.write(
+                  `${redactText(`smurfs chat: the transcript was not saved: ${e.path}: ${e.problem}. The conversation goes on and the whole transcript is written again after the next turn; free some space or restart with another --save file.`)}\n`
+                )
+              )
+            )
+          )
     out(`smurfs chat: model ${spec}, ${tools.tools.length} tools. Ask "what can you do?", or type /exit to end.`)
     yield* save(session.turns)
     while (true) {

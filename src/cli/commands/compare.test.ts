@@ -16,7 +16,7 @@ afterEach(() => vi.restoreAllMocks())
 
 describe("smurfs compare", () => {
   it("prints one table of a run and ToolEval's results, and writes the HTML report", async () => {
-    const dir = writeFakeRun([{ taskId: "1", promptTokens: 1234 }])
+    const dir = await writeFakeRun([{ taskId: "1", promptTokens: 1234 }])
     const html = join(mkdtempSync(join(tmpdir(), "smurfs-report-")), "report.html")
     expect(await run([dir, EXAMPLE, "--html", html])).toBe(ExitCode.Ok)
     const table = out.join("\n")

@@ -20,7 +20,7 @@ afterEach(() => vi.restoreAllMocks())
 
 describe("smurfs eval", () => {
   it("judges a run, prints the table, and resumes without judging again", async () => {
-    const dir = writeFakeRun([{ taskId: "1" }, { taskId: "2", finishType: "give_up", finalAnswer: "" }])
+    const dir = await writeFakeRun([{ taskId: "1" }, { taskId: "2", finishType: "give_up", finalAnswer: "" }])
     const file = scriptFile({ "judge.check_answer_status": [{ answer_status: "Solved", reason: "fine" }], $cycle: true })
     const judge = `scripted:${file}`
     expect(await run(["--run", dir, "--judge", judge, "--k", "2"])).toBe(ExitCode.Ok)
@@ -36,8 +36,8 @@ describe("smurfs eval", () => {
   })
 
   it("computes win rounds against a reference run", async () => {
-    const dir = writeFakeRun([{ taskId: "1" }])
-    const ref = writeFakeRun([{ taskId: "1", method: "react", finishType: "give_up", finalAnswer: "" }])
+    const dir = await writeFakeRun([{ taskId: "1" }])
+    const ref = await writeFakeRun([{ taskId: "1", method: "react", finishType: "give_up", finalAnswer: "" }])
     const judge = `scripted:${scriptFile({ "judge.check_answer_status": [{ answer_status: "Solved", reason: "fine" }], $cycle: true })}`
     expect(await run(["--run", dir, "--judge", judge, "--k", "1", "--reference", ref])).toBe(ExitCode.Ok)
     const name = `${ref.split("/").pop()}-react`
@@ -85,7 +85,7 @@ describe("smurfs eval", () => {
   })
 
   it("reports an unreadable judge script as bad input", async () => {
-    const dir = writeFakeRun([{ taskId: "1" }])
+    const dir = await writeFakeRun([{ taskId: "1" }])
     expect(await run(["--run", dir, "--judge", "scripted:/nonexistent/judge.json"])).toBe(ExitCode.BadInput)
   })
 

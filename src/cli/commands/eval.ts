@@ -12,7 +12,7 @@ import { makeQueueDecider } from "../../../bench/queue/judge-queue.ts"
 import { connectionOf } from "../../../bench/queue/connection.ts"
 import { QUEUE_DEFAULTS } from "../../../bench/queue/queue-executor.ts"
 import { STB_ENV, stbDirOf } from "../../agents/stabletoolbench-files.ts"
-import { writeJsonAtomic } from "../../../bench/run-dir.ts"
+import { writeJsonAtomic } from "../../trace/atomic-write.ts"
 import { loadSource, methodsOf, type Source, SourceError } from "../../../bench/eval/sources.ts"
 import { collectRows } from "../../../bench/report/collect.ts"
 import { renderTable } from "../../../bench/report/table.ts"
@@ -177,7 +177,7 @@ const evaluate = async (parsed: ParsedCommand<typeof OPTIONS>["values"]): Promis
   // As in `smurfs bench`: Ollama serves OLLAMA_NUM_PARALLEL requests at once; other servers get one slot per judged task.
   const layer = resolveModelLayer(parsed.judge, { concurrency: parsed.judge.startsWith("ollama:") ? undefined : options.concurrency })
   if (resolve(options.store) !== resolve(parsed.run)) {
-    const pointer = Effect.runSyncExit(writeJsonAtomic(join(options.store, EVAL_SOURCE_FILE), { source: resolve(parsed.run) }))
+    const pointer = await Effect.runPromiseExit(writeJsonAtomic(join(options.store, EVAL_SOURCE_FILE), { source: resolve(parsed.run) }))
     if (Exit.isFailure(pointer)) {
       console.error(`smurfs eval: ${String(Cause.squash(pointer.cause))}`)
       return ExitCode.BadInput

@@ -1,11 +1,11 @@
 // Document embeddings cached on disk by content hash: a library embedded once is read back on the next run.
 import { createHash } from "node:crypto"
-import { mkdirSync, readFileSync } from "node:fs"
+import { readFileSync } from "node:fs"
 import { homedir } from "node:os"
 import { join } from "node:path"
 import { Effect } from "effect"
-import writeFileAtomic from "write-file-atomic"
 import type { ProviderError } from "../../llm/errors.ts"
+import { writeTextAtomic } from "../../trace/atomic-write.ts"
 import type { Embedder } from "./embedder.ts"
 
 /** Where document embeddings are cached unless told otherwise: $XDG_CACHE_HOME/smurfs/embeddings, else ~/.cache/smurfs/embeddings. */
@@ -54,13 +54,7 @@ export const cachedDocumentVectors = (embedder: Embedder, texts: ReadonlyArray<s
     const flat = new Float32Array(vectors.length * dims)
     vectors.forEach((v, i) => flat.set(v.subarray(0, dims), i * dims))
     const file: CacheFile = { spec: embedder.spec, count: texts.length, dims, vectors: Buffer.from(flat.buffer).toString("base64") }
-    yield* Effect.promise(async () => {
-      try {
-        mkdirSync(dir, { recursive: true })
-        await writeFileAtomic(path, JSON.stringify(file))
-      } catch {
-        // a read-only or full disk costs the next run an embedding pass, nothing more
-      }
-    })
+    // a read-only or full disk costs the next run an embedding pass, nothing more
+    yield* writeTextAtomic(path, JSON.stringify(file)).pipe(Effect.ignore)
     return vectors
   })

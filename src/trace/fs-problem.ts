@@ -1,6 +1,19 @@
 // What a failed file-system call means for the user: the cause named by its errno, and what to do about it.
-import { existsSync, mkdirSync } from "node:fs"
+import { existsSync } from "node:fs"
+import { mkdir } from "node:fs/promises"
 import { dirname, resolve } from "node:path"
+import { Data } from "effect"
+
+/** A run directory (or another file smurfs keeps) cannot be written or used as asked. */
+export class RunDirError extends Data.TaggedError("RunDirError")<{
+  readonly path: string
+  readonly problem: string
+  readonly hint: string
+}> {
+  override get message() {
+    return `${this.path}: ${this.problem}. ${this.hint}`
+  }
+}
 
 export interface FsProblem {
   /** The cause, e.g. "the file system is read-only (EROFS)". */
@@ -35,14 +48,14 @@ export const writeProblem = (error: unknown): FsProblem => {
  * file system (and some other refusals), so on ENOENT the first missing directory is made alone to
  * surface EROFS, EACCES or ENOSPC.
  */
-export const makeDirectory = (dir: string): void => {
+export const makeDirectory = async (dir: string): Promise<void> => {
   try {
-    mkdirSync(dir, { recursive: true })
+    await mkdir(dir, { recursive: true })
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e
     let first = resolve(dir)
     while (!existsSync(dirname(first)) && dirname(first) !== first) first = dirname(first)
-    mkdirSync(first) // throws the real cause
+    await mkdir(first) // throws the real cause
     throw e
   }
 }

@@ -1,0 +1,92 @@
+// Atomic file writes off the event loop: readers (and a resumed run) see either the old file or the complete new one.
+import { open, rename, unlink } from "node:fs/promises"
+import { basename, dirname, join } from "node:path"
+import { Effect } from "effect"
+import { makeDirectory, RunDirError, writeProblem } from "./fs-problem.ts"
+
+/** Temporary files of an unfinished atomic write carry this marker; a run directory removes them when it is opened. */
+export const TMP_MARK = ".tmp-"
+
+/** The calls made on one open file; node's `FileHandle` is one. */
+export interface AtomicWriteFile {
+  /** Write from `buffer[offset, offset + length)` at the current position; may write fewer bytes (a filling disk). */
+  readonly write: (buffer: Uint8Array, offset: number, length: number) => Promise<{ readonly bytesWritten: number }>
+  readonly sync: () => Promise<void>
+  readonly close: () => Promise<void>
+}
+
+/** The file-system calls of an atomic write; tests pass a faulty or slow one (a disk that fills mid-write). */
+export interface AtomicWriteFs {
+  readonly open: (path: string, flags: string) => Promise<AtomicWriteFile>
+  readonly rename: (from: string, to: string) => Promise<void>
+  readonly unlink: (path: string) => Promise<void>
+}
+
+/** The real file system, through node:fs/promises (the libuv thread pool), so a write never blocks the event loop. */
+export const nodeAtomicWriteFs: AtomicWriteFs = { open: (path, flags) => open(path, flags), rename, unlink }
+
+/** Write every byte or throw: `write(2)` may write fewer bytes than asked (a filling disk), and 0 bytes is no progress. */
+const writeAll = async (file: AtomicWriteFile, bytes: Uint8Array): Promise<void> => {
+  for (let offset = 0; offset < bytes.length; ) {
+    const { bytesWritten } = await file.write(bytes, offset, bytes.length - offset)
+    if (bytesWritten <= 0) throw new Error(`the file system accepted no byte at offset ${offset} of ${bytes.length}`)
+    offset += bytesWritten
+  }
+}
+
+/** fsync the directory so the rename itself survives a power cut. */
+const syncDirectory = async (fs: AtomicWriteFs, dir: string): Promise<void> => {
+  const handle = await fs.open(dir, "r")
+  try {
+    await handle.sync()
+  } catch {
+    // some file systems cannot fsync a directory; the rename is still atomic
+  } finally {
+    await handle.close()
+  }
+}
+
+/**
+ * The whole write as one promise, so that an interrupted fiber never cuts it short: a temp file in the
+ * same directory, every byte written and checked, fsync, rename, fsync of the directory. A write that
+ * fails (a full disk) never renames, and removes its temp file.
+ */
+const writeAtomically = async (file: string, bytes: Uint8Array, fs: AtomicWriteFs): Promise<void> => {
+  const dir = dirname(file)
+  await makeDirectory(dir)
+  const tmp = join(dir, `${basename(file)}${TMP_MARK}${process.pid}-${Math.random().toString(36).slice(2, 10)}`)
+  let handle: AtomicWriteFile | undefined = await fs.open(tmp, "w")
+  try {
+    await writeAll(handle, bytes)
+    await handle.sync()
+    const opened = handle
+    handle = undefined
+    await opened.close()
+    await fs.rename(tmp, file)
+  } catch (e) {
+    // nothing half-written may stay behind, let alone be renamed into place
+    if (handle !== undefined) await handle.close().catch(() => undefined) // the write's own error is the one to report
+    await fs.unlink(tmp).catch(() => undefined) // already gone
+    throw e
+  }
+  await syncDirectory(fs, dir)
+}
+
+/** Render, then write atomically; a value that cannot be rendered (a cycle) fails the same typed way. */
+const writeRendered = Effect.fn("writeAtomic")(function* (file: string, render: () => string, fs: AtomicWriteFs) {
+  yield* Effect.tryPromise({
+    try: () => writeAtomically(file, Buffer.from(render(), "utf8"), fs),
+    catch: (e) => new RunDirError({ path: file, ...writeProblem(e) })
+  })
+})
+
+/**
+ * Write `text` to `file` atomically: a kill -9 at any point leaves the old file or the new one, never a
+ * torn one. Runs off the event loop (the model calls of other tasks go on meanwhile). Failures are a
+ * RunDirError naming the cause and what to do: a full disk (ENOSPC), a read-only file system (EROFS), a quota (EDQUOT)...
+ */
+export const writeTextAtomic = (file: string, text: string, fs: AtomicWriteFs = nodeAtomicWriteFs): Effect.Effect<void, RunDirError> => writeRendered(file, () => text, fs)
+
+/** `value` as indented JSON and a final newline, written atomically (see writeTextAtomic). */
+export const writeJsonAtomic = (file: string, value: unknown, fs: AtomicWriteFs = nodeAtomicWriteFs): Effect.Effect<void, RunDirError> =>
+  writeRendered(file, () => `${JSON.stringify(value, null, 2)}\n`, fs)
