@@ -110,15 +110,23 @@ describe("a bench on a pool of two model servers", { timeout: 120_000 }, () => {
   })
 
   it("records every task when one server dies mid-run", async () => {
-    const a = await startFakeOllama({ chat: (body) => ({ ...sample(body), delayMs: 15 }) })
+    // Server a dies on its second request, while that request is in flight and most tasks are still to run
+    // (not when a poll of the run directory notices records: a fast run could be over by then).
+    let served = 0
+    let dead: Promise<void> | undefined
+    const a = await startFakeOllama({
+      chat: (body) => {
+        if (++served === 2) setImmediate(() => (dead = a.close()))
+        return { ...sample(body), delayMs: 15 }
+      }
+    })
     const b = await startFakeOllama({ chat: (body) => ({ ...sample(body), delayMs: 15 }) })
     servers.push(b)
     const out = join(scratch, "pool")
     const proc = start(["bench", "--data", DATA, "--group", "G1_instruction", "--limit", "12", "--method", "react", "--env", "replay,offline", "--model", "ollama:qwen2.5:7b",
       "--endpoints", `${a.url}*2,${b.url}*2`, "--concurrency", "4", "--out", out], { OLLAMA_HOST: "http://127.0.0.1:9" })
-    await waitFor("the first records", () => existsSync(join(out, "tasks", "react", "G1_instruction")) && readdirSync(join(out, "tasks", "react", "G1_instruction")).length >= 2)
-    await a.close()
     expect(await proc.exited).toBe(0)
+    await dead
     expect(readdirSync(join(out, "tasks", "react", "G1_instruction"))).toHaveLength(12)
     const stats = JSON.parse(readFileSync(join(out, "run.json"), "utf8")).endpointStats as Array<{ endpoint: string; calls: number; errors: number; healthy: boolean }>
     expect(stats.map((s) => s.endpoint)).toEqual([a.url, b.url])
