@@ -58,7 +58,7 @@ describe("evaluatePass", () => {
   })
 
   it("stores a judge's reason redacted when it echoes a key", async () => {
-    const run = writeFakeRun([{ taskId: "1" }])
+    const run = await writeFakeRun([{ taskId: "1" }])
     const entries = loadSource(run).entries
     const leaky = scriptedLayer({ "judge.check_answer_status": [{ answer_status: "Solved", reason: "checked with api_key=sk-live-0123456789abcdef" }], $cycle: true })
     await Effect.runPromise(evaluatePass(entries, { store: run, judge: JUDGE, k: 1 }).pipe(Effect.provide(leaky)))
