@@ -1,29 +1,31 @@
-// `--toolset retrieve[:k]` for the bench: every task retrieves its tools from the pooled corpus of all query files.
+// `--toolset retrieve[:k]` for the bench and its queue workers: every task retrieves its tools from the pooled corpus of all query files.
 import { readFileSync } from "node:fs"
 import { Effect } from "effect"
+import { retrievalTask, retrieveTaskSet } from "../src/agents/retrieval-task.ts"
 import type { Task } from "../src/agents/task.ts"
 import type { LanguageModelShape } from "../src/llm/language-model.ts"
 import type { ToolEnvironment } from "../src/tools/environments/environment.ts"
-import { makeToolLibrary } from "../src/tools/library.ts"
 import { contentHash } from "../src/tools/retrieval/embedding-cache.ts"
 import type { Embedder } from "../src/tools/retrieval/embedder.ts"
-import { makeRetriever, narrowLibrary } from "../src/tools/retrieval/retriever.ts"
-import type { Tool } from "../src/tools/tool.ts"
+import { makeRetriever, type Retriever } from "../src/tools/retrieval/retriever.ts"
 import { toolbenchCorpus } from "./corpus.ts"
 import { type BenchQuery, loadQueries } from "./datasets.ts"
 import { runConfigPath } from "./run-format.ts"
 
-export interface RetrievalTasksOptions {
+export interface RetrievalCorpusOptions {
   /** The data directory: every query file under it makes the corpus. */
   readonly data: string
-  /** The queries the run solves. */
-  readonly queries: ReadonlyArray<BenchQuery>
   readonly env: ToolEnvironment
   readonly k: number
   readonly embedder?: Embedder | undefined
   readonly embeddingCache?: string | undefined
   /** Re-rank with this model (the run's own). */
   readonly reranker?: LanguageModelShape | undefined
+}
+
+export interface RetrievalTasksOptions extends RetrievalCorpusOptions {
+  /** The queries the run solves. */
+  readonly queries: ReadonlyArray<BenchQuery>
   /** Task-level sets recorded by the run being resumed, reused so a resume solves the same tasks. */
   readonly recordedSets?: Readonly<Record<string, ReadonlyArray<string>>> | undefined
   /** Retrievals at once while the task-level sets are computed (re-ranking calls the model). */
@@ -32,9 +34,19 @@ export interface RetrievalTasksOptions {
 
 /** What run.json records of the retrieval: its settings (checked on resume) and each task's set. */
 export interface RetrievalRecord {
-  readonly settings: { readonly k: number; readonly mode: string; readonly embed: string | null; readonly corpusApis: number; readonly corpusHash: string }
+  readonly settings: RetrievalSettings
   /** `<group>/<query id>` -> the task's tools (corpus names), best first. */
   readonly sets: Record<string, Array<string>>
+}
+
+// a type, not an interface: run.json's schema reads it as a plain record
+export type RetrievalSettings = {
+  readonly k: number
+  readonly mode: string
+  readonly embed: string | null
+  readonly corpusApis: number
+  /** Names the corpus: a worker whose --data gives another corpus cannot run the run's tasks. */
+  readonly corpusHash: string
 }
 
 /** The task-level sets a run directory's run.json recorded, if any (a resume reuses them). */
@@ -47,7 +59,36 @@ export const recordedRetrievalSets = (runDir: string): Record<string, Array<stri
   }
 }
 
-const taskKey = (query: Pick<BenchQuery, "group" | "id">) => `${query.group}/${query.id}`
+export const taskKey = (query: Pick<BenchQuery, "group" | "id">) => `${query.group}/${query.id}`
+
+/** The corpus of the data directory and its retriever; built by the bench and, from its own --data, by each queue worker. */
+export interface RetrievalCorpus {
+  readonly retriever: Retriever
+  readonly settings: RetrievalSettings
+  /** A query's set for the whole task, best first. */
+  readonly setOf: (query: BenchQuery) => Effect.Effect<Array<string>>
+  /** A query's task on its set, with per-subtask retrieval for the Smurfs executor. */
+  readonly taskOf: (query: BenchQuery, set: ReadonlyArray<string>) => Task
+}
+
+export const makeRetrievalCorpus = (options: RetrievalCorpusOptions): Effect.Effect<RetrievalCorpus, Effect.Error<ReturnType<typeof loadQueries>> | Effect.Error<ReturnType<typeof makeRetriever>>> =>
+  Effect.gen(function* () {
+    const all = yield* loadQueries({ dir: options.data })
+    const corpus = toolbenchCorpus(all, options.env)
+    const retriever = yield* makeRetriever(corpus.library, { embedder: options.embedder, embeddingCache: options.embeddingCache, reranker: options.reranker })
+    return {
+      retriever,
+      settings: {
+        k: options.k,
+        mode: retriever.mode,
+        embed: options.embedder?.spec ?? null,
+        corpusApis: corpus.library.tools.length,
+        corpusHash: contentHash("corpus", corpus.library.tools.map((t) => t.name)).slice(0, 16)
+      },
+      setOf: (query) => retrieveTaskSet(retriever, query.query, options.k),
+      taskOf: (query, set) => retrievalTask(retriever, { id: query.id, query: query.query, name: taskKey(query) }, set, options.k)
+    }
+  })
 
 /**
  * Build the corpus and retriever, and compute each task's top-k now (so that run.json records the
@@ -56,40 +97,18 @@ const taskKey = (query: Pick<BenchQuery, "group" | "id">) => `${query.group}/${q
  */
 export const makeRetrievalTasks = (options: RetrievalTasksOptions) =>
   Effect.gen(function* () {
-    const all = yield* loadQueries({ dir: options.data })
-    const corpus = toolbenchCorpus(all, options.env)
-    const retriever = yield* makeRetriever(corpus.library, { embedder: options.embedder, embeddingCache: options.embeddingCache, reranker: options.reranker })
-    const byName = new Map(corpus.library.tools.map((t) => [t.name, t]))
+    const corpus = yield* makeRetrievalCorpus(options)
     const sets: Record<string, Array<string>> = {}
     yield* Effect.forEach(
       options.queries,
       (query) =>
         Effect.gen(function* () {
           const recorded = options.recordedSets?.[taskKey(query)]
-          sets[taskKey(query)] = recorded
-            ? [...recorded]
-            : (yield* narrowLibrary(retriever, query.query, options.k, "task")).tools.map((t) => t.name)
+          sets[taskKey(query)] = recorded ? [...recorded] : yield* corpus.setOf(query)
         }),
       { concurrency: options.concurrency ?? 4, discard: true }
     )
-    const record: RetrievalRecord = {
-      settings: {
-        k: options.k,
-        mode: retriever.mode,
-        embed: options.embedder?.spec ?? null,
-        corpusApis: corpus.library.tools.length,
-        corpusHash: contentHash("corpus", corpus.library.tools.map((t) => t.name)).slice(0, 16)
-      },
-      sets
-    }
-    const taskOf = (query: BenchQuery): Task => ({
-      id: query.id,
-      query: query.query,
-      tools: makeToolLibrary(
-        taskKey(query),
-        (sets[taskKey(query)] ?? []).map((name) => byName.get(name)).filter((t): t is Tool => t !== undefined)
-      ),
-      retrieve: (subtask) => narrowLibrary(retriever, subtask, options.k, "subtask")
-    })
+    const record: RetrievalRecord = { settings: corpus.settings, sets }
+    const taskOf = (query: BenchQuery): Task => corpus.taskOf(query, sets[taskKey(query)] ?? [])
     return { taskOf, record }
   })

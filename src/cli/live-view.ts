@@ -45,6 +45,10 @@ const eventLines = (event: RunEvent, options: LiveViewOptions): Array<string> =>
     }
     case "subtask_started":
       return ["", paint(["bold", "cyan"], `Subtask ${Number(d["index"]) + 1}: ${String(d["subtask"])}`)]
+    case "retrieval": {
+      const names = ((d["tools"] as Array<{ name?: unknown }> | undefined) ?? []).map((t) => String(t.name))
+      return [`  ${paint("dim", `tools retrieved for the ${d["scope"] === "task" ? "task" : "subtask"} (${String(d["mode"])}, top ${String(d["k"])}):`)} ${short(names.join(", "))}`]
+    }
     case "thought":
       return [`  ${paint("dim", "thought:")} ${short(d["thought"])}`]
     case "tool_call": {

@@ -40,5 +40,5 @@ export const toolbenchTask = (options: ToolbenchTaskOptions) =>
       storeDir: options.storeDir ?? DEFAULT_STORE_DIR
     })
     const task: Task = taskOf(query, options.toolset ?? "all", (name, docs) => toolbenchLibrary(name, docs as ReadonlyArray<ApiDocInput>, env))
-    return { query, task }
+    return { query, task, env }
   })

@@ -1,14 +1,21 @@
 // `smurfs run "<query>"`: solve one query with the Smurfs agents, showing each step as it happens.
 import { createHash } from "node:crypto"
+import { resolve } from "node:path"
 import type { ParseArgsOptionsConfig } from "node:util"
 import { Cause, Effect, Exit, Layer } from "effect"
+import { retrievalTask, retrieveTaskSet } from "../../agents/retrieval-task.ts"
 import { smurfs } from "../../agents/smurfs.ts"
+import type { Task } from "../../agents/task.ts"
 import { type SmurfsOptions, smurfsDefaults } from "../../agents/smurfs-options.ts"
-import { LanguageModel } from "../../llm/language-model.ts"
+import { LanguageModel, type LanguageModelShape } from "../../llm/language-model.ts"
 import { type ServerFailure, watchServer } from "../../llm/server-watch.ts"
 import { DEFAULT_MODEL_SPEC, MODEL_DEFAULTS, type ModelOptions, THINK_HELP } from "../../llm/spec.ts"
 import { containToolExits } from "../../tools/exit-guard.ts"
 import { loadTools } from "../../tools/load.ts"
+import { defaultEmbeddingCache } from "../../tools/retrieval/embedding-cache.ts"
+import { makeEmbedder } from "../../tools/retrieval/embedder.ts"
+import { makeRetriever } from "../../tools/retrieval/retriever.ts"
+import { parseToolset, type Toolset } from "../../tools/retrieval/toolset.ts"
 import { otlpLayer } from "../../trace/otlp.ts"
 import { redactText, redactValue } from "../../trace/redact.ts"
 import type { Trajectory } from "../../trace/trajectory.ts"
@@ -19,6 +26,7 @@ import { routeStdoutToStderr } from "../stdout-guard.ts"
 import { liveView } from "../live-view.ts"
 import { toolbenchTask } from "../toolbench-task.ts"
 import { DEFAULT_DATA_DIR } from "../../../bench/datasets.ts"
+import { makeRetrievalCorpus, taskKey } from "../../../bench/retrieval-tasks.ts"
 import { makeSpinner } from "../spinner.ts"
 import { observedModelLayer } from "../../llm/observe.ts"
 import { defaultModelSpec, resolveModelLayer } from "../model-option.ts"
@@ -55,6 +63,14 @@ options:
                         (default replay,offline)
       --store-dir <dir> where simulated responses are stored for the next run to replay
                         (default .smurfs-cache/simulated)
+      --toolset <t>     the tools the agents see: all (the whole library, default), relevant (with
+                        --query-id: the task's relevant APIs) or retrieve[:k] (the top k, default 5,
+                        retrieved for the query from the --tools library, or with --query-id from every
+                        API of every query file under --data; the executor retrieves again per subtask)
+      --embed <spec>    with retrieve: hybrid retrieval with this embedding model (ollama:<model>, openai:<model>)
+      --embed-cache <dir>
+                        where document embeddings are cached (default ~/.cache/smurfs/embeddings)
+      --rerank          with retrieve: the model re-ranks the top 20 candidates
   -h, --help            show this help
 
 exit codes: 0 answered (or gave up without --strict), 1 gave up with --strict, 2 bad usage,
@@ -62,7 +78,7 @@ exit codes: 0 answered (or gave up without --strict), 1 gave up with --strict, 2
 timed out twice: the run stops at the server's first failure), 130 interrupted`
 
 const MODEL_UNAVAILABLE = new Set(["ModelUnreachable", "ModelNotFound", "Overloaded", "Timeout", "ModelServerError"])
-const BAD_INPUT = new Set(["InvalidModelSpec", "ToolLoadError", "DuplicateToolName", "DatasetError", "ToolEnvError"])
+const BAD_INPUT = new Set(["InvalidModelSpec", "ToolLoadError", "DuplicateToolName", "DatasetError", "ToolEnvError", "InvalidEmbedSpec"])
 
 /** The tool environments of a ToolBench task in `smurfs run` unless --env says otherwise: recorded responses, else a deterministic error. */
 const RUN_TOOLBENCH_ENVS = ["replay", "offline"] as const
@@ -88,7 +104,11 @@ const OPTIONS = {
   data: { type: "string" },
   "query-id": { type: "string" },
   env: { type: "string", multiple: true },
-  "store-dir": { type: "string" }
+  "store-dir": { type: "string" },
+  toolset: { type: "string" },
+  embed: { type: "string" },
+  "embed-cache": { type: "string" },
+  rerank: { type: "boolean", default: false }
 } as const satisfies ParseArgsOptionsConfig
 
 export const COMMAND = { name: "run", help: HELP, options: OPTIONS, positionals: true } as const
@@ -99,7 +119,16 @@ const parse = ({ values, positionals }: ParsedCommand<typeof OPTIONS>) => {
     throw new UsageError('give the query to solve, e.g. smurfs run "What is 12% of the height of Mount Everest in feet?", or a ToolBench task with --query-id <id>')
   if (values["query-id"] === undefined && (values.data !== undefined || values.env !== undefined)) throw new UsageError("--data and --env choose a ToolBench task's tools: add --query-id <id>")
   const model: ModelOptions = { timeoutMs: intOption("timeout", values.timeout), numCtx: intOption("num-ctx", values["num-ctx"]), think: thinkOption(values.think) }
-  return { values, query, model, maxSteps: smurfsMaxSteps(values) }
+  let toolset: Toolset
+  try {
+    toolset = parseToolset(values.toolset ?? "all")
+  } catch (e) {
+    throw new UsageError((e as Error).message)
+  }
+  if (toolset.kind === "relevant" && values["query-id"] === undefined) throw new UsageError("--toolset relevant takes a ToolBench task's relevant APIs: add --query-id <id>, or use all or retrieve[:k]")
+  if ((values.embed !== undefined || values.rerank || values["embed-cache"] !== undefined) && toolset.kind !== "retrieve")
+    throw new UsageError("--embed, --embed-cache and --rerank choose how tools are retrieved: use them with --toolset retrieve[:k]")
+  return { values, query, model, toolset, maxSteps: smurfsMaxSteps(values) }
 }
 
 /** --smurfs-max-steps, or its deprecated alias --max-steps with a one-line notice. */
@@ -117,6 +146,29 @@ export const serverAdvice = (failure: ServerFailure, spec: string): string =>
       `(its log; \`ollama ps\` for Ollama) and that the model fits in memory, or raise --timeout for a slow model. ` +
       `\`smurfs doctor --model ${spec}\` checks the server.`
     : `${failure.message} \`smurfs doctor --model ${spec}\` checks the server.`
+
+/**
+ * `--toolset retrieve[:k]`: the library to retrieve from is the ToolBench corpus (every API under --data,
+ * as in bench) for a --query-id task, else the --tools library itself; the task gets the top k for its
+ * query and the Smurfs executor retrieves per subtask, exactly as bench's tasks do.
+ */
+const retrievedRunTask = (args: ReturnType<typeof parse>, k: number, toolbench: Effect.Success<ReturnType<typeof toolbenchTask>> | undefined, model: LanguageModelShape) =>
+  Effect.gen(function* () {
+    const { values } = args
+    const embedder = values.embed === undefined ? undefined : yield* makeEmbedder(values.embed, { timeoutMs: args.model.timeoutMs })
+    const embeddingCache = resolve(values["embed-cache"] ?? defaultEmbeddingCache())
+    const reranker = values.rerank ? model : undefined
+    const query = args.query || toolbench?.task.query || ""
+    if (toolbench) {
+      const corpus = yield* makeRetrievalCorpus({ data: values.data ?? DEFAULT_DATA_DIR, env: toolbench.env, k, embedder, embeddingCache, reranker })
+      const set = yield* retrieveTaskSet(corpus.retriever, query, k)
+      return retrievalTask(corpus.retriever, { id: toolbench.task.id, query, name: taskKey(toolbench.query) }, set, k)
+    }
+    const library = yield* loadTools(values.tools)
+    const retriever = yield* makeRetriever(library, { embedder, embeddingCache, reranker })
+    const set = yield* retrieveTaskSet(retriever, query, k)
+    return retrievalTask(retriever, { id: taskIdOf(query), query, name: library.name }, set, k)
+  })
 
 const summary = (t: Trajectory): string =>
   `${plural(t.totals.modelCalls, "model call")}, ${plural(t.totals.promptTokens + t.totals.completionTokens, "token")}, ${plural(t.totals.toolCalls, "tool call")}, ${plural(t.totals.backtracks, "backtrack")}, ${(t.totals.wallMs / 1000).toFixed(1)} s`
@@ -141,11 +193,21 @@ const solve = async (args: ReturnType<typeof parse>): Promise<number> => {
   // The run stops at the server's first failure (a timeout gets one retry): no answer made without the model is shown.
   let watch: ReturnType<typeof watchServer> | undefined
   const program = Effect.gen(function* () {
-    const toolbench = values["query-id"] === undefined ? undefined : yield* toolbenchTask({ data: values.data ?? DEFAULT_DATA_DIR, queryId: values["query-id"], envs: values.env ?? [...RUN_TOOLBENCH_ENVS], storeDir: values["store-dir"] })
-    const tools = toolbench ? toolbench.task.tools : yield* loadTools(values.tools)
-    const task = toolbench ? { ...toolbench.task, query: query || toolbench.task.query } : { id: taskIdOf(query), query, tools }
+    const data = values.data ?? DEFAULT_DATA_DIR
+    const toolset = args.toolset
+    const toolbench =
+      values["query-id"] === undefined
+        ? undefined
+        : yield* toolbenchTask({ data, queryId: values["query-id"], envs: values.env ?? [...RUN_TOOLBENCH_ENVS], storeDir: values["store-dir"], toolset: toolset.kind === "relevant" ? "relevant" : "all" })
     watch = watchServer(yield* LanguageModel, { timeoutRetries: 1 })
-    return yield* smurfs(options)(task).pipe(Effect.provideService(LanguageModel, watch.model))
+    const model = watch.model
+    const task: Task =
+      toolset.kind === "retrieve"
+        ? yield* retrievedRunTask(args, toolset.k, toolbench, model)
+        : toolbench
+          ? { ...toolbench.task, query: query || toolbench.task.query }
+          : { id: taskIdOf(query), query, tools: yield* loadTools(values.tools) }
+    return yield* smurfs(options)(task).pipe(Effect.provideService(LanguageModel, model))
   }).pipe(Effect.scoped, Effect.provide(spinner ? Layer.provide(observedModelLayer(spinner), resolveModelLayer(spec, args.model)) : resolveModelLayer(spec, args.model)), Effect.provide(otlpLayer()))
 
   const interrupt = new AbortController()
