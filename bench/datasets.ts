@@ -106,6 +106,16 @@ export const dataLayout = (dir: string): DataLayout => {
   }
 }
 
+/**
+ * The groups whose query file is in a data directory (a folder may hold only some); all six when it holds
+ * none, so that loading them says what is missing.
+ */
+export const groupsIn = (dir: string): Array<(typeof GROUPS)[number]> => {
+  const { queries } = dataLayout(dir)
+  const present = GROUPS.filter((g) => existsSync(join(queries, `${g}.json`)))
+  return present.length > 0 ? present : [...GROUPS]
+}
+
 /** The query ids of a group's `query_ids/<group>.json` (its keys), or undefined when the file is absent. */
 const loadIds = (dir: string, group: string): Effect.Effect<ReadonlySet<string> | undefined, DatasetError> => {
   const path = join(dataLayout(dir).queryIds, `${group}.json`)

@@ -9,7 +9,7 @@ import { contentHash } from "../src/tools/retrieval/embedding-cache.ts"
 import type { Embedder } from "../src/tools/retrieval/embedder.ts"
 import { makeRetriever, type Retriever } from "../src/tools/retrieval/retriever.ts"
 import { toolbenchCorpus } from "./corpus.ts"
-import { type BenchQuery, loadQueries } from "./datasets.ts"
+import { type BenchQuery, groupsIn, loadQueries } from "./datasets.ts"
 import { runConfigPath } from "./run-format.ts"
 
 export interface RetrievalCorpusOptions {
@@ -23,7 +23,8 @@ export interface RetrievalCorpusOptions {
   readonly reranker?: LanguageModelShape | undefined
 }
 
-export interface RetrievalTasksOptions extends RetrievalCorpusOptions {
+export interface RetrievalTasksOptions {
+  readonly corpus: RetrievalCorpus
   /** The queries the run solves. */
   readonly queries: ReadonlyArray<BenchQuery>
   /** Task-level sets recorded by the run being resumed, reused so a resume solves the same tasks. */
@@ -73,7 +74,8 @@ export interface RetrievalCorpus {
 
 export const makeRetrievalCorpus = (options: RetrievalCorpusOptions): Effect.Effect<RetrievalCorpus, Effect.Error<ReturnType<typeof loadQueries>> | Effect.Error<ReturnType<typeof makeRetriever>>> =>
   Effect.gen(function* () {
-    const all = yield* loadQueries({ dir: options.data })
+    // every query file under the data directory, whichever groups it holds
+    const all = yield* loadQueries({ dir: options.data, groups: groupsIn(options.data) })
     const corpus = toolbenchCorpus(all, options.env)
     const retriever = yield* makeRetriever(corpus.library, { embedder: options.embedder, embeddingCache: options.embeddingCache, reranker: options.reranker })
     return {
@@ -97,7 +99,7 @@ export const makeRetrievalCorpus = (options: RetrievalCorpusOptions): Effect.Eff
  */
 export const makeRetrievalTasks = (options: RetrievalTasksOptions) =>
   Effect.gen(function* () {
-    const corpus = yield* makeRetrievalCorpus(options)
+    const corpus = options.corpus
     const sets: Record<string, Array<string>> = {}
     yield* Effect.forEach(
       options.queries,

@@ -16,7 +16,12 @@ export const QueuedTask = z.object({
     relevant: z.array(z.tuple([z.string(), z.string()]))
   }),
   /** The coordinator's `smurfs bench` options that shape a task (model, environments, toolset, limits). */
-  argv: z.array(z.string())
+  argv: z.array(z.string()),
+  /**
+   * With `--toolset retrieve`: the task's set as the coordinator retrieved and recorded it in run.json, and
+   * the corpus it came from; the worker retrieves per subtask from its own copy of that corpus.
+   */
+  retrieval: z.object({ set: z.array(z.string()), corpusHash: z.string() }).optional()
 })
 export type QueuedTask = z.infer<typeof QueuedTask>
 

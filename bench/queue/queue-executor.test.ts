@@ -26,7 +26,7 @@ const answering = scriptedLayer({ $cycle: true, planner: [{ subtasks: ["answer"]
 const sessionWith = (layer: Layer.Layer<LanguageModel>, runs: { count: number }, planner = false) => async (): Promise<Session> => ({
   runtime: ManagedRuntime.make(layer),
   methods: new Map([["smurfs", (task) => Effect.suspend(() => (runs.count++, smurfs({ planner, verifier: false })(task)))]]),
-  taskOf: (q) => ({ id: q.id, query: q.query, tools: makeToolLibrary("empty", []) }),
+  taskOf: (q) => Effect.succeed({ id: q.id, query: q.query, tools: makeToolLibrary("empty", []) }),
   modelSpec: "ollama:m",
   fullTrace: false
 })

@@ -30,6 +30,8 @@ export interface QueueExecutorSettings {
   readonly onActive?: ((jobId: string) => void) | undefined
   /** A running task's model calls and tokens so far, as its worker reports them (the live counts). */
   readonly onTaskCalls?: ((job: TaskJob, calls: TaskCalls) => void) | undefined
+  /** With `--toolset retrieve`: a task's recorded set and corpus, sent with it so the worker runs the same task. */
+  readonly retrievalOf?: ((job: TaskJob) => QueuedTask["retrieval"]) | undefined
 }
 
 export const QUEUE_DEFAULTS = { attempts: 4, backoffMs: 5000, sweepMs: 2000, connectTimeoutMs: 5000 } as const
@@ -182,7 +184,8 @@ export const makeQueueExecutor = (settings: QueueExecutorSettings): Effect.Effec
         runId: settings.runId,
         method: job.method,
         query: { group: job.query.group, id: job.query.id, query: job.query.query, apiList: [...job.query.apiList], relevant: job.query.relevant.map(([a, b]) => [a, b] as [string, string]) },
-        argv: [...settings.argv]
+        argv: [...settings.argv],
+        ...(settings.retrievalOf ? { retrieval: settings.retrievalOf(job) } : {})
       }
       const id = jobIdOf(settings.runId, job.method, job.query)
       running.set(id, job)

@@ -15,7 +15,8 @@ import { QueuedTask, serverFailure, type TaskCalls } from "./job.ts"
 export interface Session {
   readonly runtime: ManagedRuntime.ManagedRuntime<LanguageModel, unknown>
   readonly methods: ReadonlyMap<string, Method>
-  readonly taskOf: (query: BenchQuery) => Task
+  /** A job's task; with `--toolset retrieve` on the set the job carries (fails when this worker's corpus is another). */
+  readonly taskOf: (query: BenchQuery, retrieval: QueuedTask["retrieval"]) => Effect.Effect<Task, Error>
   readonly modelSpec: string
   readonly fullTrace: boolean
 }
@@ -83,10 +84,12 @@ export const startWorker = (settings: WorkerSettings): { readonly worker: Worker
         }
       })
     )
+    const task = await session.runtime.runPromise(session.taskOf(data.query, data.retrieval)).catch((e: Error) => {
+      clearInterval(timer)
+      throw new UnrecoverableError(`cannot set up the task on this worker: ${e.message}`)
+    })
     const result = await session.runtime
-      .runPromise(
-        executeTask(method, session.taskOf(data.query), { method: data.method, query: data.query }, { modelSpec: session.modelSpec, fullTrace: session.fullTrace }).pipe(counted)
-      )
+      .runPromise(executeTask(method, task, { method: data.method, query: data.query }, { modelSpec: session.modelSpec, fullTrace: session.fullTrace }).pipe(counted))
       .finally(() => clearInterval(timer))
     const label = `${data.method} ${data.query.group}/${data.query.id}`
     if (result.kind === "crashed") {

@@ -1,8 +1,7 @@
 // One ToolBench query as a task for `smurfs run` and `smurfs tools`: its text and its api_list as tools, served by the chosen environments.
-import { existsSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { Effect } from "effect"
-import { type BenchQuery, DatasetError, dataLayout, GROUPS, loadQueries } from "../../bench/datasets.ts"
+import { type BenchQuery, DatasetError, dataLayout, groupsIn, loadQueries } from "../../bench/datasets.ts"
 import { taskOf } from "../../bench/tasks.ts"
 import type { Task } from "../agents/task.ts"
 import { makeEnvironmentChain } from "../tools/environments/chain.ts"
@@ -30,8 +29,7 @@ export const toolbenchTask = (options: ToolbenchTaskOptions) =>
   Effect.gen(function* () {
     const layout = dataLayout(options.data)
     // a data folder may hold only some of the groups
-    const groups = GROUPS.filter((g) => existsSync(join(layout.queries, `${g}.json`)))
-    const queries = yield* loadQueries({ dir: options.data, groups: groups.length > 0 ? groups : GROUPS, ids: [options.queryId] })
+    const queries = yield* loadQueries({ dir: options.data, groups: groupsIn(options.data), ids: [options.queryId] })
     const query: BenchQuery | undefined = queries[0]
     if (query === undefined) return yield* new DatasetError({ path: resolve(options.data), problem: `no query has the id ${options.queryId}`, hint: "Check --query-id against the query_id fields of the query files." })
     const env = yield* makeEnvironmentChain(options.envs, {

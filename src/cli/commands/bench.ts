@@ -11,7 +11,10 @@ import { writeJsonAtomic } from "../../trace/atomic-write.ts"
 import { RUN_FORMAT_VERSION, type RunConfig, runConfigPath } from "../../../bench/run-format.ts"
 import { type EndpointStats, PoolStats, poolStatsLayer } from "../../llm/pool.ts"
 import { type MethodEntry, ModelServerDown, RUNNER_DEFAULTS, runBench } from "../../../bench/runner.ts"
-import { makeRetrievalTasks, recordedRetrievalSets } from "../../../bench/retrieval-tasks.ts"
+import { makeRetrievalCorpus, makeRetrievalTasks, recordedRetrievalSets, type RetrievalRecord, taskKey } from "../../../bench/retrieval-tasks.ts"
+import type { QueuedTask } from "../../../bench/queue/job.ts"
+import type { Task } from "../../agents/task.ts"
+import type { ToolEnvironment } from "../../tools/environments/environment.ts"
 import { taskOf } from "../../../bench/tasks.ts"
 import { baselinePrompts } from "../../agents/baseline-prompts.ts"
 import { DFSDT_DEFAULTS, dfsdt } from "../../agents/dfsdt.ts"
@@ -262,13 +265,46 @@ const benchEnvironment = (args: BenchArgs) =>
     return args.callCache === undefined ? chain : (yield* makeToolCache({ dir: args.callCache, cacheErrors: true })).wrapEnvironment(chain)
   })
 
+/** A query's Task on its whole api_list or its relevant APIs, served by the run's tool environment. */
+const listedTask = (toolset: "all" | "relevant", env: ToolEnvironment) => (query: BenchQuery) =>
+  taskOf(query, toolset, (name, docs) => toolbenchLibrary(name, docs as ReadonlyArray<ApiDocInput>, env))
+
+/** The corpus and retriever of `--toolset retrieve[:k]`, with the run's model as re-ranker when asked. */
+const retrievalCorpus = (args: BenchArgs, k: number) =>
+  Effect.gen(function* () {
+    const model = yield* LanguageModel
+    return yield* makeRetrievalCorpus({
+      data: args.data,
+      env: yield* benchEnvironment(args),
+      k,
+      embedder: args.embed === undefined ? undefined : yield* makeEmbedder(args.embed, { timeoutMs: args.timeoutMs }),
+      embeddingCache: args.embedCache,
+      reranker: args.rerank ? model : undefined
+    })
+  })
+
+/**
+ * How a queue worker builds a job's task from the run's options. With `--toolset retrieve` it builds
+ * the corpus from its own --data once, takes the task's set from the job (as the coordinator retrieved
+ * and recorded it) and retrieves per subtask exactly as the bench does in process.
+ */
 export const taskBuilder = (args: BenchArgs) =>
   Effect.gen(function* () {
     const toolset = args.toolset
-    // retrieved sets are computed and recorded by the bench process (run.json); queue workers do not rebuild them yet
-    if (toolset.kind === "retrieve") return yield* Effect.die(new BadInput("--toolset retrieve runs in process; it is not available with --queue workers yet"))
-    const env = yield* benchEnvironment(args)
-    return (query: BenchQuery) => taskOf(query, toolset.kind, (name, docs) => toolbenchLibrary(name, docs as ReadonlyArray<ApiDocInput>, env))
+    if (toolset.kind === "retrieve") {
+      const corpus = yield* retrievalCorpus(args, toolset.k)
+      return (query: BenchQuery, retrieval: QueuedTask["retrieval"]): Effect.Effect<Task, Error> =>
+        Effect.gen(function* () {
+          if (retrieval !== undefined && retrieval.corpusHash !== corpus.settings.corpusHash)
+            return yield* Effect.fail(new BadInput(
+              `the ToolBench corpus under this worker's data (${args.data}, ${corpus.settings.corpusApis} APIs) is not the run's, so its tasks would retrieve other tools. ` +
+                "Give the worker the same data as the coordinator (smurfs worker --data <dir>)."
+            ))
+          return corpus.taskOf(query, retrieval?.set ?? (yield* corpus.setOf(query)))
+        })
+    }
+    const listed = listedTask(toolset.kind, yield* benchEnvironment(args))
+    return (query: BenchQuery): Effect.Effect<Task, Error> => Effect.succeed(listed(query))
   })
 
 /** The model layer of a run: the served model (one server or a pool), behind the call cache when asked. */
@@ -282,7 +318,8 @@ export const benchModelLayer = (args: BenchArgs, observer?: ModelCallObserver) =
 }
 
 /** The options workers rebuild a task from: the command's own, without those that only steer this process. */
-const workerArgv = (argv: ReadonlyArray<string>): Array<string> => withoutOptions(argv, ["queue", "resume", "force"])
+// (the embedding cache is a folder of this machine: each worker keeps its own)
+const workerArgv = (argv: ReadonlyArray<string>): Array<string> => withoutOptions(argv, ["queue", "resume", "force", "embed-cache"])
 
 /** The run's id on the queue: stable across --resume of the same run directory. */
 const runIdFor = (out: string, config: RunConfig): string => {
@@ -295,8 +332,10 @@ const runIdFor = (out: string, config: RunConfig): string => {
   return runIdOf(out, config.createdAt)
 }
 
-const queueExecutorFor = (args: BenchArgs, config: RunConfig, argv: ReadonlyArray<string>, progress: Progress) =>
+const queueExecutorFor = (args: BenchArgs, config: RunConfig, argv: ReadonlyArray<string>, progress: Progress, retrieval: RetrievalRecord | undefined) =>
   makeQueueExecutor({
+    // a retrieved task goes with its recorded set; the worker retrieves per subtask from its copy of the corpus
+    retrievalOf: retrieval ? (job) => ({ set: retrieval.sets[taskKey(job.query)] ?? [], corpusHash: retrieval.settings.corpusHash }) : undefined,
     ...QUEUE_DEFAULTS,
     queueUrl: args.queue!,
     runId: runIdFor(args.out, config),
@@ -325,21 +364,16 @@ const program = (args: BenchArgs, argvForWorkers: ReadonlyArray<string>, progres
     }
     const model = yield* LanguageModel
     const toolset = args.toolset
-    const taskOfQuery = toolset.kind === "retrieve" ? undefined : yield* taskBuilder(args)
     const retrieval =
       toolset.kind === "retrieve"
         ? yield* makeRetrievalTasks({
-            data: args.data,
+            corpus: yield* retrievalCorpus(args, toolset.k),
             queries,
-            env: yield* benchEnvironment(args),
-            k: toolset.k,
-            embedder: args.embed === undefined ? undefined : yield* makeEmbedder(args.embed, { timeoutMs: args.timeoutMs }),
-            embeddingCache: args.embedCache,
-            reranker: args.rerank ? model : undefined,
             recordedSets: args.resume ? recordedRetrievalSets(args.out) : undefined,
             concurrency: args.concurrency
           })
         : undefined
+    const taskOfQuery = retrieval ? retrieval.taskOf : listedTask(toolset.kind === "relevant" ? "relevant" : "all", yield* benchEnvironment(args))
     const config: RunConfig = {
       formatVersion: RUN_FORMAT_VERSION,
       packageVersion: version,
@@ -375,13 +409,13 @@ const program = (args: BenchArgs, argvForWorkers: ReadonlyArray<string>, progres
         ...(retrieval ? { retrieval: retrieval.record.settings } : {})
       }
     }
-    const executor = args.queue === undefined ? undefined : yield* queueExecutorFor(args, config, argvForWorkers, progress)
+    const executor = args.queue === undefined ? undefined : yield* queueExecutorFor(args, config, argvForWorkers, progress, retrieval?.record)
     const summary = yield* runBench({
       runDir: args.out,
       config,
       queries,
       methods: methodEntries(args),
-      taskOf: (query) => (retrieval ? retrieval.taskOf(query) : taskOfQuery!(query)),
+      taskOf: taskOfQuery,
       concurrency: args.concurrency,
       resume: args.resume,
       force: args.force,

@@ -3,7 +3,7 @@ import { resolve } from "node:path"
 import type { ParseArgsOptionsConfig } from "node:util"
 import { Cause, Effect, Exit } from "effect"
 import { toolbenchCorpus } from "../../../bench/corpus.ts"
-import { loadQueries } from "../../../bench/datasets.ts"
+import { groupsIn, loadQueries } from "../../../bench/datasets.ts"
 import { LanguageModel } from "../../llm/language-model.ts"
 import { makeOfflineEnvironment } from "../../tools/environments/offline.ts"
 import { loadTools } from "../../tools/load.ts"
@@ -78,7 +78,7 @@ const search = async ({ values, query, top }: ReturnType<typeof parse>): Promise
   const program = Effect.gen(function* () {
     const library =
       values.data !== undefined
-        ? toolbenchCorpus(yield* loadQueries({ dir: resolve(values.data) }), makeOfflineEnvironment("error")).library
+        ? toolbenchCorpus(yield* loadQueries({ dir: resolve(values.data), groups: groupsIn(values.data) }), makeOfflineEnvironment("error")).library
         : yield* loadTools(values.tools ?? ["demo"])
     const embedder = values.embed === undefined ? undefined : yield* makeEmbedder(values.embed)
     const reranker = values.rerank ? yield* Effect.provide(Effect.service(LanguageModel), resolveModelLayer(values.model ?? defaultModelSpec())) : undefined

@@ -27,7 +27,10 @@ options:
   --endpoints <u[,u]>       this machine's servers of the model, each url or url*N
   --model-concurrency <n>   requests in flight per model server
   --timeout <ms>            per-request model timeout
-  --data <dir>              where this machine keeps the data (recorded responses), if not where the coordinator does
+  --data <dir>              where this machine keeps the data (recorded responses; with --toolset retrieve, the
+                            corpus: the same query files as the coordinator's), if not where the coordinator does
+  --embed-cache <dir>       where this machine caches document embeddings (--toolset retrieve --embed; default
+                            ~/.cache/smurfs/embeddings here)
   --responses <file>        recorded responses to replay, instead of the run's
   --cache-dir <dir>         a StableToolBench tool_response_cache folder to replay, instead of the run's
   --stb <dir>               this machine's StableToolBench checkout (its prompt texts), instead of the run's
@@ -38,7 +41,7 @@ options:
 exit codes: 0 stopped cleanly, 2 bad usage, 3 bad input (queue URL), 4 queue unavailable, 130 interrupted`
 
 /** Worker options that replace the run's own when the job's settings are read here. */
-const OVERRIDES = ["model", "endpoints", "model-concurrency", "timeout", "data", "responses", "cache-dir", "stb"] as const
+const OVERRIDES = ["model", "endpoints", "model-concurrency", "timeout", "data", "responses", "cache-dir", "stb", "embed-cache"] as const
 
 /** The options of `smurfs worker`, in node:util parseArgs' shape. */
 const OPTIONS = {
@@ -52,7 +55,8 @@ const OPTIONS = {
   data: { type: "string" },
   responses: { type: "string" },
   "cache-dir": { type: "string" },
-  stb: { type: "string" }
+  stb: { type: "string" },
+  "embed-cache": { type: "string" }
 } as const satisfies ParseArgsOptionsConfig
 
 export const COMMAND = { name: "worker", help: HELP, options: OPTIONS } as const
