@@ -226,7 +226,8 @@ export const choiceList = <const C extends string>(name: string, values: Readonl
     const suggestion = closest(unknown[0]!, choices)
     throw new UsageError(`--${name}: unknown ${unknown.map((u) => `"${u}"`).join(", ")}; use ${choices.join(", ")}${suggestion ? ` (did you mean ${suggestion}?)` : ""}`)
   }
-  return values as Array<C>
+  // a choice named twice is one: `--method react,react` would run (or queue) the same task twice under one record
+  return [...new Set(values)] as Array<C>
 }
 
 /** `--think on|off|low|medium|high` as ModelOptions.think; undefined when not given. */

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterEach, describe, expect, it, vi } from "vitest"
 import { main } from "../../src/cli/main.ts"
-import { ConfigError, parseCommand } from "../../src/cli/options.ts"
+import { choiceList, ConfigError, parseCommand } from "../../src/cli/options.ts"
 import { captureConsole } from "../capture-console.ts"
 import { bin, demoQuery, demoScript, repo, smurfs } from "./spawn.ts"
 
@@ -66,6 +66,8 @@ describe("one way to do each thing", () => {
     expect(parsed.values.method).toEqual(["a", "b", "c"])
     // a tool source is a command line that may hold commas: never split
     expect(parsed.values.tools).toEqual(["mcp:server --x a,b"])
+    // a method named twice runs once
+    expect(choiceList("method", ["react", "smurfs", "react"], ["smurfs", "react", "dfsdt"])).toEqual(["react", "smurfs"])
   })
 
   it("an --out that is a file is bad input (exit 3)", async () => {
