@@ -2,7 +2,7 @@
 import { Effect } from "effect"
 import { z } from "zod"
 import { emit } from "../trace/events.ts"
-import type { Tool } from "../tools/tool.ts"
+import { parseToolArgs, type Tool } from "../tools/tool.ts"
 import { type AgentContext, ask } from "./ask.ts"
 import { argsSchema, checkArgs, checkToolName, choiceSchema, declaredArgs } from "./guardrails.ts"
 import { toolDoc, toolList } from "./tool-docs.ts"
@@ -67,6 +67,6 @@ export const writeArgs = Effect.fn("Executor.writeArgs")(function* (ctx: AgentCo
   if (dropped.length > 0)
     yield* emit("guardrail", { guardrail: "extra_params", role: "executor.args", error: `dropped undeclared parameter(s) ${dropped.join(", ")} of the tool "${tool.name}"`, attempt: 1, recovered: true })
   // Parse to apply the schema's coercions and defaults; on a rule violation that guardrails let through, keep the raw values.
-  const parsed = tool.parameters.safeParse(args)
+  const parsed = parseToolArgs(tool, args)
   return parsed.success ? (parsed.data as Record<string, unknown>) : args
 })

@@ -1,7 +1,7 @@
 // Guardrails (MARCO) on tool choice and arguments: checks whose errors are reflected back to the model.
 import { z } from "zod"
 import { jsonSchemaOf } from "../llm/structured.ts"
-import type { Tool } from "../tools/tool.ts"
+import { parseToolArgs, type Tool } from "../tools/tool.ts"
 import type { GuardrailOptions } from "./smurfs-options.ts"
 
 /** A problem to reflect: the guardrail's name (for counters) and the exact error the model reads. */
@@ -86,7 +86,7 @@ export const ungrounded = (args: Record<string, unknown>, context: string): Arra
  */
 export const checkArgs = (tool: Tool, raw: Record<string, unknown>, options: GuardrailOptions, groundingContext: string): Problem | undefined => {
   const { args } = options.extraParams ? declaredArgs(tool, raw) : { args: raw }
-  const result = tool.parameters.safeParse(args)
+  const result = parseToolArgs(tool, args)
   if (!result.success) {
     const missing = result.error.issues.filter((i) => i.path.length === 1 && !(String(i.path[0]) in args))
     if (missing.length > 0 && options.missingParams)

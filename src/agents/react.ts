@@ -11,6 +11,7 @@ import { type ContextCut, cutValues, warnCuts } from "./ask.ts"
 import { guardToolCall, OBSERVATION_MAX_CHARS, truncateObservation } from "../tools/call.ts"
 import { pythonJsonDumps } from "../tools/environments/canonical.ts"
 import { resolveTool, toolSpecs } from "../tools/library.ts"
+import { parseToolArgs } from "../tools/tool.ts"
 import { emit } from "../trace/events.ts"
 import { capText, SIZE_CAPS } from "../trace/size-caps.ts"
 import { recording, type Trajectory, totalsOf } from "../trace/trajectory.ts"
@@ -295,7 +296,7 @@ export const act = (chain: Chain, decision: Decision & { action: Action }, messa
     }
     const tool = resolveTool(chain.task.tools, action.name)
     if (!tool) return yield* misstep("unknown_tool", `No such function name: ${action.name}. Use one of: ${chain.specs.map((s) => s.name).join(", ")}`)
-    const args = tool.parameters.safeParse(action.args)
+    const args = parseToolArgs(tool, action.args)
     if (!args.success) return yield* misstep("bad_args", `${action.name}: invalid arguments: ${z.prettifyError(args.error)}`)
     const started = Date.now()
     // Tools promise never to fail, but a hand-written one may still die or hang: that is a failed call too.

@@ -1,5 +1,6 @@
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
+import { gzipSync } from "node:zlib"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { boundedFetch, ReplyTooLarge } from "./bounded-fetch.ts"
@@ -11,9 +12,14 @@ let server: Server
 let url = ""
 
 beforeAll(async () => {
-  // /declared: a Content-Length above the cap; /streamed: chunks with no length; /small: an ordinary JSON reply
+  // /declared: a Content-Length above the cap; /streamed: chunks with no length; /gzip: a small compressed
+  // body (its Content-Length) that decodes past the cap; /small: an ordinary JSON reply, with its length
+  const bomb = gzipSync(" ".repeat(3 * MiB))
   server = createServer((req, res) => {
-    if (req.url === "/declared") {
+    if (req.url === "/gzip") {
+      res.writeHead(200, { "content-type": "application/json", "content-encoding": "gzip", "content-length": String(bomb.length) })
+      res.end(bomb)
+    } else if (req.url === "/declared") {
       res.writeHead(200, { "content-type": "application/json", "content-length": String(3 * MiB) })
       res.end("x".repeat(3 * MiB))
     } else if (req.url?.endsWith("/streamed") || req.url?.endsWith("/chat/completions")) {
@@ -28,8 +34,9 @@ beforeAll(async () => {
       res.on("close", () => void (sent = 40))
       more()
     } else {
-      res.writeHead(200, { "content-type": "application/json" })
-      res.end(JSON.stringify({ ok: true }))
+      const body = JSON.stringify({ ok: true })
+      res.writeHead(200, { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) })
+      res.end(body)
     }
   })
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r))
@@ -42,6 +49,10 @@ describe("boundedFetch", () => {
     await expect(boundedFetch(MiB)(`${url}/declared`)).rejects.toBeInstanceOf(ReplyTooLarge)
     await expect(boundedFetch(MiB)(`${url}/streamed`)).rejects.toThrow("larger than 1 MiB")
     expect(await (await boundedFetch(MiB)(`${url}/small`)).json()).toEqual({ ok: true })
+  })
+
+  it("counts the decoded bytes of a compressed reply, whose Content-Length is only the compressed size", async () => {
+    await expect(boundedFetch(MiB)(`${url}/gzip`)).rejects.toThrow("larger than 1 MiB")
   })
 
   it("a 40 MB reply to the OpenAI-compatible provider fails the call with a message that says so, never as unreachable", async () => {

@@ -20,11 +20,17 @@ export const boundedFetch =
   (limitBytes: number = SIZE_CAPS.replyBytes, base: typeof fetch = fetch): typeof fetch =>
   async (input, init) => {
     const response = await base(input, init)
-    const declared = Number(response.headers.get("content-length"))
+    const length = response.headers.get("content-length")
+    const declared = length === null ? Number.NaN : Number(length)
     if (Number.isFinite(declared) && declared > limitBytes) {
       await response.body?.cancel().catch(() => undefined)
       throw new ReplyTooLarge(limitBytes)
     }
+    // A declared length within the cap already bounds the body (the connection delivers no byte more), so
+    // the reply passes as it is, unread, unless it is compressed: then the length counts the compressed
+    // bytes and the decoded body may be far larger.
+    const encoding = response.headers.get("content-encoding")
+    if (Number.isFinite(declared) && (encoding === null || encoding.trim().toLowerCase() === "identity")) return response
     if (!response.body) return response
     const reader = response.body.getReader()
     const chunks: Array<Uint8Array> = []

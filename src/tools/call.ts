@@ -1,6 +1,6 @@
 // The safe tool call shared by all tools: timeout, caught failures, serialized and size-capped content.
 import { Cause, Effect } from "effect"
-import { redactText } from "../trace/redact.ts"
+import { redactText, secretValues } from "../trace/redact.ts"
 import { trackToolCall } from "./exit-guard.ts"
 import type { ToolResult } from "./tool.ts"
 
@@ -62,8 +62,9 @@ export const capContent = (result: ToolResult, maxChars: number = SAFE_CALL_DEFA
 
 /** A result with every secret in its content and error redacted. */
 const redactResult = (result: ToolResult): ToolResult => {
-  const content = redactText(result.content)
-  const error = result.error === undefined ? undefined : redactText(result.error)
+  const secrets = secretValues() // read the environment once for both texts
+  const content = redactText(result.content, secrets)
+  const error = result.error === undefined ? undefined : redactText(result.error, secrets)
   return content === result.content && error === result.error ? result : { ...result, content, ...(error === undefined ? {} : { error }) }
 }
 

@@ -41,6 +41,13 @@ export interface ToolLibrary {
  */
 export const STB_PARAMETERS = "stableToolBenchParameters"
 
+/**
+ * Validate (and coerce) a call's arguments with the tool's schema. Without zod's JIT: a ToolBench
+ * library is built for each task, so each schema parses only a few calls, and compiling a fast path
+ * for each (zod does so on an object schema's first parse) costs more than it saves. Same result.
+ */
+export const parseToolArgs = (tool: Tool, args: unknown) => tool.parameters.safeParse(args, { jitless: true })
+
 /** The arguments schema StableToolBench would show for `tool`: its own unless the meta holds another. */
 export const stableToolBenchParameters = (tool: Tool): z.ZodObject<z.ZodRawShape> => {
   const shown = tool.meta?.[STB_PARAMETERS] as z.ZodObject<z.ZodRawShape> | undefined

@@ -46,6 +46,17 @@ const syncDirectory = async (fs: AtomicWriteFs, dir: string): Promise<void> => {
   }
 }
 
+/** Open the temp file, making its directory only when it is missing: a run's writes go to a few directories, so most need no mkdir. */
+const openTemp = async (fs: AtomicWriteFs, dir: string, tmp: string): Promise<AtomicWriteFile> => {
+  try {
+    return await fs.open(tmp, "w")
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e
+    await makeDirectory(dir) // fails with the real cause (EROFS, EACCES, ENOSPC...) when it cannot be made
+    return await fs.open(tmp, "w")
+  }
+}
+
 /**
  * The whole write as one promise, so that an interrupted fiber never cuts it short: a temp file in the
  * same directory, every byte written and checked, fsync, rename, fsync of the directory. A write that
@@ -53,9 +64,8 @@ const syncDirectory = async (fs: AtomicWriteFs, dir: string): Promise<void> => {
  */
 const writeAtomically = async (file: string, bytes: Uint8Array, fs: AtomicWriteFs): Promise<void> => {
   const dir = dirname(file)
-  await makeDirectory(dir)
   const tmp = join(dir, `${basename(file)}${TMP_MARK}${process.pid}-${Math.random().toString(36).slice(2, 10)}`)
-  let handle: AtomicWriteFile | undefined = await fs.open(tmp, "w")
+  let handle: AtomicWriteFile | undefined = await openTemp(fs, dir, tmp)
   try {
     await writeAll(handle, bytes)
     await handle.sync()

@@ -25,6 +25,12 @@ const PATTERNS: ReadonlyArray<[RegExp, (match: string, ...groups: string[]) => s
   [/\b(api[_-]?key|access[_-]?token|secret)(["']?\s*[:=]\s*["']?)[^\s"',;}&]{8,}/gi, (_m, name: string, sep: string) => `${name}${sep}${REDACTED}`]
 ]
 
+/**
+ * Every PATTERNS entry needs one of these words; a text without any skips the four replacements
+ * (most texts a run writes hold none, and a record holds many texts).
+ */
+const PATTERN_WORDS = /authorization|api[_-]?key|bearer|sk-|access[_-]?token|secret/i
+
 /** The secret values of an environment (longest first, so that a key containing another is replaced whole). */
 export const secretValues = (env: Readonly<Record<string, string | undefined>> = process.env): Array<string> =>
   [...new Set(Object.entries(env).flatMap(([name, value]) => (value !== undefined && value.length >= MIN_SECRET_CHARS && SECRET_ENV.test(name) ? [value] : [])))].sort(
@@ -35,6 +41,7 @@ export const secretValues = (env: Readonly<Record<string, string | undefined>> =
 export const redactText = (text: string, secrets: ReadonlyArray<string> = secretValues()): string => {
   let out = text
   for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED)
+  if (!PATTERN_WORDS.test(out)) return out
   for (const [pattern, replace] of PATTERNS) out = out.replace(pattern, replace as (substring: string, ...args: unknown[]) => string)
   return out
 }
