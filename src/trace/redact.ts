@@ -32,10 +32,17 @@ const PATTERNS: ReadonlyArray<[RegExp, (match: string, ...groups: string[]) => s
 const PATTERN_WORDS = /authorization|api[_-]?key|bearer|sk-|access[_-]?token|secret/i
 
 /** The secret values of an environment (longest first, so that a key containing another is replaced whole). */
-export const secretValues = (env: Readonly<Record<string, string | undefined>> = process.env): Array<string> =>
-  [...new Set(Object.entries(env).flatMap(([name, value]) => (value !== undefined && value.length >= MIN_SECRET_CHARS && SECRET_ENV.test(name) ? [value] : [])))].sort(
-    (a, b) => b.length - a.length
-  )
+export const secretValues = (env: Readonly<Record<string, string | undefined>> = process.env): Array<string> => {
+  // Names first, then only the secret ones' values: each read of process.env is a call into the runtime,
+  // and this runs for every tool result and task record.
+  const values = new Set<string>()
+  for (const name of Object.keys(env)) {
+    if (!SECRET_ENV.test(name)) continue
+    const value = env[name]
+    if (value !== undefined && value.length >= MIN_SECRET_CHARS) values.add(value)
+  }
+  return [...values].sort((a, b) => b.length - a.length)
+}
 
 /** Text with every secret replaced by [REDACTED]: the environment's secret values and the known secret shapes. */
 export const redactText = (text: string, secrets: ReadonlyArray<string> = secretValues()): string => {

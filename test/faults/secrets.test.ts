@@ -29,6 +29,12 @@ describe("redaction", () => {
     expect(redactText("got bearer eyJhbGciOiJIUzI1NiJ9.e30.x1 back", [])).toBe(`got bearer ${REDACTED} back`)
     expect(redactText("use sk-proj-abcdefghijklmnop now", [])).toBe(`use ${REDACTED} now`)
     expect(redactText("url?api_key=abcdef0123456789&x=1", [])).toBe(`url?api_key=${REDACTED}&x=1`)
+    // every shape, in any letter case, gets past the quick word test that lets ordinary texts skip the patterns
+    expect(redactText("X-API-KEY: abcdef0123456789", [])).toBe(`X-API-KEY: ${REDACTED}`)
+    expect(redactText("Proxy-Authorization: Basic dXNlcjpwYXNz", [])).toBe(`Proxy-Authorization: ${REDACTED}`)
+    expect(redactText("ACCESS_TOKEN=abcdef0123456789", [])).toBe(`ACCESS_TOKEN=${REDACTED}`)
+    expect(redactText('{"Secret": "abcdef0123456789"}', [])).toBe(`{"Secret": "${REDACTED}"}`)
+    expect(redactText("apikey: abcdef0123456789", [])).toBe(`apikey: ${REDACTED}`)
     expect(redactText("x tok-abcdef123456 y", secrets)).toBe(`x ${REDACTED} y`)
   })
 

@@ -124,4 +124,16 @@ describe("ToolBench adapter", () => {
     const result = await Effect.runPromise(apiDocToTool(doc, missEnv).call({ is_id: 1 }))
     expect(result).toMatchObject({ ok: false, error: "no environment answered the call to number_tools.get_digits" })
   })
+
+  it("shares one parameters schema between APIs that declare the same parameters, and only between those", () => {
+    const twin = { ...doc, api_name: "other api", api_description: "Another API with the same parameters." }
+    const a = apiDocToTool(doc, missEnv)
+    const b = apiDocToTool(twin, missEnv)
+    expect(b.parameters).toBe(a.parameters)
+    expect(toolSpecs({ name: "x", tools: [b] })[0]!.parameters).toBe(toolSpecs({ name: "x", tools: [a] })[0]!.parameters)
+    const described = apiDocToTool({ ...doc, required_parameters: [{ ...doc.required_parameters[0]!, description: "something else" }] }, missEnv)
+    expect(described.parameters).not.toBe(a.parameters)
+    const [spec] = toolSpecs({ name: "x", tools: [described] })
+    expect(spec!.parameters).toMatchObject({ properties: { is_id: { description: "something else" } } })
+  })
 })

@@ -1,5 +1,6 @@
 // The ToolBench adapter: StableToolBench API docs become Tools whose calls an environment serves.
 import { Effect } from "effect"
+import { LRUCache } from "lru-cache"
 import { z } from "zod"
 import { guardToolCall, OBSERVATION_MAX_CHARS, truncateObservation } from "../call.ts"
 import type { ToolEnvironment } from "../environments/environment.ts"
@@ -58,8 +59,24 @@ const parameterSchema = (p: ApiParameter): z.ZodType => {
   return z.preprocess(toText, z.string()).meta({ type: "string", description, ...example })
 }
 
+/**
+ * Parameter schemas by the parameter lists they come from. A bench builds each task's library anew, and
+ * many APIs declare the same parameters: sharing the (immutable) schema saves building it and, through
+ * jsonSchemaOf's cache, converting it to JSON Schema again. Bounded, so a long run's memory stays flat.
+ */
+const parameterSchemas = new LRUCache<string, z.ZodObject<z.ZodRawShape>>({ max: 4096 })
+
 /** The arguments schema of an API: required parameters, then optional ones; unknown keys are kept. */
 export const apiParameters = (doc: ApiDoc, quirks = true): z.ZodObject<z.ZodRawShape> => {
+  const key = JSON.stringify([quirks, doc.required_parameters, doc.optional_parameters])
+  const known = parameterSchemas.get(key)
+  if (known) return known
+  const schema = buildApiParameters(doc, quirks)
+  parameterSchemas.set(key, schema)
+  return schema
+}
+
+const buildApiParameters = (doc: ApiDoc, quirks: boolean): z.ZodObject<z.ZodRawShape> => {
   const shape: Record<string, z.ZodType> = {}
   const required = new Set<string>()
   for (const p of doc.required_parameters) {
