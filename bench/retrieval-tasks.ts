@@ -1,7 +1,7 @@
 // `--toolset retrieve[:k]` for the bench and its queue workers: every task retrieves its tools from the pooled corpus of all query files.
 import { readFileSync } from "node:fs"
 import { Effect } from "effect"
-import { retrievalTask, retrieveTaskSet } from "../src/agents/retrieval-task.ts"
+import { retrievalTask, retrieveTaskSet, type SetEntry } from "../src/agents/retrieval-task.ts"
 import type { Task } from "../src/agents/task.ts"
 import type { LanguageModelShape } from "../src/llm/language-model.ts"
 import type { ToolEnvironment } from "../src/tools/environments/environment.ts"
@@ -66,10 +66,10 @@ export const taskKey = (query: Pick<BenchQuery, "group" | "id">) => `${query.gro
 export interface RetrievalCorpus {
   readonly retriever: Retriever
   readonly settings: RetrievalSettings
-  /** A query's set for the whole task, best first. */
-  readonly setOf: (query: BenchQuery) => Effect.Effect<Array<string>>
-  /** A query's task on its set, with per-subtask retrieval for the Smurfs executor. */
-  readonly taskOf: (query: BenchQuery, set: ReadonlyArray<string>) => Task
+  /** A query's set for the whole task, best first, with scores. */
+  readonly setOf: (query: BenchQuery) => Effect.Effect<Array<SetEntry>>
+  /** A query's task on its set (names, or entries with scores), with per-subtask retrieval for the Smurfs executor. */
+  readonly taskOf: (query: BenchQuery, set: ReadonlyArray<SetEntry | string>) => Task
 }
 
 export const makeRetrievalCorpus = (options: RetrievalCorpusOptions): Effect.Effect<RetrievalCorpus, Effect.Error<ReturnType<typeof loadQueries>> | Effect.Error<ReturnType<typeof makeRetriever>>> =>
@@ -100,17 +100,21 @@ export const makeRetrievalCorpus = (options: RetrievalCorpusOptions): Effect.Eff
 export const makeRetrievalTasks = (options: RetrievalTasksOptions) =>
   Effect.gen(function* () {
     const corpus = options.corpus
+    // run.json keeps the names; the trajectories get the scores of the sets ranked now
+    const ranked = new Map<string, ReadonlyArray<SetEntry | string>>()
     const sets: Record<string, Array<string>> = {}
     yield* Effect.forEach(
       options.queries,
       (query) =>
         Effect.gen(function* () {
           const recorded = options.recordedSets?.[taskKey(query)]
-          sets[taskKey(query)] = recorded ? [...recorded] : yield* corpus.setOf(query)
+          const set = recorded ? [...recorded] : yield* corpus.setOf(query)
+          ranked.set(taskKey(query), set)
+          sets[taskKey(query)] = set.map((e) => (typeof e === "string" ? e : e.name))
         }),
       { concurrency: options.concurrency ?? 4, discard: true }
     )
     const record: RetrievalRecord = { settings: corpus.settings, sets }
-    const taskOf = (query: BenchQuery): Task => corpus.taskOf(query, sets[taskKey(query)] ?? [])
+    const taskOf = (query: BenchQuery): Task => corpus.taskOf(query, ranked.get(taskKey(query)) ?? [])
     return { taskOf, record }
   })

@@ -51,14 +51,18 @@ describe("smurfs bench --toolset retrieve", () => {
 
     const smurfs = JSON.parse(readFileSync(join(out, "tasks", "smurfs", "G1_instruction", "1073.json"), "utf8"))
     const retrievals = smurfs.events.filter((e: { type: string }) => kindOf(e) === "retrieval").map((e: { data: unknown }) => e.data)
-    expect(retrievals).toHaveLength(2)
+    expect(retrievals).toHaveLength(3)
     expect(retrievals.map((r: { scope: string; query: string }) => [r.scope, r.query])).toEqual([
+      ["task", react.query],
       ["subtask", script.planner[0]!.subtasks[0]],
       ["subtask", script.planner[0]!.subtasks[1]]
     ])
+    // the task's own set, as run.json records it, with the scores it was ranked by
+    expect(retrievals[0].tools.map((t: { name: string }) => t.name)).toEqual(set)
+    expect(retrievals[0].tools.every((t: { score?: number }) => typeof t.score === "number")).toBe(true)
     for (const r of retrievals) expect(r.tools.length).toBeLessThanOrEqual(3)
-    expect(retrievals[0].tools[0].name).toBe("popularsitesforquery_for_keyword_analysis")
-    expect(retrievals[1].tools.map((t: { name: string }) => t.name)).toContain("querykeywords_for_keyword_analysis")
+    expect(retrievals[1].tools[0].name).toBe("popularsitesforquery_for_keyword_analysis")
+    expect(retrievals[2].tools.map((t: { name: string }) => t.name)).toContain("querykeywords_for_keyword_analysis")
     const call = smurfs.events.find((e: { type: string }) => kindOf(e) === "tool_call")
     expect(call.data.tool).toBe("popularsitesforquery_for_keyword_analysis")
   }, 60_000)

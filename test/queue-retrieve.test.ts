@@ -75,9 +75,11 @@ describe.skipIf(unavailable !== undefined)(`--toolset retrieve on queue workers$
     for (const id of ids) {
       expect(record(queued, "react", id).availableTools).toEqual(localSets.sets[`G1_instruction/${id}`])
       expect(record(queued, "react", id).availableTools).toHaveLength(3)
-      const perSubtask = retrievals(local, id)
-      expect(perSubtask.length).toBeGreaterThan(0)
-      expect(retrievals(queued, id)).toEqual(perSubtask)
+      const all = retrievals(local, id)
+      // the task's set first, then one per subtask
+      expect(all[0]).toEqual(["task", expect.any(String), localSets.sets[`G1_instruction/${id}`]])
+      expect(all.filter(([scope]) => scope === "subtask").length).toBeGreaterThan(0)
+      expect(retrievals(queued, id)).toEqual(all)
     }
   })
 

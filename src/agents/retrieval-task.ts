@@ -1,31 +1,36 @@
 // A task whose tools a recommender picks (`--toolset retrieve[:k]`): one set for the query, then one per subtask.
 import { Effect } from "effect"
 import { makeToolLibrary } from "../tools/library.ts"
-import { narrowLibrary, type Retriever } from "../tools/retrieval/retriever.ts"
+import type { Ranked } from "../tools/retrieval/lexical.ts"
+import { narrowLibrary, rankTools, type Retriever } from "../tools/retrieval/retriever.ts"
 import type { Tool } from "../tools/tool.ts"
 import type { Task } from "./task.ts"
 
-/** The names of the top-k tools for the whole query, best first (recorded as a `task` retrieval event). */
-export const retrieveTaskSet = (retriever: Retriever, query: string, k: number): Effect.Effect<Array<string>> =>
-  Effect.map(narrowLibrary(retriever, query, k, "task"), (library) => library.tools.map((t) => t.name))
+/** A tool of a task's set: its name, and its score when it was ranked now (a recorded set has names only). */
+export type SetEntry = { readonly name: string; readonly score?: number | undefined }
 
-/** The names of a set that the retriever's library does not hold (a set recorded against another corpus). */
-export const unknownNames = (retriever: Retriever, set: ReadonlyArray<string>): Array<string> => {
-  const names = new Set(retriever.library.tools.map((t) => t.name))
-  return set.filter((name) => !names.has(name))
-}
+/** The top-k tools for the whole query, best first. */
+export const retrieveTaskSet = (retriever: Retriever, query: string, k: number): Effect.Effect<Array<Ranked>> => rankTools(retriever, query, k)
 
 /**
- * The task on a retrieved set: `tools` is the query's set (what ReAct and DFSDT see), `retrieve` the
- * per-subtask retrieval from the whole library that the Smurfs executor asks for each subtask. One
- * function for `smurfs run`, `smurfs bench` and the queue workers, so that all three retrieve alike.
+ * The task on a retrieved set: `tools` is the query's set (what ReAct and DFSDT see, recorded in the
+ * trajectory as a `task` retrieval), `retrieve` the per-subtask retrieval from the whole library that
+ * the Smurfs executor asks for each subtask. One function for `smurfs run`, `smurfs bench` and the
+ * queue workers, so that all three retrieve alike.
  */
-export const retrievalTask = (retriever: Retriever, task: { readonly id: string; readonly query: string; readonly name: string }, set: ReadonlyArray<string>, k: number): Task => {
+export const retrievalTask = (
+  retriever: Retriever,
+  task: { readonly id: string; readonly query: string; readonly name: string },
+  set: ReadonlyArray<SetEntry | string>,
+  k: number
+): Task => {
   const byName = new Map(retriever.library.tools.map((t) => [t.name, t]))
+  const entries = set.map((e): SetEntry => (typeof e === "string" ? { name: e } : e))
   return {
     id: task.id,
     query: task.query,
-    tools: makeToolLibrary(task.name, set.map((name) => byName.get(name)).filter((t): t is Tool => t !== undefined)),
-    retrieve: (subtask) => narrowLibrary(retriever, subtask, k, "subtask")
+    tools: makeToolLibrary(task.name, entries.map((e) => byName.get(e.name)).filter((t): t is Tool => t !== undefined)),
+    retrieve: (subtask) => narrowLibrary(retriever, subtask, k, "subtask"),
+    retrieved: { query: task.query, k, mode: retriever.mode, tools: entries }
   }
 }

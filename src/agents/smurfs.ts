@@ -5,6 +5,7 @@ import { LanguageModel } from "../llm/language-model.ts"
 import { calibrating } from "../memory/calibrated-model.ts"
 import { ContextBudget } from "../memory/context-budget.ts"
 import { GlobalMemory } from "../memory/global-memory.ts"
+import { retrievalEventData } from "../tools/retrieval/retriever.ts"
 import { emit } from "../trace/events.ts"
 import { recording, totalsOf, type Trajectory } from "../trace/trajectory.ts"
 import { answerFinal } from "./answerer.ts"
@@ -73,6 +74,8 @@ export const smurfs =
       }
       const run = Effect.gen(function* () {
         yield* emit("task_started", { query: task.query, method: "smurfs", model: model.info.spec, tools: task.tools.tools.map((t) => t.name) })
+        const retrieved = task.retrieved
+        if (retrieved) yield* emit("retrieval", retrievalEventData("task", retrieved.query, retrieved.k, retrieved.mode, retrieved.tools))
         const outcome = yield* Effect.result(solveTask(ctx))
         const failure = Result.isFailure(outcome) ? outcome.failure : undefined
         // Out of model calls is not an empty give-up: the subtasks answered so far are the answer.

@@ -14,6 +14,16 @@ export interface Task {
    * whole library. The Smurfs executor asks it per subtask; `tools` holds the set for the task's query.
    */
   readonly retrieve?: ((query: string) => Effect.Effect<ToolLibrary>) | undefined
+  /** How `tools` was retrieved for the query, so that the trajectory records the task's set (a `retrieval` event of scope "task"). */
+  readonly retrieved?: TaskRetrieval | undefined
+}
+
+export interface TaskRetrieval {
+  readonly query: string
+  readonly k: number
+  readonly mode: string
+  /** Best first; a set read back from a run directory has no scores. */
+  readonly tools: ReadonlyArray<{ readonly name: string; readonly score?: number | undefined }>
 }
 
 /**

@@ -44,11 +44,15 @@ describe("smurfs run --toolset retrieve", () => {
     expect((started!["tools"] as Array<string>)[0]).toBe("add")
     const retrievals = eventsOf(r.stdout, "retrieval")
     expect(retrievals.map((e) => [e["scope"], e["query"], e["k"], e["mode"]])).toEqual([
+      ["task", "Add the numbers 2 and 3", 2, "lexical"],
       ["subtask", "Add the numbers 2 and 3", 2, "lexical"],
       ["subtask", "Echo the text hello back", 2, "lexical"]
     ])
-    expect(names(retrievals[0]!)[0]).toBe("add")
-    expect(names(retrievals[1]!)[0]).toBe("echo")
+    // the task's set with its scores, as the task saw it
+    expect(names(retrievals[0]!)).toEqual((started!["tools"] as Array<string>).filter((t) => t !== "ask_user"))
+    expect((retrievals[0]!["tools"] as Array<{ score: number }>)[0]!.score).toBeGreaterThan(0)
+    expect(names(retrievals[1]!)[0]).toBe("add")
+    expect(names(retrievals[2]!)[0]).toBe("echo")
     // the second subtask called a tool the query's own set did not hold: it was retrieved for that subtask
     expect(started!["tools"]).not.toContain("echo")
     const calls = eventsOf(r.stdout, "tool_call")
@@ -59,7 +63,8 @@ describe("smurfs run --toolset retrieve", () => {
 
     const live = await smurfs(["run", "Add 2 and 3", "--tools", fakeMcp, "--toolset", "retrieve:2", "--model", `scripted:${model}`])
     expect(live.code, live.stderr).toBe(0)
-    expect(live.stderr).toMatch(/tools retrieved for the subtask \(lexical, top 2\): add, /)
+    expect(live.stderr).toMatch(/tools retrieved for the task \(lexical, top 2\): add/)
+    expect(live.stderr).toMatch(/tools retrieved for the subtask \(lexical, top 2\): echo$/m)
   })
 
   it("a ToolBench task (--query-id) retrieves from every API under --data, as smurfs bench does", async () => {
@@ -80,9 +85,10 @@ describe("smurfs run --toolset retrieve", () => {
     expect(set).toHaveLength(3)
     expect(set).toEqual(expect.arrayContaining(["popularsitesforquery_for_keyword_analysis", "querykeywords_for_keyword_analysis"]))
     const retrievals = eventsOf(r.stdout, "retrieval")
-    expect(retrievals.map((e) => e["scope"])).toEqual(["subtask", "subtask"])
-    expect(names(retrievals[0]!)[0]).toBe("popularsitesforquery_for_keyword_analysis")
-    expect(names(retrievals[1]!)).toContain("querykeywords_for_keyword_analysis")
+    expect(retrievals.map((e) => e["scope"])).toEqual(["task", "subtask", "subtask"])
+    expect(names(retrievals[0]!)).toEqual(set)
+    expect(names(retrievals[1]!)[0]).toBe("popularsitesforquery_for_keyword_analysis")
+    expect(names(retrievals[2]!)).toContain("querykeywords_for_keyword_analysis")
   })
 
   it("refuses retrieval options without retrieve, relevant without a task, and says what a bad embedding spec should be", async () => {

@@ -70,6 +70,26 @@ export const makeRetriever = Effect.fn("Retriever.make")(function* (library: Too
   return { library, mode, search, lexical: lexical.search } satisfies Retriever
 })
 
+/**
+ * The top-k ranking for a query. It never fails: when the embedding model or the re-ranker fails, the
+ * lexical ranking alone is used and the failure is recorded as an `error` event.
+ */
+export const rankTools = (retriever: Retriever, query: string, k: number): Effect.Effect<Array<Ranked>> =>
+  retriever.search(query, k).pipe(
+    Effect.catch((e) =>
+      Effect.as(emit("error", { role: "retrieval", tag: e._tag, error: `${e.message} (the lexical ranking was used instead)` }), retriever.lexical(query, k))
+    )
+  )
+
+/** A `retrieval` event's data: which retrieval, for what, how, and the tools best first (scores when known). */
+export const retrievalEventData = (scope: RetrievalScope, query: string, k: number, mode: string, tools: ReadonlyArray<{ readonly name: string; readonly score?: number | undefined }>) => ({
+  scope,
+  query,
+  k,
+  mode,
+  tools: tools.map((t) => (t.score === undefined ? { name: t.name } : { name: t.name, score: Number(t.score.toFixed(4)) }))
+})
+
 /** Which retrieval a `retrieval` event reports: the whole task, or one subtask of a plan. */
 export type RetrievalScope = "task" | "subtask"
 
@@ -80,15 +100,8 @@ export type RetrievalScope = "task" | "subtask"
  */
 export const narrowLibrary = (retriever: Retriever, query: string, k: number, scope: RetrievalScope): Effect.Effect<ToolLibrary> =>
   Effect.gen(function* () {
-    const ranked = yield* retriever.search(query, k).pipe(
-      Effect.catch((e) =>
-        Effect.as(
-          emit("error", { role: "retrieval", tag: e._tag, error: `${e.message} (the lexical ranking was used instead)` }),
-          retriever.lexical(query, k)
-        )
-      )
-    )
-    yield* emit("retrieval", { scope, query, k, mode: retriever.mode, tools: ranked.map((r) => ({ name: r.name, score: Number(r.score.toFixed(4)) })) })
+    const ranked = yield* rankTools(retriever, query, k)
+    yield* emit("retrieval", retrievalEventData(scope, query, k, retriever.mode, ranked))
     const byName = new Map(retriever.library.tools.map((t) => [t.name, t]))
     return makeToolLibrary(retriever.library.name, ranked.map((r) => byName.get(r.name)).filter((t): t is Tool => t !== undefined))
   })
