@@ -10,7 +10,9 @@ import type { Embedder } from "./embedder.ts"
 import { cachedDocumentVectors } from "./embedding-cache.ts"
 import { denseRanking, reciprocalRankFusion } from "./fusion.ts"
 import { type LexicalOptions, makeLexicalIndex, type Ranked } from "./lexical.ts"
+import { retrievalEventData, type RetrievalScope } from "./retrieval-event.ts"
 import { rerank } from "./rerank.ts"
+
 
 export interface RetrieverOptions {
   readonly lexical?: LexicalOptions | undefined
@@ -81,17 +83,6 @@ export const rankTools = (retriever: Retriever, query: string, k: number): Effec
     )
   )
 
-/** A `retrieval` event's data: which retrieval, for what, how, and the tools best first (scores when known). */
-export const retrievalEventData = (scope: RetrievalScope, query: string, k: number, mode: string, tools: ReadonlyArray<{ readonly name: string; readonly score?: number | undefined }>) => ({
-  scope,
-  query,
-  k,
-  mode,
-  tools: tools.map((t) => (t.score === undefined ? { name: t.name } : { name: t.name, score: Number(t.score.toFixed(4)) }))
-})
-
-/** Which retrieval a `retrieval` event reports: the whole task, or one subtask of a plan. */
-export type RetrievalScope = "task" | "subtask"
 
 /**
  * The library narrowed to the top-k tools for a query, for a pipeline: the set is recorded as a
