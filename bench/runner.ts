@@ -1,16 +1,16 @@
 // The benchmark runner: methods x queries with bounded concurrency into a resumable run directory.
 import { existsSync } from "node:fs"
-import { Data, Effect, Result } from "effect"
+import { Data, Effect, Result, Semaphore } from "effect"
 import { finishSpec } from "../src/agents/finish.ts"
 import type { Method, Task } from "../src/agents/task.ts"
 import { LanguageModel, type ToolSpec } from "../src/llm/language-model.ts"
 import { toolSpecs } from "../src/tools/library.ts"
-import { writeJsonAtomic } from "../src/trace/atomic-write.ts"
+import { type AtomicWriteFs, writeJsonAtomic } from "../src/trace/atomic-write.ts"
 import { type ConvertedFile, toConverted } from "../src/trace/converters/stabletoolbench.ts"
 import type { RunDirError } from "../src/trace/fs-problem.ts"
 import { redactText } from "../src/trace/redact.ts"
 import { type BenchQuery, DatasetError, firstDuplicateId, longestFirst } from "./datasets.ts"
-import { executeTask, type TaskExecutor } from "./execute-task.ts"
+import { executeTask, type TaskExecutor, type TaskResult } from "./execute-task.ts"
 import { type Progress, silentProgress } from "./progress.ts"
 import { openRunDir, readRecord, readRecords } from "./run-dir.ts"
 import { acquireRunLock } from "./run-lock.ts"
@@ -48,6 +48,8 @@ export interface RunnerOptions {
   readonly executor?: TaskExecutor | undefined
   /** The Finish function as the baselines showed it (its texts follow --stb), for the converted files. */
   readonly finish?: ToolSpec | undefined
+  /** The file system the task records are written through (default: the real one); tests pass a slow or full disk. */
+  readonly recordFs?: AtomicWriteFs | undefined
 }
 
 export const RUNNER_DEFAULTS = { stopAfterUnreachable: 3, fullTrace: false } as const
@@ -176,33 +178,53 @@ export const runBench = (options: RunnerOptions): Effect.Effect<RunSummary, RunD
         executeTask(entryByName.get(job.method)!.method, taskFor(job.query), job, { modelSpec: options.modelSpec, fullTrace }).pipe(Effect.provideService(LanguageModel, base))
     }
     const executor = options.executor ?? inProcess
+    // In process, `concurrency` tasks run at once (queue jobs all wait at once for their workers). A task
+    // that has run gives its slot to the next one while its record is written (fsync and all), so the
+    // disk's latency is not taken out of the model's time.
+    const slots = options.executor ? undefined : yield* Semaphore.make(Math.max(1, options.concurrency))
     const runJob = ({ entry, query, path }: (typeof jobs)[number]): Effect.Effect<Outcome, RunDirError | ModelServerDown> =>
       Effect.gen(function* () {
-        const started = Date.now()
         const job = { method: entry.name, query }
-        const result = yield* executor.execute(job)
+        let started = Date.now()
         const report = (finishType: "give_answer" | "give_up" | "error" | "failed", modelCalls = 0, tokens = 0) =>
           progress.taskDone({ method: entry.name, group: query.group, taskId: query.id, finishType, modelCalls, tokens, wallMs: Date.now() - started })
-        if (result.kind === "crashed") {
-          // A method must not fail; if one crashes anyway the task stays undone (a resume retries it).
-          progress.log(redactText(`${entry.name} ${query.group}/${query.id} crashed and was not recorded: ${result.error}`))
-          report("failed")
-          return "not_recorded"
-        }
-        const { record } = result
-        const failed = record.finishType === "error"
-        if (failed) lastServerError = record.error
-        consecutiveFailures = failed ? consecutiveFailures + 1 : 0
-        yield* writeJsonAtomic(path, record)
-        if (executor.settled) yield* executor.settled(job)
-        report(record.finishType, record.totals.modelCalls, record.totals.promptTokens + record.totals.completionTokens)
-        if (failed && consecutiveFailures >= stopAfter)
-          return yield* new ModelServerDown({ consecutive: consecutiveFailures, runDir: options.runDir, lastError: redactText(record.error ?? "the model server failed"), model: options.modelSpec })
-        return failed ? "error" : record.finishType === "give_answer" ? "answered" : "recorded"
+        /** Record what the task gave: its record written before the job ends; a run of server failures stops the run. */
+        const settle = (result: TaskResult): Effect.Effect<Outcome, RunDirError | ModelServerDown> =>
+          Effect.gen(function* () {
+            if (result.kind === "crashed") {
+              // A method must not fail; if one crashes anyway the task stays undone (a resume retries it).
+              progress.log(redactText(`${entry.name} ${query.group}/${query.id} crashed and was not recorded: ${result.error}`))
+              report("failed")
+              return "not_recorded"
+            }
+            const { record } = result
+            const failed = record.finishType === "error"
+            if (failed) lastServerError = record.error
+            consecutiveFailures = failed ? consecutiveFailures + 1 : 0
+            yield* writeJsonAtomic(path, record, options.recordFs)
+            if (executor.settled) yield* executor.settled(job)
+            report(record.finishType, record.totals.modelCalls, record.totals.promptTokens + record.totals.completionTokens)
+            if (failed && consecutiveFailures >= stopAfter)
+              return yield* new ModelServerDown({ consecutive: consecutiveFailures, runDir: options.runDir, lastError: redactText(record.error ?? "the model server failed"), model: options.modelSpec })
+            return failed ? "error" : record.finishType === "give_answer" ? "answered" : "recorded"
+          })
+        if (!slots) return yield* settle(yield* executor.execute(job))
+        const ran = yield* slots.withPermits(1)(
+          Effect.gen(function* () {
+            started = Date.now()
+            const result = yield* executor.execute(job)
+            // A task the server failed keeps its slot until it is recorded: the run may stop on it, and no
+            // other task may start meanwhile.
+            if (result.kind === "record" && result.record.finishType === "error") return { settled: true, outcome: yield* settle(result) } as const
+            return { settled: false, result } as const
+          })
+        )
+        return ran.settled ? ran.outcome : yield* settle(ran.result)
       })
 
     // A run stopped by a dead server still leaves converted files of everything done so far.
-    const ran = yield* Effect.result(Effect.forEach(pending, runJob, { concurrency: options.executor ? Math.max(1, pending.length) : Math.max(1, options.concurrency) }).pipe(Effect.ensuring(Effect.sync(() => progress.stop()))))
+    // twice the slots: while some tasks' records are being written, as many more tasks can be running
+    const ran = yield* Effect.result(Effect.forEach(pending, runJob, { concurrency: options.executor ? Math.max(1, pending.length) : 2 * Math.max(1, options.concurrency) }).pipe(Effect.ensuring(Effect.sync(() => progress.stop()))))
 
     const queryById = new Map(options.queries.map((q) => [`${q.group}/${q.id}`, q]))
     const groups = [...new Set(options.queries.map((q) => q.group))]

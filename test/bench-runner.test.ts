@@ -1,6 +1,6 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { basename, join } from "node:path"
 import { Effect, Exit, Layer } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import { z } from "zod"
@@ -14,6 +14,7 @@ import { LanguageModel } from "../src/llm/language-model.ts"
 import { makeScriptedModel, scriptedLayer } from "../src/llm/scripted.ts"
 import { readConverted } from "../src/trace/converters/stabletoolbench.ts"
 import type { Tool } from "../src/tools/tool.ts"
+import { type AtomicWriteFs, nodeAtomicWriteFs } from "../src/trace/atomic-write.ts"
 import { isKind } from "../src/trace/events.ts"
 
 const dirs: Array<string> = []
@@ -182,5 +183,63 @@ describe("bench runner", () => {
     expect(Exit.isSuccess(resumed) && resumed.value).toMatchObject({ skipped: 2, recorded: 4, errors: 0, notRecorded: 0 })
     for (const id of ["3", "4", "5", "6"]) expect(finish(id).finishType).toBe("give_answer")
     expect(Object.keys(JSON.parse(readFileSync(join(runDir, "converted", "react", `${GROUP}.json`), "utf8")) as object).sort()).toEqual(["1", "2", "3", "4", "5", "6"])
+  })
+})
+
+describe("bench runner and a slow or full disk", () => {
+  /** A disk whose every write waits until `until` resolves; `log` gets the name of each file committed. */
+  const slowDisk = (until: Promise<void>, log: Array<string>): AtomicWriteFs => ({
+    ...nodeAtomicWriteFs,
+    open: async (path, flags) => {
+      const file = await nodeAtomicWriteFs.open(path, flags)
+      return {
+        sync: () => file.sync(),
+        close: () => file.close(),
+        write: async (buffer, offset, length) => {
+          await until
+          return file.write(buffer, offset, length)
+        }
+      }
+    },
+    rename: async (from, to) => {
+      await nodeAtomicWriteFs.rename(from, to)
+      log.push(`written ${basename(to)}`)
+    }
+  })
+
+  it("a task whose record is still being written gives its place to the next task (concurrency 1)", async () => {
+    const log: Array<string> = []
+    let open!: () => void
+    const disk = new Promise<void>((resolve) => (open = resolve))
+    // the second task's start opens the disk: had the first task kept its place until its record was written, the second could never start
+    const method: Method = (task) =>
+      Effect.sync(() => {
+        log.push(`start ${task.id}`)
+        if (log.filter((l) => l.startsWith("start")).length === 2) open()
+        return { taskId: task.id, query: task.query, method: "count", model: "m", finalAnswer: "a", finishType: "give_answer" as const, events: [], totals: { modelCalls: 0, promptTokens: 0, completionTokens: 0, toolCalls: 0, backtracks: 0, wallMs: 0, guardrails: {} } }
+      })
+    const runDir = tempRun()
+    const exit = await run(options(runDir, [{ name: "count", method }], { queries: queries.slice(0, 2), concurrency: 1, recordFs: slowDisk(disk, log) }))
+    expect(Exit.isSuccess(exit)).toBe(true)
+    const [first, second] = log.filter((l) => l.startsWith("start")).map((l) => l.slice(6))
+    expect(log.indexOf(`start ${second}`)).toBeLessThan(log.indexOf(`written ${first}.json`))
+    expect(readdirSync(join(runDir, "tasks", "count", GROUP)).sort()).toEqual(["1.json", "2.json"])
+  })
+
+  it("a record the disk refuses (ENOSPC) stops the run with the disk-full message, and leaves no record or temp file", async () => {
+    const full: AtomicWriteFs = {
+      ...nodeAtomicWriteFs,
+      open: async (path, flags) => {
+        const file = await nodeAtomicWriteFs.open(path, flags)
+        return { sync: () => file.sync(), close: () => file.close(), write: async () => Promise.reject(Object.assign(new Error("ENOSPC: no space left on device"), { code: "ENOSPC" })) }
+      }
+    }
+    const runDir = tempRun()
+    const exit = await run(options(runDir, [{ name: "count", method: counting(new Map()) }], { concurrency: 2, recordFs: full }))
+    expect(Exit.isFailure(exit)).toBe(true)
+    expect(JSON.stringify(exit)).toContain("RunDirError")
+    expect(JSON.stringify(exit)).toContain("the disk is full (ENOSPC)")
+    const dir = join(runDir, "tasks", "count", GROUP)
+    expect(existsSync(dir) ? readdirSync(dir) : []).toEqual([])
   })
 })

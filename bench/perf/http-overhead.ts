@@ -22,10 +22,13 @@ export interface HttpOverheadOptions {
 }
 
 export interface HttpOverhead {
+  /** Steady rates: over the middle 80% of each client's requests (see `steadyRate`). */
   readonly bareRequestsPerSecond: number
   readonly benchRequestsPerSecond: number
   readonly benchRequests: number
   readonly ratio: number
+  /** From each client's first request to its last, warm-up and wind-down included. */
+  readonly wholeRun: { readonly bareRequestsPerSecond: number; readonly benchRequestsPerSecond: number; readonly ratio: number }
 }
 
 /** ReAct's two calls: the task's first tool, then Finish; every reply `latencyMs` late. */
@@ -37,8 +40,15 @@ const replyFor = (latencyMs: number) => (body: { messages?: Array<{ role: string
     : { toolCalls: [{ name: first, arguments: {} }], delayMs: latencyMs }
 }
 
-/** Requests per second between the first and the last of `times` (the steady part of a run). */
+/** Requests per second between the first and the last of `times`. */
 const rate = (times: ReadonlyArray<number>): number => (times.length < 2 ? 0 : (times.length - 1) / ((times.at(-1)! - times[0]!) / 1000))
+
+/**
+ * The rate over the middle 80% of the requests, for both clients alike: the first tenth is warm-up (a
+ * cold JIT; the bench's first 16 tasks all start at once) and the last is wind-down (the bench's last
+ * tasks finish with fewer than 16 in flight), neither of which is the overhead per request.
+ */
+const steadyRate = (times: ReadonlyArray<number>): number => rate(times.slice(Math.floor(times.length * 0.1), Math.ceil(times.length * 0.9)))
 
 /**
  * One loopback server, two clients in turn: `inFlight` bare loops posting /api/chat (no framework),
@@ -58,7 +68,7 @@ export const measureHttpOverhead = async (options: HttpOverheadOptions): Promise
       while (performance.now() < until) await (await fetch(`${server.url}/api/chat`, { method: "POST", body, headers: { "content-type": "application/json" } })).json()
     }
     await Promise.all(Array.from({ length: options.inFlight }, loop))
-    const bare = rate(arrivals.splice(0))
+    const bareArrivals = arrivals.splice(0)
 
     const out = join(scratch, "run")
     const args = [CLI, "bench", "--data", options.data, "--limit", String(options.perGroup), "--method", "react", "--env", "replay,offline", "--tool-calling", "native",
@@ -68,9 +78,9 @@ export const measureHttpOverhead = async (options: HttpOverheadOptions): Promise
       child.on("exit", resolve)
     })
     if (code !== 0) throw new Error(`smurfs bench exited with ${code}`)
-    const benchRequests = arrivals.length
-    const benchRate = rate(arrivals)
-    return { bareRequestsPerSecond: bare, benchRequestsPerSecond: benchRate, benchRequests, ratio: benchRate / bare }
+    const [bare, bench] = [steadyRate(bareArrivals), steadyRate(arrivals)]
+    const whole = { bareRequestsPerSecond: rate(bareArrivals), benchRequestsPerSecond: rate(arrivals) }
+    return { bareRequestsPerSecond: bare, benchRequestsPerSecond: bench, benchRequests: arrivals.length, ratio: bench / bare, wholeRun: { ...whole, ratio: whole.benchRequestsPerSecond / whole.bareRequestsPerSecond } }
   } finally {
     await server.close()
     rmSync(scratch, { recursive: true, force: true })

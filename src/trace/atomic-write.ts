@@ -82,12 +82,18 @@ const writeAtomically = async (file: string, bytes: Uint8Array, fs: AtomicWriteF
   await syncDirectory(fs, dir)
 }
 
-/** Render, then write atomically; a value that cannot be rendered (a cycle) fails the same typed way. */
+/**
+ * Render, then write atomically; a value that cannot be rendered (a cycle) fails the same typed way.
+ * Uninterruptible: a run stopped (Ctrl-C, another task's failure) waits the few milliseconds until its
+ * writes have committed or cleaned up, so none is left half-done behind it.
+ */
 const writeRendered = Effect.fn("writeAtomic")(function* (file: string, render: () => string, fs: AtomicWriteFs) {
-  yield* Effect.tryPromise({
-    try: () => writeAtomically(file, Buffer.from(render(), "utf8"), fs),
-    catch: (e) => new RunDirError({ path: file, ...writeProblem(e) })
-  })
+  yield* Effect.uninterruptible(
+    Effect.tryPromise({
+      try: () => writeAtomically(file, Buffer.from(render(), "utf8"), fs),
+      catch: (e) => new RunDirError({ path: file, ...writeProblem(e) })
+    })
+  )
 })
 
 /**
