@@ -12,17 +12,22 @@ import { isKind } from "../src/trace/events.ts"
 import { EventListener, type Trajectory } from "../src/trace/trajectory.ts"
 import { startFakeOllama } from "./fake-servers/ollama.ts"
 import { startFakeOpenAI } from "./fake-servers/openai.ts"
+import { answerFor } from "./agent-answers.ts"
 
-/** Each agent's answer, by the JSON Schema it asked for. */
-const answerFor = (schema: any): Record<string, unknown> => {
-  const keys = Object.keys(schema?.properties ?? {})
-  if (keys.includes("subtasks")) return { subtasks: ["Compute 6 * 7 with the calculator"] }
-  if (keys.includes("thought")) return { thought: "The calculator can multiply." }
-  if (keys.includes("tool")) return { tool: "calculator" }
-  if (keys.includes("expression")) return { expression: "6 * 7" }
-  if (keys.includes("status")) return { status: "solved", reason: "the product was computed" }
-  return { answer: "6 * 7 = 42" }
-}
+/** The baselines' calls in the context tests: the calculator, then Finish. */
+const calculator = { name: "calculator", arguments: { expression: "6 * 7" } }
+const finish = { name: "Finish", arguments: { return_type: "give_answer", final_answer: "6 * 7 = 42" } }
+/** Characters of a request's messages and schema. */
+const promptChars = (body: any) => body.messages.reduce((n: number, m: any) => n + String(m.content ?? "").length, 0) + JSON.stringify(body.format ?? "").length
+/** What the server tokenizes: every message with its tool calls, the schema and the tools. */
+const sentChars = (body: any) => promptChars(body) + JSON.stringify(body.tools ?? "").length + body.messages.reduce((n: number, m: any) => n + JSON.stringify(m.tool_calls ?? "").length, 0)
+/** ReAct and DFSDT in both tool-calling modes. */
+const BASELINE_CASES = [
+  { name: "react native", method: react({ toolCalling: "native" }) },
+  { name: "react json", method: react({ toolCalling: "json" }) },
+  { name: "dfsdt native", method: dfsdt({ toolCalling: "native" }) },
+  { name: "dfsdt json", method: dfsdt({ toolCalling: "json" }) }
+]
 
 /** Thinking that looks like an answer of another shape: it must never be parsed. */
 const THOUGHT = 'Let me think. Maybe {"tool": "no_such_tool"} or {"subtasks": []}? No: follow the format.'
@@ -121,8 +126,6 @@ describe("local repair before a paid retry", () => {
 
 describe("Ollama's tool-call parse errors (HTTP 500)", () => {
   const PARSE_ERROR = `error parsing tool call: raw='{"name": "calculator", "arguments": {expression: 6*7}}', err=invalid character 'e' looking for beginning of object key string`
-  const finish = { name: "Finish", arguments: { return_type: "give_answer", final_answer: "6 * 7 = 42" } }
-  const calculator = { name: "calculator", arguments: { expression: "6 * 7" } }
   const reactTask = { id: "six-times-seven", query: "What is 6 times 7?", tools: demoLibrary() }
   const layer = (url: string) => modelLayer("ollama:qwen2.5:7b", { host: url, supportsTools: true })
   const parseErrors = (t: Trajectory) => guardrailEvents(t).filter((e) => e.data["guardrail"] === "tool_call_parse")
@@ -168,7 +171,6 @@ describe("every prompt fits the context", () => {
   const hugeQuery = `What is 6 times 7? ${filler.repeat(Math.ceil(100_000 / filler.length))}`
   const NUM_CTX = 8192
   /** What the server tokenizes: every message, and the schema. */
-  const promptChars = (body: any) => body.messages.reduce((n: number, m: any) => n + String(m.content ?? "").length, 0) + JSON.stringify(body.format ?? "").length
 
   it("a 100 KB query is cut, with one visible warning, so that every prompt (planner and final answer included) fits num_ctx", async () => {
     const server = await startFakeOllama((body: any) => JSON.stringify(answerFor(body.format)))
@@ -194,17 +196,7 @@ describe("every prompt fits the context", () => {
 
   it("ReAct and DFSDT (native and JSON mode) cut a 100 KB query with one warning, and fit a growing conversation of runaway thoughts", async () => {
     const thought = `Let me multiply. ${filler.repeat(Math.ceil(8_000 / filler.length))}`
-    const calculator = { name: "calculator", arguments: { expression: "6 * 7" } }
-    const finish = { name: "Finish", arguments: { return_type: "give_answer", final_answer: "6 * 7 = 42" } }
-    /** What the server tokenizes: every message with its tool calls, the schema and the tools. */
-    const sentChars = (body: any) => promptChars(body) + JSON.stringify(body.tools ?? "").length + body.messages.reduce((n: number, m: any) => n + JSON.stringify(m.tool_calls ?? "").length, 0)
-    const cases = [
-      { name: "react native", method: react({ toolCalling: "native" }) },
-      { name: "react json", method: react({ toolCalling: "json" }) },
-      { name: "dfsdt native", method: dfsdt({ toolCalling: "native" }) },
-      { name: "dfsdt json", method: dfsdt({ toolCalling: "json" }) }
-    ]
-    for (const { name, method } of cases) {
+    for (const { name, method } of BASELINE_CASES) {
       let n = 0
       // Three calls, each with an 8 KB thought, then Finish: 9 of the 12 tree nodes, about 6,000 tokens of conversation.
       const server = await startFakeOllama((body: any) => {
@@ -252,16 +244,7 @@ describe("every prompt fits the context", () => {
     // 6,000 characters: 1,500 tokens by the first estimate (fits beside the tools with half the prompt left), 3,000 at the model's real 2.
     const query = `What is 6 times 7? ${filler.repeat(Math.ceil(6_000 / filler.length))}`
     const thought = `Let me multiply. ${filler.repeat(Math.ceil(8_000 / filler.length))}`
-    const calculator = { name: "calculator", arguments: { expression: "6 * 7" } }
-    const finish = { name: "Finish", arguments: { return_type: "give_answer", final_answer: "6 * 7 = 42" } }
-    const sentChars = (body: any) => promptChars(body) + JSON.stringify(body.tools ?? "").length + body.messages.reduce((n: number, m: any) => n + JSON.stringify(m.tool_calls ?? "").length, 0)
-    const cases = [
-      { name: "react native", method: react({ toolCalling: "native" }) },
-      { name: "react json", method: react({ toolCalling: "json" }) },
-      { name: "dfsdt native", method: dfsdt({ toolCalling: "native" }) },
-      { name: "dfsdt json", method: dfsdt({ toolCalling: "json" }) }
-    ]
-    for (const { name, method } of cases) {
+    for (const { name, method } of BASELINE_CASES) {
       let n = 0
       const server = await startFakeOllama((body: any) => {
         const call = n++ < 3 ? calculator : finish

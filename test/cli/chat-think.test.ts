@@ -1,20 +1,9 @@
 // `smurfs chat --think`: a reasoning model's thinking is switched as on `run`, for every call of every turn.
 import { execFile } from "node:child_process"
 import { afterEach, describe, expect, it } from "vitest"
+import { answerFor } from "../agent-answers.ts"
 import { startFakeOllama } from "../fake-servers/ollama.ts"
 import { bin, repo } from "./spawn.ts"
-
-/** Each agent's answer, by the JSON Schema it asked for; the intent step sends the message to the pipeline. */
-const answerFor = (schema: any): Record<string, unknown> => {
-  const keys = Object.keys(schema?.properties ?? {})
-  if (keys.includes("intent")) return { intent: "task", task: "What is 6 times 7?" }
-  if (keys.includes("subtasks")) return { subtasks: ["Compute 6 * 7 with the calculator"] }
-  if (keys.includes("thought")) return { thought: "The calculator can multiply." }
-  if (keys.includes("tool")) return { tool: "calculator" }
-  if (keys.includes("expression")) return { expression: "6 * 7" }
-  if (keys.includes("status")) return { status: "solved", reason: "the product was computed" }
-  return { answer: "6 * 7 = 42" }
-}
 
 /** Run `smurfs chat` with `lines` typed on stdin, then end of input (Ctrl-D). */
 const chat = (args: ReadonlyArray<string>, lines: ReadonlyArray<string>, host = "http://127.0.0.1:9") =>
