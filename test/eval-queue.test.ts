@@ -1,26 +1,16 @@
 // `smurfs eval --queue` on a real redis-server: judge decisions made by a `smurfs worker` equal the in-process eval's.
-import { type ChildProcess, spawn } from "node:child_process"
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { cliProcesses } from "./cli-processes.ts"
 import { type RedisServer, redisUnavailable, startRedis } from "./redis-server.ts"
 
-const REPO = fileURLToPath(new URL("../", import.meta.url))
 const DATA = fileURLToPath(new URL("../../shared/toolbench/", import.meta.url))
-const CLI = join(REPO, "bin", "smurfs.js")
 const scratch = mkdtempSync(join(tmpdir(), "smurfs-eval-queue-"))
 
-const children: Array<ChildProcess> = []
-const smurfs = (args: ReadonlyArray<string>) => {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd: REPO, env: { ...process.env, NO_COLOR: "1", SMURFS_MODEL: "", SMURFS_STB: "" }, stdio: ["ignore", "ignore", "pipe"] })
-  children.push(child)
-  let stderr = ""
-  child.stderr!.on("data", (chunk: Buffer) => void (stderr += chunk.toString()))
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
-  return { child, exited, stderr: () => stderr }
-}
+const { start: smurfs, killAll } = cliProcesses({ SMURFS_STB: "" })
 
 /** Every label file under a run's eval/, by path; win verdicts without the reference's absolute path (it names the copy). */
 const labels = (run: string): Record<string, unknown> => {
@@ -48,7 +38,7 @@ describe.skipIf(unavailable !== undefined)(`smurfs eval --queue on redis-server$
     redis = await startRedis()
   })
   afterAll(async () => {
-    for (const c of children) if (c.exitCode === null) c.kill("SIGKILL")
+    killAll()
     await redis?.stop()
     rmSync(scratch, { recursive: true, force: true })
   })
@@ -81,20 +71,20 @@ describe.skipIf(unavailable !== undefined)(`smurfs eval --queue on redis-server$
     expect(Object.keys(expected)).toHaveLength(12)
     expect(labels(queued)).toEqual(expected)
     // the decisions were the worker's (the coordinator has no judge model with --queue), each made once
-    expect(worker.stderr().match(/judged a pass label/g)).toHaveLength(16)
-    expect(worker.stderr().match(/judged a win round/g)).toHaveLength(8)
-    expect(coordinator.stderr()).toContain("pass: 8 decisions made")
+    expect(worker.stderr.match(/judged a pass label/g)).toHaveLength(16)
+    expect(worker.stderr.match(/judged a win round/g)).toHaveLength(8)
+    expect(coordinator.stderr).toContain("pass: 8 decisions made")
 
     // resume: everything is stored, so a second queued eval sends nothing and keeps every decision
     const again = evalOf(queued, ["--queue", redis.url])
     expect(await again.exited).toBe(0)
-    expect(again.stderr()).toContain("pass: 0 decisions made, 8 kept from earlier")
+    expect(again.stderr).toContain("pass: 0 decisions made, 8 kept from earlier")
     expect(labels(queued)).toEqual(expected)
   })
 
   it("a queue URL that is not redis:// is bad input, before anything is judged", async () => {
     const run = smurfs(["eval", "--run", join(scratch, "made"), "--judge", "sim", "--queue", "http://127.0.0.1:1"])
     expect(await run.exited).toBe(3)
-    expect(run.stderr()).toContain("the scheme must be redis: or rediss:")
+    expect(run.stderr).toContain("the scheme must be redis: or rediss:")
   })
 })

@@ -1,33 +1,18 @@
 // `--toolset retrieve` on queue workers (issue 13 point 7): a worker builds the corpus from its own --data and
 // runs each task exactly as the bench does in process; the retrieved sets of both runs are the same.
-import { type ChildProcess, spawn } from "node:child_process"
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { kindOf } from "../src/trace/events.ts"
+import { cliProcesses, tasksDone } from "./cli-processes.ts"
 import { type RedisServer, redisUnavailable, startRedis } from "./redis-server.ts"
 
-const REPO = fileURLToPath(new URL("../", import.meta.url))
 const DATA = fileURLToPath(new URL("../../shared/toolbench/", import.meta.url))
-const CLI = join(REPO, "bin", "smurfs.js")
 const scratch = mkdtempSync(join(tmpdir(), "smurfs-queue-retrieve-"))
 
-interface Proc {
-  readonly child: ChildProcess
-  stderr: string
-  readonly exited: Promise<number | null>
-}
-const children: Array<Proc> = []
-const start = (args: ReadonlyArray<string>): Proc => {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd: REPO, env: { ...process.env, NO_COLOR: "1", SMURFS_MODEL: "", SMURFS_DATA: "" }, stdio: ["ignore", "ignore", "pipe"] })
-  const proc: Proc = { child, stderr: "", exited: new Promise((resolve) => child.on("exit", (code) => resolve(code))) }
-  child.stderr!.on("data", (chunk: Buffer) => void (proc.stderr += chunk.toString()))
-  children.push(proc)
-  return proc
-}
-const done = (p: Proc) => (p.stderr.match(/: (answered|gave up) in /g) ?? []).length
+const { start, killAll } = cliProcesses({ SMURFS_DATA: "" })
 
 type Record_ = { availableTools: Array<string>; events: Array<{ type: string; data: { scope: string; query: string; tools: Array<{ name: string }> } }> }
 const record = (out: string, method: string, id: string) => JSON.parse(readFileSync(join(out, "tasks", method, "G1_instruction", `${id}.json`), "utf8")) as Record_
@@ -45,7 +30,7 @@ describe.skipIf(unavailable !== undefined)(`--toolset retrieve on queue workers$
     redis = await startRedis()
   })
   afterEach(() => {
-    for (const p of children.splice(0)) if (p.child.exitCode === null) p.child.kill("SIGKILL")
+    killAll()
   })
   afterAll(async () => {
     await redis?.stop()
@@ -65,7 +50,7 @@ describe.skipIf(unavailable !== undefined)(`--toolset retrieve on queue workers$
     const worker = start(["worker", "--queue", redis.url, "--concurrency", "4"])
     const coordinator = start(bench(queued, ["--queue", redis.url]))
     expect(await coordinator.exited, coordinator.stderr).toBe(0)
-    expect(done(worker)).toBe(12) // the worker ran every task (6 queries, 2 methods)
+    expect(tasksDone(worker)).toBe(12) // the worker ran every task (6 queries, 2 methods)
 
     const localSets = JSON.parse(readFileSync(join(local, "run.json"), "utf8")).retrieval
     const queuedSets = JSON.parse(readFileSync(join(queued, "run.json"), "utf8")).retrieval
@@ -95,6 +80,6 @@ describe.skipIf(unavailable !== undefined)(`--toolset retrieve on queue workers$
     await coordinator.exited
     expect(coordinator.stderr).toContain("is not the run's")
     expect(coordinator.stderr).toContain("smurfs worker --data <dir>")
-    expect(done(worker)).toBe(0)
+    expect(tasksDone(worker)).toBe(0)
   })
 })

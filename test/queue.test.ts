@@ -1,32 +1,17 @@
 // The distributed bench on a real redis-server: a coordinator and `smurfs worker` processes, kills, and resumes.
-import { type ChildProcess, spawn } from "node:child_process"
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { cliProcesses, tasksDone } from "./cli-processes.ts"
 import { type FakeOllama, startFakeOllama } from "./fake-servers/ollama.ts"
 import { type RedisServer, redisUnavailable, startRedis } from "./redis-server.ts"
 
-const REPO = fileURLToPath(new URL("../", import.meta.url))
 const DATA = fileURLToPath(new URL("../../shared/toolbench/", import.meta.url))
-const CLI = join(REPO, "bin", "smurfs.js")
 const scratch = mkdtempSync(join(tmpdir(), "smurfs-queue-"))
 
-interface Proc {
-  readonly child: ChildProcess
-  stderr: string
-  readonly exited: Promise<number | null>
-}
-
-const children: Array<Proc> = []
-const start = (args: ReadonlyArray<string>, env: Record<string, string> = {}): Proc => {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd: REPO, env: { ...process.env, NO_COLOR: "1", SMURFS_MODEL: "", ...env }, stdio: ["ignore", "ignore", "pipe"] })
-  const proc: Proc = { child, stderr: "", exited: new Promise((resolve) => child.on("exit", (code) => resolve(code))) }
-  child.stderr!.on("data", (chunk: Buffer) => void (proc.stderr += chunk.toString()))
-  children.push(proc)
-  return proc
-}
+const { start, killAll } = cliProcesses()
 const waitFor = async (what: string, check: () => boolean, ms = 60_000) => {
   const until = Date.now() + ms
   while (!check()) {
@@ -34,8 +19,6 @@ const waitFor = async (what: string, check: () => boolean, ms = 60_000) => {
     await new Promise((r) => setTimeout(r, 50))
   }
 }
-/** Tasks a worker ran to a record, by its log lines. */
-const done = (p: Proc) => (p.stderr.match(/: (answered|gave up) in /g) ?? []).length
 const records = (out: string) => (existsSync(join(out, "tasks", "smurfs", "G1_instruction")) ? readdirSync(join(out, "tasks", "smurfs", "G1_instruction")) : [])
 
 const unavailable = redisUnavailable()
@@ -47,7 +30,7 @@ describe.skipIf(unavailable !== undefined)(`the distributed bench on redis-serve
     redis = await startRedis()
   })
   afterEach(async () => {
-    for (const p of children.splice(0)) if (p.child.exitCode === null) p.child.kill("SIGKILL")
+    killAll()
   })
   afterAll(async () => {
     await redis?.stop()
@@ -64,8 +47,8 @@ describe.skipIf(unavailable !== undefined)(`the distributed bench on redis-serve
     expect(await coordinator.exited).toBe(0)
     expect(records(out)).toHaveLength(40)
     // every task ran once: the workers' runs add up to 40, and both took a share
-    expect(workers.map(done).reduce((a, b) => a + b, 0)).toBe(40)
-    expect(workers.every((w) => done(w) > 0)).toBe(true)
+    expect(workers.map(tasksDone).reduce((a, b) => a + b, 0)).toBe(40)
+    expect(workers.every((w) => tasksDone(w) > 0)).toBe(true)
     const converted = JSON.parse(readFileSync(join(out, "converted", "smurfs", "G1_instruction.json"), "utf8")) as Record<string, unknown>
     expect(Object.keys(converted)).toHaveLength(40)
     expect(coordinator.stderr).toContain("40 tasks recorded now")
@@ -77,11 +60,11 @@ describe.skipIf(unavailable !== undefined)(`the distributed bench on redis-serve
     const victim = start(["worker", "--queue", redis.url, "--concurrency", "4", "--lock-ms", "1500"])
     const survivor = start(["worker", "--queue", redis.url, "--concurrency", "4", "--lock-ms", "1500"])
     const coordinator = start(bench(out, "sim:latency=25ms"))
-    await waitFor("the victim's first task", () => done(victim) >= 1)
+    await waitFor("the victim's first task", () => tasksDone(victim) >= 1)
     victim.child.kill("SIGKILL")
     expect(await coordinator.exited).toBe(0)
     expect(records(out)).toHaveLength(40)
-    expect(done(survivor)).toBeGreaterThan(20)
+    expect(tasksDone(survivor)).toBeGreaterThan(20)
     for (const file of records(out)) expect(() => JSON.parse(readFileSync(join(out, "tasks", "smurfs", "G1_instruction", file), "utf8"))).not.toThrow()
   })
 
@@ -93,13 +76,13 @@ describe.skipIf(unavailable !== undefined)(`the distributed bench on redis-serve
     first.child.kill("SIGINT")
     expect(await first.exited).toBe(130)
     // the worker goes on with the queued tasks while no coordinator listens
-    await waitFor("the worker to finish the queue", () => done(worker) >= 40, 90_000)
+    await waitFor("the worker to finish the queue", () => tasksDone(worker) >= 40, 90_000)
     const before = records(out).length
     expect(before).toBeLessThan(40)
     const second = start(bench(out, "sim:latency=25ms", ["--resume"]))
     expect(await second.exited).toBe(0)
     expect(records(out)).toHaveLength(40)
-    expect(done(worker)).toBe(40) // nothing ran twice
+    expect(tasksDone(worker)).toBe(40) // nothing ran twice
   })
 })
 

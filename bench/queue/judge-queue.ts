@@ -11,7 +11,7 @@ import { PassRun, WinRound } from "../eval/labels.ts"
 import { JUDGE_QUEUE } from "./connection.ts"
 import { readFailure, serverFailure } from "./job.ts"
 import { makeQueueClient, parseReturn, type QueueExecutorSettings, type QueueUnavailable } from "./queue-executor.ts"
-import { queueWorker, type WorkerSettings } from "./worker.ts"
+import { closeWorker, queueWorker, sessionCache, type WorkerSettings } from "./worker.ts"
 
 /**
  * A decision's job id: a hash of all the job holds, so the same decision queued twice (a resumed eval)
@@ -64,17 +64,8 @@ export type JudgeSessionFactory = (judge: string, prompts: string) => Promise<Ju
  * (here or on another worker); an unreadable judge reply is a decision's failure, sent back as such.
  */
 export const startJudgeWorker = (settings: Omit<WorkerSettings, "sessionOf"> & { readonly sessionOf: JudgeSessionFactory }) => {
-  const sessions = new Map<string, Promise<JudgeSession>>()
-  const sessionFor = (judge: string, prompts: string) => {
-    const key = `${judge}\u0000${prompts}`
-    let session = sessions.get(key)
-    if (!session) {
-      session = settings.sessionOf(judge, prompts)
-      session.catch(() => sessions.delete(key))
-      sessions.set(key, session)
-    }
-    return session
-  }
+  const sessions = sessionCache<JudgeSession>()
+  const sessionFor = (judge: string, prompts: string) => sessions.get(`${judge}\u0000${prompts}`, () => settings.sessionOf(judge, prompts))
   const processor = async (job: Job): Promise<Outcome<PassRun | WinRound>> => {
     const parsed = JudgeJob.safeParse(job.data)
     if (!parsed.success) throw new UnrecoverableError(`job ${job.id} is not a smurfs judge decision: ${parsed.error.message}`)
@@ -96,10 +87,5 @@ export const startJudgeWorker = (settings: Omit<WorkerSettings, "sessionOf"> & {
     throw new UnrecoverableError(redactText(`the judge crashed: ${String(exit.cause)}`))
   }
   const worker = queueWorker(JUDGE_QUEUE, processor, settings)
-  const close = async (force = false) => {
-    await worker.close(force)
-    const built = await Promise.allSettled(sessions.values())
-    await Promise.all(built.flatMap((s) => (s.status === "fulfilled" ? [s.value.runtime.dispose()] : [])))
-  }
-  return { worker, close }
+  return { worker, close: closeWorker(worker, sessions) }
 }

@@ -44,18 +44,8 @@ export const WORKER_DEFAULTS = { concurrency: 4, lockMs: 30_000, progressMs: 100
  * that crashes fails it for good.
  */
 export const startWorker = (settings: WorkerSettings): { readonly worker: Worker; readonly close: (force?: boolean) => Promise<void> } => {
-  const sessions = new Map<string, Promise<Session>>()
-  const sessionFor = (argv: ReadonlyArray<string>): Promise<Session> => {
-    const key = JSON.stringify(argv)
-    let session = sessions.get(key)
-    if (!session) {
-      session = settings.sessionOf(argv)
-      // a session that could not be built is not kept: the next job tries again
-      session.catch(() => sessions.delete(key))
-      sessions.set(key, session)
-    }
-    return session
-  }
+  const sessions = sessionCache<Session>()
+  const sessionFor = (argv: ReadonlyArray<string>): Promise<Session> => sessions.get(JSON.stringify(argv), () => settings.sessionOf(argv))
 
   const processor = async (job: Job): Promise<TaskRecord> => {
     const parsed = QueuedTask.safeParse(job.data)
@@ -109,14 +99,37 @@ export const startWorker = (settings: WorkerSettings): { readonly worker: Worker
   }
 
   const worker = queueWorker(TASK_QUEUE, processor, settings)
-  const close = async (force = false) => {
-    // without force, running tasks finish and send their records first
-    await worker.close(force)
-    const built = await Promise.allSettled(sessions.values())
-    await Promise.all(built.flatMap((s) => (s.status === "fulfilled" ? [s.value.runtime.dispose()] : [])))
-  }
-  return { worker, close }
+  return { worker, close: closeWorker(worker, sessions) }
 }
+
+/** Sessions built once per key and shared by the jobs that need them, for a worker of either queue. */
+export const sessionCache = <S extends { readonly runtime: { readonly dispose: () => Promise<void> } }>() => {
+  const sessions = new Map<string, Promise<S>>()
+  return {
+    get: (key: string, build: () => Promise<S>): Promise<S> => {
+      let session = sessions.get(key)
+      if (!session) {
+        session = build()
+        // a session that could not be built is not kept: the next job tries again
+        session.catch(() => sessions.delete(key))
+        sessions.set(key, session)
+      }
+      return session
+    },
+    dispose: async () => {
+      const built = await Promise.allSettled(sessions.values())
+      await Promise.all(built.flatMap((s) => (s.status === "fulfilled" ? [s.value.runtime.dispose()] : [])))
+    }
+  }
+}
+
+/** Stop taking jobs (without force, running ones finish and send their results first), then release the sessions. */
+export const closeWorker =
+  (worker: Worker, sessions: { readonly dispose: () => Promise<void> }) =>
+  async (force = false): Promise<void> => {
+    await worker.close(force)
+    await sessions.dispose()
+  }
 
 /** A BullMQ worker on one of the smurfs queues, with the lock, stall and error handling every queue shares. */
 export const queueWorker = <R>(name: string, processor: (job: Job) => Promise<R>, settings: Pick<WorkerSettings, "queueUrl" | "concurrency" | "lockMs" | "log">): Worker => {
