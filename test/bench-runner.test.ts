@@ -15,6 +15,7 @@ import { makeScriptedModel, scriptedLayer } from "../src/llm/scripted.ts"
 import { readConverted } from "../src/trace/converters/stabletoolbench.ts"
 import type { Tool } from "../src/tools/tool.ts"
 import { type AtomicWriteFs, nodeAtomicWriteFs } from "../src/trace/atomic-write.ts"
+import { diskWith } from "./disk.ts"
 import { isKind } from "../src/trace/events.ts"
 
 const dirs: Array<string> = []
@@ -189,18 +190,12 @@ describe("bench runner", () => {
 describe("bench runner and a slow or full disk", () => {
   /** A disk whose every write waits until `until` resolves; `log` gets the name of each file committed. */
   const slowDisk = (until: Promise<void>, log: Array<string>): AtomicWriteFs => ({
-    ...nodeAtomicWriteFs,
-    open: async (path, flags) => {
-      const file = await nodeAtomicWriteFs.open(path, flags)
-      return {
-        sync: () => file.sync(),
-        close: () => file.close(),
-        write: async (buffer, offset, length) => {
-          await until
-          return file.write(buffer, offset, length)
-        }
+    ...diskWith({
+      write: async (file, buffer, offset, length) => {
+        await until
+        return file.write(buffer, offset, length)
       }
-    },
+    }),
     rename: async (from, to) => {
       await nodeAtomicWriteFs.rename(from, to)
       log.push(`written ${basename(to)}`)
@@ -227,13 +222,7 @@ describe("bench runner and a slow or full disk", () => {
   })
 
   it("a record the disk refuses (ENOSPC) stops the run with the disk-full message, and leaves no record or temp file", async () => {
-    const full: AtomicWriteFs = {
-      ...nodeAtomicWriteFs,
-      open: async (path, flags) => {
-        const file = await nodeAtomicWriteFs.open(path, flags)
-        return { sync: () => file.sync(), close: () => file.close(), write: async () => Promise.reject(Object.assign(new Error("ENOSPC: no space left on device"), { code: "ENOSPC" })) }
-      }
-    }
+    const full = diskWith({ write: async () => Promise.reject(Object.assign(new Error("ENOSPC: no space left on device"), { code: "ENOSPC" })) })
     const runDir = tempRun()
     const exit = await run(options(runDir, [{ name: "count", method: counting(new Map()) }], { concurrency: 2, recordFs: full }))
     expect(Exit.isFailure(exit)).toBe(true)

@@ -5,7 +5,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect, Fiber } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
-import { type AtomicWriteFs, nodeAtomicWriteFs, writeJsonAtomic, writeTextAtomic } from "./atomic-write.ts"
+import { writeJsonAtomic, writeTextAtomic } from "./atomic-write.ts"
+import { diskWith } from "../../test/disk.ts"
 
 const scratch = mkdtempSync(join(tmpdir(), "smurfs-atomic-"))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
@@ -24,24 +25,17 @@ const gate = () => {
 const slowDisk = (until: Promise<void>) => {
   const entered = gate()
   const finished = gate()
-  const fs: AtomicWriteFs = {
-    ...nodeAtomicWriteFs,
-    open: async (path, flags) => {
-      const file = await nodeAtomicWriteFs.open(path, flags)
-      return {
-        sync: () => file.sync(),
-        close: async () => {
-          await file.close()
-          if (flags === "r") finished.open()
-        },
-        write: async (buffer, offset, length) => {
-          entered.open()
-          await until
-          return file.write(buffer, offset, length)
-        }
-      }
+  const fs = diskWith({
+    close: async (file, flags) => {
+      await file.close()
+      if (flags === "r") finished.open()
+    },
+    write: async (file, buffer, offset, length) => {
+      entered.open()
+      await until
+      return file.write(buffer, offset, length)
     }
-  }
+  })
   return { fs, entered: entered.opened, finished: finished.opened }
 }
 

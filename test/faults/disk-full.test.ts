@@ -5,7 +5,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
-import { type AtomicWriteFs, nodeAtomicWriteFs, writeJsonAtomic } from "../../src/trace/atomic-write.ts"
+import { type AtomicWriteFs, writeJsonAtomic } from "../../src/trace/atomic-write.ts"
+import { diskWith } from "../disk.ts"
 
 const scratch = mkdtempSync(join(tmpdir(), "smurfs-disk-full-"))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
@@ -15,23 +16,15 @@ const errno = (code: string) => Object.assign(new Error(`${code}: simulated`), {
 /** The real file system, except that the disk "fills" after `capacity` bytes: short writes, then `fault`. */
 const fillingDisk = (capacity: number, fault = "ENOSPC"): AtomicWriteFs => {
   let used = 0
-  return {
-    ...nodeAtomicWriteFs,
-    open: async (path, flags) => {
-      const file = await nodeAtomicWriteFs.open(path, flags)
-      return {
-        sync: () => file.sync(),
-        close: () => file.close(),
-        write: async (buffer, offset, length) => {
-          const room = capacity - used
-          if (room <= 0) throw errno(fault)
-          const n = Math.min(room, length, 8192)
-          used += n
-          return file.write(buffer, offset, n)
-        }
-      }
+  return diskWith({
+    write: async (file, buffer, offset, length) => {
+      const room = capacity - used
+      if (room <= 0) throw errno(fault)
+      const n = Math.min(room, length, 8192)
+      used += n
+      return file.write(buffer, offset, n)
     }
-  }
+  })
 }
 
 const big = { answer: "x".repeat(50_000) }
