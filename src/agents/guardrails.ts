@@ -1,6 +1,6 @@
 // Guardrails (MARCO) on tool choice and arguments: checks whose errors are reflected back to the model.
 import { z } from "zod"
-import { jsonSchemaOf } from "../llm/structured.ts"
+import { parametersJsonSchema } from "../tools/library.ts"
 import { parseToolArgs, type Tool } from "../tools/tool.ts"
 import type { GuardrailOptions } from "./smurfs-options.ts"
 
@@ -51,7 +51,7 @@ export const choiceSchema = (allowed: ReadonlyArray<string>) => z.object({ tool:
  * "any name but these" letter by letter: for ToolBench's 60-parameter Airbnb search that rule alone
  * was half of a 23.9 KB grammar, near Ollama's 32 KB cut-off (`npm run bench:grammar`).
  */
-export const argsSchema = (tool: Tool) => z.record(z.string(), z.unknown()).meta({ ...jsonSchemaOf(tool.parameters), additionalProperties: false })
+export const argsSchema = (tool: Tool) => z.record(z.string(), z.unknown()).meta({ ...parametersJsonSchema(tool), additionalProperties: false })
 
 /** Split raw arguments into the declared ones and the names of undeclared ones. */
 export const declaredArgs = (tool: Tool, raw: Record<string, unknown>) => {

@@ -1,5 +1,5 @@
 // How tools are described to the agents: a list of names and descriptions, and one tool's full doc.
-import { jsonSchemaOf } from "../llm/structured.ts"
+import { parametersJsonSchema } from "../tools/library.ts"
 import type { Tool } from "../tools/tool.ts"
 
 const MAX_DESCRIPTION = 300
@@ -17,5 +17,5 @@ export const toolList = (tools: ReadonlyArray<Tool>): string =>
 export const toolDoc = (tool: Tool) => ({
   tool: tool.name,
   description: tool.description,
-  schema: JSON.stringify(jsonSchemaOf(tool.parameters))
+  schema: JSON.stringify(parametersJsonSchema(tool))
 })

@@ -1,6 +1,6 @@
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
-import { gzipSync } from "node:zlib"
+import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { boundedFetch, ReplyTooLarge } from "./bounded-fetch.ts"
@@ -16,7 +16,13 @@ beforeAll(async () => {
   // body (its Content-Length) that decodes past the cap; /small: an ordinary JSON reply, with its length
   const bomb = gzipSync(" ".repeat(3 * MiB))
   server = createServer((req, res) => {
-    if (req.url === "/gzip") {
+    const coded = /^\/coded\/(gzip|br|deflate|gzip, br)$/.exec(decodeURIComponent(req.url ?? ""))
+    if (coded) {
+      const body = Buffer.from(JSON.stringify({ ok: true, coding: coded[1] }))
+      const encoded = coded[1] === "br" ? brotliCompressSync(body) : coded[1] === "deflate" ? deflateSync(body) : coded[1] === "gzip" ? gzipSync(body) : brotliCompressSync(gzipSync(body))
+      res.writeHead(200, { "content-type": "application/json", "content-encoding": coded[1]!, "content-length": String(encoded.length) })
+      res.end(encoded)
+    } else if (req.url === "/gzip") {
       res.writeHead(200, { "content-type": "application/json", "content-encoding": "gzip", "content-length": String(bomb.length) })
       res.end(bomb)
     } else if (req.url === "/declared") {
@@ -53,6 +59,25 @@ describe("boundedFetch", () => {
 
   it("counts the decoded bytes of a compressed reply, whose Content-Length is only the compressed size", async () => {
     await expect(boundedFetch(MiB)(`${url}/gzip`)).rejects.toThrow("larger than 1 MiB")
+  })
+
+  it("decodes a compressed reply as fetch does: gzip, deflate, br and codings in a row", async () => {
+    for (const coding of ["gzip", "br", "deflate", "gzip, br"]) {
+      const response = await boundedFetch(MiB)(`${url}/coded/${encodeURIComponent(coding)}`)
+      expect(await response.json()).toEqual({ ok: true, coding })
+      expect(response.headers.get("content-encoding")).toBeNull()
+    }
+  })
+
+  it("gives fetch's errors: an unreachable server is \"fetch failed\" with the socket's code as the cause", async () => {
+    const closed = createServer()
+    await new Promise<void>((r) => closed.listen(0, "127.0.0.1", r))
+    const port = (closed.address() as AddressInfo).port
+    await new Promise<void>((r) => closed.close(() => r()))
+    const error = (await boundedFetch(MiB)(`http://127.0.0.1:${port}/`).catch((e: unknown) => e)) as TypeError & { cause?: { code?: string } }
+    expect(error).toBeInstanceOf(TypeError)
+    expect(error.message).toBe("fetch failed")
+    expect(error.cause?.code).toBe("ECONNREFUSED")
   })
 
   it("a 40 MB reply to the OpenAI-compatible provider fails the call with a message that says so, never as unreachable", async () => {

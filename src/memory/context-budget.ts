@@ -132,5 +132,18 @@ export class ContextBudget {
 /** The characters of a request as the server tokenizes them (messages with their tool calls, and the schema or tools it carries), for `calibrate`. */
 export const requestChars = (request: GenerateRequest): number =>
   request.messages.reduce((n, m) => n + m.content.length + (m.toolCalls && m.toolCalls.length > 0 ? JSON.stringify(m.toolCalls).length : 0), 0) +
-  (request.format ? JSON.stringify(request.format).length : 0) +
-  (request.tools && request.tools.length > 0 ? JSON.stringify(request.tools).length : 0)
+  (request.format ? jsonChars(request.format) : 0) +
+  (request.tools && request.tools.length > 0 ? jsonChars(request.tools) : 0)
+
+/**
+ * A request's tools and format are built once and sent with every call of a task (a ToolBench task's
+ * tools run to many kilobytes): their length is measured once. They are shared and never mutated.
+ */
+const jsonLengths = new WeakMap<object, number>()
+const jsonChars = (value: object): number => {
+  const known = jsonLengths.get(value)
+  if (known !== undefined) return known
+  const chars = JSON.stringify(value).length
+  jsonLengths.set(value, chars)
+  return chars
+}

@@ -1,7 +1,7 @@
 // Public API of the tools layer: define tools, build libraries, adapt ToolBench APIs, choose environments.
 export type { Tool, ToolLibrary, ToolResult } from "./tool.ts"
 export { defineTool, type ToolContext, type ToolDefinition } from "./define-tool.ts"
-export { DuplicateToolName, excludeTools, findTool, makeToolLibrary, resolveTool, toolNames, toolSpec, toolSpecs } from "./library.ts"
+export { DuplicateToolName, excludeTools, findTool, makeToolLibrary, parametersJsonSchema, resolveTool, toolNames, toolSpec, toolSpecs } from "./library.ts"
 export { guardToolCall, OBSERVATION_MAX_CHARS, SAFE_CALL_DEFAULTS, safeCall, type SafeCallOptions, truncateObservation } from "./call.ts"
 export { demoLibrary } from "./demo/index.ts"
 export { ApiDoc, ApiParameter } from "./toolbench/api-doc.ts"

@@ -2,7 +2,7 @@
 import { Data } from "effect"
 import type { ToolSpec } from "../llm/language-model.ts"
 import { jsonSchemaOf } from "../llm/structured.ts"
-import { stableToolBenchParameters, type Tool, type ToolLibrary } from "./tool.ts"
+import { STB_JSON_SCHEMA, STB_PARAMETERS, stableToolBenchParameters, type Tool, type ToolLibrary } from "./tool.ts"
 
 /** Two tools of one library share a name. */
 export class DuplicateToolName extends Data.TaggedError("DuplicateToolName")<{
@@ -52,15 +52,27 @@ export const excludeTools = (library: ToolLibrary, names: Iterable<string>): Too
   return { name: library.name, tools: library.tools.filter((t) => !excluded.has(t.name)) }
 }
 
+/** A tool's arguments schema as JSON Schema: the one its source gave, else converted from its zod parameters. */
+export const parametersJsonSchema = (tool: Tool): Record<string, unknown> =>
+  (tool.parametersJsonSchema as Record<string, unknown> | undefined) ?? jsonSchemaOf(tool.parameters)
+
+/** The JSON Schema of the arguments StableToolBench would show for `tool` (see `stableToolBenchParameters`). */
+const stableToolBenchJsonSchema = (tool: Tool): Record<string, unknown> => {
+  const given = tool.meta?.[STB_JSON_SCHEMA]
+  if (typeof given === "object" && given !== null) return given as Record<string, unknown>
+  // only a tool that declares a StableToolBench view pays for reading it (a lazy `parameters` stays unbuilt)
+  return tool.meta?.[STB_PARAMETERS] === undefined ? parametersJsonSchema(tool) : jsonSchemaOf(stableToolBenchParameters(tool))
+}
+
 /**
  * One tool's spec as StableToolBench shows its functions (the baselines' function list, the converted
- * `available_tools`); the JSON Schema comes from its zod parameters, with StableToolBench's hidden
+ * `available_tools`); the JSON Schema comes from its parameters, with StableToolBench's hidden
  * optional parameters hidden here too (see `stableToolBenchParameters`).
  */
 export const toolSpec = (tool: Tool): ToolSpec => ({
   name: tool.name,
   description: tool.description,
-  parameters: jsonSchemaOf(stableToolBenchParameters(tool))
+  parameters: stableToolBenchJsonSchema(tool)
 })
 
 /** Specs of every tool in a library, in order. */

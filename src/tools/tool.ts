@@ -22,6 +22,12 @@ export interface Tool {
   readonly description: string
   /** The arguments object; the single source of truth for the model's JSON Schema and for validation. */
   readonly parameters: z.ZodObject<z.ZodRawShape>
+  /**
+   * `parameters` as JSON Schema, when the tool's source has it without converting zod (a ToolBench doc):
+   * it must equal `jsonSchemaOf(parameters)`. Showing a task's tools to a model then builds no zod schema;
+   * such a source may build `parameters` on first use. Read it through `parametersJsonSchema`.
+   */
+  readonly parametersJsonSchema?: Readonly<Record<string, unknown>> | undefined
   /** Call with already-validated arguments. Never fails: errors, timeouts and garbage become `ok: false` results. */
   readonly call: (args: Record<string, unknown>) => Effect.Effect<ToolResult>
   /** Where the tool came from (e.g. the ToolBench tool and API), for traces and converters. */
@@ -40,6 +46,9 @@ export interface ToolLibrary {
  * baselines' function list and the converted files use it; the Smurfs executor sees every parameter.
  */
 export const STB_PARAMETERS = "stableToolBenchParameters"
+
+/** Key of `Tool.meta` holding `STB_PARAMETERS` as JSON Schema, when the source has it (see `Tool.parametersJsonSchema`). */
+export const STB_JSON_SCHEMA = "stableToolBenchJsonSchema"
 
 /**
  * Validate (and coerce) a call's arguments with the tool's schema. Without zod's JIT: a ToolBench

@@ -1,7 +1,7 @@
 // `smurfs tools`: list the tools of a library with their parameters.
 import type { ParseArgsOptionsConfig } from "node:util"
 import { Effect, type Scope } from "effect"
-import { jsonSchemaOf } from "../../llm/structured.ts"
+import { parametersJsonSchema } from "../../tools/library.ts"
 import { loadTools } from "../../tools/load.ts"
 import { routeStdoutToStderr } from "../stdout-guard.ts"
 import type { Tool, ToolLibrary } from "../../tools/tool.ts"
@@ -40,7 +40,7 @@ interface ParameterInfo {
 
 /** The parameters of a tool, from its JSON Schema (the same one models see). */
 export const parameterInfo = (tool: Tool): ReadonlyArray<ParameterInfo> => {
-  const schema = jsonSchemaOf(tool.parameters) as { properties?: Record<string, { type?: unknown; description?: unknown }>; required?: string[] }
+  const schema = parametersJsonSchema(tool) as { properties?: Record<string, { type?: unknown; description?: unknown }>; required?: string[] }
   const required = new Set(schema.required ?? [])
   return Object.entries(schema.properties ?? {}).map(([name, p]) => ({
     name,
@@ -95,7 +95,7 @@ const list = async (values: ParsedCommand<typeof OPTIONS>["values"]): Promise<nu
   const print = Effect.map(library, (library) => {
     restoreStdout()
     if (values.json) {
-      const tools = library.tools.map((t) => ({ name: t.name, description: t.description, parameters: jsonSchemaOf(t.parameters) }))
+      const tools = library.tools.map((t) => ({ name: t.name, description: t.description, parameters: parametersJsonSchema(t) }))
       console.log(JSON.stringify({ library: library.name, tools }, null, 2))
     } else {
       console.log(renderText(library.name, library.tools))

@@ -1,5 +1,5 @@
 // A tool as a search document: its name, its tool/server, category, description and parameter docs.
-import { jsonSchemaOf } from "../../llm/structured.ts"
+import { parametersJsonSchema } from "../library.ts"
 import type { Tool } from "../tool.ts"
 
 /** The text fields a retriever indexes for one tool. */
@@ -26,7 +26,7 @@ const text = (value: unknown): string => (typeof value === "string" ? value : ""
 export const toolDocument = (tool: Tool): ToolDocument => {
   const meta = tool.meta ?? {}
   const doc = (meta.doc ?? {}) as Record<string, unknown>
-  const schema = jsonSchemaOf(tool.parameters) as { properties?: Record<string, { description?: unknown }> }
+  const schema = parametersJsonSchema(tool) as { properties?: Record<string, { description?: unknown }> }
   const params = Object.entries(schema.properties ?? {})
     .map(([name, p]) => `${name} ${text(p.description)}`)
     .join(" ; ")

@@ -3,8 +3,9 @@ import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import type { ToolEnvironment, ToolCall } from "../environments/environment.ts"
 import { toolSpecs } from "../library.ts"
-import { apiDescription, apiDocToTool, toolbenchLibrary } from "./adapter.ts"
-import { ApiDoc } from "./api-doc.ts"
+import { jsonSchemaOf } from "../../llm/structured.ts"
+import { apiDescription, apiDocToTool, apiJsonSchema, apiParameters, toolbenchLibrary } from "./adapter.ts"
+import { ApiDoc, readApiDoc } from "./api-doc.ts"
 
 const TOOLBENCH = new URL("../../../../shared/toolbench/", import.meta.url)
 const readJson = (path: string): unknown => JSON.parse(readFileSync(new URL(path, TOOLBENCH), "utf8"))
@@ -123,6 +124,44 @@ describe("ToolBench adapter", () => {
   it("answers a miss of every environment with ok:false", async () => {
     const result = await Effect.runPromise(apiDocToTool(doc, missEnv).call({ is_id: 1 }))
     expect(result).toMatchObject({ ok: false, error: "no environment answered the call to number_tools.get_digits" })
+  })
+
+  it("gives every StableToolBench doc's JSON Schema, without zod, exactly as its zod schema converts", () => {
+    const groups = ["G1_instruction", "G1_category", "G1_tool", "G2_instruction", "G2_category", "G3_instruction"]
+    const docs = groups.flatMap((g) => (readJson(`queries/${g}.json`) as Query[]).flatMap((q) => q.api_list.map((d) => ApiDoc.parse(d))))
+    expect(docs.length).toBeGreaterThan(3000)
+    let hidden = 0
+    for (const doc of docs)
+      for (const quirks of [true, false]) {
+        const direct = apiJsonSchema(doc, quirks)
+        // the same text: key order included, as it is sent to the model
+        expect(JSON.stringify(direct)).toBe(JSON.stringify(jsonSchemaOf(apiParameters(doc, quirks))))
+        if (quirks && doc.required_parameters.length === 0 && doc.optional_parameters.length > 0) hidden++
+      }
+    expect(hidden).toBeGreaterThan(0)
+  })
+
+  it("reads a doc already in shape as it is, and any other doc as zod parses it", () => {
+    const groups = ["G1_instruction", "G1_category", "G1_tool", "G2_instruction", "G2_category", "G3_instruction"]
+    const docs = groups.flatMap((g) => (readJson(`queries/${g}.json`) as Query[]).flatMap((q) => q.api_list))
+    for (const doc of docs) {
+      expect(readApiDoc(doc as never)).toBe(doc) // StableToolBench's files are in shape: no copy
+      expect(ApiDoc.parse(doc)).toEqual(doc)
+    }
+    const loose = { tool_name: "T", api_name: "A", api_description: null, required_parameters: [{ name: "q", type: null, description: null }] }
+    expect(readApiDoc(loose as never)).toEqual(ApiDoc.parse(loose))
+    expect(readApiDoc(loose as never)).toMatchObject({ category_name: "", api_description: "", method: "GET", optional_parameters: [], required_parameters: [{ type: "STRING", description: "" }] })
+    expect(() => readApiDoc({ tool_name: "T", api_name: "A", template_response: 5 } as never)).toThrow()
+  })
+
+  it("shows a tool's functions with the JSON Schemas its zod parameters convert to", () => {
+    const noRequired = { tool_name: "T", api_name: "A", optional_parameters: [{ name: "q", type: "NUMBER", description: "d", default: 3 }] }
+    for (const quirks of [true, false]) {
+      const tool = apiDocToTool(noRequired, missEnv, { stableToolBenchQuirks: quirks })
+      expect(tool.parametersJsonSchema).toEqual(jsonSchemaOf(tool.parameters))
+      const [spec] = toolSpecs({ name: "x", tools: [tool] })
+      expect(spec!.parameters).toEqual(jsonSchemaOf(quirks ? (tool.meta!["stableToolBenchParameters"] as typeof tool.parameters) : tool.parameters))
+    }
   })
 
   it("shares one parameters schema between APIs that declare the same parameters, and only between those", () => {

@@ -6,9 +6,10 @@ import { guardToolCall, OBSERVATION_MAX_CHARS, truncateObservation } from "../ca
 import type { ToolEnvironment } from "../environments/environment.ts"
 import { makeToolLibrary } from "../library.ts"
 import type { Tool, ToolLibrary, ToolResult } from "../tool.ts"
-import { ApiDoc, type ApiDocInput, type ApiParameter } from "./api-doc.ts"
+import { type ApiDoc, type ApiDocInput, type ApiParameter, readApiDoc } from "./api-doc.ts"
 import { functionName, standardizeParameterName, stdApiName, stdToolName } from "./names.ts"
-import { STB_PARAMETERS } from "../tool.ts"
+import { STB_JSON_SCHEMA, STB_PARAMETERS } from "../tool.ts"
+import { ANY_JSON_VALUE } from "../../llm/grammar-safe.ts"
 
 /** StableToolBench cuts API and parameter descriptions to this many characters. */
 export const MAX_DESCRIPTION = 256
@@ -60,21 +61,65 @@ const parameterSchema = (p: ApiParameter): z.ZodType => {
 }
 
 /**
- * Parameter schemas by the parameter lists they come from. A bench builds each task's library anew, and
- * many APIs declare the same parameters: sharing the (immutable) schema saves building it and, through
- * jsonSchemaOf's cache, converting it to JSON Schema again. Bounded, so a long run's memory stays flat.
+ * One API's arguments schema as JSON Schema, built from the doc as `jsonSchemaOf(apiParameters(doc))`
+ * converts it (the adapter's tests compare the two on every StableToolBench doc), so a task's tools can
+ * be shown to a model without building or converting their zod schemas.
  */
-const parameterSchemas = new LRUCache<string, z.ZodObject<z.ZodRawShape>>({ max: 4096 })
+const buildApiJsonSchema = (doc: ApiDoc, quirks: boolean): Record<string, unknown> => {
+  const properties: Record<string, Record<string, unknown>> = {}
+  const optional = new Set<string>()
+  for (const p of doc.required_parameters) {
+    const name = standardizeParameterName(p.name)
+    properties[name] = parameterJsonSchema(p)
+  }
+  const required = new Set(Object.keys(properties))
+  if (!quirks || doc.required_parameters.length > 0)
+    for (const p of doc.optional_parameters) {
+      const name = standardizeParameterName(p.name)
+      properties[name] = parameterJsonSchema(p)
+      if (!required.has(name)) optional.add(name)
+    }
+  const requiredNames = Object.keys(properties).filter((name) => !optional.has(name))
+  return { type: "object", properties, ...(requiredNames.length > 0 ? { required: requiredNames } : {}), additionalProperties: { ...ANY_JSON_VALUE } }
+}
 
-/** The arguments schema of an API: required parameters, then optional ones; unknown keys are kept. */
-export const apiParameters = (doc: ApiDoc, quirks = true): z.ZodObject<z.ZodRawShape> => {
+/** One parameter's JSON Schema, as `parameterSchema(p)` converts: the type StableToolBench maps, its description and example. */
+const parameterJsonSchema = (p: ApiParameter): Record<string, unknown> => {
+  const type = p.type === "NUMBER" ? "number" : p.type === "BOOLEAN" ? "boolean" : "string"
+  const description = p.description.slice(0, MAX_DESCRIPTION)
+  return p.default !== undefined && p.default !== "" ? { type, description, example_value: p.default } : { type, description }
+}
+
+/** An API's arguments schema as JSON Schema, and as zod once something validates with it. */
+interface ApiSchemas {
+  readonly json: Record<string, unknown>
+  zod: z.ZodObject<z.ZodRawShape> | undefined
+}
+
+/**
+ * Arguments schemas by the parameter lists they come from. A bench builds each task's library anew, and
+ * many APIs declare the same parameters: sharing the (immutable) schemas saves building them again.
+ * Bounded, so a long run's memory stays flat.
+ */
+const parameterSchemas = new LRUCache<string, ApiSchemas>({ max: 4096 })
+
+const apiSchemas = (doc: ApiDoc, quirks: boolean): ApiSchemas => {
   const key = JSON.stringify([quirks, doc.required_parameters, doc.optional_parameters])
   const known = parameterSchemas.get(key)
   if (known) return known
-  const schema = buildApiParameters(doc, quirks)
-  parameterSchemas.set(key, schema)
-  return schema
+  const schemas: ApiSchemas = { json: buildApiJsonSchema(doc, quirks), zod: undefined }
+  parameterSchemas.set(key, schemas)
+  return schemas
 }
+
+/** The zod schema of `schemas`, built on first use from `doc` (any doc with the same parameters gives the same schema). */
+const zodOf = (schemas: ApiSchemas, doc: ApiDoc, quirks: boolean): z.ZodObject<z.ZodRawShape> => (schemas.zod ??= buildApiParameters(doc, quirks))
+
+/** The arguments schema of an API: required parameters, then optional ones; unknown keys are kept. */
+export const apiParameters = (doc: ApiDoc, quirks = true): z.ZodObject<z.ZodRawShape> => zodOf(apiSchemas(doc, quirks), doc, quirks)
+
+/** `apiParameters(doc, quirks)` as JSON Schema, without building the zod schema. */
+export const apiJsonSchema = (doc: ApiDoc, quirks = true): Record<string, unknown> => apiSchemas(doc, quirks).json
 
 const buildApiParameters = (doc: ApiDoc, quirks: boolean): z.ZodObject<z.ZodRawShape> => {
   const shape: Record<string, z.ZodType> = {}
@@ -111,25 +156,28 @@ const missResult = (tool: string, api: string): ToolResult => ({
 
 /** A Tool for one API doc; its calls go to `env`, and the content is cut like a ToolBench observation. */
 export const apiDocToTool = (input: ApiDoc | ApiDocInput, env: ToolEnvironment, options: ToolbenchToolOptions = {}): Tool => {
-  const doc = ApiDoc.parse(input)
+  const doc = readApiDoc(input)
   const stdTool = stdToolName(doc)
   const stdApi = stdApiName(doc)
   const name = functionName(doc)
   const maxObservation = options.maxObservationChars ?? OBSERVATION_MAX_CHARS
   const hidesOptional = (options.stableToolBenchQuirks ?? true) && doc.required_parameters.length === 0 && doc.optional_parameters.length > 0
+  const schemas = apiSchemas(doc, false)
+  const shown = hidesOptional ? apiSchemas(doc, true) : undefined
+  const meta: Record<string, unknown> = { category: doc.category_name, tool: doc.tool_name, api: doc.api_name, stdTool, stdApi, doc }
+  // zod schemas are built when first used (validating a call); showing the tools to a model needs only their JSON Schemas
+  if (shown) {
+    Object.defineProperty(meta, STB_PARAMETERS, { enumerable: true, get: () => zodOf(shown, doc, true) })
+    meta[STB_JSON_SCHEMA] = shown.json
+  }
   return {
     name,
     description: apiDescription(doc),
-    parameters: apiParameters(doc, false),
-    meta: {
-      category: doc.category_name,
-      tool: doc.tool_name,
-      api: doc.api_name,
-      stdTool,
-      stdApi,
-      doc,
-      ...(hidesOptional ? { [STB_PARAMETERS]: apiParameters(doc, true) } : {})
+    get parameters() {
+      return zodOf(schemas, doc, false)
     },
+    parametersJsonSchema: schemas.json,
+    meta,
     call: (args) =>
       guardToolCall(
         name,
