@@ -80,6 +80,55 @@ describe("boundedFetch", () => {
     expect(error.cause?.code).toBe("ECONNREFUSED")
   })
 
+  it("sends a request once more on a new connection when a kept-alive one was closed under it, before any reply byte", async () => {
+    // the server drops every connection's second request unanswered, as a server that closed an idle connection would
+    let connections = 0
+    const dropping = createServer((req, res) => {
+      const socket = req.socket as typeof req.socket & { served?: number }
+      socket.served = (socket.served ?? 0) + 1
+      if (socket.served > 1) return void socket.destroy()
+      let body = ""
+      req.on("data", (c: Buffer) => (body += c))
+      req.on("end", () => res.end(JSON.stringify({ echo: body })))
+    })
+    dropping.on("connection", () => connections++)
+    await new Promise<void>((r) => dropping.listen(0, "127.0.0.1", r))
+    const at = `http://127.0.0.1:${(dropping.address() as AddressInfo).port}/`
+    try {
+      const post = (body: string) => boundedFetch(MiB)(at, { method: "POST", body, headers: { "content-type": "application/json" } }).then((r) => r.json())
+      expect(await post("one")).toEqual({ echo: "one" })
+      expect(await post("two")).toEqual({ echo: "two" }) // the kept-alive connection was dropped: sent again, whole
+      expect(connections).toBe(2)
+    } finally {
+      dropping.closeAllConnections()
+      await new Promise<void>((r) => dropping.close(() => r()))
+    }
+  })
+
+  it("follows redirects as fetch does: 307 keeps the method and body, 303 turns into a GET", async () => {
+    const seen: Array<string> = []
+    const redirecting = createServer((req, res) => {
+      let body = ""
+      req.on("data", (c: Buffer) => (body += c))
+      req.on("end", () => {
+        seen.push(`${req.method} ${req.url} ${body}`)
+        if (req.url === "/307") res.writeHead(307, { location: "/target" }).end()
+        else if (req.url === "/303") res.writeHead(303, { location: "/target" }).end()
+        else res.end(JSON.stringify({ method: req.method, body }))
+      })
+    })
+    await new Promise<void>((r) => redirecting.listen(0, "127.0.0.1", r))
+    const at = `http://127.0.0.1:${(redirecting.address() as AddressInfo).port}`
+    try {
+      expect(await (await boundedFetch(MiB)(`${at}/307`, { method: "POST", body: "x" })).json()).toEqual({ method: "POST", body: "x" })
+      expect(await (await boundedFetch(MiB)(`${at}/303`, { method: "POST", body: "x" })).json()).toEqual({ method: "GET", body: "" })
+      expect(seen).toEqual(["POST /307 x", "POST /target x", "POST /303 x", "GET /target "])
+    } finally {
+      redirecting.closeAllConnections()
+      await new Promise<void>((r) => redirecting.close(() => r()))
+    }
+  })
+
   it("a 40 MB reply to the OpenAI-compatible provider fails the call with a message that says so, never as unreachable", async () => {
     const model = makeOpenAIModel(openaiSettings("m", { baseURL: `${url}/v1`, timeoutMs: 20_000 }))
     const error = await Effect.runPromise(Effect.flip(model.generate({ role: "executor.thought", messages: [{ role: "user", content: "hi" }] })))

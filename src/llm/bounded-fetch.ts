@@ -1,8 +1,9 @@
-// The fetch the model clients (ollama, openai) are given: undici's request API under fetch's contract, with
+// The fetch the model clients (ollama, openai) are given: Node's HTTP client under fetch's contract, with
 // a cap on the reply's bytes, so that a model server cannot make a run hold gigabytes.
+import { Agent as HttpAgent, type IncomingMessage, request as httpRequest } from "node:http"
+import { Agent as HttpsAgent, request as httpsRequest } from "node:https"
 import { promisify } from "node:util"
 import { brotliDecompress, gunzip, inflate, inflateRaw, type ZlibOptions } from "node:zlib"
-import { Agent, type Dispatcher, interceptors, request } from "undici"
 import { SIZE_CAPS } from "../trace/size-caps.ts"
 
 /** The reply's body was larger than the cap; the call fails with a message that says so. */
@@ -16,11 +17,15 @@ export class ReplyTooLarge extends Error {
 }
 
 /**
- * Keep-alive connections shared by every call, redirects followed as fetch follows them. fetch runs on
- * the same undici, but its WHATWG streams cost about three times the CPU of `request` per call, which a
- * bench with many tasks in flight pays on its one thread.
+ * Keep-alive connections shared by every call. Node's own HTTP client, not fetch: fetch's WHATWG streams
+ * cost about three times the CPU per call, and undici's request API writes every request on a reused
+ * connection one event-loop turn late, which a bench with many tasks in flight pays as latency on
+ * each call. A server's `Keep-Alive: timeout` hint retires idle connections before it closes them.
  */
-const dispatcher: Dispatcher = new Agent().compose(interceptors.redirect({ maxRedirections: 20 }))
+const agents = { "http:": new HttpAgent({ keepAlive: true }), "https:": new HttpsAgent({ keepAlive: true }) } as const
+
+/** Redirects followed, as fetch follows them. */
+const MAX_REDIRECTS = 20
 
 /** The decoders of the content codings fetch decodes; each stops at `maxOutputLength` (a zip bomb is no reply). */
 const DECODERS: Readonly<Record<string, (bytes: Buffer, options: ZlibOptions) => Promise<Buffer>>> = {
@@ -30,18 +35,18 @@ const DECODERS: Readonly<Record<string, (bytes: Buffer, options: ZlibOptions) =>
   br: promisify(brotliDecompress)
 }
 
-/**
- * A body decoded as its Content-Encoding says (codings applied in order, so undone last first), counting
- * the decoded bytes against the cap. An unknown coding is left as it is, as fetch leaves it.
- */
-const decode = async (bytes: Buffer, encoding: string | undefined, limitBytes: number): Promise<Buffer> => {
+/** The content codings of a reply to undo, last applied first; undefined when one is unknown (fetch leaves such a body as it is). */
+const codingsOf = (encoding: string | undefined): ReadonlyArray<string> | undefined => {
   const codings = (encoding ?? "").split(",").map((c) => c.trim().toLowerCase()).filter((c) => c !== "" && c !== "identity")
+  return codings.every((c) => c in DECODERS) ? codings.reverse() : undefined
+}
+
+/** A body decoded as its codings say, counting the decoded bytes against the cap. */
+const decode = async (bytes: Buffer, codings: ReadonlyArray<string>, limitBytes: number): Promise<Buffer> => {
   let out = bytes
-  for (const coding of codings.reverse()) {
-    const decoder = DECODERS[coding]
-    if (!decoder) return bytes
+  for (const coding of codings) {
     try {
-      out = await decoder(out, { maxOutputLength: limitBytes })
+      out = await DECODERS[coding]!(out, { maxOutputLength: limitBytes })
     } catch (e) {
       throw (e as NodeJS.ErrnoException).code === "ERR_BUFFER_TOO_LARGE" ? new ReplyTooLarge(limitBytes) : e
     }
@@ -52,24 +57,64 @@ const decode = async (bytes: Buffer, encoding: string | undefined, limitBytes: n
 /** Statuses whose Response has no body. */
 const NULL_BODY_STATUS = new Set([101, 103, 204, 205, 304])
 
-/** A request body `request` takes as it is; anything else (a stream, a form) goes through fetch. */
+/** A request body sent as it is; anything else (a stream, a form) goes through fetch. */
 const plainBody = (body: RequestInit["body"]): body is string | Uint8Array | null | undefined => body === undefined || body === null || typeof body === "string" || body instanceof Uint8Array
 
-/** Read a reply's (decoded) body, failing as soon as it passes `limitBytes`. */
-const readCapped = (body: Dispatcher.ResponseData["body"], limitBytes: number): Promise<Buffer> =>
+/** Read a reply's body, failing as soon as it passes `limitBytes`. */
+const readCapped = (body: IncomingMessage, limitBytes: number): Promise<Buffer> =>
   new Promise((resolve, reject) => {
     const chunks: Array<Buffer> = []
     let total = 0
     body.on("data", (chunk: Buffer) => {
       total += chunk.length
       if (total > limitBytes) {
+        reject(new ReplyTooLarge(limitBytes)) // first: destroying the body fails it too
         body.destroy()
-        reject(new ReplyTooLarge(limitBytes))
       } else chunks.push(chunk)
     })
     body.once("error", reject)
+    body.once("aborted", () => reject(Object.assign(new Error("aborted"), { code: "ECONNRESET" })))
     body.once("end", () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total)))
   })
+
+interface Outgoing {
+  readonly url: URL
+  readonly method: string
+  readonly headers: Record<string, string>
+  readonly body: string | Uint8Array | undefined
+  readonly signal: AbortSignal | undefined
+}
+
+/**
+ * One request; its reply's head. A request written on a kept-alive connection that the server had
+ * closed meanwhile (a reset before any reply byte) was never read: it is sent once more on a new one.
+ */
+const send = (out: Outgoing, retried = false): Promise<IncomingMessage> =>
+  new Promise((resolve, reject) => {
+    const client = out.url.protocol === "https:" ? httpsRequest : httpRequest
+    const agent = agents[out.url.protocol as keyof typeof agents]
+    const req = client(out.url, { method: out.method, headers: out.headers, agent, signal: out.signal }, resolve)
+    req.once("error", (e: NodeJS.ErrnoException) => {
+      if (!retried && req.reusedSocket && (e.code === "ECONNRESET" || e.code === "EPIPE") && !out.signal?.aborted) send(out, true).then(resolve, reject)
+      else reject(e)
+    })
+    req.end(out.body)
+  })
+
+/** The request a redirect leads to, as fetch makes it: 303 (and 301/302 after a POST) turn into a GET without a body. */
+const redirected = (out: Outgoing, status: number, location: string): Outgoing => {
+  const url = new URL(location, out.url)
+  const toGet = status === 303 ? out.method !== "HEAD" : (status === 301 || status === 302) && out.method === "POST"
+  const headers = { ...out.headers }
+  if (toGet) for (const name of Object.keys(headers)) if (/^content-/i.test(name)) delete headers[name]
+  // credentials stay with their origin
+  if (url.origin !== out.url.origin) for (const name of Object.keys(headers)) if (/^(authorization|cookie|proxy-authorization)$/i.test(name)) delete headers[name]
+  return { ...out, url, headers, method: toGet ? "GET" : out.method, body: toGet ? undefined : out.body }
+}
+
+/** Request headers as a plain object, whatever form fetch was given them in. */
+const plainHeaders = (headers: RequestInit["headers"]): Record<string, string> =>
+  headers === undefined ? {} : headers instanceof Headers || Array.isArray(headers) ? Object.fromEntries(new Headers(headers)) : { ...(headers as Record<string, string>) }
 
 /**
  * `fetch` for calls to a model server: the reply is read whole through a counter (a declared length above
@@ -80,42 +125,46 @@ const readCapped = (body: Dispatcher.ResponseData["body"], limitBytes: number): 
 export const boundedFetch =
   (limitBytes: number = SIZE_CAPS.replyBytes): typeof fetch =>
   async (input, init) => {
-    if (input instanceof Request || !plainBody(init?.body)) return streamedBoundedFetch(limitBytes, input, init)
+    const url = input instanceof URL ? input : typeof input === "string" ? new URL(input) : undefined
+    if (url === undefined || !(url.protocol in agents) || !plainBody(init?.body)) return streamedBoundedFetch(limitBytes, input, init)
     const signal = init?.signal ?? undefined
     const failed = (cause: unknown, message: string) => (signal?.aborted ? signal.reason : cause instanceof ReplyTooLarge ? cause : new TypeError(message, { cause }))
-    let reply: Dispatcher.ResponseData
-    try {
-      reply = await request(input, {
-        method: (init?.method ?? "GET") as Dispatcher.HttpMethod,
-        headers: init?.headers instanceof Headers ? Object.fromEntries(init.headers) : (init?.headers as Record<string, string> | Array<[string, string]> | undefined),
-        body: init?.body ?? null,
-        signal,
-        dispatcher
-      })
-    } catch (e) {
-      throw failed(e, "fetch failed")
+    let out: Outgoing = { url, method: (init?.method ?? "GET").toUpperCase(), headers: plainHeaders(init?.headers), body: init?.body ?? undefined, signal }
+    for (let redirects = 0; ; redirects++) {
+      let reply: IncomingMessage
+      try {
+        reply = await send(out)
+      } catch (e) {
+        throw failed(e, "fetch failed")
+      }
+      const status = reply.statusCode ?? 0
+      const location = reply.headers.location
+      if ([301, 302, 303, 307, 308].includes(status) && location !== undefined) {
+        reply.resume() // the redirect's own body is not wanted; reading it frees the connection
+        if (redirects >= MAX_REDIRECTS) throw failed(new Error(`more than ${MAX_REDIRECTS} redirects`), "fetch failed")
+        out = redirected(out, status, location)
+        continue
+      }
+      const declared = Number(reply.headers["content-length"] ?? Number.NaN)
+      if (declared > limitBytes) {
+        reply.destroy()
+        throw new ReplyTooLarge(limitBytes)
+      }
+      const codings = codingsOf(reply.headers["content-encoding"])
+      let bytes: Buffer
+      try {
+        bytes = await readCapped(reply, limitBytes)
+        if (codings !== undefined && codings.length > 0) bytes = await decode(bytes, codings, limitBytes)
+      } catch (e) {
+        throw failed(e, "terminated")
+      }
+      const headers = new Headers()
+      for (const [name, value] of Object.entries(reply.headers))
+        if (codings !== undefined && codings.length > 0 && (name === "content-encoding" || name === "content-length")) continue // decoded already
+        else if (Array.isArray(value)) for (const v of value) headers.append(name, v)
+        else if (value !== undefined) headers.append(name, value)
+      return new Response(NULL_BODY_STATUS.has(status) ? null : bytes, { status, statusText: reply.statusMessage ?? "", headers })
     }
-    const declared = Number(reply.headers["content-length"] ?? Number.NaN)
-    if (declared > limitBytes) {
-      reply.body.destroy()
-      throw new ReplyTooLarge(limitBytes)
-    }
-    let bytes: Buffer
-    const encoding = reply.headers["content-encoding"]
-    const coded = typeof encoding === "string" && encoding.trim() !== "" && encoding.trim().toLowerCase() !== "identity"
-    try {
-      bytes = await readCapped(reply.body, limitBytes)
-      if (coded) bytes = await decode(bytes, encoding, limitBytes)
-    } catch (e) {
-      throw failed(e, "terminated")
-    }
-    const headers = new Headers()
-    for (const [name, value] of Object.entries(reply.headers))
-      if (coded && (name === "content-encoding" || name === "content-length")) continue // decoded already
-      else if (Array.isArray(value)) for (const v of value) headers.append(name, v)
-      else if (value !== undefined) headers.append(name, value)
-    const status = reply.statusCode
-    return new Response(NULL_BODY_STATUS.has(status) ? null : bytes, { status, statusText: reply.statusText ?? "", headers })
   }
 
 /** The general case, through fetch: the body read through a counter, as above. */
