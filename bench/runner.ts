@@ -101,6 +101,12 @@ export const isPending = (path: string): boolean => {
   return record === undefined || record.finishType === "error"
 }
 
+/**
+ * Finished tasks whose records may wait for the disk at once while the next tasks run in their slots.
+ * A record is a few kilobytes; a run killed meanwhile redoes those tasks on --resume.
+ */
+export const WRITE_BACKLOG = 64
+
 /** Write `converted/<method>/<group>.json` for every method and group from the records on disk. */
 export const writeConverted = (
   runDir: string,
@@ -223,8 +229,11 @@ export const runBench = (options: RunnerOptions): Effect.Effect<RunSummary, RunD
       })
 
     // A run stopped by a dead server still leaves converted files of everything done so far.
-    // twice the slots: while some tasks' records are being written, as many more tasks can be running
-    const ran = yield* Effect.result(Effect.forEach(pending, runJob, { concurrency: options.executor ? Math.max(1, pending.length) : 2 * Math.max(1, options.concurrency) }).pipe(Effect.ensuring(Effect.sync(() => progress.stop()))))
+    // the slots, and as many jobs again as records may wait for the disk: a write that stalls (an fsync can take
+    // a few hundred milliseconds) holds its record, not the tasks after it
+    const ran = yield* Effect.result(
+      Effect.forEach(pending, runJob, { concurrency: options.executor ? Math.max(1, pending.length) : Math.max(1, options.concurrency) + WRITE_BACKLOG }).pipe(Effect.ensuring(Effect.sync(() => progress.stop())))
+    )
 
     const queryById = new Map(options.queries.map((q) => [`${q.group}/${q.id}`, q]))
     const groups = [...new Set(options.queries.map((q) => q.group))]

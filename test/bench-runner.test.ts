@@ -221,6 +221,29 @@ describe("bench runner and a slow or full disk", () => {
     expect(readdirSync(join(runDir, "tasks", "count", GROUP)).sort()).toEqual(["1.json", "2.json"])
   })
 
+  it("a disk that stalls holds the finished records, not the tasks after them", async () => {
+    const log: Array<string> = []
+    let open!: () => void
+    const disk = new Promise<void>((resolve) => (open = resolve))
+    // the stall ends when the last task starts (or after 3 s, so a runner that waits for the disk still ends)
+    const fallback = setTimeout(() => open(), 3000)
+    const method: Method = (task) =>
+      Effect.sync(() => {
+        log.push(`start ${task.id}`)
+        if (log.filter((l) => l.startsWith("start")).length === queries.length) open()
+        return { taskId: task.id, query: task.query, method: "count", model: "m", finalAnswer: "a", finishType: "give_answer" as const, events: [], totals: { modelCalls: 0, promptTokens: 0, completionTokens: 0, toolCalls: 0, backtracks: 0, wallMs: 0, guardrails: {} } }
+      })
+    const runDir = tempRun()
+    const exit = await run(options(runDir, [{ name: "count", method }], { concurrency: 1, recordFs: slowDisk(disk, log) }))
+    clearTimeout(fallback)
+    expect(Exit.isSuccess(exit)).toBe(true)
+    // every task started before the first record was committed: the stalled writes held no slot
+    const firstWrite = log.findIndex((l) => l.startsWith("written"))
+    expect(log.slice(0, firstWrite).filter((l) => l.startsWith("start"))).toHaveLength(queries.length)
+    expect(queries.length).toBeGreaterThan(2)
+    expect(readdirSync(join(runDir, "tasks", "count", GROUP))).toHaveLength(queries.length)
+  })
+
   it("a record the disk refuses (ENOSPC) stops the run with the disk-full message, and leaves no record or temp file", async () => {
     const full = diskWith({ write: async () => Promise.reject(Object.assign(new Error("ENOSPC: no space left on device"), { code: "ENOSPC" })) })
     const runDir = tempRun()

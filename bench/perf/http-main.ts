@@ -12,7 +12,8 @@ const { values } = parseArgs({
     "per-group": { type: "string", default: "100" },
     seconds: { type: "string", default: "8" },
     "in-flight": { type: "string", default: "16" },
-    latency: { type: "string", default: "50" }
+    latency: { type: "string", default: "50" },
+    rounds: { type: "string", default: "3" }
   }
 })
 
@@ -23,9 +24,10 @@ const http = await measureHttpOverhead({
   inFlight: Number(values["in-flight"]),
   latencyMs: Number(values.latency),
   perGroup: Number(values["per-group"]),
-  loopSeconds: Number(values.seconds)
+  loopSeconds: Number(values.seconds),
+  rounds: Number(values.rounds)
 })
 console.log(`load average before ${before}, after ${load()}`)
 console.log(`bare loops   ${http.bareRequestsPerSecond.toFixed(1)} requests/s (whole run ${http.wholeRun.bareRequestsPerSecond.toFixed(1)})`)
 console.log(`smurfs bench ${http.benchRequestsPerSecond.toFixed(1)} requests/s (whole run ${http.wholeRun.benchRequestsPerSecond.toFixed(1)}; ${http.benchRequests} requests)`)
-console.log(`ratio ${http.ratio.toFixed(3)} (whole run ${http.wholeRun.ratio.toFixed(3)}), over the middle 80% of each client's requests`)
+console.log(`ratio ${http.ratio.toFixed(3)} (whole run ${http.wholeRun.ratio.toFixed(3)}), over the middle 80% of each client's requests; the median of ${http.roundRatios.length} rounds: ${http.roundRatios.map((r) => r.toFixed(3)).join(", ")}`)
