@@ -38,7 +38,7 @@ const DECODERS: Readonly<Record<string, (bytes: Buffer, options: ZlibOptions) =>
 /** The content codings of a reply to undo, last applied first; undefined when one is unknown (fetch leaves such a body as it is). */
 const codingsOf = (encoding: string | undefined): ReadonlyArray<string> | undefined => {
   const codings = (encoding ?? "").split(",").map((c) => c.trim().toLowerCase()).filter((c) => c !== "" && c !== "identity")
-  return codings.every((c) => c in DECODERS) ? codings.reverse() : undefined
+  return codings.every((c) => Object.hasOwn(DECODERS, c)) ? codings.reverse() : undefined
 }
 
 /** A body decoded as its codings say, counting the decoded bytes against the cap. */
@@ -55,7 +55,7 @@ const decode = async (bytes: Buffer, codings: ReadonlyArray<string>, limitBytes:
 }
 
 /** Statuses whose Response has no body. */
-const NULL_BODY_STATUS = new Set([101, 103, 204, 205, 304])
+const NULL_BODY_STATUS = new Set([204, 205, 304])
 
 /** A request body sent as it is; anything else (a stream, a form) goes through fetch. */
 const plainBody = (body: RequestInit["body"]): body is string | Uint8Array | null | undefined => body === undefined || body === null || typeof body === "string" || body instanceof Uint8Array
@@ -126,7 +126,7 @@ export const boundedFetch =
   (limitBytes: number = SIZE_CAPS.replyBytes): typeof fetch =>
   async (input, init) => {
     const url = input instanceof URL ? input : typeof input === "string" ? new URL(input) : undefined
-    if (url === undefined || !(url.protocol in agents) || !plainBody(init?.body)) return streamedBoundedFetch(limitBytes, input, init)
+    if (url === undefined || !Object.hasOwn(agents, url.protocol) || !plainBody(init?.body)) return streamedBoundedFetch(limitBytes, input, init)
     const signal = init?.signal ?? undefined
     const failed = (cause: unknown, message: string) => (signal?.aborted ? signal.reason : cause instanceof ReplyTooLarge ? cause : new TypeError(message, { cause }))
     let out: Outgoing = { url, method: (init?.method ?? "GET").toUpperCase(), headers: plainHeaders(init?.headers), body: init?.body ?? undefined, signal }
@@ -138,6 +138,10 @@ export const boundedFetch =
         throw failed(e, "fetch failed")
       }
       const status = reply.statusCode ?? 0
+      if (status < 200 || status > 599) {
+        reply.destroy()
+        throw failed(new Error(`the server answered with the status ${status}, which HTTP does not have`), "fetch failed")
+      }
       const location = reply.headers.location
       if ([301, 302, 303, 307, 308].includes(status) && location !== undefined) {
         reply.resume() // the redirect's own body is not wanted; reading it frees the connection
