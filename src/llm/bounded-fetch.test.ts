@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib"
 import { Effect } from "effect"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { boundedFetch, ReplyTooLarge } from "./bounded-fetch.ts"
 import { makeOpenAIModel } from "./openai.ts"
 import { openaiSettings } from "./spec.ts"
@@ -126,6 +126,29 @@ describe("boundedFetch", () => {
     } finally {
       redirecting.closeAllConnections()
       await new Promise<void>((r) => redirecting.close(() => r()))
+    }
+  })
+
+  it("goes through HTTP_PROXY when Node is told to use the environment's proxies (NODE_USE_ENV_PROXY=1), as fetch does", async () => {
+    const proxied: Array<string> = []
+    const proxy = createServer((req, res) => {
+      proxied.push(req.url ?? "") // a proxy is sent the absolute URL
+      res.end(JSON.stringify({ via: "proxy" }))
+    })
+    await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r))
+    vi.stubEnv("NODE_USE_ENV_PROXY", "1")
+    vi.stubEnv("HTTP_PROXY", `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`)
+    vi.stubEnv("NO_PROXY", "")
+    vi.resetModules()
+    try {
+      const fresh = (await import("./bounded-fetch.ts")).boundedFetch
+      expect(await (await fresh(MiB)(`${url}/small`)).json()).toEqual({ via: "proxy" })
+      expect(proxied).toEqual([`${url}/small`])
+    } finally {
+      vi.unstubAllEnvs()
+      vi.resetModules()
+      proxy.closeAllConnections()
+      await new Promise<void>((r) => proxy.close(() => r()))
     }
   })
 

@@ -22,7 +22,13 @@ export class ReplyTooLarge extends Error {
  * connection one event-loop turn late, which a bench with many tasks in flight pays as latency on
  * each call. A server's `Keep-Alive: timeout` hint retires idle connections before it closes them.
  */
-const agents = { "http:": new HttpAgent({ keepAlive: true }), "https:": new HttpsAgent({ keepAlive: true }) } as const
+const agents = (() => {
+  // HTTP_PROXY / HTTPS_PROXY / NO_PROXY when Node is told to use them (NODE_USE_ENV_PROXY=1 or --use-env-proxy,
+  // Node 22.21 and later), as Node's fetch and its own agents then do
+  const useEnvProxy = process.env["NODE_USE_ENV_PROXY"] === "1" || process.execArgv.includes("--use-env-proxy")
+  const options = { keepAlive: true, ...(useEnvProxy ? { proxyEnv: process.env } : {}) }
+  return { "http:": new HttpAgent(options), "https:": new HttpsAgent(options) } as const
+})()
 
 /** Redirects followed, as fetch follows them. */
 const MAX_REDIRECTS = 20
