@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest"
+import { describe, expect, it, vi } from "vitest"
 import { estimateRemaining, formatDuration, makeProgress } from "./progress.ts"
 
 const capture = (isTTY = false) => {
@@ -25,6 +25,32 @@ describe("progress", () => {
     expect(lines[2]).toBe("[3/4] react G1_tool/8 give_up 2 calls 800 tokens 0.5s | answered 1 | ETA 2s")
     expect(out.text()).not.toContain("solved")
     expect(progress.totals?.()).toEqual({ finished: 2, answered: 1, modelCalls: 5, tokens: 2000, wallMs: 3000 })
+  })
+
+  it("in a terminal, the bar says \"ETA estimating\" until it can estimate, then the time left (never cli-progress's INF)", () => {
+    // cli-progress redraws on its own timer, at most ten times a second
+    vi.useFakeTimers()
+    try {
+      const out = capture(true)
+      let clock = 0
+      const progress = makeProgress({ stream: out.stream, now: () => clock })
+      progress.start(4, 0)
+      progress.modelCall?.(100)
+      clock = 1000
+      progress.taskDone({ method: "react", group: "G1", taskId: "1", finishType: "give_answer", modelCalls: 1, tokens: 100, wallMs: 1000 })
+      vi.advanceTimersByTime(1000)
+      const early = out.text()
+      expect(early).toContain("1/4 tasks | answered 1 | model calls 1 | tokens 100 | ETA estimating")
+      clock = 2000
+      progress.taskDone({ method: "react", group: "G1", taskId: "2", finishType: "give_answer", modelCalls: 0, tokens: 0, wallMs: 1000 })
+      vi.advanceTimersByTime(1000)
+      // two tasks in 2 s, two left: 2 s
+      expect(out.text().slice(early.length)).toContain("2/4 tasks | answered 2 | model calls 1 | tokens 100 | ETA 2s")
+      progress.stop()
+      expect(out.text()).not.toMatch(/ETA (INF|\d+(?![\dsmh]))/)
+    } finally {
+      vi.useRealTimers()
+    }
   })
 
   it("counts model calls and tokens as they happen, not when a task ends", () => {

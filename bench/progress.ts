@@ -91,7 +91,8 @@ export const makeProgress = (options: ProgressOptions = {}): Progress => {
     const ms = estimateRemaining(finished, total - skipped - finished, now() - started)
     return ms === undefined ? "estimating" : formatDuration(ms)
   }
-  const payload = () => ({ answered, calls: compact(calls), tokens: compact(tokens), eta: eta() })
+  // `remaining`, not `eta`: cli-progress fills its own `{eta}` (seconds, or "INF"), which would hide ours
+  const payload = () => ({ answered, calls: compact(calls), tokens: compact(tokens), remaining: eta() })
   return {
     start: (all, done) => {
       total = all
@@ -99,7 +100,7 @@ export const makeProgress = (options: ProgressOptions = {}): Progress => {
       started = now()
       if (tty) {
         bar = new cliProgress.SingleBar(
-          { stream, format: "{bar} {value}/{total} tasks | answered {answered} | model calls {calls} | tokens {tokens} | ETA {eta}", hideCursor: true },
+          { stream, format: "{bar} {value}/{total} tasks | answered {answered} | model calls {calls} | tokens {tokens} | ETA {remaining}", hideCursor: true },
           cliProgress.Presets.shades_classic
         )
         bar.start(total, skipped, payload())
