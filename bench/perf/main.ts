@@ -370,7 +370,7 @@ const main = async (argv: ReadonlyArray<string>): Promise<number> => {
     result.success.json["httpOverhead"] = { inFlight: 16, latencyMs: 50, method: "react", ...http }
     result.success.sections.push(
       table(
-        `Overhead through HTTP: a loopback Ollama at 50 ms a reply, 16 requests in flight; 16 bare request loops, then smurfs bench (ReAct, 16 tasks at once); rates over the middle 80% of each client's requests (whole run in brackets); the median of ${http.roundRatios.length} rounds (${http.roundRatios.map((r) => round(r, 3)).join(", ")})`,
+        `Overhead through HTTP: a loopback Ollama at 50 ms a reply, 16 requests in flight; 16 bare request loops, then smurfs bench (ReAct, 16 tasks at once); rates over the middle 80% of each client's requests (whole run in brackets); ${http.roundRatios.length === 1 ? "one round" : `the median of ${http.roundRatios.length} rounds`} (${http.roundRatios.map((r) => round(r, 3)).join(", ")})`,
         ["client", "requests", "requests/s", "share of bare"],
         [
           ["bare loops", null, `${round(http.bareRequestsPerSecond, 1)} (${round(http.wholeRun.bareRequestsPerSecond, 1)})`, 1],
