@@ -1,4 +1,4 @@
-import { createServer, type Server } from "node:http"
+import { createServer, type IncomingMessage, type RequestListener, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib"
 import { Effect } from "effect"
@@ -50,6 +50,26 @@ beforeAll(async () => {
 })
 afterAll(() => new Promise<void>((r) => server.close(() => r())))
 
+/** A request's whole body as text. */
+const bodyOf = (req: IncomingMessage): Promise<string> =>
+  new Promise((resolve) => {
+    let body = ""
+    req.on("data", (c: Buffer) => (body += c))
+    req.on("end", () => resolve(body))
+  })
+
+/** Run `use` against a server of its own on loopback, then close the server and its connections. */
+const serving = async (handler: RequestListener, use: (url: string, server: Server) => Promise<void>): Promise<void> => {
+  const own = createServer(handler)
+  await new Promise<void>((r) => own.listen(0, "127.0.0.1", r))
+  try {
+    await use(`http://127.0.0.1:${(own.address() as AddressInfo).port}`, own)
+  } finally {
+    own.closeAllConnections()
+    await new Promise<void>((r) => own.close(() => r()))
+  }
+}
+
 describe("boundedFetch", () => {
   it("refuses a declared length above the cap, cuts a streamed body past it, and passes a small reply through", async () => {
     await expect(boundedFetch(MiB)(`${url}/declared`)).rejects.toBeInstanceOf(ReplyTooLarge)
@@ -83,73 +103,57 @@ describe("boundedFetch", () => {
   it("sends a request once more on a new connection when a kept-alive one was closed under it, before any reply byte", async () => {
     // the server drops every connection's second request unanswered, as a server that closed an idle connection would
     let connections = 0
-    const dropping = createServer((req, res) => {
+    const dropping: RequestListener = async (req, res) => {
       const socket = req.socket as typeof req.socket & { served?: number }
       socket.served = (socket.served ?? 0) + 1
       if (socket.served > 1) return void socket.destroy()
-      let body = ""
-      req.on("data", (c: Buffer) => (body += c))
-      req.on("end", () => res.end(JSON.stringify({ echo: body })))
-    })
-    dropping.on("connection", () => connections++)
-    await new Promise<void>((r) => dropping.listen(0, "127.0.0.1", r))
-    const at = `http://127.0.0.1:${(dropping.address() as AddressInfo).port}/`
-    try {
-      const post = (body: string) => boundedFetch(MiB)(at, { method: "POST", body, headers: { "content-type": "application/json" } }).then((r) => r.json())
+      res.end(JSON.stringify({ echo: await bodyOf(req) }))
+    }
+    await serving(dropping, async (at, own) => {
+      own.on("connection", () => connections++)
+      const post = (body: string) => boundedFetch(MiB)(`${at}/`, { method: "POST", body, headers: { "content-type": "application/json" } }).then((r) => r.json())
       expect(await post("one")).toEqual({ echo: "one" })
       expect(await post("two")).toEqual({ echo: "two" }) // the kept-alive connection was dropped: sent again, whole
       expect(connections).toBe(2)
-    } finally {
-      dropping.closeAllConnections()
-      await new Promise<void>((r) => dropping.close(() => r()))
-    }
+    })
   })
 
   it("follows redirects as fetch does: 307 keeps the method and body, 303 turns into a GET", async () => {
     const seen: Array<string> = []
-    const redirecting = createServer((req, res) => {
-      let body = ""
-      req.on("data", (c: Buffer) => (body += c))
-      req.on("end", () => {
-        seen.push(`${req.method} ${req.url} ${body}`)
-        if (req.url === "/307") res.writeHead(307, { location: "/target" }).end()
-        else if (req.url === "/303") res.writeHead(303, { location: "/target" }).end()
-        else res.end(JSON.stringify({ method: req.method, body }))
-      })
-    })
-    await new Promise<void>((r) => redirecting.listen(0, "127.0.0.1", r))
-    const at = `http://127.0.0.1:${(redirecting.address() as AddressInfo).port}`
-    try {
+    const redirecting: RequestListener = async (req, res) => {
+      const body = await bodyOf(req)
+      seen.push(`${req.method} ${req.url} ${body}`)
+      if (req.url === "/307") res.writeHead(307, { location: "/target" }).end()
+      else if (req.url === "/303") res.writeHead(303, { location: "/target" }).end()
+      else res.end(JSON.stringify({ method: req.method, body }))
+    }
+    await serving(redirecting, async (at) => {
       expect(await (await boundedFetch(MiB)(`${at}/307`, { method: "POST", body: "x" })).json()).toEqual({ method: "POST", body: "x" })
       expect(await (await boundedFetch(MiB)(`${at}/303`, { method: "POST", body: "x" })).json()).toEqual({ method: "GET", body: "" })
       expect(seen).toEqual(["POST /307 x", "POST /target x", "POST /303 x", "GET /target "])
-    } finally {
-      redirecting.closeAllConnections()
-      await new Promise<void>((r) => redirecting.close(() => r()))
-    }
+    })
   })
 
   it("goes through HTTP_PROXY when Node is told to use the environment's proxies (NODE_USE_ENV_PROXY=1), as fetch does", async () => {
     const proxied: Array<string> = []
-    const proxy = createServer((req, res) => {
+    const proxy: RequestListener = (req, res) => {
       proxied.push(req.url ?? "") // a proxy is sent the absolute URL
       res.end(JSON.stringify({ via: "proxy" }))
-    })
-    await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r))
-    vi.stubEnv("NODE_USE_ENV_PROXY", "1")
-    vi.stubEnv("HTTP_PROXY", `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`)
-    vi.stubEnv("NO_PROXY", "")
-    vi.resetModules()
-    try {
-      const fresh = (await import("./bounded-fetch.ts")).boundedFetch
-      expect(await (await fresh(MiB)(`${url}/small`)).json()).toEqual({ via: "proxy" })
-      expect(proxied).toEqual([`${url}/small`])
-    } finally {
-      vi.unstubAllEnvs()
-      vi.resetModules()
-      proxy.closeAllConnections()
-      await new Promise<void>((r) => proxy.close(() => r()))
     }
+    await serving(proxy, async (at) => {
+      vi.stubEnv("NODE_USE_ENV_PROXY", "1")
+      vi.stubEnv("HTTP_PROXY", at)
+      vi.stubEnv("NO_PROXY", "")
+      vi.resetModules()
+      try {
+        const fresh = (await import("./bounded-fetch.ts")).boundedFetch
+        expect(await (await fresh(MiB)(`${url}/small`)).json()).toEqual({ via: "proxy" })
+        expect(proxied).toEqual([`${url}/small`])
+      } finally {
+        vi.unstubAllEnvs()
+        vi.resetModules()
+      }
+    })
   })
 
   it("a 40 MB reply to the OpenAI-compatible provider fails the call with a message that says so, never as unreachable", async () => {
