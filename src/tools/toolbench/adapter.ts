@@ -49,15 +49,38 @@ const toBoolean = (v: unknown): unknown => {
 /** Numbers and booleans sent for a STRING parameter become text, as a web API would receive them. */
 const toText = (v: unknown): unknown => (typeof v === "number" || typeof v === "boolean" ? String(v) : v)
 
-/** The zod schema of one parameter: StableToolBench's type mapping, with lenient coercion of the value. */
-const parameterSchema = (p: ApiParameter): z.ZodType => {
+/** One parameter's JSON Schema: the type StableToolBench maps, its description cut to 256 and its example. */
+const parameterJsonSchema = (p: ApiParameter): Record<string, unknown> => {
+  // Validated as any number, so sent as `number`: ToolBench's own "integer" would make a decoding grammar refuse 49.34.
+  const type = p.type === "NUMBER" ? "number" : p.type === "BOOLEAN" ? "boolean" : "string"
   const description = p.description.slice(0, MAX_DESCRIPTION)
   // StableToolBench shows the default when `len(str(default)) != 0`: only an empty string is hidden
-  const example = p.default !== undefined && p.default !== "" ? { example_value: p.default } : {}
-  // Validated as any number, so sent as `number`: ToolBench's own "integer" would make a decoding grammar refuse 49.34.
-  if (p.type === "NUMBER") return z.preprocess(toNumber, z.number()).meta({ type: "number", description, ...example })
-  if (p.type === "BOOLEAN") return z.preprocess(toBoolean, z.boolean()).meta({ type: "boolean", description, ...example })
-  return z.preprocess(toText, z.string()).meta({ type: "string", description, ...example })
+  return p.default !== undefined && p.default !== "" ? { type, description, example_value: p.default } : { type, description }
+}
+
+/** The zod schema of one parameter: its JSON Schema as metadata, with lenient coercion of the value. */
+const parameterSchema = (p: ApiParameter): z.ZodType => {
+  const meta = parameterJsonSchema(p)
+  if (p.type === "NUMBER") return z.preprocess(toNumber, z.number()).meta(meta)
+  if (p.type === "BOOLEAN") return z.preprocess(toBoolean, z.boolean()).meta(meta)
+  return z.preprocess(toText, z.string()).meta(meta)
+}
+
+/**
+ * The parameters an API's arguments take, by standardized name in order: required ones, then optional
+ * ones (dropped when `quirks` and the API has no required one, as StableToolBench drops them). An
+ * optional parameter named like a required one replaces its description but stays required, as in
+ * StableToolBench.
+ */
+const argumentsOf = (doc: ApiDoc, quirks: boolean): Map<string, { readonly parameter: ApiParameter; readonly required: boolean }> => {
+  const out = new Map<string, { readonly parameter: ApiParameter; readonly required: boolean }>()
+  for (const parameter of doc.required_parameters) out.set(standardizeParameterName(parameter.name), { parameter, required: true })
+  if (!quirks || doc.required_parameters.length > 0)
+    for (const parameter of doc.optional_parameters) {
+      const name = standardizeParameterName(parameter.name)
+      out.set(name, { parameter, required: out.get(name)?.required === true })
+    }
+  return out
 }
 
 /**
@@ -66,28 +89,11 @@ const parameterSchema = (p: ApiParameter): z.ZodType => {
  * be shown to a model without building or converting their zod schemas.
  */
 const buildApiJsonSchema = (doc: ApiDoc, quirks: boolean): Record<string, unknown> => {
+  const args = argumentsOf(doc, quirks)
   const properties: Record<string, Record<string, unknown>> = {}
-  const optional = new Set<string>()
-  for (const p of doc.required_parameters) {
-    const name = standardizeParameterName(p.name)
-    properties[name] = parameterJsonSchema(p)
-  }
-  const required = new Set(Object.keys(properties))
-  if (!quirks || doc.required_parameters.length > 0)
-    for (const p of doc.optional_parameters) {
-      const name = standardizeParameterName(p.name)
-      properties[name] = parameterJsonSchema(p)
-      if (!required.has(name)) optional.add(name)
-    }
-  const requiredNames = Object.keys(properties).filter((name) => !optional.has(name))
-  return { type: "object", properties, ...(requiredNames.length > 0 ? { required: requiredNames } : {}), additionalProperties: { ...ANY_JSON_VALUE } }
-}
-
-/** One parameter's JSON Schema, as `parameterSchema(p)` converts: the type StableToolBench maps, its description and example. */
-const parameterJsonSchema = (p: ApiParameter): Record<string, unknown> => {
-  const type = p.type === "NUMBER" ? "number" : p.type === "BOOLEAN" ? "boolean" : "string"
-  const description = p.description.slice(0, MAX_DESCRIPTION)
-  return p.default !== undefined && p.default !== "" ? { type, description, example_value: p.default } : { type, description }
+  for (const [name, { parameter }] of args) properties[name] = parameterJsonSchema(parameter)
+  const required = Object.keys(properties).filter((name) => args.get(name)?.required)
+  return { type: "object", properties, ...(required.length > 0 ? { required } : {}), additionalProperties: { ...ANY_JSON_VALUE } }
 }
 
 /** An API's arguments schema as JSON Schema, and as zod once something validates with it. */
@@ -121,20 +127,10 @@ export const apiParameters = (doc: ApiDoc, quirks = true): z.ZodObject<z.ZodRawS
 /** `apiParameters(doc, quirks)` as JSON Schema, without building the zod schema. */
 export const apiJsonSchema = (doc: ApiDoc, quirks = true): Record<string, unknown> => apiSchemas(doc, quirks).json
 
+/** The arguments schema of an API as zod: unknown keys are kept. */
 const buildApiParameters = (doc: ApiDoc, quirks: boolean): z.ZodObject<z.ZodRawShape> => {
   const shape: Record<string, z.ZodType> = {}
-  const required = new Set<string>()
-  for (const p of doc.required_parameters) {
-    const name = standardizeParameterName(p.name)
-    shape[name] = parameterSchema(p)
-    required.add(name)
-  }
-  // an optional parameter named like a required one replaces its description but stays required, as in StableToolBench
-  if (!quirks || doc.required_parameters.length > 0)
-    for (const p of doc.optional_parameters) {
-      const name = standardizeParameterName(p.name)
-      shape[name] = required.has(name) ? parameterSchema(p) : parameterSchema(p).optional()
-    }
+  for (const [name, { parameter, required }] of argumentsOf(doc, quirks)) shape[name] = required ? parameterSchema(parameter) : parameterSchema(parameter).optional()
   return z.looseObject(shape) as unknown as z.ZodObject<z.ZodRawShape>
 }
 
