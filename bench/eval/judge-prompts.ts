@@ -3,7 +3,7 @@
 // from a checkout (--stb), or our own wording of the same rules with the same schemas.
 import { parse as parseYaml } from "yaml"
 import { z } from "zod"
-import { loadTemplate, render } from "../../src/agents/prompt-template.ts"
+import { loadTemplate, render } from "../../src/text/prompt-template.ts"
 import { pythonFormat, readStbFile, STB_FILES, StbFilesError } from "../../src/agents/stabletoolbench-files.ts"
 import { AnswerStatus } from "./labels.ts"
 

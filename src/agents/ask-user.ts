@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { z } from "zod"
 import type { Tool, ToolResult } from "../tools/tool.ts"
 import { emit } from "../trace/events.ts"
-import { loadTemplate } from "./prompt-template.ts"
+import { loadTemplate } from "../text/prompt-template.ts"
 
 export const ASK_USER = "ask_user"
 

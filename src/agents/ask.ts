@@ -6,9 +6,9 @@ import { generateObject, type ObjectRequest } from "../llm/structured.ts"
 import type { ContextBudget } from "../memory/context-budget.ts"
 import type { BudgetExhausted } from "./errors.ts"
 import { emit } from "../trace/events.ts"
-import { renderTemplate } from "./prompt-template.ts"
+import { renderTemplate } from "../text/prompt-template.ts"
 import type { GuardrailOptions } from "./smurfs-options.ts"
-import { fenceFor } from "./fenced-data.ts"
+import { fenceFor } from "../text/fenced-data.ts"
 
 /** What every agent call needs from its pipeline. */
 export interface AgentContext {

@@ -1,7 +1,7 @@
 // The texts the ReAct/DFSDT baselines send: StableToolBench's own (read from a checkout) or ours
 // (prompts/*.md), which state the same rules in our words. Either way the shapes are StableToolBench's.
 import { FINISH } from "./finish.ts"
-import { loadTemplate, render } from "./prompt-template.ts"
+import { loadTemplate, render } from "../text/prompt-template.ts"
 import { pythonConstant, pythonStringAfter, readStbFile, STB_FILES, StbFilesError } from "./stabletoolbench-files.ts"
 
 export interface BaselinePrompts {

@@ -7,7 +7,7 @@ import type { GenerateError } from "../llm/errors.ts"
 import { LanguageModel, type Message } from "../llm/language-model.ts"
 import { calibrating } from "../memory/calibrated-model.ts"
 import { emit } from "../trace/events.ts"
-import { renderTemplate } from "./prompt-template.ts"
+import { renderTemplate } from "../text/prompt-template.ts"
 import {
   act,
   asTrajectory,
@@ -23,7 +23,7 @@ import {
   proseStep
 } from "./react.ts"
 import type { Method } from "./task.ts"
-import { fencedData } from "./fenced-data.ts"
+import { fencedData } from "../text/fenced-data.ts"
 
 export interface DfsdtOptions extends ChainOptions {
   /** Children a state may get (the tree's width). */

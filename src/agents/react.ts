@@ -18,9 +18,9 @@ import { recording, type Trajectory, totalsOf } from "../trace/trajectory.ts"
 import { type BaselinePrompts, smurfsBaselinePrompts } from "./baseline-prompts.ts"
 import { callNative } from "./tool-call-recovery.ts"
 import { FINISH, FinishArgs, finishSpec } from "./finish.ts"
-import { loadTemplate, renderTemplate } from "./prompt-template.ts"
+import { loadTemplate, renderTemplate } from "../text/prompt-template.ts"
 import type { Method, Task } from "./task.ts"
-import { fencedData } from "./fenced-data.ts"
+import { fencedData } from "../text/fenced-data.ts"
 
 export interface ChainOptions {
   /** How the model acts: "native" tool calls, a "json" object `{thought, action, action_input}`, or "auto" (native when the model supports tools). */

@@ -3,7 +3,8 @@
 import { Deferred, Effect, Semaphore } from "effect"
 import { emit, linked } from "../trace/events.ts"
 import type { PlanGraph } from "./plan-graph.ts"
-import type { Fatal, PipelineContext } from "./smurfs-step.ts"
+import type { PipelineContext } from "./pipeline-context.ts"
+import type { Fatal } from "./smurfs-step.ts"
 
 /** How a subtask was answered (verified, unverified, step_limit...), as its solver reports it. */
 export interface SubtaskOutcome {

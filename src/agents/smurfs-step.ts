@@ -2,7 +2,6 @@
 import { Effect } from "effect"
 import type { GenerateError, ModelNotFound, ModelUnreachable } from "../llm/errors.ts"
 import type { ContextBudget } from "../memory/context-budget.ts"
-import type { GlobalMemory } from "../memory/global-memory.ts"
 import type { LocalMemory } from "../memory/local-memory.ts"
 import { renderStep } from "../memory/render.ts"
 import type { Step } from "../memory/step.ts"
@@ -10,19 +9,10 @@ import { guardToolCall } from "../tools/call.ts"
 import type { Tool, ToolResult } from "../tools/tool.ts"
 import { emit, type ToolCallData } from "../trace/events.ts"
 import { answerStep } from "./answerer.ts"
-import type { AgentContext } from "./ask.ts"
 import type { BudgetExhausted } from "./errors.ts"
 import { chooseTool, type ExecutorView, think, writeArgs } from "./executor.ts"
-import { type ResolvedOptions, smurfsDefaults } from "./smurfs-options.ts"
-import type { Task } from "./task.ts"
-
-/** Everything one task's run shares. */
-export interface PipelineContext extends AgentContext {
-  readonly task: Task
-  readonly options: ResolvedOptions
-  readonly global: GlobalMemory
-  readonly budget: ContextBudget
-}
+import type { PipelineContext } from "./pipeline-context.ts"
+import { smurfsDefaults } from "./smurfs-options.ts"
 
 /** Failures that end the whole task; every other failure ends only the current step. */
 export type Fatal = ModelUnreachable | ModelNotFound | BudgetExhausted

@@ -1,7 +1,7 @@
 // Per-subtask tools: with a recommender, each subtask of a plan sees the tools retrieved for it.
 import { Effect } from "effect"
 import { ASK_USER } from "./ask-user.ts"
-import type { PipelineContext } from "./smurfs-step.ts"
+import type { PipelineContext } from "./pipeline-context.ts"
 
 /**
  * The pipeline context for one subtask: the task's own library, or, when the task carries a

@@ -6,7 +6,7 @@ import type { GenerateError } from "../llm/errors.ts"
 import { type GenerateRequest, type GenerateResponse, LanguageModel, type Message } from "../llm/language-model.ts"
 import { callModel, MAX_REFLECTIONS } from "../llm/structured.ts"
 import { emit } from "../trace/events.ts"
-import { renderTemplate } from "./prompt-template.ts"
+import { renderTemplate } from "../text/prompt-template.ts"
 
 /** Ollama's words (and llama.cpp's) for a tool call it could not parse out of the model's text. */
 const PARSE_ERROR = /error parsing tool call|failed to parse tool call|tool call.{0,40}pars(e|ing) (error|failed)/i

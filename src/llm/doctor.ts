@@ -1,7 +1,7 @@
 // Health checks of a model setup: server reachable, model present, tool support, one structured reply.
 import { Effect, type Layer } from "effect"
 import { z } from "zod"
-import { renderTemplate } from "../agents/prompt-template.ts"
+import { renderTemplate } from "../text/prompt-template.ts"
 import type { GenerateError, InvalidModelSpec, ProviderError } from "./errors.ts"
 import type { LanguageModel } from "./language-model.ts"
 import { ollamaCapabilities, ollamaModels, ollamaVersion } from "./ollama.ts"

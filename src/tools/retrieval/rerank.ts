@@ -1,7 +1,7 @@
 // The LLM re-ranker (AutoMAS' second stage): the model orders the retriever's top candidates for the task.
 import { Effect } from "effect"
 import { z } from "zod"
-import { renderTemplate } from "../../agents/prompt-template.ts"
+import { renderTemplate } from "../../text/prompt-template.ts"
 import type { GenerateError } from "../../llm/errors.ts"
 import type { LanguageModel } from "../../llm/language-model.ts"
 import { generateObject } from "../../llm/structured.ts"

@@ -3,10 +3,10 @@ import { execFile } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import { describe, expect, it } from "vitest"
-import { formatEvent } from "../src/cli/live-view.ts"
-import { makeEvent } from "../src/trace/events.ts"
+import { formatEvent } from "../../src/cli/live-view.ts"
+import { makeEvent } from "../../src/trace/events.ts"
 
-const repo = fileURLToPath(new URL("..", import.meta.url))
+const repo = fileURLToPath(new URL("../../", import.meta.url))
 const query = "What is 12% of the height of Mount Everest in feet?"
 const [major, minor] = process.versions.node.split(".").map(Number) as [number, number]
 const nodeOk = major > 22 || (major === 22 && minor >= 18)

@@ -7,11 +7,11 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it, vi } from "vitest"
-import { run } from "../src/cli/commands/bench.ts"
-import { ExitCode } from "../src/cli/exit-codes.ts"
+import { run } from "../../src/cli/commands/bench.ts"
+import { ExitCode } from "../../src/cli/exit-codes.ts"
 
-const REPO = fileURLToPath(new URL("../", import.meta.url))
-const DATA = fileURLToPath(new URL("../../shared/toolbench/", import.meta.url))
+const REPO = fileURLToPath(new URL("../../", import.meta.url))
+const DATA = fileURLToPath(new URL("../../../shared/toolbench/", import.meta.url))
 const SCRIPT = join(REPO, "examples", "bench-script.json")
 const scratch = mkdtempSync(join(tmpdir(), "smurfs-bench-cli-"))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
