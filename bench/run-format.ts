@@ -7,62 +7,11 @@
 // <run>/run.lock                                  the writing process (pid, host) while a bench runs
 import { z } from "zod"
 import { pathInside, safeName } from "../src/trace/file-names.ts"
+import { RUN_FORMAT_VERSION } from "../src/trace/record.ts"
 
-export const RUN_FORMAT_VERSION = 1
-
-export const Totals = z.object({
-  modelCalls: z.number(),
-  promptTokens: z.number(),
-  completionTokens: z.number(),
-  toolCalls: z.number(),
-  backtracks: z.number(),
-  wallMs: z.number(),
-  guardrails: z.record(z.string(), z.number()),
-  /** Guardrail interventions that a later retry of the same call recovered, by guardrail. */
-  guardrailsRecovered: z.record(z.string(), z.number()).optional(),
-  cachedModelCalls: z.number().optional(),
-  cachedToolCalls: z.number().optional()
-})
-
-export const RunEvent = z.object({
-  specversion: z.literal("1.0"),
-  id: z.string(),
-  source: z.string(),
-  type: z.string(),
-  time: z.string(),
-  subject: z.string(),
-  datacontenttype: z.string().optional(),
-  // CloudEvents extension attributes linking an event to its task, subtask and sub-agent (src/trace/events.ts)
-  correlationid: z.string().optional(),
-  subtask: z.number().int().optional(),
-  agent: z.string().optional(),
-  agentdepth: z.number().int().optional(),
-  parentsubtask: z.number().int().optional(),
-  data: z.record(z.string(), z.unknown())
-})
-
-export const TaskRecord = z.object({
-  formatVersion: z.literal(RUN_FORMAT_VERSION),
-  taskId: z.string(),
-  group: z.string(),
-  method: z.string(),
-  /** The model spec, e.g. `ollama:qwen2.5:7b`. */
-  model: z.string(),
-  query: z.string(),
-  /** Names of the tools the method could use. */
-  availableTools: z.array(z.string()),
-  finalAnswer: z.string(),
-  /** `error`: the model server failed during the task (refused, 404, 429/503 after retries, timeout...); not a result, a resume redoes it. */
-  finishType: z.enum(["give_answer", "give_up", "error"]),
-  error: z.string().optional(),
-  /** The model layer's tag of the server failure, for `error` records. */
-  errorTag: z.string().optional(),
-  totals: Totals,
-  events: z.array(RunEvent),
-  startedAt: z.string(),
-  finishedAt: z.string()
-})
-export type TaskRecord = z.infer<typeof TaskRecord>
+// The task record's shape (and the events and totals in it) is the trace layer's: one definition for the
+// runner that writes it and every reader (show, converters, judges, reports).
+export { RUN_FORMAT_VERSION, TaskRecord } from "../src/trace/record.ts"
 
 export const RunConfig = z.object({
   formatVersion: z.literal(RUN_FORMAT_VERSION),

@@ -2,7 +2,7 @@
 import { z } from "zod"
 import type { TaskRecord } from "../run-format.ts"
 import { ConvertedAnswerBody, convertedAnswerOf } from "../../src/trace/converters/stabletoolbench.ts"
-import { isKind, isTopLevel } from "../../src/trace/events.ts"
+import { dataOf, isKind, isTopLevel } from "../../src/trace/events.ts"
 
 export const JudgeStep = z.object({
   /** The tool's name as the model saw it. */
@@ -54,12 +54,12 @@ export const judgeInputFromRecord = (record: TaskRecord): JudgeInput => {
   const steps: Array<JudgeStep> = []
   for (const event of record.events) {
     if (!isKind(event, "tool_call") || !isTopLevel(event)) continue
-    const d = event.data
-    const ok = d["ok"] === true
+    const d = dataOf(event, "tool_call")
+    const ok = d.ok === true
     steps.push({
-      name: String(d["tool"] ?? ""),
-      arguments: JSON.stringify(d["args"] ?? {}),
-      response: toolEvalResponse(ok, String(d["content"] ?? ""), d["error"] === undefined ? undefined : String(d["error"])),
+      name: String(d.tool ?? ""),
+      arguments: JSON.stringify(d.args ?? {}),
+      response: toolEvalResponse(ok, String(d.content ?? ""), d.error === undefined ? undefined : String(d.error)),
       ok
     })
   }

@@ -8,7 +8,7 @@ import type { ToolLibrary } from "../../src/tools/tool.ts"
 import type { Trajectory } from "../../src/trace/trajectory.ts"
 import { rngFor } from "../eval/rng.ts"
 import { BAD_REPLY_DEFAULTS, type BadReplyOptions, makeFaultyModel, type SentFault } from "./bad-replies.ts"
-import { isKind } from "../../src/trace/events.ts"
+import { dataOf, isKind } from "../../src/trace/events.ts"
 
 export interface ModelOutputFaultOptions extends Partial<BadReplyOptions> {
   /** Seed of every draw: the same seed gives the same replies, trajectories and figures. */
@@ -90,7 +90,7 @@ const endsProperly = (t: Trajectory): boolean => {
 /** Compare a task's guardrail events with the bad replies sent, in order; a description of the first difference. */
 const matchFaults = (taskId: string, t: Trajectory, sent: ReadonlyArray<SentFault>, byKind: Record<string, GuardrailFigure>): string | undefined => {
   const due = sent.filter((f) => f.guardrail !== undefined)
-  const events = t.events.filter((e) => isKind(e, "guardrail")).map((e) => e.data)
+  const events = t.events.filter((e) => isKind(e, "guardrail")).map((e) => dataOf(e, "guardrail"))
   for (let i = 0; i < Math.max(due.length, events.length); i++) {
     const f = due[i], e = events[i]
     if (!f || !e || e["guardrail"] !== f.guardrail || e["role"] !== f.role)
@@ -140,10 +140,10 @@ export const runModelOutputFaults = (options: ModelOutputFaultOptions = {}): Eff
       else if (t.finishType === "give_answer") answered++
       else gaveUp++
       for (const e of t.events) {
-        if (isKind(e, "guardrail")) bumpFigure(guardrails, String(e.data["guardrail"]), e.data["recovered"] === true)
-        if (isKind(e, "model_call")) maxPromptTokens = Math.max(maxPromptTokens, Number(e.data["promptTokens"] ?? 0))
+        if (isKind(e, "guardrail")) bumpFigure(guardrails, String(dataOf(e, "guardrail").guardrail), dataOf(e, "guardrail").recovered === true)
+        if (isKind(e, "model_call")) maxPromptTokens = Math.max(maxPromptTokens, Number(dataOf(e, "model_call").promptTokens ?? 0))
         if (isKind(e, "model_call"))
-          for (const m of (e.data["messages"] as ReadonlyArray<{ role: string; content: string }> | undefined) ?? []) {
+          for (const m of dataOf(e, "model_call").messages ?? []) {
             const isReflection = m.content.startsWith("Your previous reply was not valid")
             if (isReflection) reflections++
             if (isReflection && m.role !== "reflection") reflectionsInOtherRoles++

@@ -3,7 +3,7 @@ import type { TokenCounter } from "../sim/tokens.ts"
 import type { Trajectory } from "../../src/trace/trajectory.ts"
 import type { BatchResult } from "./harness.ts"
 import { max, mean, quantile, sum } from "./stats.ts"
-import { isKind } from "../../src/trace/events.ts"
+import { dataOf, isKind } from "../../src/trace/events.ts"
 
 /** Prompt sizes of a batch: per model call and per task, and the share of tasks that ended with an answer. */
 export const contextFigures = (batch: BatchResult) => {
@@ -90,11 +90,13 @@ export const makePrefixReuse = (tokens: TokenCounter) => {
     perRole.set(`${method} (any role, vs previous call)`, anyRole)
     let subtask = -1
     for (const event of trajectory.events) {
-      if (isKind(event, "subtask_started")) subtask = Number(event.data["index"] ?? subtask + 1)
-      if (!isKind(event, "model_call") || event.data["ok"] !== true) continue
-      const messages = event.data["messages"] as ReadonlyArray<{ role: string; content: string }> | undefined
+      if (isKind(event, "subtask_started")) subtask = Number(dataOf(event, "subtask_started").index ?? subtask + 1)
+      if (!isKind(event, "model_call")) continue
+      const call = dataOf(event, "model_call")
+      if (call.ok !== true) continue
+      const messages = call.messages
       if (!messages) continue
-      const role = String(event.data["role"])
+      const role = String(call.role)
       const scoped = role === "planner" || role === "answerer.final" ? -1 : subtask
       const key = `${role}\u0000${scoped}`
       const prompt = promptText(messages)

@@ -16,14 +16,14 @@ import { jsonSchemaOf } from "../../src/llm/structured.ts"
 import type { ToolEnvironment } from "../../src/tools/environments/environment.ts"
 import { makeEnvironmentChain } from "../../src/tools/environments/chain.ts"
 import { toolbenchLibrary } from "../../src/tools/toolbench/adapter.ts"
-import type { Trajectory } from "../../src/trace/trajectory.ts"
 import { type BenchQuery, loadQueries } from "../datasets.ts"
 import { taskOf } from "../tasks.ts"
 import { drawFault } from "./faults.ts"
 import { CurrentTask, makeSimModel, parseSimSpec, type SimModel, simModelLayer, withCurrentTask } from "./index.ts"
 import { contentOf, subtaskFor } from "./policy.ts"
 import { readRecordings, simTaskOf } from "./knowledge.ts"
-import { isKind } from "../../src/trace/events.ts"
+import { isKind, kindOf } from "../../src/trace/events.ts"
+import { EventData, EventKind, Trajectory } from "../../src/trace/record.ts"
 
 const DATA = fileURLToPath(new URL("../../../shared/toolbench", import.meta.url))
 
@@ -106,6 +106,23 @@ describe("simulated model", () => {
         expect(tools).toEqual(relevantNames())
         expect(trajectory.totals.modelCalls).toBe(relevantNames().length + 1)
         expect(trajectory.totals.guardrails).toEqual({})
+      }
+    }
+  })
+
+  it("records every event with its kind's data and the model spec, one Trajectory shape for every method", async () => {
+    for (const spec of ["sim", "sim:tools=json,fault=0.3,seed=5"]) {
+      for (const method of [smurfs(), react(), dfsdt()]) {
+        const trajectory = await solve(sim(spec), method)
+        expect(Trajectory.safeParse(trajectory).error).toBeUndefined()
+        expect(trajectory.model).toBe(spec)
+        for (const event of trajectory.events) {
+          const kind = EventKind.parse(kindOf(event))
+          const schema = EventData[kind] as z.ZodObject
+          expect({ kind, error: schema.safeParse(event.data).error }).toEqual({ kind, error: undefined })
+          // no field the kind's schema does not know
+          expect(Object.keys(event.data).filter((k) => !(k in schema.shape))).toEqual([])
+        }
       }
     }
   })

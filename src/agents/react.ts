@@ -368,7 +368,7 @@ export const asTrajectory = (
       taskId: task.id,
       query: task.query,
       method,
-      model: model.info.model,
+      model: model.info.spec,
       finalAnswer: value.answer ?? "",
       finishType: value.answer !== undefined ? "give_answer" : "give_up",
       error: value.error,

@@ -1,7 +1,7 @@
 // The live view of `smurfs run`: one readable line (or a few) per run event, as the events arrive.
 import { styleText } from "node:util"
 import { plural } from "../plural.ts"
-import { isKind, kindOf, type RunEvent } from "../trace/events.ts"
+import { dataOf, isKind, kindOf, type RunEvent } from "../trace/events.ts"
 import { redactText, secretValues } from "../trace/redact.ts"
 
 export interface LiveViewOptions {
@@ -32,53 +32,70 @@ export const formatEvent = (event: RunEvent, options: LiveViewOptions = {}): Arr
 const eventLines = (event: RunEvent, options: LiveViewOptions): Array<string> => {
   const max = options.maxChars ?? 160
   const paint = (style: Style, text: string) => (options.color ? styleText(style, text) : text)
-  const d = event.data as Record<string, unknown>
   const short = (v: unknown) => oneLine(v, max)
   switch (kindOf(event)) {
-    case "task_started":
-      return [paint("bold", `Query: ${String(d["query"])}`), paint("dim", `model ${String(d["model"])}, ${plural((d["tools"] as unknown[] | undefined)?.length ?? 0, "tool")}`)]
-    case "plan": {
-      const subtasks = (d["subtasks"] as string[] | undefined) ?? []
-      const deps = d["dependsOn"] as ReadonlyArray<ReadonlyArray<number>> | undefined
-      const after = (i: number) => (deps?.[i]?.length ? paint("dim", ` (after ${deps[i]!.map((x) => x + 1).join(", ")})`) : "")
-      return [paint("bold", d["planner"] === false ? "Plan (planner off):" : deps ? "Plan (independent subtasks run at the same time):" : "Plan:"), ...subtasks.map((s, i) => `  ${i + 1}. ${s}${after(i)}`)]
+    case "task_started": {
+      const d = dataOf(event, "task_started")
+      return [paint("bold", `Query: ${String(d.query)}`), paint("dim", `model ${String(d.model)}, ${plural(d.tools?.length ?? 0, "tool")}`)]
     }
-    case "subtask_started":
-      return ["", paint(["bold", "cyan"], `Subtask ${Number(d["index"]) + 1}: ${String(d["subtask"])}`)]
+    case "plan": {
+      const d = dataOf(event, "plan")
+      const subtasks = d.subtasks ?? []
+      const deps = d.dependsOn
+      const after = (i: number) => (deps?.[i]?.length ? paint("dim", ` (after ${deps[i]!.map((x) => x + 1).join(", ")})`) : "")
+      return [paint("bold", d.planner === false ? "Plan (planner off):" : deps ? "Plan (independent subtasks run at the same time):" : "Plan:"), ...subtasks.map((s, i) => `  ${i + 1}. ${s}${after(i)}`)]
+    }
+    case "subtask_started": {
+      const d = dataOf(event, "subtask_started")
+      return ["", paint(["bold", "cyan"], `Subtask ${Number(d.index) + 1}: ${String(d.subtask)}`)]
+    }
     case "retrieval": {
-      const names = ((d["tools"] as Array<{ name?: unknown }> | undefined) ?? []).map((t) => String(t.name))
-      return [`  ${paint("dim", `tools retrieved for the ${d["scope"] === "task" ? "task" : "subtask"} (${String(d["mode"])}, top ${String(d["k"])}):`)} ${short(names.join(", "))}`]
+      const d = dataOf(event, "retrieval")
+      const names = (d.tools ?? []).map((t) => String(t.name))
+      return [`  ${paint("dim", `tools retrieved for the ${d.scope === "task" ? "task" : "subtask"} (${String(d.mode)}, top ${String(d.k)}):`)} ${short(names.join(", "))}`]
     }
     case "thought":
-      return [`  ${paint("dim", "thought:")} ${short(d["thought"])}`]
+      return [`  ${paint("dim", "thought:")} ${short(dataOf(event, "thought").thought)}`]
     case "tool_call": {
-      const result = d["ok"] ? paint("green", `ok ${short(d["content"])}`) : paint("red", `failed: ${short(d["error"] ?? d["content"])}`)
-      return [`  ${paint("yellow", "call")} ${String(d["tool"])} ${oneLine(d["args"], max)}`, `    -> ${result}`]
+      const d = dataOf(event, "tool_call")
+      const result = d.ok ? paint("green", `ok ${short(d.content)}`) : paint("red", `failed: ${short(d.error ?? d.content)}`)
+      return [`  ${paint("yellow", "call")} ${String(d.tool)} ${oneLine(d.args, max)}`, `    -> ${result}`]
     }
     case "answer":
-      return [`  ${paint("dim", "answer:")} ${short(d["answer"])}`]
-    case "verdict":
-      return d["status"] === "solved"
-        ? [`  ${paint("green", "verifier: solved")} (${short(d["reason"])})`]
-        : [`  ${paint("yellow", "verifier: pending")} (${short(d["reason"])})${d["hint"] ? ` hint: ${short(d["hint"])}` : ""}`]
-    case "backtrack":
-      return [`  ${paint("magenta", "backtrack")} from depth ${String(d["fromDepth"])} to ${String(d["toDepth"])}; ${String(d["tool"])} excluded there`]
-    case "guardrail": {
-      // a guardrail event arrives once its call has ended, so it can say whether the model recovered
-      const outcome = d["recovered"] === true ? paint("green", " (recovered)") : d["recovered"] === false ? paint("red", " (not recovered)") : ""
-      return [`  ${paint("magenta", `guardrail ${String(d["guardrail"])}`)} (${String(d["role"])}): ${short(d["error"])}${outcome}`]
+      return [`  ${paint("dim", "answer:")} ${short(dataOf(event, "answer").answer)}`]
+    case "verdict": {
+      const d = dataOf(event, "verdict")
+      return d.status === "solved"
+        ? [`  ${paint("green", "verifier: solved")} (${short(d.reason)})`]
+        : [`  ${paint("yellow", "verifier: pending")} (${short(d.reason)})${d.hint ? ` hint: ${short(d.hint)}` : ""}`]
     }
-    case "error":
-      return [`  ${paint("red", `${String(d["role"])} failed`)}: ${short(d["error"])}`]
-    case "ask_user":
-      return [`  ${paint("yellow", "asked the person")}: ${short(d["question"])} -> ${d["reply"] !== undefined ? short(d["reply"]) : paint("red", String(d["error"]))}`]
+    case "backtrack": {
+      const d = dataOf(event, "backtrack")
+      return [`  ${paint("magenta", "backtrack")} from depth ${String(d.fromDepth)} to ${String(d.toDepth)}; ${String(d.tool)} excluded there`]
+    }
+    case "guardrail": {
+      const d = dataOf(event, "guardrail")
+      // a guardrail event arrives once its call has ended, so it can say whether the model recovered
+      const outcome = d.recovered === true ? paint("green", " (recovered)") : d.recovered === false ? paint("red", " (not recovered)") : ""
+      return [`  ${paint("magenta", `guardrail ${String(d.guardrail)}`)} (${String(d.role)}): ${short(d.error)}${outcome}`]
+    }
+    case "error": {
+      const d = dataOf(event, "error")
+      return [`  ${paint("red", `${String(d.role)} failed`)}: ${short(d.error)}`]
+    }
+    case "ask_user": {
+      const d = dataOf(event, "ask_user")
+      return [`  ${paint("yellow", "asked the person")}: ${short(d.question)} -> ${d.reply !== undefined ? short(d.reply) : paint("red", String(d.error))}`]
+    }
     case "plan_invalid":
-      return [`  ${paint("magenta", "plan")}: ${short(d["error"])}; running the subtasks one after another`]
-    case "subtask_answered":
-      if (d["available"] === false) return [`  ${paint("red", `subtask ${Number(d["index"]) + 1} unavailable`)}: ${short(d["reason"])}`]
-      return [`  ${paint("bold", "=")} ${short(d["answer"]) || "(no answer)"}${d["source"] === "step_limit" ? paint("dim", " (step limit: answered from memory)") : ""}`]
+      return [`  ${paint("magenta", "plan")}: ${short(dataOf(event, "plan_invalid").error)}; running the subtasks one after another`]
+    case "subtask_answered": {
+      const d = dataOf(event, "subtask_answered")
+      if (d.available === false) return [`  ${paint("red", `subtask ${Number(d.index) + 1} unavailable`)}: ${short(d.reason)}`]
+      return [`  ${paint("bold", "=")} ${short(d.answer) || "(no answer)"}${d.source === "step_limit" ? paint("dim", " (step limit: answered from memory)") : ""}`]
+    }
     case "give_up":
-      return ["", paint("red", `Gave up: ${String(d["reason"])}`)]
+      return ["", paint("red", `Gave up: ${String(dataOf(event, "give_up").reason)}`)]
     default:
       return []
   }
@@ -89,7 +106,7 @@ export const liveView = (write: (line: string) => void, options: LiveViewOptions
   const secrets = secretValues()
   let subtaskTags = options.subtaskTags
   return (event: RunEvent): void => {
-    if (isKind(event, "plan") && event.agent === undefined) subtaskTags = options.subtaskTags ?? event.data["dependsOn"] !== undefined
+    if (isKind(event, "plan") && event.agent === undefined) subtaskTags = options.subtaskTags ?? dataOf(event, "plan").dependsOn !== undefined
     for (const line of formatEvent(event, { ...options, subtaskTags })) write(redactText(line, secrets))
   }
 }

@@ -1,27 +1,9 @@
 // Run events (CloudEvents 1.0) and the Trace service that pipelines emit them to.
 import { Context, Effect } from "effect"
+import type { z } from "zod"
+import type { EventData, EventDataOf, EventKind, EventLink, RunEvent } from "./record.ts"
 
-/** The kinds of events a run emits; the CloudEvents `type` is `dev.smurfs.<kind>` (reverse-DNS, as the spec asks). */
-export type EventKind =
-  | "task_started"
-  | "plan"
-  | "retrieval"
-  | "subtask_started"
-  | "thought"
-  | "model_call"
-  | "tool_call"
-  | "answer"
-  | "verdict"
-  | "backtrack"
-  | "guardrail"
-  | "subtask_answered"
-  | "final_answer"
-  | "give_up"
-  | "error"
-  | "task_finished"
-  | "plan_invalid"
-  | "ask_user"
-  | "intent"
+export type { EventDataOf, EventKind, EventLink, ModelCallData, RunEvent, ToolCallData } from "./record.ts"
 
 /** Prefix of every event type; run directories written before it carry the bare `smurfs.` prefix. */
 export const EVENT_TYPE_PREFIX = "dev.smurfs."
@@ -39,71 +21,12 @@ export const kindOf = (event: { readonly type: string }): string =>
 /** True when `event` is of `kind` (either type prefix). */
 export const isKind = (event: { readonly type: string }, kind: EventKind): boolean => kindOf(event) === kind
 
-/**
- * CloudEvents extension attributes that place an event in its run. Every event carries
- * `correlationid` (the top-level task); an event of a subtask carries its index, an event of a
- * sub-agent (an agent used as a tool) its name and nesting depth.
- */
-export interface EventLink {
-  /** Id of the top-level task the event belongs to (the same for a sub-agent's events). */
-  readonly correlationid?: string | undefined
-  /** Index of the subtask (in its own pipeline's plan) the event happened in. */
-  readonly subtask?: number | undefined
-  /** Name of the agent tool whose pipeline emitted the event; absent for the top-level pipeline. */
-  readonly agent?: string | undefined
-  /** Nesting depth of that agent (1 = called by the top-level pipeline). */
-  readonly agentdepth?: number | undefined
-  /** Index of the parent's subtask that called the agent. */
-  readonly parentsubtask?: number | undefined
-}
-
-export interface RunEvent<D = Record<string, unknown>> extends EventLink {
-  readonly specversion: "1.0"
-  readonly id: string
-  readonly source: string
-  readonly type: EventType
-  readonly time: string
-  readonly datacontenttype: "application/json"
-  /** The task the event belongs to (a sub-agent's own task id for its events). */
-  readonly subject: string
-  readonly data: D
-}
-
 /** True for events of the top-level pipeline (not of a sub-agent nested in its trace). */
 export const isTopLevel = (event: EventLink): boolean => event.agent === undefined
 
-/** Data of a `model_call` event; totals are summed from these. */
-export interface ModelCallData {
-  readonly role: string
-  readonly model: string
-  readonly promptTokens: number
-  readonly completionTokens: number
-  readonly durationMs: number
-  readonly attempt: number
-  readonly ok: boolean
-  readonly cached?: boolean
-  readonly error?: string
-  /** Prompt and reply, kept only when the trace is asked for full detail. */
-  readonly messages?: ReadonlyArray<{ role: string; content: string }>
-  readonly reply?: string
-}
-
-/** Data of a `tool_call` event. */
-export interface ToolCallData {
-  readonly tool: string
-  readonly args: Record<string, unknown>
-  readonly ok: boolean
-  readonly content: string
-  readonly error?: string
-  readonly durationMs: number
-  readonly truncated?: boolean
-  /** Served by a cache, not by the tool. */
-  readonly cached?: boolean
-}
-
 export interface TraceShape {
   /** Receives every event of a run; must not throw. */
-  readonly emit: (kind: EventKind, data: Record<string, unknown>, link?: EventLink) => Effect.Effect<void>
+  readonly emit: <K extends EventKind>(kind: K, data: EventDataOf<K>, link?: EventLink) => Effect.Effect<void>
   /**
    * Takes an event another pipeline already built (a sub-agent's), so that its trajectory is nested
    * in this one's; must not throw.
@@ -116,8 +39,8 @@ export const Trace = Context.Reference<TraceShape>("smurfs/Trace", {
   defaultValue: () => ({ emit: () => Effect.void })
 })
 
-/** Emit an event to the current Trace. */
-export const emit = (kind: EventKind, data: Record<string, unknown>): Effect.Effect<void> =>
+/** Emit an event to the current Trace; its data is the kind's (`EventData` in record.ts), so producers and readers cannot drift. */
+export const emit = <K extends EventKind>(kind: K, data: EventDataOf<K>): Effect.Effect<void> =>
   Effect.flatMap(Effect.service(Trace), (trace) => trace.emit(kind, data))
 
 /** Run `effect` with every event it emits linked to `link` (a subtask, a sub-agent); inner links win. */
@@ -149,3 +72,10 @@ export const makeEvent = (subject: string, kind: EventKind, data: Record<string,
     data
   }
 }
+
+/**
+ * The data of an event of `kind`, typed as its producers wrote it (a reader's field is checked against
+ * the kind's schema at compile time). Not validated: records of older versions may lack a field.
+ */
+export const dataOf = <K extends EventKind>(event: Pick<RunEvent, "data">, _kind: K): Partial<z.output<(typeof EventData)[K]>> =>
+  event.data as Partial<z.output<(typeof EventData)[K]>>

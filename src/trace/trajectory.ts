@@ -1,40 +1,9 @@
 // A run's trajectory: its events, final answer and per-task totals, as one serializable value.
 import { Context, Effect, Ref } from "effect"
-import { type EventKind, type EventLink, kindOf, makeEvent, type RunEvent, Trace, type TraceShape } from "./events.ts"
+import { dataOf, kindOf, makeEvent, Trace, type TraceShape } from "./events.ts"
+import type { RunEvent, Totals } from "./record.ts"
 
-export type FinishType = "give_answer" | "give_up"
-
-export interface Totals {
-  readonly modelCalls: number
-  readonly promptTokens: number
-  readonly completionTokens: number
-  readonly toolCalls: number
-  readonly backtracks: number
-  readonly wallMs: number
-  /** Guardrail interventions by guardrail name (format, unknown_tool, extra_params, ...). */
-  readonly guardrails: Readonly<Record<string, number>>
-  /**
-   * Of those interventions, the ones the model recovered from (a later attempt of the same call was
-   * valid, or the guardrail repaired the reply itself); recovery rate = guardrailsRecovered / guardrails.
-   */
-  readonly guardrailsRecovered?: Readonly<Record<string, number>> | undefined
-  /** Model replies and tool results served by a cache: not counted in `modelCalls` / `toolCalls` (calls made). */
-  readonly cachedModelCalls?: number | undefined
-  readonly cachedToolCalls?: number | undefined
-}
-
-export interface Trajectory {
-  readonly taskId: string
-  readonly query: string
-  readonly method: string
-  readonly model: string
-  readonly finalAnswer: string
-  readonly finishType: FinishType
-  /** Why the run gave up or what went wrong, when it did. */
-  readonly error?: string | undefined
-  readonly events: ReadonlyArray<RunEvent>
-  readonly totals: Totals
-}
+export type { FinishType, Totals, Trajectory } from "./record.ts"
 
 /** Sum the totals of a list of events. */
 export const totalsOf = (events: ReadonlyArray<RunEvent>, wallMs: number): Totals => {
@@ -43,23 +12,26 @@ export const totalsOf = (events: ReadonlyArray<RunEvent>, wallMs: number): Total
   const guardrailsRecovered: Record<string, number> = {}
   for (const e of events) {
     switch (kindOf(e)) {
-      case "model_call":
-        if (e.data["cached"]) cachedModelCalls++
+      case "model_call": {
+        const d = dataOf(e, "model_call")
+        if (d.cached) cachedModelCalls++
         else modelCalls++
-        promptTokens += Number(e.data["promptTokens"] ?? 0)
-        completionTokens += Number(e.data["completionTokens"] ?? 0)
+        promptTokens += Number(d.promptTokens ?? 0)
+        completionTokens += Number(d.completionTokens ?? 0)
         break
+      }
       case "tool_call":
-        if (e.data["cached"]) cachedToolCalls++
+        if (dataOf(e, "tool_call").cached) cachedToolCalls++
         else toolCalls++
         break
       case "backtrack":
         backtracks++
         break
       case "guardrail": {
-        const name = String(e.data["guardrail"] ?? "unknown")
+        const d = dataOf(e, "guardrail")
+        const name = String(d.guardrail ?? "unknown")
         guardrails[name] = (guardrails[name] ?? 0) + 1
-        if (e.data["recovered"] === true) guardrailsRecovered[name] = (guardrailsRecovered[name] ?? 0) + 1
+        if (d.recovered === true) guardrailsRecovered[name] = (guardrailsRecovered[name] ?? 0) + 1
         break
       }
     }
@@ -83,7 +55,7 @@ export const makeRecorder = (taskId: string, listener?: (event: RunEvent) => voi
       return event
     }
     const trace: TraceShape = {
-      emit: (kind: EventKind, data: Record<string, unknown>, link?: EventLink) =>
+      emit: (kind, data, link) =>
         Effect.sync(() => record(makeEvent(taskId, kind, data, link))).pipe(Effect.flatMap((event) => Ref.update(events, (all) => (all.push(event), all)))),
       // a sub-agent's event joins this run: same correlation id as every event of this task
       forward: (event) => {

@@ -3,7 +3,8 @@ import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "
 import { join, resolve } from "node:path"
 import type { ParseArgsOptionsConfig } from "node:util"
 import { plural } from "../../plural.ts"
-import { kindOf, type RunEvent } from "../../trace/events.ts"
+import { kindOf } from "../../trace/events.ts"
+import type { RunEvent, Totals } from "../../trace/record.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { liveView } from "../live-view.ts"
 import { BadInput, runCommand, UsageError } from "../options.ts"
@@ -41,7 +42,7 @@ interface Recorded {
   readonly events: ReadonlyArray<RunEvent>
   readonly finalAnswer?: string | undefined
   readonly finishType?: string | undefined
-  readonly totals?: Record<string, number> | undefined
+  readonly totals?: Partial<Totals> | undefined
 }
 
 const readRecorded = (file: string, label: string): Recorded => {

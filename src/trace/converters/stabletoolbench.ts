@@ -2,8 +2,8 @@
 import { readFileSync } from "node:fs"
 import { Data, Effect } from "effect"
 import { z } from "zod"
-import type { FinishType } from "../trajectory.ts"
-import { type EventLink, isKind, isTopLevel } from "../events.ts"
+import { dataOf, isKind, isTopLevel } from "../events.ts"
+import type { FinishType, RunEvent } from "../record.ts"
 
 /** A function as StableToolBench lists it in `available_tools`. */
 export interface FunctionSpec {
@@ -61,7 +61,7 @@ export interface ConvertibleRun {
   readonly query: string
   readonly finalAnswer: string
   readonly finishType: FinishType
-  readonly events: ReadonlyArray<{ readonly type: string; readonly data: Readonly<Record<string, unknown>> } & EventLink>
+  readonly events: ReadonlyArray<Pick<RunEvent, "type" | "data" | "subtask" | "agent">>
 }
 
 /** One action of a chain: a thought, then a function call and what it returned ("" for Finish). */
@@ -97,7 +97,7 @@ const argsText = (args: unknown): string => JSON.stringify(args ?? {}, null, 2)
  */
 export const chainOf = (run: ConvertibleRun): ReadonlyArray<ChainStepLike> => {
   const final = run.events.findLast((e) => isKind(e, "final_answer") || isKind(e, "give_up"))
-  const recorded = final?.data["chain"]
+  const recorded = final === undefined ? undefined : isKind(final, "give_up") ? dataOf(final, "give_up").chain : dataOf(final, "final_answer").chain
   if (Array.isArray(recorded)) return recorded as ReadonlyArray<ChainStepLike>
   const steps: Array<ChainStepLike> = []
   // Subtasks of a plan may run concurrently: a thought pairs with the next call of its own subtask.
@@ -105,9 +105,10 @@ export const chainOf = (run: ConvertibleRun): ReadonlyArray<ChainStepLike> => {
   const thoughts = new Map<number | undefined, string>()
   for (const e of run.events) {
     if (!isTopLevel(e)) continue
-    if (isKind(e, "thought")) thoughts.set(e.subtask, String(e.data["thought"] ?? ""))
+    if (isKind(e, "thought")) thoughts.set(e.subtask, String(dataOf(e, "thought").thought ?? ""))
     if (isKind(e, "tool_call")) {
-      steps.push({ thought: thoughts.get(e.subtask) ?? "", tool: String(e.data["tool"]), arguments: argsText(e.data["args"]), response: String(e.data["content"] ?? "") })
+      const call = dataOf(e, "tool_call")
+      steps.push({ thought: thoughts.get(e.subtask) ?? "", tool: String(call.tool), arguments: argsText(call.args), response: String(call.content ?? "") })
       thoughts.delete(e.subtask)
     }
   }
@@ -142,7 +143,8 @@ export const answerDetails = (run: ConvertibleRun): { details: Array<AnswerNode>
 /** The StableToolBench method name (CoT@1, DFS_woFilter_w2) a run recorded, else its runner name. */
 const methodOf = (run: ConvertibleRun): string => {
   const final = run.events.findLast((e) => isKind(e, "final_answer") || isKind(e, "give_up"))
-  return typeof final?.data["method"] === "string" ? (final.data["method"] as string) : run.method
+  const method = final === undefined ? undefined : isKind(final, "give_up") ? dataOf(final, "give_up").method : dataOf(final, "final_answer").method
+  return typeof method === "string" ? method : run.method
 }
 
 /** The `answer` part of a run's converted prediction: what ToolEval's judges see of it. */
