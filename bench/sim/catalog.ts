@@ -5,15 +5,12 @@ import { loadQueries } from "../datasets.ts"
 import { type KnownApi, type Recordings, type SimQuery, type SimTask, simTaskOf } from "./knowledge.ts"
 
 export interface Catalog {
-  /** The task whose query text appears as a line of the prompt's opening messages (planner, ReAct, DFSDT prompts hold it). */
+  /** The task whose query an opening message of the prompt was rendered from (planner, final answer, ReAct, DFSDT prompts). */
   readonly recognize: (request: GenerateRequest) => SimTask | undefined
   /** What the model knows about any API of any query, by function name (for prompts that name a tool but not the query). */
   readonly anyApi: ReadonlyMap<string, KnownApi>
   readonly taskOf: (query: SimQuery) => SimTask
 }
-
-/** Labels the agents' templates put before the query on its line. */
-const LABELS = /^(Question|Task|Query):\s*/
 
 const firstLine = (text: string): string => text.trim().split("\n", 1)[0]!.trim()
 
@@ -43,10 +40,9 @@ export const makeCatalog = (dataDir: string, recordings: Recordings): Catalog =>
       const index = lines()
       for (const m of request.messages) {
         if (m.role === "assistant" || m.role === "tool") break
-        for (const line of m.content.split("\n")) {
-          const hit = index.get(line.replace(LABELS, "").trim())
-          if (hit) return taskOf(hit)
-        }
+        const query = m.values?.["query"]
+        const hit = typeof query === "string" ? index.get(firstLine(query)) : undefined
+        if (hit) return taskOf(hit)
       }
       return undefined
     },

@@ -45,8 +45,9 @@ const sim = (spec: string): SimModel => {
 const solve = (model: SimModel, method: (t: Task) => Effect.Effect<Trajectory, never, LanguageModel>) =>
   Effect.runPromise(withCurrentTask(query)(method(task)).pipe(Effect.provideService(LanguageModel, model.model)))
 
-const ask = (model: SimModel, role: string, system: string, user: string, format: Record<string, unknown>) =>
-  Effect.runPromise(withCurrentTask(query)(model.model.generate({ role, messages: [{ role: "system", content: system }, { role: "user", content: user }], format })))
+/** One request as an agent sends it: the rendered prompt and the values it was rendered from (what the simulated model reads). */
+const ask = (model: SimModel, role: string, system: string, user: string, format: Record<string, unknown>, values: Record<string, unknown> = {}) =>
+  Effect.runPromise(withCurrentTask(query)(model.model.generate({ role, messages: [{ role: "system", content: system }, { role: "user", content: user, values }], format })))
 
 const relevantNames = () => simTaskOf(query, readRecordings(DATA)).apis.map((a) => a.name)
 
@@ -54,29 +55,29 @@ describe("simulated model", () => {
   it("answers every Smurfs role with output that parses under the agent's own schema", async () => {
     const model = sim("sim")
     const [first, second] = simTaskOf(query, readRecordings(DATA)).apis
-    const plan = Plan.parse(JSON.parse((await ask(model, "planner", "", `Question: ${query.query}`, jsonSchemaOf(Plan))).text))
+    const plan = Plan.parse(JSON.parse((await ask(model, "planner", "", `Question: ${query.query}`, jsonSchemaOf(Plan), { query: query.query })).text))
     expect(plan.subtasks).toEqual([subtaskFor(first!), subtaskFor(second!)])
 
-    const thought = Thought.parse(JSON.parse((await ask(model, "executor.thought", "", `Subtask: ${plan.subtasks[1]}\n\nSteps taken so far:\n(no steps yet)`, jsonSchemaOf(Thought))).text))
+    const thought = Thought.parse(JSON.parse((await ask(model, "executor.thought", "", `Subtask: ${plan.subtasks[1]}\n\nSteps taken so far:\n(no steps yet)`, jsonSchemaOf(Thought), { subtask: plan.subtasks[1], excluded: [] })).text))
     expect(thought.thought).toContain(second!.name)
 
     const allowed = task.tools.tools.map((t) => t.name)
     const choice = choiceSchema(allowed)
-    const chosen = choice.parse(JSON.parse((await ask(model, "executor.choose", "", `Subtask: ${plan.subtasks[1]}\n\nThought: x`, jsonSchemaOf(choice))).text))
+    const chosen = choice.parse(JSON.parse((await ask(model, "executor.choose", "", `Subtask: ${plan.subtasks[1]}\n\nThought: x`, jsonSchemaOf(choice), { subtask: plan.subtasks[1], thought: "x" })).text))
     expect(chosen.tool).toBe(second!.name)
 
     const tool = task.tools.tools.find((t) => t.name === second!.name)!
-    const args = argsSchema(tool).parse(JSON.parse((await ask(model, "executor.args", "", `Tool: ${tool.name}\nSubtask: ${plan.subtasks[1]}`, jsonSchemaOf(tool.parameters))).text))
+    const args = argsSchema(tool).parse(JSON.parse((await ask(model, "executor.args", "", `Tool: ${tool.name}\nSubtask: ${plan.subtasks[1]}`, jsonSchemaOf(tool.parameters), { tool: tool.name, subtask: plan.subtasks[1] })).text))
     expect(tool.parameters.safeParse(args).success).toBe(true)
     expect(args).toMatchObject({ part_slug: "lionel-messi" })
 
-    const answer = Answer.parse(JSON.parse((await ask(model, "answerer.step", "", 'Subtask: x\n\nTool response:\n{"error": "", "response": "Messi plays for PSG"}', jsonSchemaOf(Answer))).text))
+    const answer = Answer.parse(JSON.parse((await ask(model, "answerer.step", "", 'Subtask: x\n\nTool response:\n{"error": "", "response": "Messi plays for PSG"}', jsonSchemaOf(Answer), { subtask: "x", observation: '{"error": "", "response": "Messi plays for PSG"}' })).text))
     expect(answer.answer).toContain("Messi plays for PSG")
 
-    const solved = Verdict.parse(JSON.parse((await ask(model, "verifier", "", `Subtask: x\n\nAnswer: ${answer.answer}`, jsonSchemaOf(Verdict))).text))
+    const solved = Verdict.parse(JSON.parse((await ask(model, "verifier", "", `Subtask: x\n\nAnswer: ${answer.answer}`, jsonSchemaOf(Verdict), { subtask: "x", answer: answer.answer })).text))
     expect(solved.status).toBe("solved")
-    const empty = Answer.parse(JSON.parse((await ask(model, "answerer.step", "", 'Subtask: x\n\nTool response:\n{"error": "timeout", "response": ""}', jsonSchemaOf(Answer))).text))
-    const pending = Verdict.parse(JSON.parse((await ask(model, "verifier", "", `Subtask: x\n\nAnswer: ${empty.answer}`, jsonSchemaOf(Verdict))).text))
+    const empty = Answer.parse(JSON.parse((await ask(model, "answerer.step", "", 'Subtask: x\n\nTool response:\n{"error": "timeout", "response": ""}', jsonSchemaOf(Answer), { subtask: "x", observation: '{"error": "timeout", "response": ""}' })).text))
+    const pending = Verdict.parse(JSON.parse((await ask(model, "verifier", "", `Subtask: x\n\nAnswer: ${empty.answer}`, jsonSchemaOf(Verdict), { subtask: "x", answer: empty.answer })).text))
     expect(pending.status).toBe("pending")
     expect(pending.hint).toBeTruthy()
 
@@ -129,10 +130,10 @@ describe("simulated model", () => {
 
   it("reads the task from the calling fiber: without one it still answers validly, with generic choices", async () => {
     const model = sim("sim")
-    const reply = await Effect.runPromise(model.model.generate({ role: "planner", messages: [{ role: "user", content: "Question: what is up?" }], format: jsonSchemaOf(Plan) }))
+    const reply = await Effect.runPromise(model.model.generate({ role: "planner", messages: [{ role: "user", content: "Question: what is up?", values: { query: "what is up?" } }], format: jsonSchemaOf(Plan) }))
     expect(Plan.parse(JSON.parse(reply.text)).subtasks).toEqual(["what is up?"])
     const withTask = await Effect.runPromise(
-      Effect.provideService(model.model.generate({ role: "planner", messages: [{ role: "user", content: "Question: what is up?" }], format: jsonSchemaOf(Plan) }), CurrentTask, query)
+      Effect.provideService(model.model.generate({ role: "planner", messages: [{ role: "user", content: "Question: what is up?", values: { query: "what is up?" } }], format: jsonSchemaOf(Plan) }), CurrentTask, query)
     )
     expect(Plan.parse(JSON.parse(withTask.text)).subtasks).toHaveLength(2)
   })
@@ -162,17 +163,17 @@ describe("simulated model", () => {
     const allowed = task.tools.tools.map((t) => t.name)
     const choice = choiceSchema(allowed)
     const [, second] = simTaskOf(query, readRecordings(DATA)).apis
-    const unknown = choice.parse(JSON.parse((await ask(sim("sim:unknown_tool=1"), "executor.choose", "", `Subtask: ${subtaskFor(second!)}`, jsonSchemaOf(choice))).text))
+    const unknown = choice.parse(JSON.parse((await ask(sim("sim:unknown_tool=1"), "executor.choose", "", `Subtask: ${subtaskFor(second!)}`, jsonSchemaOf(choice), { subtask: subtaskFor(second!) })).text))
     expect(allowed).not.toContain(unknown.tool)
     const tool = task.tools.tools.find((t) => t.name === second!.name)!
     const model = sim("sim:wrong_args=1,seed=3")
     for (const user of [`Tool: ${tool.name}`, `Tool: ${tool.name}\nSubtask: again`, `Tool: ${tool.name}\nSubtask: once more`]) {
-      const args = JSON.parse((await ask(model, "executor.args", "", user, jsonSchemaOf(tool.parameters))).text) as Record<string, unknown>
+      const args = JSON.parse((await ask(model, "executor.args", "", user, jsonSchemaOf(tool.parameters), { tool: tool.name, subtask: user.split("Subtask: ")[1] })).text) as Record<string, unknown>
       const declared = Object.keys(tool.parameters.shape)
       const undeclared = Object.keys(args).filter((k) => !declared.includes(k))
       expect(undeclared.length > 0 || !tool.parameters.safeParse(args).success).toBe(true)
     }
-    const refused = await ask(sim("sim:refusal=1"), "planner", "", "Question: hi", jsonSchemaOf(Plan))
+    const refused = await ask(sim("sim:refusal=1"), "planner", "", "Question: hi", jsonSchemaOf(Plan), { query: "hi" })
     expect(Plan.safeParse((() => { try { return JSON.parse(refused.text) } catch { return undefined } })()).success).toBe(false)
   })
 
@@ -180,10 +181,22 @@ describe("simulated model", () => {
     const model = sim("sim")
     const other = { ...query, id: "other", relevant: [query.relevant[1]!] }
     const tool = task.tools.tools.find((t) => t.name !== relevantNames()[0] && t.name !== relevantNames()[1])!
-    const request = { role: "executor.args", messages: [{ role: "user" as const, content: `Tool: ${tool.name}` }], format: jsonSchemaOf(tool.parameters) }
+    const request = { role: "executor.args", messages: [{ role: "user" as const, content: `Tool: ${tool.name}`, values: { tool: tool.name } }], format: jsonSchemaOf(tool.parameters) }
     const a = await Effect.runPromise(withCurrentTask(query)(model.model.generate(request)))
     const b = await Effect.runPromise(withCurrentTask(other)(model.model.generate(request)))
     expect(b.text).toBe(a.text)
+  })
+
+  it("reads what a prompt was rendered from (its values), never its wording", async () => {
+    const model = sim("sim")
+    const tool = task.tools.tools.find((t) => t.name === simTaskOf(query, readRecordings(DATA)).apis[1]!.name)!
+    const format = jsonSchemaOf(tool.parameters)
+    const labelled = JSON.parse((await ask(model, "executor.args", "", `Tool: ${tool.name}`, format, { tool: tool.name })).text)
+    const reworded = JSON.parse((await ask(model, "executor.args", "", `Werkzeug -> ${tool.name}`, format, { tool: tool.name })).text)
+    const proseOnly = JSON.parse((await ask(model, "executor.args", "", `Tool: ${tool.name}`, format)).text)
+    expect(labelled).toMatchObject({ part_slug: "lionel-messi" })
+    expect(reworded).toEqual(labelled)
+    expect(proseOnly).not.toEqual(labelled)
   })
 
   it("draws faults at the configured rate, only of kinds that fit the call", () => {
@@ -213,7 +226,7 @@ describe("simulated model", () => {
 
   it("sleeps the simulated latency per call and per token", async () => {
     const model = sim("sim:latency=2ms,per_token=0.001ms")
-    await ask(model, "planner", "", `Question: ${query.query}`, jsonSchemaOf(Plan))
+    await ask(model, "planner", "", `Question: ${query.query}`, jsonSchemaOf(Plan), { query: query.query })
     expect(model.stats.sleptMs).toBeCloseTo(2 + (model.stats.promptTokens + model.stats.completionTokens) * 0.001, 6)
   })
 

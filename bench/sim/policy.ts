@@ -1,5 +1,6 @@
-// What the simulated model decides for a request: by the calling agent's role, from the task it knows and what the prompt shows.
-import type { GenerateRequest, Message } from "../../src/llm/language-model.ts"
+// What the simulated model decides for a request: by the calling agent's role, from the task it knows and the values the
+// prompts were rendered from (`Message.values`), never their wording.
+import type { GenerateRequest, Message, ToolSpec } from "../../src/llm/language-model.ts"
 import { standardizeParameterName } from "../../src/tools/toolbench/names.ts"
 import type { KnownApi, SimTask } from "./knowledge.ts"
 import type { FaultKind } from "./options.ts"
@@ -31,15 +32,18 @@ const oneLine = (text: string, max: number): string => {
   return flat.length > max ? `${flat.slice(0, max - 3)}...` : flat
 }
 
-const lastUser = (messages: ReadonlyArray<Message>): string => messages.findLast((m) => m.role === "user")?.content ?? ""
+const lastUser = (messages: ReadonlyArray<Message>): Message | undefined => messages.findLast((m) => m.role === "user")
 
-/** A `Label: value` line of the prompt's changing part. */
-const line = (text: string, label: string): string | undefined => new RegExp(`^${label}:[ \\t]*(.*)$`, "m").exec(text)?.[1]?.trim()
+/** A named string value of a message. */
+const text = (message: Message | undefined, key: string): string | undefined => {
+  const value = message?.values?.[key]
+  return typeof value === "string" ? value : undefined
+}
 
-/** Everything after a `Label:` that runs to the end of the prompt (observations, answers). */
-const tail = (text: string, label: string): string | undefined => {
-  const at = text.lastIndexOf(`${label}:`)
-  return at < 0 ? undefined : text.slice(at + label.length + 1).trim()
+/** A named list of strings of a message. */
+const list = (message: Message | undefined, key: string): ReadonlyArray<string> | undefined => {
+  const value = message?.values?.[key]
+  return Array.isArray(value) ? value.map(String) : undefined
 }
 
 /** Whether a request is a ReAct/DFSDT step: it offers tools, asks for an `action`, or says so by its role. */
@@ -144,51 +148,33 @@ const calledNames = (messages: ReadonlyArray<Message>): Set<string> => {
   return names
 }
 
-/** The observations a chain has seen (tool messages, or "Observation from" user messages in the JSON format). */
+/** The observations a chain has seen: tool messages, or the user messages the JSON format renders them into. */
 const observationsOf = (messages: ReadonlyArray<Message>): ReadonlyArray<string> =>
   messages.flatMap((m) => {
     if (m.role === "tool") return [m.content]
-    // the JSON format fences the observation: "Observation from <tool>, fenced below. ..." then the block
-    const fenced = m.role === "user" ? /^Observation from [^\n]*\n(`{3,})observation\n([\s\S]*)\n\1\s*$/.exec(m.content) : null
-    if (fenced) return [fenced[2]!]
-    return []
+    const observation = m.role === "user" ? text(m, "observation") : undefined
+    return observation === undefined ? [] : [observation]
   })
 
-/** Function names the request offers: native specs, else the names in the prompt's function list. */
-const offeredNames = (request: GenerateRequest): ReadonlyArray<string> => {
-  if (request.tools && request.tools.length > 0) return request.tools.map((t) => t.name)
-  // The function list sits in the opening messages; later ones hold observations whose JSON has its own "name" fields.
-  const firstReply = request.messages.findIndex((m) => m.role === "assistant")
-  const text = request.messages.slice(0, firstReply < 0 ? undefined : firstReply).map((m) => m.content).join("\n")
-  return [...text.matchAll(/"name"\s*:\s*"([^"]+)"/g)].map((m) => m[1]!)
+/** The functions the request offers: native specs, else the ones the JSON format's prompt lists. */
+const offeredSpecs = (request: GenerateRequest): ReadonlyArray<ToolSpec> => {
+  if (request.tools && request.tools.length > 0) return request.tools
+  const listed = request.messages.find((m) => Array.isArray(m.values?.["functions"]))?.values?.["functions"]
+  return (listed as ReadonlyArray<ToolSpec> | undefined) ?? []
 }
 
 /** The parameters JSON Schema of an offered function. */
-const parametersOf = (request: GenerateRequest, name: string): Schema | undefined => {
-  const spec = request.tools?.find((t) => t.name === name)
-  if (spec) return spec.parameters
-  for (const m of request.messages) {
-    for (const row of m.content.split("\n")) {
-      if (!row.startsWith("{") || !row.includes(`"name":"${name}"`)) continue
-      try {
-        return asSchema((JSON.parse(row) as { parameters?: unknown }).parameters)
-      } catch {
-        // not a function line
-      }
-    }
-  }
-  return undefined
-}
+const parametersOf = (request: GenerateRequest, name: string): Schema | undefined => offeredSpecs(request).find((t) => t.name === name)?.parameters
 
 /**
  * A ReAct/DFSDT step: the next relevant API not called yet (and not among the candidates the
  * diversity prompt lists), then Finish with what the observations said.
  */
 const nextAction = (request: GenerateRequest, task: SimTask | undefined, fault: FaultKind | undefined, rng: () => number): Intent => {
-  const offered = offeredNames(request)
+  const offered = offeredSpecs(request).map((s) => s.name)
   const called = calledNames(request.messages)
-  const last = lastUser(request.messages)
-  const tried = /Previous action candidates/.test(last) ? new Set([...last.matchAll(/"name"\s*:\s*"([^"]+)"/g)].map((m) => m[1]!)) : new Set<string>()
+  // The candidates the diversity prompt lists are not read (as before: the prose match this replaced had stopped matching our wording).
+  const tried = new Set<string>()
   const candidates = task && task.apis.length > 0 ? task.apis.map((a) => a.name) : offered.filter((n) => n !== FINISH).slice(0, 1)
   const next = candidates.find((name) => offered.includes(name) && !called.has(name) && !tried.has(name))
   let action: { thought: string; name: string; args: Record<string, unknown> }
@@ -219,18 +205,19 @@ const nextAction = (request: GenerateRequest, task: SimTask | undefined, fault: 
 /** The string fields of the Smurfs agents' replies, by role; the schema shapes the rest. */
 const smurfsValue = (request: GenerateRequest, task: SimTask | undefined, fault: FaultKind | undefined, rng: () => number): unknown => {
   const format = request.format ?? {}
-  const user = lastUser(request.messages)
-  const subtask = line(user, "Subtask") ?? ""
+  const prompt = lastUser(request.messages)
+  const user = prompt?.content ?? ""
+  const subtask = text(prompt, "subtask") ?? ""
   const target = apiNamedIn(task, subtask)
   const fill = (fields: Record<string, unknown>) => valueOf(format, (path) => (path.length === 1 ? fields[path[0]!] : undefined))
   switch (request.role) {
     case "planner": {
-      const question = line(user, "Question") ?? task?.query ?? user
+      const question = text(prompt, "query") ?? task?.query ?? user
       const subtasks = task && task.apis.length > 0 ? task.apis.map(subtaskFor) : [question]
       return fill({ subtasks, steps: subtasks, plan: subtasks })
     }
     case "executor.thought": {
-      const excluded = (line(user, "Tools that failed at this step \\(do not plan to use them\\)") ?? "").split(/,\s*/)
+      const excluded = list(prompt, "excluded") ?? []
       const thought =
         target && !excluded.includes(target.name)
           ? `Call ${target.name} with ${JSON.stringify(target.args)} to get: ${oneLine(target.description || target.apiName, 120)}.`
@@ -240,7 +227,7 @@ const smurfsValue = (request: GenerateRequest, task: SimTask | undefined, fault:
     case "executor.choose": {
       const listed = propertiesOf(format)["tool"]
       const enumerated = asSchema(listed)["enum"]
-      const allowed = Array.isArray(enumerated) ? enumerated.map(String) : (line(user, "Tools you may choose now") ?? "").split(/,\s*/).filter((n) => n.length > 0)
+      const allowed = Array.isArray(enumerated) ? enumerated.map(String) : [...(list(prompt, "allowed") ?? [])]
       // When the planned tool is excluded, the fallback reads only the prompt (a sibling API of the same tool, else the
       // first allowed), so that equal prompts get equal replies, as from a real model at temperature 0 (caches rely on it).
       const sibling = target ? allowed.find((n) => n !== target.name && n.endsWith(target.name.slice(target.name.lastIndexOf("_for_")))) : undefined
@@ -249,24 +236,25 @@ const smurfsValue = (request: GenerateRequest, task: SimTask | undefined, fault:
       return fault === "unknown_tool" ? { tool: unknownName(choice, rng) } : fill({ tool: choice })
     }
     case "executor.args": {
-      const tool = line(user, "Tool") ?? ""
+      const tool = text(prompt, "tool") ?? ""
       const api = task?.byName.get(tool)
       const args = conformArgs(api?.args ?? {}, format)
       // Broken arguments go out as they are: filling them in from the schema would repair them.
       return fault === "wrong_args" ? breakArgs(args, format, rng) : valueOf(format, (path) => (path.length === 0 ? args : undefined))
     }
     case "answerer.step":
-      return fill({ answer: digest(request.messages.findLast((m) => m.role === "tool")?.content ?? tail(user, "Tool response") ?? "") })
+      // the response is a tool message, or inside the user message for a model without a tool role
+      return fill({ answer: digest(request.messages.findLast((m) => m.role === "tool")?.content ?? text(prompt, "observation") ?? "") })
     case "answerer.subtask": {
-      const answers = [...(tail(user, "All steps taken") ?? "").matchAll(/^\s*Answer: (.*)$/gm)].map((m) => m[1]!).filter(hasInformation)
+      const answers = (list(prompt, "answers") ?? []).filter(hasInformation)
       return fill({ answer: answers.length > 0 ? answers.join(" ") : NO_INFORMATION })
     }
     case "answerer.final": {
-      const answers = [...(tail(user, "Subtask answers") ?? "").matchAll(/^\s*Answer: (.*)$/gm)].map((m) => m[1]!).filter(hasInformation)
+      const answers = (list(prompt, "answers") ?? []).filter(hasInformation)
       return fill({ answer: answers.length > 0 ? `Here is what I found: ${answers.join(" ")}` : "I could not find the information for this question." })
     }
     case "verifier": {
-      const answer = tail(user, "Answer") ?? ""
+      const answer = text(prompt, "answer") ?? ""
       const solved = hasInformation(answer)
       return valueOf(format, (path, schema) => {
         const key = path[path.length - 1]

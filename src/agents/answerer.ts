@@ -27,6 +27,7 @@ export const answerSubtask = Effect.fn("Answerer.answerSubtask")(function* (ctx:
     role: "answerer.subtask",
     template: "answerer-subtask",
     values: { subtask },
+    data: { answers: steps.map((s) => s.answer) },
     fit: { memory: (room) => ctx.budget.steps(steps, room) },
     schema: Answer
   })
@@ -40,6 +41,7 @@ export const answerFinal = Effect.fn("Answerer.answerFinal")(function* (ctx: Age
     role: "answerer.final",
     template: "answerer-final",
     values: { query },
+    data: { answers: answers.map((a) => a.answer) },
     fit: { answers: (room) => ctx.budget.truncate(text, room) },
     schema: Answer
   })

@@ -2,11 +2,12 @@
 import { Effect } from "effect"
 import type { z } from "zod"
 import { LanguageModel, type Message } from "../llm/language-model.ts"
-import { generateObject, type ObjectRequest } from "../llm/structured.ts"
+import { generateObject, jsonSchemaOf, type ObjectRequest } from "../llm/structured.ts"
 import type { ContextBudget } from "../memory/context-budget.ts"
 import type { BudgetExhausted } from "./errors.ts"
 import { emit } from "../trace/events.ts"
-import { renderTemplate } from "../text/prompt-template.ts"
+import { jsonShape } from "../text/json-shape.ts"
+import { loadTemplate, renderTemplate } from "../text/prompt-template.ts"
 import type { GuardrailOptions } from "./smurfs-options.ts"
 import { fenceFor } from "../text/fenced-data.ts"
 
@@ -23,6 +24,11 @@ export interface AskRequest<A> {
   /** Template name in prompts/. */
   readonly template: string
   readonly values: Readonly<Record<string, string | number>>
+  /**
+   * Values the template gets as text in their structured form (a list as an array), carried on the
+   * request beside the rendered values for readers that are not a model (the simulated model).
+   */
+  readonly data?: Readonly<Record<string, unknown>> | undefined
   /** Placeholders whose text is trimmed to the tokens the rest of the prompt leaves; they share the room equally. */
   readonly fit?: Readonly<Record<string, (room: number) => string>> | undefined
   readonly schema: z.ZodType<A>
@@ -112,15 +118,22 @@ export const warnCuts = (budget: ContextBudget, role: string, cuts: ReadonlyArra
  * too long for the prompt (the query itself can be) are cut too, largest first, so that the fixed
  * parts leave a quarter of the prompt for the fitted ones: no prompt exceeds the context.
  */
-export const renderFitted = (budget: ContextBudget, template: string, values: AskRequest<unknown>["values"], fit: AskRequest<unknown>["fit"] = {}) => {
+export const renderFitted = (
+  budget: ContextBudget,
+  template: string,
+  values: AskRequest<unknown>["values"],
+  fit: AskRequest<unknown>["fit"] = {},
+  /** Parts of the fixed text (the reply's JSON shape): rendered, never cut. */
+  statics: Readonly<Record<string, string>> = {}
+) => {
   const keys = Object.keys(fit)
   const fitRoom = keys.length > 0 ? Math.floor(budget.promptTokens / 4) : 0
-  const blankOf = (kept: Readonly<Record<string, string | number>>) => renderTemplate(template, { ...kept, ...Object.fromEntries(keys.map((k) => [k, ""])) })
+  const blankOf = (kept: Readonly<Record<string, string | number>>) => renderTemplate(template, { ...kept, ...statics, ...Object.fromEntries(keys.map((k) => [k, ""])) })
   const { kept, cuts } = cutValues(budget, values, (k) => { const blank = blankOf(k); return budget.room(blank.system, blank.user) }, fitRoom, keys)
   const blank = blankOf(kept)
   const share = Math.floor(budget.room(blank.system, blank.user) / Math.max(1, keys.length))
   const fitted = Object.fromEntries(keys.map((k) => [k, fit[k]!(Math.max(0, share))]))
-  return { ...renderTemplate(template, { ...kept, ...fitted }), fitted, cuts }
+  return { ...renderTemplate(template, { ...kept, ...statics, ...fitted }), values: { ...kept, ...fitted }, fitted, cuts }
 }
 
 const TOOL_CALL_ID = "call_0"
@@ -138,10 +151,16 @@ const toolResultMessages = (result: NonNullable<AskRequest<unknown>["toolResult"
 const inlineToolResult = (result: NonNullable<AskRequest<unknown>["toolResult"]>, content: string): string =>
   renderTemplate("tool-response-inline", { tool: result.tool, args: JSON.stringify(result.args), fence: fenceFor(content), response: content }).user
 
+/** `{{format}}`, when the template shows the reply's JSON shape: rendered from the reply's schema and the template's example wording. */
+const formatOf = (template: string, schema: z.ZodType): Record<string, string> => {
+  const { system, user, examples } = loadTemplate(template)
+  return `${system}\n${user}`.includes("{{format}}") ? { format: jsonShape(jsonSchemaOf(schema), examples) } : {}
+}
+
 export const ask = <A>(ctx: AgentContext, request: AskRequest<A>) =>
   Effect.gen(function* () {
     yield* ctx.charge
-    const prompt = renderFitted(ctx.budget, request.template, request.values, request.fit)
+    const prompt = renderFitted(ctx.budget, request.template, request.values, request.fit, formatOf(request.template, request.schema))
     yield* warnCuts(ctx.budget, request.role, prompt.cuts)
     const { info } = yield* LanguageModel
     const tool = request.toolResult
@@ -155,7 +174,7 @@ export const ask = <A>(ctx: AgentContext, request: AskRequest<A>) =>
       messages: [
         { role: "system", content: prompt.system },
         ...(tool && !inline ? toolResultMessages(tool, response) : []),
-        { role: "user", content: inline ? `${inlineToolResult(tool, response)}\n\n${prompt.user}` : prompt.user }
+        { role: "user", content: inline ? `${inlineToolResult(tool, response)}\n\n${prompt.user}` : prompt.user, values: { ...prompt.values, ...request.data } }
       ]
     })
     return request.clipText === false ? result.value : clipStrings(result.value, (text) => ctx.budget.agentText(text))

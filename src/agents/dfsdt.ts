@@ -62,7 +62,7 @@ const diversityMessage = (chain: Chain, node: Node): Message => {
   const last = node.path.at(-1)
   const observation = last && last.tool !== "" ? last.response : ""
   const again = observation ? `${renderTemplate("dfsdt-observation", { observation: fencedData("observation", observation) }).user}\n` : ""
-  return { role: "user", content: chain.prompts.diversity(`${fencedData("previous-candidates", candidates)}\n${again}`) }
+  return { role: "user", content: chain.prompts.diversity(`${fencedData("previous-candidates", candidates)}\n${again}`), values: { candidates: calls.map((s) => s.tool) } }
 }
 
 type Search = { answer?: string; chain: ReadonlyArray<ChainStep>; error?: string }

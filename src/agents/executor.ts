@@ -30,6 +30,7 @@ export const think = Effect.fn("Executor.think")(function* (ctx: AgentContext, v
     role: "executor.thought",
     template: "executor-thought",
     values: { tools: toolList(view.tools), subtask: view.subtask, excluded: none(view.excluded), hint: view.hint ?? "none" },
+    data: { excluded: view.excluded },
     fit: { memory: view.memory, background: view.background },
     schema: Thought
   })
@@ -43,6 +44,7 @@ export const chooseTool = Effect.fn("Executor.chooseTool")(function* (ctx: Agent
     role: "executor.choose",
     template: "executor-choose",
     values: { tools: toolList(view.tools), subtask: view.subtask, thought, allowed: allowed.join(", ") },
+    data: { allowed },
     schema: choiceSchema(allowed),
     check: (v) => checkToolName(v.tool, allowed, all, ctx.guardrails)
   })

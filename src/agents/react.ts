@@ -154,7 +154,7 @@ export const makeChain = (task: Task, options: ChainOptions, info: ModelInfo, ro
     const user = prompts.user(query)
     return [
       { role: "system", content: json ? `${system}\n\n${json.system}` : system },
-      { role: "user", content: json ? `${json.user}\n\n${user}` : user }
+      { role: "user", content: json ? `${json.user}\n\n${user}` : user, values: { query, ...(json ? { functions: specs } : {}) } }
     ]
   }
   const budget = new ContextBudget({ contextTokens: info.contextTokens })
@@ -221,7 +221,7 @@ const parseArgs = (input: unknown): { args: Record<string, unknown>; argsError?:
 const jsonFallback = (chain: Chain, messages: ReadonlyArray<Message>) =>
   Effect.gen(function* () {
     const prompt = renderTemplate("react-json", { functions: functionsList(chain.specs) })
-    const { value, response } = yield* generateObject({ role: chain.role, messages: [...messages, { role: "user", content: `${prompt.system}\n\n${prompt.user}` }], schema: JsonAction })
+    const { value, response } = yield* generateObject({ role: chain.role, messages: [...messages, { role: "user", content: `${prompt.system}\n\n${prompt.user}`, values: { functions: chain.specs } }], schema: JsonAction })
     const args = parseArgs(value.action_input)
     return { ...response, text: value.thought, toolCalls: [{ name: value.action, arguments: args.argsError ? { _raw: value.action_input } : args.args }] }
   })
@@ -266,7 +266,7 @@ const toolError = (error: string) => toolResponse(error, "")
 const observationMessage = (chain: Chain, action: Action, observation: string): Message =>
   chain.mode === "native"
     ? { role: "tool", content: observation, toolCallId: action.callId, toolName: action.name }
-    : { role: "user", content: renderTemplate("react-observation", { tool: action.name, observation: fencedData("observation", observation) }).user }
+    : { role: "user", content: renderTemplate("react-observation", { tool: action.name, observation: fencedData("observation", observation) }).user, values: { tool: action.name, observation } }
 
 /**
  * Perform an action. Finish ends the chain; every other misstep (unknown function, bad arguments,

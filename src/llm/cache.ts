@@ -125,7 +125,8 @@ export const requestKey = (model: string, request: GenerateRequest): string =>
   hashOf({
     model,
     role: request.role,
-    messages: request.messages,
+    // a message's values say what its text was rendered from: the text is what the model sees
+    messages: request.messages.map(({ values: _values, ...message }) => message),
     format: request.format,
     tools: request.tools,
     options: { temperature: request.options?.temperature ?? 0, seed: request.options?.seed, maxTokens: request.options?.maxTokens }

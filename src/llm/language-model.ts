@@ -23,6 +23,12 @@ export interface Message {
   /** For `tool` messages: the call this message answers, and the tool's name. */
   readonly toolCallId?: string | undefined
   readonly toolName?: string | undefined
+  /**
+   * The named values a template rendered this message from (lists as arrays), for readers that are
+   * not a model: the simulated model reads these, never the rendered prose. Never sent to a server
+   * and no part of a cache key.
+   */
+  readonly values?: Readonly<Record<string, unknown>> | undefined
 }
 
 /** A function the model may call natively (OpenAI / Ollama `tools`). */

@@ -2,6 +2,7 @@
 import { Effect, Exit } from "effect"
 import { jsonrepair } from "jsonrepair"
 import { z } from "zod"
+import { renderTemplate } from "../text/prompt-template.ts"
 import { emit } from "../trace/events.ts"
 import { MalformedOutput, type ProviderError } from "./errors.ts"
 import { grammarSafe } from "./grammar-safe.ts"
@@ -58,13 +59,11 @@ export const extractJson = (text: string): unknown => {
 
 const MAX_ECHO = 400
 
-const reflection = (error: string, text: string): Message => ({
-  role: "reflection",
-  content:
-    `Your previous reply was not valid: ${error}\n` +
-    `Previous reply (start): ${text.slice(0, MAX_ECHO)}${text.length > MAX_ECHO ? "..." : ""}\n` +
-    "Reply again with only a JSON object that follows the required format."
-})
+/** The correction sent after a rejected reply (prompts/reflection.md): the exact error and the reply's start. */
+const reflection = (error: string, text: string): Message => {
+  const reply = `${text.slice(0, MAX_ECHO)}${text.length > MAX_ECHO ? "..." : ""}`
+  return { role: "reflection", content: renderTemplate("reflection", { error, reply }).user, values: { error, reply } }
+}
 
 /** The guardrail name of a reply repaired locally. */
 const REPAIR = "repair"

@@ -11,19 +11,33 @@ export interface Template {
   readonly system: string
   /** The changing part, with {{placeholders}}. */
   readonly user: string
+  /**
+   * Example wording for the fields of the reply's JSON shape (`{{format}}`, rendered from the reply's
+   * schema by `jsonShape`), by field name: the template's `---examples---` section, one `field: words` a line.
+   */
+  readonly examples: Readonly<Record<string, string>>
 }
 
 /**
  * Load `prompts/<name>.md`. A line `---user---` separates the system part from the user part; a
- * template without it is all user text.
+ * template without it is all user text. An optional last section after `---examples---` holds the
+ * example wording of the reply's fields.
  */
 export const loadTemplate = (name: string, dir: URL = PROMPTS_DIR): Template => {
   const key = `${dir.href}${name}`
   const hit = cache.get(key)
   if (hit) return hit
-  const text = readFileSync(new URL(`${name}.md`, dir), "utf8")
-  const [system, user] = text.includes("\n---user---\n") ? text.split("\n---user---\n", 2) : ["", text]
-  const template = { name, system: system!.trim(), user: user!.trim() }
+  const file = readFileSync(new URL(`${name}.md`, dir), "utf8")
+  const [text, exampleLines] = file.includes("\n---examples---\n") ? file.split("\n---examples---\n", 2) : [file, ""]
+  const [system, user] = text!.includes("\n---user---\n") ? text!.split("\n---user---\n", 2) : ["", text!]
+  const examples = Object.fromEntries(
+    exampleLines!
+      .split("\n")
+      .map((line) => /^([A-Za-z0-9_]+):\s*(.*)$/.exec(line.trim()))
+      .filter((m) => m !== null)
+      .map((m) => [m[1]!, m[2]!])
+  )
+  const template = { name, system: system!.trim(), user: user!.trim(), examples }
   cache.set(key, template)
   return template
 }

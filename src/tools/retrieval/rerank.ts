@@ -1,10 +1,11 @@
 // The LLM re-ranker (AutoMAS' second stage): the model orders the retriever's top candidates for the task.
 import { Effect } from "effect"
 import { z } from "zod"
-import { renderTemplate } from "../../text/prompt-template.ts"
+import { jsonShape } from "../../text/json-shape.ts"
+import { loadTemplate, renderTemplate } from "../../text/prompt-template.ts"
 import type { GenerateError } from "../../llm/errors.ts"
 import type { LanguageModel } from "../../llm/language-model.ts"
-import { generateObject } from "../../llm/structured.ts"
+import { generateObject, jsonSchemaOf } from "../../llm/structured.ts"
 import type { Tool } from "../tool.ts"
 import type { Ranked } from "./lexical.ts"
 
@@ -25,13 +26,14 @@ export const rerank = (query: string, candidates: ReadonlyArray<Ranked>, tools: 
   Effect.gen(function* () {
     const names = candidates.map((c) => c.name)
     const known = new Set(names)
-    const prompt = renderTemplate("rerank", { query, candidates: names.map((n, i) => line(tools.get(n)!, i)).join("\n") })
+    const format = jsonShape(jsonSchemaOf(Reranking), loadTemplate("rerank").examples)
+    const prompt = renderTemplate("rerank", { query, candidates: names.map((n, i) => line(tools.get(n)!, i)).join("\n"), format })
     const { value } = yield* generateObject({
       role: "rerank",
       schema: Reranking,
       messages: [
         { role: "system", content: prompt.system },
-        { role: "user", content: prompt.user }
+        { role: "user", content: prompt.user, values: { query, candidates: names } }
       ],
       check: (reply) => {
         const unknown = reply.tools.filter((t) => !known.has(t))
