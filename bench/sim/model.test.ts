@@ -199,6 +199,23 @@ describe("simulated model", () => {
     expect(proseOnly).not.toEqual(labelled)
   })
 
+  it("takes another action than the diversity prompt's candidates (DFSDT)", async () => {
+    const [first, second] = relevantNames()
+    const tools = task.tools.tools.map((t) => ({ name: t.name, description: t.description, parameters: jsonSchemaOf(t.parameters) }))
+    const step = (candidates?: Array<string>) =>
+      Effect.runPromise(
+        withCurrentTask(query)(
+          sim("sim").model.generate({
+            role: "dfsdt.step",
+            messages: [{ role: "user", content: query.query, values: { query: query.query } }, ...(candidates ? [{ role: "user" as const, content: "diversity", values: { candidates } }] : [])],
+            tools
+          })
+        )
+      )
+    expect((await step()).toolCalls?.[0]?.name).toBe(first)
+    expect((await step([first!])).toolCalls?.[0]?.name).toBe(second)
+  })
+
   it("draws faults at the configured rate, only of kinds that fit the call", () => {
     let seed = 1
     const rng = () => ((seed = (seed * 16807) % 2147483647) - 1) / 2147483646

@@ -173,8 +173,8 @@ const parametersOf = (request: GenerateRequest, name: string): Schema | undefine
 const nextAction = (request: GenerateRequest, task: SimTask | undefined, fault: FaultKind | undefined, rng: () => number): Intent => {
   const offered = offeredSpecs(request).map((s) => s.name)
   const called = calledNames(request.messages)
-  // The candidates the diversity prompt lists are not read (as before: the prose match this replaced had stopped matching our wording).
-  const tried = new Set<string>()
+  // the diversity prompt's candidates: the actions already tried from this state
+  const tried = new Set(list(lastUser(request.messages), "candidates") ?? [])
   const candidates = task && task.apis.length > 0 ? task.apis.map((a) => a.name) : offered.filter((n) => n !== FINISH).slice(0, 1)
   const next = candidates.find((name) => offered.includes(name) && !called.has(name) && !tried.has(name))
   let action: { thought: string; name: string; args: Record<string, unknown> }
