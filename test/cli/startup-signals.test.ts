@@ -8,10 +8,10 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import { afterAll, describe, expect, it } from "vitest"
-import { ExitCode } from "../src/cli/exit-codes.ts"
+import { ExitCode } from "../../src/cli/exit-codes.ts"
 
-const REPO = fileURLToPath(new URL("../", import.meta.url))
-const DATA = fileURLToPath(new URL("../../shared/toolbench/", import.meta.url))
+const REPO = fileURLToPath(new URL("../../", import.meta.url))
+const DATA = fileURLToPath(new URL("../../../shared/toolbench/", import.meta.url))
 const scratch = mkdtempSync(join(tmpdir(), "smurfs-startup-signals-"))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 

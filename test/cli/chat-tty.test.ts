@@ -5,9 +5,9 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
-import { hasTmux } from "./tmux.ts"
+import { hasTmux } from "../tmux.ts"
 
-const repo = fileURLToPath(new URL("..", import.meta.url))
+const repo = fileURLToPath(new URL("../../", import.meta.url))
 
 const tmux = (...args: Array<string>) => execFileSync("tmux", args, { encoding: "utf8" })
 
