@@ -81,7 +81,8 @@ const eventLines = (event: RunEvent, options: LiveViewOptions): Array<string> =>
     }
     case "error": {
       const d = dataOf(event, "error")
-      return [`  ${paint("red", `${String(d.role)} failed`)}: ${short(d.error)}`]
+      // ReAct and DFSDT record a failed model call by its tag and message, without a role
+      return [`  ${paint("red", `${d.role ?? "model call"} failed`)}: ${short(d.error ?? d.message)}`]
     }
     case "ask_user": {
       const d = dataOf(event, "ask_user")

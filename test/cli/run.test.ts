@@ -59,4 +59,9 @@ describe("live view", () => {
     ]
     expect(lines).toEqual(["  backtrack from depth 1 to 0; tool_a excluded there", "  guardrail unknown_tool (executor.choose): no tool named x"])
   })
+
+  it("shows a failed model call of every method: Smurfs names the role, ReAct and DFSDT give the message", () => {
+    expect(formatEvent(makeEvent("t", "error", { role: "verifier", tag: "MalformedOutput", error: "bad JSON" }))).toEqual(["  verifier failed: bad JSON"])
+    expect(formatEvent(makeEvent("t", "error", { tag: "Timeout", message: "no reply in 60 s" }))).toEqual(["  model call failed: no reply in 60 s"])
+  })
 })
