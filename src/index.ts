@@ -17,6 +17,8 @@ export { AgentDepth, defineAgentTool, type AgentToolDefinition } from "./agents/
 export type { GuardrailOptions, SmurfsOptions } from "./agents/smurfs-options.ts"
 export { react, type ReactOptions } from "./agents/react.ts"
 export { dfsdt, type DfsdtOptions } from "./agents/dfsdt.ts"
-export { emit, EVENT_TYPE_PREFIX, eventType, isKind, isTopLevel, kindOf, Trace, type EventKind, type EventLink, type RunEvent } from "./trace/events.ts"
-export { EventListener, recording, totalsOf, type FinishType, type Totals, type Trajectory } from "./trace/trajectory.ts"
+export { dataOf, emit, EVENT_TYPE_PREFIX, eventType, isKind, isTopLevel, kindOf, Trace, type EventDataOf } from "./trace/events.ts"
+// the run record: zod schemas, and types of the same names
+export { EventData, EventKind, EventLink, FinishType, RunEvent, TaskRecord, Totals, Trajectory } from "./trace/record.ts"
+export { EventListener, recording, totalsOf } from "./trace/trajectory.ts"
 export { solve, type SolveOptions } from "./solve.ts"
