@@ -21,7 +21,9 @@ export const Totals = z.object({
   /** Guardrail interventions that a later retry of the same call recovered, by guardrail. */
   guardrailsRecovered: z.record(z.string(), z.number()).optional(),
   cachedModelCalls: z.number().optional(),
-  cachedToolCalls: z.number().optional()
+  cachedToolCalls: z.number().optional(),
+  /** Tool calls nothing recorded or simulated (the offline environment answered them, as a failure or a template). */
+  missedToolCalls: z.number().optional()
 })
 
 export const RunEvent = z.object({

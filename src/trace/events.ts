@@ -99,6 +99,8 @@ export interface ToolCallData {
   readonly truncated?: boolean
   /** Served by a cache, not by the tool. */
   readonly cached?: boolean
+  /** No recording or simulator answered it (ToolResult.missed). */
+  readonly missed?: boolean
 }
 
 export interface TraceShape {

@@ -21,6 +21,8 @@ export interface Totals {
   /** Model replies and tool results served by a cache: not counted in `modelCalls` / `toolCalls` (calls made). */
   readonly cachedModelCalls?: number | undefined
   readonly cachedToolCalls?: number | undefined
+  /** Tool calls no recording or simulator answered (ToolResult.missed). */
+  readonly missedToolCalls?: number | undefined
 }
 
 export interface Trajectory {
@@ -38,7 +40,7 @@ export interface Trajectory {
 
 /** Sum the totals of a list of events. */
 export const totalsOf = (events: ReadonlyArray<RunEvent>, wallMs: number): Totals => {
-  let modelCalls = 0, promptTokens = 0, completionTokens = 0, toolCalls = 0, backtracks = 0, cachedModelCalls = 0, cachedToolCalls = 0
+  let modelCalls = 0, promptTokens = 0, completionTokens = 0, toolCalls = 0, backtracks = 0, cachedModelCalls = 0, cachedToolCalls = 0, missedToolCalls = 0
   const guardrails: Record<string, number> = {}
   const guardrailsRecovered: Record<string, number> = {}
   for (const e of events) {
@@ -52,6 +54,7 @@ export const totalsOf = (events: ReadonlyArray<RunEvent>, wallMs: number): Total
       case "tool_call":
         if (e.data["cached"]) cachedToolCalls++
         else toolCalls++
+        if (e.data["missed"]) missedToolCalls++
         break
       case "backtrack":
         backtracks++
@@ -64,7 +67,7 @@ export const totalsOf = (events: ReadonlyArray<RunEvent>, wallMs: number): Total
       }
     }
   }
-  return { modelCalls, promptTokens, completionTokens, toolCalls, backtracks, wallMs, guardrails, guardrailsRecovered, cachedModelCalls, cachedToolCalls }
+  return { modelCalls, promptTokens, completionTokens, toolCalls, backtracks, wallMs, guardrails, guardrailsRecovered, cachedModelCalls, cachedToolCalls, missedToolCalls }
 }
 
 /**
