@@ -3,7 +3,7 @@ import { Data } from "effect"
 import { existsSync, readdirSync, statSync } from "node:fs"
 import { basename, join, resolve } from "node:path"
 import { type PassRate, passRate, type WinRate, winRate } from "../eval/aggregate.ts"
-import type { JudgeInput } from "../eval/judge-input.ts"
+import { type JudgeInput, missCounts } from "../eval/judge-input.ts"
 import { type AnswerStatus, EVAL_SOURCE_FILE, EvalSource, PassLabels, passLabelsPath, WinVerdicts } from "../eval/labels.ts"
 import { loadSource, sourceKind } from "../eval/sources.ts"
 import { readJsonIf } from "../eval/store.ts"
@@ -38,6 +38,13 @@ export interface Row {
   readonly completionTokens?: number | undefined
   readonly toolCalls?: number | undefined
   readonly wallMs?: number | undefined
+  /**
+   * Of all tool calls of the row's tasks, the share nothing recorded or simulated (they failed, so the
+   * pass rate counts them against the method); undefined when the source does not record misses.
+   */
+  readonly missRate?: number | undefined
+  /** The calls behind `missRate`: missed and all. */
+  readonly missedToolCalls?: number | undefined
 }
 
 const dirs = (dir: string) => (existsSync(dir) ? readdirSync(dir).filter((d) => statSync(join(dir, d)).isDirectory()).sort() : [])
@@ -48,7 +55,14 @@ const mean = (values: ReadonlyArray<number | undefined>): number | undefined => 
   return present.length === 0 ? undefined : present.reduce((a, b) => a + b, 0) / present.length
 }
 
+const misses = (entries: ReadonlyArray<JudgeInput>) => {
+  const m = missCounts(entries)
+  if (m.tasks === 0) return {}
+  return { missedToolCalls: m.missedToolCalls, missRate: m.toolCalls === 0 ? 0 : m.missedToolCalls / m.toolCalls }
+}
+
 const costs = (entries: ReadonlyArray<JudgeInput>) => ({
+  ...misses(entries),
   modelCalls: mean(entries.map((e) => e.cost.modelCalls)),
   promptTokens: mean(entries.map((e) => e.cost.promptTokens)),
   completionTokens: mean(entries.map((e) => e.cost.completionTokens)),
