@@ -16,7 +16,7 @@ export const ENVIRONMENT_NAMES = ["replay", "simulated", "offline"] as const
 export type EnvironmentName = (typeof ENVIRONMENT_NAMES)[number]
 
 /** An environment that asks each of `envs` in turn; when all miss, the call fails with "no environment answered". */
-export const chainEnvironments = (envs: ReadonlyArray<ToolEnvironment>): ToolEnvironment => ({
+export const chainEnvironments = (envs: ReadonlyArray<ToolEnvironment>, marks: Partial<ToolResult> = {}): ToolEnvironment => ({
   name: envs.map((e) => e.name).join(">"),
   serve: (call) =>
     Effect.gen(function* () {
@@ -26,9 +26,9 @@ export const chainEnvironments = (envs: ReadonlyArray<ToolEnvironment>): ToolEnv
       }
       return {
         ok: false,
-        missed: true,
         content: "",
-        error: `no environment answered the call to ${call.stdTool}.${call.stdApi} (tried ${envs.map((e) => e.name).join(", ") || "none"})`
+        error: `no environment answered the call to ${call.stdTool}.${call.stdApi} (tried ${envs.map((e) => e.name).join(", ") || "none"})`,
+        ...marks
       } satisfies ToolResult
     })
 })
@@ -82,7 +82,7 @@ export const makeEnvironmentChain = (
     const envs: ToolEnvironment[] = []
     for (const name of names) {
       if (name === "replay") envs.push(makeReplayEnvironment(index))
-      else if (name === "offline") envs.push(makeOfflineEnvironment(options.offlineMode ?? "error"))
+      else if (name === "offline") envs.push(markedMisses(makeOfflineEnvironment(options.offlineMode ?? "error")))
       else {
         const model = options.simulator === undefined ? yield* Effect.serviceOption(LanguageModel) : Option.some(options.simulator)
         if (Option.isNone(model))
@@ -91,5 +91,11 @@ export const makeEnvironmentChain = (
         envs.push(yield* makeSimulatedEnvironment({ index, ...stored, prompts: options.simulatorPrompts }).pipe(Effect.provideService(LanguageModel, model.value)))
       }
     }
-    return chainEnvironments(envs)
+    return chainEnvironments(envs, { missed: true })
   })
+
+/** The offline environment answers what nothing recorded or simulated: its answers are misses, counted by runs. */
+const markedMisses = (env: ToolEnvironment): ToolEnvironment => ({
+  name: env.name,
+  serve: (call) => Effect.map(env.serve(call), (result) => (result === undefined ? undefined : { ...result, missed: true }))
+})

@@ -50,7 +50,6 @@ export const instantiateTemplate = (template: unknown, key = "value"): unknown =
 
 const noRecording = (tool: string, api: string): ToolResult => ({
   ok: false,
-  missed: true,
   content: "",
   error: `no recorded response for ${tool}.${api} with these arguments (offline environment)`
 })
@@ -72,6 +71,5 @@ const templateAnswer = (tool: string, api: string, template: unknown): ToolResul
 export const makeOfflineEnvironment = (mode: OfflineMode = "error"): ToolEnvironment => ({
   name: `offline:${mode}`,
   serve: (call) =>
-    // a template answer stands in for a response nobody recorded: a miss too
-    Effect.succeed(mode === "template" ? { ...templateAnswer(call.stdTool, call.stdApi, call.doc.template_response), missed: true } : noRecording(call.stdTool, call.stdApi))
+    Effect.succeed(mode === "template" ? templateAnswer(call.stdTool, call.stdApi, call.doc.template_response) : noRecording(call.stdTool, call.stdApi))
 })
