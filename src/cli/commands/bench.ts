@@ -43,6 +43,7 @@ import { redactText } from "../../trace/redact.ts"
 import { version } from "../../version.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { defaultModelSpec, resolveModelLayer } from "../model-option.ts"
+import { SIMULATOR_ENV, simulatorModel, simulatorSpecOf } from "../simulator-option.ts"
 import { BadInput, choiceList, choiceOption, intOption, type ParsedCommand, parseCommand, runCommand, splitList, thinkOption, UsageError, withoutOptions } from "../options.ts"
 
 const METHODS = ["smurfs", "react", "dfsdt"] as const
@@ -172,15 +173,6 @@ const OPTIONS = {
 
 export const COMMAND = { name: "bench", help: HELP, options: OPTIONS } as const
 
-/** The environment variable that names the simulator when --simulator is not given. */
-export const SIMULATOR_ENV = "SMURFS_SIMULATOR"
-
-/** The simulator's spec: the flag, else SMURFS_SIMULATOR, else none (calls nothing recorded fail, counted as misses). */
-export const simulatorSpecOf = (flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined => {
-  const spec = (flag ?? env[SIMULATOR_ENV])?.trim()
-  return spec === undefined || spec === "" ? undefined : spec
-}
-
 const list = (values: ReadonlyArray<string> | undefined): Array<string> | undefined => (values === undefined ? undefined : splitList(values))
 
 const positiveInt = (name: string, text: string | undefined): number | undefined => intOption(name, text)
@@ -293,7 +285,7 @@ const benchEnvironment = (args: BenchArgs) =>
       cacheDir: args.cacheDir,
       storeDir: args.storeDir,
       simulatorPrompts: simulatorPrompts(args.stb, args.simulatorStyle),
-      ...(args.simulator === undefined ? {} : { simulator: yield* simulatorModel(args), writeCacheDir: args.simulatorCacheDir })
+      ...(args.simulator === undefined ? {} : { simulator: yield* benchSimulator(args), writeCacheDir: args.simulatorCacheDir })
     })
     // Replay and offline answers are final, so failed results are worth caching too.
     return args.callCache === undefined ? chain : (yield* makeToolCache({ dir: args.callCache, cacheErrors: true })).wrapEnvironment(chain)
@@ -301,11 +293,11 @@ const benchEnvironment = (args: BenchArgs) =>
 
 /** The simulator's model, built once per run (a second model server, apart from the model under test). */
 const simulatorModels = new WeakMap<BenchArgs, LanguageModelShape>()
-const simulatorModel = (args: BenchArgs) =>
+const benchSimulator = (args: BenchArgs) =>
   Effect.gen(function* () {
     const built = simulatorModels.get(args)
     if (built) return built
-    const model = yield* Effect.provide(Effect.service(LanguageModel), resolveModelLayer(args.simulator!, { timeoutMs: args.timeoutMs }))
+    const model = yield* simulatorModel(args.simulator!, { timeoutMs: args.timeoutMs })
     simulatorModels.set(args, model)
     return model
   })
@@ -364,7 +356,12 @@ export const benchModelLayer = (args: BenchArgs, observer?: ModelCallObserver) =
 
 /** The options workers rebuild a task from: the command's own, without those that only steer this process. */
 // (the embedding cache is a folder of this machine: each worker keeps its own)
-const workerArgv = (argv: ReadonlyArray<string>): Array<string> => withoutOptions(argv, ["queue", "resume", "force", "embed-cache"])
+const workerArgv = (argv: ReadonlyArray<string>, args: BenchArgs): Array<string> => {
+  const own = withoutOptions(argv, ["queue", "resume", "force", "embed-cache"])
+  // a simulator named by this process's SMURFS_SIMULATOR goes to the workers by name, so that they run the same chain
+  const named = argv.some((a) => a === "--simulator" || a.startsWith("--simulator="))
+  return args.simulator !== undefined && !named ? [...own, "--simulator", args.simulator] : own
+}
 
 /** The run's id on the queue: stable across --resume of the same run directory. */
 const runIdFor = (out: string, config: RunConfig): string => {
@@ -576,7 +573,7 @@ const bench = async (args: BenchArgs, argv: ReadonlyArray<string>): Promise<numb
   const stop = () => abort.abort()
   process.once("SIGINT", stop)
   process.once("SIGTERM", stop)
-  const exit = await Effect.runPromiseExit(program(args, workerArgv(argv), progress).pipe(Effect.scoped, Effect.provide(modelLayer.pipe(Layer.provideMerge(poolStatsLayer))), Effect.provide(otlpLayer())), {
+  const exit = await Effect.runPromiseExit(program(args, workerArgv(argv, args), progress).pipe(Effect.scoped, Effect.provide(modelLayer.pipe(Layer.provideMerge(poolStatsLayer))), Effect.provide(otlpLayer())), {
     signal: abort.signal
   })
   process.off("SIGINT", stop)
