@@ -5,6 +5,8 @@ import type { GenerateRequest } from "../../src/llm/language-model.ts"
 import { type Script, scriptedLayer } from "../../src/llm/scripted.ts"
 import { evaluatePass, evaluateWin } from "./evaluate.ts"
 import { passLabelsPath, winVerdictsPath } from "./labels.ts"
+import { pythonJsonDumps } from "./json-dumps.ts"
+import { finishAnswerText } from "../../src/trace/converters/stabletoolbench.ts"
 import { loadSource } from "./sources.ts"
 import { writeFakeRun } from "./test-fixtures.ts"
 import { storedPassRate, storedWinRates } from "../report/collect.ts"
@@ -87,7 +89,7 @@ describe("evaluateWin", () => {
     const candidates = loadSource(run).entries
     const references = loadSource(ref).entries
     const judge = countingJudge()
-    const options = { store: run, judge: JUDGE, k: 3, referenceName: "ref-react", referenceSource: ref, referenceMethod: "react", seed: 1 }
+    const options = { store: run, judge: JUDGE, k: 3, referenceName: "ref-react", referenceSource: ref, referenceMethod: "react", seed: 1, statuses: "pass-labels" as const }
     await Effect.runPromise(
       Effect.gen(function* () {
         yield* evaluatePass(candidates, { store: run, judge: JUDGE, k: 3 })
@@ -125,10 +127,42 @@ describe("evaluateWin", () => {
     const win = countingJudge()
     await Effect.runPromise(
       evaluateWin(entries.filter((e) => e.method === "smurfs"), entries.filter((e) => e.method === "react"), {
-        store: run, judge: JUDGE, k: 2, referenceName: "self-react", referenceSource: run, referenceMethod: "react", referenceInStore: true
+        store: run, judge: JUDGE, k: 2, referenceName: "self-react", referenceSource: run, referenceMethod: "react", referenceInStore: true, statuses: "pass-labels"
       }).pipe(Effect.provide(win.layer))
     )
     // both Solved in both rounds: only the comparisons reach the judge
     expect(win.calls).toEqual(["judge.select_better_answer", "judge.select_better_answer"])
+  })
+
+  it("re-judges both answers with check_is_solved in every round by default, showing what process_answer leaves", async () => {
+    const long = "L".repeat(1500)
+    const run = await writeFakeRun([{ taskId: "1", finalAnswer: long }])
+    const ref = await writeFakeRun([{ taskId: "1", method: "react", finalAnswer: "another answer" }])
+    const seen: Array<GenerateRequest> = []
+    const judge = scriptedLayer({
+      "judge.check_answer_status": [(r: GenerateRequest) => (seen.push(r), { answer_status: "Solved", reason: "ok" })],
+      "judge.select_better_answer": [(r: GenerateRequest) => (seen.push(r), { index: 0, reason: "A" })],
+      $cycle: true
+    })
+    await Effect.runPromise(
+      evaluateWin(loadSource(run).entries, loadSource(ref).entries, { store: run, judge: JUDGE, k: 2, referenceName: "ref", referenceSource: ref, referenceMethod: "react", seed: 3 }).pipe(Effect.provide(judge))
+    )
+    // no pass labels were needed: each round asks check_answer_status for both answers, then compares them
+    expect(seen.map((r) => r.role)).toEqual(["judge.check_answer_status", "judge.check_answer_status", "judge.select_better_answer", "judge.check_answer_status", "judge.check_answer_status", "judge.select_better_answer"])
+    // the converted final answer (the Finish arguments' text) cut to its first 1,000 characters, as process_answer does
+    const cut = finishAnswerText(long).slice(0, 1000)
+    for (const request of seen) {
+      const text = request.messages.map((m) => m.content).join("\n")
+      expect(text).not.toMatch(/"method"|smurfs|CoT@1|DFS_woFilter/)
+      if (request.role === "judge.check_answer_status" && text.includes("LLL")) {
+        expect(text).toContain(cut)
+        expect(text).not.toContain(finishAnswerText(long).slice(0, 1001))
+      }
+    }
+    // select_better_answer shows the cut final_answer (the Finish call inside answer_details stays whole, as in ToolEval)
+    expect(seen.find((r) => r.role === "judge.select_better_answer")!.messages[0]!.content).toContain(`"final_answer": ${pythonJsonDumps(cut)}`)
+    const v = JSON.parse(readFileSync(winVerdictsPath(run, JUDGE, "ref", "smurfs", "G1_instruction", "1"), "utf8"))
+    expect(v.statuses).toBe("rejudge")
+    expect(v.rounds["0"]).toMatchObject({ stage: "judge", statuses: { candidate: "Solved", reference: "Solved" } })
   })
 })

@@ -109,7 +109,17 @@ export interface WinOptions<R = LanguageModel> extends Omit<PassOptions<R>, "pat
   readonly referenceMethod: string
   /** The reference's answers live in `store` too (a method of the same run): share its pass labels instead of judging them again. */
   readonly referenceInStore?: boolean | undefined
+  /**
+   * Where a round's answer statuses come from. `rejudge` (the default): check_is_solved on both answers in
+   * every round, as StableToolBench's eval_preference.py effectively runs. `pass-labels`: ToolBench's
+   * use_pass_rate reading: the per-task pass labels decide first (passed beats failed: the majority of the
+   * K runs, Unsure and ties coin tosses), then the stored statuses of the same judge run.
+   */
+  readonly statuses?: WinStatuses | undefined
 }
+
+export const WIN_STATUSES = ["rejudge", "pass-labels"] as const
+export type WinStatuses = (typeof WIN_STATUSES)[number]
 
 /** Reads the pass labels of the given file, by run. */
 const statusOf = (path: string) => readJsonIf(path, PassLabels)?.runs ?? {}
@@ -135,7 +145,9 @@ export const evaluateWin = <R = LanguageModel>(
     const candPath = (e: JudgeInput) => passLabelsPath(options.store, options.judge, e.method, e.group, e.taskId)
     const groups = new Set(candidates.map((c) => c.group))
     const refs = references.filter((r) => groups.has(r.group))
-    const refSummary = yield* evaluatePass(refs, { ...options, pathOf: refPath, onProgress: undefined })
+    const mode: WinStatuses = options.statuses ?? "rejudge"
+    // the reference's pass labels are only read when they decide rounds
+    const refSummary = mode === "pass-labels" ? yield* evaluatePass(refs, { ...options, pathOf: refPath, onProgress: undefined }) : { failed: [] }
     const key = (e: { group: string; taskId: string }) => `${e.group}\u0000${e.taskId}`
     const candByKey = new Map(candidates.map((c) => [key(c), c]))
     const refByKey = new Map(refs.map((r) => [key(r), r]))
@@ -152,12 +164,16 @@ export const evaluateWin = <R = LanguageModel>(
           const candidate = candByKey.get(taskKey)
           const reference = refByKey.get(taskKey)
           const path = winVerdictsPath(options.store, options.judge, options.referenceName, method, group, taskId)
-          const verdicts: WinVerdicts = readJsonIf(path, WinVerdicts) ?? {
+          const fresh: WinVerdicts = {
             taskId, method, group, judge: options.judge,
             reference: { source: options.referenceSource, method: options.referenceMethod },
             ...(options.prompts ? { prompts: options.prompts.source } : {}),
+            statuses: mode,
             rounds: {}
           }
+          const stored = readJsonIf(path, WinVerdicts)
+          // rounds decided the other way are not this eval's: they are judged again (files without the field used the pass labels)
+          const verdicts: WinVerdicts = stored && (stored.statuses ?? "pass-labels") === mode ? stored : fresh
           const candStatus = candidate ? statusOf(candPath(candidate)) : {}
           const refStatus = reference ? statusOf(refPath(reference)) : {}
           // ToolEval's per-task pass labels, as in its pass-rate CSV (one per side, seeded coin tosses)
@@ -173,11 +189,15 @@ export const evaluateWin = <R = LanguageModel>(
               kind: "round", judge: options.judge, prompts: prompts.source, seed: judgeSeed(seed, r),
               candidate,
               reference,
-              candidateStatus: candStatus[String(r)]?.label,
-              referenceStatus: refStatus[String(r)]?.label,
               rng: { seed, key: [method, group, taskId, r] },
-              candidatePassed: labelOf(candStatus, "candidate"),
-              referencePassed: labelOf(refStatus, "reference")
+              ...(mode === "rejudge"
+                ? { rejudge: true }
+                : {
+                    candidateStatus: candStatus[String(r)]?.label,
+                    referenceStatus: refStatus[String(r)]?.label,
+                    candidatePassed: labelOf(candStatus, "candidate"),
+                    referencePassed: labelOf(refStatus, "reference")
+                  })
             }))
             const round = yield* decider.round(job)
             if ("error" in round) {

@@ -41,7 +41,9 @@ export const WinRound = z.object({
   order: z.array(z.enum(["candidate", "reference"])),
   stage: RoundStage,
   reason: z.string(),
-  seed: z.number().optional()
+  seed: z.number().optional(),
+  /** The statuses the round re-judged (check_is_solved on each answer), when it did. */
+  statuses: z.object({ candidate: AnswerStatus, reference: AnswerStatus }).optional()
 })
 export type WinRound = z.infer<typeof WinRound>
 
@@ -53,6 +55,8 @@ export const WinVerdicts = z.object({
   judge: z.string(),
   reference: z.object({ source: z.string(), method: z.string() }),
   prompts: z.string().optional(),
+  /** Where the rounds' answer statuses came from: re-judged in each round (`rejudge`) or the pass labels (`pass-labels`); absent in older files (pass labels). */
+  statuses: z.enum(["rejudge", "pass-labels"]).optional(),
   rounds: z.record(z.string(), WinRound)
 })
 export type WinVerdicts = z.infer<typeof WinVerdicts>

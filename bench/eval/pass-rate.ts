@@ -40,9 +40,20 @@ export const callJudge = <A>(fn: JudgeFunction, values: Readonly<Record<string, 
 
 /** One pass label for one answer, exactly in ToolEval's order. */
 export const judgePass = Effect.fn("Judge.pass")(function* (input: JudgeInput, call: JudgeCall = {}) {
-  const seeded = call.seed === undefined ? {} : { seed: call.seed }
   const rule = ruleLabel(input)
   if (rule) return rule
+  return yield* checkIsSolved(input, call)
+})
+
+/**
+ * ToolEval's check_is_solved alone (rtl.py): an empty or give_up_and_restart final answer is Unsolved,
+ * then check_answer_status, then parse_answer_status when Unsure. Win rounds call it on their answers;
+ * the pass rate adds eval_pass_rate.py's Finish rule before it (judgePass).
+ */
+export const checkIsSolved = Effect.fn("Judge.checkIsSolved")(function* (input: JudgeInput, call: JudgeCall = {}) {
+  const seeded = call.seed === undefined ? {} : { seed: call.seed }
+  if (input.answer.final_answer === "") return { label: "Unsolved", reason: "Empty final answer.", stage: "rule" } satisfies PassRun
+  if (input.answer.final_answer.includes("give_up_and_restart")) return { label: "Unsolved", reason: "The run gave up.", stage: "rule" } satisfies PassRun
   const prompts = call.prompts ?? smurfsJudgePrompts()
   const first = yield* callJudge("check_answer_status", { query: input.query, answer: input.answer.final_answer }, prompts.status.check_answer_status, call)
   if (first.answer_status !== "Unsure") return { label: first.answer_status, reason: first.reason, stage: "answer", ...seeded } satisfies PassRun
