@@ -7,6 +7,7 @@ import { type JudgeInput, missCounts } from "../eval/judge-input.ts"
 import { type AnswerStatus, EVAL_SOURCE_FILE, EvalSource, PassLabels, passLabelsPath, WinVerdicts } from "../eval/labels.ts"
 import { loadSource, sourceKind } from "../eval/sources.ts"
 import { readJsonIf } from "../eval/store.ts"
+import { storedFac } from "../eval/fac.ts"
 import { newerRunFormat, newerRunProblem } from "../run-dir.ts"
 import { RunConfig, runConfigPath } from "../run-format.ts"
 import { hasToolEvalResults, readToolEvalResults } from "../eval/tooleval-results.ts"
@@ -45,6 +46,8 @@ export interface Row {
   readonly missRate?: number | undefined
   /** The calls behind `missRate`: missed and all. */
   readonly missedToolCalls?: number | undefined
+  /** FAC (fac_eval.py's final-answer correctness) of this judge, over the tasks it labelled. */
+  readonly fac?: { readonly rate: number; readonly n: number } | undefined
 }
 
 const dirs = (dir: string) => (existsSync(dir) ? readdirSync(dir).filter((d) => statSync(join(dir, d)).isDirectory()).sort() : [])
@@ -140,9 +143,10 @@ const sourceRows = (dir: string, store: string): Array<Row> => {
     const judged = judges.flatMap((judge) => {
       const pass = storedPassRate(store, judge, entries)
       const wins = storedWinRates(store, judge, method, group, ids)
-      if (!pass && wins.length === 0) return []
+      const fac = storedFac(store, judge, entries)
+      if (!pass && wins.length === 0 && !fac) return []
       const judgeTexts = storedJudgeTexts(store, judge, entries)
-      return (wins.length === 0 ? [undefined] : wins).map((win) => ({ ...base, judge, judgeTexts, judged: pass?.n ?? 0, pass, win }))
+      return (wins.length === 0 ? [undefined] : wins).map((win) => ({ ...base, judge, judgeTexts, judged: pass?.n ?? 0, pass, win, ...(fac ? { fac } : {}) }))
     })
     rows.push(...(judged.length > 0 ? judged : [{ ...base, judge: "", judged: 0 }]))
   }

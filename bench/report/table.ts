@@ -19,7 +19,7 @@ export const cells = (row: Row): Array<string> => [
   // every task of the row counts in N, so that missing work (unjudged, failed, not run) shows
   `${row.judged}/${row.total}`,
   // a pass rate where unrecorded calls failed is never shown without their share
-  row.pass ? `${row.pass.mean.toFixed(1)} ± ${row.pass.std.toFixed(1)}${missNote(row)}` : "-",
+  (row.pass ? `${row.pass.mean.toFixed(1)} ± ${row.pass.std.toFixed(1)}${missNote(row)}` : "-") + (row.fac ? ` · FAC ${row.fac.rate.toFixed(1)} (N=${row.fac.n})` : ""),
   row.win ? `${row.win.rate.toFixed(1)} vs ${row.win.reference} (N=${row.win.n})` : "-",
   num(row.modelCalls),
   num(row.promptTokens, 0),
