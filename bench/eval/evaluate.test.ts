@@ -165,4 +165,29 @@ describe("evaluateWin", () => {
     expect(v.statuses).toBe("rejudge")
     expect(v.rounds["0"]).toMatchObject({ stage: "judge", statuses: { candidate: "Solved", reference: "Solved" } })
   })
+
+  it("with statuses: stabletoolbench, lets differing pass labels decide first, then re-judges (their eval_preference.py with its pass-rate CSVs)", async () => {
+    const run = await writeFakeRun([{ taskId: "1" }, { taskId: "2" }])
+    const ref = await writeFakeRun([
+      { taskId: "1", method: "react", finishType: "give_up", finalAnswer: "" },
+      { taskId: "2", method: "react", finalAnswer: "another answer" }
+    ])
+    const candidates = loadSource(run).entries
+    const judge = countingJudge()
+    const options = { store: run, judge: JUDGE, k: 1, referenceName: "ref-stb", referenceSource: ref, referenceMethod: "react", statuses: "stabletoolbench" as const }
+    await Effect.runPromise(
+      Effect.gen(function* () {
+        yield* evaluatePass(candidates, { store: run, judge: JUDGE, k: 1 })
+        judge.calls.length = 0
+        yield* evaluateWin(candidates, loadSource(ref).entries, options)
+      }).pipe(Effect.provide(judge.layer))
+    )
+    const v1 = JSON.parse(readFileSync(winVerdictsPath(run, JUDGE, "ref-stb", "smurfs", "G1_instruction", "1"), "utf8"))
+    expect(v1.rounds["0"]).toMatchObject({ stage: "passed" })
+    const v2 = JSON.parse(readFileSync(winVerdictsPath(run, JUDGE, "ref-stb", "smurfs", "G1_instruction", "2"), "utf8"))
+    expect(v2).toMatchObject({ statuses: "stabletoolbench", rounds: { "0": { stage: "judge", statuses: { candidate: "Solved", reference: "Solved" } } } })
+    // the reference's pass label (1 call for task 2), then the round's re-judge of both answers and the comparison
+    expect(judge.calls).toEqual(["judge.check_answer_status", "judge.check_answer_status", "judge.check_answer_status", "judge.select_better_answer"])
+  })
 })
+

@@ -110,15 +110,17 @@ export interface WinOptions<R = LanguageModel> extends Omit<PassOptions<R>, "pat
   /** The reference's answers live in `store` too (a method of the same run): share its pass labels instead of judging them again. */
   readonly referenceInStore?: boolean | undefined
   /**
-   * Where a round's answer statuses come from. `rejudge` (the default): check_is_solved on both answers in
-   * every round, as StableToolBench's eval_preference.py effectively runs. `pass-labels`: ToolBench's
-   * use_pass_rate reading: the per-task pass labels decide first (passed beats failed: the majority of the
-   * K runs, Unsure and ties coin tosses), then the stored statuses of the same judge run.
+   * How a round gets the answers' statuses. `rejudge` (the default): check_is_solved on both answers in
+   * every round, nothing taken from the pass labels. `pass-labels`: ToolBench's eval_preference.py with
+   * use_pass_rate: the per-task pass labels decide first (passed beats failed: the majority of the K runs,
+   * Unsure and ties coin tosses), then the stored statuses of the same judge run. `stabletoolbench`: their
+   * eval_preference.py as it runs when it finds the pass-rate CSVs: the same pass-label step, then a
+   * re-judge (the is_solved column it reads back is a dict's text, which maps to no status).
    */
   readonly statuses?: WinStatuses | undefined
 }
 
-export const WIN_STATUSES = ["rejudge", "pass-labels"] as const
+export const WIN_STATUSES = ["rejudge", "pass-labels", "stabletoolbench"] as const
 export type WinStatuses = (typeof WIN_STATUSES)[number]
 
 /** Reads the pass labels of the given file, by run. */
@@ -147,7 +149,7 @@ export const evaluateWin = <R = LanguageModel>(
     const refs = references.filter((r) => groups.has(r.group))
     const mode: WinStatuses = options.statuses ?? "rejudge"
     // the reference's pass labels are only read when they decide rounds
-    const refSummary = mode === "pass-labels" ? yield* evaluatePass(refs, { ...options, pathOf: refPath, onProgress: undefined }) : { failed: [] }
+    const refSummary = mode !== "rejudge" ? yield* evaluatePass(refs, { ...options, pathOf: refPath, onProgress: undefined }) : { failed: [] }
     const key = (e: { group: string; taskId: string }) => `${e.group}\u0000${e.taskId}`
     const candByKey = new Map(candidates.map((c) => [key(c), c]))
     const refByKey = new Map(refs.map((r) => [key(r), r]))
@@ -190,14 +192,8 @@ export const evaluateWin = <R = LanguageModel>(
               candidate,
               reference,
               rng: { seed, key: [method, group, taskId, r] },
-              ...(mode === "rejudge"
-                ? { rejudge: true }
-                : {
-                    candidateStatus: candStatus[String(r)]?.label,
-                    referenceStatus: refStatus[String(r)]?.label,
-                    candidatePassed: labelOf(candStatus, "candidate"),
-                    referencePassed: labelOf(refStatus, "reference")
-                  })
+              ...(mode === "rejudge" ? {} : { candidatePassed: labelOf(candStatus, "candidate"), referencePassed: labelOf(refStatus, "reference") }),
+              ...(mode === "pass-labels" ? { candidateStatus: candStatus[String(r)]?.label, referenceStatus: refStatus[String(r)]?.label } : { rejudge: true })
             }))
             const round = yield* decider.round(job)
             if ("error" in round) {

@@ -56,7 +56,7 @@ export const WinVerdicts = z.object({
   reference: z.object({ source: z.string(), method: z.string() }),
   prompts: z.string().optional(),
   /** Where the rounds' answer statuses came from: re-judged in each round (`rejudge`) or the pass labels (`pass-labels`); absent in older files (pass labels). */
-  statuses: z.enum(["rejudge", "pass-labels"]).optional(),
+  statuses: z.enum(["rejudge", "pass-labels", "stabletoolbench"]).optional(),
   rounds: z.record(z.string(), WinRound)
 })
 export type WinVerdicts = z.infer<typeof WinVerdicts>

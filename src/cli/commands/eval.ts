@@ -51,9 +51,10 @@ options:
                             toolbench/tooleval/fac_eval.py from --stb on the query and the final answer only,
                             one Solved/Unsolved label per task, shown beside the pass rate (needs --stb)
   --win-statuses <s>        how a win round gets the answers' statuses: rejudge (check_is_solved on both
-                            answers in every round, as StableToolBench's eval_preference.py ends up running;
-                            default) or pass-labels (ToolBench's use_pass_rate path: the per-task pass labels,
-                            majority of the K runs with coin tosses, decide first, then the stored statuses)
+                            answers in every round; default), pass-labels (ToolBench's eval_preference.py:
+                            the per-task pass labels, majority of the K runs with coin tosses, decide first,
+                            then the stored statuses) or stabletoolbench (theirs with its pass-rate CSVs found:
+                            the same pass-label step, then a re-judge)
   --out <dir>               write eval/ here instead of into the run directory (for read-only folders);
                             \`smurfs compare <dir>\` then shows these labels
   --queue <redis://...>     hand each judge decision to \`smurfs worker\` processes through a BullMQ queue
