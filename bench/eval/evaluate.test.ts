@@ -147,8 +147,12 @@ describe("evaluateWin", () => {
     await Effect.runPromise(
       evaluateWin(loadSource(run).entries, loadSource(ref).entries, { store: run, judge: JUDGE, k: 2, referenceName: "ref", referenceSource: ref, referenceMethod: "react", seed: 3 }).pipe(Effect.provide(judge))
     )
-    // no pass labels were needed: each round asks check_answer_status for both answers, then compares them
-    expect(seen.map((r) => r.role)).toEqual(["judge.check_answer_status", "judge.check_answer_status", "judge.select_better_answer", "judge.check_answer_status", "judge.check_answer_status", "judge.select_better_answer"])
+    // the reference's two pass labels (its pass rate), then each round asks check_answer_status for both answers and compares them
+    expect(seen.map((r) => r.role)).toEqual([
+      "judge.check_answer_status", "judge.check_answer_status",
+      "judge.check_answer_status", "judge.check_answer_status", "judge.select_better_answer",
+      "judge.check_answer_status", "judge.check_answer_status", "judge.select_better_answer"
+    ])
     // the converted final answer (the Finish arguments' text) cut to its first 1,000 characters, as process_answer does
     const cut = finishAnswerText(long).slice(0, 1000)
     for (const request of seen) {

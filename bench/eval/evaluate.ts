@@ -148,8 +148,8 @@ export const evaluateWin = <R = LanguageModel>(
     const groups = new Set(candidates.map((c) => c.group))
     const refs = references.filter((r) => groups.has(r.group))
     const mode: WinStatuses = options.statuses ?? "rejudge"
-    // the reference's pass labels are only read when they decide rounds
-    const refSummary = mode !== "rejudge" ? yield* evaluatePass(refs, { ...options, pathOf: refPath, onProgress: undefined }) : { failed: [] }
+    // the reference's pass rate, as ToolEval's workflow computes it before a preference run (the pass-label modes read it)
+    const refSummary = yield* evaluatePass(refs, { ...options, pathOf: refPath, onProgress: undefined })
     const key = (e: { group: string; taskId: string }) => `${e.group}\u0000${e.taskId}`
     const candByKey = new Map(candidates.map((c) => [key(c), c]))
     const refByKey = new Map(refs.map((r) => [key(r), r]))
