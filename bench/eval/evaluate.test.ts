@@ -1,10 +1,13 @@
-import { readFileSync, rmSync } from "node:fs"
+import { readdirSync, readFileSync, rmSync } from "node:fs"
+import { dirname } from "node:path"
+import { fileURLToPath } from "node:url"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import type { GenerateRequest } from "../../src/llm/language-model.ts"
 import { type Script, scriptedLayer } from "../../src/llm/scripted.ts"
 import { evaluatePass, evaluateWin } from "./evaluate.ts"
 import { passLabelsPath, winVerdictsPath } from "./labels.ts"
+import { judgePrompts } from "./judge-prompts.ts"
 import { pythonJsonDumps } from "./json-dumps.ts"
 import { finishAnswerText } from "../../src/trace/converters/stabletoolbench.ts"
 import { loadSource } from "./sources.ts"
@@ -76,6 +79,34 @@ describe("evaluatePass", () => {
     const s = await Effect.runPromise(evaluatePass(entries, { store: run, judge: JUDGE, k: 1 }).pipe(Effect.provide(bad)))
     expect(s.failed).toHaveLength(1)
     expect(s.judged).toBe(0)
+  })
+})
+
+describe("stored labels keyed by the settings that decide them", () => {
+  it("makes new labels when the texts, the seed or K change, sets the old ones aside, and redoes them with force", async () => {
+    const run = await writeFakeRun([{ taskId: "1" }])
+    const entries = loadSource(run).entries
+    const path = passLabelsPath(run, JUDGE, "smurfs", "G1_instruction", "1")
+    const judged = async (options: { seed?: number; k?: number; force?: boolean; prompts?: ReturnType<typeof judgePrompts> }) => {
+      const judge = countingJudge()
+      const s = await Effect.runPromise(evaluatePass(entries, { store: run, judge: JUDGE, k: options.k ?? 2, ...options }).pipe(Effect.provide(judge.layer)))
+      return { calls: judge.calls.length, summary: s }
+    }
+    expect((await judged({})).calls).toBe(2)
+    expect((await judged({})).summary).toMatchObject({ judged: 0, kept: 2 })
+    // another seed: new labels, never mixed with the old ones, which stay beside
+    expect((await judged({ seed: 5 })).calls).toBe(2)
+    expect(readdirSync(dirname(path)).filter((f) => f.startsWith("1.json.before-"))).toHaveLength(1)
+    expect(JSON.parse(readFileSync(path, "utf8")).runs["0"].seed).not.toBe(undefined)
+    // another K, other texts: new labels again
+    expect((await judged({ seed: 5, k: 3 })).calls).toBe(3)
+    const stb = fileURLToPath(new URL("../../../shared/toolbench/stabletoolbench", import.meta.url))
+    expect((await judged({ seed: 5, k: 3, prompts: judgePrompts(stb) })).calls).toBe(3)
+    expect(JSON.parse(readFileSync(path, "utf8")).prompts).toBe(`stabletoolbench:${stb}`)
+    // the same settings are kept, unless forced
+    expect((await judged({ seed: 5, k: 3, prompts: judgePrompts(stb) })).calls).toBe(0)
+    expect((await judged({ seed: 5, k: 3, prompts: judgePrompts(stb), force: true })).calls).toBe(3)
+    expect(readdirSync(dirname(path)).filter((f) => f.startsWith("1.json.before-"))).toHaveLength(4)
   })
 })
 

@@ -1,4 +1,5 @@
 // Judge a whole source: K pass labels per task and, against a reference, K win rounds per task; resumable.
+import { renameSync } from "node:fs"
 import { Effect } from "effect"
 import type { LanguageModel } from "../../src/llm/language-model.ts"
 import type { ProviderError } from "../../src/llm/errors.ts"
@@ -35,7 +36,38 @@ export interface PassOptions<R = LanguageModel> {
   readonly seed?: number | undefined
   /** Where the judge decisions are made: by default here, with the LanguageModel in context; `smurfs eval --queue` gives the queue's. */
   readonly decider?: Decider<R> | undefined
+  /** Judge again even where labels of the same settings are stored (the stored ones are set aside, not lost). */
+  readonly force?: boolean | undefined
 }
+
+/**
+ * Whether stored labels were made with the settings that decide them now: the judge (its folder), the
+ * texts, K and the seed (each run's recorded seed is derived from it). Labels from before a field was
+ * recorded are taken as made with its default.
+ */
+const sameSettings = (
+  stored: { readonly prompts?: string | undefined; readonly k?: number | undefined },
+  runs: Readonly<Record<string, { readonly seed?: number | undefined }>>,
+  want: { readonly prompts: string; readonly k: number; readonly seed: number }
+): boolean =>
+  (stored.prompts ?? "smurfs") === want.prompts &&
+  (stored.k === undefined || stored.k === want.k) &&
+  Object.entries(runs).every(([r, run]) => run.seed === undefined || run.seed === judgeSeed(want.seed, Number(r)))
+
+/**
+ * Labels made with other settings are moved beside the file (`<task>.json.before-<time>`, which no
+ * report reads) so that new labels never mix with them and nothing judged is lost.
+ */
+let asides = 0
+const setAside = (path: string) =>
+  Effect.sync(() => {
+    try {
+      // (the counter keeps two set-asides of one file in the same millisecond apart)
+      renameSync(path, `${path}.before-${new Date().toISOString().replace(/[:.]/g, "-")}-${process.pid}-${asides++}`)
+    } catch {
+      // already gone: nothing to keep
+    }
+  })
 
 /**
  * The sampling seed of judge run (or win round) r. ToolEval's K runs differ because its judge
@@ -74,10 +106,14 @@ export const evaluatePass = <R = LanguageModel>(
       (entry) =>
         Effect.gen(function* () {
           const path = pathOf(entry)
-          const labels: PassLabels = readJsonIf(path, PassLabels) ?? {
+          const fresh: PassLabels = {
             taskId: entry.taskId, method: entry.method, group: entry.group, judge: options.judge,
-            ...(options.prompts ? { prompts: options.prompts.source } : {}), runs: {}
+            ...(options.prompts ? { prompts: options.prompts.source } : {}), k, runs: {}
           }
+          const stored = readJsonIf(path, PassLabels)
+          const reusable = stored !== undefined && !options.force && sameSettings(stored, stored.runs, { prompts: prompts.source, k, seed: options.seed ?? EVAL_DEFAULTS.seed })
+          if (stored !== undefined && !reusable) yield* setAside(path)
+          const labels: PassLabels = reusable ? stored : fresh
           for (let r = 0; r < k; r++) {
             if (labels.runs[String(r)]) {
               kept++
@@ -171,11 +207,14 @@ export const evaluateWin = <R = LanguageModel>(
             reference: { source: options.referenceSource, method: options.referenceMethod },
             ...(options.prompts ? { prompts: options.prompts.source } : {}),
             statuses: mode,
+            k,
             rounds: {}
           }
           const stored = readJsonIf(path, WinVerdicts)
-          // rounds decided the other way are not this eval's: they are judged again (files without the field used the pass labels)
-          const verdicts: WinVerdicts = stored && (stored.statuses ?? "pass-labels") === mode ? stored : fresh
+          // rounds decided another way (files without the field used the pass labels) or with other settings are not this eval's
+          const reusable = stored !== undefined && !options.force && (stored.statuses ?? "pass-labels") === mode && sameSettings(stored, stored.rounds, { prompts: prompts.source, k, seed })
+          if (stored !== undefined && !reusable) yield* setAside(path)
+          const verdicts: WinVerdicts = reusable ? stored : fresh
           const candStatus = candidate ? statusOf(candPath(candidate)) : {}
           const refStatus = reference ? statusOf(refPath(reference)) : {}
           // ToolEval's per-task pass labels, as in its pass-rate CSV (one per side, seeded coin tosses)

@@ -27,6 +27,8 @@ export const PassLabels = z.object({
   judge: z.string(),
   /** Which judge texts ran: "smurfs" (our wording) or "stabletoolbench:<dir>" (ToolEval's template). */
   prompts: z.string().optional(),
+  /** The judge runs asked for (K) when these labels were made. */
+  k: z.number().optional(),
   runs: z.record(z.string(), PassRun)
 })
 export type PassLabels = z.infer<typeof PassLabels>
@@ -57,6 +59,7 @@ export const WinVerdicts = z.object({
   prompts: z.string().optional(),
   /** Where the rounds' answer statuses came from: re-judged in each round (`rejudge`) or the pass labels (`pass-labels`); absent in older files (pass labels). */
   statuses: z.enum(["rejudge", "pass-labels", "stabletoolbench"]).optional(),
+  k: z.number().optional(),
   rounds: z.record(z.string(), WinRound)
 })
 export type WinVerdicts = z.infer<typeof WinVerdicts>

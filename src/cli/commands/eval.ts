@@ -55,6 +55,9 @@ options:
                             the per-task pass labels, majority of the K runs with coin tosses, decide first,
                             then the stored statuses) or stabletoolbench (theirs with its pass-rate CSVs found:
                             the same pass-label step, then a re-judge)
+  --force                   judge again even where labels of the same settings are stored (labels of other
+                            settings, texts, --seed or --k, are always made anew; the old ones are set aside
+                            beside them as <task>.json.before-<time>)
   --out <dir>               write eval/ here instead of into the run directory (for read-only folders);
                             \`smurfs compare <dir>\` then shows these labels
   --queue <redis://...>     hand each judge decision to \`smurfs worker\` processes through a BullMQ queue
@@ -117,12 +120,13 @@ const program = <R>(args: {
   prompts: JudgePrompts
   decider: Decider<R>
   winStatuses: WinStatuses
+  force: boolean
 }) =>
   Effect.gen(function* () {
     const { source, store, judge, k, concurrency, prompts, seed, decider } = args
     console.error(`judge texts: ${prompts.source === "smurfs" ? "our own wording of ToolEval's rules" : `ToolEval's template from ${prompts.source.slice("stabletoolbench:".length)}`}`)
     const bar = progress(`pass (${judge})`)
-    const pass = yield* evaluatePass(source.entries, { store, judge, k, concurrency, prompts, seed, decider, onProgress: bar.update }).pipe(Effect.ensuring(Effect.sync(bar.stop)))
+    const pass = yield* evaluatePass(source.entries, { store, judge, k, concurrency, prompts, seed, decider, force: args.force, onProgress: bar.update }).pipe(Effect.ensuring(Effect.sync(bar.stop)))
     report("pass", pass)
     if (!args.reference) return
     for (const method of methodsOf(source)) {
@@ -132,7 +136,7 @@ const program = <R>(args: {
       const win = yield* evaluateWin(
         source.entries.filter((e) => e.method === method),
         args.reference.entries.filter((e) => e.method === referenceMethod),
-        { store, judge, k, concurrency, seed, prompts, decider, statuses: args.winStatuses, referenceName, referenceSource: resolve(args.reference.dir), referenceMethod, referenceInStore: resolve(args.reference.dir) === resolve(store), onProgress: winBar.update }
+        { store, judge, k, concurrency, seed, prompts, decider, force: args.force, statuses: args.winStatuses, referenceName, referenceSource: resolve(args.reference.dir), referenceMethod, referenceInStore: resolve(args.reference.dir) === resolve(store), onProgress: winBar.update }
       ).pipe(Effect.ensuring(Effect.sync(winBar.stop)))
       report(`win ${method}`, win)
     }
@@ -154,6 +158,7 @@ const OPTIONS = {
   json: { type: "boolean" },
   queue: { type: "string" },
   fac: { type: "boolean" },
+  force: { type: "boolean" },
   "win-statuses": { type: "string" }
 } as const satisfies ParseArgsOptionsConfig
 
@@ -185,7 +190,7 @@ const evaluate = async (parsed: ParsedCommand<typeof OPTIONS>["values"]): Promis
     if (parsed.fac && stb === undefined) throw new UsageError(`--fac sends the prompt of StableToolBench's ${STB_FILES.facEval}: give --stb <checkout> (or ${STB_ENV})`)
     if (parsed.fac && parsed.queue !== undefined) throw new UsageError("--fac is judged in this process: run it without --queue")
     const fac = parsed.fac && stb !== undefined ? facPrompt(stb) : undefined
-    options = { source, reference, referenceMethod: parsed["reference-method"], store: parsed.out ?? parsed.run, judge: parsed.judge, k, concurrency, seed, prompts, winStatuses, fac }
+    options = { source, reference, referenceMethod: parsed["reference-method"], store: parsed.out ?? parsed.run, judge: parsed.judge, k, concurrency, seed, prompts, winStatuses, fac, force: parsed.force === true }
   } catch (e) {
     if (e instanceof UsageError || e instanceof BadInput) throw e
     console.error(`smurfs eval: ${(e as Error).message}`)
@@ -209,7 +214,7 @@ const evaluate = async (parsed: ParsedCommand<typeof OPTIONS>["values"]): Promis
       ? Effect.gen(function* () {
           yield* program({ ...options, decider: inProcessDecider(options.prompts) })
           if (options.fac) {
-            const fac = yield* evaluateFac(options.source.entries, { store: options.store, judge: options.judge, prompt: options.fac, concurrency: options.concurrency })
+            const fac = yield* evaluateFac(options.source.entries, { store: options.store, judge: options.judge, prompt: options.fac, concurrency: options.concurrency, force: options.force })
             console.error(`fac: ${fac.judged} decisions made, ${fac.kept} kept from earlier (the prompt of ${STB_FILES.facEval})`)
           }
         }).pipe(Effect.provide(layer))
