@@ -467,10 +467,11 @@ const program = (args: BenchArgs, argvForWorkers: ReadonlyArray<string>, progres
         responses: args.responses ?? null,
         cacheDir: args.cacheDir ?? null,
         callCache: args.callCache ?? null,
-        // who answered calls nothing recorded: a simulator (its texts and cache), or nobody (misses are counted)
-        simulator: args.envs.includes("simulated")
-          ? { model: args.simulator ?? args.model, prompts: simulatorPrompts(args.stb, args.simulatorStyle).source, cacheDir: args.simulator === undefined ? null : args.simulatorCacheDir }
-          : null,
+        // who answered calls nothing recorded: a simulator (its texts and cache); absent when nobody did (misses are counted),
+        // so that a run started before this field resumes as it was
+        ...(args.envs.includes("simulated")
+          ? { simulator: { model: args.simulator ?? args.model, prompts: simulatorPrompts(args.stb, args.simulatorStyle).source, cacheDir: args.simulator === undefined ? null : args.simulatorCacheDir } }
+          : {}),
         ...(retrieval ? { retrieval: retrieval.record.settings } : {})
       }
     }
