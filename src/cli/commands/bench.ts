@@ -178,7 +178,7 @@ const list = (values: ReadonlyArray<string> | undefined): Array<string> | undefi
 const positiveInt = (name: string, text: string | undefined): number | undefined => intOption(name, text)
 
 /** The command's options, parsed; workers read a queued job's settings with it too. */
-const parse = ({ values }: ParsedCommand<typeof OPTIONS>) => {
+const parse = ({ values }: ParsedCommand<typeof OPTIONS>, env: NodeJS.ProcessEnv = process.env) => {
   if (!values.out) throw new UsageError("--out <run dir> is required")
   if (values.force && !values.resume) throw new UsageError("--force only applies with --resume (it continues a run whose settings differ)")
   if (values["max-steps"] !== undefined)
@@ -200,7 +200,7 @@ const parse = ({ values }: ParsedCommand<typeof OPTIONS>) => {
   if (existsSync(out) && !statSync(out).isDirectory()) throw new BadInput(`--out ${values.out} is a file; give a directory for the run (it is created when missing)`)
   const concurrency = positiveInt("concurrency", values.concurrency) ?? BENCH_DEFAULTS.concurrency
   const layout = dataLayout(data)
-  const simulator = simulatorSpecOf(values.simulator)
+  const simulator = simulatorSpecOf(values.simulator, env)
   const storeDir = values["store-dir"] ?? join(out, "simulated")
   return {
     data,
@@ -247,7 +247,8 @@ const parse = ({ values }: ParsedCommand<typeof OPTIONS>) => {
 export type BenchArgs = ReturnType<typeof parse>
 
 /** A queued job's bench options, read as the command reads its own (no environment, no config file: the job carries them all). */
-export const parseBenchArgs = (argv: ReadonlyArray<string>): BenchArgs => parse(parseCommand(COMMAND, argv, { env: {}, cwd: "/nonexistent-smurfs-config" }))
+// (a worker's own SMURFS_SIMULATOR is not read either: the coordinator names its simulator in the job)
+export const parseBenchArgs = (argv: ReadonlyArray<string>): BenchArgs => parse(parseCommand(COMMAND, argv, { env: {}, cwd: "/nonexistent-smurfs-config" }), {})
 
 // ToolEval labels an answer that lists what is missing Unsolved: bench answers with what was found only
 const smurfsOptions = (args: BenchArgs): SmurfsOptions => ({ maxSteps: args.smurfsMaxSteps, reportUnavailable: false })
