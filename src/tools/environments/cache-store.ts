@@ -1,13 +1,17 @@
 // Writing simulated responses into a StableToolBench cache folder, `<Category>/<tool>_for_<Category>/<api>.json`,
 // keyed as their server keys them, so that runs, machines and their own server share one cache.
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from "node:fs"
-import { dirname, join } from "node:path"
+import { dirname, join, resolve, sep } from "node:path"
 import { standardizeCategory } from "../toolbench/names.ts"
 
 /** The file of one API in a cache folder, as their server's save_cache names it. */
 export const cacheFilePath = (dir: string, category: string, stdTool: string, stdApi: string): string => {
   const cat = standardizeCategory(category)
-  return join(dir, cat, `${stdTool}_for_${cat}`, `${stdApi}.json`)
+  const file = join(dir, cat, `${stdTool}_for_${cat}`, `${stdApi}.json`)
+  // names come from data: one that would leave the folder (a category "..") is refused, never written outside
+  if (!resolve(file).startsWith(resolve(dir) + sep) || [cat, stdTool, stdApi].some((n) => n.includes("\0")))
+    throw new Error(`the cache path of ${category}/${stdTool}/${stdApi} would leave ${dir}`)
+  return file
 }
 
 /** Python's json.dump(indent=4) text: its separators, non-ASCII written as \uXXXX (ensure_ascii). */

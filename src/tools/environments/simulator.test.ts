@@ -121,4 +121,9 @@ describe("a cache folder shared by concurrent writers", () => {
     expect(entries["{'q': 'b-0'}"]).toEqual({ error: "", response: "b0" })
     expect(existsSync(`${file}.lock`)).toBe(false)
   }, 60_000)
+
+  it("refuses a cache path that would leave the folder (names come from data)", () => {
+    expect(() => cacheFilePath("/tmp/cache", "..", "x", "y")).toThrow(/would leave/)
+    expect(cacheFilePath("/tmp/cache", "Business Software", "x", "y")).toBe(join("/tmp/cache", "Business_Software", "x_for_Business_Software", "y.json"))
+  })
 })
