@@ -1,10 +1,15 @@
-import { readFileSync, rmSync } from "node:fs"
+import { readdirSync, readFileSync, rmSync } from "node:fs"
+import { dirname } from "node:path"
+import { fileURLToPath } from "node:url"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import type { GenerateRequest } from "../../src/llm/language-model.ts"
 import { type Script, scriptedLayer } from "../../src/llm/scripted.ts"
 import { evaluatePass, evaluateWin } from "./evaluate.ts"
 import { passLabelsPath, winVerdictsPath } from "./labels.ts"
+import { judgePrompts } from "./judge-prompts.ts"
+import { pythonJsonDumps } from "./json-dumps.ts"
+import { finishAnswerText } from "../../src/trace/converters/stabletoolbench.ts"
 import { loadSource } from "./sources.ts"
 import { writeFakeRun } from "./test-fixtures.ts"
 import { storedPassRate, storedWinRates } from "../report/collect.ts"
@@ -77,6 +82,34 @@ describe("evaluatePass", () => {
   })
 })
 
+describe("stored labels keyed by the settings that decide them", () => {
+  it("makes new labels when the texts, the seed or K change, sets the old ones aside, and redoes them with force", async () => {
+    const run = await writeFakeRun([{ taskId: "1" }])
+    const entries = loadSource(run).entries
+    const path = passLabelsPath(run, JUDGE, "smurfs", "G1_instruction", "1")
+    const judged = async (options: { seed?: number; k?: number; force?: boolean; prompts?: ReturnType<typeof judgePrompts> }) => {
+      const judge = countingJudge()
+      const s = await Effect.runPromise(evaluatePass(entries, { store: run, judge: JUDGE, k: options.k ?? 2, ...options }).pipe(Effect.provide(judge.layer)))
+      return { calls: judge.calls.length, summary: s }
+    }
+    expect((await judged({})).calls).toBe(2)
+    expect((await judged({})).summary).toMatchObject({ judged: 0, kept: 2 })
+    // another seed: new labels, never mixed with the old ones, which stay beside
+    expect((await judged({ seed: 5 })).calls).toBe(2)
+    expect(readdirSync(dirname(path)).filter((f) => f.startsWith("1.json.before-"))).toHaveLength(1)
+    expect(JSON.parse(readFileSync(path, "utf8")).runs["0"].seed).not.toBe(undefined)
+    // another K, other texts: new labels again
+    expect((await judged({ seed: 5, k: 3 })).calls).toBe(3)
+    const stb = fileURLToPath(new URL("../../../shared/toolbench/stabletoolbench", import.meta.url))
+    expect((await judged({ seed: 5, k: 3, prompts: judgePrompts(stb) })).calls).toBe(3)
+    expect(JSON.parse(readFileSync(path, "utf8")).prompts).toBe(`stabletoolbench:${stb}`)
+    // the same settings are kept, unless forced
+    expect((await judged({ seed: 5, k: 3, prompts: judgePrompts(stb) })).calls).toBe(0)
+    expect((await judged({ seed: 5, k: 3, prompts: judgePrompts(stb), force: true })).calls).toBe(3)
+    expect(readdirSync(dirname(path)).filter((f) => f.startsWith("1.json.before-"))).toHaveLength(4)
+  })
+})
+
 describe("evaluateWin", () => {
   it("judges rounds against a reference, is resumable, and aggregates to SoWR", async () => {
     const run = await writeFakeRun([{ taskId: "1" }, { taskId: "2" }, { taskId: "3" }])
@@ -87,7 +120,7 @@ describe("evaluateWin", () => {
     const candidates = loadSource(run).entries
     const references = loadSource(ref).entries
     const judge = countingJudge()
-    const options = { store: run, judge: JUDGE, k: 3, referenceName: "ref-react", referenceSource: ref, referenceMethod: "react", seed: 1 }
+    const options = { store: run, judge: JUDGE, k: 3, referenceName: "ref-react", referenceSource: ref, referenceMethod: "react", seed: 1, statuses: "pass-labels" as const }
     await Effect.runPromise(
       Effect.gen(function* () {
         yield* evaluatePass(candidates, { store: run, judge: JUDGE, k: 3 })
@@ -125,10 +158,71 @@ describe("evaluateWin", () => {
     const win = countingJudge()
     await Effect.runPromise(
       evaluateWin(entries.filter((e) => e.method === "smurfs"), entries.filter((e) => e.method === "react"), {
-        store: run, judge: JUDGE, k: 2, referenceName: "self-react", referenceSource: run, referenceMethod: "react", referenceInStore: true
+        store: run, judge: JUDGE, k: 2, referenceName: "self-react", referenceSource: run, referenceMethod: "react", referenceInStore: true, statuses: "pass-labels"
       }).pipe(Effect.provide(win.layer))
     )
     // both Solved in both rounds: only the comparisons reach the judge
     expect(win.calls).toEqual(["judge.select_better_answer", "judge.select_better_answer"])
   })
+
+  it("re-judges both answers with check_is_solved in every round by default, showing what process_answer leaves", async () => {
+    const long = "L".repeat(1500)
+    const run = await writeFakeRun([{ taskId: "1", finalAnswer: long }])
+    const ref = await writeFakeRun([{ taskId: "1", method: "react", finalAnswer: "another answer" }])
+    const seen: Array<GenerateRequest> = []
+    const judge = scriptedLayer({
+      "judge.check_answer_status": [(r: GenerateRequest) => (seen.push(r), { answer_status: "Solved", reason: "ok" })],
+      "judge.select_better_answer": [(r: GenerateRequest) => (seen.push(r), { index: 0, reason: "A" })],
+      $cycle: true
+    })
+    await Effect.runPromise(
+      evaluateWin(loadSource(run).entries, loadSource(ref).entries, { store: run, judge: JUDGE, k: 2, referenceName: "ref", referenceSource: ref, referenceMethod: "react", seed: 3 }).pipe(Effect.provide(judge))
+    )
+    // the reference's two pass labels (its pass rate), then each round asks check_answer_status for both answers and compares them
+    expect(seen.map((r) => r.role)).toEqual([
+      "judge.check_answer_status", "judge.check_answer_status",
+      "judge.check_answer_status", "judge.check_answer_status", "judge.select_better_answer",
+      "judge.check_answer_status", "judge.check_answer_status", "judge.select_better_answer"
+    ])
+    // the converted final answer (the Finish arguments' text) cut to its first 1,000 characters, as process_answer does
+    const cut = finishAnswerText(long).slice(0, 1000)
+    for (const request of seen) {
+      const text = request.messages.map((m) => m.content).join("\n")
+      expect(text).not.toMatch(/"method"|smurfs|CoT@1|DFS_woFilter/)
+      if (request.role === "judge.check_answer_status" && text.includes("LLL")) {
+        expect(text).toContain(cut)
+        expect(text).not.toContain(finishAnswerText(long).slice(0, 1001))
+      }
+    }
+    // select_better_answer shows the cut final_answer (the Finish call inside answer_details stays whole, as in ToolEval)
+    expect(seen.find((r) => r.role === "judge.select_better_answer")!.messages[0]!.content).toContain(`"final_answer": ${pythonJsonDumps(cut)}`)
+    const v = JSON.parse(readFileSync(winVerdictsPath(run, JUDGE, "ref", "smurfs", "G1_instruction", "1"), "utf8"))
+    expect(v.statuses).toBe("rejudge")
+    expect(v.rounds["0"]).toMatchObject({ stage: "judge", statuses: { candidate: "Solved", reference: "Solved" } })
+  })
+
+  it("with statuses: stabletoolbench, lets differing pass labels decide first, then re-judges (their eval_preference.py with its pass-rate CSVs)", async () => {
+    const run = await writeFakeRun([{ taskId: "1" }, { taskId: "2" }])
+    const ref = await writeFakeRun([
+      { taskId: "1", method: "react", finishType: "give_up", finalAnswer: "" },
+      { taskId: "2", method: "react", finalAnswer: "another answer" }
+    ])
+    const candidates = loadSource(run).entries
+    const judge = countingJudge()
+    const options = { store: run, judge: JUDGE, k: 1, referenceName: "ref-stb", referenceSource: ref, referenceMethod: "react", statuses: "stabletoolbench" as const }
+    await Effect.runPromise(
+      Effect.gen(function* () {
+        yield* evaluatePass(candidates, { store: run, judge: JUDGE, k: 1 })
+        judge.calls.length = 0
+        yield* evaluateWin(candidates, loadSource(ref).entries, options)
+      }).pipe(Effect.provide(judge.layer))
+    )
+    const v1 = JSON.parse(readFileSync(winVerdictsPath(run, JUDGE, "ref-stb", "smurfs", "G1_instruction", "1"), "utf8"))
+    expect(v1.rounds["0"]).toMatchObject({ stage: "passed" })
+    const v2 = JSON.parse(readFileSync(winVerdictsPath(run, JUDGE, "ref-stb", "smurfs", "G1_instruction", "2"), "utf8"))
+    expect(v2).toMatchObject({ statuses: "stabletoolbench", rounds: { "0": { stage: "judge", statuses: { candidate: "Solved", reference: "Solved" } } } })
+    // the reference's pass label (1 call for task 2), then the round's re-judge of both answers and the comparison
+    expect(judge.calls).toEqual(["judge.check_answer_status", "judge.check_answer_status", "judge.check_answer_status", "judge.select_better_answer"])
+  })
 })
+

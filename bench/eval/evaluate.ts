@@ -1,4 +1,5 @@
 // Judge a whole source: K pass labels per task and, against a reference, K win rounds per task; resumable.
+import { renameSync } from "node:fs"
 import { Effect } from "effect"
 import type { LanguageModel } from "../../src/llm/language-model.ts"
 import type { ProviderError } from "../../src/llm/errors.ts"
@@ -35,7 +36,38 @@ export interface PassOptions<R = LanguageModel> {
   readonly seed?: number | undefined
   /** Where the judge decisions are made: by default here, with the LanguageModel in context; `smurfs eval --queue` gives the queue's. */
   readonly decider?: Decider<R> | undefined
+  /** Judge again even where labels of the same settings are stored (the stored ones are set aside, not lost). */
+  readonly force?: boolean | undefined
 }
+
+/**
+ * Whether stored labels were made with the settings that decide them now: the judge (its folder), the
+ * texts, K and the seed (each run's recorded seed is derived from it). Labels from before a field was
+ * recorded are taken as made with its default.
+ */
+const sameSettings = (
+  stored: { readonly prompts?: string | undefined; readonly k?: number | undefined },
+  runs: Readonly<Record<string, { readonly seed?: number | undefined }>>,
+  want: { readonly prompts: string; readonly k: number; readonly seed: number }
+): boolean =>
+  (stored.prompts ?? "smurfs") === want.prompts &&
+  (stored.k === undefined || stored.k === want.k) &&
+  Object.entries(runs).every(([r, run]) => run.seed === undefined || run.seed === judgeSeed(want.seed, Number(r)))
+
+/**
+ * Labels made with other settings are moved beside the file (`<task>.json.before-<time>`, which no
+ * report reads) so that new labels never mix with them and nothing judged is lost.
+ */
+let asides = 0
+const setAside = (path: string) =>
+  Effect.sync(() => {
+    try {
+      // (the counter keeps two set-asides of one file in the same millisecond apart)
+      renameSync(path, `${path}.before-${new Date().toISOString().replace(/[:.]/g, "-")}-${process.pid}-${asides++}`)
+    } catch {
+      // already gone: nothing to keep
+    }
+  })
 
 /**
  * The sampling seed of judge run (or win round) r. ToolEval's K runs differ because its judge
@@ -74,10 +106,14 @@ export const evaluatePass = <R = LanguageModel>(
       (entry) =>
         Effect.gen(function* () {
           const path = pathOf(entry)
-          const labels: PassLabels = readJsonIf(path, PassLabels) ?? {
+          const fresh: PassLabels = {
             taskId: entry.taskId, method: entry.method, group: entry.group, judge: options.judge,
-            ...(options.prompts ? { prompts: options.prompts.source } : {}), runs: {}
+            ...(options.prompts ? { prompts: options.prompts.source } : {}), k, runs: {}
           }
+          const stored = readJsonIf(path, PassLabels)
+          const reusable = stored !== undefined && !options.force && sameSettings(stored, stored.runs, { prompts: prompts.source, k, seed: options.seed ?? EVAL_DEFAULTS.seed })
+          if (stored !== undefined && !reusable) yield* setAside(path)
+          const labels: PassLabels = reusable ? stored : fresh
           for (let r = 0; r < k; r++) {
             if (labels.runs[String(r)]) {
               kept++
@@ -109,7 +145,19 @@ export interface WinOptions<R = LanguageModel> extends Omit<PassOptions<R>, "pat
   readonly referenceMethod: string
   /** The reference's answers live in `store` too (a method of the same run): share its pass labels instead of judging them again. */
   readonly referenceInStore?: boolean | undefined
+  /**
+   * How a round gets the answers' statuses. `rejudge` (the default): check_is_solved on both answers in
+   * every round, nothing taken from the pass labels. `pass-labels`: ToolBench's eval_preference.py with
+   * use_pass_rate: the per-task pass labels decide first (passed beats failed: the majority of the K runs,
+   * Unsure and ties coin tosses), then the stored statuses of the same judge run. `stabletoolbench`: their
+   * eval_preference.py as it runs when it finds the pass-rate CSVs: the same pass-label step, then a
+   * re-judge (the is_solved column it reads back is a dict's text, which maps to no status).
+   */
+  readonly statuses?: WinStatuses | undefined
 }
+
+export const WIN_STATUSES = ["rejudge", "pass-labels", "stabletoolbench"] as const
+export type WinStatuses = (typeof WIN_STATUSES)[number]
 
 /** Reads the pass labels of the given file, by run. */
 const statusOf = (path: string) => readJsonIf(path, PassLabels)?.runs ?? {}
@@ -135,6 +183,8 @@ export const evaluateWin = <R = LanguageModel>(
     const candPath = (e: JudgeInput) => passLabelsPath(options.store, options.judge, e.method, e.group, e.taskId)
     const groups = new Set(candidates.map((c) => c.group))
     const refs = references.filter((r) => groups.has(r.group))
+    const mode: WinStatuses = options.statuses ?? "rejudge"
+    // the reference's pass rate, as ToolEval's workflow computes it before a preference run (the pass-label modes read it)
     const refSummary = yield* evaluatePass(refs, { ...options, pathOf: refPath, onProgress: undefined })
     const key = (e: { group: string; taskId: string }) => `${e.group}\u0000${e.taskId}`
     const candByKey = new Map(candidates.map((c) => [key(c), c]))
@@ -152,12 +202,19 @@ export const evaluateWin = <R = LanguageModel>(
           const candidate = candByKey.get(taskKey)
           const reference = refByKey.get(taskKey)
           const path = winVerdictsPath(options.store, options.judge, options.referenceName, method, group, taskId)
-          const verdicts: WinVerdicts = readJsonIf(path, WinVerdicts) ?? {
+          const fresh: WinVerdicts = {
             taskId, method, group, judge: options.judge,
             reference: { source: options.referenceSource, method: options.referenceMethod },
             ...(options.prompts ? { prompts: options.prompts.source } : {}),
+            statuses: mode,
+            k,
             rounds: {}
           }
+          const stored = readJsonIf(path, WinVerdicts)
+          // rounds decided another way (files without the field used the pass labels) or with other settings are not this eval's
+          const reusable = stored !== undefined && !options.force && (stored.statuses ?? "pass-labels") === mode && sameSettings(stored, stored.rounds, { prompts: prompts.source, k, seed })
+          if (stored !== undefined && !reusable) yield* setAside(path)
+          const verdicts: WinVerdicts = reusable ? stored : fresh
           const candStatus = candidate ? statusOf(candPath(candidate)) : {}
           const refStatus = reference ? statusOf(refPath(reference)) : {}
           // ToolEval's per-task pass labels, as in its pass-rate CSV (one per side, seeded coin tosses)
@@ -173,11 +230,9 @@ export const evaluateWin = <R = LanguageModel>(
               kind: "round", judge: options.judge, prompts: prompts.source, seed: judgeSeed(seed, r),
               candidate,
               reference,
-              candidateStatus: candStatus[String(r)]?.label,
-              referenceStatus: refStatus[String(r)]?.label,
               rng: { seed, key: [method, group, taskId, r] },
-              candidatePassed: labelOf(candStatus, "candidate"),
-              referencePassed: labelOf(refStatus, "reference")
+              ...(mode === "rejudge" ? {} : { candidatePassed: labelOf(candStatus, "candidate"), referencePassed: labelOf(refStatus, "reference") }),
+              ...(mode === "pass-labels" ? { candidateStatus: candStatus[String(r)]?.label, referenceStatus: refStatus[String(r)]?.label } : { rejudge: true })
             }))
             const round = yield* decider.round(job)
             if ("error" in round) {

@@ -22,6 +22,8 @@ export const JudgeCost = z.object({
   promptTokens: z.number().optional(),
   completionTokens: z.number().optional(),
   toolCalls: z.number(),
+  /** Of the tool calls, those nothing recorded or simulated (they failed); undefined when the source does not say. */
+  missedToolCalls: z.number().optional(),
   wallMs: z.number().optional()
 })
 export type JudgeCost = z.infer<typeof JudgeCost>
@@ -78,10 +80,24 @@ export const judgeInputFromRecord = (record: TaskRecord): JudgeInput => {
       promptTokens: record.totals.promptTokens,
       completionTokens: record.totals.completionTokens,
       toolCalls: record.totals.toolCalls + (record.totals.cachedToolCalls ?? 0),
+      ...(record.totals.missedToolCalls === undefined ? {} : { missedToolCalls: record.totals.missedToolCalls }),
       wallMs: record.totals.wallMs
     },
     answer
   }
+}
+
+/** Misses over answers: calls nothing recorded or simulated, all tool calls, and the tasks that had a miss. */
+export const missCounts = (entries: ReadonlyArray<JudgeInput>) => {
+  let missedToolCalls = 0, toolCalls = 0, tasksWithMisses = 0, tasks = 0
+  for (const e of entries) {
+    if (e.cost.missedToolCalls === undefined) continue
+    tasks++
+    missedToolCalls += e.cost.missedToolCalls
+    toolCalls += e.cost.toolCalls
+    if (e.cost.missedToolCalls > 0) tasksWithMisses++
+  }
+  return { missedToolCalls, toolCalls, tasksWithMisses, tasks }
 }
 
 /** A tool node's message as ToolEval's get_steps reads it. */

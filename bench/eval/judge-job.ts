@@ -32,6 +32,8 @@ export const RoundJob = z.object({
   referenceStatus: AnswerStatus.optional(),
   candidatePassed: z.boolean().optional(),
   referencePassed: z.boolean().optional(),
+  /** Re-judge both answers with check_is_solved in the round (the default of an eval), instead of the statuses above. */
+  rejudge: z.boolean().optional(),
   /** The round's generator, as rngFor's arguments (a function does not travel). */
   rng: z.object({ seed: z.number(), key: z.array(z.union([z.string(), z.number()])) })
 })
@@ -69,6 +71,7 @@ export function decideJob(job: JudgeJob, prompts: JudgePrompts): Effect.Effect<O
           referenceStatus: job.referenceStatus,
           candidatePassed: job.candidatePassed,
           referencePassed: job.referencePassed,
+          rejudge: job.rejudge,
           rng: rngFor(job.rng.seed, ...job.rng.key)
         },
         call

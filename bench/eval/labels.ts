@@ -27,6 +27,8 @@ export const PassLabels = z.object({
   judge: z.string(),
   /** Which judge texts ran: "smurfs" (our wording) or "stabletoolbench:<dir>" (ToolEval's template). */
   prompts: z.string().optional(),
+  /** The judge runs asked for (K) when these labels were made. */
+  k: z.number().optional(),
   runs: z.record(z.string(), PassRun)
 })
 export type PassLabels = z.infer<typeof PassLabels>
@@ -41,7 +43,9 @@ export const WinRound = z.object({
   order: z.array(z.enum(["candidate", "reference"])),
   stage: RoundStage,
   reason: z.string(),
-  seed: z.number().optional()
+  seed: z.number().optional(),
+  /** The statuses the round re-judged (check_is_solved on each answer), when it did. */
+  statuses: z.object({ candidate: AnswerStatus, reference: AnswerStatus }).optional()
 })
 export type WinRound = z.infer<typeof WinRound>
 
@@ -53,6 +57,9 @@ export const WinVerdicts = z.object({
   judge: z.string(),
   reference: z.object({ source: z.string(), method: z.string() }),
   prompts: z.string().optional(),
+  /** Where the rounds' answer statuses came from: re-judged in each round (`rejudge`) or the pass labels (`pass-labels`); absent in older files (pass labels). */
+  statuses: z.enum(["rejudge", "pass-labels", "stabletoolbench"]).optional(),
+  k: z.number().optional(),
   rounds: z.record(z.string(), WinRound)
 })
 export type WinVerdicts = z.infer<typeof WinVerdicts>

@@ -1,9 +1,9 @@
-import { Effect } from "effect"
+import { Cause, Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
-import type { GenerateRequest } from "../../src/llm/language-model.ts"
+import { type GenerateRequest, LanguageModel } from "../../src/llm/language-model.ts"
 import { scriptedLayer } from "../../src/llm/scripted.ts"
 import { judgeInputFromRecord, type JudgeInput } from "./judge-input.ts"
-import { judgePass, ruleLabel } from "./pass-rate.ts"
+import { fitJudgeValues, JUDGE_REPLY_TOKENS, judgePass, ruleLabel } from "./pass-rate.ts"
 import { fakeRecord } from "./test-fixtures.ts"
 
 const input = (over: Partial<Parameters<typeof fakeRecord>[0]> = {}): JudgeInput =>
@@ -93,3 +93,34 @@ describe("judgePass (two steps)", () => {
     expect(label).toMatchObject({ label: "Unsure", stage: "trajectory" })
   })
 })
+
+describe("judge prompts that do not fit the judge's context", () => {
+  const render = (v: Readonly<Record<string, string>>) => `Judge this.\nQuery: ${v["query"]}\nAnswer: ${v["answer"]}`
+
+  it("are fitted: the answer is cut first, with a note saying so, and the result fits", () => {
+    const fitted = fitJudgeValues(render, { query: "Q".repeat(300), answer: "A".repeat(20_000) }, 4096)!
+    expect(render(fitted.values).length).toBeLessThanOrEqual((4096 - JUDGE_REPLY_TOKENS) * 3)
+    expect(fitted.values["query"]).toBe("Q".repeat(300))
+    expect(fitted.values["answer"]).toMatch(/^A+\n\[\.\.\. \d+ characters cut here to fit the judge's context of 4096 tokens\]$/)
+    expect(fitted.cut).toBeGreaterThan(10_000)
+    // a prompt that fits is left alone
+    expect(fitJudgeValues(render, { query: "q", answer: "a" }, 4096)).toEqual({ values: { query: "q", answer: "a" }, cut: 0 })
+  })
+
+  it("are refused with ContextOverflow when even the cut prompt cannot fit, before any request", async () => {
+    const requests: Array<unknown> = []
+    const tiny = Layer.succeed(
+      LanguageModel,
+      LanguageModel.of({
+        info: { spec: "test:tiny", provider: "test", model: "tiny", contextTokens: 1100, supportsTools: false },
+        generate: (r) => Effect.sync(() => (requests.push(r), { text: "{}", usage: { promptTokens: 1, completionTokens: 1 }, model: "tiny", durationMs: 1 }))
+      })
+    )
+    const input = judgeInputFromRecord(fakeRecord({ taskId: "1", finalAnswer: "B".repeat(5000) }))
+    const exit = await Effect.runPromiseExit(judgePass(input).pipe(Effect.provide(tiny)))
+    expect(exit._tag).toBe("Failure")
+    expect(String(Cause.squash((exit as { cause: Cause.Cause<unknown> }).cause))).toMatch(/judge\.check_answer_status prompt needs \d+ tokens but the context window is 1100/)
+    expect(requests).toHaveLength(0)
+  })
+})
+

@@ -4,7 +4,7 @@ import type { JudgeInput } from "./judge-input.ts"
 import type { AnswerStatus, WinRound } from "./labels.ts"
 import { smurfsJudgePrompts } from "./judge-prompts.ts"
 import { pythonJsonDumps } from "./json-dumps.ts"
-import { callJudge, type JudgeCall } from "./pass-rate.ts"
+import { callJudge, checkIsSolved, type JudgeCall } from "./pass-rate.ts"
 import { pick, shuffle } from "./rng.ts"
 
 type Side = "candidate" | "reference"
@@ -23,6 +23,31 @@ export interface RoundInput {
    */
   readonly candidatePassed?: boolean | undefined
   readonly referencePassed?: boolean | undefined
+  /**
+   * Judge both answers again with check_is_solved inside the round (as StableToolBench's eval_preference.py
+   * ends up doing: the is_solved column it reads back does not map to a status, so its rounds re-judge),
+   * instead of taking `candidateStatus`/`referenceStatus` from the pass labels.
+   */
+  readonly rejudge?: boolean | undefined
+}
+
+/** Characters of a final answer ToolEval's process_answer keeps for a win round. */
+export const WIN_FINAL_ANSWER_CHARS = 1000
+/** Nodes of answer_details process_answer keeps (it slices the list, not the text: in practice all of them). */
+const WIN_DETAILS_ITEMS = 3000
+
+/** Python's s[:n], by code point. */
+const pySlice = (text: string, n: number): string => (text.length <= n ? text : [...text].slice(0, n).join(""))
+
+/**
+ * What ToolEval's process_answer leaves of an answer before a win round (evaluators/registered_cls/base.py):
+ * no `method`, the final answer cut to 1,000 characters, answer_details sliced to 3,000 items. The tools'
+ * descriptions and parameters it drops are never sent by select_better_answer anyway.
+ */
+export const processAnswer = (input: JudgeInput): JudgeInput => {
+  const { method: _method, ...rest } = input.answer
+  const answer = { ...rest, final_answer: pySlice(rest.final_answer, WIN_FINAL_ANSWER_CHARS), answer_details: rest.answer_details.slice(0, WIN_DETAILS_ITEMS) }
+  return { ...input, finalAnswer: answer.final_answer, answer: answer as JudgeInput["answer"] }
 }
 
 /**
@@ -59,22 +84,29 @@ export const judgeRound = Effect.fn("Judge.round")(function* (round: RoundInput,
   if (!round.reference) return decided("candidate", "missing", "The reference has no answer for this task.")
   if (round.candidatePassed !== undefined && round.referencePassed !== undefined && round.candidatePassed !== round.referencePassed)
     return decided(round.candidatePassed ? "candidate" : "reference", "passed", "Only this answer's pass label is passed.")
+  // the judge sees the answers as process_answer leaves them, in every call of the round
+  const inputs: Record<Side, JudgeInput> = { candidate: processAnswer(round.candidate), reference: processAnswer(round.reference) }
   const status: Record<Side, AnswerStatus | undefined> = { candidate: round.candidateStatus, reference: round.referenceStatus }
+  let rejudged: WinRound["statuses"]
+  if (round.rejudge) {
+    for (const side of order) status[side] = (yield* checkIsSolved(inputs[side], call)).label
+    rejudged = { candidate: status.candidate!, reference: status.reference! }
+  }
+  const judged = (winner: Side, stage: WinRound["stage"], reason: string): WinRound => ({ ...decided(winner, stage, reason), ...(rejudged ? { statuses: rejudged } : {}) })
   const solved = order.filter((s) => status[s] === "Solved")
-  if (solved.length === 1) return decided(solved[0]!, "solved", "Only this answer is Solved.")
+  if (solved.length === 1) return judged(solved[0]!, "solved", "Only this answer is Solved.")
   if (solved.length === 0) {
     const unsure = order.filter((s) => status[s] === "Unsure")
-    if (unsure.length === 1) return decided(unsure[0]!, "unsure", "No answer is Solved and only this one is Unsure.")
+    if (unsure.length === 1) return judged(unsure[0]!, "unsure", "No answer is Solved and only this one is Unsure.")
   }
-  const inputs: Record<Side, JudgeInput> = { candidate: round.candidate, reference: round.reference }
-  if (identical(inputs.candidate, inputs.reference)) return decided(pick(order, round.rng), "identical", "The answers are identical.")
+  if (identical(inputs.candidate, inputs.reference)) return judged(pick(order, round.rng), "identical", "The answers are identical.")
   const prompts = call.prompts ?? smurfsJudgePrompts()
   const verdict = yield* callJudge(
     "select_better_answer",
-    { query: round.candidate.query, answer_0: pythonJsonDumps(inputs[order[0]!].answer), answer_1: pythonJsonDumps(inputs[order[1]!].answer) },
+    { query: inputs.candidate.query, answer_0: pythonJsonDumps(inputs[order[0]!].answer), answer_1: pythonJsonDumps(inputs[order[1]!].answer) },
     prompts.index,
     call,
     (v) => (v.index === 0 || v.index === 1 ? undefined : { guardrail: "schema", error: `index must be 0 (Answer_0) or 1 (Answer_1), not ${v.index}` })
   )
-  return decided(order[verdict.index]!, "judge", verdict.reason)
+  return judged(order[verdict.index]!, "judge", verdict.reason)
 })

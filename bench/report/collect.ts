@@ -3,10 +3,11 @@ import { Data } from "effect"
 import { existsSync, readdirSync, statSync } from "node:fs"
 import { basename, join, resolve } from "node:path"
 import { type PassRate, passRate, type WinRate, winRate } from "../eval/aggregate.ts"
-import type { JudgeInput } from "../eval/judge-input.ts"
+import { type JudgeInput, missCounts } from "../eval/judge-input.ts"
 import { type AnswerStatus, EVAL_SOURCE_FILE, EvalSource, PassLabels, passLabelsPath, WinVerdicts } from "../eval/labels.ts"
 import { loadSource, sourceKind } from "../eval/sources.ts"
 import { readJsonIf } from "../eval/store.ts"
+import { storedFac } from "../eval/fac.ts"
 import { newerRunFormat, newerRunProblem } from "../run-dir.ts"
 import { RunConfig, runConfigPath } from "../run-format.ts"
 import { hasToolEvalResults, readToolEvalResults } from "../eval/tooleval-results.ts"
@@ -38,6 +39,15 @@ export interface Row {
   readonly completionTokens?: number | undefined
   readonly toolCalls?: number | undefined
   readonly wallMs?: number | undefined
+  /**
+   * Of all tool calls of the row's tasks, the share nothing recorded or simulated (they failed, so the
+   * pass rate counts them against the method); undefined when the source does not record misses.
+   */
+  readonly missRate?: number | undefined
+  /** The calls behind `missRate`: missed and all. */
+  readonly missedToolCalls?: number | undefined
+  /** FAC (fac_eval.py's final-answer correctness) of this judge, over the tasks it labelled. */
+  readonly fac?: { readonly rate: number; readonly n: number } | undefined
 }
 
 const dirs = (dir: string) => (existsSync(dir) ? readdirSync(dir).filter((d) => statSync(join(dir, d)).isDirectory()).sort() : [])
@@ -48,7 +58,14 @@ const mean = (values: ReadonlyArray<number | undefined>): number | undefined => 
   return present.length === 0 ? undefined : present.reduce((a, b) => a + b, 0) / present.length
 }
 
+const misses = (entries: ReadonlyArray<JudgeInput>) => {
+  const m = missCounts(entries)
+  if (m.tasks === 0) return {}
+  return { missedToolCalls: m.missedToolCalls, missRate: m.toolCalls === 0 ? 0 : m.missedToolCalls / m.toolCalls }
+}
+
 const costs = (entries: ReadonlyArray<JudgeInput>) => ({
+  ...misses(entries),
   modelCalls: mean(entries.map((e) => e.cost.modelCalls)),
   promptTokens: mean(entries.map((e) => e.cost.promptTokens)),
   completionTokens: mean(entries.map((e) => e.cost.completionTokens)),
@@ -126,9 +143,10 @@ const sourceRows = (dir: string, store: string): Array<Row> => {
     const judged = judges.flatMap((judge) => {
       const pass = storedPassRate(store, judge, entries)
       const wins = storedWinRates(store, judge, method, group, ids)
-      if (!pass && wins.length === 0) return []
+      const fac = storedFac(store, judge, entries)
+      if (!pass && wins.length === 0 && !fac) return []
       const judgeTexts = storedJudgeTexts(store, judge, entries)
-      return (wins.length === 0 ? [undefined] : wins).map((win) => ({ ...base, judge, judgeTexts, judged: pass?.n ?? 0, pass, win }))
+      return (wins.length === 0 ? [undefined] : wins).map((win) => ({ ...base, judge, judgeTexts, judged: pass?.n ?? 0, pass, win, ...(fac ? { fac } : {}) }))
     })
     rows.push(...(judged.length > 0 ? judged : [{ ...base, judge: "", judged: 0 }]))
   }

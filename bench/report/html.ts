@@ -2,7 +2,7 @@
 import type { Row } from "./collect.ts"
 import { colorOf, escapeXml as esc, groupedBars, horizontalBars, type Series } from "./svg.ts"
 import { missingWork } from "./missing.ts"
-import { cells, COLUMNS } from "./table.ts"
+import { cells, COLUMNS, missNote } from "./table.ts"
 
 const STYLE = `
 :root { color-scheme: light; }
@@ -82,6 +82,14 @@ const cellHtml = (text: string, column: number) => {
 }
 
 /** The whole report as one HTML document. */
+/** The rows whose pass rates count calls nothing recorded or simulated as failures, named in the chart's caption. */
+const missCaption = (rows: ReadonlyArray<Row>): string => {
+  const missed = rows.filter((r) => missNote(r) !== "")
+  return missed.length === 0
+    ? ""
+    : ` Tool calls with no recorded response and no simulator failed in: ${missed.map((r) => `${r.source} · ${r.method} · ${r.group}${missNote(r)}`).join("; ")}.`
+}
+
 export const renderHtml = (rows: ReadonlyArray<Row>, options: { title?: string; generatedAt?: string } = {}): string => {
   const title = options.title ?? "smurfs: run comparison"
   const groups = [...new Set(rows.map((r) => r.group))].sort()
@@ -96,7 +104,7 @@ export const renderHtml = (rows: ReadonlyArray<Row>, options: { title?: string; 
   const colors = new Map<string, string>()
   const pass = seriesOf(rows.filter((r) => r.pass), groups, judgedName, colors, (r) => r.pass?.mean, (r) => r.pass?.std)
   if (pass.length > 0)
-    sections.push(chart("Pass rate (SoPR) per method and group", "Mean over judge runs; whiskers show ± population standard deviation over runs. Solved = 1, Unsure = 0.5, Unsolved = 0.", groupedBars({ categories: groups, series: pass, max: 100, axis: "pass rate (%)" }), pass))
+    sections.push(chart("Pass rate (SoPR) per method and group", "Mean over judge runs; whiskers show ± population standard deviation over runs. Solved = 1, Unsure = 0.5, Unsolved = 0." + missCaption(rows.filter((r) => r.pass)), groupedBars({ categories: groups, series: pass, max: 100, axis: "pass rate (%)" }), pass))
   // one bar per reference: a method compared with two references is two series, never one hiding the other
   const winName = (r: Row) => `${judgedName(r)} vs ${r.win?.reference ?? ""}`
   const win = seriesOf(rows.filter((r) => r.win), groups, winName, colors, (r) => r.win?.rate)

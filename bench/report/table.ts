@@ -5,6 +5,10 @@ export const COLUMNS = ["source", "method", "model", "group", "judge", "judged/N
 
 const num = (v: number | undefined, digits = 1) => (v === undefined ? "-" : v.toFixed(digits))
 
+/** The share of tool calls that missed (nothing recorded or simulated), beside a pass rate; empty when none or unknown. */
+export const missNote = (row: Row): string =>
+  row.missRate === undefined || row.missedToolCalls === 0 ? "" : ` (${(100 * row.missRate).toFixed(1)}% calls missed)`
+
 /** The cells of one row, in COLUMNS order. */
 export const cells = (row: Row): Array<string> => [
   row.source,
@@ -14,7 +18,8 @@ export const cells = (row: Row): Array<string> => [
   (row.judge || "-") + (row.judgeTexts ? ` (${row.judgeTexts} texts)` : ""),
   // every task of the row counts in N, so that missing work (unjudged, failed, not run) shows
   `${row.judged}/${row.total}`,
-  row.pass ? `${row.pass.mean.toFixed(1)} ± ${row.pass.std.toFixed(1)}` : "-",
+  // a pass rate where unrecorded calls failed is never shown without their share
+  (row.pass ? `${row.pass.mean.toFixed(1)} ± ${row.pass.std.toFixed(1)}${missNote(row)}` : "-") + (row.fac ? ` · FAC ${row.fac.rate.toFixed(1)} (N=${row.fac.n})` : ""),
   row.win ? `${row.win.rate.toFixed(1)} vs ${row.win.reference} (N=${row.win.n})` : "-",
   num(row.modelCalls),
   num(row.promptTokens, 0),

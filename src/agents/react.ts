@@ -311,7 +311,8 @@ export const act = (chain: Chain, decision: Decision & { action: Action }, messa
       ...(result.ok ? {} : { error: result.error ?? "the tool failed" }),
       durationMs: Date.now() - started,
       truncated: raw.length > chain.observationLimit || result.truncated === true,
-      ...(result.cached ? { cached: true } : {})
+      ...(result.cached ? { cached: true } : {}),
+      ...(result.missed ? { missed: true } : {})
     })
     return outcome
   })

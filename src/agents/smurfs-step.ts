@@ -44,7 +44,8 @@ export const callTool = (budget: ContextBudget, tool: Tool, args: Record<string,
       ...(result.error !== undefined ? { error: result.error } : {}),
       durationMs: Date.now() - started,
       truncated: result.truncated === true || content !== result.content,
-      ...(result.cached ? { cached: true } : {})
+      ...(result.cached ? { cached: true } : {}),
+      ...(result.missed ? { missed: true } : {})
     }
     yield* emit("tool_call", { ...data })
     yield* Effect.annotateCurrentSpan({ ok: result.ok, durationMs: data.durationMs })

@@ -10,7 +10,14 @@ export const STB_FILES = {
   treeSearch: "toolbench/inference/Prompts/Tree_search_prompts.py",
   rapidapi: "toolbench/inference/Downstream_tasks/rapidapi.py",
   toolevalTemplate: "toolbench/tooleval/evaluators/tooleval_gpt-3.5-turbo_default/template.txt",
-  toolevalConfig: "toolbench/tooleval/evaluators/tooleval_gpt-3.5-turbo_default/config.yaml"
+  toolevalConfig: "toolbench/tooleval/evaluators/tooleval_gpt-3.5-turbo_default/config.yaml",
+  facEval: "toolbench/tooleval/fac_eval.py",
+  // the tool server (server/ beside toolbench/): the simulator's prompts and sampling settings
+  serverMain: "server/main.py",
+  serverConfig: "server/config.yml",
+  mirrorSystemPrompts: "server/system_prompts.py",
+  mirrorMain: "server/main_mirrorapi_cache.py",
+  mirrorConfig: "server/config_mirrorapi_cache.yml"
 } as const
 
 /** The environment variable that names a StableToolBench checkout when --stb is not given. */
@@ -19,7 +26,7 @@ export const STB_ENV = "SMURFS_STB"
 /** A StableToolBench file is missing or does not hold what we read from it. */
 export class StbFilesError extends Data.TaggedError("StbFilesError")<{ readonly path: string; readonly problem: string }> {
   override get message() {
-    return `${this.path}: ${this.problem}. Pass --stb (or ${STB_ENV}) the folder of a StableToolBench checkout that holds toolbench/ (for example ../shared/toolbench/stabletoolbench), or leave it out to use this project's own wording.`
+    return `${this.path}: ${this.problem}. Pass --stb (or ${STB_ENV}) the folder of a StableToolBench checkout that holds toolbench/ and server/ (for example ../shared/toolbench/stabletoolbench), or leave it out to use this project's own wording.`
   }
 }
 

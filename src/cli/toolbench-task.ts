@@ -4,7 +4,9 @@ import { Effect } from "effect"
 import { type BenchQuery, DatasetError, dataLayout, groupsIn, loadQueries } from "../../bench/datasets.ts"
 import { taskOf } from "../../bench/tasks.ts"
 import type { Task } from "../agents/task.ts"
+import type { LanguageModelShape } from "../llm/language-model.ts"
 import { makeEnvironmentChain } from "../tools/environments/chain.ts"
+import type { SimulatorPrompts } from "../tools/environments/simulator-prompts.ts"
 import { toolbenchLibrary } from "../tools/toolbench/adapter.ts"
 import type { ApiDocInput } from "../tools/toolbench/api-doc.ts"
 
@@ -19,6 +21,9 @@ export interface ToolbenchTaskOptions {
   readonly storeDir?: string | undefined
   readonly responses?: string | undefined
   readonly cacheDir?: string | undefined
+  /** The model that answers calls nothing recorded (`simulated`), apart from the model under test; its responses go to `cacheDir`'s layout in `storeDir`. */
+  readonly simulator?: LanguageModelShape | undefined
+  readonly simulatorPrompts?: SimulatorPrompts | undefined
 }
 
 /** Where `smurfs run` keeps simulated responses when no --store-dir is given. */
@@ -35,7 +40,9 @@ export const toolbenchTask = (options: ToolbenchTaskOptions) =>
     const env = yield* makeEnvironmentChain(options.envs, {
       responses: options.responses ?? layout.responses,
       cacheDir: options.cacheDir ?? layout.toolResponseCache,
-      storeDir: options.storeDir ?? DEFAULT_STORE_DIR
+      storeDir: options.storeDir ?? DEFAULT_STORE_DIR,
+      simulatorPrompts: options.simulatorPrompts,
+      ...(options.simulator === undefined ? {} : { simulator: options.simulator, writeCacheDir: join(options.storeDir ?? DEFAULT_STORE_DIR, "tool_response_cache") })
     })
     const task: Task = taskOf(query, options.toolset ?? "all", (name, docs) => toolbenchLibrary(name, docs as ReadonlyArray<ApiDocInput>, env))
     return { query, task, env }

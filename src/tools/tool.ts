@@ -14,6 +14,11 @@ export interface ToolResult {
   readonly truncated?: boolean | undefined
   /** True when a cache answered instead of the tool; such calls are not counted as tool calls. */
   readonly cached?: boolean | undefined
+  /**
+   * True when nothing recorded the call and nothing simulated it (the offline environment's answer):
+   * StableToolBench's server would have asked its simulator. Runs count these next to their pass rates.
+   */
+  readonly missed?: boolean | undefined
 }
 
 export interface Tool {

@@ -69,7 +69,9 @@ export const ToolCallData = z.object({
   durationMs: z.number(),
   truncated: z.boolean().optional(),
   /** Served by a cache, not by the tool. */
-  cached: z.boolean().optional()
+  cached: z.boolean().optional(),
+  /** No recording or simulator answered it (ToolResult.missed). */
+  missed: z.boolean().optional()
 })
 export type ToolCallData = z.infer<typeof ToolCallData>
 
@@ -187,7 +189,9 @@ export const Totals = z.object({
   guardrailsRecovered: z.record(z.string(), z.number()).optional(),
   /** Model replies and tool results served by a cache: not counted in `modelCalls` / `toolCalls` (calls made). */
   cachedModelCalls: z.number().optional(),
-  cachedToolCalls: z.number().optional()
+  cachedToolCalls: z.number().optional(),
+  /** Tool calls no recording or simulator answered (the offline environment answered them, as a failure or a template). */
+  missedToolCalls: z.number().optional()
 })
 export type Totals = z.infer<typeof Totals>
 

@@ -7,7 +7,7 @@ export type { FinishType, Totals, Trajectory } from "./record.ts"
 
 /** Sum the totals of a list of events. */
 export const totalsOf = (events: ReadonlyArray<RunEvent>, wallMs: number): Totals => {
-  let modelCalls = 0, promptTokens = 0, completionTokens = 0, toolCalls = 0, backtracks = 0, cachedModelCalls = 0, cachedToolCalls = 0
+  let modelCalls = 0, promptTokens = 0, completionTokens = 0, toolCalls = 0, backtracks = 0, cachedModelCalls = 0, cachedToolCalls = 0, missedToolCalls = 0
   const guardrails: Record<string, number> = {}
   const guardrailsRecovered: Record<string, number> = {}
   for (const e of events) {
@@ -23,6 +23,7 @@ export const totalsOf = (events: ReadonlyArray<RunEvent>, wallMs: number): Total
       case "tool_call":
         if (dataOf(e, "tool_call").cached) cachedToolCalls++
         else toolCalls++
+        if (dataOf(e, "tool_call").missed) missedToolCalls++
         break
       case "backtrack":
         backtracks++
@@ -36,7 +37,7 @@ export const totalsOf = (events: ReadonlyArray<RunEvent>, wallMs: number): Total
       }
     }
   }
-  return { modelCalls, promptTokens, completionTokens, toolCalls, backtracks, wallMs, guardrails, guardrailsRecovered, cachedModelCalls, cachedToolCalls }
+  return { modelCalls, promptTokens, completionTokens, toolCalls, backtracks, wallMs, guardrails, guardrailsRecovered, cachedModelCalls, cachedToolCalls, missedToolCalls }
 }
 
 /**

@@ -1,6 +1,9 @@
 // `smurfs run` and `smurfs tools` on one ToolBench task (issue 12 point 3): --data, --env and --query-id.
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { describe, expect, it, vi } from "vitest"
-import { smurfs } from "./spawn.ts"
+import { repo, smurfs } from "./spawn.ts"
 
 vi.setConfig({ testTimeout: 120_000 })
 
@@ -23,6 +26,28 @@ describe("one ToolBench task from the command line", () => {
     const offlineCalls = JSON.parse(offline.stdout).events.filter((e: { type: string }) => e.type.endsWith("tool_call"))
     expect(offlineCalls.length).toBeGreaterThan(0)
     expect(offlineCalls.every((e: { data: { ok: boolean } }) => e.data.ok === false)).toBe(true)
+  })
+
+  it("smurfs run --simulator answers calls with a separate simulator model and stores them in StableToolBench's cache layout", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "smurfs-run-sim-"))
+    const script = join(dir, "simulator.json")
+    writeFileSync(script, JSON.stringify({ $cycle: true, "tool.simulate": [{ error: "", response: "SIMULATED by the simulator" }] }))
+    // query 588 alone, without recorded responses: every call is a miss the simulator answers
+    const data = join(dir, "data")
+    const shared = join(repo, "..", "shared", "toolbench")
+    mkdirSync(join(data, "queries"), { recursive: true })
+    mkdirSync(join(data, "query_ids"), { recursive: true })
+    const queries = JSON.parse(readFileSync(join(shared, "queries", "G1_instruction.json"), "utf8")) as Array<{ query_id: unknown }>
+    writeFileSync(join(data, "queries", "G1_instruction.json"), JSON.stringify(queries.filter((q) => String(q.query_id) === "588")))
+    writeFileSync(join(data, "query_ids", "G1_instruction.json"), JSON.stringify({ "588": JSON.parse(readFileSync(join(shared, "query_ids", "G1_instruction.json"), "utf8"))["588"] }))
+    const store = join(dir, "store")
+    // (no --env: with a simulator the default is replay,simulated)
+    const r = await smurfs(["run", "--query-id", "588", "--data", data, "--model", "sim", "--simulator", `scripted:${script}`, "--store-dir", store, "--json"])
+    expect(r.code, r.stderr).toBe(0)
+    const calls = JSON.parse(r.stdout).events.filter((e: { type: string }) => e.type.endsWith("tool_call")).map((e: { data: { ok: boolean; content: string } }) => e.data)
+    expect(calls.length).toBeGreaterThan(0)
+    expect(calls.every((c: { ok: boolean; content: string }) => c.ok && c.content.includes("SIMULATED by the simulator"))).toBe(true)
+    expect(readdirSync(join(store, "tool_response_cache", "Data", "theclique_for_Data")).sort()).toEqual(["transfermarkt_details.json", "transfermarkt_search.json"])
   })
 
   it("smurfs tools --query-id lists the task's tools; --data without --query-id is bad usage; an unknown id is bad input", async () => {

@@ -8,6 +8,8 @@ import { formatDuration, makeProgress, type Progress } from "../../../bench/prog
 import { runIdOf } from "../../../bench/queue/job.ts"
 import { makeQueueExecutor, QUEUE_DEFAULTS } from "../../../bench/queue/queue-executor.ts"
 import { writeJsonAtomic } from "../../trace/atomic-write.ts"
+import { loadSource } from "../../../bench/eval/sources.ts"
+import { missCounts } from "../../../bench/eval/judge-input.ts"
 import { RUN_FORMAT_VERSION, type RunConfig, runConfigPath } from "../../../bench/run-format.ts"
 import { type EndpointStats, PoolStats, poolStatsLayer } from "../../llm/pool.ts"
 import { type MethodEntry, ModelServerDown, RUNNER_DEFAULTS, runBench } from "../../../bench/runner.ts"
@@ -27,9 +29,10 @@ import { modelCacheLayer } from "../../llm/cache.ts"
 import { type ModelCallObserver, observedModelLayer } from "../../llm/observe.ts"
 import { plural } from "../../plural.ts"
 import { MODEL_DEFAULTS, THINK_HELP } from "../../llm/spec.ts"
-import { LanguageModel } from "../../llm/language-model.ts"
+import { LanguageModel, type LanguageModelShape } from "../../llm/language-model.ts"
 import { makeToolCache } from "../../tools/cache.ts"
 import { makeEnvironmentChain } from "../../tools/environments/chain.ts"
+import { SIMULATOR_STYLES, type SimulatorStyle, simulatorPrompts } from "../../tools/environments/simulator-prompts.ts"
 import { defaultEmbeddingCache } from "../../tools/retrieval/embedding-cache.ts"
 import { makeEmbedder } from "../../tools/retrieval/embedder.ts"
 import { parseToolset, type Toolset, toolsetLabel } from "../../tools/retrieval/toolset.ts"
@@ -40,6 +43,7 @@ import { redactText } from "../../trace/redact.ts"
 import { version } from "../../version.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { defaultModelSpec, resolveModelLayer } from "../model-option.ts"
+import { SIMULATOR_ENV, simulatorModel, simulatorSpecOf } from "../simulator-option.ts"
 import { BadInput, choiceList, choiceOption, intOption, type ParsedCommand, parseCommand, runCommand, splitList, thinkOption, UsageError, withoutOptions } from "../options.ts"
 
 const METHODS = ["smurfs", "react", "dfsdt"] as const
@@ -72,6 +76,13 @@ options:
                             inside or beside --data)
   --call-cache <dir>        cache model replies (temperature 0) and tool results here; a repeated run replays them
   --store-dir <dir>         where simulated responses are stored (default <out>/simulated)
+  --simulator <spec>        a model (not the one under test) that answers calls nothing recorded, as
+                            StableToolBench's tool server does; its responses are added to --cache-dir when
+                            given (created when missing), else to <store-dir>/tool_response_cache, in
+                            StableToolBench's cache layout; with it the default --env is replay,simulated
+                            (default $SMURFS_SIMULATOR)
+  --simulator-style <s>     with --stb: gpt (server/main.py's prompt) or mirrorapi (server/system_prompts.py
+                            and main_mirrorapi_cache.py's prompt) (default gpt)
   --limit <n>               the first n queries of each group
   --ids <a,b>               only these query ids
   --toolset <t>             a task's tools: all (its whole api_list), relevant (only its relevant APIs), or
@@ -127,6 +138,9 @@ const OPTIONS = {
   responses: { type: "string" },
   "cache-dir": { type: "string" },
   "store-dir": { type: "string" },
+  // the simulated tool server (issue 25 §1)
+  simulator: { type: "string" },
+  "simulator-style": { type: "string" },
   "call-cache": { type: "string" },
   limit: { type: "string" },
   ids: { type: "string", multiple: true },
@@ -164,7 +178,7 @@ const list = (values: ReadonlyArray<string> | undefined): Array<string> | undefi
 const positiveInt = (name: string, text: string | undefined): number | undefined => intOption(name, text)
 
 /** The command's options, parsed; workers read a queued job's settings with it too. */
-const parse = ({ values }: ParsedCommand<typeof OPTIONS>) => {
+const parse = ({ values }: ParsedCommand<typeof OPTIONS>, env: NodeJS.ProcessEnv = process.env) => {
   if (!values.out) throw new UsageError("--out <run dir> is required")
   if (values.force && !values.resume) throw new UsageError("--force only applies with --resume (it continues a run whose settings differ)")
   if (values["max-steps"] !== undefined)
@@ -186,16 +200,22 @@ const parse = ({ values }: ParsedCommand<typeof OPTIONS>) => {
   if (existsSync(out) && !statSync(out).isDirectory()) throw new BadInput(`--out ${values.out} is a file; give a directory for the run (it is created when missing)`)
   const concurrency = positiveInt("concurrency", values.concurrency) ?? BENCH_DEFAULTS.concurrency
   const layout = dataLayout(data)
+  const simulator = simulatorSpecOf(values.simulator, env)
+  const storeDir = values["store-dir"] ?? join(out, "simulated")
   return {
     data,
     out,
     groups: list(values.group) ?? [...GROUPS],
     methods,
     model: values.model ?? defaultModelSpec(),
-    envs: list(values.env) ?? [...BENCH_DEFAULTS.envs],
+    envs: list(values.env) ?? (simulator === undefined ? [...BENCH_DEFAULTS.envs] : ["replay", "simulated"]),
     responses: values.responses ?? layout.responses,
     cacheDir: values["cache-dir"] ?? layout.toolResponseCache,
-    storeDir: values["store-dir"] ?? join(out, "simulated"),
+    storeDir,
+    simulator,
+    simulatorStyle: choiceOption("simulator-style", values["simulator-style"], SIMULATOR_STYLES, "gpt") as SimulatorStyle,
+    // a folder the user named is shared (their server, other runs); the one found inside --data is only read
+    simulatorCacheDir: values["cache-dir"] !== undefined ? resolve(values["cache-dir"]) : join(storeDir, "tool_response_cache"),
     callCache: values["call-cache"] === undefined ? undefined : resolve(values["call-cache"]),
     limit: positiveInt("limit", values.limit),
     ids: list(values.ids),
@@ -227,7 +247,8 @@ const parse = ({ values }: ParsedCommand<typeof OPTIONS>) => {
 export type BenchArgs = ReturnType<typeof parse>
 
 /** A queued job's bench options, read as the command reads its own (no environment, no config file: the job carries them all). */
-export const parseBenchArgs = (argv: ReadonlyArray<string>): BenchArgs => parse(parseCommand(COMMAND, argv, { env: {}, cwd: "/nonexistent-smurfs-config" }))
+// (a worker's own SMURFS_SIMULATOR is not read either: the coordinator names its simulator in the job)
+export const parseBenchArgs = (argv: ReadonlyArray<string>): BenchArgs => parse(parseCommand(COMMAND, argv, { env: {}, cwd: "/nonexistent-smurfs-config" }), {})
 
 // ToolEval labels an answer that lists what is missing Unsolved: bench answers with what was found only
 const smurfsOptions = (args: BenchArgs): SmurfsOptions => ({ maxSteps: args.smurfsMaxSteps, reportUnavailable: false })
@@ -260,9 +281,26 @@ export const methodEntries = (args: BenchArgs): Array<MethodEntry> =>
 /** The tool environment of a run's tasks. */
 const benchEnvironment = (args: BenchArgs) =>
   Effect.gen(function* () {
-    const chain = yield* makeEnvironmentChain(args.envs, { responses: args.responses, cacheDir: args.cacheDir, storeDir: args.storeDir })
+    const chain = yield* makeEnvironmentChain(args.envs, {
+      responses: args.responses,
+      cacheDir: args.cacheDir,
+      storeDir: args.storeDir,
+      simulatorPrompts: simulatorPrompts(args.stb, args.simulatorStyle),
+      ...(args.simulator === undefined ? {} : { simulator: yield* benchSimulator(args), writeCacheDir: args.simulatorCacheDir })
+    })
     // Replay and offline answers are final, so failed results are worth caching too.
     return args.callCache === undefined ? chain : (yield* makeToolCache({ dir: args.callCache, cacheErrors: true })).wrapEnvironment(chain)
+  })
+
+/** The simulator's model, built once per run (a second model server, apart from the model under test). */
+const simulatorModels = new WeakMap<BenchArgs, LanguageModelShape>()
+const benchSimulator = (args: BenchArgs) =>
+  Effect.gen(function* () {
+    const built = simulatorModels.get(args)
+    if (built) return built
+    const model = yield* simulatorModel(args.simulator!, { timeoutMs: args.timeoutMs })
+    simulatorModels.set(args, model)
+    return model
   })
 
 /** A query's Task on its whole api_list or its relevant APIs, served by the run's tool environment. */
@@ -319,7 +357,12 @@ export const benchModelLayer = (args: BenchArgs, observer?: ModelCallObserver) =
 
 /** The options workers rebuild a task from: the command's own, without those that only steer this process. */
 // (the embedding cache is a folder of this machine: each worker keeps its own)
-const workerArgv = (argv: ReadonlyArray<string>): Array<string> => withoutOptions(argv, ["queue", "resume", "force", "embed-cache"])
+const workerArgv = (argv: ReadonlyArray<string>, args: BenchArgs): Array<string> => {
+  const own = withoutOptions(argv, ["queue", "resume", "force", "embed-cache"])
+  // a simulator named by this process's SMURFS_SIMULATOR goes to the workers by name, so that they run the same chain
+  const named = argv.some((a) => a === "--simulator" || a.startsWith("--simulator="))
+  return args.simulator !== undefined && !named ? [...own, "--simulator", args.simulator] : own
+}
 
 /** The run's id on the queue: stable across --resume of the same run directory. */
 const runIdFor = (out: string, config: RunConfig): string => {
@@ -352,6 +395,20 @@ const recordEndpointStats = (out: string, endpoints: ReadonlyArray<EndpointStats
     if (current) yield* writeJsonAtomic(path, { ...current, endpointStats: endpoints })
   })
 
+/**
+ * Count the run's misses (tool calls nothing recorded or simulated) over its task records and add
+ * them to run.json, so that a pass rate is never read without them.
+ */
+const recordMisses = (out: string) =>
+  Effect.gen(function* () {
+    const entries = yield* Effect.try({ try: () => loadSource(out).entries, catch: () => undefined }).pipe(Effect.orElseSucceed(() => []))
+    const misses = missCounts(entries)
+    const path = runConfigPath(out)
+    const current = yield* Effect.try({ try: () => JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>, catch: () => undefined }).pipe(Effect.orElseSucceed(() => undefined))
+    if (current) yield* writeJsonAtomic(path, { ...current, misses })
+    return misses
+  })
+
 /** The command to run next: judge the run, with the benchmarked model as judge unless it is a test model. */
 const nextCommand = (args: BenchArgs): string => `smurfs eval --run ${args.out} --judge ${args.model.startsWith("scripted:") || args.model.startsWith("sim") ? "<judge model spec>" : args.model}`
 
@@ -363,6 +420,11 @@ const program = (args: BenchArgs, argvForWorkers: ReadonlyArray<string>, progres
       return ExitCode.BadInput
     }
     const model = yield* LanguageModel
+    if (!args.envs.includes("simulated"))
+      console.error(
+        `smurfs bench: no simulator: a tool call nothing recorded fails (environments ${args.envs.join(",")}), where StableToolBench's server would ask its simulator model. ` +
+          `Such calls are counted as misses per task and in run.json; pass rates are shown with their miss rate. Give --simulator <model spec> (or ${SIMULATOR_ENV}) to answer them as StableToolBench does.`
+      )
     const toolset = args.toolset
     const retrieval =
       toolset.kind === "retrieve"
@@ -406,6 +468,11 @@ const program = (args: BenchArgs, argvForWorkers: ReadonlyArray<string>, progres
         responses: args.responses ?? null,
         cacheDir: args.cacheDir ?? null,
         callCache: args.callCache ?? null,
+        // who answered calls nothing recorded: a simulator (its texts and cache); absent when nobody did (misses are counted),
+        // so that a run started before this field resumes as it was
+        ...(args.envs.includes("simulated")
+          ? { simulator: { model: args.simulator ?? args.model, prompts: simulatorPrompts(args.stb, args.simulatorStyle).source, cacheDir: args.simulator === undefined ? null : args.simulatorCacheDir } }
+          : {}),
         ...(retrieval ? { retrieval: retrieval.record.settings } : {})
       }
     }
@@ -426,6 +493,12 @@ const program = (args: BenchArgs, argvForWorkers: ReadonlyArray<string>, progres
       finish: finishSpec(baselinePrompts(args.stb)),
       executor
     })
+    const misses = yield* recordMisses(args.out)
+    if (misses.missedToolCalls > 0)
+      console.error(
+        `smurfs bench: ${plural(misses.missedToolCalls, "tool call")} of ${misses.toolCalls} (${plural(misses.tasksWithMisses, "task")}) had no recorded response and no simulator: ` +
+          "they failed, and the pass rates of this run count them as failures."
+      )
     const endpoints = (yield* PoolStats).snapshot()
     if (endpoints.length > 0) {
       for (const e of endpoints)
@@ -489,6 +562,7 @@ export const run = (argv: string[]): Promise<number> => runCommand(COMMAND, argv
 const bench = async (args: BenchArgs, argv: ReadonlyArray<string>): Promise<number> => {
   try {
     baselinePrompts(args.stb)
+    if (args.envs.includes("simulated")) simulatorPrompts(args.stb, args.simulatorStyle)
   } catch (e) {
     console.error(`smurfs bench: ${(e as Error).message}`)
     return ExitCode.BadInput
@@ -501,7 +575,7 @@ const bench = async (args: BenchArgs, argv: ReadonlyArray<string>): Promise<numb
   const stop = () => abort.abort()
   process.once("SIGINT", stop)
   process.once("SIGTERM", stop)
-  const exit = await Effect.runPromiseExit(program(args, workerArgv(argv), progress).pipe(Effect.scoped, Effect.provide(modelLayer.pipe(Layer.provideMerge(poolStatsLayer))), Effect.provide(otlpLayer())), {
+  const exit = await Effect.runPromiseExit(program(args, workerArgv(argv, args), progress).pipe(Effect.scoped, Effect.provide(modelLayer.pipe(Layer.provideMerge(poolStatsLayer))), Effect.provide(otlpLayer())), {
     signal: abort.signal
   })
   process.off("SIGINT", stop)

@@ -45,6 +45,17 @@ describe("smurfs eval", () => {
     expect(out.join("\n")).toMatch(/100\.0 vs /)
   })
 
+  it("with --fac and --stb, judges FAC beside SoPR and shows it in the table; --fac without --stb is refused", async () => {
+    const dir = await writeFakeRun([{ taskId: "1" }, { taskId: "2" }])
+    const stb = new URL("../../../../shared/toolbench/stabletoolbench", import.meta.url).pathname
+    const judge = `scripted:${scriptFile({ "judge.check_answer_status": [{ answer_status: "Solved", reason: "fine" }], "judge.fac": ["Answer Status\nSolved", "Answer Status\nUnsolved"], $cycle: true })}`
+    expect(await run(["--run", dir, "--judge", judge, "--k", "1", "--fac", "--stb", stb])).toBe(ExitCode.Ok)
+    expect(err.join("\n")).toMatch(/fac: 2 decisions made/)
+    expect(out.join("\n")).toMatch(/100\.0 ± 0\.0 · FAC 50\.0 \(N=2\)/)
+    expect(await run(["--run", dir, "--judge", judge, "--fac"])).toBe(ExitCode.Usage)
+    expect(err.join("\n")).toMatch(/--fac sends the prompt of StableToolBench's toolbench\/tooleval\/fac_eval\.py/)
+  })
+
   it("scores StableToolBench converted predictions, writing labels to --out", async () => {
     const example = new URL("../../../../shared/toolbench/example/data_example", import.meta.url).pathname
     const store = mkdtempSync(join(tmpdir(), "smurfs-eval-out-"))

@@ -4,21 +4,22 @@ import { join, resolve } from "node:path"
 import type { ParseArgsOptionsConfig } from "node:util"
 import { Cause, Effect, Exit } from "effect"
 import cliProgress from "cli-progress"
-import { EVAL_DEFAULTS, type EvalSummary, evaluatePass, evaluateWin } from "../../../bench/eval/evaluate.ts"
+import { EVAL_DEFAULTS, type EvalSummary, evaluatePass, evaluateWin, WIN_STATUSES, type WinStatuses } from "../../../bench/eval/evaluate.ts"
 import { judgePrompts, type JudgePrompts } from "../../../bench/eval/judge-prompts.ts"
 import { EVAL_SOURCE_FILE, slug } from "../../../bench/eval/labels.ts"
 import { type Decider, inProcessDecider } from "../../../bench/eval/judge-job.ts"
 import { makeQueueDecider } from "../../../bench/queue/judge-queue.ts"
 import { connectionOf } from "../../../bench/queue/connection.ts"
 import { QUEUE_DEFAULTS } from "../../../bench/queue/queue-executor.ts"
-import { STB_ENV, stbDirOf } from "../../agents/stabletoolbench-files.ts"
+import { STB_ENV, STB_FILES, stbDirOf } from "../../agents/stabletoolbench-files.ts"
 import { writeJsonAtomic } from "../../trace/atomic-write.ts"
 import { loadSource, methodsOf, type Source, SourceError } from "../../../bench/eval/sources.ts"
 import { collectRows } from "../../../bench/report/collect.ts"
 import { renderTable } from "../../../bench/report/table.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { resolveModelLayer } from "../model-option.ts"
-import { BadInput, intOption, type ParsedCommand, runCommand, UsageError } from "../options.ts"
+import { BadInput, choiceOption, intOption, type ParsedCommand, runCommand, UsageError } from "../options.ts"
+import { evaluateFac, facPrompt } from "../../../bench/eval/fac.ts"
 
 /** Tasks in flight when the decisions go to a queue: enough to keep several workers busy. */
 const QUEUE_CONCURRENCY = 64
@@ -46,6 +47,17 @@ options:
   --stb <dir>               judge with ToolEval's own template and function schemas, read from this
                             StableToolBench checkout (the folder holding toolbench/; default ${STB_ENV});
                             without it, our own wording of the same rules
+  --fac                     also judge FAC (StableToolBench-MirrorAPI's final-answer correctness): the prompt of
+                            toolbench/tooleval/fac_eval.py from --stb on the query and the final answer only,
+                            one Solved/Unsolved label per task, shown beside the pass rate (needs --stb)
+  --win-statuses <s>        how a win round gets the answers' statuses: rejudge (check_is_solved on both
+                            answers in every round; default), pass-labels (ToolBench's eval_preference.py:
+                            the per-task pass labels, majority of the K runs with coin tosses, decide first,
+                            then the stored statuses) or stabletoolbench (theirs with its pass-rate CSVs found:
+                            the same pass-label step, then a re-judge)
+  --force                   judge again even where labels of the same settings are stored (labels of other
+                            settings, texts, --seed or --k, are always made anew; the old ones are set aside
+                            beside them as <task>.json.before-<time>)
   --out <dir>               write eval/ here instead of into the run directory (for read-only folders);
                             \`smurfs compare <dir>\` then shows these labels
   --queue <redis://...>     hand each judge decision to \`smurfs worker\` processes through a BullMQ queue
@@ -107,12 +119,14 @@ const program = <R>(args: {
   seed: number
   prompts: JudgePrompts
   decider: Decider<R>
+  winStatuses: WinStatuses
+  force: boolean
 }) =>
   Effect.gen(function* () {
     const { source, store, judge, k, concurrency, prompts, seed, decider } = args
     console.error(`judge texts: ${prompts.source === "smurfs" ? "our own wording of ToolEval's rules" : `ToolEval's template from ${prompts.source.slice("stabletoolbench:".length)}`}`)
     const bar = progress(`pass (${judge})`)
-    const pass = yield* evaluatePass(source.entries, { store, judge, k, concurrency, prompts, seed, decider, onProgress: bar.update }).pipe(Effect.ensuring(Effect.sync(bar.stop)))
+    const pass = yield* evaluatePass(source.entries, { store, judge, k, concurrency, prompts, seed, decider, force: args.force, onProgress: bar.update }).pipe(Effect.ensuring(Effect.sync(bar.stop)))
     report("pass", pass)
     if (!args.reference) return
     for (const method of methodsOf(source)) {
@@ -122,7 +136,7 @@ const program = <R>(args: {
       const win = yield* evaluateWin(
         source.entries.filter((e) => e.method === method),
         args.reference.entries.filter((e) => e.method === referenceMethod),
-        { store, judge, k, concurrency, seed, prompts, decider, referenceName, referenceSource: resolve(args.reference.dir), referenceMethod, referenceInStore: resolve(args.reference.dir) === resolve(store), onProgress: winBar.update }
+        { store, judge, k, concurrency, seed, prompts, decider, force: args.force, statuses: args.winStatuses, referenceName, referenceSource: resolve(args.reference.dir), referenceMethod, referenceInStore: resolve(args.reference.dir) === resolve(store), onProgress: winBar.update }
       ).pipe(Effect.ensuring(Effect.sync(winBar.stop)))
       report(`win ${method}`, win)
     }
@@ -142,7 +156,10 @@ const OPTIONS = {
   out: { type: "string" },
   stb: { type: "string" },
   json: { type: "boolean" },
-  queue: { type: "string" }
+  queue: { type: "string" },
+  fac: { type: "boolean" },
+  force: { type: "boolean" },
+  "win-statuses": { type: "string" }
 } as const satisfies ParseArgsOptionsConfig
 
 export const COMMAND = { name: "eval", help: HELP, options: OPTIONS } as const
@@ -167,8 +184,13 @@ const evaluate = async (parsed: ParsedCommand<typeof OPTIONS>["values"]): Promis
     if (reference) for (const m of methodsOf(source)) pickReferenceMethod(reference, m, parsed["reference-method"])
     if (parsed.out !== undefined && existsSync(parsed.out) && !statSync(parsed.out).isDirectory())
       throw new BadInput(`--out ${parsed.out} is a file; give a directory for the labels (it is created when missing)`)
-    const prompts = judgePrompts(stbDirOf(parsed.stb))
-    options = { source, reference, referenceMethod: parsed["reference-method"], store: parsed.out ?? parsed.run, judge: parsed.judge, k, concurrency, seed, prompts }
+    const stb = stbDirOf(parsed.stb)
+    const prompts = judgePrompts(stb)
+    const winStatuses = choiceOption("win-statuses", parsed["win-statuses"], WIN_STATUSES, "rejudge") as WinStatuses
+    if (parsed.fac && stb === undefined) throw new UsageError(`--fac sends the prompt of StableToolBench's ${STB_FILES.facEval}: give --stb <checkout> (or ${STB_ENV})`)
+    if (parsed.fac && parsed.queue !== undefined) throw new UsageError("--fac is judged in this process: run it without --queue")
+    const fac = parsed.fac && stb !== undefined ? facPrompt(stb) : undefined
+    options = { source, reference, referenceMethod: parsed["reference-method"], store: parsed.out ?? parsed.run, judge: parsed.judge, k, concurrency, seed, prompts, winStatuses, fac, force: parsed.force === true }
   } catch (e) {
     if (e instanceof UsageError || e instanceof BadInput) throw e
     console.error(`smurfs eval: ${(e as Error).message}`)
@@ -189,7 +211,13 @@ const evaluate = async (parsed: ParsedCommand<typeof OPTIONS>["values"]): Promis
   const queue = parsed.queue
   const evaluation: Effect.Effect<void, { readonly _tag: string; readonly message: string }> =
     queue === undefined
-      ? program({ ...options, decider: inProcessDecider(options.prompts) }).pipe(Effect.provide(layer))
+      ? Effect.gen(function* () {
+          yield* program({ ...options, decider: inProcessDecider(options.prompts) })
+          if (options.fac) {
+            const fac = yield* evaluateFac(options.source.entries, { store: options.store, judge: options.judge, prompt: options.fac, concurrency: options.concurrency, force: options.force })
+            console.error(`fac: ${fac.judged} decisions made, ${fac.kept} kept from earlier (the prompt of ${STB_FILES.facEval})`)
+          }
+        }).pipe(Effect.provide(layer))
       : // the judge model is the workers': nothing here talks to it
         Effect.scoped(Effect.flatMap(makeQueueDecider({ ...QUEUE_DEFAULTS, queueUrl: queue }), (decider) => program({ ...options, decider })))
   const exit = await Effect.runPromiseExit(evaluation, { signal: controller.signal })

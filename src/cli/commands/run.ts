@@ -30,6 +30,9 @@ import { makeRetrievalCorpus, taskKey } from "../../../bench/retrieval-tasks.ts"
 import { makeSpinner } from "../spinner.ts"
 import { observedModelLayer } from "../../llm/observe.ts"
 import { defaultModelSpec, resolveModelLayer } from "../model-option.ts"
+import { simulatorModel, simulatorSpecOf } from "../simulator-option.ts"
+import { stbDirOf } from "../../agents/stabletoolbench-files.ts"
+import { simulatorPrompts } from "../../tools/environments/simulator-prompts.ts"
 import { intOption, type ParsedCommand, runCommand, thinkOption, UsageError } from "../options.ts"
 
 const HELP = `usage: smurfs run "<query>" [options]
@@ -63,6 +66,10 @@ options:
                         (default replay,offline)
       --store-dir <dir> where simulated responses are stored for the next run to replay
                         (default .smurfs-cache/simulated)
+      --simulator <spec>
+                        a model (not --model) that answers calls nothing recorded, as StableToolBench's
+                        server does; the default --env becomes replay,simulated (default $SMURFS_SIMULATOR);
+                        with $SMURFS_STB its prompt is StableToolBench's server/main.py's
       --toolset <t>     the tools the agents see: all (the whole library, default), relevant (with
                         --query-id: the task's relevant APIs) or retrieve[:k] (the top k, default 5,
                         retrieved for the query from the --tools library, or with --query-id from every
@@ -105,6 +112,7 @@ const OPTIONS = {
   "query-id": { type: "string" },
   env: { type: "string", multiple: true },
   "store-dir": { type: "string" },
+  simulator: { type: "string" },
   toolset: { type: "string" },
   embed: { type: "string" },
   "embed-cache": { type: "string" },
@@ -190,6 +198,7 @@ const solve = async (args: ReturnType<typeof parse>): Promise<number> => {
     onEvent: values.json ? undefined : liveView(writeLine, { color })
   }
   const spec = values.model ?? defaultModelSpec()
+  const simulator = simulatorSpecOf(values.simulator)
   // The run stops at the server's first failure (a timeout gets one retry): no answer made without the model is shown.
   let watch: ReturnType<typeof watchServer> | undefined
   const program = Effect.gen(function* () {
@@ -198,7 +207,15 @@ const solve = async (args: ReturnType<typeof parse>): Promise<number> => {
     const toolbench =
       values["query-id"] === undefined
         ? undefined
-        : yield* toolbenchTask({ data, queryId: values["query-id"], envs: values.env ?? [...RUN_TOOLBENCH_ENVS], storeDir: values["store-dir"], toolset: toolset.kind === "relevant" ? "relevant" : "all" })
+        : yield* toolbenchTask({
+            data,
+            queryId: values["query-id"],
+            envs: values.env ?? (simulator === undefined ? [...RUN_TOOLBENCH_ENVS] : ["replay", "simulated"]),
+            storeDir: values["store-dir"],
+            toolset: toolset.kind === "relevant" ? "relevant" : "all",
+            simulatorPrompts: simulatorPrompts(stbDirOf(undefined)),
+            ...(simulator === undefined ? {} : { simulator: yield* simulatorModel(simulator, args.model) })
+          })
     watch = watchServer(yield* LanguageModel, { timeoutRetries: 1 })
     const model = watch.model
     const task: Task =

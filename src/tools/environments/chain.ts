@@ -1,21 +1,22 @@
 // Environment chains: each call goes to the first environment that answers (replay, then simulated, then offline).
-import { existsSync } from "node:fs"
+import { existsSync, mkdirSync } from "node:fs"
 import { join } from "node:path"
 import { Effect, Option } from "effect"
-import { LanguageModel } from "../../llm/language-model.ts"
+import { LanguageModel, type LanguageModelShape } from "../../llm/language-model.ts"
 import type { ToolResult } from "../tool.ts"
 import { type ToolEnvironment, ToolEnvError } from "./environment.ts"
 import { makeOfflineEnvironment, type OfflineMode } from "./offline.ts"
 import { makeReplayIndex } from "./recorded.ts"
 import { loadReplayIndex, makeReplayEnvironment } from "./replay.ts"
 import { makeSimulatedEnvironment, SIMULATED_STORE_FILE } from "./simulated.ts"
+import type { SimulatorPrompts } from "./simulator-prompts.ts"
 
 /** Environments a chain can name. */
 export const ENVIRONMENT_NAMES = ["replay", "simulated", "offline"] as const
 export type EnvironmentName = (typeof ENVIRONMENT_NAMES)[number]
 
 /** An environment that asks each of `envs` in turn; when all miss, the call fails with "no environment answered". */
-export const chainEnvironments = (envs: ReadonlyArray<ToolEnvironment>): ToolEnvironment => ({
+export const chainEnvironments = (envs: ReadonlyArray<ToolEnvironment>, marks: Partial<ToolResult> = {}): ToolEnvironment => ({
   name: envs.map((e) => e.name).join(">"),
   serve: (call) =>
     Effect.gen(function* () {
@@ -26,7 +27,8 @@ export const chainEnvironments = (envs: ReadonlyArray<ToolEnvironment>): ToolEnv
       return {
         ok: false,
         content: "",
-        error: `no environment answered the call to ${call.stdTool}.${call.stdApi} (tried ${envs.map((e) => e.name).join(", ") || "none"})`
+        error: `no environment answered the call to ${call.stdTool}.${call.stdApi} (tried ${envs.map((e) => e.name).join(", ") || "none"})`,
+        ...marks
       } satisfies ToolResult
     })
 })
@@ -40,6 +42,15 @@ export interface EnvironmentChainOptions {
   readonly storeDir?: string | undefined
   /** What the offline environment answers; `error` by default. */
   readonly offlineMode?: OfflineMode | undefined
+  /**
+   * A StableToolBench cache folder simulated responses are written to, in their layout (created when
+   * missing, replayed from too); then they are not appended to `storeDir`, which is only read.
+   */
+  readonly writeCacheDir?: string | undefined
+  /** The model that answers misses in `simulated`; without it, the LanguageModel in context (the model under test). */
+  readonly simulator?: LanguageModelShape | undefined
+  /** The simulator's texts and sampling (StableToolBench's with --stb, else ours). */
+  readonly simulatorPrompts?: SimulatorPrompts | undefined
 }
 
 /**
@@ -56,10 +67,14 @@ export const makeEnvironmentChain = (
     if (unknown.length > 0)
       return yield* new ToolEnvError({ environment: unknown.join(", "), reason: `unknown environment; use some of ${ENVIRONMENT_NAMES.join(", ")}` })
     const store = options.storeDir === undefined ? undefined : join(options.storeDir, SIMULATED_STORE_FILE)
+    const writeDir = options.writeCacheDir
+    if (writeDir !== undefined && names.includes("simulated"))
+      yield* Effect.try({ try: () => mkdirSync(writeDir, { recursive: true }), catch: (e) => new ToolEnvError({ environment: "simulated", reason: `cannot create the cache folder ${writeDir}: ${(e as Error).message}` }) })
+    const cacheDirs = [...(options.cacheDir ? [options.cacheDir] : []), ...(writeDir !== undefined && writeDir !== options.cacheDir && existsSync(writeDir) ? [writeDir] : [])]
     const index = yield* loadReplayIndex(
       {
         responses: options.responses ? [options.responses] : [],
-        cacheDirs: options.cacheDir ? [options.cacheDir] : [],
+        cacheDirs,
         stores: store && existsSync(store) ? [store] : []
       },
       makeReplayIndex()
@@ -67,13 +82,20 @@ export const makeEnvironmentChain = (
     const envs: ToolEnvironment[] = []
     for (const name of names) {
       if (name === "replay") envs.push(makeReplayEnvironment(index))
-      else if (name === "offline") envs.push(makeOfflineEnvironment(options.offlineMode ?? "error"))
+      else if (name === "offline") envs.push(markedMisses(makeOfflineEnvironment(options.offlineMode ?? "error")))
       else {
-        const model = yield* Effect.serviceOption(LanguageModel)
+        const model = options.simulator === undefined ? yield* Effect.serviceOption(LanguageModel) : Option.some(options.simulator)
         if (Option.isNone(model))
-          return yield* new ToolEnvError({ environment: "simulated", reason: "it needs a model; pass --model (or drop simulated from the chain)" })
-        envs.push(yield* makeSimulatedEnvironment({ index, storeDir: options.storeDir }).pipe(Effect.provideService(LanguageModel, model.value)))
+          return yield* new ToolEnvError({ environment: "simulated", reason: "it needs a model; pass --simulator (or drop simulated from the chain)" })
+        const stored = writeDir === undefined ? { storeDir: options.storeDir } : { cacheDir: writeDir }
+        envs.push(yield* makeSimulatedEnvironment({ index, ...stored, prompts: options.simulatorPrompts }).pipe(Effect.provideService(LanguageModel, model.value)))
       }
     }
-    return chainEnvironments(envs)
+    return chainEnvironments(envs, { missed: true })
   })
+
+/** The offline environment answers what nothing recorded or simulated: its answers are misses, counted by runs. */
+const markedMisses = (env: ToolEnvironment): ToolEnvironment => ({
+  name: env.name,
+  serve: (call) => Effect.map(env.serve(call), (result) => (result === undefined ? undefined : { ...result, missed: true }))
+})

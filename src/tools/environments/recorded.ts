@@ -18,6 +18,8 @@ export interface Recording {
   readonly cls?: string | undefined
   /** Times this response was seen. */
   readonly n?: number | undefined
+  /** The key of a StableToolBench cache file it came from (`str(tool_input)`), shown as such to a simulator. */
+  readonly key?: string | undefined
 }
 
 const apiKey = (tool: string, api: string) => `${tool}\u0000${api}`

@@ -88,7 +88,7 @@ export const loadCacheDir = (index: ReplayIndex, dir: string): Effect.Effect<num
               const decoded = parsePythonLiteral(key)
               const args =
                 typeof decoded === "object" && decoded !== null && !Array.isArray(decoded) ? canonicalArgs(decoded as Record<string, unknown>) : `repr:${key}`
-              index.add({ tool, api, args, response: typeof response === "string" ? response : JSON.stringify(response), cls: "cache" }, key)
+              index.add({ tool, api, args, response: typeof response === "string" ? response : JSON.stringify(response), cls: "cache", key }, key)
               read++
             }
           }

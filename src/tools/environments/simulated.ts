@@ -1,10 +1,8 @@
-// The simulated environment (MirrorAPI style): on a miss, the model writes a plausible response, which is stored for replay.
+// The simulated environment (StableToolBench's tool server): on a miss, a simulator model writes the response, which is stored for replay.
 import { mkdirSync } from "node:fs"
 import { join } from "node:path"
 import { Effect } from "effect"
 import { z } from "zod"
-import { fencedData } from "../../text/fenced-data.ts"
-import { renderTemplate } from "../../text/prompt-template.ts"
 import { LanguageModel } from "../../llm/language-model.ts"
 import { generateObject } from "../../llm/structured.ts"
 import type { ToolResult } from "../tool.ts"
@@ -12,12 +10,14 @@ import { canonicalArgs } from "./canonical.ts"
 import type { ToolCall, ToolEnvironment } from "./environment.ts"
 import { formatRecordedResponse, parseRecordedResponse, type Recording, type ReplayIndex } from "./recorded.ts"
 import { appendJsonLine } from "../../trace/jsonl.ts"
-import { redactText, redactValue } from "../../trace/redact.ts"
+import { redactValue } from "../../trace/redact.ts"
+import { addCacheEntry, cacheFilePath } from "./cache-store.ts"
+import { cacheKeyOf, type SimulatorPrompts, smurfsSimulatorPrompts } from "./simulator-prompts.ts"
 
 /** The file, inside a store folder, that simulated responses are appended to (responses.jsonl format). */
 export const SIMULATED_STORE_FILE = "simulated-responses.jsonl"
 
-/** What the model must reply: StableToolBench's `{error, response}`. */
+/** What the model must reply: StableToolBench's `{error, response}` (MirrorAPI's extra `mechanism_of_the_api` is dropped). */
 export const SimulatedResponse = z.object({
   error: z.string().default(""),
   response: z.union([z.string(), z.record(z.string(), z.unknown()), z.array(z.unknown())])
@@ -26,57 +26,43 @@ export const SimulatedResponse = z.object({
 export interface SimulatedOptions {
   /** Recordings: looked up first, source of examples, and where generated responses are added. */
   readonly index: ReplayIndex
-  /** Folder to append generated responses to, so that the next run replays them; none keeps them in memory only. */
+  /** Folder to append generated responses to (responses.jsonl format), so that the next run replays them. */
   readonly storeDir?: string | undefined
-  /** Recorded examples of the same API shown to the model. */
-  readonly maxExamples?: number | undefined
-  /** Characters of the examples text (StableToolBench: 2,048). */
-  readonly maxExampleChars?: number | undefined
-}
-
-const DEFAULTS = { maxExamples: 5, maxExampleChars: 2048 } as const
-
-const apiDocText = (call: ToolCall): string =>
-  JSON.stringify(
-    {
-      tool: call.doc.tool_name,
-      category: call.doc.category_name,
-      api: call.doc.api_name,
-      description: call.doc.api_description,
-      method: call.doc.method,
-      required_parameters: call.doc.required_parameters,
-      optional_parameters: call.doc.optional_parameters
-    },
-    null,
-    1
-  )
-
-const templateText = (template: unknown): string =>
-  template === undefined || template === null || template === "" ? "(none)" : typeof template === "string" ? template : JSON.stringify(template)
-
-const examplesText = (examples: ReadonlyArray<Recording>, maxChars: number): string => {
-  if (examples.length === 0) return "(none)"
-  const text = examples.map((e) => `${e.args} -> ${e.response}`).join("\n")
-  return text.length > maxChars ? `${text.slice(0, maxChars)}...` : text
+  /**
+   * A StableToolBench cache folder to add generated responses to, in their layout and keys
+   * (`<Category>/<tool>_for_<Category>/<api>.json`); concurrent writers merge. Without it nor
+   * `storeDir`, responses are kept in memory only.
+   */
+  readonly cacheDir?: string | undefined
+  /** The texts and sampling of the simulation: StableToolBench's server prompts or ours (the default). */
+  readonly prompts?: SimulatorPrompts | undefined
 }
 
 export interface SimulatedEnvironment extends ToolEnvironment {
   /** Model calls made so far (misses of the index). */
   readonly generated: () => number
+  /** Which texts the simulator is sent (SimulatorPrompts.source). */
+  readonly prompts: string
 }
 
 /** Build the simulated environment with the current LanguageModel. */
 export const makeSimulatedEnvironment = (options: SimulatedOptions): Effect.Effect<SimulatedEnvironment, never, LanguageModel> =>
   Effect.gen(function* () {
     const model = yield* LanguageModel
-    const maxExamples = options.maxExamples ?? DEFAULTS.maxExamples
-    const maxExampleChars = options.maxExampleChars ?? DEFAULTS.maxExampleChars
+    const prompts = options.prompts ?? smurfsSimulatorPrompts()
     const storeFile = options.storeDir === undefined ? undefined : join(options.storeDir, SIMULATED_STORE_FILE)
     let generated = 0
 
-    const store = (recording: Recording) =>
+    const store = (call: ToolCall, recording: Recording, value: unknown) =>
       Effect.sync(() => {
         options.index.add(recording)
+        if (options.cacheDir !== undefined) {
+          try {
+            addCacheEntry(cacheFilePath(options.cacheDir, call.doc.category_name, call.stdTool, call.stdApi), recording.key!, redactValue(value))
+          } catch {
+            // as below: an unwritable cache only costs a model call next run
+          }
+        }
         if (storeFile === undefined) return
         try {
           mkdirSync(options.storeDir!, { recursive: true })
@@ -88,21 +74,16 @@ export const makeSimulatedEnvironment = (options: SimulatedOptions): Effect.Effe
       })
 
     const simulate = (call: ToolCall): Effect.Effect<ToolResult> => {
-      const prompt = renderTemplate("simulate-tool", {
-        api_doc: apiDocText(call),
-        template: templateText(call.doc.template_response),
-        // recorded responses are data (fenced) and may hold a key a server echoed: redacted before they are sent
-        examples: fencedData("recorded-examples", redactText(examplesText(options.index.examples(call.stdTool, call.stdApi, maxExamples), maxExampleChars))),
-        input: fencedData("api-input", JSON.stringify(call.args))
-      })
+      const messages = prompts.messages(call, prompts.maxExamples > 0 ? options.index.examples(call.stdTool, call.stdApi, prompts.maxExamples) : [])
       return generateObject({
         role: "tool.simulate",
         schema: SimulatedResponse,
-        messages: [
-          { role: "system", content: prompt.system },
-          { role: "user", content: prompt.user }
-        ],
-        options: { temperature: 0 }
+        messages,
+        options: {
+          temperature: prompts.temperature,
+          ...(prompts.seed === undefined ? {} : { seed: prompts.seed }),
+          ...(prompts.maxTokens === undefined ? {} : { maxTokens: prompts.maxTokens })
+        }
       }).pipe(
         Effect.provideService(LanguageModel, model),
         Effect.tap(() => Effect.sync(() => generated++)),
@@ -113,9 +94,10 @@ export const makeSimulatedEnvironment = (options: SimulatedOptions): Effect.Effe
             args: canonicalArgs(call.args),
             response: formatRecordedResponse(value.error, value.response),
             cls: "simulated",
-            n: 1
+            n: 1,
+            key: cacheKeyOf(call.args)
           }
-          return Effect.as(store(recording), parseRecordedResponse(recording.response))
+          return Effect.as(store(call, recording, { error: value.error, response: value.response }), parseRecordedResponse(recording.response))
         }),
         Effect.catch((e) =>
           Effect.succeed<ToolResult>({ ok: false, content: "", error: `the simulated environment could not produce a response: ${e.message}` })
@@ -138,6 +120,7 @@ export const makeSimulatedEnvironment = (options: SimulatedOptions): Effect.Effe
     return {
       name: "simulated",
       generated: () => generated,
+      prompts: prompts.source,
       serve: (call) =>
         Effect.suspend(() => {
           const recorded = options.index.lookup(call.stdTool, call.stdApi, call.args)

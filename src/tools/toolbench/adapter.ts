@@ -146,6 +146,7 @@ export const apiDescription = (doc: ApiDoc): string => {
 
 const missResult = (tool: string, api: string): ToolResult => ({
   ok: false,
+  missed: true,
   content: "",
   error: `no environment answered the call to ${tool}.${api}`
 })
