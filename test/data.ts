@@ -43,13 +43,19 @@ export const STB_CHECKOUT: DataSource = source(
   "needs a StableToolBench checkout: set SMURFS_STB or put one at ../shared/toolbench/stabletoolbench"
 )
 
-/** " (skipped: <why>)" for a describe/it title when a source is missing (and a note on stderr), else "". */
+const noted = new Set<string>()
+
+/** " (skipped: <why>)" for a describe/it title when a source is missing (and, once per reason, a note on stderr), else "". */
 export const skipNote = (...sources: ReadonlyArray<DataSource>): string => {
   const missing = sources.find((s) => s.missing !== undefined)?.missing
   if (missing === undefined) return ""
-  console.warn(`skipped: ${missing}`)
+  if (!noted.has(missing)) console.warn(`skipped: ${missing}`)
+  noted.add(missing)
   return ` (skipped: ${missing})`
 }
+
+/** Whether any of the sources is missing: the condition of `describe.skipIf` / `it.skipIf`. */
+export const lacks = (...sources: ReadonlyArray<DataSource>): boolean => sources.some((s) => s.missing !== undefined)
 
 interface MiniBundle {
   readonly queries: Record<string, ReadonlyArray<unknown>>
@@ -88,3 +94,6 @@ const writeMini = (): string => {
  * 1073, in the full data's order.
  */
 export const MINI_DATA: DataSource = { path: writeMini(), missing: undefined }
+
+/** The full data when this machine has it, else the fixture: for a property of every query, which the fixture checks on a few. */
+export const ANY_DATA: DataSource = lacks(FULL_DATA) ? MINI_DATA : FULL_DATA

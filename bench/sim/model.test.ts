@@ -1,4 +1,3 @@
-import { fileURLToPath } from "node:url"
 import { Effect, Layer } from "effect"
 import { beforeAll, describe, expect, it } from "vitest"
 import { z } from "zod"
@@ -24,8 +23,9 @@ import { CurrentTask, makeSimModel, parseSimSpec, type SimModel, simModelLayer, 
 import { contentOf, subtaskFor } from "./policy.ts"
 import { readRecordings, simTaskOf } from "./knowledge.ts"
 import { isKind } from "../../src/trace/events.ts"
+import { MINI_DATA } from "../../test/data.ts"
 
-const DATA = fileURLToPath(new URL("../../../shared/toolbench", import.meta.url))
+const DATA = MINI_DATA.path
 
 let query: BenchQuery
 let task: Task

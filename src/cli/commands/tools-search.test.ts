@@ -4,11 +4,12 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterEach, describe, expect, it, vi } from "vitest"
 import { captureConsole } from "../../../test/capture-console.ts"
+import { MINI_DATA } from "../../../test/data.ts"
 import { startFakeOllama } from "../../../test/fake-servers/ollama.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { run } from "./tools.ts"
 
-const DATA = fileURLToPath(new URL("../../../../shared/toolbench/", import.meta.url))
+const DATA = MINI_DATA.path
 const FAKE_MCP = fileURLToPath(new URL("../../../test/fake-servers/mcp.ts", import.meta.url))
 
 afterEach(() => vi.restoreAllMocks())
