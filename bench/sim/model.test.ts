@@ -39,7 +39,8 @@ beforeAll(async () => {
 const sim = (spec: string): SimModel => {
   const parsed = parseSimSpec(spec)
   if ("error" in parsed) throw parsed.error
-  return makeSimModel(parsed.options, undefined, spec)
+  // the fixture's queries and recordings, not the default ../shared/toolbench
+  return makeSimModel({ ...parsed.options, data: DATA }, undefined, spec)
 }
 
 const solve = (model: SimModel, method: (t: Task) => Effect.Effect<Trajectory, never, LanguageModel>) =>
