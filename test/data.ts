@@ -29,6 +29,13 @@ export const FULL_DATA: DataSource = source(
   "needs StableToolBench's full data: set SMURFS_DATA or put it at ../shared/toolbench"
 )
 
+/** The data where the CLI and the simulated model look when given none: ../shared/toolbench beside the repository. */
+export const DEFAULT_DATA: DataSource = source(
+  beside,
+  (path) => existsSync(join(path, "queries", "G1_instruction.json")) && existsSync(join(path, "responses.jsonl")),
+  "needs StableToolBench's full data at ../shared/toolbench, where the CLI and `--model sim` look by default"
+)
+
 /** StableToolBench's data example (answers of ChatGPT CoT and DFSDT, converted, with ToolEval's results), in the full data. */
 export const DATA_EXAMPLE: DataSource = source(
   join(FULL_DATA.path, "example", "data_example"),

@@ -9,9 +9,10 @@ import { TaskRecord } from "../bench/run-format.ts"
 import { ExitCode } from "../src/cli/exit-codes.ts"
 import type { FakeServer, Step } from "./fake-servers/core.ts"
 import { startFakeOpenAI } from "./fake-servers/openai.ts"
+import { MINI_DATA } from "./data.ts"
 
 const REPO = fileURLToPath(new URL("../", import.meta.url))
-const DATA = fileURLToPath(new URL("../../shared/toolbench/", import.meta.url))
+const DATA = MINI_DATA.path
 const scratch = mkdtempSync(join(tmpdir(), "smurfs-server-failures-"))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 const servers: Array<FakeServer> = []

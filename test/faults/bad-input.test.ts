@@ -7,9 +7,10 @@ import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import { afterAll, describe, expect, it } from "vitest"
 import { ExitCode } from "../../src/cli/exit-codes.ts"
+import { MINI_DATA } from "../data.ts"
 
 const repo = fileURLToPath(new URL("../..", import.meta.url))
-const data = fileURLToPath(new URL("../../../shared/toolbench", import.meta.url))
+const data = MINI_DATA.path
 const scratch = mkdtempSync(join(tmpdir(), "smurfs-bad-input-"))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 

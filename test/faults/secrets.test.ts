@@ -8,9 +8,10 @@ import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { REDACTED, redactText, redactValue, secretValues } from "../../src/trace/redact.ts"
 import { type EchoServer, startEchoServer } from "./echo-server.ts"
+import { MINI_DATA } from "../data.ts"
 
 const repo = fileURLToPath(new URL("../..", import.meta.url))
-const data = fileURLToPath(new URL("../../../shared/toolbench", import.meta.url))
+const data = MINI_DATA.path
 const SECRET = "sk-test-SECRET-7f3a9c2e41"
 /** Any trace of the key, whole or cut. */
 const LEAKS = [SECRET, "SECRET-7f3a", "7f3a9c2e41"]
