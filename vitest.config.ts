@@ -6,6 +6,7 @@ import { defineConfig } from "vitest/config"
  */
 const INTEGRATION = [
   "bench/grammar/converter.test.ts",
+  "bench/mcp/session.test.ts",
   "bench/queue/**/*.test.ts",
   "src/tools/sources/mcp.test.ts",
   "test/bench-cli.test.ts",
@@ -40,7 +41,7 @@ export default defineConfig({
       {
         extends: true,
         // `npm test`: in-process tests with scripted models and loopback servers. Test files share their workers'
-        // module cache (isolate: false): importing effect, zod and the sources again for each of the 80 files was three
+        // module cache (isolate: false): importing effect, zod and the sources again for each of some 80 files was three
         // quarters of the run (218 s against 45 s on two loaded cores), so a test file restores what it changes (env,
         // spies, globals). Timeouts catch hangs, not a busy machine.
         test: { name: "unit", include: ALL, exclude: INTEGRATION, isolate: false, testTimeout: 120_000, hookTimeout: 120_000 }

@@ -61,5 +61,5 @@ describe("signals during start-up", () => {
       hanging.closeAllConnections()
       hanging.close()
     }
-  }, 60_000)
+  }, 300_000)
 })

@@ -7,7 +7,7 @@ import { dataLayout } from "../../bench/datasets.ts"
 import { smurfs } from "./spawn.ts"
 import { FULL_DATA, lacks, skipNote } from "../data.ts"
 
-vi.setConfig({ testTimeout: 120_000 })
+vi.setConfig({ testTimeout: 300_000 })
 const shared = FULL_DATA.path
 
 /** StableToolBench's release layout: data/solvable_queries/{test_instruction,test_query_ids}, and server/tool_response_cache. */

@@ -6,7 +6,7 @@ import { describe, expect, it, vi } from "vitest"
 import { smurfs } from "./spawn.ts"
 import { DEFAULT_DATA, lacks, skipNote } from "../data.ts"
 
-vi.setConfig({ testTimeout: 120_000 })
+vi.setConfig({ testTimeout: 300_000 })
 
 describe("--json results and bench's summary", () => {
   it.skipIf(lacks(DEFAULT_DATA))("bench, compare, eval and doctor print their results as JSON on stdout" + skipNote(DEFAULT_DATA), async () => {

@@ -14,7 +14,7 @@ const temp = () => mkdtempSync(join(tmpdir(), "smurfs-cli-"))
 /** A loopback port nothing listens on, so an Ollama model fails fast as unreachable. */
 const deadHost = "http://127.0.0.1:9"
 // spawned processes start slowly on a busy machine; each test waits for a few in turn
-vi.setConfig({ testTimeout: 120_000 })
+vi.setConfig({ testTimeout: 300_000 })
 afterEach(() => vi.restoreAllMocks())
 
 describe("one way to do each thing", () => {

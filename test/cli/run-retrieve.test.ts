@@ -8,7 +8,7 @@ import { kindOf } from "../../src/trace/events.ts"
 import { repo, smurfs } from "./spawn.ts"
 import { DEFAULT_DATA, lacks, skipNote } from "../data.ts"
 
-vi.setConfig({ testTimeout: 120_000 })
+vi.setConfig({ testTimeout: 300_000 })
 
 const scratch = mkdtempSync(join(tmpdir(), "smurfs-run-retrieve-"))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))

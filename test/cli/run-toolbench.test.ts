@@ -3,7 +3,7 @@ import { describe, expect, it, vi } from "vitest"
 import { smurfs } from "./spawn.ts"
 import { DEFAULT_DATA, lacks, skipNote } from "../data.ts"
 
-vi.setConfig({ testTimeout: 120_000 })
+vi.setConfig({ testTimeout: 300_000 })
 
 describe.skipIf(lacks(DEFAULT_DATA))("one ToolBench task from the command line" + skipNote(DEFAULT_DATA), () => {
   it("smurfs run --query-id runs the task's query on its api_list, its calls replayed from the recorded responses", async () => {

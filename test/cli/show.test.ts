@@ -6,7 +6,7 @@ import { describe, expect, it, vi } from "vitest"
 import { demoQuery, demoScript, smurfs } from "./spawn.ts"
 import { DEFAULT_DATA, lacks, skipNote } from "../data.ts"
 
-vi.setConfig({ testTimeout: 120_000 })
+vi.setConfig({ testTimeout: 300_000 })
 
 describe("smurfs show", () => {
   it("prints a trajectory file exactly as the live view printed the run, then the answer; --html writes one page", async () => {

@@ -63,7 +63,7 @@ describe.concurrent("exit codes", () => {
     const r = await smurfs(command, "--help")
     expect(r.code).toBe(ExitCode.Ok)
     for (const code of [ExitCode.Usage, ExitCode.BadInput, ExitCode.ModelUnavailable, ExitCode.Interrupted]) expect(r.stdout).toMatch(new RegExp(`\\b${code} [a-z]`))
-  }, 30_000)
+  }, 300_000)
 })
 
 describe.concurrent("bad input", () => {
@@ -74,5 +74,5 @@ describe.concurrent("bad input", () => {
     // a message for a person, not a crash
     expect(r.stderr).not.toMatch(/\n\s+at .+\(.*:\d+:\d+\)/)
     expect(r.stderr.length).toBeLessThan(4000)
-  }, 30_000)
+  }, 300_000)
 })

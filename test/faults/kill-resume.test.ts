@@ -109,5 +109,5 @@ describe.skipIf(lacks(FULL_DATA))("kill -9 and --resume" + skipNote(FULL_DATA), 
     expect(got).toEqual(want)
     const converted = JSON.parse(readFileSync(join(out, "converted", "smurfs", "G1_instruction.json"), "utf8")) as Record<string, unknown>
     expect(Object.keys(converted).sort()).toEqual(Object.keys(want).sort())
-  }, 120_000)
+  }, 300_000)
 })

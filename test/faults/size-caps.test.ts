@@ -68,5 +68,5 @@ describe("size caps", () => {
     } finally {
       await server.close()
     }
-  }, 120_000)
+  }, 300_000)
 })
