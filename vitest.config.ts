@@ -3,8 +3,10 @@ import { defineConfig } from "vitest/config"
 /**
  * Tests that start other programs: the CLI as a child process, redis-server, tmux, g++, `npm pack`, Chromium, MCP
  * servers, and the long fault suites built on them. `npm run test:integration` runs them (CI does, after `npm test`).
+ * A new such test is listed here or named `*.integration.test.ts`.
  */
 const INTEGRATION = [
+  "**/*.integration.test.ts",
   "bench/grammar/converter.test.ts",
   "bench/mcp/session.test.ts",
   "bench/queue/**/*.test.ts",
