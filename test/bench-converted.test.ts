@@ -1,6 +1,5 @@
 // Our converted predictions for StableToolBench's three example tasks, side by side with their own file.
 import { readFileSync } from "node:fs"
-import { fileURLToPath } from "node:url"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { loadQueries } from "../bench/datasets.ts"
@@ -16,9 +15,10 @@ import { toolSpecs } from "../src/tools/library.ts"
 import { toolbenchLibrary } from "../src/tools/toolbench/adapter.ts"
 import type { ApiDocInput } from "../src/tools/toolbench/api-doc.ts"
 import { type AnswerNode, type ConvertedFile, readConverted, toConverted } from "../src/trace/converters/stabletoolbench.ts"
+import { DATA_EXAMPLE, MINI_DATA, STB_CHECKOUT, lacks, skipNote } from "./data.ts"
 
-const DATA = fileURLToPath(new URL("../../shared/toolbench/", import.meta.url))
-const EXAMPLE = `${DATA}example/data_example/model_predictions_converted/`
+const DATA = MINI_DATA.path
+const EXAMPLE = `${DATA_EXAMPLE.path}/model_predictions_converted/`
 
 /** Call the task's first function, then answer (dfsdt: call it twice, give up, then answer from the first call's state). */
 const script = (giveUpFirst: boolean) => {
@@ -31,7 +31,7 @@ const script = (giveUpFirst: boolean) => {
 }
 
 // StableToolBench's own texts (the Finish description in available_tools) come from their files, as with --stb.
-const prompts = baselinePrompts(`${DATA}stabletoolbench`)
+const prompts = baselinePrompts(lacks(STB_CHECKOUT) ? undefined : STB_CHECKOUT.path)
 
 const convert = async (method: "react" | "dfsdt") => {
   const queries = await Effect.runPromise(loadQueries({ dir: DATA, groups: ["G1_instruction"], ids: ["1073", "588", "608"] }))
@@ -52,7 +52,7 @@ const roles = (node: AnswerNode): Array<string> => chain(node).map((n) => n.role
 const count = (nodes: ReadonlyArray<AnswerNode>): number => nodes.reduce((n, node) => n + 1 + count(node.next), 0)
 const last = (node: AnswerNode): AnswerNode => (node.next[0] ? last(node.next[0]) : node)
 
-describe("StableToolBench converted format", () => {
+describe.skipIf(lacks(DATA_EXAMPLE, STB_CHECKOUT))("StableToolBench converted format" + skipNote(DATA_EXAMPLE, STB_CHECKOUT), () => {
   for (const [method, theirsDir, methodName] of [["react", "virtual_chatgpt_cot", "CoT@1"], ["dfsdt", "virtual_chatgpt_dfs", "DFS_woFilter_w2"]] as const)
     it(`${method}: same queries, keys, nesting and available_tools as StableToolBench's ${theirsDir}`, async () => {
       const theirs = await Effect.runPromise(readConverted(`${EXAMPLE}${theirsDir}/G1_instruction.json`))

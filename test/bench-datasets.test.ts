@@ -1,12 +1,12 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import { Effect, Exit } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { DatasetError, GROUPS, loadQueries, toolDocsOf } from "../bench/datasets.ts"
+import { FULL_DATA, MINI_DATA, lacks, skipNote } from "./data.ts"
 
-const DATA = fileURLToPath(new URL("../../shared/toolbench/", import.meta.url))
+const DATA = MINI_DATA.path
 const load = (o: Parameters<typeof loadQueries>[0]) => Effect.runPromise(loadQueries(o))
 const failure = async (o: Parameters<typeof loadQueries>[0]) => {
   const exit = await Effect.runPromiseExit(loadQueries(o))
@@ -20,8 +20,8 @@ describe("StableToolBench datasets", () => {
   const scratch = mkdtempSync(join(tmpdir(), "smurfs-data-"))
   afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 
-  it("loads all six groups, 765 test queries, with their tool docs", async () => {
-    const all = await load({ dir: DATA })
+  it.skipIf(lacks(FULL_DATA))("loads all six groups, 765 test queries, with their tool docs" + skipNote(FULL_DATA), async () => {
+    const all = await load({ dir: FULL_DATA.path })
     expect(all).toHaveLength(765)
     expect(new Set(all.map((q) => q.group))).toEqual(new Set(GROUPS))
     expect(all.filter((q) => q.group === "G1_instruction")).toHaveLength(163)

@@ -3,14 +3,14 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
 import { run } from "../src/cli/commands/bench.ts"
 import { ExitCode } from "../src/cli/exit-codes.ts"
 import { kindOf } from "../src/trace/events.ts"
 import { runCapturingStderr } from "./capture-console.ts"
+import { FULL_DATA, lacks, skipNote } from "./data.ts"
 
-const DATA = fileURLToPath(new URL("../../shared/toolbench/", import.meta.url))
+const DATA = FULL_DATA.path
 const scratch = mkdtempSync(join(tmpdir(), "smurfs-bench-retrieve-"))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 
@@ -28,7 +28,7 @@ const script = {
 }
 
 describe("smurfs bench --toolset retrieve", () => {
-  it("records each task's retrieved set in run.json, per-subtask sets in the smurfs trajectory, and the set react saw", async () => {
+  it.skipIf(lacks(FULL_DATA))("records each task's retrieved set in run.json, per-subtask sets in the smurfs trajectory, and the set react saw" + skipNote(FULL_DATA), async () => {
     const out = join(scratch, "run")
     const scriptFile = join(scratch, "script.json")
     // the choice names the tool lexical retrieval ranks first for the first subtask
@@ -65,7 +65,7 @@ describe("smurfs bench --toolset retrieve", () => {
     expect(retrievals[2].tools.map((t: { name: string }) => t.name)).toContain("querykeywords_for_keyword_analysis")
     const call = smurfs.events.find((e: { type: string }) => kindOf(e) === "tool_call")
     expect(call.data.tool).toBe("popularsitesforquery_for_keyword_analysis")
-  }, 60_000)
+  }, 300_000)
 
   it("refuses a malformed --toolset and --embed without retrieval", async () => {
     const bad = await bench(["--out", join(scratch, "bad"), "--toolset", "retrieve:0"])

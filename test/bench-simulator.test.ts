@@ -13,9 +13,10 @@ import { run as compare } from "../src/cli/commands/compare.ts"
 import { ExitCode } from "../src/cli/exit-codes.ts"
 import { scriptedLayer } from "../src/llm/scripted.ts"
 import { runCapturingStderr } from "./capture-console.ts"
+import { lacks, MINI_DATA, STB_CHECKOUT, skipNote } from "./data.ts"
 
-const DATA = fileURLToPath(new URL("../../shared/toolbench/", import.meta.url))
-const STB = join(DATA, "stabletoolbench")
+const DATA = MINI_DATA.path
+const STB = STB_CHECKOUT.path
 const scratch = mkdtempSync(join(tmpdir(), "smurfs-bench-sim-"))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 
@@ -69,7 +70,7 @@ describe("smurfs bench without a simulator", () => {
   })
 })
 
-describe("smurfs bench --simulator", () => {
+describe.skipIf(lacks(STB_CHECKOUT))("smurfs bench --simulator" + skipNote(STB_CHECKOUT), () => {
   it("answers a miss with the simulator into the --cache-dir folder (created), and the next run replays it without a model call", async () => {
     const cache = join(scratch, "shared", "tool_response_cache")
     const out = join(scratch, "simulated")

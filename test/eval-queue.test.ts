@@ -2,12 +2,12 @@
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, relative } from "node:path"
-import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { cliProcesses } from "./cli-processes.ts"
 import { type RedisServer, redisUnavailable, startRedis } from "./redis-server.ts"
+import { FULL_DATA, lacks, skipNote } from "./data.ts"
 
-const DATA = fileURLToPath(new URL("../../shared/toolbench/", import.meta.url))
+const DATA = FULL_DATA.path
 const scratch = mkdtempSync(join(tmpdir(), "smurfs-eval-queue-"))
 
 const { start: smurfs, killAll } = cliProcesses({ SMURFS_STB: "" })
@@ -32,7 +32,7 @@ const labels = (run: string): Record<string, unknown> => {
 
 const unavailable = redisUnavailable()
 
-describe.skipIf(unavailable !== undefined)(`smurfs eval --queue on redis-server${unavailable ? ` (skipped: ${unavailable})` : ""}`, { timeout: 120_000 }, () => {
+describe.skipIf(unavailable !== undefined || lacks(FULL_DATA))(`smurfs eval --queue on redis-server${unavailable ? ` (skipped: ${unavailable})` : skipNote(FULL_DATA)}`, { timeout: 120_000 }, () => {
   let redis: RedisServer
   beforeAll(async () => {
     redis = await startRedis()

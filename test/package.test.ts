@@ -20,7 +20,7 @@ let dir = ""
 let tarball = ""
 let fake: Awaited<ReturnType<typeof startFakeOllama>> | undefined
 const inProject = (file: string, args: string[], env: Record<string, string> = {}) =>
-  run(file, args, { cwd: dir, encoding: "utf8", env: { ...process.env, NO_COLOR: "1", ...env }, timeout: 60_000 })
+  run(file, args, { cwd: dir, encoding: "utf8", env: { ...process.env, NO_COLOR: "1", ...env }, timeout: 240_000 })
 const smurfsCli = (...args: string[]) => inProject(process.execPath, [join(dir, "node_modules/smurfs/bin/smurfs.js"), ...args])
 
 /** Answers each Smurfs agent by the JSON Schema it asked for, as a model following `format` would (doctor's probe gets a sample). */
@@ -69,6 +69,13 @@ describe("the packed npm package, installed into a fresh project", () => {
     for (const name of ["defineTool", "smurfs", "react", "dfsdt", "solve", "modelLayer", "LanguageModel", "generateObject"]) expect(exports).toContain(name)
     expect(loaded.some((u) => u.includes("/node_modules/smurfs/dist/"))).toBe(true)
     for (const pkg of NOT_ON_IMPORT) expect(loaded.filter((u) => u.includes(`/node_modules/${pkg}/`))).toEqual([])
+  })
+
+  it("loads with require() too (Node 22's require of an ES module: no top-level await in the entry)", async () => {
+    writeFileSync(join(dir, "probe.cjs"), 'const api = require("smurfs"); console.log(JSON.stringify(Object.keys(api)))')
+    const { stdout } = await inProject(process.execPath, ["probe.cjs"])
+    const exports = JSON.parse(stdout) as string[]
+    for (const name of ["defineTool", "smurfs", "react", "dfsdt", "solve", "modelLayer", "LanguageModel", "generateObject"]) expect(exports).toContain(name)
   })
 
   it("type-checks the README's examples against the shipped declarations", async () => {

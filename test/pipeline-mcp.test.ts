@@ -67,7 +67,7 @@ describe.skipIf(!nodeOk)(`the pipeline on MCP servers (needs Node 22.18+, found 
     const call = trajectory.events.find((e: { type: string }) => isKind(e, "tool_call"))
     expect(call.data).toMatchObject({ tool: "read_text_file", ok: true, content: "The meeting moved to Thursday 3 pm.\n" })
     expect(trajectory.events[0].data.tools).toContain("list_directory")
-  }, 30_000)
+  }, 300_000)
 
   it("a failing MCP tool is excluded and the next one answers; the run goes on", async () => {
     const dir = tmp()
@@ -89,7 +89,7 @@ describe.skipIf(!nodeOk)(`the pipeline on MCP servers (needs Node 22.18+, found 
       { tool: "add", ok: true, content: "5" }
     ])
     expect(trajectory.finalAnswer).toBe("5")
-  }, 30_000)
+  }, 300_000)
 
   it("smurfs tools lists an MCP server's tools", async () => {
     const r = await smurfs("tools", "--tools", `mcp:${process.execPath} test/fake-servers/mcp.ts 20`, "--json")
@@ -100,7 +100,7 @@ describe.skipIf(!nodeOk)(`the pipeline on MCP servers (needs Node 22.18+, found 
     const bad = await smurfs("tools", "--tools", "mcp:no-such-mcp-server")
     expect(bad.code).toBe(3)
     expect(bad.stderr).toContain("was not found")
-  }, 30_000)
+  }, 300_000)
 
   it("smurfs doctor --tools checks each source and says what to fix", async () => {
     const r = await smurfs("doctor", "--tools", `mcp:${process.execPath} test/fake-servers/mcp.ts`, "--tools", "mcp:no-such-mcp-server", "--tools", "demo")
@@ -111,7 +111,7 @@ describe.skipIf(!nodeOk)(`the pipeline on MCP servers (needs Node 22.18+, found 
     const good = await smurfs("doctor", "--tools", "demo")
     expect(good.code).toBe(0)
     expect(good.stdout).toContain("All tool sources answer.")
-  }, 30_000)
+  }, 300_000)
 
   for (const signal of ["SIGTERM", "SIGINT"] as const)
     it(`${signal} during a tool call leaves no MCP server process behind`, async () => {
@@ -145,5 +145,5 @@ describe.skipIf(!nodeOk)(`the pipeline on MCP servers (needs Node 22.18+, found 
         left = fakeServersWith(marker)
       }
       expect(left).toEqual([])
-    }, 30_000)
+    }, 300_000)
 })

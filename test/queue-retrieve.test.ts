@@ -3,13 +3,13 @@
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { kindOf } from "../src/trace/events.ts"
 import { cliProcesses, tasksDone } from "./cli-processes.ts"
 import { type RedisServer, redisUnavailable, startRedis } from "./redis-server.ts"
+import { FULL_DATA, lacks, skipNote } from "./data.ts"
 
-const DATA = fileURLToPath(new URL("../../shared/toolbench/", import.meta.url))
+const DATA = `${FULL_DATA.path}/`
 const scratch = mkdtempSync(join(tmpdir(), "smurfs-queue-retrieve-"))
 
 const { start, killAll } = cliProcesses({ SMURFS_DATA: "" })
@@ -24,7 +24,7 @@ const retrievals = (out: string, id: string) =>
 
 const unavailable = redisUnavailable()
 
-describe.skipIf(unavailable !== undefined)(`--toolset retrieve on queue workers${unavailable ? ` (skipped: ${unavailable})` : ""}`, { timeout: 180_000 }, () => {
+describe.skipIf(unavailable !== undefined || lacks(FULL_DATA))(`--toolset retrieve on queue workers${unavailable ? ` (skipped: ${unavailable})` : skipNote(FULL_DATA)}`, { timeout: 180_000 }, () => {
   let redis: RedisServer
   beforeAll(async () => {
     redis = await startRedis()

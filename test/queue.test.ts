@@ -2,13 +2,13 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { cliProcesses, tasksDone } from "./cli-processes.ts"
 import { type FakeOllama, startFakeOllama } from "./fake-servers/ollama.ts"
 import { type RedisServer, redisUnavailable, startRedis } from "./redis-server.ts"
+import { FULL_DATA, lacks, skipNote } from "./data.ts"
 
-const DATA = fileURLToPath(new URL("../../shared/toolbench/", import.meta.url))
+const DATA = FULL_DATA.path
 const scratch = mkdtempSync(join(tmpdir(), "smurfs-queue-"))
 
 const { start, killAll } = cliProcesses()
@@ -24,7 +24,7 @@ const records = (out: string) => (existsSync(join(out, "tasks", "smurfs", "G1_in
 const unavailable = redisUnavailable()
 
 // Several node processes per test: generous limits, for a machine busy with other work (they pass in seconds alone).
-describe.skipIf(unavailable !== undefined)(`the distributed bench on redis-server${unavailable ? ` (skipped: ${unavailable})` : ""}`, { timeout: 180_000 }, () => {
+describe.skipIf(unavailable !== undefined || lacks(FULL_DATA))(`the distributed bench on redis-server${unavailable ? ` (skipped: ${unavailable})` : skipNote(FULL_DATA)}`, { timeout: 180_000 }, () => {
   let redis: RedisServer
   beforeAll(async () => {
     redis = await startRedis()
@@ -86,7 +86,7 @@ describe.skipIf(unavailable !== undefined)(`the distributed bench on redis-serve
   })
 })
 
-describe("a bench on a pool of two model servers", { timeout: 120_000 }, () => {
+describe.skipIf(lacks(FULL_DATA))("a bench on a pool of two model servers" + skipNote(FULL_DATA), { timeout: 120_000 }, () => {
   const servers: Array<FakeOllama> = []
   afterAll(async () => {
     await Promise.all(servers.map((s) => s.close()))

@@ -7,9 +7,10 @@ import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
 import { writeProblem } from "../src/trace/fs-problem.ts"
 import { ExitCode } from "../src/cli/exit-codes.ts"
+import { MINI_DATA } from "./data.ts"
 
 const REPO = fileURLToPath(new URL("../", import.meta.url))
-const DATA = fileURLToPath(new URL("../../shared/toolbench/", import.meta.url))
+const DATA = MINI_DATA.path
 const SCRIPT = join(REPO, "examples", "bench-script.json")
 const scratch = mkdtempSync(join(tmpdir(), "smurfs-rofs-"))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))

@@ -9,9 +9,10 @@ import { TaskRecord } from "../bench/run-format.ts"
 import { ExitCode } from "../src/cli/exit-codes.ts"
 import type { FakeServer, Step } from "./fake-servers/core.ts"
 import { startFakeOpenAI } from "./fake-servers/openai.ts"
+import { MINI_DATA } from "./data.ts"
 
 const REPO = fileURLToPath(new URL("../", import.meta.url))
-const DATA = fileURLToPath(new URL("../../shared/toolbench/", import.meta.url))
+const DATA = MINI_DATA.path
 const scratch = mkdtempSync(join(tmpdir(), "smurfs-server-failures-"))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 const servers: Array<FakeServer> = []
@@ -76,7 +77,7 @@ describe("server failures in a bench are `error`, never give_up", () => {
     for (const r of done) expect(r).toMatchObject({ finishType: "give_answer", finalAnswer: "the answer" })
     const converted = JSON.parse(readFileSync(join(out, "converted", "react", "G1_instruction.json"), "utf8")) as object
     expect(Object.keys(converted)).toHaveLength(4)
-  }, 60_000)
+  }, 300_000)
 
   it("a hung server (accepts, never answers): each task ends at its first timeout, and the run stops with exit 4", async () => {
     const out = join(scratch, "hung")
@@ -91,7 +92,7 @@ describe("server failures in a bench are `error`, never give_up", () => {
     // the first timed-out call of a task marks the endpoint suspect: no second call in that task
     expect(chatCalls(s)).toBe(3)
     expect(Date.now() - started).toBeLessThan(30_000)
-  }, 60_000)
+  }, 300_000)
 
   it("a task whose server failed once among successes is redone by --resume, and the run exits 1 saying so", async () => {
     const out = join(scratch, "one-failure")
@@ -106,7 +107,7 @@ describe("server failures in a bench are `error`, never give_up", () => {
     expect(resumed.code, resumed.stderr).toBe(ExitCode.Ok)
     expect(resumed.stderr).toContain("3 already done")
     expect(recordsOf(out).map((t) => t.finishType)).toEqual(["give_answer", "give_answer", "give_answer", "give_answer"])
-  }, 60_000)
+  }, 300_000)
 })
 
 describe("--resume checks the run's settings", () => {
@@ -130,7 +131,7 @@ describe("--resume checks the run's settings", () => {
     const config = JSON.parse(readFileSync(join(out, "run.json"), "utf8"))
     expect(config.limit).toBe(2)
     expect(config.options.forcedResumes[0].differences).toEqual(["--limit: the run has 2, this command asks for 4"])
-  }, 60_000)
+  }, 300_000)
 })
 
 describe("one writer per run directory", () => {
@@ -162,7 +163,7 @@ describe("one writer per run directory", () => {
     expect(resumed.code, resumed.stderr).toBe(ExitCode.Ok)
     expect(recordsOf(out)).toHaveLength(4)
     expect(existsSync(join(out, "run.lock"))).toBe(false)
-  }, 60_000)
+  }, 300_000)
 })
 
 describe("smurfs run stops at the server's failure", () => {
@@ -173,7 +174,7 @@ describe("smurfs run stops at the server's failure", () => {
     expect(r.stderr).toContain("OPENAI_BASE_URL")
     expect(r.stderr).toContain("smurfs doctor")
     expect(s.requests.filter((q) => q.path === "/chat/completions")).toHaveLength(1)
-  }, 30_000)
+  }, 300_000)
 
   it("a hung server: one timed-out retry, then exit 4 with what to check", async () => {
     const s = await server(() => ({ fault: "hang" }))
@@ -182,5 +183,5 @@ describe("smurfs run stops at the server's failure", () => {
     expect(r.stderr).toContain("sent no reply within 300 ms, twice")
     expect(r.stderr).toContain("--timeout")
     expect(chatCalls(s)).toBe(2)
-  }, 30_000)
+  }, 300_000)
 })

@@ -1,9 +1,9 @@
-import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
 import { passRate } from "./aggregate.ts"
 import { readToolEvalResults } from "./tooleval-results.ts"
+import { DATA_EXAMPLE, lacks, skipNote } from "../../test/data.ts"
 
-const EXAMPLE = fileURLToPath(new URL("../../../shared/toolbench/example/data_example", import.meta.url))
+const EXAMPLE = DATA_EXAMPLE.path
 
 describe("passRate", () => {
   it("scores Solved 1, Unsure 0.5, Unsolved and missing 0, and reports mean ± population std over runs", () => {
@@ -25,8 +25,8 @@ describe("passRate", () => {
   })
 })
 
-describe("ToolEval's own outputs in data_example", () => {
-  const { pass, preference } = readToolEvalResults(EXAMPLE)
+describe.skipIf(lacks(DATA_EXAMPLE))("ToolEval's own outputs in data_example" + skipNote(DATA_EXAMPLE), () => {
+  const { pass, preference } = lacks(DATA_EXAMPLE) ? { pass: [], preference: [] } : readToolEvalResults(EXAMPLE)
 
   it("gives the pass rates its labels imply", () => {
     const byMethod = Object.fromEntries(pass.map((p) => [p.method, { ...passRate([...p.labels.values()], p.runs), group: p.group }]))

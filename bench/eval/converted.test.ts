@@ -1,17 +1,17 @@
 import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
 import { judgeInputFromConverted, readConvertedFile } from "./converted.ts"
 import { answerSteps } from "./judge-input.ts"
 import { ruleLabel } from "./pass-rate.ts"
 import { loadSource } from "./sources.ts"
+import { DATA_EXAMPLE, lacks, skipNote } from "../../test/data.ts"
 
-const EXAMPLE = fileURLToPath(new URL("../../../shared/toolbench/example/data_example", import.meta.url))
+const EXAMPLE = DATA_EXAMPLE.path
 
-describe("StableToolBench converted predictions", () => {
-  const cot = readConvertedFile(`${EXAMPLE}/model_predictions_converted/virtual_chatgpt_cot/G1_instruction.json`)
+describe.skipIf(lacks(DATA_EXAMPLE))("StableToolBench converted predictions" + skipNote(DATA_EXAMPLE), () => {
+  const cot = lacks(DATA_EXAMPLE) ? {} : readConvertedFile(`${EXAMPLE}/model_predictions_converted/virtual_chatgpt_cot/G1_instruction.json`)
 
   it("walks the first branch like ToolEval's get_steps", () => {
     const steps = answerSteps(cot["588"]!.answer)
@@ -56,7 +56,7 @@ describe("StableToolBench converted predictions", () => {
   })
 })
 
-describe("StableToolBench's raw answers as a source", () => {
+describe.skipIf(lacks(DATA_EXAMPLE))("StableToolBench's raw answers as a source" + skipNote(DATA_EXAMPLE), () => {
   it("reads answer/<model>/<group>/<qid>_<method>.json as the same judge inputs as their converted file", () => {
     const example = `${EXAMPLE}/`
     const dir = mkdtempSync(join(tmpdir(), "smurfs-answers-"))

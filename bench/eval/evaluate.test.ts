@@ -13,6 +13,7 @@ import { finishAnswerText } from "../../src/trace/converters/stabletoolbench.ts"
 import { loadSource } from "./sources.ts"
 import { writeFakeRun } from "./test-fixtures.ts"
 import { storedPassRate, storedWinRates } from "../report/collect.ts"
+import { lacks, STB_CHECKOUT, skipNote } from "../../test/data.ts"
 
 const JUDGE = "scripted:judge"
 
@@ -83,7 +84,7 @@ describe("evaluatePass", () => {
 })
 
 describe("stored labels keyed by the settings that decide them", () => {
-  it("makes new labels when the texts, the seed or K change, sets the old ones aside, and redoes them with force", async () => {
+  it.skipIf(lacks(STB_CHECKOUT))("makes new labels when the texts, the seed or K change, sets the old ones aside, and redoes them with force" + skipNote(STB_CHECKOUT), async () => {
     const run = await writeFakeRun([{ taskId: "1" }])
     const entries = loadSource(run).entries
     const path = passLabelsPath(run, JUDGE, "smurfs", "G1_instruction", "1")
@@ -100,7 +101,7 @@ describe("stored labels keyed by the settings that decide them", () => {
     expect(JSON.parse(readFileSync(path, "utf8")).runs["0"].seed).not.toBe(undefined)
     // another K, other texts: new labels again
     expect((await judged({ seed: 5, k: 3 })).calls).toBe(3)
-    const stb = fileURLToPath(new URL("../../../shared/toolbench/stabletoolbench", import.meta.url))
+    const stb = STB_CHECKOUT.path
     expect((await judged({ seed: 5, k: 3, prompts: judgePrompts(stb) })).calls).toBe(3)
     expect(JSON.parse(readFileSync(path, "utf8")).prompts).toBe(`stabletoolbench:${stb}`)
     // the same settings are kept, unless forced

@@ -4,17 +4,18 @@ import { join } from "node:path"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { STB_FILES } from "../../src/agents/stabletoolbench-files.ts"
+import { lacks, STB_CHECKOUT, skipNote } from "../../test/data.ts"
 import type { GenerateRequest } from "../../src/llm/language-model.ts"
 import { scriptedLayer } from "../../src/llm/scripted.ts"
 import { evaluateFac, facLabelOf, facLabelPath, facPrompt, storedFac } from "./fac.ts"
 import { loadSource } from "./sources.ts"
 import { writeFakeRun } from "./test-fixtures.ts"
 
-const STB = fileURLToPath(new URL("../../../shared/toolbench/stabletoolbench", import.meta.url))
+const STB = STB_CHECKOUT.path
 const JUDGE = "scripted:fac"
 
 describe("FAC (fac_eval.py)", () => {
-  it("sends fac_eval.py's prompt with the query and the final answer only, at temperature 0, and stores one label per task", async () => {
+  it.skipIf(lacks(STB_CHECKOUT))("sends fac_eval.py's prompt with the query and the final answer only, at temperature 0, and stores one label per task" + skipNote(STB_CHECKOUT), async () => {
     const run = await writeFakeRun([{ taskId: "1", query: "Which sites are popular?", finalAnswer: "lego.com", calls: [{ tool: "secret_tool_for_x", ok: true, content: "TOOL OUTPUT" }] }, { taskId: "2", finishType: "give_up", finalAnswer: "" }])
     const seen: Array<GenerateRequest> = []
     const judge = scriptedLayer({ "judge.fac": [(r: GenerateRequest) => (seen.push(r), "Answer Status\nSolved\nReason\nIt answers.")] })

@@ -1,5 +1,4 @@
 import { readFileSync } from "node:fs"
-import { fileURLToPath } from "node:url"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { loadTemplate } from "../../src/text/prompt-template.ts"
@@ -15,10 +14,11 @@ import { loadSource } from "./sources.ts"
 import { fakeRecord, writeFakeRun } from "./test-fixtures.ts"
 import { rngFor } from "./rng.ts"
 import { judgeRound } from "./win-rate.ts"
+import { STB_CHECKOUT, lacks, skipNote } from "../../test/data.ts"
 
-const STB = fileURLToPath(new URL("../../../shared/toolbench/stabletoolbench", import.meta.url))
-const template = readFileSync(`${STB}/${STB_FILES.toolevalTemplate}`, "utf8")
-const config = readFileSync(`${STB}/${STB_FILES.toolevalConfig}`, "utf8")
+const STB = STB_CHECKOUT.path
+const template = lacks(STB_CHECKOUT) ? "" : readFileSync(`${STB}/${STB_FILES.toolevalTemplate}`, "utf8")
+const config = lacks(STB_CHECKOUT) ? "" : readFileSync(`${STB}/${STB_FILES.toolevalConfig}`, "utf8")
 /** A function's description in template.txt, cut out by hand (independently of the reader under test). */
 const description = (name: string) => template.split(`<name>${name}</name>\n<description>`)[1]!.split("</description>")[0]!
 
@@ -41,7 +41,7 @@ const recordingJudge = (status: ReadonlyArray<string>) => {
 const outcomes = (text: string) => [...text.matchAll(/"(Solved|Unsolved|Unsure)"/g)].map((m) => m[1])
 
 describe("ToolEval's judge functions", () => {
-  it("with --stb sends template.txt's texts, config.yaml's argument schemas and temperature, as one user message", async () => {
+  it.skipIf(lacks(STB_CHECKOUT))("with --stb sends template.txt's texts, config.yaml's argument schemas and temperature, as one user message" + skipNote(STB_CHECKOUT), async () => {
     const prompts = judgePrompts(STB)
     const judge = recordingJudge(["Unsure"])
     await Effect.runPromise(judgePass(input, { prompts, seed: 5 }).pipe(Effect.provide(judge.layer)))
@@ -57,7 +57,7 @@ describe("ToolEval's judge functions", () => {
     expect(prompts.source).toBe(`stabletoolbench:${STB}`)
   })
 
-  it("without --stb sends our wording, with the same rules in the same order and the same outcomes", async () => {
+  it.skipIf(lacks(STB_CHECKOUT))("without --stb sends our wording, with the same rules in the same order and the same outcomes" + skipNote(STB_CHECKOUT), async () => {
     const prompts = judgePrompts(undefined)
     expect(prompts.source).toBe("smurfs")
     const judge = recordingJudge(["Solved"])

@@ -9,6 +9,7 @@ import { toolSpecs } from "../../src/tools/library.ts"
 import { convertSchemas, grammarOf, obtainConverter } from "./converter.ts"
 import { grammarFigures, OLLAMA_GRAMMAR_LIMIT } from "./figures.ts"
 import { allLibraries, sentSchemas } from "./sent-schemas.ts"
+import { FULL_DATA, lacks, skipNote } from "../../test/data.ts"
 
 // Obtained once per run: a cold cache fetches llama.rn and compiles (tens of seconds); later runs reuse the binary.
 const obtained = await Effect.runPromise(Effect.result(obtainConverter()))
@@ -24,8 +25,8 @@ if (missing !== undefined)
     it.skip(`needs g++ and the npm registry once: ${missing}`, () => {})
   })
 
-describe.skipIf(missing !== undefined)("llama.cpp's grammar converter", () => {
-  const libraries = allLibraries(new URL("../../../shared/toolbench/", import.meta.url).pathname)
+describe.skipIf(missing !== undefined || lacks(FULL_DATA))("llama.cpp's grammar converter" + skipNote(FULL_DATA), () => {
+  const libraries = lacks(FULL_DATA) ? [] : allLibraries(`${FULL_DATA.path}/`)
   const sent = sentSchemas(libraries)
 
   it("converts every schema sent to a model, and the largest grammar stays well under Ollama's 32 KB buffer", async () => {

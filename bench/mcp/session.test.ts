@@ -12,5 +12,5 @@ describe("an MCP session through the --tools mcp: source", () => {
     expect(figures.childrenLeft).toEqual([])
     expect(figures.handlesLeft).toEqual({})
     expect(childProcesses().length).toBe(before)
-  }, 30_000)
+  }, 300_000)
 })

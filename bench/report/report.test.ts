@@ -8,9 +8,10 @@ import { collectRows } from "./collect.ts"
 import { renderHtml } from "./html.ts"
 import { missingWork } from "./missing.ts"
 import { renderTable } from "./table.ts"
+import { DATA_EXAMPLE, lacks, skipNote } from "../../test/data.ts"
 
 
-const EXAMPLE = fileURLToPath(new URL("../../../shared/toolbench/example/data_example", import.meta.url))
+const EXAMPLE = DATA_EXAMPLE.path
 
 /** A run of two methods with known costs, and pass labels of one judge. */
 const syntheticRun = async () => {
@@ -46,7 +47,7 @@ describe("compare rows and table", () => {
     expect(lines.find((l) => / react /.test(l))).toMatch(/1\/1\s+50\.0 ± 50\.0\s+-\s+3\.0\s+4000\s+90\s+2\.0\s+1\.0$/)
   })
 
-  it("shows ToolEval's published labels of a StableToolBench folder beside the costs of its predictions", () => {
+  it.skipIf(lacks(DATA_EXAMPLE))("shows ToolEval's published labels of a StableToolBench folder beside the costs of its predictions" + skipNote(DATA_EXAMPLE), () => {
     const rows = collectRows([EXAMPLE])
     expect(rows.map((r) => [r.method, r.judge, r.n, Number(r.pass!.mean.toFixed(2)), r.win?.rate])).toEqual([
       ["virtual_chatgpt_cot", "ToolEval", 3, 66.67, undefined],
@@ -63,7 +64,7 @@ describe("compare rows and table", () => {
 describe("HTML report", () => {
   let html = ""
   beforeAll(async () => {
-    html = renderHtml([...collectRows([await syntheticRun()]), ...collectRows([EXAMPLE])], { generatedAt: "2026-01-01" })
+    html = renderHtml([...collectRows([await syntheticRun()]), ...(lacks(DATA_EXAMPLE) ? [] : collectRows([EXAMPLE]))], { generatedAt: "2026-01-01" })
   })
 
   it("is self-contained: no external scripts, styles, images or fonts", () => {
@@ -72,7 +73,7 @@ describe("HTML report", () => {
     expect(html).not.toMatch(/url\(/)
   })
 
-  it("includes the table and the pass, win, token and call charts as inline SVG", () => {
+  it.skipIf(lacks(DATA_EXAMPLE))("includes the table and the pass, win, token and call charts as inline SVG" + skipNote(DATA_EXAMPLE), () => {
     expect(html).toContain("<table>")
     for (const title of ["Pass rate (SoPR) per method and group", "Win rate (SoWR) per method and group", "Tokens per task", "Model calls and tool calls per task"])
       expect(html).toContain(title)

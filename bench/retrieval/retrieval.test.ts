@@ -6,6 +6,7 @@ import { relevantNames, toolbenchCorpus } from "../corpus.ts"
 import { loadQueries } from "../datasets.ts"
 import { evaluateRetriever } from "./evaluate.ts"
 import { ndcgAt, recallAt } from "./metrics.ts"
+import { FULL_DATA, lacks, skipNote } from "../../test/data.ts"
 
 describe("retrieval metrics", () => {
   it("recall@k and nDCG@k with binary relevance", () => {
@@ -19,9 +20,9 @@ describe("retrieval metrics", () => {
   })
 })
 
-describe("the pooled ToolBench corpus", () => {
+describe.skipIf(lacks(FULL_DATA))("the pooled ToolBench corpus" + skipNote(FULL_DATA), () => {
   it("holds every distinct API of the 765 queries, and the lexical retriever finds the relevant ones (recall@5 >= 0.60)", async () => {
-    const queries = await Effect.runPromise(loadQueries({ dir: "../shared/toolbench" }))
+    const queries = await Effect.runPromise(loadQueries({ dir: FULL_DATA.path }))
     const corpus = toolbenchCorpus(queries, makeOfflineEnvironment("error"))
     expect(queries).toHaveLength(765)
     expect(corpus.library.tools).toHaveLength(2479)
@@ -33,5 +34,5 @@ describe("the pooled ToolBench corpus", () => {
     expect(evaluation.pooled.recall[5]).toBeGreaterThanOrEqual(0.6)
     expect(evaluation.pooled.recall[10]).toBeGreaterThanOrEqual(evaluation.pooled.recall[5]!)
     expect(Object.keys(evaluation.groups)).toHaveLength(6)
-  }, 60_000)
+  }, 300_000)
 })

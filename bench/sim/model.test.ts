@@ -1,4 +1,3 @@
-import { fileURLToPath } from "node:url"
 import { Effect, Layer } from "effect"
 import { beforeAll, describe, expect, it } from "vitest"
 import { z } from "zod"
@@ -24,8 +23,9 @@ import { contentOf, subtaskFor } from "./policy.ts"
 import { readRecordings, simTaskOf } from "./knowledge.ts"
 import { isKind, kindOf } from "../../src/trace/events.ts"
 import { EventData, EventKind, Trajectory } from "../../src/trace/record.ts"
+import { MINI_DATA } from "../../test/data.ts"
 
-const DATA = fileURLToPath(new URL("../../../shared/toolbench", import.meta.url))
+const DATA = MINI_DATA.path
 
 let query: BenchQuery
 let task: Task
@@ -39,7 +39,8 @@ beforeAll(async () => {
 const sim = (spec: string): SimModel => {
   const parsed = parseSimSpec(spec)
   if ("error" in parsed) throw parsed.error
-  return makeSimModel(parsed.options, undefined, spec)
+  // the fixture's queries and recordings, not the default ../shared/toolbench
+  return makeSimModel({ ...parsed.options, data: DATA }, undefined, spec)
 }
 
 const solve = (model: SimModel, method: (t: Task) => Effect.Effect<Trajectory, never, LanguageModel>) =>

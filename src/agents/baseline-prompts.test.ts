@@ -1,5 +1,4 @@
 import { readFileSync } from "node:fs"
-import { fileURLToPath } from "node:url"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { z } from "zod"
@@ -12,8 +11,9 @@ import { loadTemplate } from "../text/prompt-template.ts"
 import { react } from "./react.ts"
 import { STB_FILES, StbFilesError, stbDirOf } from "./stabletoolbench-files.ts"
 import type { Task } from "./task.ts"
+import { STB_CHECKOUT, lacks, skipNote } from "../../test/data.ts"
 
-const STB = fileURLToPath(new URL("../../../shared/toolbench/stabletoolbench", import.meta.url))
+const STB = STB_CHECKOUT.path
 const theirs = (file: string) => readFileSync(`${STB}/${file}`, "utf8")
 
 const weather: Tool = {
@@ -39,10 +39,10 @@ const requestsOf = async (method: "react" | "dfsdt", stb: string | undefined, sc
 
 /** The body of a Python triple-quoted constant, cut out of the file by hand (independently of the reader under test). */
 const constantBody = (file: string, name: string, quote: string) => theirs(file).split(new RegExp(`${name}\\s*=\\s*${quote}`))[1]!.split(quote)[0]!
-const SYSTEM_FIRST_LINE = constantBody(STB_FILES.react, "FORMAT_INSTRUCTIONS_SYSTEM_FUNCTION", '"""').split("\n")[0]!
+const SYSTEM_FIRST_LINE = lacks(STB_CHECKOUT) ? "" : constantBody(STB_FILES.react, "FORMAT_INSTRUCTIONS_SYSTEM_FUNCTION", '"""').split("\n")[0]!
 
 describe("baseline prompts", () => {
-  it("with --stb, ReAct sends StableToolBench's system and user prompts, task description and Finish texts", async () => {
+  it.skipIf(lacks(STB_CHECKOUT))("with --stb, ReAct sends StableToolBench's system and user prompts, task description and Finish texts" + skipNote(STB_CHECKOUT), async () => {
     const [request] = await requestsOf("react", STB, [finish])
     const [system, user] = request!.messages
     expect(system!.content.startsWith(SYSTEM_FIRST_LINE)).toBe(true)
@@ -55,7 +55,7 @@ describe("baseline prompts", () => {
     expect(theirs(STB_FILES.rapidapi)).toContain(`"description": "${finishSpec.description}"`)
   })
 
-  it("with --stb, DFSDT's diversity prompt is theirs", async () => {
+  it.skipIf(lacks(STB_CHECKOUT))("with --stb, DFSDT's diversity prompt is theirs" + skipNote(STB_CHECKOUT), async () => {
     const requests = await requestsOf("dfsdt", STB, [search, giveUp, finish])
     const diversity = requests[2]!.messages.at(-1)!.content
     const body = constantBody(STB_FILES.treeSearch, "DIVERSITY_PROMPT", "'''")
@@ -64,7 +64,7 @@ describe("baseline prompts", () => {
     expect(diversity).toContain('"name": "Finish"')
   })
 
-  it("without --stb, our own wording goes out and none of theirs", async () => {
+  it.skipIf(lacks(STB_CHECKOUT))("without --stb, our own wording goes out and none of theirs" + skipNote(STB_CHECKOUT), async () => {
     const [request] = await requestsOf("react", undefined, [finish])
     const system = request!.messages[0]!.content
     expect(system).not.toContain(SYSTEM_FIRST_LINE)

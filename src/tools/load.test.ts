@@ -6,9 +6,10 @@ import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { findTool } from "./library.ts"
 import { loadToolLibrary, ToolLoadError } from "./load.ts"
+import { MINI_DATA } from "../../test/data.ts"
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url))
-const TOOLBENCH = here("../../../shared/toolbench/")
+const TOOLBENCH = MINI_DATA.path
 const load = (source: string, options?: Parameters<typeof loadToolLibrary>[1]) => Effect.runPromise(loadToolLibrary(source, options))
 const loadError = (source: string) => Effect.runPromise(Effect.flip(loadToolLibrary(source)))
 const tmp = () => mkdtempSync(join(tmpdir(), "smurfs-load-"))

@@ -9,9 +9,10 @@ import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it, vi } from "vitest"
 import { run } from "../../src/cli/commands/bench.ts"
 import { ExitCode } from "../../src/cli/exit-codes.ts"
+import { MINI_DATA, STB_CHECKOUT, lacks, skipNote } from "../data.ts"
 
 const REPO = fileURLToPath(new URL("../../", import.meta.url))
-const DATA = fileURLToPath(new URL("../../../shared/toolbench/", import.meta.url))
+const DATA = MINI_DATA.path
 const SCRIPT = join(REPO, "examples", "bench-script.json")
 const scratch = mkdtempSync(join(tmpdir(), "smurfs-bench-cli-"))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
@@ -49,9 +50,9 @@ describe("smurfs bench", () => {
   const out = join(scratch, "run")
   const base = ["--data", DATA, "--group", "G1_instruction", "--method", "react,dfsdt", "--out", out]
 
-  it("with --stb, react/dfsdt send StableToolBench's texts and run.json and the converted files say so; a wrong --stb is bad input", async () => {
+  it.skipIf(lacks(STB_CHECKOUT))("with --stb, react/dfsdt send StableToolBench's texts and run.json and the converted files say so; a wrong --stb is bad input" + skipNote(STB_CHECKOUT), async () => {
     const stbOut = join(scratch, "run-stb")
-    const stb = join(DATA, "stabletoolbench")
+    const stb = STB_CHECKOUT.path
     const { code } = await bench(["--data", DATA, "--group", "G1_instruction", "--method", "react", "--ids", "1073", "--out", stbOut, "--model", `scripted:${SCRIPT}`, "--stb", stb])
     expect(code).toBe(ExitCode.Ok)
     const config = JSON.parse(readFileSync(join(stbOut, "run.json"), "utf8")) as { options: Record<string, unknown> }

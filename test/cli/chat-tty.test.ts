@@ -96,7 +96,7 @@ describe.skipIf(!hasTmux)("smurfs chat in a terminal (tmux)", () => {
     } finally {
       chat.close()
     }
-  }, 30_000)
+  }, 300_000)
 
   it("ends cleanly on Ctrl-D and on Ctrl-C", async () => {
     const save = join(mkdtempSync(join(tmpdir(), "smurfs-chat-save-")), "transcript.json")
@@ -118,7 +118,7 @@ describe.skipIf(!hasTmux)("smurfs chat in a terminal (tmux)", () => {
       d.close()
       c.close()
     }
-  }, 30_000)
+  }, 300_000)
 })
 
 describe.skipIf(hasTmux)("smurfs chat in a terminal", () => {

@@ -2,13 +2,13 @@
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import { describe, expect, it, vi } from "vitest"
 import { dataLayout } from "../../bench/datasets.ts"
 import { smurfs } from "./spawn.ts"
+import { FULL_DATA, lacks, skipNote } from "../data.ts"
 
-vi.setConfig({ testTimeout: 120_000 })
-const shared = fileURLToPath(new URL("../../../shared/toolbench", import.meta.url))
+vi.setConfig({ testTimeout: 300_000 })
+const shared = FULL_DATA.path
 
 /** StableToolBench's release layout: data/solvable_queries/{test_instruction,test_query_ids}, and server/tool_response_cache. */
 const stableToolBenchCopy = () => {
@@ -24,7 +24,7 @@ const stableToolBenchCopy = () => {
   return { root, solvable }
 }
 
-describe("StableToolBench's own folders", () => {
+describe.skipIf(lacks(FULL_DATA))("StableToolBench's own folders" + skipNote(FULL_DATA), () => {
   it("finds the query files, the id files and the tool cache", () => {
     const { root, solvable } = stableToolBenchCopy()
     for (const dir of [solvable, join(root, "data")])

@@ -4,11 +4,12 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, it, vi } from "vitest"
 import { smurfs } from "./spawn.ts"
+import { DEFAULT_DATA, lacks, skipNote } from "../data.ts"
 
-vi.setConfig({ testTimeout: 120_000 })
+vi.setConfig({ testTimeout: 300_000 })
 
 describe("--json results and bench's summary", () => {
-  it("bench, compare, eval and doctor print their results as JSON on stdout", async () => {
+  it.skipIf(lacks(DEFAULT_DATA))("bench, compare, eval and doctor print their results as JSON on stdout" + skipNote(DEFAULT_DATA), async () => {
     const dir = mkdtempSync(join(tmpdir(), "smurfs-json-"))
     const out = join(dir, "run")
     const bench = await smurfs(["bench", "--model", "sim", "--group", "G1_instruction", "--limit", "3", "--out", out, "--json"])

@@ -6,7 +6,7 @@ import { type FakeOllama, startFakeOllama } from "../fake-servers/ollama.ts"
 import { bin, demoQuery, repo, smurfs } from "./spawn.ts"
 import { hasTmux } from "../tmux.ts"
 
-vi.setConfig({ testTimeout: 120_000 })
+vi.setConfig({ testTimeout: 300_000 })
 
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))

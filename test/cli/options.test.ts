@@ -8,12 +8,13 @@ import { main } from "../../src/cli/main.ts"
 import { choiceList, ConfigError, parseCommand } from "../../src/cli/options.ts"
 import { captureConsole } from "../capture-console.ts"
 import { bin, demoQuery, demoScript, repo, smurfs } from "./spawn.ts"
+import { DEFAULT_DATA, lacks, skipNote } from "../data.ts"
 
 const temp = () => mkdtempSync(join(tmpdir(), "smurfs-cli-"))
 /** A loopback port nothing listens on, so an Ollama model fails fast as unreachable. */
 const deadHost = "http://127.0.0.1:9"
 // spawned processes start slowly on a busy machine; each test waits for a few in turn
-vi.setConfig({ testTimeout: 120_000 })
+vi.setConfig({ testTimeout: 300_000 })
 afterEach(() => vi.restoreAllMocks())
 
 describe("one way to do each thing", () => {
@@ -78,7 +79,7 @@ describe("one way to do each thing", () => {
     expect(bench.stderr).toContain("is a file; give a directory")
   })
 
-  it("an unknown --ids entry is an error, not a smaller run", async () => {
+  it.skipIf(lacks(DEFAULT_DATA))("an unknown --ids entry is an error, not a smaller run" + skipNote(DEFAULT_DATA), async () => {
     const r = await smurfs(["bench", "--out", join(temp(), "run"), "--model", "sim", "--group", "G1_instruction", "--ids", "no-such-id"])
     expect(r.code).toBe(3)
     expect(r.stderr).toContain("no query has the id no-such-id in G1_instruction")

@@ -66,7 +66,7 @@ describe("OpenTelemetry export", () => {
     expect(verdicts.map((s) => attr(s, "verdict"))).toContain("pending")
     // one task, one trace: the spans nest under the task's span
     expect(new Set(spans.filter((s) => s.name !== "LanguageModel.generateObject").map((s) => s.traceId)).size).toBe(1)
-  }, 30_000)
+  }, 300_000)
 
   it("derives the traces URL as OpenTelemetry does and skips a value that is not a URL", () => {
     expect(otlpTracesUrl({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://h:4318/" })).toBe("http://h:4318/v1/traces")
@@ -79,5 +79,5 @@ describe("OpenTelemetry export", () => {
     expect(r.code).toBe(0)
     expect(r.stdout).toContain("3483.86 feet")
     expect(r.stderr).toContain("is not a URL; no traces are exported")
-  }, 30_000)
+  }, 300_000)
 })

@@ -6,8 +6,9 @@ import { join } from "node:path"
 import { afterAll, describe, expect, it, vi } from "vitest"
 import { kindOf } from "../../src/trace/events.ts"
 import { repo, smurfs } from "./spawn.ts"
+import { DEFAULT_DATA, lacks, skipNote } from "../data.ts"
 
-vi.setConfig({ testTimeout: 120_000 })
+vi.setConfig({ testTimeout: 300_000 })
 
 const scratch = mkdtempSync(join(tmpdir(), "smurfs-run-retrieve-"))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
@@ -67,7 +68,7 @@ describe("smurfs run --toolset retrieve", () => {
     expect(live.stderr).toMatch(/tools retrieved for the subtask \(lexical, top 2\): echo$/m)
   })
 
-  it("a ToolBench task (--query-id) retrieves from every API under --data, as smurfs bench does", async () => {
+  it.skipIf(lacks(DEFAULT_DATA))("a ToolBench task (--query-id) retrieves from every API under --data, as smurfs bench does" + skipNote(DEFAULT_DATA), async () => {
     const model = script("toolbench", {
       $cycle: true,
       planner: [{ subtasks: ["Find popular sites for the query 'birthday party ideas'", "Find the main keywords of the query 'birthday party ideas'"] }],

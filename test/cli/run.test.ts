@@ -29,7 +29,7 @@ describe.skipIf(!nodeOk)(`smurfs run (needs Node 22.18+, found ${process.version
     expect(r.stderr).toContain('"result":29032.152231')
     expect(r.stderr).toContain('"result":3483.85826772')
     expect(r.stderr).toContain("verifier: pending")
-  }, 30_000)
+  }, 300_000)
 
   it("prints only the trajectory with --json", async () => {
     const r = await smurfs(query, "--model", "scripted:examples/demo-script.json", "--json")
@@ -39,7 +39,7 @@ describe.skipIf(!nodeOk)(`smurfs run (needs Node 22.18+, found ${process.version
     expect(t.finishType).toBe("give_answer")
     expect(t.taskId).toMatch(/^[0-9a-f]{12}$/)
     expect(t.totals.toolCalls).toBe(3)
-  }, 30_000)
+  }, 300_000)
 
   it("exits with BadInput on a bad model spec and Usage without a query", async () => {
     const bad = await smurfs(query, "--model", "scripted:examples/missing.json")
@@ -47,7 +47,7 @@ describe.skipIf(!nodeOk)(`smurfs run (needs Node 22.18+, found ${process.version
     expect(bad.stderr).toContain("cannot read the script file")
     const usage = await smurfs()
     expect(usage.code).toBe(2)
-  }, 30_000)
+  }, 300_000)
 })
 
 describe("live view", () => {

@@ -4,8 +4,9 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, it, vi } from "vitest"
 import { demoQuery, demoScript, smurfs } from "./spawn.ts"
+import { DEFAULT_DATA, lacks, skipNote } from "../data.ts"
 
-vi.setConfig({ testTimeout: 120_000 })
+vi.setConfig({ testTimeout: 300_000 })
 
 describe("smurfs show", () => {
   it("prints a trajectory file exactly as the live view printed the run, then the answer; --html writes one page", async () => {
@@ -30,7 +31,7 @@ describe("smurfs show", () => {
     expect(page).toContain('class="l verdict"')
   })
 
-  it("finds a task in a run directory by id, and says what to give when it cannot", async () => {
+  it.skipIf(lacks(DEFAULT_DATA))("finds a task in a run directory by id, and says what to give when it cannot" + skipNote(DEFAULT_DATA), async () => {
     const out = join(mkdtempSync(join(tmpdir(), "smurfs-show-run-")), "run")
     const bench = await smurfs(["bench", "--model", "sim", "--group", "G1_instruction", "--ids", "588", "--out", out])
     expect(bench.code, bench.stderr).toBe(0)

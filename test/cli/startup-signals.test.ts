@@ -9,9 +9,10 @@ import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import { afterAll, describe, expect, it } from "vitest"
 import { ExitCode } from "../../src/cli/exit-codes.ts"
+import { MINI_DATA } from "../data.ts"
 
 const REPO = fileURLToPath(new URL("../../", import.meta.url))
-const DATA = fileURLToPath(new URL("../../../shared/toolbench/", import.meta.url))
+const DATA = MINI_DATA.path
 const scratch = mkdtempSync(join(tmpdir(), "smurfs-startup-signals-"))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 
@@ -60,5 +61,5 @@ describe("signals during start-up", () => {
       hanging.closeAllConnections()
       hanging.close()
     }
-  }, 60_000)
+  }, 300_000)
 })

@@ -8,9 +8,10 @@ import { afterAll, describe, expect, it, vi } from "vitest"
 import { run as bench } from "../../src/cli/commands/bench.ts"
 import { run } from "../../src/cli/commands/run.ts"
 import { ExitCode } from "../../src/cli/exit-codes.ts"
+import { MINI_DATA } from "../data.ts"
 
 const REPO = fileURLToPath(new URL("../../", import.meta.url))
-const DATA = fileURLToPath(new URL("../../../shared/toolbench/", import.meta.url))
+const DATA = MINI_DATA.path
 const BENCH_SCRIPT = join(REPO, "examples", "bench-script.json")
 const scratch = mkdtempSync(join(tmpdir(), "smurfs-step-limits-"))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))

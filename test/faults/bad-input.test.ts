@@ -7,9 +7,10 @@ import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import { afterAll, describe, expect, it } from "vitest"
 import { ExitCode } from "../../src/cli/exit-codes.ts"
+import { MINI_DATA } from "../data.ts"
 
 const repo = fileURLToPath(new URL("../..", import.meta.url))
-const data = fileURLToPath(new URL("../../../shared/toolbench", import.meta.url))
+const data = MINI_DATA.path
 const scratch = mkdtempSync(join(tmpdir(), "smurfs-bad-input-"))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 
@@ -62,7 +63,7 @@ describe.concurrent("exit codes", () => {
     const r = await smurfs(command, "--help")
     expect(r.code).toBe(ExitCode.Ok)
     for (const code of [ExitCode.Usage, ExitCode.BadInput, ExitCode.ModelUnavailable, ExitCode.Interrupted]) expect(r.stdout).toMatch(new RegExp(`\\b${code} [a-z]`))
-  }, 30_000)
+  }, 300_000)
 })
 
 describe.concurrent("bad input", () => {
@@ -73,5 +74,5 @@ describe.concurrent("bad input", () => {
     // a message for a person, not a crash
     expect(r.stderr).not.toMatch(/\n\s+at .+\(.*:\d+:\d+\)/)
     expect(r.stderr.length).toBeLessThan(4000)
-  }, 30_000)
+  }, 300_000)
 })

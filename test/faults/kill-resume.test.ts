@@ -7,9 +7,10 @@ import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
 import { rngFor } from "../../bench/eval/rng.ts"
 import { TaskRecord } from "../../bench/run-format.ts"
+import { FULL_DATA, lacks, skipNote } from "../data.ts"
 
 const repo = fileURLToPath(new URL("../..", import.meta.url))
-const data = fileURLToPath(new URL("../../../shared/toolbench", import.meta.url))
+const data = FULL_DATA.path
 const scratch = mkdtempSync(join(tmpdir(), "smurfs-kill-"))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 
@@ -64,7 +65,7 @@ const resultsOf = (out: string) =>
       })
   )
 
-describe("kill -9 and --resume", () => {
+describe.skipIf(lacks(FULL_DATA))("kill -9 and --resume" + skipNote(FULL_DATA), () => {
   it(`${KILLS} kills at seeded points, each resumed, give the same results as an uninterrupted run`, async () => {
     const reference = join(scratch, "reference")
     const whole = await start(args(reference)).exited
@@ -108,5 +109,5 @@ describe("kill -9 and --resume", () => {
     expect(got).toEqual(want)
     const converted = JSON.parse(readFileSync(join(out, "converted", "smurfs", "G1_instruction.json"), "utf8")) as Record<string, unknown>
     expect(Object.keys(converted).sort()).toEqual(Object.keys(want).sort())
-  }, 120_000)
+  }, 300_000)
 })

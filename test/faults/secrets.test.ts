@@ -8,9 +8,10 @@ import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { REDACTED, redactText, redactValue, secretValues } from "../../src/trace/redact.ts"
 import { type EchoServer, startEchoServer } from "./echo-server.ts"
+import { MINI_DATA } from "../data.ts"
 
 const repo = fileURLToPath(new URL("../..", import.meta.url))
-const data = fileURLToPath(new URL("../../../shared/toolbench", import.meta.url))
+const data = MINI_DATA.path
 const SECRET = "sk-test-SECRET-7f3a9c2e41"
 /** Any trace of the key, whole or cut. */
 const LEAKS = [SECRET, "SECRET-7f3a", "7f3a9c2e41"]
@@ -94,7 +95,7 @@ describe("no secret in what a run writes", () => {
     expectClean("stderr", r.stderr)
     expect(r.stdout).toContain(REDACTED)
     expect(JSON.parse(r.stdout).finishType).toBe("give_answer")
-  }, 30_000)
+  }, 300_000)
 
   it("smurfs run (live view and final answer)", async () => {
     const r = await smurfs(["run", "What is 2 + 3?", "--model", "openai:test-model"])
@@ -102,7 +103,7 @@ describe("no secret in what a run writes", () => {
     expectClean("stdout", r.stdout)
     expectClean("stderr", r.stderr)
     expect(r.stderr).toContain(REDACTED)
-  }, 30_000)
+  }, 300_000)
 
   it("smurfs bench: records, converted files, run.json and the simulated responses store", async () => {
     const run = join(out, "bench")
@@ -115,5 +116,5 @@ describe("no secret in what a run writes", () => {
     expect(files.some((f) => f.path.includes("/simulated/"))).toBe(true) // simulated tool responses, stored for replay
     for (const f of files) expectClean(f.path, f.text)
     expect(files.some((f) => f.text.includes(REDACTED))).toBe(true)
-  }, 60_000)
+  }, 300_000)
 })

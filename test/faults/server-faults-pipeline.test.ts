@@ -73,7 +73,7 @@ describe.each(providers)("$name: faults during a Smurfs run", (provider) => {
       expect(errorTags(t)).not.toContain("Overloaded")
       expect(t.finishType).toBe("give_answer")
     }
-  }, 30_000)
+  }, 300_000)
 
   it.each(FAULTS.filter(([label]) => label !== "404 (model gone)"))("%s on every call: a recorded give-up with the error's tag", async (_label, fault) => {
     const t = await runOn(provider, () => fault)
@@ -82,7 +82,7 @@ describe.each(providers)("$name: faults during a Smurfs run", (provider) => {
     const tags = errorTags(t).filter((x) => x !== "")
     expect(tags.length).toBeGreaterThan(0)
     for (const tag of tags) expect(TYPED.has(tag), `untyped failure "${tag}"`).toBe(true)
-  }, 30_000)
+  }, 300_000)
 })
 
 describe("connection refused during smurfs run", () => {
@@ -99,5 +99,5 @@ describe("connection refused during smurfs run", () => {
     )
     expect(r.code).toBe(ExitCode.ModelUnavailable)
     expect(r.stderr).toContain("ollama serve")
-  }, 30_000)
+  }, 300_000)
 })

@@ -8,9 +8,10 @@ import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
 import { capStrings, capText, SIZE_CAPS } from "../../src/trace/size-caps.ts"
 import { startFakeOpenAI } from "../fake-servers/openai.ts"
+import { MINI_DATA } from "../data.ts"
 
 const repo = fileURLToPath(new URL("../..", import.meta.url))
-const data = fileURLToPath(new URL("../../../shared/toolbench", import.meta.url))
+const data = MINI_DATA.path
 const scratch = mkdtempSync(join(tmpdir(), "smurfs-size-caps-"))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 
@@ -67,5 +68,5 @@ describe("size caps", () => {
     } finally {
       await server.close()
     }
-  }, 120_000)
+  }, 300_000)
 })

@@ -54,7 +54,7 @@ describe("tool faults during a Smurfs run", () => {
       expect(userPrompt(second)).toContain("Tools you may choose now: good")
       expect(good.calls).toHaveLength(1)
     }
-  }, 10_000)
+  }, 300_000)
 })
 
 describe("tool faults during ReAct and DFSDT", () => {

@@ -1,21 +1,21 @@
 import { mkdtempSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest"
 import { writeFakeRun } from "../../../bench/eval/test-fixtures.ts"
 import { captureConsole } from "../../../test/capture-console.ts"
+import { DATA_EXAMPLE, lacks, skipNote } from "../../../test/data.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { run } from "./compare.ts"
 
-const EXAMPLE = fileURLToPath(new URL("../../../../shared/toolbench/example/data_example", import.meta.url))
+const EXAMPLE = DATA_EXAMPLE.path
 
 let out: Array<string>, err: Array<string>
 beforeEach(() => void ({ out, err } = captureConsole()))
 afterEach(() => vi.restoreAllMocks())
 
 describe("smurfs compare", () => {
-  it("prints one table of a run and ToolEval's results, and writes the HTML report", async () => {
+  it.skipIf(lacks(DATA_EXAMPLE))("prints one table of a run and ToolEval's results, and writes the HTML report" + skipNote(DATA_EXAMPLE), async () => {
     const dir = await writeFakeRun([{ taskId: "1", promptTokens: 1234 }])
     const html = join(mkdtempSync(join(tmpdir(), "smurfs-report-")), "report.html")
     expect(await run([dir, EXAMPLE, "--html", html])).toBe(ExitCode.Ok)

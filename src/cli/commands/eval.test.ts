@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest"
 import { passLabelsPath, winVerdictsPath } from "../../../bench/eval/labels.ts"
 import { writeFakeRun } from "../../../bench/eval/test-fixtures.ts"
 import { captureConsole } from "../../../test/capture-console.ts"
+import { DATA_EXAMPLE, STB_CHECKOUT, lacks, skipNote } from "../../../test/data.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { run } from "./eval.ts"
 
@@ -45,9 +46,9 @@ describe("smurfs eval", () => {
     expect(out.join("\n")).toMatch(/100\.0 vs /)
   })
 
-  it("with --fac and --stb, judges FAC beside SoPR and shows it in the table; --fac without --stb is refused", async () => {
+  it.skipIf(lacks(STB_CHECKOUT))("with --fac and --stb, judges FAC beside SoPR and shows it in the table; --fac without --stb is refused" + skipNote(STB_CHECKOUT), async () => {
     const dir = await writeFakeRun([{ taskId: "1" }, { taskId: "2" }])
-    const stb = new URL("../../../../shared/toolbench/stabletoolbench", import.meta.url).pathname
+    const stb = STB_CHECKOUT.path
     const judge = `scripted:${scriptFile({ "judge.check_answer_status": [{ answer_status: "Solved", reason: "fine" }], "judge.fac": ["Answer Status\nSolved", "Answer Status\nUnsolved"], $cycle: true })}`
     expect(await run(["--run", dir, "--judge", judge, "--k", "1", "--fac", "--stb", stb])).toBe(ExitCode.Ok)
     expect(err.join("\n")).toMatch(/fac: 2 decisions made/)
@@ -56,8 +57,8 @@ describe("smurfs eval", () => {
     expect(err.join("\n")).toMatch(/--fac sends the prompt of StableToolBench's toolbench\/tooleval\/fac_eval\.py/)
   })
 
-  it("scores StableToolBench converted predictions, writing labels to --out", async () => {
-    const example = new URL("../../../../shared/toolbench/example/data_example", import.meta.url).pathname
+  it.skipIf(lacks(DATA_EXAMPLE))("scores StableToolBench converted predictions, writing labels to --out" + skipNote(DATA_EXAMPLE), async () => {
+    const example = DATA_EXAMPLE.path
     const store = mkdtempSync(join(tmpdir(), "smurfs-eval-out-"))
     const judge = `scripted:${scriptFile({ "judge.check_answer_status": [{ answer_status: "Solved", reason: "fine" }], $cycle: true })}`
     expect(await run(["--run", example, "--judge", judge, "--k", "3", "--out", store, "--method", "virtual_chatgpt_cot"])).toBe(ExitCode.Ok)
@@ -69,9 +70,9 @@ describe("smurfs eval", () => {
     expect(out.join("\n")).toMatch(/virtual_chatgpt_cot\s+CoT@1\s+G1_instruction\s+scripted-\S+ \(ours texts\)\s+3\/3\s+66\.7 ± 0\.0/)
   })
 
-  it("with --stb judges with ToolEval's own template, records it with the labels and says so in the table", async () => {
-    const example = new URL("../../../../shared/toolbench/example/data_example", import.meta.url).pathname
-    const stb = new URL("../../../../shared/toolbench/stabletoolbench", import.meta.url).pathname
+  it.skipIf(lacks(DATA_EXAMPLE, STB_CHECKOUT))("with --stb judges with ToolEval's own template, records it with the labels and says so in the table" + skipNote(DATA_EXAMPLE, STB_CHECKOUT), async () => {
+    const example = DATA_EXAMPLE.path
+    const stb = STB_CHECKOUT.path
     const store = mkdtempSync(join(tmpdir(), "smurfs-eval-stb-"))
     const judge = `scripted:${scriptFile({ "judge.check_answer_status": [{ answer_status: "Solved", reason: "fine" }], $cycle: true })}`
     expect(await run(["--run", example, "--judge", judge, "--k", "1", "--out", store, "--method", "virtual_chatgpt_cot", "--stb", stb])).toBe(ExitCode.Ok)

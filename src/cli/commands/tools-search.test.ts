@@ -4,11 +4,12 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterEach, describe, expect, it, vi } from "vitest"
 import { captureConsole } from "../../../test/capture-console.ts"
+import { MINI_DATA } from "../../../test/data.ts"
 import { startFakeOllama } from "../../../test/fake-servers/ollama.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { run } from "./tools.ts"
 
-const DATA = fileURLToPath(new URL("../../../../shared/toolbench/", import.meta.url))
+const DATA = MINI_DATA.path
 const FAKE_MCP = fileURLToPath(new URL("../../../test/fake-servers/mcp.ts", import.meta.url))
 
 afterEach(() => vi.restoreAllMocks())
@@ -31,13 +32,13 @@ describe("smurfs tools search", () => {
     expect(Object.keys(rows[0]!)).toEqual(["tool_name", "api_name", "score"])
     expect(rows).toContainEqual(expect.objectContaining({ tool_name: "Keyword Analysis", api_name: "PopularSitesForQuery" }))
     expect(rows.map((r) => r.score as number)).toEqual([...rows.map((r) => r.score as number)].sort((a, b) => b - a))
-  }, 30_000)
+  }, 300_000)
 
   it("prints name/score for other libraries, MCP servers included", async () => {
     const { out } = captureConsole()
     expect(await run(["search", "echo the text back", "--tools", `mcp:${process.execPath} ${FAKE_MCP}`, "--top", "1", "--json"])).toBe(ExitCode.Ok)
     expect(JSON.parse(out.join("\n"))).toEqual([{ name: "echo", score: expect.any(Number) }])
-  }, 30_000)
+  }, 300_000)
 
   it("is hybrid with --embed and re-ranks with --rerank --model", async () => {
     const ollama = await startFakeOllama({ models: [{ name: "nomic-embed-text" }] })

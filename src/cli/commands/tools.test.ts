@@ -1,6 +1,7 @@
-import { fileURLToPath } from "node:url"
+import { join } from "node:path"
 import { afterEach, describe, expect, it, vi } from "vitest"
 import { captureConsole } from "../../../test/capture-console.ts"
+import { MINI_DATA } from "../../../test/data.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { run } from "./tools.ts"
 
@@ -30,7 +31,7 @@ describe("smurfs tools", () => {
 
   it("lists a StableToolBench query's APIs", async () => {
     const io = capture()
-    const file = fileURLToPath(new URL("../../../../shared/toolbench/queries/G1_instruction.json", import.meta.url))
+    const file = join(MINI_DATA.path, "queries", "G1_instruction.json")
     expect(await run(["--tools", file, "--query-id", "1073"])).toBe(ExitCode.Ok)
     expect(io.out()).toContain("toolbench:1073: 3 tools")
     expect(io.out()).toContain("- q: string (required)  The user's search query string.")

@@ -1,15 +1,15 @@
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { scriptedLayer } from "../../llm/scripted.ts"
 import { ApiDoc } from "../toolbench/api-doc.ts"
 import { chainEnvironments, makeEnvironmentChain } from "./chain.ts"
 import type { ToolCall, ToolEnvironment } from "./environment.ts"
+import { MINI_DATA } from "../../../test/data.ts"
 
-const RESPONSES = fileURLToPath(new URL("../../../../shared/toolbench/responses.jsonl", import.meta.url))
+const RESPONSES = join(MINI_DATA.path, "responses.jsonl")
 const doc = ApiDoc.parse({ tool_name: "Keyword Analysis", api_name: "PopularSitesForQuery" })
 const call = (q: string): ToolCall => ({ doc, stdTool: "keyword_analysis", stdApi: "popularsitesforquery", args: { q } })
 const miss = (name: string): ToolEnvironment => ({ name, serve: () => Effect.succeed(undefined) })

@@ -1,14 +1,14 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import { Effect } from "effect"
 import { beforeAll, describe, expect, it } from "vitest"
 import type { ToolCall } from "./environment.ts"
 import { makeReplayIndex, parseRecordedResponse, type ReplayIndex } from "./recorded.ts"
 import { loadCacheDir, loadReplayIndex, loadResponsesJsonl, makeReplayEnvironment } from "./replay.ts"
+import { FULL_DATA, lacks, skipNote } from "../../../test/data.ts"
 
-const RESPONSES = fileURLToPath(new URL("../../../../shared/toolbench/responses.jsonl", import.meta.url))
+const RESPONSES = join(FULL_DATA.path, "responses.jsonl")
 
 const call = (stdTool: string, stdApi: string, args: Record<string, unknown>): ToolCall => ({
   doc: { category_name: "", tool_name: stdTool, api_name: stdApi, api_description: "", required_parameters: [], optional_parameters: [], method: "GET" },
@@ -17,7 +17,7 @@ const call = (stdTool: string, stdApi: string, args: Record<string, unknown>): T
   args
 })
 
-describe("replay from responses.jsonl", () => {
+describe.skipIf(lacks(FULL_DATA))("replay from responses.jsonl" + skipNote(FULL_DATA), () => {
   let index: ReplayIndex
   beforeAll(async () => {
     index = makeReplayIndex()

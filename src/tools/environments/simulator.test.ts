@@ -9,6 +9,7 @@ import { Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
 import { parse as parseYaml } from "yaml"
 import { STB_FILES } from "../../agents/stabletoolbench-files.ts"
+import { lacks, STB_CHECKOUT, skipNote } from "../../../test/data.ts"
 import { type GenerateRequest, LanguageModel, type LanguageModelShape } from "../../llm/language-model.ts"
 import { makeScriptedModel } from "../../llm/scripted.ts"
 import { ApiDoc } from "../toolbench/api-doc.ts"
@@ -17,7 +18,7 @@ import { makeEnvironmentChain } from "./chain.ts"
 import type { ToolCall } from "./environment.ts"
 import { mirrorApiSimulatorPrompts, stabletoolbenchSimulatorPrompts } from "./simulator-prompts.ts"
 
-const STB = fileURLToPath(new URL("../../../../shared/toolbench/stabletoolbench", import.meta.url))
+const STB = STB_CHECKOUT.path
 const stbText = (file: string) => readFileSync(join(STB, file), "utf8")
 
 const doc = ApiDoc.parse({
@@ -51,7 +52,7 @@ const chain = (writeCacheDir: string, simulator: LanguageModelShape, prompts = s
 /** The first line of a message that is long enough to say where it came from. */
 const aLine = (text: string) => text.split("\n").find((l) => l.trim().length > 60)!.trim()
 
-describe("the simulator with StableToolBench's server prompts (--stb)", () => {
+describe.skipIf(lacks(STB_CHECKOUT))("the simulator with StableToolBench's server prompts (--stb)" + skipNote(STB_CHECKOUT), () => {
   it("sends server/main.py's prompt to the simulator (not the model under test), stores the response in their cache layout and replays it", async () => {
     const cache = join(mkdtempSync(join(tmpdir(), "smurfs-stbcache-")), "tool_response_cache")
     const sim = recordingSimulator([{ error: "", response: "lego.com, bricks.com" }])

@@ -62,7 +62,7 @@ describe("MCP over stdio (the scripted server)", () => {
     } finally {
       await close()
     }
-  }, 20_000)
+  }, 300_000)
 
   it("turns text, structured content, isError and protocol errors into results", async () => {
     const { library, close } = await open([fake])
@@ -79,7 +79,7 @@ describe("MCP over stdio (the scripted server)", () => {
     } finally {
       await close()
     }
-  }, 20_000)
+  }, 300_000)
 
   it("times a silent call out, and the server still answers the next one", async () => {
     const { library, close } = await open([fake], { callTimeoutMs: 300 })
@@ -91,7 +91,7 @@ describe("MCP over stdio (the scripted server)", () => {
     } finally {
       await close()
     }
-  }, 20_000)
+  }, 300_000)
 
   it("after a crash, every tool of that server fails with the reason and the process is gone", async () => {
     const { library, close } = await open([fake])
@@ -108,7 +108,7 @@ describe("MCP over stdio (the scripted server)", () => {
     } finally {
       await close()
     }
-  }, 20_000)
+  }, 300_000)
 
   it("stops the server process when the scope closes", async () => {
     const { library, close } = await open([fake])
@@ -117,7 +117,7 @@ describe("MCP over stdio (the scripted server)", () => {
     expect(pids).toHaveLength(1)
     await close()
     expect(await eventually(async () => (await childrenMatching("fake-servers/mcp.ts")).length === 0)).toBe(true)
-  }, 20_000)
+  }, 300_000)
 
   it("says what to do when the command does not exist or is not an MCP server", async () => {
     const missing = await Effect.runPromise(Effect.flip(Effect.scoped(loadTools(["mcp:no-such-mcp-server --flag"]))))
@@ -127,7 +127,7 @@ describe("MCP over stdio (the scripted server)", () => {
     expect(await eventually(async () => (await childrenMatching("not a server")).length === 0)).toBe(true)
     const empty = await Effect.runPromise(Effect.flip(Effect.scoped(loadTools(["mcp:"]))))
     expect(empty.message).toContain("needs the command")
-  }, 20_000)
+  }, 300_000)
 
   it("combines sources; names that clash are prefixed with their server's name", async () => {
     const { library, close } = await open([fake, fake, "demo"])
@@ -141,7 +141,7 @@ describe("MCP over stdio (the scripted server)", () => {
     } finally {
       await close()
     }
-  }, 20_000)
+  }, 300_000)
 })
 
 describe("MCP over Streamable HTTP (loopback)", () => {
@@ -160,7 +160,7 @@ describe("MCP over Streamable HTTP (loopback)", () => {
     } finally {
       await close()
     }
-  }, 20_000)
+  }, 300_000)
 
   it("without the header, says which variable to set and never shows a secret", async () => {
     const error = await Effect.runPromise(Effect.flip(Effect.scoped(loadTools([`mcp+${server.url}`], { env: {} }))))
@@ -168,12 +168,12 @@ describe("MCP over Streamable HTTP (loopback)", () => {
     const wrong = await Effect.runPromise(Effect.flip(Effect.scoped(loadTools([`mcp+${server.url}`], { env: { SMURFS_MCP_AUTHORIZATION: "Bearer wrong-t0ken-value" } }))))
     expect(wrong.message).toContain("401")
     expect(wrong.message).not.toContain("wrong-t0ken-value")
-  }, 20_000)
+  }, 300_000)
 
   it("says so when nothing listens at the URL", async () => {
     const error = await Effect.runPromise(Effect.flip(Effect.scoped(loadTools(["mcp+http://127.0.0.1:9/mcp"], { env: {} }))))
     expect(error.message).toContain("cannot reach http://127.0.0.1:9/mcp")
-  }, 20_000)
+  }, 300_000)
 })
 
 describe("MCP servers from npm", () => {
@@ -188,7 +188,7 @@ describe("MCP servers from npm", () => {
     } finally {
       await close()
     }
-  }, 30_000)
+  }, 300_000)
 
   it("server-filesystem: reads a file inside its root and refuses one outside", async () => {
     const root = mkdtempSync(join(tmpdir(), "smurfs-mcp-fs-"))
@@ -202,5 +202,5 @@ describe("MCP servers from npm", () => {
     } finally {
       await close()
     }
-  }, 30_000)
+  }, 300_000)
 })

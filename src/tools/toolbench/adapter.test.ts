@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs"
+import { pathToFileURL } from "node:url"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import type { ToolEnvironment, ToolCall } from "../environments/environment.ts"
@@ -6,8 +7,9 @@ import { toolSpecs } from "../library.ts"
 import { jsonSchemaOf } from "../../llm/structured.ts"
 import { apiDescription, apiDocToTool, apiJsonSchema, apiParameters, toolbenchLibrary } from "./adapter.ts"
 import { ApiDoc, readApiDoc } from "./api-doc.ts"
+import { ANY_DATA, DATA_EXAMPLE, FULL_DATA, lacks, skipNote } from "../../../test/data.ts"
 
-const TOOLBENCH = new URL("../../../../shared/toolbench/", import.meta.url)
+const TOOLBENCH = pathToFileURL(`${ANY_DATA.path}/`)
 const readJson = (path: string): unknown => JSON.parse(readFileSync(new URL(path, TOOLBENCH), "utf8"))
 
 /** An environment that records calls and answers with a fixed result. */
@@ -22,7 +24,7 @@ type Query = { query_id: number; api_list: unknown[] }
 type Available = { name: string; description: string; parameters: { properties: Record<string, { type: string; description?: string }>; required: string[] } }
 
 describe("ToolBench adapter", () => {
-  it("gives the same functions as StableToolBench's available_tools in the data example", () => {
+  it.skipIf(lacks(FULL_DATA, DATA_EXAMPLE))("gives the same functions as StableToolBench's available_tools in the data example" + skipNote(FULL_DATA, DATA_EXAMPLE), () => {
     const queries = readJson("queries/G1_instruction.json") as Query[]
     for (const method of ["virtual_chatgpt_cot", "virtual_chatgpt_dfs"]) {
       const converted = readJson(`example/data_example/model_predictions_converted/${method}/G1_instruction.json`) as Record<string, { available_tools: Available[] }>
@@ -126,7 +128,7 @@ describe("ToolBench adapter", () => {
     expect(result).toMatchObject({ ok: false, error: "no environment answered the call to number_tools.get_digits" })
   })
 
-  it("gives every StableToolBench doc's JSON Schema, without zod, exactly as its zod schema converts", () => {
+  it.skipIf(lacks(FULL_DATA))("gives every StableToolBench doc's JSON Schema, without zod, exactly as its zod schema converts" + skipNote(FULL_DATA), () => {
     const groups = ["G1_instruction", "G1_category", "G1_tool", "G2_instruction", "G2_category", "G3_instruction"]
     const docs = groups.flatMap((g) => (readJson(`queries/${g}.json`) as Query[]).flatMap((q) => q.api_list.map((d) => ApiDoc.parse(d))))
     expect(docs.length).toBeGreaterThan(3000)

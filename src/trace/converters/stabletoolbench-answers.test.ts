@@ -1,15 +1,15 @@
 import { readdirSync, readFileSync } from "node:fs"
-import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
 import { ConvertedFile } from "./stabletoolbench.ts"
 import { convertAnswerFile } from "./stabletoolbench-answers.ts"
+import { DATA_EXAMPLE, lacks, skipNote } from "../../../test/data.ts"
 
-const EXAMPLE = fileURLToPath(new URL("../../../../shared/toolbench/example/data_example/", import.meta.url))
+const EXAMPLE = `${DATA_EXAMPLE.path}/`
 const json = (path: string): unknown => JSON.parse(readFileSync(path, "utf8"))
 
 describe("convertAnswerFile (convert_to_answer_format.py)", () => {
   for (const [dir, method] of [["virtual_chatgpt_cot", "CoT@1"], ["virtual_chatgpt_dfs", "DFS_woFilter_w2"]] as const)
-    it(`gives StableToolBench's own converted file for the data_example answers of ${dir}`, () => {
+    it.skipIf(lacks(DATA_EXAMPLE))(`gives StableToolBench's own converted file for the data_example answers of ${dir}${skipNote(DATA_EXAMPLE)}`, () => {
       const answers = `${EXAMPLE}answer/${dir}/G1_instruction/`
       const ours: Record<string, unknown> = {}
       for (const file of readdirSync(answers).filter((f) => f.endsWith(".json"))) ours[file.split("_")[0]!] = convertAnswerFile(method, json(answers + file))
@@ -18,7 +18,7 @@ describe("convertAnswerFile (convert_to_answer_format.py)", () => {
       expect(ours).toEqual(theirs)
     })
 
-  it("keeps a newer run's {type: function} tools as they are, and the reader takes both shapes", () => {
+  it.skipIf(lacks(DATA_EXAMPLE))("keeps a newer run's {type: function} tools as they are, and the reader takes both shapes" + skipNote(DATA_EXAMPLE), () => {
     const raw = json(`${EXAMPLE}answer/virtual_chatgpt_cot/G1_instruction/1073_CoT@1.json`) as { answer_generation: { function: Array<unknown> } }
     raw.answer_generation.function = raw.answer_generation.function.map((f) => ({ type: "function", function: f }))
     const converted = convertAnswerFile("CoT@1", raw)
