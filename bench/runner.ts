@@ -131,7 +131,7 @@ export const writeConverted = (
           file[record.taskId] = toConverted(record, specs, finish)
         }
         const path = convertedPath(runDir, method, group)
-        yield* writeJsonAtomic(path, file)
+        yield* writeJsonAtomic({ root: runDir, path }, file)
         written.push(path)
       }
     return written
@@ -207,7 +207,7 @@ export const runBench = (options: RunnerOptions): Effect.Effect<RunSummary, RunD
             const failed = record.finishType === "error"
             if (failed) lastServerError = record.error
             consecutiveFailures = failed ? consecutiveFailures + 1 : 0
-            yield* writeJsonAtomic(path, record, options.recordFs)
+            yield* writeJsonAtomic({ root: options.runDir, path }, record, options.recordFs)
             if (executor.settled) yield* executor.settled(job)
             report(record.finishType, record.totals.modelCalls, record.totals.promptTokens + record.totals.completionTokens)
             if (failed && consecutiveFailures >= stopAfter)

@@ -10,6 +10,7 @@ import { readJsonIf } from "../eval/store.ts"
 import { newerRunFormat, newerRunProblem } from "../run-dir.ts"
 import { RunConfig, runConfigPath } from "../run-format.ts"
 import { hasToolEvalResults, readToolEvalResults } from "../eval/tooleval-results.ts"
+import { safeName } from "../../src/trace/file-names.ts"
 
 export interface Row {
   /** The directory the row comes from (its base name). */
@@ -90,7 +91,8 @@ export const storedJudgeTexts = (store: string, judgeSlug: string, entries: Read
 /** SoWR of one method and group from stored verdicts, per reference, over the tasks both sides have (of `taskIds`, when given). */
 export const storedWinRates = (store: string, judgeSlug: string, method: string, group: string, taskIds?: ReadonlySet<string>) =>
   dirs(join(store, "eval", judgeSlug, "win")).flatMap((reference) => {
-    const dir = join(store, "eval", judgeSlug, "win", reference, "rounds", method, group)
+    // the evaluator names these folders by safeName (labels.ts): a group `a/b` is `a%2Fb`
+    const dir = join(store, "eval", judgeSlug, "win", reference, "rounds", safeName(method), safeName(group))
     const tasks = files(dir).flatMap((f) => {
       const v = readJsonIf(join(dir, f), WinVerdicts)
       if (!v || (taskIds && !taskIds.has(v.taskId))) return []
