@@ -7,6 +7,7 @@ import { LanguageModel, type ToolSpec } from "../src/llm/language-model.ts"
 import { toolSpecs } from "../src/tools/library.ts"
 import { type AtomicWriteFs, writeJsonAtomic } from "../src/trace/atomic-write.ts"
 import { type ConvertedFile, toConverted } from "../src/trace/converters/stabletoolbench.ts"
+import { keyedObject } from "../src/trace/data-record.ts"
 import type { RunDirError } from "../src/trace/fs-problem.ts"
 import { redactText } from "../src/trace/redact.ts"
 import { type BenchQuery, DatasetError, firstDuplicateId, longestFirst } from "./datasets.ts"
@@ -122,7 +123,7 @@ export const writeConverted = (
         // an `error` record is not a result: the task is still to be done
         const records = readRecords(runDir, method, group).filter(isResult).sort((a, b) => Number(a.taskId) - Number(b.taskId) || a.taskId.localeCompare(b.taskId))
         if (records.length === 0) continue
-        const file: ConvertedFile = {}
+        const file: ConvertedFile = keyedObject() // a task id `__proto__` is a key like any other
         for (const record of records) {
           const task = taskFor(group, record.taskId)
           const specs = task
