@@ -1,6 +1,7 @@
 // A run's trajectory: its events, final answer and per-task totals, as one serializable value.
 import { Context, Effect, Ref } from "effect"
 import { type EventKind, type EventLink, kindOf, makeEvent, type RunEvent, Trace, type TraceShape } from "./events.ts"
+import { capStrings } from "./size-caps.ts"
 
 export type FinishType = "give_answer" | "give_up"
 
@@ -83,8 +84,10 @@ export const makeRecorder = (taskId: string, listener?: (event: RunEvent) => voi
       return event
     }
     const trace: TraceShape = {
+      // strings are capped as they are recorded, not when the task ends: a task of many 30 MB replies keeps
+      // 64 Ki characters of each, not every reply whole until its record is written
       emit: (kind: EventKind, data: Record<string, unknown>, link?: EventLink) =>
-        Effect.sync(() => record(makeEvent(taskId, kind, data, link))).pipe(Effect.flatMap((event) => Ref.update(events, (all) => (all.push(event), all)))),
+        Effect.sync(() => record(makeEvent(taskId, kind, capStrings(data), link))).pipe(Effect.flatMap((event) => Ref.update(events, (all) => (all.push(event), all)))),
       // a sub-agent's event joins this run: same correlation id as every event of this task
       forward: (event) => {
         const nested = record({ ...event, correlationid: taskId })

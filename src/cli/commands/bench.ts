@@ -37,6 +37,7 @@ import { toolbenchLibrary } from "../../tools/toolbench/adapter.ts"
 import type { ApiDocInput } from "../../tools/toolbench/api-doc.ts"
 import { otlpLayer } from "../../trace/otlp.ts"
 import { redactText } from "../../trace/redact.ts"
+import { SIZE_CAPS } from "../../trace/size-caps.ts"
 import { version } from "../../version.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { defaultModelSpec, resolveModelLayer } from "../model-option.ts"
@@ -106,6 +107,7 @@ options:
                             ${THINK_HELP}
   --stop-after <n>          stop (exit 4) when n tasks in a row fail because of the model server (default ${RUNNER_DEFAULTS.stopAfterUnreachable})
   --full-trace              keep every prompt in the task records (large)
+  --max-record-bytes <n>    largest task record file; past it long strings are cut harder (default ${SIZE_CAPS.recordBytes})
   --json                    print the summary as JSON on stdout (progress stays on stderr)
   -h, --help                show this help
 
@@ -154,6 +156,7 @@ const OPTIONS = {
   think: { type: "string" },
   "stop-after": { type: "string" },
   "full-trace": { type: "boolean" },
+  "max-record-bytes": { type: "string" },
   json: { type: "boolean" }
 } as const satisfies ParseArgsOptionsConfig
 
@@ -220,6 +223,7 @@ const parse = ({ values }: ParsedCommand<typeof OPTIONS>) => {
     think: thinkOption(values.think),
     stopAfter: positiveInt("stop-after", values["stop-after"]),
     fullTrace: values["full-trace"] === true,
+    maxRecordBytes: positiveInt("max-record-bytes", values["max-record-bytes"]),
     json: values.json === true
   }
 }
@@ -422,6 +426,7 @@ const program = (args: BenchArgs, argvForWorkers: ReadonlyArray<string>, progres
       modelSpec: args.model,
       stopAfterUnreachable: args.stopAfter,
       fullTrace: args.fullTrace,
+      maxRecordBytes: args.maxRecordBytes,
       progress,
       finish: finishSpec(baselinePrompts(args.stb)),
       executor
