@@ -25,9 +25,20 @@ export const SIZE_CAPS = {
   replyBytes: 32 * 1024 * 1024
 } as const
 
-/** `text` cut to `max` characters, with a note of the original length when it was longer. */
-export const capText = (text: string, max: number): string =>
-  text.length > max ? `${text.slice(0, max)}… [cut: ${text.length.toLocaleString("en-US")} characters in all]` : text
+const NOTE_END = " characters in all]"
+const NOTE = /… \[cut: ([\d,]+) characters in all\]$/
+
+/**
+ * `text` cut to `max` characters, with a note of the original length when it was longer. A text cut
+ * before (an event's string, cut as it was recorded) is cut again from its kept part and keeps its note
+ * of the original length.
+ */
+export const capText = (text: string, max: number): string => {
+  const note = text.endsWith(NOTE_END) ? NOTE.exec(text.slice(-64)) : null
+  const body = note ? text.slice(0, text.length - note[0].length) : text
+  if (body.length <= max) return text
+  return `${body.slice(0, max)}… [cut: ${note ? note[1] : body.length.toLocaleString("en-US")} characters in all]`
+}
 
 /** A copy of a JSON-like value with each string replaced by `cut(string)`, in the order JSON.stringify writes them. */
 const mapStrings = <A>(value: A, cut: (text: string) => string): A => {
