@@ -1,5 +1,5 @@
 // `smurfs bench`: run methods on StableToolBench tasks into a resumable run directory.
-import { existsSync, readFileSync, statSync } from "node:fs"
+import { existsSync, statSync } from "node:fs"
 import { join, resolve } from "node:path"
 import type { ParseArgsOptionsConfig } from "node:util"
 import { Cause, Effect, Exit, Layer } from "effect"
@@ -38,6 +38,7 @@ import type { ApiDocInput } from "../../tools/toolbench/api-doc.ts"
 import { otlpLayer } from "../../trace/otlp.ts"
 import { redactText } from "../../trace/redact.ts"
 import { SIZE_CAPS } from "../../trace/size-caps.ts"
+import { readFileBounded } from "../../trace/guarded-fs.ts"
 import { version } from "../../version.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { defaultModelSpec, resolveModelLayer } from "../model-option.ts"
@@ -328,7 +329,7 @@ const workerArgv = (argv: ReadonlyArray<string>): Array<string> => withoutOption
 /** The run's id on the queue: stable across --resume of the same run directory. */
 const runIdFor = (out: string, config: RunConfig): string => {
   try {
-    const existing = JSON.parse(readFileSync(runConfigPath(out), "utf8")) as { createdAt?: unknown }
+    const existing = JSON.parse(readFileBounded(runConfigPath(out))) as { createdAt?: unknown }
     if (typeof existing.createdAt === "string") return runIdOf(out, existing.createdAt)
   } catch {
     // a new run: its own creation time names it
@@ -352,7 +353,7 @@ const queueExecutorFor = (args: BenchArgs, config: RunConfig, argv: ReadonlyArra
 const recordEndpointStats = (out: string, endpoints: ReadonlyArray<EndpointStats>) =>
   Effect.gen(function* () {
     const path = runConfigPath(out)
-    const current = yield* Effect.try({ try: () => JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>, catch: () => undefined }).pipe(Effect.orElseSucceed(() => undefined))
+    const current = yield* Effect.try({ try: () => JSON.parse(readFileBounded(path)) as Record<string, unknown>, catch: () => undefined }).pipe(Effect.orElseSucceed(() => undefined))
     if (current) yield* writeJsonAtomic(path, { ...current, endpointStats: endpoints })
   })
 
