@@ -25,10 +25,10 @@ export const SIZE_CAPS = {
   replyBytes: 32 * 1024 * 1024,
   /**
    * Characters of one model reply's text that the agents get (the rest is cut with a note of its length):
-   * 1 Mi characters is 16 times what goes back to a model and far above any real answer, and keeps the
+   * 4 Mi characters is 256 times what goes back to a model and far above any real answer, and keeps the
    * copies a reply goes through (parsing, events) small whatever a server sends.
    */
-  replyChars: 1024 * 1024
+  replyChars: 4 * 1024 * 1024
 } as const
 
 const NOTE_END = " characters in all]"
