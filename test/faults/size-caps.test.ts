@@ -76,7 +76,7 @@ describe("size caps", () => {
         const files = recordFiles(out)
         expect(files.length).toBe(1)
         const bytes = statSync(files[0]!).size
-        console.log(`size caps: ${REPLIES} replies of 2 MB, record cap ${cap}: task record ${bytes} bytes, ${r.stderr.split("\n").find((l) => l.startsWith("max RSS")) ?? "max RSS not reported"}`)
+        console.log(`size caps: react replies of 2 MB each, record cap ${cap}: task record ${bytes} bytes, ${r.stderr.split("\n").find((l) => l.startsWith("max RSS")) ?? "max RSS not reported"}`)
         expect(bytes).toBeLessThanOrEqual(cap)
         const record = JSON.parse(readFileSync(files[0]!, "utf8")) as { finishType: string; events: Array<unknown> }
         expect(record.finishType).not.toBe("error")
