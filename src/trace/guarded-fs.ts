@@ -52,6 +52,20 @@ export const refuseSymlinks = async (root: string, path: string): Promise<void> 
   }
 }
 
+/** refuseSymlinks for synchronous writers (JSON-lines appends): throws SymlinkBelowRoot naming the link. */
+export const refuseSymlinksSync = (root: string, path: string): void => {
+  for (const p of below(root, path)) {
+    let isLink: boolean
+    try {
+      isLink = lstatSync(p).isSymbolicLink()
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "ENOENT") return
+      throw e
+    }
+    if (isLink) throw new SymlinkBelowRoot(p, root)
+  }
+}
+
 /** A read refused: the path is no regular file, or is larger than the reader takes. */
 export class UnreadableFile extends Error {
   readonly code = "EUNREADABLE"

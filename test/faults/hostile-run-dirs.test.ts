@@ -23,6 +23,9 @@ import { run as show } from "../../src/cli/commands/show.ts"
 import { ExitCode } from "../../src/cli/exit-codes.ts"
 import { scriptedLayer } from "../../src/llm/scripted.ts"
 import { safeName } from "../../src/trace/file-names.ts"
+import { makeReplayIndex } from "../../src/tools/environments/recorded.ts"
+import { makeSimulatedEnvironment } from "../../src/tools/environments/simulated.ts"
+import { ApiDoc } from "../../src/tools/toolbench/api-doc.ts"
 import { captureConsole, runCapturingStderr } from "../capture-console.ts"
 import { bin, repo } from "../cli/spawn.ts"
 
@@ -133,6 +136,19 @@ describe("symbolic links inside a run directory (point 1)", () => {
     expect(stderr).toContain("symbolic link")
     expect(readFileSync(join(project, "package.json"), "utf8")).toBe('{"name": "victim"}\n')
     expect(tree(project)).toEqual(["package.json"])
+  })
+  it("the simulated environment's store inside a run directory is not written through a linked folder", async () => {
+    const out = join(scratch, "symlink-store", "run")
+    const outside = join(scratch, "symlink-store", "outside")
+    mkdirSync(out, { recursive: true })
+    mkdirSync(outside, { recursive: true })
+    symlinkSync(outside, join(out, "simulated"))
+    const doc = ApiDoc.parse({ category_name: "Data", tool_name: "Search", api_name: "find", api_description: "find things", required_parameters: [], template_response: { name: "str" } })
+    const layer = scriptedLayer({ "tool.simulate": [{ error: "", response: { name: "found" } }] })
+    const env = await Effect.runPromise(makeSimulatedEnvironment({ index: makeReplayIndex(), storeDir: join(out, "simulated"), storeRoot: out }).pipe(Effect.provide(layer)))
+    // the call is answered; only its copy for the next run is not stored (through the link)
+    expect(await Effect.runPromise(env.serve({ doc, stdTool: "search", stdApi: "find", args: {} }))).toEqual({ ok: true, content: '{"name":"found"}' })
+    expect(tree(outside)).toEqual([])
   })
 })
 

@@ -265,7 +265,7 @@ export const methodEntries = (args: BenchArgs): Array<MethodEntry> =>
 /** The tool environment of a run's tasks. */
 const benchEnvironment = (args: BenchArgs) =>
   Effect.gen(function* () {
-    const chain = yield* makeEnvironmentChain(args.envs, { responses: args.responses, cacheDir: args.cacheDir, storeDir: args.storeDir })
+    const chain = yield* makeEnvironmentChain(args.envs, { responses: args.responses, cacheDir: args.cacheDir, storeDir: args.storeDir, storeRoot: args.out })
     // Replay and offline answers are final, so failed results are worth caching too.
     return args.callCache === undefined ? chain : (yield* makeToolCache({ dir: args.callCache, cacheErrors: true })).wrapEnvironment(chain)
   })

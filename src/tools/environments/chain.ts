@@ -38,6 +38,8 @@ export interface EnvironmentChainOptions {
   readonly cacheDir?: string | undefined
   /** Folder where simulated responses are stored (and replayed from on the next run). */
   readonly storeDir?: string | undefined
+  /** The folder the store must stay in when it is inside one (the run directory): no symbolic link below it is followed. */
+  readonly storeRoot?: string | undefined
   /** What the offline environment answers; `error` by default. */
   readonly offlineMode?: OfflineMode | undefined
 }
@@ -72,7 +74,7 @@ export const makeEnvironmentChain = (
         const model = yield* Effect.serviceOption(LanguageModel)
         if (Option.isNone(model))
           return yield* new ToolEnvError({ environment: "simulated", reason: "it needs a model; pass --model (or drop simulated from the chain)" })
-        envs.push(yield* makeSimulatedEnvironment({ index, storeDir: options.storeDir }).pipe(Effect.provideService(LanguageModel, model.value)))
+        envs.push(yield* makeSimulatedEnvironment({ index, storeDir: options.storeDir, storeRoot: options.storeRoot }).pipe(Effect.provideService(LanguageModel, model.value)))
       }
     }
     return chainEnvironments(envs)

@@ -11,6 +11,7 @@ import type { ToolResult } from "../tool.ts"
 import { canonicalArgs } from "./canonical.ts"
 import type { ToolCall, ToolEnvironment } from "./environment.ts"
 import { formatRecordedResponse, parseRecordedResponse, type Recording, type ReplayIndex } from "./recorded.ts"
+import { refuseSymlinksSync } from "../../trace/guarded-fs.ts"
 import { appendJsonLine } from "../../trace/jsonl.ts"
 import { redactText, redactValue } from "../../trace/redact.ts"
 
@@ -28,6 +29,8 @@ export interface SimulatedOptions {
   readonly index: ReplayIndex
   /** Folder to append generated responses to, so that the next run replays them; none keeps them in memory only. */
   readonly storeDir?: string | undefined
+  /** The folder the store must stay in when it is inside one (a run directory): no symbolic link below it is followed. */
+  readonly storeRoot?: string | undefined
   /** Recorded examples of the same API shown to the model. */
   readonly maxExamples?: number | undefined
   /** Characters of the examples text (StableToolBench: 2,048). */
@@ -79,6 +82,7 @@ export const makeSimulatedEnvironment = (options: SimulatedOptions): Effect.Effe
         options.index.add(recording)
         if (storeFile === undefined) return
         try {
+          if (options.storeRoot !== undefined) refuseSymlinksSync(options.storeRoot, options.storeDir!)
           mkdirSync(options.storeDir!, { recursive: true })
           // the stored copy is redacted: a model may have echoed a key into a simulated response
           appendJsonLine(storeFile, redactValue(recording))
