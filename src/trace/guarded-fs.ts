@@ -114,21 +114,3 @@ export const readFileBounded = (path: string, maxBytes: number = READ_CAP_BYTES)
     closeSync(fd)
   }
 }
-
-/** Whether `path` is a regular file (a symbolic link to one counts); false for FIFOs, devices, folders, missing paths. */
-export const isRegularFile = (path: string): boolean => {
-  try {
-    return statSync(path).isFile()
-  } catch {
-    return false
-  }
-}
-
-/** Whether `path` itself (not what it points to) is a symbolic link. */
-export const isSymlink = (path: string): boolean => {
-  try {
-    return lstatSync(path).isSymbolicLink()
-  } catch {
-    return false
-  }
-}
