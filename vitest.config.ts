@@ -17,6 +17,7 @@ const INTEGRATION = [
   "test/faults/bad-input.test.ts",
   "test/faults/chat-save.test.ts",
   "test/faults/disk-full.test.ts",
+  "test/faults/hostile-run-dirs.test.ts",
   "test/faults/kill-resume.test.ts",
   "test/faults/secrets.test.ts",
   "test/faults/server-faults-pipeline.test.ts",

@@ -5,7 +5,7 @@ import { LanguageModel } from "../src/llm/language-model.ts"
 import { watchServer } from "../src/llm/server-watch.ts"
 import { isKind, type RunEvent } from "../src/trace/events.ts"
 import { redactText, redactValue } from "../src/trace/redact.ts"
-import { capStrings } from "../src/trace/size-caps.ts"
+import { capRecordSize, SIZE_CAPS } from "../src/trace/size-caps.ts"
 import type { BenchQuery } from "./datasets.ts"
 import { RUN_FORMAT_VERSION, type TaskRecord } from "./run-format.ts"
 
@@ -33,6 +33,8 @@ export interface ExecuteOptions {
   readonly modelSpec: string
   /** Keep every prompt in the model_call events (large); by default only replies are kept. */
   readonly fullTrace: boolean
+  /** Bytes a task record may take as a file (default SIZE_CAPS.recordBytes, 1 MiB); long strings are cut harder past it. */
+  readonly maxRecordBytes?: number | undefined
 }
 
 /** Drop prompts from model_call events unless a full trace was asked for: they dominate a record's size. */
@@ -77,6 +79,6 @@ export const executeTask = (method: Method, task: Task, job: TaskJob, options: E
       finishedAt: new Date().toISOString()
     }
     // a model or tool may have echoed an API key or an Authorization header; none reaches the disk.
-    // Then every string is capped, so that a huge reply or observation cannot blow up the record.
-    return { kind: "record", record: capStrings(redactValue(record)) } as const
+    // Then every string is capped, and the record as a whole, so that huge replies or observations cannot blow it up.
+    return { kind: "record", record: capRecordSize(redactValue(record), options.maxRecordBytes ?? SIZE_CAPS.recordBytes) } as const
   })

@@ -1,5 +1,5 @@
 // `--toolset retrieve[:k]` for the bench and its queue workers: every task retrieves its tools from the pooled corpus of all query files.
-import { readFileSync } from "node:fs"
+import { readFileBounded } from "../src/trace/guarded-fs.ts"
 import { Effect } from "effect"
 import { retrievalTask, retrieveTaskSet, type SetEntry } from "../src/agents/retrieval-task.ts"
 import type { Task } from "../src/agents/task.ts"
@@ -53,7 +53,7 @@ export type RetrievalSettings = {
 /** The task-level sets a run directory's run.json recorded, if any (a resume reuses them). */
 export const recordedRetrievalSets = (runDir: string): Record<string, Array<string>> | undefined => {
   try {
-    const sets = (JSON.parse(readFileSync(runConfigPath(runDir), "utf8")) as { retrieval?: { sets?: unknown } }).retrieval?.sets
+    const sets = (JSON.parse(readFileBounded(runConfigPath(runDir))) as { retrieval?: { sets?: unknown } }).retrieval?.sets
     return typeof sets === "object" && sets !== null ? (sets as Record<string, Array<string>>) : undefined
   } catch {
     return undefined // a new run: nothing recorded yet

@@ -1,10 +1,11 @@
 // The run directory on disk: opening (new or resumed) with its guards, reading records. Writes go through src/trace/atomic-write.ts.
-import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, readdirSync, rmSync } from "node:fs"
 import { basename, join } from "node:path"
 import { Effect } from "effect"
 import { z } from "zod"
 import { TMP_MARK, writeJsonAtomic } from "../src/trace/atomic-write.ts"
 import { RunDirError } from "../src/trace/fs-problem.ts"
+import { readFileBounded } from "../src/trace/guarded-fs.ts"
 import { LOCK_FILE, RUN_FORMAT_VERSION, RunConfig, runConfigPath, TaskRecord, taskRecordDir } from "./run-format.ts"
 import { settingsDiff } from "./run-settings.ts"
 
@@ -26,7 +27,7 @@ export const newerRunProblem = (format: number): string =>
 /** The run format of `run` when it is newer than this smurfs reads; undefined otherwise (also without a readable run.json). */
 export const newerRunFormat = (run: string): number | undefined => {
   try {
-    const version = z.object({ formatVersion: z.number() }).safeParse(JSON.parse(readFileSync(runConfigPath(run), "utf8")))
+    const version = z.object({ formatVersion: z.number() }).safeParse(JSON.parse(readFileBounded(runConfigPath(run))))
     return version.success && version.data.formatVersion > RUN_FORMAT_VERSION ? version.data.formatVersion : undefined
   } catch {
     return undefined
@@ -39,8 +40,8 @@ const readRunConfig = (run: string): Effect.Effect<RunConfig, RunDirError> =>
     if (!existsSync(path))
       return yield* new RunDirError({ path: run, problem: "this directory has no run.json, so it is not a smurfs run directory", hint: "Choose an empty or new directory with --out." })
     const raw = yield* Effect.try({
-      try: () => JSON.parse(readFileSync(path, "utf8")) as unknown,
-      catch: (e) => new RunDirError({ path, problem: `run.json is not valid JSON (${(e as Error).message})`, hint: "Restore run.json, or start a new run in another directory." })
+      try: () => JSON.parse(readFileBounded(path)) as unknown,
+      catch: (e) => new RunDirError({ path, problem: `run.json cannot be read as JSON (${(e as Error).message})`, hint: "Restore run.json, or start a new run in another directory." })
     })
     const version = z.object({ formatVersion: z.number() }).safeParse(raw)
     if (version.success && version.data.formatVersion > RUN_FORMAT_VERSION)
@@ -69,7 +70,7 @@ export const openRunDir = (run: string, config: RunConfig, resume: boolean, forc
     const empty = entries.every((name) => name.startsWith(`run.json${TMP_MARK}`))
     if (empty) {
       for (const name of entries) rmSync(join(run, name), { force: true })
-      yield* writeJsonAtomic(runConfigPath(run), config)
+      yield* writeJsonAtomic({ root: run, path: runConfigPath(run) }, config)
       return { config, resumed: false }
     }
     if (!resume)
@@ -96,14 +97,14 @@ export const openRunDir = (run: string, config: RunConfig, resume: boolean, forc
       groups: union(existing.groups, config.groups),
       ...(forced ? { options: { ...existing.options, forcedResumes: forced }, taskCounts: { ...existing.taskCounts, ...config.taskCounts } } : {})
     }
-    if (forced || merged.methods.length !== existing.methods.length || merged.groups.length !== existing.groups.length) yield* writeJsonAtomic(runConfigPath(run), merged)
+    if (forced || merged.methods.length !== existing.methods.length || merged.groups.length !== existing.groups.length) yield* writeJsonAtomic({ root: run, path: runConfigPath(run) }, merged)
     return { config: merged, resumed: true }
   })
 
 /** A task record if the file exists and is a complete, valid record; anything else counts as not done. */
 export const readRecord = (file: string): TaskRecord | undefined => {
   try {
-    const parsed = TaskRecord.safeParse(JSON.parse(readFileSync(file, "utf8")))
+    const parsed = TaskRecord.safeParse(JSON.parse(readFileBounded(file)))
     return parsed.success ? parsed.data : undefined
   } catch {
     return undefined

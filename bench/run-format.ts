@@ -6,6 +6,7 @@
 // <run>/eval/<judge>/...                          judge labels and verdicts per task (the evaluators' own)
 // <run>/run.lock                                  the writing process (pid, host) while a bench runs
 import { z } from "zod"
+import { dataRecord } from "../src/trace/data-record.ts"
 import { pathInside, safeName } from "../src/trace/file-names.ts"
 import { RUN_FORMAT_VERSION } from "../src/trace/record.ts"
 
@@ -37,7 +38,7 @@ export const RunConfig = z.object({
   ids: z.array(z.string()).optional(),
   concurrency: z.number(),
   /** Queries per group the run covers (per method), so that reports count tasks not run yet as missing. */
-  taskCounts: z.record(z.string(), z.number()).optional(),
+  taskCounts: dataRecord(z.string(), z.number()).optional(),
   /** Everything else the run was started with (step limits, timeouts, seed...). */
   options: z.record(z.string(), z.unknown())
 })

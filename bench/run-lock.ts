@@ -1,10 +1,11 @@
 // One writer per run directory: a lock file naming its owner (pid, host), so that a lock left by a killed run never blocks.
-import { linkSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
+import { linkSync, renameSync, rmSync, writeFileSync } from "node:fs"
 import { hostname } from "node:os"
 import { join } from "node:path"
 import { Effect, type Scope } from "effect"
 import { z } from "zod"
 import { makeDirectory, RunDirError, writeProblem } from "../src/trace/fs-problem.ts"
+import { readFileBounded } from "../src/trace/guarded-fs.ts"
 import { LOCK_FILE } from "./run-format.ts"
 
 const LockOwner = z.object({ pid: z.number(), host: z.string(), startedAt: z.string(), token: z.string() })
@@ -12,7 +13,7 @@ type LockOwner = z.infer<typeof LockOwner>
 
 const readOwner = (path: string): LockOwner | undefined => {
   try {
-    const parsed = LockOwner.safeParse(JSON.parse(readFileSync(path, "utf8")))
+    const parsed = LockOwner.safeParse(JSON.parse(readFileBounded(path, 64 * 1024)))
     return parsed.success ? parsed.data : undefined
   } catch {
     return undefined

@@ -7,8 +7,10 @@ import { LanguageModel, type ToolSpec } from "../src/llm/language-model.ts"
 import { toolSpecs } from "../src/tools/library.ts"
 import { type AtomicWriteFs, writeJsonAtomic } from "../src/trace/atomic-write.ts"
 import { type ConvertedFile, toConverted } from "../src/trace/converters/stabletoolbench.ts"
+import { keyedObject } from "../src/trace/data-record.ts"
 import type { RunDirError } from "../src/trace/fs-problem.ts"
 import { redactText } from "../src/trace/redact.ts"
+import { capRecordSize, recordBytes, SIZE_CAPS } from "../src/trace/size-caps.ts"
 import { type BenchQuery, DatasetError, firstDuplicateId, longestFirst } from "./datasets.ts"
 import { executeTask, type TaskExecutor, type TaskResult } from "./execute-task.ts"
 import { type Progress, silentProgress } from "./progress.ts"
@@ -43,6 +45,8 @@ export interface RunnerOptions {
   readonly stopAfterUnreachable?: number | undefined
   /** Keep every prompt in the model_call events (large); by default only replies are kept. */
   readonly fullTrace?: boolean | undefined
+  /** Bytes a task record may take (default SIZE_CAPS.recordBytes, 1 MiB): past it, its long strings are cut harder. */
+  readonly maxRecordBytes?: number | undefined
   readonly progress?: Progress | undefined
   /** Where tasks run: in this process by default, or a queue of workers (bench/queue). */
   readonly executor?: TaskExecutor | undefined
@@ -122,7 +126,7 @@ export const writeConverted = (
         // an `error` record is not a result: the task is still to be done
         const records = readRecords(runDir, method, group).filter(isResult).sort((a, b) => Number(a.taskId) - Number(b.taskId) || a.taskId.localeCompare(b.taskId))
         if (records.length === 0) continue
-        const file: ConvertedFile = {}
+        const file: ConvertedFile = keyedObject() // a task id `__proto__` is a key like any other
         for (const record of records) {
           const task = taskFor(group, record.taskId)
           const specs = task
@@ -131,7 +135,7 @@ export const writeConverted = (
           file[record.taskId] = toConverted(record, specs, finish)
         }
         const path = convertedPath(runDir, method, group)
-        yield* writeJsonAtomic(path, file)
+        yield* writeJsonAtomic({ root: runDir, path }, file)
         written.push(path)
       }
     return written
@@ -147,6 +151,7 @@ export const runBench = (options: RunnerOptions): Effect.Effect<RunSummary, RunD
     const progress = options.progress ?? silentProgress
     const stopAfter = options.stopAfterUnreachable ?? RUNNER_DEFAULTS.stopAfterUnreachable
     const fullTrace = options.fullTrace ?? RUNNER_DEFAULTS.fullTrace
+    const maxRecordBytes = options.maxRecordBytes ?? SIZE_CAPS.recordBytes
     // One record per group and id: a second query with the same id would overwrite the first's record.
     const duplicate = firstDuplicateId(options.queries.map((q) => `${q.group}/${q.id}`))
     if (duplicate)
@@ -181,7 +186,7 @@ export const runBench = (options: RunnerOptions): Effect.Effect<RunSummary, RunD
     const entryByName = new Map(options.methods.map((m) => [m.name, m]))
     const inProcess: TaskExecutor = {
       execute: (job) =>
-        executeTask(entryByName.get(job.method)!.method, taskFor(job.query), job, { modelSpec: options.modelSpec, fullTrace }).pipe(Effect.provideService(LanguageModel, base))
+        executeTask(entryByName.get(job.method)!.method, taskFor(job.query), job, { modelSpec: options.modelSpec, fullTrace, maxRecordBytes }).pipe(Effect.provideService(LanguageModel, base))
     }
     const executor = options.executor ?? inProcess
     // In process, `concurrency` tasks run at once (queue jobs all wait at once for their workers). A task
@@ -203,11 +208,12 @@ export const runBench = (options: RunnerOptions): Effect.Effect<RunSummary, RunD
               report("failed")
               return "not_recorded"
             }
-            const { record } = result
+            // a worker's record is held to this run's cap too
+            const record = recordBytes(result.record) > maxRecordBytes ? capRecordSize(result.record, maxRecordBytes) : result.record
             const failed = record.finishType === "error"
             if (failed) lastServerError = record.error
             consecutiveFailures = failed ? consecutiveFailures + 1 : 0
-            yield* writeJsonAtomic(path, record, options.recordFs)
+            yield* writeJsonAtomic({ root: options.runDir, path }, record, options.recordFs)
             if (executor.settled) yield* executor.settled(job)
             report(record.finishType, record.totals.modelCalls, record.totals.promptTokens + record.totals.completionTokens)
             if (failed && consecutiveFailures >= stopAfter)

@@ -1,5 +1,5 @@
 // StableToolBench's converted predictions (`model_predictions_converted/<method>/<group>.json`) as judge inputs.
-import { readFileSync } from "node:fs"
+import { readFileBounded } from "../../src/trace/guarded-fs.ts"
 import { z } from "zod"
 import { type ConvertedAnswer as ConvertedExample, ConvertedFile } from "../../src/trace/converters/stabletoolbench.ts"
 import { answerSteps, endsWithFinish, type JudgeInput, type JudgeStep } from "./judge-input.ts"
@@ -40,7 +40,7 @@ export const judgeInputFromConverted = (taskId: string, method: string, group: s
 export const readConvertedFile = (file: string): ConvertedFile => {
   let raw: unknown
   try {
-    raw = JSON.parse(readFileSync(file, "utf8"))
+    raw = JSON.parse(readFileBounded(file))
   } catch (e) {
     throw new Error(`cannot read converted predictions ${file}: ${(e as Error).message}`)
   }

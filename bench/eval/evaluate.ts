@@ -128,7 +128,7 @@ export const evaluatePass = <R = LanguageModel>(
             // label files outlive the eval: a judge that echoed a key is stored redacted
             labels.runs[String(r)] = redactValue(result.decision)
             judged++
-            yield* writeJsonAtomic(path, labels)
+            yield* writeJsonAtomic({ root: options.store, path }, labels)
             if (decider.settled) yield* decider.settled(job)
           }
           options.onProgress?.(++done, entries.length)
@@ -241,7 +241,7 @@ export const evaluateWin = <R = LanguageModel>(
             }
             verdicts.rounds[String(r)] = redactValue(round.decision)
             judged++
-            yield* writeJsonAtomic(path, verdicts)
+            yield* writeJsonAtomic({ root: options.store, path }, verdicts)
             if (decider.settled) yield* decider.settled(job)
           }
           options.onProgress?.(++done, keys.length)

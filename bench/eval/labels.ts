@@ -10,6 +10,17 @@ export type AnswerStatus = z.infer<typeof AnswerStatus>
 export const PassStage = z.enum(["rule", "answer", "trajectory"])
 export type PassStage = z.infer<typeof PassStage>
 
+/**
+ * The most judge runs (ToolEval's evaluate_times, `--k`) a label file may hold. Run keys are "0".."31":
+ * a hostile key such as "1e9" or "Infinity" would otherwise size the table of runs.
+ */
+export const MAX_JUDGE_RUNS = 32
+
+/** A judge run's key in a label file: a whole number from 0 to MAX_JUDGE_RUNS - 1, written plainly. */
+export const RunKey = z.string().refine((key) => /^(0|[1-9][0-9]*)$/.test(key) && Number(key) < MAX_JUDGE_RUNS, {
+  error: (issue) => `the judge run key ${JSON.stringify(issue.input)} is not a whole number from 0 to ${MAX_JUDGE_RUNS - 1}`
+})
+
 export const PassRun = z.object({
   label: AnswerStatus,
   reason: z.string(),
@@ -29,7 +40,7 @@ export const PassLabels = z.object({
   prompts: z.string().optional(),
   /** The judge runs asked for (K) when these labels were made. */
   k: z.number().optional(),
-  runs: z.record(z.string(), PassRun)
+  runs: z.record(RunKey, PassRun)
 })
 export type PassLabels = z.infer<typeof PassLabels>
 
@@ -60,7 +71,7 @@ export const WinVerdicts = z.object({
   /** Where the rounds' answer statuses came from: re-judged in each round (`rejudge`) or the pass labels (`pass-labels`); absent in older files (pass labels). */
   statuses: z.enum(["rejudge", "pass-labels", "stabletoolbench"]).optional(),
   k: z.number().optional(),
-  rounds: z.record(z.string(), WinRound)
+  rounds: z.record(RunKey, WinRound)
 })
 export type WinVerdicts = z.infer<typeof WinVerdicts>
 

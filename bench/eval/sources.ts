@@ -1,9 +1,10 @@
 // Answered tasks to evaluate: our run directories (task records), StableToolBench converted
 // predictions, or StableToolBench's raw answers (converted here as convert_to_answer_format.py does).
 import { Data } from "effect"
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
+import { existsSync, readdirSync, statSync } from "node:fs"
 import { join } from "node:path"
 import { convertAnswerFile } from "../../src/trace/converters/stabletoolbench-answers.ts"
+import { readFileBounded } from "../../src/trace/guarded-fs.ts"
 import { newerRunFormat, newerRunProblem, readRecord } from "../run-dir.ts"
 import { judgeInputFromConverted, readConvertedFile } from "./converted.ts"
 import { type JudgeInput, judgeInputFromRecord } from "./judge-input.ts"
@@ -80,7 +81,7 @@ const readAnswers = (dir: string): Source => {
         const method = file.slice(file.indexOf("_") + 1, -".json".length)
         const path = join(root, model, group, file)
         try {
-          entries.push(judgeInputFromConverted(taskId, model, group, convertAnswerFile(method, JSON.parse(readFileSync(path, "utf8")))))
+          entries.push(judgeInputFromConverted(taskId, model, group, convertAnswerFile(method, JSON.parse(readFileBounded(path)))))
         } catch (e) {
           invalid.push(`${path} is not a StableToolBench answer file (${(e as Error).message.split("\n")[0]})`)
         }

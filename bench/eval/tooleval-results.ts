@@ -1,14 +1,17 @@
 // ToolEval's own outputs: pass_rate_results/**/<group>_<method>.json and preference_results/<group>_<ref>_<out>.json.
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
+import { existsSync, readdirSync, statSync } from "node:fs"
 import { basename, join } from "node:path"
 import { z } from "zod"
-import type { AnswerStatus } from "./labels.ts"
+import { readFileBounded } from "../../src/trace/guarded-fs.ts"
+import { dataRecord } from "../../src/trace/data-record.ts"
+import { type AnswerStatus, RunKey } from "./labels.ts"
 
 const GROUP = /^(G\d_(?:instruction|category|tool))_(.+)\.json$/
 
-export const ToolEvalPassFile = z.record(
+/** Task id -> its labels by judge run; run keys are small whole numbers (RunKey), any task id is kept (`__proto__` too). */
+export const ToolEvalPassFile = dataRecord(
   z.string(),
-  z.object({ query: z.string().optional(), is_solved: z.record(z.string(), z.string()).default({}) }).loose()
+  z.object({ query: z.string().optional(), is_solved: z.record(RunKey, z.string()).default({}) }).loose()
 )
 
 export interface ToolEvalPass {
@@ -50,7 +53,7 @@ const jsonFiles = (dir: string): Array<string> =>
 export const readToolEvalPassFile = (file: string): ToolEvalPass => {
   const match = GROUP.exec(basename(file))
   if (!match) throw new Error(`${file}: expected a name like G1_instruction_<method>.json`)
-  const parsed = ToolEvalPassFile.safeParse(JSON.parse(readFileSync(file, "utf8")))
+  const parsed = ToolEvalPassFile.safeParse(JSON.parse(readFileBounded(file)))
   if (!parsed.success) throw new Error(`${file} is not a ToolEval pass-rate file:\n${z.prettifyError(parsed.error)}`)
   let runs = 0
   const labels = new Map<string, Array<AnswerStatus | undefined>>()
@@ -70,7 +73,9 @@ export const readToolEvalPassFile = (file: string): ToolEvalPass => {
 export const readToolEvalPreferenceFile = (file: string): ToolEvalPreference => {
   const match = GROUP.exec(basename(file))
   if (!match) throw new Error(`${file}: expected a name like G1_instruction_<reference>_<candidate>.json`)
-  const data = z.record(z.string(), z.record(z.string(), z.union([z.number(), z.string()]))).parse(JSON.parse(readFileSync(file, "utf8")))
+  const parsed = dataRecord(z.string(), z.record(z.string(), z.union([z.number(), z.string()]))).safeParse(JSON.parse(readFileBounded(file)))
+  if (!parsed.success) throw new Error(`${file} is not a ToolEval preference file:\n${z.prettifyError(parsed.error)}`)
+  const data = parsed.data
   const names = new Set<string>()
   for (const entry of Object.values(data)) for (const [key, value] of Object.entries(entry)) if (typeof value === "number") names.add(key)
   const rest = match[2]!

@@ -6,11 +6,12 @@ import { type PassRate, passRate, type WinRate, winRate } from "../eval/aggregat
 import { type JudgeInput, missCounts } from "../eval/judge-input.ts"
 import { type AnswerStatus, EVAL_SOURCE_FILE, EvalSource, PassLabels, passLabelsPath, WinVerdicts } from "../eval/labels.ts"
 import { loadSource, sourceKind } from "../eval/sources.ts"
-import { readJsonIf } from "../eval/store.ts"
+import { InvalidStoredFile, readJsonChecked, readJsonIf } from "../eval/store.ts"
 import { storedFac } from "../eval/fac.ts"
 import { newerRunFormat, newerRunProblem } from "../run-dir.ts"
 import { RunConfig, runConfigPath } from "../run-format.ts"
 import { hasToolEvalResults, readToolEvalResults } from "../eval/tooleval-results.ts"
+import { safeName } from "../../src/trace/file-names.ts"
 
 export interface Row {
   /** The directory the row comes from (its base name). */
@@ -85,7 +86,7 @@ const groupBy = <A>(items: ReadonlyArray<A>, key: (a: A) => string) => {
  */
 export const storedPassRate = (store: string, judgeSlug: string, entries: ReadonlyArray<JudgeInput>): PassRate | undefined => {
   const labels = entries
-    .map((e) => readJsonIf(passLabelsPath(store, judgeSlug, e.method, e.group, e.taskId), PassLabels)?.runs)
+    .map((e) => readJsonChecked(passLabelsPath(store, judgeSlug, e.method, e.group, e.taskId), PassLabels)?.runs)
     .filter((l): l is NonNullable<typeof l> => l !== undefined && Object.keys(l).length > 0)
   const runs = Math.max(0, ...labels.map((l) => Math.max(-1, ...Object.keys(l).map(Number)) + 1))
   if (runs === 0) return undefined
@@ -98,7 +99,7 @@ export const storedPassRate = (store: string, judgeSlug: string, entries: Readon
 export const storedJudgeTexts = (store: string, judgeSlug: string, entries: ReadonlyArray<JudgeInput>): string | undefined => {
   const texts = new Set<string>()
   for (const e of entries) {
-    const prompts = readJsonIf(passLabelsPath(store, judgeSlug, e.method, e.group, e.taskId), PassLabels)?.prompts
+    const prompts = readJsonChecked(passLabelsPath(store, judgeSlug, e.method, e.group, e.taskId), PassLabels)?.prompts
     if (prompts !== undefined) texts.add(prompts.startsWith("stabletoolbench:") ? "ToolEval" : "ours")
   }
   return texts.size === 0 ? undefined : [...texts].sort().join("+")
@@ -107,9 +108,10 @@ export const storedJudgeTexts = (store: string, judgeSlug: string, entries: Read
 /** SoWR of one method and group from stored verdicts, per reference, over the tasks both sides have (of `taskIds`, when given). */
 export const storedWinRates = (store: string, judgeSlug: string, method: string, group: string, taskIds?: ReadonlySet<string>) =>
   dirs(join(store, "eval", judgeSlug, "win")).flatMap((reference) => {
-    const dir = join(store, "eval", judgeSlug, "win", reference, "rounds", method, group)
+    // the evaluator names these folders by safeName (labels.ts): a group `a/b` is `a%2Fb`
+    const dir = join(store, "eval", judgeSlug, "win", reference, "rounds", safeName(method), safeName(group))
     const tasks = files(dir).flatMap((f) => {
-      const v = readJsonIf(join(dir, f), WinVerdicts)
+      const v = readJsonChecked(join(dir, f), WinVerdicts)
       if (!v || (taskIds && !taskIds.has(v.taskId))) return []
       const rounds = Object.values(v.rounds)
       // a task only one side answered was decided without the judge: it is not a comparison
@@ -137,7 +139,7 @@ const sourceRows = (dir: string, store: string): Array<Row> => {
     const [method, group] = key.split("\u0000") as [string, string]
     const errors = undone.filter((u) => keyOf(u) === key).length
     const model = [...new Set(entries.map((e) => e.model))].join(", ")
-    const total = Math.max(entries.length + errors, planned[group] ?? 0)
+    const total = Math.max(entries.length + errors, Object.hasOwn(planned, group) ? (planned[group] ?? 0) : 0)
     const base = { source: basename(resolve(dir)), method, model, group, n: entries.length, total, errors, ...costs(entries) }
     const ids = new Set(entries.map((e) => e.taskId))
     const judged = judges.flatMap((judge) => {
@@ -155,7 +157,13 @@ const sourceRows = (dir: string, store: string): Array<Row> => {
 
 /** Rows of ToolEval's published labels; costs come from the converted predictions beside them, when present. */
 const toolEvalRows = (dir: string, converted: ReadonlyArray<JudgeInput>): Array<Row> => {
-  const { pass, preference } = readToolEvalResults(dir)
+  let results
+  try {
+    results = readToolEvalResults(dir)
+  } catch (e) {
+    throw new CompareInputError({ message: `${(e as Error).message}\nFix or remove that file, then run compare again.` })
+  }
+  const { pass, preference } = results
   const rows: Array<Row> = []
   for (const p of pass) {
     const entries = converted.filter((e) => e.method === p.method && e.group === p.group)
@@ -195,7 +203,14 @@ export const collectRows = (inputs: ReadonlyArray<string>): Array<Row> =>
       throw new CompareInputError({ message: `${input} is not a run directory (tasks/, run.json), a StableToolBench folder (model_predictions_converted/) or ToolEval results (pass_rate_results/, preference_results/).` })
     const newer = kind === "run" ? newerRunFormat(dir) : undefined
     if (newer !== undefined) throw new CompareInputError({ message: `${input}: ${newerRunProblem(newer)}. Upgrade smurfs to read it.` })
-    const rows = kind ? sourceRows(dir, input) : []
+    let rows: Array<Row> = []
+    try {
+      if (kind) rows = sourceRows(dir, input)
+    } catch (e) {
+      // a label file that does not validate (a run key "1e9") is refused by name, never counted or skipped
+      if (e instanceof InvalidStoredFile) throw new CompareInputError({ message: `${e.message}. Fix or remove that file (\`smurfs eval\` judges its task again), then run compare again.` })
+      throw e
+    }
     const converted = kind === "converted" ? loadSource(dir).entries : []
     // Unjudged rows of a folder that has ToolEval's labels add nothing beside them.
     return toolEval ? [...rows.filter((r) => r.judge !== ""), ...toolEvalRows(dir, converted)] : rows

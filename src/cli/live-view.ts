@@ -4,6 +4,18 @@ import { plural } from "../plural.ts"
 import { dataOf, isKind, kindOf, type RunEvent } from "../trace/events.ts"
 import { redactText, secretValues } from "../trace/redact.ts"
 
+/**
+ * What a backtrack event says, by who sent it: Smurfs pops a step (fromDepth, toDepth, tool), DFSDT leaves a
+ * node (reason, depth), ReAct restarts its chain (reason, attempt).
+ */
+const backtrackText = (d: Readonly<Record<string, unknown>>): string => {
+  const reason = d["reason"] === undefined ? "" : ` (${String(d["reason"]).replace(/_/g, " ")})`
+  if (d["fromDepth"] !== undefined) return `from depth ${String(d["fromDepth"])} to ${String(d["toDepth"])}; ${String(d["tool"])} excluded there`
+  if (d["depth"] !== undefined) return `from depth ${String(d["depth"])}${reason}`
+  if (d["attempt"] !== undefined) return `after attempt ${String(d["attempt"])}${reason}`
+  return reason.trim() || "(no details)"
+}
+
 export interface LiveViewOptions {
   /** Color the output (on when the stream is a terminal and NO_COLOR is unset). */
   readonly color?: boolean | undefined
@@ -71,7 +83,7 @@ const eventLines = (event: RunEvent, options: LiveViewOptions): Array<string> =>
     }
     case "backtrack": {
       const d = dataOf(event, "backtrack")
-      return [`  ${paint("magenta", "backtrack")} from depth ${String(d.fromDepth)} to ${String(d.toDepth)}; ${String(d.tool)} excluded there`]
+      return [`  ${paint("magenta", "backtrack")} ${backtrackText(d)}`]
     }
     case "guardrail": {
       const d = dataOf(event, "guardrail")

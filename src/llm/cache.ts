@@ -1,10 +1,11 @@
 // Reply cache for the LanguageModel: an LRU in memory keyed by a hash of model + canonical request, optionally kept on disk.
 import { createHash } from "node:crypto"
-import { existsSync, mkdirSync, readFileSync } from "node:fs"
+import { existsSync, mkdirSync } from "node:fs"
 import { join } from "node:path"
 import { Data, Effect, Layer } from "effect"
 import { LRUCache } from "lru-cache"
 import { type GenerateOptions, type GenerateRequest, type GenerateResponse, LanguageModel, type LanguageModelShape } from "./language-model.ts"
+import { readFileBounded } from "../trace/guarded-fs.ts"
 import { appendJsonLine, parseAppendedLines } from "../trace/jsonl.ts"
 import { redactValue } from "../trace/redact.ts"
 
@@ -79,7 +80,7 @@ export const openStore = <V extends {}>(file: string | undefined, maxEntries: nu
         mkdirSync(join(file, ".."), { recursive: true })
         if (existsSync(file)) {
           // a torn line from an interrupted run is skipped: that entry is simply missing
-          for (const entry of parseAppendedLines(readFileSync(file, "utf8")).entries as ReadonlyArray<{ key?: unknown; value?: V } | null>) {
+          for (const entry of parseAppendedLines(readFileBounded(file)).entries as ReadonlyArray<{ key?: unknown; value?: V } | null>) {
             if (typeof entry?.key === "string" && entry.value !== undefined) {
               lru.set(entry.key, entry.value)
               stats.loaded++

@@ -8,6 +8,7 @@ import { MalformedOutput, type ProviderError } from "./errors.ts"
 import { grammarSafe } from "./grammar-safe.ts"
 import { type GenerateRequest, type GenerateResponse, LanguageModel, type Message } from "./language-model.ts"
 import { splitThinking } from "./thinking.ts"
+import { capText, SIZE_CAPS } from "../trace/size-caps.ts"
 
 /** At most this many reflection retries after the first attempt, as in the paper. */
 export const MAX_REFLECTIONS = 2
@@ -159,6 +160,8 @@ export const callModel = (
   attempt = 1
 ): Effect.Effect<GenerateResponse, ProviderError> =>
   generate(request).pipe(
+    // a reply far longer than any agent uses is cut where it is read, so its copies (parsing, events) stay small
+    Effect.map((r) => (r.text.length > SIZE_CAPS.replyChars ? { ...r, text: capText(r.text, SIZE_CAPS.replyChars) } : r)),
     Effect.tap((r) =>
       emit("model_call", {
         role: request.role,

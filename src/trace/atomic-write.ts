@@ -3,6 +3,7 @@ import { open, rename, unlink } from "node:fs/promises"
 import { basename, dirname, join } from "node:path"
 import { Effect } from "effect"
 import { makeDirectory, RunDirError, writeProblem } from "./fs-problem.ts"
+import { refuseSymlinks, type RootedPath } from "./guarded-fs.ts"
 
 /** Temporary files of an unfinished atomic write carry this marker; a run directory removes them when it is opened. */
 export const TMP_MARK = ".tmp-"
@@ -46,24 +47,36 @@ const syncDirectory = async (fs: AtomicWriteFs, dir: string): Promise<void> => {
   }
 }
 
-/** Open the temp file, making its directory only when it is missing: a run's writes go to a few directories, so most need no mkdir. */
+/**
+ * Open the temp file, making its directory only when it is missing: a run's writes go to a few directories,
+ * so most need no mkdir. "wx": the temp file is new, never a link or a file someone put in its place.
+ */
 const openTemp = async (fs: AtomicWriteFs, dir: string, tmp: string): Promise<AtomicWriteFile> => {
   try {
-    return await fs.open(tmp, "w")
+    return await fs.open(tmp, "wx")
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e
     await makeDirectory(dir) // fails with the real cause (EROFS, EACCES, ENOSPC...) when it cannot be made
-    return await fs.open(tmp, "w")
+    return await fs.open(tmp, "wx")
   }
 }
+
+/** A file to write: a path of the user's choice, or one inside a folder smurfs keeps, where no symbolic link is followed. */
+export type WriteTarget = string | RootedPath
+
+const pathOf = (target: WriteTarget): string => (typeof target === "string" ? target : target.path)
 
 /**
  * The whole write as one promise, so that an interrupted fiber never cuts it short: a temp file in the
  * same directory, every byte written and checked, fsync, rename, fsync of the directory. A write that
- * fails (a full disk) never renames, and removes its temp file.
+ * fails (a full disk) never renames, and removes its temp file. Inside a root, a folder on the way that
+ * is a symbolic link is refused before anything is made or written (the rename replaces a link at the
+ * file's own name, it never writes through it).
  */
-const writeAtomically = async (file: string, bytes: Uint8Array, fs: AtomicWriteFs): Promise<void> => {
+const writeAtomically = async (target: WriteTarget, bytes: Uint8Array, fs: AtomicWriteFs): Promise<void> => {
+  const file = pathOf(target)
   const dir = dirname(file)
+  if (typeof target !== "string") await refuseSymlinks(target.root, dir)
   const tmp = join(dir, `${basename(file)}${TMP_MARK}${process.pid}-${Math.random().toString(36).slice(2, 10)}`)
   let handle: AtomicWriteFile | undefined = await openTemp(fs, dir, tmp)
   try {
@@ -87,11 +100,11 @@ const writeAtomically = async (file: string, bytes: Uint8Array, fs: AtomicWriteF
  * Uninterruptible: a run stopped (Ctrl-C, another task's failure) waits the few milliseconds until its
  * writes have committed or cleaned up, so none is left half-done behind it.
  */
-const writeRendered = Effect.fn("writeAtomic")(function* (file: string, render: () => string, fs: AtomicWriteFs) {
+const writeRendered = Effect.fn("writeAtomic")(function* (file: WriteTarget, render: () => string, fs: AtomicWriteFs) {
   yield* Effect.uninterruptible(
     Effect.tryPromise({
       try: () => writeAtomically(file, Buffer.from(render(), "utf8"), fs),
-      catch: (e) => new RunDirError({ path: file, ...writeProblem(e) })
+      catch: (e) => new RunDirError({ path: pathOf(file), ...writeProblem(e) })
     })
   )
 })
@@ -99,10 +112,11 @@ const writeRendered = Effect.fn("writeAtomic")(function* (file: string, render: 
 /**
  * Write `text` to `file` atomically: a kill -9 at any point leaves the old file or the new one, never a
  * torn one. Runs off the event loop (the model calls of other tasks go on meanwhile). Failures are a
- * RunDirError naming the cause and what to do: a full disk (ENOSPC), a read-only file system (EROFS), a quota (EDQUOT)...
+ * RunDirError naming the cause and what to do: a full disk (ENOSPC), a read-only file system (EROFS), a quota (EDQUOT),
+ * a symbolic link inside the root it must stay in...
  */
-export const writeTextAtomic = (file: string, text: string, fs: AtomicWriteFs = nodeAtomicWriteFs): Effect.Effect<void, RunDirError> => writeRendered(file, () => text, fs)
+export const writeTextAtomic = (file: WriteTarget, text: string, fs: AtomicWriteFs = nodeAtomicWriteFs): Effect.Effect<void, RunDirError> => writeRendered(file, () => text, fs)
 
 /** `value` as indented JSON and a final newline, written atomically (see writeTextAtomic). */
-export const writeJsonAtomic = (file: string, value: unknown, fs: AtomicWriteFs = nodeAtomicWriteFs): Effect.Effect<void, RunDirError> =>
+export const writeJsonAtomic = (file: WriteTarget, value: unknown, fs: AtomicWriteFs = nodeAtomicWriteFs): Effect.Effect<void, RunDirError> =>
   writeRendered(file, () => `${JSON.stringify(value, null, 2)}\n`, fs)

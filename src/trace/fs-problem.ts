@@ -3,6 +3,7 @@ import { existsSync } from "node:fs"
 import { mkdir } from "node:fs/promises"
 import { dirname, resolve } from "node:path"
 import { Data } from "effect"
+import { SymlinkBelowRoot } from "./guarded-fs.ts"
 
 /** A run directory (or another file smurfs keeps) cannot be written or used as asked. */
 export class RunDirError extends Data.TaggedError("RunDirError")<{
@@ -25,6 +26,11 @@ export interface FsProblem {
 /** Problem and hint for a failed write (mkdir, open, write, rename) of a run directory's files. */
 export const writeProblem = (error: unknown): FsProblem => {
   const code = typeof error === "object" && error !== null ? (error as { code?: unknown }).code : undefined
+  if (error instanceof SymlinkBelowRoot)
+    return {
+      problem: `refusing to write through ${error.link}: it is a symbolic link, and a write there could land outside ${error.root}`,
+      hint: "Replace the link with a plain folder (or remove it), or choose another directory."
+    }
   switch (code) {
     case "EROFS":
       return { problem: "cannot write: the file system is read-only (EROFS)", hint: "Choose a directory on a writable file system (--out), or remount this one read-write." }

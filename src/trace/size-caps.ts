@@ -6,33 +6,97 @@
  * - `recordStringChars`: characters a task record keeps of any one string (a model reply, an
  *   observation, a thought, a prompt under --full-trace): the first part, then a note of the original
  *   length. 64 Ki characters keeps every ordinary reply whole.
+ * - `recordBytes`: bytes of a whole task record (as written, indented JSON). Past it, long strings are cut
+ *   harder, later ones more than earlier ones, each still noting its original length: a task of 150
+ *   calls with 2 MB replies stays a 1 MiB file, not a 10 MB one. The runner's `maxRecordBytes` changes it.
  * - `sentBackChars`: characters of a model's own reply that go back to it in the conversation (ReAct and
  *   DFSDT keep the assistant message); observations are cut separately (ToolBench's 1,024 characters),
  *   and reflections quote at most 4,000 characters (guardrails).
  */
 export const SIZE_CAPS = {
   recordStringChars: 64 * 1024,
+  recordBytes: 1024 * 1024,
   sentBackChars: 16 * 1024,
   /**
    * Bytes read of one HTTP reply from a model server: past it the reply is dropped and the call fails
    * (a ModelServerError that says so), so a run's memory stays bounded whatever a server sends.
    * 32 MiB is far above any real chat reply.
    */
-  replyBytes: 32 * 1024 * 1024
+  replyBytes: 32 * 1024 * 1024,
+  /**
+   * Characters of one model reply's text that the agents get (the rest is cut with a note of its length):
+   * 4 Mi characters is 256 times what goes back to a model and far above any real answer, and keeps the
+   * copies a reply goes through (parsing, events) small whatever a server sends.
+   */
+  replyChars: 4 * 1024 * 1024
 } as const
 
-/** `text` cut to `max` characters, with a note of the original length when it was longer. */
-export const capText = (text: string, max: number): string =>
-  text.length > max ? `${text.slice(0, max)}… [cut: ${text.length.toLocaleString("en-US")} characters in all]` : text
+const NOTE_END = " characters in all]"
+const NOTE = /… \[cut: ([\d,]+) characters in all\]$/
 
-/** A copy of a JSON-like value with every string longer than `max` cut by {@link capText}. */
-export const capStrings = <A>(value: A, max: number = SIZE_CAPS.recordStringChars): A => {
+/**
+ * `text` cut to `max` characters, with a note of the original length when it was longer. A text cut
+ * before (an event's string, cut as it was recorded) is cut again from its kept part and keeps its note
+ * of the original length.
+ */
+export const capText = (text: string, max: number): string => {
+  const note = text.endsWith(NOTE_END) ? NOTE.exec(text.slice(-64)) : null
+  const body = note ? text.slice(0, text.length - note[0].length) : text
+  if (body.length <= max) return text
+  return `${body.slice(0, max)}… [cut: ${note ? note[1] : body.length.toLocaleString("en-US")} characters in all]`
+}
+
+/** A copy of a JSON-like value with each string replaced by `cut(string)`, in the order JSON.stringify writes them. */
+const mapStrings = <A>(value: A, cut: (text: string) => string): A => {
   const walk = (v: unknown): unknown => {
-    if (typeof v === "string") return capText(v, max)
+    if (typeof v === "string") return cut(v)
     if (Array.isArray(v)) return v.map(walk)
     if (v !== null && typeof v === "object" && (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null))
       return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]))
     return v
   }
   return walk(value) as A
+}
+
+/** A copy of a JSON-like value with every string longer than `max` cut by {@link capText}. */
+export const capStrings = <A>(value: A, max: number = SIZE_CAPS.recordStringChars): A => mapStrings(value, (text) => capText(text, max))
+
+/** Bytes of a value as a record file holds it (indented JSON). */
+export const recordBytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value, null, 2) ?? "", "utf8")
+
+const jsonBytes = (text: string): number => Buffer.byteLength(JSON.stringify(text), "utf8")
+
+/**
+ * `value` with every string capped (`recordStringChars`) and, when it is still larger than `maxBytes`
+ * as a file, its long strings cut harder: each string longer than a floor may keep at most half of the
+ * bytes left, in the order the file holds them, so a record's first fields (its final answer) and first
+ * events keep the most and later ones less. Every cut string notes its original length. Floors go down
+ * (1,024 characters to none) until the record fits.
+ */
+export const capRecordSize = <A>(value: A, maxBytes: number = SIZE_CAPS.recordBytes): A => {
+  const capped = capStrings(value)
+  if (recordBytes(capped) <= maxBytes) return capped
+  let smallest = capped
+  for (const floor of [1024, 256, 64, 16, 0]) {
+    const skeleton = recordBytes(capStrings(value, floor))
+    if (skeleton > maxBytes && floor > 0) continue
+    let left = Math.max(0, maxBytes - skeleton)
+    const out = mapStrings(value, (text) => {
+      if (text.length <= floor) return text
+      const base = jsonBytes(capText(text, floor))
+      let share = Math.min(text.length, SIZE_CAPS.recordStringChars) - floor
+      let cut = capText(text, floor + share)
+      let cost = jsonBytes(cut) - base
+      for (let tries = 0; cost > left / 2 && tries < 4; tries++) {
+        share = tries === 3 ? 0 : Math.floor((share * (left / 2)) / cost)
+        cut = capText(text, floor + share)
+        cost = jsonBytes(cut) - base
+      }
+      left -= Math.max(0, cost)
+      return cut
+    })
+    if (recordBytes(out) <= maxBytes) return out
+    smallest = out
+  }
+  return smallest // strings cut to nothing and still too large: the record's skeleton alone is over the cap
 }

@@ -2,6 +2,7 @@
 import { Context, Effect, Ref } from "effect"
 import { dataOf, kindOf, makeEvent, Trace, type TraceShape } from "./events.ts"
 import type { RunEvent, Totals } from "./record.ts"
+import { capStrings } from "./size-caps.ts"
 
 export type { FinishType, Totals, Trajectory } from "./record.ts"
 
@@ -56,8 +57,10 @@ export const makeRecorder = (taskId: string, listener?: (event: RunEvent) => voi
       return event
     }
     const trace: TraceShape = {
+      // strings are capped as they are recorded, not when the task ends: a task of many 30 MB replies keeps
+      // 64 Ki characters of each, not every reply whole until its record is written
       emit: (kind, data, link) =>
-        Effect.sync(() => record(makeEvent(taskId, kind, data, link))).pipe(Effect.flatMap((event) => Ref.update(events, (all) => (all.push(event), all)))),
+        Effect.sync(() => record(makeEvent(taskId, kind, capStrings(data), link))).pipe(Effect.flatMap((event) => Ref.update(events, (all) => (all.push(event), all)))),
       // a sub-agent's event joins this run: same correlation id as every event of this task
       forward: (event) => {
         const nested = record({ ...event, correlationid: taskId })

@@ -1,5 +1,5 @@
 // `smurfs bench`: run methods on StableToolBench tasks into a resumable run directory.
-import { existsSync, readFileSync, statSync } from "node:fs"
+import { existsSync, statSync } from "node:fs"
 import { join, resolve } from "node:path"
 import type { ParseArgsOptionsConfig } from "node:util"
 import { Cause, Effect, Exit, Layer } from "effect"
@@ -40,6 +40,8 @@ import { toolbenchLibrary } from "../../tools/toolbench/adapter.ts"
 import type { ApiDocInput } from "../../tools/toolbench/api-doc.ts"
 import { otlpLayer } from "../../trace/otlp.ts"
 import { redactText } from "../../trace/redact.ts"
+import { SIZE_CAPS } from "../../trace/size-caps.ts"
+import { readFileBounded } from "../../trace/guarded-fs.ts"
 import { version } from "../../version.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { defaultModelSpec, resolveModelLayer } from "../model-option.ts"
@@ -117,6 +119,7 @@ options:
                             ${THINK_HELP}
   --stop-after <n>          stop (exit 4) when n tasks in a row fail because of the model server (default ${RUNNER_DEFAULTS.stopAfterUnreachable})
   --full-trace              keep every prompt in the task records (large)
+  --max-record-bytes <n>    largest task record file; past it long strings are cut harder (default ${SIZE_CAPS.recordBytes})
   --json                    print the summary as JSON on stdout (progress stays on stderr)
   -h, --help                show this help
 
@@ -168,6 +171,7 @@ const OPTIONS = {
   think: { type: "string" },
   "stop-after": { type: "string" },
   "full-trace": { type: "boolean" },
+  "max-record-bytes": { type: "string" },
   json: { type: "boolean" }
 } as const satisfies ParseArgsOptionsConfig
 
@@ -240,6 +244,7 @@ const parse = ({ values }: ParsedCommand<typeof OPTIONS>, env: NodeJS.ProcessEnv
     think: thinkOption(values.think),
     stopAfter: positiveInt("stop-after", values["stop-after"]),
     fullTrace: values["full-trace"] === true,
+    maxRecordBytes: positiveInt("max-record-bytes", values["max-record-bytes"]),
     json: values.json === true
   }
 }
@@ -285,6 +290,7 @@ const benchEnvironment = (args: BenchArgs) =>
       responses: args.responses,
       cacheDir: args.cacheDir,
       storeDir: args.storeDir,
+      storeRoot: args.out,
       simulatorPrompts: simulatorPrompts(args.stb, args.simulatorStyle),
       ...(args.simulator === undefined ? {} : { simulator: yield* benchSimulator(args), writeCacheDir: args.simulatorCacheDir })
     })
@@ -367,7 +373,7 @@ const workerArgv = (argv: ReadonlyArray<string>, args: BenchArgs): Array<string>
 /** The run's id on the queue: stable across --resume of the same run directory. */
 const runIdFor = (out: string, config: RunConfig): string => {
   try {
-    const existing = JSON.parse(readFileSync(runConfigPath(out), "utf8")) as { createdAt?: unknown }
+    const existing = JSON.parse(readFileBounded(runConfigPath(out))) as { createdAt?: unknown }
     if (typeof existing.createdAt === "string") return runIdOf(out, existing.createdAt)
   } catch {
     // a new run: its own creation time names it
@@ -391,7 +397,7 @@ const queueExecutorFor = (args: BenchArgs, config: RunConfig, argv: ReadonlyArra
 const recordEndpointStats = (out: string, endpoints: ReadonlyArray<EndpointStats>) =>
   Effect.gen(function* () {
     const path = runConfigPath(out)
-    const current = yield* Effect.try({ try: () => JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>, catch: () => undefined }).pipe(Effect.orElseSucceed(() => undefined))
+    const current = yield* Effect.try({ try: () => JSON.parse(readFileBounded(path)) as Record<string, unknown>, catch: () => undefined }).pipe(Effect.orElseSucceed(() => undefined))
     if (current) yield* writeJsonAtomic(path, { ...current, endpointStats: endpoints })
   })
 
@@ -404,7 +410,7 @@ const recordMisses = (out: string) =>
     const entries = yield* Effect.try({ try: () => loadSource(out).entries, catch: () => undefined }).pipe(Effect.orElseSucceed(() => []))
     const misses = missCounts(entries)
     const path = runConfigPath(out)
-    const current = yield* Effect.try({ try: () => JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>, catch: () => undefined }).pipe(Effect.orElseSucceed(() => undefined))
+    const current = yield* Effect.try({ try: () => JSON.parse(readFileBounded(path)) as Record<string, unknown>, catch: () => undefined }).pipe(Effect.orElseSucceed(() => undefined))
     if (current) yield* writeJsonAtomic(path, { ...current, misses })
     return misses
   })
@@ -489,6 +495,7 @@ const program = (args: BenchArgs, argvForWorkers: ReadonlyArray<string>, progres
       modelSpec: args.model,
       stopAfterUnreachable: args.stopAfter,
       fullTrace: args.fullTrace,
+      maxRecordBytes: args.maxRecordBytes,
       progress,
       finish: finishSpec(baselinePrompts(args.stb)),
       executor

@@ -1,5 +1,4 @@
 // `smurfs compare`: set runs (and ToolEval's published results) side by side in one table, optionally an HTML report.
-import { writeFileSync } from "node:fs"
 import type { ParseArgsOptionsConfig } from "node:util"
 import { CompareInputError, collectRows } from "../../../bench/report/collect.ts"
 import { renderHtml } from "../../../bench/report/html.ts"
@@ -7,6 +6,7 @@ import { missingWork } from "../../../bench/report/missing.ts"
 import { renderTable } from "../../../bench/report/table.ts"
 import { slug } from "../../../bench/eval/labels.ts"
 import { ExitCode } from "../exit-codes.ts"
+import { writeOutputFile } from "../output-file.ts"
 import { type ParsedCommand, runCommand, UsageError } from "../options.ts"
 
 const HELP = `usage: smurfs compare <dir>... [--html <file>] [--judge <spec>] [--json]
@@ -37,7 +37,7 @@ export const COMMAND = { name: "compare", help: HELP, options: OPTIONS, position
 
 export const run = (argv: Array<string>): Promise<number> => runCommand(COMMAND, argv, (parsed) => compare(parsed))
 
-const compare = (parsed: ParsedCommand<typeof OPTIONS>): number => {
+const compare = async (parsed: ParsedCommand<typeof OPTIONS>): Promise<number> => {
   if (parsed.positionals.length === 0) throw new UsageError("give at least one run directory or ToolEval results folder")
   let rows
   try {
@@ -63,10 +63,9 @@ const compare = (parsed: ParsedCommand<typeof OPTIONS>): number => {
   }
   if (rows.every((r) => !r.pass)) console.error("\nNo judge labels yet: run `smurfs eval --run <dir> --judge <spec>` to add pass and win rates.")
   if (parsed.values.html) {
-    try {
-      writeFileSync(parsed.values.html, renderHtml(rows, { generatedAt: new Date().toISOString() }))
-    } catch (e) {
-      console.error(`smurfs compare: cannot write ${parsed.values.html}: ${(e as Error).message}`)
+    const problem = await writeOutputFile(parsed.values.html, renderHtml(rows, { generatedAt: new Date().toISOString() }))
+    if (problem !== undefined) {
+      console.error(`smurfs compare: ${parsed.values.html}: ${problem}; the previous file, if any, is kept as it was`)
       return ExitCode.BadInput
     }
     console.error(`wrote ${parsed.values.html}`)

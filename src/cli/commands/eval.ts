@@ -6,7 +6,7 @@ import { Cause, Effect, Exit } from "effect"
 import cliProgress from "cli-progress"
 import { EVAL_DEFAULTS, type EvalSummary, evaluatePass, evaluateWin, WIN_STATUSES, type WinStatuses } from "../../../bench/eval/evaluate.ts"
 import { judgePrompts, type JudgePrompts } from "../../../bench/eval/judge-prompts.ts"
-import { EVAL_SOURCE_FILE, slug } from "../../../bench/eval/labels.ts"
+import { EVAL_SOURCE_FILE, MAX_JUDGE_RUNS, slug } from "../../../bench/eval/labels.ts"
 import { type Decider, inProcessDecider } from "../../../bench/eval/judge-job.ts"
 import { makeQueueDecider } from "../../../bench/queue/judge-queue.ts"
 import { connectionOf } from "../../../bench/queue/connection.ts"
@@ -171,6 +171,7 @@ const evaluate = async (parsed: ParsedCommand<typeof OPTIONS>["values"]): Promis
   let options
   try {
     const k = positiveInt("k", parsed.k, EVAL_DEFAULTS.k)
+    if (k > MAX_JUDGE_RUNS) throw new UsageError(`--k is at most ${MAX_JUDGE_RUNS} judge runs (got ${k})`)
     if (parsed.queue !== undefined) connectionOf(parsed.queue) // a bad URL is bad input, before anything is judged
     const concurrency = positiveInt("concurrency", parsed.concurrency, parsed.queue === undefined ? EVAL_DEFAULTS.concurrency : QUEUE_CONCURRENCY)
     const seed = positiveInt("seed", parsed.seed, EVAL_DEFAULTS.seed)

@@ -1,10 +1,13 @@
 // `smurfs show`: print a recorded trajectory (a run directory's task, or `smurfs run --json` output) as the live view showed it, or as one HTML page.
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
+import { existsSync, readdirSync, statSync } from "node:fs"
 import { join, resolve } from "node:path"
 import type { ParseArgsOptionsConfig } from "node:util"
 import { plural } from "../../plural.ts"
 import { kindOf } from "../../trace/events.ts"
 import type { RunEvent, Totals } from "../../trace/record.ts"
+import { fromSafeName, safeName } from "../../trace/file-names.ts"
+import { readFileBounded } from "../../trace/guarded-fs.ts"
+import { writeOutputFile } from "../output-file.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { liveView } from "../live-view.ts"
 import { BadInput, runCommand, UsageError } from "../options.ts"
@@ -48,7 +51,7 @@ interface Recorded {
 const readRecorded = (file: string, label: string): Recorded => {
   let value: unknown
   try {
-    value = JSON.parse(readFileSync(file, "utf8"))
+    value = JSON.parse(readFileBounded(file))
   } catch (e) {
     throw new BadInput(`${file}: cannot read it as JSON (${(e as Error).message.split("\n")[0]})`)
   }
@@ -65,13 +68,16 @@ const findInRun = (dir: string, taskId: string, method: string | undefined, grou
   const tasks = join(dir, "tasks")
   if (!isDir(tasks)) throw new BadInput(`${dir} is not a run directory (it has no tasks/); give one made by \`smurfs bench\`, or a trajectory file`)
   const found: Array<Recorded> = []
-  for (const m of readdirSync(tasks).filter((m) => (method === undefined || m === method) && isDir(join(tasks, m))))
-    for (const g of readdirSync(join(tasks, m)).filter((g) => (group === undefined || g === group) && isDir(join(tasks, m, g)))) {
-      const file = join(tasks, m, g, `${taskId}.json`)
-      if (existsSync(file)) found.push(readRecorded(file, `${m} ${g}/${taskId}`))
+  // folders and files are named by safeName: `a/b` is `a%2Fb.json`; the name given may be either
+  const named = (entry: string, wanted: string | undefined) => wanted === undefined || entry === safeName(wanted) || entry === wanted
+  const shown = (entry: string) => fromSafeName(entry) ?? entry
+  for (const m of readdirSync(tasks).filter((m) => named(m, method) && isDir(join(tasks, m))))
+    for (const g of readdirSync(join(tasks, m)).filter((g) => named(g, group) && isDir(join(tasks, m, g)))) {
+      const file = join(tasks, m, g, `${safeName(taskId)}.json`)
+      if (existsSync(file)) found.push(readRecorded(file, `${shown(m)} ${shown(g)}/${taskId}`))
     }
   if (found.length === 0)
-    throw new BadInput(`${dir} has no task "${taskId}"${method || group ? ` for ${[method, group].filter(Boolean).join(" ")}` : ""}; the ids are the file names under ${tasks}/<method>/<group>/`)
+    throw new BadInput(`${dir} has no task "${taskId}"${method || group ? ` for ${[method, group].filter(Boolean).join(" ")}` : ""}; the ids are the tasks' query ids (file names under ${tasks}/<method>/<group>/, with characters other than letters, digits, _ and - written %XX)`)
   return found
 }
 
@@ -117,7 +123,7 @@ export const renderHtml = (views: ReadonlyArray<{ label: string; lines: Readonly
   ].join("\n")
 
 export const run = (argv: string[]): Promise<number> =>
-  runCommand(COMMAND, argv, ({ values, positionals }) => {
+  runCommand(COMMAND, argv, async ({ values, positionals }) => {
     if (positionals.length === 0 || positionals.length > 2) throw new UsageError("give a run directory and a task id, or a trajectory file")
     const [target, taskId] = positionals as [string, string | undefined]
     const path = resolve(target)
@@ -136,11 +142,8 @@ export const run = (argv: string[]): Promise<number> =>
       console.log(view.lines.join("\n"))
     }
     if (values.html !== undefined) {
-      try {
-        writeFileSync(values.html, renderHtml(views))
-      } catch (e) {
-        throw new BadInput(`cannot write ${values.html}: ${(e as Error).message}`)
-      }
+      const problem = await writeOutputFile(values.html, renderHtml(views))
+      if (problem !== undefined) throw new BadInput(`${values.html}: ${problem}; the previous file, if any, is kept as it was`)
       console.error(`wrote ${values.html}`)
     }
     return ExitCode.Ok

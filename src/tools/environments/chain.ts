@@ -40,6 +40,8 @@ export interface EnvironmentChainOptions {
   readonly cacheDir?: string | undefined
   /** Folder where simulated responses are stored (and replayed from on the next run). */
   readonly storeDir?: string | undefined
+  /** The folder the store must stay in when it is inside one (the run directory): no symbolic link below it is followed. */
+  readonly storeRoot?: string | undefined
   /** What the offline environment answers; `error` by default. */
   readonly offlineMode?: OfflineMode | undefined
   /**
@@ -87,7 +89,7 @@ export const makeEnvironmentChain = (
         const model = options.simulator === undefined ? yield* Effect.serviceOption(LanguageModel) : Option.some(options.simulator)
         if (Option.isNone(model))
           return yield* new ToolEnvError({ environment: "simulated", reason: "it needs a model; pass --simulator (or drop simulated from the chain)" })
-        const stored = writeDir === undefined ? { storeDir: options.storeDir } : { cacheDir: writeDir }
+        const stored = writeDir === undefined ? { storeDir: options.storeDir, storeRoot: options.storeRoot } : { cacheDir: writeDir }
         envs.push(yield* makeSimulatedEnvironment({ index, ...stored, prompts: options.simulatorPrompts }).pipe(Effect.provideService(LanguageModel, model.value)))
       }
     }

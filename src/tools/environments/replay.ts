@@ -1,10 +1,11 @@
 // The replay environment: recorded responses from `responses.jsonl` files and StableToolBench cache folders.
-import { createReadStream, existsSync, readdirSync, readFileSync, statSync } from "node:fs"
+import { createReadStream, existsSync, readdirSync, statSync } from "node:fs"
 import { join } from "node:path"
 import { createInterface } from "node:readline"
 import { Effect } from "effect"
 import { canonicalArgs } from "./canonical.ts"
 import { type ToolEnvironment, ToolEnvError } from "./environment.ts"
+import { readFileBounded } from "../../trace/guarded-fs.ts"
 import { parseAppendedLines } from "../../trace/jsonl.ts"
 import { parsePythonLiteral } from "./python-repr.ts"
 import { makeReplayIndex, parseRecordedResponse, type Recording, type ReplayIndex } from "./recorded.ts"
@@ -20,7 +21,7 @@ export const loadAppendedRecordings = (index: ReplayIndex, file: string): Effect
   Effect.try({
     try: () => {
       let read = 0
-      for (const row of parseAppendedLines(readFileSync(file, "utf8")).entries as ReadonlyArray<Partial<Recording> | null>) {
+      for (const row of parseAppendedLines(readFileBounded(file)).entries as ReadonlyArray<Partial<Recording> | null>) {
         if (!isRecording(row)) continue
         index.add({ tool: row.tool, api: row.api, args: row.args, response: row.response, cls: row.cls, n: row.n })
         read++
@@ -80,7 +81,7 @@ export const loadCacheDir = (index: ReplayIndex, dir: string): Effect.Effect<num
             const api = file.slice(0, -".json".length)
             let entries: Record<string, unknown>
             try {
-              entries = JSON.parse(readFileSync(join(toolPath, file), "utf8")) as Record<string, unknown>
+              entries = JSON.parse(readFileBounded(join(toolPath, file))) as Record<string, unknown>
             } catch (e) {
               throw new Error(`${join(toolPath, file)} is not valid JSON (${(e as Error).message})`)
             }

@@ -9,6 +9,7 @@ import type { ToolResult } from "../tool.ts"
 import { canonicalArgs } from "./canonical.ts"
 import type { ToolCall, ToolEnvironment } from "./environment.ts"
 import { formatRecordedResponse, parseRecordedResponse, type Recording, type ReplayIndex } from "./recorded.ts"
+import { refuseSymlinksSync } from "../../trace/guarded-fs.ts"
 import { appendJsonLine } from "../../trace/jsonl.ts"
 import { redactValue } from "../../trace/redact.ts"
 import { addCacheEntry, cacheFilePath } from "./cache-store.ts"
@@ -28,6 +29,8 @@ export interface SimulatedOptions {
   readonly index: ReplayIndex
   /** Folder to append generated responses to (responses.jsonl format), so that the next run replays them. */
   readonly storeDir?: string | undefined
+  /** The folder the store must stay in when it is inside one (a run directory): no symbolic link below it is followed. */
+  readonly storeRoot?: string | undefined
   /**
    * A StableToolBench cache folder to add generated responses to, in their layout and keys
    * (`<Category>/<tool>_for_<Category>/<api>.json`); concurrent writers merge. Without it nor
@@ -65,6 +68,7 @@ export const makeSimulatedEnvironment = (options: SimulatedOptions): Effect.Effe
         }
         if (storeFile === undefined) return
         try {
+          if (options.storeRoot !== undefined) refuseSymlinksSync(options.storeRoot, options.storeDir!)
           mkdirSync(options.storeDir!, { recursive: true })
           // the stored copy is redacted: a model may have echoed a key into a simulated response
           appendJsonLine(storeFile, redactValue(recording))

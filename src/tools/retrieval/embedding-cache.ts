@@ -1,11 +1,11 @@
 // Document embeddings cached on disk by content hash: a library embedded once is read back on the next run.
 import { createHash } from "node:crypto"
-import { readFileSync } from "node:fs"
 import { homedir } from "node:os"
 import { join } from "node:path"
 import { Effect } from "effect"
 import type { ProviderError } from "../../llm/errors.ts"
 import { writeTextAtomic } from "../../trace/atomic-write.ts"
+import { readFileBounded } from "../../trace/guarded-fs.ts"
 import type { Embedder } from "./embedder.ts"
 
 /** Where document embeddings are cached unless told otherwise: $XDG_CACHE_HOME/smurfs/embeddings, else ~/.cache/smurfs/embeddings. */
@@ -28,7 +28,7 @@ interface CacheFile {
 
 const read = (path: string, spec: string, count: number): Array<Float32Array> | undefined => {
   try {
-    const file = JSON.parse(readFileSync(path, "utf8")) as CacheFile
+    const file = JSON.parse(readFileBounded(path)) as CacheFile
     if (file.spec !== spec || file.count !== count) return undefined
     const bytes = Buffer.from(file.vectors, "base64")
     if (bytes.length !== file.count * file.dims * 4) return undefined

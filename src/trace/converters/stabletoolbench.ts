@@ -1,9 +1,10 @@
 // StableToolBench's converted prediction format (ToolEval's input): write it from our task records, read it back.
-import { readFileSync } from "node:fs"
 import { Data, Effect } from "effect"
 import { z } from "zod"
 import { dataOf, isKind, isTopLevel } from "../events.ts"
 import type { FinishType, RunEvent } from "../record.ts"
+import { dataRecord } from "../data-record.ts"
+import { readFileBounded } from "../guarded-fs.ts"
 
 /** A function as StableToolBench lists it in `available_tools`. */
 export interface FunctionSpec {
@@ -50,8 +51,8 @@ export const ConvertedAnswer = z.object({
 })
 export type ConvertedAnswer = z.infer<typeof ConvertedAnswer>
 
-/** A converted file: query id -> answer. */
-export const ConvertedFile = z.record(z.string(), ConvertedAnswer)
+/** A converted file: query id -> answer (any id, `__proto__` too: a null-prototype object). */
+export const ConvertedFile = dataRecord(z.string(), ConvertedAnswer)
 export type ConvertedFile = z.infer<typeof ConvertedFile>
 
 /** What the converter needs of a task's run (a TaskRecord has all of it). */
@@ -182,7 +183,7 @@ export class ConvertedFormatError extends Data.TaggedError("ConvertedFormatError
 export const readConverted = (file: string): Effect.Effect<ConvertedFile, ConvertedFormatError> =>
   Effect.gen(function* () {
     const raw = yield* Effect.try({
-      try: () => JSON.parse(readFileSync(file, "utf8")) as unknown,
+      try: () => JSON.parse(readFileBounded(file)) as unknown,
       catch: (e) => new ConvertedFormatError({ path: file, problem: `cannot read it as JSON (${(e as Error).message.split("\n")[0]})` })
     })
     const parsed = ConvertedFile.safeParse(raw)
