@@ -2,7 +2,7 @@
 // checkout, on the query and the final answer only; the judge's reply is read as Solved or Unsolved as they read it.
 import { Effect } from "effect"
 import { z } from "zod"
-import { pythonConstant, pythonFormat, readStbFile, STB_FILES } from "../../src/agents/stabletoolbench-files.ts"
+import { pythonConstant, pythonFormat, readStbFile, STB_FILES } from "../../src/text/stabletoolbench-files.ts"
 import type { ProviderError } from "../../src/llm/errors.ts"
 import { LanguageModel } from "../../src/llm/language-model.ts"
 import { writeJsonAtomic } from "../../src/trace/atomic-write.ts"

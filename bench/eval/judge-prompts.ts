@@ -4,7 +4,7 @@
 import { parse as parseYaml } from "yaml"
 import { z } from "zod"
 import { loadTemplate, render } from "../../src/text/prompt-template.ts"
-import { pythonFormat, readStbFile, STB_FILES, StbFilesError } from "../../src/agents/stabletoolbench-files.ts"
+import { pythonFormat, readStbFile, STB_FILES, StbFilesError } from "../../src/text/stabletoolbench-files.ts"
 import { AnswerStatus } from "./labels.ts"
 
 export const JUDGE_FUNCTIONS = ["check_answer_status", "parse_answer_status", "select_better_answer"] as const

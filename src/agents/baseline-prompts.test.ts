@@ -9,7 +9,7 @@ import { baselinePrompts } from "./baseline-prompts.ts"
 import { dfsdt } from "./dfsdt.ts"
 import { loadTemplate } from "../text/prompt-template.ts"
 import { react } from "./react.ts"
-import { STB_FILES, StbFilesError, stbDirOf } from "./stabletoolbench-files.ts"
+import { STB_FILES, StbFilesError, stbDirOf } from "../text/stabletoolbench-files.ts"
 import type { Task } from "./task.ts"
 import { STB_CHECKOUT, lacks, skipNote } from "../../test/data.ts"
 

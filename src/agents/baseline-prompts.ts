@@ -2,7 +2,7 @@
 // (prompts/*.md), which state the same rules in our words. Either way the shapes are StableToolBench's.
 import { FINISH } from "./finish.ts"
 import { loadTemplate, render } from "../text/prompt-template.ts"
-import { pythonConstant, pythonStringAfter, readStbFile, STB_FILES, StbFilesError } from "./stabletoolbench-files.ts"
+import { pythonConstant, pythonStringAfter, readStbFile, STB_FILES, StbFilesError } from "../text/stabletoolbench-files.ts"
 
 export interface BaselinePrompts {
   /** Which texts these are, recorded in run.json: "smurfs" or "stabletoolbench:<dir>". */

@@ -11,7 +11,7 @@ import { type Decider, inProcessDecider } from "../../../bench/eval/judge-job.ts
 import { makeQueueDecider } from "../../../bench/queue/judge-queue.ts"
 import { connectionOf } from "../../../bench/queue/connection.ts"
 import { QUEUE_DEFAULTS } from "../../../bench/queue/queue-executor.ts"
-import { STB_ENV, STB_FILES, stbDirOf } from "../../agents/stabletoolbench-files.ts"
+import { STB_ENV, STB_FILES, stbDirOf } from "../../text/stabletoolbench-files.ts"
 import { writeJsonAtomic } from "../../trace/atomic-write.ts"
 import { loadSource, methodsOf, type Source, SourceError } from "../../../bench/eval/sources.ts"
 import { collectRows } from "../../../bench/report/collect.ts"

@@ -31,7 +31,7 @@ import { makeSpinner } from "../spinner.ts"
 import { observedModelLayer } from "../../llm/observe.ts"
 import { defaultModelSpec, resolveModelLayer } from "../model-option.ts"
 import { simulatorModel, simulatorSpecOf } from "../simulator-option.ts"
-import { stbDirOf } from "../../agents/stabletoolbench-files.ts"
+import { stbDirOf } from "../../text/stabletoolbench-files.ts"
 import { simulatorPrompts } from "../../tools/environments/simulator-prompts.ts"
 import { intOption, type ParsedCommand, runCommand, thinkOption, UsageError } from "../options.ts"
 

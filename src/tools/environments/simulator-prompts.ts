@@ -3,7 +3,7 @@
 import { parse as parseYaml } from "yaml"
 import { fencedData } from "../../text/fenced-data.ts"
 import { renderTemplate } from "../../text/prompt-template.ts"
-import { pythonConstant, pythonFormat, readStbFile, STB_FILES, StbFilesError, unescapePython } from "../../agents/stabletoolbench-files.ts"
+import { pythonConstant, pythonFormat, readStbFile, STB_FILES, StbFilesError, unescapePython } from "../../text/stabletoolbench-files.ts"
 import type { Message } from "../../llm/language-model.ts"
 import { redactText } from "../../trace/redact.ts"
 import type { ToolCall } from "./environment.ts"
