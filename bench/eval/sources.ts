@@ -7,6 +7,7 @@ import { convertAnswerFile } from "../../src/trace/converters/stabletoolbench-an
 import { newerRunFormat, newerRunProblem, readRecord } from "../run-dir.ts"
 import { judgeInputFromConverted, readConvertedFile } from "./converted.ts"
 import { type JudgeInput, judgeInputFromRecord } from "./judge-input.ts"
+import type { FailureKind } from "../../src/failure.ts"
 
 export type SourceKind = "run" | "converted" | "answers"
 
@@ -22,7 +23,11 @@ export interface Source {
 }
 
 /** The directory cannot be read as asked; the message says what it should contain. */
-export class SourceError extends Data.TaggedError("SourceError")<{ readonly message: string }> {}
+export class SourceError extends Data.TaggedError("SourceError")<{ readonly message: string }> {
+  get kind(): FailureKind {
+    return "bad-input"
+  }
+}
 
 const dirs = (dir: string) => (existsSync(dir) ? readdirSync(dir).filter((d) => statSync(join(dir, d)).isDirectory()).sort() : [])
 

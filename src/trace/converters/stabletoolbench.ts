@@ -4,6 +4,7 @@ import { Data, Effect } from "effect"
 import { z } from "zod"
 import type { FinishType } from "../trajectory.ts"
 import { type EventLink, isKind, isTopLevel } from "../events.ts"
+import type { FailureKind } from "../../failure.ts"
 
 /** A function as StableToolBench lists it in `available_tools`. */
 export interface FunctionSpec {
@@ -171,6 +172,9 @@ export class ConvertedFormatError extends Data.TaggedError("ConvertedFormatError
   readonly path: string
   readonly problem: string
 }> {
+  get kind(): FailureKind {
+    return "bad-input"
+  }
   override get message() {
     return `${this.path}: ${this.problem}. Expected StableToolBench's converted predictions ({query_id: {query, available_tools, answer}}), as written by \`smurfs bench\` or StableToolBench's convert_to_answer_format.py.`
   }
