@@ -2,15 +2,16 @@
 import { existsSync, statSync } from "node:fs"
 import { join, resolve } from "node:path"
 import type { ParseArgsOptionsConfig } from "node:util"
-import { Cause, Effect, Exit } from "effect"
+import { Effect } from "effect"
 import cliProgress from "cli-progress"
-import { EVAL_DEFAULTS, type EvalSummary, evaluatePass, evaluateWin } from "../../../bench/eval/evaluate.ts"
+import { EVAL_DEFAULTS, type EvalSummary, evaluatePass, evaluateWin, someDecisions } from "../../../bench/eval/evaluate.ts"
 import { judgePrompts, type JudgePrompts } from "../../../bench/eval/judge-prompts.ts"
 import { EVAL_SOURCE_FILE, slug } from "../../../bench/eval/labels.ts"
 import { type Decider, inProcessDecider } from "../../../bench/eval/judge-job.ts"
 import { makeQueueDecider } from "../../../bench/queue/judge-queue.ts"
 import { connectionOf } from "../../../bench/queue/connection.ts"
-import { QUEUE_DEFAULTS } from "../../../bench/queue/queue-executor.ts"
+import { QUEUE_DEFAULTS, type QueueUnavailable } from "../../../bench/queue/queue-executor.ts"
+import type { InvalidModelSpec } from "../../llm/errors.ts"
 import { STB_ENV, stbDirOf } from "../../agents/stabletoolbench-files.ts"
 import { writeJsonAtomic } from "../../trace/atomic-write.ts"
 import { loadSource, methodsOf, type Source, SourceError } from "../../../bench/eval/sources.ts"
@@ -18,7 +19,9 @@ import { collectRows } from "../../../bench/report/collect.ts"
 import { renderTable } from "../../../bench/report/table.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { resolveModelLayer } from "../model-option.ts"
+import { isFailure } from "../../failure.ts"
 import { BadInput, intOption, type ParsedCommand, runCommand, UsageError } from "../options.ts"
+import { runProgram } from "../run-program.ts"
 
 /** Tasks in flight when the decisions go to a queue: enough to keep several workers busy. */
 const QUEUE_CONCURRENCY = 64
@@ -114,6 +117,7 @@ const program = <R>(args: {
     const bar = progress(`pass (${judge})`)
     const pass = yield* evaluatePass(source.entries, { store, judge, k, concurrency, prompts, seed, decider, onProgress: bar.update }).pipe(Effect.ensuring(Effect.sync(bar.stop)))
     report("pass", pass)
+    yield* someDecisions("pass", judge, pass)
     if (!args.reference) return
     for (const method of methodsOf(source)) {
       const referenceMethod = pickReferenceMethod(args.reference, method, args.referenceMethod)
@@ -125,6 +129,7 @@ const program = <R>(args: {
         { store, judge, k, concurrency, seed, prompts, decider, referenceName, referenceSource: resolve(args.reference.dir), referenceMethod, referenceInStore: resolve(args.reference.dir) === resolve(store), onProgress: winBar.update }
       ).pipe(Effect.ensuring(Effect.sync(winBar.stop)))
       report(`win ${method}`, win)
+      yield* someDecisions(`win ${method}`, judge, win)
     }
   })
 
@@ -149,7 +154,7 @@ export const COMMAND = { name: "eval", help: HELP, options: OPTIONS } as const
 
 export const run = (argv: Array<string>): Promise<number> => runCommand(COMMAND, argv, ({ values }) => evaluate(values))
 
-const evaluate = async (parsed: ParsedCommand<typeof OPTIONS>["values"]): Promise<number> => {
+const evaluate = (parsed: ParsedCommand<typeof OPTIONS>["values"]): Promise<number> => {
   if (!parsed.run || !parsed.judge) throw new UsageError(`${!parsed.run ? "--run <dir>" : "--judge <model spec>"} is required`)
   let options
   try {
@@ -170,40 +175,31 @@ const evaluate = async (parsed: ParsedCommand<typeof OPTIONS>["values"]): Promis
     const prompts = judgePrompts(stbDirOf(parsed.stb))
     options = { source, reference, referenceMethod: parsed["reference-method"], store: parsed.out ?? parsed.run, judge: parsed.judge, k, concurrency, seed, prompts }
   } catch (e) {
-    if (e instanceof UsageError || e instanceof BadInput) throw e
+    // a failure that says its kind is reported by it; a file that cannot be read or parsed is bad input
+    if (isFailure(e)) throw e
     console.error(`smurfs eval: ${(e as Error).message}`)
-    return ExitCode.BadInput
+    return Promise.resolve(ExitCode.BadInput)
   }
   // As in `smurfs bench`: Ollama serves OLLAMA_NUM_PARALLEL requests at once; other servers get one slot per judged task.
   const layer = resolveModelLayer(parsed.judge, { concurrency: parsed.judge.startsWith("ollama:") ? undefined : options.concurrency })
-  if (resolve(options.store) !== resolve(parsed.run)) {
-    const pointer = await Effect.runPromiseExit(writeJsonAtomic(join(options.store, EVAL_SOURCE_FILE), { source: resolve(parsed.run) }))
-    if (Exit.isFailure(pointer)) {
-      console.error(`smurfs eval: ${String(Cause.squash(pointer.cause))}`)
-      return ExitCode.BadInput
-    }
-  }
-  const controller = new AbortController()
-  const onSigint = () => controller.abort()
-  process.once("SIGINT", onSigint)
+  const pointer = resolve(options.store) === resolve(parsed.run) ? Effect.void : writeJsonAtomic(join(options.store, EVAL_SOURCE_FILE), { source: resolve(parsed.run) })
   const queue = parsed.queue
-  const evaluation: Effect.Effect<void, { readonly _tag: string; readonly message: string }> =
+  const judge = options.judge
+  const runDir = parsed.run
+  const evaluation: Effect.Effect<void, Effect.Error<ReturnType<typeof program>> | QueueUnavailable | InvalidModelSpec> =
     queue === undefined
       ? program({ ...options, decider: inProcessDecider(options.prompts) }).pipe(Effect.provide(layer))
       : // the judge model is the workers': nothing here talks to it
         Effect.scoped(Effect.flatMap(makeQueueDecider({ ...QUEUE_DEFAULTS, queueUrl: queue }), (decider) => program({ ...options, decider })))
-  const exit = await Effect.runPromiseExit(evaluation, { signal: controller.signal })
-  process.off("SIGINT", onSigint)
-  if (Exit.isFailure(exit)) {
-    if (Cause.hasInterruptsOnly(exit.cause)) {
-      console.error("smurfs eval: interrupted; the labels judged so far are kept, run the same command to resume")
-      return ExitCode.Interrupted
-    }
-    const error = Cause.squash(exit.cause) as { _tag?: string; message?: string }
-    console.error(`smurfs eval: ${error?.message ?? String(error)}`)
-    return error?._tag === "InvalidModelSpec" || error?._tag === "RunDirError" ? ExitCode.BadInput : error instanceof UsageError ? ExitCode.Usage : ExitCode.ModelUnavailable
-  }
-  const rows = collectRows([options.store]).filter((r) => r.judge === slug(parsed.judge!))
-  console.log(parsed.json ? JSON.stringify({ runDir: resolve(parsed.run), store: resolve(options.store), judge: parsed.judge, rows }, null, 2) : renderTable(rows))
-  return ExitCode.Ok
+  const shown = Effect.andThen(pointer, evaluation).pipe(
+    Effect.map(() => {
+      const rows = collectRows([options.store]).filter((r) => r.judge === slug(judge))
+      console.log(parsed.json ? JSON.stringify({ runDir: resolve(runDir), store: resolve(options.store), judge, rows }, null, 2) : renderTable(rows))
+      return ExitCode.Ok
+    })
+  )
+  return runProgram(shown, {
+    command: "eval",
+    interrupted: () => console.error("smurfs eval: interrupted; the labels judged so far are kept, run the same command to resume")
+  })
 }
