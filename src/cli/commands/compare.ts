@@ -1,13 +1,14 @@
 // `smurfs compare`: set runs (and ToolEval's published results) side by side in one table, optionally an HTML report.
 import { writeFileSync } from "node:fs"
 import type { ParseArgsOptionsConfig } from "node:util"
-import { CompareInputError, collectRows } from "../../../bench/report/collect.ts"
+import { collectRows } from "../../../bench/report/collect.ts"
 import { renderHtml } from "../../../bench/report/html.ts"
 import { missingWork } from "../../../bench/report/missing.ts"
 import { renderTable } from "../../../bench/report/table.ts"
 import { slug } from "../../../bench/eval/labels.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { type ParsedCommand, runCommand, UsageError } from "../options.ts"
+import { reportFailure } from "../run-program.ts"
 
 const HELP = `usage: smurfs compare <dir>... [--html <file>] [--judge <spec>] [--json]
 
@@ -43,8 +44,8 @@ const compare = (parsed: ParsedCommand<typeof OPTIONS>): number => {
   try {
     rows = collectRows(parsed.positionals)
   } catch (e) {
-    console.error(`smurfs compare: ${(e as Error).message}`)
-    return e instanceof CompareInputError ? ExitCode.BadInput : ExitCode.Failure
+    // a directory that cannot be read as asked is bad input (CompareInputError says so); anything else is a bug
+    return reportFailure(e, { command: "compare" })
   }
   const judge = parsed.values.judge
   if (judge !== undefined) {
