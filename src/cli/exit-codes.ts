@@ -43,6 +43,24 @@ export const EXIT_CODE_TABLE: ReadonlyArray<{ readonly code: ExitCode; readonly 
   { code: ExitCode.Interrupted, meaning: "interrupted (Ctrl-C or SIGTERM); work done so far is kept" }
 ]
 
+/**
+ * The codes each command's --help names on its "exit codes:" line (test/cli/exit-codes.test.ts checks
+ * the help against this and spawns each command into its usage, bad-input, server-down and
+ * interrupted codes). Any command ends with 1 on a bug.
+ */
+export const COMMAND_EXIT_CODES: Readonly<Record<string, ReadonlyArray<ExitCode>>> = {
+  run: [0, 1, 2, 3, 4, 130],
+  chat: [0, 2, 3, 130],
+  tools: [0, 2, 3],
+  "tools search": [0, 2, 3, 4],
+  doctor: [0, 1, 2, 3, 4],
+  bench: [0, 1, 2, 3, 4, 130],
+  eval: [0, 1, 2, 3, 4, 130],
+  compare: [0, 2, 3],
+  show: [0, 2, 3],
+  worker: [0, 2, 3, 4, 130]
+}
+
 /** The README's exit-code table, as Markdown. */
 export const renderExitCodeTable = (): string =>
   ["| code | meaning |", "| --- | --- |", ...EXIT_CODE_TABLE.map((r) => `| ${r.code} | ${r.meaning} |`)].join("\n")

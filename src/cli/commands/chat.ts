@@ -34,8 +34,7 @@ options:
                         ${THINK_HELP}
   -h, --help            show this help
 
-exit codes: 0 ended with /exit or Ctrl-D, 1 a failed turn, 2 bad usage, 3 bad input (model spec, tools),
-4 model unavailable, 130 ended with Ctrl-C`
+exit codes: 0 ended with /exit or Ctrl-D, 2 bad usage, 3 bad input (model spec, tools), 130 ended with Ctrl-C`
 
 /** The options of `smurfs chat`, in node:util parseArgs' shape. */
 const OPTIONS = {

@@ -25,7 +25,10 @@ options:
   --html <file>     also write a self-contained HTML report with charts
   --judge <spec>    show only this judge's labels (default: every judge found)
   --json            print the rows (and the missing work) as JSON instead of the table
-  -h, --help        show this help`
+  -h, --help        show this help
+
+exit codes: 0 shown, 2 bad usage, 3 bad input (a directory that is not a run, no tasks, an --html file
+that cannot be written)`
 
 /** The options of `smurfs compare`, in node:util parseArgs' shape. */
 const OPTIONS = {

@@ -28,7 +28,7 @@ options:
 
 environment: OLLAMA_HOST (Ollama's address), OPENAI_BASE_URL and OPENAI_API_KEY (OpenAI-compatible servers)
 
-exit codes: 0 all good, 1 the test reply failed, 3 invalid model spec or a tool source failed,
+exit codes: 0 all good, 1 the test reply failed, 2 bad usage, 3 invalid model spec or a tool source failed,
 4 server unreachable or model missing`
 
 const MARK: Record<CheckStatus, string> = { pass: "✓", warn: "!", fail: "✗", skip: "-" }

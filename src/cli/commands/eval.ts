@@ -55,7 +55,11 @@ options:
                             on Redis (each judges with its own server of the judge model, or its --model);
                             the decisions come back through the queue and are stored here as without it
   --json                    print the result rows as JSON instead of the table
-  -h, --help                show this help`
+  -h, --help                show this help
+
+exit codes: 0 judged, 1 every judge decision failed (unreadable replies), 2 bad usage, 3 bad input
+(run directory, judge spec, --out, --stb), 4 the judge's model server (or the queue) unavailable,
+130 interrupted (the labels judged so far are kept)`
 
 const positiveInt = (name: string, text: string | undefined, fallback: number): number => intOption(name, text, name === "seed" ? 0 : 1) ?? fallback
 

@@ -31,7 +31,9 @@ options:
                        else ../shared/toolbench)
   --env <e[,e]>        how the task's tools would answer: replay, simulated, offline (default replay,offline)
   --json               print the tools as JSON (name, description, JSON Schema of the parameters)
-  -h, --help           show this help`
+  -h, --help           show this help
+
+exit codes: 0 listed, 2 bad usage, 3 bad input (a tool source that cannot be loaded, a task not found)`
 
 interface ParameterInfo {
   readonly name: string
