@@ -5,8 +5,13 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest"
 import { passLabelsPath, winVerdictsPath } from "../../../bench/eval/labels.ts"
 import { writeFakeRun } from "../../../bench/eval/test-fixtures.ts"
 import { captureConsole } from "../../../test/capture-console.ts"
+import { Effect, Layer } from "effect"
+import { loadSource } from "../../../bench/eval/sources.ts"
+import { smurfsJudgePrompts } from "../../../bench/eval/judge-prompts.ts"
+import { LanguageModel } from "../../llm/language-model.ts"
 import { ExitCode } from "../exit-codes.ts"
-import { run } from "./eval.ts"
+import { runProgram } from "../run-program.ts"
+import { EVAL_EDGE, evalProgram, run } from "./eval.ts"
 
 const scriptFile = (script: object) => {
   const file = join(mkdtempSync(join(tmpdir(), "smurfs-judge-")), "judge.json")
@@ -92,5 +97,32 @@ describe("smurfs eval", () => {
   it("prints its help", async () => {
     expect(await run(["--help"])).toBe(ExitCode.Ok)
     expect(out.join("\n")).toMatch(/usage: smurfs eval/)
+  })
+
+  it("a bug in the judge's call (a defect) is exit 1 with a bug report, never 4 \"model unavailable\"", async () => {
+    const dir = await writeFakeRun([{ taskId: "1" }])
+    const dying = Layer.succeed(
+      LanguageModel,
+      LanguageModel.of({
+        info: { spec: "test:dying", provider: "scripted", model: "dying", contextTokens: 8192, supportsTools: false },
+        generate: () => Effect.die(new TypeError("Cannot read properties of undefined (reading 'choices')"))
+      })
+    )
+    const options = { source: loadSource(dir), reference: undefined, referenceMethod: undefined, store: dir, judge: "test:dying", k: 1, concurrency: 1, seed: 0, prompts: smurfsJudgePrompts() }
+    expect(await runProgram(evalProgram({ ...options, runDir: dir, json: false, queue: undefined, judgeLayer: dying }), EVAL_EDGE)).toBe(ExitCode.Failure)
+    const said = err.join("\n")
+    expect(said).toMatch(/smurfs eval: unexpected error: TypeError: Cannot read properties of undefined/)
+    expect(said).toMatch(/This is a bug in smurfs/)
+    expect(said).toMatch(/SMURFS_DEBUG=1/)
+    expect(said).not.toMatch(/unavailable|Cannot reach|ollama serve/)
+  })
+
+  it("every judge decision failed (unreadable replies): exit 1 naming what failed, no empty table", async () => {
+    const dir = await writeFakeRun([{ taskId: "1" }, { taskId: "2" }])
+    const judge = `scripted:${scriptFile({ "judge.check_answer_status": ["not a verdict"], $cycle: true })}`
+    expect(await run(["--run", dir, "--judge", judge, "--k", "2", "--json"])).toBe(ExitCode.Failure)
+    expect(err.join("\n")).toMatch(/no pass judge decision could be made: all 4 failed \(the first, smurfs\/G1_instruction\/\d: /)
+    expect(err.join("\n")).toMatch(/smurfs doctor --model scripted:/)
+    expect(out.join("\n")).not.toMatch(/"rows": \[\]/)
   })
 })

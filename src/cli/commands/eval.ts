@@ -2,7 +2,7 @@
 import { existsSync, statSync } from "node:fs"
 import { join, resolve } from "node:path"
 import type { ParseArgsOptionsConfig } from "node:util"
-import { Effect } from "effect"
+import { Effect, type Layer } from "effect"
 import cliProgress from "cli-progress"
 import { EVAL_DEFAULTS, type EvalSummary, evaluatePass, evaluateWin, someDecisions } from "../../../bench/eval/evaluate.ts"
 import { judgePrompts, type JudgePrompts } from "../../../bench/eval/judge-prompts.ts"
@@ -12,6 +12,7 @@ import { makeQueueDecider } from "../../../bench/queue/judge-queue.ts"
 import { connectionOf } from "../../../bench/queue/connection.ts"
 import { QUEUE_DEFAULTS, type QueueUnavailable } from "../../../bench/queue/queue-executor.ts"
 import type { InvalidModelSpec } from "../../llm/errors.ts"
+import type { LanguageModel } from "../../llm/language-model.ts"
 import { STB_ENV, stbDirOf } from "../../agents/stabletoolbench-files.ts"
 import { writeJsonAtomic } from "../../trace/atomic-write.ts"
 import { loadSource, methodsOf, type Source, SourceError } from "../../../bench/eval/sources.ts"
@@ -185,25 +186,38 @@ const evaluate = (parsed: ParsedCommand<typeof OPTIONS>["values"]): Promise<numb
     return Promise.resolve(ExitCode.BadInput)
   }
   // As in `smurfs bench`: Ollama serves OLLAMA_NUM_PARALLEL requests at once; other servers get one slot per judged task.
-  const layer = resolveModelLayer(parsed.judge, { concurrency: parsed.judge.startsWith("ollama:") ? undefined : options.concurrency })
-  const pointer = resolve(options.store) === resolve(parsed.run) ? Effect.void : writeJsonAtomic(join(options.store, EVAL_SOURCE_FILE), { source: resolve(parsed.run) })
-  const queue = parsed.queue
-  const judge = options.judge
-  const runDir = parsed.run
+  const judgeLayer = resolveModelLayer(parsed.judge, { concurrency: parsed.judge.startsWith("ollama:") ? undefined : options.concurrency })
+  return runProgram(evalProgram({ ...options, runDir: parsed.run, json: parsed.json === true, queue: parsed.queue, judgeLayer }), EVAL_EDGE)
+}
+
+/** How `smurfs eval` meets the process: an interruption keeps what was judged. */
+export const EVAL_EDGE = {
+  command: "eval",
+  interrupted: () => console.error("smurfs eval: interrupted; the labels judged so far are kept, run the same command to resume")
+} as const
+
+/**
+ * The whole eval once its input is read: the label folder's pointer (with --out), the decisions (here
+ * with `judgeLayer`, or by the workers of `queue`), then the table; it succeeds with the exit code.
+ */
+export const evalProgram = (args: Omit<Parameters<typeof program>[0], "decider"> & {
+  readonly runDir: string
+  readonly json: boolean
+  readonly queue: string | undefined
+  readonly judgeLayer: Layer.Layer<LanguageModel, InvalidModelSpec>
+}) => {
+  const pointer = resolve(args.store) === resolve(args.runDir) ? Effect.void : writeJsonAtomic(join(args.store, EVAL_SOURCE_FILE), { source: resolve(args.runDir) })
+  const queue = args.queue
   const evaluation: Effect.Effect<void, Effect.Error<ReturnType<typeof program>> | QueueUnavailable | InvalidModelSpec> =
     queue === undefined
-      ? program({ ...options, decider: inProcessDecider(options.prompts) }).pipe(Effect.provide(layer))
+      ? program({ ...args, decider: inProcessDecider(args.prompts) }).pipe(Effect.provide(args.judgeLayer))
       : // the judge model is the workers': nothing here talks to it
-        Effect.scoped(Effect.flatMap(makeQueueDecider({ ...QUEUE_DEFAULTS, queueUrl: queue }), (decider) => program({ ...options, decider })))
-  const shown = Effect.andThen(pointer, evaluation).pipe(
+        Effect.scoped(Effect.flatMap(makeQueueDecider({ ...QUEUE_DEFAULTS, queueUrl: queue }), (decider) => program({ ...args, decider })))
+  return Effect.andThen(pointer, evaluation).pipe(
     Effect.map(() => {
-      const rows = collectRows([options.store]).filter((r) => r.judge === slug(judge))
-      console.log(parsed.json ? JSON.stringify({ runDir: resolve(runDir), store: resolve(options.store), judge, rows }, null, 2) : renderTable(rows))
+      const rows = collectRows([args.store]).filter((r) => r.judge === slug(args.judge))
+      console.log(args.json ? JSON.stringify({ runDir: resolve(args.runDir), store: resolve(args.store), judge: args.judge, rows }, null, 2) : renderTable(rows))
       return ExitCode.Ok
     })
   )
-  return runProgram(shown, {
-    command: "eval",
-    interrupted: () => console.error("smurfs eval: interrupted; the labels judged so far are kept, run the same command to resume")
-  })
 }
