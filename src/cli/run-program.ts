@@ -10,6 +10,8 @@ export interface Edge<E> {
   readonly command: string
   /** Says that Ctrl-C or SIGTERM ended the run, and what is kept (default: "smurfs <command>: interrupted"). */
   readonly interrupted?: (() => void) | undefined
+  /** The code an interruption ends with (130; a worker stopped with Ctrl-C stopped cleanly: 0). */
+  readonly interruptedCode?: number | undefined
   /** A line under an expected failure's message (how to resume, what to check). */
   readonly hint?: ((error: E) => string | undefined) | undefined
   /** Other sources of an interruption (readline's own Ctrl-C): given `interrupt`, returns how to stop listening. */
@@ -54,7 +56,7 @@ export const exitCodeOfExit = <E>(exit: Exit.Exit<number, E>, edge: Edge<E>): nu
   if (Cause.hasInterruptsOnly(exit.cause)) {
     if (edge.interrupted) edge.interrupted()
     else write(`smurfs ${edge.command}: interrupted`)
-    return ExitCode.Interrupted
+    return edge.interruptedCode ?? ExitCode.Interrupted
   }
   return reportFailure(Cause.squash(exit.cause), edge, exit.cause)
 }
