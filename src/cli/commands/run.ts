@@ -212,10 +212,6 @@ const solve = (args: ReturnType<typeof parse>): Promise<number> => {
   // Tool modules run in this process: their stdout writes go to stderr and a process.exit fails their call.
   const restoreStdout = routeStdoutToStderr()
   const restoreExit = containToolExits()
-  const shown = program.pipe(
-    Effect.ensuring(Effect.sync(() => (restoreExit(), restoreStdout(), spinner?.stop()))),
-    Effect.map((trajectory) => show(trajectory, watch?.failure()))
-  )
   const show = (trajectory: Trajectory, failure: ServerFailure | undefined): number => {
     if (failure) {
       if (values.json) console.log(JSON.stringify(redactValue(trajectory), null, 2))
@@ -235,5 +231,9 @@ const solve = (args: ReturnType<typeof parse>): Promise<number> => {
     }
     return values.strict ? ExitCode.Failure : ExitCode.Ok
   }
+  const shown = program.pipe(
+    Effect.ensuring(Effect.sync(() => (restoreExit(), restoreStdout(), spinner?.stop()))),
+    Effect.map((trajectory) => show(trajectory, watch?.failure()))
+  )
   return runProgram(shown, { command: "run" })
 }
