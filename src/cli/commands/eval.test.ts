@@ -1,14 +1,15 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest"
-import { passLabelsPath, winVerdictsPath } from "../../../bench/eval/labels.ts"
+import { passLabelsPath, slug, winVerdictsPath } from "../../../bench/eval/labels.ts"
 import { writeFakeRun } from "../../../bench/eval/test-fixtures.ts"
 import { captureConsole } from "../../../test/capture-console.ts"
 import { Effect, Layer } from "effect"
 import { loadSource } from "../../../bench/eval/sources.ts"
 import { smurfsJudgePrompts } from "../../../bench/eval/judge-prompts.ts"
 import { LanguageModel } from "../../llm/language-model.ts"
+import { makeScriptedModel } from "../../llm/scripted.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { runProgram } from "../run-program.ts"
 import { EVAL_EDGE, evalProgram, run } from "./eval.ts"
@@ -124,5 +125,30 @@ describe("smurfs eval", () => {
     expect(err.join("\n")).toMatch(/no pass judge decision could be made: all 4 failed \(the first, smurfs\/G1_instruction\/\d: /)
     expect(err.join("\n")).toMatch(/smurfs doctor --model scripted:/)
     expect(out.join("\n")).not.toMatch(/"rows": \[\]/)
+  })
+
+  it("two evals with the same judge at once: one judges, the other is refused naming it (one writer per label folder)", async () => {
+    const dir = await writeFakeRun([{ taskId: "1" }, { taskId: "2" }])
+    let calls = 0
+    const scripted = makeScriptedModel({ "judge.check_answer_status": [{ answer_status: "Solved", reason: "fine" }], $cycle: true })
+    const slow = Layer.succeed(LanguageModel, LanguageModel.of({ info: scripted.info, generate: (r) => Effect.delay(Effect.suspend(() => (calls++, scripted.generate(r))), "200 millis") }))
+    const options = { source: loadSource(dir), reference: undefined, referenceMethod: undefined, store: dir, judge: "test:slow", k: 1, concurrency: 1, seed: 0, prompts: smurfsJudgePrompts() }
+    const first = runProgram(evalProgram({ ...options, runDir: dir, json: true, queue: undefined, judgeLayer: slow }), EVAL_EDGE)
+    await new Promise((r) => setTimeout(r, 100))
+    const second = await runProgram(evalProgram({ ...options, runDir: dir, json: true, queue: undefined, judgeLayer: slow }), EVAL_EDGE)
+    expect(second).toBe(ExitCode.BadInput)
+    expect(err.join("\n")).toMatch(/another smurfs eval with this judge is writing to this label folder \(pid \d+/)
+    expect(await first).toBe(ExitCode.Ok)
+    expect(calls).toBe(2)
+  })
+
+  it("removes the temp files an eval killed mid-write left in its label folder", async () => {
+    const dir = await writeFakeRun([{ taskId: "1" }])
+    const judge = `scripted:${scriptFile({ "judge.check_answer_status": [{ answer_status: "Solved", reason: "fine" }], $cycle: true })}`
+    const stray = join(dir, "eval", slug(judge), "pass", "smurfs", "G1_instruction", "1.json.tmp-4242-abcdefgh")
+    mkdirSync(join(stray, ".."), { recursive: true })
+    writeFileSync(stray, '{"cut')
+    expect(await run(["--run", dir, "--judge", judge, "--k", "1"])).toBe(ExitCode.Ok)
+    expect(existsSync(stray)).toBe(false)
   })
 })

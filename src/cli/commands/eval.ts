@@ -9,6 +9,8 @@ import { judgePrompts, type JudgePrompts } from "../../../bench/eval/judge-promp
 import { EVAL_SOURCE_FILE, slug } from "../../../bench/eval/labels.ts"
 import { type Decider, inProcessDecider } from "../../../bench/eval/judge-job.ts"
 import { makeQueueDecider } from "../../../bench/queue/judge-queue.ts"
+import { removeStrayTemps } from "../../../bench/run-dir.ts"
+import { acquireRunLock } from "../../../bench/run-lock.ts"
 import { connectionOf } from "../../../bench/queue/connection.ts"
 import { QUEUE_DEFAULTS, type QueueUnavailable } from "../../../bench/queue/queue-executor.ts"
 import type { InvalidModelSpec } from "../../llm/errors.ts"
@@ -213,7 +215,17 @@ export const evalProgram = (args: Omit<Parameters<typeof program>[0], "decider">
       ? program({ ...args, decider: inProcessDecider(args.prompts) }).pipe(Effect.provide(args.judgeLayer))
       : // the judge model is the workers': nothing here talks to it
         Effect.scoped(Effect.flatMap(makeQueueDecider({ ...QUEUE_DEFAULTS, queueUrl: queue }), (decider) => program({ ...args, decider })))
-  return Effect.andThen(pointer, evaluation).pipe(
+  // one writer per label folder, as for a bench run: a second eval with the same judge would judge everything again;
+  // the temp files of an eval that was killed mid-write are removed once the folder is ours
+  const labels = join(args.store, "eval", slug(args.judge))
+  const locked = Effect.scoped(
+    Effect.gen(function* () {
+      yield* acquireRunLock(labels, "smurfs eval with this judge", "label folder")
+      removeStrayTemps(labels)
+      yield* evaluation
+    })
+  )
+  return Effect.andThen(pointer, locked).pipe(
     Effect.map(() => {
       const rows = collectRows([args.store]).filter((r) => r.judge === slug(args.judge))
       console.log(args.json ? JSON.stringify({ runDir: resolve(args.runDir), store: resolve(args.store), judge: args.judge, rows }, null, 2) : renderTable(rows))
