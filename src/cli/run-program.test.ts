@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import { Data, Effect } from "effect"
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest"
 import { captureConsole } from "../../test/capture-console.ts"
 import { ModelUnreachable, Overloaded } from "../llm/errors.ts"
@@ -57,5 +57,17 @@ describe("runProgram", () => {
       expect(said).toEqual(["kept what was done"])
     }
     expect([process.listenerCount("SIGINT"), process.listenerCount("SIGTERM")]).toEqual(listeners)
+  })
+})
+
+describe("the type checker knows every failure", () => {
+  it("a new error class that says no kind does not compile at a command's edge", () => {
+    class Unlisted extends Data.TaggedError("Unlisted")<{}> {}
+    // checked by `tsc --noEmit` (test files are type-checked): the line below must fail to compile
+    const unchecked = () => {
+      // @ts-expect-error Unlisted has no `kind`: the edge could not give it an exit code
+      void runProgram(Effect.fail(new Unlisted()), { command: "t" })
+    }
+    expect(typeof unchecked).toBe("function")
   })
 })
