@@ -4,6 +4,7 @@ import { join, resolve } from "node:path"
 import { Data, Effect } from "effect"
 import { z } from "zod"
 import { safeName } from "../src/trace/file-names.ts"
+import type { FailureKind } from "../src/failure.ts"
 
 /** The six test groups of StableToolBench's solvable queries, in their usual order. */
 export const GROUPS = ["G1_instruction", "G1_category", "G1_tool", "G2_instruction", "G2_category", "G3_instruction"] as const
@@ -17,6 +18,9 @@ export class DatasetError extends Data.TaggedError("DatasetError")<{
   readonly problem: string
   readonly hint: string
 }> {
+  get kind(): FailureKind {
+    return "bad-input"
+  }
   override get message() {
     return `${this.path}: ${this.problem}. ${this.hint}`
   }

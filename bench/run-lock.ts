@@ -79,9 +79,10 @@ const describe = (owner: LockOwner) => `pid ${owner.pid} on ${owner.host}, since
 /**
  * Take the run directory's lock for the scope (released when it closes, interrupted or not). Refused
  * with a message naming the other writer while a live one holds it; a lock whose process died
- * (kill -9, a crash, a reboot) is taken over at once.
+ * (kill -9, a crash, a reboot) is taken over at once. `writer` and `what` name the writer and the
+ * folder in that message (an eval locks its judge's label folder).
  */
-export const acquireRunLock = (run: string): Effect.Effect<void, RunDirError, Scope.Scope> =>
+export const acquireRunLock = (run: string, writer = "smurfs bench", what = "run directory"): Effect.Effect<void, RunDirError, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.tryPromise({
       try: async () => {
@@ -108,7 +109,7 @@ export const acquireRunLock = (run: string): Effect.Effect<void, RunDirError, Sc
           : Effect.fail(
               new RunDirError({
                 path: run,
-                problem: `another smurfs bench is writing to this run directory (${describe(owner)})`,
+                problem: `another ${writer} is writing to this ${what} (${describe(owner)})`,
                 hint: `Wait for it to finish or stop it, or choose another --out. If that process is gone (another machine sharing this disk), delete ${join(run, LOCK_FILE)} and retry.`
               })
             )

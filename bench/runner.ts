@@ -17,6 +17,7 @@ import { type Progress, silentProgress } from "./progress.ts"
 import { openRunDir, readRecord, readRecords } from "./run-dir.ts"
 import { acquireRunLock } from "./run-lock.ts"
 import { convertedPath, type RunConfig, type TaskRecord, taskRecordPath } from "./run-format.ts"
+import type { FailureKind } from "../src/failure.ts"
 
 /** A method under the name it is run and stored as. */
 export interface MethodEntry {
@@ -85,6 +86,9 @@ export class ModelServerDown extends Data.TaggedError("ModelServerDown")<{
   /** The model spec, for the `smurfs doctor` hint. */
   readonly model?: string | undefined
 }> {
+  get kind(): FailureKind {
+    return "unavailable"
+  }
   override get message() {
     return (
       `The model server looks down: ${this.consecutive} ${this.consecutive === 1 ? "task" : "tasks"} in a row failed because of it (${this.lastError}). ` +

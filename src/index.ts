@@ -1,5 +1,7 @@
 // Public API of smurfs: models, tools, memory, agents and traces, for use as a library.
 export * from "./llm/errors.ts"
+export { type Failure, type FailureKind, isFailure } from "./failure.ts"
+export { BudgetExhausted } from "./agents/errors.ts"
 export { LanguageModel, type GenerateOptions, type GenerateRequest, type GenerateResponse, type LanguageModelShape, type Message, type ModelInfo, type ToolSpec } from "./llm/language-model.ts"
 export { generateObject, MAX_REFLECTIONS, type ObjectRequest, type ObjectResult } from "./llm/structured.ts"
 export { makeScriptedModel, scriptedFileLayer, scriptedLayer, type Script, type ScriptedReply } from "./llm/scripted.ts"

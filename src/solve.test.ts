@@ -1,3 +1,4 @@
+import { createServer } from "node:net"
 import { Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
 import { z } from "zod"
@@ -5,6 +6,7 @@ import { makeScriptedModel } from "./llm/scripted.ts"
 import { LanguageModel } from "./llm/language-model.ts"
 import { defineTool } from "./tools/define-tool.ts"
 import { solve } from "./solve.ts"
+import { ModelUnreachable } from "./index.ts"
 import type { RunEvent } from "./trace/events.ts"
 
 const wordCount = defineTool({
@@ -80,5 +82,21 @@ describe("solve (the Promise API)", () => {
     controller.abort(new Error("stop now"))
     await expect(pending).rejects.toThrow("stop now")
     expect(abandoned).toBe(true)
+  })
+
+  it("rejects with ModelUnreachable when nobody answers at the server's address, and a task that gave up still resolves", async () => {
+    // a loopback port that was just free: connecting is refused at once
+    const port = await new Promise<number>((resolve) => {
+      const server = createServer().listen(0, "127.0.0.1", () => {
+        const { port } = server.address() as { port: number }
+        server.close(() => resolve(port))
+      })
+    })
+    const refused = solve("How many words are in 'a b'?", { model: "ollama:qwen2.5:7b", modelOptions: { host: `http://127.0.0.1:${port}` }, tools: [wordCount] })
+    await expect(refused).rejects.toBeInstanceOf(ModelUnreachable)
+    await expect(refused).rejects.toMatchObject({ kind: "unavailable", message: expect.stringContaining(`127.0.0.1:${port}`) })
+    // the model answered, with nothing usable: the task ran and gave up, which is a result
+    const gaveUp = await solve("How many words in 'a b'?", { model: layerOf({ "*": ["not a plan"], $cycle: true }), tools: [wordCount] })
+    expect(gaveUp.finishType).toBe("give_up")
   })
 })

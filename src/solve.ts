@@ -8,6 +8,7 @@ import type { SmurfsOptions } from "./agents/smurfs-options.ts"
 import type { Method } from "./agents/task.ts"
 import type { InvalidModelSpec } from "./llm/errors.ts"
 import { LanguageModel } from "./llm/language-model.ts"
+import { watchServer } from "./llm/server-watch.ts"
 import { DEFAULT_MODEL_SPEC, type ModelOptions, modelLayer } from "./llm/spec.ts"
 import { makeToolLibrary } from "./tools/library.ts"
 import { loadToolLibrary } from "./tools/load.ts"
@@ -49,9 +50,13 @@ const libraryOf = (tools: SolveOptions["tools"]) =>
 
 /**
  * Solve one query and resolve with its trajectory (`finalAnswer`, `finishType`, `events`, `totals`).
- * Model and tool misbehaviour never reject: they end in an answer or a recorded give-up. The promise
- * rejects only for bad input (an invalid model spec, tools that cannot be loaded, duplicate tool
- * names) with the library's tagged error, whose message says what to fix, or when `signal` aborts.
+ * A task that ran resolves, answered or given up: a malformed reply or a failing tool ends in an
+ * answer or a recorded give-up. The promise rejects with the library's typed error, whose message
+ * says what to fix, when the task could not run: bad input (InvalidModelSpec, ToolLoadError,
+ * DuplicateToolName), a model server that failed it (ModelUnreachable, ModelNotFound, Overloaded
+ * after retries, Timeout twice, ModelServerError: the first such failure ends the task, as in
+ * `smurfs run`), or with `signal`'s reason when it aborts. Each error says its `kind` ("bad-input",
+ * "unavailable"...).
  */
 export const solve = async (query: string, options: SolveOptions): Promise<Trajectory> => {
   const model = options.model ?? DEFAULT_MODEL_SPEC
@@ -61,7 +66,11 @@ export const solve = async (query: string, options: SolveOptions): Promise<Traje
   const program = Effect.gen(function* () {
     const tools = yield* libraryOf(options.tools)
     const id = options.id ?? createHash("sha256").update(query).digest("hex").slice(0, 12)
-    return yield* method(options.methodOptions as never)({ id, query, tools })
+    // the server's first failure ends the task (a timeout is sent once more): no answer made without the model
+    const watch = watchServer(yield* LanguageModel, { timeoutRetries: 1 })
+    const trajectory = yield* method(options.methodOptions as never)({ id, query, tools }).pipe(Effect.provideService(LanguageModel, watch.model))
+    const failure = watch.failure()
+    return failure ? yield* Effect.fail(failure) : trajectory
   }).pipe(Effect.provide(layer), Effect.provideService(EventListener, options.onEvent))
   const exit = await Effect.runPromiseExit(program, options.signal ? { signal: options.signal } : undefined)
   if (Exit.isSuccess(exit)) return exit.value

@@ -1,6 +1,7 @@
 // Judge a whole source: K pass labels per task and, against a reference, K win rounds per task; resumable.
 import { renameSync } from "node:fs"
-import { Effect } from "effect"
+import { Data, Effect } from "effect"
+import type { FailureKind } from "../../src/failure.ts"
 import type { LanguageModel } from "../../src/llm/language-model.ts"
 import type { ProviderError } from "../../src/llm/errors.ts"
 import { writeJsonAtomic } from "../../src/trace/atomic-write.ts"
@@ -85,6 +86,29 @@ export interface EvalSummary {
 }
 
 type Failure = EvalSummary["failed"][number]
+
+/** Every judge decision asked for failed and none is on disk: there is nothing to show, and the judge is the problem. */
+export class NoJudgeDecisions extends Data.TaggedError("NoJudgeDecisions")<{
+  readonly what: string
+  readonly judge: string
+  readonly failed: EvalSummary["failed"]
+}> {
+  get kind(): FailureKind {
+    return "failed"
+  }
+  override get message() {
+    const first = this.failed[0]
+    return (
+      `no ${this.what} judge decision could be made: all ${this.failed.length} failed` +
+      (first ? ` (the first, ${first.method}/${first.group}/${first.taskId}: ${first.error})` : "") +
+      `. Check the judge with \`smurfs doctor --model ${this.judge}\` (a model that cannot follow the judge's reply format fails so), then run the same command again.`
+    )
+  }
+}
+
+/** Fails with NoJudgeDecisions when every decision of `summary` failed and none was made or kept. */
+export const someDecisions = (what: string, judge: string, summary: EvalSummary): Effect.Effect<EvalSummary, NoJudgeDecisions> =>
+  summary.judged + summary.kept === 0 && summary.failed.length > 0 ? Effect.fail(new NoJudgeDecisions({ what, judge, failed: summary.failed })) : Effect.succeed(summary)
 
 // without a decider, R is LanguageModel (the default of the options' type parameter)
 const deciderOf = <R>(options: PassOptions<R>): Decider<R> => options.decider ?? (inProcessDecider(options.prompts ?? smurfsJudgePrompts()) as Decider<never>)

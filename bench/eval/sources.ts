@@ -8,6 +8,7 @@ import { readFileBounded } from "../../src/trace/guarded-fs.ts"
 import { newerRunFormat, newerRunProblem, readRecord } from "../run-dir.ts"
 import { judgeInputFromConverted, readConvertedFile } from "./converted.ts"
 import { type JudgeInput, judgeInputFromRecord } from "./judge-input.ts"
+import type { FailureKind } from "../../src/failure.ts"
 
 export type SourceKind = "run" | "converted" | "answers"
 
@@ -23,7 +24,11 @@ export interface Source {
 }
 
 /** The directory cannot be read as asked; the message says what it should contain. */
-export class SourceError extends Data.TaggedError("SourceError")<{ readonly message: string }> {}
+export class SourceError extends Data.TaggedError("SourceError")<{ readonly message: string }> {
+  get kind(): FailureKind {
+    return "bad-input"
+  }
+}
 
 const dirs = (dir: string) => (existsSync(dir) ? readdirSync(dir).filter((d) => statSync(join(dir, d)).isDirectory()).sort() : [])
 

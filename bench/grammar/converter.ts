@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url"
 import { Data, Effect } from "effect"
 import { z } from "zod"
 import { packageRoot } from "../../src/package-root.ts"
+import type { FailureKind } from "../../src/failure.ts"
 
 /**
  * The npm package whose `cpp/common/json-schema-to-grammar.cpp` is llama.cpp's (MIT), pinned with
@@ -36,6 +37,9 @@ export class ConverterUnavailable extends Data.TaggedError("ConverterUnavailable
   readonly problem: string
   readonly hint: string
 }> {
+  get kind(): FailureKind {
+    return "unavailable"
+  }
   override get message() {
     return `${this.problem}. ${this.hint}`
   }
@@ -43,6 +47,9 @@ export class ConverterUnavailable extends Data.TaggedError("ConverterUnavailable
 
 /** The converter ran but its output was not what the driver writes (a broken build or a killed process). */
 export class ConverterFailed extends Data.TaggedError("ConverterFailed")<{ readonly problem: string }> {
+  get kind(): FailureKind {
+    return "failed"
+  }
   override get message() {
     return `the grammar converter failed: ${this.problem}. Delete ${DEFAULT_CACHE_DIR} to rebuild it, and run again.`
   }

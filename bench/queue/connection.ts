@@ -2,9 +2,13 @@
 import type { ConnectionOptions } from "bullmq"
 import { Data } from "effect"
 import { Redis, type RedisOptions } from "ioredis"
+import type { FailureKind } from "../../src/failure.ts"
 
 /** The --queue URL cannot be used. */
 export class QueueUrlError extends Data.TaggedError("QueueUrlError")<{ readonly url: string; readonly problem: string }> {
+  get kind(): FailureKind {
+    return "bad-input"
+  }
   override get message() {
     return `--queue ${this.url}: ${this.problem}. Give redis://[user:password@]host:port[/db], e.g. redis://127.0.0.1:6379/0.`
   }

@@ -5,9 +5,13 @@ import type { TaskExecutor, TaskJob, TaskResult } from "../execute-task.ts"
 import { TaskRecord } from "../run-format.ts"
 import { connectionOf, displayQueueUrl, probeRedis, TASK_QUEUE } from "./connection.ts"
 import { jobIdOf, type QueuedTask, readFailure, TaskCalls } from "./job.ts"
+import type { FailureKind } from "../../src/failure.ts"
 
 /** Redis could not be reached or used. */
 export class QueueUnavailable extends Data.TaggedError("QueueUnavailable")<{ readonly url: string; readonly detail: string }> {
+  get kind(): FailureKind {
+    return "unavailable"
+  }
   override get message() {
     return `Cannot use the queue at ${displayQueueUrl(this.url)} (${this.detail}). Start Redis there (redis-server, or apt-get install redis-server), or check --queue.`
   }

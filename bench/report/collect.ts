@@ -12,6 +12,7 @@ import { newerRunFormat, newerRunProblem } from "../run-dir.ts"
 import { RunConfig, runConfigPath } from "../run-format.ts"
 import { hasToolEvalResults, readToolEvalResults } from "../eval/tooleval-results.ts"
 import { safeName } from "../../src/trace/file-names.ts"
+import type { FailureKind } from "../../src/failure.ts"
 
 export interface Row {
   /** The directory the row comes from (its base name). */
@@ -188,7 +189,11 @@ const toolEvalRows = (dir: string, converted: ReadonlyArray<JudgeInput>): Array<
 }
 
 /** The directory cannot be read as asked; the message says what it should contain. */
-export class CompareInputError extends Data.TaggedError("CompareInputError")<{ readonly message: string }> {}
+export class CompareInputError extends Data.TaggedError("CompareInputError")<{ readonly message: string }> {
+  get kind(): FailureKind {
+    return "bad-input"
+  }
+}
 
 /** All rows of the given directories: run dirs, converted-predictions folders, ToolEval result folders. */
 export const collectRows = (inputs: ReadonlyArray<string>): Array<Row> =>

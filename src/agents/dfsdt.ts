@@ -3,7 +3,7 @@
 // its node and unwinds `giveUpBackLength` levels; depth counts tree nodes as in ReAct; a budget caps
 // the model calls.
 import { Effect } from "effect"
-import type { GenerateError } from "../llm/errors.ts"
+import { type GenerateError, MalformedOutput } from "../llm/errors.ts"
 import { LanguageModel, type Message } from "../llm/language-model.ts"
 import { calibrating } from "../memory/calibrated-model.ts"
 import { emit } from "../trace/events.ts"
@@ -102,7 +102,7 @@ export const dfsdt =
             const decided = yield* Effect.result(decide(chain, prompt, node.path.length + 1).pipe(Effect.provideService(LanguageModel, counted)))
             if (decided._tag === "Failure") {
               // A reply that stayed malformed prunes this expansion only; a dead server ends the search.
-              if (decided.failure._tag !== "MalformedOutput") return yield* Effect.fail(decided.failure)
+              if (!(decided.failure instanceof MalformedOutput)) return yield* Effect.fail(decided.failure)
               yield* modelFailure(decided.failure)
               continue
             }

@@ -2,7 +2,7 @@
 // The chain step (decide an action, perform it) is exported because DFSDT expands the same steps.
 import { Effect } from "effect"
 import { z } from "zod"
-import type { GenerateError } from "../llm/errors.ts"
+import { type GenerateError, MalformedOutput } from "../llm/errors.ts"
 import { LanguageModel, type Message, type ModelInfo, type ToolSpec } from "../llm/language-model.ts"
 import { generateObject, jsonSchemaOf } from "../llm/structured.ts"
 import { calibrating } from "../memory/calibrated-model.ts"
@@ -397,7 +397,7 @@ export const react =
           if (end._tag === "Failure") {
             const error = yield* modelFailure(end.failure)
             // A bad reply ends this try; an unavailable server ends the run.
-            if (end.failure._tag === "MalformedOutput" && attempt < tries) continue
+            if (end.failure instanceof MalformedOutput && attempt < tries) continue
             return { chain: last, error }
           }
           last = end.success.steps

@@ -17,7 +17,8 @@ import { smurfsDefaults } from "./smurfs-options.ts"
 /** Failures that end the whole task; every other failure ends only the current step. */
 export type Fatal = ModelUnreachable | ModelNotFound | BudgetExhausted
 
-const isFatal = (e: { readonly _tag: string }): e is Fatal => e._tag === "ModelUnreachable" || e._tag === "ModelNotFound" || e._tag === "BudgetExhausted"
+/** Each error class says whether it ends the task (`fatalToTask`). */
+const isFatal = (e: GenerateError | BudgetExhausted): e is Fatal => e.fatalToTask
 
 /** Run an agent call; a non-fatal failure is recorded as an `error` event and becomes `undefined`. */
 export const soft = <A, R>(role: string, effect: Effect.Effect<A, GenerateError | BudgetExhausted, R>): Effect.Effect<A | undefined, Fatal, R> =>

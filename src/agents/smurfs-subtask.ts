@@ -3,6 +3,7 @@ import { Effect } from "effect"
 import type { GlobalMemory } from "../memory/global-memory.ts"
 import { LocalMemory } from "../memory/local-memory.ts"
 import { emit } from "../trace/events.ts"
+import { BudgetExhausted } from "./errors.ts"
 import { answerSubtask } from "./answerer.ts"
 import type { PipelineContext } from "./pipeline-context.ts"
 import { backtrack, executeStep, soft } from "./smurfs-step.ts"
@@ -65,7 +66,7 @@ export const solveSubtask = Effect.fn("Smurfs.subtask")(function* (parent: Pipel
   })
   const ended = yield* search.pipe(
     // Out of model calls: keep what the subtask found so far in global memory, then end the task.
-    Effect.tapError((e) => (e._tag === "BudgetExhausted" ? keep(ctx, index, subtask, rawAnswer(global, index, local)) : Effect.void))
+    Effect.tapError((e) => (e instanceof BudgetExhausted ? keep(ctx, index, subtask, rawAnswer(global, index, local)) : Effect.void))
   )
   if (ended === "verified") return { answer: local.steps.at(-1)!.answer, source: ended satisfies AnswerSource }
   // Step limit, every tool failed at the root, or the agents stalled: answer from everything global memory holds for the subtask.

@@ -80,8 +80,8 @@ export const smurfs =
         const outcome = yield* Effect.result(solveTask(ctx))
         const failure = Result.isFailure(outcome) ? outcome.failure : undefined
         // Out of model calls is not an empty give-up: the subtasks answered so far are the answer.
-        const finalAnswer = Result.isSuccess(outcome) ? outcome.success.trim() : failure?._tag === "BudgetExhausted" ? joinAnswers(ctx.global) : ""
-        if (failure?._tag === "BudgetExhausted" && finalAnswer.length > 0) yield* emit("final_answer", { answer: finalAnswer, source: "budget" })
+        const finalAnswer = Result.isSuccess(outcome) ? outcome.success.trim() : failure instanceof BudgetExhausted ? joinAnswers(ctx.global) : ""
+        if (failure instanceof BudgetExhausted && finalAnswer.length > 0) yield* emit("final_answer", { answer: finalAnswer, source: "budget" })
         const error = failure?.message
         const finishType = finalAnswer.length > 0 ? ("give_answer" as const) : ("give_up" as const)
         if (finishType === "give_up") yield* emit("give_up", { reason: error ?? "no answer was found", ...(failure ? { tag: failure._tag } : {}) })

@@ -2,17 +2,14 @@
 // tool call" when a model writes a call it cannot read. That is a bad reply, not a dead server: it is
 // reflected back and retried, then the step falls back to JSON mode; it never ends a run.
 import { Effect, Exit } from "effect"
-import type { GenerateError } from "../llm/errors.ts"
+import { type GenerateError, ModelServerError } from "../llm/errors.ts"
 import { type GenerateRequest, type GenerateResponse, LanguageModel, type Message } from "../llm/language-model.ts"
 import { callModel, MAX_REFLECTIONS } from "../llm/structured.ts"
 import { emit } from "../trace/events.ts"
 import { renderTemplate } from "../text/prompt-template.ts"
 
-/** Ollama's words (and llama.cpp's) for a tool call it could not parse out of the model's text. */
-const PARSE_ERROR = /error parsing tool call|failed to parse tool call|tool call.{0,40}pars(e|ing) (error|failed)/i
-
-/** True when a failed call is the server's tool-call parse error (a bad reply), not a server failure. */
-export const isToolCallParseError = (e: GenerateError): boolean => e._tag === "ModelServerError" && PARSE_ERROR.test(e.detail)
+/** The server's tool-call parse error (a bad reply, not a server failure), as the provider classified it. */
+const unparsedToolCall = (e: GenerateError): e is ModelServerError => e instanceof ModelServerError && e.unparsedToolCall === true
 
 /**
  * A native tool-calling request. A tool-call parse error is reflected to the model (at most
@@ -31,8 +28,8 @@ export const callNative = (
     for (let attempt = 1; ; attempt++) {
       const result = yield* Effect.result(callModel(model.generate, { ...request, messages }, attempt))
       if (result._tag === "Success") return result.success
-      if (!isToolCallParseError(result.failure)) return yield* Effect.fail(result.failure)
-      const error = result.failure._tag === "ModelServerError" ? result.failure.detail : result.failure.message
+      if (!unparsedToolCall(result.failure)) return yield* Effect.fail(result.failure)
+      const error = result.failure.detail
       errors.push({ error, attempt })
       if (attempt > retries) return yield* fallback(messages)
       messages = [...request.messages, { role: "reflection", content: renderTemplate("tool-call-parse-error", { error }).user }]

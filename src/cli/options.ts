@@ -4,6 +4,7 @@ import { createRequire } from "node:module"
 import { join } from "node:path"
 import { parseArgs, type ParseArgsOptionsConfig } from "node:util"
 import { ExitCode } from "./exit-codes.ts"
+import { reportFailure } from "./run-program.ts"
 import { closest } from "./did-you-mean.ts"
 import { normalizeModelSpec } from "./model-option.ts"
 import { parseThink, type Think } from "../llm/spec.ts"
@@ -22,11 +23,13 @@ export interface CommandSpec<O extends ParseArgsOptionsConfig> {
 /** Bad usage: an unknown flag, a missing or malformed value. Exit code 2. */
 export class UsageError extends Error {
   override readonly name = "UsageError"
+  readonly kind = "usage" as const
 }
 
 /** Bad input found while reading the options: a file where a directory belongs, a settings file that cannot be used. Exit code 3. */
 export class BadInput extends Error {
   override readonly name = "BadInput"
+  readonly kind = "bad-input" as const
 }
 
 /** A settings file (smurfs.config.json / .ts) that cannot be used. Exit code 3. */
@@ -176,7 +179,8 @@ export const usageHint = (command: string): string => `hint: \`smurfs help ${com
 
 /**
  * Run a command body with its parsed options: `--help` prints the help; a UsageError (from parsing
- * or thrown by the body) prints one line and a hint and exits 2; a ConfigError exits 3.
+ * or thrown by the body) prints one line and a hint and exits 2; a ConfigError exits 3; any other
+ * error is reported by its kind (`reportFailure`), a bug as a bug (exit 1).
  */
 export const runCommand = async <const O extends ParseArgsOptionsConfig>(
   spec: CommandSpec<O>,
@@ -195,11 +199,7 @@ export const runCommand = async <const O extends ParseArgsOptionsConfig>(
       console.error(`smurfs ${spec.name}: ${e.message}\n${usageHint(spec.name)}`)
       return ExitCode.Usage
     }
-    if (e instanceof BadInput) {
-      console.error(`smurfs ${spec.name}: ${e.message}`)
-      return ExitCode.BadInput
-    }
-    throw e
+    return reportFailure(e, { command: spec.name })
   }
 }
 

@@ -8,6 +8,7 @@ import { type GenerateOptions, type GenerateRequest, type GenerateResponse, Lang
 import { readFileBounded } from "../trace/guarded-fs.ts"
 import { appendJsonLine, parseAppendedLines } from "../trace/jsonl.ts"
 import { redactValue } from "../trace/redact.ts"
+import type { FailureKind } from "../failure.ts"
 
 export interface CacheOptions {
   /** Directory that keeps the cache across processes (one JSON-lines file per cache); none keeps it in memory only. */
@@ -29,6 +30,9 @@ export class CacheUnavailable extends Data.TaggedError("CacheUnavailable")<{
   readonly path: string
   readonly reason: string
 }> {
+  get kind(): FailureKind {
+    return "bad-input"
+  }
   override get message() {
     return `Cannot use the cache at ${this.path} (${this.reason}). Pass a writable --cache-dir, or leave it out to run without a disk cache.`
   }

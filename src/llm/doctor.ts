@@ -2,7 +2,7 @@
 import { Effect, type Layer } from "effect"
 import { z } from "zod"
 import { renderTemplate } from "../text/prompt-template.ts"
-import type { GenerateError, InvalidModelSpec, ProviderError } from "./errors.ts"
+import { type GenerateError, type InvalidModelSpec, ModelNotFound, type ProviderError } from "./errors.ts"
 import type { LanguageModel } from "./language-model.ts"
 import { ollamaCapabilities, ollamaModels, ollamaVersion } from "./ollama.ts"
 import { listOpenAIModels } from "./openai.ts"
@@ -38,8 +38,9 @@ const PROBE_ARGS = { a: 2, b: 3 }
 const listing = (names: ReadonlyArray<string>): string =>
   names.length === 0 ? "The server has no models yet." : `The server has: ${names.slice(0, 12).join(", ")}${names.length > 12 ? ", ..." : ""}.`
 
+/** A spec that cannot be used is bad input; a server nobody answers at or without the model is unavailable; the rest failed the test reply. */
 const problemOf = (e: GenerateError | InvalidModelSpec): DoctorProblem =>
-  e._tag === "InvalidModelSpec" ? "bad-spec" : e._tag === "ModelUnreachable" || e._tag === "ModelNotFound" ? "unavailable" : "failed"
+  e.kind === "bad-input" ? "bad-spec" : "fatalToTask" in e && e.fatalToTask ? "unavailable" : "failed"
 
 interface ServerChecks {
   readonly checks: ReadonlyArray<DoctorCheck>
@@ -58,7 +59,7 @@ const ollamaChecks = (model: string, options: ModelOptions): Effect.Effect<Serve
     if (capabilities._tag === "Failure") {
       const names = yield* Effect.orElseSucceed(ollamaModels(settings), () => [] as string[])
       return {
-        checks: [server, { name: "model", status: "fail", detail: capabilities.failure.message, advice: capabilities.failure._tag === "ModelNotFound" ? listing(names) : undefined }],
+        checks: [server, { name: "model", status: "fail", detail: capabilities.failure.message, advice: capabilities.failure instanceof ModelNotFound ? listing(names) : undefined }],
         problem: "unavailable"
       } satisfies ServerChecks
     }

@@ -1,5 +1,18 @@
-// Typed, actionable failures of the model layer; each message says what the user should do next.
+// Typed, actionable failures of the model layer; each message says what the user should do next, and each class
+// says what its callers ask of it (its kind, retryable, the server's fault, fatal to the task).
 import { Data } from "effect"
+import type { Failure, FailureKind } from "../failure.ts"
+
+/** What the model layer's callers ask of a failure: a required part of every class below. */
+export interface ModelFailure extends Failure {
+  readonly _tag: string
+  /** Worth sending again after a pause (the server is busy). */
+  readonly retryable: boolean
+  /** The server failed: no reply came, whatever the model would have said (the task is no result). */
+  readonly serverFault: boolean
+  /** No further call of the task can succeed (nobody answers, the model is missing): the task ends. */
+  readonly fatalToTask: boolean
+}
 
 /** The model server could not be reached (connection refused, DNS, reset before a reply). */
 export class ModelUnreachable extends Data.TaggedError("ModelUnreachable")<{
@@ -7,6 +20,18 @@ export class ModelUnreachable extends Data.TaggedError("ModelUnreachable")<{
   readonly host: string
   readonly cause?: unknown
 }> {
+  get kind(): FailureKind {
+    return "unavailable"
+  }
+  get retryable(): boolean {
+    return false
+  }
+  get serverFault(): boolean {
+    return true
+  }
+  get fatalToTask(): boolean {
+    return true
+  }
   override get message() {
     return this.provider === "ollama"
       ? `Cannot reach Ollama at ${this.host}. Start it with \`ollama serve\` (or open the Ollama app), or set OLLAMA_HOST to where it listens.`
@@ -19,6 +44,18 @@ export class ModelNotFound extends Data.TaggedError("ModelNotFound")<{
   readonly provider: string
   readonly model: string
 }> {
+  get kind(): FailureKind {
+    return "unavailable"
+  }
+  get retryable(): boolean {
+    return false
+  }
+  get serverFault(): boolean {
+    return true
+  }
+  get fatalToTask(): boolean {
+    return true
+  }
   override get message() {
     return this.provider === "ollama"
       ? `Ollama does not have the model "${this.model}". Download it with \`ollama pull ${this.model}\`.`
@@ -32,6 +69,18 @@ export class Overloaded extends Data.TaggedError("Overloaded")<{
   readonly retryAfterMs?: number | undefined
   readonly host: string
 }> {
+  get kind(): FailureKind {
+    return "unavailable"
+  }
+  get retryable(): boolean {
+    return true
+  }
+  get serverFault(): boolean {
+    return true
+  }
+  get fatalToTask(): boolean {
+    return false
+  }
   override get message() {
     return `The model server at ${this.host} is overloaded (HTTP ${this.status}) and stayed so after retries. Lower --concurrency (match OLLAMA_NUM_PARALLEL) or try again later.`
   }
@@ -42,6 +91,18 @@ export class Timeout extends Data.TaggedError("Timeout")<{
   readonly ms: number
   readonly role: string
 }> {
+  get kind(): FailureKind {
+    return "unavailable"
+  }
+  get retryable(): boolean {
+    return false
+  }
+  get serverFault(): boolean {
+    return true
+  }
+  get fatalToTask(): boolean {
+    return false
+  }
   override get message() {
     return `The model did not answer the ${this.role} request within ${this.ms} ms. Raise --timeout, use a smaller model, or lower --concurrency.`
   }
@@ -54,6 +115,18 @@ export class MalformedOutput extends Data.TaggedError("MalformedOutput")<{
   readonly text: string
   readonly attempts: number
 }> {
+  get kind(): FailureKind {
+    return "failed"
+  }
+  get retryable(): boolean {
+    return false
+  }
+  get serverFault(): boolean {
+    return false
+  }
+  get fatalToTask(): boolean {
+    return false
+  }
   override get message() {
     return `The model's ${this.role} reply was not valid after ${this.attempts} attempts: ${this.error}`
   }
@@ -65,6 +138,18 @@ export class ContextOverflow extends Data.TaggedError("ContextOverflow")<{
   readonly promptTokens: number
   readonly contextTokens: number
 }> {
+  get kind(): FailureKind {
+    return "failed"
+  }
+  get retryable(): boolean {
+    return false
+  }
+  get serverFault(): boolean {
+    return false
+  }
+  get fatalToTask(): boolean {
+    return false
+  }
   override get message() {
     return `The ${this.role} prompt needs ${this.promptTokens} tokens but the context window is ${this.contextTokens}. Raise --num-ctx or use fewer tools.`
   }
@@ -75,7 +160,24 @@ export class ModelServerError extends Data.TaggedError("ModelServerError")<{
   readonly status?: number | undefined
   readonly host: string
   readonly detail: string
+  /**
+   * The server could not parse the tool call the model wrote (Ollama's HTTP 500 "error parsing tool
+   * call"): a bad reply, not a failed server, so it is reflected to the model and never ends a run.
+   */
+  readonly unparsedToolCall?: boolean | undefined
 }> {
+  get kind(): FailureKind {
+    return "unavailable"
+  }
+  get retryable(): boolean {
+    return false
+  }
+  get serverFault(): boolean {
+    return !this.unparsedToolCall
+  }
+  get fatalToTask(): boolean {
+    return false
+  }
   override get message() {
     return `The model server at ${this.host} failed${this.status ? ` (HTTP ${this.status})` : ""}: ${this.detail}`
   }
@@ -86,16 +188,20 @@ export class InvalidModelSpec extends Data.TaggedError("InvalidModelSpec")<{
   readonly spec: string
   readonly reason: string
 }> {
+  get kind(): FailureKind {
+    return "bad-input"
+  }
   override get message() {
     return `Invalid model spec "${this.spec}": ${this.reason}. Use ollama:<model>, openai:<model>, scripted:<file.json> or sim[:options].`
   }
 }
 
+/** A union whose every member says what callers ask: a new class without ModelFailure's properties does not compile. */
+type Described<E extends ModelFailure> = E
+
 /** Errors a provider call can fail with. */
-export type ProviderError = ModelUnreachable | ModelNotFound | Overloaded | Timeout | ModelServerError | ContextOverflow
+export type ProviderError = Described<ModelUnreachable | ModelNotFound | Overloaded | Timeout | ModelServerError | ContextOverflow>
 
 /** Errors a structured generation can fail with. */
-export type GenerateError = ProviderError | MalformedOutput
+export type GenerateError = Described<ProviderError | MalformedOutput>
 
-/** Errors that are worth retrying after a pause. */
-export const isRetryable = (e: { readonly _tag: string }): boolean => e._tag === "Overloaded"

@@ -53,11 +53,24 @@ interface EndpointState {
   ejections: number
 }
 
-/** Failures that say nothing about the endpoint (a prompt too long for the model): returned as they are, never retried elsewhere. */
-const isRequestError = (e: ProviderError): boolean => e._tag === "ContextOverflow"
+/** Failures that say nothing about the endpoint (a prompt too long for the model, a bad reply): returned as they are, never retried elsewhere. */
+const isRequestError = (e: ProviderError): boolean => !e.serverFault
 
-/** Failures after which the endpoint is taken out at once: it refuses, does not answer in time, or lacks the model. */
-const ejectsAtOnce = (e: ProviderError): boolean => e._tag === "ModelUnreachable" || e._tag === "Timeout" || e._tag === "ModelNotFound"
+/**
+ * What a server failure does to its endpoint: taken out at once (it refuses, does not answer in time,
+ * or lacks the model), or counted towards `failuresToEject`. Every provider error is listed, so a new
+ * one does not compile until it is placed here.
+ */
+const ON_SERVER_FAILURE: Record<ProviderError["_tag"], "eject" | "count"> = {
+  ModelUnreachable: "eject",
+  Timeout: "eject",
+  ModelNotFound: "eject",
+  Overloaded: "count",
+  ModelServerError: "count",
+  ContextOverflow: "count"
+}
+
+const ejectsAtOnce = (e: ProviderError): boolean => ON_SERVER_FAILURE[e._tag] === "eject"
 
 /** The healthy endpoint with the lowest load that this request has not tried yet. */
 const pick = (states: ReadonlyArray<EndpointState>, tried: ReadonlySet<EndpointState>): EndpointState | undefined => {

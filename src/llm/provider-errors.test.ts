@@ -36,6 +36,12 @@ describe("redaction", () => {
 })
 
 describe("error mapping", () => {
+  it("a 500 saying the server could not parse the model's tool call is the model's bad reply, not the server's fault", () => {
+    const unparsed = fromStatus(site, 500, "error parsing tool call: raw='{expression: 6*7}', err=invalid character", undefined)
+    expect(unparsed).toMatchObject({ _tag: "ModelServerError", status: 500, unparsedToolCall: true, serverFault: false, retryable: false })
+    expect(fromStatus(site, 500, "boom", undefined)).toMatchObject({ serverFault: true, fatalToTask: false, kind: "unavailable" })
+  })
+
   it("maps statuses to tagged errors", () => {
     expect(fromStatus(site, 404, "model not found", undefined)._tag).toBe("ModelNotFound")
     expect(fromStatus(site, 404, "", undefined)._tag).toBe("ModelNotFound")

@@ -90,6 +90,9 @@ export const parseRetryAfter = (headers: { get(name: string): string | null } | 
   return Number.isFinite(date) ? Math.max(0, date - now) : undefined
 }
 
+/** Ollama's words (and llama.cpp's) for a tool call it could not parse out of the model's text. */
+const TOOL_CALL_PARSE_ERROR = /error parsing tool call|failed to parse tool call|tool call.{0,40}pars(e|ing) (error|failed)/i
+
 /** The tagged error for an HTTP status the server answered with. */
 export const fromStatus = (
   site: CallSite,
@@ -122,7 +125,8 @@ export const fromStatus = (
   }
   // Ollama answers 400 "model ... not found" on some versions.
   if (/model\b.*\bnot found/i.test(serverMessage)) return new ModelNotFound({ provider: site.provider, model: site.model })
-  return new ModelServerError({ status, host: site.host, detail: detail || `HTTP ${status}` })
+  // a tool call the server could not read is the model's bad reply, said with a 500 (see ModelServerError)
+  return new ModelServerError({ status, host: site.host, detail: detail || `HTTP ${status}`, ...(TOOL_CALL_PARSE_ERROR.test(serverMessage) ? { unparsedToolCall: true } : {}) })
 }
 
 /**

@@ -1,6 +1,6 @@
 // Wraps a model with what a shared local server needs: bounded concurrency, a timeout, retries of overload only.
 import { Context, Duration, Effect, Layer, Option, Schedule, Semaphore } from "effect"
-import { isRetryable, type ProviderError, Timeout } from "./errors.ts"
+import { Overloaded, type ProviderError, Timeout } from "./errors.ts"
 import type { GenerateRequest, LanguageModelShape } from "./language-model.ts"
 
 export interface ResilienceOptions {
@@ -44,7 +44,7 @@ export const endpointLimitsLayer = Layer.sync(EndpointLimits, () => {
 
 /** The wait before the next retry: the server's Retry-After when it gave one, else the backoff; never above the cap. */
 export const retryDelayMs = (error: ProviderError, backoffMs: number, capMs: number): number => {
-  const hinted = error._tag === "Overloaded" ? error.retryAfterMs : undefined
+  const hinted = error instanceof Overloaded ? error.retryAfterMs : undefined
   return Math.max(0, Math.min(hinted ?? backoffMs, capMs))
 }
 
@@ -72,7 +72,7 @@ export const withResilience = (model: LanguageModelShape, options: ResilienceOpt
       Effect.timeoutOrElse({ duration: Duration.millis(ms), orElse: () => Effect.fail(new Timeout({ ms, role: request.role })) }),
       semaphore.withPermits(1)
     )
-    return attempt.pipe(Effect.retry({ schedule, while: isRetryable }))
+    return attempt.pipe(Effect.retry({ schedule, while: (e) => e.retryable }))
   }
   return { info: model.info, generate }
 }

@@ -28,7 +28,8 @@ describe("server failures", () => {
     ["404 endpoint / 5xx", new ModelServerError({ status: 404, host: "h", detail: "no such endpoint" }), true],
     ["429/503 after retries", new Overloaded({ status: 503, host: "h" }), true],
     ["timeout", new Timeout({ ms: 10, role: "planner" }), true],
-    ["context overflow", new ContextOverflow({ role: "planner", promptTokens: 9000, contextTokens: 8192 }), false]
+    ["context overflow", new ContextOverflow({ role: "planner", promptTokens: 9000, contextTokens: 8192 }), false],
+    ["a tool call the server could not parse", new ModelServerError({ status: 500, host: "h", detail: "error parsing tool call", unparsedToolCall: true }), false]
   ])("%s is a server failure: %s", (_label, error, expected) => {
     expect(isServerFailure(error)).toBe(expected)
   })

@@ -1,19 +1,18 @@
 // Which model-layer failures mean the server failed (not the model's reply), and a per-task watch that stops calling it then.
 import { Effect } from "effect"
-import type { ModelNotFound, ModelServerError, ModelUnreachable, Overloaded, Timeout } from "./errors.ts"
+import { type GenerateError, type ModelNotFound, type ModelServerError, type ModelUnreachable, type Overloaded, Timeout } from "./errors.ts"
 import { type GenerateRequest, LanguageModel, type LanguageModelShape } from "./language-model.ts"
 
 /** A failure of the model server: no reply came, whatever the model would have said. */
 export type ServerFailure = ModelUnreachable | ModelNotFound | Overloaded | Timeout | ModelServerError
 
-const SERVER_FAILURES: ReadonlySet<string> = new Set(["ModelUnreachable", "ModelNotFound", "Overloaded", "Timeout", "ModelServerError"])
-
 /**
  * True for failures of the server: refused or reset connections, a missing model or endpoint (404),
- * 429/503 that outlasted the retries, timeouts, HTTP 5xx and cut replies. A malformed reply or a
- * prompt too long for the context window are the model's and the task's, not the server's.
+ * 429/503 that outlasted the retries, timeouts, HTTP 5xx and cut replies. A malformed reply, a tool
+ * call the server could not parse, or a prompt too long for the context window are the model's and
+ * the task's, not the server's. Each error class says which it is (`serverFault`).
  */
-export const isServerFailure = (e: { readonly _tag: string }): e is ServerFailure => SERVER_FAILURES.has(e._tag)
+export const isServerFailure = (e: GenerateError): e is ServerFailure => e.serverFault
 
 export interface ServerWatchOptions {
   /**
@@ -48,7 +47,7 @@ export const watchServer = (model: LanguageModelShape, options: ServerWatchOptio
       return model.generate(request).pipe(
         Effect.catch((e) => {
           if (!isServerFailure(e)) return Effect.fail(e)
-          if (e._tag === "Timeout" && timeoutsRetried < timeoutRetries) {
+          if (e instanceof Timeout && timeoutsRetried < timeoutRetries) {
             timeoutsRetried++
             return generate(request)
           }

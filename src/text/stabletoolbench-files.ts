@@ -3,6 +3,7 @@
 import { existsSync, readFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { Data } from "effect"
+import type { FailureKind } from "../failure.ts"
 
 /** The files read from a StableToolBench checkout, at their own paths under the folder that holds `toolbench/`. */
 export const STB_FILES = {
@@ -25,6 +26,9 @@ export const STB_ENV = "SMURFS_STB"
 
 /** A StableToolBench file is missing or does not hold what we read from it. */
 export class StbFilesError extends Data.TaggedError("StbFilesError")<{ readonly path: string; readonly problem: string }> {
+  get kind(): FailureKind {
+    return "bad-input"
+  }
   override get message() {
     return `${this.path}: ${this.problem}. Pass --stb (or ${STB_ENV}) the folder of a StableToolBench checkout that holds toolbench/ and server/ (for example ../shared/toolbench/stabletoolbench), or leave it out to use this project's own wording.`
   }

@@ -3,12 +3,16 @@ import { Data } from "effect"
 import type { ToolSpec } from "../llm/language-model.ts"
 import { jsonSchemaOf } from "../llm/structured.ts"
 import { STB_JSON_SCHEMA, STB_PARAMETERS, stableToolBenchParameters, type Tool, type ToolLibrary } from "./tool.ts"
+import type { FailureKind } from "../failure.ts"
 
 /** Two tools of one library share a name. */
 export class DuplicateToolName extends Data.TaggedError("DuplicateToolName")<{
   readonly library: string
   readonly name: string
 }> {
+  get kind(): FailureKind {
+    return "bad-input"
+  }
   override get message() {
     return `The tool library "${this.library}" has two tools named "${this.name}". Rename one: names must be unique within a library.`
   }

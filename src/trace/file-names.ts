@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto"
 import { isAbsolute, join, relative, resolve } from "node:path"
 import { Data } from "effect"
+import type { FailureKind } from "../failure.ts"
 
 /**
  * Characters kept as they are. `.` is encoded too: a name can then never be `.` or `..`, start a hidden
@@ -55,6 +56,9 @@ export class PathOutsideRoot extends Data.TaggedError("PathOutsideRoot")<{
   readonly root: string
   readonly path: string
 }> {
+  get kind(): FailureKind {
+    return "bad-input"
+  }
   override get message() {
     return `${this.path} is outside ${this.root}: a name taken from data tried to leave its directory. Report this as a bug in smurfs; the file was not written.`
   }

@@ -4,6 +4,7 @@ import { mkdir } from "node:fs/promises"
 import { dirname, resolve } from "node:path"
 import { Data } from "effect"
 import { SymlinkBelowRoot } from "./guarded-fs.ts"
+import type { FailureKind } from "../failure.ts"
 
 /** A run directory (or another file smurfs keeps) cannot be written or used as asked. */
 export class RunDirError extends Data.TaggedError("RunDirError")<{
@@ -11,6 +12,9 @@ export class RunDirError extends Data.TaggedError("RunDirError")<{
   readonly problem: string
   readonly hint: string
 }> {
+  get kind(): FailureKind {
+    return "bad-input"
+  }
   override get message() {
     return `${this.path}: ${this.problem}. ${this.hint}`
   }
@@ -35,9 +39,9 @@ export const writeProblem = (error: unknown): FsProblem => {
     case "EROFS":
       return { problem: "cannot write: the file system is read-only (EROFS)", hint: "Choose a directory on a writable file system (--out), or remount this one read-write." }
     case "ENOSPC":
-      return { problem: "cannot write: the disk is full (ENOSPC)", hint: "Free some space (or choose another --out) and rerun with --resume." }
+      return { problem: "cannot write: the disk is full (ENOSPC)", hint: "Free some space (or choose another --out), then run the same command again." }
     case "EDQUOT":
-      return { problem: "cannot write: the disk quota is exceeded (EDQUOT)", hint: "Free some space within your quota (or choose another --out) and rerun with --resume." }
+      return { problem: "cannot write: the disk quota is exceeded (EDQUOT)", hint: "Free some space within your quota (or choose another --out), then run the same command again." }
     case "EACCES":
     case "EPERM":
       return { problem: `cannot write: permission denied (${code})`, hint: "Choose a directory you can write to (--out), or fix its permissions." }

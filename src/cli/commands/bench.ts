@@ -2,7 +2,7 @@
 import { existsSync, statSync } from "node:fs"
 import { join, resolve } from "node:path"
 import type { ParseArgsOptionsConfig } from "node:util"
-import { Cause, Effect, Exit, Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { type BenchQuery, DEFAULT_DATA_DIR, dataLayout, GROUPS, loadQueries } from "../../../bench/datasets.ts"
 import { formatDuration, makeProgress, type Progress } from "../../../bench/progress.ts"
 import { runIdOf } from "../../../bench/queue/job.ts"
@@ -42,6 +42,8 @@ import { otlpLayer } from "../../trace/otlp.ts"
 import { redactText } from "../../trace/redact.ts"
 import { SIZE_CAPS } from "../../trace/size-caps.ts"
 import { readFileBounded } from "../../trace/guarded-fs.ts"
+import { RunDirError } from "../../trace/fs-problem.ts"
+import { runProgram } from "../run-program.ts"
 import { version } from "../../version.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { defaultModelSpec, resolveModelLayer } from "../model-option.ts"
@@ -544,56 +546,24 @@ const program = (args: BenchArgs, argvForWorkers: ReadonlyArray<string>, progres
     return ExitCode.Ok
   })
 
-const exitCodeOf = (tag: string): number => {
-  switch (tag) {
-    case "ModelServerDown":
-    case "ModelUnreachable":
-    case "ModelNotFound":
-      return ExitCode.ModelUnavailable
-    case "QueueUnavailable":
-      return ExitCode.ModelUnavailable
-    case "RunDirError":
-    case "DatasetError":
-    case "InvalidModelSpec":
-    case "InvalidEmbedSpec":
-    case "ToolEnvError":
-    case "CacheUnavailable":
-      return ExitCode.BadInput
-    default:
-      return ExitCode.Failure
-  }
-}
-
 export const run = (argv: string[]): Promise<number> => runCommand(COMMAND, argv, (parsed) => bench(parse(parsed), argv))
 
-const bench = async (args: BenchArgs, argv: ReadonlyArray<string>): Promise<number> => {
+const bench = (args: BenchArgs, argv: ReadonlyArray<string>): Promise<number> => {
   try {
     baselinePrompts(args.stb)
     if (args.envs.includes("simulated")) simulatorPrompts(args.stb, args.simulatorStyle)
   } catch (e) {
     console.error(`smurfs bench: ${(e as Error).message}`)
-    return ExitCode.BadInput
+    return Promise.resolve(ExitCode.BadInput)
   }
   const resumeHint = `Rerun with --resume to continue: smurfs bench ${argv.filter((a) => a !== "--resume").join(" ")} --resume`
   const progress = makeProgress()
   const modelLayer = benchModelLayer(args, { onEnd: (_role, response) => progress.modelCall?.(response ? response.usage.promptTokens + response.usage.completionTokens : 0) })
   // Ctrl-C / SIGTERM interrupt the run; finished records are already on disk.
-  const abort = new AbortController()
-  const stop = () => abort.abort()
-  process.once("SIGINT", stop)
-  process.once("SIGTERM", stop)
-  const exit = await Effect.runPromiseExit(program(args, workerArgv(argv, args), progress).pipe(Effect.scoped, Effect.provide(modelLayer.pipe(Layer.provideMerge(poolStatsLayer))), Effect.provide(otlpLayer())), {
-    signal: abort.signal
+  return runProgram(program(args, workerArgv(argv, args), progress).pipe(Effect.scoped, Effect.provide(modelLayer.pipe(Layer.provideMerge(poolStatsLayer))), Effect.provide(otlpLayer())), {
+    command: "bench",
+    interrupted: () => console.error(`\nsmurfs bench: interrupted; finished tasks are kept in ${args.out}. ${resumeHint}`),
+    // what was recorded stays: a down server or a full disk ends the run, and the same command goes on
+    hint: (error) => (error instanceof ModelServerDown || error instanceof RunDirError ? resumeHint : undefined)
   })
-  process.off("SIGINT", stop)
-  process.off("SIGTERM", stop)
-  if (Exit.isSuccess(exit)) return exit.value
-  if (Cause.hasInterruptsOnly(exit.cause)) {
-    console.error(`\nsmurfs bench: interrupted; finished tasks are kept in ${args.out}. ${resumeHint}`)
-    return ExitCode.Interrupted
-  }
-  const error = Cause.squash(exit.cause) as { _tag?: string; message?: string }
-  console.error(redactText(`smurfs bench: ${error?.message ?? String(error)}`))
-  if (error instanceof ModelServerDown) console.error(resumeHint)
-  return exitCodeOf(error?._tag ?? "")
 }

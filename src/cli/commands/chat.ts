@@ -2,13 +2,14 @@
 // session memory, ask_user answered by the person), with an optional transcript file.
 import { createInterface } from "node:readline"
 import type { ParseArgsOptionsConfig } from "node:util"
-import { Cause, Effect, Exit } from "effect"
+import { Effect } from "effect"
 import { type ChatTurn, makeChatSession } from "../../agents/chat/session.ts"
 import { DEFAULT_MODEL_SPEC, MODEL_DEFAULTS, type ModelOptions, THINK_HELP } from "../../llm/spec.ts"
 import { loadTools } from "../../tools/load.ts"
 import { writeJsonAtomic } from "../../trace/atomic-write.ts"
 import { redactText, redactValue } from "../../trace/redact.ts"
 import { ExitCode } from "../exit-codes.ts"
+import { runProgram } from "../run-program.ts"
 import { liveView } from "../live-view.ts"
 import { defaultModelSpec, resolveModelLayer } from "../model-option.ts"
 import { intOption, type ParsedCommand, runCommand, thinkOption } from "../options.ts"
@@ -34,8 +35,6 @@ options:
   -h, --help            show this help
 
 exit codes: 0 ended with /exit or Ctrl-D, 2 bad usage, 3 bad input (model spec, tools), 130 ended with Ctrl-C`
-
-const BAD_INPUT = new Set(["InvalidModelSpec", "ToolLoadError", "DuplicateToolName"])
 
 /** The options of `smurfs chat`, in node:util parseArgs' shape. */
 const OPTIONS = {
@@ -76,18 +75,13 @@ const transcriptOf = (spec: string, tools: ReadonlyArray<string>, startedAt: str
 
 export const run = (argv: string[]): Promise<number> => runCommand(COMMAND, argv, (parsed) => converse(parse(parsed)))
 
-const converse = async (args: ReturnType<typeof parse>): Promise<number> => {
+const converse = (args: ReturnType<typeof parse>): Promise<number> => {
   const { values } = args
   const spec = values.model ?? defaultModelSpec()
   const color = process.stderr.isTTY === true && !process.env["NO_COLOR"]
   const out = (text: string) => process.stdout.write(`${redactText(text)}\n`)
   const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY === true })
   const nextLine = lineQueue(rl)
-  const interrupt = new AbortController()
-  const onSignal = () => interrupt.abort()
-  rl.on("SIGINT", onSignal) // Ctrl-C on a terminal reaches readline, not the process
-  process.once("SIGINT", onSignal)
-  process.once("SIGTERM", onSignal)
   const startedAt = new Date().toISOString()
 
   const program = Effect.gen(function* () {
@@ -135,19 +129,16 @@ const converse = async (args: ReturnType<typeof parse>): Promise<number> => {
     }
   }).pipe(Effect.scoped, Effect.provide(resolveModelLayer(spec, args.model)))
 
-  const exit = await Effect.runPromiseExit(program, { signal: interrupt.signal })
-  rl.close()
-  process.off("SIGINT", onSignal)
-  process.off("SIGTERM", onSignal)
-  if (Exit.isFailure(exit)) {
-    if (Cause.hasInterruptsOnly(exit.cause)) {
-      out("\nbye (interrupted)")
-      return ExitCode.Interrupted
+  return runProgram(
+    program.pipe(
+      Effect.ensuring(Effect.sync(() => rl.close())),
+      Effect.map(() => (out("bye"), ExitCode.Ok))
+    ),
+    {
+      command: "chat",
+      interrupted: () => out("\nbye (interrupted)"),
+      // Ctrl-C on a terminal reaches readline, not the process
+      listen: (interrupt) => (rl.on("SIGINT", interrupt), () => rl.off("SIGINT", interrupt))
     }
-    const error = Cause.squash(exit.cause) as { _tag?: string; message?: string }
-    console.error(redactText(`smurfs chat: ${error?.message ?? String(error)}`))
-    return error?._tag && BAD_INPUT.has(error._tag) ? ExitCode.BadInput : ExitCode.Failure
-  }
-  out("bye")
-  return ExitCode.Ok
+  )
 }

@@ -1,6 +1,6 @@
 // `smurfs compare`: set runs (and ToolEval's published results) side by side in one table, optionally an HTML report.
 import type { ParseArgsOptionsConfig } from "node:util"
-import { CompareInputError, collectRows } from "../../../bench/report/collect.ts"
+import { collectRows } from "../../../bench/report/collect.ts"
 import { renderHtml } from "../../../bench/report/html.ts"
 import { missingWork } from "../../../bench/report/missing.ts"
 import { renderTable } from "../../../bench/report/table.ts"
@@ -8,6 +8,7 @@ import { slug } from "../../../bench/eval/labels.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { writeOutputFile } from "../output-file.ts"
 import { type ParsedCommand, runCommand, UsageError } from "../options.ts"
+import { reportFailure } from "../run-program.ts"
 
 const HELP = `usage: smurfs compare <dir>... [--html <file>] [--judge <spec>] [--json]
 
@@ -24,7 +25,10 @@ options:
   --html <file>     also write a self-contained HTML report with charts
   --judge <spec>    show only this judge's labels (default: every judge found)
   --json            print the rows (and the missing work) as JSON instead of the table
-  -h, --help        show this help`
+  -h, --help        show this help
+
+exit codes: 0 shown, 2 bad usage, 3 bad input (a directory that is not a run, no tasks, an --html file
+that cannot be written)`
 
 /** The options of `smurfs compare`, in node:util parseArgs' shape. */
 const OPTIONS = {
@@ -43,8 +47,8 @@ const compare = async (parsed: ParsedCommand<typeof OPTIONS>): Promise<number> =
   try {
     rows = collectRows(parsed.positionals)
   } catch (e) {
-    console.error(`smurfs compare: ${(e as Error).message}`)
-    return e instanceof CompareInputError ? ExitCode.BadInput : ExitCode.Failure
+    // a directory that cannot be read as asked is bad input (CompareInputError says so); anything else is a bug
+    return reportFailure(e, { command: "compare" })
   }
   const judge = parsed.values.judge
   if (judge !== undefined) {

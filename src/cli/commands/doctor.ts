@@ -8,6 +8,7 @@ import { ExitCode } from "../exit-codes.ts"
 import { defaultModelSpec, resolveModelLayer } from "../model-option.ts"
 import { intOption, type ParsedCommand, runCommand } from "../options.ts"
 import { routeStdoutToStderr } from "../stdout-guard.ts"
+import { runProgram } from "../run-program.ts"
 
 const HELP = `usage: smurfs doctor [--model <spec>] [--tools <source>]... [--timeout <ms>] [--json]
 
@@ -27,7 +28,7 @@ options:
 
 environment: OLLAMA_HOST (Ollama's address), OPENAI_BASE_URL and OPENAI_API_KEY (OpenAI-compatible servers)
 
-exit codes: 0 all good, 1 the test reply failed, 3 invalid model spec or a tool source failed,
+exit codes: 0 all good, 1 the test reply failed, 2 bad usage, 3 invalid model spec or a tool source failed,
 4 server unreachable or model missing`
 
 const MARK: Record<CheckStatus, string> = { pass: "✓", warn: "!", fail: "✗", skip: "-" }
@@ -84,27 +85,30 @@ export const COMMAND = { name: "doctor", help: HELP, options: OPTIONS } as const
 
 export const run = (argv: string[]): Promise<number> => runCommand(COMMAND, argv, ({ values }) => check(values))
 
-const check = async (values: ParsedCommand<typeof OPTIONS>["values"]): Promise<number> => {
+const check = (values: ParsedCommand<typeof OPTIONS>["values"]): Promise<number> => {
   const options: { -readonly [K in keyof ModelOptions]: ModelOptions[K] } = {}
   const timeoutMs = intOption("timeout", values.timeout)
   if (timeoutMs !== undefined) options.timeoutMs = timeoutMs
-  let toolsCode: number = ExitCode.Ok
-  let sources: ReadonlyArray<SourceCheck> | undefined
-  if (values.tools !== undefined) {
-    // a tool module that prints while it loads must not mix into the report (or break --json): it goes to stderr
-    const restoreStdout = routeStdoutToStderr()
-    sources = await Effect.runPromise(Effect.forEach(values.tools, (source) => checkToolSource(source))).finally(restoreStdout)
-    if (!values.json) console.log(formatSourceChecks(sources))
-    if (sources.some((c) => !c.ok)) toolsCode = ExitCode.BadInput
-    if (values.model === undefined) {
-      if (values.json) console.log(JSON.stringify({ tools: sources }, null, 2))
-      return toolsCode
+  const program = Effect.gen(function* () {
+    let toolsCode: number = ExitCode.Ok
+    let sources: ReadonlyArray<SourceCheck> | undefined
+    if (values.tools !== undefined) {
+      // a tool module that prints while it loads must not mix into the report (or break --json): it goes to stderr
+      const restoreStdout = routeStdoutToStderr()
+      sources = yield* Effect.forEach(values.tools, (source) => checkToolSource(source)).pipe(Effect.ensuring(Effect.sync(restoreStdout)))
+      if (!values.json) console.log(formatSourceChecks(sources))
+      if (sources.some((c) => !c.ok)) toolsCode = ExitCode.BadInput
+      if (values.model === undefined) {
+        if (values.json) console.log(JSON.stringify({ tools: sources }, null, 2))
+        return toolsCode
+      }
     }
-  }
-  const spec = values.model ?? defaultModelSpec()
-  const report = await Effect.runPromise(runDoctor(spec, resolveModelLayer(spec, options), options))
-  if (values.json) console.log(JSON.stringify({ model: report, ...(sources ? { tools: sources } : {}) }, null, 2))
-  else console.log(formatReport(report))
-  const modelCode = exitCodeOf(report)
-  return modelCode !== ExitCode.Ok ? modelCode : toolsCode
+    const spec = values.model ?? defaultModelSpec()
+    const report = yield* runDoctor(spec, resolveModelLayer(spec, options), options)
+    if (values.json) console.log(JSON.stringify({ model: report, ...(sources ? { tools: sources } : {}) }, null, 2))
+    else console.log(formatReport(report))
+    const modelCode = exitCodeOf(report)
+    return modelCode !== ExitCode.Ok ? modelCode : toolsCode
+  })
+  return runProgram(program, { command: "doctor" })
 }

@@ -1,13 +1,19 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest"
-import { passLabelsPath, winVerdictsPath } from "../../../bench/eval/labels.ts"
+import { passLabelsPath, slug, winVerdictsPath } from "../../../bench/eval/labels.ts"
 import { writeFakeRun } from "../../../bench/eval/test-fixtures.ts"
 import { captureConsole } from "../../../test/capture-console.ts"
 import { DATA_EXAMPLE, STB_CHECKOUT, lacks, skipNote } from "../../../test/data.ts"
+import { Effect, Layer } from "effect"
+import { loadSource } from "../../../bench/eval/sources.ts"
+import { smurfsJudgePrompts } from "../../../bench/eval/judge-prompts.ts"
+import { LanguageModel } from "../../llm/language-model.ts"
+import { makeScriptedModel } from "../../llm/scripted.ts"
 import { ExitCode } from "../exit-codes.ts"
-import { run } from "./eval.ts"
+import { runProgram } from "../run-program.ts"
+import { EVAL_EDGE, evalProgram, run } from "./eval.ts"
 
 const scriptFile = (script: object) => {
   const file = join(mkdtempSync(join(tmpdir(), "smurfs-judge-")), "judge.json")
@@ -104,5 +110,57 @@ describe("smurfs eval", () => {
   it("prints its help", async () => {
     expect(await run(["--help"])).toBe(ExitCode.Ok)
     expect(out.join("\n")).toMatch(/usage: smurfs eval/)
+  })
+
+  it("a bug in the judge's call (a defect) is exit 1 with a bug report, never 4 \"model unavailable\"", async () => {
+    const dir = await writeFakeRun([{ taskId: "1" }])
+    const dying = Layer.succeed(
+      LanguageModel,
+      LanguageModel.of({
+        info: { spec: "test:dying", provider: "scripted", model: "dying", contextTokens: 8192, supportsTools: false },
+        generate: () => Effect.die(new TypeError("Cannot read properties of undefined (reading 'choices')"))
+      })
+    )
+    const options = { source: loadSource(dir), reference: undefined, referenceMethod: undefined, store: dir, judge: "test:dying", k: 1, concurrency: 1, seed: 0, prompts: smurfsJudgePrompts(), winStatuses: "rejudge" as const, force: false }
+    expect(await runProgram(evalProgram({ ...options, runDir: dir, json: false, queue: undefined, judgeLayer: dying }), EVAL_EDGE)).toBe(ExitCode.Failure)
+    const said = err.join("\n")
+    expect(said).toMatch(/smurfs eval: unexpected error: TypeError: Cannot read properties of undefined/)
+    expect(said).toMatch(/This is a bug in smurfs/)
+    expect(said).toMatch(/SMURFS_DEBUG=1/)
+    expect(said).not.toMatch(/unavailable|Cannot reach|ollama serve/)
+  })
+
+  it("every judge decision failed (unreadable replies): exit 1 naming what failed, no empty table", async () => {
+    const dir = await writeFakeRun([{ taskId: "1" }, { taskId: "2" }])
+    const judge = `scripted:${scriptFile({ "judge.check_answer_status": ["not a verdict"], $cycle: true })}`
+    expect(await run(["--run", dir, "--judge", judge, "--k", "2", "--json"])).toBe(ExitCode.Failure)
+    expect(err.join("\n")).toMatch(/no pass judge decision could be made: all 4 failed \(the first, smurfs\/G1_instruction\/\d: /)
+    expect(err.join("\n")).toMatch(/smurfs doctor --model scripted:/)
+    expect(out.join("\n")).not.toMatch(/"rows": \[\]/)
+  })
+
+  it("two evals with the same judge at once: one judges, the other is refused naming it (one writer per label folder)", async () => {
+    const dir = await writeFakeRun([{ taskId: "1" }, { taskId: "2" }])
+    let calls = 0
+    const scripted = makeScriptedModel({ "judge.check_answer_status": [{ answer_status: "Solved", reason: "fine" }], $cycle: true })
+    const slow = Layer.succeed(LanguageModel, LanguageModel.of({ info: scripted.info, generate: (r) => Effect.delay(Effect.suspend(() => (calls++, scripted.generate(r))), "200 millis") }))
+    const options = { source: loadSource(dir), reference: undefined, referenceMethod: undefined, store: dir, judge: "test:slow", k: 1, concurrency: 1, seed: 0, prompts: smurfsJudgePrompts(), winStatuses: "rejudge" as const, force: false }
+    const first = runProgram(evalProgram({ ...options, runDir: dir, json: true, queue: undefined, judgeLayer: slow }), EVAL_EDGE)
+    await new Promise((r) => setTimeout(r, 100))
+    const second = await runProgram(evalProgram({ ...options, runDir: dir, json: true, queue: undefined, judgeLayer: slow }), EVAL_EDGE)
+    expect(second).toBe(ExitCode.BadInput)
+    expect(err.join("\n")).toMatch(/another smurfs eval with this judge is writing to this label folder \(pid \d+/)
+    expect(await first).toBe(ExitCode.Ok)
+    expect(calls).toBe(2)
+  })
+
+  it("removes the temp files an eval killed mid-write left in its label folder", async () => {
+    const dir = await writeFakeRun([{ taskId: "1" }])
+    const judge = `scripted:${scriptFile({ "judge.check_answer_status": [{ answer_status: "Solved", reason: "fine" }], $cycle: true })}`
+    const stray = join(dir, "eval", slug(judge), "pass", "smurfs", "G1_instruction", "1.json.tmp-4242-abcdefgh")
+    mkdirSync(join(stray, ".."), { recursive: true })
+    writeFileSync(stray, '{"cut')
+    expect(await run(["--run", dir, "--judge", judge, "--k", "1"])).toBe(ExitCode.Ok)
+    expect(existsSync(stray)).toBe(false)
   })
 })

@@ -2,15 +2,19 @@
 import { existsSync, statSync } from "node:fs"
 import { join, resolve } from "node:path"
 import type { ParseArgsOptionsConfig } from "node:util"
-import { Cause, Effect, Exit } from "effect"
+import { Effect, type Layer } from "effect"
 import cliProgress from "cli-progress"
-import { EVAL_DEFAULTS, type EvalSummary, evaluatePass, evaluateWin, WIN_STATUSES, type WinStatuses } from "../../../bench/eval/evaluate.ts"
+import { EVAL_DEFAULTS, type EvalSummary, evaluatePass, evaluateWin, someDecisions, WIN_STATUSES, type WinStatuses } from "../../../bench/eval/evaluate.ts"
 import { judgePrompts, type JudgePrompts } from "../../../bench/eval/judge-prompts.ts"
 import { EVAL_SOURCE_FILE, MAX_JUDGE_RUNS, slug } from "../../../bench/eval/labels.ts"
 import { type Decider, inProcessDecider } from "../../../bench/eval/judge-job.ts"
 import { makeQueueDecider } from "../../../bench/queue/judge-queue.ts"
+import { removeStrayTemps } from "../../../bench/run-dir.ts"
+import { acquireRunLock } from "../../../bench/run-lock.ts"
 import { connectionOf } from "../../../bench/queue/connection.ts"
-import { QUEUE_DEFAULTS } from "../../../bench/queue/queue-executor.ts"
+import { QUEUE_DEFAULTS, type QueueUnavailable } from "../../../bench/queue/queue-executor.ts"
+import type { InvalidModelSpec } from "../../llm/errors.ts"
+import type { LanguageModel } from "../../llm/language-model.ts"
 import { STB_ENV, STB_FILES, stbDirOf } from "../../text/stabletoolbench-files.ts"
 import { writeJsonAtomic } from "../../trace/atomic-write.ts"
 import { loadSource, methodsOf, type Source, SourceError } from "../../../bench/eval/sources.ts"
@@ -18,7 +22,9 @@ import { collectRows } from "../../../bench/report/collect.ts"
 import { renderTable } from "../../../bench/report/table.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { resolveModelLayer } from "../model-option.ts"
+import { isFailure } from "../../failure.ts"
 import { BadInput, choiceOption, intOption, type ParsedCommand, runCommand, UsageError } from "../options.ts"
+import { runProgram } from "../run-program.ts"
 import { evaluateFac, facPrompt } from "../../../bench/eval/fac.ts"
 
 /** Tasks in flight when the decisions go to a queue: enough to keep several workers busy. */
@@ -64,7 +70,11 @@ options:
                             on Redis (each judges with its own server of the judge model, or its --model);
                             the decisions come back through the queue and are stored here as without it
   --json                    print the result rows as JSON instead of the table
-  -h, --help                show this help`
+  -h, --help                show this help
+
+exit codes: 0 judged, 1 every judge decision failed (unreadable replies), 2 bad usage, 3 bad input
+(run directory, judge spec, --out, --stb), 4 the judge's model server (or the queue) unavailable,
+130 interrupted (the labels judged so far are kept)`
 
 const positiveInt = (name: string, text: string | undefined, fallback: number): number => intOption(name, text, name === "seed" ? 0 : 1) ?? fallback
 
@@ -128,6 +138,7 @@ const program = <R>(args: {
     const bar = progress(`pass (${judge})`)
     const pass = yield* evaluatePass(source.entries, { store, judge, k, concurrency, prompts, seed, decider, force: args.force, onProgress: bar.update }).pipe(Effect.ensuring(Effect.sync(bar.stop)))
     report("pass", pass)
+    yield* someDecisions("pass", judge, pass)
     if (!args.reference) return
     for (const method of methodsOf(source)) {
       const referenceMethod = pickReferenceMethod(args.reference, method, args.referenceMethod)
@@ -139,6 +150,7 @@ const program = <R>(args: {
         { store, judge, k, concurrency, seed, prompts, decider, force: args.force, statuses: args.winStatuses, referenceName, referenceSource: resolve(args.reference.dir), referenceMethod, referenceInStore: resolve(args.reference.dir) === resolve(store), onProgress: winBar.update }
       ).pipe(Effect.ensuring(Effect.sync(winBar.stop)))
       report(`win ${method}`, win)
+      yield* someDecisions(`win ${method}`, judge, win)
     }
   })
 
@@ -166,7 +178,7 @@ export const COMMAND = { name: "eval", help: HELP, options: OPTIONS } as const
 
 export const run = (argv: Array<string>): Promise<number> => runCommand(COMMAND, argv, ({ values }) => evaluate(values))
 
-const evaluate = async (parsed: ParsedCommand<typeof OPTIONS>["values"]): Promise<number> => {
+const evaluate = (parsed: ParsedCommand<typeof OPTIONS>["values"]): Promise<number> => {
   if (!parsed.run || !parsed.judge) throw new UsageError(`${!parsed.run ? "--run <dir>" : "--judge <model spec>"} is required`)
   let options
   try {
@@ -193,46 +205,62 @@ const evaluate = async (parsed: ParsedCommand<typeof OPTIONS>["values"]): Promis
     const fac = parsed.fac && stb !== undefined ? facPrompt(stb) : undefined
     options = { source, reference, referenceMethod: parsed["reference-method"], store: parsed.out ?? parsed.run, judge: parsed.judge, k, concurrency, seed, prompts, winStatuses, fac, force: parsed.force === true }
   } catch (e) {
-    if (e instanceof UsageError || e instanceof BadInput) throw e
+    // a failure that says its kind is reported by it; a file that cannot be read or parsed is bad input
+    if (isFailure(e)) throw e
     console.error(`smurfs eval: ${(e as Error).message}`)
-    return ExitCode.BadInput
+    return Promise.resolve(ExitCode.BadInput)
   }
   // As in `smurfs bench`: Ollama serves OLLAMA_NUM_PARALLEL requests at once; other servers get one slot per judged task.
-  const layer = resolveModelLayer(parsed.judge, { concurrency: parsed.judge.startsWith("ollama:") ? undefined : options.concurrency })
-  if (resolve(options.store) !== resolve(parsed.run)) {
-    const pointer = await Effect.runPromiseExit(writeJsonAtomic(join(options.store, EVAL_SOURCE_FILE), { source: resolve(parsed.run) }))
-    if (Exit.isFailure(pointer)) {
-      console.error(`smurfs eval: ${String(Cause.squash(pointer.cause))}`)
-      return ExitCode.BadInput
-    }
-  }
-  const controller = new AbortController()
-  const onSigint = () => controller.abort()
-  process.once("SIGINT", onSigint)
-  const queue = parsed.queue
-  const evaluation: Effect.Effect<void, { readonly _tag: string; readonly message: string }> =
+  const judgeLayer = resolveModelLayer(parsed.judge, { concurrency: parsed.judge.startsWith("ollama:") ? undefined : options.concurrency })
+  return runProgram(evalProgram({ ...options, runDir: parsed.run, json: parsed.json === true, queue: parsed.queue, judgeLayer }), EVAL_EDGE)
+}
+
+/** How `smurfs eval` meets the process: an interruption keeps what was judged. */
+export const EVAL_EDGE = {
+  command: "eval",
+  interrupted: () => console.error("smurfs eval: interrupted; the labels judged so far are kept, run the same command to resume")
+} as const
+
+/**
+ * The whole eval once its input is read: the label folder's pointer (with --out), the decisions (here
+ * with `judgeLayer`, or by the workers of `queue`), then the table; it succeeds with the exit code.
+ */
+export const evalProgram = (args: Omit<Parameters<typeof program>[0], "decider"> & {
+  readonly runDir: string
+  readonly json: boolean
+  readonly queue: string | undefined
+  /** With --fac: the FAC prompt (fac_eval.py) judged after the pass labels. */
+  readonly fac?: ReturnType<typeof facPrompt> | undefined
+  readonly judgeLayer: Layer.Layer<LanguageModel, InvalidModelSpec>
+}) => {
+  const pointer = resolve(args.store) === resolve(args.runDir) ? Effect.void : writeJsonAtomic(join(args.store, EVAL_SOURCE_FILE), { source: resolve(args.runDir) })
+  const queue = args.queue
+  const evaluation: Effect.Effect<void, Effect.Error<ReturnType<typeof program>> | QueueUnavailable | InvalidModelSpec> =
     queue === undefined
       ? Effect.gen(function* () {
-          yield* program({ ...options, decider: inProcessDecider(options.prompts) })
-          if (options.fac) {
-            const fac = yield* evaluateFac(options.source.entries, { store: options.store, judge: options.judge, prompt: options.fac, concurrency: options.concurrency, force: options.force })
+          yield* program({ ...args, decider: inProcessDecider(args.prompts) })
+          if (args.fac) {
+            const fac = yield* evaluateFac(args.source.entries, { store: args.store, judge: args.judge, prompt: args.fac, concurrency: args.concurrency, force: args.force })
             console.error(`fac: ${fac.judged} decisions made, ${fac.kept} kept from earlier (the prompt of ${STB_FILES.facEval})`)
           }
-        }).pipe(Effect.provide(layer))
+        }).pipe(Effect.provide(args.judgeLayer))
       : // the judge model is the workers': nothing here talks to it
-        Effect.scoped(Effect.flatMap(makeQueueDecider({ ...QUEUE_DEFAULTS, queueUrl: queue }), (decider) => program({ ...options, decider })))
-  const exit = await Effect.runPromiseExit(evaluation, { signal: controller.signal })
-  process.off("SIGINT", onSigint)
-  if (Exit.isFailure(exit)) {
-    if (Cause.hasInterruptsOnly(exit.cause)) {
-      console.error("smurfs eval: interrupted; the labels judged so far are kept, run the same command to resume")
-      return ExitCode.Interrupted
-    }
-    const error = Cause.squash(exit.cause) as { _tag?: string; message?: string }
-    console.error(`smurfs eval: ${error?.message ?? String(error)}`)
-    return error?._tag === "InvalidModelSpec" || error?._tag === "RunDirError" ? ExitCode.BadInput : error instanceof UsageError ? ExitCode.Usage : ExitCode.ModelUnavailable
-  }
-  const rows = collectRows([options.store]).filter((r) => r.judge === slug(parsed.judge!))
-  console.log(parsed.json ? JSON.stringify({ runDir: resolve(parsed.run), store: resolve(options.store), judge: parsed.judge, rows }, null, 2) : renderTable(rows))
-  return ExitCode.Ok
+        Effect.scoped(Effect.flatMap(makeQueueDecider({ ...QUEUE_DEFAULTS, queueUrl: queue }), (decider) => program({ ...args, decider })))
+  // one writer per label folder, as for a bench run: a second eval with the same judge would judge everything again;
+  // the temp files of an eval that was killed mid-write are removed once the folder is ours
+  const labels = join(args.store, "eval", slug(args.judge))
+  const locked = Effect.scoped(
+    Effect.gen(function* () {
+      yield* acquireRunLock(labels, "smurfs eval with this judge", "label folder")
+      removeStrayTemps(labels)
+      yield* evaluation
+    })
+  )
+  return Effect.andThen(pointer, locked).pipe(
+    Effect.map(() => {
+      const rows = collectRows([args.store]).filter((r) => r.judge === slug(args.judge))
+      console.log(args.json ? JSON.stringify({ runDir: resolve(args.runDir), store: resolve(args.store), judge: args.judge, rows }, null, 2) : renderTable(rows))
+      return ExitCode.Ok
+    })
+  )
 }

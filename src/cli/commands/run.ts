@@ -2,13 +2,14 @@
 import { createHash } from "node:crypto"
 import { resolve } from "node:path"
 import type { ParseArgsOptionsConfig } from "node:util"
-import { Cause, Effect, Exit, Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { retrievalTask, retrieveTaskSet } from "../../agents/retrieval-task.ts"
 import { smurfs } from "../../agents/smurfs.ts"
 import type { Task } from "../../agents/task.ts"
 import { type SmurfsOptions, smurfsDefaults } from "../../agents/smurfs-options.ts"
 import { LanguageModel, type LanguageModelShape } from "../../llm/language-model.ts"
 import { type ServerFailure, watchServer } from "../../llm/server-watch.ts"
+import { Timeout } from "../../llm/errors.ts"
 import { DEFAULT_MODEL_SPEC, MODEL_DEFAULTS, type ModelOptions, THINK_HELP } from "../../llm/spec.ts"
 import { containToolExits } from "../../tools/exit-guard.ts"
 import { loadTools } from "../../tools/load.ts"
@@ -34,6 +35,7 @@ import { simulatorModel, simulatorSpecOf } from "../simulator-option.ts"
 import { stbDirOf } from "../../text/stabletoolbench-files.ts"
 import { simulatorPrompts } from "../../tools/environments/simulator-prompts.ts"
 import { intOption, type ParsedCommand, runCommand, thinkOption, UsageError } from "../options.ts"
+import { runProgram } from "../run-program.ts"
 
 const HELP = `usage: smurfs run "<query>" [options]
 
@@ -83,9 +85,6 @@ options:
 exit codes: 0 answered (or gave up without --strict), 1 gave up with --strict, 2 bad usage,
 3 bad input (model spec, tools), 4 model unavailable (unreachable, 404, 429/503 after retries,
 timed out twice: the run stops at the server's first failure), 130 interrupted`
-
-const MODEL_UNAVAILABLE = new Set(["ModelUnreachable", "ModelNotFound", "Overloaded", "Timeout", "ModelServerError"])
-const BAD_INPUT = new Set(["InvalidModelSpec", "ToolLoadError", "DuplicateToolName", "DatasetError", "ToolEnvError", "InvalidEmbedSpec"])
 
 /** The tool environments of a ToolBench task in `smurfs run` unless --env says otherwise: recorded responses, else a deterministic error. */
 const RUN_TOOLBENCH_ENVS = ["replay", "offline"] as const
@@ -149,7 +148,7 @@ const smurfsMaxSteps = (values: { readonly "smurfs-max-steps"?: string | undefin
 
 /** What to check when the model server failed the run. */
 export const serverAdvice = (failure: ServerFailure, spec: string): string =>
-  failure._tag === "Timeout"
+  failure instanceof Timeout
     ? `The model server accepted the request but sent no reply within ${failure.ms} ms, twice. Check that it is not stuck ` +
       `(its log; \`ollama ps\` for Ollama) and that the model fits in memory, or raise --timeout for a slow model. ` +
       `\`smurfs doctor --model ${spec}\` checks the server.`
@@ -183,7 +182,7 @@ const summary = (t: Trajectory): string =>
 
 export const run = (argv: string[]): Promise<number> => runCommand(COMMAND, argv, (parsed) => solve(parse(parsed)))
 
-const solve = async (args: ReturnType<typeof parse>): Promise<number> => {
+const solve = (args: ReturnType<typeof parse>): Promise<number> => {
   const { values, query } = args
   const color = process.stderr.isTTY === true && !process.env["NO_COLOR"]
   // only a person at a terminal sees a spinner: never with --json, never in a pipe or a log file
@@ -227,46 +226,31 @@ const solve = async (args: ReturnType<typeof parse>): Promise<number> => {
     return yield* smurfs(options)(task).pipe(Effect.provideService(LanguageModel, model))
   }).pipe(Effect.scoped, Effect.provide(spinner ? Layer.provide(observedModelLayer(spinner), resolveModelLayer(spec, args.model)) : resolveModelLayer(spec, args.model)), Effect.provide(otlpLayer()))
 
-  const interrupt = new AbortController()
-  const onSignal = () => interrupt.abort()
-  process.once("SIGINT", onSignal)
-  process.once("SIGTERM", onSignal)
   // Tool modules run in this process: their stdout writes go to stderr and a process.exit fails their call.
   const restoreStdout = routeStdoutToStderr()
   const restoreExit = containToolExits()
-  const exit = await Effect.runPromiseExit(program, { signal: interrupt.signal }).finally(() => (restoreExit(), restoreStdout()))
-  spinner?.stop()
-  process.off("SIGINT", onSignal)
-  process.off("SIGTERM", onSignal)
-
-  if (Exit.isFailure(exit)) {
-    if (Cause.hasInterruptsOnly(exit.cause)) {
-      console.error("smurfs run: interrupted")
-      return ExitCode.Interrupted
+  const show = (trajectory: Trajectory, failure: ServerFailure | undefined): number => {
+    if (failure) {
+      if (values.json) console.log(JSON.stringify(redactValue(trajectory), null, 2))
+      else console.error(`\n${summary(trajectory)}`)
+      console.error(redactText(`smurfs run: the model server failed, so there is no answer. ${serverAdvice(failure, spec)}`))
+      return ExitCode.ModelUnavailable
     }
-    const error = Cause.squash(exit.cause) as { _tag?: string; message?: string }
-    console.error(redactText(`smurfs run: ${error?.message ?? String(error)}`))
-    if (error?._tag && BAD_INPUT.has(error._tag)) return ExitCode.BadInput
-    if (error?._tag && MODEL_UNAVAILABLE.has(error._tag)) return ExitCode.ModelUnavailable
-    return ExitCode.Failure
+    if (values.json) {
+      // What a model or tool echoed (an API key, an Authorization header) must not reach the output.
+      console.log(JSON.stringify(redactValue(trajectory), null, 2))
+      return trajectory.finishType === "give_answer" || !values.strict ? ExitCode.Ok : ExitCode.Failure
+    }
+    console.error(`\n${summary(trajectory)}`)
+    if (trajectory.finishType === "give_answer") {
+      console.log(redactText(trajectory.finalAnswer))
+      return ExitCode.Ok
+    }
+    return values.strict ? ExitCode.Failure : ExitCode.Ok
   }
-  const trajectory = exit.value
-  const failure = watch?.failure()
-  if (failure) {
-    if (values.json) console.log(JSON.stringify(redactValue(trajectory), null, 2))
-    else console.error(`\n${summary(trajectory)}`)
-    console.error(redactText(`smurfs run: the model server failed, so there is no answer. ${serverAdvice(failure, spec)}`))
-    return ExitCode.ModelUnavailable
-  }
-  if (values.json) {
-    // What a model or tool echoed (an API key, an Authorization header) must not reach the output.
-    console.log(JSON.stringify(redactValue(trajectory), null, 2))
-    return trajectory.finishType === "give_answer" || !values.strict ? ExitCode.Ok : ExitCode.Failure
-  }
-  console.error(`\n${summary(trajectory)}`)
-  if (trajectory.finishType === "give_answer") {
-    console.log(redactText(trajectory.finalAnswer))
-    return ExitCode.Ok
-  }
-  return values.strict ? ExitCode.Failure : ExitCode.Ok
+  const shown = program.pipe(
+    Effect.ensuring(Effect.sync(() => (restoreExit(), restoreStdout(), spinner?.stop()))),
+    Effect.map((trajectory) => show(trajectory, watch?.failure()))
+  )
+  return runProgram(shown, { command: "run" })
 }

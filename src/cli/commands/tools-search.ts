@@ -1,7 +1,7 @@
 // `smurfs tools search "<query>"`: the tools a retriever recommends for a query, from a library or a ToolBench corpus.
 import { resolve } from "node:path"
 import type { ParseArgsOptionsConfig } from "node:util"
-import { Cause, Effect, Exit } from "effect"
+import { Effect } from "effect"
 import { toolbenchCorpus } from "../../../bench/corpus.ts"
 import { groupsIn, loadQueries } from "../../../bench/datasets.ts"
 import { LanguageModel } from "../../llm/language-model.ts"
@@ -12,8 +12,8 @@ import { makeEmbedder } from "../../tools/retrieval/embedder.ts"
 import type { Ranked } from "../../tools/retrieval/lexical.ts"
 import { makeRetriever } from "../../tools/retrieval/retriever.ts"
 import type { Tool } from "../../tools/tool.ts"
-import { redactText } from "../../trace/redact.ts"
 import { ExitCode } from "../exit-codes.ts"
+import { runProgram } from "../run-program.ts"
 import { defaultModelSpec, resolveModelLayer } from "../model-option.ts"
 import { intOption, type ParsedCommand, runCommand, UsageError } from "../options.ts"
 
@@ -69,12 +69,9 @@ const row = (tool: Tool | undefined, ranked: Ranked) => {
     : { name: ranked.name, score }
 }
 
-const BAD_INPUT = new Set(["ToolLoadError", "DatasetError", "InvalidEmbedSpec", "InvalidModelSpec", "DuplicateToolName"])
-const UNAVAILABLE = new Set(["ModelUnreachable", "ModelNotFound", "Overloaded", "Timeout", "ModelServerError"])
-
 export const runSearch = (argv: string[]): Promise<number> => runCommand(COMMAND, argv, (parsed) => search(parse(parsed)))
 
-const search = async ({ values, query, top }: ReturnType<typeof parse>): Promise<number> => {
+const search = ({ values, query, top }: ReturnType<typeof parse>): Promise<number> => {
   const program = Effect.gen(function* () {
     const library =
       values.data !== undefined
@@ -96,11 +93,5 @@ const search = async ({ values, query, top }: ReturnType<typeof parse>): Promise
       if (tool) console.log(`     ${tool.description.split("\n", 1)[0]!.slice(0, 160)}`)
     })
   }).pipe(Effect.scoped)
-  const exit = await Effect.runPromiseExit(program)
-  if (Exit.isSuccess(exit)) return ExitCode.Ok
-  const error = Cause.squash(exit.cause) as { _tag?: string; message?: string }
-  console.error(redactText(`smurfs tools search: ${error?.message ?? String(error)}`))
-  if (error?._tag && BAD_INPUT.has(error._tag)) return ExitCode.BadInput
-  if (error?._tag && UNAVAILABLE.has(error._tag)) return ExitCode.ModelUnavailable
-  return ExitCode.Failure
+  return runProgram(Effect.as(program, ExitCode.Ok), { command: "tools search" })
 }

@@ -7,6 +7,8 @@ import { routeStdoutToStderr } from "../stdout-guard.ts"
 import type { Tool, ToolLibrary } from "../../tools/tool.ts"
 import { plural } from "../../plural.ts"
 import { ExitCode } from "../exit-codes.ts"
+import { runProgram } from "../run-program.ts"
+import type { Failure } from "../../failure.ts"
 import { type ParsedCommand, runCommand, UsageError } from "../options.ts"
 import { toolbenchTask } from "../toolbench-task.ts"
 import { DEFAULT_DATA_DIR } from "../../../bench/datasets.ts"
@@ -29,7 +31,9 @@ options:
                        else ../shared/toolbench)
   --env <e[,e]>        how the task's tools would answer: replay, simulated, offline (default replay,offline)
   --json               print the tools as JSON (name, description, JSON Schema of the parameters)
-  -h, --help           show this help`
+  -h, --help           show this help
+
+exit codes: 0 listed, 2 bad usage, 3 bad input (a tool source that cannot be loaded, a task not found)`
 
 interface ParameterInfo {
   readonly name: string
@@ -78,12 +82,12 @@ export const COMMAND = { name: "tools", help: HELP, options: OPTIONS } as const
 export const run = (argv: string[]): Promise<number> =>
   argv[0] === "search" ? import("./tools-search.ts").then((m) => m.runSearch(argv.slice(1))) : runCommand(COMMAND, argv, ({ values }) => list(values))
 
-const list = async (values: ParsedCommand<typeof OPTIONS>["values"]): Promise<number> => {
+const list = (values: ParsedCommand<typeof OPTIONS>["values"]): Promise<number> => {
   const sources = values.tools ?? ["demo"]
   // without --tools, --query-id names a ToolBench task of --data (as in `smurfs run`)
   const fromData = values.tools === undefined && values["query-id"] !== undefined
   if (!fromData && (values.data !== undefined || values.env !== undefined)) throw new UsageError("--data and --env choose a ToolBench task's tools: add --query-id <id> (and no --tools)")
-  const library: Effect.Effect<ToolLibrary, { readonly message: string }, Scope.Scope> = fromData
+  const library: Effect.Effect<ToolLibrary, Failure, Scope.Scope> = fromData
     ? toolbenchTask({ data: values.data ?? DEFAULT_DATA_DIR, queryId: values["query-id"]!, envs: values.env ?? ["replay", "offline"] }).pipe(
         Effect.map(({ task }) => task.tools),
         // listing calls no tool, so a simulated environment never asks this (empty) model
@@ -102,10 +106,5 @@ const list = async (values: ParsedCommand<typeof OPTIONS>["values"]): Promise<nu
     }
   })
   // the scope closes MCP connections (and stops their servers) once the list is printed
-  const loaded = await Effect.runPromise(Effect.result(Effect.scoped(print))).finally(restoreStdout)
-  if (loaded._tag === "Failure") {
-    console.error(`smurfs tools: ${loaded.failure.message}`)
-    return ExitCode.BadInput
-  }
-  return ExitCode.Ok
+  return runProgram(Effect.scoped(print).pipe(Effect.ensuring(Effect.sync(restoreStdout)), Effect.as(ExitCode.Ok)), { command: "tools" })
 }

@@ -1,13 +1,14 @@
 // `smurfs worker`: run bench tasks from a BullMQ queue on Redis with this machine's model server.
 import type { ParseArgsOptionsConfig } from "node:util"
-import { ManagedRuntime } from "effect"
+import { Effect, ManagedRuntime } from "effect"
 import { connectionOf, displayQueueUrl, probeRedis } from "../../../bench/queue/connection.ts"
 import { type Session, startWorker, WORKER_DEFAULTS } from "../../../bench/queue/worker.ts"
 import { type JudgeSession, startJudgeWorker } from "../../../bench/queue/judge-queue.ts"
 import { judgePrompts } from "../../../bench/eval/judge-prompts.ts"
 import { resolveModelLayer } from "../model-option.ts"
-import { redactText } from "../../trace/redact.ts"
 import { ExitCode } from "../exit-codes.ts"
+import { runProgram } from "../run-program.ts"
+import { QueueUnavailable } from "../../../bench/queue/queue-executor.ts"
 import { BadInput, intOption, type ParsedCommand, runCommand, UsageError, withoutOptions } from "../options.ts"
 import { benchModelLayer, methodEntries, parseBenchArgs, taskBuilder } from "./bench.ts"
 
@@ -121,38 +122,39 @@ const judgeSessionOf =
 
 export const run = (argv: string[]): Promise<number> => runCommand(COMMAND, argv, (parsed) => work(parse(parsed)))
 
-const work = async (args: ReturnType<typeof parse>): Promise<number> => {
+const work = (args: ReturnType<typeof parse>): Promise<number> => {
   const log = (line: string) => console.error(`smurfs worker: ${line}`)
-  try {
-    await probeRedis(args.queue, 5000)
-  } catch (e) {
-    log(redactText(`cannot use the queue at ${displayQueueUrl(args.queue)} (${(e as Error).message}). Start Redis there (redis-server, or apt-get install redis-server), or check --queue.`))
-    return ExitCode.ModelUnavailable
-  }
-  const tasks = startWorker({ queueUrl: args.queue, concurrency: args.concurrency, lockMs: args.lockMs, sessionOf: sessionOf(args.overrides), log })
-  const judgements = startJudgeWorker({ queueUrl: args.queue, concurrency: args.concurrency, lockMs: args.lockMs, sessionOf: judgeSessionOf(args.overrides), log })
-  await Promise.all([tasks.worker.waitUntilReady(), judgements.worker.waitUntilReady()])
-  const close = async (force?: boolean) => void (await Promise.all([tasks.close(force), judgements.close(force)]))
-  log(`taking bench tasks and judge decisions from ${displayQueueUrl(args.queue)}, ${args.concurrency} at a time (Ctrl-C to stop)`)
-  return new Promise<number>((resolve) => {
-    let stopping = false
-    const stop = () => {
-      if (stopping) {
+  let close: (force?: boolean) => Promise<void> = async () => {}
+  const program = Effect.gen(function* () {
+    yield* Effect.tryPromise({ try: () => probeRedis(args.queue, 5000), catch: (e) => new QueueUnavailable({ url: args.queue, detail: (e as Error).message }) })
+    const tasks = startWorker({ queueUrl: args.queue, concurrency: args.concurrency, lockMs: args.lockMs, sessionOf: sessionOf(args.overrides), log })
+    const judgements = startJudgeWorker({ queueUrl: args.queue, concurrency: args.concurrency, lockMs: args.lockMs, sessionOf: judgeSessionOf(args.overrides), log })
+    close = async (force?: boolean) => void (await Promise.all([tasks.close(force), judgements.close(force)]))
+    yield* Effect.promise(() => Promise.all([tasks.worker.waitUntilReady(), judgements.worker.waitUntilReady()]))
+    log(`taking bench tasks and judge decisions from ${displayQueueUrl(args.queue)}, ${args.concurrency} at a time (Ctrl-C to stop)`)
+    return yield* Effect.never
+  }).pipe(
+    // Ctrl-C is how a worker is stopped: the running tasks finish first
+    Effect.onInterrupt(() => Effect.promise(() => close()))
+  )
+  return runProgram(program, {
+    command: "worker",
+    interruptedCode: ExitCode.Ok,
+    interrupted: () => {
+      const cpu = process.cpuUsage()
+      log(`stopped (CPU ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s)`)
+    },
+    // the first Ctrl-C lets the running tasks finish; a second stops at once
+    listen: () => {
+      let signals = 0
+      const again = () => {
+        if (++signals === 1) return log("finishing the running tasks (Ctrl-C again to stop at once)")
         log("stopping now; the queue gives the running tasks to another worker")
         process.exit(ExitCode.Interrupted)
       }
-      stopping = true
-      log("finishing the running tasks (Ctrl-C again to stop at once)")
-      close().then(
-        () => {
-          const cpu = process.cpuUsage()
-          log(`stopped (CPU ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s)`)
-          resolve(ExitCode.Ok)
-        },
-        () => resolve(ExitCode.Failure)
-      )
+      process.on("SIGINT", again)
+      process.on("SIGTERM", again)
+      return () => (process.off("SIGINT", again), process.off("SIGTERM", again))
     }
-    process.on("SIGINT", stop)
-    process.on("SIGTERM", stop)
   })
 }

@@ -2,6 +2,7 @@
 import { Data, type Effect } from "effect"
 import type { ToolResult } from "../tool.ts"
 import type { ApiDoc } from "../toolbench/api-doc.ts"
+import type { FailureKind } from "../../failure.ts"
 
 /** One ToolBench API call as environments see it. */
 export interface ToolCall {
@@ -25,6 +26,9 @@ export class ToolEnvError extends Data.TaggedError("ToolEnvError")<{
   readonly environment: string
   readonly reason: string
 }> {
+  get kind(): FailureKind {
+    return "bad-input"
+  }
   override get message() {
     return `Cannot set up the "${this.environment}" tool environment: ${this.reason}`
   }

@@ -5,6 +5,7 @@ import { dataOf, isKind, isTopLevel } from "../events.ts"
 import type { FinishType, RunEvent } from "../record.ts"
 import { dataRecord } from "../data-record.ts"
 import { readFileBounded } from "../guarded-fs.ts"
+import type { FailureKind } from "../../failure.ts"
 
 /** A function as StableToolBench lists it in `available_tools`. */
 export interface FunctionSpec {
@@ -174,6 +175,9 @@ export class ConvertedFormatError extends Data.TaggedError("ConvertedFormatError
   readonly path: string
   readonly problem: string
 }> {
+  get kind(): FailureKind {
+    return "bad-input"
+  }
   override get message() {
     return `${this.path}: ${this.problem}. Expected StableToolBench's converted predictions ({query_id: {query, available_tools, answer}}), as written by \`smurfs bench\` or StableToolBench's convert_to_answer_format.py.`
   }
