@@ -16,6 +16,18 @@ export class ReplyTooLarge extends Error {
   }
 }
 
+/** The server kept redirecting (a loop, or a chain longer than fetch follows); `url` is the last place it pointed at. */
+export class TooManyRedirects extends Error {
+  readonly url: string
+  readonly redirects: number
+  constructor(url: string, redirects: number) {
+    super(`more than ${redirects} redirects (the last to ${url})`)
+    this.name = "TooManyRedirects"
+    this.url = url
+    this.redirects = redirects
+  }
+}
+
 /**
  * Keep-alive connections shared by every call. Node's own HTTP client, not fetch: fetch's WHATWG streams
  * cost about three times the CPU per call, and undici's request API writes every request on a reused
@@ -134,7 +146,8 @@ export const boundedFetch =
     const url = input instanceof URL ? input : typeof input === "string" ? new URL(input) : undefined
     if (url === undefined || !Object.hasOwn(agents, url.protocol) || !plainBody(init?.body)) return streamedBoundedFetch(limitBytes, input, init)
     const signal = init?.signal ?? undefined
-    const failed = (cause: unknown, message: string) => (signal?.aborted ? signal.reason : cause instanceof ReplyTooLarge ? cause : new TypeError(message, { cause }))
+    const failed = (cause: unknown, message: string) =>
+      signal?.aborted ? signal.reason : cause instanceof ReplyTooLarge || cause instanceof TooManyRedirects ? cause : new TypeError(message, { cause })
     let out: Outgoing = { url, method: (init?.method ?? "GET").toUpperCase(), headers: plainHeaders(init?.headers), body: init?.body ?? undefined, signal }
     for (let redirects = 0; ; redirects++) {
       let reply: IncomingMessage
@@ -151,7 +164,7 @@ export const boundedFetch =
       const location = reply.headers.location
       if ([301, 302, 303, 307, 308].includes(status) && location !== undefined) {
         reply.resume() // the redirect's own body is not wanted; reading it frees the connection
-        if (redirects >= MAX_REDIRECTS) throw failed(new Error(`more than ${MAX_REDIRECTS} redirects`), "fetch failed")
+        if (redirects >= MAX_REDIRECTS) throw failed(new TooManyRedirects(new URL(location, out.url).href, MAX_REDIRECTS), "fetch failed")
         out = redirected(out, status, location)
         continue
       }
