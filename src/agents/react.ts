@@ -242,7 +242,8 @@ export const decide = (chain: Chain, conversation: ReadonlyArray<Message>, step:
       if (thought) yield* emit("thought", { thought, step })
       if (!call) return { thought, message: { role: "assistant", content: capText(response.text, SIZE_CAPS.sentBackChars) } }
       const id = call.id ?? callId
-      const parsed = parseArgs(call.arguments)
+      // arguments the provider could not use (nested too deep) are a bad call the model is told about
+      const parsed = call.argumentsError !== undefined ? { args: {}, argsError: `the arguments could not be read: ${call.argumentsError}` } : parseArgs(call.arguments)
       return {
         thought,
         action: { name: call.name, ...parsed, callId: id },

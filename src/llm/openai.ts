@@ -1,5 +1,6 @@
 // The OpenAI-compatible provider: the official `openai` client against any /v1 server (Ollama, vLLM, llama.cpp...).
 import { boundedFetch } from "./bounded-fetch.ts"
+import { NestingTooDeep, parseJsonBounded } from "./nesting.ts"
 import { Effect } from "effect"
 import OpenAI, { APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai"
 import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from "openai/resources/chat/completions"
@@ -94,9 +95,10 @@ const toToolCalls = (completion: ChatCompletion): ReadonlyArray<ToolCallRequest>
     if (c.type !== "function") return []
     let args: Record<string, unknown>
     try {
-      const parsed: unknown = JSON.parse(c.function.arguments || "{}")
+      const parsed: unknown = parseJsonBounded(c.function.arguments || "{}")
       args = parsed && typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : { _raw: c.function.arguments }
-    } catch {
+    } catch (e) {
+      if (e instanceof NestingTooDeep) return [{ id: c.id, name: c.function.name, arguments: {}, argumentsError: e.message }]
       // Kept as data: the caller's argument validation reflects the problem back to the model.
       args = { _raw: c.function.arguments }
     }
