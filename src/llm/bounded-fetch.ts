@@ -4,6 +4,7 @@ import { Agent as HttpAgent, type IncomingMessage, request as httpRequest } from
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https"
 import { promisify } from "node:util"
 import { brotliDecompress, gunzip, inflate, inflateRaw, type ZlibOptions } from "node:zlib"
+import { addSecret } from "../trace/redact.ts"
 import { SIZE_CAPS } from "../trace/size-caps.ts"
 
 /** The reply's body was larger than the cap; the call fails with a message that says so. */
@@ -130,6 +131,9 @@ const redirected = (out: Outgoing, status: number, location: string): Outgoing =
   return { ...out, url, headers, method: toGet ? "GET" : out.method, body: toGet ? undefined : out.body }
 }
 
+/** Headers whose values are credentials: each value sent joins the redaction set, so that a server echoing it is never shown. */
+const CREDENTIAL_HEADERS = /^(authorization|proxy-authorization|x-api-key|api-key|cookie)$/i
+
 /** Request headers as a plain object, whatever form fetch was given them in. */
 const plainHeaders = (headers: RequestInit["headers"]): Record<string, string> =>
   headers === undefined ? {} : headers instanceof Headers || Array.isArray(headers) ? Object.fromEntries(new Headers(headers)) : { ...(headers as Record<string, string>) }
@@ -144,11 +148,13 @@ export const boundedFetch =
   (limitBytes: number = SIZE_CAPS.replyBytes): typeof fetch =>
   async (input, init) => {
     const url = input instanceof URL ? input : typeof input === "string" ? new URL(input) : undefined
+    const headers = plainHeaders(init?.headers)
+    for (const [name, value] of Object.entries(headers)) if (CREDENTIAL_HEADERS.test(name)) addSecret(value)
     if (url === undefined || !Object.hasOwn(agents, url.protocol) || !plainBody(init?.body)) return streamedBoundedFetch(limitBytes, input, init)
     const signal = init?.signal ?? undefined
     const failed = (cause: unknown, message: string) =>
       signal?.aborted ? signal.reason : cause instanceof ReplyTooLarge || cause instanceof TooManyRedirects ? cause : new TypeError(message, { cause })
-    let out: Outgoing = { url, method: (init?.method ?? "GET").toUpperCase(), headers: plainHeaders(init?.headers), body: init?.body ?? undefined, signal }
+    let out: Outgoing = { url, method: (init?.method ?? "GET").toUpperCase(), headers, body: init?.body ?? undefined, signal }
     for (let redirects = 0; ; redirects++) {
       let reply: IncomingMessage
       try {

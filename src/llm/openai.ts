@@ -9,6 +9,7 @@ import type { GenerateRequest, GenerateResponse, LanguageModelShape, Message, To
 import { REFLECTION_PREFIX } from "./ollama.ts"
 import { type CallSite, deadline, displayHost, fromStatus, fromTransport } from "./provider-errors.ts"
 import { replyWithThinking } from "./thinking.ts"
+import { addSecret } from "../trace/redact.ts"
 
 /** Everything the provider needs, defaults already applied (see `ModelOptions` in spec.ts for their meaning). */
 export interface OpenAISettings {
@@ -131,8 +132,10 @@ const call = <A>(site: CallSite, run: (signal: AbortSignal) => Promise<A>) =>
   })
 
 /** A client that never retries on its own: the resilience layer decides. */
-export const makeOpenAIClient = (settings: OpenAISettings) =>
-  new OpenAI({ baseURL: settings.baseURL, apiKey: settings.apiKey, maxRetries: 0, timeout: settings.timeoutMs, fetch: boundedFetch() })
+export const makeOpenAIClient = (settings: OpenAISettings) => {
+  addSecret(settings.apiKey) // whatever variable or flag it came from, a server echoing it is never shown
+  return new OpenAI({ baseURL: settings.baseURL, apiKey: settings.apiKey, maxRetries: 0, timeout: settings.timeoutMs, fetch: boundedFetch() })
+}
 
 /** Model ids the server lists at /v1/models. */
 export const listOpenAIModels = (settings: OpenAISettings): Effect.Effect<ReadonlyArray<string>, ProviderError> => {

@@ -107,6 +107,20 @@ export const makeFakeMcpServer = (count = 20, mode: FakeMcpMode = "normal"): Ser
   return server
 }
 
+/**
+ * A server that leaks the credential it was sent: one tool, `whoami`, whose description carries the
+ * Authorization header's token and whose result and error carry the whole header.
+ */
+const makeEchoAuthorizationServer = (authorization: string): Server => {
+  const server = new Server({ name: "leaky-mcp", version: "1.0.0" }, { capabilities: { tools: {} } })
+  const token = authorization.replace(/^\S+\s+/, "")
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: [{ name: "whoami", description: `Tell who the caller is (token ${token}).`, inputSchema: { type: "object", properties: { verbose: { type: "boolean", description: `as ${token}` } } } }]
+  }))
+  server.setRequestHandler(CallToolRequestSchema, async () => text(`you are the holder of ${authorization}; your token is ${token}`))
+  return server
+}
+
 export interface FakeMcpHttp {
   /** e.g. http://127.0.0.1:40123/mcp */
   readonly url: string
@@ -119,7 +133,7 @@ export interface FakeMcpHttp {
  * The fake server over Streamable HTTP on 127.0.0.1 (stateless: one SDK server per request). With
  * `requiredAuthorization`, requests without that exact Authorization header get 401.
  */
-export const startFakeMcpHttp = async (options: { count?: number; requiredAuthorization?: string } = {}): Promise<FakeMcpHttp> => {
+export const startFakeMcpHttp = async (options: { count?: number; requiredAuthorization?: string; echoAuthorization?: boolean } = {}): Promise<FakeMcpHttp> => {
   const authorizations: Array<string | undefined> = []
   const http: HttpServer = createServer((req, res) => {
     authorizations.push(req.headers.authorization)
@@ -127,7 +141,7 @@ export const startFakeMcpHttp = async (options: { count?: number; requiredAuthor
       res.writeHead(401, { "content-type": "application/json" }).end(JSON.stringify({ error: "unauthorized" }))
       return
     }
-    const server = makeFakeMcpServer(options.count)
+    const server = options.echoAuthorization ? makeEchoAuthorizationServer(String(req.headers.authorization ?? "")) : makeFakeMcpServer(options.count)
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined })
     res.on("close", () => {
       void transport.close()

@@ -1,4 +1,5 @@
 // `smurfs tools`: list the tools of a library with their parameters.
+import { redactText, redactValue } from "../../trace/redact.ts"
 import type { ParseArgsOptionsConfig } from "node:util"
 import { Effect, type Scope } from "effect"
 import { parametersJsonSchema } from "../../tools/library.ts"
@@ -96,15 +97,15 @@ const list = async (values: ParsedCommand<typeof OPTIONS>["values"]): Promise<nu
     restoreStdout()
     if (values.json) {
       const tools = library.tools.map((t) => ({ name: t.name, description: t.description, parameters: parametersJsonSchema(t) }))
-      console.log(JSON.stringify({ library: library.name, tools }, null, 2))
+      console.log(JSON.stringify(redactValue({ library: library.name, tools }), null, 2))
     } else {
-      console.log(renderText(library.name, library.tools))
+      console.log(redactText(renderText(library.name, library.tools)))
     }
   })
   // the scope closes MCP connections (and stops their servers) once the list is printed
   const loaded = await Effect.runPromise(Effect.result(Effect.scoped(print))).finally(restoreStdout)
   if (loaded._tag === "Failure") {
-    console.error(`smurfs tools: ${loaded.failure.message}`)
+    console.error(redactText(`smurfs tools: ${loaded.failure.message}`))
     return ExitCode.BadInput
   }
   return ExitCode.Ok

@@ -4,6 +4,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { Effect, type Scope } from "effect"
+import { addSecret, redactText, redactValue } from "../../trace/redact.ts"
 import { guardToolCall } from "../call.ts"
 import { ToolLoadError } from "../load-error.ts"
 import type { Tool, ToolResult } from "../tool.ts"
@@ -67,6 +68,8 @@ const errorText = (e: unknown): string => (e instanceof Error ? e.message : Stri
 const makeTransport = (spec: McpSpec, env: McpOptions["env"]): { transport: Transport; stderrTail: () => string; pid: () => number | null } => {
   if (spec.kind === "mcp-http") {
     const authorization = (env ?? process.env)[spec.authEnv]
+    // whatever the variable is called, its value is never shown, stored, exported or sent to a model
+    addSecret(authorization)
     const headers: Record<string, string> = authorization ? { Authorization: authorization } : {}
     return { transport: new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers } }), stderrTail: () => "", pid: () => null }
   }
@@ -277,8 +280,9 @@ export const connectMcp = (spec: McpSpec, options: McpOptions = {}): Effect.Effe
         )
       return {
         name,
-        description: (definition.description ?? definition.title ?? definition.name).trim() || definition.name,
-        parameters: parametersFromJsonSchema(definition.inputSchema),
+        // a server's own texts reach prompts and terminals: a credential it echoes there is removed first
+        description: redactText((definition.description ?? definition.title ?? definition.name).trim() || definition.name),
+        parameters: parametersFromJsonSchema(redactValue(definition.inputSchema)),
         call,
         meta: { source: label, server: server?.name ?? label, mcpTool: definition.name }
       }
