@@ -1,5 +1,6 @@
 // `smurfs chat`: a multi-turn session in the terminal around the Smurfs pipeline (intent routing,
 // session memory, ask_user answered by the person), with an optional transcript file.
+import { visibleText } from "../../trace/visible-text.ts"
 import { createInterface } from "node:readline"
 import type { ParseArgsOptionsConfig } from "node:util"
 import { Cause, Effect, Exit } from "effect"
@@ -80,7 +81,8 @@ const converse = async (args: ReturnType<typeof parse>): Promise<number> => {
   const { values } = args
   const spec = values.model ?? defaultModelSpec()
   const color = process.stderr.isTTY === true && !process.env["NO_COLOR"]
-  const out = (text: string) => process.stdout.write(`${redactText(text)}\n`)
+  // replies and questions come from the model: its control characters are shown, never obeyed
+  const out = (text: string) => process.stdout.write(`${visibleText(redactText(text))}\n`)
   const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY === true })
   const nextLine = lineQueue(rl)
   const interrupt = new AbortController()

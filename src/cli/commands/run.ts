@@ -1,4 +1,5 @@
 // `smurfs run "<query>"`: solve one query with the Smurfs agents, showing each step as it happens.
+import { visibleText } from "../../trace/visible-text.ts"
 import { createHash } from "node:crypto"
 import { resolve } from "node:path"
 import type { ParseArgsOptionsConfig } from "node:util"
@@ -248,7 +249,7 @@ const solve = async (args: ReturnType<typeof parse>): Promise<number> => {
   }
   console.error(`\n${summary(trajectory)}`)
   if (trajectory.finishType === "give_answer") {
-    console.log(redactText(trajectory.finalAnswer))
+    console.log(visibleText(redactText(trajectory.finalAnswer)))
     return ExitCode.Ok
   }
   return values.strict ? ExitCode.Failure : ExitCode.Ok

@@ -1,4 +1,5 @@
 // `smurfs tools`: list the tools of a library with their parameters.
+import { visibleText } from "../../trace/visible-text.ts"
 import { redactText, redactValue } from "../../trace/redact.ts"
 import type { ParseArgsOptionsConfig } from "node:util"
 import { Effect, type Scope } from "effect"
@@ -99,7 +100,7 @@ const list = async (values: ParsedCommand<typeof OPTIONS>["values"]): Promise<nu
       const tools = library.tools.map((t) => ({ name: t.name, description: t.description, parameters: parametersJsonSchema(t) }))
       console.log(JSON.stringify(redactValue({ library: library.name, tools }), null, 2))
     } else {
-      console.log(redactText(renderText(library.name, library.tools)))
+      console.log(visibleText(redactText(renderText(library.name, library.tools))))
     }
   })
   // the scope closes MCP connections (and stops their servers) once the list is printed
