@@ -1,5 +1,6 @@
 // `smurfs chat`: a multi-turn session in the terminal around the Smurfs pipeline (intent routing,
 // session memory, ask_user answered by the person), with an optional transcript file.
+import { watchToolChildren } from "../../tools/child-guard.ts"
 import { visibleText } from "../../trace/visible-text.ts"
 import { createInterface } from "node:readline"
 import type { ParseArgsOptionsConfig } from "node:util"
@@ -137,7 +138,10 @@ const converse = async (args: ReturnType<typeof parse>): Promise<number> => {
     }
   }).pipe(Effect.scoped, Effect.provide(resolveModelLayer(spec, args.model)))
 
+  // a child process a tool leaves running does not hold the command open after /exit
+  const children = watchToolChildren()
   const exit = await Effect.runPromiseExit(program, { signal: interrupt.signal })
+  children.end((line) => console.error(line))
   rl.close()
   process.off("SIGINT", onSignal)
   process.off("SIGTERM", onSignal)

@@ -11,6 +11,7 @@ import { type SmurfsOptions, smurfsDefaults } from "../../agents/smurfs-options.
 import { LanguageModel, type LanguageModelShape } from "../../llm/language-model.ts"
 import { type ServerFailure, watchServer } from "../../llm/server-watch.ts"
 import { DEFAULT_MODEL_SPEC, MODEL_DEFAULTS, type ModelOptions, THINK_HELP } from "../../llm/spec.ts"
+import { watchToolChildren } from "../../tools/child-guard.ts"
 import { containToolExits } from "../../tools/exit-guard.ts"
 import { loadTools } from "../../tools/load.ts"
 import { defaultEmbeddingCache } from "../../tools/retrieval/embedding-cache.ts"
@@ -218,7 +219,10 @@ const solve = async (args: ReturnType<typeof parse>): Promise<number> => {
   // Tool modules run in this process: their stdout writes go to stderr and a process.exit fails their call.
   const restoreStdout = routeStdoutToStderr()
   const restoreExit = containToolExits()
+  // ...and a child process a tool leaves running does not hold the command open after the answer
+  const children = watchToolChildren()
   const exit = await Effect.runPromiseExit(program, { signal: interrupt.signal }).finally(() => (restoreExit(), restoreStdout()))
+  children.end((line) => console.error(line))
   spinner?.stop()
   process.off("SIGINT", onSignal)
   process.off("SIGTERM", onSignal)
