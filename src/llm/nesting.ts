@@ -32,12 +32,17 @@ export const textNestsDeeper = (text: string, max: number = MAX_NESTING): boolea
   return false
 }
 
-/** True when a parsed value has more than `max` levels of arrays and objects; iterative, stops at the first too deep. */
+/**
+ * True when a value has more than `max` levels of arrays and objects; iterative, stops at the first too
+ * deep. Each object is visited once, so a cycle (which serializers write as a placeholder) is no depth.
+ */
 export const valueNestsDeeper = (value: unknown, max: number = MAX_NESTING): boolean => {
   const stack: Array<[unknown, number]> = [[value, 0]]
+  const seen = new WeakSet<object>()
   while (stack.length > 0) {
     const [v, depth] = stack.pop()!
-    if (typeof v !== "object" || v === null) continue
+    if (typeof v !== "object" || v === null || seen.has(v)) continue
+    seen.add(v)
     if (depth + 1 > max) return true
     for (const child of Array.isArray(v) ? v : Object.values(v)) if (typeof child === "object" && child !== null) stack.push([child, depth + 1])
   }

@@ -8,6 +8,8 @@ import { react } from "../../src/agents/react.ts"
 import type { Method } from "../../src/agents/task.ts"
 import { MAX_NESTING, parseJsonBounded } from "../../src/llm/nesting.ts"
 import { repairJson } from "../../src/llm/structured.ts"
+import { safeCall } from "../../src/tools/call.ts"
+import { mcpResultToToolResult } from "../../src/tools/sources/mcp-result.ts"
 import { modelLayer } from "../../src/llm/spec.ts"
 import { demoLibrary } from "../../src/tools/demo/index.ts"
 import { isKind } from "../../src/trace/events.ts"
@@ -67,5 +69,16 @@ describe("the nesting bound", () => {
     expect(parseJsonBounded(JSON.stringify({ text: "[".repeat(10_000) }))).toEqual({ text: "[".repeat(10_000) })
     // the local repair refuses the deep text rather than recursing through it
     expect(repairJson(`{"a": ${deepArguments},}`)).toBeUndefined()
+  })
+
+  it("a tool that returns a value nested a million deep gives a failed result saying so (a local tool, an MCP result)", async () => {
+    const deep = JSON.parse(deepArguments) as unknown
+    const local = await Effect.runPromise(safeCall("deep_tool", () => deep))
+    expect(local).toMatchObject({ ok: false, error: `tool "deep_tool" returned a value that cannot be used: the value is nested deeper than ${MAX_NESTING} levels` })
+    expect(mcpResultToToolResult("deep_mcp", { content: [], structuredContent: deep })).toMatchObject({ ok: false, error: expect.stringContaining("nested deeper than") })
+    // a cycle is not depth: it is written as a placeholder, as before
+    const cyclic: Record<string, unknown> = { a: 1 }
+    cyclic["self"] = cyclic
+    expect(await Effect.runPromise(safeCall("cyclic", () => cyclic))).toMatchObject({ ok: true, content: '{"a":1,"self":"[Circular]"}' })
   })
 })

@@ -1,4 +1,6 @@
 // MCP servers as tool sources: stdio or Streamable HTTP through the official SDK; each server tool becomes a Tool.
+import { tooDeepMessage, valueNestsDeeper } from "../../llm/nesting.ts"
+import { visibleText } from "../../trace/visible-text.ts"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
@@ -254,6 +256,9 @@ export const connectMcp = (spec: McpSpec, options: McpOptions = {}): Effect.Effe
       return holder.current
     }
     const { listed, client } = holder.current
+    // a schema nested deeper than any parameter list needs would overflow every walk of it (redaction, zod)
+    const deep = listed.find((t) => valueNestsDeeper(t.inputSchema))
+    if (deep) return yield* new ToolLoadError({ source: label, reason: `the input schema of its tool "${visibleText(deep.name.slice(0, 80))}" cannot be used: ${tooDeepMessage()}` })
     const names = modelSafeNames(listed.map((t) => t.name))
     const server = client.getServerVersion()
     const tools = listed.map((definition, i): Tool => {
