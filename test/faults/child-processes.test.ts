@@ -1,14 +1,15 @@
 // A tool's child process does not keep `smurfs run` alive after the answer: it is stopped, with a warning naming it.
+import { readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
 import { demoQuery, demoScript, smurfs } from "../cli/spawn.ts"
 
 const module = fileURLToPath(new URL("./fixtures/child-process-tools.ts", import.meta.url))
 
+/** Whether `pid` is a live process (a zombie waiting for its new parent to reap it is not). */
 const alive = (pid: number) => {
   try {
-    process.kill(pid, 0)
-    return true
+    return !/^\S+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"))
   } catch {
     return false
   }
@@ -25,7 +26,17 @@ describe("a tool module that leaves `sleep 60` running", () => {
     const warned = /a tool's child process \(pid (\d+): sleep 60\) was still running when the command finished; it was stopped/.exec(r.stderr)
     expect(warned, r.stderr).not.toBeNull()
     // and it is gone, not orphaned
-    await new Promise((resolve) => setTimeout(resolve, 200))
-    expect(alive(Number(warned![1]))).toBe(false)
+    const pid = Number(warned![1])
+    for (let i = 0; i < 30 && alive(pid); i++) await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(alive(pid), `sleep 60 (pid ${pid}) still runs`).toBe(false)
+  }, 90_000)
+
+  it("smurfs tools lists the module's tools and exits at once too", async () => {
+    const started = Date.now()
+    const r = await smurfs(["tools", "--tools", module])
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout).toContain("background_helper")
+    expect((Date.now() - started) / 1000).toBeLessThan(20)
+    expect(r.stderr).toMatch(/a tool's child process \(pid \d+: sleep 60\) was still running when the command finished/)
   }, 90_000)
 })

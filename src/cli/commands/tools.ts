@@ -1,4 +1,5 @@
 // `smurfs tools`: list the tools of a library with their parameters.
+import { watchToolChildren } from "../../tools/child-guard.ts"
 import { visibleText } from "../../trace/visible-text.ts"
 import { redactText, redactValue } from "../../trace/redact.ts"
 import type { ParseArgsOptionsConfig } from "node:util"
@@ -104,7 +105,10 @@ const list = async (values: ParsedCommand<typeof OPTIONS>["values"]): Promise<nu
     }
   })
   // the scope closes MCP connections (and stops their servers) once the list is printed
+  // a module that starts a child process while it loads does not hold the command open after the list
+  const children = watchToolChildren()
   const loaded = await Effect.runPromise(Effect.result(Effect.scoped(print))).finally(restoreStdout)
+  children.end((line) => console.error(line))
   if (loaded._tag === "Failure") {
     console.error(redactText(`smurfs tools: ${loaded.failure.message}`))
     return ExitCode.BadInput
