@@ -3,6 +3,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
 import { visibleText } from "../../src/trace/visible-text.ts"
 import { demoQuery, demoScript, smurfs } from "../cli/spawn.ts"
@@ -56,5 +57,13 @@ describe("ESC sequences from data", () => {
     expectNoRawEscape("show", shown.stdout)
     expect(shown.stdout).toContain("Answer: About 3483.86 feet \\x1b]0;pwned\\x07")
     expect(shown.stdout).toContain("8849 m high \\x1b]0;pwned")
+  }, 30_000)
+
+  it("smurfs tools shows a tool description's escape sequences as visible text", async () => {
+    const module = fileURLToPath(new URL("./fixtures/escape-tools.ts", import.meta.url))
+    const r = await smurfs(["tools", "--tools", module])
+    expect(r.code, r.stderr).toBe(0)
+    expectNoRawEscape("tools", r.stdout)
+    expect(r.stdout).toContain("Looks harmless.\\x1b]0;pwned\\x07\\x1b[2J")
   }, 30_000)
 })
