@@ -1,4 +1,5 @@
 // Progress of a benchmark run on stderr: a live bar on a terminal, one line per task otherwise; model calls and tokens count as they happen.
+import { visibleText } from "../src/trace/visible-text.ts"
 import cliProgress from "cli-progress"
 
 /** What the runner reports when a task (one query, one method) finishes. */
@@ -134,13 +135,13 @@ export const makeProgress = (options: ProgressOptions = {}): Progress => {
       if (bar) bar.update(skipped + finished, payload())
       else
         stream.write(
-          `[${skipped + finished}/${total}] ${done.method} ${done.group}/${done.taskId} ${done.finishType === "give_answer" ? "answered" : done.finishType} ` +
+          `[${skipped + finished}/${total}] ${visibleText(`${done.method} ${done.group}/${done.taskId}`)} ${done.finishType === "give_answer" ? "answered" : done.finishType} ` +
             `${done.modelCalls} calls ${done.tokens} tokens ${(done.wallMs / 1000).toFixed(1)}s | answered ${answered} | ETA ${eta()}\n`
         )
     },
     log: (text) => {
       if (bar) bar.stop()
-      stream.write(`${text}\n`)
+      stream.write(`${visibleText(text)}\n`)
       if (bar) bar.start(total, skipped + finished, payload())
     },
     stop: () => {

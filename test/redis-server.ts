@@ -27,9 +27,9 @@ const freePort = (): Promise<number> =>
     })
   })
 
-/** Start redis-server on 127.0.0.1 with no persistence; resolves once it accepts connections. */
-export const startRedis = async (): Promise<RedisServer> => {
-  const port = await freePort()
+/** Start redis-server on 127.0.0.1 with no persistence (on `port`, to restart one empty); resolves once it accepts connections. */
+export const startRedis = async (port?: number): Promise<RedisServer> => {
+  port ??= await freePort()
   const dir = mkdtempSync(join(tmpdir(), "smurfs-redis-"))
   const child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir], { stdio: ["ignore", "pipe", "pipe"] })
   await new Promise<void>((resolve, reject) => {

@@ -32,6 +32,8 @@ export interface QueueExecutorSettings {
   readonly connectTimeoutMs: number
   /** Tell the progress view that a worker took a task. */
   readonly onActive?: ((jobId: string) => void) | undefined
+  /** Jobs waited for were gone from Redis (restarted empty, flushed) and were queued again; say so. */
+  readonly onRequeued?: ((count: number) => void) | undefined
   /** A running task's model calls and tokens so far, as its worker reports them (the live counts). */
   readonly onTaskCalls?: ((job: TaskJob, calls: TaskCalls) => void) | undefined
   /** With `--toolset retrieve`: a task's recorded set and corpus, sent with it so the worker runs the same task. */
@@ -107,10 +109,13 @@ export const makeQueueClient = <R>(settings: QueueClientSettings<R>): Effect.Eff
     )
 
     const waiters = new Map<string, (result: R) => void>()
+    /** What each job waited for was queued as, once it is in Redis: to queue it again if Redis loses it. */
+    const queued = new Map<string, { readonly name: string; readonly data: unknown }>()
     const deliver = (jobId: string, result: R) => {
       const waiter = waiters.get(jobId)
       if (!waiter) return // not ours, or delivered already: a result that arrives twice is taken once
       waiters.delete(jobId)
+      queued.delete(jobId)
       waiter(result)
     }
     events.on("completed", ({ jobId, returnvalue }) => deliver(jobId, settings.resultOf(returnvalue)))
@@ -122,7 +127,18 @@ export const makeQueueClient = <R>(settings: QueueClientSettings<R>): Effect.Eff
       if (waiters.has(jobId)) settings.onProgress?.(jobId, data)
     })
 
-    // Events are fire-and-forget: a sweep finds finished jobs whose event no one heard.
+    const add = (id: string, name: string, data: unknown) =>
+      queue.add(name, data, {
+        jobId: id,
+        attempts: Math.max(1, settings.attempts),
+        backoff: { type: "exponential", delay: settings.backoffMs },
+        removeOnComplete: false,
+        removeOnFail: false
+      })
+
+    // Events are fire-and-forget: a sweep finds finished jobs whose event no one heard, and jobs that
+    // Redis lost (a restart without persistence, a flush), which no worker will ever run: those are queued
+    // again, or the coordinator would wait for them forever.
     const sweep = async () => {
       if (waiters.size === 0) return
       for (const state of ["completed", "failed"] as const) {
@@ -133,8 +149,26 @@ export const makeQueueClient = <R>(settings: QueueClientSettings<R>): Effect.Eff
           if (jobs.length < 500) break
         }
       }
+      let requeued = 0
+      for (const [id, job] of [...queued]) {
+        if (!waiters.has(id)) continue
+        const exists = (await Job.fromId(queue, id)) !== undefined
+        // still there, or delivered while we looked; else gone from Redis (adding an id that exists adds nothing)
+        if (exists || !waiters.has(id)) continue
+        await add(id, job.name, job.data)
+        requeued++
+      }
+      if (requeued > 0) settings.onRequeued?.(requeued)
     }
-    const timer = setInterval(() => void sweep().catch(() => {}), settings.sweepMs)
+    // one sweep at a time: a slow one (Redis reconnecting) is not stacked on
+    let sweeping = false
+    const timer = setInterval(() => {
+      if (sweeping) return
+      sweeping = true
+      void sweep()
+        .catch(() => {})
+        .finally(() => (sweeping = false))
+    }, settings.sweepMs)
     yield* Effect.addFinalizer(() => Effect.sync(() => clearInterval(timer)))
 
     const enqueue = async (id: string, name: string, data: unknown) => {
@@ -146,21 +180,18 @@ export const makeQueueClient = <R>(settings: QueueClientSettings<R>): Effect.Eff
         if (state === "failed") return existing.retry("failed")
         return // waiting, delayed or running: its result will come
       }
-      await queue.add(name, data, {
-        jobId: id,
-        attempts: Math.max(1, settings.attempts),
-        backoff: { type: "exponential", delay: settings.backoffMs },
-        removeOnComplete: false,
-        removeOnFail: false
-      })
+      await add(id, name, data)
     }
 
     const run = (id: string, name: string, data: unknown, enqueueError: (message: string) => R): Effect.Effect<R> =>
       Effect.callback<R>((resume) => {
         waiters.set(id, (result) => resume(Effect.succeed(result)))
-        enqueue(id, name, data).catch((e: Error) => deliver(id, enqueueError(e.message)))
+        enqueue(id, name, data).then(
+          () => void (waiters.has(id) && queued.set(id, { name, data })),
+          (e: Error) => deliver(id, enqueueError(e.message))
+        )
         // interrupted (Ctrl-C): stop waiting; the job stays queued for the next run
-        return Effect.sync(() => void waiters.delete(id))
+        return Effect.sync(() => (waiters.delete(id), queued.delete(id)))
       })
 
     const forget = (id: string): Effect.Effect<void> => Effect.promise(() => queue.remove(id).catch(() => 0)).pipe(Effect.asVoid)

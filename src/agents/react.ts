@@ -1,5 +1,6 @@
 // ReAct (CoT@n): one chain of thought -> action -> observation until Finish, retried up to n times.
 // The chain step (decide an action, perform it) is exported because DFSDT expands the same steps.
+import { NestingTooDeep, parseJsonBounded } from "../llm/nesting.ts"
 import { Effect } from "effect"
 import { z } from "zod"
 import { type GenerateError, MalformedOutput } from "../llm/errors.ts"
@@ -208,10 +209,11 @@ const parseArgs = (input: unknown): { args: Record<string, unknown>; argsError?:
   if (typeof input === "object" && !Array.isArray(input)) return { args: input as Record<string, unknown> }
   if (typeof input === "string") {
     try {
-      const parsed: unknown = JSON.parse(input)
+      const parsed: unknown = parseJsonBounded(input)
       if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) return { args: parsed as Record<string, unknown> }
-    } catch {
-      // reported below
+    } catch (e) {
+      if (e instanceof NestingTooDeep) return { args: {}, argsError: `the arguments could not be read: ${e.message}` }
+      // else reported below
     }
   }
   return { args: {}, argsError: "the arguments must be a JSON object" }
@@ -242,7 +244,8 @@ export const decide = (chain: Chain, conversation: ReadonlyArray<Message>, step:
       if (thought) yield* emit("thought", { thought, step })
       if (!call) return { thought, message: { role: "assistant", content: capText(response.text, SIZE_CAPS.sentBackChars) } }
       const id = call.id ?? callId
-      const parsed = parseArgs(call.arguments)
+      // arguments the provider could not use (nested too deep) are a bad call the model is told about
+      const parsed = call.argumentsError !== undefined ? { args: {}, argsError: `the arguments could not be read: ${call.argumentsError}` } : parseArgs(call.arguments)
       return {
         thought,
         action: { name: call.name, ...parsed, callId: id },

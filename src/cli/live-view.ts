@@ -1,4 +1,5 @@
 // The live view of `smurfs run`: one readable line (or a few) per run event, as the events arrive.
+import { visibleText, visibleValue } from "../trace/visible-text.ts"
 import { styleText } from "node:util"
 import { plural } from "../plural.ts"
 import { dataOf, isKind, kindOf, type RunEvent } from "../trace/events.ts"
@@ -114,12 +115,19 @@ const eventLines = (event: RunEvent, options: LiveViewOptions): Array<string> =>
   }
 }
 
-/** A listener for `smurfs({ onEvent })` that writes each event's lines, with secrets redacted (a tool or model may echo a key). */
+/**
+ * A listener for `smurfs({ onEvent })` that writes each event's lines, with secrets redacted (a tool or
+ * model may echo a key) and control characters from the data made visible (an answer may hold ESC
+ * sequences); the view's own colors stay.
+ */
 export const liveView = (write: (line: string) => void, options: LiveViewOptions = {}) => {
   const secrets = secretValues()
   let subtaskTags = options.subtaskTags
   return (event: RunEvent): void => {
     if (isKind(event, "plan") && event.agent === undefined) subtaskTags = options.subtaskTags ?? dataOf(event, "plan").dependsOn !== undefined
-    for (const line of formatEvent(event, { ...options, subtaskTags })) write(redactText(line, secrets))
+    // most events (model calls) show nothing: only the shown ones pay for the copy
+    if (formatEvent(event, { ...options, subtaskTags }).length === 0) return
+    const shown = { ...event, data: visibleValue(event.data), ...(event.agent !== undefined ? { agent: visibleText(event.agent) } : {}) } as RunEvent
+    for (const line of formatEvent(shown, { ...options, subtaskTags })) write(redactText(line, secrets))
   }
 }

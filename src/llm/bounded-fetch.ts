@@ -4,6 +4,7 @@ import { Agent as HttpAgent, type IncomingMessage, request as httpRequest } from
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https"
 import { promisify } from "node:util"
 import { brotliDecompress, gunzip, inflate, inflateRaw, type ZlibOptions } from "node:zlib"
+import { addSecret } from "../trace/redact.ts"
 import { SIZE_CAPS } from "../trace/size-caps.ts"
 
 /** The reply's body was larger than the cap; the call fails with a message that says so. */
@@ -13,6 +14,18 @@ export class ReplyTooLarge extends Error {
     super(`the reply was larger than ${Math.round(limitBytes / (1024 * 1024))} MiB and was dropped`)
     this.name = "ReplyTooLarge"
     this.limitBytes = limitBytes
+  }
+}
+
+/** The server kept redirecting (a loop, or a chain longer than fetch follows); `url` is the last place it pointed at. */
+export class TooManyRedirects extends Error {
+  readonly url: string
+  readonly redirects: number
+  constructor(url: string, redirects: number) {
+    super(`more than ${redirects} redirects (the last to ${url})`)
+    this.name = "TooManyRedirects"
+    this.url = url
+    this.redirects = redirects
   }
 }
 
@@ -118,6 +131,9 @@ const redirected = (out: Outgoing, status: number, location: string): Outgoing =
   return { ...out, url, headers, method: toGet ? "GET" : out.method, body: toGet ? undefined : out.body }
 }
 
+/** Headers whose values are credentials: each value sent joins the redaction set, so that a server echoing it is never shown. */
+const CREDENTIAL_HEADERS = /^(authorization|proxy-authorization|x-api-key|api-key|cookie)$/i
+
 /** Request headers as a plain object, whatever form fetch was given them in. */
 const plainHeaders = (headers: RequestInit["headers"]): Record<string, string> =>
   headers === undefined ? {} : headers instanceof Headers || Array.isArray(headers) ? Object.fromEntries(new Headers(headers)) : { ...(headers as Record<string, string>) }
@@ -132,10 +148,13 @@ export const boundedFetch =
   (limitBytes: number = SIZE_CAPS.replyBytes): typeof fetch =>
   async (input, init) => {
     const url = input instanceof URL ? input : typeof input === "string" ? new URL(input) : undefined
+    const headers = plainHeaders(init?.headers)
+    for (const [name, value] of Object.entries(headers)) if (CREDENTIAL_HEADERS.test(name)) addSecret(value)
     if (url === undefined || !Object.hasOwn(agents, url.protocol) || !plainBody(init?.body)) return streamedBoundedFetch(limitBytes, input, init)
     const signal = init?.signal ?? undefined
-    const failed = (cause: unknown, message: string) => (signal?.aborted ? signal.reason : cause instanceof ReplyTooLarge ? cause : new TypeError(message, { cause }))
-    let out: Outgoing = { url, method: (init?.method ?? "GET").toUpperCase(), headers: plainHeaders(init?.headers), body: init?.body ?? undefined, signal }
+    const failed = (cause: unknown, message: string) =>
+      signal?.aborted ? signal.reason : cause instanceof ReplyTooLarge || cause instanceof TooManyRedirects ? cause : new TypeError(message, { cause })
+    let out: Outgoing = { url, method: (init?.method ?? "GET").toUpperCase(), headers, body: init?.body ?? undefined, signal }
     for (let redirects = 0; ; redirects++) {
       let reply: IncomingMessage
       try {
@@ -151,7 +170,7 @@ export const boundedFetch =
       const location = reply.headers.location
       if ([301, 302, 303, 307, 308].includes(status) && location !== undefined) {
         reply.resume() // the redirect's own body is not wanted; reading it frees the connection
-        if (redirects >= MAX_REDIRECTS) throw failed(new Error(`more than ${MAX_REDIRECTS} redirects`), "fetch failed")
+        if (redirects >= MAX_REDIRECTS) throw failed(new TooManyRedirects(new URL(location, out.url).href, MAX_REDIRECTS), "fetch failed")
         out = redirected(out, status, location)
         continue
       }

@@ -13,6 +13,8 @@ export interface ToolCallRequest {
   readonly id?: string | undefined
   readonly name: string
   readonly arguments: Record<string, unknown>
+  /** Why the arguments the model sent could not be used (nested too deep); `arguments` is then empty and the call fails. */
+  readonly argumentsError?: string | undefined
 }
 
 export interface Message {

@@ -1,5 +1,6 @@
 // The Ollama provider: the official `ollama` client, JSON Schema `format`, native tools, constant num_ctx.
 import { boundedFetch } from "./bounded-fetch.ts"
+import { NestingTooDeep, parseJsonBounded, tooDeepMessage, valueNestsDeeper } from "./nesting.ts"
 import { Effect } from "effect"
 import { type ChatRequest, type ChatResponse, type Message as OllamaMessage, Ollama, type Tool as OllamaTool } from "ollama"
 import { ModelServerError } from "./errors.ts"
@@ -96,16 +97,22 @@ const toToolCalls = (response: ChatResponse): ReadonlyArray<ToolCallRequest> | u
   if (!calls || calls.length === 0) return undefined
   return calls.map((c) => {
     const raw: unknown = c.function.arguments
+    const id = (c as { id?: unknown }).id
+    const base = { ...(typeof id === "string" ? { id } : {}), name: c.function.name }
     let args: Record<string, unknown> = {}
     if (typeof raw === "string") {
       try {
-        args = JSON.parse(raw) as Record<string, unknown>
-      } catch {
+        args = parseJsonBounded(raw) as Record<string, unknown>
+      } catch (e) {
+        if (e instanceof NestingTooDeep) return { ...base, arguments: {}, argumentsError: e.message }
         args = { _raw: raw }
       }
-    } else if (raw && typeof raw === "object") args = raw as Record<string, unknown>
-    const id = (c as { id?: unknown }).id
-    return { ...(typeof id === "string" ? { id } : {}), name: c.function.name, arguments: args }
+    } else if (raw && typeof raw === "object") {
+      // the client parsed the reply already: a value too deep to walk is dropped here, before anything walks it
+      if (valueNestsDeeper(raw)) return { ...base, arguments: {}, argumentsError: tooDeepMessage() }
+      args = raw as Record<string, unknown>
+    }
+    return { ...base, arguments: args }
   })
 }
 

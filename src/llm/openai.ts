@@ -1,5 +1,6 @@
 // The OpenAI-compatible provider: the official `openai` client against any /v1 server (Ollama, vLLM, llama.cpp...).
 import { boundedFetch } from "./bounded-fetch.ts"
+import { NestingTooDeep, parseJsonBounded } from "./nesting.ts"
 import { Effect } from "effect"
 import OpenAI, { APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai"
 import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from "openai/resources/chat/completions"
@@ -8,6 +9,7 @@ import type { GenerateRequest, GenerateResponse, LanguageModelShape, Message, To
 import { REFLECTION_PREFIX } from "./ollama.ts"
 import { type CallSite, deadline, displayHost, fromStatus, fromTransport } from "./provider-errors.ts"
 import { replyWithThinking } from "./thinking.ts"
+import { addSecret } from "../trace/redact.ts"
 
 /** Everything the provider needs, defaults already applied (see `ModelOptions` in spec.ts for their meaning). */
 export interface OpenAISettings {
@@ -94,9 +96,10 @@ const toToolCalls = (completion: ChatCompletion): ReadonlyArray<ToolCallRequest>
     if (c.type !== "function") return []
     let args: Record<string, unknown>
     try {
-      const parsed: unknown = JSON.parse(c.function.arguments || "{}")
+      const parsed: unknown = parseJsonBounded(c.function.arguments || "{}")
       args = parsed && typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : { _raw: c.function.arguments }
-    } catch {
+    } catch (e) {
+      if (e instanceof NestingTooDeep) return [{ id: c.id, name: c.function.name, arguments: {}, argumentsError: e.message }]
       // Kept as data: the caller's argument validation reflects the problem back to the model.
       args = { _raw: c.function.arguments }
     }
@@ -129,8 +132,10 @@ const call = <A>(site: CallSite, run: (signal: AbortSignal) => Promise<A>) =>
   })
 
 /** A client that never retries on its own: the resilience layer decides. */
-export const makeOpenAIClient = (settings: OpenAISettings) =>
-  new OpenAI({ baseURL: settings.baseURL, apiKey: settings.apiKey, maxRetries: 0, timeout: settings.timeoutMs, fetch: boundedFetch() })
+export const makeOpenAIClient = (settings: OpenAISettings) => {
+  addSecret(settings.apiKey) // whatever variable or flag it came from, a server echoing it is never shown
+  return new OpenAI({ baseURL: settings.baseURL, apiKey: settings.apiKey, maxRetries: 0, timeout: settings.timeoutMs, fetch: boundedFetch() })
+}
 
 /** Model ids the server lists at /v1/models. */
 export const listOpenAIModels = (settings: OpenAISettings): Effect.Effect<ReadonlyArray<string>, ProviderError> => {

@@ -1,5 +1,5 @@
 // Turns what an HTTP model client threw into the model layer's tagged errors, without leaking secrets.
-import { ReplyTooLarge } from "./bounded-fetch.ts"
+import { ReplyTooLarge, TooManyRedirects } from "./bounded-fetch.ts"
 import { redactText, secretValues } from "../trace/redact.ts"
 import { ContextOverflow, ModelNotFound, ModelServerError, ModelUnreachable, Overloaded, type ProviderError, Timeout } from "./errors.ts"
 
@@ -137,6 +137,13 @@ export const fromTransport = (site: CallSite, error: unknown, timedOut: boolean)
   if (timedOut) return new Timeout({ ms: site.timeoutMs, role: site.role })
   const tooLarge = causes(error).find((c): c is ReplyTooLarge => c instanceof ReplyTooLarge)
   if (tooLarge) return new ModelServerError({ host: site.host, detail: `${tooLarge.message}: check the server (a runaway generation) or lower the reply length (num_predict, max_tokens)` })
+  // a redirect loop is an answer, not silence: "start the server" would send the user the wrong way
+  const redirects = causes(error).find((c): c is TooManyRedirects => c instanceof TooManyRedirects)
+  if (redirects || /redirect count exceeded/i.test(messageOf(error)))
+    return new ModelServerError({
+      host: site.host,
+      detail: `the server answered with too many redirects (more than ${redirects?.redirects ?? 20}${redirects ? `, the last to ${displayHost(redirects.url)}` : ""}): a redirect loop. Check the server's address (${site.provider === "ollama" ? "OLLAMA_HOST" : "OPENAI_BASE_URL"}) and any proxy in front of it`
+    })
   const code = codeOf(error)
   // Node's fetch gives up on its own after 300 s without headers (a long non-streaming reply).
   if (code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT") return new Timeout({ ms: Math.min(site.timeoutMs, NODE_FETCH_TIMEOUT_MS), role: site.role })

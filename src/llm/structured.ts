@@ -7,6 +7,7 @@ import { emit } from "../trace/events.ts"
 import { MalformedOutput, type ProviderError } from "./errors.ts"
 import { grammarSafe } from "./grammar-safe.ts"
 import { type GenerateRequest, type GenerateResponse, LanguageModel, type Message } from "./language-model.ts"
+import { NestingTooDeep, parseJsonBounded, textNestsDeeper } from "./nesting.ts"
 import { splitThinking } from "./thinking.ts"
 import { capText, SIZE_CAPS } from "../trace/size-caps.ts"
 
@@ -46,15 +47,16 @@ const jsonSchemas = new WeakMap<z.ZodType, Record<string, unknown>>()
 export const extractJson = (text: string): unknown => {
   const trimmed = text.trim()
   try {
-    return JSON.parse(trimmed)
-  } catch {
+    return parseJsonBounded(trimmed)
+  } catch (e) {
+    if (e instanceof NestingTooDeep) throw e // no lenient reading makes it shallower
     // fall through to the lenient readings below
   }
   const fence = /```(?:json)?\s*([\s\S]*?)```/i.exec(trimmed)
-  if (fence?.[1]) return JSON.parse(fence[1].trim())
+  if (fence?.[1]) return parseJsonBounded(fence[1].trim())
   const start = trimmed.search(/[{[]/)
   const end = Math.max(trimmed.lastIndexOf("}"), trimmed.lastIndexOf("]"))
-  if (start >= 0 && end > start) return JSON.parse(trimmed.slice(start, end + 1))
+  if (start >= 0 && end > start) return parseJsonBounded(trimmed.slice(start, end + 1))
   throw new SyntaxError(trimmed.length === 0 ? "the reply was empty" : "the reply contains no JSON object")
 }
 
@@ -81,6 +83,8 @@ export const repairJson = (text: string): unknown => {
   if (start < 0) return undefined
   // Fenced replies keep their fence so the repair can strip it; otherwise leading prose is dropped.
   const fenced = /```/.test(text.slice(0, start))
+  // jsonrepair recurses per level: a text nested too deep is not repaired (nor anything built from it)
+  if (textNestsDeeper(text)) return undefined
   try {
     const value: unknown = JSON.parse(jsonrepair(fenced ? text.trim() : text.slice(start)))
     return typeof value === "object" && value !== null ? value : undefined

@@ -1,4 +1,5 @@
 // The safe tool call shared by all tools: timeout, caught failures, serialized and size-capped content.
+import { tooDeepMessage, valueNestsDeeper } from "../llm/nesting.ts"
 import { Cause, Effect } from "effect"
 import { redactText, secretValues } from "../trace/redact.ts"
 import { trackToolCall } from "./exit-guard.ts"
@@ -73,6 +74,8 @@ export const toToolResult = (toolName: string, value: unknown, maxChars: number 
   if (value === undefined) return { ok: false, content: "", error: `tool "${toolName}" returned nothing (undefined)` }
   if (typeof value === "function" || typeof value === "symbol")
     return { ok: false, content: "", error: `tool "${toolName}" returned a ${typeof value}, not data` }
+  // serializing (and every later walk) would overflow the stack
+  if (valueNestsDeeper(value)) return { ok: false, content: "", error: `tool "${toolName}" returned a value that cannot be used: ${tooDeepMessage()}` }
   return capContent({ ok: true, content: stringifyOutput(value) }, maxChars)
 }
 

@@ -7,8 +7,8 @@
 /** What a redacted secret reads as. */
 export const REDACTED = "[REDACTED]"
 
-/** Environment variables whose values are secrets wherever they appear: the key names, then any *_KEY / *_TOKEN / *_SECRET / *_PASSWORD. */
-const SECRET_ENV = /^(OPENAI_API_KEY|OLLAMA_API_KEY|.*(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?))$/i
+/** Environment variables whose values are secrets wherever they appear: the key names, then any *_KEY / *_TOKEN / *_SECRET / *_PASSWORD / *_AUTHORIZATION. */
+const SECRET_ENV = /^(OPENAI_API_KEY|OLLAMA_API_KEY|.*(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|AUTHORI[SZ]ATION))$/i
 
 /** Values shorter than this are not treated as secrets: redacting "1" or "true" everywhere would destroy the text. */
 const MIN_SECRET_CHARS = 8
@@ -31,6 +31,33 @@ const PATTERNS: ReadonlyArray<[RegExp, (match: string, ...groups: string[]) => s
  */
 const PATTERN_WORDS = /authorization|api[_-]?key|bearer|sk-|access[_-]?token|secret/i
 
+/**
+ * Credentials the process was given by other means than a secret-named variable: an MCP server's
+ * Authorization header (from any variable `#auth=VAR` names), a model server's API key or header. The
+ * code that sends one registers it (`addSecret`) before sending, and every redaction from then on
+ * removes it. Process-wide on purpose: a credential leaks through whatever prints next, which knows
+ * nothing of where it came from.
+ */
+const givenSecrets = new Set<string>()
+
+/**
+ * Add a credential to the redaction set: the value, and for an `<scheme> <token>` header value the
+ * token alone too (a server may echo either). Values shorter than MIN_SECRET_CHARS are left out.
+ */
+export const addSecret = (value: string | undefined): void => {
+  if (value === undefined) return
+  const trimmed = value.trim()
+  for (const secret of [trimmed, /^[A-Za-z][\w-]*\s+(\S+)$/.exec(trimmed)?.[1]])
+    if (secret !== undefined && secret.length >= MIN_SECRET_CHARS && !givenSecrets.has(secret)) {
+      givenSecrets.add(secret)
+      sortedGiven = undefined
+    }
+}
+
+/** The registered credentials, longest first (a value containing another is replaced whole). */
+let sortedGiven: ReadonlyArray<string> | undefined
+const given = (): ReadonlyArray<string> => (sortedGiven ??= [...givenSecrets].sort((a, b) => b.length - a.length))
+
 /** The secret values of an environment (longest first, so that a key containing another is replaced whole). */
 export const secretValues = (env: Readonly<Record<string, string | undefined>> = process.env): Array<string> => {
   // Names first, then only the secret ones' values: each read of process.env is a call into the runtime,
@@ -44,10 +71,14 @@ export const secretValues = (env: Readonly<Record<string, string | undefined>> =
   return [...values].sort((a, b) => b.length - a.length)
 }
 
-/** Text with every secret replaced by [REDACTED]: the environment's secret values and the known secret shapes. */
+/**
+ * Text with every secret replaced by [REDACTED]: the environment's secret values (or `secrets`), the
+ * credentials registered with addSecret, and the known secret shapes.
+ */
 export const redactText = (text: string, secrets: ReadonlyArray<string> = secretValues()): string => {
   let out = text
   for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED)
+  for (const secret of given()) if (out.includes(secret)) out = out.split(secret).join(REDACTED)
   if (!PATTERN_WORDS.test(out)) return out
   for (const [pattern, replace] of PATTERNS) out = out.replace(pattern, replace as (substring: string, ...args: unknown[]) => string)
   return out

@@ -34,12 +34,27 @@ export type Fault =
   | { readonly fault: "hang" }
   | { readonly fault: "reset-mid-body" }
 
+/** JSON text sent as it is inside a reply: a value JSON.stringify cannot write (arguments nested a million deep). */
+export class RawJson {
+  readonly text: string
+  constructor(text: string) {
+    this.text = text
+  }
+}
+
+/** JSON text of a reply, with each RawJson written as its own text. */
+export const replyText = (value: unknown): string => {
+  const raws: Array<string> = []
+  const text = JSON.stringify(value, (_key, v: unknown) => (v instanceof RawJson ? `\u0000raw${raws.push(v.text) - 1}\u0000` : v))
+  return raws.length === 0 ? text : text.replace(/"\\u0000raw(\d+)\\u0000"/g, (_m, i: string) => raws[Number(i)]!)
+}
+
 /** A normal reply from a scripted model: text content and/or native tool calls. */
 export interface Reply {
   readonly content?: string
   /** A reasoning model's thinking, sent in the server's own field (Ollama `thinking`, OpenAI-compatible `reasoning_content`). */
   readonly thinking?: string
-  readonly toolCalls?: ReadonlyArray<{ readonly name: string; readonly arguments: Record<string, unknown> }>
+  readonly toolCalls?: ReadonlyArray<{ readonly name: string; readonly arguments: Record<string, unknown> | RawJson }>
   /** Token counts to report; defaults derive from the text lengths. */
   readonly promptTokens?: number
   readonly completionTokens?: number
@@ -105,7 +120,7 @@ export const startServer = async (route: (ctx: RouteContext) => Promise<void> | 
         res,
         sendJson: (status, value, headers = {}) => {
           if (res.destroyed) return
-          const text = JSON.stringify(value)
+          const text = replyText(value)
           res.writeHead(status, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(text), ...headers })
           res.end(text)
         },

@@ -1,6 +1,7 @@
 // A scripted MCP server on the SDK's own server side: stdio (run this file) or Streamable HTTP on loopback.
 // Its tools cover every path a client must handle: text, structured content, isError, protocol errors,
-// silence (a call that never ends) and a crash.
+// silence (a call that never ends) and a crash. Hostile modes: a `tools/list` whose cursor never ends, and a
+// `huge` tool whose result is larger than the stdio transport accepts.
 import { createServer, type Server as HttpServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
@@ -46,11 +47,25 @@ const toolList = (count: number) => [
 type Text = { content: Array<{ type: "text"; text: string }> }
 const text = (t: string): Text => ({ content: [{ type: "text", text: t }] })
 
+/**
+ * How the server misbehaves: `cursor-loop` answers every `tools/list` with an empty page and the same
+ * `nextCursor`; `endless-cursors` with an empty page and a new cursor each time; `huge` adds a tool
+ * `huge` whose text result has `mb` megabytes.
+ */
+export type FakeMcpMode = "normal" | "cursor-loop" | "endless-cursors" | "huge"
+
+const HUGE_TOOL = { name: "huge", description: "Return a text of the given megabytes.", inputSchema: { type: "object", properties: { mb: { type: "number" } }, required: ["mb"] } }
+
 /** A low-level SDK server with `count` tools (at least the scripted ones). */
-export const makeFakeMcpServer = (count = 20): Server => {
+export const makeFakeMcpServer = (count = 20, mode: FakeMcpMode = "normal"): Server => {
   const server = new Server({ name: "fake-mcp", version: "1.0.0" }, { capabilities: { tools: {} } })
-  const tools = toolList(count)
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: tools as never }))
+  const tools = mode === "huge" ? [...toolList(count), HUGE_TOOL] : toolList(count)
+  let page = 0
+  server.setRequestHandler(ListToolsRequestSchema, async () => {
+    if (mode === "cursor-loop") return { tools: [], nextCursor: "again" }
+    if (mode === "endless-cursors") return { tools: [], nextCursor: `page-${++page}` }
+    return { tools: tools as never }
+  })
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const args = (request.params.arguments ?? {}) as Record<string, unknown>
     switch (request.params.name) {
@@ -79,6 +94,9 @@ export const makeFakeMcpServer = (count = 20): Server => {
       // falls through (never reached)
       case "files/search":
         return text(`no file matches ${String(args.pattern)}`)
+      case "huge":
+        if (mode === "huge") return text("x".repeat(Math.round(Number(args.mb) * 1024 * 1024)))
+        throw new McpError(ErrorCode.InvalidParams, "Tool huge not found")
       default: {
         const filler = /^filler_(\d+)$/.exec(request.params.name)
         if (filler && tools.some((t) => t.name === request.params.name)) return text(String(Number(filler[1])))
@@ -86,6 +104,20 @@ export const makeFakeMcpServer = (count = 20): Server => {
       }
     }
   })
+  return server
+}
+
+/**
+ * A server that leaks the credential it was sent: one tool, `whoami`, whose description carries the
+ * Authorization header's token and whose result and error carry the whole header.
+ */
+const makeEchoAuthorizationServer = (authorization: string): Server => {
+  const server = new Server({ name: "leaky-mcp", version: "1.0.0" }, { capabilities: { tools: {} } })
+  const token = authorization.replace(/^\S+\s+/, "")
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: [{ name: "whoami", description: `Tell who the caller is (token ${token}).`, inputSchema: { type: "object", properties: { verbose: { type: "boolean", description: `as ${token}` } } } }]
+  }))
+  server.setRequestHandler(CallToolRequestSchema, async () => text(`you are the holder of ${authorization}; your token is ${token}`))
   return server
 }
 
@@ -101,7 +133,7 @@ export interface FakeMcpHttp {
  * The fake server over Streamable HTTP on 127.0.0.1 (stateless: one SDK server per request). With
  * `requiredAuthorization`, requests without that exact Authorization header get 401.
  */
-export const startFakeMcpHttp = async (options: { count?: number; requiredAuthorization?: string } = {}): Promise<FakeMcpHttp> => {
+export const startFakeMcpHttp = async (options: { count?: number; requiredAuthorization?: string; echoAuthorization?: boolean } = {}): Promise<FakeMcpHttp> => {
   const authorizations: Array<string | undefined> = []
   const http: HttpServer = createServer((req, res) => {
     authorizations.push(req.headers.authorization)
@@ -109,7 +141,7 @@ export const startFakeMcpHttp = async (options: { count?: number; requiredAuthor
       res.writeHead(401, { "content-type": "application/json" }).end(JSON.stringify({ error: "unauthorized" }))
       return
     }
-    const server = makeFakeMcpServer(options.count)
+    const server = options.echoAuthorization ? makeEchoAuthorizationServer(String(req.headers.authorization ?? "")) : makeFakeMcpServer(options.count)
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined })
     res.on("close", () => {
       void transport.close()
@@ -133,8 +165,9 @@ export const startFakeMcpHttp = async (options: { count?: number; requiredAuthor
   }
 }
 
-// `node test/fake-servers/mcp.ts [count]` serves over stdio.
+// `node test/fake-servers/mcp.ts [count] [mode]` serves over stdio.
 if (import.meta.url === `file://${process.argv[1]}`) {
   const count = Number(process.argv[2] ?? 20)
-  await makeFakeMcpServer(Number.isInteger(count) && count > 0 ? count : 20).connect(new StdioServerTransport())
+  const mode = (process.argv[3] ?? "normal") as FakeMcpMode
+  await makeFakeMcpServer(Number.isInteger(count) && count > 0 ? count : 20, mode).connect(new StdioServerTransport())
 }

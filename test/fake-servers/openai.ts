@@ -7,6 +7,7 @@ import {
   fakeEmbedding,
   isFault,
   normalizeStep,
+  RawJson,
   type RouteContext,
   type Step,
   startServer,
@@ -78,7 +79,7 @@ export const startFakeOpenAI = async (optionsOrChat: FakeOpenAIOptions | FakeOpe
             content,
             ...(step.thinking ? { reasoning_content: step.thinking } : {}),
             ...(step.toolCalls
-              ? { tool_calls: step.toolCalls.map((c, i) => ({ id: `call_${index}_${i}`, type: "function", function: { name: c.name, arguments: JSON.stringify(c.arguments) } })) }
+              ? { tool_calls: step.toolCalls.map((c, i) => ({ id: `call_${index}_${i}`, type: "function", function: { name: c.name, arguments: c.arguments instanceof RawJson ? c.arguments.text : JSON.stringify(c.arguments) } })) }
               : {})
           },
           finish_reason: step.toolCalls ? "tool_calls" : "stop"

@@ -8,6 +8,8 @@ export interface EchoServer {
   readonly baseURL: string
   /** Authorization headers received. */
   readonly authorizations: Array<string>
+  /** The body of every request received, as sent. */
+  readonly bodies: Array<string>
   readonly close: () => Promise<void>
 }
 
@@ -27,12 +29,14 @@ const replyFor = (schema: Schema | undefined, leak: string): unknown => {
 
 export const startEchoServer = async (): Promise<EchoServer> => {
   const authorizations: Array<string> = []
+  const bodies: Array<string> = []
   const server = createServer((req, res) => {
     const chunks: Array<Buffer> = []
     req.on("data", (c: Buffer) => chunks.push(c))
     req.on("end", () => {
       const auth = String(req.headers.authorization ?? "")
       authorizations.push(auth)
+      bodies.push(Buffer.concat(chunks).toString("utf8"))
       const leak = `Authorization: ${auth} key=${auth.replace(/^Bearer /, "")}`
       if (req.method === "GET" && req.url?.endsWith("/models")) {
         res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ object: "list", data: [{ id: "test-model", object: "model" }] }))
@@ -61,6 +65,7 @@ export const startEchoServer = async (): Promise<EchoServer> => {
   return {
     baseURL: `http://127.0.0.1:${port}/v1`,
     authorizations,
+    bodies,
     close: () => new Promise<void>((resolve) => server.close(() => resolve()))
   }
 }

@@ -391,6 +391,7 @@ const queueExecutorFor = (args: BenchArgs, config: RunConfig, argv: ReadonlyArra
     queueUrl: args.queue!,
     runId: runIdFor(args.out, config),
     argv,
+    onRequeued: (count) => progress.log(`the queue had lost ${count === 1 ? "a task" : `${count} tasks`} (Redis restarted empty or was flushed): queued again`),
     // the workers make the model calls: their reports move the live counts
     onTaskCalls: (job, calls) => progress.taskCalls?.({ method: job.method, group: job.query.group, taskId: job.query.id }, calls.modelCalls, calls.tokens)
   })

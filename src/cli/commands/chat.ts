@@ -1,5 +1,7 @@
 // `smurfs chat`: a multi-turn session in the terminal around the Smurfs pipeline (intent routing,
 // session memory, ask_user answered by the person), with an optional transcript file.
+import { watchToolChildren } from "../../tools/child-guard.ts"
+import { visibleText } from "../../trace/visible-text.ts"
 import { createInterface } from "node:readline"
 import type { ParseArgsOptionsConfig } from "node:util"
 import { Effect } from "effect"
@@ -79,7 +81,8 @@ const converse = (args: ReturnType<typeof parse>): Promise<number> => {
   const { values } = args
   const spec = values.model ?? defaultModelSpec()
   const color = process.stderr.isTTY === true && !process.env["NO_COLOR"]
-  const out = (text: string) => process.stdout.write(`${redactText(text)}\n`)
+  // replies and questions come from the model: its control characters are shown, never obeyed
+  const out = (text: string) => process.stdout.write(`${visibleText(redactText(text))}\n`)
   const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY === true })
   const nextLine = lineQueue(rl)
   const startedAt = new Date().toISOString()
@@ -129,9 +132,11 @@ const converse = (args: ReturnType<typeof parse>): Promise<number> => {
     }
   }).pipe(Effect.scoped, Effect.provide(resolveModelLayer(spec, args.model)))
 
+  // a child process a tool leaves running does not hold the command open after /exit
+  const children = watchToolChildren()
   return runProgram(
     program.pipe(
-      Effect.ensuring(Effect.sync(() => rl.close())),
+      Effect.ensuring(Effect.sync(() => (children.end((line) => console.error(line)), rl.close()))),
       Effect.map(() => (out("bye"), ExitCode.Ok))
     ),
     {

@@ -1,4 +1,5 @@
 // `smurfs run "<query>"`: solve one query with the Smurfs agents, showing each step as it happens.
+import { visibleText } from "../../trace/visible-text.ts"
 import { createHash } from "node:crypto"
 import { resolve } from "node:path"
 import type { ParseArgsOptionsConfig } from "node:util"
@@ -11,6 +12,7 @@ import { LanguageModel, type LanguageModelShape } from "../../llm/language-model
 import { type ServerFailure, watchServer } from "../../llm/server-watch.ts"
 import { Timeout } from "../../llm/errors.ts"
 import { DEFAULT_MODEL_SPEC, MODEL_DEFAULTS, type ModelOptions, THINK_HELP } from "../../llm/spec.ts"
+import { watchToolChildren } from "../../tools/child-guard.ts"
 import { containToolExits } from "../../tools/exit-guard.ts"
 import { loadTools } from "../../tools/load.ts"
 import { defaultEmbeddingCache } from "../../tools/retrieval/embedding-cache.ts"
@@ -243,13 +245,15 @@ const solve = (args: ReturnType<typeof parse>): Promise<number> => {
     }
     console.error(`\n${summary(trajectory)}`)
     if (trajectory.finishType === "give_answer") {
-      console.log(redactText(trajectory.finalAnswer))
+      console.log(visibleText(redactText(trajectory.finalAnswer)))
       return ExitCode.Ok
     }
     return values.strict ? ExitCode.Failure : ExitCode.Ok
   }
+  // ...and a child process a tool leaves running does not hold the command open after the answer
+  const children = watchToolChildren()
   const shown = program.pipe(
-    Effect.ensuring(Effect.sync(() => (restoreExit(), restoreStdout(), spinner?.stop()))),
+    Effect.ensuring(Effect.sync(() => (restoreExit(), restoreStdout(), children.end((line) => console.error(line)), spinner?.stop()))),
     Effect.map((trajectory) => show(trajectory, watch?.failure()))
   )
   return runProgram(shown, { command: "run" })

@@ -1,5 +1,6 @@
 // `smurfs show`: print a recorded trajectory (a run directory's task, or `smurfs run --json` output) as the live view showed it, or as one HTML page.
 import { existsSync, readdirSync, statSync } from "node:fs"
+import { visibleText } from "../../trace/visible-text.ts"
 import { join, resolve } from "node:path"
 import type { ParseArgsOptionsConfig } from "node:util"
 import { plural } from "../../plural.ts"
@@ -87,7 +88,7 @@ export const renderRecorded = (recorded: Recorded, full = false): Array<string> 
   const view = liveView((line) => lines.push(line), { maxChars: full ? Number.MAX_SAFE_INTEGER : undefined })
   for (const event of recorded.events) view(event)
   lines.push("")
-  if (recorded.finishType === "give_answer" || (recorded.finalAnswer && !recorded.events.some((e) => kindOf(e) === "give_up"))) lines.push(`Answer: ${recorded.finalAnswer ?? ""}`)
+  if (recorded.finishType === "give_answer" || (recorded.finalAnswer && !recorded.events.some((e) => kindOf(e) === "give_up"))) lines.push(`Answer: ${visibleText(recorded.finalAnswer ?? "")}`)
   else if (recorded.finishType) lines.push(`Finished: ${recorded.finishType}`)
   const t = recorded.totals
   if (t)
@@ -138,7 +139,7 @@ export const run = (argv: string[]): Promise<number> =>
     }
     const views = recorded.map((r) => ({ label: r.label, lines: renderRecorded(r, values.full === true) }))
     for (const [i, view] of views.entries()) {
-      if (views.length > 1) console.log(`${i > 0 ? "\n" : ""}== ${view.label} ==`)
+      if (views.length > 1) console.log(`${i > 0 ? "\n" : ""}== ${visibleText(view.label)} ==`)
       console.log(view.lines.join("\n"))
     }
     if (values.html !== undefined) {

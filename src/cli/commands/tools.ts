@@ -1,4 +1,7 @@
 // `smurfs tools`: list the tools of a library with their parameters.
+import { watchToolChildren } from "../../tools/child-guard.ts"
+import { visibleText } from "../../trace/visible-text.ts"
+import { redactText, redactValue } from "../../trace/redact.ts"
 import type { ParseArgsOptionsConfig } from "node:util"
 import { Effect, type Scope } from "effect"
 import { parametersJsonSchema } from "../../tools/library.ts"
@@ -100,11 +103,13 @@ const list = (values: ParsedCommand<typeof OPTIONS>["values"]): Promise<number> 
     restoreStdout()
     if (values.json) {
       const tools = library.tools.map((t) => ({ name: t.name, description: t.description, parameters: parametersJsonSchema(t) }))
-      console.log(JSON.stringify({ library: library.name, tools }, null, 2))
+      console.log(JSON.stringify(redactValue({ library: library.name, tools }), null, 2))
     } else {
-      console.log(renderText(library.name, library.tools))
+      console.log(visibleText(redactText(renderText(library.name, library.tools))))
     }
   })
   // the scope closes MCP connections (and stops their servers) once the list is printed
-  return runProgram(Effect.scoped(print).pipe(Effect.ensuring(Effect.sync(restoreStdout)), Effect.as(ExitCode.Ok)), { command: "tools" })
+  // a module that starts a child process while it loads does not hold the command open after the list
+  const children = watchToolChildren()
+  return runProgram(Effect.scoped(print).pipe(Effect.ensuring(Effect.sync(() => (restoreStdout(), children.end((line) => console.error(line))))), Effect.as(ExitCode.Ok)), { command: "tools" })
 }

@@ -1,4 +1,5 @@
 // An MCP tool result as a ToolResult: text (or structured) content is the observation, isError a failure.
+import { tooDeepMessage, valueNestsDeeper } from "../../llm/nesting.ts"
 import { stringifyOutput } from "../call.ts"
 import type { ToolResult } from "../tool.ts"
 
@@ -36,6 +37,9 @@ export const mcpResultToToolResult = (toolName: string, result: unknown): ToolRe
   const parts = Array.isArray(record.content) ? (record.content as Array<Part>) : []
   const texts = parts.filter((p) => p.type === "text" || (p.type === "resource" && typeof (p.resource as Record<string, unknown> | undefined)?.text === "string"))
   const structured = record.structuredContent
+  // serializing (and every later walk) would overflow the stack
+  if (valueNestsDeeper(structured) || valueNestsDeeper(record.toolResult))
+    return { ok: false, content: "", error: `tool "${toolName}" returned a result that cannot be used: ${tooDeepMessage()}` }
   let content: string
   if (texts.length > 0) content = texts.map(partText).join("\n")
   else if (structured !== undefined && structured !== null) content = stringifyOutput(structured)

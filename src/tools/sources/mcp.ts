@@ -1,9 +1,12 @@
 // MCP servers as tool sources: stdio or Streamable HTTP through the official SDK; each server tool becomes a Tool.
+import { tooDeepMessage, valueNestsDeeper } from "../../llm/nesting.ts"
+import { visibleText } from "../../trace/visible-text.ts"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { Effect, type Scope } from "effect"
+import { addSecret, redactText, redactValue } from "../../trace/redact.ts"
 import { guardToolCall } from "../call.ts"
 import { ToolLoadError } from "../load-error.ts"
 import type { Tool, ToolResult } from "../tool.ts"
@@ -67,6 +70,8 @@ const errorText = (e: unknown): string => (e instanceof Error ? e.message : Stri
 const makeTransport = (spec: McpSpec, env: McpOptions["env"]): { transport: Transport; stderrTail: () => string; pid: () => number | null } => {
   if (spec.kind === "mcp-http") {
     const authorization = (env ?? process.env)[spec.authEnv]
+    // whatever the variable is called, its value is never shown, stored, exported or sent to a model
+    addSecret(authorization)
     const headers: Record<string, string> = authorization ? { Authorization: authorization } : {}
     return { transport: new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers } }), stderrTail: () => "", pid: () => null }
   }
@@ -112,63 +117,148 @@ const connectFailure = (spec: McpSpec, e: unknown, stderr: string, timeoutMs: nu
   return `${text}${spec.kind === "mcp-stdio" ? `. The server exited or broke the protocol.${said}` : ""}`
 }
 
-/** The tools of a connected client, every page of `tools/list`. */
+/**
+ * Bounds of `tools/list`: a server that answers every page with yet another cursor would otherwise be
+ * asked forever (one looping on an empty page took a million requests in 90 s).
+ */
+export const MCP_LIST_LIMITS = { pages: 100, tools: 10_000 } as const
+
+/** A `tools/list` that would not end; its message is the whole reason (no "the server exited"). */
+class EndlessListing extends Error {}
+
+/** A cursor for messages: short, and as JSON so that control characters show. */
+const showCursor = (cursor: string) => JSON.stringify(cursor.length > 60 ? `${cursor.slice(0, 60)}...` : cursor)
+
+/** The tools of a connected client, every page of `tools/list`, within MCP_LIST_LIMITS and without a repeated cursor. */
 const listAllTools = async (client: Client, timeout: number) => {
   const tools: Array<Awaited<ReturnType<Client["listTools"]>>["tools"][number]> = []
+  const cursors = new Set<string>()
   let cursor: string | undefined
-  do {
+  for (let pages = 1; ; pages++) {
     const page = await client.listTools(cursor === undefined ? undefined : { cursor }, { timeout })
     tools.push(...page.tools)
+    if (tools.length > MCP_LIST_LIMITS.tools)
+      throw new EndlessListing(`its tools/list gave more than ${MCP_LIST_LIMITS.tools} tools (${pages} pages); a library that large is not usable in a prompt: serve a smaller set`)
     cursor = page.nextCursor
-  } while (cursor !== undefined && tools.length < 100_000)
-  return tools
+    if (cursor === undefined) return tools
+    if (cursors.has(cursor))
+      throw new EndlessListing(`its tools/list repeated the cursor ${showCursor(cursor)} on page ${pages + 1} (${tools.length} tools so far), so the listing would never end: a server bug, fix or update the server`)
+    cursors.add(cursor)
+    if (pages >= MCP_LIST_LIMITS.pages)
+      throw new EndlessListing(`its tools/list went on for more than ${MCP_LIST_LIMITS.pages} pages (${tools.length} tools so far) and was stopped: a server bug, fix or update the server`)
+  }
+}
+
+/** The SDK's error when one message from a stdio server passes its read buffer; the transport closes after it. */
+const OVERSIZED = /ReadBuffer exceeded maximum size of (\d+) bytes/
+
+/** How a connection ended: the server stopped (with the tail of its stderr), or it sent a message too large for the transport. */
+interface ConnectionState {
+  closed: undefined | { readonly kind: "stopped"; readonly stderr: string } | { readonly kind: "oversized"; readonly limitBytes: number }
+}
+
+interface Connection {
+  readonly client: Client
+  readonly listed: Awaited<ReturnType<typeof listAllTools>>
+  readonly state: ConnectionState
+  readonly pid: () => number | null
+}
+
+/** Start (or restart) a server, connect and list its tools; a failure stops the process and says why. */
+const openConnection = async (spec: McpSpec, label: string, options: McpOptions, connectTimeoutMs: number): Promise<Connection> => {
+  const { transport, stderrTail, pid } = makeTransport(spec, options.env)
+  const client = new Client({ name: "smurfs", version })
+  const state: ConnectionState = { closed: undefined }
+  try {
+    await client.connect(transport, { timeout: connectTimeoutMs })
+    const listed = await listAllTools(client, connectTimeoutMs)
+    // set after connecting: the SDK's own handlers are in place by then and keep running
+    let oversizedBytes: number | undefined
+    const previousError = client.onerror
+    client.onerror = (e) => {
+      previousError?.(e)
+      const oversized = OVERSIZED.exec(errorText(e))
+      if (oversized) oversizedBytes = Number(oversized[1])
+    }
+    const previous = client.onclose
+    client.onclose = () => {
+      previous?.()
+      state.closed = oversizedBytes !== undefined ? { kind: "oversized", limitBytes: oversizedBytes } : { kind: "stopped", stderr: stderrTail() }
+    }
+    return { client, listed, state, pid }
+  } catch (e) {
+    killChild(pid())
+    await client.close().catch(() => undefined)
+    throw new ToolLoadError({ source: label, reason: e instanceof EndlessListing ? e.message : connectFailure(spec, e, stderrTail(), connectTimeoutMs) })
+  }
+}
+
+/** Close a connection: the SDK closes stdin, then sends SIGTERM and SIGKILL to a server that does not exit. */
+const closeConnection = async (connection: Connection) => {
+  await connection.client.close().catch(() => undefined)
+  const child = connection.pid()
+  if (child !== null) liveChildren.delete(child)
 }
 
 /**
  * Connect to an MCP server and adapt its tools. The connection (and a stdio server's process) is closed
  * when the Scope closes: at the end of a run, on interruption (Ctrl-C) and on failure. A server that
  * crashes later makes its tools return failed results naming the cause; one that stops answering makes
- * them time out. Nothing the server does fails the run.
+ * them time out. A result larger than the stdio transport accepts closes the connection (the SDK's
+ * doing): that call fails saying so and the server is started again, once per run. Nothing the server
+ * does fails the run.
  */
 export const connectMcp = (spec: McpSpec, options: McpOptions = {}): Effect.Effect<McpServer, ToolLoadError, Scope.Scope> => {
   const label = sourceLabel(spec)
   const connectTimeoutMs = options.connectTimeoutMs ?? MCP_DEFAULTS.connectTimeoutMs
   const callTimeoutMs = options.callTimeoutMs ?? MCP_DEFAULTS.callTimeoutMs
   return Effect.gen(function* () {
-    const connection = yield* Effect.acquireRelease(
+    const holder = yield* Effect.acquireRelease(
       Effect.tryPromise({
-        try: async () => {
-          const { transport, stderrTail, pid } = makeTransport(spec, options.env)
-          const client = new Client({ name: "smurfs", version })
-          const state = { closed: undefined as string | undefined }
-          try {
-            await client.connect(transport, { timeout: connectTimeoutMs })
-            const listed = await listAllTools(client, connectTimeoutMs)
-            // set after connecting: the SDK's own onclose handler is in place by then and keeps running
-            const previous = client.onclose
-            client.onclose = () => {
-              previous?.()
-              const stderr = stderrTail()
-              state.closed = `the MCP server ${label} has stopped${stderr ? ` (its stderr ends with: ${stderr.slice(-300)})` : ""}; its tools cannot be called until it is restarted`
-            }
-            return { client, listed, state, pid }
-          } catch (e) {
-            killChild(pid())
-            await client.close().catch(() => undefined)
-            throw new ToolLoadError({ source: label, reason: connectFailure(spec, e, stderrTail(), connectTimeoutMs) })
-          }
-        },
+        try: async () => ({ current: await openConnection(spec, label, options, connectTimeoutMs), restarts: 0, restarting: undefined as Promise<void> | undefined, ended: false }),
         catch: (e) => (e instanceof ToolLoadError ? e : new ToolLoadError({ source: label, reason: errorText(e) }))
       }),
-      ({ client, pid }) =>
+      (holder) =>
         Effect.promise(async () => {
-          // the SDK closes stdin, then sends SIGTERM and SIGKILL to a server that does not exit
-          await client.close().catch(() => undefined)
-          const child = pid()
-          if (child !== null) liveChildren.delete(child)
+          holder.ended = true
+          await holder.restarting?.catch(() => undefined)
+          await closeConnection(holder.current)
         })
     )
-    const { client, listed, state } = connection
+    /** Why the server's tools cannot be called, or undefined while they can. */
+    const closedReason = (state: ConnectionState): string | undefined => {
+      const closed = state.closed
+      if (closed === undefined) return undefined
+      if (closed.kind === "stopped")
+        return `the MCP server ${label} has stopped${closed.stderr ? ` (its stderr ends with: ${closed.stderr.slice(-300)})` : ""}; its tools cannot be called until it is restarted`
+      const what = `the MCP server ${label} sent a message larger than the ${Math.round(closed.limitBytes / (1024 * 1024))} MiB its connection accepts (a tool result too large), which closed the connection`
+      return holder.restarts === 0
+        ? `${what}; the server is restarted for the next calls`
+        : `${what}, and it was restarted once already: its tools cannot be called for the rest of the run. Ask its tools for less (a narrower query, a page size), or raise the server's own limits`
+    }
+    /** The connection to call on: after an oversized message, a restarted server (once per run). */
+    const usable = async (): Promise<Connection> => {
+      const current = holder.current
+      if (current.state.closed?.kind !== "oversized" || holder.restarts > 0 || holder.ended) return current
+      holder.restarting ??= (async () => {
+        await closeConnection(current)
+        try {
+          holder.current = await openConnection(spec, label, options, connectTimeoutMs)
+        } catch (e) {
+          // the old connection stays, closed, with a reason that now says the restart failed too
+          current.state.closed = { kind: "stopped", stderr: `restarting it failed: ${errorText(e)}` }
+        } finally {
+          holder.restarts++
+          holder.restarting = undefined
+        }
+      })()
+      await holder.restarting
+      return holder.current
+    }
+    const { listed, client } = holder.current
+    // a schema nested deeper than any parameter list needs would overflow every walk of it (redaction, zod)
+    const deep = listed.find((t) => valueNestsDeeper(t.inputSchema))
+    if (deep) return yield* new ToolLoadError({ source: label, reason: `the input schema of its tool "${visibleText(deep.name.slice(0, 80))}" cannot be used: ${tooDeepMessage()}` })
     const names = modelSafeNames(listed.map((t) => t.name))
     const server = client.getServerVersion()
     const tools = listed.map((definition, i): Tool => {
@@ -176,33 +266,39 @@ export const connectMcp = (spec: McpSpec, options: McpOptions = {}): Effect.Effe
       const call = (args: Record<string, unknown>): Effect.Effect<ToolResult> =>
         guardToolCall(
           name,
-          Effect.suspend(() =>
-            state.closed !== undefined
-              ? Effect.succeed<ToolResult>({ ok: false, content: "", error: state.closed })
-              : Effect.tryPromise({
-                  // the SDK's own timeout is a backstop; the guard below fires first and aborts the request
-                  try: (signal) => client.callTool({ name: definition.name, arguments: args }, undefined, { signal, timeout: callTimeoutMs + 1000 }),
-                  catch: (e) => e
-                }).pipe(
-                  Effect.map((result) => mcpResultToToolResult(name, result)),
-                  Effect.catch((e) => Effect.succeed<ToolResult>({ ok: false, content: "", error: `tool "${name}" failed: ${state.closed ?? errorText(e)}` }))
-                )
-          ),
+          Effect.tryPromise({
+            try: async (signal): Promise<ToolResult> => {
+              const connection = await usable()
+              const closed = closedReason(connection.state)
+              if (closed !== undefined) return { ok: false, content: "", error: closed }
+              try {
+                // the SDK's own timeout is a backstop; the guard fires first and aborts the request
+                const result = await connection.client.callTool({ name: definition.name, arguments: args }, undefined, { signal, timeout: callTimeoutMs + 1000 })
+                return mcpResultToToolResult(name, result)
+              } catch (e) {
+                return { ok: false, content: "", error: `tool "${name}" failed: ${closedReason(connection.state) ?? errorText(e)}` }
+              }
+            },
+            catch: (e) => e
+          }),
           { timeoutMs: callTimeoutMs }
         )
       return {
         name,
-        description: (definition.description ?? definition.title ?? definition.name).trim() || definition.name,
-        parameters: parametersFromJsonSchema(definition.inputSchema),
+        // a server's own texts reach prompts and terminals: a credential it echoes there is removed first
+        description: redactText((definition.description ?? definition.title ?? definition.name).trim() || definition.name),
+        parameters: parametersFromJsonSchema(redactValue(definition.inputSchema)),
         call,
         meta: { source: label, server: server?.name ?? label, mcpTool: definition.name }
       }
     })
     const ping = Effect.tryPromise({
       try: async () => {
-        if (state.closed !== undefined) throw new Error(state.closed)
+        const connection = await usable()
+        const closed = closedReason(connection.state)
+        if (closed !== undefined) throw new Error(closed)
         const started = performance.now()
-        await client.ping({ timeout: Math.min(connectTimeoutMs, 10_000) })
+        await connection.client.ping({ timeout: Math.min(connectTimeoutMs, 10_000) })
         return performance.now() - started
       },
       catch: (e) => new ToolLoadError({ source: label, reason: `the server does not answer a ping: ${errorText(e)}` })
