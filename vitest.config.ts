@@ -23,6 +23,7 @@ const INTEGRATION = [
   "test/faults/child-processes.test.ts",
   "test/faults/terminal-escapes.test.ts",
   "test/faults/redis-restart.test.ts",
+  "test/faults/redirect-loop.test.ts",
   "test/faults/kill-resume.test.ts",
   "test/faults/secrets.test.ts",
   "test/faults/server-faults-pipeline.test.ts",
