@@ -1,11 +1,10 @@
 // The Promise API: `await solve(query, { model, tools })` for callers who do not use Effect.
 import { createHash } from "node:crypto"
 import { Cause, Effect, Exit, Layer } from "effect"
-import { type DfsdtOptions, dfsdt } from "./agents/dfsdt.ts"
-import { type ReactOptions, react } from "./agents/react.ts"
-import { smurfs } from "./agents/smurfs.ts"
+import type { DfsdtOptions } from "./agents/dfsdt.ts"
+import { type MethodName, methodSpec, UnknownMethod } from "./agents/methods.ts"
+import type { ReactOptions } from "./agents/react.ts"
 import type { SmurfsOptions } from "./agents/smurfs-options.ts"
-import type { Method } from "./agents/task.ts"
 import type { InvalidModelSpec } from "./llm/errors.ts"
 import { LanguageModel } from "./llm/language-model.ts"
 import { DEFAULT_MODEL_SPEC, type ModelOptions, modelLayer } from "./llm/spec.ts"
@@ -26,7 +25,7 @@ export interface SolveOptions {
   /** The tools: an array of Tools (defineTool), a ToolLibrary, or a source `--tools` takes ("demo", a module path, an api_list JSON). */
   readonly tools: ReadonlyArray<Tool> | ToolLibrary | string
   /** Which method solves the query; default "smurfs". */
-  readonly method?: "smurfs" | "react" | "dfsdt" | undefined
+  readonly method?: MethodName | undefined
   /** Options of the chosen method (SmurfsOptions, ReactOptions or DfsdtOptions). */
   readonly methodOptions?: SmurfsOptions | ReactOptions | DfsdtOptions | undefined
   /** Receives every event (model call, tool call, verdict, answer...) as it happens; a throwing listener is ignored. */
@@ -36,8 +35,6 @@ export interface SolveOptions {
   /** The trajectory's task id; default a hash of the query. */
   readonly id?: string | undefined
 }
-
-const methods: Record<NonNullable<SolveOptions["method"]>, (options: never) => Method> = { smurfs, react, dfsdt }
 
 const libraryOf = (tools: SolveOptions["tools"]) =>
   typeof tools === "string"
@@ -56,12 +53,17 @@ const libraryOf = (tools: SolveOptions["tools"]) =>
 export const solve = async (query: string, options: SolveOptions): Promise<Trajectory> => {
   const model = options.model ?? DEFAULT_MODEL_SPEC
   const layer = typeof model === "string" ? modelLayer(model, options.modelOptions) : model
-  const method = methods[options.method ?? "smurfs"]
-  if (!method) throw new TypeError(`solve: unknown method "${String(options.method)}" (use "smurfs", "react" or "dfsdt")`)
+  let method
+  try {
+    method = methodSpec(options.method ?? "smurfs").build
+  } catch (e) {
+    if (e instanceof UnknownMethod) throw new TypeError(`solve: ${e.message}`)
+    throw e
+  }
   const program = Effect.gen(function* () {
     const tools = yield* libraryOf(options.tools)
     const id = options.id ?? createHash("sha256").update(query).digest("hex").slice(0, 12)
-    return yield* method(options.methodOptions as never)({ id, query, tools })
+    return yield* method(options.methodOptions)({ id, query, tools })
   }).pipe(Effect.provide(layer), Effect.provideService(EventListener, options.onEvent))
   const exit = await Effect.runPromiseExit(program, options.signal ? { signal: options.signal } : undefined)
   if (Exit.isSuccess(exit)) return exit.value
