@@ -35,7 +35,7 @@ const failedOutcome = (reason: string): Outcome<never> => {
   return { error: failure.server ? `the judge's model server failed on every attempt (${failure.tag}: ${failure.error}); run the same command again to retry` : `a worker could not judge it: ${failure.error}` }
 }
 
-export type JudgeQueueSettings = Omit<QueueExecutorSettings, "runId" | "argv">
+export type JudgeQueueSettings = Omit<QueueExecutorSettings, "runId" | "settings">
 
 /** The eval's decider when it runs with --queue: every decision is a job, stored by the eval once it returns. */
 export const makeQueueDecider = (settings: JudgeQueueSettings): Effect.Effect<Decider<never>, QueueUnavailable, Scope.Scope> =>

@@ -9,8 +9,12 @@ import { makeToolLibrary } from "../../src/tools/library.ts"
 import { type RedisServer, redisUnavailable, startRedis } from "../../test/redis-server.ts"
 import type { BenchQuery } from "../datasets.ts"
 import type { TaskJob } from "../execute-task.ts"
+import { benchSettings, jobSettingsOf } from "../settings.ts"
 import { makeQueueExecutor, QUEUE_DEFAULTS } from "./queue-executor.ts"
 import { type Session, startWorker } from "./worker.ts"
+
+/** The run options the coordinator's jobs carry. */
+const SETTINGS = jobSettingsOf(benchSettings({ out: "/run", model: "ollama:m" }))
 
 const query = (id: string): BenchQuery => ({ group: "G1_instruction", id, query: `question ${id}`, apiList: [], relevant: [] })
 
@@ -46,7 +50,7 @@ describe.skipIf(unavailable !== undefined)(`the queue executor with a worker${un
     Effect.runPromise(
       Effect.scoped(
         Effect.gen(function* () {
-          const executor = yield* makeQueueExecutor({ ...QUEUE_DEFAULTS, queueUrl: redis.url, runId, argv: [], attempts: 3, backoffMs: 50, sweepMs: 200 })
+          const executor = yield* makeQueueExecutor({ ...QUEUE_DEFAULTS, queueUrl: redis.url, runId, settings: SETTINGS, attempts: 3, backoffMs: 50, sweepMs: 200 })
           return yield* Effect.forEach(jobs, (job) => Effect.tap(executor.execute(job), () => (settle && executor.settled ? executor.settled(job) : Effect.void)), { concurrency: "unbounded" })
         })
       )
@@ -107,7 +111,7 @@ describe.skipIf(unavailable !== undefined)(`the queue executor with a worker${un
               ...QUEUE_DEFAULTS,
               queueUrl: redis.url,
               runId: "live-counts",
-              argv: [],
+              settings: SETTINGS,
               sweepMs: 200,
               onTaskCalls: (job, calls) => void reports.push({ id: job.query.id, ...calls })
             })
@@ -129,7 +133,7 @@ describe.skipIf(unavailable !== undefined)(`the queue executor with a worker${un
 
   it("says how to start Redis when the queue cannot be reached", async () => {
     const error = await Effect.runPromise(
-      Effect.flip(Effect.scoped(makeQueueExecutor({ ...QUEUE_DEFAULTS, queueUrl: "redis://127.0.0.1:9/0", runId: "x", argv: [], connectTimeoutMs: 500 })))
+      Effect.flip(Effect.scoped(makeQueueExecutor({ ...QUEUE_DEFAULTS, queueUrl: "redis://127.0.0.1:9/0", runId: "x", settings: SETTINGS, connectTimeoutMs: 500 })))
     )
     expect(error._tag).toBe("QueueUnavailable")
     expect(error.message).toContain("Start Redis")

@@ -74,8 +74,8 @@ export const METHODS = [
 export type MethodName = (typeof METHODS)[number]["name"]
 export type MethodSpec = MethodEntryOf<never>
 
-/** The methods' names, in order. */
-export const METHOD_NAMES = METHODS.map((m) => m.name) as ReadonlyArray<MethodName>
+/** The methods' names, in order (a tuple, so that a zod enum can be built from it). */
+export const METHOD_NAMES = METHODS.map((m) => m.name) as unknown as readonly [MethodName, ...Array<MethodName>]
 
 /** A method name that is not on the list. */
 export class UnknownMethod extends TypeError {

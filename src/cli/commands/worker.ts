@@ -1,15 +1,20 @@
 // `smurfs worker`: run bench tasks from a BullMQ queue on Redis with this machine's model server.
+import { tmpdir } from "node:os"
+import { join, resolve } from "node:path"
 import type { ParseArgsOptionsConfig } from "node:util"
 import { ManagedRuntime } from "effect"
+import { benchModelLayer, methodEntries, taskBuilder, workerBenchSettings, workerModelOf, type WorkerOwnSettings, workerStbOf } from "../../../bench/app.ts"
+import { DEFAULT_DATA_DIR } from "../../../bench/datasets.ts"
 import { connectionOf, displayQueueUrl, probeRedis } from "../../../bench/queue/connection.ts"
 import { type Session, startWorker, WORKER_DEFAULTS } from "../../../bench/queue/worker.ts"
 import { type JudgeSession, startJudgeWorker } from "../../../bench/queue/judge-queue.ts"
 import { judgePrompts } from "../../../bench/eval/judge-prompts.ts"
+import type { JobSettings } from "../../../bench/settings.ts"
+import { stbDirOf } from "../../agents/stabletoolbench-files.ts"
 import { resolveModelLayer } from "../model-option.ts"
 import { redactText } from "../../trace/redact.ts"
 import { ExitCode } from "../exit-codes.ts"
-import { BadInput, intOption, type ParsedCommand, runCommand, UsageError, withoutOptions } from "../options.ts"
-import { benchModelLayer, methodEntries, parseBenchArgs, taskBuilder } from "./bench.ts"
+import { BadInput, intOption, type ParsedCommand, runCommand, splitList, UsageError } from "../options.ts"
 
 const HELP = `usage: smurfs worker --queue <redis://host:6379/0> [options]
 
@@ -33,15 +38,14 @@ options:
                             ~/.cache/smurfs/embeddings here)
   --responses <file>        recorded responses to replay, instead of the run's
   --cache-dir <dir>         a StableToolBench tool_response_cache folder to replay, instead of the run's
-  --stb <dir>               this machine's StableToolBench checkout (its prompt texts), instead of the run's
+  --stb <dir>               this machine's StableToolBench checkout (its prompt texts), for runs that send them
+  --call-cache <dir>        cache model replies and tool results here (a job never names this machine's folders)
+  --store-dir <dir>         where simulated responses are stored here (default a folder under the system's temp dir)
   --lock-ms <ms>            how long a task stays taken without a sign of life; a killed worker's tasks
                             go to another worker after it (default ${WORKER_DEFAULTS.lockMs})
   -h, --help                show this help
 
 exit codes: 0 stopped cleanly, 2 bad usage, 3 bad input (queue URL), 4 queue unavailable, 130 interrupted`
-
-/** Worker options that replace the run's own when the job's settings are read here. */
-const OVERRIDES = ["model", "endpoints", "model-concurrency", "timeout", "data", "responses", "cache-dir", "stb", "embed-cache"] as const
 
 /** The options of `smurfs worker`, in node:util parseArgs' shape. */
 const OPTIONS = {
@@ -56,65 +60,66 @@ const OPTIONS = {
   responses: { type: "string" },
   "cache-dir": { type: "string" },
   stb: { type: "string" },
-  "embed-cache": { type: "string" }
+  "embed-cache": { type: "string" },
+  "call-cache": { type: "string" },
+  "store-dir": { type: "string" }
 } as const satisfies ParseArgsOptionsConfig
 
 export const COMMAND = { name: "worker", help: HELP, options: OPTIONS } as const
 
-const parse = ({ values, given }: ParsedCommand<typeof OPTIONS>) => {
+const parse = ({ values }: ParsedCommand<typeof OPTIONS>) => {
   if (!values.queue) throw new UsageError("--queue <redis://host:port/db> is required")
   try {
     connectionOf(values.queue)
   } catch (e) {
     throw new BadInput((e as Error).message)
   }
-  // only what was given here replaces the job's settings (SMURFS_MODEL on this machine does too: it is this machine's model)
-  const overrides = OVERRIDES.flatMap((name) => (values[name] === undefined || (!given.has(name) && name !== "model") ? [] : [`--${name}`, values[name] as string]))
-  return {
-    queue: values.queue,
-    concurrency: intOption("concurrency", values.concurrency) ?? WORKER_DEFAULTS.concurrency,
-    lockMs: intOption("lock-ms", values["lock-ms"]) ?? WORKER_DEFAULTS.lockMs,
-    overrides
+  const concurrency = intOption("concurrency", values.concurrency) ?? WORKER_DEFAULTS.concurrency
+  // where the model, its servers and every folder come from: this worker's own options and environment, never a job
+  // (SMURFS_MODEL on this machine counts as its --model: it is this machine's model)
+  const own: WorkerOwnSettings = {
+    model: values.model,
+    endpoints: values.endpoints === undefined ? undefined : splitList([values.endpoints]),
+    modelConcurrency: intOption("model-concurrency", values["model-concurrency"]),
+    timeoutMs: intOption("timeout", values.timeout),
+    concurrency,
+    data: resolve(values.data ?? DEFAULT_DATA_DIR),
+    responses: values.responses,
+    cacheDir: values["cache-dir"],
+    stb: stbDirOf(values.stb),
+    embedCache: values["embed-cache"] === undefined ? undefined : resolve(values["embed-cache"]),
+    callCache: values["call-cache"] === undefined ? undefined : resolve(values["call-cache"]),
+    storeDir: resolve(values["store-dir"] ?? join(tmpdir(), "smurfs-worker", "simulated"))
   }
+  return { queue: values.queue, concurrency, lockMs: intOption("lock-ms", values["lock-ms"]) ?? WORKER_DEFAULTS.lockMs, own }
 }
-
-/** The job's options with this worker's overrides in place of the run's own. */
-export const withOverrides = (argv: ReadonlyArray<string>, overrides: ReadonlyArray<string>): Array<string> =>
-  [...withoutOptions(argv, overrides.filter((a) => a.startsWith("--")).map((a) => a.slice(2))), ...overrides]
 
 /** A session for one run's settings: its model (a runtime shared by its tasks), methods and task builder. */
 const sessionOf =
-  (overrides: ReadonlyArray<string>) =>
-  async (argv: ReadonlyArray<string>): Promise<Session> => {
-    const args = parseBenchArgs(withOverrides(argv, overrides))
-    const runtime = ManagedRuntime.make(benchModelLayer(args))
-    const taskOf = await runtime.runPromise(taskBuilder(args))
+  (own: WorkerOwnSettings) =>
+  async (job: JobSettings): Promise<Session> => {
+    const settings = workerBenchSettings(job, own)
+    const runtime = ManagedRuntime.make(benchModelLayer(settings))
+    const taskOf = await runtime.runPromise(taskBuilder(settings))
     return {
       runtime,
-      methods: new Map(methodEntries(args).map((e) => [e.name, e.method])),
+      methods: new Map(methodEntries(settings).map((e) => [e.name, e.method])),
       taskOf,
-      modelSpec: args.model,
-      fullTrace: args.fullTrace
+      modelSpec: settings.model,
+      fullTrace: settings.fullTrace
     }
   }
 
-/** A judge session for an eval's judge spec and texts; this worker's --model and --stb replace the eval's. */
+/** A judge session for an eval's judge and texts: this worker's model server, and its own checkout for StableToolBench's texts. */
 const judgeSessionOf =
-  (overrides: ReadonlyArray<string>) =>
+  (own: WorkerOwnSettings) =>
   async (judge: string, prompts: string): Promise<JudgeSession> => {
-    const override = (name: string) => {
-      const at = overrides.indexOf(`--${name}`)
-      return at < 0 ? undefined : overrides[at + 1]
-    }
-    const spec = override("model") ?? judge
-    const stb = prompts === "smurfs" ? undefined : (override("stb") ?? prompts.slice("stabletoolbench:".length))
-    const timeout = override("timeout")
-    const concurrency = override("model-concurrency")
-    const endpoints = override("endpoints")
+    const spec = workerModelOf(judge, own)
+    const stb = workerStbOf(prompts === "smurfs" ? "smurfs" : "stabletoolbench", own)
     const runtime = ManagedRuntime.make(resolveModelLayer(spec, {
-      ...(timeout === undefined ? {} : { timeoutMs: Number(timeout) }),
-      ...(concurrency === undefined ? {} : { concurrency: Number(concurrency) }),
-      ...(endpoints === undefined ? {} : { endpoints: endpoints.split(",").map((e) => e.trim()).filter((e) => e !== "") })
+      ...(own.timeoutMs === undefined ? {} : { timeoutMs: own.timeoutMs }),
+      ...(own.modelConcurrency === undefined ? {} : { concurrency: own.modelConcurrency }),
+      ...(own.endpoints === undefined ? {} : { endpoints: own.endpoints })
     }))
     return { runtime, prompts: judgePrompts(stb) }
   }
@@ -129,8 +134,8 @@ const work = async (args: ReturnType<typeof parse>): Promise<number> => {
     log(redactText(`cannot use the queue at ${displayQueueUrl(args.queue)} (${(e as Error).message}). Start Redis there (redis-server, or apt-get install redis-server), or check --queue.`))
     return ExitCode.ModelUnavailable
   }
-  const tasks = startWorker({ queueUrl: args.queue, concurrency: args.concurrency, lockMs: args.lockMs, sessionOf: sessionOf(args.overrides), log })
-  const judgements = startJudgeWorker({ queueUrl: args.queue, concurrency: args.concurrency, lockMs: args.lockMs, sessionOf: judgeSessionOf(args.overrides), log })
+  const tasks = startWorker({ queueUrl: args.queue, concurrency: args.concurrency, lockMs: args.lockMs, sessionOf: sessionOf(args.own), log })
+  const judgements = startJudgeWorker({ queueUrl: args.queue, concurrency: args.concurrency, lockMs: args.lockMs, sessionOf: judgeSessionOf(args.own), log })
   await Promise.all([tasks.worker.waitUntilReady(), judgements.worker.waitUntilReady()])
   const close = async (force?: boolean) => void (await Promise.all([tasks.close(force), judgements.close(force)]))
   log(`taking bench tasks and judge decisions from ${displayQueueUrl(args.queue)}, ${args.concurrency} at a time (Ctrl-C to stop)`)
