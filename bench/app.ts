@@ -6,7 +6,7 @@ import { Effect, Layer } from "effect"
 import { baselinePrompts } from "../src/agents/baseline-prompts.ts"
 import { DFSDT_DEFAULTS } from "../src/agents/dfsdt.ts"
 import { finishSpec } from "../src/agents/finish.ts"
-import { methodFor } from "../src/agents/methods.ts"
+import { METHOD_NAMES, methodFor } from "../src/agents/methods.ts"
 import { resolveOptions } from "../src/agents/smurfs-options.ts"
 import type { Task } from "../src/agents/task.ts"
 import { modelCacheLayer } from "../src/llm/cache.ts"
@@ -306,6 +306,8 @@ export const workerBenchSettings = (job: JobSettings, own: WorkerOwnSettings): B
     ...options,
     out: own.storeDir,
     data: own.data,
+    // a job names its method; the session holds every method, so jobs of any method share it
+    methods: [...METHOD_NAMES],
     model: workerModelOf(model, own),
     concurrency: own.concurrency,
     stb: workerStbOf(prompts, own),
