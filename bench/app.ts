@@ -13,7 +13,7 @@ import { modelCacheLayer } from "../src/llm/cache.ts"
 import { LanguageModel } from "../src/llm/language-model.ts"
 import { type ModelCallObserver, observedModelLayer } from "../src/llm/observe.ts"
 import { type EndpointStats, PoolStats, poolStatsLayer } from "../src/llm/pool.ts"
-import { isPortableSpec, isTestModelSpec, modelLayer } from "../src/llm/spec.ts"
+import { checkModelPresent, isPortableSpec, isTestModelSpec, modelLayer } from "../src/llm/spec.ts"
 import { makeToolCache } from "../src/tools/cache.ts"
 import { makeEnvironmentChain } from "../src/tools/environments/chain.ts"
 import type { ToolEnvironment } from "../src/tools/environments/environment.ts"
@@ -117,11 +117,18 @@ export const taskBuilder = (settings: BenchSettings) =>
     return (query: BenchQuery): Effect.Effect<Task, Error> => Effect.succeed(listed(query))
   })
 
+/** How the run's model is called. */
+const modelOptionsOf = (settings: BenchSettings) => ({
+  // Ollama serves OLLAMA_NUM_PARALLEL requests at once (its own default applies); other servers get one slot per task.
+  concurrency: settings.modelConcurrency ?? (settings.model.startsWith("ollama:") ? undefined : settings.concurrency),
+  timeoutMs: settings.timeoutMs,
+  think: settings.think,
+  endpoints: settings.endpoints
+})
+
 /** The model layer of a run: the served model (one server or a pool), behind the call cache when asked. */
 export const benchModelLayer = (settings: BenchSettings, observer?: ModelCallObserver) => {
-  // Ollama serves OLLAMA_NUM_PARALLEL requests at once (its own default applies); other servers get one slot per task.
-  const modelConcurrency = settings.modelConcurrency ?? (settings.model.startsWith("ollama:") ? undefined : settings.concurrency)
-  const resolved = modelLayer(settings.model, { concurrency: modelConcurrency, timeoutMs: settings.timeoutMs, think: settings.think, endpoints: settings.endpoints })
+  const resolved = modelLayer(settings.model, modelOptionsOf(settings))
   // below the call cache: what is observed is what a server answers, as it answers
   const served = observer === undefined ? resolved : Layer.provide(observedModelLayer(observer), resolved)
   return settings.callCache === undefined ? served : Layer.provide(modelCacheLayer({ dir: settings.callCache }), served)
@@ -260,7 +267,9 @@ const runProgram = (settings: BenchSettings, progress: Progress) =>
  */
 export const runBenchSettings = (settings: BenchSettings, progress: Progress) => {
   const layer = benchModelLayer(settings, { onEnd: (_role, response) => progress.modelCall?.(response ? response.usage.promptTokens + response.usage.completionTokens : 0) })
-  return runProgram(settings, progress).pipe(Effect.scoped, Effect.provide(layer.pipe(Layer.provideMerge(poolStatsLayer))))
+  const run = runProgram(settings, progress).pipe(Effect.scoped, Effect.provide(layer.pipe(Layer.provideMerge(poolStatsLayer))))
+  // a misspelled model fails here, before the run directory exists; on a queue the workers' servers hold the model
+  return settings.queue === undefined ? Effect.andThen(checkModelPresent(settings.model, modelOptionsOf(settings)), run) : run
 }
 
 /** What a queue worker takes from its own flags only, never from a job: its model server, credentials and folders. */

@@ -1,8 +1,8 @@
 // Model specs ("ollama:qwen2.5:7b", "openai:gpt-4o-mini", "scripted:replies.json") to LanguageModel layers.
 import { Effect, Layer } from "effect"
-import { InvalidModelSpec } from "./errors.ts"
+import { InvalidModelSpec, ModelNotFound } from "./errors.ts"
 import { LanguageModel } from "./language-model.ts"
-import { normalizeOllamaHost, ollamaModel, type OllamaSettings, ollamaVersion } from "./ollama.ts"
+import { normalizeOllamaHost, ollamaCapabilities, ollamaModel, ollamaModels, type OllamaSettings, ollamaVersion } from "./ollama.ts"
 import { listOpenAIModels, makeOpenAIModel, type OpenAISettings } from "./openai.ts"
 import { makePool, type PoolEndpoint } from "./pool.ts"
 import { type Provider, registeredProviders, registeredSpec } from "./providers.ts"
@@ -254,3 +254,36 @@ export const isPortableSpec = (spec: string): boolean => {
 /** Whether a spec is a model for tests and measurements (a script, the simulator): never the judge to suggest. */
 export const isTestModelSpec = (spec: string): boolean =>
   spec.trim().toLowerCase().startsWith("scripted:") || registeredSpec(spec)?.provider.testModel === true
+
+/**
+ * Whether the model a spec names is on its server, asked before a long run writes anything: fails with
+ * ModelNotFound (naming the models the server has) when the server says it lacks the model. Anything
+ * else (the server down, a provider that does not list models, a pool) passes here and meets the run's own handling.
+ */
+export const checkModelPresent = (spec: string, options: ModelOptions = {}): Effect.Effect<void, ModelNotFound> =>
+  modelPresence(spec, options).pipe(
+    // a server that does not answer at once is the run's to meet (its timeouts, --stop-after), not a missing model
+    Effect.timeoutOption(PRESENCE_CHECK_MS),
+    Effect.asVoid
+  )
+
+/** How long the model check before a run waits for the server. */
+const PRESENCE_CHECK_MS = 3000
+
+const modelPresence = (spec: string, options: ModelOptions): Effect.Effect<void, ModelNotFound> =>
+  Effect.gen(function* () {
+    if (options.endpoints !== undefined && options.endpoints.length > 0) return
+    const parsed = yield* Effect.orElseSucceed(parseModelSpec(spec), () => undefined)
+    if (parsed === undefined || "registered" in parsed) return
+    if (parsed.provider === "ollama") {
+      const settings = ollamaSettings(parsed.model, options)
+      const shown = yield* Effect.result(ollamaCapabilities(settings))
+      if (shown._tag === "Success" || shown.failure._tag !== "ModelNotFound") return
+      const available = yield* Effect.orElseSucceed(ollamaModels(settings), () => undefined)
+      return yield* Effect.fail(new ModelNotFound({ provider: "ollama", model: parsed.model, available }))
+    }
+    if (parsed.provider === "openai") {
+      const listed = yield* Effect.orElseSucceed(listOpenAIModels(openaiSettings(parsed.model, options)), () => undefined)
+      if (listed !== undefined && listed.length > 0 && !listed.includes(parsed.model)) return yield* Effect.fail(new ModelNotFound({ provider: "openai", model: parsed.model, available: listed }))
+    }
+  })

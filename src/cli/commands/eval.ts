@@ -18,6 +18,7 @@ import { collectRows } from "../../../bench/report/collect.ts"
 import { renderTable } from "../../../bench/report/table.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { resolveModelLayer } from "../model-option.ts"
+import { checkModelPresent } from "../../llm/spec.ts"
 import { BadInput, intOption, type ParsedCommand, runCommand, UsageError } from "../options.ts"
 
 /** Tasks in flight when the decisions go to a queue: enough to keep several workers busy. */
@@ -176,6 +177,14 @@ const evaluate = async (parsed: ParsedCommand<typeof OPTIONS>["values"]): Promis
   }
   // As in `smurfs bench`: Ollama serves OLLAMA_NUM_PARALLEL requests at once; other servers get one slot per judged task.
   const layer = resolveModelLayer(parsed.judge, { concurrency: parsed.judge.startsWith("ollama:") ? undefined : options.concurrency })
+  if (parsed.queue === undefined) {
+    // a misspelled judge fails here, before any label or pointer is written
+    const present = await Effect.runPromiseExit(checkModelPresent(parsed.judge))
+    if (Exit.isFailure(present)) {
+      console.error(`smurfs eval: ${String((Cause.squash(present.cause) as Error).message)}`)
+      return ExitCode.ModelUnavailable
+    }
+  }
   if (resolve(options.store) !== resolve(parsed.run)) {
     const pointer = await Effect.runPromiseExit(writeJsonAtomic(join(options.store, EVAL_SOURCE_FILE), { source: resolve(parsed.run) }))
     if (Exit.isFailure(pointer)) {
