@@ -221,6 +221,26 @@ export type BenchOutcome =
       readonly next: string
     }
 
+/** A finished run's summary as data (what `bench --json` prints). */
+export const summaryValue = (settings: BenchSettings, outcome: Extract<BenchOutcome, { kind: "ran" }>) => {
+  const { summary, totals, next } = outcome
+  return {
+    runDir: settings.out,
+    total: summary.total,
+    recorded: summary.recorded,
+    answered: summary.answered,
+    skipped: summary.skipped,
+    errors: summary.errors,
+    notRecorded: summary.notRecorded,
+    modelCalls: totals?.modelCalls ?? null,
+    tokens: totals?.tokens ?? null,
+    wallMs: totals?.wallMs ?? null,
+    convertedFiles: summary.convertedFiles,
+    ...(summary.lastServerError ? { lastServerError: summary.lastServerError } : {}),
+    next
+  }
+}
+
 /** The run of `settings`, with the model and the pool's figures in context. */
 const runProgram = (settings: BenchSettings, progress: Progress) =>
   Effect.gen(function* () {

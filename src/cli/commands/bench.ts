@@ -3,11 +3,11 @@ import { existsSync, statSync } from "node:fs"
 import { resolve } from "node:path"
 import type { ParseArgsOptionsConfig } from "node:util"
 import { Cause, Effect, Exit } from "effect"
-import { type BenchOutcome, promptsOf, runBenchSettings } from "../../../bench/app.ts"
+import { type BenchOutcome, promptsOf, runBenchSettings, summaryValue } from "../../../bench/app.ts"
 import { GROUPS } from "../../../bench/datasets.ts"
 import { formatDuration, makeProgress } from "../../../bench/progress.ts"
 import { ModelServerDown, RUNNER_DEFAULTS } from "../../../bench/runner.ts"
-import { BENCH_DEFAULTS, type BenchSettings, benchSettings, InvalidBenchSettings } from "../../../bench/settings.ts"
+import { BENCH_DEFAULTS, type BenchSettings, benchSettings, type BenchSettingsInput, InvalidBenchSettings } from "../../../bench/settings.ts"
 import { DFSDT_DEFAULTS } from "../../agents/dfsdt.ts"
 import { METHOD_NAMES } from "../../agents/methods.ts"
 import { REACT_DEFAULTS } from "../../agents/react.ts"
@@ -15,7 +15,7 @@ import { smurfsDefaults } from "../../agents/smurfs-options.ts"
 import { STB_ENV, stbDirOf } from "../../agents/stabletoolbench-files.ts"
 import { defaultModelSpec, MODEL_DEFAULTS, THINK_HELP } from "../../llm/spec.ts"
 import { plural } from "../../plural.ts"
-import { parseToolset } from "../../tools/retrieval/toolset.ts"
+import { parseToolset, toolsetLabel } from "../../tools/retrieval/toolset.ts"
 import { otlpLayer } from "../../trace/otlp.ts"
 import { redactText } from "../../trace/redact.ts"
 import { ExitCode } from "../exit-codes.ts"
@@ -131,10 +131,56 @@ const OPTIONS = {
 
 export const COMMAND = { name: "bench", help: HELP, options: OPTIONS } as const
 
-const list = (values: ReadonlyArray<string> | undefined): Array<string> | undefined => (values === undefined ? undefined : splitList(values))
+type Values = ParsedCommand<typeof OPTIONS>["values"]
 
-/** Only the fields that were given: the schema fills in the rest from its defaults. */
-const given = <T extends Record<string, unknown>>(fields: T): Partial<T> => Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)) as Partial<T>
+/** How a flag's text is read into its setting; the schema checks the rest (ranges, rules across settings). */
+const text = (_name: string, value: unknown) => value as string
+const path = (_name: string, value: unknown) => resolve(value as string)
+const list = (_name: string, value: unknown) => splitList(value as ReadonlyArray<string>)
+const int = (name: string, value: unknown) => intOption(name, value as string)
+const flag = (_name: string, value: unknown) => value === true
+
+/** Which setting each flag fills, and how: adding a setting is its line in the schema, its flag here and in OPTIONS. */
+const FLAGS: { readonly [F in keyof typeof OPTIONS]?: readonly [keyof BenchSettings, (name: string, value: unknown) => unknown] } = {
+  data: ["data", path],
+  group: ["groups", list],
+  method: ["methods", (name, value) => choiceList(name, splitList(value as ReadonlyArray<string>), METHODS)],
+  model: ["model", text],
+  env: ["envs", list],
+  responses: ["responses", text],
+  "cache-dir": ["cacheDir", text],
+  "store-dir": ["storeDir", text],
+  "call-cache": ["callCache", path],
+  limit: ["limit", int],
+  ids: ["ids", list],
+  toolset: ["toolset", (_name, value) => {
+    try {
+      return toolsetLabel(parseToolset(value as string))
+    } catch (e) {
+      throw new UsageError((e as Error).message)
+    }
+  }],
+  embed: ["embed", text],
+  "embed-cache": ["embedCache", path],
+  rerank: ["rerank", flag],
+  concurrency: ["concurrency", int],
+  "model-concurrency": ["modelConcurrency", int],
+  endpoints: ["endpoints", list],
+  queue: ["queue", text],
+  resume: ["resume", flag],
+  force: ["force", flag],
+  "tool-calling": ["toolCalling", (name, value) => choiceOption(name, value as string, ["auto", "native", "json"], "auto")],
+  tries: ["tries", int],
+  "smurfs-max-steps": ["smurfsMaxSteps", int],
+  "single-chain-max-step": ["singleChainMaxStep", int],
+  budget: ["budget", int],
+  "observation-limit": ["observationLimit", int],
+  stb: ["stb", (_name, value) => stbDirOf(value as string)],
+  timeout: ["timeoutMs", int],
+  think: ["think", (_name, value) => thinkOption(value as string)],
+  "stop-after": ["stopAfter", int],
+  "full-trace": ["fullTrace", flag]
+}
 
 /** The command's options (flags, SMURFS_* and smurfs.config.json, as parseCommand read them) as the run's settings. */
 export const settingsOf = ({ values }: ParsedCommand<typeof OPTIONS>): BenchSettings & { readonly json: boolean } => {
@@ -144,56 +190,17 @@ export const settingsOf = ({ values }: ParsedCommand<typeof OPTIONS>): BenchSett
       `--max-steps was split in two: --smurfs-max-steps <n> for smurfs (accepted steps per subtask, default ${smurfsDefaults.maxSteps}) ` +
         `and --single-chain-max-step <n> for react/dfsdt (tree nodes per chain, default ${REACT_DEFAULTS.singleChainMaxStep})`
     )
-  const methods = values.method === undefined ? undefined : choiceList("method", list(values.method) ?? [], METHODS)
-  try {
-    parseToolset(values.toolset ?? BENCH_DEFAULTS.toolset)
-  } catch (e) {
-    throw new UsageError((e as Error).message)
-  }
   const out = resolve(values.out)
   if (existsSync(out) && !statSync(out).isDirectory()) throw new BadInput(`--out ${values.out} is a file; give a directory for the run (it is created when missing)`)
+  const input: Record<string, unknown> = { out, model: defaultModelSpec(), stb: stbDirOf(undefined) }
+  for (const [name, [field, read]] of Object.entries(FLAGS) as Array<[string, readonly [string, (name: string, value: unknown) => unknown]]>) {
+    const value = (values as Values & Record<string, unknown>)[name]
+    if (value !== undefined) input[field] = read(name, value)
+  }
   try {
-    const settings = benchSettings({
-      out,
-      data: resolve(values.data ?? BENCH_DEFAULTS.data),
-      model: values.model ?? defaultModelSpec(),
-      embedCache: values["embed-cache"] === undefined ? undefined : resolve(values["embed-cache"]),
-      callCache: values["call-cache"] === undefined ? undefined : resolve(values["call-cache"]),
-      stb: stbDirOf(values.stb),
-      rerank: values.rerank === true,
-      resume: values.resume === true,
-      force: values.force === true,
-      fullTrace: values["full-trace"] === true,
-      toolCalling: choiceOption("tool-calling", values["tool-calling"], ["auto", "native", "json"], "auto"),
-      ...given({
-        groups: list(values.group),
-        methods,
-        envs: list(values.env),
-        responses: values.responses,
-        cacheDir: values["cache-dir"],
-        storeDir: values["store-dir"],
-        limit: intOption("limit", values.limit),
-        ids: list(values.ids),
-        toolset: values.toolset,
-        embed: values.embed,
-        concurrency: intOption("concurrency", values.concurrency),
-        modelConcurrency: intOption("model-concurrency", values["model-concurrency"]),
-        endpoints: list(values.endpoints),
-        queue: values.queue,
-        tries: intOption("tries", values.tries),
-        smurfsMaxSteps: intOption("smurfs-max-steps", values["smurfs-max-steps"]),
-        singleChainMaxStep: intOption("single-chain-max-step", values["single-chain-max-step"]),
-        budget: intOption("budget", values.budget),
-        observationLimit: intOption("observation-limit", values["observation-limit"]),
-        timeoutMs: intOption("timeout", values.timeout),
-        think: thinkOption(values.think),
-        stopAfter: intOption("stop-after", values["stop-after"])
-      })
-    })
-    return { ...settings, json: values.json === true }
+    return { ...benchSettings(input as BenchSettingsInput), json: values.json === true }
   } catch (e) {
-    if (e instanceof InvalidBenchSettings) throw new UsageError(e.message)
-    throw e
+    throw e instanceof InvalidBenchSettings ? new UsageError(e.message) : e
   }
 }
 
@@ -212,14 +219,7 @@ const report = (settings: BenchSettings, json: boolean, outcome: BenchOutcome): 
       (totals ? ` ${plural(totals.modelCalls, "model call")}, ${plural(totals.tokens, "token")}, ${formatDuration(totals.wallMs)}.` : "") +
       ` Run directory: ${settings.out}`
   )
-  if (json)
-    console.log(
-      JSON.stringify(
-        { runDir: settings.out, total: summary.total, recorded: summary.recorded, answered: summary.answered, skipped: summary.skipped, errors: summary.errors, notRecorded: summary.notRecorded, modelCalls: totals?.modelCalls ?? null, tokens: totals?.tokens ?? null, wallMs: totals?.wallMs ?? null, convertedFiles: summary.convertedFiles, ...(summary.lastServerError ? { lastServerError: summary.lastServerError } : {}), next },
-        null,
-        2
-      )
-    )
+  if (json) console.log(JSON.stringify(summaryValue(settings, outcome), null, 2))
   else for (const file of summary.convertedFiles) console.log(file)
   if (summary.errors === 0 && summary.notRecorded === 0) console.error(`Next: judge the answers with \`${next}\``)
   if (summary.errors > 0 && summary.recorded === 0) {
