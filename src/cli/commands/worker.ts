@@ -27,23 +27,27 @@ queue gives those tasks to another worker).
 options:
   --queue <url>             the Redis of the run: redis://[user:password@]host:port[/db] (required)
   --concurrency <n>         tasks run at once (default ${WORKER_DEFAULTS.concurrency}; match the model server's parallelism)
-  --model <spec>            the model here, instead of the run's (e.g. the same model on this machine's Ollama);
-                            for judge decisions, the judge here instead of the eval's
+  --model <spec>            the model here, instead of the run's (which a worker takes only when it names no file
+                            or folder: ollama:<model>, openai:<model>, sim); for judge decisions, the judge here
   --endpoints <u[,u]>       this machine's servers of the model, each url or url*N
   --model-concurrency <n>   requests in flight per model server
   --timeout <ms>            per-request model timeout
-  --data <dir>              where this machine keeps the data (recorded responses; with --toolset retrieve, the
-                            corpus: the same query files as the coordinator's), if not where the coordinator does
+  --data <dir>              this machine's data (recorded responses; with --toolset retrieve, the corpus: the same
+                            query files as the coordinator's) (default $SMURFS_DATA, else ${DEFAULT_DATA_DIR})
   --embed-cache <dir>       where this machine caches document embeddings (--toolset retrieve --embed; default
                             ~/.cache/smurfs/embeddings here)
-  --responses <file>        recorded responses to replay, instead of the run's
-  --cache-dir <dir>         a StableToolBench tool_response_cache folder to replay, instead of the run's
-  --stb <dir>               this machine's StableToolBench checkout (its prompt texts), for runs that send them
-  --call-cache <dir>        cache model replies and tool results here (a job never names this machine's folders)
+  --responses <file>        recorded responses to replay (default <data>/responses.jsonl when present)
+  --cache-dir <dir>         a StableToolBench tool_response_cache folder to replay (default: one found inside or beside --data)
+  --stb <dir>               this machine's StableToolBench checkout, for runs and evals that send its prompt texts
+  --call-cache <dir>        cache model replies and tool results here
   --store-dir <dir>         where simulated responses are stored here (default a folder under the system's temp dir)
   --lock-ms <ms>            how long a task stays taken without a sign of life; a killed worker's tasks
                             go to another worker after it (default ${WORKER_DEFAULTS.lockMs})
   -h, --help                show this help
+
+A job carries the task and the run's options only: the model server, endpoints, credentials and every
+folder come from this worker's own options and environment. With SMURFS_QUEUE_SECRET set (the same on the
+coordinator and its workers), jobs and results are signed, and anything unsigned is refused.
 
 exit codes: 0 stopped cleanly, 2 bad usage, 3 bad input (queue URL), 4 queue unavailable, 130 interrupted`
 
