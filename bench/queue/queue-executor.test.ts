@@ -15,6 +15,9 @@ import { type Session, startWorker } from "./worker.ts"
 import { Worker } from "bullmq"
 import { fakeRecord } from "../eval/test-fixtures.ts"
 import { connectionOf, TASK_QUEUE } from "./connection.ts"
+import { judgeInputFromRecord } from "../eval/judge-input.ts"
+import { judgePrompts } from "../eval/judge-prompts.ts"
+import { makeQueueDecider, startJudgeWorker } from "./judge-queue.ts"
 
 /** The run options the coordinator's jobs carry. */
 const SETTINGS = jobSettingsOf(benchSettings({ out: "/run", model: "ollama:m" }))
@@ -201,6 +204,29 @@ describe.skipIf(unavailable !== undefined)(`the queue executor with a worker${un
       expect(runs.count).toBe(0)
     } finally {
       await Promise.all([queue.close(), events.close()])
+      await worker.close()
+    }
+  })
+
+  it("a judge decision signed with another SMURFS_QUEUE_SECRET is refused by the worker, and comes back as a failure", async () => {
+    const sessions = { count: 0 }
+    const worker = startJudgeWorker({
+      queueUrl: redis.url,
+      concurrency: 1,
+      lockMs: 5000,
+      secret: "worker-secret",
+      sessionOf: async () => (sessions.count++, { runtime: ManagedRuntime.make(answering), prompts: judgePrompts(undefined) }),
+      log: () => {}
+    })
+    try {
+      const input = judgeInputFromRecord(fakeRecord({ taskId: "j", query: "q", finalAnswer: "a", calls: [] }))
+      const outcome = await Effect.runPromise(
+        Effect.scoped(Effect.flatMap(makeQueueDecider({ ...QUEUE_DEFAULTS, queueUrl: redis.url, secret: "eval-secret", attempts: 1, sweepMs: 200 }), (decider) =>
+          decider.pass({ kind: "pass", judge: "sim", prompts: "smurfs", seed: 1, input })))
+      )
+      expect("error" in outcome ? outcome.error : "").toContain("SMURFS_QUEUE_SECRET")
+      expect(sessions.count).toBe(0)
+    } finally {
       await worker.close()
     }
   })
