@@ -288,8 +288,9 @@ const runProgram = (settings: BenchSettings, progress: Progress) =>
 export const runBenchSettings = (settings: BenchSettings, progress: Progress) => {
   const layer = benchModelLayer(settings, { onEnd: (_role, response) => progress.modelCall?.(response ? response.usage.promptTokens + response.usage.completionTokens : 0) })
   const run = runProgram(settings, progress).pipe(Effect.scoped, Effect.provide(layer.pipe(Layer.provideMerge(poolStatsLayer))))
-  // a misspelled model fails here, before the run directory exists; on a queue the workers' servers hold the model
-  return settings.queue === undefined ? Effect.andThen(checkModelPresent(settings.model, modelOptionsOf(settings)), run) : run
+  // A misspelled model fails here, before the run directory exists. On a queue the workers' servers hold the
+  // model; a resumed run first checks its settings against the run's (a changed model is named there).
+  return settings.queue === undefined && !settings.resume ? Effect.andThen(checkModelPresent(settings.model, modelOptionsOf(settings)), run) : run
 }
 
 /** What a queue worker takes from its own flags only, never from a job: its model server, credentials and folders. */
