@@ -20,10 +20,8 @@ import { otlpLayer } from "../../trace/otlp.ts"
 import { redactText } from "../../trace/redact.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { BadInput, choiceList, choiceOption, intOption, type ParsedCommand, runCommand, splitList, thinkOption, UsageError } from "../options.ts"
-import "../model-option.ts"
 
 const METHODS = METHOD_NAMES
-
 
 const HELP = `usage: smurfs bench --out <run dir> [options]
 
