@@ -1,7 +1,7 @@
 // `smurfs bench`: run methods on StableToolBench tasks into a resumable run directory.
 import { existsSync, statSync } from "node:fs"
 import { resolve } from "node:path"
-import type { ParseArgsOptionsConfig } from "node:util"
+import type { ParseArgsOptionDescriptor } from "node:util"
 import { Cause, Effect, Exit } from "effect"
 import { type BenchOutcome, promptsOf, runBenchSettings, summaryValue } from "../../../bench/app.ts"
 import { GROUPS } from "../../../bench/datasets.ts"
@@ -87,98 +87,72 @@ exit codes: 0 every task recorded, 1 some tasks left undone (rerun with --resume
 3 bad input (data, run directory, model spec, environments), 4 model unavailable (the server failed
 every task run, or --stop-after tasks in a row), 130 interrupted`
 
-/** The options of `smurfs bench`, in node:util parseArgs' shape. */
+/** How a flag's text is read into its setting; the schema checks the rest (ranges, rules across settings). */
+type Reader = (name: string, value: unknown) => unknown
+const text: Reader = (_name, value) => value as string
+const path: Reader = (_name, value) => resolve(value as string)
+const list: Reader = (_name, value) => splitList(value as ReadonlyArray<string>)
+const int: Reader = (name, value) => intOption(name, value as string)
+const flag: Reader = (_name, value) => value === true
+const methods: Reader = (name, value) => choiceList(name, splitList(value as ReadonlyArray<string>), METHODS)
+const toolset: Reader = (_name, value) => {
+  try {
+    return toolsetLabel(parseToolset(value as string))
+  } catch (e) {
+    throw new UsageError((e as Error).message)
+  }
+}
+const toolCalling: Reader = (name, value) => choiceOption(name, value as string, ["auto", "native", "json"], "auto")
+const think: Reader = (_name, value) => thinkOption(value as string)
+const stb: Reader = (_name, value) => stbDirOf(value as string)
+
+/** A flag in node:util parseArgs' shape, and the setting it fills (parseArgs ignores `setting`). */
+type BenchOption = ParseArgsOptionDescriptor & { readonly setting?: readonly [keyof BenchSettings, Reader] }
+
+/**
+ * The options of `smurfs bench`: each flag and the setting it fills. Adding a setting is its line in
+ * the BenchSettings schema, its line here and its line in the help.
+ */
 const OPTIONS = {
-  data: { type: "string" },
-  group: { type: "string", multiple: true },
-  method: { type: "string", multiple: true },
-  model: { type: "string" },
-  env: { type: "string", multiple: true },
-  responses: { type: "string" },
-  "cache-dir": { type: "string" },
-  "store-dir": { type: "string" },
-  "call-cache": { type: "string" },
-  limit: { type: "string" },
-  ids: { type: "string", multiple: true },
-  toolset: { type: "string" },
-  embed: { type: "string" },
-  "embed-cache": { type: "string" },
-  rerank: { type: "boolean" },
-  concurrency: { type: "string" },
-  "model-concurrency": { type: "string" },
-  endpoints: { type: "string", multiple: true },
-  queue: { type: "string" },
+  data: { type: "string", setting: ["data", path] },
+  group: { type: "string", multiple: true, setting: ["groups", list] },
+  method: { type: "string", multiple: true, setting: ["methods", methods] },
+  model: { type: "string", setting: ["model", text] },
+  env: { type: "string", multiple: true, setting: ["envs", list] },
+  responses: { type: "string", setting: ["responses", text] },
+  "cache-dir": { type: "string", setting: ["cacheDir", text] },
+  "store-dir": { type: "string", setting: ["storeDir", text] },
+  "call-cache": { type: "string", setting: ["callCache", path] },
+  limit: { type: "string", setting: ["limit", int] },
+  ids: { type: "string", multiple: true, setting: ["ids", list] },
+  toolset: { type: "string", setting: ["toolset", toolset] },
+  embed: { type: "string", setting: ["embed", text] },
+  "embed-cache": { type: "string", setting: ["embedCache", path] },
+  rerank: { type: "boolean", setting: ["rerank", flag] },
+  concurrency: { type: "string", setting: ["concurrency", int] },
+  "model-concurrency": { type: "string", setting: ["modelConcurrency", int] },
+  endpoints: { type: "string", multiple: true, setting: ["endpoints", list] },
+  queue: { type: "string", setting: ["queue", text] },
   out: { type: "string" },
-  resume: { type: "boolean" },
-  force: { type: "boolean" },
-  "tool-calling": { type: "string" },
-  tries: { type: "string" },
-  "smurfs-max-steps": { type: "string" },
-  "single-chain-max-step": { type: "string" },
+  resume: { type: "boolean", setting: ["resume", flag] },
+  force: { type: "boolean", setting: ["force", flag] },
+  "tool-calling": { type: "string", setting: ["toolCalling", toolCalling] },
+  tries: { type: "string", setting: ["tries", int] },
+  "smurfs-max-steps": { type: "string", setting: ["smurfsMaxSteps", int] },
+  "single-chain-max-step": { type: "string", setting: ["singleChainMaxStep", int] },
   // refused with a hint: it set both limits at once, which never meant the same thing
   "max-steps": { type: "string" },
-  budget: { type: "string" },
-  "observation-limit": { type: "string" },
-  stb: { type: "string" },
-  timeout: { type: "string" },
-  think: { type: "string" },
-  "stop-after": { type: "string" },
-  "full-trace": { type: "boolean" },
+  budget: { type: "string", setting: ["budget", int] },
+  "observation-limit": { type: "string", setting: ["observationLimit", int] },
+  stb: { type: "string", setting: ["stb", stb] },
+  timeout: { type: "string", setting: ["timeoutMs", int] },
+  think: { type: "string", setting: ["think", think] },
+  "stop-after": { type: "string", setting: ["stopAfter", int] },
+  "full-trace": { type: "boolean", setting: ["fullTrace", flag] },
   json: { type: "boolean" }
-} as const satisfies ParseArgsOptionsConfig
+} as const satisfies Record<string, BenchOption>
 
 export const COMMAND = { name: "bench", help: HELP, options: OPTIONS } as const
-
-type Values = ParsedCommand<typeof OPTIONS>["values"]
-
-/** How a flag's text is read into its setting; the schema checks the rest (ranges, rules across settings). */
-const text = (_name: string, value: unknown) => value as string
-const path = (_name: string, value: unknown) => resolve(value as string)
-const list = (_name: string, value: unknown) => splitList(value as ReadonlyArray<string>)
-const int = (name: string, value: unknown) => intOption(name, value as string)
-const flag = (_name: string, value: unknown) => value === true
-
-/** Which setting each flag fills, and how: adding a setting is its line in the schema, its flag here and in OPTIONS. */
-const FLAGS: { readonly [F in keyof typeof OPTIONS]?: readonly [keyof BenchSettings, (name: string, value: unknown) => unknown] } = {
-  data: ["data", path],
-  group: ["groups", list],
-  method: ["methods", (name, value) => choiceList(name, splitList(value as ReadonlyArray<string>), METHODS)],
-  model: ["model", text],
-  env: ["envs", list],
-  responses: ["responses", text],
-  "cache-dir": ["cacheDir", text],
-  "store-dir": ["storeDir", text],
-  "call-cache": ["callCache", path],
-  limit: ["limit", int],
-  ids: ["ids", list],
-  toolset: ["toolset", (_name, value) => {
-    try {
-      return toolsetLabel(parseToolset(value as string))
-    } catch (e) {
-      throw new UsageError((e as Error).message)
-    }
-  }],
-  embed: ["embed", text],
-  "embed-cache": ["embedCache", path],
-  rerank: ["rerank", flag],
-  concurrency: ["concurrency", int],
-  "model-concurrency": ["modelConcurrency", int],
-  endpoints: ["endpoints", list],
-  queue: ["queue", text],
-  resume: ["resume", flag],
-  force: ["force", flag],
-  "tool-calling": ["toolCalling", (name, value) => choiceOption(name, value as string, ["auto", "native", "json"], "auto")],
-  tries: ["tries", int],
-  "smurfs-max-steps": ["smurfsMaxSteps", int],
-  "single-chain-max-step": ["singleChainMaxStep", int],
-  budget: ["budget", int],
-  "observation-limit": ["observationLimit", int],
-  stb: ["stb", (_name, value) => stbDirOf(value as string)],
-  timeout: ["timeoutMs", int],
-  think: ["think", (_name, value) => thinkOption(value as string)],
-  "stop-after": ["stopAfter", int],
-  "full-trace": ["fullTrace", flag]
-}
 
 /** The command's options (flags, SMURFS_* and smurfs.config.json, as parseCommand read them) as the run's settings. */
 export const settingsOf = ({ values }: ParsedCommand<typeof OPTIONS>): BenchSettings & { readonly json: boolean } => {
@@ -191,9 +165,9 @@ export const settingsOf = ({ values }: ParsedCommand<typeof OPTIONS>): BenchSett
   const out = resolve(values.out)
   if (existsSync(out) && !statSync(out).isDirectory()) throw new BadInput(`--out ${values.out} is a file; give a directory for the run (it is created when missing)`)
   const input: Record<string, unknown> = { out, model: defaultModelSpec(), stb: stbDirOf(undefined) }
-  for (const [name, [field, read]] of Object.entries(FLAGS) as Array<[string, readonly [string, (name: string, value: unknown) => unknown]]>) {
-    const value = (values as Values & Record<string, unknown>)[name]
-    if (value !== undefined) input[field] = read(name, value)
+  for (const [name, option] of Object.entries(OPTIONS) as Array<[string, BenchOption]>) {
+    const value = (values as Record<string, unknown>)[name]
+    if (option.setting !== undefined && value !== undefined) input[option.setting[0]] = option.setting[1](name, value)
   }
   try {
     return { ...benchSettings(input as BenchSettingsInput), json: values.json === true }
