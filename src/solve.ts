@@ -1,11 +1,10 @@
 // The Promise API: `await solve(query, { model, tools })` for callers who do not use Effect.
 import { createHash } from "node:crypto"
 import { Cause, Effect, Exit, Layer } from "effect"
-import { type DfsdtOptions, dfsdt } from "./agents/dfsdt.ts"
-import { type ReactOptions, react } from "./agents/react.ts"
-import { smurfs } from "./agents/smurfs.ts"
+import type { DfsdtOptions } from "./agents/dfsdt.ts"
+import { type MethodName, methodSpec, UnknownMethod } from "./agents/methods.ts"
+import type { ReactOptions } from "./agents/react.ts"
 import type { SmurfsOptions } from "./agents/smurfs-options.ts"
-import type { Method } from "./agents/task.ts"
 import type { InvalidModelSpec } from "./llm/errors.ts"
 import { LanguageModel } from "./llm/language-model.ts"
 import { watchServer } from "./llm/server-watch.ts"
@@ -27,7 +26,7 @@ export interface SolveOptions {
   /** The tools: an array of Tools (defineTool), a ToolLibrary, or a source `--tools` takes ("demo", a module path, an api_list JSON). */
   readonly tools: ReadonlyArray<Tool> | ToolLibrary | string
   /** Which method solves the query; default "smurfs". */
-  readonly method?: "smurfs" | "react" | "dfsdt" | undefined
+  readonly method?: MethodName | undefined
   /** Options of the chosen method (SmurfsOptions, ReactOptions or DfsdtOptions). */
   readonly methodOptions?: SmurfsOptions | ReactOptions | DfsdtOptions | undefined
   /** Receives every event (model call, tool call, verdict, answer...) as it happens; a throwing listener is ignored. */
@@ -37,8 +36,6 @@ export interface SolveOptions {
   /** The trajectory's task id; default a hash of the query. */
   readonly id?: string | undefined
 }
-
-const methods: Record<NonNullable<SolveOptions["method"]>, (options: never) => Method> = { smurfs, react, dfsdt }
 
 const libraryOf = (tools: SolveOptions["tools"]) =>
   typeof tools === "string"
@@ -61,14 +58,19 @@ const libraryOf = (tools: SolveOptions["tools"]) =>
 export const solve = async (query: string, options: SolveOptions): Promise<Trajectory> => {
   const model = options.model ?? DEFAULT_MODEL_SPEC
   const layer = typeof model === "string" ? modelLayer(model, options.modelOptions) : model
-  const method = methods[options.method ?? "smurfs"]
-  if (!method) throw new TypeError(`solve: unknown method "${String(options.method)}" (use "smurfs", "react" or "dfsdt")`)
+  let method
+  try {
+    method = methodSpec(options.method ?? "smurfs").build
+  } catch (e) {
+    if (e instanceof UnknownMethod) throw new TypeError(`solve: ${e.message}`)
+    throw e
+  }
   const program = Effect.gen(function* () {
     const tools = yield* libraryOf(options.tools)
     const id = options.id ?? createHash("sha256").update(query).digest("hex").slice(0, 12)
     // the server's first failure ends the task (a timeout is sent once more): no answer made without the model
     const watch = watchServer(yield* LanguageModel, { timeoutRetries: 1 })
-    const trajectory = yield* method(options.methodOptions as never)({ id, query, tools }).pipe(Effect.provideService(LanguageModel, watch.model))
+    const trajectory = yield* method(options.methodOptions)({ id, query, tools }).pipe(Effect.provideService(LanguageModel, watch.model))
     const failure = watch.failure()
     return failure ? yield* Effect.fail(failure) : trajectory
   }).pipe(Effect.provide(layer), Effect.provideService(EventListener, options.onEvent))

@@ -1,10 +1,16 @@
 // The distributed bench on a real redis-server: a coordinator and `smurfs worker` processes, kills, and resumes.
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { cliProcesses, tasksDone } from "./cli-processes.ts"
+import { Job, Queue } from "bullmq"
+import { judgeInputFromRecord } from "../bench/eval/judge-input.ts"
+import { fakeRecord } from "../bench/eval/test-fixtures.ts"
+import { connectionOf, JUDGE_QUEUE, TASK_QUEUE } from "../bench/queue/connection.ts"
+import { benchSettings, jobSettingsOf } from "../bench/settings.ts"
 import { type FakeOllama, startFakeOllama } from "./fake-servers/ollama.ts"
+import { startFakeOpenAI } from "./fake-servers/openai.ts"
 import { type RedisServer, redisUnavailable, startRedis } from "./redis-server.ts"
 import { FULL_DATA, lacks, skipNote } from "./data.ts"
 
@@ -83,6 +89,54 @@ describe.skipIf(unavailable !== undefined || lacks(FULL_DATA))(`the distributed 
     expect(await second.exited).toBe(0)
     expect(records(out)).toHaveLength(40)
     expect(tasksDone(worker)).toBe(40) // nothing ran twice
+  })
+
+  it("a job written into Redis by hand changes nothing the worker does: no endpoints, folders or judge files of the job's choosing", async () => {
+    const attacker = await startFakeOpenAI()
+    const cacheDir = join(scratch, "injected-call-cache")
+    const secretFile = join(scratch, "worker-private.json")
+    writeFileSync(secretFile, JSON.stringify(["PRIVATE-CONTENT-of-the-worker"]))
+    const key = "sk-worker-key-0123456789"
+    const worker = start(["worker", "--queue", redis.url, "--concurrency", "2"], { OPENAI_API_KEY: key, OPENAI_BASE_URL: "http://127.0.0.1:9/v1" })
+    await waitFor("the worker to start", () => worker.stderr.includes("taking bench tasks"))
+    const connection = connectionOf(redis.url)
+    const tasks = new Queue(TASK_QUEUE, { connection })
+    const judgements = new Queue(JUDGE_QUEUE, { connection })
+    try {
+      const query = { group: "G1_instruction", id: "1", query: "q", apiList: [], relevant: [] }
+      const settings = jobSettingsOf(benchSettings({ out: "/run", model: "openai:qwen2.5:7b" }))
+      const injected = [
+        // the coordinator's command line, as jobs carried it before: a worker read --endpoints and --call-cache from it
+        [tasks, "argv", { runId: "evil", method: "smurfs", query, argv: ["--model", "openai:qwen2.5:7b", "--endpoints", attacker.baseURL, "--call-cache", cacheDir] }],
+        // settings that name endpoints and a folder
+        [tasks, "fields", { runId: "evil", method: "smurfs", query, settingsVersion: 1, settings: { ...settings, endpoints: [attacker.baseURL], callCache: cacheDir } }],
+        // a model that reads a file of the worker's machine
+        [tasks, "scripted", { runId: "evil", method: "smurfs", query, settingsVersion: 1, settings: { ...settings, model: `scripted:${secretFile}` } }],
+        // a judge decision whose judge reads that file
+        [judgements, "judge", { kind: "pass", judge: `scripted:${secretFile}`, prompts: "smurfs", seed: 1, input: judgeInputFromRecord(fakeRecord({ taskId: "1", query: "q", finalAnswer: "a", calls: [] })) }]
+      ] as const
+      for (const [queue, id, data] of injected) await queue.add("evil", data, { jobId: `evil-${id}`, attempts: 1 })
+      const states = async () => Promise.all(injected.map(async ([queue, id]) => (await Job.fromId(queue, `evil-${id}`))!))
+      const until = Date.now() + 60_000
+      let jobs = await states()
+      while (!(await Promise.all(jobs.map((j) => j.isFailed()))).every(Boolean)) {
+        if (Date.now() > until) throw new Error(`the injected jobs were not refused: ${worker.stderr}`)
+        await new Promise((r) => setTimeout(r, 100))
+        jobs = await states()
+      }
+      const reasons = jobs.map((j) => j.failedReason)
+      expect(reasons[0]).toContain("not a smurfs bench task")
+      expect(reasons[1]).toContain("does not take from a job")
+      expect(reasons[2]).toContain("give this worker its own --model")
+      expect(reasons[3]).toContain("give this worker its own --model")
+      // nothing went to the job's endpoint, nothing was written to its folder, nothing of the file reached Redis
+      expect(attacker.requests).toHaveLength(0)
+      expect(existsSync(cacheDir)).toBe(false)
+      expect(JSON.stringify(jobs.map((j) => [j.failedReason, j.returnvalue, j.stacktrace]))).not.toContain("PRIVATE-CONTENT")
+      expect(worker.stderr).not.toContain(key)
+    } finally {
+      await Promise.all([tasks.close(), judgements.close(), attacker.close()])
+    }
   })
 })
 

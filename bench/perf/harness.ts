@@ -1,10 +1,8 @@
 // Runs one perf configuration: a method on ToolBench tasks with a simulated model, timing every task and model call.
 import { join } from "node:path"
 import { Effect } from "effect"
-import { dfsdt } from "../../src/agents/dfsdt.ts"
-import { react } from "../../src/agents/react.ts"
-import { smurfs } from "../../src/agents/smurfs.ts"
-import type { Method, Task } from "../../src/agents/task.ts"
+import { type MethodName, methodSpec } from "../../src/agents/methods.ts"
+import type { Task } from "../../src/agents/task.ts"
 import { makeModelCache } from "../../src/llm/cache.ts"
 import { LanguageModel, type LanguageModelShape } from "../../src/llm/language-model.ts"
 import { makeToolCache } from "../../src/tools/cache.ts"
@@ -20,12 +18,7 @@ import { parseSimSpec, simDefaults } from "../sim/options.ts"
 import { taskOf } from "../tasks.ts"
 import { isKind } from "../../src/trace/events.ts"
 
-export const METHODS = {
-  smurfs: () => smurfs(),
-  react: () => react(),
-  dfsdt: () => dfsdt()
-} satisfies Record<string, () => Method>
-export type MethodName = keyof typeof METHODS
+export type { MethodName }
 
 /** What every configuration shares: the queries, the recorded responses and the tool environment (replay, then offline). */
 export interface PerfSetup {
@@ -103,7 +96,7 @@ export const runBatch = (setup: PerfSetup, config: BatchConfig) =>
     const modelCache = config.cacheDir === undefined ? undefined : yield* makeModelCache({ dir: config.cacheDir })
     const toolCache = config.cacheDir === undefined ? undefined : yield* makeToolCache({ dir: config.cacheDir, cacheErrors: true })
     const model: LanguageModelShape = modelCache ? modelCache.wrap(sim.model) : sim.model
-    const method = METHODS[config.method]()
+    const method = methodSpec(config.method).build()
     const tasks = longestFirst(config.queries).map((q): [BenchQuery, Task] => {
       const task = taskOf(q, "all", (name, docs) => toolbenchLibrary(name, docs, env))
       return [q, toolCache ? { ...task, tools: toolCache.wrapLibrary(task.tools) } : task]

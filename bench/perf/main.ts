@@ -12,6 +12,7 @@ import { version } from "../../src/version.ts"
 import { SIM_NOTE } from "../sim/model.ts"
 import { parseSimSpec } from "../sim/options.ts"
 import { makeTokenCounter, TOKENIZER } from "../sim/tokens.ts"
+import { METHOD_NAMES } from "../../src/agents/methods.ts"
 import { type BatchResult, loadSetup, type MethodName, type PerfSetup, runBatch, type TaskSample } from "./harness.ts"
 import { measureHttpOverhead } from "./http-overhead.ts"
 import { byStepBucket, contextFigures, makePrefixReuse } from "./measures.ts"
@@ -25,7 +26,7 @@ const SIZES = {
 } as const
 
 const FAULT_RATES = [0, 0.1, 0.3] as const
-const CONTEXT_METHODS: ReadonlyArray<MethodName> = ["smurfs", "react", "dfsdt"]
+const CONTEXT_METHODS: ReadonlyArray<MethodName> = METHOD_NAMES
 const SEED = 7
 
 export const HEADER = `NOTE: every figure below comes from the smurfs framework driven by a ${SIM_NOTE}; none says anything about a real model's speed or quality.`

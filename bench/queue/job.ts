@@ -1,5 +1,5 @@
 // The contract between the coordinator and its workers: a queued task's data, its id, and how a failure is told.
-import { createHash } from "node:crypto"
+import { createHash, createHmac, timingSafeEqual } from "node:crypto"
 import { z } from "zod"
 import type { BenchQuery } from "../datasets.ts"
 
@@ -15,13 +15,20 @@ export const QueuedTask = z.object({
     apiList: z.array(z.looseObject({ tool_name: z.string(), api_name: z.string() })),
     relevant: z.array(z.tuple([z.string(), z.string()]))
   }),
-  /** The coordinator's `smurfs bench` options that shape a task (model, environments, toolset, limits). */
-  argv: z.array(z.string()),
+  /**
+   * The version of `settings`: a worker refuses a job of another version (a smurfs of another release)
+   * rather than reading it wrongly.
+   */
+  settingsVersion: z.number().int(),
+  /** The run's options that shape a task (JobSettings: an allow-list, validated by the worker on receipt). */
+  settings: z.unknown(),
   /**
    * With `--toolset retrieve`: the task's set as the coordinator retrieved and recorded it in run.json, and
    * the corpus it came from; the worker retrieves per subtask from its own copy of that corpus.
    */
-  retrieval: z.object({ set: z.array(z.string()), corpusHash: z.string() }).optional()
+  retrieval: z.object({ set: z.array(z.string()), corpusHash: z.string() }).optional(),
+  /** With SMURFS_QUEUE_SECRET: an HMAC of the job without this field, so a worker takes only jobs its coordinator sent. */
+  signature: z.string().optional()
 })
 export type QueuedTask = z.infer<typeof QueuedTask>
 
@@ -49,3 +56,29 @@ export const readFailure = (reason: string): { readonly server: boolean; readonl
   const colon = rest.indexOf(": ")
   return colon < 0 ? { server: true, tag: "ModelServerError", error: rest } : { server: true, tag: rest.slice(0, colon), error: rest.slice(colon + 2) }
 }
+
+/** The shared secret of a coordinator and its workers, from SMURFS_QUEUE_SECRET; undefined when unset. */
+export const queueSecret = (environment: NodeJS.ProcessEnv = process.env): string | undefined => {
+  const secret = environment["SMURFS_QUEUE_SECRET"]
+  return secret === undefined || secret === "" ? undefined : secret
+}
+
+/** JSON with sorted keys, so that both sides sign the same text whatever order Redis gives the fields in. */
+const canonical = (value: unknown): string =>
+  JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v
+  )
+
+/** The HMAC-SHA256 of a value (a job without its signature, or a job id with its result) under the shared secret. */
+export const signatureOf = (secret: string, value: unknown): string => createHmac("sha256", secret).update(canonical(value)).digest("hex")
+
+/** Whether `signature` is the value's under the secret (compared in constant time). */
+export const signatureMatches = (secret: string, value: unknown, signature: unknown): boolean => {
+  if (typeof signature !== "string") return false
+  const expected = Buffer.from(signatureOf(secret, value), "hex")
+  const given = Buffer.from(signature, "hex")
+  return given.length === expected.length && timingSafeEqual(given, expected)
+}
+
+/** A worker's reply when a secret is set: the record and the HMAC of the job id with it. */
+export const SignedResult = z.object({ result: z.unknown(), signature: z.string() })

@@ -9,7 +9,7 @@ import { type Decider, decideJob, JudgeJob, type Outcome } from "../eval/judge-j
 import type { JudgePrompts } from "../eval/judge-prompts.ts"
 import { PassRun, WinRound } from "../eval/labels.ts"
 import { JUDGE_QUEUE } from "./connection.ts"
-import { readFailure, serverFailure } from "./job.ts"
+import { queueSecret, readFailure, serverFailure, SignedResult, signatureMatches, signatureOf } from "./job.ts"
 import { makeQueueClient, parseReturn, type QueueExecutorSettings, type QueueUnavailable } from "./queue-executor.ts"
 import { closeWorker, queueWorker, sessionCache, type WorkerSettings } from "./worker.ts"
 
@@ -19,9 +19,14 @@ import { closeWorker, queueWorker, sessionCache, type WorkerSettings } from "./w
  */
 export const judgeJobIdOf = (job: JudgeJob): string => `judge/${createHash("sha256").update(JSON.stringify(job)).digest("hex").slice(0, 32)}`
 
-/** A worker's reply: a decision, or the judge's unreadable reply (a failure the next eval retries). */
-const outcomeOf = (value: unknown): Outcome<PassRun | WinRound> => {
-  const parsed = parseReturn(value) as { decision?: unknown; error?: unknown } | undefined
+/** A worker's reply: a decision, or the judge's unreadable reply (a failure the next eval retries); with a secret, signed for its job. */
+const outcomeOf = (value: unknown, jobId: string, secret: string | undefined): Outcome<PassRun | WinRound> => {
+  let reply = parseReturn(value)
+  const signed = SignedResult.safeParse(reply)
+  if (secret !== undefined && (!signed.success || !signatureMatches(secret, { jobId, result: signed.data.result }, signed.data.signature)))
+    return { error: "a decision came back without a valid signature for its job (SMURFS_QUEUE_SECRET differs, or it was written by hand); refused" }
+  if (signed.success) reply = signed.data.result
+  const parsed = reply as { decision?: unknown; error?: unknown } | undefined
   if (typeof parsed?.error === "string") return { error: parsed.error }
   const decision = PassRun.safeParse(parsed?.decision)
   if (decision.success) return { decision: decision.data }
@@ -35,13 +40,15 @@ const failedOutcome = (reason: string): Outcome<never> => {
   return { error: failure.server ? `the judge's model server failed on every attempt (${failure.tag}: ${failure.error}); run the same command again to retry` : `a worker could not judge it: ${failure.error}` }
 }
 
-export type JudgeQueueSettings = Omit<QueueExecutorSettings, "runId" | "argv">
+export type JudgeQueueSettings = Omit<QueueExecutorSettings, "runId" | "settings">
 
 /** The eval's decider when it runs with --queue: every decision is a job, stored by the eval once it returns. */
 export const makeQueueDecider = (settings: JudgeQueueSettings): Effect.Effect<Decider<never>, QueueUnavailable, Scope.Scope> =>
   Effect.gen(function* () {
-    const client = yield* makeQueueClient<Outcome<PassRun | WinRound>>({ ...settings, queueName: JUDGE_QUEUE, resultOf: outcomeOf, failureOf: failedOutcome })
-    const decide = (job: JudgeJob) => client.run(judgeJobIdOf(job), job.kind, job, (message) => ({ error: `cannot queue the decision: ${message}` }))
+    const secret = "secret" in settings ? settings.secret : queueSecret()
+    const client = yield* makeQueueClient<Outcome<PassRun | WinRound>>({ ...settings, queueName: JUDGE_QUEUE, resultOf: (value, jobId) => outcomeOf(value, jobId, secret), failureOf: failedOutcome })
+    const decide = (job: JudgeJob) =>
+      client.run(judgeJobIdOf(job), job.kind, secret === undefined ? job : { ...job, signature: signatureOf(secret, job) }, (message) => ({ error: `cannot queue the decision: ${message}` }))
     // a pass job brings back a pass label and a round job a round: outcomeOf validated it as one of the two
     return {
       pass: (job) => decide(job) as Effect.Effect<Outcome<PassRun>>,
@@ -65,11 +72,15 @@ export type JudgeSessionFactory = (judge: string, prompts: string) => Promise<Ju
  */
 export const startJudgeWorker = (settings: Omit<WorkerSettings, "sessionOf"> & { readonly sessionOf: JudgeSessionFactory }) => {
   const sessions = sessionCache<JudgeSession>()
+  const secret = "secret" in settings ? settings.secret : queueSecret()
   const sessionFor = (judge: string, prompts: string) => sessions.get(`${judge}\u0000${prompts}`, () => settings.sessionOf(judge, prompts))
-  const processor = async (job: Job): Promise<Outcome<PassRun | WinRound>> => {
+  const processor = async (job: Job): Promise<Outcome<PassRun | WinRound> | { readonly result: Outcome<PassRun | WinRound>; readonly signature: string }> => {
     const parsed = JudgeJob.safeParse(job.data)
     if (!parsed.success) throw new UnrecoverableError(`job ${job.id} is not a smurfs judge decision: ${parsed.error.message}`)
     const data = parsed.data
+    if (secret !== undefined && !signatureMatches(secret, data, (job.data as { signature?: unknown }).signature))
+      throw new UnrecoverableError(`job ${job.id} is not signed with this worker's SMURFS_QUEUE_SECRET (it differs from the eval's, or the job was written by hand); refused`)
+    const signed = (outcome: Outcome<PassRun | WinRound>) => (secret === undefined ? outcome : { result: outcome, signature: signatureOf(secret, { jobId: job.id, result: outcome }) })
     const session = await sessionFor(data.judge, data.prompts).catch((e: Error) => {
       throw new UnrecoverableError(`cannot set up the judge on this worker: ${e.message}`)
     })
@@ -77,7 +88,7 @@ export const startJudgeWorker = (settings: Omit<WorkerSettings, "sessionOf"> & {
     if (exit._tag === "Success") {
       const outcome = exit.value
       settings.log(`judged a ${data.kind === "pass" ? "pass label" : "win round"}: ${"error" in outcome ? "the judge's reply is unreadable" : "label" in outcome.decision ? outcome.decision.label : `${outcome.decision.winner} wins`}`)
-      return outcome
+      return signed(outcome)
     }
     const error = exit.cause.reasons.find((r) => r._tag === "Fail")?.error as { _tag?: string; message?: string } | undefined
     if (error?._tag) {

@@ -9,8 +9,18 @@ import { makeToolLibrary } from "../../src/tools/library.ts"
 import { type RedisServer, redisUnavailable, startRedis } from "../../test/redis-server.ts"
 import type { BenchQuery } from "../datasets.ts"
 import type { TaskJob } from "../execute-task.ts"
+import { benchSettings, jobSettingsOf } from "../settings.ts"
 import { makeQueueExecutor, QUEUE_DEFAULTS } from "./queue-executor.ts"
 import { type Session, startWorker } from "./worker.ts"
+import { Worker } from "bullmq"
+import { fakeRecord } from "../eval/test-fixtures.ts"
+import { connectionOf, TASK_QUEUE } from "./connection.ts"
+import { judgeInputFromRecord } from "../eval/judge-input.ts"
+import { judgePrompts } from "../eval/judge-prompts.ts"
+import { makeQueueDecider, startJudgeWorker } from "./judge-queue.ts"
+
+/** The run options the coordinator's jobs carry. */
+const SETTINGS = jobSettingsOf(benchSettings({ out: "/run", model: "ollama:m" }))
 
 const query = (id: string): BenchQuery => ({ group: "G1_instruction", id, query: `question ${id}`, apiList: [], relevant: [] })
 
@@ -46,7 +56,7 @@ describe.skipIf(unavailable !== undefined)(`the queue executor with a worker${un
     Effect.runPromise(
       Effect.scoped(
         Effect.gen(function* () {
-          const executor = yield* makeQueueExecutor({ ...QUEUE_DEFAULTS, queueUrl: redis.url, runId, argv: [], attempts: 3, backoffMs: 50, sweepMs: 200 })
+          const executor = yield* makeQueueExecutor({ ...QUEUE_DEFAULTS, queueUrl: redis.url, runId, settings: SETTINGS, attempts: 3, backoffMs: 50, sweepMs: 200 })
           return yield* Effect.forEach(jobs, (job) => Effect.tap(executor.execute(job), () => (settle && executor.settled ? executor.settled(job) : Effect.void)), { concurrency: "unbounded" })
         })
       )
@@ -107,7 +117,7 @@ describe.skipIf(unavailable !== undefined)(`the queue executor with a worker${un
               ...QUEUE_DEFAULTS,
               queueUrl: redis.url,
               runId: "live-counts",
-              argv: [],
+              settings: SETTINGS,
               sweepMs: 200,
               onTaskCalls: (job, calls) => void reports.push({ id: job.query.id, ...calls })
             })
@@ -127,9 +137,103 @@ describe.skipIf(unavailable !== undefined)(`the queue executor with a worker${un
     }
   })
 
+  it("refuses a result that is the record of another task than the job's", async () => {
+    // a worker (or a hand-altered job) answering every job with the record of task "other"
+    const forged = new Worker(TASK_QUEUE, async () => fakeRecord({ taskId: "other", query: "q", finalAnswer: "forged", calls: [] }), { connection: connectionOf(redis.url) })
+    try {
+      const [result] = await execute("forged", [{ method: "smurfs", query: query("9") }], true)
+      expect(result?.kind).toBe("crashed")
+      expect(result?.kind === "crashed" ? result.error : "").toContain("the record of another task")
+    } finally {
+      await forged.close()
+    }
+  })
+
+  it("with SMURFS_QUEUE_SECRET, takes only signed jobs and signed results of the same secret", async () => {
+    const runs = { count: 0 }
+    const lines: Array<string> = []
+    const run = (runId: string, secret: string) =>
+      Effect.runPromise(
+        Effect.scoped(
+          Effect.gen(function* () {
+            const executor = yield* makeQueueExecutor({ ...QUEUE_DEFAULTS, queueUrl: redis.url, runId, settings: SETTINGS, secret, attempts: 1, backoffMs: 50, sweepMs: 200 })
+            return yield* executor.execute({ method: "smurfs", query: query("s") })
+          })
+        )
+      )
+    const worker = startWorker({ queueUrl: redis.url, concurrency: 1, lockMs: 5000, secret: "shared", sessionOf: sessionWith(answering, runs), log: (l) => void lines.push(l) })
+    try {
+      const signed = await run("signed", "shared")
+      expect(signed.kind === "record" && signed.record.finishType).toBe("give_answer")
+      // a coordinator with another secret: the worker refuses its job before running anything
+      const other = await run("other-secret", "not-shared")
+      expect(other.kind).toBe("crashed")
+      expect(other.kind === "crashed" ? other.error : "").toContain("SMURFS_QUEUE_SECRET")
+      expect(runs.count).toBe(1)
+    } finally {
+      await worker.close()
+    }
+    // an unsigned result (a worker without the secret, or one written by hand) is refused by a coordinator that has one
+    const unsigned = startWorker({ queueUrl: redis.url, concurrency: 1, lockMs: 5000, secret: undefined, sessionOf: sessionWith(answering, runs), log: () => {} })
+    try {
+      const result = await run("unsigned", "shared")
+      expect(result.kind).toBe("crashed")
+      expect(result.kind === "crashed" ? result.error : "").toContain("without a valid signature")
+    } finally {
+      await unsigned.close()
+    }
+  })
+
+  it("refuses a job of another settings version, and one whose settings name what a worker never takes from a job", async () => {
+    const runs = { count: 0 }
+    const lines: Array<string> = []
+    const worker = startWorker({ queueUrl: redis.url, concurrency: 1, lockMs: 5000, secret: undefined, sessionOf: sessionWith(answering, runs), log: (l) => void lines.push(l) })
+    const { Queue, QueueEvents } = await import("bullmq")
+    const queue = new Queue(TASK_QUEUE, { connection: connectionOf(redis.url) })
+    const events = new QueueEvents(TASK_QUEUE, { connection: connectionOf(redis.url) })
+    try {
+      await events.waitUntilReady()
+      const failed = (id: string) => new Promise<string>((resolve) => events.on("failed", ({ jobId, failedReason }) => jobId === id && resolve(failedReason)))
+      const task = { runId: "r", method: "smurfs", query: query("v") }
+      const newer = failed("newer")
+      await queue.add("smurfs", { ...task, settingsVersion: 99, settings: SETTINGS }, { jobId: "newer" })
+      expect(await newer).toContain("version 99")
+      const local = failed("local")
+      await queue.add("smurfs", { ...task, settingsVersion: 1, settings: { ...SETTINGS, endpoints: ["http://127.0.0.1:9"], callCache: "/tmp/elsewhere" } }, { jobId: "local" })
+      expect(await local).toContain("does not take from a job")
+      expect(runs.count).toBe(0)
+    } finally {
+      await Promise.all([queue.close(), events.close()])
+      await worker.close()
+    }
+  })
+
+  it("a judge decision signed with another SMURFS_QUEUE_SECRET is refused by the worker, and comes back as a failure", async () => {
+    const sessions = { count: 0 }
+    const worker = startJudgeWorker({
+      queueUrl: redis.url,
+      concurrency: 1,
+      lockMs: 5000,
+      secret: "worker-secret",
+      sessionOf: async () => (sessions.count++, { runtime: ManagedRuntime.make(answering), prompts: judgePrompts(undefined) }),
+      log: () => {}
+    })
+    try {
+      const input = judgeInputFromRecord(fakeRecord({ taskId: "j", query: "q", finalAnswer: "a", calls: [] }))
+      const outcome = await Effect.runPromise(
+        Effect.scoped(Effect.flatMap(makeQueueDecider({ ...QUEUE_DEFAULTS, queueUrl: redis.url, secret: "eval-secret", attempts: 1, sweepMs: 200 }), (decider) =>
+          decider.pass({ kind: "pass", judge: "sim", prompts: "smurfs", seed: 1, input })))
+      )
+      expect("error" in outcome ? outcome.error : "").toContain("SMURFS_QUEUE_SECRET")
+      expect(sessions.count).toBe(0)
+    } finally {
+      await worker.close()
+    }
+  })
+
   it("says how to start Redis when the queue cannot be reached", async () => {
     const error = await Effect.runPromise(
-      Effect.flip(Effect.scoped(makeQueueExecutor({ ...QUEUE_DEFAULTS, queueUrl: "redis://127.0.0.1:9/0", runId: "x", argv: [], connectTimeoutMs: 500 })))
+      Effect.flip(Effect.scoped(makeQueueExecutor({ ...QUEUE_DEFAULTS, queueUrl: "redis://127.0.0.1:9/0", runId: "x", settings: SETTINGS, connectTimeoutMs: 500 })))
     )
     expect(error._tag).toBe("QueueUnavailable")
     expect(error.message).toContain("Start Redis")

@@ -4,7 +4,9 @@ import { Data, Effect, type Scope } from "effect"
 import type { TaskExecutor, TaskJob, TaskResult } from "../execute-task.ts"
 import { TaskRecord } from "../run-format.ts"
 import { connectionOf, displayQueueUrl, probeRedis, TASK_QUEUE } from "./connection.ts"
-import { jobIdOf, type QueuedTask, readFailure, TaskCalls } from "./job.ts"
+import type { JobSettings } from "../settings.ts"
+import { BENCH_SETTINGS_VERSION } from "../settings.ts"
+import { jobIdOf, type QueuedTask, queueSecret, readFailure, SignedResult, signatureMatches, signatureOf, TaskCalls } from "./job.ts"
 import type { FailureKind } from "../../src/failure.ts"
 
 /** Redis could not be reached or used. */
@@ -20,8 +22,10 @@ export class QueueUnavailable extends Data.TaggedError("QueueUnavailable")<{ rea
 export interface QueueExecutorSettings {
   readonly queueUrl: string
   readonly runId: string
-  /** The bench options workers rebuild each task from. */
-  readonly argv: ReadonlyArray<string>
+  /** The run's options workers build each task with (an allow-list: nothing of this machine's own). */
+  readonly settings: JobSettings
+  /** The secret jobs and results are signed with; default SMURFS_QUEUE_SECRET (none: unsigned). */
+  readonly secret?: string | undefined
   /** Attempts of a task before it is reported as failed (model-server failures are retried with backoff). */
   readonly attempts: number
   /** First backoff delay between attempts; later ones double. */
@@ -42,12 +46,25 @@ export interface QueueExecutorSettings {
 
 export const QUEUE_DEFAULTS = { attempts: 4, backoffMs: 5000, sweepMs: 2000, connectTimeoutMs: 5000 } as const
 
-/** A job's return value, read back as a record; anything else is a crash of the worker. */
-const resultOf = (value: unknown): TaskResult => {
-  const parsed = parseReturn(value)
+/**
+ * A job's return value, read back as the record of the job that was sent; anything else is a crash of
+ * the worker: a reply that is not a record, a record of another task, or (with a secret) one not signed with it.
+ */
+const resultOf = (value: unknown, jobId: string, job: TaskJob | undefined, secret: string | undefined): TaskResult => {
+  let parsed = parseReturn(value)
   if (parsed === undefined) return { kind: "crashed", error: "a worker sent a result that is not JSON" }
+  const signed = SignedResult.safeParse(parsed)
+  if (secret !== undefined) {
+    if (!signed.success || !signatureMatches(secret, { jobId, result: signed.data.result }, signed.data.signature))
+      return { kind: "crashed", error: "a result came back without a valid signature for its job (SMURFS_QUEUE_SECRET differs, or the result was written by hand); refused" }
+  }
+  if (signed.success) parsed = signed.data.result
   const record = TaskRecord.safeParse(parsed)
-  return record.success ? { kind: "record", record: record.data } : { kind: "crashed", error: `a worker sent an invalid record: ${record.error.issues[0]?.message ?? "?"}` }
+  if (!record.success) return { kind: "crashed", error: `a worker sent an invalid record: ${record.error.issues[0]?.message ?? "?"}` }
+  const { method, group, taskId } = record.data
+  if (job !== undefined && (method !== job.method || group !== job.query.group || taskId !== job.query.id))
+    return { kind: "crashed", error: `a worker sent the record of another task (${method} ${group}/${taskId}) for ${job.method} ${job.query.group}/${job.query.id}; refused` }
+  return { kind: "record", record: record.data }
 }
 
 /** A job's return value as stored by BullMQ (JSON text, or already parsed); undefined when it is not JSON. */
@@ -63,11 +80,11 @@ export const parseReturn = (value: unknown): unknown => {
 /** A job that failed for good: its worker could not run it (a model-server failure comes back as an `error` record instead). */
 const failureOf = (reason: string): TaskResult => ({ kind: "crashed", error: readFailure(reason).error })
 
-export interface QueueClientSettings<R> extends Omit<QueueExecutorSettings, "runId" | "argv" | "onTaskCalls"> {
+export interface QueueClientSettings<R> extends Omit<QueueExecutorSettings, "runId" | "settings" | "onTaskCalls"> {
   /** The BullMQ queue's name (bench tasks and judge decisions go to different queues). */
   readonly queueName: string
-  /** A completed job's return value, read back. */
-  readonly resultOf: (value: unknown) => R
+  /** A completed job's return value, read back (the job's id says which job it answers). */
+  readonly resultOf: (value: unknown, jobId: string) => R
   /** A job that failed for good, read back from its failure reason. */
   readonly failureOf: (reason: string) => R
   /** A job we wait for reported progress. */
@@ -118,7 +135,7 @@ export const makeQueueClient = <R>(settings: QueueClientSettings<R>): Effect.Eff
       queued.delete(jobId)
       waiter(result)
     }
-    events.on("completed", ({ jobId, returnvalue }) => deliver(jobId, settings.resultOf(returnvalue)))
+    events.on("completed", ({ jobId, returnvalue }) => deliver(jobId, settings.resultOf(returnvalue, jobId)))
     events.on("failed", ({ jobId, failedReason }) => deliver(jobId, settings.failureOf(failedReason)))
     events.on("active", ({ jobId }) => {
       if (waiters.has(jobId)) settings.onActive?.(jobId)
@@ -145,7 +162,7 @@ export const makeQueueClient = <R>(settings: QueueClientSettings<R>): Effect.Eff
         for (let start = 0; ; start += 500) {
           const jobs = await queue.getJobs([state], start, start + 499, true)
           for (const job of jobs)
-            if (job?.id && waiters.has(job.id)) deliver(job.id, state === "completed" ? settings.resultOf(job.returnvalue) : settings.failureOf(job.failedReason))
+            if (job?.id && waiters.has(job.id)) deliver(job.id, state === "completed" ? settings.resultOf(job.returnvalue, job.id) : settings.failureOf(job.failedReason))
           if (jobs.length < 500) break
         }
       }
@@ -175,7 +192,7 @@ export const makeQueueClient = <R>(settings: QueueClientSettings<R>): Effect.Eff
       const existing = await Job.fromId(queue, id)
       if (existing) {
         const state = await existing.getState()
-        if (state === "completed") return deliver(id, settings.resultOf(existing.returnvalue))
+        if (state === "completed") return deliver(id, settings.resultOf(existing.returnvalue, id))
         // a resumed run tries a failed job again
         if (state === "failed") return existing.retry("failed")
         return // waiting, delayed or running: its result will come
@@ -213,15 +230,24 @@ export const makeQueueExecutor = (settings: QueueExecutorSettings): Effect.Effec
       const calls = TaskCalls.safeParse(data)
       if (job && calls.success) settings.onTaskCalls?.(job, calls.data)
     }
-    const client = yield* makeQueueClient<TaskResult>({ ...settings, queueName: TASK_QUEUE, resultOf, failureOf, onProgress })
+    const secret = "secret" in settings ? settings.secret : queueSecret()
+    const client = yield* makeQueueClient<TaskResult>({
+      ...settings,
+      queueName: TASK_QUEUE,
+      resultOf: (value, jobId) => resultOf(value, jobId, running.get(jobId), secret),
+      failureOf,
+      onProgress
+    })
     const execute = (job: TaskJob): Effect.Effect<TaskResult> => {
-      const data: QueuedTask = {
+      const unsigned: QueuedTask = {
         runId: settings.runId,
         method: job.method,
         query: { group: job.query.group, id: job.query.id, query: job.query.query, apiList: [...job.query.apiList], relevant: job.query.relevant.map(([a, b]) => [a, b] as [string, string]) },
-        argv: [...settings.argv],
+        settingsVersion: BENCH_SETTINGS_VERSION,
+        settings: settings.settings,
         ...(settings.retrievalOf ? { retrieval: settings.retrievalOf(job) } : {})
       }
+      const data: QueuedTask = secret === undefined ? unsigned : { ...unsigned, signature: signatureOf(secret, unsigned) }
       const id = jobIdOf(settings.runId, job.method, job.query)
       running.set(id, job)
       return client

@@ -9,7 +9,8 @@ import type { BenchQuery } from "../datasets.ts"
 import { executeTask } from "../execute-task.ts"
 import type { TaskRecord } from "../run-format.ts"
 import { connectionOf, TASK_QUEUE } from "./connection.ts"
-import { QueuedTask, serverFailure, type TaskCalls } from "./job.ts"
+import { BENCH_SETTINGS_VERSION, JobSettings } from "../settings.ts"
+import { QueuedTask, queueSecret, serverFailure, signatureMatches, signatureOf, type TaskCalls } from "./job.ts"
 
 /** What a worker needs to run the tasks of one run's settings: built once, shared by all its jobs. */
 export interface Session {
@@ -21,8 +22,11 @@ export interface Session {
   readonly fullTrace: boolean
 }
 
-/** Builds a session from a job's bench options (with this worker's overrides appended, so they win). */
-export type SessionFactory = (argv: ReadonlyArray<string>) => Promise<Session>
+/**
+ * Builds a session from a job's run options (validated JobSettings); the model server, endpoints,
+ * credentials and folders are this worker's own.
+ */
+export type SessionFactory = (settings: JobSettings) => Promise<Session>
 
 export interface WorkerSettings {
   readonly queueUrl: string
@@ -34,6 +38,25 @@ export interface WorkerSettings {
   readonly log: (line: string) => void
   /** How often a running task tells the coordinator its model calls and tokens so far (its live counts). */
   readonly progressMs?: number | undefined
+  /** The secret jobs and results are signed with; default SMURFS_QUEUE_SECRET (none: unsigned). */
+  readonly secret?: string | undefined
+}
+
+/** A job's run options, read as they were sent: its signature (with a secret), its settings' version, then the allow-list. */
+export const jobSettingsOf = (job: Job, data: QueuedTask, secret: string | undefined): JobSettings => {
+  if (secret !== undefined) {
+    const { signature, ...unsigned } = data
+    if (!signatureMatches(secret, unsigned, signature))
+      throw new UnrecoverableError(`job ${job.id} is not signed with this worker's SMURFS_QUEUE_SECRET (it differs from the coordinator's, or the job was written by hand); refused`)
+  }
+  if (data.settingsVersion !== BENCH_SETTINGS_VERSION)
+    throw new UnrecoverableError(
+      `job ${job.id} carries bench settings of version ${data.settingsVersion}, and this worker reads version ${BENCH_SETTINGS_VERSION}: run the same smurfs release on the coordinator and its workers`
+    )
+  const settings = JobSettings.safeParse(data.settings)
+  if (!settings.success)
+    throw new UnrecoverableError(`job ${job.id} carries settings a worker does not take from a job (its model server, endpoints and folders are its own): ${settings.error.issues.map((i) => i.message).join("; ")}`)
+  return settings.data
 }
 
 export const WORKER_DEFAULTS = { concurrency: 4, lockMs: 30_000, progressMs: 1000 } as const
@@ -45,13 +68,15 @@ export const WORKER_DEFAULTS = { concurrency: 4, lockMs: 30_000, progressMs: 100
  */
 export const startWorker = (settings: WorkerSettings): { readonly worker: Worker; readonly close: (force?: boolean) => Promise<void> } => {
   const sessions = sessionCache<Session>()
-  const sessionFor = (argv: ReadonlyArray<string>): Promise<Session> => sessions.get(JSON.stringify(argv), () => settings.sessionOf(argv))
+  const secret = "secret" in settings ? settings.secret : queueSecret()
+  const sessionFor = (run: JobSettings): Promise<Session> => sessions.get(JSON.stringify(run), () => settings.sessionOf(run))
 
-  const processor = async (job: Job): Promise<TaskRecord> => {
+  const processor = async (job: Job): Promise<TaskRecord | { readonly result: TaskRecord; readonly signature: string }> => {
     const parsed = QueuedTask.safeParse(job.data)
     if (!parsed.success) throw new UnrecoverableError(`job ${job.id} is not a smurfs bench task: ${parsed.error.message}`)
     const data = parsed.data
-    const session = await sessionFor(data.argv).catch((e: Error) => {
+    const run = jobSettingsOf(job, data, secret)
+    const session = await sessionFor(run).catch((e: Error) => {
       throw new UnrecoverableError(`cannot set up the task's settings on this worker: ${e.message}`)
     })
     const method = session.methods.get(data.method)
@@ -95,7 +120,8 @@ export const startWorker = (settings: WorkerSettings): { readonly worker: Worker
     }
     // the last attempt's error record goes back too: the run records the task as a server failure, never a give-up
     settings.log(`${label}: ${record.finishType === "give_answer" ? "answered" : record.finishType === "give_up" ? "gave up" : "failed by the model server"} in ${((Date.now() - started) / 1000).toFixed(1)} s`)
-    return record
+    // with a secret, the coordinator takes the record only for the job it sent
+    return secret === undefined ? record : { result: record, signature: signatureOf(secret, { jobId: job.id, result: record }) }
   }
 
   const worker = queueWorker(TASK_QUEUE, processor, settings)

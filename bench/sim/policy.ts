@@ -1,6 +1,7 @@
 // What the simulated model decides for a request: by the calling agent's role, from the task it knows and the values the
 // prompts were rendered from (`Message.values`), never their wording.
 import type { GenerateRequest, Message, ToolSpec } from "../../src/llm/language-model.ts"
+import { METHODS } from "../../src/agents/methods.ts"
 import { standardizeParameterName } from "../../src/tools/toolbench/names.ts"
 import type { KnownApi, SimTask } from "./knowledge.ts"
 import type { FaultKind } from "./options.ts"
@@ -21,7 +22,8 @@ export interface FaultSurface {
 export const NO_INFORMATION = "The tool gave no usable information."
 
 const FINISH = "Finish"
-const ACTION_ROLES = /^(react|dfsdt)(\.|$)/
+// the chain methods' model roles start with their names (react.step, dfsdt.expand)
+const ACTION_ROLES = new RegExp(`^(${METHODS.filter((m) => m.kind === "chain").map((m) => m.name).join("|")})(\\.|$)`)
 
 type Schema = Record<string, unknown>
 const asSchema = (v: unknown): Schema => (typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Schema) : {})

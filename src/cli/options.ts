@@ -39,7 +39,8 @@ export class ConfigError extends BadInput {}
 export const OPTION_ENV: Readonly<Record<string, string>> = {
   model: "SMURFS_MODEL",
   data: "SMURFS_DATA",
-  stb: "SMURFS_STB"
+  stb: "SMURFS_STB",
+  simulator: "SMURFS_SIMULATOR"
 }
 
 /** Repeatable options whose values may hold commas themselves (an MCP server's command line), so they are never split. */
@@ -233,20 +234,3 @@ export const choiceList = <const C extends string>(name: string, values: Readonl
 /** `--think on|off|low|medium|high` as ModelOptions.think; undefined when not given. */
 export const thinkOption = (text: string | undefined): Think | undefined =>
   text === undefined ? undefined : parseThink(choiceOption("think", text, ["on", "off", "low", "medium", "high"], "on"))
-
-/**
- * `argv` without the named options (and their values): how a coordinator hands its own command line to
- * workers, and how a worker puts its own settings in place of a job's. Boolean options take no value.
- */
-export const withoutOptions = (argv: ReadonlyArray<string>, names: ReadonlyArray<string>, booleans: ReadonlyArray<string> = ["resume", "force", "full-trace", "json", "strict"]): Array<string> => {
-  const drop = new Set(names.map((n) => `--${n}`))
-  const flags = new Set(booleans.map((n) => `--${n}`))
-  const kept: Array<string> = []
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!
-    const name = a.split("=")[0]!
-    if (!drop.has(name)) kept.push(a)
-    else if (!a.includes("=") && !flags.has(name)) i++ // and its value
-  }
-  return kept
-}

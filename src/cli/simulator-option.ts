@@ -1,8 +1,7 @@
 // The --simulator option of bench, run and worker: the model that answers tool calls nothing recorded, as StableToolBench's server does.
-import { Effect } from "effect"
-import { LanguageModel } from "../llm/language-model.ts"
-import type { ModelOptions } from "../llm/spec.ts"
-import { resolveModelLayer } from "./model-option.ts"
+import "./model-option.ts"
+
+export { standaloneModel as simulatorModel } from "../llm/spec.ts"
 
 /** The environment variable that names the simulator when --simulator is not given. */
 export const SIMULATOR_ENV = "SMURFS_SIMULATOR"
@@ -12,6 +11,3 @@ export const simulatorSpecOf = (flag: string | undefined, env: NodeJS.ProcessEnv
   const spec = (flag ?? env[SIMULATOR_ENV])?.trim()
   return spec === undefined || spec === "" ? undefined : spec
 }
-
-/** The simulator as a LanguageModel of its own (its own server), apart from the model under test. */
-export const simulatorModel = (spec: string, options: ModelOptions = {}) => Effect.provide(Effect.service(LanguageModel), resolveModelLayer(spec, options))

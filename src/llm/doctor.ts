@@ -98,6 +98,7 @@ const openaiChecks = (model: string, options: ModelOptions): Effect.Effect<Serve
   })
 
 const serverChecks = (parsed: ModelSpec, options: ModelOptions): Effect.Effect<ServerChecks> => {
+  if ("registered" in parsed) return Effect.map(parsed.registered.doctor(parsed.options), (checks) => ({ checks }))
   switch (parsed.provider) {
     case "ollama":
       return ollamaChecks(parsed.model, options)
@@ -105,8 +106,6 @@ const serverChecks = (parsed: ModelSpec, options: ModelOptions): Effect.Effect<S
       return openaiChecks(parsed.model, options)
     case "scripted":
       return Effect.succeed({ checks: [{ name: "server", status: "skip", detail: `scripted replies from ${parsed.file}; no server involved` }] })
-    case "sim":
-      return Effect.succeed({ checks: [{ name: "server", status: "skip", detail: "simulated model; no server involved" }] })
   }
 }
 
@@ -166,7 +165,7 @@ export const runDoctor = (spec: string, layer: Layer.Layer<LanguageModel, Invali
   Effect.gen(function* () {
     const parsed = yield* Effect.result(parseModelSpec(spec))
     if (parsed._tag === "Failure") return { spec, checks: [{ name: "model spec", status: "fail", detail: parsed.failure.message }], problem: "bad-spec" } satisfies DoctorReport
-    if (parsed.success.provider === "scripted") return yield* scriptedChecks(spec, parsed.success.file, layer)
+    if (!("registered" in parsed.success) && parsed.success.provider === "scripted") return yield* scriptedChecks(spec, parsed.success.file, layer)
     const server = yield* serverChecks(parsed.success, options)
     if (server.problem)
       return { spec, checks: [...server.checks, { name: "structured output", status: "skip", detail: "not tried: fix the problem above first" }], problem: server.problem } satisfies DoctorReport

@@ -43,6 +43,8 @@ export class ModelUnreachable extends Data.TaggedError("ModelUnreachable")<{
 export class ModelNotFound extends Data.TaggedError("ModelNotFound")<{
   readonly provider: string
   readonly model: string
+  /** The models the server has, when it was asked (for a typo, the right name is among them). */
+  readonly available?: ReadonlyArray<string> | undefined
 }> {
   get kind(): FailureKind {
     return "unavailable"
@@ -57,9 +59,10 @@ export class ModelNotFound extends Data.TaggedError("ModelNotFound")<{
     return true
   }
   override get message() {
+    const has = this.available === undefined ? "" : this.available.length === 0 ? " The server has no models yet." : ` The server has: ${this.available.slice(0, 12).join(", ")}${this.available.length > 12 ? ", ..." : ""}.`
     return this.provider === "ollama"
-      ? `Ollama does not have the model "${this.model}". Download it with \`ollama pull ${this.model}\`.`
-      : `The server does not serve the model "${this.model}". Check the name with GET /v1/models, or load the model on the server.`
+      ? `Ollama does not have the model "${this.model}". Download it with \`ollama pull ${this.model}\`.${has}`
+      : `The server does not serve the model "${this.model}". Check the name with GET /v1/models, or load the model on the server.${has}`
   }
 }
 

@@ -1,10 +1,11 @@
 // Model specs ("ollama:qwen2.5:7b", "openai:gpt-4o-mini", "scripted:replies.json") to LanguageModel layers.
 import { Effect, Layer } from "effect"
-import { InvalidModelSpec } from "./errors.ts"
+import { InvalidModelSpec, ModelNotFound } from "./errors.ts"
 import { LanguageModel } from "./language-model.ts"
-import { normalizeOllamaHost, ollamaModel, type OllamaSettings, ollamaVersion } from "./ollama.ts"
+import { normalizeOllamaHost, ollamaCapabilities, ollamaModel, ollamaModels, type OllamaSettings, ollamaVersion } from "./ollama.ts"
 import { listOpenAIModels, makeOpenAIModel, type OpenAISettings } from "./openai.ts"
 import { makePool, type PoolEndpoint } from "./pool.ts"
+import { type Provider, registeredProviders, registeredSpec } from "./providers.ts"
 import { resilient, type ResilienceOptions } from "./resilience.ts"
 import { scriptedFileLayer } from "./scripted.ts"
 
@@ -81,21 +82,31 @@ export const MODEL_DEFAULTS = {
 /** The default spec of the CLI when neither --model nor SMURFS_MODEL is given. */
 export const DEFAULT_MODEL_SPEC = "ollama:qwen2.5:7b"
 
+/** The spec used when none is given: SMURFS_MODEL, else the default local model. */
+export const defaultModelSpec = (environment: NodeJS.ProcessEnv = process.env): string => {
+  const fromEnv = environment["SMURFS_MODEL"]?.trim()
+  return fromEnv && fromEnv.length > 0 ? fromEnv : DEFAULT_MODEL_SPEC
+}
+
 /** A parsed spec. */
 export type ModelSpec =
   | { readonly provider: "ollama"; readonly model: string }
   | { readonly provider: "openai"; readonly model: string }
   | { readonly provider: "scripted"; readonly file: string }
-  | { readonly provider: "sim"; readonly options: string }
+  | { readonly provider: string; readonly options: string; readonly registered: Provider<unknown> }
 
-/** The providers a spec may name before its first colon. */
-export const PROVIDERS = ["ollama", "openai", "scripted", "sim"] as const
+/** The library's own providers. */
+export const PROVIDERS = ["ollama", "openai", "scripted"] as const
+
+/** The providers a spec may name before its first colon: the library's own and the registered ones (the bench's `sim`). */
+export const providerNames = (): Array<string> => [...PROVIDERS, ...registeredProviders()]
 
 /** Read `provider:rest`; model names keep their own colons (`ollama:qwen2.5:7b`). */
 export const parseModelSpec = (spec: string): Effect.Effect<ModelSpec, InvalidModelSpec> =>
   Effect.suspend((): Effect.Effect<ModelSpec, InvalidModelSpec> => {
     const trimmed = spec.trim()
-    if (trimmed === "sim") return Effect.succeed({ provider: "sim", options: "" } as const)
+    const extra = registeredSpec(trimmed)
+    if (extra) return Effect.succeed({ provider: extra.provider.name, options: extra.rest, registered: extra.provider })
     const colon = trimmed.indexOf(":")
     if (colon < 0)
       return Effect.fail(
@@ -107,16 +118,14 @@ export const parseModelSpec = (spec: string): Effect.Effect<ModelSpec, InvalidMo
       case "ollama":
       case "openai":
         return rest.length > 0
-          ? Effect.succeed({ provider, model: rest } as const)
+          ? Effect.succeed<ModelSpec>(provider === "ollama" ? { provider, model: rest } : { provider, model: rest })
           : Effect.fail(new InvalidModelSpec({ spec, reason: `the model name after "${provider}:" is missing` }))
       case "scripted":
         return rest.length > 0
           ? Effect.succeed({ provider, file: rest } as const)
           : Effect.fail(new InvalidModelSpec({ spec, reason: 'the script file after "scripted:" is missing' }))
-      case "sim":
-        return Effect.succeed({ provider, options: rest } as const)
       default:
-        return Effect.fail(new InvalidModelSpec({ spec, reason: `unknown provider "${provider}" (known: ${PROVIDERS.join(", ")})` }))
+        return Effect.fail(new InvalidModelSpec({ spec, reason: `unknown provider "${provider}" (known: ${providerNames().join(", ")})` }))
     }
   })
 
@@ -195,6 +204,7 @@ const poolEndpoint = (provider: "ollama" | "openai", model: string, endpoint: st
 
 /** The LanguageModel for a parsed ollama/openai/scripted spec. */
 const layerFor = (parsed: ModelSpec, spec: string, options: ModelOptions): Layer.Layer<LanguageModel, InvalidModelSpec> => {
+  if ("registered" in parsed) return parsed.registered.layer(parsed.options, spec.trim(), options)
   if ((parsed.provider === "ollama" || parsed.provider === "openai") && options.endpoints !== undefined && options.endpoints.length > 0) {
     const { provider, model } = parsed
     const endpoints = options.endpoints
@@ -220,14 +230,63 @@ const layerFor = (parsed: ModelSpec, spec: string, options: ModelOptions): Layer
     }
     case "scripted":
       return scriptedFileLayer(parsed.file)
-    case "sim":
-      return Layer.effect(
-        LanguageModel,
-        Effect.fail(new InvalidModelSpec({ spec, reason: "the simulated model is built by the CLI (resolveModelLayer in src/cli/model-option.ts), not by modelLayer" }))
-      )
   }
 }
 
-/** A LanguageModel layer for `ollama:<model>`, `openai:<model>` or `scripted:<file.json>`, wrapped in resilience for servers. */
+/**
+ * A LanguageModel layer for `ollama:<model>`, `openai:<model>` or `scripted:<file.json>`, wrapped in
+ * resilience for servers, or for a registered provider's spec (the bench's `sim`).
+ */
 export const modelLayer = (spec: string, options: ModelOptions = {}): Layer.Layer<LanguageModel, InvalidModelSpec> =>
   Layer.unwrap(Effect.map(parseModelSpec(spec), (parsed) => layerFor(parsed, spec, options)))
+
+/** A model of its own (its own server), apart from the LanguageModel in context: e.g. the tool simulator of a run. */
+export const standaloneModel = (spec: string, options: ModelOptions = {}) => Effect.provide(Effect.service(LanguageModel), modelLayer(spec, options))
+
+/**
+ * Whether a spec names nothing of the machine that builds it (no script file, no data folder): the
+ * model a queue job may name. Servers' addresses and keys never come from a spec, only from where it is built.
+ */
+export const isPortableSpec = (spec: string): boolean => {
+  const extra = registeredSpec(spec)
+  if (extra) return extra.provider.portable(extra.rest)
+  const prefix = spec.trim().slice(0, Math.max(0, spec.trim().indexOf(":"))).toLowerCase()
+  return prefix === "ollama" || prefix === "openai"
+}
+
+/** Whether a spec is a model for tests and measurements (a script, the simulator): never the judge to suggest. */
+export const isTestModelSpec = (spec: string): boolean =>
+  spec.trim().toLowerCase().startsWith("scripted:") || registeredSpec(spec)?.provider.testModel === true
+
+/**
+ * Whether the model a spec names is on its server, asked before a long run writes anything: fails with
+ * ModelNotFound (naming the models the server has) when the server says it lacks the model. Anything
+ * else (the server down, a provider that does not list models, a pool) passes here and meets the run's own handling.
+ */
+export const checkModelPresent = (spec: string, options: ModelOptions = {}): Effect.Effect<void, ModelNotFound> =>
+  modelPresence(spec, options).pipe(
+    // a server that does not answer at once is the run's to meet (its timeouts, --stop-after), not a missing model
+    Effect.timeoutOption(PRESENCE_CHECK_MS),
+    Effect.asVoid
+  )
+
+/** How long the model check before a run waits for the server. */
+const PRESENCE_CHECK_MS = 3000
+
+const modelPresence = (spec: string, options: ModelOptions): Effect.Effect<void, ModelNotFound> =>
+  Effect.gen(function* () {
+    if (options.endpoints !== undefined && options.endpoints.length > 0) return
+    const parsed = yield* Effect.orElseSucceed(parseModelSpec(spec), () => undefined)
+    if (parsed === undefined || "registered" in parsed) return
+    if (parsed.provider === "ollama") {
+      const settings = ollamaSettings(parsed.model, options)
+      const shown = yield* Effect.result(ollamaCapabilities(settings))
+      if (shown._tag === "Success" || shown.failure._tag !== "ModelNotFound") return
+      const available = yield* Effect.orElseSucceed(ollamaModels(settings), () => undefined)
+      return yield* Effect.fail(new ModelNotFound({ provider: "ollama", model: parsed.model, available }))
+    }
+    if (parsed.provider === "openai") {
+      const listed = yield* Effect.orElseSucceed(listOpenAIModels(openaiSettings(parsed.model, options)), () => undefined)
+      if (listed !== undefined && listed.length > 0 && !listed.includes(parsed.model)) return yield* Effect.fail(new ModelNotFound({ provider: "openai", model: parsed.model, available: listed }))
+    }
+  })

@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it, vi } from "vitest"
 import { run } from "../../src/cli/commands/bench.ts"
 import { ExitCode } from "../../src/cli/exit-codes.ts"
 import { MINI_DATA, STB_CHECKOUT, lacks, skipNote } from "../data.ts"
+import { startFakeOllama } from "../fake-servers/ollama.ts"
 
 const REPO = fileURLToPath(new URL("../../", import.meta.url))
 const DATA = MINI_DATA.path
@@ -119,5 +120,21 @@ describe("smurfs bench", () => {
     expect(stderr).toContain("interrupted")
     expect(stderr).toContain("--resume")
     expect(existsSync(join(dir, "run.json"))).toBe(true)
+  })
+
+  it("a model the server does not have exits 4 before anything is written, with ollama pull and the names the server has", async () => {
+    const server = await startFakeOllama()
+    try {
+      const missing = join(scratch, "run-missing-model")
+      const { code, stderr } = await bench(["--data", DATA, "--group", "G1_instruction", "--limit", "1", "--method", "react", "--out", missing, "--model", "ollama:qwen2.5:7bb"], { OLLAMA_HOST: server.url })
+      expect(code).toBe(ExitCode.ModelUnavailable)
+      expect(stderr).toContain("ollama pull qwen2.5:7bb")
+      expect(stderr).toContain("The server has: qwen2.5:7b")
+      expect(stderr).not.toContain("--resume")
+      expect(existsSync(missing)).toBe(false)
+      expect(server.requests.filter((r) => r.path === "/api/chat")).toHaveLength(0)
+    } finally {
+      await server.close()
+    }
   })
 })

@@ -10,6 +10,9 @@ import { LanguageModel } from "../../src/llm/language-model.ts"
 import { scriptedLayer } from "../../src/llm/scripted.ts"
 import { makeToolLibrary } from "../../src/tools/library.ts"
 import { type RedisServer, redisUnavailable, startRedis } from "../redis-server.ts"
+import { benchSettings, jobSettingsOf } from "../../bench/settings.ts"
+
+const SETTINGS = jobSettingsOf(benchSettings({ out: "/run", model: "ollama:m" }))
 
 const query = (id: string): BenchQuery => ({ group: "G1_instruction", id, query: `question ${id}`, apiList: [], relevant: [] })
 
@@ -51,7 +54,7 @@ describe.skipIf(unavailable !== undefined)(`Redis restarted empty mid-run${unava
     const results = Effect.runPromise(
       Effect.scoped(
         Effect.gen(function* () {
-          const executor = yield* makeQueueExecutor({ ...QUEUE_DEFAULTS, queueUrl: redis.url, runId: `restarted-${workerFirst ? "running" : "waiting"}`, argv: [], sweepMs: 300, onRequeued: (n) => void requeued.push(n) })
+          const executor = yield* makeQueueExecutor({ ...QUEUE_DEFAULTS, queueUrl: redis.url, runId: `restarted-${workerFirst ? "running" : "waiting"}`, settings: SETTINGS, sweepMs: 300, onRequeued: (n) => void requeued.push(n) })
           return yield* Effect.forEach(jobs, (job) => Effect.tap(executor.execute(job), () => executor.settled?.(job) ?? Effect.void), { concurrency: "unbounded" })
         })
       )

@@ -26,6 +26,7 @@ import { isFailure } from "../../failure.ts"
 import { BadInput, choiceOption, intOption, type ParsedCommand, runCommand, UsageError } from "../options.ts"
 import { runProgram } from "../run-program.ts"
 import { evaluateFac, facPrompt } from "../../../bench/eval/fac.ts"
+import { checkModelPresent } from "../../llm/spec.ts"
 
 /** Tasks in flight when the decisions go to a queue: enough to keep several workers busy. */
 const QUEUE_CONCURRENCY = 64
@@ -233,6 +234,8 @@ export const evalProgram = (args: Omit<Parameters<typeof program>[0], "decider">
   readonly fac?: ReturnType<typeof facPrompt> | undefined
   readonly judgeLayer: Layer.Layer<LanguageModel, InvalidModelSpec>
 }) => {
+  // a misspelled judge fails here, before any label or pointer is written (with --queue the judge is the workers')
+  const present = args.queue === undefined ? checkModelPresent(args.judge) : Effect.void
   const pointer = resolve(args.store) === resolve(args.runDir) ? Effect.void : writeJsonAtomic(join(args.store, EVAL_SOURCE_FILE), { source: resolve(args.runDir) })
   const queue = args.queue
   const evaluation: Effect.Effect<void, Effect.Error<ReturnType<typeof program>> | QueueUnavailable | InvalidModelSpec> =
@@ -256,7 +259,7 @@ export const evalProgram = (args: Omit<Parameters<typeof program>[0], "decider">
       yield* evaluation
     })
   )
-  return Effect.andThen(pointer, locked).pipe(
+  return Effect.andThen(present, Effect.andThen(pointer, locked)).pipe(
     Effect.map(() => {
       const rows = collectRows([args.store]).filter((r) => r.judge === slug(args.judge))
       console.log(args.json ? JSON.stringify({ runDir: resolve(args.runDir), store: resolve(args.store), judge: args.judge, rows }, null, 2) : renderTable(rows))

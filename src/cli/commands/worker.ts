@@ -1,16 +1,21 @@
 // `smurfs worker`: run bench tasks from a BullMQ queue on Redis with this machine's model server.
+import { tmpdir } from "node:os"
+import { join, resolve } from "node:path"
 import type { ParseArgsOptionsConfig } from "node:util"
 import { Effect, ManagedRuntime } from "effect"
+import { benchModelLayer, methodEntries, taskBuilder, workerBenchSettings, workerModelOf, type WorkerOwnSettings, workerStbOf } from "../../../bench/app.ts"
+import { DEFAULT_DATA_DIR } from "../../../bench/datasets.ts"
 import { connectionOf, displayQueueUrl, probeRedis } from "../../../bench/queue/connection.ts"
 import { type Session, startWorker, WORKER_DEFAULTS } from "../../../bench/queue/worker.ts"
 import { type JudgeSession, startJudgeWorker } from "../../../bench/queue/judge-queue.ts"
 import { judgePrompts } from "../../../bench/eval/judge-prompts.ts"
+import type { JobSettings } from "../../../bench/settings.ts"
+import { stbDirOf } from "../../text/stabletoolbench-files.ts"
 import { resolveModelLayer } from "../model-option.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { runProgram } from "../run-program.ts"
 import { QueueUnavailable } from "../../../bench/queue/queue-executor.ts"
-import { BadInput, intOption, type ParsedCommand, runCommand, UsageError, withoutOptions } from "../options.ts"
-import { benchModelLayer, methodEntries, parseBenchArgs, taskBuilder } from "./bench.ts"
+import { BadInput, intOption, type ParsedCommand, runCommand, splitList, UsageError } from "../options.ts"
 
 const HELP = `usage: smurfs worker --queue <redis://host:6379/0> [options]
 
@@ -23,26 +28,29 @@ queue gives those tasks to another worker).
 options:
   --queue <url>             the Redis of the run: redis://[user:password@]host:port[/db] (required)
   --concurrency <n>         tasks run at once (default ${WORKER_DEFAULTS.concurrency}; match the model server's parallelism)
-  --model <spec>            the model here, instead of the run's (e.g. the same model on this machine's Ollama);
-                            for judge decisions, the judge here instead of the eval's
+  --model <spec>            the model here, instead of the run's (which a worker takes only when it names no file
+                            or folder: ollama:<model>, openai:<model>, sim); for judge decisions, the judge here
   --endpoints <u[,u]>       this machine's servers of the model, each url or url*N
   --model-concurrency <n>   requests in flight per model server
   --timeout <ms>            per-request model timeout
-  --data <dir>              where this machine keeps the data (recorded responses; with --toolset retrieve, the
-                            corpus: the same query files as the coordinator's), if not where the coordinator does
+  --data <dir>              this machine's data (recorded responses; with --toolset retrieve, the corpus: the same
+                            query files as the coordinator's) (default $SMURFS_DATA, else ${DEFAULT_DATA_DIR})
   --embed-cache <dir>       where this machine caches document embeddings (--toolset retrieve --embed; default
                             ~/.cache/smurfs/embeddings here)
-  --responses <file>        recorded responses to replay, instead of the run's
-  --cache-dir <dir>         a StableToolBench tool_response_cache folder to replay, instead of the run's
-  --stb <dir>               this machine's StableToolBench checkout (its prompt texts), instead of the run's
+  --responses <file>        recorded responses to replay (default <data>/responses.jsonl when present)
+  --cache-dir <dir>         a StableToolBench tool_response_cache folder to replay (default: one found inside or beside --data)
+  --stb <dir>               this machine's StableToolBench checkout, for runs and evals that send its prompt texts
+  --call-cache <dir>        cache model replies and tool results here
+  --store-dir <dir>         where simulated responses are stored here (default a folder under the system's temp dir)
   --lock-ms <ms>            how long a task stays taken without a sign of life; a killed worker's tasks
                             go to another worker after it (default ${WORKER_DEFAULTS.lockMs})
   -h, --help                show this help
 
-exit codes: 0 stopped cleanly, 2 bad usage, 3 bad input (queue URL), 4 queue unavailable, 130 interrupted`
+A job carries the task and the run's options only: the model server, endpoints, credentials and every
+folder come from this worker's own options and environment. With SMURFS_QUEUE_SECRET set (the same on the
+coordinator and its workers), jobs and results are signed, and anything unsigned is refused.
 
-/** Worker options that replace the run's own when the job's settings are read here. */
-const OVERRIDES = ["model", "endpoints", "model-concurrency", "timeout", "data", "responses", "cache-dir", "stb", "embed-cache"] as const
+exit codes: 0 stopped cleanly, 2 bad usage, 3 bad input (queue URL), 4 queue unavailable, 130 interrupted`
 
 /** The options of `smurfs worker`, in node:util parseArgs' shape. */
 const OPTIONS = {
@@ -57,65 +65,66 @@ const OPTIONS = {
   responses: { type: "string" },
   "cache-dir": { type: "string" },
   stb: { type: "string" },
-  "embed-cache": { type: "string" }
+  "embed-cache": { type: "string" },
+  "call-cache": { type: "string" },
+  "store-dir": { type: "string" }
 } as const satisfies ParseArgsOptionsConfig
 
 export const COMMAND = { name: "worker", help: HELP, options: OPTIONS } as const
 
-const parse = ({ values, given }: ParsedCommand<typeof OPTIONS>) => {
+const parse = ({ values }: ParsedCommand<typeof OPTIONS>) => {
   if (!values.queue) throw new UsageError("--queue <redis://host:port/db> is required")
   try {
     connectionOf(values.queue)
   } catch (e) {
     throw new BadInput((e as Error).message)
   }
-  // only what was given here replaces the job's settings (SMURFS_MODEL on this machine does too: it is this machine's model)
-  const overrides = OVERRIDES.flatMap((name) => (values[name] === undefined || (!given.has(name) && name !== "model") ? [] : [`--${name}`, values[name] as string]))
-  return {
-    queue: values.queue,
-    concurrency: intOption("concurrency", values.concurrency) ?? WORKER_DEFAULTS.concurrency,
-    lockMs: intOption("lock-ms", values["lock-ms"]) ?? WORKER_DEFAULTS.lockMs,
-    overrides
+  const concurrency = intOption("concurrency", values.concurrency) ?? WORKER_DEFAULTS.concurrency
+  // where the model, its servers and every folder come from: this worker's own options and environment, never a job
+  // (SMURFS_MODEL on this machine counts as its --model: it is this machine's model)
+  const own: WorkerOwnSettings = {
+    model: values.model,
+    endpoints: values.endpoints === undefined ? undefined : splitList([values.endpoints]),
+    modelConcurrency: intOption("model-concurrency", values["model-concurrency"]),
+    timeoutMs: intOption("timeout", values.timeout),
+    concurrency,
+    data: resolve(values.data ?? DEFAULT_DATA_DIR),
+    responses: values.responses,
+    cacheDir: values["cache-dir"],
+    stb: stbDirOf(values.stb),
+    embedCache: values["embed-cache"] === undefined ? undefined : resolve(values["embed-cache"]),
+    callCache: values["call-cache"] === undefined ? undefined : resolve(values["call-cache"]),
+    storeDir: resolve(values["store-dir"] ?? join(tmpdir(), "smurfs-worker", "simulated"))
   }
+  return { queue: values.queue, concurrency, lockMs: intOption("lock-ms", values["lock-ms"]) ?? WORKER_DEFAULTS.lockMs, own }
 }
-
-/** The job's options with this worker's overrides in place of the run's own. */
-export const withOverrides = (argv: ReadonlyArray<string>, overrides: ReadonlyArray<string>): Array<string> =>
-  [...withoutOptions(argv, overrides.filter((a) => a.startsWith("--")).map((a) => a.slice(2))), ...overrides]
 
 /** A session for one run's settings: its model (a runtime shared by its tasks), methods and task builder. */
 const sessionOf =
-  (overrides: ReadonlyArray<string>) =>
-  async (argv: ReadonlyArray<string>): Promise<Session> => {
-    const args = parseBenchArgs(withOverrides(argv, overrides))
-    const runtime = ManagedRuntime.make(benchModelLayer(args))
-    const taskOf = await runtime.runPromise(taskBuilder(args))
+  (own: WorkerOwnSettings) =>
+  async (job: JobSettings): Promise<Session> => {
+    const settings = workerBenchSettings(job, own)
+    const runtime = ManagedRuntime.make(benchModelLayer(settings))
+    const taskOf = await runtime.runPromise(taskBuilder(settings))
     return {
       runtime,
-      methods: new Map(methodEntries(args).map((e) => [e.name, e.method])),
+      methods: new Map(methodEntries(settings).map((e) => [e.name, e.method])),
       taskOf,
-      modelSpec: args.model,
-      fullTrace: args.fullTrace
+      modelSpec: settings.model,
+      fullTrace: settings.fullTrace
     }
   }
 
-/** A judge session for an eval's judge spec and texts; this worker's --model and --stb replace the eval's. */
+/** A judge session for an eval's judge and texts: this worker's model server, and its own checkout for StableToolBench's texts. */
 const judgeSessionOf =
-  (overrides: ReadonlyArray<string>) =>
+  (own: WorkerOwnSettings) =>
   async (judge: string, prompts: string): Promise<JudgeSession> => {
-    const override = (name: string) => {
-      const at = overrides.indexOf(`--${name}`)
-      return at < 0 ? undefined : overrides[at + 1]
-    }
-    const spec = override("model") ?? judge
-    const stb = prompts === "smurfs" ? undefined : (override("stb") ?? prompts.slice("stabletoolbench:".length))
-    const timeout = override("timeout")
-    const concurrency = override("model-concurrency")
-    const endpoints = override("endpoints")
+    const spec = workerModelOf(judge, own)
+    const stb = workerStbOf(prompts === "smurfs" ? "smurfs" : "stabletoolbench", own)
     const runtime = ManagedRuntime.make(resolveModelLayer(spec, {
-      ...(timeout === undefined ? {} : { timeoutMs: Number(timeout) }),
-      ...(concurrency === undefined ? {} : { concurrency: Number(concurrency) }),
-      ...(endpoints === undefined ? {} : { endpoints: endpoints.split(",").map((e) => e.trim()).filter((e) => e !== "") })
+      ...(own.timeoutMs === undefined ? {} : { timeoutMs: own.timeoutMs }),
+      ...(own.modelConcurrency === undefined ? {} : { concurrency: own.modelConcurrency }),
+      ...(own.endpoints === undefined ? {} : { endpoints: own.endpoints })
     }))
     return { runtime, prompts: judgePrompts(stb) }
   }
@@ -127,8 +136,8 @@ const work = (args: ReturnType<typeof parse>): Promise<number> => {
   let close: (force?: boolean) => Promise<void> = async () => {}
   const program = Effect.gen(function* () {
     yield* Effect.tryPromise({ try: () => probeRedis(args.queue, 5000), catch: (e) => new QueueUnavailable({ url: args.queue, detail: (e as Error).message }) })
-    const tasks = startWorker({ queueUrl: args.queue, concurrency: args.concurrency, lockMs: args.lockMs, sessionOf: sessionOf(args.overrides), log })
-    const judgements = startJudgeWorker({ queueUrl: args.queue, concurrency: args.concurrency, lockMs: args.lockMs, sessionOf: judgeSessionOf(args.overrides), log })
+    const tasks = startWorker({ queueUrl: args.queue, concurrency: args.concurrency, lockMs: args.lockMs, sessionOf: sessionOf(args.own), log })
+    const judgements = startJudgeWorker({ queueUrl: args.queue, concurrency: args.concurrency, lockMs: args.lockMs, sessionOf: judgeSessionOf(args.own), log })
     close = async (force?: boolean) => void (await Promise.all([tasks.close(force), judgements.close(force)]))
     yield* Effect.promise(() => Promise.all([tasks.worker.waitUntilReady(), judgements.worker.waitUntilReady()]))
     log(`taking bench tasks and judge decisions from ${displayQueueUrl(args.queue)}, ${args.concurrency} at a time (Ctrl-C to stop)`)

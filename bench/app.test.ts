@@ -1,0 +1,43 @@
+// The bench application without the CLI: settings built directly, a run, a summary value.
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { Effect } from "effect"
+import { afterAll, describe, expect, it } from "vitest"
+import { runBenchSettings, summaryValue, workerBenchSettings } from "./app.ts"
+import { silentProgress } from "./progress.ts"
+import { benchSettings, jobSettingsOf } from "./settings.ts"
+
+const DATA = fileURLToPath(new URL("../../shared/toolbench/", import.meta.url))
+const scratch = mkdtempSync(join(tmpdir(), "smurfs-app-"))
+afterAll(() => rmSync(scratch, { recursive: true, force: true }))
+
+describe("the bench application", () => {
+  it("runs from settings a library builds, and returns its summary as a value", async () => {
+    const out = join(scratch, "run")
+    const settings = benchSettings({ out, data: DATA, model: "sim", groups: ["G1_instruction"], limit: 2, methods: ["react", "smurfs"] })
+    const outcome = await Effect.runPromise(runBenchSettings(settings, silentProgress))
+    expect(outcome.kind).toBe("ran")
+    if (outcome.kind !== "ran") return
+    expect(summaryValue(settings, outcome)).toMatchObject({ runDir: out, total: 4, recorded: 4, errors: 0, notRecorded: 0, next: `smurfs eval --run ${out} --judge <judge model spec>` })
+    expect(readdirSync(join(out, "tasks", "react", "G1_instruction"))).toHaveLength(2)
+    const config = JSON.parse(readFileSync(join(out, "run.json"), "utf8")) as { methods: Array<string>; toolset: string; options: Record<string, unknown> }
+    expect(config).toMatchObject({ methods: ["react", "smurfs"], toolset: "all" })
+    expect(config.options).toMatchObject({ tries: 1, budget: 200, prompts: "smurfs" })
+  })
+
+  it("a worker's settings: the job's run options, the worker's own model server and folders", () => {
+    const job = jobSettingsOf(benchSettings({ out: "/coordinator/run", model: "ollama:m", tries: 2, callCache: "/coordinator/cache", endpoints: ["http://gpu:1"] }))
+    const settings = workerBenchSettings(job, { concurrency: 3, data: "/worker/data", storeDir: "/worker/sim" })
+    expect(settings).toMatchObject({ model: "ollama:m", tries: 2, data: "/worker/data", storeDir: "/worker/sim", concurrency: 3 })
+    expect(settings.callCache).toBeUndefined()
+    expect(settings.endpoints).toBeUndefined()
+    expect(workerBenchSettings(job, { model: "sim", concurrency: 1, data: "/d", storeDir: "/s" }).model).toBe("sim")
+    const scripted = jobSettingsOf(benchSettings({ out: "/r", model: "scripted:/coordinator/replies.json" }))
+    expect(() => workerBenchSettings(scripted, { concurrency: 1, data: "/d", storeDir: "/s" })).toThrow(/its own --model/)
+    const stb = jobSettingsOf(benchSettings({ out: "/r", model: "sim", stb: "/coordinator/stb" }))
+    expect(() => workerBenchSettings(stb, { concurrency: 1, data: "/d", storeDir: "/s" })).toThrow(/--stb/)
+    expect(existsSync("/coordinator")).toBe(false)
+  })
+})

@@ -1,0 +1,400 @@
+// A bench run from its settings: methods, tasks, tool environments, the model layer, run.json and the queue,
+// turned into a finished run and a summary value. The CLI only fills the settings and prints the summary.
+import "./sim/provider.ts"
+import { Effect, Layer } from "effect"
+import { baselinePrompts } from "../src/agents/baseline-prompts.ts"
+import { DFSDT_DEFAULTS } from "../src/agents/dfsdt.ts"
+import { finishSpec } from "../src/agents/finish.ts"
+import { METHOD_NAMES, methodFor } from "../src/agents/methods.ts"
+import { resolveOptions } from "../src/agents/smurfs-options.ts"
+import type { Task } from "../src/agents/task.ts"
+import { modelCacheLayer } from "../src/llm/cache.ts"
+import { LanguageModel } from "../src/llm/language-model.ts"
+import { type ModelCallObserver, observedModelLayer } from "../src/llm/observe.ts"
+import { type EndpointStats, PoolStats, poolStatsLayer } from "../src/llm/pool.ts"
+import { checkModelPresent, isPortableSpec, isTestModelSpec, modelLayer, standaloneModel } from "../src/llm/spec.ts"
+import { type LanguageModelShape } from "../src/llm/language-model.ts"
+import { simulatorPrompts } from "../src/tools/environments/simulator-prompts.ts"
+import { readFileBounded } from "../src/trace/guarded-fs.ts"
+import { loadSource } from "./eval/sources.ts"
+import { missCounts } from "./eval/judge-input.ts"
+import { makeToolCache } from "../src/tools/cache.ts"
+import { makeEnvironmentChain } from "../src/tools/environments/chain.ts"
+import type { ToolEnvironment } from "../src/tools/environments/environment.ts"
+import { makeEmbedder } from "../src/tools/retrieval/embedder.ts"
+import { toolsetLabel } from "../src/tools/retrieval/toolset.ts"
+import { toolbenchLibrary } from "../src/tools/toolbench/adapter.ts"
+import type { ApiDocInput } from "../src/tools/toolbench/api-doc.ts"
+import { writeJsonAtomic } from "../src/trace/atomic-write.ts"
+import { version } from "../src/version.ts"
+import { type BenchQuery, loadQueries } from "./datasets.ts"
+import type { Progress, ProgressTotals } from "./progress.ts"
+import { type QueuedTask, runIdOf } from "./queue/job.ts"
+import { makeQueueExecutor, QUEUE_DEFAULTS } from "./queue/queue-executor.ts"
+import { makeRetrievalCorpus, makeRetrievalTasks, recordedRetrievalSets, type RetrievalRecord, taskKey } from "./retrieval-tasks.ts"
+import { RUN_FORMAT_VERSION, type RunConfig, runConfigPath } from "./run-format.ts"
+import { type MethodEntry, runBench, type RunSummary } from "./runner.ts"
+import { BenchSettings, type JobSettings, jobSettingsOf, limitsOf, pathsOf, toolsetOf } from "./settings.ts"
+import { taskOf } from "./tasks.ts"
+
+/** The worker's corpus is not the run's: its tasks would retrieve other tools. */
+export class CorpusMismatch extends Error {
+  override readonly name = "CorpusMismatch"
+}
+
+/** The prompt texts of the run (ours, or StableToolBench's read from the checkout); throws when the checkout cannot be read. */
+export const promptsOf = (settings: Pick<BenchSettings, "stb">) => baselinePrompts(settings.stb)
+
+/** The method options a run gives its methods. */
+const methodRunOptions = (settings: BenchSettings) => ({
+  toolCalling: settings.toolCalling,
+  tries: settings.tries,
+  smurfsMaxSteps: settings.smurfsMaxSteps,
+  singleChainMaxStep: settings.singleChainMaxStep,
+  budget: settings.budget,
+  observationLimit: settings.observationLimit,
+  prompts: promptsOf(settings),
+  // ToolEval labels an answer that lists what is missing Unsolved: bench answers with what was found only
+  reportUnavailable: false
+})
+
+/** The run's methods, built from the method registry. */
+export const methodEntries = (settings: BenchSettings): Array<MethodEntry> => {
+  const options = methodRunOptions(settings)
+  return settings.methods.map((name) => ({ name, method: methodFor(name, options) }))
+}
+
+/** The Smurfs loop's limits as they ran, for run.json. */
+const smurfsLimits = (settings: BenchSettings) => {
+  const { maxSteps, maxAgentErrors, maxSubtasks, maxModelCalls, reportUnavailable } = resolveOptions({ maxSteps: settings.smurfsMaxSteps, reportUnavailable: false })
+  return { maxSteps, maxAgentErrors, maxSubtasks, maxModelCalls, reportUnavailable }
+}
+
+/** The simulator's model, built once per run (a second model server, apart from the model under test). */
+const simulators = new WeakMap<BenchSettings, LanguageModelShape>()
+const simulatorOf = (settings: BenchSettings, spec: string) =>
+  Effect.gen(function* () {
+    const built = simulators.get(settings)
+    if (built) return built
+    const model = yield* standaloneModel(spec, { timeoutMs: settings.timeoutMs })
+    simulators.set(settings, model)
+    return model
+  })
+
+/** The tool environment of a run's tasks. */
+const benchEnvironment = (settings: BenchSettings) =>
+  Effect.gen(function* () {
+    const { responses, cacheDir, storeDir, simulatorCacheDir } = pathsOf(settings)
+    const chain = yield* makeEnvironmentChain(settings.envs, {
+      responses,
+      cacheDir,
+      storeDir,
+      // the store inside the run directory follows no symbolic link below it
+      storeRoot: settings.out,
+      simulatorPrompts: simulatorPrompts(settings.stb, settings.simulatorStyle),
+      ...(settings.simulator === undefined ? {} : { simulator: yield* simulatorOf(settings, settings.simulator), writeCacheDir: simulatorCacheDir })
+    })
+    // Replay and offline answers are final, so failed results are worth caching too.
+    return settings.callCache === undefined ? chain : (yield* makeToolCache({ dir: settings.callCache, cacheErrors: true })).wrapEnvironment(chain)
+  })
+
+/** A query's Task on its whole api_list or its relevant APIs, served by the run's tool environment. */
+const listedTask = (toolset: "all" | "relevant", env: ToolEnvironment) => (query: BenchQuery) =>
+  taskOf(query, toolset, (name, docs) => toolbenchLibrary(name, docs as ReadonlyArray<ApiDocInput>, env))
+
+/** The corpus and retriever of `--toolset retrieve[:k]`, with the run's model as re-ranker when asked. */
+const retrievalCorpus = (settings: BenchSettings, k: number) =>
+  Effect.gen(function* () {
+    const model = yield* LanguageModel
+    return yield* makeRetrievalCorpus({
+      data: settings.data,
+      env: yield* benchEnvironment(settings),
+      k,
+      embedder: settings.embed === undefined ? undefined : yield* makeEmbedder(settings.embed, { timeoutMs: settings.timeoutMs }),
+      embeddingCache: pathsOf(settings).embedCache,
+      reranker: settings.rerank ? model : undefined
+    })
+  })
+
+/**
+ * How a queue worker builds a job's task from the run's settings. With `--toolset retrieve` it builds
+ * the corpus from its own data once, takes the task's set from the job (as the coordinator retrieved
+ * and recorded it) and retrieves per subtask exactly as the bench does in process.
+ */
+export const taskBuilder = (settings: BenchSettings) =>
+  Effect.gen(function* () {
+    const toolset = toolsetOf(settings)
+    if (toolset.kind === "retrieve") {
+      const corpus = yield* retrievalCorpus(settings, toolset.k)
+      return (query: BenchQuery, retrieval: QueuedTask["retrieval"]): Effect.Effect<Task, Error> =>
+        Effect.gen(function* () {
+          if (retrieval !== undefined && retrieval.corpusHash !== corpus.settings.corpusHash)
+            return yield* Effect.fail(new CorpusMismatch(
+              `the ToolBench corpus under this worker's data (${settings.data}, ${corpus.settings.corpusApis} APIs) is not the run's, so its tasks would retrieve other tools. ` +
+                "Give the worker the same data as the coordinator (smurfs worker --data <dir>)."
+            ))
+          return corpus.taskOf(query, retrieval?.set ?? (yield* corpus.setOf(query)))
+        })
+    }
+    const listed = listedTask(toolset.kind, yield* benchEnvironment(settings))
+    return (query: BenchQuery): Effect.Effect<Task, Error> => Effect.succeed(listed(query))
+  })
+
+/** How the run's model is called. */
+const modelOptionsOf = (settings: BenchSettings) => ({
+  // Ollama serves OLLAMA_NUM_PARALLEL requests at once (its own default applies); other servers get one slot per task.
+  concurrency: settings.modelConcurrency ?? (settings.model.startsWith("ollama:") ? undefined : settings.concurrency),
+  timeoutMs: settings.timeoutMs,
+  think: settings.think,
+  endpoints: settings.endpoints
+})
+
+/** The model layer of a run: the served model (one server or a pool), behind the call cache when asked. */
+export const benchModelLayer = (settings: BenchSettings, observer?: ModelCallObserver) => {
+  const resolved = modelLayer(settings.model, modelOptionsOf(settings))
+  // below the call cache: what is observed is what a server answers, as it answers
+  const served = observer === undefined ? resolved : Layer.provide(observedModelLayer(observer), resolved)
+  return settings.callCache === undefined ? served : Layer.provide(modelCacheLayer({ dir: settings.callCache }), served)
+}
+
+/** run.json of a run: its settings, defaults resolved, and what it found (the model's name, the task counts). */
+export const runConfigOf = (settings: BenchSettings, queries: ReadonlyArray<BenchQuery>, modelName: string, retrieval: RetrievalRecord | undefined): RunConfig => {
+  const paths = pathsOf(settings)
+  const limits = limitsOf(settings)
+  return {
+    formatVersion: RUN_FORMAT_VERSION,
+    packageVersion: version,
+    createdAt: new Date().toISOString(),
+    data: settings.data,
+    groups: settings.groups,
+    methods: settings.methods,
+    model: settings.model,
+    modelName,
+    envs: settings.envs,
+    toolset: toolsetLabel(toolsetOf(settings)),
+    ...(retrieval ? { retrieval } : {}),
+    ...(settings.limit !== undefined ? { limit: settings.limit } : {}),
+    ...(settings.ids !== undefined ? { ids: settings.ids } : {}),
+    concurrency: settings.concurrency,
+    taskCounts: Object.fromEntries(settings.groups.map((g) => [g, queries.filter((q) => q.group === g).length])),
+    options: {
+      toolCalling: settings.toolCalling,
+      tries: limits.tries,
+      // what ran, each method with its own limit (smurfs: every loop limit, defaults resolved)
+      smurfs: smurfsLimits(settings),
+      singleChainMaxStep: limits.singleChainMaxStep,
+      giveUpBackLength: DFSDT_DEFAULTS.giveUpBackLength,
+      prompts: promptsOf(settings).source,
+      budget: limits.budget,
+      observationLimit: limits.observationLimit,
+      modelConcurrency: settings.modelConcurrency ?? null,
+      timeoutMs: settings.timeoutMs ?? null,
+      think: settings.think ?? null,
+      responses: paths.responses ?? null,
+      cacheDir: paths.cacheDir ?? null,
+      callCache: settings.callCache ?? null,
+      // who answered calls nothing recorded: a simulator (its texts and cache); absent when nobody did (misses are counted),
+      // so that a run started before this field resumes as it was
+      ...(settings.envs.includes("simulated")
+        ? { simulator: { model: settings.simulator ?? settings.model, prompts: simulatorPrompts(settings.stb, settings.simulatorStyle).source, cacheDir: settings.simulator === undefined ? null : paths.simulatorCacheDir } }
+        : {}),
+      ...(retrieval ? { retrieval: retrieval.settings } : {})
+    }
+  }
+}
+
+/** The run's id on the queue: stable across --resume of the same run directory. */
+const runIdFor = (out: string, config: RunConfig): string => {
+  try {
+    const existing = JSON.parse(readFileBounded(runConfigPath(out))) as { createdAt?: unknown }
+    if (typeof existing.createdAt === "string") return runIdOf(out, existing.createdAt)
+  } catch {
+    // a new run: its own creation time names it
+  }
+  return runIdOf(out, config.createdAt)
+}
+
+const queueExecutorFor = (settings: BenchSettings, queueUrl: string, config: RunConfig, progress: Progress, retrieval: RetrievalRecord | undefined) =>
+  makeQueueExecutor({
+    // a retrieved task goes with its recorded set; the worker retrieves per subtask from its copy of the corpus
+    retrievalOf: retrieval ? (job) => ({ set: retrieval.sets[taskKey(job.query)] ?? [], corpusHash: retrieval.settings.corpusHash }) : undefined,
+    ...QUEUE_DEFAULTS,
+    queueUrl,
+    runId: runIdFor(settings.out, config),
+    settings: jobSettingsOf(settings),
+    onRequeued: (count) => progress.log(`the queue had lost ${count === 1 ? "a task" : `${count} tasks`} (Redis restarted empty or was flushed): queued again`),
+    // the workers make the model calls: their reports move the live counts
+    onTaskCalls: (job, calls) => progress.taskCalls?.({ method: job.method, group: job.query.group, taskId: job.query.id }, calls.modelCalls, calls.tokens)
+  })
+
+/** Add the endpoints' figures to run.json (written at the start; only this field changes). */
+const recordEndpointStats = (out: string, endpoints: ReadonlyArray<EndpointStats>) =>
+  Effect.gen(function* () {
+    const path = runConfigPath(out)
+    const current = yield* Effect.try({ try: () => JSON.parse(readFileBounded(path)) as Record<string, unknown>, catch: () => undefined }).pipe(Effect.orElseSucceed(() => undefined))
+    if (current) yield* writeJsonAtomic(path, { ...current, endpointStats: endpoints })
+  })
+
+/**
+ * Count the run's misses (tool calls nothing recorded or simulated) over its task records and add
+ * them to run.json, so that a pass rate is never read without them.
+ */
+const recordMisses = (out: string) =>
+  Effect.gen(function* () {
+    const entries = yield* Effect.try({ try: () => loadSource(out).entries, catch: () => undefined }).pipe(Effect.orElseSucceed(() => []))
+    const misses = missCounts(entries)
+    const path = runConfigPath(out)
+    const current = yield* Effect.try({ try: () => JSON.parse(readFileBounded(path)) as Record<string, unknown>, catch: () => undefined }).pipe(Effect.orElseSucceed(() => undefined))
+    if (current) yield* writeJsonAtomic(path, { ...current, misses })
+    return misses
+  })
+
+/** The command to run next: judge the run, with the benchmarked model as judge unless it is a test model. */
+export const nextCommand = (settings: BenchSettings): string => `smurfs eval --run ${settings.out} --judge ${isTestModelSpec(settings.model) ? "<judge model spec>" : settings.model}`
+
+/** What a run did: nothing matched, or its summary with the live totals and the endpoints' figures. */
+export type BenchOutcome =
+  | { readonly kind: "no-queries" }
+  | {
+      readonly kind: "ran"
+      readonly summary: RunSummary
+      readonly totals: ProgressTotals | undefined
+      readonly endpoints: ReadonlyArray<EndpointStats>
+      /** Tool calls nothing recorded or simulated, over the run's records (also in run.json). */
+      readonly misses: ReturnType<typeof missCounts>
+      /** The command to run next (judge the run). */
+      readonly next: string
+    }
+
+/** A finished run's summary as data (what `bench --json` prints). */
+export const summaryValue = (settings: BenchSettings, outcome: Extract<BenchOutcome, { kind: "ran" }>) => {
+  const { summary, totals, next } = outcome
+  return {
+    runDir: settings.out,
+    total: summary.total,
+    recorded: summary.recorded,
+    answered: summary.answered,
+    skipped: summary.skipped,
+    errors: summary.errors,
+    notRecorded: summary.notRecorded,
+    modelCalls: totals?.modelCalls ?? null,
+    tokens: totals?.tokens ?? null,
+    wallMs: totals?.wallMs ?? null,
+    convertedFiles: summary.convertedFiles,
+    ...(summary.lastServerError ? { lastServerError: summary.lastServerError } : {}),
+    next
+  }
+}
+
+/** The run of `settings`, with the model and the pool's figures in context. */
+const runProgram = (settings: BenchSettings, progress: Progress) =>
+  Effect.gen(function* () {
+    const queries = yield* loadQueries({ dir: settings.data, groups: settings.groups, ids: settings.ids, limit: settings.limit })
+    if (queries.length === 0) return { kind: "no-queries" } as const
+    const model = yield* LanguageModel
+    const toolset = toolsetOf(settings)
+    const retrieval =
+      toolset.kind === "retrieve"
+        ? yield* makeRetrievalTasks({
+            corpus: yield* retrievalCorpus(settings, toolset.k),
+            queries,
+            recordedSets: settings.resume ? recordedRetrievalSets(settings.out) : undefined,
+            concurrency: settings.concurrency
+          })
+        : undefined
+    const taskOfQuery = retrieval ? retrieval.taskOf : listedTask(toolset.kind === "relevant" ? "relevant" : "all", yield* benchEnvironment(settings))
+    const config = runConfigOf(settings, queries, model.info.model, retrieval?.record)
+    const executor = settings.queue === undefined ? undefined : yield* queueExecutorFor(settings, settings.queue, config, progress, retrieval?.record)
+    const summary = yield* runBench({
+      runDir: settings.out,
+      config,
+      queries,
+      methods: methodEntries(settings),
+      taskOf: taskOfQuery,
+      concurrency: settings.concurrency,
+      resume: settings.resume,
+      force: settings.force,
+      modelSpec: settings.model,
+      stopAfterUnreachable: settings.stopAfter,
+      fullTrace: settings.fullTrace,
+      progress,
+      finish: finishSpec(promptsOf(settings)),
+      maxRecordBytes: settings.maxRecordBytes,
+      executor
+    })
+    const endpoints = (yield* PoolStats).snapshot()
+    if (endpoints.length > 0) yield* recordEndpointStats(settings.out, endpoints)
+    const misses = yield* recordMisses(settings.out)
+    return { kind: "ran", summary, totals: progress.totals?.(), endpoints, misses, next: nextCommand(settings) } as const
+  })
+
+/**
+ * Run a bench from its settings: the tasks run here (or on the queue's workers), every record lands in
+ * the run directory, and the outcome comes back as a value. Model calls are counted on `progress`.
+ */
+export const runBenchSettings = (settings: BenchSettings, progress: Progress) => {
+  const layer = benchModelLayer(settings, { onEnd: (_role, response) => progress.modelCall?.(response ? response.usage.promptTokens + response.usage.completionTokens : 0) })
+  const run = runProgram(settings, progress).pipe(Effect.scoped, Effect.provide(layer.pipe(Layer.provideMerge(poolStatsLayer))))
+  // A misspelled model fails here, before the run directory exists. On a queue the workers' servers hold the
+  // model; a resumed run first checks its settings against the run's (a changed model is named there).
+  return settings.queue === undefined && !settings.resume ? Effect.andThen(checkModelPresent(settings.model, modelOptionsOf(settings)), run) : run
+}
+
+/** What a queue worker takes from its own flags only, never from a job: its model server, credentials and folders. */
+export interface WorkerOwnSettings {
+  /** Its --model (or SMURFS_MODEL): the model here, instead of the run's. */
+  readonly model?: string | undefined
+  readonly endpoints?: ReadonlyArray<string> | undefined
+  readonly modelConcurrency?: number | undefined
+  readonly timeoutMs?: number | undefined
+  /** Tasks it runs at once (the model's slots default to it, as the bench's do to its --concurrency). */
+  readonly concurrency: number
+  readonly data: string
+  readonly responses?: string | undefined
+  readonly cacheDir?: string | undefined
+  readonly stb?: string | undefined
+  readonly embedCache?: string | undefined
+  readonly callCache?: string | undefined
+  /** Where simulated responses are stored on this machine. */
+  readonly storeDir: string
+}
+
+/**
+ * The model a worker runs a job's tasks (or judge decisions) with: its own, else the job's when that
+ * spec names nothing of the coordinator's machine (ollama:/openai: are served by this machine's server).
+ */
+export const workerModelOf = (jobModel: string, own: Pick<WorkerOwnSettings, "model">): string => {
+  if (own.model !== undefined) return own.model
+  if (isPortableSpec(jobModel)) return jobModel
+  throw new Error(`the run's model ${jobModel} names a file or folder of the coordinator's machine, which a worker never reads from a job: give this worker its own --model`)
+}
+
+/** The prompt texts' checkout a job asks for, on this worker: its own --stb / SMURFS_STB, never a path from the job. */
+export const workerStbOf = (prompts: string, own: Pick<WorkerOwnSettings, "stb">): string | undefined => {
+  if (prompts === "smurfs") return undefined
+  if (own.stb !== undefined) return own.stb
+  throw new Error("the run sends StableToolBench's prompt texts: give this worker its own checkout (smurfs worker --stb <dir>, or SMURFS_STB)")
+}
+
+/** The settings a worker runs a job's tasks with: the job's run options (validated JobSettings) and its own everything else. */
+export const workerBenchSettings = (job: JobSettings, own: WorkerOwnSettings): BenchSettings => {
+  const { prompts, model, ...options } = job
+  return BenchSettings.parse({
+    ...options,
+    out: own.storeDir,
+    data: own.data,
+    // a job names its method; the session holds every method, so jobs of any method share it
+    methods: [...METHOD_NAMES],
+    model: workerModelOf(model, own),
+    concurrency: own.concurrency,
+    stb: workerStbOf(prompts, own),
+    storeDir: own.storeDir,
+    ...(own.timeoutMs === undefined ? {} : { timeoutMs: own.timeoutMs }),
+    ...(own.endpoints === undefined ? {} : { endpoints: [...own.endpoints] }),
+    ...(own.modelConcurrency === undefined ? {} : { modelConcurrency: own.modelConcurrency }),
+    ...(own.responses === undefined ? {} : { responses: own.responses }),
+    ...(own.cacheDir === undefined ? {} : { cacheDir: own.cacheDir }),
+    ...(own.embedCache === undefined ? {} : { embedCache: own.embedCache }),
+    ...(own.callCache === undefined ? {} : { callCache: own.callCache })
+  })
+}

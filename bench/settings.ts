@@ -1,0 +1,200 @@
+// The settings of a bench run, as one zod schema: the CLI fills them from flags and smurfs.config.json, the
+// library and tests build them directly, and a queued job carries the allow-listed part of them (JobSettings).
+import { join } from "node:path"
+import { z } from "zod"
+import { METHOD_NAMES } from "../src/agents/methods.ts"
+import { DFSDT_DEFAULTS } from "../src/agents/dfsdt.ts"
+import { REACT_DEFAULTS } from "../src/agents/react.ts"
+import { smurfsDefaults } from "../src/agents/smurfs-options.ts"
+import { DEFAULT_MODEL_SPEC, isPortableSpec } from "../src/llm/spec.ts"
+import { defaultEmbeddingCache } from "../src/tools/retrieval/embedding-cache.ts"
+import { parseToolset, type Toolset } from "../src/tools/retrieval/toolset.ts"
+import { SIMULATOR_STYLES } from "../src/tools/environments/simulator-prompts.ts"
+import { DEFAULT_DATA_DIR, dataLayout, GROUPS } from "./datasets.ts"
+
+/** The version of the settings a queued job carries: a worker refuses a job of another version. */
+export const BENCH_SETTINGS_VERSION = 1
+
+const count = z.number().int().positive()
+const toolsetText = z.string().refine((text) => {
+  try {
+    parseToolset(text)
+    return true
+  } catch {
+    return false
+  }
+}, "toolset must be all, relevant, retrieve or retrieve:<k>")
+
+/**
+ * The options of a run that shape its tasks or their results (and may travel to a worker). Adding a
+ * setting is one line here (with its default) and its flag in the command.
+ */
+const RunOptions = {
+  /** Tool environments, tried in order: replay, simulated, offline; default replay,simulated with a simulator, else replay,offline. */
+  envs: z.array(z.string()).min(1).optional(),
+  /** A model (not the one under test) that answers tool calls nothing recorded, as StableToolBench's server does. */
+  simulator: z.string().min(1).optional(),
+  /** With stb: StableToolBench's GPT-style server prompt (gpt) or MirrorAPI's (mirrorapi). */
+  simulatorStyle: z.enum(SIMULATOR_STYLES).default("gpt"),
+  /** A task's tools: all (its api_list), relevant, or retrieve[:k]. */
+  toolset: toolsetText.default("all"),
+  /** With retrieve: hybrid retrieval with this embedding model. */
+  embed: z.string().optional(),
+  /** With retrieve: the model re-ranks the top candidates. */
+  rerank: z.boolean().default(false),
+  /** How react/dfsdt act. */
+  toolCalling: z.enum(["auto", "native", "json"]).default("auto"),
+  /** react: chains per task (CoT@n). */
+  tries: count.optional(),
+  /** smurfs: accepted steps on a subtask's path. */
+  smurfsMaxSteps: count.optional(),
+  /** react/dfsdt: tree nodes per chain. */
+  singleChainMaxStep: count.optional(),
+  /** dfsdt: model calls per task. */
+  budget: count.optional(),
+  /** Characters of a tool response the model sees. */
+  observationLimit: count.optional(),
+  /** Per-request model timeout in milliseconds. */
+  timeoutMs: count.optional(),
+  /** Thinking of reasoning models: on/off or a level. */
+  think: z.union([z.boolean(), z.enum(["low", "medium", "high"])]).optional(),
+  /** Keep every prompt in the task records. */
+  fullTrace: z.boolean().default(false)
+}
+
+export const BenchSettings = z
+  .object({
+    /** The run directory. */
+    out: z.string().min(1),
+    /** The query files (and recorded responses) folder. */
+    data: z.string().default(DEFAULT_DATA_DIR),
+    groups: z.array(z.string()).min(1).default([...GROUPS]),
+    methods: z.array(z.enum(METHOD_NAMES)).min(1).default(["smurfs"]),
+    /** The model spec (ollama:<model>, openai:<model>, scripted:<file>, sim...). */
+    model: z.string().min(1).default(DEFAULT_MODEL_SPEC),
+    /** Recorded responses to replay; default <data>/responses.jsonl when present. */
+    responses: z.string().optional(),
+    /** A StableToolBench tool_response_cache folder; default one found inside or beside data. */
+    cacheDir: z.string().optional(),
+    /** Where simulated responses are stored; default <out>/simulated. */
+    storeDir: z.string().optional(),
+    /** Cache model replies and tool results in this folder. */
+    callCache: z.string().optional(),
+    /** The first n queries of each group. */
+    limit: count.optional(),
+    /** Only these query ids. */
+    ids: z.array(z.string()).optional(),
+    /** Where document embeddings are cached; default ~/.cache/smurfs/embeddings. */
+    embedCache: z.string().optional(),
+    /** Tasks run at once. */
+    concurrency: count.default(4),
+    /** Requests in flight per model server; default: concurrency for openai, Ollama's own for ollama. */
+    modelConcurrency: count.optional(),
+    /** Several servers of the same model (url or url*N). */
+    endpoints: z.array(z.string()).optional(),
+    /** A Redis URL: the tasks go to `smurfs worker` processes. */
+    queue: z.string().optional(),
+    /** Continue the run in `out`, skipping finished tasks. */
+    resume: z.boolean().default(false),
+    /** With resume: continue even when the settings differ. */
+    force: z.boolean().default(false),
+    /** StableToolBench's checkout, whose prompt texts react/dfsdt send; none: our own wording. */
+    stb: z.string().optional(),
+    /** Stop when this many tasks in a row fail because of the model server. */
+    stopAfter: count.optional(),
+    /** The largest task record file in bytes; past it long strings are cut harder (default SIZE_CAPS.recordBytes). */
+    maxRecordBytes: count.optional(),
+    ...RunOptions
+  })
+  .superRefine((s, ctx) => {
+    if (s.force && !s.resume) ctx.addIssue({ code: "custom", message: "--force only applies with --resume (it continues a run whose settings differ)" })
+    if ((s.embed !== undefined || s.rerank) && !s.toolset.startsWith("retrieve"))
+      ctx.addIssue({ code: "custom", message: "--embed and --rerank choose how tools are retrieved: use them with --toolset retrieve[:k]" })
+  })
+  // calls nothing recorded go to the simulator when there is one (StableToolBench's server), else they fail and are counted
+  .transform((s) => ({ ...s, envs: s.envs ?? (s.simulator === undefined ? ["replay", "offline"] : ["replay", "simulated"]) }))
+
+export type BenchSettings = z.infer<typeof BenchSettings>
+/** What a caller gives: every field with a default may be left out. */
+export type BenchSettingsInput = z.input<typeof BenchSettings>
+
+/** Settings that cannot be used; the message names each problem. */
+export class InvalidBenchSettings extends Error {
+  override readonly name = "InvalidBenchSettings"
+}
+
+/** Validate settings and fill in the defaults; throws InvalidBenchSettings naming what is wrong. */
+export const benchSettings = (input: BenchSettingsInput): BenchSettings => {
+  const parsed = BenchSettings.safeParse(input)
+  if (!parsed.success) throw new InvalidBenchSettings(parsed.error.issues.map((i) => (i.path.length > 0 && i.code !== "custom" ? `${i.path.join(".")}: ${i.message}` : i.message)).join("; "))
+  return parsed.data
+}
+
+/** The defaults of the settings (the schema's), for help texts. */
+export const BENCH_DEFAULTS = (({ data, methods, envs, toolset, concurrency }: BenchSettings) => ({ data, methods, envs, toolset, concurrency }))(benchSettings({ out: "." }))
+
+/** The toolset of the settings, parsed. */
+export const toolsetOf = (settings: Pick<BenchSettings, "toolset">): Toolset => parseToolset(settings.toolset)
+
+/** The folders and files a run reads or writes, defaults resolved from the data layout and the run directory. */
+export const pathsOf = (settings: BenchSettings) => {
+  const layout = dataLayout(settings.data)
+  return {
+    responses: settings.responses ?? layout.responses,
+    cacheDir: settings.cacheDir ?? layout.toolResponseCache,
+    storeDir: settings.storeDir ?? join(settings.out, "simulated"),
+    // where a simulator's responses go, in StableToolBench's cache layout: a folder the user named is shared (their
+    // server, other runs); the one found inside --data is only read
+    simulatorCacheDir: settings.cacheDir ?? join(settings.storeDir ?? join(settings.out, "simulated"), "tool_response_cache"),
+    embedCache: settings.embedCache ?? defaultEmbeddingCache()
+  }
+}
+
+/** The method options of a run's settings, for run.json: each limit as it ran. */
+export const limitsOf = (settings: BenchSettings) => ({
+  tries: settings.tries ?? REACT_DEFAULTS.tries,
+  smurfsMaxSteps: settings.smurfsMaxSteps ?? smurfsDefaults.maxSteps,
+  singleChainMaxStep: settings.singleChainMaxStep ?? REACT_DEFAULTS.singleChainMaxStep,
+  budget: settings.budget ?? DFSDT_DEFAULTS.budget,
+  observationLimit: settings.observationLimit ?? REACT_DEFAULTS.observationLimit
+})
+
+/**
+ * What a queued job may carry: the run options that shape a task, the model when it names nothing of
+ * the coordinator's machine, and which prompt texts run (the worker reads them from its own checkout).
+ * Nothing else: the worker's model server, endpoints, credentials and folders are its own flags only.
+ */
+export const JobSettings = z.strictObject({
+  ...RunOptions,
+  envs: z.array(z.string()).min(1),
+  /** The run's simulator; a worker uses it when the spec names nothing of the coordinator's machine. */
+  simulator: z.string().refine(isPortableSpec, "the simulator must be ollama:<model> or openai:<model> (a worker reads no file a job names)").optional(),
+  /** The run's model; a worker uses it only when it has no --model of its own and the spec names nothing of the coordinator's machine. */
+  model: z.string().min(1),
+  embed: z.string().refine(isPortableSpec, "the embedding model must be ollama:<model> or openai:<model>").optional(),
+  prompts: z.enum(["smurfs", "stabletoolbench"])
+})
+export type JobSettings = z.infer<typeof JobSettings>
+
+/** The part of a run's settings a job carries. */
+export const jobSettingsOf = (settings: BenchSettings): JobSettings => ({
+  envs: settings.envs,
+  toolset: settings.toolset,
+  ...(settings.embed === undefined ? {} : { embed: settings.embed }),
+  rerank: settings.rerank,
+  ...(settings.simulator === undefined ? {} : { simulator: settings.simulator }),
+  simulatorStyle: settings.simulatorStyle,
+  toolCalling: settings.toolCalling,
+  ...optional("tries", settings.tries),
+  ...optional("smurfsMaxSteps", settings.smurfsMaxSteps),
+  ...optional("singleChainMaxStep", settings.singleChainMaxStep),
+  ...optional("budget", settings.budget),
+  ...optional("observationLimit", settings.observationLimit),
+  ...optional("timeoutMs", settings.timeoutMs),
+  ...(settings.think === undefined ? {} : { think: settings.think }),
+  fullTrace: settings.fullTrace,
+  model: settings.model,
+  prompts: settings.stb === undefined ? "smurfs" : "stabletoolbench"
+})
+
+const optional = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } => (value === undefined ? {} : ({ [key]: value } as { [P in K]?: V }))

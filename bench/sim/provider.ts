@@ -1,0 +1,24 @@
+// Registers the simulated model as the `sim` provider: `--model sim[:options]` wherever a model spec is read.
+// The model itself is loaded on first use, so a command that never builds it does not pay for loading it.
+import { Effect, Layer } from "effect"
+import { InvalidModelSpec } from "../../src/llm/errors.ts"
+import type { LanguageModel } from "../../src/llm/language-model.ts"
+import { registerProvider } from "../../src/llm/providers.ts"
+
+const simLayer = (spec: string): Layer.Layer<LanguageModel, InvalidModelSpec> =>
+  Layer.unwrap(
+    Effect.tryPromise({
+      try: async () => (await import("./model.ts")).simModelLayer(spec),
+      catch: (e) => new InvalidModelSpec({ spec, reason: `the simulated model is unavailable in this build (${(e as Error).message})` })
+    })
+  )
+
+registerProvider({
+  name: "sim",
+  bare: true,
+  layer: (_rest, spec) => simLayer(spec),
+  doctor: () => Effect.succeed([{ name: "server", status: "skip", detail: "simulated model; no server involved" }]),
+  // data=<dir> names a folder of the machine that builds it
+  portable: (rest) => !rest.split(",").some((part) => part.trim().startsWith("data=")),
+  testModel: true
+})
