@@ -21,7 +21,7 @@ import {
   noActionMessage,
   nodesOf,
   proseStep
-} from "./react.ts"
+} from "./chain.ts"
 import type { Method } from "./task.ts"
 import { fencedData } from "./fenced-data.ts"
 
