@@ -2,11 +2,11 @@
 // reply), performing its actions, one chain until Finish, and the trajectory around a method's search.
 import { Effect } from "effect"
 import { z } from "zod"
-import type { GenerateError } from "../llm/errors.ts"
-import { LanguageModel, type Message, type ModelInfo, type ToolSpec } from "../llm/language-model.ts"
+import { ContextOverflow, type GenerateError } from "../llm/errors.ts"
+import { type GenerateOptions, LanguageModel, type Message, type ModelInfo, type ToolSpec } from "../llm/language-model.ts"
 import { generateObject, jsonSchemaOf } from "../llm/structured.ts"
 import { ContextBudget } from "../memory/context-budget.ts"
-import { type ContextCut, cutValues, warnCuts } from "./ask.ts"
+import { type ContextCut, warnCuts } from "./ask.ts"
 import { guardToolCall, OBSERVATION_MAX_CHARS, truncateObservation } from "../tools/call.ts"
 import { pythonJsonDumps } from "../tools/environments/canonical.ts"
 import { resolveTool, toolSpecs } from "../tools/library.ts"
@@ -36,9 +36,28 @@ export interface ChainOptions {
   readonly prompts?: BaselinePrompts | undefined
   /** Milliseconds before a tool call is abandoned as failed (bounds a hand-written Tool that never answers). */
   readonly toolTimeoutMs?: number | undefined
+  /** Sampling temperature of the chain's requests; unset = the model's own (0). StableToolBench's client samples at 1.0. */
+  readonly temperature?: number | undefined
+  /** After a reply without a function call, remind the model to call one (ours); StableToolBench sends nothing. */
+  readonly nudge?: boolean | undefined
+  /**
+   * Validate (and coerce) arguments with the tool's schema before calling it, reporting violations as
+   * an error observation (ours); off sends them as the model wrote them and the environment answers.
+   */
+  readonly validateArgs?: boolean | undefined
+  /** Execute every function call of a reply, in order (StableToolBench); off executes the first one only. */
+  readonly parallelCalls?: boolean | undefined
 }
 
-export const CHAIN_DEFAULTS = { toolCalling: "auto", observationLimit: OBSERVATION_MAX_CHARS, singleChainMaxStep: 12, toolTimeoutMs: 60_000 } as const
+export const CHAIN_DEFAULTS = {
+  toolCalling: "auto",
+  observationLimit: OBSERVATION_MAX_CHARS,
+  singleChainMaxStep: 12,
+  toolTimeoutMs: 60_000,
+  nudge: true,
+  validateArgs: true,
+  parallelCalls: false
+} as const
 
 /**
  * One reply on a chain, in the shape the StableToolBench converter writes: its text and the function
@@ -62,6 +81,11 @@ export interface Chain {
   readonly singleChainMaxStep: number
   readonly toolTimeoutMs: number
   readonly prompts: BaselinePrompts
+  /** Request options of every reply (the sampling temperature when the chain sets one). */
+  readonly sampling: GenerateOptions | undefined
+  readonly nudge: boolean
+  readonly validateArgs: boolean
+  readonly parallelCalls: boolean
   /** The conversation a chain starts from (system + task) with the whole query; each request sends it fitted (`fitted`). */
   readonly start: ReadonlyArray<Message>
   /**
@@ -75,10 +99,14 @@ export interface Chain {
 
 /** A chain's start fitted to the context by the budget's current characters a token. */
 export interface FittedStart {
-  /** `Chain.start` with the query cut so that half the prompt is left for the growing conversation. */
+  /** `Chain.start`, its tool lines shortened when the whole query would not fit otherwise. */
   readonly start: ReadonlyArray<Message>
-  /** The query's cut, if it had to be (warned once per cut). */
+  /** The functions sent, their descriptions shortened when the whole query would not fit otherwise. */
+  readonly specs: ReadonlyArray<ToolSpec>
+  /** Descriptions cut to fit (warned once per cut); the query itself is never cut. */
   readonly cuts: ReadonlyArray<ContextCut>
+  /** Set when even without descriptions the query and Finish do not fit: the task cannot run at this context size. */
+  readonly overflow?: ContextOverflow | undefined
   /** Tokens sent beside the messages: the tools (or the JSON fallback's functions and schema) or the JSON mode schema. */
   readonly sentTokens: number
 }
@@ -94,15 +122,23 @@ export interface Action {
 export interface Decision {
   /** The reply's text; a non-blank one is a thought node of the tree. */
   readonly thought: string
+  /** The reply's first function call. */
   readonly action?: Action | undefined
+  /** The reply's later function calls, performed after `action` when the chain runs parallel calls. */
+  readonly more?: ReadonlyArray<Action> | undefined
   /** The assistant message to append to the conversation. */
   readonly message: Message
 }
 
-export type Outcome =
+/** What performing a reply's call(s) ended with; `before` holds the steps of its earlier parallel calls. */
+export type Outcome = (
   | { readonly kind: "observation"; readonly step: ChainStep; readonly messages: ReadonlyArray<Message> }
   | { readonly kind: "answer"; readonly step: ChainStep; readonly answer: string }
   | { readonly kind: "give_up"; readonly step: ChainStep }
+) & { readonly before?: ReadonlyArray<ChainStep> | undefined }
+
+/** Every step an outcome recorded, earlier parallel calls first. */
+export const stepsOf = (outcome: Outcome): ReadonlyArray<ChainStep> => [...(outcome.before ?? []), outcome.step]
 
 /** The JSON-mode action (exported for the grammar check of every schema sent to a model). */
 export const JsonAction = z.object({
@@ -120,50 +156,87 @@ const resolveMode = (option: ChainOptions["toolCalling"], info: ModelInfo): "nat
 
 /**
  * The numbered tools of the task description, one `<n>.<tool>: <description>` line per ToolBench
- * tool as StableToolBench writes them (descriptions cut to 512 characters, "None" when empty); a
- * tool outside ToolBench is listed under its own name.
+ * tool as StableToolBench writes them (descriptions cut to `max` characters, 512 as theirs, "None"
+ * when empty); the description is the tool's own (`meta.toolDescription`: the doc's `tool_description`).
+ * A tool outside ToolBench is listed under its own name and description.
  */
-export const toolLines = (tools: Task["tools"]): string => {
+export const toolLines = (tools: Task["tools"], max = 512): string => {
   const described = new Map<string, string>()
   for (const tool of tools.tools) {
     const std = tool.meta?.["stdTool"]
     const name = typeof std === "string" ? std : tool.name
-    const description = typeof std === "string" ? String(tool.meta?.["toolDescription"] ?? "") : tool.description
-    if (!described.has(name)) described.set(name, description)
+    const own = tool.meta?.["toolDescription"]
+    // StableToolBench reads a tool's description from its tools folder; a query's api_list does not carry
+    // it, so without one the tool's first described API stands in for it (never "None" for a described tool)
+    const api = (tool.meta?.["doc"] as { api_description?: unknown } | undefined)?.api_description
+    const description = typeof own === "string" && own.trim() !== "" ? own : typeof std !== "string" ? tool.description : typeof api === "string" ? api : ""
+    if (!described.has(name) || described.get(name)!.trim() === "") described.set(name, description)
   }
-  return [...described].map(([name, d], k) => `${k + 1}.${name}: ${d.slice(0, 512).replace(/\n/g, "").trim() || "None"}\n`).join("")
+  return [...described].map(([name, d], k) => `${k + 1}.${name}: ${d.slice(0, max).replace(/\n/g, "").trim() || "None"}\n`).join("")
 }
+
+/** A function with its description and its parameters' descriptions cut to `max` characters (Finish is left whole). */
+const shortenSpec = (spec: ToolSpec, max: number): ToolSpec => {
+  if (spec.name === FINISH) return spec
+  const properties = spec.parameters["properties"]
+  const shortened =
+    properties !== null && typeof properties === "object"
+      ? Object.fromEntries(
+          Object.entries(properties as Record<string, Record<string, unknown>>).map(([k, p]) => [k, typeof p?.["description"] === "string" ? { ...p, description: (p["description"] as string).slice(0, max) } : p])
+        )
+      : properties
+  return { ...spec, description: spec.description.slice(0, max), parameters: { ...spec.parameters, ...(shortened !== undefined ? { properties: shortened } : {}) } }
+}
+
+/** Description lengths tried, longest first, when a task's tools leave the query too little room: StableToolBench's own cut, then shorter. */
+const DESCRIPTION_CUTS = [256, 128, 64, 0] as const
 
 /** Build the chain context and its starting conversation for a task. */
 export const makeChain = (task: Task, options: ChainOptions, info: ModelInfo, role: string): Chain => {
   const mode = resolveMode(options.toolCalling ?? CHAIN_DEFAULTS.toolCalling, info)
   const prompts = options.prompts ?? smurfsBaselinePrompts()
-  const specs = [...toolSpecs(task.tools), finishSpec(prompts)]
-  const system = prompts.system(prompts.taskDescription(toolLines(task.tools)))
-  // Without native tool calling the same texts go out, with the functions and the JSON reply format added.
-  const jsonPrompt = renderTemplate("react-json", { functions: functionsList(specs) })
-  const json = mode === "json" ? jsonPrompt : undefined
-  const startOf = (query: string): Array<Message> => {
-    const user = prompts.user(query)
-    return [
+  const finish = finishSpec(prompts)
+  const allSpecs = [...toolSpecs(task.tools), finish]
+  // The start and the functions sent with tool descriptions cut to `max` characters (undefined: as the tools give them).
+  const shaped = (max: number | undefined) => {
+    const specs = max === undefined ? allSpecs : allSpecs.map((s) => shortenSpec(s, max))
+    const system = prompts.system(prompts.taskDescription(toolLines(task.tools, max === undefined ? 512 : max)))
+    // Without native tool calling the same texts go out, with the functions and the JSON reply format added.
+    const jsonPrompt = renderTemplate("react-json", { functions: functionsList(specs) })
+    const json = mode === "json" ? jsonPrompt : undefined
+    const user = prompts.user(task.query)
+    const start: Array<Message> = [
       { role: "system", content: json ? `${system}\n\n${json.system}` : system },
       { role: "user", content: json ? `${json.user}\n\n${user}` : user }
     ]
+    return { specs, start, jsonPrompt }
   }
+  const whole = shaped(undefined)
   const budget = new ContextBudget({ contextTokens: info.contextTokens })
   const schemaText = JSON.stringify(jsonSchemaOf(JsonAction))
   const fit = (): FittedStart => {
     const schema = budget.count(schemaText)
-    const sentTokens =
-      mode === "json" ? schema : Math.max(budget.count(JSON.stringify(specs)), budget.count(`${jsonPrompt.system}\n\n${jsonPrompt.user}`) + schema)
-    // The query is cut (as Smurfs' prompts cut it) so that half the prompt is left for the growing conversation.
-    const { kept, cuts } = cutValues(
-      budget,
-      { query: task.query },
-      (k) => budget.room(...startOf(String(k["query"])).map((m) => m.content)) - sentTokens,
-      Math.floor(budget.promptTokens / 2)
-    )
-    return { start: startOf(String(kept["query"])), cuts, sentTokens }
+    const measure = (max: number | undefined) => {
+      const s = max === undefined ? whole : shaped(max)
+      const sentTokens =
+        mode === "json" ? schema : Math.max(budget.count(JSON.stringify(s.specs)), budget.count(`${s.jsonPrompt.system}\n\n${s.jsonPrompt.user}`) + schema)
+      return { ...s, sentTokens, room: budget.room(...s.start.map((m) => m.content)) - sentTokens }
+    }
+    // The query is never cut: when the tools leave less than half the prompt for the conversation, their descriptions are (as StableToolBench cuts them to 256 characters, then shorter).
+    const wanted = Math.floor(budget.promptTokens / 2)
+    let chosen = measure(undefined)
+    let cutTo: number | undefined
+    for (const max of DESCRIPTION_CUTS) {
+      if (chosen.room >= wanted) break
+      chosen = measure(max)
+      cutTo = max
+    }
+    const descriptionChars = (specs: ReadonlyArray<ToolSpec>) => specs.reduce((n, s) => n + s.description.length, 0)
+    const cuts: Array<ContextCut> =
+      cutTo === undefined ? [] : [{ key: `tool descriptions (cut to ${cutTo} characters each)`, fromChars: descriptionChars(allSpecs), fromTokens: budget.count(JSON.stringify(allSpecs)), toTokens: budget.count(JSON.stringify(chosen.specs)) }]
+    // not even the query and Finish fit beside the functions' names and parameters: the task cannot run at this context size
+    const overflow = chosen.room <= 0 ? new ContextOverflow({ role, promptTokens: budget.promptTokens - chosen.room, contextTokens: info.contextTokens }) : undefined
+    return { start: chosen.start, specs: chosen.specs, cuts, sentTokens: chosen.sentTokens, ...(overflow ? { overflow } : {}) }
   }
   // Refitted only when a reply's usage changed the estimate (calibration only ever lowers it).
   let fitted = { charsPerToken: budget.charsPerToken, value: fit() }
@@ -171,12 +244,16 @@ export const makeChain = (task: Task, options: ChainOptions, info: ModelInfo, ro
     task,
     mode,
     role,
-    specs,
+    specs: allSpecs,
     observationLimit: options.observationLimit ?? CHAIN_DEFAULTS.observationLimit,
     singleChainMaxStep: options.singleChainMaxStep ?? CHAIN_DEFAULTS.singleChainMaxStep,
     toolTimeoutMs: options.toolTimeoutMs ?? CHAIN_DEFAULTS.toolTimeoutMs,
     prompts,
-    start: startOf(task.query),
+    sampling: options.temperature === undefined ? undefined : { temperature: options.temperature },
+    nudge: options.nudge ?? CHAIN_DEFAULTS.nudge,
+    validateArgs: options.validateArgs ?? CHAIN_DEFAULTS.validateArgs,
+    parallelCalls: options.parallelCalls ?? CHAIN_DEFAULTS.parallelCalls,
+    start: whole.start,
     budget,
     fitted: () => {
       if (fitted.charsPerToken !== budget.charsPerToken) fitted = { charsPerToken: budget.charsPerToken, value: fit() }
@@ -191,7 +268,7 @@ export const makeChain = (task: Task, options: ChainOptions, info: ModelInfo, ro
  * never calls a function cannot grow a chain without bound.
  */
 export const nodesOf = (decision: Decision): number =>
-  decision.action ? (decision.thought.trim() ? 1 : 0) + 2 : 1
+  decision.action ? (decision.thought.trim() ? 1 : 0) + 2 * (1 + (decision.more?.length ?? 0)) : 1
 
 /** The step recorded for a reply that called no function. */
 export const proseStep = (decision: Decision): ChainStep => ({ thought: decision.thought, tool: "", arguments: "", response: "" })
@@ -214,7 +291,7 @@ const parseArgs = (input: unknown): { args: Record<string, unknown>; argsError?:
 const jsonFallback = (chain: Chain, messages: ReadonlyArray<Message>) =>
   Effect.gen(function* () {
     const prompt = renderTemplate("react-json", { functions: functionsList(chain.specs) })
-    const { value, response } = yield* generateObject({ role: chain.role, messages: [...messages, { role: "user", content: `${prompt.system}\n\n${prompt.user}` }], schema: JsonAction })
+    const { value, response } = yield* generateObject({ role: chain.role, messages: [...messages, { role: "user", content: `${prompt.system}\n\n${prompt.user}` }], schema: JsonAction, options: chain.sampling })
     const args = parseArgs(value.action_input)
     return { ...response, text: value.thought, toolCalls: [{ name: value.action, arguments: args.argsError ? { _raw: value.action_input } : args.args }] }
   })
@@ -223,26 +300,27 @@ const jsonFallback = (chain: Chain, messages: ReadonlyArray<Message>) =>
 export const decide = (chain: Chain, conversation: ReadonlyArray<Message>, step: number): Effect.Effect<Decision, GenerateError, LanguageModel> =>
   Effect.gen(function* () {
     const fit = chain.fitted()
+    if (fit.overflow) return yield* Effect.fail(fit.overflow)
     yield* warnCuts(chain.budget, chain.role, fit.cuts)
     // The conversation (from `chain.start`, the query whole) is kept whole; each request gets it fitted to the context.
     const messages = chain.budget.conversation([...fit.start, ...conversation.slice(fit.start.length)], fit.start.length, fit.sentTokens)
     const callId = `call_${step}`
     if (chain.mode === "native") {
-      const model = yield* LanguageModel
-      const response = yield* callNative({ role: chain.role, messages, tools: chain.specs }, (tried) => jsonFallback(chain, tried))
-      const call = response.toolCalls?.[0]
+      const response = yield* callNative({ role: chain.role, messages, tools: fit.specs, options: chain.sampling }, (tried) => jsonFallback(chain, tried))
+      // without parallel calls the first call is the reply's action, and the only one kept in the conversation
+      const calls = (response.toolCalls ?? []).slice(0, chain.parallelCalls ? undefined : 1)
       const thought = response.text.trim()
       if (thought) yield* emit("thought", { thought, step })
-      if (!call) return { thought, message: { role: "assistant", content: capText(response.text, SIZE_CAPS.sentBackChars) } }
-      const id = call.id ?? callId
-      const parsed = parseArgs(call.arguments)
+      if (calls.length === 0) return { thought, message: { role: "assistant", content: capText(response.text, SIZE_CAPS.sentBackChars) } }
+      const actions = calls.map((call, k): Action => ({ name: call.name, ...parseArgs(call.arguments), callId: call.id ?? (k === 0 ? callId : `${callId}_${k}`) }))
       return {
         thought,
-        action: { name: call.name, ...parsed, callId: id },
-        message: { role: "assistant", content: capText(response.text, SIZE_CAPS.sentBackChars), toolCalls: [{ id, name: call.name, arguments: parsed.args }] }
+        action: actions[0]!,
+        ...(actions.length > 1 ? { more: actions.slice(1) } : {}),
+        message: { role: "assistant", content: capText(response.text, SIZE_CAPS.sentBackChars), toolCalls: actions.map((a) => ({ id: a.callId, name: a.name, arguments: a.args })) }
       }
     }
-    const { value } = yield* generateObject({ role: chain.role, messages, schema: JsonAction })
+    const { value } = yield* generateObject({ role: chain.role, messages, schema: JsonAction, options: chain.sampling })
     if (value.thought) yield* emit("thought", { thought: value.thought, step })
     return {
       thought: value.thought,
@@ -262,17 +340,33 @@ const observationMessage = (chain: Chain, action: Action, observation: string): 
     : { role: "user", content: renderTemplate("react-observation", { tool: action.name, observation: fencedData("observation", observation) }).user }
 
 /**
- * Perform an action. Finish ends the chain; every other misstep (unknown function, bad arguments,
- * a failing tool) becomes an error observation the model sees on its next step.
+ * Perform a reply's action (and, with parallel calls, every later call of the reply in order, each
+ * with its observation in the conversation). Finish ends the chain; every other misstep (unknown
+ * function, bad arguments, a failing tool) becomes an error observation the model sees on its next step.
  */
 export const act = (chain: Chain, decision: Decision & { action: Action }, messages: ReadonlyArray<Message>): Effect.Effect<Outcome> =>
   Effect.gen(function* () {
-    const { action, thought } = decision
+    let conversation: ReadonlyArray<Message> = [...messages, decision.message]
+    const before: Array<ChainStep> = []
+    const actions = [decision.action, ...(decision.more ?? [])]
+    for (const [k, action] of actions.entries()) {
+      // a reply's text is the thought of its first call only
+      const outcome = yield* actOne(chain, action, k === 0 ? decision.thought : "", conversation)
+      if (outcome.kind !== "observation" || k === actions.length - 1) return before.length > 0 ? { ...outcome, before } : outcome
+      before.push(outcome.step)
+      conversation = outcome.messages
+    }
+    return yield* Effect.die(new Error("a reply's actions cannot be empty"))
+  })
+
+/** Perform one action; `conversation` already ends with the reply that made it. */
+const actOne = (chain: Chain, action: Action, thought: string, conversation: ReadonlyArray<Message>): Effect.Effect<Outcome> =>
+  Effect.gen(function* () {
     const argsText = JSON.stringify(action.args, null, 2)
     const observe = (raw: string) => {
       const observation = truncateObservation(raw, chain.observationLimit)
       const step: ChainStep = { thought, tool: action.name, arguments: argsText, response: observation }
-      return { kind: "observation", step, messages: [...messages, decision.message, observationMessage(chain, action, observation)] } as const
+      return { kind: "observation", step, messages: [...conversation, observationMessage(chain, action, observation)] } as const
     }
     const misstep = (guardrail: string, error: string) =>
       emit("guardrail", { guardrail, role: chain.role, error, attempt: 1, recovered: false }).pipe(Effect.as(observe(toolError(error))))
@@ -289,11 +383,12 @@ export const act = (chain: Chain, decision: Decision & { action: Action }, messa
     }
     const tool = resolveTool(chain.task.tools, action.name)
     if (!tool) return yield* misstep("unknown_tool", `No such function name: ${action.name}. Use one of: ${chain.specs.map((s) => s.name).join(", ")}`)
-    const args = parseToolArgs(tool, action.args)
+    // without validation the arguments go as the model wrote them and the environment answers (StableToolBench)
+    const args = chain.validateArgs ? parseToolArgs(tool, action.args) : ({ success: true, data: action.args } as const)
     if (!args.success) return yield* misstep("bad_args", `${action.name}: invalid arguments: ${z.prettifyError(args.error)}`)
     const started = Date.now()
     // Tools promise never to fail, but a hand-written one may still die or hang: that is a failed call too.
-    const result = yield* guardToolCall(tool.name, tool.call(args.data), { timeoutMs: chain.toolTimeoutMs })
+    const result = yield* guardToolCall(tool.name, tool.call(args.data as Record<string, unknown>), { timeoutMs: chain.toolTimeoutMs })
     const raw = toolResponse(result.ok ? "" : (result.error ?? "the tool failed"), result.content)
     const outcome = observe(raw)
     yield* emit("tool_call", {
@@ -312,6 +407,10 @@ export const act = (chain: Chain, decision: Decision & { action: Action }, messa
 /** The reminder sent when the model replied without calling a function. */
 export const noActionMessage = (): Message => ({ role: "user", content: loadTemplate("react-no-action").user })
 
+/** The conversation after a reply without a function call: the reply, then our reminder when the chain sends one. */
+export const afterProse = (chain: Chain, messages: ReadonlyArray<Message>, decision: Decision): ReadonlyArray<Message> =>
+  chain.nudge ? [...messages, decision.message, noActionMessage()] : [...messages, decision.message]
+
 /** How a chain ended. */
 export type ChainEnd =
   | { readonly kind: "answer"; readonly answer: string; readonly steps: ReadonlyArray<ChainStep> }
@@ -328,11 +427,11 @@ export const runChain = (chain: Chain): Effect.Effect<ChainEnd, GenerateError, L
       depth += nodesOf(decision)
       if (!decision.action) {
         steps.push(proseStep(decision))
-        messages = [...messages, decision.message, noActionMessage()]
+        messages = afterProse(chain, messages, decision)
         continue
       }
       const outcome = yield* act(chain, { ...decision, action: decision.action }, messages)
-      steps.push(outcome.step)
+      steps.push(...stepsOf(outcome))
       if (outcome.kind === "answer") return { kind: "answer", answer: outcome.answer, steps }
       if (outcome.kind === "give_up") return { kind: "give_up", steps }
       messages = outcome.messages
