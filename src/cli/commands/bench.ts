@@ -22,6 +22,8 @@ import { finishSpec } from "../../agents/finish.ts"
 import { STB_ENV, stbDirOf } from "../../agents/stabletoolbench-files.ts"
 import { REACT_DEFAULTS, react } from "../../agents/react.ts"
 import { smurfs } from "../../agents/smurfs.ts"
+import { chainProfileOptions, checkProfile, DEFAULT_PROFILE, PROFILE_SETTINGS, PROFILES, profileRecord, smurfsProfileOptions } from "../../agents/profile.ts"
+import { SMURFS_SRC_ENV, smurfsSrcDirOf } from "../../agents/smurfs-source.ts"
 import { resolveOptions, type SmurfsOptions, smurfsDefaults } from "../../agents/smurfs-options.ts"
 import { modelCacheLayer } from "../../llm/cache.ts"
 import { type ModelCallObserver, observedModelLayer } from "../../llm/observe.ts"
@@ -40,7 +42,7 @@ import { redactText } from "../../trace/redact.ts"
 import { version } from "../../version.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { defaultModelSpec, resolveModelLayer } from "../model-option.ts"
-import { BadInput, choiceList, choiceOption, intOption, type ParsedCommand, parseCommand, runCommand, splitList, thinkOption, UsageError, withoutOptions } from "../options.ts"
+import { BadInput, choiceList, choiceOption, intOption, numberOption, type ParsedCommand, parseCommand, runCommand, splitList, thinkOption, UsageError, withoutOptions } from "../options.ts"
 
 const METHODS = ["smurfs", "react", "dfsdt"] as const
 
@@ -100,6 +102,13 @@ options:
   --budget <n>              dfsdt: model calls per task (default ${DFSDT_DEFAULTS.budget})
   --stb <dir>               react/dfsdt send StableToolBench's own prompt texts, read from this checkout
                             (the folder holding toolbench/; default ${STB_ENV}); without it, our own wording
+  --profile <improved|reference>
+                            improved (default): our methods; reference: the Smurfs authors' agents and
+                            StableToolBench's baselines as they ran (needs --smurfs-src and/or --stb)
+  --smurfs-src <dir>        a checkout of the Smurfs authors' code (default ${SMURFS_SRC_ENV}), for --profile reference
+  --temperature <t>         sampling temperature (default ${MODEL_DEFAULTS.temperature}; reference: 0.95 smurfs, 1.0 react/dfsdt)
+  --seed <n>                sampling seed (default ${MODEL_DEFAULTS.seed})
+  --num-ctx <n>             the model's context window in tokens (default ${MODEL_DEFAULTS.numCtx})
   --observation-limit <n>   characters of a tool response the model sees (default ${REACT_DEFAULTS.observationLimit})
   --timeout <ms>            per-request model timeout (default ${MODEL_DEFAULTS.timeoutMs})
   --think <on|off|low|medium|high>
@@ -150,6 +159,11 @@ const OPTIONS = {
   budget: { type: "string" },
   "observation-limit": { type: "string" },
   stb: { type: "string" },
+  profile: { type: "string" },
+  "smurfs-src": { type: "string" },
+  temperature: { type: "string" },
+  seed: { type: "string" },
+  "num-ctx": { type: "string" },
   timeout: { type: "string" },
   think: { type: "string" },
   "stop-after": { type: "string" },
@@ -216,6 +230,12 @@ const parse = ({ values }: ParsedCommand<typeof OPTIONS>) => {
     budget: positiveInt("budget", values.budget),
     observationLimit: positiveInt("observation-limit", values["observation-limit"]),
     stb: stbDirOf(values.stb),
+    // the profile and the sampling settings (issue 25): each profile setting stays overridable by its own flag
+    profile: choiceOption("profile", values.profile, PROFILES, DEFAULT_PROFILE),
+    smurfsSrc: smurfsSrcDirOf(values["smurfs-src"], {}),
+    temperature: numberOption("temperature", values.temperature, 0, 2),
+    seed: intOption("seed", values.seed, 0),
+    numCtx: intOption("num-ctx", values["num-ctx"]),
     timeoutMs: positiveInt("timeout", values.timeout),
     think: thinkOption(values.think),
     stopAfter: positiveInt("stop-after", values["stop-after"]),
@@ -230,7 +250,11 @@ export type BenchArgs = ReturnType<typeof parse>
 export const parseBenchArgs = (argv: ReadonlyArray<string>): BenchArgs => parse(parseCommand(COMMAND, argv, { env: {}, cwd: "/nonexistent-smurfs-config" }))
 
 // ToolEval labels an answer that lists what is missing Unsolved: bench answers with what was found only
-const smurfsOptions = (args: BenchArgs): SmurfsOptions => ({ maxSteps: args.smurfsMaxSteps, reportUnavailable: false })
+const smurfsOptions = (args: BenchArgs): SmurfsOptions => ({
+  maxSteps: args.smurfsMaxSteps,
+  reportUnavailable: false,
+  ...smurfsProfileOptions(args.profile, args.smurfsSrc, args.temperature)
+})
 
 /** The Smurfs loop's limits as they ran, for run.json. */
 const smurfsLimits = (args: BenchArgs) => {
@@ -244,7 +268,8 @@ export const methodEntries = (args: BenchArgs): Array<MethodEntry> =>
       toolCalling: args.toolCalling,
       singleChainMaxStep: args.singleChainMaxStep,
       observationLimit: args.observationLimit,
-      prompts: baselinePrompts(args.stb)
+      prompts: baselinePrompts(args.stb),
+      ...chainProfileOptions(args.profile, args.temperature)
     }
     switch (name) {
       case "react":
@@ -266,8 +291,8 @@ const benchEnvironment = (args: BenchArgs) =>
   })
 
 /** A query's Task on its whole api_list or its relevant APIs, served by the run's tool environment. */
-const listedTask = (toolset: "all" | "relevant", env: ToolEnvironment) => (query: BenchQuery) =>
-  taskOf(query, toolset, (name, docs) => toolbenchLibrary(name, docs as ReadonlyArray<ApiDocInput>, env))
+const listedTask = (toolset: "all" | "relevant", env: ToolEnvironment, whole = false) => (query: BenchQuery) =>
+  taskOf(query, toolset, (name, docs) => toolbenchLibrary(name, docs as ReadonlyArray<ApiDocInput>, env, whole ? { maxObservationChars: Number.POSITIVE_INFINITY } : {}))
 
 /** The corpus and retriever of `--toolset retrieve[:k]`, with the run's model as re-ranker when asked. */
 const retrievalCorpus = (args: BenchArgs, k: number) =>
@@ -303,7 +328,7 @@ export const taskBuilder = (args: BenchArgs) =>
           return corpus.taskOf(query, retrieval?.set ?? (yield* corpus.setOf(query)))
         })
     }
-    const listed = listedTask(toolset.kind, yield* benchEnvironment(args))
+    const listed = listedTask(toolset.kind, yield* benchEnvironment(args), PROFILE_SETTINGS[args.profile].wholeToolResponses)
     return (query: BenchQuery): Effect.Effect<Task, Error> => Effect.succeed(listed(query))
   })
 
@@ -311,7 +336,15 @@ export const taskBuilder = (args: BenchArgs) =>
 export const benchModelLayer = (args: BenchArgs, observer?: ModelCallObserver) => {
   // Ollama serves OLLAMA_NUM_PARALLEL requests at once (its own default applies); other servers get one slot per task.
   const modelConcurrency = args.modelConcurrency ?? (args.model.startsWith("ollama:") ? undefined : args.concurrency)
-  const resolved = resolveModelLayer(args.model, { concurrency: modelConcurrency, timeoutMs: args.timeoutMs, think: args.think, endpoints: args.endpoints })
+  const resolved = resolveModelLayer(args.model, {
+    concurrency: modelConcurrency,
+    timeoutMs: args.timeoutMs,
+    think: args.think,
+    endpoints: args.endpoints,
+    temperature: args.temperature,
+    seed: args.seed,
+    numCtx: args.numCtx
+  })
   // below the call cache: what is observed is what a server answers, as it answers
   const served = observer === undefined ? resolved : Layer.provide(observedModelLayer(observer), resolved)
   return args.callCache === undefined ? served : Layer.provide(modelCacheLayer({ dir: args.callCache }), served)
@@ -373,7 +406,7 @@ const program = (args: BenchArgs, argvForWorkers: ReadonlyArray<string>, progres
             concurrency: args.concurrency
           })
         : undefined
-    const taskOfQuery = retrieval ? retrieval.taskOf : listedTask(toolset.kind === "relevant" ? "relevant" : "all", yield* benchEnvironment(args))
+    const taskOfQuery = retrieval ? retrieval.taskOf : listedTask(toolset.kind === "relevant" ? "relevant" : "all", yield* benchEnvironment(args), PROFILE_SETTINGS[args.profile].wholeToolResponses)
     const config: RunConfig = {
       formatVersion: RUN_FORMAT_VERSION,
       packageVersion: version,
@@ -398,6 +431,10 @@ const program = (args: BenchArgs, argvForWorkers: ReadonlyArray<string>, progres
         singleChainMaxStep: args.singleChainMaxStep ?? REACT_DEFAULTS.singleChainMaxStep,
         giveUpBackLength: DFSDT_DEFAULTS.giveUpBackLength,
         prompts: baselinePrompts(args.stb).source,
+        profile: profileRecord(args.profile, args.temperature, { smurfs: args.smurfsSrc === undefined ? undefined : `smurfs-src:${args.smurfsSrc}`, stb: args.stb }),
+        temperature: args.temperature ?? MODEL_DEFAULTS.temperature,
+        seed: args.seed ?? MODEL_DEFAULTS.seed,
+        numCtx: args.numCtx ?? MODEL_DEFAULTS.numCtx,
         budget: args.budget ?? DFSDT_DEFAULTS.budget,
         observationLimit: args.observationLimit ?? REACT_DEFAULTS.observationLimit,
         modelConcurrency: args.modelConcurrency ?? null,
@@ -489,6 +526,8 @@ export const run = (argv: string[]): Promise<number> => runCommand(COMMAND, argv
 const bench = async (args: BenchArgs, argv: ReadonlyArray<string>): Promise<number> => {
   try {
     baselinePrompts(args.stb)
+    checkProfile(args.profile, args.methods, { stb: args.stb, smurfsSrc: args.smurfsSrc })
+    smurfsProfileOptions(args.profile, args.smurfsSrc)
   } catch (e) {
     console.error(`smurfs bench: ${(e as Error).message}`)
     return ExitCode.BadInput
