@@ -18,7 +18,8 @@ import { collectRows } from "../../../bench/report/collect.ts"
 import { renderTable } from "../../../bench/report/table.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { resolveModelLayer } from "../model-option.ts"
-import { BadInput, intOption, type ParsedCommand, runCommand, UsageError } from "../options.ts"
+import { MODEL_DEFAULTS } from "../../llm/spec.ts"
+import { BadInput, intOption, numberOption, type ParsedCommand, runCommand, UsageError } from "../options.ts"
 
 /** Tasks in flight when the decisions go to a queue: enough to keep several workers busy. */
 const QUEUE_CONCURRENCY = 64
@@ -43,6 +44,8 @@ options:
   --concurrency <n>         tasks judged at the same time (default ${EVAL_DEFAULTS.concurrency}; with --queue ${QUEUE_CONCURRENCY})
   --seed <n>                base seed: judge run r samples with its own seed, and win rounds shuffle
                             the answer order with it (default ${EVAL_DEFAULTS.seed})
+  --temperature <t>         the judge model's sampling temperature where a judge prompt sets none (default ${MODEL_DEFAULTS.temperature})
+  --num-ctx <n>             the judge model's context window in tokens (default ${MODEL_DEFAULTS.numCtx})
   --stb <dir>               judge with ToolEval's own template and function schemas, read from this
                             StableToolBench checkout (the folder holding toolbench/; default ${STB_ENV});
                             without it, our own wording of the same rules
@@ -139,6 +142,8 @@ const OPTIONS = {
   group: { type: "string", multiple: true },
   concurrency: { type: "string" },
   seed: { type: "string" },
+  temperature: { type: "string" },
+  "num-ctx": { type: "string" },
   out: { type: "string" },
   stb: { type: "string" },
   json: { type: "boolean" },
@@ -175,7 +180,11 @@ const evaluate = async (parsed: ParsedCommand<typeof OPTIONS>["values"]): Promis
     return ExitCode.BadInput
   }
   // As in `smurfs bench`: Ollama serves OLLAMA_NUM_PARALLEL requests at once; other servers get one slot per judged task.
-  const layer = resolveModelLayer(parsed.judge, { concurrency: parsed.judge.startsWith("ollama:") ? undefined : options.concurrency })
+  const layer = resolveModelLayer(parsed.judge, {
+    concurrency: parsed.judge.startsWith("ollama:") ? undefined : options.concurrency,
+    temperature: numberOption("temperature", parsed.temperature, 0, 2),
+    numCtx: intOption("num-ctx", parsed["num-ctx"])
+  })
   if (resolve(options.store) !== resolve(parsed.run)) {
     const pointer = await Effect.runPromiseExit(writeJsonAtomic(join(options.store, EVAL_SOURCE_FILE), { source: resolve(parsed.run) }))
     if (Exit.isFailure(pointer)) {
