@@ -34,6 +34,9 @@ options:
   --responses <file>        recorded responses to replay, instead of the run's
   --cache-dir <dir>         a StableToolBench tool_response_cache folder to replay, instead of the run's
   --stb <dir>               this machine's StableToolBench checkout (its prompt texts), instead of the run's
+  --smurfs-src <dir>        this machine's checkout of the Smurfs authors' code (--profile reference), instead of the run's
+  --temperature <t>, --seed <n>, --num-ctx <n>
+                            sampling temperature, seed and context window here, instead of the run's
   --lock-ms <ms>            how long a task stays taken without a sign of life; a killed worker's tasks
                             go to another worker after it (default ${WORKER_DEFAULTS.lockMs})
   -h, --help                show this help
@@ -41,7 +44,7 @@ options:
 exit codes: 0 stopped cleanly, 2 bad usage, 3 bad input (queue URL), 4 queue unavailable, 130 interrupted`
 
 /** Worker options that replace the run's own when the job's settings are read here. */
-const OVERRIDES = ["model", "endpoints", "model-concurrency", "timeout", "data", "responses", "cache-dir", "stb", "embed-cache"] as const
+const OVERRIDES = ["model", "endpoints", "model-concurrency", "timeout", "data", "responses", "cache-dir", "stb", "embed-cache", "smurfs-src", "temperature", "seed", "num-ctx"] as const
 
 /** The options of `smurfs worker`, in node:util parseArgs' shape. */
 const OPTIONS = {
@@ -56,7 +59,11 @@ const OPTIONS = {
   responses: { type: "string" },
   "cache-dir": { type: "string" },
   stb: { type: "string" },
-  "embed-cache": { type: "string" }
+  "embed-cache": { type: "string" },
+  "smurfs-src": { type: "string" },
+  temperature: { type: "string" },
+  seed: { type: "string" },
+  "num-ctx": { type: "string" }
 } as const satisfies ParseArgsOptionsConfig
 
 export const COMMAND = { name: "worker", help: HELP, options: OPTIONS } as const
