@@ -26,6 +26,7 @@ import { chainProfileOptions, checkProfile, DEFAULT_PROFILE, PROFILE_SETTINGS, P
 import { SMURFS_SRC_ENV, smurfsSrcDirOf } from "../../agents/smurfs-source.ts"
 import { resolveOptions, type SmurfsOptions, smurfsDefaults } from "../../agents/smurfs-options.ts"
 import { modelCacheLayer } from "../../llm/cache.ts"
+import { requestDefaultsLayer } from "../../llm/request-defaults.ts"
 import { type ModelCallObserver, observedModelLayer } from "../../llm/observe.ts"
 import { plural } from "../../plural.ts"
 import { MODEL_DEFAULTS, THINK_HELP } from "../../llm/spec.ts"
@@ -346,7 +347,9 @@ export const benchModelLayer = (args: BenchArgs, observer?: ModelCallObserver) =
     numCtx: args.numCtx
   })
   // below the call cache: what is observed is what a server answers, as it answers
-  const served = observer === undefined ? resolved : Layer.provide(observedModelLayer(observer), resolved)
+  const observed = observer === undefined ? resolved : Layer.provide(observedModelLayer(observer), resolved)
+  // --temperature / --seed on every request that sets none, so the call cache keys replies by them
+  const served = args.temperature === undefined && args.seed === undefined ? observed : Layer.provide(requestDefaultsLayer({ temperature: args.temperature, seed: args.seed }), observed)
   return args.callCache === undefined ? served : Layer.provide(modelCacheLayer({ dir: args.callCache }), served)
 }
 
