@@ -9,6 +9,8 @@ import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it, vi } from "vitest"
 import { run } from "../src/cli/commands/bench.ts"
 import { ExitCode } from "../src/cli/exit-codes.ts"
+import { collectRows } from "../bench/report/collect.ts"
+import { renderTable } from "../bench/report/table.ts"
 
 const REPO = fileURLToPath(new URL("../", import.meta.url))
 const DATA = fileURLToPath(new URL("../../shared/toolbench/", import.meta.url))
@@ -64,6 +66,9 @@ describe("smurfs bench --profile", () => {
     const config = JSON.parse(readFileSync(join(refOut, "run.json"), "utf8")) as { options: Record<string, any> }
     expect(config.options["profile"]).toMatchObject({ name: "reference", chain: { temperature: 1, nudge: false, validateArgs: false, parallelCalls: true }, smurfs: { temperature: 0.95, prompts: `smurfs-src:${smurfsSrc}` } })
     expect(config.options).toMatchObject({ seed: 7, numCtx: 16384, temperature: 0 })
+    // compare labels the run's rows with the profile
+    expect(collectRows([refOut]).map((r) => r.profile)).toEqual(["reference"])
+    expect(renderTable(collectRows([refOut]))).toContain("react (reference)")
     const overridden = join(scratch, "run-ref-t")
     expect((await bench([...argv.slice(0, 9), overridden, ...argv.slice(10), "--temperature", "0.3"])).code).toBe(ExitCode.Ok)
     const config2 = JSON.parse(readFileSync(join(overridden, "run.json"), "utf8")) as { options: Record<string, any> }

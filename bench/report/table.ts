@@ -8,7 +8,7 @@ const num = (v: number | undefined, digits = 1) => (v === undefined ? "-" : v.to
 /** The cells of one row, in COLUMNS order. */
 export const cells = (row: Row): Array<string> => [
   row.source,
-  row.method,
+  row.profile ? `${row.method} (${row.profile})` : row.method,
   row.model || "-",
   row.group,
   (row.judge || "-") + (row.judgeTexts ? ` (${row.judgeTexts} texts)` : ""),
