@@ -11,6 +11,10 @@ import type { GenerateRequest } from "../src/llm/language-model.ts"
 import { type Script, scriptedLayer } from "../src/llm/scripted.ts"
 import type { Tool } from "../src/tools/tool.ts"
 import { convertedAnswerOf } from "../src/trace/converters/stabletoolbench.ts"
+import { chainProfileOptions } from "../src/agents/profile.ts"
+import { react } from "../src/agents/react.ts"
+import { modelLayer } from "../src/llm/spec.ts"
+import { startFakeOllama } from "./fake-servers/ollama.ts"
 import { isKind } from "../src/trace/events.ts"
 
 const CHECKOUT = fileURLToPath(new URL("./fixtures/smurfs-src", import.meta.url))
@@ -111,5 +115,22 @@ describe("Smurfs under the reference profile", () => {
     expect(() => checkProfile("reference", ["smurfs", "react"], { stb: undefined, smurfsSrc: undefined })).toThrow(/FreedomIntelligence\/Smurfs[\s\S]*--smurfs-src[\s\S]*THUNLP-MT\/StableToolBench[\s\S]*--stb/)
     expect(() => checkProfile("improved", ["smurfs"], { stb: undefined, smurfsSrc: undefined })).not.toThrow()
     expect(() => readSmurfsSource("/nonexistent/smurfs")).toThrow(/Smurfs\/agents\/planning_agent\/prompt\.py: not found[\s\S]*--smurfs-src/)
+  })
+
+  it("over Ollama, a reference request samples as theirs did (Smurfs 0.95, ReAct 1.0) while the model's default stays 0", async () => {
+    const server = await startFakeOllama({
+      chat: (body: any) => (body.tools ? { toolCalls: [{ name: "Finish", arguments: { return_type: "give_answer", final_answer: "done" } }] } : body.messages[0].content.includes("PLANNER") ? '{"Tasks": []}' : "Sunny.")
+    })
+    try {
+      const layer = modelLayer("ollama:qwen2.5:7b", { host: server.url, supportsTools: true })
+      await Effect.runPromise(smurfs({ planner: true, ...smurfsProfileOptions("reference", CHECKOUT) })({ ...task, tools: { name: "none", tools: [] } }).pipe(Effect.provide(layer)))
+      await Effect.runPromise(react(chainProfileOptions("reference"))(task).pipe(Effect.provide(layer)))
+      await Effect.runPromise(react({})(task).pipe(Effect.provide(layer)))
+      const temperatures = server.chatRequests().map((b: any) => [b.tools ? "react" : "smurfs", b.options.temperature])
+      expect(temperatures).toEqual([...temperatures.filter(([m]) => m === "smurfs").map(() => ["smurfs", 0.95]), ["react", 1], ["react", 0]])
+      expect(temperatures.filter(([m]) => m === "smurfs").length).toBeGreaterThan(1)
+    } finally {
+      await server.close()
+    }
   })
 })
