@@ -19,6 +19,8 @@ export interface ToolbenchTaskOptions {
   readonly storeDir?: string | undefined
   readonly responses?: string | undefined
   readonly cacheDir?: string | undefined
+  /** Tool responses whole, not cut to 1,024 characters (`--profile reference`: the methods cut their own). */
+  readonly wholeResponses?: boolean | undefined
 }
 
 /** Where `smurfs run` keeps simulated responses when no --store-dir is given. */
@@ -37,6 +39,8 @@ export const toolbenchTask = (options: ToolbenchTaskOptions) =>
       cacheDir: options.cacheDir ?? layout.toolResponseCache,
       storeDir: options.storeDir ?? DEFAULT_STORE_DIR
     })
-    const task: Task = taskOf(query, options.toolset ?? "all", (name, docs) => toolbenchLibrary(name, docs as ReadonlyArray<ApiDocInput>, env))
+    const task: Task = taskOf(query, options.toolset ?? "all", (name, docs) =>
+      toolbenchLibrary(name, docs as ReadonlyArray<ApiDocInput>, env, options.wholeResponses ? { maxObservationChars: Number.POSITIVE_INFINITY } : {})
+    )
     return { query, task, env }
   })

@@ -7,7 +7,7 @@ import { retrievalTask, retrieveTaskSet } from "../../agents/retrieval-task.ts"
 import { smurfs } from "../../agents/smurfs.ts"
 import type { Task } from "../../agents/task.ts"
 import { type SmurfsOptions, smurfsDefaults } from "../../agents/smurfs-options.ts"
-import { checkProfile, DEFAULT_PROFILE, PROFILES, smurfsProfileOptions } from "../../agents/profile.ts"
+import { checkProfile, DEFAULT_PROFILE, PROFILE_SETTINGS, PROFILES, smurfsProfileOptions } from "../../agents/profile.ts"
 import { smurfsSrcDirOf } from "../../agents/smurfs-source.ts"
 import { LanguageModel, type LanguageModelShape } from "../../llm/language-model.ts"
 import { type ServerFailure, watchServer } from "../../llm/server-watch.ts"
@@ -224,7 +224,7 @@ const solve = async (args: ReturnType<typeof parse>): Promise<number> => {
     const toolbench =
       values["query-id"] === undefined
         ? undefined
-        : yield* toolbenchTask({ data, queryId: values["query-id"], envs: values.env ?? [...RUN_TOOLBENCH_ENVS], storeDir: values["store-dir"], toolset: toolset.kind === "relevant" ? "relevant" : "all" })
+        : yield* toolbenchTask({ data, queryId: values["query-id"], envs: values.env ?? [...RUN_TOOLBENCH_ENVS], storeDir: values["store-dir"], toolset: toolset.kind === "relevant" ? "relevant" : "all", wholeResponses: PROFILE_SETTINGS[args.profile].wholeToolResponses })
     watch = watchServer(yield* LanguageModel, { timeoutRetries: 1 })
     const model = watch.model
     const task: Task =
