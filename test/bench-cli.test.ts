@@ -70,9 +70,9 @@ describe("smurfs bench --profile", () => {
     expect(collectRows([refOut]).map((r) => r.profile)).toEqual(["reference"])
     expect(renderTable(collectRows([refOut]))).toContain("react (reference)")
     const overridden = join(scratch, "run-ref-t")
-    expect((await bench([...argv.slice(0, 9), overridden, ...argv.slice(10), "--temperature", "0.3"])).code).toBe(ExitCode.Ok)
+    expect((await bench([...argv.slice(0, 9), overridden, ...argv.slice(10), "--temperature", "0.3", "--nudge", "on"])).code).toBe(ExitCode.Ok)
     const config2 = JSON.parse(readFileSync(join(overridden, "run.json"), "utf8")) as { options: Record<string, any> }
-    expect(config2.options["profile"]).toMatchObject({ chain: { temperature: 0.3 }, smurfs: { temperature: 0.3 } })
+    expect(config2.options["profile"]).toMatchObject({ chain: { temperature: 0.3, nudge: true, validateArgs: false }, smurfs: { temperature: 0.3 } })
     expect(config2.options["temperature"]).toBe(0.3)
   })
 })

@@ -71,20 +71,24 @@ export const smurfsProfileOptions = (profile: ProfileName, smurfsSrc: string | u
   return { reference: { source: readSmurfsSource(smurfsSrc), sampling: { temperature: temperature ?? p.temperature } }, rules: p.rules }
 }
 
-/** The chain options a profile sets; `temperature` (--temperature) overrides the profile's. */
-export const chainProfileOptions = (profile: ProfileName, temperature?: number): Pick<ChainOptions, "temperature" | "nudge" | "validateArgs" | "parallelCalls"> => {
+/** Chain settings given by their own flags (--nudge, --validate-args, --parallel-calls), over the profile's. */
+export type ChainOverrides = Partial<Pick<ChainOptions, "nudge" | "validateArgs" | "parallelCalls">>
+
+/** The chain options a profile sets; `temperature` (--temperature) and `overrides` replace the profile's. */
+export const chainProfileOptions = (profile: ProfileName, temperature?: number, overrides: ChainOverrides = {}): Pick<ChainOptions, "temperature" | "nudge" | "validateArgs" | "parallelCalls"> => {
   const { temperature: own, ...rest } = PROFILE_SETTINGS[profile].chain
   const t = temperature ?? own
-  return { ...rest, ...(t !== undefined ? { temperature: t } : {}) }
+  const given = Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined))
+  return { ...rest, ...given, ...(t !== undefined ? { temperature: t } : {}) }
 }
 
 /** What a profile set, for run.json: every setting it changes, with the overrides applied. */
-export const profileRecord = (profile: ProfileName, temperature: number | undefined, sources: { readonly smurfs?: string | undefined; readonly stb?: string | undefined }) => {
+export const profileRecord = (profile: ProfileName, temperature: number | undefined, sources: { readonly smurfs?: string | undefined; readonly stb?: string | undefined }, overrides: ChainOverrides = {}) => {
   const p = PROFILE_SETTINGS[profile]
   return {
     name: profile,
     smurfs: { prompts: p.smurfs.authors ? (sources.smurfs ?? null) : "smurfs", temperature: temperature ?? p.smurfs.temperature ?? null, rules: p.smurfs.rules },
-    chain: { ...chainProfileOptions(profile, temperature), temperature: temperature ?? p.chain.temperature ?? null },
+    chain: { ...chainProfileOptions(profile, temperature, overrides), temperature: temperature ?? p.chain.temperature ?? null },
     wholeToolResponses: p.wholeToolResponses
   }
 }

@@ -110,6 +110,9 @@ options:
   --temperature <t>         sampling temperature (default ${MODEL_DEFAULTS.temperature}; reference: 0.95 smurfs, 1.0 react/dfsdt)
   --seed <n>                sampling seed (default ${MODEL_DEFAULTS.seed})
   --num-ctx <n>             the model's context window in tokens (default ${MODEL_DEFAULTS.numCtx})
+  --nudge <on|off>, --validate-args <on|off>, --parallel-calls <on|off>
+                            react/dfsdt, over the profile's: remind after a reply without a call (improved on);
+                            validate arguments before a call (improved on); run every call of a reply (reference on)
   --observation-limit <n>   characters of a tool response the model sees (default ${REACT_DEFAULTS.observationLimit})
   --timeout <ms>            per-request model timeout (default ${MODEL_DEFAULTS.timeoutMs})
   --think <on|off|low|medium|high>
@@ -165,6 +168,9 @@ const OPTIONS = {
   temperature: { type: "string" },
   seed: { type: "string" },
   "num-ctx": { type: "string" },
+  nudge: { type: "string" },
+  "validate-args": { type: "string" },
+  "parallel-calls": { type: "string" },
   timeout: { type: "string" },
   think: { type: "string" },
   "stop-after": { type: "string" },
@@ -177,6 +183,9 @@ export const COMMAND = { name: "bench", help: HELP, options: OPTIONS } as const
 const list = (values: ReadonlyArray<string> | undefined): Array<string> | undefined => (values === undefined ? undefined : splitList(values))
 
 const positiveInt = (name: string, text: string | undefined): number | undefined => intOption(name, text)
+
+/** An on|off flag; undefined when not given (the profile decides). */
+const onOff = (name: string, text: string | undefined): boolean | undefined => (text === undefined ? undefined : choiceOption(name, text, ["on", "off"], "on") === "on")
 
 /** The command's options, parsed; workers read a queued job's settings with it too. */
 const parse = ({ values }: ParsedCommand<typeof OPTIONS>) => {
@@ -237,6 +246,7 @@ const parse = ({ values }: ParsedCommand<typeof OPTIONS>) => {
     temperature: numberOption("temperature", values.temperature, 0, 2),
     seed: intOption("seed", values.seed, 0),
     numCtx: intOption("num-ctx", values["num-ctx"]),
+    chainOverrides: { nudge: onOff("nudge", values.nudge), validateArgs: onOff("validate-args", values["validate-args"]), parallelCalls: onOff("parallel-calls", values["parallel-calls"]) },
     timeoutMs: positiveInt("timeout", values.timeout),
     think: thinkOption(values.think),
     stopAfter: positiveInt("stop-after", values["stop-after"]),
@@ -270,7 +280,7 @@ export const methodEntries = (args: BenchArgs): Array<MethodEntry> =>
       singleChainMaxStep: args.singleChainMaxStep,
       observationLimit: args.observationLimit,
       prompts: baselinePrompts(args.stb),
-      ...chainProfileOptions(args.profile, args.temperature)
+      ...chainProfileOptions(args.profile, args.temperature, args.chainOverrides)
     }
     switch (name) {
       case "react":
@@ -434,7 +444,7 @@ const program = (args: BenchArgs, argvForWorkers: ReadonlyArray<string>, progres
         singleChainMaxStep: args.singleChainMaxStep ?? REACT_DEFAULTS.singleChainMaxStep,
         giveUpBackLength: DFSDT_DEFAULTS.giveUpBackLength,
         prompts: baselinePrompts(args.stb).source,
-        profile: profileRecord(args.profile, args.temperature, { smurfs: args.smurfsSrc === undefined ? undefined : `smurfs-src:${args.smurfsSrc}`, stb: args.stb }),
+        profile: profileRecord(args.profile, args.temperature, { smurfs: args.smurfsSrc === undefined ? undefined : `smurfs-src:${args.smurfsSrc}`, stb: args.stb }, args.chainOverrides),
         temperature: args.temperature ?? MODEL_DEFAULTS.temperature,
         seed: args.seed ?? MODEL_DEFAULTS.seed,
         numCtx: args.numCtx ?? MODEL_DEFAULTS.numCtx,
