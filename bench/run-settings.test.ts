@@ -13,6 +13,10 @@ describe("settingsDiff and the options recorded since the profiles", () => {
     expect(settingsDiff(config({}), config(now))).toEqual([])
   })
 
+  it("an option recorded as null stays null", () => {
+    expect(settingsDiff(config({ ...now, think: null }), config({ ...now, think: null }))).toEqual([])
+  })
+
   it("but not with another profile or temperature", () => {
     const diff = settingsDiff(config({}), config({ ...now, profile: profileRecord("reference", undefined, {}), temperature: 0.5 }))
     expect(diff.map((d) => d.split(":")[0])).toEqual(["profile", "temperature"])

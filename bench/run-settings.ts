@@ -35,7 +35,7 @@ export const settingsDiff = (recorded: RunConfig, requested: RunConfig): Array<s
     ["--ids", asSet(recorded.ids), asSet(requested.ids)]
   ]
   const keys = [...new Set([...Object.keys(recorded.options), ...Object.keys(requested.options)])].filter((k) => !OPERATIONAL_OPTIONS.has(k)).sort()
-  const options: Array<[string, unknown, unknown]> = keys.map((k) => [k, recorded.options[k] ?? IMPLICIT_OPTIONS[k], requested.options[k]])
+  const options: Array<[string, unknown, unknown]> = keys.map((k) => [k, k in recorded.options ? recorded.options[k] : IMPLICIT_OPTIONS[k], requested.options[k]])
   return [...top, ...options]
     .filter(([, a, b]) => JSON.stringify(a) !== JSON.stringify(b))
     .map(([name, a, b]) => `${name}: the run has ${show(a)}, this command asks for ${show(b)}`)
