@@ -7,12 +7,14 @@ import { DFSDT_DEFAULTS } from "../src/agents/dfsdt.ts"
 import { finishSpec } from "../src/agents/finish.ts"
 import { METHOD_NAMES, methodFor } from "../src/agents/methods.ts"
 import { resolveOptions } from "../src/agents/smurfs-options.ts"
+import { chainProfileOptions, PROFILE_SETTINGS, profileRecord, smurfsProfileOptions } from "../src/agents/profile.ts"
+import { requestDefaultsLayer } from "../src/llm/request-defaults.ts"
 import type { Task } from "../src/agents/task.ts"
 import { modelCacheLayer } from "../src/llm/cache.ts"
 import { LanguageModel } from "../src/llm/language-model.ts"
 import { type ModelCallObserver, observedModelLayer } from "../src/llm/observe.ts"
 import { type EndpointStats, PoolStats, poolStatsLayer } from "../src/llm/pool.ts"
-import { checkModelPresent, isPortableSpec, isTestModelSpec, modelLayer, standaloneModel } from "../src/llm/spec.ts"
+import { checkModelPresent, isPortableSpec, isTestModelSpec, MODEL_DEFAULTS, modelLayer, standaloneModel } from "../src/llm/spec.ts"
 import { type LanguageModelShape } from "../src/llm/language-model.ts"
 import { simulatorPrompts } from "../src/tools/environments/simulator-prompts.ts"
 import { readFileBounded } from "../src/trace/guarded-fs.ts"
@@ -55,7 +57,10 @@ const methodRunOptions = (settings: BenchSettings) => ({
   observationLimit: settings.observationLimit,
   prompts: promptsOf(settings),
   // ToolEval labels an answer that lists what is missing Unsolved: bench answers with what was found only
-  reportUnavailable: false
+  reportUnavailable: false,
+  // the profile's agents, sampling and loop rules (under reference, the authors' texts read from the checkout)
+  ...(settings.methods.includes("smurfs") ? { smurfsProfile: smurfsProfileOptions(settings.profile, settings.smurfsSrc, settings.temperature) } : {}),
+  chainProfile: chainProfileOptions(settings.profile, settings.temperature, settings.chainOverrides)
 })
 
 /** The run's methods, built from the method registry. */
@@ -99,8 +104,8 @@ const benchEnvironment = (settings: BenchSettings) =>
   })
 
 /** A query's Task on its whole api_list or its relevant APIs, served by the run's tool environment. */
-const listedTask = (toolset: "all" | "relevant", env: ToolEnvironment) => (query: BenchQuery) =>
-  taskOf(query, toolset, (name, docs) => toolbenchLibrary(name, docs as ReadonlyArray<ApiDocInput>, env))
+const listedTask = (toolset: "all" | "relevant", env: ToolEnvironment, whole = false) => (query: BenchQuery) =>
+  taskOf(query, toolset, (name, docs) => toolbenchLibrary(name, docs as ReadonlyArray<ApiDocInput>, env, whole ? { maxObservationChars: Number.POSITIVE_INFINITY } : {}))
 
 /** The corpus and retriever of `--toolset retrieve[:k]`, with the run's model as re-ranker when asked. */
 const retrievalCorpus = (settings: BenchSettings, k: number) =>
@@ -136,7 +141,7 @@ export const taskBuilder = (settings: BenchSettings) =>
           return corpus.taskOf(query, retrieval?.set ?? (yield* corpus.setOf(query)))
         })
     }
-    const listed = listedTask(toolset.kind, yield* benchEnvironment(settings))
+    const listed = listedTask(toolset.kind, yield* benchEnvironment(settings), PROFILE_SETTINGS[settings.profile].wholeToolResponses)
     return (query: BenchQuery): Effect.Effect<Task, Error> => Effect.succeed(listed(query))
   })
 
@@ -146,14 +151,20 @@ const modelOptionsOf = (settings: BenchSettings) => ({
   concurrency: settings.modelConcurrency ?? (settings.model.startsWith("ollama:") ? undefined : settings.concurrency),
   timeoutMs: settings.timeoutMs,
   think: settings.think,
-  endpoints: settings.endpoints
+  endpoints: settings.endpoints,
+  temperature: settings.temperature,
+  seed: settings.seed,
+  numCtx: settings.numCtx
 })
 
 /** The model layer of a run: the served model (one server or a pool), behind the call cache when asked. */
 export const benchModelLayer = (settings: BenchSettings, observer?: ModelCallObserver) => {
   const resolved = modelLayer(settings.model, modelOptionsOf(settings))
   // below the call cache: what is observed is what a server answers, as it answers
-  const served = observer === undefined ? resolved : Layer.provide(observedModelLayer(observer), resolved)
+  const observed = observer === undefined ? resolved : Layer.provide(observedModelLayer(observer), resolved)
+  // --temperature / --seed on every request that sets none, so the call cache keys replies by them
+  const served =
+    settings.temperature === undefined && settings.seed === undefined ? observed : Layer.provide(requestDefaultsLayer({ temperature: settings.temperature, seed: settings.seed }), observed)
   return settings.callCache === undefined ? served : Layer.provide(modelCacheLayer({ dir: settings.callCache }), served)
 }
 
@@ -193,6 +204,10 @@ export const runConfigOf = (settings: BenchSettings, queries: ReadonlyArray<Benc
       responses: paths.responses ?? null,
       cacheDir: paths.cacheDir ?? null,
       callCache: settings.callCache ?? null,
+      profile: profileRecord(settings.profile, settings.temperature, { smurfs: settings.smurfsSrc === undefined ? undefined : `smurfs-src:${settings.smurfsSrc}`, stb: settings.stb }, settings.chainOverrides),
+      temperature: settings.temperature ?? MODEL_DEFAULTS.temperature,
+      seed: settings.seed ?? MODEL_DEFAULTS.seed,
+      numCtx: settings.numCtx ?? MODEL_DEFAULTS.numCtx,
       // who answered calls nothing recorded: a simulator (its texts and cache); absent when nobody did (misses are counted),
       // so that a run started before this field resumes as it was
       ...(settings.envs.includes("simulated")
@@ -302,7 +317,9 @@ const runProgram = (settings: BenchSettings, progress: Progress) =>
             concurrency: settings.concurrency
           })
         : undefined
-    const taskOfQuery = retrieval ? retrieval.taskOf : listedTask(toolset.kind === "relevant" ? "relevant" : "all", yield* benchEnvironment(settings))
+    const taskOfQuery = retrieval
+      ? retrieval.taskOf
+      : listedTask(toolset.kind === "relevant" ? "relevant" : "all", yield* benchEnvironment(settings), PROFILE_SETTINGS[settings.profile].wholeToolResponses)
     const config = runConfigOf(settings, queries, model.info.model, retrieval?.record)
     const executor = settings.queue === undefined ? undefined : yield* queueExecutorFor(settings, settings.queue, config, progress, retrieval?.record)
     const summary = yield* runBench({
@@ -353,6 +370,8 @@ export interface WorkerOwnSettings {
   readonly responses?: string | undefined
   readonly cacheDir?: string | undefined
   readonly stb?: string | undefined
+  /** Its checkout of the Smurfs authors' code (--smurfs-src / SMURFS_SRC), for runs under the reference profile. */
+  readonly smurfsSrc?: string | undefined
   readonly embedCache?: string | undefined
   readonly callCache?: string | undefined
   /** Where simulated responses are stored on this machine. */
@@ -388,6 +407,7 @@ export const workerBenchSettings = (job: JobSettings, own: WorkerOwnSettings): B
     model: workerModelOf(model, own),
     concurrency: own.concurrency,
     stb: workerStbOf(prompts, own),
+    ...(own.smurfsSrc === undefined ? {} : { smurfsSrc: own.smurfsSrc }),
     storeDir: own.storeDir,
     ...(own.timeoutMs === undefined ? {} : { timeoutMs: own.timeoutMs }),
     ...(own.endpoints === undefined ? {} : { endpoints: [...own.endpoints] }),

@@ -1,8 +1,18 @@
 // Which settings a resumed run must share with the run it continues: those that change its tasks or their results.
+import { profileRecord } from "../src/agents/profile.ts"
+import { MODEL_DEFAULTS } from "../src/llm/spec.ts"
 import type { RunConfig } from "./run-format.ts"
 
 /** Options that change how fast a run goes, never what it produces: a resume may change them. */
 const OPERATIONAL_OPTIONS: ReadonlySet<string> = new Set(["modelConcurrency", "timeoutMs", "callCache", "stopAfter", "fullTrace", "forcedResumes"])
+
+/** Options recorded since a later version: a run that does not record one ran with this value (so resuming it at the defaults is no difference). */
+const IMPLICIT_OPTIONS: Readonly<Record<string, unknown>> = {
+  profile: profileRecord("improved", undefined, {}),
+  temperature: MODEL_DEFAULTS.temperature,
+  seed: MODEL_DEFAULTS.seed,
+  numCtx: MODEL_DEFAULTS.numCtx
+}
 
 const show = (value: unknown): string => (value === undefined ? "(not set)" : JSON.stringify(value))
 
@@ -25,7 +35,7 @@ export const settingsDiff = (recorded: RunConfig, requested: RunConfig): Array<s
     ["--ids", asSet(recorded.ids), asSet(requested.ids)]
   ]
   const keys = [...new Set([...Object.keys(recorded.options), ...Object.keys(requested.options)])].filter((k) => !OPERATIONAL_OPTIONS.has(k)).sort()
-  const options: Array<[string, unknown, unknown]> = keys.map((k) => [k, recorded.options[k], requested.options[k]])
+  const options: Array<[string, unknown, unknown]> = keys.map((k) => [k, k in recorded.options ? recorded.options[k] : IMPLICIT_OPTIONS[k], requested.options[k]])
   return [...top, ...options]
     .filter(([, a, b]) => JSON.stringify(a) !== JSON.stringify(b))
     .map(([name, a, b]) => `${name}: the run has ${show(a)}, this command asks for ${show(b)}`)

@@ -10,6 +10,7 @@ import { DEFAULT_MODEL_SPEC, isPortableSpec } from "../src/llm/spec.ts"
 import { defaultEmbeddingCache } from "../src/tools/retrieval/embedding-cache.ts"
 import { parseToolset, type Toolset } from "../src/tools/retrieval/toolset.ts"
 import { SIMULATOR_STYLES } from "../src/tools/environments/simulator-prompts.ts"
+import { DEFAULT_PROFILE, PROFILES } from "../src/agents/profile.ts"
 import { DEFAULT_DATA_DIR, dataLayout, GROUPS } from "./datasets.ts"
 
 /** The version of the settings a queued job carries: a worker refuses a job of another version. */
@@ -59,7 +60,17 @@ const RunOptions = {
   /** Thinking of reasoning models: on/off or a level. */
   think: z.union([z.boolean(), z.enum(["low", "medium", "high"])]).optional(),
   /** Keep every prompt in the task records. */
-  fullTrace: z.boolean().default(false)
+  fullTrace: z.boolean().default(false),
+  /** improved (ours) or reference (the Smurfs authors' agents and StableToolBench's baselines as they ran). */
+  profile: z.enum(PROFILES).default(DEFAULT_PROFILE),
+  /** Sampling temperature; default the profile's (improved 0; reference 0.95 smurfs, 1.0 react/dfsdt). */
+  temperature: z.number().min(0).max(2).optional(),
+  /** Sampling seed (default MODEL_DEFAULTS.seed). */
+  seed: z.number().int().min(0).optional(),
+  /** The model's context window in tokens (default MODEL_DEFAULTS.numCtx). */
+  numCtx: count.optional(),
+  /** ReAct/DFSDT chain rules over the profile's: nudge after a reply without a call, validate arguments, run every call of a reply. */
+  chainOverrides: z.object({ nudge: z.boolean().optional(), validateArgs: z.boolean().optional(), parallelCalls: z.boolean().optional() }).default({})
 }
 
 export const BenchSettings = z
@@ -100,6 +111,8 @@ export const BenchSettings = z
     force: z.boolean().default(false),
     /** StableToolBench's checkout, whose prompt texts react/dfsdt send; none: our own wording. */
     stb: z.string().optional(),
+    /** A checkout of the Smurfs authors' code, whose prompt texts smurfs sends under the reference profile. */
+    smurfsSrc: z.string().optional(),
     /** Stop when this many tasks in a row fail because of the model server. */
     stopAfter: count.optional(),
     /** The largest task record file in bytes; past it long strings are cut harder (default SIZE_CAPS.recordBytes). */
@@ -193,6 +206,11 @@ export const jobSettingsOf = (settings: BenchSettings): JobSettings => ({
   ...optional("timeoutMs", settings.timeoutMs),
   ...(settings.think === undefined ? {} : { think: settings.think }),
   fullTrace: settings.fullTrace,
+  profile: settings.profile,
+  ...optional("temperature", settings.temperature),
+  ...optional("seed", settings.seed),
+  ...optional("numCtx", settings.numCtx),
+  chainOverrides: settings.chainOverrides,
   model: settings.model,
   prompts: settings.stb === undefined ? "smurfs" : "stabletoolbench"
 })

@@ -19,6 +19,10 @@ export { AgentDepth, defineAgentTool, type AgentToolDefinition } from "./agents/
 export type { GuardrailOptions, SmurfsOptions } from "./agents/smurfs-options.ts"
 export { react, type ReactOptions } from "./agents/react.ts"
 export { dfsdt, type DfsdtOptions } from "./agents/dfsdt.ts"
+export type { ChainOptions } from "./agents/chain.ts"
+export type { LoopRules } from "./agents/smurfs-options.ts"
+export { chainProfileOptions, PROFILES, PROFILE_SETTINGS, smurfsProfileOptions, type Profile, type ProfileName } from "./agents/profile.ts"
+export { readSmurfsSource, SmurfsSourceError, type SmurfsSource } from "./agents/smurfs-source.ts"
 export { dataOf, emit, EVENT_TYPE_PREFIX, eventType, isKind, isTopLevel, kindOf, Trace, type EventDataOf } from "./trace/events.ts"
 // the run record: zod schemas, and types of the same names
 export { EventData, EventKind, EventLink, FinishType, RunEvent, TaskRecord, Totals, Trajectory } from "./trace/record.ts"

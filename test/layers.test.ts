@@ -23,8 +23,6 @@ const LAYERS: ReadonlyArray<{ readonly name: string; readonly rank: number; read
 
 /**
  * Upward imports waiting on work in flight, as `importer -> imported`. Empty it when that work lands:
- * `src/cli/model-option.ts` (how a spec becomes a model Layer, the bench's `sim` included) is moving
- * below the CLI.
  */
 const KNOWN_EXCEPTIONS: ReadonlySet<string> = new Set<string>([])
 

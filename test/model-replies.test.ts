@@ -194,8 +194,22 @@ describe("every prompt fits the context", () => {
     expect(lines.some((l) => l.includes("guardrail context") && l.includes("does not fit"))).toBe(true)
   })
 
-  it("ReAct and DFSDT (native and JSON mode) cut a 100 KB query with one warning, and fit a growing conversation of runaway thoughts", async () => {
+  it("ReAct and DFSDT (native and JSON mode) never cut the query: a 100 KB query that cannot fit is an error naming --num-ctx, with no model call", async () => {
+    for (const { name, method } of BASELINE_CASES) {
+      const server = await startFakeOllama(() => JSON.stringify({ thought: "", action: "Finish", action_input: { return_type: "give_up_and_restart" } }))
+      closers.push(() => server.close())
+      const t = await Effect.runPromise(
+        method({ ...task, query: hugeQuery }).pipe(Effect.provide(modelLayer("ollama:qwen2.5:7b", { host: server.url, supportsTools: true, numCtx: NUM_CTX })))
+      )
+      expect(t.finishType, name).toBe("give_up")
+      expect(t.error, name).toContain("--num-ctx")
+      expect(server.chatRequests().length, name).toBe(0)
+    }
+  })
+
+  it("ReAct and DFSDT (native and JSON mode) fit a growing conversation of runaway thoughts, the query whole", async () => {
     const thought = `Let me multiply. ${filler.repeat(Math.ceil(8_000 / filler.length))}`
+    const query = `What is 6 times 7? ${filler.repeat(Math.ceil(4_000 / filler.length))}`
     for (const { name, method } of BASELINE_CASES) {
       let n = 0
       // Three calls, each with an 8 KB thought, then Finish: 9 of the 12 tree nodes, about 6,000 tokens of conversation.
@@ -204,26 +218,17 @@ describe("every prompt fits the context", () => {
         return body.tools ? { content: thought, toolCalls: [call] } : JSON.stringify({ thought, action: call.name, action_input: call.arguments })
       })
       closers.push(() => server.close())
-      const lines: string[] = []
       const t = await Effect.runPromise(
-        method({ ...task, query: hugeQuery }).pipe(
-          Effect.provide(modelLayer("ollama:qwen2.5:7b", { host: server.url, supportsTools: true, numCtx: NUM_CTX })),
-          Effect.provideService(EventListener, liveView((line) => lines.push(line)))
-        )
+        method({ ...task, query }).pipe(Effect.provide(modelLayer("ollama:qwen2.5:7b", { host: server.url, supportsTools: true, numCtx: NUM_CTX })))
       )
       expect(t.finishType, name).toBe("give_answer")
-      expect(t.query).toBe(hugeQuery)
       const requests = server.chatRequests()
       expect(requests.length, name).toBe(4)
       for (const body of requests) expect(Math.ceil(sentChars(body) / 4), name).toBeLessThanOrEqual(NUM_CTX)
-      // Whole, the last request would hold the three thoughts (24 KB): the conversation was cut to fit.
+      // Whole, the last request would hold the three thoughts (24 KB): the conversation was cut to fit, never the query.
       const last = requests.at(-1)!
-      expect(last.messages.length, name).toBeGreaterThan(2)
       expect(last.messages.some((m: any) => String(m.content).includes("[truncated]") && String(m.content).includes("Let me multiply")), name).toBe(true)
-      expect(String(requests[0].messages[1].content).length, name).toBeLessThan(hugeQuery.length)
-      const warnings = guardrailEvents(t).filter((e) => e.data["guardrail"] === "context")
-      expect(warnings.length, name).toBe(1)
-      expect(lines.some((l) => l.includes("guardrail context") && l.includes("does not fit")), name).toBe(true)
+      for (const body of requests) expect(String(body.messages[1].content), name).toContain(query)
     }
   })
 
@@ -240,8 +245,8 @@ describe("every prompt fits the context", () => {
     for (const body of later) expect(Math.ceil(promptChars(body) / 2)).toBeLessThanOrEqual(NUM_CTX)
   })
 
-  it("ReAct and DFSDT follow the reported usage too: at 2 characters a token, a query that fit the 4-characters estimate is cut after the first reply", async () => {
-    // 6,000 characters: 1,500 tokens by the first estimate (fits beside the tools with half the prompt left), 3,000 at the model's real 2.
+  it("ReAct and DFSDT follow the reported usage too: at 2 characters a token every request fits num_ctx, the query still whole", async () => {
+    // 6,000 characters: 1,500 tokens by the first estimate, 3,000 at the model's real 2.
     const query = `What is 6 times 7? ${filler.repeat(Math.ceil(6_000 / filler.length))}`
     const thought = `Let me multiply. ${filler.repeat(Math.ceil(8_000 / filler.length))}`
     for (const { name, method } of BASELINE_CASES) {
@@ -256,16 +261,9 @@ describe("every prompt fits the context", () => {
       expect(t.finishType, name).toBe("give_answer")
       const requests = server.chatRequests()
       expect(requests.length, name).toBe(4)
-      // The first request is sized by the 4-characters estimate: the query goes whole.
-      expect(String(requests[0].messages[1].content), name).toContain(query)
-      // Its reply reports 2 characters a token: every later request fits num_ctx by that count, the query cut to leave room.
-      for (const body of requests.slice(1)) {
-        expect(Math.ceil(sentChars(body) / 2), name).toBeLessThanOrEqual(NUM_CTX)
-        expect(String(body.messages[1].content).length, name).toBeLessThan(query.length)
-        expect(String(body.messages[1].content), name).toContain("What is 6 times 7?")
-      }
-      const warnings = guardrailEvents(t).filter((e) => e.data["guardrail"] === "context")
-      expect(warnings.length, name).toBe(1)
+      // Its reply reports 2 characters a token: every later request fits num_ctx by that count, the conversation cut, the query whole.
+      for (const body of requests.slice(1)) expect(Math.ceil(sentChars(body) / 2), name).toBeLessThanOrEqual(NUM_CTX)
+      for (const body of requests) expect(String(body.messages[1].content), name).toContain(query)
     }
   })
 })

@@ -18,6 +18,8 @@ export interface Row {
   /** The directory the row comes from (its base name). */
   readonly source: string
   readonly method: string
+  /** The run's profile (`--profile`) when it is not ours: "reference" runs the references' methods as they ran. */
+  readonly profile?: string | undefined
   readonly model: string
   readonly group: string
   /** The judge's label folder, or "ToolEval" for ToolEval's published labels; empty when not judged. */
@@ -122,6 +124,12 @@ export const storedWinRates = (store: string, judgeSlug: string, method: string,
     return tasks.length === 0 ? [] : [{ ...winRate(tasks), reference }]
   })
 
+/** The profile a run recorded (run.json `options.profile.name`), when it is not the default `improved`. */
+const profileOf = (dir: string): string | undefined => {
+  const profile = readJsonIf(runConfigPath(dir), RunConfig)?.options["profile"] as { name?: unknown } | undefined
+  return typeof profile?.name === "string" && profile.name !== "improved" ? profile.name : undefined
+}
+
 /** Tasks per group the run planned (run.json), when it says. */
 const plannedCounts = (dir: string): Readonly<Record<string, number>> => readJsonIf(runConfigPath(dir), RunConfig)?.taskCounts ?? {}
 
@@ -130,6 +138,7 @@ const sourceRows = (dir: string, store: string): Array<Row> => {
   const source = loadSource(dir)
   const judges = dirs(join(store, "eval"))
   const planned = source.kind === "run" ? plannedCounts(dir) : {}
+  const profile = source.kind === "run" ? profileOf(dir) : undefined
   const undone = source.undone ?? []
   const rows: Array<Row> = []
   const keyOf = (e: { method: string; group: string }) => `${e.method}\u0000${e.group}`
@@ -141,7 +150,7 @@ const sourceRows = (dir: string, store: string): Array<Row> => {
     const errors = undone.filter((u) => keyOf(u) === key).length
     const model = [...new Set(entries.map((e) => e.model))].join(", ")
     const total = Math.max(entries.length + errors, Object.hasOwn(planned, group) ? (planned[group] ?? 0) : 0)
-    const base = { source: basename(resolve(dir)), method, model, group, n: entries.length, total, errors, ...costs(entries) }
+    const base = { source: basename(resolve(dir)), method, ...(profile ? { profile } : {}), model, group, n: entries.length, total, errors, ...costs(entries) }
     const ids = new Set(entries.map((e) => e.taskId))
     const judged = judges.flatMap((judge) => {
       const pass = storedPassRate(store, judge, entries)

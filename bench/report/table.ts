@@ -12,7 +12,7 @@ export const missNote = (row: Row): string =>
 /** The cells of one row, in COLUMNS order. */
 export const cells = (row: Row): Array<string> => [
   row.source,
-  row.method,
+  row.profile ? `${row.method} (${row.profile})` : row.method,
   row.model || "-",
   row.group,
   (row.judge || "-") + (row.judgeTexts ? ` (${row.judgeTexts} texts)` : ""),

@@ -65,8 +65,9 @@ export interface ContextCut {
 
 /**
  * Cut the plain string values (none of `exclude`) of a prompt, largest first, until `room(kept)` (the
- * prompt tokens the rendered prompt leaves) is at least `wanted`. Every prompt built from a value the
- * caller does not control (the query) goes through here, Smurfs' templates and the ReAct/DFSDT chain alike.
+ * prompt tokens the rendered prompt leaves) is at least `wanted`. Every Smurfs prompt built from a value
+ * the caller does not control (the query) goes through here; a ReAct/DFSDT chain never cuts its query
+ * and cuts its tools' descriptions instead (`makeChain`).
  */
 export const cutValues = (
   budget: ContextBudget,

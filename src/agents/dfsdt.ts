@@ -17,11 +17,12 @@ import {
   CHAIN_DEFAULTS,
   decide,
   makeChain,
+  afterProse,
   modelFailure,
-  noActionMessage,
   nodesOf,
-  proseStep
-} from "./react.ts"
+  proseStep,
+  stepsOf
+} from "./chain.ts"
 import type { Method } from "./task.ts"
 import { fencedData } from "../text/fenced-data.ts"
 
@@ -112,15 +113,15 @@ export const dfsdt =
               // A reply without a call is a thought node: it deepens the tree like any other.
               const step = proseStep(decision)
               node.tried.push(step)
-              const child: Node = { messages: [...node.messages, decision.message, noActionMessage()], path: [...node.path, step], depth, tried: [] }
+              const child: Node = { messages: afterProse(chain, node.messages, decision), path: [...node.path, step], depth, tried: [] }
               const back = yield* expand(child)
               if (back > 1) return back - 1
               continue
             }
             // The diversity prompt is dropped from the kept conversation, as in StableToolBench.
             const outcome = yield* act(chain, { ...decision, action: decision.action }, node.messages)
-            node.tried.push(outcome.step)
-            const path = [...node.path, outcome.step]
+            node.tried.push(stepsOf(outcome)[0]!)
+            const path = [...node.path, ...stepsOf(outcome)]
             if (path.length >= deepest.length) deepest = path
             if (outcome.kind === "answer") {
               found = { answer: outcome.answer, chain: path }

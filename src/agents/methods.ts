@@ -1,6 +1,7 @@
 // The methods, in one list: each method's name, label, builder and the run options it reads. `solve`, `bench`,
 // the perf harness and the simulated model all read this list; a name not on it is an error, never Smurfs.
 import type { BaselinePrompts } from "./baseline-prompts.ts"
+import type { ChainOptions } from "./chain.ts"
 import { type DfsdtOptions, dfsdt } from "./dfsdt.ts"
 import { type ReactOptions, react } from "./react.ts"
 import { smurfs } from "./smurfs.ts"
@@ -18,6 +19,10 @@ export interface MethodRunOptions {
   readonly prompts?: BaselinePrompts | undefined
   /** Smurfs: whether the final answer lists what could not be found (ToolEval labels such an answer Unsolved). */
   readonly reportUnavailable?: boolean | undefined
+  /** Smurfs: the profile's agents (the authors' texts under reference) and loop rules. */
+  readonly smurfsProfile?: Pick<SmurfsOptions, "reference" | "rules"> | undefined
+  /** ReAct/DFSDT: the profile's sampling and chain rules (nudge, argument validation, parallel calls). */
+  readonly chainProfile?: Pick<ChainOptions, "temperature" | "nudge" | "validateArgs" | "parallelCalls"> | undefined
 }
 
 interface MethodEntryOf<O> {
@@ -38,7 +43,8 @@ const chainOptions = (run: MethodRunOptions) => ({
   toolCalling: run.toolCalling,
   singleChainMaxStep: run.singleChainMaxStep,
   observationLimit: run.observationLimit,
-  prompts: run.prompts
+  prompts: run.prompts,
+  ...run.chainProfile
 })
 
 const entry = <O>(e: MethodEntryOf<O>) => e
@@ -50,15 +56,15 @@ export const METHODS = [
     label: "Smurfs",
     kind: "pipeline",
     build: smurfs,
-    reads: ["smurfsMaxSteps", "reportUnavailable"],
-    optionsOf: (run) => ({ maxSteps: run.smurfsMaxSteps, reportUnavailable: run.reportUnavailable })
+    reads: ["smurfsMaxSteps", "reportUnavailable", "smurfsProfile"],
+    optionsOf: (run) => ({ maxSteps: run.smurfsMaxSteps, reportUnavailable: run.reportUnavailable, ...run.smurfsProfile })
   }),
   entry<ReactOptions>({
     name: "react",
     label: "ReAct",
     kind: "chain",
     build: react,
-    reads: ["toolCalling", "singleChainMaxStep", "observationLimit", "prompts", "tries"],
+    reads: ["toolCalling", "singleChainMaxStep", "observationLimit", "prompts", "chainProfile", "tries"],
     optionsOf: (run) => ({ ...chainOptions(run), tries: run.tries })
   }),
   entry<DfsdtOptions>({
@@ -66,7 +72,7 @@ export const METHODS = [
     label: "DFSDT",
     kind: "chain",
     build: dfsdt,
-    reads: ["toolCalling", "singleChainMaxStep", "observationLimit", "prompts", "budget"],
+    reads: ["toolCalling", "singleChainMaxStep", "observationLimit", "prompts", "chainProfile", "budget"],
     optionsOf: (run) => ({ ...chainOptions(run), budget: run.budget })
   })
 ] as const

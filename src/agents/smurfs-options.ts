@@ -2,6 +2,37 @@
 import type { ContextBudgetOptions } from "../memory/context-budget.ts"
 import type { RunEvent } from "../trace/events.ts"
 import type { AskUser } from "./ask-user.ts"
+import type { ReferenceAgents } from "./smurfs-reference.ts"
+
+/**
+ * The rules of the subtask loop where the Smurfs authors' code and ours differ (docs/fidelity.md).
+ * Ours by default; the authors' with `reference`.
+ */
+export interface LoopRules {
+  /** `maxAgentErrors` attempts in a row that reach no tool end the subtask (ours); theirs has no such end. */
+  readonly stall: boolean
+  /** Bad tool choices in a row after which the first remaining tool is taken without a choice (theirs: 4). */
+  readonly forceToolAfter: number | undefined
+  /** Keep the previous hint when the verifier fails or its status cannot be read (theirs); ours drops it. */
+  readonly keepHint: boolean
+  /** Tool errors that are observations, a step like any response (theirs: the tool server's known error strings). */
+  readonly errorObservations: ReadonlyArray<string>
+  /** Observations reach the agents whole, as the full `{"error", "response"}` JSON (theirs); ours are cut to the budget. */
+  readonly wholeObservations: boolean
+}
+
+/** StableToolBench's tool server's known error strings, which the authors' code keeps as observations. */
+export const SERVER_ERROR_STRINGS = [
+  "API not working error...",
+  "Unauthorized error...",
+  "Unsubscribed error...",
+  "Too many requests error...",
+  "Rate limit per minute error...",
+  "Message error..."
+] as const
+
+export const ourLoopRules: LoopRules = { stall: true, forceToolAfter: undefined, keepHint: false, errorObservations: [], wholeObservations: false }
+export const referenceLoopRules: LoopRules = { stall: false, forceToolAfter: 4, keepHint: true, errorObservations: SERVER_ERROR_STRINGS, wholeObservations: true }
 
 /** Guardrails (MARCO) on the agents' outputs; each can be switched off. */
 export interface GuardrailOptions {
@@ -71,6 +102,13 @@ export interface SmurfsOptions {
    * web app answers). Unset (as in bench) = no `ask_user` tool.
    */
   readonly askUser?: AskUser | undefined
+  /**
+   * The authors' agents (`--profile reference`): their prompts from a checkout, free-text replies read
+   * as their code reads them, their retry counts; the loop then follows their rules unless `rules` says otherwise.
+   */
+  readonly reference?: ReferenceAgents | undefined
+  /** Loop rules, each overridable; default ours, or the authors' with `reference`. */
+  readonly rules?: Partial<LoopRules> | undefined
 }
 
 export const guardrailDefaults: GuardrailOptions = {
@@ -112,6 +150,8 @@ export interface ResolvedOptions {
   readonly budget: Omit<ContextBudgetOptions, "contextTokens">
   readonly onEvent?: ((event: RunEvent) => void) | undefined
   readonly askUser?: AskUser | undefined
+  readonly reference?: ReferenceAgents | undefined
+  readonly rules: LoopRules
 }
 
 export const resolveOptions = (options: SmurfsOptions = {}): ResolvedOptions => ({
@@ -128,5 +168,7 @@ export const resolveOptions = (options: SmurfsOptions = {}): ResolvedOptions => 
   guardrails: { ...guardrailDefaults, ...options.guardrails },
   budget: options.budget ?? {},
   onEvent: options.onEvent,
-  askUser: options.askUser
+  askUser: options.askUser,
+  reference: options.reference,
+  rules: { ...(options.reference ? referenceLoopRules : ourLoopRules), ...options.rules }
 })

@@ -13,6 +13,8 @@ import type { BudgetExhausted } from "./errors.ts"
 import { chooseTool, type ExecutorView, think, writeArgs } from "./executor.ts"
 import type { PipelineContext } from "./pipeline-context.ts"
 import { smurfsDefaults } from "./smurfs-options.ts"
+import { answerStepReference, chooseReference, type ReferenceAgents, taskLog, thinkReference, writeArgsReference } from "./smurfs-reference.ts"
+import { pythonJsonDumps } from "../tools/environments/canonical.ts"
 
 /** Failures that end the whole task; every other failure ends only the current step. */
 export type Fatal = ModelUnreachable | ModelNotFound | BudgetExhausted
@@ -30,13 +32,13 @@ export const soft = <A, R>(role: string, effect: Effect.Effect<A, GenerateError 
  * Call a tool and trace it. Tools promise never to fail, but a hand-written one may still die or hang:
  * the guard turns a defect, a failure or a call past `timeoutMs` into a failed result.
  */
-export const callTool = (budget: ContextBudget, tool: Tool, args: Record<string, unknown>, timeoutMs: number = smurfsDefaults.toolTimeoutMs) =>
+export const callTool = (budget: ContextBudget, tool: Tool, args: Record<string, unknown>, timeoutMs: number = smurfsDefaults.toolTimeoutMs, whole = false) =>
   Effect.gen(function* () {
     const started = Date.now()
     // a tool that waits on a person or runs a whole agent declares its own, longer limit
     const limit = typeof tool.meta?.["timeoutMs"] === "number" ? tool.meta["timeoutMs"] : timeoutMs
     const result: ToolResult = yield* guardToolCall(tool.name, tool.call(args), { timeoutMs: limit })
-    const content = budget.observation(result.content)
+    const content = whole ? result.content : budget.observation(result.content)
     const data: ToolCallData = {
       tool: tool.name,
       args,
@@ -60,7 +62,7 @@ export const callTool = (budget: ContextBudget, tool: Tool, args: Record<string,
 export type StepOutcome =
   | { readonly kind: "step"; readonly step: Step }
   | { readonly kind: "failed"; readonly tool: string; readonly called: boolean }
-  | { readonly kind: "error" }
+  | { readonly kind: "error"; readonly badChoice?: boolean | undefined }
 
 /**
  * One step at the current node: thought -> tool (among those not excluded here) -> arguments ->
@@ -97,6 +99,48 @@ export const executeStep = Effect.fn("Smurfs.step")(function* (ctx: PipelineCont
   }
   const observation = result.content
   const answered = ctx.options.answerer ? yield* soft("answerer.step", answerStep(ctx, subtask, local.steps, { tool: tool.name, args, observation })) : undefined
+  const answer = answered ?? observation
+  yield* emit("answer", { subtask: index, depth, answer })
+  return { kind: "step", step: { thought, tool: tool.name, args, observation, answer } } satisfies StepOutcome
+})
+
+/**
+ * One step with the authors' agents (`--profile reference`): their thought, tool choice (an unknown ID
+ * is a bad choice; `forced` is the first remaining tool taken after four of them), arguments (none
+ * asked for an API without parameters), the call with its response as the full `{"error", "response"}`
+ * JSON (a known server error is a response too), and their step answer.
+ */
+export const executeReferenceStep = Effect.fn("Smurfs.referenceStep")(function* (
+  ctx: PipelineContext,
+  agents: ReferenceAgents,
+  index: number,
+  subtask: string,
+  local: LocalMemory,
+  excluded: ReadonlyArray<string>,
+  hint: string | undefined,
+  forced: Tool | undefined
+) {
+  const depth = local.depth
+  const tools = ctx.task.tools.tools
+  const view = { tools, excluded, forced, subtask, question: taskLog(ctx.global.answersFor(index), subtask), path: local.steps, hint }
+  const thought = yield* soft("executor.thought", thinkReference(ctx, agents, view))
+  if (thought === undefined) return { kind: "error" } satisfies StepOutcome
+  yield* emit("thought", { subtask: index, depth, thought })
+  const tool = forced ?? (yield* soft("executor.choose", chooseReference(ctx, agents, view, thought)))
+  if (tool === undefined) {
+    yield* emit("error", { role: "executor.choose", tag: "BadChoice", error: "the reply named no tool of the list" })
+    return { kind: "error", badChoice: true } satisfies StepOutcome
+  }
+  const args = yield* soft("executor.args", writeArgsReference(ctx, agents, view, thought, tool))
+  if (args === undefined) return { kind: "failed", tool: tool.name, called: false } satisfies StepOutcome
+  const result = yield* callTool(ctx.budget, tool, args, ctx.options.toolTimeoutMs, ctx.options.rules.wholeObservations)
+  const error = result.ok ? "" : (result.error ?? "the tool failed")
+  if (!result.ok && !ctx.options.rules.errorObservations.includes(error)) {
+    ctx.global.record(index, depth, { thought, tool: tool.name, args, observation: result.content, answer: `The call failed: ${error}` }, true)
+    return { kind: "failed", tool: tool.name, called: true } satisfies StepOutcome
+  }
+  const observation = pythonJsonDumps({ error, response: result.content })
+  const answered = ctx.options.answerer ? yield* soft("answerer.step", answerStepReference(ctx, agents, subtask, local.steps, thought, observation)) : undefined
   const answer = answered ?? observation
   yield* emit("answer", { subtask: index, depth, answer })
   return { kind: "step", step: { thought, tool: tool.name, args, observation, answer } } satisfies StepOutcome

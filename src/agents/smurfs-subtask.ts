@@ -6,7 +6,8 @@ import { emit } from "../trace/events.ts"
 import { BudgetExhausted } from "./errors.ts"
 import { answerSubtask } from "./answerer.ts"
 import type { PipelineContext } from "./pipeline-context.ts"
-import { backtrack, executeStep, soft } from "./smurfs-step.ts"
+import { backtrack, executeReferenceStep, executeStep, soft, type StepOutcome } from "./smurfs-step.ts"
+import { answerSubtaskReference, taskLog, verifyReference } from "./smurfs-reference.ts"
 import { withSubtaskTools } from "./subtask-tools.ts"
 import { verify } from "./verifier.ts"
 
@@ -38,6 +39,8 @@ export const solveSubtask = Effect.fn("Smurfs.subtask")(function* (parent: Pipel
   const excluded: Array<Set<string>> = [new Set()] // tools that failed, per depth of the current path
   let hint: string | undefined
   let stalled = 0 // attempts in a row that called no tool (agent errors, unknown tool names)
+  let badChoices = 0 // tool choices in a row that named no tool (the authors' rule takes the first remaining tool after some)
+  const { rules, reference } = options
   const search = Effect.gen(function* () {
     while (local.depth < options.maxSteps) {
       const failed = (excluded[local.depth] ??= new Set())
@@ -46,9 +49,13 @@ export const solveSubtask = Effect.fn("Smurfs.subtask")(function* (parent: Pipel
         yield* backtrack(ctx, index, local, excluded)
         continue
       }
-      if (stalled >= options.maxAgentErrors) return "stalled" as const
-      const outcome = yield* executeStep(ctx, index, subtask, local, [...failed], hint)
+      if (rules.stall && stalled >= options.maxAgentErrors) return "stalled" as const
+      const forced = rules.forceToolAfter !== undefined && badChoices >= rules.forceToolAfter ? task.tools.tools.find((t) => !failed.has(t.name)) : undefined
+      const outcome: StepOutcome = reference
+        ? yield* executeReferenceStep(ctx, reference, index, subtask, local, [...failed], hint, forced)
+        : yield* executeStep(ctx, index, subtask, local, [...failed], hint)
       stalled = outcome.kind === "error" || (outcome.kind === "failed" && !outcome.called) ? stalled + 1 : 0
+      badChoices = outcome.kind === "error" && outcome.badChoice === true ? badChoices + 1 : outcome.kind === "error" ? badChoices : 0
       if (outcome.kind === "failed") failed.add(outcome.tool)
       if (outcome.kind !== "step") continue
       global.record(index, local.depth, outcome.step)
@@ -56,11 +63,11 @@ export const solveSubtask = Effect.fn("Smurfs.subtask")(function* (parent: Pipel
       excluded[local.depth] = new Set()
       // Verifier off (the paper's ablation): a plain DFS that keeps calling tools until the step limit.
       if (!options.verifier) continue
-      const verdict = yield* soft("verifier", verify(ctx, subtask, outcome.step.answer))
+      const verdict = yield* soft("verifier", reference ? verifyReference(ctx, reference, subtask, outcome.step.answer) : verify(ctx, subtask, outcome.step.answer))
       yield* emit("verdict", { subtask: index, status: verdict?.status ?? "pending", reason: verdict?.reason ?? "the verifier failed", hint: verdict?.hint ?? null })
       if (verdict?.status === "solved") return "verified" as const
-      // a failed verifier call gives no hint; the step stays on the path, as in the reference
-      hint = verdict ? (verdict.hint ?? verdict.reason) : undefined
+      // a failed verifier call gives no hint; the step stays on the path, as in the reference, which keeps the hint it had
+      hint = rules.keepHint ? (typeof verdict?.hint === "string" ? verdict.hint : hint) : verdict ? (verdict.hint ?? verdict.reason) : undefined
     }
     return "step_limit" as const
   })
@@ -72,6 +79,13 @@ export const solveSubtask = Effect.fn("Smurfs.subtask")(function* (parent: Pipel
   // Step limit, every tool failed at the root, or the agents stalled: answer from everything global memory holds for the subtask.
   const fallback = rawAnswer(global, index, local)
   const all = global.stepsOf(index)
+  if (reference) {
+    // the authors' final-answer prompt over the subtask's answered steps; when every tool failed at the root, wrapped in their "Sorry" form
+    const question = taskLog(global.answersFor(index), subtask)
+    const answered = all.filter((s) => !s.failed)
+    const partial = options.answerer ? ((yield* soft("answerer.subtask", answerSubtaskReference(ctx, reference, question, answered))) ?? fallback) : fallback
+    return { answer: ended === "exhausted" ? reference.source.sorry(partial) : partial, source: ended satisfies AnswerSource }
+  }
   const answer = options.answerer && all.length > 0 ? ((yield* soft("answerer.subtask", answerSubtask(ctx, subtask, all))) ?? fallback) : fallback
   return { answer, source: ended satisfies AnswerSource }
 })

@@ -18,6 +18,8 @@ import { soft } from "./smurfs-step.ts"
 import { solveSubtask } from "./smurfs-subtask.ts"
 import { resolveOptions, type SmurfsOptions } from "./smurfs-options.ts"
 import { runPlan, unavailableNote } from "./smurfs-plan.ts"
+import { finalReference, planReference, taskLog } from "./smurfs-reference.ts"
+import { pythonJsonDumps } from "../tools/environments/canonical.ts"
 import type { Method, Task } from "./task.ts"
 
 /** The available subtask answers global memory holds, one per line: the final answer when no model call may write it. */
@@ -28,9 +30,36 @@ const joinAnswers = (global: GlobalMemory): string =>
     .filter((a) => a.length > 0)
     .join("\n")
 
+/**
+ * The accepted path of every subtask, in plan order, as the authors' converter writes it: each call
+ * under its API's name with its response as the full `{"error", "response"}` JSON (no thought).
+ */
+const acceptedPaths = (ctx: PipelineContext) => {
+  const names = new Map(ctx.task.tools.tools.map((t) => [t.name, typeof t.meta?.["stdApi"] === "string" ? (t.meta["stdApi"] as string) : t.name]))
+  return ctx.global.answers.flatMap((a) =>
+    ctx.global
+      .stepsOf(a.index)
+      .filter((s) => !s.failed && !s.backtracked)
+      .map((s) => ({ thought: "", tool: names.get(s.tool) ?? s.tool, arguments: JSON.stringify(s.args, null, 2), response: s.observation ?? pythonJsonDumps({ error: "", response: s.answer }) }))
+  )
+}
+
 /** Plan, solve the subtasks (in order, or as a dependency graph), answer the query; fails only with a fatal error. */
 const solveTask = Effect.fn("Smurfs.task")(function* (ctx: PipelineContext) {
   const { options, task, global } = ctx
+  const reference = options.reference
+  if (reference) {
+    // the authors' plan: a list of plain subtasks run in order (their 12 attempts bound it; then the query is the one subtask)
+    const tasks = options.planner ? yield* soft("planner", planReference(ctx, reference, task.query)) : undefined
+    const graph = sequentialPlan(tasks !== undefined && tasks.length > 0 ? tasks : [task.query])
+    yield* emit("plan", { subtasks: graph.subtasks.map((s) => s.task), planner: options.planner })
+    yield* runPlan(ctx, graph, solveSubtask)
+    const log = taskLog(global.answers)
+    const final = (yield* soft("answerer.final", finalReference(ctx, reference, "answerer.final", task.query, log))) ?? joinAnswers(global)
+    // their converted answer: the accepted paths, then Finish with the final answer as plain text
+    yield* emit("final_answer", { answer: final, chain: acceptedPaths(ctx), method: "smurfs", finalAnswerText: "plain" })
+    return final
+  }
   const planned = options.planner ? yield* soft("planner", plan(ctx, task.query, options.maxSubtasks)) : undefined
   // an unparseable plan (or the planner off) degrades to the query as the one subtask
   const graph = planned ?? sequentialPlan([task.query])

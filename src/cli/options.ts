@@ -40,7 +40,8 @@ export const OPTION_ENV: Readonly<Record<string, string>> = {
   model: "SMURFS_MODEL",
   data: "SMURFS_DATA",
   stb: "SMURFS_STB",
-  simulator: "SMURFS_SIMULATOR"
+  simulator: "SMURFS_SIMULATOR",
+  "smurfs-src": "SMURFS_SRC"
 }
 
 /** Repeatable options whose values may hold commas themselves (an MCP server's command line), so they are never split. */
@@ -209,6 +210,14 @@ export const intOption = (name: string, text: string | undefined, min = 1): numb
   if (text === undefined) return undefined
   const n = Number(text)
   if (!Number.isInteger(n) || n < min) throw new UsageError(`--${name} needs a ${min === 0 ? "non-negative" : "positive"} whole number (got "${text}")`)
+  return n
+}
+
+/** A number within [min, max] (a sampling temperature), or a UsageError. */
+export const numberOption = (name: string, text: string | undefined, min: number, max: number): number | undefined => {
+  if (text === undefined) return undefined
+  const n = Number(text)
+  if (text.trim() === "" || !Number.isFinite(n) || n < min || n > max) throw new UsageError(`--${name} needs a number from ${min} to ${max} (got "${text}")`)
   return n
 }
 

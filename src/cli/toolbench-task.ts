@@ -24,6 +24,8 @@ export interface ToolbenchTaskOptions {
   /** The model that answers calls nothing recorded (`simulated`), apart from the model under test; its responses go to `cacheDir`'s layout in `storeDir`. */
   readonly simulator?: LanguageModelShape | undefined
   readonly simulatorPrompts?: SimulatorPrompts | undefined
+  /** Tool responses whole, not cut to 1,024 characters (`--profile reference`: the methods cut their own). */
+  readonly wholeResponses?: boolean | undefined
 }
 
 /** Where `smurfs run` keeps simulated responses when no --store-dir is given. */
@@ -44,6 +46,8 @@ export const toolbenchTask = (options: ToolbenchTaskOptions) =>
       simulatorPrompts: options.simulatorPrompts,
       ...(options.simulator === undefined ? {} : { simulator: options.simulator, writeCacheDir: join(options.storeDir ?? DEFAULT_STORE_DIR, "tool_response_cache") })
     })
-    const task: Task = taskOf(query, options.toolset ?? "all", (name, docs) => toolbenchLibrary(name, docs as ReadonlyArray<ApiDocInput>, env))
+    const task: Task = taskOf(query, options.toolset ?? "all", (name, docs) =>
+      toolbenchLibrary(name, docs as ReadonlyArray<ApiDocInput>, env, options.wholeResponses ? { maxObservationChars: Number.POSITIVE_INFINITY } : {})
+    )
     return { query, task, env }
   })

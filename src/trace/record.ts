@@ -122,7 +122,9 @@ export const EventData = {
     chain: z.array(ChainStep).readonly().optional(),
     /** Smurfs: where the answer came from when not from the final answerer ("budget"), the unavailable subtasks. */
     source: z.string().optional(),
-    unavailable: z.array(z.number()).optional()
+    unavailable: z.array(z.number()).optional(),
+    /** Smurfs under the reference profile: the converted answer's Finish carries the final answer as plain text ("plain"). */
+    finalAnswerText: z.literal("plain").optional()
   }),
   give_up: z.object({ reason: z.string(), method: z.string().optional(), chain: z.array(ChainStep).readonly().optional(), tag: z.string().optional() }),
   /** A failure recorded as data: `tag` names the error class; Smurfs says which role failed (`error`), ReAct/DFSDT give the `message`. */

@@ -11,6 +11,8 @@ import { run } from "../../src/cli/commands/bench.ts"
 import { ExitCode } from "../../src/cli/exit-codes.ts"
 import { MINI_DATA, STB_CHECKOUT, lacks, skipNote } from "../data.ts"
 import { startFakeOllama } from "../fake-servers/ollama.ts"
+import { collectRows } from "../../bench/report/collect.ts"
+import { renderTable } from "../../bench/report/table.ts"
 
 const REPO = fileURLToPath(new URL("../../", import.meta.url))
 const DATA = MINI_DATA.path
@@ -46,6 +48,36 @@ const deadPort = async () => {
   await new Promise<void>((r) => server.close(() => r()))
   return port
 }
+
+describe("smurfs bench --profile", () => {
+  const stb = join(DATA, "stabletoolbench")
+  const smurfsSrc = join(REPO, "test", "fixtures", "smurfs-src")
+
+  it("reference without the checkouts is bad input that names what is missing and where to get it", async () => {
+    const { code, stderr } = await bench(["--data", DATA, "--group", "G1_instruction", "--method", "smurfs,react", "--ids", "1073", "--out", join(scratch, "run-ref-missing"), "--model", `scripted:${SCRIPT}`, "--profile", "reference"])
+    expect(code).toBe(ExitCode.BadInput)
+    expect(stderr).toMatch(/FreedomIntelligence\/Smurfs[\s\S]*--smurfs-src/)
+    expect(stderr).toMatch(/THUNLP-MT\/StableToolBench[\s\S]*--stb/)
+  })
+
+  it("reference records the profile and every setting it changed in run.json; --temperature, --seed and --num-ctx are recorded and override it", async () => {
+    const refOut = join(scratch, "run-ref")
+    const argv = ["--data", DATA, "--group", "G1_instruction", "--method", "react", "--ids", "1073", "--out", refOut, "--model", `scripted:${SCRIPT}`, "--profile", "reference", "--stb", stb, "--smurfs-src", smurfsSrc]
+    const first = await bench([...argv, "--seed", "7", "--num-ctx", "16384"])
+    expect(first.code).toBe(ExitCode.Ok)
+    const config = JSON.parse(readFileSync(join(refOut, "run.json"), "utf8")) as { options: Record<string, any> }
+    expect(config.options["profile"]).toMatchObject({ name: "reference", chain: { temperature: 1, nudge: false, validateArgs: false, parallelCalls: true }, smurfs: { temperature: 0.95, prompts: `smurfs-src:${smurfsSrc}` } })
+    expect(config.options).toMatchObject({ seed: 7, numCtx: 16384, temperature: 0 })
+    // compare labels the run's rows with the profile
+    expect(collectRows([refOut]).map((r) => r.profile)).toEqual(["reference"])
+    expect(renderTable(collectRows([refOut]))).toContain("react (reference)")
+    const overridden = join(scratch, "run-ref-t")
+    expect((await bench([...argv.slice(0, 9), overridden, ...argv.slice(10), "--temperature", "0.3", "--nudge", "on"])).code).toBe(ExitCode.Ok)
+    const config2 = JSON.parse(readFileSync(join(overridden, "run.json"), "utf8")) as { options: Record<string, any> }
+    expect(config2.options["profile"]).toMatchObject({ chain: { temperature: 0.3, nudge: true, validateArgs: false }, smurfs: { temperature: 0.3 } })
+    expect(config2.options["temperature"]).toBe(0.3)
+  })
+})
 
 describe("smurfs bench", () => {
   const out = join(scratch, "run")

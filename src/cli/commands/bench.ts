@@ -19,12 +19,14 @@ import { SIZE_CAPS } from "../../trace/size-caps.ts"
 import { runProgram } from "../run-program.ts"
 import { SIMULATOR_ENV } from "../simulator-option.ts"
 import { defaultModelSpec, MODEL_DEFAULTS, THINK_HELP } from "../../llm/spec.ts"
+import { DEFAULT_PROFILE, PROFILES, checkProfile, smurfsProfileOptions } from "../../agents/profile.ts"
+import { SMURFS_SRC_ENV, smurfsSrcDirOf } from "../../agents/smurfs-source.ts"
 import { plural } from "../../plural.ts"
 import { parseToolset, toolsetLabel } from "../../tools/retrieval/toolset.ts"
 import { otlpLayer } from "../../trace/otlp.ts"
 import { redactText } from "../../trace/redact.ts"
 import { ExitCode } from "../exit-codes.ts"
-import { BadInput, choiceList, choiceOption, intOption, type ParsedCommand, runCommand, splitList, thinkOption, UsageError } from "../options.ts"
+import { BadInput, choiceList, choiceOption, intOption, numberOption, type ParsedCommand, runCommand, splitList, thinkOption, UsageError } from "../options.ts"
 
 const METHODS = METHOD_NAMES
 
@@ -82,6 +84,16 @@ options:
   --budget <n>              dfsdt: model calls per task (default ${DFSDT_DEFAULTS.budget})
   --stb <dir>               react/dfsdt send StableToolBench's own prompt texts, read from this checkout
                             (the folder holding toolbench/; default ${STB_ENV}); without it, our own wording
+  --profile <improved|reference>
+                            improved (default): our methods; reference: the Smurfs authors' agents and
+                            StableToolBench's baselines as they ran (needs --smurfs-src and/or --stb)
+  --smurfs-src <dir>        a checkout of the Smurfs authors' code (default ${SMURFS_SRC_ENV}), for --profile reference
+  --temperature <t>         sampling temperature (default ${MODEL_DEFAULTS.temperature}; reference: 0.95 smurfs, 1.0 react/dfsdt)
+  --seed <n>                sampling seed (default ${MODEL_DEFAULTS.seed})
+  --num-ctx <n>             the model's context window in tokens (default ${MODEL_DEFAULTS.numCtx})
+  --nudge <on|off>, --validate-args <on|off>, --parallel-calls <on|off>
+                            react/dfsdt, over the profile's: remind after a reply without a call (improved on);
+                            validate arguments before a call (improved on); run every call of a reply (reference on)
   --observation-limit <n>   characters of a tool response the model sees (default ${REACT_DEFAULTS.observationLimit})
   --timeout <ms>            per-request model timeout (default ${MODEL_DEFAULTS.timeoutMs})
   --think <on|off|low|medium|high>
@@ -119,6 +131,12 @@ const toolCalling: Reader = (name, value) => choiceOption(name, value as string,
 const think: Reader = (_name, value) => thinkOption(value as string)
 const stb: Reader = (_name, value) => stbDirOf(value as string)
 const simulatorStyle: Reader = (name, value) => choiceOption(name, value as string, SIMULATOR_STYLES, "gpt")
+const profile: Reader = (name, value) => choiceOption(name, value as string, PROFILES, DEFAULT_PROFILE)
+const smurfsSrc: Reader = (_name, value) => smurfsSrcDirOf(value as string, {})
+const temperature: Reader = (name, value) => numberOption(name, value as string, 0, 2)
+const seed: Reader = (name, value) => intOption(name, value as string, 0)
+/** An on|off flag; undefined when not given (the profile decides). */
+const onOff = (name: string, text: string | undefined): boolean | undefined => (text === undefined ? undefined : choiceOption(name, text, ["on", "off"], "on") === "on")
 
 /** A flag in node:util parseArgs' shape, and the setting it fills (parseArgs ignores `setting`). */
 type BenchOption = ParseArgsOptionDescriptor & { readonly setting?: readonly [keyof BenchSettings, Reader] }
@@ -162,6 +180,16 @@ const OPTIONS = {
   budget: { type: "string", setting: ["budget", int] },
   "observation-limit": { type: "string", setting: ["observationLimit", int] },
   stb: { type: "string", setting: ["stb", stb] },
+  // the profile and the sampling settings (issue 25): each profile setting stays overridable by its own flag
+  profile: { type: "string", setting: ["profile", profile] },
+  "smurfs-src": { type: "string", setting: ["smurfsSrc", smurfsSrc] },
+  temperature: { type: "string", setting: ["temperature", temperature] },
+  seed: { type: "string", setting: ["seed", seed] },
+  "num-ctx": { type: "string", setting: ["numCtx", int] },
+  // read together into chainOverrides
+  nudge: { type: "string" },
+  "validate-args": { type: "string" },
+  "parallel-calls": { type: "string" },
   timeout: { type: "string", setting: ["timeoutMs", int] },
   think: { type: "string", setting: ["think", think] },
   "stop-after": { type: "string", setting: ["stopAfter", int] },
@@ -182,11 +210,12 @@ export const settingsOf = ({ values }: ParsedCommand<typeof OPTIONS>): BenchSett
     )
   const out = resolve(values.out)
   if (existsSync(out) && !statSync(out).isDirectory()) throw new BadInput(`--out ${values.out} is a file; give a directory for the run (it is created when missing)`)
-  const input: Record<string, unknown> = { out, model: defaultModelSpec(), stb: stbDirOf(undefined) }
+  const input: Record<string, unknown> = { out, model: defaultModelSpec(), stb: stbDirOf(undefined), smurfsSrc: smurfsSrcDirOf(undefined) }
   for (const [name, option] of Object.entries(OPTIONS) as Array<[string, BenchOption]>) {
     const value = (values as Record<string, unknown>)[name]
     if (option.setting !== undefined && value !== undefined) input[option.setting[0]] = option.setting[1](name, value)
   }
+  input["chainOverrides"] = { nudge: onOff("nudge", values.nudge), validateArgs: onOff("validate-args", values["validate-args"]), parallelCalls: onOff("parallel-calls", values["parallel-calls"]) }
   try {
     return { ...benchSettings(input as BenchSettingsInput), json: values.json === true }
   } catch (e) {
@@ -241,6 +270,9 @@ const bench = (args: BenchSettings, json: boolean, argv: ReadonlyArray<string>):
   try {
     promptsOf(args)
     if (args.envs.includes("simulated")) simulatorPrompts(args.stb, args.simulatorStyle)
+    // reference needs the checkouts its methods read; their texts are read now, so a bad checkout stops before the run
+    checkProfile(args.profile, args.methods, { stb: args.stb, smurfsSrc: args.smurfsSrc })
+    if (args.methods.includes("smurfs")) smurfsProfileOptions(args.profile, args.smurfsSrc)
   } catch (e) {
     console.error(`smurfs bench: ${(e as Error).message}`)
     return Promise.resolve(ExitCode.BadInput)

@@ -23,10 +23,10 @@ import { renderTable } from "../../../bench/report/table.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { resolveModelLayer } from "../model-option.ts"
 import { isFailure } from "../../failure.ts"
-import { BadInput, choiceOption, intOption, type ParsedCommand, runCommand, UsageError } from "../options.ts"
+import { BadInput, choiceOption, intOption, numberOption, type ParsedCommand, runCommand, UsageError } from "../options.ts"
 import { runProgram } from "../run-program.ts"
 import { evaluateFac, facPrompt } from "../../../bench/eval/fac.ts"
-import { checkModelPresent } from "../../llm/spec.ts"
+import { checkModelPresent, MODEL_DEFAULTS } from "../../llm/spec.ts"
 
 /** Tasks in flight when the decisions go to a queue: enough to keep several workers busy. */
 const QUEUE_CONCURRENCY = 64
@@ -51,6 +51,8 @@ options:
   --concurrency <n>         tasks judged at the same time (default ${EVAL_DEFAULTS.concurrency}; with --queue ${QUEUE_CONCURRENCY})
   --seed <n>                base seed: judge run r samples with its own seed, and win rounds shuffle
                             the answer order with it (default ${EVAL_DEFAULTS.seed})
+  --temperature <t>         the judge model's sampling temperature where a judge prompt sets none (default ${MODEL_DEFAULTS.temperature})
+  --num-ctx <n>             the judge model's context window in tokens (default ${MODEL_DEFAULTS.numCtx})
   --stb <dir>               judge with ToolEval's own template and function schemas, read from this
                             StableToolBench checkout (the folder holding toolbench/; default ${STB_ENV});
                             without it, our own wording of the same rules
@@ -166,6 +168,8 @@ const OPTIONS = {
   group: { type: "string", multiple: true },
   concurrency: { type: "string" },
   seed: { type: "string" },
+  temperature: { type: "string" },
+  "num-ctx": { type: "string" },
   out: { type: "string" },
   stb: { type: "string" },
   json: { type: "boolean" },
@@ -212,7 +216,11 @@ const evaluate = (parsed: ParsedCommand<typeof OPTIONS>["values"]): Promise<numb
     return Promise.resolve(ExitCode.BadInput)
   }
   // As in `smurfs bench`: Ollama serves OLLAMA_NUM_PARALLEL requests at once; other servers get one slot per judged task.
-  const judgeLayer = resolveModelLayer(parsed.judge, { concurrency: parsed.judge.startsWith("ollama:") ? undefined : options.concurrency })
+  const judgeLayer = resolveModelLayer(parsed.judge, {
+    concurrency: parsed.judge.startsWith("ollama:") ? undefined : options.concurrency,
+    temperature: numberOption("temperature", parsed.temperature, 0, 2),
+    numCtx: intOption("num-ctx", parsed["num-ctx"])
+  })
   return runProgram(evalProgram({ ...options, runDir: parsed.run, json: parsed.json === true, queue: parsed.queue, judgeLayer }), EVAL_EDGE)
 }
 

@@ -8,6 +8,8 @@ import { retrievalTask, retrieveTaskSet } from "../../agents/retrieval-task.ts"
 import { smurfs } from "../../agents/smurfs.ts"
 import type { Task } from "../../agents/task.ts"
 import { type SmurfsOptions, smurfsDefaults } from "../../agents/smurfs-options.ts"
+import { checkProfile, DEFAULT_PROFILE, PROFILE_SETTINGS, PROFILES, smurfsProfileOptions } from "../../agents/profile.ts"
+import { smurfsSrcDirOf } from "../../agents/smurfs-source.ts"
 import { LanguageModel, type LanguageModelShape } from "../../llm/language-model.ts"
 import { type ServerFailure, watchServer } from "../../llm/server-watch.ts"
 import { Timeout } from "../../llm/errors.ts"
@@ -36,7 +38,7 @@ import { defaultModelSpec, resolveModelLayer } from "../model-option.ts"
 import { simulatorModel, simulatorSpecOf } from "../simulator-option.ts"
 import { stbDirOf } from "../../text/stabletoolbench-files.ts"
 import { simulatorPrompts } from "../../tools/environments/simulator-prompts.ts"
-import { intOption, type ParsedCommand, runCommand, thinkOption, UsageError } from "../options.ts"
+import { BadInput, choiceOption, intOption, numberOption, type ParsedCommand, runCommand, thinkOption, UsageError } from "../options.ts"
 import { runProgram } from "../run-program.ts"
 
 const HELP = `usage: smurfs run "<query>" [options]
@@ -60,6 +62,11 @@ options:
       --no-verifier     ablation: a plain depth-first search that calls tools until the step limit
       --timeout <ms>    per-request model timeout (default ${MODEL_DEFAULTS.timeoutMs}); a timed-out call is sent once more, then the run gives up
       --num-ctx <n>     context window in tokens (Ollama num_ctx, also the prompt budget)
+      --profile <improved|reference>
+                        improved (default): our Smurfs; reference: the authors' agents, prompts read from
+                        --smurfs-src <dir> (a checkout of their code; default $SMURFS_SRC)
+      --temperature <t> sampling temperature (default ${MODEL_DEFAULTS.temperature}; reference: 0.95)
+      --seed <n>        sampling seed (default ${MODEL_DEFAULTS.seed})
       --think <on|off|low|medium|high>
                         ${THINK_HELP}
       --strict          exit with 1 when the task gives up
@@ -107,6 +114,10 @@ const OPTIONS = {
   "no-verifier": { type: "boolean", default: false },
   timeout: { type: "string" },
   "num-ctx": { type: "string" },
+  profile: { type: "string" },
+  "smurfs-src": { type: "string" },
+  temperature: { type: "string" },
+  seed: { type: "string" },
   think: { type: "string" },
   strict: { type: "boolean", default: false },
   data: { type: "string" },
@@ -127,7 +138,15 @@ const parse = ({ values, positionals }: ParsedCommand<typeof OPTIONS>) => {
   if (query.length === 0 && values["query-id"] === undefined)
     throw new UsageError('give the query to solve, e.g. smurfs run "What is 12% of the height of Mount Everest in feet?", or a ToolBench task with --query-id <id>')
   if (values["query-id"] === undefined && (values.data !== undefined || values.env !== undefined)) throw new UsageError("--data and --env choose a ToolBench task's tools: add --query-id <id>")
-  const model: ModelOptions = { timeoutMs: intOption("timeout", values.timeout), numCtx: intOption("num-ctx", values["num-ctx"]), think: thinkOption(values.think) }
+  const model: ModelOptions = {
+    timeoutMs: intOption("timeout", values.timeout),
+    numCtx: intOption("num-ctx", values["num-ctx"]),
+    think: thinkOption(values.think),
+    temperature: numberOption("temperature", values.temperature, 0, 2),
+    seed: intOption("seed", values.seed, 0)
+  }
+  const profile = choiceOption("profile", values.profile, PROFILES, DEFAULT_PROFILE)
+  const smurfsSrc = smurfsSrcDirOf(values["smurfs-src"], {})
   let toolset: Toolset
   try {
     toolset = parseToolset(values.toolset ?? "all")
@@ -137,7 +156,13 @@ const parse = ({ values, positionals }: ParsedCommand<typeof OPTIONS>) => {
   if (toolset.kind === "relevant" && values["query-id"] === undefined) throw new UsageError("--toolset relevant takes a ToolBench task's relevant APIs: add --query-id <id>, or use all or retrieve[:k]")
   if ((values.embed !== undefined || values.rerank || values["embed-cache"] !== undefined) && toolset.kind !== "retrieve")
     throw new UsageError("--embed, --embed-cache and --rerank choose how tools are retrieved: use them with --toolset retrieve[:k]")
-  return { values, query, model, toolset, maxSteps: smurfsMaxSteps(values) }
+  try {
+    checkProfile(profile, ["smurfs"], { stb: undefined, smurfsSrc })
+    smurfsProfileOptions(profile, smurfsSrc)
+  } catch (e) {
+    throw new BadInput((e as Error).message)
+  }
+  return { values, query, model, toolset, maxSteps: smurfsMaxSteps(values), profile, smurfsSrc }
 }
 
 /** --smurfs-max-steps, or its deprecated alias --max-steps with a one-line notice. */
@@ -196,6 +221,7 @@ const solve = (args: ReturnType<typeof parse>): Promise<number> => {
     answerer: !values["no-answerer"],
     verifier: !values["no-verifier"],
     askUser: terminalAskUser(),
+    ...smurfsProfileOptions(args.profile, args.smurfsSrc, args.model.temperature),
     onEvent: values.json ? undefined : liveView(writeLine, { color })
   }
   const spec = values.model ?? defaultModelSpec()
@@ -214,6 +240,7 @@ const solve = (args: ReturnType<typeof parse>): Promise<number> => {
             envs: values.env ?? (simulator === undefined ? [...RUN_TOOLBENCH_ENVS] : ["replay", "simulated"]),
             storeDir: values["store-dir"],
             toolset: toolset.kind === "relevant" ? "relevant" : "all",
+            wholeResponses: PROFILE_SETTINGS[args.profile].wholeToolResponses,
             simulatorPrompts: simulatorPrompts(stbDirOf(undefined)),
             ...(simulator === undefined ? {} : { simulator: yield* simulatorModel(simulator, args.model) })
           })

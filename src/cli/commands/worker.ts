@@ -11,6 +11,7 @@ import { type JudgeSession, startJudgeWorker } from "../../../bench/queue/judge-
 import { judgePrompts } from "../../../bench/eval/judge-prompts.ts"
 import type { JobSettings } from "../../../bench/settings.ts"
 import { stbDirOf } from "../../text/stabletoolbench-files.ts"
+import { smurfsSrcDirOf } from "../../agents/smurfs-source.ts"
 import { resolveModelLayer } from "../model-option.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { runProgram } from "../run-program.ts"
@@ -40,6 +41,8 @@ options:
   --responses <file>        recorded responses to replay (default <data>/responses.jsonl when present)
   --cache-dir <dir>         a StableToolBench tool_response_cache folder to replay (default: one found inside or beside --data)
   --stb <dir>               this machine's StableToolBench checkout, for runs and evals that send its prompt texts
+  --smurfs-src <dir>        this machine's checkout of the Smurfs authors' code, for runs under --profile reference
+                            (default $SMURFS_SRC)
   --call-cache <dir>        cache model replies and tool results here
   --store-dir <dir>         where simulated responses are stored here (default a folder under the system's temp dir)
   --lock-ms <ms>            how long a task stays taken without a sign of life; a killed worker's tasks
@@ -67,7 +70,8 @@ const OPTIONS = {
   stb: { type: "string" },
   "embed-cache": { type: "string" },
   "call-cache": { type: "string" },
-  "store-dir": { type: "string" }
+  "store-dir": { type: "string" },
+  "smurfs-src": { type: "string" }
 } as const satisfies ParseArgsOptionsConfig
 
 export const COMMAND = { name: "worker", help: HELP, options: OPTIONS } as const
@@ -92,6 +96,7 @@ const parse = ({ values }: ParsedCommand<typeof OPTIONS>) => {
     responses: values.responses,
     cacheDir: values["cache-dir"],
     stb: stbDirOf(values.stb),
+    smurfsSrc: smurfsSrcDirOf(values["smurfs-src"]),
     embedCache: values["embed-cache"] === undefined ? undefined : resolve(values["embed-cache"]),
     callCache: values["call-cache"] === undefined ? undefined : resolve(values["call-cache"]),
     storeDir: resolve(values["store-dir"] ?? join(tmpdir(), "smurfs-worker", "simulated"))

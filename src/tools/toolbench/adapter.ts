@@ -162,6 +162,8 @@ export const apiDocToTool = (input: ApiDoc | ApiDocInput, env: ToolEnvironment, 
   const schemas = apiSchemas(doc, false)
   const shown = hidesOptional ? apiSchemas(doc, true) : undefined
   const meta: Record<string, unknown> = { category: doc.category_name, tool: doc.tool_name, api: doc.api_name, stdTool, stdApi, doc }
+  // the tool's own description (StableToolBench's task description lists it), when the doc carries one
+  if (typeof doc["tool_description"] === "string") meta["toolDescription"] = doc["tool_description"]
   // zod schemas are built when first used (validating a call); showing the tools to a model needs only their JSON Schemas
   if (shown) {
     Object.defineProperty(meta, STB_PARAMETERS, { enumerable: true, get: () => zodOf(shown, doc, true) })

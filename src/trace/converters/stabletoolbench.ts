@@ -149,13 +149,16 @@ const methodOf = (run: ConvertibleRun): string => {
   return typeof method === "string" ? method : run.method
 }
 
+/** True when the run's method writes `final_answer` as plain text, as the Smurfs authors' converter does (ToolBench's is the Finish arguments' JSON). */
+const plainFinalAnswer = (run: ConvertibleRun): boolean => run.events.findLast((e) => isKind(e, "final_answer"))?.data["finalAnswerText"] === "plain"
+
 /** The `answer` part of a run's converted prediction: what ToolEval's judges see of it. */
 export const convertedAnswerOf = (run: ConvertibleRun): ConvertedAnswerBody => {
   const { details, totalSteps } = answerDetails(run)
   return {
     method: methodOf(run),
     total_steps: totalSteps,
-    final_answer: run.finishType === "give_answer" && run.finalAnswer ? finishAnswerText(run.finalAnswer) : "",
+    final_answer: run.finishType === "give_answer" && run.finalAnswer ? (plainFinalAnswer(run) ? run.finalAnswer : finishAnswerText(run.finalAnswer)) : "",
     answer_details: details
   }
 }

@@ -1,0 +1,480 @@
+// The chain machinery ReAct and DFSDT share: a task's starting conversation, one decision (a model
+// reply), performing its actions, one chain until Finish, and the trajectory around a method's search.
+import { Effect } from "effect"
+import { z } from "zod"
+import { ContextOverflow, type GenerateError } from "../llm/errors.ts"
+import { type GenerateOptions, LanguageModel, type Message, type ModelInfo, type ToolSpec } from "../llm/language-model.ts"
+import { generateObject, jsonSchemaOf } from "../llm/structured.ts"
+import { ContextBudget } from "../memory/context-budget.ts"
+import { type ContextCut, warnCuts } from "./ask.ts"
+import { guardToolCall, OBSERVATION_MAX_CHARS, truncateObservation } from "../tools/call.ts"
+import { pythonJsonDumps } from "../tools/environments/canonical.ts"
+import { resolveTool, toolSpecs } from "../tools/library.ts"
+import { parseToolArgs } from "../tools/tool.ts"
+import { emit } from "../trace/events.ts"
+import { capText, SIZE_CAPS } from "../trace/size-caps.ts"
+import { recording, type Trajectory, totalsOf } from "../trace/trajectory.ts"
+import { type BaselinePrompts, smurfsBaselinePrompts } from "./baseline-prompts.ts"
+import { callNative } from "./tool-call-recovery.ts"
+import { FINISH, FinishArgs, finishSpec } from "./finish.ts"
+import { loadTemplate, renderTemplate } from "../text/prompt-template.ts"
+import type { Task } from "./task.ts"
+import { fencedData } from "../text/fenced-data.ts"
+import { NestingTooDeep, parseJsonBounded } from "../llm/nesting.ts"
+
+export interface ChainOptions {
+  /** How the model acts: "native" tool calls, a "json" object `{thought, action, action_input}`, or "auto" (native when the model supports tools). */
+  readonly toolCalling?: "auto" | "native" | "json" | undefined
+  /** Observations are cut to this many characters (plus "...") before the model sees them. */
+  readonly observationLimit?: number | undefined
+  /**
+   * StableToolBench's `single_chain_max_step`: a chain is cut when it holds this many tree nodes. A
+   * reply's text is one node (a thought), each function call two (the action and its input), so at
+   * the default 12 a model that thinks aloud before every call makes 4 calls, a silent one 6.
+   */
+  readonly singleChainMaxStep?: number | undefined
+  /** The texts sent: StableToolBench's (read from a checkout) or ours (the default). */
+  readonly prompts?: BaselinePrompts | undefined
+  /** Milliseconds before a tool call is abandoned as failed (bounds a hand-written Tool that never answers). */
+  readonly toolTimeoutMs?: number | undefined
+  /** Sampling temperature of the chain's requests; unset = the model's own (0). StableToolBench's client samples at 1.0. */
+  readonly temperature?: number | undefined
+  /** After a reply without a function call, remind the model to call one (ours); StableToolBench sends nothing. */
+  readonly nudge?: boolean | undefined
+  /**
+   * Validate (and coerce) arguments with the tool's schema before calling it, reporting violations as
+   * an error observation (ours); off sends them as the model wrote them and the environment answers.
+   */
+  readonly validateArgs?: boolean | undefined
+  /** Execute every function call of a reply, in order (StableToolBench); off executes the first one only. */
+  readonly parallelCalls?: boolean | undefined
+}
+
+export const CHAIN_DEFAULTS = {
+  toolCalling: "auto",
+  observationLimit: OBSERVATION_MAX_CHARS,
+  singleChainMaxStep: 12,
+  toolTimeoutMs: 60_000,
+  nudge: true,
+  validateArgs: true,
+  parallelCalls: false
+} as const
+
+/**
+ * One reply on a chain, in the shape the StableToolBench converter writes: its text and the function
+ * it called (`tool` is "" when the reply called none; `response` is "" for Finish).
+ */
+export interface ChainStep {
+  readonly thought: string
+  readonly tool: string
+  /** The arguments as JSON text. */
+  readonly arguments: string
+  readonly response: string
+}
+
+/** What a chain needs to decide and perform actions for one task. */
+export interface Chain {
+  readonly task: Task
+  readonly mode: "native" | "json"
+  readonly role: string
+  readonly specs: ReadonlyArray<ToolSpec>
+  readonly observationLimit: number
+  readonly singleChainMaxStep: number
+  readonly toolTimeoutMs: number
+  readonly prompts: BaselinePrompts
+  /** Request options of every reply (the sampling temperature when the chain sets one). */
+  readonly sampling: GenerateOptions | undefined
+  readonly nudge: boolean
+  readonly validateArgs: boolean
+  readonly parallelCalls: boolean
+  /** The conversation a chain starts from (system + task) with the whole query; each request sends it fitted (`fitted`). */
+  readonly start: ReadonlyArray<Message>
+  /**
+   * The task's context budget: every request of the chain fits `model.info.contextTokens` by its
+   * estimate, which the replies' reported usage calibrates (the chain's model is `calibrating`).
+   */
+  readonly budget: ContextBudget
+  /** The start as the budget's current estimate fits it (recomputed when a reply calibrated the budget). */
+  readonly fitted: () => FittedStart
+}
+
+/** A chain's start fitted to the context by the budget's current characters a token. */
+export interface FittedStart {
+  /** `Chain.start`, its tool lines shortened when the whole query would not fit otherwise. */
+  readonly start: ReadonlyArray<Message>
+  /** The functions sent, their descriptions shortened when the whole query would not fit otherwise. */
+  readonly specs: ReadonlyArray<ToolSpec>
+  /** Descriptions cut to fit (warned once per cut); the query itself is never cut. */
+  readonly cuts: ReadonlyArray<ContextCut>
+  /** Set when even without descriptions the query and Finish do not fit: the task cannot run at this context size. */
+  readonly overflow?: ContextOverflow | undefined
+  /** Tokens sent beside the messages: the tools (or the JSON fallback's functions and schema) or the JSON mode schema. */
+  readonly sentTokens: number
+}
+
+/** An action the model chose; `argsError` when its arguments were not a JSON object. */
+export interface Action {
+  readonly name: string
+  readonly args: Record<string, unknown>
+  readonly argsError?: string | undefined
+  readonly callId: string
+}
+
+export interface Decision {
+  /** The reply's text; a non-blank one is a thought node of the tree. */
+  readonly thought: string
+  /** The reply's first function call. */
+  readonly action?: Action | undefined
+  /** The reply's later function calls, performed after `action` when the chain runs parallel calls. */
+  readonly more?: ReadonlyArray<Action> | undefined
+  /** The assistant message to append to the conversation. */
+  readonly message: Message
+}
+
+/** What performing a reply's call(s) ended with; `before` holds the steps of its earlier parallel calls. */
+export type Outcome = (
+  | { readonly kind: "observation"; readonly step: ChainStep; readonly messages: ReadonlyArray<Message> }
+  | { readonly kind: "answer"; readonly step: ChainStep; readonly answer: string }
+  | { readonly kind: "give_up"; readonly step: ChainStep }
+) & { readonly before?: ReadonlyArray<ChainStep> | undefined }
+
+/** Every step an outcome recorded, earlier parallel calls first. */
+export const stepsOf = (outcome: Outcome): ReadonlyArray<ChainStep> => [...(outcome.before ?? []), outcome.step]
+
+/** The JSON-mode action (exported for the grammar check of every schema sent to a model). */
+export const JsonAction = z.object({
+  thought: z.string(),
+  action: z.string().min(1),
+  action_input: z.union([z.record(z.string(), z.unknown()), z.string()]).optional()
+})
+
+/** The functions as JSON mode lists them: one JSON object per line. */
+const functionsList = (specs: ReadonlyArray<ToolSpec>): string =>
+  specs.map((s) => JSON.stringify({ name: s.name, description: s.description, parameters: s.parameters })).join("\n")
+
+const resolveMode = (option: ChainOptions["toolCalling"], info: ModelInfo): "native" | "json" =>
+  option === "native" || option === "json" ? option : info.supportsTools ? "native" : "json"
+
+/**
+ * The numbered tools of the task description, one `<n>.<tool>: <description>` line per ToolBench
+ * tool as StableToolBench writes them (descriptions cut to `max` characters, 512 as theirs, "None"
+ * when empty); the description is the tool's own (`meta.toolDescription`: the doc's `tool_description`).
+ * A tool outside ToolBench is listed under its own name and description.
+ */
+export const toolLines = (tools: Task["tools"], max = 512): string => {
+  const described = new Map<string, string>()
+  for (const tool of tools.tools) {
+    const std = tool.meta?.["stdTool"]
+    const name = typeof std === "string" ? std : tool.name
+    const own = tool.meta?.["toolDescription"]
+    // StableToolBench reads a tool's description from its tools folder; a query's api_list does not carry
+    // it, so without one the tool's first described API stands in for it (never "None" for a described tool)
+    const api = (tool.meta?.["doc"] as { api_description?: unknown } | undefined)?.api_description
+    const description = typeof own === "string" && own.trim() !== "" ? own : typeof std !== "string" ? tool.description : typeof api === "string" ? api : ""
+    if (!described.has(name) || described.get(name)!.trim() === "") described.set(name, description)
+  }
+  return [...described].map(([name, d], k) => `${k + 1}.${name}: ${d.slice(0, max).replace(/\n/g, "").trim() || "None"}\n`).join("")
+}
+
+/** A function with its description and its parameters' descriptions cut to `max` characters (Finish is left whole). */
+const shortenSpec = (spec: ToolSpec, max: number): ToolSpec => {
+  if (spec.name === FINISH) return spec
+  const properties = spec.parameters["properties"]
+  const shortened =
+    properties !== null && typeof properties === "object"
+      ? Object.fromEntries(
+          Object.entries(properties as Record<string, Record<string, unknown>>).map(([k, p]) => [k, typeof p?.["description"] === "string" ? { ...p, description: (p["description"] as string).slice(0, max) } : p])
+        )
+      : properties
+  return { ...spec, description: spec.description.slice(0, max), parameters: { ...spec.parameters, ...(shortened !== undefined ? { properties: shortened } : {}) } }
+}
+
+/** Description lengths tried, longest first, when a task's tools leave the query too little room: StableToolBench's own cut, then shorter. */
+const DESCRIPTION_CUTS = [256, 128, 64, 0] as const
+
+/** Build the chain context and its starting conversation for a task. */
+export const makeChain = (task: Task, options: ChainOptions, info: ModelInfo, role: string): Chain => {
+  const mode = resolveMode(options.toolCalling ?? CHAIN_DEFAULTS.toolCalling, info)
+  const prompts = options.prompts ?? smurfsBaselinePrompts()
+  const finish = finishSpec(prompts)
+  const allSpecs = [...toolSpecs(task.tools), finish]
+  // The start and the functions sent with tool descriptions cut to `max` characters (undefined: as the tools give them).
+  const shaped = (max: number | undefined) => {
+    const specs = max === undefined ? allSpecs : allSpecs.map((s) => shortenSpec(s, max))
+    const system = prompts.system(prompts.taskDescription(toolLines(task.tools, max === undefined ? 512 : max)))
+    // Without native tool calling the same texts go out, with the functions and the JSON reply format added.
+    const jsonPrompt = renderTemplate("react-json", { functions: functionsList(specs) })
+    const json = mode === "json" ? jsonPrompt : undefined
+    const user = prompts.user(task.query)
+    const start: Array<Message> = [
+      { role: "system", content: json ? `${system}\n\n${json.system}` : system },
+      { role: "user", content: json ? `${json.user}\n\n${user}` : user, values: { query: task.query, ...(json ? { functions: specs } : {}) } }
+    ]
+    return { specs, start, jsonPrompt }
+  }
+  const whole = shaped(undefined)
+  const budget = new ContextBudget({ contextTokens: info.contextTokens })
+  const schemaText = JSON.stringify(jsonSchemaOf(JsonAction))
+  const fit = (): FittedStart => {
+    const schema = budget.count(schemaText)
+    const measure = (max: number | undefined) => {
+      const s = max === undefined ? whole : shaped(max)
+      const sentTokens =
+        mode === "json" ? schema : Math.max(budget.count(JSON.stringify(s.specs)), budget.count(`${s.jsonPrompt.system}\n\n${s.jsonPrompt.user}`) + schema)
+      return { ...s, sentTokens, room: budget.room(...s.start.map((m) => m.content)) - sentTokens }
+    }
+    // The query is never cut: when the tools leave less than half the prompt for the conversation, their descriptions are (as StableToolBench cuts them to 256 characters, then shorter).
+    const wanted = Math.floor(budget.promptTokens / 2)
+    let chosen = measure(undefined)
+    let cutTo: number | undefined
+    for (const max of DESCRIPTION_CUTS) {
+      if (chosen.room >= wanted) break
+      chosen = measure(max)
+      cutTo = max
+    }
+    const descriptionChars = (specs: ReadonlyArray<ToolSpec>) => specs.reduce((n, s) => n + s.description.length, 0)
+    const cuts: Array<ContextCut> =
+      cutTo === undefined ? [] : [{ key: `tool descriptions (cut to ${cutTo} characters each)`, fromChars: descriptionChars(allSpecs), fromTokens: budget.count(JSON.stringify(allSpecs)), toTokens: budget.count(JSON.stringify(chosen.specs)) }]
+    // not even the query and Finish fit beside the functions' names and parameters: the task cannot run at this context size
+    const overflow = chosen.room <= 0 ? new ContextOverflow({ role, promptTokens: budget.promptTokens - chosen.room, contextTokens: info.contextTokens }) : undefined
+    return { start: chosen.start, specs: chosen.specs, cuts, sentTokens: chosen.sentTokens, ...(overflow ? { overflow } : {}) }
+  }
+  // Refitted only when a reply's usage changed the estimate (calibration only ever lowers it).
+  let fitted = { charsPerToken: budget.charsPerToken, value: fit() }
+  return {
+    task,
+    mode,
+    role,
+    specs: allSpecs,
+    observationLimit: options.observationLimit ?? CHAIN_DEFAULTS.observationLimit,
+    singleChainMaxStep: options.singleChainMaxStep ?? CHAIN_DEFAULTS.singleChainMaxStep,
+    toolTimeoutMs: options.toolTimeoutMs ?? CHAIN_DEFAULTS.toolTimeoutMs,
+    prompts,
+    sampling: options.temperature === undefined ? undefined : { temperature: options.temperature },
+    nudge: options.nudge ?? CHAIN_DEFAULTS.nudge,
+    validateArgs: options.validateArgs ?? CHAIN_DEFAULTS.validateArgs,
+    parallelCalls: options.parallelCalls ?? CHAIN_DEFAULTS.parallelCalls,
+    start: whole.start,
+    budget,
+    fitted: () => {
+      if (fitted.charsPerToken !== budget.charsPerToken) fitted = { charsPerToken: budget.charsPerToken, value: fit() }
+      return fitted.value
+    }
+  }
+}
+
+/**
+ * Tree nodes a reply adds, as StableToolBench builds them: a thought node for its text, an action
+ * and an action-input node for its call. A reply with neither still counts one, so a model that
+ * never calls a function cannot grow a chain without bound.
+ */
+export const nodesOf = (decision: Decision): number =>
+  decision.action ? (decision.thought.trim() ? 1 : 0) + 2 * (1 + (decision.more?.length ?? 0)) : 1
+
+/** The step recorded for a reply that called no function. */
+export const proseStep = (decision: Decision): ChainStep => ({ thought: decision.thought, tool: "", arguments: "", response: "" })
+
+const parseArgs = (input: unknown): { args: Record<string, unknown>; argsError?: string } => {
+  if (input === undefined || input === null || input === "") return { args: {} }
+  if (typeof input === "object" && !Array.isArray(input)) return { args: input as Record<string, unknown> }
+  if (typeof input === "string") {
+    try {
+      const parsed: unknown = parseJsonBounded(input)
+      if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) return { args: parsed as Record<string, unknown> }
+    } catch (e) {
+      if (e instanceof NestingTooDeep) return { args: {}, argsError: `the arguments could not be read: ${e.message}` }
+      // else reported below
+    }
+  }
+  return { args: {}, argsError: "the arguments must be a JSON object" }
+}
+
+/** A step in JSON mode after the server kept failing to parse native tool calls: the reply as a tool call. */
+const jsonFallback = (chain: Chain, messages: ReadonlyArray<Message>) =>
+  Effect.gen(function* () {
+    const prompt = renderTemplate("react-json", { functions: functionsList(chain.specs) })
+    const { value, response } = yield* generateObject({ role: chain.role, messages: [...messages, { role: "user", content: `${prompt.system}\n\n${prompt.user}`, values: { functions: chain.specs } }], schema: JsonAction, options: chain.sampling })
+    const args = parseArgs(value.action_input)
+    return { ...response, text: value.thought, toolCalls: [{ name: value.action, arguments: args.argsError ? { _raw: value.action_input } : args.args }] }
+  })
+
+/** Ask the model for the next action from the conversation so far. */
+export const decide = (chain: Chain, conversation: ReadonlyArray<Message>, step: number): Effect.Effect<Decision, GenerateError, LanguageModel> =>
+  Effect.gen(function* () {
+    const fit = chain.fitted()
+    if (fit.overflow) return yield* Effect.fail(fit.overflow)
+    yield* warnCuts(chain.budget, chain.role, fit.cuts)
+    // The conversation (from `chain.start`, the query whole) is kept whole; each request gets it fitted to the context.
+    const messages = chain.budget.conversation([...fit.start, ...conversation.slice(fit.start.length)], fit.start.length, fit.sentTokens)
+    const callId = `call_${step}`
+    if (chain.mode === "native") {
+      const response = yield* callNative({ role: chain.role, messages, tools: fit.specs, options: chain.sampling }, (tried) => jsonFallback(chain, tried))
+      // without parallel calls the first call is the reply's action, and the only one kept in the conversation
+      const calls = (response.toolCalls ?? []).slice(0, chain.parallelCalls ? undefined : 1)
+      const thought = response.text.trim()
+      if (thought) yield* emit("thought", { thought, step })
+      if (calls.length === 0) return { thought, message: { role: "assistant", content: capText(response.text, SIZE_CAPS.sentBackChars) } }
+      // arguments the provider could not use (nested too deep) are a bad call the model is told about
+      const argsOf = (call: (typeof calls)[number]) =>
+        call.argumentsError !== undefined ? { args: {}, argsError: `the arguments could not be read: ${call.argumentsError}` } : parseArgs(call.arguments)
+      const actions = calls.map((call, k): Action => ({ name: call.name, ...argsOf(call), callId: call.id ?? (k === 0 ? callId : `${callId}_${k}`) }))
+      return {
+        thought,
+        action: actions[0]!,
+        ...(actions.length > 1 ? { more: actions.slice(1) } : {}),
+        message: { role: "assistant", content: capText(response.text, SIZE_CAPS.sentBackChars), toolCalls: actions.map((a) => ({ id: a.callId, name: a.name, arguments: a.args })) }
+      }
+    }
+    const { value } = yield* generateObject({ role: chain.role, messages, schema: JsonAction, options: chain.sampling })
+    if (value.thought) yield* emit("thought", { thought: value.thought, step })
+    return {
+      thought: value.thought,
+      action: { name: value.action, ...parseArgs(value.action_input), callId },
+      message: { role: "assistant", content: JSON.stringify(value) }
+    }
+  })
+
+/** A StableToolBench tool response text, spaced as Python's json.dumps writes it (what their models saw). */
+const toolResponse = (error: string, response: string) => pythonJsonDumps({ error, response })
+const toolError = (error: string) => toolResponse(error, "")
+
+/** The observation message for a step, in the conversation style of the chain's mode. */
+const observationMessage = (chain: Chain, action: Action, observation: string): Message =>
+  chain.mode === "native"
+    ? { role: "tool", content: observation, toolCallId: action.callId, toolName: action.name }
+    : { role: "user", content: renderTemplate("react-observation", { tool: action.name, observation: fencedData("observation", observation) }).user, values: { tool: action.name, observation } }
+
+/**
+ * Perform a reply's action (and, with parallel calls, every later call of the reply in order, each
+ * with its observation in the conversation). Finish ends the chain; every other misstep (unknown
+ * function, bad arguments, a failing tool) becomes an error observation the model sees on its next step.
+ */
+export const act = (chain: Chain, decision: Decision & { action: Action }, messages: ReadonlyArray<Message>): Effect.Effect<Outcome> =>
+  Effect.gen(function* () {
+    let conversation: ReadonlyArray<Message> = [...messages, decision.message]
+    const before: Array<ChainStep> = []
+    const actions = [decision.action, ...(decision.more ?? [])]
+    for (const [k, action] of actions.entries()) {
+      // a reply's text is the thought of its first call only
+      const outcome = yield* actOne(chain, action, k === 0 ? decision.thought : "", conversation)
+      if (outcome.kind !== "observation" || k === actions.length - 1) return before.length > 0 ? { ...outcome, before } : outcome
+      before.push(outcome.step)
+      conversation = outcome.messages
+    }
+    return yield* Effect.die(new Error("a reply's actions cannot be empty"))
+  })
+
+/** Perform one action; `conversation` already ends with the reply that made it. */
+const actOne = (chain: Chain, action: Action, thought: string, conversation: ReadonlyArray<Message>): Effect.Effect<Outcome> =>
+  Effect.gen(function* () {
+    const argsText = JSON.stringify(action.args, null, 2)
+    const observe = (raw: string) => {
+      const observation = truncateObservation(raw, chain.observationLimit)
+      const step: ChainStep = { thought, tool: action.name, arguments: argsText, response: observation }
+      return { kind: "observation", step, messages: [...conversation, observationMessage(chain, action, observation)] } as const
+    }
+    const misstep = (guardrail: string, error: string) =>
+      emit("guardrail", { guardrail, role: chain.role, error, attempt: 1, recovered: false }).pipe(Effect.as(observe(toolError(error))))
+
+    if (action.argsError) return yield* misstep("bad_args", `${action.name}: ${action.argsError}`)
+    if (action.name === FINISH) {
+      const finish = FinishArgs.safeParse(action.args)
+      if (!finish.success) return yield* misstep("bad_args", `Finish: ${z.prettifyError(finish.error)}`)
+      const step: ChainStep = { thought, tool: FINISH, arguments: argsText, response: "" }
+      if (finish.data.return_type === "give_up_and_restart") return { kind: "give_up", step } as const
+      const answer = finish.data.final_answer?.trim() ?? ""
+      if (!answer) return yield* misstep("bad_args", 'Finish: "final_answer" is required when return_type is "give_answer"')
+      return { kind: "answer", step, answer } as const
+    }
+    const tool = resolveTool(chain.task.tools, action.name)
+    if (!tool) return yield* misstep("unknown_tool", `No such function name: ${action.name}. Use one of: ${chain.specs.map((s) => s.name).join(", ")}`)
+    // without validation the arguments go as the model wrote them and the environment answers (StableToolBench)
+    const args = chain.validateArgs ? parseToolArgs(tool, action.args) : ({ success: true, data: action.args } as const)
+    if (!args.success) return yield* misstep("bad_args", `${action.name}: invalid arguments: ${z.prettifyError(args.error)}`)
+    const started = Date.now()
+    // Tools promise never to fail, but a hand-written one may still die or hang: that is a failed call too.
+    const result = yield* guardToolCall(tool.name, tool.call(args.data as Record<string, unknown>), { timeoutMs: chain.toolTimeoutMs })
+    const raw = toolResponse(result.ok ? "" : (result.error ?? "the tool failed"), result.content)
+    const outcome = observe(raw)
+    yield* emit("tool_call", {
+      tool: tool.name,
+      args: args.data,
+      ok: result.ok,
+      content: outcome.step.response,
+      ...(result.ok ? {} : { error: result.error ?? "the tool failed" }),
+      durationMs: Date.now() - started,
+      truncated: raw.length > chain.observationLimit || result.truncated === true,
+      ...(result.cached ? { cached: true } : {}),
+      ...(result.missed ? { missed: true } : {})
+    })
+    return outcome
+  })
+
+/** The reminder sent when the model replied without calling a function. */
+export const noActionMessage = (): Message => ({ role: "user", content: loadTemplate("react-no-action").user })
+
+/** The conversation after a reply without a function call: the reply, then our reminder when the chain sends one. */
+export const afterProse = (chain: Chain, messages: ReadonlyArray<Message>, decision: Decision): ReadonlyArray<Message> =>
+  chain.nudge ? [...messages, decision.message, noActionMessage()] : [...messages, decision.message]
+
+/** How a chain ended. */
+export type ChainEnd =
+  | { readonly kind: "answer"; readonly answer: string; readonly steps: ReadonlyArray<ChainStep> }
+  | { readonly kind: "give_up" | "step_limit"; readonly steps: ReadonlyArray<ChainStep> }
+
+/** Run one chain from its start until Finish, or until it holds `singleChainMaxStep` tree nodes. */
+export const runChain = (chain: Chain): Effect.Effect<ChainEnd, GenerateError, LanguageModel> =>
+  Effect.gen(function* () {
+    let messages = chain.start
+    const steps: Array<ChainStep> = []
+    let depth = 0
+    for (let reply = 1; depth < chain.singleChainMaxStep; reply++) {
+      const decision = yield* decide(chain, messages, reply)
+      depth += nodesOf(decision)
+      if (!decision.action) {
+        steps.push(proseStep(decision))
+        messages = afterProse(chain, messages, decision)
+        continue
+      }
+      const outcome = yield* act(chain, { ...decision, action: decision.action }, messages)
+      steps.push(...stepsOf(outcome))
+      if (outcome.kind === "answer") return { kind: "answer", answer: outcome.answer, steps }
+      if (outcome.kind === "give_up") return { kind: "give_up", steps }
+      messages = outcome.messages
+    }
+    return { kind: "step_limit", steps }
+  })
+
+/** Wrap a method body into a Trajectory: records its events, never fails. */
+export const asTrajectory = (
+  task: Task,
+  method: string,
+  body: Effect.Effect<{ answer?: string | undefined; chain: ReadonlyArray<ChainStep>; error?: string | undefined }, never, LanguageModel>
+): Effect.Effect<Trajectory, never, LanguageModel> =>
+  Effect.gen(function* () {
+    const model = yield* LanguageModel
+    const started = Date.now()
+    const { value, events } = yield* recording(
+      task.id,
+      Effect.tap(body, (r) =>
+        r.answer !== undefined
+          ? emit("final_answer", { answer: r.answer, method, chain: r.chain })
+          : emit("give_up", { reason: r.error ?? "no chain reached an answer", method, chain: r.chain })
+      )
+    )
+    return {
+      taskId: task.id,
+      query: task.query,
+      method,
+      model: model.info.spec,
+      finalAnswer: value.answer ?? "",
+      finishType: value.answer !== undefined ? "give_answer" : "give_up",
+      error: value.error,
+      events,
+      totals: totalsOf(events, Date.now() - started)
+    } satisfies Trajectory
+  })
+
+/** Record a model failure as data: an `error` event whose `tag` lets the runner tell a dead server from a bad reply. */
+export const modelFailure = (e: GenerateError) => emit("error", { tag: e._tag, message: e.message }).pipe(Effect.as(e.message))
+

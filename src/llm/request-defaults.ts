@@ -1,0 +1,25 @@
+// Sampling settings a run gives every request that sets none, so that the call cache (which keys a
+// reply by the request's own temperature and seed) never serves a reply sampled under other settings.
+import { Effect, Layer } from "effect"
+import { type GenerateOptions, LanguageModel } from "./language-model.ts"
+
+/** A LanguageModel that fills `defaults` into each request's options where the request sets none. */
+export const requestDefaultsLayer = (defaults: Pick<GenerateOptions, "temperature" | "seed">): Layer.Layer<LanguageModel, never, LanguageModel> =>
+  Layer.effect(
+    LanguageModel,
+    Effect.gen(function* () {
+      const inner = yield* LanguageModel
+      return LanguageModel.of({
+        info: inner.info,
+        generate: (request) =>
+          inner.generate({
+            ...request,
+            options: {
+              ...(defaults.temperature !== undefined ? { temperature: defaults.temperature } : {}),
+              ...(defaults.seed !== undefined ? { seed: defaults.seed } : {}),
+              ...request.options
+            }
+          })
+      })
+    })
+  )
