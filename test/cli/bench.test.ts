@@ -50,7 +50,7 @@ const deadPort = async () => {
 }
 
 describe("smurfs bench --profile", () => {
-  const stb = join(DATA, "stabletoolbench")
+  const stb = STB_CHECKOUT.path
   const smurfsSrc = join(REPO, "test", "fixtures", "smurfs-src")
 
   it("reference without the checkouts is bad input that names what is missing and where to get it", async () => {
@@ -60,7 +60,7 @@ describe("smurfs bench --profile", () => {
     expect(stderr).toMatch(/THUNLP-MT\/StableToolBench[\s\S]*--stb/)
   })
 
-  it("reference records the profile and every setting it changed in run.json; --temperature, --seed and --num-ctx are recorded and override it", async () => {
+  it.skipIf(lacks(STB_CHECKOUT))("reference records the profile and every setting it changed in run.json; --temperature, --seed and --num-ctx are recorded and override it" + skipNote(STB_CHECKOUT), async () => {
     const refOut = join(scratch, "run-ref")
     const argv = ["--data", DATA, "--group", "G1_instruction", "--method", "react", "--ids", "1073", "--out", refOut, "--model", `scripted:${SCRIPT}`, "--profile", "reference", "--stb", stb, "--smurfs-src", smurfsSrc]
     const first = await bench([...argv, "--seed", "7", "--num-ctx", "16384"])
