@@ -1,4 +1,4 @@
-// Imports point down only (docs: ARCHITECTURE "Layers"): cli > bench > agents > memory/tools > llm > trace > text.
+// Imports point down only (docs/architecture.md, "Layers"): cli > bench > agents > memory/tools > llm > trace > text.
 import { readdirSync, readFileSync } from "node:fs"
 import { dirname, join, normalize, relative } from "node:path"
 import { fileURLToPath } from "node:url"

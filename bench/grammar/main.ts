@@ -48,7 +48,7 @@ const fail = (message: string, code: number) => {
 
 const data = resolve(values.data ?? DEFAULT_DATA_DIR)
 if (!existsSync(join(data, "queries")))
-  fail(`no ToolBench queries at ${data} (its queries/ folder holds G1_instruction.json ...). Pass --data <dir> with the StableToolBench data, see the README's "Where the data comes from".`, 2)
+  fail(`no ToolBench queries at ${data} (its queries/ folder holds G1_instruction.json ...). Pass --data <dir> with the StableToolBench data, see docs/benchmark.md ("Data").`, 2)
 const top = Number(values.top ?? 10)
 if (!Number.isInteger(top) || top < 1) fail(`--top takes a whole number of at least 1, got "${values.top}"`, 2)
 

@@ -13,7 +13,7 @@ import { parseThink, type Think } from "../llm/spec.ts"
 export interface CommandSpec<O extends ParseArgsOptionsConfig> {
   /** The subcommand's name, as typed after `smurfs`. */
   readonly name: string
-  /** The text `smurfs <name> --help` and `smurfs help <name>` print (and the README's command reference repeats). */
+  /** The text `smurfs <name> --help` and `smurfs help <name>` print (and the command reference, docs/cli.md, repeats). */
   readonly help: string
   readonly options: O
   /** Whether the command takes positional arguments (a query, run directories). */
