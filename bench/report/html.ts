@@ -1,6 +1,6 @@
 // A self-contained HTML report of a comparison: the table and inline-SVG charts, no external assets.
 import type { Row } from "./collect.ts"
-import { colorOf, escapeXml as esc, groupedBars, horizontalBars, type Series } from "./svg.ts"
+import { colorOf, escapeXml as esc, groupedBars, horizontalBars, methodColor, PALETTE, type Series } from "./svg.ts"
 import { missingWork } from "./missing.ts"
 import { cells, COLUMNS, missNote } from "./table.ts"
 
@@ -45,7 +45,7 @@ const namer = (rows: ReadonlyArray<Row>) => {
   return (r: Row, always: ReadonlyArray<number> = [1]) => parts(r).filter((p, i) => p && (varies[i] || always.includes(i))).join(" · ")
 }
 
-/** Series per (source, method, judge) over the groups, for one metric; a series keeps its colour across charts. */
+/** Series per (source, method, judge) over the groups, for one metric; a series takes its method's colour (the same in every report). */
 const seriesOf = (
   rows: ReadonlyArray<Row>,
   groups: ReadonlyArray<string>,
@@ -58,12 +58,16 @@ const seriesOf = (
   return names
     .map((name) => {
       const mine = rows.filter((r) => seriesName(r) === name)
+      // a method's colour comes from its name; a second series of the same method (another run or judge) takes the palette's next free colour
+      const own = methodColor(mine[0]!.method)
+      const taken = new Set(colors.values())
+      const color = colors.get(name) ?? colors.set(name, taken.has(own) ? (PALETTE.find((c) => !taken.has(c)) ?? colorOf(colors.size)) : own).get(name)
       const at = (g: string) => mine.find((r) => r.group === g)
       return {
         name,
         values: groups.map((g) => { const r = at(g); return r ? value(r) : undefined }),
         errors: error ? groups.map((g) => { const r = at(g); return r ? error(r) : undefined }) : undefined,
-        color: colors.get(name) ?? colors.set(name, colorOf(colors.size)).get(name)
+        color
       }
     })
     .filter((s) => s.values.some((v) => v !== undefined))
@@ -107,7 +111,8 @@ export const renderHtml = (rows: ReadonlyArray<Row>, options: { title?: string; 
     sections.push(chart("Pass rate (SoPR) per method and group", "Mean over judge runs; whiskers show ± population standard deviation over runs. Solved = 1, Unsure = 0.5, Unsolved = 0." + missCaption(rows.filter((r) => r.pass)), groupedBars({ categories: groups, series: pass, max: 100, axis: "pass rate (%)" }), pass))
   // one bar per reference: a method compared with two references is two series, never one hiding the other
   const winName = (r: Row) => `${judgedName(r)} vs ${r.win?.reference ?? ""}`
-  const win = seriesOf(rows.filter((r) => r.win), groups, winName, colors, (r) => r.win?.rate)
+  // the win chart's own colours: a method keeps its colour there too
+  const win = seriesOf(rows.filter((r) => r.win), groups, winName, new Map(), (r) => r.win?.rate)
   if (win.length > 0)
     sections.push(chart("Win rate (SoWR) per method and group", "Share of the tasks both sides answered where the candidate won more rounds than its reference; one bar per reference.", groupedBars({ categories: groups, series: win, max: 100, axis: "win rate (%)" }), win))
   const measured = rows.filter((r) => r.promptTokens !== undefined || r.modelCalls !== undefined)

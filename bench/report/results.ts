@@ -62,6 +62,9 @@ const labelsOf = (store: string, judges: ReadonlyArray<string>, method: string, 
       .sort((a, b) => a.run - b.run)
   })
 
+/** Every judge's labels of one task of a run (or of a label folder written by `smurfs eval --out`). */
+export const taskLabels = (store: string, method: string, group: string, taskId: string): Array<TaskLabel> => labelsOf(store, judgesOf(store), method, group, taskId)
+
 const resultOf = (store: string, judges: ReadonlyArray<string>, e: JudgeInput): TaskResult => ({
   method: e.method,
   group: e.group,
