@@ -3,6 +3,10 @@ import type { Row } from "./collect.ts"
 import { colorOf, escapeXml as esc, groupedBars, horizontalBars, methodColor, PALETTE, type Series } from "./svg.ts"
 import { missingWork } from "./missing.ts"
 import { cells, COLUMNS, missNote } from "./table.ts"
+import { labelSummary, leadingReason, type TaskResult } from "./results.ts"
+
+/** A task in the report's task list, with the link to its trajectory page when there is one (a run's task; relative to the report). */
+export type ReportTask = TaskResult & { readonly source: string; readonly href?: string | undefined }
 
 const STYLE = `
 :root { color-scheme: light; }
@@ -18,6 +22,8 @@ th, td { padding: 6px 8px; vertical-align: top; border-bottom: 1px solid #e8eaee
 td.num, td.keep { white-space: nowrap; }
 th.num { white-space: normal; }
 td .sub { white-space: nowrap; }
+table.tasks td.reason { min-width: 18em; overflow-wrap: anywhere; }
+.lab-S { color: #1f7a1f; } .lab-U { color: #b00020; } .lab-Q { color: #8a6d00; }
 th { font-size: 12px; }
 th { background: #f1f3f6; font-weight: 600; position: sticky; top: 0; }
 td.num, th.num { text-align: right; }
@@ -25,6 +31,7 @@ tr:hover td { background: #f7f9fc; }
 .table-wrap { overflow-x: auto; border: 1px solid #e3e6eb; border-radius: 8px; }
 ul.legend { list-style: none; display: flex; flex-wrap: wrap; gap: 6px 22px; padding: 0; margin: 6px 0 4px 8px; font-size: 13px; }
 ul.legend li { display: flex; align-items: center; gap: 7px; }
+i.dot { width: 9px; height: 9px; border-radius: 50%; display: inline-block; margin-right: 5px; }
 ul.legend i { width: 12px; height: 12px; border-radius: 2px; display: inline-block; }
 svg { display: block; }
 svg text { font-family: inherit; fill: #39404d; }
@@ -94,7 +101,23 @@ const missCaption = (rows: ReadonlyArray<Row>): string => {
     : ` Tool calls with no recorded response and no simulator failed in: ${missed.map((r) => `${r.source} · ${r.method} · ${r.group}${missNote(r)}`).join("; ")}.`
 }
 
-export const renderHtml = (rows: ReadonlyArray<Row>, options: { title?: string; generatedAt?: string } = {}): string => {
+/** The task list: one row per task and method, its labels and the judge's reason, linked to its trajectory page. */
+const taskTable = (tasks: ReadonlyArray<ReportTask>): string => {
+  const sources = new Set(tasks.map((t) => t.source)).size > 1
+  const head = [...(sources ? ["source"] : []), "method", "group", "task", "labels", "reason", "model calls", "tool calls", "tokens", "wall s", "missed calls"]
+  const num = (v: number | undefined, digits = 0) => (v === undefined ? "-" : v.toFixed(digits))
+  const labels = (t: ReportTask) =>
+    esc(labelSummary(t)).replace(/\b([SU])\b|\?/g, (m) => `<span class="lab-${m === "?" ? "Q" : m}">${m}</span>`)
+  const body = tasks.map((t) => {
+    const id = t.href ? `<a href="${esc(t.href)}">${esc(t.taskId)}</a>` : esc(t.taskId)
+    const cellsOf = [...(sources ? [esc(t.source)] : []), `<i class="dot" style="background:${methodColor(t.method)}"></i>${esc(t.method)}`, esc(t.group), id, labels(t), esc(leadingReason(t))]
+    const nums = [num(t.modelCalls), num(t.toolCalls), num(t.tokens), t.wallMs === undefined ? "-" : (t.wallMs / 1000).toFixed(1), num(t.missedToolCalls)]
+    return `<tr>${cellsOf.map((c, i) => `<td${i === cellsOf.length - 1 ? ' class="reason"' : ' class="keep"'}>${c}</td>`).join("")}${nums.map((n) => `<td class="num">${n}</td>`).join("")}</tr>`
+  })
+  return `<h2>Tasks</h2><p class="note">${esc("One row per task and method: each judge run's label (S Solved, U Unsolved, ? Unsure, - not judged) and the reason of the first run that did not say Solved. A task's id opens its trajectory page, every method side by side.")}</p><div class="table-wrap"><table class="tasks"><thead><tr>${head.map((h, i) => `<th${i >= head.length - 5 ? ' class="num"' : ""}>${esc(h)}</th>`).join("")}</tr></thead><tbody>${body.join("")}</tbody></table></div>`
+}
+
+export const renderHtml = (rows: ReadonlyArray<Row>, options: { title?: string; generatedAt?: string; tasks?: ReadonlyArray<ReportTask> | undefined } = {}): string => {
   const title = options.title ?? "smurfs: run comparison"
   const groups = [...new Set(rows.map((r) => r.group))].sort()
   const numeric = (i: number) => i >= 5
@@ -133,6 +156,7 @@ export const renderHtml = (rows: ReadonlyArray<Row>, options: { title?: string; 
 ${table}
 ${missing.length > 0 ? `<h2>Missing work</h2><ul>${missing.map((m) => `<li>${esc(m)}</li>`).join("")}</ul>` : ""}
 ${sections.join("\n")}
+${options.tasks && options.tasks.length > 0 ? taskTable(options.tasks) : ""}
 </main></body></html>
 `
 }

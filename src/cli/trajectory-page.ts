@@ -53,7 +53,7 @@ section.method h2 { font-size: 16px; margin: 0 0 6px; overflow-wrap: anywhere; }
 .totals { color: #5b6270; font-size: 13px; }
 table.labels { border-collapse: collapse; width: 100%; font-size: 13px; margin: 8px 0; table-layout: fixed; }
 table.labels th, table.labels td { text-align: left; padding: 4px 6px; border-bottom: 1px solid #eceef2; vertical-align: top; overflow-wrap: anywhere; }
-table.labels col.narrow { width: 5.5em; }
+table.labels col.narrow { width: 6.5em; }
 .Solved { color: #1f7a1f; font-weight: 600; }
 .Unsolved { color: #b00020; font-weight: 600; }
 .Unsure { color: #8a6d00; font-weight: 600; }
@@ -113,7 +113,8 @@ const steps = (events: ReadonlyArray<RunEvent>, secrets: ReadonlyArray<string>):
     const lines = formatEvent(event, { maxChars: 160 }).filter((l) => l.trim() !== "")
     if (lines.length === 0) continue
     const body = stepBody(event, secrets)
-    const rest = lines.slice(1).map((l) => pre(l, secrets)).join("")
+    // a tool call's "-> ok ..." line is its response cut short: the body has it whole
+    const rest = isKind(event, "tool_call") ? "" : lines.slice(1).map((l) => pre(l, secrets)).join("")
     const look = lines.some((l) => classOf(l) === "fail") ? "fail" : classOf(lines[0]!)
     out.push(`<details class="step ${look} ${escape(kindOf(event))}"><summary>${shown(lines[0]!.trim(), secrets)}</summary>${rest}${body || (rest ? "" : '<p class="muted">(nothing more recorded)</p>')}</details>`)
   }
