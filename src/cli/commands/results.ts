@@ -21,7 +21,8 @@ one made by \`smurfs bench\` and judged with \`smurfs eval\` (or the --out folde
 options:
   --method <m>      only these methods (comma list, or repeat the flag)
   --group <g>       only these groups
-  --label <l>       only tasks any judge run labelled so: ${LABEL_FILTERS.join(", ")} (comma list)
+  --label <l>       only tasks any judge run labelled so (comma list):
+                    ${LABEL_FILTERS.join(", ")}
   --judge <spec>    only this judge's labels (default: every judge found)
   --json            print the tasks as JSON (every label with its full reason)
   -h, --help        show this help
