@@ -23,6 +23,14 @@ describe("the trajectory page", () => {
     expect(page).toContain('class="Unsolved"')
     expect(page).toContain(`--method:${methodColor("react")}`)
   })
+
+  it("keeps a step's line short and shows its text whole when opened (a long thought)", () => {
+    const thought = `${"think it through, ".repeat(20)}THE-END`
+    const page = renderTrajectoryPage([{ label: "smurfs G1/1", method: "smurfs", events: [{ specversion: "1.0", id: "e", source: "s", type: "dev.smurfs.thought", time: "t", subject: "1", data: { thought } }] }])
+    const step = page.slice(page.indexOf('<details class="step'))
+    expect(step.slice(0, step.indexOf("</summary>"))).not.toContain("THE-END")
+    expect(step).toContain("THE-END")
+  })
 })
 
 describe("smurfs show", () => {

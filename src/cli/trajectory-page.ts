@@ -101,7 +101,7 @@ const stepBody = (event: RunEvent, secrets: ReadonlyArray<string>): string => {
 }
 
 /** The steps of a run: each event the live view shows, collapsible, with what it holds in full; model calls when their prompt was kept. */
-const steps = (events: ReadonlyArray<RunEvent>, secrets: ReadonlyArray<string>): string => {
+const steps = (events: ReadonlyArray<RunEvent>, secrets: ReadonlyArray<string>, hasQuery: boolean): string => {
   const out: Array<string> = []
   for (const event of events) {
     if (isKind(event, "model_call")) {
@@ -110,11 +110,15 @@ const steps = (events: ReadonlyArray<RunEvent>, secrets: ReadonlyArray<string>):
       out.push(`<details class="step model"><summary>model call: ${shown(String(d.role ?? ""), secrets)}, ${plural((d.promptTokens ?? 0) + (d.completionTokens ?? 0), "token")}</summary>${stepBody(event, secrets)}</details>`)
       continue
     }
+    // the header shows the query already
+    if (hasQuery && isKind(event, "task_started")) continue
     const lines = formatEvent(event, { maxChars: 160 }).filter((l) => l.trim() !== "")
     if (lines.length === 0) continue
     const body = stepBody(event, secrets)
-    // a tool call's "-> ok ..." line is its response cut short: the body has it whole
-    const rest = isKind(event, "tool_call") ? "" : lines.slice(1).map((l) => pre(l, secrets)).join("")
+    // opened, a step shows its text whole (a thought, an answer); a tool call's "-> ok ..." line is its response cut short: the body has it whole
+    const whole = formatEvent(event, { maxChars: Number.MAX_SAFE_INTEGER }).filter((l) => l.trim() !== "")
+    const cut = whole.join("\n") !== lines.join("\n")
+    const rest = isKind(event, "tool_call") ? "" : cut ? pre(whole.map((l) => l.trim()).join("\n"), secrets) : lines.slice(1).map((l) => pre(l, secrets)).join("")
     const look = lines.some((l) => classOf(l) === "fail") ? "fail" : classOf(lines[0]!)
     out.push(`<details class="step ${look} ${escape(kindOf(event))}"><summary>${shown(lines[0]!.trim(), secrets)}</summary>${rest}${body || (rest ? "" : '<p class="muted">(nothing more recorded)</p>')}</details>`)
   }
@@ -133,7 +137,7 @@ const column = (v: TrajectoryView, secrets: ReadonlyArray<string>): string => {
     labelsTable(v.labels ?? [], secrets),
     `<div class="answer"><b>${answered ? "Answer" : `Finished: ${shown(v.finishType ?? "", secrets)}`}</b>${answered ? `: ${shown(v.finalAnswer ?? "", secrets)}` : ""}</div>`,
     v.totals ? `<p class="totals">${totalsLine(v.totals)}</p>` : "",
-    `<div class="steps">${steps(v.events, secrets)}</div>`,
+    `<div class="steps">${steps(v.events, secrets, v.query !== undefined)}</div>`,
     "</section>"
   ].join("\n")
 }
