@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest"
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest"
 import { chromium, type Browser, type Page } from "playwright-core"
 import { passLabelsPath } from "../../bench/eval/labels.ts"
 import { writeFakeRun, writeJson } from "../../bench/eval/test-fixtures.ts"
@@ -55,7 +55,6 @@ beforeAll(async () => {
   expect(code, err.join("\n")).toBe(ExitCode.Ok)
 })
 afterAll(async () => browser?.close())
-beforeEach(() => void (missing && console.warn(`skipped: ${missing}`)))
 afterEach(() => vi.restoreAllMocks())
 
 const open = async (width: number, url: string): Promise<Page> => {
