@@ -213,10 +213,11 @@ const report = (settings: BenchSettings, json: boolean, outcome: BenchOutcome): 
     columns
   ))
   if (misses.missedToolCalls > 0)
-    console.error(
+    console.error(wrapToWidth(
       `smurfs bench: ${plural(misses.missedToolCalls, "tool call")} of ${misses.toolCalls} (${plural(misses.tasksWithMisses, "task")}) had no recorded response and no simulator: ` +
-        "they failed, and the pass rates of this run count them as failures."
-    )
+        "they failed, and the pass rates of this run count them as failures.",
+      columns
+    ))
   if (json) console.log(JSON.stringify(summaryValue(settings, outcome), null, 2))
   else for (const file of summary.convertedFiles) console.log(file)
   if (summary.errors === 0 && summary.notRecorded === 0) console.error(`Next: judge the answers with \`${next}\``)
