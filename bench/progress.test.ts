@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest"
-import { estimateRemaining, formatDuration, makeProgress } from "./progress.ts"
+import { estimateRemaining, fitProgressLine, formatDuration, makeProgress, wrapToWidth } from "./progress.ts"
 
 const capture = (isTTY = false) => {
   let text = ""
@@ -90,5 +90,62 @@ describe("progress", () => {
     expect(formatDuration(45_000)).toBe("45s")
     expect(formatDuration(185_000)).toBe("3m05s")
     expect(formatDuration(3_720_000)).toBe("1h02m")
+  })
+})
+
+describe("progress at 80 columns", () => {
+  /** A fake terminal of 80 columns. */
+  const terminal80 = () => {
+    let text = ""
+    const stream = { isTTY: true, columns: 80, write: (s: string) => ((text += s), true) } as unknown as NodeJS.WriteStream
+    return { stream, text: () => text }
+  }
+  /** The bar's lines as drawn: cli-progress moves the cursor back to the line's start before each redraw. */
+  const drawn = (text: string) => text.split(/\r|\u001b\[[0-9;]*[A-Za-z]/).map((l) => l.trimEnd()).filter((l) => l.includes("tasks"))
+
+  it("fits the bar to the width: the model call count whole and the ETA shown, the least useful fields dropped first", () => {
+    vi.useFakeTimers()
+    try {
+      const out = terminal80()
+      let clock = 0
+      const progress = makeProgress({ stream: out.stream, now: () => clock })
+      progress.start(1200, 0)
+      for (let i = 0; i < 103; i++) progress.modelCall?.(123_456)
+      clock = 60_000
+      progress.taskDone({ method: "smurfs", group: "G1_instruction", taskId: "1", finishType: "give_answer", modelCalls: 0, tokens: 0, wallMs: 1000 })
+      progress.taskDone({ method: "smurfs", group: "G1_instruction", taskId: "2", finishType: "give_answer", modelCalls: 0, tokens: 0, wallMs: 1000 })
+      vi.advanceTimersByTime(1000)
+      progress.stop()
+      const last = drawn(out.text()).at(-1)!
+      expect(last.length).toBeLessThan(80)
+      expect(last).toContain("model calls 103 ")
+      expect(last).toMatch(/ETA 9h5\dm$/)
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+
+  it("drops tokens, then answered, then the bar, then model calls; the tasks and the ETA stay", () => {
+    const fields = { value: 1234, total: 5678, answered: 1000, calls: "12.3k", tokens: "45.6M", remaining: "12h34m" }
+    const wide = fitProgressLine(200, fields, 0.5)
+    expect(wide).toMatch(/^[\u2588\u2591]{40} 1234\/5678 tasks \| answered 1000 \| model calls 12\.3k \| tokens 45\.6M \| ETA 12h34m$/)
+    expect(fitProgressLine(80, fields, 0.5)).toMatch(/^[\u2588\u2591]{10,} 1234\/5678 tasks \| answered 1000 \| model calls 12\.3k \| ETA 12h34m$/)
+    expect(fitProgressLine(60, fields, 0.5)).toMatch(/^[\u2588\u2591]{10,} 1234\/5678 tasks \| model calls 12\.3k \| ETA 12h34m$/)
+    expect(fitProgressLine(50, fields, 0.5)).toBe("1234/5678 tasks | model calls 12.3k | ETA 12h34m")
+    expect(fitProgressLine(34, fields, 0.5)).toBe("1234/5678 tasks | ETA 12h34m")
+    for (const columns of [20, 34, 50, 60, 80, 120]) expect(fitProgressLine(columns, fields, 0.5).length).toBeLessThan(columns)
+  })
+
+  it("wraps the summary at spaces to the width, never inside a number or between a number and its word", () => {
+    const summary =
+      "smurfs bench: 1200 tasks recorded now (1123 answered, not yet judged), 0 already done, 12 failed because of the model server, 65 left undone, of 1277. 103456 model calls, 12345678 tokens, 9h05m. Run directory: runs/qwen"
+    const wrapped = wrapToWidth(summary, 80)
+    const lines = wrapped.split("\n")
+    expect(lines.length).toBeGreaterThan(1)
+    for (const line of lines) expect(line.length).toBeLessThan(80)
+    expect(wrapped.replace(/\n  /g, " ")).toBe(summary)
+    for (const piece of ["103456 model", "12345678 tokens", "1277.", "(1123 answered,"]) expect(lines.some((l) => l.includes(piece))).toBe(true)
+    // not a terminal: one line
+    expect(wrapToWidth(summary, undefined)).toBe(summary)
   })
 })

@@ -78,6 +78,70 @@ const ETA_AFTER_TASKS = 2
 export const estimateRemaining = (finishedNow: number, remaining: number, elapsedMs: number): number | undefined =>
   finishedNow < ETA_AFTER_TASKS || elapsedMs <= 0 ? undefined : (elapsedMs / finishedNow) * remaining
 
+/** What the live bar shows, as text. */
+export interface BarFields {
+  readonly value: number
+  readonly total: number
+  readonly answered: number
+  readonly calls: string
+  readonly tokens: string
+  readonly remaining: string
+}
+
+const BAR_MAX = 40
+const BAR_MIN = 10
+
+/**
+ * The live bar's line fitted to a terminal of `columns` (one column is left free, so the terminal never
+ * wraps it): the bar shrinks first, then the least useful fields go (tokens, answered, the bar itself,
+ * model calls); the task count and the ETA stay.
+ */
+export const fitProgressLine = (columns: number, f: BarFields, progress: number): string => {
+  const width = Math.max(1, columns - 1)
+  const tasks = `${f.value}/${f.total} tasks`, eta = `ETA ${f.remaining}`
+  const answered = `answered ${f.answered}`, calls = `model calls ${f.calls}`, tokens = `tokens ${f.tokens}`
+  const bar = (size: number) => {
+    const done = Math.round(Math.min(1, Math.max(0, progress)) * size)
+    return "\u2588".repeat(done) + "\u2591".repeat(size - done)
+  }
+  const withBar: ReadonlyArray<ReadonlyArray<string>> = [[tasks, answered, calls, tokens, eta], [tasks, answered, calls, eta], [tasks, calls, eta]]
+  for (const fields of withBar) {
+    const text = fields.join(" | ")
+    if (text.length + 1 + BAR_MIN <= width) return `${bar(Math.min(BAR_MAX, width - text.length - 1))} ${text}`
+  }
+  for (const fields of [[tasks, calls, eta], [tasks, eta]]) {
+    const text = fields.join(" | ")
+    if (text.length <= width) return text
+  }
+  return `${tasks} | ${eta}`.slice(0, width)
+}
+
+/**
+ * A long message wrapped at spaces to a terminal of `columns`, continuation lines indented, so the
+ * terminal never breaks it mid-number: a number stays on the line of the word after it ("103 model calls").
+ * Without a width (not a terminal) it stays one line.
+ */
+export const wrapToWidth = (text: string, columns: number | undefined): string => {
+  if (columns === undefined || columns <= 20 || text.length < columns) return text
+  // a number and the word after it are one piece
+  const pieces = text.split(" ").reduce<Array<string>>((acc, word) => {
+    const last = acc.at(-1)
+    if (last !== undefined && /^\(?[\d.,]+%?$/.test(last.split("\u0000").at(-1)!)) acc[acc.length - 1] = `${last}\u0000${word}`
+    else acc.push(word)
+    return acc
+  }, [])
+  const lines: Array<string> = []
+  let line = ""
+  for (const piece of pieces.map((p) => p.replace(/\u0000/g, " "))) {
+    if (line !== "" && line.length + 1 + piece.length > columns - 1) {
+      lines.push(line)
+      line = `  ${piece}`
+    } else line = line === "" ? piece : `${line} ${piece}`
+  }
+  lines.push(line)
+  return lines.join("\n")
+}
+
 export const makeProgress = (options: ProgressOptions = {}): Progress => {
   const stream = options.stream ?? process.stderr
   const tty = options.tty ?? stream.isTTY === true
@@ -101,7 +165,12 @@ export const makeProgress = (options: ProgressOptions = {}): Progress => {
       started = now()
       if (tty) {
         bar = new cliProgress.SingleBar(
-          { stream, format: "{bar} {value}/{total} tasks | answered {answered} | model calls {calls} | tokens {tokens} | ETA {remaining}", hideCursor: true },
+          {
+            stream,
+            // fitted to the terminal's width (cli-progress cuts a longer line at the edge, ETA first)
+            format: (_options, params, fields) => fitProgressLine(params.maxWidth, { ...(fields as Omit<BarFields, "value" | "total">), value: params.value, total: params.total }, params.progress),
+            hideCursor: true
+          },
           cliProgress.Presets.shades_classic
         )
         bar.start(total, skipped, payload())

@@ -136,7 +136,7 @@ const plannedCounts = (dir: string): Readonly<Record<string, number>> => readJso
 /** Rows of a run directory or a converted-predictions folder, one per judge found in its eval/ (or one unjudged). */
 const sourceRows = (dir: string, store: string): Array<Row> => {
   const source = loadSource(dir)
-  const judges = dirs(join(store, "eval"))
+  const judges = judgesOf(store)
   const planned = source.kind === "run" ? plannedCounts(dir) : {}
   const profile = source.kind === "run" ? profileOf(dir) : undefined
   const undone = source.undone ?? []
@@ -204,27 +204,49 @@ export class CompareInputError extends Data.TaggedError("CompareInputError")<{ r
   }
 }
 
+/** Where an input's answers and labels are: a run, a converted-predictions folder or ToolEval results. */
+export interface ResolvedInput {
+  /** The answers' directory (a label folder written by `smurfs eval --out` points back to it). */
+  readonly dir: string
+  /** Where the labels are (the input itself). */
+  readonly store: string
+  readonly kind: ReturnType<typeof sourceKind>
+  readonly toolEval: boolean
+}
+
+/** Check that `input` can be read and say where its answers and labels are; CompareInputError says what it should contain. */
+export const resolveInput = (input: string): ResolvedInput => {
+  if (!existsSync(input)) throw new CompareInputError({ message: `${input} does not exist. Pass run directories made by \`smurfs bench\` or folders with ToolEval results.` })
+  // a label folder written by `smurfs eval --out` points back to the answers it judged
+  const pointer = readJsonIf(join(input, EVAL_SOURCE_FILE), EvalSource)
+  const dir = pointer?.source ?? input
+  const kind = sourceKind(dir)
+  const toolEval = hasToolEvalResults(dir)
+  if (!kind && !toolEval)
+    throw new CompareInputError({ message: `${input} is not a run directory (tasks/, run.json), a StableToolBench folder (model_predictions_converted/) or ToolEval results (pass_rate_results/, preference_results/).` })
+  const newer = kind === "run" ? newerRunFormat(dir) : undefined
+  if (newer !== undefined) throw new CompareInputError({ message: `${input}: ${newerRunProblem(newer)}. Upgrade smurfs to read it.` })
+  return { dir, store: input, kind, toolEval }
+}
+
+/** The judges' label folders of a store (`<store>/eval/<judge>`). */
+export const judgesOf = (store: string): Array<string> => dirs(join(store, "eval"))
+
+/** Read a store's labels; a label file that does not validate (a run key "1e9") is refused by name, never counted or skipped. */
+export const refusingInvalid = <A>(read: () => A): A => {
+  try {
+    return read()
+  } catch (e) {
+    if (e instanceof InvalidStoredFile) throw new CompareInputError({ message: `${e.message}. Fix or remove that file (\`smurfs eval\` judges its task again), then run compare again.` })
+    throw e
+  }
+}
+
 /** All rows of the given directories: run dirs, converted-predictions folders, ToolEval result folders. */
 export const collectRows = (inputs: ReadonlyArray<string>): Array<Row> =>
   inputs.flatMap((input) => {
-    if (!existsSync(input)) throw new CompareInputError({ message: `${input} does not exist. Pass run directories made by \`smurfs bench\` or folders with ToolEval results.` })
-    // a label folder written by `smurfs eval --out` points back to the answers it judged
-    const pointer = readJsonIf(join(input, EVAL_SOURCE_FILE), EvalSource)
-    const dir = pointer?.source ?? input
-    const kind = sourceKind(dir)
-    const toolEval = hasToolEvalResults(dir)
-    if (!kind && !toolEval)
-      throw new CompareInputError({ message: `${input} is not a run directory (tasks/, run.json), a StableToolBench folder (model_predictions_converted/) or ToolEval results (pass_rate_results/, preference_results/).` })
-    const newer = kind === "run" ? newerRunFormat(dir) : undefined
-    if (newer !== undefined) throw new CompareInputError({ message: `${input}: ${newerRunProblem(newer)}. Upgrade smurfs to read it.` })
-    let rows: Array<Row> = []
-    try {
-      if (kind) rows = sourceRows(dir, input)
-    } catch (e) {
-      // a label file that does not validate (a run key "1e9") is refused by name, never counted or skipped
-      if (e instanceof InvalidStoredFile) throw new CompareInputError({ message: `${e.message}. Fix or remove that file (\`smurfs eval\` judges its task again), then run compare again.` })
-      throw e
-    }
+    const { dir, kind, toolEval } = resolveInput(input)
+    const rows: Array<Row> = kind ? refusingInvalid(() => sourceRows(dir, input)) : []
     const converted = kind === "converted" ? loadSource(dir).entries : []
     // Unjudged rows of a folder that has ToolEval's labels add nothing beside them.
     return toolEval ? [...rows.filter((r) => r.judge !== ""), ...toolEvalRows(dir, converted)] : rows

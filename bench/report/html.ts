@@ -1,8 +1,12 @@
 // A self-contained HTML report of a comparison: the table and inline-SVG charts, no external assets.
 import type { Row } from "./collect.ts"
-import { colorOf, escapeXml as esc, groupedBars, horizontalBars, type Series } from "./svg.ts"
+import { colorOf, escapeXml as esc, groupedBars, horizontalBars, methodColor, PALETTE, type Series } from "./svg.ts"
 import { missingWork } from "./missing.ts"
 import { cells, COLUMNS, missNote } from "./table.ts"
+import { labelSummary, leadingReason, type TaskResult } from "./results.ts"
+
+/** A task in the report's task list, with the link to its trajectory page when there is one (a run's task; relative to the report). */
+export type ReportTask = TaskResult & { readonly source: string; readonly href?: string | undefined }
 
 const STYLE = `
 :root { color-scheme: light; }
@@ -18,6 +22,8 @@ th, td { padding: 6px 8px; vertical-align: top; border-bottom: 1px solid #e8eaee
 td.num, td.keep { white-space: nowrap; }
 th.num { white-space: normal; }
 td .sub { white-space: nowrap; }
+table.tasks td.reason { min-width: 18em; overflow-wrap: anywhere; }
+.lab-S { color: #1f7a1f; } .lab-U { color: #b00020; } .lab-Q { color: #8a6d00; }
 th { font-size: 12px; }
 th { background: #f1f3f6; font-weight: 600; position: sticky; top: 0; }
 td.num, th.num { text-align: right; }
@@ -25,6 +31,7 @@ tr:hover td { background: #f7f9fc; }
 .table-wrap { overflow-x: auto; border: 1px solid #e3e6eb; border-radius: 8px; }
 ul.legend { list-style: none; display: flex; flex-wrap: wrap; gap: 6px 22px; padding: 0; margin: 6px 0 4px 8px; font-size: 13px; }
 ul.legend li { display: flex; align-items: center; gap: 7px; }
+i.dot { width: 9px; height: 9px; border-radius: 50%; display: inline-block; margin-right: 5px; }
 ul.legend i { width: 12px; height: 12px; border-radius: 2px; display: inline-block; }
 svg { display: block; }
 svg text { font-family: inherit; fill: #39404d; }
@@ -45,7 +52,7 @@ const namer = (rows: ReadonlyArray<Row>) => {
   return (r: Row, always: ReadonlyArray<number> = [1]) => parts(r).filter((p, i) => p && (varies[i] || always.includes(i))).join(" · ")
 }
 
-/** Series per (source, method, judge) over the groups, for one metric; a series keeps its colour across charts. */
+/** Series per (source, method, judge) over the groups, for one metric; a series takes its method's colour (the same in every report). */
 const seriesOf = (
   rows: ReadonlyArray<Row>,
   groups: ReadonlyArray<string>,
@@ -58,12 +65,16 @@ const seriesOf = (
   return names
     .map((name) => {
       const mine = rows.filter((r) => seriesName(r) === name)
+      // a method's colour comes from its name; a second series of the same method (another run or judge) takes the palette's next free colour
+      const own = methodColor(mine[0]!.method)
+      const taken = new Set(colors.values())
+      const color = colors.get(name) ?? colors.set(name, taken.has(own) ? (PALETTE.find((c) => !taken.has(c)) ?? colorOf(colors.size)) : own).get(name)
       const at = (g: string) => mine.find((r) => r.group === g)
       return {
         name,
         values: groups.map((g) => { const r = at(g); return r ? value(r) : undefined }),
         errors: error ? groups.map((g) => { const r = at(g); return r ? error(r) : undefined }) : undefined,
-        color: colors.get(name) ?? colors.set(name, colorOf(colors.size)).get(name)
+        color
       }
     })
     .filter((s) => s.values.some((v) => v !== undefined))
@@ -90,7 +101,23 @@ const missCaption = (rows: ReadonlyArray<Row>): string => {
     : ` Tool calls with no recorded response and no simulator failed in: ${missed.map((r) => `${r.source} · ${r.method} · ${r.group}${missNote(r)}`).join("; ")}.`
 }
 
-export const renderHtml = (rows: ReadonlyArray<Row>, options: { title?: string; generatedAt?: string } = {}): string => {
+/** The task list: one row per task and method, its labels and the judge's reason, linked to its trajectory page. */
+const taskTable = (tasks: ReadonlyArray<ReportTask>): string => {
+  const sources = new Set(tasks.map((t) => t.source)).size > 1
+  const head = [...(sources ? ["source"] : []), "method", "group", "task", "labels", "reason", "model calls", "tool calls", "tokens", "wall s", "missed calls"]
+  const num = (v: number | undefined, digits = 0) => (v === undefined ? "-" : v.toFixed(digits))
+  const labels = (t: ReportTask) =>
+    esc(labelSummary(t)).replace(/\b([SU])\b|\?/g, (m) => `<span class="lab-${m === "?" ? "Q" : m}">${m}</span>`)
+  const body = tasks.map((t) => {
+    const id = t.href ? `<a href="${esc(t.href)}">${esc(t.taskId)}</a>` : esc(t.taskId)
+    const cellsOf = [...(sources ? [esc(t.source)] : []), `<i class="dot" style="background:${methodColor(t.method)}"></i>${esc(t.method)}`, esc(t.group), id, labels(t), esc(leadingReason(t))]
+    const nums = [num(t.modelCalls), num(t.toolCalls), num(t.tokens), t.wallMs === undefined ? "-" : (t.wallMs / 1000).toFixed(1), num(t.missedToolCalls)]
+    return `<tr>${cellsOf.map((c, i) => `<td${i === cellsOf.length - 1 ? ' class="reason"' : ' class="keep"'}>${c}</td>`).join("")}${nums.map((n) => `<td class="num">${n}</td>`).join("")}</tr>`
+  })
+  return `<h2>Tasks</h2><p class="note">${esc("One row per task and method: each judge run's label (S Solved, U Unsolved, ? Unsure, - not judged) and the reason of the first run that did not say Solved. A task's id opens its trajectory page, every method side by side.")}</p><div class="table-wrap"><table class="tasks"><thead><tr>${head.map((h, i) => `<th${i >= head.length - 5 ? ' class="num"' : ""}>${esc(h)}</th>`).join("")}</tr></thead><tbody>${body.join("")}</tbody></table></div>`
+}
+
+export const renderHtml = (rows: ReadonlyArray<Row>, options: { title?: string; generatedAt?: string; tasks?: ReadonlyArray<ReportTask> | undefined } = {}): string => {
   const title = options.title ?? "smurfs: run comparison"
   const groups = [...new Set(rows.map((r) => r.group))].sort()
   const numeric = (i: number) => i >= 5
@@ -107,7 +134,8 @@ export const renderHtml = (rows: ReadonlyArray<Row>, options: { title?: string; 
     sections.push(chart("Pass rate (SoPR) per method and group", "Mean over judge runs; whiskers show ± population standard deviation over runs. Solved = 1, Unsure = 0.5, Unsolved = 0." + missCaption(rows.filter((r) => r.pass)), groupedBars({ categories: groups, series: pass, max: 100, axis: "pass rate (%)" }), pass))
   // one bar per reference: a method compared with two references is two series, never one hiding the other
   const winName = (r: Row) => `${judgedName(r)} vs ${r.win?.reference ?? ""}`
-  const win = seriesOf(rows.filter((r) => r.win), groups, winName, colors, (r) => r.win?.rate)
+  // the win chart's own colours: a method keeps its colour there too
+  const win = seriesOf(rows.filter((r) => r.win), groups, winName, new Map(), (r) => r.win?.rate)
   if (win.length > 0)
     sections.push(chart("Win rate (SoWR) per method and group", "Share of the tasks both sides answered where the candidate won more rounds than its reference; one bar per reference.", groupedBars({ categories: groups, series: win, max: 100, axis: "win rate (%)" }), win))
   const measured = rows.filter((r) => r.promptTokens !== undefined || r.modelCalls !== undefined)
@@ -128,6 +156,7 @@ export const renderHtml = (rows: ReadonlyArray<Row>, options: { title?: string; 
 ${table}
 ${missing.length > 0 ? `<h2>Missing work</h2><ul>${missing.map((m) => `<li>${esc(m)}</li>`).join("")}</ul>` : ""}
 ${sections.join("\n")}
+${options.tasks && options.tasks.length > 0 ? taskTable(options.tasks) : ""}
 </main></body></html>
 `
 }

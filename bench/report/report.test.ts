@@ -8,6 +8,7 @@ import { collectRows } from "./collect.ts"
 import { renderHtml } from "./html.ts"
 import { missingWork } from "./missing.ts"
 import { renderTable } from "./table.ts"
+import { methodColor, PALETTE } from "./svg.ts"
 import { DATA_EXAMPLE, lacks, skipNote } from "../../test/data.ts"
 
 
@@ -140,5 +141,20 @@ describe("compare never hides missing work", () => {
     const winChart = html.slice(html.indexOf("Win rate (SoWR)"), html.indexOf("Tokens per task"))
     expect(winChart).toMatch(/<rect[^>]*><title>smurfs vs ref-a · G1_instruction: 50<\/title>/)
     expect(winChart).toMatch(/<rect[^>]*><title>smurfs vs ref-b · G1_instruction: 100<\/title>/)
+  })
+})
+
+describe("method colours", () => {
+  it("come from the method's name, not from the order methods come in", async () => {
+    expect(methodColor("smurfs")).toBe(PALETTE[0])
+    expect(methodColor("react")).toBe(PALETTE[1])
+    expect(methodColor("dfsdt")).toBe(PALETTE[2])
+    // any other name: always the same colour, never one of the three
+    expect(methodColor("virtual_chatgpt_cot")).toBe(methodColor("virtual_chatgpt_cot"))
+    expect([PALETTE[0], PALETTE[1], PALETTE[2]]).not.toContain(methodColor("virtual_chatgpt_cot"))
+    // a run of react alone draws react in react's colour (the first series used to take the first colour)
+    const run = await writeFakeRun([{ taskId: "1", method: "react" }])
+    await writeJson(passLabelsPath(run, "j", "react", "G1_instruction", "1"), { taskId: "1", method: "react", group: "G1_instruction", judge: "j", runs: { "0": { label: "Solved", reason: "", stage: "answer" } } })
+    expect(renderHtml(collectRows([run]))).toContain(`<li><i style="background:${PALETTE[1]}"></i>react</li>`)
   })
 })

@@ -4,6 +4,23 @@ export const PALETTE = ["#3b6fb6", "#e0813a", "#4a9a5b", "#c2464f", "#7b61b0", "
 
 export const colorOf = (index: number): string => PALETTE[index % PALETTE.length]!
 
+/** The methods a report shows most, each with a colour of its own in every report and page. */
+const METHOD_COLORS: Readonly<Record<string, string>> = { smurfs: PALETTE[0]!, react: PALETTE[1]!, dfsdt: PALETTE[2]! }
+
+/** FNV-1a, 32 bits: a name's hash that is the same in every run and on every machine. */
+const hashOf = (text: string): number => {
+  let h = 0x811c9dc5
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0
+  return h
+}
+
+/**
+ * A method's colour, from its name alone (never from the order methods happen to come in), so that
+ * smurfs is the same blue in every run's report: smurfs, react and dfsdt have fixed colours; any other
+ * name takes one of the other colours of the palette by its hash.
+ */
+export const methodColor = (name: string): string => METHOD_COLORS[name] ?? PALETTE[3 + (hashOf(name) % (PALETTE.length - 3))]!
+
 export const escapeXml = (text: string): string =>
   text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;")
 

@@ -11,6 +11,7 @@ const commands: Record<string, { summary: string; load: () => Promise<{ run: (ar
   bench: { summary: "run methods on ToolBench tasks into a resumable run directory", load: () => import("./commands/bench.ts") },
   eval: { summary: "judge a run's pass rate (and win rate against a reference)", load: () => import("./commands/eval.ts") },
   compare: { summary: "set runs side by side in one table (and an HTML report)", load: () => import("./commands/compare.ts") },
+  results: { summary: "list a run's tasks with their labels, the judge's reasons and costs", load: () => import("./commands/results.ts") },
   show: { summary: "print a recorded trajectory as the live view showed it (or one HTML page)", load: () => import("./commands/show.ts") },
   worker: { summary: "run bench tasks from a Redis queue (smurfs bench --queue) on this machine", load: () => import("./commands/worker.ts") }
 }

@@ -121,6 +121,35 @@ describe.skipIf(!hasTmux)("smurfs chat in a terminal (tmux)", () => {
   }, 300_000)
 })
 
+describe.skipIf(!hasTmux)("Ctrl-C at an ask_user question (tmux)", () => {
+  it("cancels that question only: the agents go on without the answer and the chat continues", async () => {
+    const save = join(mkdtempSync(join(tmpdir(), "smurfs-chat-save-")), "transcript.json")
+    const chat = startChat(`smurfs-chat-${process.pid}-q`, { ...script, "chat.intent": [script["chat.intent"][2]!, script["chat.intent"][3]!] }, save)
+    try {
+      await chat.waitFor("you>")
+      chat.type("what is the capital of my country?")
+      chat.key("Enter")
+      await chat.waitFor("smurfs asks: Which country are you in?")
+      await chat.waitFor("answer>")
+      chat.key("C-c")
+      await chat.waitFor("(question cancelled)")
+      await chat.waitFor("smurfs> The capital of France is Paris.")
+      expect(chat.screen()).not.toContain("EXITED")
+      chat.type("and (3+4)*6?")
+      chat.key("Enter")
+      await chat.waitFor("smurfs> (3 + 4) * 6 is 42.")
+      chat.type("/exit")
+      chat.key("Enter")
+      await chat.waitFor("EXITED:0")
+      const transcript = JSON.parse(readFileSync(save, "utf8"))
+      const asked = transcript.turns[0].trajectory.events.find((e: { type: string }) => e.type === "dev.smurfs.ask_user")
+      expect(asked.data.error).toMatch(/cancelled the question/)
+    } finally {
+      chat.close()
+    }
+  }, 300_000)
+})
+
 describe.skipIf(hasTmux)("smurfs chat in a terminal", () => {
   it.skip("needs tmux (apt-get install tmux) to drive a pseudo-terminal", () => {})
 })

@@ -95,6 +95,7 @@ describe("each command's codes, spawned as a user runs it", () => {
     ["bench: a data folder that does not exist", ["bench", "--data", "/nonexistent/data", "--model", "ollama:m", "--out", join(scratch, "bad-data")], ExitCode.BadInput],
     ["eval: a run that does not exist", ["eval", "--run", "/nonexistent/run", "--judge", "ollama:m"], ExitCode.BadInput],
     ["compare: a folder that does not exist", ["compare", "/nonexistent/run"], ExitCode.BadInput],
+    ["results: a folder that does not exist", ["results", "/nonexistent/run"], ExitCode.BadInput],
     ["show: a folder that does not exist", ["show", "/nonexistent/run", "1"], ExitCode.BadInput],
     ["worker: a queue URL that is not Redis's", ["worker", "--queue", "http://127.0.0.1:1"], ExitCode.BadInput],
     ["run: nobody answers at the model server", ["run", "q", "--model", "ollama:m"], ExitCode.ModelUnavailable, "Cannot reach Ollama"],

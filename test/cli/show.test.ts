@@ -27,8 +27,8 @@ describe("smurfs show", () => {
     expect(shownLines.at(-1)).toMatch(/^17 model calls, \d+ tokens, 3 tool calls, 0 backtracks/)
     const page = readFileSync(html, "utf8")
     expect(page).toMatch(/^<!doctype html>/)
-    expect(page).toContain('<p class="l call">  call convert_units {&quot;value&quot;:8849,&quot;from&quot;:&quot;m&quot;,&quot;to&quot;:&quot;ft&quot;}</p>')
-    expect(page).toContain('class="l verdict"')
+    expect(page).toContain('<summary>call convert_units {&quot;value&quot;:8849,&quot;from&quot;:&quot;m&quot;,&quot;to&quot;:&quot;ft&quot;}</summary>')
+    expect(page).toContain('class="step verdict')
   })
 
   it.skipIf(lacks(DEFAULT_DATA))("finds a task in a run directory by id, and says what to give when it cannot" + skipNote(DEFAULT_DATA), async () => {

@@ -5,7 +5,7 @@ import type { ParseArgsOptionDescriptor } from "node:util"
 import { Effect } from "effect"
 import { type BenchOutcome, promptsOf, runBenchSettings, summaryValue } from "../../../bench/app.ts"
 import { GROUPS } from "../../../bench/datasets.ts"
-import { formatDuration, makeProgress } from "../../../bench/progress.ts"
+import { formatDuration, makeProgress, wrapToWidth } from "../../../bench/progress.ts"
 import { ModelServerDown, RUNNER_DEFAULTS } from "../../../bench/runner.ts"
 import { BENCH_DEFAULTS, type BenchSettings, benchSettings, type BenchSettingsInput, InvalidBenchSettings } from "../../../bench/settings.ts"
 import { DFSDT_DEFAULTS } from "../../agents/dfsdt.ts"
@@ -232,17 +232,21 @@ const report = (settings: BenchSettings, json: boolean, outcome: BenchOutcome): 
   const { summary, totals, endpoints, misses, next } = outcome
   for (const e of endpoints)
     console.error(`  endpoint ${e.endpoint}: ${e.calls} calls, ${e.errors} errors, mean ${e.meanLatencyMs} ms${e.ejections > 0 ? `, taken out ${e.ejections}x` : ""}${e.healthy ? "" : " (out now)"}`)
-  console.error(
+  // on a terminal the summary is wrapped at spaces: a narrow one never breaks it mid-number
+  const columns = process.stderr.isTTY ? process.stderr.columns : undefined
+  console.error(wrapToWidth(
     `smurfs bench: ${plural(summary.recorded, "task")} recorded now (${summary.answered} answered, not yet judged), ${summary.skipped} already done, ` +
       `${summary.errors} failed because of the model server, ${summary.notRecorded} left undone, of ${summary.total}.` +
       (totals ? ` ${plural(totals.modelCalls, "model call")}, ${plural(totals.tokens, "token")}, ${formatDuration(totals.wallMs)}.` : "") +
-      ` Run directory: ${settings.out}`
-  )
+      ` Run directory: ${settings.out}`,
+    columns
+  ))
   if (misses.missedToolCalls > 0)
-    console.error(
+    console.error(wrapToWidth(
       `smurfs bench: ${plural(misses.missedToolCalls, "tool call")} of ${misses.toolCalls} (${plural(misses.tasksWithMisses, "task")}) had no recorded response and no simulator: ` +
-        "they failed, and the pass rates of this run count them as failures."
-    )
+        "they failed, and the pass rates of this run count them as failures.",
+      columns
+    ))
   if (json) console.log(JSON.stringify(summaryValue(settings, outcome), null, 2))
   else for (const file of summary.convertedFiles) console.log(file)
   if (summary.errors === 0 && summary.notRecorded === 0) console.error(`Next: judge the answers with \`${next}\``)

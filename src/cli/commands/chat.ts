@@ -21,7 +21,8 @@ const HELP = `usage: smurfs chat [options]
 A conversation with the Smurfs agents: small talk and "what can you do?" get a direct reply, requests
 the tools cannot serve are refused with a reason, tasks run through the pipeline (each step shown as
 in smurfs run). Earlier turns are remembered. The agents may ask you for a missing value.
-Type /exit (or press Ctrl-D or Ctrl-C) to end.
+Type /exit (or press Ctrl-D or Ctrl-C) to end; Ctrl-C while the agents ask you a question cancels
+that question only.
 
 options:
   -m, --model <spec>    ollama:<model>, openai:<model>, scripted:<file.json> or sim (default SMURFS_MODEL, else ${DEFAULT_MODEL_SPEC})
@@ -66,9 +67,15 @@ const lineQueue = (rl: ReturnType<typeof createInterface>) => {
     closed = true
     for (const w of waiting.splice(0)) w(undefined)
   })
-  /** The next line, or undefined once input has ended (Ctrl-D, end of a pipe). */
-  return (): Promise<string | undefined> =>
-    buffered.length > 0 ? Promise.resolve(buffered.shift()) : closed ? Promise.resolve(undefined) : new Promise((resolve) => waiting.push(resolve))
+  /** The next line, or undefined once input has ended (Ctrl-D, end of a pipe); `cancel` stops waiting, so the line goes to the next reader. */
+  const next = (): { readonly line: Promise<string | undefined>; readonly cancel: () => void } => {
+    if (buffered.length > 0) return { line: Promise.resolve(buffered.shift()), cancel: () => {} }
+    if (closed) return { line: Promise.resolve(undefined), cancel: () => {} }
+    let waiter: ((line: string | undefined) => void) | undefined
+    const line = new Promise<string | undefined>((resolve) => waiting.push((waiter = resolve)))
+    return { line, cancel: () => void (waiting.includes(waiter!) && waiting.splice(waiting.indexOf(waiter!), 1)) }
+  }
+  return next
 }
 
 /** The transcript file: every turn with its route, reply and trajectory; secrets redacted. */
@@ -84,7 +91,10 @@ const converse = (args: ReturnType<typeof parse>): Promise<number> => {
   // replies and questions come from the model: its control characters are shown, never obeyed
   const out = (text: string) => process.stdout.write(`${visibleText(redactText(text))}\n`)
   const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY === true })
-  const nextLine = lineQueue(rl)
+  const next = lineQueue(rl)
+  const nextLine = () => next().line
+  // set while an ask_user question waits for its answer: Ctrl-C then cancels the question, not the chat
+  let cancelQuestion: (() => void) | undefined
   const startedAt = new Date().toISOString()
 
   const program = Effect.gen(function* () {
@@ -100,7 +110,19 @@ const converse = (args: ReturnType<typeof parse>): Promise<number> => {
           out(`\nsmurfs asks: ${question}`)
           rl.setPrompt("answer> ")
           rl.prompt()
-          return await nextLine()
+          const waiting = next()
+          const cancelled = new Promise<never>((_, reject) => {
+            cancelQuestion = () => {
+              waiting.cancel()
+              out("(question cancelled)")
+              reject(new Error("the person cancelled the question (Ctrl-C): do without the answer"))
+            }
+          })
+          try {
+            return await Promise.race([waiting.line, cancelled])
+          } finally {
+            cancelQuestion = undefined
+          }
         }
       }
     })
@@ -142,8 +164,12 @@ const converse = (args: ReturnType<typeof parse>): Promise<number> => {
     {
       command: "chat",
       interrupted: () => out("\nbye (interrupted)"),
-      // Ctrl-C on a terminal reaches readline, not the process
-      listen: (interrupt) => (rl.on("SIGINT", interrupt), () => rl.off("SIGINT", interrupt))
+      // Ctrl-C on a terminal reaches readline, not the process; at an ask_user question it cancels the question
+      listen: (interrupt) => {
+        const onSigint = () => (cancelQuestion ? cancelQuestion() : interrupt())
+        rl.on("SIGINT", onSigint)
+        return () => rl.off("SIGINT", onSigint)
+      }
     }
   )
 }

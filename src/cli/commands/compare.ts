@@ -9,6 +9,8 @@ import { ExitCode } from "../exit-codes.ts"
 import { writeOutputFile } from "../output-file.ts"
 import { type ParsedCommand, runCommand, UsageError } from "../options.ts"
 import { reportFailure } from "../run-program.ts"
+import { pagesFolder, writeTaskPages } from "../task-pages.ts"
+import { plural } from "../../plural.ts"
 
 const HELP = `usage: smurfs compare <dir>... [--html <file>] [--judge <spec>] [--json]
 
@@ -22,7 +24,10 @@ a StableToolBench folder with model_predictions_converted/, or ToolEval's result
 (pass_rate_results/, preference_results/), whose published labels are shown as judge "ToolEval".
 
 options:
-  --html <file>     also write a self-contained HTML report with charts
+  --html <file>     also write a self-contained HTML report with charts and a list of every task
+                    (its labels and the judge's reason); beside it, <file name>-tasks/ holds one
+                    trajectory page per task of each run (as \`smurfs show --html\` writes, every
+                    method side by side), which the task ids link to: keep the folder with the report
   --judge <spec>    show only this judge's labels (default: every judge found)
   --json            print the rows (and the missing work) as JSON instead of the table
   -h, --help        show this help
@@ -67,12 +72,24 @@ const compare = async (parsed: ParsedCommand<typeof OPTIONS>): Promise<number> =
   }
   if (rows.every((r) => !r.pass)) console.error("\nNo judge labels yet: run `smurfs eval --run <dir> --judge <spec>` to add pass and win rates.")
   if (parsed.values.html) {
-    const problem = await writeOutputFile(parsed.values.html, renderHtml(rows, { generatedAt: new Date().toISOString() }))
-    if (problem !== undefined) {
-      console.error(`smurfs compare: ${parsed.values.html}: ${problem}; the previous file, if any, is kept as it was`)
+    const file = parsed.values.html
+    let pages
+    try {
+      pages = await writeTaskPages(file, parsed.positionals, judge)
+    } catch (e) {
+      return reportFailure(e, { command: "compare" })
+    }
+    if (pages.problem !== undefined) {
+      console.error(`smurfs compare: ${pages.problem}; the report was not written`)
       return ExitCode.BadInput
     }
-    console.error(`wrote ${parsed.values.html}`)
+    const problem = await writeOutputFile(file, renderHtml(rows, { generatedAt: new Date().toISOString(), tasks: pages.tasks }))
+    if (problem !== undefined) {
+      console.error(`smurfs compare: ${file}: ${problem}; the previous file, if any, is kept as it was`)
+      return ExitCode.BadInput
+    }
+    const linked = pages.tasks.filter((t) => t.href).length
+    console.error(`wrote ${file}${linked > 0 ? ` and ${plural(new Set(pages.tasks.filter((t) => t.href).map((t) => t.href)).size, "trajectory page")} in ${pagesFolder(file)}` : ""}`)
   }
   return ExitCode.Ok
 }

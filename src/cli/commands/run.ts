@@ -29,6 +29,7 @@ import { ExitCode } from "../exit-codes.ts"
 import { terminalAskUser } from "../ask-terminal.ts"
 import { routeStdoutToStderr } from "../stdout-guard.ts"
 import { liveView } from "../live-view.ts"
+import { isKind } from "../../trace/events.ts"
 import { toolbenchTask } from "../toolbench-task.ts"
 import { DEFAULT_DATA_DIR } from "../../../bench/datasets.ts"
 import { makeRetrievalCorpus, taskKey } from "../../../bench/retrieval-tasks.ts"
@@ -215,6 +216,9 @@ const solve = (args: ReturnType<typeof parse>): Promise<number> => {
   // only a person at a terminal sees a spinner: never with --json, never in a pipe or a log file
   const spinner = !values.json && process.stderr.isTTY === true ? makeSpinner({ stream: process.stderr }) : undefined
   const writeLine = spinner?.writeLine ?? ((line: string) => void process.stderr.write(`${line}\n`))
+  // The run stops at the server's first failure (a timeout gets one retry): no answer made without the model is shown.
+  let watch: ReturnType<typeof watchServer> | undefined
+  const view = values.json ? undefined : liveView(writeLine, { color })
   const options: SmurfsOptions = {
     maxSteps: args.maxSteps,
     planner: !values["no-planner"],
@@ -222,12 +226,11 @@ const solve = (args: ReturnType<typeof parse>): Promise<number> => {
     verifier: !values["no-verifier"],
     askUser: terminalAskUser(),
     ...smurfsProfileOptions(args.profile, args.smurfsSrc, args.model.temperature),
-    onEvent: values.json ? undefined : liveView(writeLine, { color })
+    // a give-up because the server failed is said once, at the end, with what to do about it
+    onEvent: view && ((event) => (isKind(event, "give_up") && watch?.failure() !== undefined ? undefined : view(event)))
   }
   const spec = values.model ?? defaultModelSpec()
   const simulator = simulatorSpecOf(values.simulator)
-  // The run stops at the server's first failure (a timeout gets one retry): no answer made without the model is shown.
-  let watch: ReturnType<typeof watchServer> | undefined
   const program = Effect.gen(function* () {
     const data = values.data ?? DEFAULT_DATA_DIR
     const toolset = args.toolset

@@ -11,21 +11,28 @@ import { readFileBounded } from "../../trace/guarded-fs.ts"
 import { writeOutputFile } from "../output-file.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { liveView } from "../live-view.ts"
-import { BadInput, runCommand, UsageError } from "../options.ts"
+import { BadInput, runCommand, splitList, UsageError } from "../options.ts"
+import { renderTrajectoryPage } from "../trajectory-page.ts"
+import { type TaskLabel, taskLabels } from "../../../bench/report/results.ts"
+import { InvalidStoredFile } from "../../../bench/eval/store.ts"
 
 const HELP = `usage: smurfs show <run dir> <task id> [options]
        smurfs show <trajectory.json> [options]
 
-Print a recorded trajectory as \`smurfs run\` showed it live: the plan, each subtask's steps, tool
-calls and their results, the verifier's verdicts, backtracks and the answer. A run directory's task
+Print a recorded trajectory as \`smurfs run\` showed it live: the query, the plan, each subtask's
+steps, tool calls and their results, the verifier's verdicts, backtracks and the answer, then the
+judges' labels (from \`smurfs eval\`) with their reasons. A run directory's task
 is found under tasks/<method>/<group>/<task id>.json; a trajectory file is what \`smurfs run --json\`
 prints.
 
 options:
-  --method <m>      the task's method when the run has several (default: every method that has it)
+  --method <m>      the task's methods when the run has several, e.g. smurfs,react (default: every
+                    method that has it); several are shown side by side in the --html page
   --group <g>       the task's group when several groups have the id
   --full            show tool results, thoughts and answers whole (the view cuts them to 160 characters)
-  --html <file>     also write the view as one self-contained HTML page
+  --html <file>     also write one self-contained HTML page: the judges' labels and reasons, each step
+                    collapsible with its whole tool response and (for runs made with --full-trace)
+                    the prompt the model saw, one column per method
   -h, --help        show this help
 
 exit codes: 0 shown, 2 bad usage, 3 no such run directory, task or trajectory file`
@@ -43,6 +50,9 @@ export const COMMAND = { name: "show", help: HELP, options: OPTIONS, positionals
 /** What show needs of a trajectory or a task record. */
 interface Recorded {
   readonly label: string
+  readonly method?: string | undefined
+  readonly query?: string | undefined
+  readonly labels?: ReadonlyArray<TaskLabel> | undefined
   readonly events: ReadonlyArray<RunEvent>
   readonly finalAnswer?: string | undefined
   readonly finishType?: string | undefined
@@ -59,26 +69,42 @@ const readRecorded = (file: string, label: string): Recorded => {
   const record = value as Partial<Recorded> & { trajectory?: Partial<Recorded> }
   const t = Array.isArray(record.events) ? record : record.trajectory
   if (!t || !Array.isArray(t.events)) throw new BadInput(`${file}: not a trajectory (no events); give a file written by \`smurfs run --json\` or a run directory's task`)
-  return { label, events: t.events, finalAnswer: t.finalAnswer, finishType: t.finishType, totals: t.totals }
+  const text = (v: unknown) => (typeof v === "string" ? v : undefined)
+  return { label, method: text(record.method), query: text(record.query) ?? text(t.query), events: t.events, finalAnswer: t.finalAnswer, finishType: t.finishType, totals: t.totals }
+}
+
+/** The judges' labels of a task in a run directory; a label file that does not validate is refused by name. */
+const labelsOf = (dir: string, method: string, group: string, taskId: string): ReadonlyArray<TaskLabel> => {
+  try {
+    return taskLabels(dir, method, group, taskId)
+  } catch (e) {
+    if (e instanceof InvalidStoredFile) throw new BadInput(`${e.message}. Fix or remove that file (\`smurfs eval\` judges its task again).`)
+    throw e
+  }
 }
 
 const isDir = (p: string) => existsSync(p) && statSync(p).isDirectory()
 
 /** The records of a task id in a run directory, narrowed by method and group. */
-const findInRun = (dir: string, taskId: string, method: string | undefined, group: string | undefined): Array<Recorded> => {
+const findInRun = (dir: string, taskId: string, methods: ReadonlyArray<string> | undefined, group: string | undefined): Array<Recorded> => {
   const tasks = join(dir, "tasks")
   if (!isDir(tasks)) throw new BadInput(`${dir} is not a run directory (it has no tasks/); give one made by \`smurfs bench\`, or a trajectory file`)
   const found: Array<Recorded> = []
   // folders and files are named by safeName: `a/b` is `a%2Fb.json`; the name given may be either
   const named = (entry: string, wanted: string | undefined) => wanted === undefined || entry === safeName(wanted) || entry === wanted
   const shown = (entry: string) => fromSafeName(entry) ?? entry
-  for (const m of readdirSync(tasks).filter((m) => named(m, method) && isDir(join(tasks, m))))
+  const methodDirs = readdirSync(tasks).filter((m) => (methods === undefined || methods.some((w) => named(m, w))) && isDir(join(tasks, m)))
+  // methods in the order asked for (smurfs,react: smurfs on the left)
+  const rank = (m: string) => (methods === undefined ? 0 : methods.findIndex((w) => named(m, w)))
+  for (const m of methodDirs.sort((a, b) => rank(a) - rank(b) || a.localeCompare(b)))
     for (const g of readdirSync(join(tasks, m)).filter((g) => named(g, group) && isDir(join(tasks, m, g)))) {
       const file = join(tasks, m, g, `${safeName(taskId)}.json`)
-      if (existsSync(file)) found.push(readRecorded(file, `${shown(m)} ${shown(g)}/${taskId}`))
+      if (!existsSync(file)) continue
+      const recorded = readRecorded(file, `${shown(m)} ${shown(g)}/${taskId}`)
+      found.push({ ...recorded, method: shown(m), labels: labelsOf(dir, shown(m), shown(g), taskId) })
     }
   if (found.length === 0)
-    throw new BadInput(`${dir} has no task "${taskId}"${method || group ? ` for ${[method, group].filter(Boolean).join(" ")}` : ""}; the ids are the tasks' query ids (file names under ${tasks}/<method>/<group>/, with characters other than letters, digits, _ and - written %XX)`)
+    throw new BadInput(`${dir} has no task "${taskId}"${methods || group ? ` for ${[methods?.join(","), group].filter(Boolean).join(" ")}` : ""}; the ids are the tasks' query ids (file names under ${tasks}/<method>/<group>/, with characters other than letters, digits, _ and - written %XX)`)
   return found
 }
 
@@ -86,6 +112,8 @@ const findInRun = (dir: string, taskId: string, method: string | undefined, grou
 export const renderRecorded = (recorded: Recorded, full = false): Array<string> => {
   const lines: Array<string> = []
   const view = liveView((line) => lines.push(line), { maxChars: full ? Number.MAX_SAFE_INTEGER : undefined })
+  // ReAct and DFSDT emit no task_started: their query comes from the record
+  if (recorded.query !== undefined && !recorded.events.some((e) => kindOf(e) === "task_started")) lines.push(`Query: ${visibleText(recorded.query)}`)
   for (const event of recorded.events) view(event)
   lines.push("")
   if (recorded.finishType === "give_answer" || (recorded.finalAnswer && !recorded.events.some((e) => kindOf(e) === "give_up"))) lines.push(`Answer: ${visibleText(recorded.finalAnswer ?? "")}`)
@@ -95,33 +123,9 @@ export const renderRecorded = (recorded: Recorded, full = false): Array<string> 
     lines.push(
       `${plural(t["modelCalls"] ?? 0, "model call")}, ${plural((t["promptTokens"] ?? 0) + (t["completionTokens"] ?? 0), "token")}, ${plural(t["toolCalls"] ?? 0, "tool call")}, ${plural(t["backtracks"] ?? 0, "backtrack")}, ${((t["wallMs"] ?? 0) / 1000).toFixed(1)} s`
     )
+  for (const l of recorded.labels ?? []) lines.push(`${visibleText(l.judge)} run ${l.run}: ${l.label}${l.reason ? ` (${visibleText(l.reason).replace(/\s+/g, " ").trim()})` : ""}`)
   return lines
 }
-
-const escape = (text: string) => text.replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]!)
-
-/** A line's look on the page, from the words the live view starts it with. */
-const classOf = (line: string): string => {
-  const t = line.trim()
-  if (/^(Query|Plan|Subtask \d+|Answer):?/.test(t)) return "head"
-  if (t.startsWith("call ")) return "call"
-  if (t.startsWith("-> ok")) return "ok"
-  if (t.startsWith("-> failed") || t.startsWith("Gave up") || / failed:/.test(t)) return "fail"
-  if (t.startsWith("verifier:")) return "verdict"
-  if (t.startsWith("backtrack") || t.startsWith("guardrail")) return "back"
-  return "text"
-}
-
-/** One self-contained page of the views. */
-export const renderHtml = (views: ReadonlyArray<{ label: string; lines: ReadonlyArray<string> }>): string =>
-  [
-    "<!doctype html>",
-    '<html lang="en"><head><meta charset="utf-8"><title>smurfs show</title>',
-    "<style>body{font:14px/1.45 ui-monospace,Menlo,Consolas,monospace;margin:2em;max-width:110ch;color:#222}h2{font-size:1.1em;border-bottom:1px solid #ccc}",
-    ".l{white-space:pre-wrap;margin:0}.head{font-weight:bold}.call{color:#8a6d00}.ok{color:#1f7a1f}.fail{color:#b00020}.verdict{color:#1f5fa8}.back{color:#8e24aa}</style></head><body>",
-    ...views.flatMap((v) => [`<h2>${escape(v.label)}</h2>`, ...v.lines.map((l) => `<p class="l ${classOf(l)}">${escape(l) || "&nbsp;"}</p>`)]),
-    "</body></html>"
-  ].join("\n")
 
 export const run = (argv: string[]): Promise<number> =>
   runCommand(COMMAND, argv, async ({ values, positionals }) => {
@@ -132,7 +136,7 @@ export const run = (argv: string[]): Promise<number> =>
     let recorded: Array<Recorded>
     if (isDir(path)) {
       if (taskId === undefined) throw new UsageError(`${target} is a run directory: give the task id too (smurfs show ${target} <task id>)`)
-      recorded = findInRun(path, taskId, values.method, values.group)
+      recorded = findInRun(path, taskId, values.method === undefined ? undefined : splitList([values.method]), values.group)
     } else {
       if (taskId !== undefined) throw new UsageError(`${target} is a file: a task id goes with a run directory`)
       recorded = [readRecorded(path, target)]
@@ -143,7 +147,8 @@ export const run = (argv: string[]): Promise<number> =>
       console.log(view.lines.join("\n"))
     }
     if (values.html !== undefined) {
-      const problem = await writeOutputFile(values.html, renderHtml(views))
+      const page = renderTrajectoryPage(recorded, { title: taskId === undefined ? target : `${taskId}: ${recorded.map((r) => r.method ?? r.label).join(" vs ")}` })
+      const problem = await writeOutputFile(values.html, page)
       if (problem !== undefined) throw new BadInput(`${values.html}: ${problem}; the previous file, if any, is kept as it was`)
       console.error(`wrote ${values.html}`)
     }

@@ -1,5 +1,6 @@
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
+import { createServer, type AddressInfo } from "node:net"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterEach, describe, expect, it, vi } from "vitest"
@@ -13,6 +14,15 @@ const DATA = MINI_DATA.path
 const FAKE_MCP = fileURLToPath(new URL("../../../test/fake-servers/mcp.ts", import.meta.url))
 
 afterEach(() => vi.restoreAllMocks())
+
+/** A loopback port nobody listens on (it was free a moment ago): connecting is refused. */
+const closedPort = () =>
+  new Promise<number>((resolve) => {
+    const server = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as AddressInfo
+      server.close(() => resolve(port))
+    })
+  })
 
 describe("smurfs tools search", () => {
   it("ranks a library's tools for a query", async () => {
@@ -58,6 +68,27 @@ describe("smurfs tools search", () => {
     } finally {
       saved === undefined ? delete process.env["OLLAMA_HOST"] : (process.env["OLLAMA_HOST"] = saved)
       await ollama.close()
+    }
+  })
+
+  it("falls back to the lexical ranking with a warning when the re-ranking model cannot be reached; one tool is \"1 tool\"", async () => {
+    const saved = process.env["OLLAMA_HOST"]
+    process.env["OLLAMA_HOST"] = `http://127.0.0.1:${await closedPort()}`
+    try {
+      const { out, err } = captureConsole()
+      expect(await run(["search", "convert 10 km to miles", "--rerank", "--model", "ollama:m", "--top", "2"])).toBe(ExitCode.Ok)
+      expect(out[0]!.trim()).toBe('demo: 2 of 5 tools for "convert 10 km to miles" (lexical)')
+      expect(out.join("\n")).toMatch(/1\. convert_units/)
+      expect(err.join("\n")).toMatch(/warning: .*the lexical ranking is shown instead/)
+      vi.restoreAllMocks()
+      const module = join(mkdtempSync(join(tmpdir(), "smurfs-one-tool-")), "one-tool.ts")
+      const defineTool = fileURLToPath(new URL("../../tools/define-tool.ts", import.meta.url))
+      writeFileSync(module, `import { z } from "zod"\nimport { defineTool } from ${JSON.stringify(defineTool)}\nexport const tools = [defineTool({ name: "word_count", description: "Count the words in a text.", parameters: z.object({ text: z.string() }), execute: ({ text }) => ({ words: text.split(" ").length }) })]\n`)
+      const one = captureConsole()
+      expect(await run(["search", "count words", "--tools", module]), one.err.join("\n")).toBe(ExitCode.Ok)
+      expect(one.out[0]).toMatch(/: 1 of 1 tool for "count words"/)
+    } finally {
+      saved === undefined ? delete process.env["OLLAMA_HOST"] : (process.env["OLLAMA_HOST"] = saved)
     }
   })
 

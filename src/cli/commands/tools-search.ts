@@ -13,6 +13,8 @@ import type { Ranked } from "../../tools/retrieval/lexical.ts"
 import { makeRetriever } from "../../tools/retrieval/retriever.ts"
 import type { Tool } from "../../tools/tool.ts"
 import { ExitCode } from "../exit-codes.ts"
+import { plural } from "../../plural.ts"
+import { redactText } from "../../trace/redact.ts"
 import { runProgram } from "../run-program.ts"
 import { defaultModelSpec, resolveModelLayer } from "../model-option.ts"
 import { intOption, type ParsedCommand, runCommand, UsageError } from "../options.ts"
@@ -29,7 +31,8 @@ options:
   --top <k>             how many tools to show (default 10)
   --embed <spec>        hybrid retrieval with this embedding model: ollama:<model> or openai:<model>
   --embed-cache <dir>   where document embeddings are cached (default ~/.cache/smurfs/embeddings)
-  --rerank              re-rank the top 20 candidates with --model
+  --rerank              re-rank the top 20 candidates with --model (when the model fails, the
+                        lexical ranking is shown, with a warning)
   -m, --model <spec>    the re-ranking model (default SMURFS_MODEL, else a local Ollama model)
   --json                print [{"tool_name", "api_name", "score"}] for ToolBench tools, [{"name", "score"}] otherwise
   -h, --help            show this help
@@ -80,13 +83,23 @@ const search = ({ values, query, top }: ReturnType<typeof parse>): Promise<numbe
     const embedder = values.embed === undefined ? undefined : yield* makeEmbedder(values.embed)
     const reranker = values.rerank ? yield* Effect.provide(Effect.service(LanguageModel), resolveModelLayer(values.model ?? defaultModelSpec())) : undefined
     const retriever = yield* makeRetriever(library, { embedder, embeddingCache: values["embed-cache"] ?? defaultEmbeddingCache(), reranker })
-    const ranked = yield* retriever.search(query, top)
+    // as `run` does: a re-ranker or embedding model that fails leaves the lexical ranking, with a warning
+    let fellBack = false
+    const ranked = yield* retriever.search(query, top).pipe(
+      Effect.catch((e) =>
+        Effect.sync(() => {
+          fellBack = true
+          console.error(redactText(`smurfs tools search: warning: ${e.message}; the lexical ranking is shown instead`))
+          return retriever.lexical(query, top)
+        })
+      )
+    )
     const byName = new Map(library.tools.map((t) => [t.name, t]))
     if (values.json) {
       console.log(JSON.stringify(ranked.map((r) => row(byName.get(r.name), r)), null, 2))
       return
     }
-    console.log(`${library.name}: ${ranked.length} of ${library.tools.length} tools for "${query}" (${retriever.mode})\n`)
+    console.log(`${library.name}: ${ranked.length} of ${plural(library.tools.length, "tool")} for "${query}" (${fellBack ? "lexical" : retriever.mode})\n`)
     ranked.forEach((r, i) => {
       const tool = byName.get(r.name)
       console.log(`${String(i + 1).padStart(3)}. ${r.name}  ${r.score.toFixed(3)}`)

@@ -1,0 +1,159 @@
+// One task's trajectory as one self-contained HTML page (`show --html`, the pages `compare --html` links to): labels and reasons, each step collapsible with its full tool response and the prompt the model saw, methods side by side.
+import { methodColor } from "../../bench/report/svg.ts"
+import type { TaskLabel } from "../../bench/report/results.ts"
+import { plural } from "../plural.ts"
+import { dataOf, isKind, kindOf } from "../trace/events.ts"
+import type { RunEvent, Totals } from "../trace/record.ts"
+import { redactText, secretValues } from "../trace/redact.ts"
+import { visibleText } from "../trace/visible-text.ts"
+import { formatEvent } from "./live-view.ts"
+
+/** One method's run of the task, as the page shows it. */
+export interface TrajectoryView {
+  /** The heading: method, group and id (or the trajectory file's name). */
+  readonly label: string
+  /** Colours the column (a method keeps its colour in every page and report). */
+  readonly method?: string | undefined
+  readonly query?: string | undefined
+  readonly events: ReadonlyArray<RunEvent>
+  readonly finalAnswer?: string | undefined
+  readonly finishType?: string | undefined
+  readonly totals?: Partial<Totals> | undefined
+  /** Every judge run's label of this task (none when it was not judged). */
+  readonly labels?: ReadonlyArray<TaskLabel> | undefined
+}
+
+const escape = (text: string) => text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!)
+
+/** Text from a record, as the page shows it: secrets redacted (a tool may have echoed a key), control characters made visible, then escaped. */
+const shown = (text: string, secrets: ReadonlyArray<string>) => escape(redactText(visibleText(text), secrets))
+
+/** A step's look, from the words the live view starts its first line with. */
+const classOf = (line: string): string => {
+  const t = line.trim()
+  if (/^(Query|Plan|Subtask \d+|Answer):?/.test(t)) return "head"
+  if (t.startsWith("call ")) return "call"
+  if (t.startsWith("-> failed") || t.startsWith("Gave up") || / failed:/.test(t)) return "fail"
+  if (t.startsWith("verifier:")) return "verdict"
+  if (t.startsWith("backtrack") || t.startsWith("guardrail")) return "back"
+  return "text"
+}
+
+const STYLE = `
+:root { color-scheme: light; }
+* { box-sizing: border-box; }
+body { font: 14px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif; color: #1f2430; background: #fafbfc; margin: 0; }
+main { max-width: 1500px; margin: 0 auto; padding: 20px 16px 40px; }
+h1 { font-size: 20px; margin: 0 0 8px; overflow-wrap: anywhere; }
+a { color: #2f5fa5; }
+.cols { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(100%, 440px), 1fr)); gap: 16px; align-items: start; }
+section.method { background: #fff; border: 1px solid #e3e6eb; border-top: 4px solid var(--method); border-radius: 8px; padding: 12px 14px; min-width: 0; }
+section.method h2 { font-size: 16px; margin: 0 0 6px; overflow-wrap: anywhere; }
+.query, .answer { margin: 6px 0; overflow-wrap: anywhere; white-space: pre-wrap; }
+.totals { color: #5b6270; font-size: 13px; }
+table.labels { border-collapse: collapse; width: 100%; font-size: 13px; margin: 8px 0; table-layout: fixed; }
+table.labels th, table.labels td { text-align: left; padding: 4px 6px; border-bottom: 1px solid #eceef2; vertical-align: top; overflow-wrap: anywhere; }
+table.labels col.narrow { width: 6.5em; }
+.Solved { color: #1f7a1f; font-weight: 600; }
+.Unsolved { color: #b00020; font-weight: 600; }
+.Unsure { color: #8a6d00; font-weight: 600; }
+details.step { border-left: 3px solid #e3e6eb; margin: 3px 0; padding: 1px 0 1px 8px; }
+details.step > summary { cursor: pointer; white-space: pre-wrap; overflow-wrap: anywhere; font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12.5px; }
+details.step.call { border-left-color: #d8b84a; } details.step.fail { border-left-color: #d0485c; }
+details.step.verdict { border-left-color: #4f86c6; } details.step.back { border-left-color: #a35fc0; } details.step.head > summary { font-weight: 600; }
+pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f4f6f8; border-radius: 4px; padding: 6px 8px; margin: 4px 0; font-size: 12px; max-height: 40em; overflow-y: auto; }
+details.prompt { margin: 4px 0; } details.prompt > summary { cursor: pointer; color: #2f5fa5; font-size: 12.5px; }
+.role { font-size: 11px; color: #6b7280; text-transform: uppercase; letter-spacing: .04em; }
+.muted { color: #6b7280; }
+`
+
+/** The judge runs' labels and reasons of one method's run. */
+const labelsTable = (labels: ReadonlyArray<TaskLabel>, secrets: ReadonlyArray<string>): string => {
+  if (labels.length === 0) return `<p class="muted">Not judged yet (\`smurfs eval --run &lt;dir&gt; --judge &lt;spec&gt;\` labels it).</p>`
+  const judges = new Set(labels.map((l) => l.judge)).size > 1
+  return `<table class="labels"><colgroup>${judges ? '<col class="narrow">' : ""}<col class="narrow"><col class="narrow"><col></colgroup><thead><tr>${judges ? "<th>judge</th>" : ""}<th>run</th><th>label</th><th>reason</th></tr></thead><tbody>${labels
+    .map((l) => `<tr>${judges ? `<td>${shown(l.judge, secrets)}</td>` : ""}<td>${l.run}</td><td class="${l.label}">${l.label}</td><td>${shown(l.reason, secrets)}</td></tr>`)
+    .join("")}</tbody></table>`
+}
+
+const pre = (text: string, secrets: ReadonlyArray<string>) => `<pre>${shown(text, secrets)}</pre>`
+
+/** What a step holds beyond its line: a tool call's arguments and whole response; a model call's prompt and reply (recorded with --full-trace). */
+const stepBody = (event: RunEvent, secrets: ReadonlyArray<string>): string => {
+  if (isKind(event, "tool_call")) {
+    const d = dataOf(event, "tool_call")
+    return [
+      `<div class="role">arguments</div>${pre(JSON.stringify(d.args ?? {}, null, 2), secrets)}`,
+      `<div class="role">${d.ok ? "response" : "error"}${d.cached ? " (cached)" : ""}${d.missed ? " (no recording, no simulator)" : ""}</div>${pre(d.ok ? (d.content ?? "") : [d.error ?? "", d.content ?? ""].filter(Boolean).join("\n"), secrets)}`
+    ].join("")
+  }
+  if (isKind(event, "model_call")) {
+    const d = dataOf(event, "model_call")
+    const messages = d.messages ?? []
+    return [
+      messages.length === 0
+        ? ""
+        : `<details class="prompt"><summary>the prompt the model saw (${plural(messages.length, "message")})</summary>${messages.map((m) => `<div class="role">${shown(m.role, secrets)}</div>${pre(m.content, secrets)}`).join("")}</details>`,
+      d.reply !== undefined ? `<div class="role">reply</div>${pre(d.reply, secrets)}` : ""
+    ].join("")
+  }
+  return ""
+}
+
+/** The steps of a run: each event the live view shows, collapsible, with what it holds in full; model calls when their prompt was kept. */
+const steps = (events: ReadonlyArray<RunEvent>, secrets: ReadonlyArray<string>, hasQuery: boolean): string => {
+  const out: Array<string> = []
+  for (const event of events) {
+    if (isKind(event, "model_call")) {
+      const d = dataOf(event, "model_call")
+      if (!d.messages?.length && d.reply === undefined) continue
+      out.push(`<details class="step model"><summary>model call: ${shown(String(d.role ?? ""), secrets)}, ${plural((d.promptTokens ?? 0) + (d.completionTokens ?? 0), "token")}</summary>${stepBody(event, secrets)}</details>`)
+      continue
+    }
+    // the header shows the query already
+    if (hasQuery && isKind(event, "task_started")) continue
+    const lines = formatEvent(event, { maxChars: 160 }).filter((l) => l.trim() !== "")
+    if (lines.length === 0) continue
+    const body = stepBody(event, secrets)
+    // opened, a step shows its text whole (a thought, an answer); a tool call's "-> ok ..." line is its response cut short: the body has it whole
+    const whole = formatEvent(event, { maxChars: Number.MAX_SAFE_INTEGER }).filter((l) => l.trim() !== "")
+    const cut = whole.join("\n") !== lines.join("\n")
+    const rest = isKind(event, "tool_call") ? "" : cut ? pre(whole.map((l) => l.trim()).join("\n"), secrets) : lines.slice(1).map((l) => pre(l, secrets)).join("")
+    const look = lines.some((l) => classOf(l) === "fail") ? "fail" : classOf(lines[0]!)
+    out.push(`<details class="step ${look} ${escape(kindOf(event))}"><summary>${shown(lines[0]!.trim(), secrets)}</summary>${rest}${body || (rest ? "" : '<p class="muted">(nothing more recorded)</p>')}</details>`)
+  }
+  return out.join("\n")
+}
+
+const totalsLine = (t: Partial<Totals>) =>
+  `${plural(t.modelCalls ?? 0, "model call")}, ${plural((t.promptTokens ?? 0) + (t.completionTokens ?? 0), "token")}, ${plural(t.toolCalls ?? 0, "tool call")}, ${plural(t.backtracks ?? 0, "backtrack")}, ${((t.wallMs ?? 0) / 1000).toFixed(1)} s`
+
+const column = (v: TrajectoryView, secrets: ReadonlyArray<string>): string => {
+  const answered = v.finishType === "give_answer" || (v.finalAnswer && !v.events.some((e) => kindOf(e) === "give_up"))
+  return [
+    `<section class="method" style="--method:${methodColor(v.method ?? v.label)}">`,
+    `<h2>${shown(v.label, secrets)}</h2>`,
+    v.query !== undefined ? `<div class="query"><b>Query:</b> ${shown(v.query, secrets)}</div>` : "",
+    labelsTable(v.labels ?? [], secrets),
+    `<div class="answer"><b>${answered ? "Answer" : `Finished: ${shown(v.finishType ?? "", secrets)}`}</b>${answered ? `: ${shown(v.finalAnswer ?? "", secrets)}` : ""}</div>`,
+    v.totals ? `<p class="totals">${totalsLine(v.totals)}</p>` : "",
+    `<div class="steps">${steps(v.events, secrets, v.query !== undefined)}</div>`,
+    "</section>"
+  ].join("\n")
+}
+
+/** The page: one column per method (side by side on a wide screen, one under another on a narrow one). */
+export const renderTrajectoryPage = (views: ReadonlyArray<TrajectoryView>, options: { title?: string; back?: string } = {}): string => {
+  const secrets = secretValues()
+  const title = options.title ?? "smurfs show"
+  return [
+    "<!doctype html>",
+    `<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${shown(title, secrets)}</title><style>${STYLE}</style></head>`,
+    "<body><main>",
+    options.back !== undefined ? `<p><a href="${escape(options.back)}">&larr; the report</a></p>` : "",
+    `<h1>${shown(title, secrets)}</h1>`,
+    `<div class="cols">${views.map((v) => column(v, secrets)).join("\n")}</div>`,
+    "</main></body></html>",
+    ""
+  ].join("\n")
+}
