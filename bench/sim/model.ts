@@ -12,6 +12,7 @@ import { readRecordings, type Recordings, type SimQuery, type SimTask } from "./
 import { FAULT_KINDS, type FaultKind, parseSimSpec, type SimOptions, simDefaults } from "./options.ts"
 import { decide, faultSurface, type Intent } from "./policy.ts"
 import { valueOf } from "./schema-value.ts"
+import { makePrefixCache, type PrefixCacheTotals } from "./prefix-cache.ts"
 import { makeTokenCounter, TOKENIZER } from "./tokens.ts"
 
 /** Counters of one simulated model, for the perf harness. */
@@ -25,6 +26,8 @@ export interface SimStats {
   simMs: number
   /** Milliseconds of simulated latency slept. */
   sleptMs: number
+  /** The modelled server's prefix cache (option `cache=N`): tokens cached and computed, GPU time. */
+  readonly prefixCache: PrefixCacheTotals | undefined
 }
 
 export interface SimModel {
@@ -59,7 +62,8 @@ const asGraphPlan = (intent: Intent): Intent => {
 
 /** A simulated model over the given recordings. */
 export const makeSimModel = (options: SimOptions = simDefaults, recordings: Recordings = readRecordings(options.data), spec = "sim"): SimModel => {
-  const stats: SimStats = { calls: 0, promptTokens: 0, completionTokens: 0, faults: Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>, simMs: 0, sleptMs: 0 }
+  const prefixCache = options.prefixCache ? makePrefixCache(options.prefixCache) : undefined
+  const stats: SimStats = { calls: 0, promptTokens: 0, completionTokens: 0, faults: Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>, simMs: 0, sleptMs: 0, prefixCache: prefixCache?.totals }
   const tokens = makeTokenCounter()
   const catalog = makeCatalog(options.data, recordings)
   /** The runner's task, else the ToolBench query the prompt quotes, else only what any API of the data set takes. */
@@ -76,6 +80,7 @@ export const makeSimModel = (options: SimOptions = simDefaults, recordings: Reco
     if (fault) stats.faults[fault]++
     const promptTokens = tokens.prompt(request)
     const completionTokens = tokens.text(reply.text) + (reply.toolCalls ?? []).reduce((n, c) => n + tokens.text(c.name) + tokens.text(JSON.stringify(c.arguments)), 0)
+    prefixCache?.serve(tokens.encodePrompt(request), tokens.encodeReply(reply))
     return { reply, usage: { promptTokens, completionTokens } }
   }
   const generate = (request: GenerateRequest) =>
