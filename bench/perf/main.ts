@@ -231,8 +231,8 @@ const run = (setup: PerfSetup, quick: boolean, only: (section: Section) => boole
     if (only("prefix")) {
       const gpuQueries = take(queries, sizes.gpuTasks)
       const { slots } = prefixConfig
-      const { prefillMsPerToken, decodeMsPerToken } = prefixCacheDefaults
-      const spec = `sim:cache=${slots},prefill=${prefillMsPerToken}ms,decode=${decodeMsPerToken}ms`
+      const { prefillMsPerToken, decodeMsPerToken, similarity } = prefixCacheDefaults
+      const spec = `sim:cache=${slots},prefill=${prefillMsPerToken}ms,decode=${decodeMsPerToken}ms,similarity=${similarity}`
       const reuse = makeSubtaskReuse(makeTokenCounter())
       const rows: Array<Record<string, unknown>> = []
       const skipped: Array<string> = []
@@ -268,7 +268,10 @@ const run = (setup: PerfSetup, quick: boolean, only: (section: Section) => boole
             uncachedPromptTokensPerTask: cache.uncachedTokens / n,
             outputTokensPerTask: cache.outputTokens / n,
             gpuSecondsPerTask: cache.gpuMs / 1000 / n,
-            prefillSecondsPerTask: (cache.uncachedTokens * prefillMsPerToken) / 1000 / n
+            prefillSecondsPerTask: (cache.uncachedTokens * prefillMsPerToken) / 1000 / n,
+            byRole: Object.fromEntries(
+              [...batch.sim.prefixCacheByRole].map(([role, r]) => [role, { callsPerTask: round(r.requests / n, 2), uncachedTokensPerTask: round(r.uncachedTokens / n, 1), gpuSecondsPerTask: round(r.gpuMs / 1000 / n, 3) }])
+            )
           })
         }
       const react = rows.find((r) => r["method"] === "react" && r["profile"] === "improved")
@@ -278,6 +281,7 @@ const run = (setup: PerfSetup, quick: boolean, only: (section: Section) => boole
         slots,
         prefillMsPerToken,
         decodeMsPerToken,
+        similarity,
         tasks: gpuQueries.length,
         concurrency: 1,
         rows,
@@ -287,7 +291,7 @@ const run = (setup: PerfSetup, quick: boolean, only: (section: Section) => boole
       }
       sections.push(
         table(
-          `GPU work per task: a modelled server with ${slots} prefix-cache slots (longest common prefix, ties to the least recently used), ${prefillMsPerToken} ms per computed prompt token, ${decodeMsPerToken} ms per reply token; ${gpuQueries.length} tasks one at a time, task-aware sim${skipped.length > 0 ? `; skipped: ${skipped.join("; ")}` : ""}`,
+          `GPU work per task: a modelled server with ${slots} prefix-cache slots (longest common prefix when it holds ${similarity * 100}% of the prompt, else the least recently used), ${prefillMsPerToken} ms per computed prompt token, ${decodeMsPerToken} ms per reply token; ${gpuQueries.length} tasks one at a time, task-aware sim${skipped.length > 0 ? `; skipped: ${skipped.join("; ")}` : ""}`,
           ["method", "profile", "answered", "calls/task", "prompt tok/task", "uncached tok/task", "uncached vs react", "reply tok/task", "prefill GPU s/task", "GPU s/task"],
           rows.map((r) => [
             String(r["method"]),

@@ -28,6 +28,8 @@ export interface SimStats {
   sleptMs: number
   /** The modelled server's prefix cache (option `cache=N`): tokens cached and computed, GPU time. */
   readonly prefixCache: PrefixCacheTotals | undefined
+  /** The same by the calling agent's role. */
+  readonly prefixCacheByRole: Map<string, { requests: number; uncachedTokens: number; gpuMs: number }>
 }
 
 export interface SimModel {
@@ -63,7 +65,7 @@ const asGraphPlan = (intent: Intent): Intent => {
 /** A simulated model over the given recordings. */
 export const makeSimModel = (options: SimOptions = simDefaults, recordings: Recordings = readRecordings(options.data), spec = "sim"): SimModel => {
   const prefixCache = options.prefixCache ? makePrefixCache(options.prefixCache) : undefined
-  const stats: SimStats = { calls: 0, promptTokens: 0, completionTokens: 0, faults: Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>, simMs: 0, sleptMs: 0, prefixCache: prefixCache?.totals }
+  const stats: SimStats = { calls: 0, promptTokens: 0, completionTokens: 0, faults: Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>, simMs: 0, sleptMs: 0, prefixCache: prefixCache?.totals, prefixCacheByRole: new Map() }
   const tokens = makeTokenCounter()
   const catalog = makeCatalog(options.data, recordings)
   /** The runner's task, else the ToolBench query the prompt quotes, else only what any API of the data set takes. */
@@ -80,7 +82,11 @@ export const makeSimModel = (options: SimOptions = simDefaults, recordings: Reco
     if (fault) stats.faults[fault]++
     const promptTokens = tokens.prompt(request)
     const completionTokens = tokens.text(reply.text) + (reply.toolCalls ?? []).reduce((n, c) => n + tokens.text(c.name) + tokens.text(JSON.stringify(c.arguments)), 0)
-    prefixCache?.serve(tokens.encodePrompt(request), tokens.encodeReply(reply))
+    if (prefixCache) {
+      const served = prefixCache.serve(tokens.encodePrompt(request), tokens.encodeReply(reply))
+      const role = stats.prefixCacheByRole.get(request.role) ?? { requests: 0, uncachedTokens: 0, gpuMs: 0 }
+      stats.prefixCacheByRole.set(request.role, { requests: role.requests + 1, uncachedTokens: role.uncachedTokens + served.uncachedTokens, gpuMs: role.gpuMs + served.gpuMs })
+    }
     return { reply, usage: { promptTokens, completionTokens } }
   }
   const generate = (request: GenerateRequest) =>

@@ -37,8 +37,9 @@ export interface SimOptions {
    */
   readonly plan: "sequential" | "graph"
   /**
-   * The server's prefix cache to model (`cache=4,prefill=0.25ms,decode=20ms`): slots, and GPU time per
-   * uncached prompt token and per reply token; undefined (the default, `cache=0`) models none.
+   * The server's prefix cache to model (`cache=4,prefill=0.25ms,decode=20ms,similarity=0.1`): slots, GPU
+   * time per uncached prompt token and per reply token, the share of a prompt a slot must hold to be
+   * taken; undefined (the default, `cache=0`) models none.
    */
   readonly prefixCache: PrefixCacheOptions | undefined
 }
@@ -61,7 +62,7 @@ export const simDefaults: SimOptions = {
   prefixCache: undefined
 }
 
-const KEYS = `latency, per_token, prompt_token, completion_token, fault, ${FAULT_KINDS.join(", ")}, seed, data, tools, context, name, plan, cache, prefill, decode`
+const KEYS = `latency, per_token, prompt_token, completion_token, fault, ${FAULT_KINDS.join(", ")}, seed, data, tools, context, name, plan, cache, prefill, decode, similarity`
 
 /** Milliseconds from "100ms", "0.1ms", "1s", "250us", "2m" or a bare number of milliseconds. */
 export const parseDurationMs = (text: string): number | undefined => {
@@ -162,6 +163,12 @@ export const parseSimSpec = (spec: string): { readonly options: SimOptions } | {
         const ms = duration()
         if (ms === undefined) return fail(`${key} "${value}" is not a duration per token like 0.25ms`)
         cache = { ...prefixCacheDefaults, ...cache, [key === "prefill" ? "prefillMsPerToken" : "decodeMsPerToken"]: ms }
+        break
+      }
+      case "similarity": {
+        const share = parseRate(value)
+        if (share === undefined) return fail(`similarity "${value}" is not a share between 0 and 1`)
+        cache = { ...prefixCacheDefaults, ...cache, similarity: share }
         break
       }
       default: {

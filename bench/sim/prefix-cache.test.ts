@@ -3,7 +3,7 @@ import { commonPrefixLength, makePrefixCache } from "./prefix-cache.ts"
 import { makeTokenCounter } from "./tokens.ts"
 import { parseSimSpec } from "./options.ts"
 
-const costs = { prefillMsPerToken: 0.5, decodeMsPerToken: 10 }
+const costs = { prefillMsPerToken: 0.5, decodeMsPerToken: 10, similarity: 0 }
 const range = (from: number, n: number) => Array.from({ length: n }, (_, i) => from + i)
 
 describe("prefix cache model", () => {
@@ -33,6 +33,23 @@ describe("prefix cache model", () => {
     expect(cache.serve(range(10, 5), [])).toMatchObject({ slot: 2, cachedTokens: 0 })
   })
 
+  it("takes the least recently used slot when the best holds less than the similarity share of the prompt (llama-server)", () => {
+    const strict = makePrefixCache({ slots: 2, ...costs, similarity: 0.5 })
+    const loose = makePrefixCache({ slots: 2, ...costs })
+    const long = range(0, 100)
+    // shares 3 framing tokens with the long prompt, 3% of it
+    const other = [...range(0, 3), ...range(500, 97)]
+    for (const cache of [strict, loose]) {
+      cache.serve(long, [])
+      cache.serve(range(900, 10), [])
+      cache.serve(long, [])
+    }
+    // the longest prefix alone would overwrite the long prompt's slot; the similarity rule keeps it
+    expect(loose.serve(other, [])).toMatchObject({ slot: 0, cachedTokens: 3 })
+    expect(strict.serve(other, [])).toMatchObject({ slot: 1, cachedTokens: 0 })
+    expect(strict.serve(long, [])).toMatchObject({ slot: 0, cachedTokens: 99 })
+  })
+
   it("computes the last token of a prompt it holds whole, as llama.cpp and Ollama do", () => {
     const cache = makePrefixCache({ slots: 1, ...costs })
     cache.serve([1, 2, 3], [])
@@ -52,7 +69,7 @@ describe("prefix cache model", () => {
   })
 
   it("is read from the sim spec: cache=N slots with per-token costs, none by default", () => {
-    const parsed = parseSimSpec("sim:cache=3,prefill=0.5ms,decode=10ms")
+    const parsed = parseSimSpec("sim:cache=3,prefill=0.5ms,decode=10ms,similarity=0")
     expect("options" in parsed && parsed.options.prefixCache).toEqual({ slots: 3, ...costs })
     const plain = parseSimSpec("sim")
     expect("options" in plain && plain.options.prefixCache).toBeUndefined()

@@ -12,9 +12,15 @@ export interface PrefixCacheOptions {
   readonly prefillMsPerToken: number
   /** GPU milliseconds per reply token (decode, one token at a time): 20 ms is the same model at 50 tokens/s. */
   readonly decodeMsPerToken: number
+  /**
+   * The share of a prompt a slot must hold for the request to take it (llama-server's
+   * `--slot-prompt-similarity`, default 0.1); below it the request takes the least recently used slot
+   * instead, so that an unrelated prompt does not evict a useful cache. 0 takes the longest prefix always.
+   */
+  readonly similarity: number
 }
 
-export const prefixCacheDefaults: PrefixCacheOptions = { slots: 4, prefillMsPerToken: 0.25, decodeMsPerToken: 20 }
+export const prefixCacheDefaults: PrefixCacheOptions = { slots: 4, prefillMsPerToken: 0.25, decodeMsPerToken: 20, similarity: 0.1 }
 
 /** What serving one request cost. */
 export interface ServedRequest {
@@ -48,8 +54,9 @@ export const commonPrefixLength = (a: ReadonlyArray<number>, b: ReadonlyArray<nu
 /**
  * A prefix cache. Requests are served one at a time in the order they arrive (a slot is not held while
  * a reply is written, which is exact for one request in flight). The slot choice is llama-server's
- * (`get_available_slot`: the most similar cached prompt, else the least recently used) and Ollama's
- * runner's (`findLongestCacheSlot`): the longest common prefix, ties to the least recently used slot.
+ * (`get_available_slot`: the slot with the longest common prefix when it holds at least `similarity` of
+ * the prompt, else the least recently used) and, with `similarity` 0, Ollama's runner's
+ * (`findLongestCacheSlot`: the longest common prefix); ties go to the least recently used slot.
  * A prompt the slot holds whole still computes its last token, as both do, to have the next token's logits.
  */
 export const makePrefixCache = (options: PrefixCacheOptions = prefixCacheDefaults) => {
@@ -68,7 +75,10 @@ export const makePrefixCache = (options: PrefixCacheOptions = prefixCacheDefault
         shared = n
       }
     })
-    return { slot: best, shared }
+    if (prompt.length > 0 && shared / prompt.length >= options.similarity) return { slot: best, shared }
+    // too little in common: the least recently used slot, which may still hold a shorter common prefix
+    const lru = slots.reduce((oldest, s, i) => (s.lastUsed < slots[oldest]!.lastUsed ? i : oldest), 0)
+    return { slot: lru, shared: commonPrefixLength(slots[lru]!.tokens, prompt) }
   }
   const serve = (prompt: ReadonlyArray<number>, output: ReadonlyArray<number>): ServedRequest => {
     const { slot, shared } = choose(prompt)
