@@ -54,9 +54,9 @@ export interface TokenCounter {
   /** Tokens of a request as a server would see it: every message with its framing, and the tool specs. */
   readonly prompt: (request: GenerateRequest) => number
   /**
-   * The token ids a server computes for a request, as its chat template lays them out: the tool specs
-   * first (as Qwen's templates put them in the system message), each message framed, then the reply's
-   * start. Its length is `prompt(request)`; the prefix cache compares these.
+   * The token ids a server computes for a request, as its chat template lays them out: each message
+   * framed, the tool specs at the end of the system message (as Qwen's templates put them), then the
+   * reply's start. Its length is `prompt(request)`; the prefix cache compares these.
    */
   readonly encodePrompt: (request: { readonly messages: ReadonlyArray<EncodableMessage>; readonly tools?: GenerateRequest["tools"] }) => ReadonlyArray<number>
   /** The token ids of a reply (its text and tool calls, then END): what a server's slot holds after the prompt. */
@@ -104,13 +104,16 @@ export const makeTokenCounter = (maxChars = 32_000_000): TokenCounter => {
   }
   const encodePrompt: TokenCounter["encodePrompt"] = (request) => {
     const ids: Array<number> = []
-    // the tool specs' tokens, with no framing of their own, so that the length matches `prompt`
-    if (request.tools && request.tools.length > 0) pushAll(ids, encode(JSON.stringify(request.tools)))
-    for (const m of request.messages) {
+    // the tool specs' tokens, with no framing of their own (so that the length matches `prompt`): at the end
+    // of the system message, as Qwen's templates put them, else before the first message
+    const tools = request.tools && request.tools.length > 0 ? encode(JSON.stringify(request.tools)) : []
+    if (request.messages[0]?.role !== "system") pushAll(ids, tools)
+    request.messages.forEach((m, i) => {
       ids.push(FRAME.start, roleId(m.role), FRAME.newline)
       body(ids, m.content, m.toolCalls)
+      if (i === 0 && m.role === "system") pushAll(ids, tools)
       ids.push(FRAME.end)
-    }
+    })
     ids.push(FRAME.start, roleId("assistant"), FRAME.newline)
     return ids
   }

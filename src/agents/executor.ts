@@ -41,7 +41,8 @@ export const chooseTool = Effect.fn("Executor.chooseTool")(function* (ctx: Agent
     role: "executor.choose",
     template: "executor-choose",
     context: subtaskContext(view),
-    values: { thought, allowed: allowed.join(", ") },
+    // the names are in the shared prefix's tool list: repeated only when some are excluded (the schema's enum holds them anyway)
+    values: { thought, allowed: view.excluded.length === 0 ? "any tool of the list" : allowed.join(", ") },
     data: { allowed },
     schema: choiceSchema(allowed),
     check: (v) => checkToolName(v.tool, allowed, all, ctx.guardrails)
