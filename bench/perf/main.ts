@@ -291,7 +291,7 @@ const run = (setup: PerfSetup, quick: boolean, only: (section: Section) => boole
       }
       sections.push(
         table(
-          `GPU work per task: a modelled server with ${slots} prefix-cache slots (longest common prefix when it holds ${similarity * 100}% of the prompt, else the least recently used), ${prefillMsPerToken} ms per computed prompt token, ${decodeMsPerToken} ms per reply token; ${gpuQueries.length} tasks one at a time, task-aware sim${skipped.length > 0 ? `; skipped: ${skipped.join("; ")}` : ""}`,
+          `GPU work per task: a modelled server with ${slots} prefix-cache slots (longest common prefix when it holds ${similarity * 100}% of the prompt, else the least recently used), ${prefillMsPerToken} ms per computed prompt token, ${decodeMsPerToken} ms per reply token; ${gpuQueries.length} tasks one at a time, task-aware sim${skipped.length > 0 ? `; skipped: ${skipped.join("; ")}` : ""}${prefixConfig.smurfsSrc !== undefined ? "; smurfs/reference: the sim does not write the authors' free-text replies, so its figures count their retries" : ""}`,
           ["method", "profile", "answered", "calls/task", "prompt tok/task", "uncached tok/task", "uncached vs react", "reply tok/task", "prefill GPU s/task", "GPU s/task"],
           rows.map((r) => [
             String(r["method"]),
