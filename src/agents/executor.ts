@@ -58,7 +58,7 @@ export const writeArgs = Effect.fn("Executor.writeArgs")(function* (ctx: AgentCo
     role: "executor.args",
     template: "executor-args",
     context: subtaskContext(view),
-    values: { ...toolDoc(tool), thought },
+    values: { ...toolDoc(tool, true), thought },
     schema: argsSchema(tool),
     check: (v) => checkArgs(tool, v, ctx.guardrails, grounding),
     clipText: false
