@@ -42,9 +42,11 @@ describe("smurfs pipeline", () => {
     expect(t.totals.backtracks).toBe(0)
     expect(t.events.map((e) => e.type).at(0)).toBe("dev.smurfs.task_started")
     expect(t.events.map((e) => e.type).at(-1)).toBe("dev.smurfs.task_finished")
-    // each agent sees only its slice: the planner the query, the verifier no tool list
+    // each agent sees only its slice: the planner the query, the verifier not the query but the prefix the
+    // subtask's requests share (system text, tools, subtask, memory: issue 23, a server's prefix cache reuses it)
     expect(userPrompt(callsOf(t, "planner")[0]!)).toContain(query)
-    expect(callsOf(t, "verifier")[0]!.messages.map((m) => m.content).join("\n")).not.toContain("percent_of")
+    expect(callsOf(t, "verifier")[0]!.messages.map((m) => m.content).join("\n")).not.toContain(query)
+    expect(systemPrompt(callsOf(t, "verifier")[0]!)).toBe(systemPrompt(thoughts[0]!))
   })
 
   it("excludes a failing tool at this depth and uses another", async () => {

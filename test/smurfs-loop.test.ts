@@ -261,8 +261,9 @@ describe("smurfs loop: observations reach models without a tool role", () => {
   it("keeps the tool message when the model has a tool role", async () => {
     const t = await runSmurfs("How high is K2?", [tool], script, { planner: false })
     const [call] = callsOf(t, "answerer.step")
-    expect(call!.messages.map((m) => m.role)).toEqual(["system", "assistant", "tool", "user"])
-    expect(call!.messages[2]!.content).toBe(response)
+    // the subtask's shared prefix (system, then subtask and memory) comes first, the call and response after it
+    expect(call!.messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool", "user"])
+    expect(call!.messages[3]!.content).toBe(response)
     expect(userPrompt(call!)).not.toContain(response)
   })
 })

@@ -1,7 +1,9 @@
 // Runs one perf configuration: a method on ToolBench tasks with a simulated model, timing every task and model call.
 import { join } from "node:path"
 import { Effect } from "effect"
-import { type MethodName, methodSpec } from "../../src/agents/methods.ts"
+import { baselinePrompts } from "../../src/agents/baseline-prompts.ts"
+import { type MethodName, methodFor, methodSpec } from "../../src/agents/methods.ts"
+import { chainProfileOptions, type ProfileName, smurfsProfileOptions } from "../../src/agents/profile.ts"
 import type { Task } from "../../src/agents/task.ts"
 import { makeModelCache } from "../../src/llm/cache.ts"
 import { LanguageModel, type LanguageModelShape } from "../../src/llm/language-model.ts"
@@ -51,6 +53,11 @@ export interface BatchConfig {
   readonly sampleMemory?: boolean | undefined
   /** Sees each trajectory (with its prompts) before it is dropped. */
   readonly inspect?: ((trajectory: Trajectory) => void) | undefined
+  /**
+   * Run the method under a profile, as `smurfs bench --profile` does (the checkouts the reference reads:
+   * StableToolBench's for react/dfsdt, the Smurfs authors' for smurfs); without it, the method's defaults.
+   */
+  readonly profile?: { readonly name: ProfileName; readonly stb?: string | undefined; readonly smurfsSrc?: string | undefined } | undefined
 }
 
 /** What one task of a batch measured. */
@@ -96,7 +103,14 @@ export const runBatch = (setup: PerfSetup, config: BatchConfig) =>
     const modelCache = config.cacheDir === undefined ? undefined : yield* makeModelCache({ dir: config.cacheDir })
     const toolCache = config.cacheDir === undefined ? undefined : yield* makeToolCache({ dir: config.cacheDir, cacheErrors: true })
     const model: LanguageModelShape = modelCache ? modelCache.wrap(sim.model) : sim.model
-    const method = methodSpec(config.method).build()
+    const profile = config.profile
+    const method = profile
+      ? methodFor(config.method, {
+          prompts: baselinePrompts(profile.name === "reference" ? profile.stb : undefined),
+          smurfsProfile: smurfsProfileOptions(profile.name, profile.smurfsSrc),
+          chainProfile: chainProfileOptions(profile.name)
+        })
+      : methodSpec(config.method).build()
     const tasks = longestFirst(config.queries).map((q): [BenchQuery, Task] => {
       const task = taskOf(q, "all", (name, docs) => toolbenchLibrary(name, docs, env))
       return [q, toolCache ? { ...task, tools: toolCache.wrapLibrary(task.tools) } : task]
@@ -146,7 +160,7 @@ export const runBatch = (setup: PerfSetup, config: BatchConfig) =>
       Effect.ensuring(Effect.sync(() => (timer !== undefined ? (sample(), clearInterval(timer)) : undefined)))
     )
     const wallMs = performance.now() - started
-    const { queries: _queries, inspect: _inspect, ...rest } = config
+    const { queries: _queries, inspect: _inspect, profile: _profile, ...rest } = config
     return {
       config: { ...rest, tasks: config.queries.length },
       wallMs,

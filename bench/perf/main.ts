@@ -12,17 +12,22 @@ import { version } from "../../src/version.ts"
 import { SIM_NOTE } from "../sim/model.ts"
 import { parseSimSpec } from "../sim/options.ts"
 import { makeTokenCounter, TOKENIZER } from "../sim/tokens.ts"
+import { prefixCacheDefaults } from "../sim/prefix-cache.ts"
+import { existsSync } from "node:fs"
+import type { ProfileName } from "../../src/agents/profile.ts"
+import { SMURFS_SRC_ENV } from "../../src/agents/smurfs-source.ts"
+import { STB_ENV } from "../../src/text/stabletoolbench-files.ts"
 import { METHOD_NAMES } from "../../src/agents/methods.ts"
 import { type BatchResult, loadSetup, type MethodName, type PerfSetup, runBatch, type TaskSample } from "./harness.ts"
 import { measureHttpOverhead } from "./http-overhead.ts"
-import { byStepBucket, contextFigures, makePrefixReuse } from "./measures.ts"
+import { byStepBucket, contextFigures, makePrefixReuse, makeSubtaskReuse } from "./measures.ts"
 import { listSchedule, max, summary, sum } from "./stats.ts"
 import { table } from "./table.ts"
 
 /** Sizes of each experiment; `--quick` shrinks them for a smoke run. */
 const SIZES = {
-  full: { overheadTasks: Infinity, scalingTasks: 200, scalingLatency: "100ms", concurrency: [1, 4, 16, 64], contextTasks: Infinity, prefixTasks: 200, memoryTasks: Infinity, memoryConcurrency: 256, memoryLatency: "100ms", warmTasks: 200, warmLatency: "100ms", warmConcurrency: 64, planTasks: 20 },
-  quick: { overheadTasks: 100, scalingTasks: 40, scalingLatency: "20ms", concurrency: [1, 4, 16, 64], contextTasks: 60, prefixTasks: 60, memoryTasks: 256, memoryConcurrency: 256, memoryLatency: "20ms", warmTasks: 40, warmLatency: "20ms", warmConcurrency: 16, planTasks: 5 }
+  full: { overheadTasks: Infinity, scalingTasks: 200, scalingLatency: "100ms", concurrency: [1, 4, 16, 64], contextTasks: Infinity, prefixTasks: 200, memoryTasks: Infinity, memoryConcurrency: 256, memoryLatency: "100ms", warmTasks: 200, warmLatency: "100ms", warmConcurrency: 64, planTasks: 20, gpuTasks: 200 },
+  quick: { overheadTasks: 100, scalingTasks: 40, scalingLatency: "20ms", concurrency: [1, 4, 16, 64], contextTasks: 60, prefixTasks: 60, memoryTasks: 256, memoryConcurrency: 256, memoryLatency: "20ms", warmTasks: 40, warmLatency: "20ms", warmConcurrency: 16, planTasks: 5, gpuTasks: 60 }
 } as const
 
 const FAULT_RATES = [0, 0.1, 0.3] as const
@@ -32,14 +37,18 @@ const SEED = 7
 export const HEADER = `NOTE: every figure below comes from the smurfs framework driven by a ${SIM_NOTE}; none says anything about a real model's speed or quality.`
 
 /** The sections, in the order they run; `--only` picks some. */
-const SECTIONS = ["memory", "overhead", "scaling", "context", "cache", "plans", "http"] as const
+const SECTIONS = ["memory", "overhead", "scaling", "context", "prefix", "cache", "plans", "http"] as const
 type Section = (typeof SECTIONS)[number]
 
 const usage = `usage: node bench/perf/main.ts [--quick] [--only <sections>] [--out runs/perf.json] [--data <toolbench dir>]
   --quick   smaller sizes for a smoke run (about a minute)
   --only    a comma list of sections to run: ${SECTIONS.join(", ")} (default: all)
   --out     where to write the figures as JSON (default runs/perf.json)
-  --data    the ToolBench data directory (default <repo>/../shared/toolbench)`
+  --data    the ToolBench data directory (default <repo>/../shared/toolbench)
+  --stb     StableToolBench's checkout, for react/dfsdt under --profile reference in the prefix section
+            (default $SMURFS_STB, else <data>/stabletoolbench when it exists)
+  --smurfs-src  the Smurfs authors' checkout, for smurfs under --profile reference (default $SMURFS_SRC; without it, skipped)
+  --slots   the modelled server's prefix-cache slots in the prefix section (default ${prefixCacheDefaults.slots})`
 
 const log = (text: string) => process.stderr.write(`${text}\n`)
 
@@ -54,7 +63,14 @@ const nominalModelMs = (sample: TaskSample, spec: string): number => {
 
 const round = (n: number, digits = 2) => (Number.isFinite(n) ? Number(n.toFixed(digits)) : null)
 
-const run = (setup: PerfSetup, quick: boolean, only: (section: Section) => boolean) =>
+/** Where the prefix section finds the references' checkouts, and the modelled server's slots. */
+interface PrefixConfig {
+  readonly stb: string | undefined
+  readonly smurfsSrc: string | undefined
+  readonly slots: number
+}
+
+const run = (setup: PerfSetup, quick: boolean, only: (section: Section) => boolean, prefixConfig: PrefixConfig) =>
   Effect.gen(function* () {
     const sizes = quick ? SIZES.quick : SIZES.full
     const queries = setup.queries
@@ -210,6 +226,97 @@ const run = (setup: PerfSetup, quick: boolean, only: (section: Section) => boole
       )
     }
 
+    // 3b. GPU work per task: a server with a prefix cache (bench/sim/prefix-cache.ts), one task at a time so that
+    // the requests reach it in a fixed order; each method under each profile whose checkout is at hand.
+    if (only("prefix")) {
+      const gpuQueries = take(queries, sizes.gpuTasks)
+      const { slots } = prefixConfig
+      const { prefillMsPerToken, decodeMsPerToken, similarity } = prefixCacheDefaults
+      const spec = `sim:cache=${slots},prefill=${prefillMsPerToken}ms,decode=${decodeMsPerToken}ms,similarity=${similarity}`
+      const reuse = makeSubtaskReuse(makeTokenCounter())
+      const rows: Array<Record<string, unknown>> = []
+      const skipped: Array<string> = []
+      for (const profile of ["improved", "reference"] as const satisfies ReadonlyArray<ProfileName>)
+        for (const method of CONTEXT_METHODS) {
+          if (profile === "reference" && method === "smurfs" && prefixConfig.smurfsSrc === undefined) {
+            skipped.push("smurfs/reference (no --smurfs-src or $SMURFS_SRC: the authors' texts are read from their checkout)")
+            continue
+          }
+          if (profile === "reference" && method !== "smurfs" && prefixConfig.stb === undefined) {
+            skipped.push(`${method}/reference (no --stb or $SMURFS_STB)`)
+            continue
+          }
+          const label = `${method}/${profile}`
+          log(`prefix: ${label} on ${gpuQueries.length} tasks, ${spec}, concurrency 1`)
+          const batch = yield* runBatch(setup, {
+            method,
+            sim: spec,
+            queries: gpuQueries,
+            concurrency: 1,
+            profile: { name: profile, stb: prefixConfig.stb, smurfsSrc: prefixConfig.smurfsSrc },
+            inspect: (t) => reuse.add(t, label)
+          })
+          const cache = batch.sim.prefixCache!
+          const n = Math.max(1, batch.samples.length)
+          rows.push({
+            method,
+            profile,
+            tasks: batch.samples.length,
+            answered: batch.samples.filter((s) => s.answered).length / n,
+            callsPerTask: cache.requests / n,
+            promptTokensPerTask: cache.promptTokens / n,
+            uncachedPromptTokensPerTask: cache.uncachedTokens / n,
+            outputTokensPerTask: cache.outputTokens / n,
+            gpuSecondsPerTask: cache.gpuMs / 1000 / n,
+            prefillSecondsPerTask: (cache.uncachedTokens * prefillMsPerToken) / 1000 / n,
+            byRole: Object.fromEntries(
+              [...batch.sim.prefixCacheByRole].map(([role, r]) => [role, { callsPerTask: round(r.requests / n, 2), uncachedTokensPerTask: round(r.uncachedTokens / n, 1), gpuSecondsPerTask: round(r.gpuMs / 1000 / n, 3) }])
+            )
+          })
+        }
+      const react = rows.find((r) => r["method"] === "react" && r["profile"] === "improved")
+      const roles = reuse.figures().filter((r) => r.label.startsWith("smurfs/") || r.label.startsWith("react/"))
+      json["prefixCache"] = {
+        spec,
+        slots,
+        prefillMsPerToken,
+        decodeMsPerToken,
+        similarity,
+        tasks: gpuQueries.length,
+        concurrency: 1,
+        rows,
+        skipped,
+        reuseWithPreviousInSubtask: roles,
+        note: "uncached = prompt tokens the modelled server computes (the rest its slots hold); GPU s = uncached x prefill + reply tokens x decode; reuse = tokens shared with the previous request of the same subtask, any role"
+      }
+      sections.push(
+        table(
+          `GPU work per task: a modelled server with ${slots} prefix-cache slots (longest common prefix when it holds ${similarity * 100}% of the prompt, else the least recently used), ${prefillMsPerToken} ms per computed prompt token, ${decodeMsPerToken} ms per reply token; ${gpuQueries.length} tasks one at a time, task-aware sim${skipped.length > 0 ? `; skipped: ${skipped.join("; ")}` : ""}${prefixConfig.smurfsSrc !== undefined ? "; smurfs/reference: the sim does not write the authors' free-text replies, so its figures count their retries" : ""}`,
+          ["method", "profile", "answered", "calls/task", "prompt tok/task", "uncached tok/task", "uncached vs react", "reply tok/task", "prefill GPU s/task", "GPU s/task"],
+          rows.map((r) => [
+            String(r["method"]),
+            String(r["profile"]),
+            pct(Number(r["answered"])),
+            round(Number(r["callsPerTask"]), 1),
+            Math.round(Number(r["promptTokensPerTask"])),
+            Math.round(Number(r["uncachedPromptTokensPerTask"])),
+            react ? round(Number(r["uncachedPromptTokensPerTask"]) / Number(react["uncachedPromptTokensPerTask"]), 2) : null,
+            Math.round(Number(r["outputTokensPerTask"])),
+            round(Number(r["prefillSecondsPerTask"]), 2),
+            round(Number(r["gpuSecondsPerTask"]), 2)
+          ]),
+          1
+        )
+      )
+      sections.push(
+        table(
+          "Reuse with the previous request of the same subtask (any role; ReAct: of the task), token-weighted: the share a prefix cache with one slot per subtask reuses",
+          ["method/profile", "role", "prompts", "compared", "reused"],
+          roles.sort((a, b) => a.label.localeCompare(b.label) || a.role.localeCompare(b.role)).map((r) => [r.label, r.role, r.prompts, r.compared, pct(r.reuseShare)])
+        )
+      )
+    }
+
     // 4. Warm caches: the same run twice over one cache directory (fresh cache objects, as after a restart).
     if (only("cache")) {
       const cacheDir = mkdtempSync(join(tmpdir(), "smurfs-perf-cache-"))
@@ -335,7 +442,10 @@ const vals = (s: ReturnType<typeof summary>) => [s.median, s.p95, s.mean, s.max]
 const main = async (argv: ReadonlyArray<string>): Promise<number> => {
   let args
   try {
-    args = parseArgs({ args: [...argv], options: { quick: { type: "boolean" }, only: { type: "string" }, out: { type: "string" }, data: { type: "string" }, help: { type: "boolean", short: "h" } } }).values
+    args = parseArgs({
+      args: [...argv],
+      options: { quick: { type: "boolean" }, only: { type: "string" }, out: { type: "string" }, data: { type: "string" }, stb: { type: "string" }, "smurfs-src": { type: "string" }, slots: { type: "string" }, help: { type: "boolean", short: "h" } }
+    }).values
   } catch (e) {
     console.error(`${(e as Error).message}\n${usage}`)
     return 2
@@ -354,11 +464,19 @@ const main = async (argv: ReadonlyArray<string>): Promise<number> => {
     return 2
   }
   const only = (section: Section) => picked.includes(section)
+  const slots = args.slots === undefined ? prefixCacheDefaults.slots : Number(args.slots)
+  if (!Number.isInteger(slots) || slots < 1) {
+    console.error(`--slots: "${args.slots}" is not a number of slots (1 or more)\n${usage}`)
+    return 2
+  }
+  const standIn = join(data, "stabletoolbench")
+  const stb = args.stb ?? process.env[STB_ENV] ?? (existsSync(standIn) ? standIn : undefined)
+  const smurfsSrc = args["smurfs-src"] ?? process.env[SMURFS_SRC_ENV]
   const started = Date.now()
   console.log(HEADER)
   const program = Effect.gen(function* () {
     const setup = yield* loadSetup(data)
-    return yield* run(setup, quick, only)
+    return yield* run(setup, quick, only, { stb: stb && resolve(stb), smurfsSrc: smurfsSrc && resolve(smurfsSrc), slots })
   })
   const result = await Effect.runPromise(Effect.result(program))
   if (result._tag === "Failure") {

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest"
 import { makeEvent } from "../../src/trace/events.ts"
 import type { Trajectory } from "../../src/trace/trajectory.ts"
 import { makeTokenCounter } from "../sim/tokens.ts"
-import { makePrefixReuse } from "./measures.ts"
+import { makePrefixReuse, makeSubtaskReuse } from "./measures.ts"
 import { listSchedule, quantile } from "./stats.ts"
 
 const call = (role: string, system: string, user: string) =>
@@ -46,6 +46,36 @@ describe("perf measures", () => {
     const anyRole = figures.find((f) => f.role.startsWith("(any role"))!
     expect(anyRole.compared).toBe(3)
     expect(anyRole.reuseShare).toBeLessThan(thought.reuseShare)
+  })
+
+  it("measures, per role, the tokens shared with the previous request of the same subtask, whatever its role", () => {
+    const tokens = makeTokenCounter()
+    const reuse = makeSubtaskReuse(tokens)
+    const shared = "You are an agent of a team. ".repeat(20)
+    reuse.add(
+      trajectory([
+        call("planner", "Plan it.", "Query: q"),
+        makeEvent("t", "subtask_started", { index: 0, subtask: "a" }),
+        call("executor.thought", shared, "Subtask: a\n\nThink."),
+        call("executor.choose", shared, "Subtask: a\n\nChoose."),
+        makeEvent("t", "subtask_answered", { index: 0, subtask: "a", answer: "x", source: "verified" }),
+        makeEvent("t", "subtask_started", { index: 1, subtask: "b" }),
+        call("executor.thought", shared, "Subtask: b\n\nThink."),
+        makeEvent("t", "subtask_answered", { index: 1, subtask: "b", answer: "y", source: "verified" }),
+        call("answerer.final", "Answer it.", "Query: q")
+      ]),
+      "smurfs/improved"
+    )
+    const of = (role: string) => reuse.figures().find((f) => f.role === role)!
+    // the choice repeats the thought's request up to its last line, in tokens as the prefix cache counts them
+    const thought = tokens.encodePrompt({ messages: [{ role: "system", content: shared }, { role: "user", content: "Subtask: a\n\nThink." }] })
+    const choose = tokens.encodePrompt({ messages: [{ role: "system", content: shared }, { role: "user", content: "Subtask: a\n\nChoose." }] })
+    const common = thought.findIndex((id, i) => id !== choose[i])
+    expect(of("executor.choose")).toMatchObject({ prompts: 1, compared: 1, reuseShare: common / choose.length })
+    // each subtask's first request has nothing before it in its subtask; the final answer follows the planner
+    expect(of("executor.thought")).toMatchObject({ prompts: 2, compared: 0 })
+    expect(of("answerer.final").compared).toBe(1)
+    expect(of("answerer.final").reuseShare).toBeLessThan(0.5)
   })
 
   it("list-schedules tasks in order and takes quantiles", () => {

@@ -1,4 +1,5 @@
 // Figures computed from perf batches: prompt sizes, prompt size by steps, and prompt prefix reuse per role.
+import { commonPrefixLength } from "../sim/prefix-cache.ts"
 import type { TokenCounter } from "../sim/tokens.ts"
 import type { Trajectory } from "../../src/trace/trajectory.ts"
 import type { BatchResult } from "./harness.ts"
@@ -180,5 +181,44 @@ export const makePrefixReuse = (tokens: TokenCounter) => {
         }
       })
       .sort((a, b) => a.method.localeCompare(b.method) || a.role.localeCompare(b.role))
+  return { add, figures }
+}
+
+/**
+ * Per role, the share of a request's tokens equal to the start of the request before it in the same subtask,
+ * whatever that request's role (the planner and the final answer are outside any subtask; a chain's whole task
+ * is one scope): what a server's prefix cache reuses when one subtask's requests follow each other.
+ */
+export const makeSubtaskReuse = (tokens: TokenCounter) => {
+  const perRole = new Map<string, { prompts: number; compared: number; promptTokens: number; reusedTokens: number }>()
+  const add = (trajectory: Trajectory, label: string) => {
+    const previous = new Map<number, ReadonlyArray<number>>()
+    let subtask = -1
+    for (const event of trajectory.events) {
+      if (isKind(event, "subtask_started")) subtask = Number(dataOf(event, "subtask_started").index ?? subtask + 1)
+      if (isKind(event, "subtask_answered")) subtask = -1
+      if (!isKind(event, "model_call")) continue
+      const call = dataOf(event, "model_call")
+      if (call.ok !== true || !call.messages) continue
+      const role = String(call.role)
+      const scope = role === "planner" || role === "answerer.final" ? -1 : subtask
+      const prompt = tokens.encodePrompt({ messages: call.messages })
+      const key = `${label}\u0000${role}`
+      const entry = perRole.get(key) ?? { prompts: 0, compared: 0, promptTokens: 0, reusedTokens: 0 }
+      perRole.set(key, entry)
+      entry.prompts++
+      const before = previous.get(scope)
+      previous.set(scope, prompt)
+      if (!before) continue
+      entry.compared++
+      entry.promptTokens += prompt.length
+      entry.reusedTokens += commonPrefixLength(before, prompt)
+    }
+  }
+  const figures = () =>
+    [...perRole.entries()].map(([key, e]) => {
+      const [label, role] = key.split("\u0000") as [string, string]
+      return { label, role, prompts: e.prompts, compared: e.compared, reuseShare: e.compared === 0 ? Number.NaN : e.reusedTokens / e.promptTokens }
+    })
   return { add, figures }
 }

@@ -12,6 +12,7 @@ import { readRecordings, type Recordings, type SimQuery, type SimTask } from "./
 import { FAULT_KINDS, type FaultKind, parseSimSpec, type SimOptions, simDefaults } from "./options.ts"
 import { decide, faultSurface, type Intent } from "./policy.ts"
 import { valueOf } from "./schema-value.ts"
+import { makePrefixCache, type PrefixCacheTotals } from "./prefix-cache.ts"
 import { makeTokenCounter, TOKENIZER } from "./tokens.ts"
 
 /** Counters of one simulated model, for the perf harness. */
@@ -25,6 +26,10 @@ export interface SimStats {
   simMs: number
   /** Milliseconds of simulated latency slept. */
   sleptMs: number
+  /** The modelled server's prefix cache (option `cache=N`): tokens cached and computed, GPU time. */
+  readonly prefixCache: PrefixCacheTotals | undefined
+  /** The same by the calling agent's role. */
+  readonly prefixCacheByRole: Map<string, { requests: number; uncachedTokens: number; gpuMs: number }>
 }
 
 export interface SimModel {
@@ -59,7 +64,8 @@ const asGraphPlan = (intent: Intent): Intent => {
 
 /** A simulated model over the given recordings. */
 export const makeSimModel = (options: SimOptions = simDefaults, recordings: Recordings = readRecordings(options.data), spec = "sim"): SimModel => {
-  const stats: SimStats = { calls: 0, promptTokens: 0, completionTokens: 0, faults: Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>, simMs: 0, sleptMs: 0 }
+  const prefixCache = options.prefixCache ? makePrefixCache(options.prefixCache) : undefined
+  const stats: SimStats = { calls: 0, promptTokens: 0, completionTokens: 0, faults: Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>, simMs: 0, sleptMs: 0, prefixCache: prefixCache?.totals, prefixCacheByRole: new Map() }
   const tokens = makeTokenCounter()
   const catalog = makeCatalog(options.data, recordings)
   /** The runner's task, else the ToolBench query the prompt quotes, else only what any API of the data set takes. */
@@ -76,6 +82,11 @@ export const makeSimModel = (options: SimOptions = simDefaults, recordings: Reco
     if (fault) stats.faults[fault]++
     const promptTokens = tokens.prompt(request)
     const completionTokens = tokens.text(reply.text) + (reply.toolCalls ?? []).reduce((n, c) => n + tokens.text(c.name) + tokens.text(JSON.stringify(c.arguments)), 0)
+    if (prefixCache) {
+      const served = prefixCache.serve(tokens.encodePrompt(request), tokens.encodeReply(reply))
+      const role = stats.prefixCacheByRole.get(request.role) ?? { requests: 0, uncachedTokens: 0, gpuMs: 0 }
+      stats.prefixCacheByRole.set(request.role, { requests: role.requests + 1, uncachedTokens: role.uncachedTokens + served.uncachedTokens, gpuMs: role.gpuMs + served.gpuMs })
+    }
     return { reply, usage: { promptTokens, completionTokens } }
   }
   const generate = (request: GenerateRequest) =>

@@ -1,6 +1,7 @@
 // Options of the simulated model, read from a spec string `sim:latency=100ms,per_token=0.1ms,fault=0.1,seed=7`.
 import { fileURLToPath } from "node:url"
 import { InvalidModelSpec } from "../../src/llm/errors.ts"
+import { type PrefixCacheOptions, prefixCacheDefaults } from "./prefix-cache.ts"
 
 /** The kinds of misbehaviour the simulated model can inject. */
 export const FAULT_KINDS = ["malformed", "unknown_tool", "wrong_args", "refusal"] as const
@@ -35,6 +36,12 @@ export interface SimOptions {
    * (every subtask with `dependsOn: []`, so that they run at the same time).
    */
   readonly plan: "sequential" | "graph"
+  /**
+   * The server's prefix cache to model (`cache=4,prefill=0.25ms,decode=20ms,similarity=0.1`): slots, GPU
+   * time per uncached prompt token and per reply token, the share of a prompt a slot must hold to be
+   * taken; undefined (the default, `cache=0`) models none.
+   */
+  readonly prefixCache: PrefixCacheOptions | undefined
 }
 
 /** The data directory next to the repository: `<repo>/../shared/toolbench`. */
@@ -51,10 +58,11 @@ export const simDefaults: SimOptions = {
   tools: true,
   contextTokens: 32_768,
   name: "sim",
-  plan: "sequential"
+  plan: "sequential",
+  prefixCache: undefined
 }
 
-const KEYS = `latency, per_token, prompt_token, completion_token, fault, ${FAULT_KINDS.join(", ")}, seed, data, tools, context, name, plan`
+const KEYS = `latency, per_token, prompt_token, completion_token, fault, ${FAULT_KINDS.join(", ")}, seed, data, tools, context, name, plan, cache, prefill, decode, similarity`
 
 /** Milliseconds from "100ms", "0.1ms", "1s", "250us", "2m" or a bare number of milliseconds. */
 export const parseDurationMs = (text: string): number | undefined => {
@@ -88,6 +96,8 @@ export const parseSimSpec = (spec: string): { readonly options: SimOptions } | {
   const body = spec === "sim" ? "" : spec.slice(4)
   let options: { -readonly [K in keyof SimOptions]: SimOptions[K] } = { ...simDefaults, faults: { ...simDefaults.faults } }
   const faults = { ...simDefaults.faults }
+  // prefill/decode alone model the default slots; cache=0 models none
+  let cache: PrefixCacheOptions | undefined
   for (const part of body.split(",").map((p) => p.trim()).filter((p) => p.length > 0)) {
     const eq = part.indexOf("=")
     if (eq <= 0) return fail(`"${part}" is not key=value (keys: ${KEYS})`)
@@ -142,6 +152,25 @@ export const parseSimSpec = (spec: string): { readonly options: SimOptions } | {
         if (value !== "sequential" && value !== "graph") return fail(`plan "${value}" is not sequential or graph`)
         options = { ...options, plan: value }
         break
+      case "cache": {
+        const n = Number(value)
+        if (!Number.isInteger(n) || n < 0) return fail(`cache "${value}" is not a number of slots (0 for no prefix cache)`)
+        cache = { ...prefixCacheDefaults, ...cache, slots: n }
+        break
+      }
+      case "prefill":
+      case "decode": {
+        const ms = duration()
+        if (ms === undefined) return fail(`${key} "${value}" is not a duration per token like 0.25ms`)
+        cache = { ...prefixCacheDefaults, ...cache, [key === "prefill" ? "prefillMsPerToken" : "decodeMsPerToken"]: ms }
+        break
+      }
+      case "similarity": {
+        const share = parseRate(value)
+        if (share === undefined) return fail(`similarity "${value}" is not a share between 0 and 1`)
+        cache = { ...prefixCacheDefaults, ...cache, similarity: share }
+        break
+      }
       default: {
         if ((FAULT_KINDS as ReadonlyArray<string>).includes(key)) {
           const rate = parseRate(value)
@@ -154,5 +183,6 @@ export const parseSimSpec = (spec: string): { readonly options: SimOptions } | {
     }
   }
   if (options.fault + Object.values(faults).reduce((a, b) => a + b, 0) > 1) return fail("the fault rates add up to more than 1")
-  return { options: { ...options, faults } }
+  const prefixCache = cache !== undefined && cache.slots > 0 ? cache : undefined
+  return { options: { ...options, faults, prefixCache } }
 }

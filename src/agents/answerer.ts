@@ -3,17 +3,19 @@ import { Effect } from "effect"
 import { z } from "zod"
 import type { Step } from "../memory/step.ts"
 import { type AgentContext, ask } from "./ask.ts"
+import { subtaskContext, type SubtaskView } from "./subtask-context.ts"
 
 export const Answer = z.object({ answer: z.string() })
 
-/** The subtask's answer from one tool response and the local memory before it. */
-export const answerStep = Effect.fn("Answerer.answerStep")(function* (ctx: AgentContext, subtask: string, memory: ReadonlyArray<Step>, step: Pick<Step, "tool" | "args" | "observation">) {
+/** The subtask's answer from one tool response and the local memory before it (`view.memory`, the executor's prefix). */
+export const answerStep = Effect.fn("Answerer.answerStep")(function* (ctx: AgentContext, view: SubtaskView, step: Pick<Step, "tool" | "args" | "observation">) {
   const { answer } = yield* ask(ctx, {
     role: "answerer.step",
     template: "answerer-step",
+    context: subtaskContext(view),
     // arguments are the model's own text and can be huge; the answerer needs only their gist
-    values: { subtask, tool: step.tool, args: ctx.budget.agentText(JSON.stringify(step.args)) },
-    fit: { memory: (room) => ctx.budget.steps(memory, room), observation: (room) => ctx.budget.truncate(step.observation ?? "", room) },
+    values: { tool: step.tool, args: ctx.budget.agentText(JSON.stringify(step.args)) },
+    fit: { observation: (room) => ctx.budget.truncate(step.observation ?? "", room) },
     // the response is data: it reaches the model only as the tool message, never inside instructions
     toolResult: { tool: step.tool, args: step.args, response: "observation" },
     schema: Answer
@@ -21,14 +23,14 @@ export const answerStep = Effect.fn("Answerer.answerStep")(function* (ctx: Agent
   return answer
 })
 
-/** When the step limit is hit: the subtask's answer from every step global memory holds for it. */
-export const answerSubtask = Effect.fn("Answerer.answerSubtask")(function* (ctx: AgentContext, subtask: string, steps: ReadonlyArray<Step>) {
+/** When the step limit is hit: the subtask's answer from every step global memory holds for it (`steps`, in the subtask's prefix). */
+export const answerSubtask = Effect.fn("Answerer.answerSubtask")(function* (ctx: AgentContext, view: Omit<SubtaskView, "memory">, steps: ReadonlyArray<Step>) {
   const { answer } = yield* ask(ctx, {
     role: "answerer.subtask",
     template: "answerer-subtask",
-    values: { subtask },
+    context: subtaskContext({ ...view, memory: (room) => ctx.budget.steps(steps, room) }),
+    values: {},
     data: { answers: steps.map((s) => s.answer) },
-    fit: { memory: (room) => ctx.budget.steps(steps, room) },
     schema: Answer
   })
   return answer

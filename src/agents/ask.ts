@@ -45,6 +45,21 @@ export interface AskRequest<A> {
    * false) gets it at the start of the user message instead, fenced and labelled as data.
    */
   readonly toolResult?: { readonly tool: string; readonly args: Record<string, unknown>; readonly response: string } | undefined
+  /**
+   * The prefix this request shares with the other requests of its subtask (`subtaskContext`): its template's
+   * system part is the system message and its user part starts the user message, so that a server's prefix
+   * cache reuses them; the request's own template (user text only) ends the user message. Its values and
+   * fitted parts are the request's too. A tool's call and response come between the shared user message
+   * and the request's own (a model without a tool role reads them inline, before the whole user text).
+   */
+  readonly context?: SharedContext | undefined
+}
+
+/** A prefix shared by several agents' requests: a template and the values it is rendered from. */
+export interface SharedContext {
+  readonly template: string
+  readonly values: Readonly<Record<string, string | number>>
+  readonly fit: Readonly<Record<string, (room: number) => string>>
 }
 
 /** A copy of a parsed reply with each string passed through `clip`. */
@@ -125,16 +140,24 @@ export const renderFitted = (
   values: AskRequest<unknown>["values"],
   fit: AskRequest<unknown>["fit"] = {},
   /** Parts of the fixed text (the reply's JSON shape): rendered, never cut. */
-  statics: Readonly<Record<string, string>> = {}
+  statics: Readonly<Record<string, string>> = {},
+  /** A shared prefix's template (`AskRequest.context`): its system part, then its user part before the template's. */
+  context?: string
 ) => {
   const keys = Object.keys(fit)
   const fitRoom = keys.length > 0 ? Math.floor(budget.promptTokens / 4) : 0
-  const blankOf = (kept: Readonly<Record<string, string | number>>) => renderTemplate(template, { ...kept, ...statics, ...Object.fromEntries(keys.map((k) => [k, ""])) })
+  const renderAll = (values: Readonly<Record<string, string | number>>) => {
+    const own = renderTemplate(template, values)
+    if (context === undefined) return { ...own, shared: undefined, own: own.user }
+    const shared = renderTemplate(context, values)
+    return { system: shared.system, user: `${shared.user}\n\n${own.user}`, shared: shared.user, own: own.user }
+  }
+  const blankOf = (kept: Readonly<Record<string, string | number>>) => renderAll({ ...kept, ...statics, ...Object.fromEntries(keys.map((k) => [k, ""])) })
   const { kept, cuts } = cutValues(budget, values, (k) => { const blank = blankOf(k); return budget.room(blank.system, blank.user) }, fitRoom, keys)
   const blank = blankOf(kept)
   const share = Math.floor(budget.room(blank.system, blank.user) / Math.max(1, keys.length))
   const fitted = Object.fromEntries(keys.map((k) => [k, fit[k]!(Math.max(0, share))]))
-  return { ...renderTemplate(template, { ...kept, ...statics, ...fitted }), values: { ...kept, ...fitted }, fitted, cuts }
+  return { ...renderAll({ ...kept, ...statics, ...fitted }), values: { ...kept, ...fitted }, fitted, cuts }
 }
 
 const TOOL_CALL_ID = "call_0"
@@ -161,12 +184,22 @@ const formatOf = (template: string, schema: z.ZodType): Record<string, string> =
 export const ask = <A>(ctx: AgentContext, request: AskRequest<A>) =>
   Effect.gen(function* () {
     yield* ctx.charge
-    const prompt = renderFitted(ctx.budget, request.template, request.values, request.fit, formatOf(request.template, request.schema))
+    const shared = request.context
+    const prompt = renderFitted(
+      ctx.budget,
+      request.template,
+      { ...shared?.values, ...request.values },
+      { ...shared?.fit, ...request.fit },
+      formatOf(request.template, request.schema),
+      shared?.template
+    )
     yield* warnCuts(ctx.budget, request.role, prompt.cuts)
     const { info } = yield* LanguageModel
     const tool = request.toolResult
     const response = tool ? (prompt.fitted[tool.response] ?? "") : ""
     const inline = tool !== undefined && !info.supportsTools
+    // With a shared prefix, a tool's call and response come after it (the subtask and memory) and before the request's own end.
+    const split = prompt.shared !== undefined && tool !== undefined && !inline
     const result = yield* generateObject({
       role: request.role,
       schema: request.schema,
@@ -174,8 +207,9 @@ export const ask = <A>(ctx: AgentContext, request: AskRequest<A>) =>
       maxReflections: ctx.guardrails.format ? ctx.guardrails.maxReflections : 0,
       messages: [
         { role: "system", content: prompt.system },
+        ...(split ? [{ role: "user" as const, content: prompt.shared! }] : []),
         ...(tool && !inline ? toolResultMessages(tool, response) : []),
-        { role: "user", content: inline ? `${inlineToolResult(tool, response)}\n\n${prompt.user}` : prompt.user, values: { ...prompt.values, ...request.data } }
+        { role: "user", content: inline ? `${inlineToolResult(tool, response)}\n\n${prompt.user}` : split ? prompt.own : prompt.user, values: { ...prompt.values, ...request.data } }
       ]
     })
     return request.clipText === false ? result.value : clipStrings(result.value, (text) => ctx.budget.agentText(text))

@@ -5,20 +5,17 @@ import { emit } from "../trace/events.ts"
 import { parseToolArgs, type Tool } from "../tools/tool.ts"
 import { type AgentContext, ask } from "./ask.ts"
 import { argsSchema, checkArgs, checkToolName, choiceSchema, declaredArgs } from "./guardrails.ts"
-import { toolDoc, toolList } from "./tool-docs.ts"
+import { subtaskContext, type SubtaskView } from "./subtask-context.ts"
+import { toolDoc } from "./tool-docs.ts"
 
 export const Thought = z.object({ thought: z.string() })
 
-/** What the executor sees (the paper's memory table): the subtask, its local memory, the verifier's hint. */
-export interface ExecutorView {
-  readonly subtask: string
-  /** Answers to the earlier subtasks, so a dependent subtask can use them (rendered within a token room). */
-  readonly background: (room: number) => string
-  /** Local memory rendered within a token room. */
-  readonly memory: (room: number) => string
+/**
+ * What the executor sees (the paper's memory table): the subtask, its local memory, the verifier's hint.
+ * Its three requests share one prefix (`subtaskContext`) and differ only at the end.
+ */
+export interface ExecutorView extends SubtaskView {
   readonly hint?: string | undefined
-  /** Every tool of the task (static part of the prompts). */
-  readonly tools: ReadonlyArray<Tool>
   /** Tools that failed at the current depth. */
   readonly excluded: ReadonlyArray<string>
 }
@@ -29,9 +26,9 @@ export const think = Effect.fn("Executor.think")(function* (ctx: AgentContext, v
   const { thought } = yield* ask(ctx, {
     role: "executor.thought",
     template: "executor-thought",
-    values: { tools: toolList(view.tools), subtask: view.subtask, excluded: none(view.excluded), hint: view.hint ?? "none" },
+    context: subtaskContext(view),
+    values: { excluded: none(view.excluded), hint: view.hint ?? "none" },
     data: { excluded: view.excluded },
-    fit: { memory: view.memory, background: view.background },
     schema: Thought
   })
   return thought
@@ -43,7 +40,9 @@ export const chooseTool = Effect.fn("Executor.chooseTool")(function* (ctx: Agent
   const { tool } = yield* ask(ctx, {
     role: "executor.choose",
     template: "executor-choose",
-    values: { tools: toolList(view.tools), subtask: view.subtask, thought, allowed: allowed.join(", ") },
+    context: subtaskContext(view),
+    // the names are in the shared prefix's tool list: repeated only when some are excluded (the schema's enum holds them anyway)
+    values: { thought, allowed: view.excluded.length === 0 ? "any tool of the list" : allowed.join(", ") },
     data: { allowed },
     schema: choiceSchema(allowed),
     check: (v) => checkToolName(v.tool, allowed, all, ctx.guardrails)
@@ -58,8 +57,8 @@ export const writeArgs = Effect.fn("Executor.writeArgs")(function* (ctx: AgentCo
   const raw = yield* ask(ctx, {
     role: "executor.args",
     template: "executor-args",
-    values: { ...toolDoc(tool), subtask: view.subtask, thought },
-    fit: { memory: view.memory, background: view.background },
+    context: subtaskContext(view),
+    values: { ...toolDoc(tool, true), thought },
     schema: argsSchema(tool),
     check: (v) => checkArgs(tool, v, ctx.guardrails, grounding),
     clipText: false

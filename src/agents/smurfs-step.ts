@@ -11,6 +11,7 @@ import { emit, type ToolCallData } from "../trace/events.ts"
 import { answerStep } from "./answerer.ts"
 import type { BudgetExhausted } from "./errors.ts"
 import { chooseTool, type ExecutorView, think, writeArgs } from "./executor.ts"
+import type { SubtaskView } from "./subtask-context.ts"
 import type { PipelineContext } from "./pipeline-context.ts"
 import { smurfsDefaults } from "./smurfs-options.ts"
 import { answerStepReference, chooseReference, type ReferenceAgents, taskLog, thinkReference, writeArgsReference } from "./smurfs-reference.ts"
@@ -68,18 +69,27 @@ export type StepOutcome =
  * One step at the current node: thought -> tool (among those not excluded here) -> arguments ->
  * call -> answer. A failed call is recorded in global memory and reported so the tool gets excluded.
  */
-export const executeStep = Effect.fn("Smurfs.step")(function* (ctx: PipelineContext, index: number, subtask: string, local: LocalMemory, excluded: ReadonlyArray<string>, hint: string | undefined) {
-  const depth = local.depth
-  const tools = ctx.task.tools.tools
-  const earlier = ctx.global.answersFor(index).map((a) => `- ${a.subtask}: ${a.answer}`).join("\n") || "none"
-  const view: ExecutorView = {
+/** The answers to a subtask's earlier subtasks, as its agents read them. */
+const earlierAnswers = (ctx: PipelineContext, index: number): string => ctx.global.answersFor(index).map((a) => `- ${a.subtask}: ${a.answer}`).join("\n") || "none"
+
+/** What every agent of a subtask sees first (their shared prefix), with `steps` as the memory. */
+export const subtaskViewOf = (ctx: PipelineContext, index: number, subtask: string, steps: ReadonlyArray<Step>): SubtaskView => {
+  const earlier = earlierAnswers(ctx, index)
+  return {
     subtask,
-    hint,
-    tools,
-    excluded,
-    memory: (room) => ctx.budget.steps(local.steps, room),
+    tools: ctx.task.tools.tools,
+    memory: (room) => ctx.budget.steps(steps, room),
     background: (room) => ctx.budget.truncate(earlier, room)
   }
+}
+
+export const executeStep = Effect.fn("Smurfs.step")(function* (ctx: PipelineContext, index: number, subtask: string, local: LocalMemory, excluded: ReadonlyArray<string>, hint: string | undefined) {
+  const depth = local.depth
+  const earlier = earlierAnswers(ctx, index)
+  // the path before this step: the executor's, the answerer's and the verifier's memory (one prefix)
+  const before = [...local.steps]
+  const shared = subtaskViewOf(ctx, index, subtask, before)
+  const view: ExecutorView = { ...shared, hint, excluded }
   const thought = yield* soft("executor.thought", think(ctx, view))
   if (thought === undefined) return { kind: "error" } satisfies StepOutcome
   yield* emit("thought", { subtask: index, depth, thought })
@@ -98,7 +108,7 @@ export const executeStep = Effect.fn("Smurfs.step")(function* (ctx: PipelineCont
     return { kind: "failed", tool: tool.name, called: true } satisfies StepOutcome
   }
   const observation = result.content
-  const answered = ctx.options.answerer ? yield* soft("answerer.step", answerStep(ctx, subtask, local.steps, { tool: tool.name, args, observation })) : undefined
+  const answered = ctx.options.answerer ? yield* soft("answerer.step", answerStep(ctx, shared, { tool: tool.name, args, observation })) : undefined
   const answer = answered ?? observation
   yield* emit("answer", { subtask: index, depth, answer })
   return { kind: "step", step: { thought, tool: tool.name, args, observation, answer } } satisfies StepOutcome

@@ -6,7 +6,7 @@ import { emit } from "../trace/events.ts"
 import { BudgetExhausted } from "./errors.ts"
 import { answerSubtask } from "./answerer.ts"
 import type { PipelineContext } from "./pipeline-context.ts"
-import { backtrack, executeReferenceStep, executeStep, soft, type StepOutcome } from "./smurfs-step.ts"
+import { backtrack, executeReferenceStep, executeStep, soft, type StepOutcome, subtaskViewOf } from "./smurfs-step.ts"
 import { answerSubtaskReference, taskLog, verifyReference } from "./smurfs-reference.ts"
 import { withSubtaskTools } from "./subtask-tools.ts"
 import { verify } from "./verifier.ts"
@@ -63,7 +63,7 @@ export const solveSubtask = Effect.fn("Smurfs.subtask")(function* (parent: Pipel
       excluded[local.depth] = new Set()
       // Verifier off (the paper's ablation): a plain DFS that keeps calling tools until the step limit.
       if (!options.verifier) continue
-      const verdict = yield* soft("verifier", reference ? verifyReference(ctx, reference, subtask, outcome.step.answer) : verify(ctx, subtask, outcome.step.answer))
+      const verdict = yield* soft("verifier", reference ? verifyReference(ctx, reference, subtask, outcome.step.answer) : verify(ctx, subtaskViewOf(ctx, index, subtask, local.steps.slice(0, -1)), outcome.step.answer))
       yield* emit("verdict", { subtask: index, status: verdict?.status ?? "pending", reason: verdict?.reason ?? "the verifier failed", hint: verdict?.hint ?? null })
       if (verdict?.status === "solved") return "verified" as const
       // a failed verifier call gives no hint; the step stays on the path, as in the reference, which keeps the hint it had
@@ -86,7 +86,7 @@ export const solveSubtask = Effect.fn("Smurfs.subtask")(function* (parent: Pipel
     const partial = options.answerer ? ((yield* soft("answerer.subtask", answerSubtaskReference(ctx, reference, question, answered))) ?? fallback) : fallback
     return { answer: ended === "exhausted" ? reference.source.sorry(partial) : partial, source: ended satisfies AnswerSource }
   }
-  const answer = options.answerer && all.length > 0 ? ((yield* soft("answerer.subtask", answerSubtask(ctx, subtask, all))) ?? fallback) : fallback
+  const answer = options.answerer && all.length > 0 ? ((yield* soft("answerer.subtask", answerSubtask(ctx, subtaskViewOf(ctx, index, subtask, []), all))) ?? fallback) : fallback
   return { answer, source: ended satisfies AnswerSource }
 })
 

@@ -13,9 +13,15 @@ const shorten = (text: string, max: number): string => {
 export const toolList = (tools: ReadonlyArray<Tool>): string =>
   tools.map((t) => `- ${t.name}: ${shorten(t.description, MAX_DESCRIPTION)}`).join("\n")
 
-/** The doc the executor writes arguments from: description and the parameters' JSON Schema. */
-export const toolDoc = (tool: Tool) => ({
+/** Said instead of a description the tool list already shows whole (the list is in the same prompt's prefix). */
+export const LISTED_DESCRIPTION = "as in the tool list"
+
+/**
+ * The doc the executor writes arguments from: description and the parameters' JSON Schema. With
+ * `listed`, a description the tool list shows whole is not repeated (a server computes it once).
+ */
+export const toolDoc = (tool: Tool, listed = false) => ({
   tool: tool.name,
-  description: tool.description,
+  description: listed && shorten(tool.description, MAX_DESCRIPTION) === tool.description ? LISTED_DESCRIPTION : tool.description,
   schema: JSON.stringify(parametersJsonSchema(tool))
 })

@@ -1,7 +1,8 @@
-// Verifier agent: accepts a subtask's answer or sends a hint back to the executor (sees subtask + answer).
+// Verifier agent: accepts a subtask's answer or sends a hint back to the executor (sees the subtask's prefix + the answer).
 import { Effect } from "effect"
 import { z } from "zod"
 import { type AgentContext, ask } from "./ask.ts"
+import { subtaskContext, type SubtaskView } from "./subtask-context.ts"
 
 export const Verdict = z.object({
   status: z.enum(["solved", "pending"]),
@@ -10,11 +11,13 @@ export const Verdict = z.object({
 })
 export type Verdict = z.infer<typeof Verdict>
 
-export const verify = Effect.fn("Verifier.verify")(function* (ctx: AgentContext, subtask: string, answer: string) {
+/** The verdict on a step's answer, in the subtask's prefix (the memory before the step, as the answerer saw it). */
+export const verify = Effect.fn("Verifier.verify")(function* (ctx: AgentContext, view: SubtaskView, answer: string) {
   return yield* ask(ctx, {
     role: "verifier",
     template: "verifier",
-    values: { subtask },
+    context: subtaskContext(view),
+    values: {},
     fit: { answer: (room) => ctx.budget.truncate(answer, room) },
     schema: Verdict
   }).pipe(Effect.tap((verdict) => Effect.annotateCurrentSpan("verdict", verdict.status)))

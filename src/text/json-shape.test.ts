@@ -23,7 +23,7 @@ describe("jsonShape", () => {
 
   it("renders the verifier's prompt shape from its schema and the template's wording", () => {
     const prompt = renderTemplate("verifier", { subtask: "s", answer: "a", format: jsonShape(jsonSchemaOf(Verdict), loadTemplate("verifier").examples) })
-    expect(prompt.system).toContain('{"status": "solved" or "pending", "reason": "why, in one sentence", "hint": "next step, when pending"}')
+    expect(prompt.user).toContain('{"status": "solved" or "pending", "reason": "why, in one sentence", "hint": "next step, when pending"}')
     expect(prompt.user).not.toContain("---examples---")
   })
 })
