@@ -65,9 +65,16 @@ export interface Provider {
 
 const registered = new Map<string, Provider>()
 
-/** Add a provider (registering the same name again replaces it). Import it from spec.ts, so that the library's own come first in lists. */
-export const registerProvider = (provider: Provider): void => {
-  registered.set(provider.name.toLowerCase(), provider)
+/**
+ * Add a provider (registering the same name again replaces it); returns how to take it out again (a test's own
+ * provider). Import it from spec.ts, so that the library's own come first in lists.
+ */
+export const registerProvider = (provider: Provider): (() => void) => {
+  const key = provider.name.toLowerCase()
+  registered.set(key, provider)
+  return () => {
+    if (registered.get(key) === provider) registered.delete(key)
+  }
 }
 
 /** The registered provider of that prefix, if any. */
