@@ -22,8 +22,9 @@ export interface TaskJob {
 export type TaskResult = { readonly kind: "record"; readonly record: TaskRecord } | { readonly kind: "crashed"; readonly error: string }
 
 /** Where the runner sends its tasks: this process (the default) or a queue of workers. */
-export interface TaskExecutor {
-  readonly execute: (job: TaskJob) => Effect.Effect<TaskResult>
+export interface TaskExecutor<E = never> {
+  /** Run a task; an executor fails only when it cannot go on at all (a queue whose Redis is gone). */
+  readonly execute: (job: TaskJob) => Effect.Effect<TaskResult, E>
   /** The runner wrote the job's record (or gave up on it): a queue may forget its copy. */
   readonly settled?: ((job: TaskJob) => Effect.Effect<void>) | undefined
 }

@@ -13,6 +13,7 @@ import { redactText } from "../src/trace/redact.ts"
 import { capRecordSize, recordBytes, SIZE_CAPS } from "../src/trace/size-caps.ts"
 import { type BenchQuery, DatasetError, firstDuplicateId, longestFirst } from "./datasets.ts"
 import { executeTask, type TaskExecutor, type TaskResult } from "./execute-task.ts"
+import type { QueueUnavailable } from "./queue/queue-executor.ts"
 import { type Progress, silentProgress } from "./progress.ts"
 import { openRunDir, readRecord, readRecords } from "./run-dir.ts"
 import { acquireRunLock } from "./run-lock.ts"
@@ -50,7 +51,7 @@ export interface RunnerOptions {
   readonly maxRecordBytes?: number | undefined
   readonly progress?: Progress | undefined
   /** Where tasks run: in this process by default, or a queue of workers (bench/queue). */
-  readonly executor?: TaskExecutor | undefined
+  readonly executor?: TaskExecutor<QueueUnavailable> | undefined
   /** The Finish function as the baselines showed it (its texts follow --stb), for the converted files. */
   readonly finish?: ToolSpec | undefined
   /** The file system the task records are written through (default: the real one); tests pass a slow or full disk. */
@@ -150,7 +151,7 @@ export const writeConverted = (
  * so a killed run resumes with no task lost or done twice. A task the model server failed is recorded
  * as `error` (a resume redoes it); after `stopAfterUnreachable` of them in a row the run stops with ModelServerDown.
  */
-export const runBench = (options: RunnerOptions): Effect.Effect<RunSummary, RunDirError | ModelServerDown | DatasetError, LanguageModel> =>
+export const runBench = (options: RunnerOptions): Effect.Effect<RunSummary, RunDirError | ModelServerDown | DatasetError | QueueUnavailable, LanguageModel> =>
   Effect.gen(function* () {
     const progress = options.progress ?? silentProgress
     const stopAfter = options.stopAfterUnreachable ?? RUNNER_DEFAULTS.stopAfterUnreachable
@@ -188,7 +189,7 @@ export const runBench = (options: RunnerOptions): Effect.Effect<RunSummary, RunD
     let consecutiveFailures = 0
     let lastServerError: string | undefined
     const entryByName = new Map(options.methods.map((m) => [m.name, m]))
-    const inProcess: TaskExecutor = {
+    const inProcess: TaskExecutor<QueueUnavailable> = {
       execute: (job) =>
         executeTask(entryByName.get(job.method)!.method, taskFor(job.query), job, { modelSpec: options.modelSpec, fullTrace, maxRecordBytes }).pipe(Effect.provideService(LanguageModel, base))
     }
@@ -197,7 +198,7 @@ export const runBench = (options: RunnerOptions): Effect.Effect<RunSummary, RunD
     // that has run gives its slot to the next one while its record is written (fsync and all), so the
     // disk's latency is not taken out of the model's time.
     const slots = options.executor ? undefined : yield* Semaphore.make(Math.max(1, options.concurrency))
-    const runJob = ({ entry, query, path }: (typeof jobs)[number]): Effect.Effect<Outcome, RunDirError | ModelServerDown> =>
+    const runJob = ({ entry, query, path }: (typeof jobs)[number]): Effect.Effect<Outcome, RunDirError | ModelServerDown | QueueUnavailable> =>
       Effect.gen(function* () {
         const job = { method: entry.name, query }
         let started = Date.now()

@@ -1,6 +1,7 @@
 // The coordinator's side of the distributed bench: tasks go to a BullMQ queue on Redis, records come back through it.
 import { Job, Queue, QueueEvents } from "bullmq"
 import { Data, Effect, type Scope } from "effect"
+import { Redis, type RedisOptions } from "ioredis"
 import type { TaskExecutor, TaskJob, TaskResult } from "../execute-task.ts"
 import { TaskRecord } from "../run-format.ts"
 import { connectionOf, displayQueueUrl, probeRedis, TASK_QUEUE } from "./connection.ts"
@@ -34,6 +35,10 @@ export interface QueueExecutorSettings {
   readonly sweepMs: number
   /** How long to wait for Redis at start. */
   readonly connectTimeoutMs: number
+  /** How long Redis may stay gone mid-run before the run stops with QueueUnavailable (exit 4); default SMURFS_QUEUE_LOST_MS, else 30 s. */
+  readonly lostAfterMs?: number | undefined
+  /** How long closing waits for BullMQ before dropping its connections (Redis gone: a close would wait forever). */
+  readonly closeTimeoutMs?: number | undefined
   /** Tell the progress view that a worker took a task. */
   readonly onActive?: ((jobId: string) => void) | undefined
   /** Jobs waited for were gone from Redis (restarted empty, flushed) and were queued again; say so. */
@@ -44,7 +49,16 @@ export interface QueueExecutorSettings {
   readonly retrievalOf?: ((job: TaskJob) => QueuedTask["retrieval"]) | undefined
 }
 
-export const QUEUE_DEFAULTS = { attempts: 4, backoffMs: 5000, sweepMs: 2000, connectTimeoutMs: 5000 } as const
+export const QUEUE_DEFAULTS = { attempts: 4, backoffMs: 5000, sweepMs: 2000, connectTimeoutMs: 5000, closeTimeoutMs: 2000 } as const
+
+/** How long Redis may stay gone mid-run when SMURFS_QUEUE_LOST_MS does not say. */
+export const QUEUE_LOST_AFTER_MS = 30_000
+
+/** How long Redis may stay gone mid-run: SMURFS_QUEUE_LOST_MS (milliseconds), else 30 s. */
+export const queueLostAfterMs = (environment: NodeJS.ProcessEnv = process.env): number => {
+  const value = Number(environment["SMURFS_QUEUE_LOST_MS"])
+  return Number.isInteger(value) && value > 0 ? value : QUEUE_LOST_AFTER_MS
+}
 
 /**
  * A job's return value, read back as the record of the job that was sent; anything else is a crash of
@@ -93,8 +107,11 @@ export interface QueueClientSettings<R> extends Omit<QueueExecutorSettings, "run
 
 /** Sends jobs to a queue and waits for their results; shared by the bench's tasks and the eval's judge decisions. */
 export interface QueueClient<R> {
-  /** Queue `data` as job `id` (adding the same id again adds nothing) and wait for its result; `enqueueError` reads a failure to add it. */
-  readonly run: (id: string, name: string, data: unknown, enqueueError: (message: string) => R) => Effect.Effect<R>
+  /**
+   * Queue `data` as job `id` (adding the same id again adds nothing) and wait for its result; `enqueueError` reads a
+   * failure to add it. Fails with QueueUnavailable when Redis has been gone for longer than `lostAfterMs`.
+   */
+  readonly run: (id: string, name: string, data: unknown, enqueueError: (message: string) => R) => Effect.Effect<R, QueueUnavailable>
   /** The result is stored: the queue may forget the job. */
   readonly forget: (id: string) => Effect.Effect<void>
 }
@@ -106,26 +123,29 @@ export interface QueueClient<R> {
  */
 export const makeQueueClient = <R>(settings: QueueClientSettings<R>): Effect.Effect<QueueClient<R>, QueueUnavailable, Scope.Scope> =>
   Effect.gen(function* () {
-    const connection = connectionOf(settings.queueUrl)
+    const options = connectionOf(settings.queueUrl)
     const fail = (e: unknown) => new QueueUnavailable({ url: settings.queueUrl, detail: (e as Error).message })
-    const { queue, events } = yield* Effect.acquireRelease(
+    const { queue, events, connection } = yield* Effect.acquireRelease(
       Effect.tryPromise({
         try: async () => {
           await probeRedis(settings.queueUrl, settings.connectTimeoutMs)
+          // our own connection for the queue, whose state tells whether Redis answers, and which we can always drop
+          const connection = new Redis(options as RedisOptions)
+          connection.on("error", () => {})
           const queue = new Queue(settings.queueName, { connection })
-          const events = new QueueEvents(settings.queueName, { connection })
+          const events = new QueueEvents(settings.queueName, { connection: options })
           // ioredis reconnects on its own after a drop; the sweep collects what the events missed meanwhile
           queue.on("error", () => {})
           events.on("error", () => {})
           await Promise.all([queue.waitUntilReady(), events.waitUntilReady()])
-          return { queue, events }
+          return { queue, events, connection }
         },
         catch: fail
       }),
-      ({ queue, events }) => Effect.promise(() => Promise.allSettled([events.close(), queue.close()]))
+      ({ queue, events, connection }) => Effect.promise(() => closeWithin(settings.closeTimeoutMs ?? QUEUE_DEFAULTS.closeTimeoutMs, queue, events, connection))
     )
 
-    const waiters = new Map<string, (result: R) => void>()
+    const waiters = new Map<string, (result: Effect.Effect<R, QueueUnavailable>) => void>()
     /** What each job waited for was queued as, once it is in Redis: to queue it again if Redis loses it. */
     const queued = new Map<string, { readonly name: string; readonly data: unknown }>()
     const deliver = (jobId: string, result: R) => {
@@ -133,8 +153,28 @@ export const makeQueueClient = <R>(settings: QueueClientSettings<R>): Effect.Eff
       if (!waiter) return // not ours, or delivered already: a result that arrives twice is taken once
       waiters.delete(jobId)
       queued.delete(jobId)
-      waiter(result)
+      waiter(Effect.succeed(result))
     }
+
+    // Redis gone for good (stopped, its machine down) would leave every waiter waiting forever, and ioredis
+    // reconnecting forever: past `lostAfterMs` without a ready connection, the run stops with a message.
+    const lostAfterMs = settings.lostAfterMs ?? queueLostAfterMs()
+    let lost: QueueUnavailable | undefined
+    let lastReady = Date.now()
+    const watchdog = setInterval(() => {
+      if (connection.status === "ready") lastReady = Date.now()
+      else if (lost === undefined && Date.now() - lastReady > lostAfterMs) {
+        lost = new QueueUnavailable({
+          url: settings.queueUrl,
+          detail: `Redis stopped answering and did not come back within ${Math.round(lostAfterMs / 1000)} s (SMURFS_QUEUE_LOST_MS); what was recorded is kept, rerun with --resume once it is back`
+        })
+        const stopped = [...waiters.values()]
+        waiters.clear()
+        queued.clear()
+        for (const waiter of stopped) waiter(Effect.fail(lost))
+      }
+    }, Math.min(1000, Math.max(50, Math.floor(lostAfterMs / 4))))
+    yield* Effect.addFinalizer(() => Effect.sync(() => clearInterval(watchdog)))
     events.on("completed", ({ jobId, returnvalue }) => deliver(jobId, settings.resultOf(returnvalue, jobId)))
     events.on("failed", ({ jobId, failedReason }) => deliver(jobId, settings.failureOf(failedReason)))
     events.on("active", ({ jobId }) => {
@@ -200,9 +240,10 @@ export const makeQueueClient = <R>(settings: QueueClientSettings<R>): Effect.Eff
       await add(id, name, data)
     }
 
-    const run = (id: string, name: string, data: unknown, enqueueError: (message: string) => R): Effect.Effect<R> =>
-      Effect.callback<R>((resume) => {
-        waiters.set(id, (result) => resume(Effect.succeed(result)))
+    const run = (id: string, name: string, data: unknown, enqueueError: (message: string) => R): Effect.Effect<R, QueueUnavailable> =>
+      Effect.callback<R, QueueUnavailable>((resume) => {
+        if (lost !== undefined) return resume(Effect.fail(lost))
+        waiters.set(id, resume)
         enqueue(id, name, data).then(
           () => void (waiters.has(id) && queued.set(id, { name, data })),
           (e: Error) => deliver(id, enqueueError(e.message))
@@ -217,11 +258,32 @@ export const makeQueueClient = <R>(settings: QueueClientSettings<R>): Effect.Eff
   })
 
 /**
+ * Close BullMQ's queue and event listener, waiting at most `ms`: while Redis is down their close (and
+ * `disconnect()`) waits for a reply that never comes, so past the bound their connections are dropped
+ * without one, and so is ours.
+ */
+const closeWithin = async (ms: number, queue: Queue, events: QueueEvents, connection: Redis): Promise<void> => {
+  let timer: NodeJS.Timeout | undefined
+  const closed = await Promise.race([
+    Promise.allSettled([events.close(), queue.close()]).then(() => true),
+    new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)))
+  ])
+  clearTimeout(timer)
+  if (!closed)
+    for (const backend of [events.getBackend(), queue.getBackend()]) {
+      // the client is ready by now (it was waited for at start); an unanswered close leaves it reconnecting
+      const client = await Promise.race([backend.client, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 100))]).catch(() => undefined)
+      ;(client as { disconnect?: (reconnect?: boolean) => void } | undefined)?.disconnect?.(false)
+    }
+  connection.disconnect(false)
+}
+
+/**
  * A TaskExecutor that enqueues each task as a BullMQ job (one per run, method and query: adding it
  * again adds nothing) and waits for its record from the queue's events; a job is removed only once
  * the runner has written its record.
  */
-export const makeQueueExecutor = (settings: QueueExecutorSettings): Effect.Effect<TaskExecutor, QueueUnavailable, Scope.Scope> =>
+export const makeQueueExecutor = (settings: QueueExecutorSettings): Effect.Effect<TaskExecutor<QueueUnavailable>, QueueUnavailable, Scope.Scope> =>
   Effect.gen(function* () {
     // the jobs waited for, by id: a worker's progress names only the id
     const running = new Map<string, TaskJob>()
@@ -238,7 +300,7 @@ export const makeQueueExecutor = (settings: QueueExecutorSettings): Effect.Effec
       failureOf,
       onProgress
     })
-    const execute = (job: TaskJob): Effect.Effect<TaskResult> => {
+    const execute = (job: TaskJob): Effect.Effect<TaskResult, QueueUnavailable> => {
       const unsigned: QueuedTask = {
         runId: settings.runId,
         method: job.method,
@@ -255,5 +317,5 @@ export const makeQueueExecutor = (settings: QueueExecutorSettings): Effect.Effec
         .pipe(Effect.ensuring(Effect.sync(() => running.delete(id))))
     }
     const settled = (job: TaskJob): Effect.Effect<void> => client.forget(jobIdOf(settings.runId, job.method, job.query))
-    return { execute, settled } satisfies TaskExecutor
+    return { execute, settled } satisfies TaskExecutor<QueueUnavailable>
   })

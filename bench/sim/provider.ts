@@ -3,7 +3,8 @@
 import { Effect, Layer } from "effect"
 import { InvalidModelSpec } from "../../src/llm/errors.ts"
 import type { LanguageModel } from "../../src/llm/language-model.ts"
-import { registerProvider } from "../../src/llm/providers.ts"
+// through spec.ts, so that the library's own providers are registered (and listed) before it
+import { registerProvider } from "../../src/llm/spec.ts"
 
 const simLayer = (spec: string): Layer.Layer<LanguageModel, InvalidModelSpec> =>
   Layer.unwrap(
@@ -15,9 +16,10 @@ const simLayer = (spec: string): Layer.Layer<LanguageModel, InvalidModelSpec> =>
 
 registerProvider({
   name: "sim",
+  usage: "sim[:options]",
   bare: true,
   layer: (_rest, spec) => simLayer(spec),
-  doctor: () => Effect.succeed([{ name: "server", status: "skip", detail: "simulated model; no server involved" }]),
+  doctor: () => Effect.succeed({ checks: [{ name: "server", status: "skip", detail: "simulated model; no server involved" }] }),
   // data=<dir> names a folder of the machine that builds it
   portable: (rest) => !rest.split(",").some((part) => part.trim().startsWith("data=")),
   testModel: true

@@ -5,7 +5,7 @@ import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { boundedFetch, ReplyTooLarge } from "./bounded-fetch.ts"
 import { makeOpenAIModel } from "./openai.ts"
-import { openaiSettings } from "./spec.ts"
+import { openaiSettings } from "./providers/openai.ts"
 
 const MiB = 1024 * 1024
 let server: Server

@@ -2,6 +2,7 @@
 // says what its callers ask of it (its kind, retryable, the server's fault, fatal to the task).
 import { Data } from "effect"
 import type { Failure, FailureKind } from "../failure.ts"
+import { providerWording, registeredProviders } from "./providers.ts"
 
 /** What the model layer's callers ask of a failure: a required part of every class below. */
 export interface ModelFailure extends Failure {
@@ -33,11 +34,13 @@ export class ModelUnreachable extends Data.TaggedError("ModelUnreachable")<{
     return true
   }
   override get message() {
-    return this.provider === "ollama"
-      ? `Cannot reach Ollama at ${this.host}. Start it with \`ollama serve\` (or open the Ollama app), or set OLLAMA_HOST to where it listens.`
-      : `Cannot reach the model server at ${this.host}. Start the server, or set OPENAI_BASE_URL to where it listens.`
+    return providerWording(this.provider).unreachable(this.host)
   }
 }
+
+/** The models a server has, for advice when the requested one is missing (for a typo, the right name is among them). */
+export const modelListing = (names: ReadonlyArray<string>): string =>
+  names.length === 0 ? "The server has no models yet." : `The server has: ${names.slice(0, 12).join(", ")}${names.length > 12 ? ", ..." : ""}.`
 
 /** The server answered, but does not have the requested model. */
 export class ModelNotFound extends Data.TaggedError("ModelNotFound")<{
@@ -59,10 +62,7 @@ export class ModelNotFound extends Data.TaggedError("ModelNotFound")<{
     return true
   }
   override get message() {
-    const has = this.available === undefined ? "" : this.available.length === 0 ? " The server has no models yet." : ` The server has: ${this.available.slice(0, 12).join(", ")}${this.available.length > 12 ? ", ..." : ""}.`
-    return this.provider === "ollama"
-      ? `Ollama does not have the model "${this.model}". Download it with \`ollama pull ${this.model}\`.${has}`
-      : `The server does not serve the model "${this.model}". Check the name with GET /v1/models, or load the model on the server.${has}`
+    return `${providerWording(this.provider).modelMissing(this.model)}${this.available === undefined ? "" : ` ${modelListing(this.available)}`}`
   }
 }
 
@@ -195,7 +195,9 @@ export class InvalidModelSpec extends Data.TaggedError("InvalidModelSpec")<{
     return "bad-input"
   }
   override get message() {
-    return `Invalid model spec "${this.spec}": ${this.reason}. Use ollama:<model>, openai:<model>, scripted:<file.json> or sim[:options].`
+    const usages = registeredProviders().map((p) => p.usage)
+    const use = usages.length < 2 ? usages.join("") : `${usages.slice(0, -1).join(", ")} or ${usages.at(-1)}`
+    return `Invalid model spec "${this.spec}": ${this.reason}.${use === "" ? "" : ` Use ${use}.`}`
   }
 }
 

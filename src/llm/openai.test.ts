@@ -4,7 +4,8 @@ import { z } from "zod"
 import { type FakeOpenAI, startFakeOpenAI } from "../../test/fake-servers/openai.ts"
 import { LanguageModel } from "./language-model.ts"
 import { listOpenAIModels, toOpenAIMessages } from "./openai.ts"
-import { modelLayer, type ModelOptions, openaiSettings } from "./spec.ts"
+import { openaiSettings } from "./providers/openai.ts"
+import { modelLayer, type ModelOptions } from "./spec.ts"
 import { generateObject, jsonSchemaOf } from "./structured.ts"
 
 const servers: FakeOpenAI[] = []

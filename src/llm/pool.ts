@@ -1,7 +1,8 @@
 // A pool of endpoints serving one model: least-loaded routing, ejection of sick endpoints, probes, failover.
 import { Context, Effect, Layer, type Scope } from "effect"
-import { ModelUnreachable, type ProviderError } from "./errors.ts"
-import type { GenerateRequest, GenerateResponse, LanguageModelShape } from "./language-model.ts"
+import { type InvalidModelSpec, ModelUnreachable, type ProviderError } from "./errors.ts"
+import { type GenerateRequest, type GenerateResponse, LanguageModel, type LanguageModelShape } from "./language-model.ts"
+import { type ModelOptions, parseEndpoint } from "./model-options.ts"
 
 /** One endpoint of the pool: the model as served there (already wrapped in its own resilience). */
 export interface PoolEndpoint {
@@ -192,3 +193,22 @@ export const poolStatsLayer = Layer.sync(PoolStats, () => {
   const sources: Array<() => ReadonlyArray<EndpointStats>> = []
   return { register: (stats) => void sources.push(stats), snapshot: () => sources.flatMap((s) => s()) }
 })
+
+/**
+ * The LanguageModel of a provider's model on several servers (`--endpoints url*N,...`): `member` builds the
+ * model at one address, given the options with that endpoint's own concurrency.
+ */
+export const endpointsLayer = (
+  endpoints: ReadonlyArray<string>,
+  options: ModelOptions,
+  member: (url: string, own: ModelOptions) => Effect.Effect<PoolEndpoint, InvalidModelSpec>
+): Layer.Layer<LanguageModel, InvalidModelSpec> =>
+  Layer.effect(
+    LanguageModel,
+    Effect.gen(function* () {
+      const members = yield* Effect.forEach(endpoints, (endpoint) =>
+        Effect.flatMap(parseEndpoint(endpoint), ({ url, concurrency }) => member(url, { ...options, concurrency: concurrency ?? options.concurrency }))
+      )
+      return (yield* makePool(members)).model
+    })
+  )

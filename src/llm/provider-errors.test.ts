@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest"
 import { type CallSite, displayHost, fromStatus, fromTransport, parseRetryAfter, redact } from "./provider-errors.ts"
+// the library's providers, whose wording the messages use
+import "./spec.ts"
 
 const headers = (values: Record<string, string>) => new Headers(values)
 const site: CallSite = { provider: "ollama", host: "http://127.0.0.1:11434", model: "qwen2.5:7b", role: "planner", timeoutMs: 1000, secrets: ["top-secret-key"] }

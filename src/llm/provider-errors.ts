@@ -2,6 +2,7 @@
 import { ReplyTooLarge, TooManyRedirects } from "./bounded-fetch.ts"
 import { redactText, secretValues } from "../trace/redact.ts"
 import { ContextOverflow, ModelNotFound, ModelServerError, ModelUnreachable, Overloaded, type ProviderError, Timeout } from "./errors.ts"
+import { providerWording } from "./providers.ts"
 
 /** Who was called, for the error messages. */
 export interface CallSite {
@@ -93,6 +94,12 @@ export const parseRetryAfter = (headers: { get(name: string): string | null } | 
 /** Ollama's words (and llama.cpp's) for a tool call it could not parse out of the model's text. */
 const TOOL_CALL_PARSE_ERROR = /error parsing tool call|failed to parse tool call|tool call.{0,40}pars(e|ing) (error|failed)/i
 
+/** The setting that says where a provider's server listens, as advice for a path nobody serves. */
+const addressPathOf = (provider: string): string => {
+  const wording = providerWording(provider)
+  return wording.addressPath ?? wording.address
+}
+
 /** The tagged error for an HTTP status the server answered with. */
 export const fromStatus = (
   site: CallSite,
@@ -107,7 +114,7 @@ export const fromStatus = (
       return new ModelServerError({
         status,
         host: site.host,
-        detail: `no such endpoint (${detail}). Check that ${site.provider === "ollama" ? "OLLAMA_HOST" : "OPENAI_BASE_URL (usually ending in /v1)"} points at the model server.`
+        detail: `no such endpoint (${detail}). Check that ${addressPathOf(site.provider)} points at the model server.`
       })
     return new ModelNotFound({ provider: site.provider, model: site.model })
   }
@@ -142,7 +149,7 @@ export const fromTransport = (site: CallSite, error: unknown, timedOut: boolean)
   if (redirects || /redirect count exceeded/i.test(messageOf(error)))
     return new ModelServerError({
       host: site.host,
-      detail: `the server answered with too many redirects (more than ${redirects?.redirects ?? 20}${redirects ? `, the last to ${displayHost(redirects.url)}` : ""}): a redirect loop. Check the server's address (${site.provider === "ollama" ? "OLLAMA_HOST" : "OPENAI_BASE_URL"}) and any proxy in front of it`
+      detail: `the server answered with too many redirects (more than ${redirects?.redirects ?? 20}${redirects ? `, the last to ${displayHost(redirects.url)}` : ""}): a redirect loop. Check the server's address (${providerWording(site.provider).address}) and any proxy in front of it`
     })
   const code = codeOf(error)
   // Node's fetch gives up on its own after 300 s without headers (a long non-streaming reply).

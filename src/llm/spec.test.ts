@@ -5,7 +5,9 @@ import { Effect } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import { resolveModelLayer } from "../cli/model-option.ts"
 import { LanguageModel } from "./language-model.ts"
-import { MODEL_DEFAULTS, modelLayer, ollamaSettings, openaiSettings, parseModelSpec, resilienceSettings } from "./spec.ts"
+import { ollamaSettings } from "./providers/ollama.ts"
+import { openaiSettings } from "./providers/openai.ts"
+import { MODEL_DEFAULTS, modelLayer, parseModelSpec, resilienceSettings } from "./spec.ts"
 
 const parse = (spec: string) => Effect.runPromise(Effect.result(parseModelSpec(spec)))
 const info = (layer: ReturnType<typeof modelLayer>) => Effect.runPromise(Effect.provide(Effect.map(Effect.service(LanguageModel), (m) => m.info), layer))

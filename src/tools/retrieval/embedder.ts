@@ -4,7 +4,9 @@ import { Ollama } from "ollama"
 import OpenAI, { APIError } from "openai"
 import type { ProviderError } from "../../llm/errors.ts"
 import { type CallSite, deadline, displayHost, fromStatus, fromTransport } from "../../llm/provider-errors.ts"
-import { type ModelOptions, ollamaSettings, openaiSettings } from "../../llm/spec.ts"
+import type { ModelOptions } from "../../llm/model-options.ts"
+import { ollamaSettings } from "../../llm/providers/ollama.ts"
+import { openaiSettings } from "../../llm/providers/openai.ts"
 import { InvalidEmbedSpec } from "./errors.ts"
 
 /** Turns texts into vectors; one request per batch. */

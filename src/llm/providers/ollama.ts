@@ -1,0 +1,104 @@
+// The `ollama:<model>` provider: settings from OLLAMA_HOST, the model wrapped in resilience (or a pool of
+// --endpoints), the doctor's server/model/tools checks, the presence check before a run, and Ollama's wording.
+import { Effect, Layer } from "effect"
+import { type InvalidModelSpec, ModelNotFound, modelListing } from "../errors.ts"
+import { LanguageModel } from "../language-model.ts"
+import { envSetting, MODEL_DEFAULTS, type ModelOptions, resilienceSettings } from "../model-options.ts"
+import { normalizeOllamaHost, ollamaCapabilities, ollamaModel, ollamaModels, type OllamaSettings, ollamaVersion } from "../ollama.ts"
+import { endpointsLayer } from "../pool.ts"
+import { type ProviderCheck, type ProviderChecks, registerProvider } from "../providers.ts"
+import { resilient } from "../resilience.ts"
+
+/** Ollama settings for a model, defaults and environment applied. */
+export const ollamaSettings = (model: string, options: ModelOptions = {}): OllamaSettings => ({
+  model,
+  host: normalizeOllamaHost(options.host ?? envSetting("OLLAMA_HOST")),
+  numCtx: options.numCtx ?? MODEL_DEFAULTS.numCtx,
+  keepAlive: options.keepAlive ?? MODEL_DEFAULTS.keepAlive,
+  timeoutMs: options.timeoutMs ?? MODEL_DEFAULTS.timeoutMs,
+  seed: options.seed ?? MODEL_DEFAULTS.seed,
+  temperature: options.temperature ?? MODEL_DEFAULTS.temperature,
+  supportsTools: options.supportsTools,
+  think: options.think
+})
+
+/** The model at one server, wrapped in that server's resilience. */
+const served = (model: string, options: ModelOptions) => {
+  const settings = ollamaSettings(model, options)
+  const resilience = resilienceSettings("ollama", settings.host, options)
+  return { settings, resilience, model: Effect.flatMap(ollamaModel(settings), (m) => resilient(m, resilience)) }
+}
+
+const layer = (model: string, _spec: string, options: ModelOptions): Layer.Layer<LanguageModel, InvalidModelSpec> =>
+  options.endpoints !== undefined && options.endpoints.length > 0
+    ? endpointsLayer(options.endpoints, options, (url, own) => {
+        const one = served(model, { ...own, host: url })
+        return Effect.map(one.model, (m) => ({ name: url, concurrency: one.resilience.concurrency, model: m, probe: ollamaVersion(one.settings) }))
+      })
+    : Layer.effect(LanguageModel, served(model, options).model)
+
+const doctor = (model: string, options: ModelOptions): Effect.Effect<ProviderChecks> =>
+  Effect.gen(function* () {
+    const settings = ollamaSettings(model, options)
+    const version = yield* Effect.result(ollamaVersion(settings))
+    if (version._tag === "Failure") return { checks: [{ name: "server", status: "fail", detail: version.failure.message }], problem: "unavailable" } satisfies ProviderChecks
+    const server: ProviderCheck = { name: "server", status: "pass", detail: `Ollama ${version.success} is running at ${settings.host}` }
+    const capabilities = yield* Effect.result(ollamaCapabilities(settings))
+    if (capabilities._tag === "Failure") {
+      const names = yield* Effect.orElseSucceed(ollamaModels(settings), () => [] as string[])
+      return {
+        checks: [server, { name: "model", status: "fail", detail: capabilities.failure.message, advice: capabilities.failure instanceof ModelNotFound ? modelListing(names) : undefined }],
+        problem: "unavailable"
+      } satisfies ProviderChecks
+    }
+    const tools = capabilities.success.includes("tools")
+    return {
+      checks: [
+        server,
+        { name: "model", status: "pass", detail: `${model} is present (${capabilities.success.join(", ") || "no capabilities reported"})` },
+        tools
+          ? { name: "tools", status: "pass", detail: `${model} supports native tool calling` }
+          : {
+              name: "tools",
+              status: "warn",
+              detail: `${model} does not declare native tool calling`,
+              advice: "The agents still work: they choose tools through JSON replies. For native tool calls pick a model with the tools capability (e.g. qwen2.5, llama3.1)."
+            }
+      ]
+    } satisfies ProviderChecks
+  })
+
+/** ModelNotFound (naming the models the server has) when /api/show says the model is missing; anything else passes. */
+const present = (model: string, options: ModelOptions): Effect.Effect<void, ModelNotFound> =>
+  Effect.gen(function* () {
+    const settings = ollamaSettings(model, options)
+    const shown = yield* Effect.result(ollamaCapabilities(settings))
+    if (shown._tag === "Success" || shown.failure._tag !== "ModelNotFound") return
+    const available = yield* Effect.orElseSucceed(ollamaModels(settings), () => undefined)
+    return yield* Effect.fail(new ModelNotFound({ provider: "ollama", model, available }))
+  })
+
+/** OLLAMA_NUM_PARALLEL when this machine runs the server too: the number of requests Ollama serves at once. */
+const ollamaParallel = (): number | undefined => {
+  const value = Number(envSetting("OLLAMA_NUM_PARALLEL"))
+  return Number.isInteger(value) && value > 0 ? value : undefined
+}
+
+registerProvider({
+  name: "ollama",
+  usage: "ollama:<model>",
+  restName: "model",
+  refuse: (rest) => (rest === "" ? 'the model name after "ollama:" is missing' : undefined),
+  // a bare name that is no file is an Ollama model (the default provider)
+  claims: (bare) => !/\.json$/i.test(bare),
+  layer,
+  doctor,
+  present,
+  portable: () => true,
+  concurrency: () => ollamaParallel() ?? MODEL_DEFAULTS.concurrency.ollama,
+  wording: {
+    unreachable: (host) => `Cannot reach Ollama at ${host}. Start it with \`ollama serve\` (or open the Ollama app), or set OLLAMA_HOST to where it listens.`,
+    modelMissing: (model) => `Ollama does not have the model "${model}". Download it with \`ollama pull ${model}\`.`,
+    address: "OLLAMA_HOST"
+  }
+})
