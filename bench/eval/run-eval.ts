@@ -100,6 +100,7 @@ export class LabelFolderError extends Data.TaggedError("LabelFolderError")<{ rea
 /** A reference that has no method to set against a judged one; the message says which to choose. */
 export class ReferenceMethodError extends Error {
   override readonly name = "ReferenceMethodError"
+  readonly kind = "usage" as const
 }
 
 /** The reference's method a judged method is set against: the one asked for, its only one, or the one of the same name. */

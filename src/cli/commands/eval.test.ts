@@ -89,6 +89,13 @@ describe("smurfs eval", () => {
     expect(err.join("\n")).toMatch(/template\.txt: not found\. Pass --stb/)
   })
 
+  it("a reference with several methods and none named is bad usage, asking for --reference-method", async () => {
+    const dir = await writeFakeRun([{ taskId: "1" }])
+    const ref = await writeFakeRun([{ taskId: "1", method: "react" }, { taskId: "1", method: "dfsdt" }])
+    expect(await run(["--run", dir, "--judge", "scripted:x.json", "--reference", ref])).toBe(ExitCode.Usage)
+    expect(err.join("\n")).toMatch(/the reference has several methods \(dfsdt, react\); choose one with --reference-method\nhint: `smurfs help eval`/)
+  })
+
   it("reports a missing run directory as bad input", async () => {
     expect(await run(["--run", "/nonexistent/run", "--judge", "scripted:x.json"])).toBe(ExitCode.BadInput)
     expect(err.join("\n")).toMatch(/does not exist/)
