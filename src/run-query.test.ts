@@ -1,7 +1,8 @@
 import { fileURLToPath } from "node:url"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
-import { InvalidRunSettings, runQuery, runSettings, taskIdOf } from "./run-query.ts"
+import { InvalidRunSettings, runQuery, runSettings } from "./run-query.ts"
+import { taskIdOf } from "./solve.ts"
 import type { RunEvent } from "./trace/events.ts"
 
 const demoScript = fileURLToPath(new URL("../examples/demo-script.json", import.meta.url))

@@ -1,7 +1,6 @@
 // One query solved from its settings (`smurfs run`): the task (a query and its tools from modules, MCP servers or a
 // ToolBench task, retrieved or whole), the simulator, the watched model, the Smurfs loop; the trajectory as a value.
 import "../bench/sim/provider.ts"
-import { createHash } from "node:crypto"
 import { resolve } from "node:path"
 import { Effect, Layer } from "effect"
 import { z } from "zod"
@@ -16,7 +15,7 @@ import type { SmurfsOptions } from "./agents/smurfs-options.ts"
 import type { Task } from "./agents/task.ts"
 import { LanguageModel, type LanguageModelShape } from "./llm/language-model.ts"
 import { type ModelCallObserver, observedModelLayer } from "./llm/observe.ts"
-import { type ServerFailure, watchServer } from "./llm/server-watch.ts"
+import type { ServerFailure } from "./llm/server-watch.ts"
 import { DEFAULT_MODEL_SPEC, modelLayer, type ModelOptions, standaloneModel } from "./llm/spec.ts"
 import { loadTools } from "./tools/load.ts"
 import { simulatorPrompts } from "./tools/environments/simulator-prompts.ts"
@@ -26,6 +25,7 @@ import { makeRetriever } from "./tools/retrieval/retriever.ts"
 import { parseToolset } from "./tools/retrieval/toolset.ts"
 import type { RunEvent } from "./trace/events.ts"
 import type { Trajectory } from "./trace/trajectory.ts"
+import { taskIdOf, watchedModel } from "./solve.ts"
 
 /** The tool environments of a ToolBench task unless `envs` says otherwise: recorded responses, else a deterministic error. */
 const TOOLBENCH_ENVS = ["replay", "offline"] as const
@@ -122,15 +122,6 @@ export const checkRunSettings = (settings: RunSettings): void => {
   checkProfile(settings.profile, ["smurfs"], { stb: undefined, smurfsSrc: settings.smurfsSrc })
   smurfsProfileOptions(settings.profile, settings.smurfsSrc)
 }
-
-/** A stable id for an ad-hoc query: a short hash of its text. */
-export const taskIdOf = (query: string): string => createHash("sha256").update(query).digest("hex").slice(0, 12)
-
-/**
- * The model of a one-query run, watched: the server's first failure ends the run (a timed-out call is
- * sent once more), so no answer is made without the model. `solve` and `smurfs run` share it.
- */
-export const watchedModel = Effect.map(LanguageModel, (model: LanguageModelShape) => watchServer(model, { timeoutRetries: 1 }))
 
 /** What the caller sees of a run as it goes. */
 export interface RunHooks {
