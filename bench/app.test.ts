@@ -5,7 +5,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Effect } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
-import { runBenchSettings, summaryValue, workerBenchSettings } from "./app.ts"
+import { checkBenchSettings, runBenchSettings, summaryValue, workerBenchSettings } from "./app.ts"
 import { silentProgress } from "./progress.ts"
 import { benchSettings, jobSettingsOf } from "./settings.ts"
 
@@ -25,6 +25,12 @@ describe("the bench application", () => {
     const config = JSON.parse(readFileSync(join(out, "run.json"), "utf8")) as { methods: Array<string>; toolset: string; options: Record<string, unknown> }
     expect(config).toMatchObject({ methods: ["react", "smurfs"], toolset: "all" })
     expect(config.options).toMatchObject({ tries: 1, budget: 200, prompts: "smurfs" })
+  })
+
+  it("reads the texts the settings name before a run: a missing checkout stops it at once, naming what to give", () => {
+    expect(() => checkBenchSettings(benchSettings({ out: join(scratch, "x"), methods: ["smurfs"] }))).not.toThrow()
+    expect(() => checkBenchSettings(benchSettings({ out: join(scratch, "x"), methods: ["smurfs"], profile: "reference" }))).toThrow(/--smurfs-src <dir>/)
+    expect(() => checkBenchSettings(benchSettings({ out: join(scratch, "x"), methods: ["react"], stb: "/nonexistent/stb" }))).toThrow(/not found/)
   })
 
   it("a worker's settings: the job's run options, the worker's own model server and folders", () => {

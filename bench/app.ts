@@ -7,7 +7,7 @@ import { DFSDT_DEFAULTS } from "../src/agents/dfsdt.ts"
 import { finishSpec } from "../src/agents/finish.ts"
 import { METHOD_NAMES, methodFor } from "../src/agents/methods.ts"
 import { resolveOptions } from "../src/agents/smurfs-options.ts"
-import { chainProfileOptions, PROFILE_SETTINGS, profileRecord, smurfsProfileOptions } from "../src/agents/profile.ts"
+import { checkProfile, chainProfileOptions, PROFILE_SETTINGS, profileRecord, smurfsProfileOptions } from "../src/agents/profile.ts"
 import { requestDefaultsLayer } from "../src/llm/request-defaults.ts"
 import type { Task } from "../src/agents/task.ts"
 import { modelCacheLayer } from "../src/llm/cache.ts"
@@ -46,6 +46,18 @@ export class CorpusMismatch extends Error {
 
 /** The prompt texts of the run (ours, or StableToolBench's read from the checkout); throws when the checkout cannot be read. */
 export const promptsOf = (settings: Pick<BenchSettings, "stb">) => baselinePrompts(settings.stb)
+
+/**
+ * Read the texts a run's settings name before anything runs, so a bad checkout stops it at once: the
+ * methods' prompts, the simulator's, and under the reference profile the checkouts its methods read.
+ * Throws what is wrong (a missing checkout, a file that cannot be read).
+ */
+export const checkBenchSettings = (settings: BenchSettings): void => {
+  promptsOf(settings)
+  if (settings.envs.includes("simulated")) simulatorPrompts(settings.stb, settings.simulatorStyle)
+  checkProfile(settings.profile, settings.methods, { stb: settings.stb, smurfsSrc: settings.smurfsSrc })
+  if (settings.methods.includes("smurfs")) smurfsProfileOptions(settings.profile, settings.smurfsSrc)
+}
 
 /** The method options a run gives its methods. */
 const methodRunOptions = (settings: BenchSettings) => ({

@@ -6,7 +6,7 @@ import { type MethodName, methodSpec, UnknownMethod } from "./agents/methods.ts"
 import type { ReactOptions } from "./agents/react.ts"
 import type { SmurfsOptions } from "./agents/smurfs-options.ts"
 import type { InvalidModelSpec } from "./llm/errors.ts"
-import { LanguageModel } from "./llm/language-model.ts"
+import { LanguageModel, type LanguageModelShape } from "./llm/language-model.ts"
 import { watchServer } from "./llm/server-watch.ts"
 import { DEFAULT_MODEL_SPEC, type ModelOptions, modelLayer } from "./llm/spec.ts"
 import { makeToolLibrary } from "./tools/library.ts"
@@ -36,6 +36,15 @@ export interface SolveOptions {
   /** The trajectory's task id; default a hash of the query. */
   readonly id?: string | undefined
 }
+
+/** A stable id for an ad-hoc query: a short hash of its text. */
+export const taskIdOf = (query: string): string => createHash("sha256").update(query).digest("hex").slice(0, 12)
+
+/**
+ * The model of a one-query run, watched: the server's first failure ends the run (a timed-out call is
+ * sent once more), so no answer is made without the model. `solve` and `smurfs run` share it.
+ */
+export const watchedModel = Effect.map(LanguageModel, (model: LanguageModelShape) => watchServer(model, { timeoutRetries: 1 }))
 
 const libraryOf = (tools: SolveOptions["tools"]) =>
   typeof tools === "string"
@@ -67,9 +76,8 @@ export const solve = async (query: string, options: SolveOptions): Promise<Traje
   }
   const program = Effect.gen(function* () {
     const tools = yield* libraryOf(options.tools)
-    const id = options.id ?? createHash("sha256").update(query).digest("hex").slice(0, 12)
-    // the server's first failure ends the task (a timeout is sent once more): no answer made without the model
-    const watch = watchServer(yield* LanguageModel, { timeoutRetries: 1 })
+    const id = options.id ?? taskIdOf(query)
+    const watch = yield* watchedModel
     const trajectory = yield* method(options.methodOptions)({ id, query, tools }).pipe(Effect.provideService(LanguageModel, watch.model))
     const failure = watch.failure()
     return failure ? yield* Effect.fail(failure) : trajectory

@@ -3,24 +3,22 @@ import { existsSync, statSync } from "node:fs"
 import { resolve } from "node:path"
 import type { ParseArgsOptionDescriptor } from "node:util"
 import { Effect } from "effect"
-import { type BenchOutcome, promptsOf, runBenchSettings, summaryValue } from "../../../bench/app.ts"
-import { GROUPS } from "../../../bench/datasets.ts"
+import { type BenchOutcome, checkBenchSettings, runBenchSettings, summaryValue } from "../../../bench/app.ts"
 import { formatDuration, makeProgress, wrapToWidth } from "../../../bench/progress.ts"
-import { ModelServerDown, RUNNER_DEFAULTS } from "../../../bench/runner.ts"
-import { BENCH_DEFAULTS, type BenchSettings, benchSettings, type BenchSettingsInput, InvalidBenchSettings } from "../../../bench/settings.ts"
-import { DFSDT_DEFAULTS } from "../../agents/dfsdt.ts"
+import { ModelServerDown } from "../../../bench/runner.ts"
+import { type BenchSettings, benchSettings, type BenchSettingsInput, InvalidBenchSettings } from "../../../bench/settings.ts"
 import { METHOD_NAMES } from "../../agents/methods.ts"
 import { REACT_DEFAULTS } from "../../agents/react.ts"
 import { smurfsDefaults } from "../../agents/smurfs-options.ts"
-import { STB_ENV, stbDirOf } from "../../text/stabletoolbench-files.ts"
-import { SIMULATOR_STYLES, simulatorPrompts } from "../../tools/environments/simulator-prompts.ts"
+import { stbDirOf } from "../../text/stabletoolbench-files.ts"
+import { SIMULATOR_STYLES } from "../../tools/environments/simulator-prompts.ts"
 import { RunDirError } from "../../trace/fs-problem.ts"
-import { SIZE_CAPS } from "../../trace/size-caps.ts"
 import { runProgram } from "../run-program.ts"
+import { BENCH_HELP } from "./bench-help.ts"
 import { SIMULATOR_ENV } from "../simulator-option.ts"
-import { defaultModelSpec, MODEL_DEFAULTS, THINK_HELP } from "../../llm/spec.ts"
-import { DEFAULT_PROFILE, PROFILES, checkProfile, smurfsProfileOptions } from "../../agents/profile.ts"
-import { SMURFS_SRC_ENV, smurfsSrcDirOf } from "../../agents/smurfs-source.ts"
+import { defaultModelSpec } from "../../llm/spec.ts"
+import { DEFAULT_PROFILE, PROFILES } from "../../agents/profile.ts"
+import { smurfsSrcDirOf } from "../../agents/smurfs-source.ts"
 import { plural } from "../../plural.ts"
 import { parseToolset, toolsetLabel } from "../../tools/retrieval/toolset.ts"
 import { otlpLayer } from "../../trace/otlp.ts"
@@ -29,88 +27,6 @@ import { ExitCode } from "../exit-codes.ts"
 import { BadInput, choiceList, choiceOption, intOption, numberOption, type ParsedCommand, runCommand, splitList, thinkOption, UsageError } from "../options.ts"
 
 const METHODS = METHOD_NAMES
-
-const HELP = `usage: smurfs bench --out <run dir> [options]
-
-Run methods on StableToolBench queries. Every finished task is written to its own file in the run
-directory, so a stopped run (Ctrl-C, a crash, a dead model server) continues with --resume.
-At the end, converted/<method>/<group>.json holds StableToolBench's converted predictions.
-
-options:
-  --data <dir>              queries/<group>.json and query_ids/<group>.json, or StableToolBench's
-                            solvable_queries folder (test_instruction/, test_query_ids/) or the folder
-                            holding it (default $SMURFS_DATA, else ${BENCH_DEFAULTS.data})
-  --group <G[,G]>           groups to run (default all: ${GROUPS.join(", ")})
-  --method <m[,m]>          ${METHODS.join(", ")} (default ${BENCH_DEFAULTS.methods.join(",")})
-  --model <spec>            ollama:<model>, openai:<model>, scripted:<file.json>, sim (default SMURFS_MODEL, else a local Ollama model)
-  --env <e[,e]>             tool environments in order: replay, simulated, offline (default ${BENCH_DEFAULTS.envs.join(",")})
-  --responses <file>        recorded responses to replay (default <data>/responses.jsonl when present)
-  --cache-dir <dir>         a StableToolBench tool_response_cache folder to replay (default: one found
-                            inside or beside --data)
-  --call-cache <dir>        cache model replies (temperature 0) and tool results here; a repeated run replays them
-  --store-dir <dir>         where simulated responses are stored (default <out>/simulated)
-  --simulator <spec>        a model (not the one under test) that answers calls nothing recorded, as
-                            StableToolBench's tool server does; its responses are added to --cache-dir when
-                            given (created when missing), else to <store-dir>/tool_response_cache, in
-                            StableToolBench's cache layout; with it the default --env is replay,simulated
-                            (default $${SIMULATOR_ENV})
-  --simulator-style <s>     with --stb: gpt (server/main.py's prompt) or mirrorapi (server/system_prompts.py
-                            and main_mirrorapi_cache.py's prompt) (default gpt)
-  --limit <n>               the first n queries of each group
-  --ids <a,b>               only these query ids
-  --toolset <t>             a task's tools: all (its whole api_list), relevant (only its relevant APIs), or
-                            retrieve[:k] (the top k, default 5, retrieved from every API of every query file
-                            under --data; the smurfs executor retrieves per subtask) (default all)
-  --embed <spec>            with retrieve: hybrid retrieval with this embedding model (ollama:<model>, openai:<model>)
-  --embed-cache <dir>       where document embeddings are cached (default ~/.cache/smurfs/embeddings)
-  --rerank                  with retrieve: the model re-ranks the top 20 candidates
-  --concurrency <n>         tasks run at once (default ${BENCH_DEFAULTS.concurrency})
-  --model-concurrency <n>   requests in flight per model server (default: --concurrency for openai, 1 for ollama)
-  --endpoints <u[,u]>       several servers of the same model, each url or url*N (N: requests it serves at once);
-                            requests go to the least-loaded healthy one, a failing one is taken out and probed
-  --queue <redis://...>     hand the tasks to \`smurfs worker\` processes through a BullMQ queue on Redis
-                            instead of running them here; records still land in --out
-  --out <dir>               the run directory (required)
-  --resume                  continue the run in --out, skipping finished tasks; refused when the settings differ
-                            (model, data, methods, groups, environments, toolset, limits, method options)
-  --force                   with --resume: continue even when the settings differ (run.json records the difference)
-  --tool-calling <m>        auto, native or json: how react/dfsdt act (default auto)
-  --tries <n>               react: chains per task, CoT@n (default ${REACT_DEFAULTS.tries})
-  --smurfs-max-steps <n>    smurfs: accepted steps on a subtask's path before it is answered from memory;
-                            a failed call costs none, a backtrack gives one back (default ${smurfsDefaults.maxSteps})
-  --single-chain-max-step <n>
-                            react/dfsdt: tree nodes per chain, StableToolBench's single_chain_max_step
-                            (a thought 1, a call 2; default ${REACT_DEFAULTS.singleChainMaxStep}); the old --max-steps is refused
-  --budget <n>              dfsdt: model calls per task (default ${DFSDT_DEFAULTS.budget})
-  --stb <dir>               react/dfsdt send StableToolBench's own prompt texts, read from this checkout
-                            (the folder holding toolbench/; default ${STB_ENV}); without it, our own wording
-  --profile <improved|reference>
-                            improved (default): our methods; reference: the Smurfs authors' agents and
-                            StableToolBench's baselines as they ran (needs --smurfs-src and/or --stb)
-  --smurfs-src <dir>        a checkout of the Smurfs authors' code (default ${SMURFS_SRC_ENV}), for --profile reference
-  --temperature <t>         sampling temperature (default ${MODEL_DEFAULTS.temperature}; reference: 0.95 smurfs, 1.0 react/dfsdt)
-  --seed <n>                sampling seed (default ${MODEL_DEFAULTS.seed})
-  --num-ctx <n>             the model's context window in tokens (default ${MODEL_DEFAULTS.numCtx})
-  --nudge <on|off>, --validate-args <on|off>, --parallel-calls <on|off>
-                            react/dfsdt, over the profile's: remind after a reply without a call (improved on);
-                            validate arguments before a call (improved on); run every call of a reply (reference on)
-  --observation-limit <n>   characters of a tool response the model sees (default ${REACT_DEFAULTS.observationLimit})
-  --timeout <ms>            per-request model timeout (default ${MODEL_DEFAULTS.timeoutMs})
-  --think <on|off|low|medium|high>
-                            ${THINK_HELP}
-  --stop-after <n>          stop (exit 4) when n tasks in a row fail because of the model server (default ${RUNNER_DEFAULTS.stopAfterUnreachable})
-  --full-trace              keep every prompt in the task records (large)
-  --max-record-bytes <n>    largest task record file; past it long strings are cut harder (default ${SIZE_CAPS.recordBytes})
-  --json                    print the summary as JSON on stdout (progress stays on stderr)
-  -h, --help                show this help
-
-A task the model server failed (refused connection, 404, 429/503 after retries, a timeout) is
-recorded as "error", never as an answer or a give-up; --resume runs it again. A task's first
-timed-out call ends it (the server is suspect), so a hung server costs one --timeout per task.
-
-exit codes: 0 every task recorded, 1 some tasks left undone (rerun with --resume), 2 bad usage,
-3 bad input (data, run directory, model spec, environments), 4 model unavailable (the server failed
-every task run, or --stop-after tasks in a row), 130 interrupted`
 
 /** How a flag's text is read into its setting; the schema checks the rest (ranges, rules across settings). */
 type Reader = (name: string, value: unknown) => unknown
@@ -198,7 +114,7 @@ const OPTIONS = {
   json: { type: "boolean" }
 } as const satisfies Record<string, BenchOption>
 
-export const COMMAND = { name: "bench", help: HELP, options: OPTIONS } as const
+export const COMMAND = { name: "bench", help: BENCH_HELP, options: OPTIONS } as const
 
 /** The command's options (flags, SMURFS_* and smurfs.config.json, as parseCommand read them) as the run's settings. */
 export const settingsOf = ({ values }: ParsedCommand<typeof OPTIONS>): BenchSettings & { readonly json: boolean } => {
@@ -272,11 +188,7 @@ export const run = (argv: string[]): Promise<number> =>
 
 const bench = (args: BenchSettings, json: boolean, argv: ReadonlyArray<string>): Promise<number> => {
   try {
-    promptsOf(args)
-    if (args.envs.includes("simulated")) simulatorPrompts(args.stb, args.simulatorStyle)
-    // reference needs the checkouts its methods read; their texts are read now, so a bad checkout stops before the run
-    checkProfile(args.profile, args.methods, { stb: args.stb, smurfsSrc: args.smurfsSrc })
-    if (args.methods.includes("smurfs")) smurfsProfileOptions(args.profile, args.smurfsSrc)
+    checkBenchSettings(args)
   } catch (e) {
     console.error(`smurfs bench: ${(e as Error).message}`)
     return Promise.resolve(ExitCode.BadInput)

@@ -7,8 +7,7 @@ import { writeFakeRun } from "../../../bench/eval/test-fixtures.ts"
 import { captureConsole } from "../../../test/capture-console.ts"
 import { DATA_EXAMPLE, STB_CHECKOUT, lacks, skipNote } from "../../../test/data.ts"
 import { Effect, Layer } from "effect"
-import { loadSource } from "../../../bench/eval/sources.ts"
-import { smurfsJudgePrompts } from "../../../bench/eval/judge-prompts.ts"
+import { evalSettings, prepareEval } from "../../../bench/eval/run-eval.ts"
 import { LanguageModel } from "../../llm/language-model.ts"
 import { makeScriptedModel } from "../../llm/scripted.ts"
 import { ExitCode } from "../exit-codes.ts"
@@ -90,6 +89,13 @@ describe("smurfs eval", () => {
     expect(err.join("\n")).toMatch(/template\.txt: not found\. Pass --stb/)
   })
 
+  it("a reference with several methods and none named is bad usage, asking for --reference-method", async () => {
+    const dir = await writeFakeRun([{ taskId: "1" }])
+    const ref = await writeFakeRun([{ taskId: "1", method: "react" }, { taskId: "1", method: "dfsdt" }])
+    expect(await run(["--run", dir, "--judge", "scripted:x.json", "--reference", ref])).toBe(ExitCode.Usage)
+    expect(err.join("\n")).toMatch(/the reference has several methods \(dfsdt, react\); choose one with --reference-method\nhint: `smurfs help eval`/)
+  })
+
   it("reports a missing run directory as bad input", async () => {
     expect(await run(["--run", "/nonexistent/run", "--judge", "scripted:x.json"])).toBe(ExitCode.BadInput)
     expect(err.join("\n")).toMatch(/does not exist/)
@@ -121,8 +127,8 @@ describe("smurfs eval", () => {
         generate: () => Effect.die(new TypeError("Cannot read properties of undefined (reading 'choices')"))
       })
     )
-    const options = { source: loadSource(dir), reference: undefined, referenceMethod: undefined, store: dir, judge: "test:dying", k: 1, concurrency: 1, seed: 0, prompts: smurfsJudgePrompts(), winStatuses: "rejudge" as const, force: false }
-    expect(await runProgram(evalProgram({ ...options, runDir: dir, json: false, queue: undefined, judgeLayer: dying }), EVAL_EDGE)).toBe(ExitCode.Failure)
+    const input = prepareEval(evalSettings({ run: dir, judge: "test:dying", k: 1, concurrency: 1, seed: 0 }))
+    expect(await runProgram(evalProgram(input, { json: false, judgeLayer: dying }), EVAL_EDGE)).toBe(ExitCode.Failure)
     const said = err.join("\n")
     expect(said).toMatch(/smurfs eval: unexpected error: TypeError: Cannot read properties of undefined/)
     expect(said).toMatch(/This is a bug in smurfs/)
@@ -144,10 +150,10 @@ describe("smurfs eval", () => {
     let calls = 0
     const scripted = makeScriptedModel({ "judge.check_answer_status": [{ answer_status: "Solved", reason: "fine" }], $cycle: true })
     const slow = Layer.succeed(LanguageModel, LanguageModel.of({ info: scripted.info, generate: (r) => Effect.delay(Effect.suspend(() => (calls++, scripted.generate(r))), "200 millis") }))
-    const options = { source: loadSource(dir), reference: undefined, referenceMethod: undefined, store: dir, judge: "test:slow", k: 1, concurrency: 1, seed: 0, prompts: smurfsJudgePrompts(), winStatuses: "rejudge" as const, force: false }
-    const first = runProgram(evalProgram({ ...options, runDir: dir, json: true, queue: undefined, judgeLayer: slow }), EVAL_EDGE)
+    const input = prepareEval(evalSettings({ run: dir, judge: "test:slow", k: 1, concurrency: 1, seed: 0 }))
+    const first = runProgram(evalProgram(input, { json: true, judgeLayer: slow }), EVAL_EDGE)
     await new Promise((r) => setTimeout(r, 100))
-    const second = await runProgram(evalProgram({ ...options, runDir: dir, json: true, queue: undefined, judgeLayer: slow }), EVAL_EDGE)
+    const second = await runProgram(evalProgram(input, { json: true, judgeLayer: slow }), EVAL_EDGE)
     expect(second).toBe(ExitCode.BadInput)
     expect(err.join("\n")).toMatch(/another smurfs eval with this judge is writing to this label folder \(pid \d+/)
     expect(await first).toBe(ExitCode.Ok)

@@ -1,44 +1,30 @@
 // `smurfs run "<query>"`: solve one query with the Smurfs agents, showing each step as it happens.
 import { visibleText } from "../../trace/visible-text.ts"
-import { createHash } from "node:crypto"
-import { resolve } from "node:path"
 import type { ParseArgsOptionsConfig } from "node:util"
-import { Effect, Layer } from "effect"
-import { retrievalTask, retrieveTaskSet } from "../../agents/retrieval-task.ts"
-import { smurfs } from "../../agents/smurfs.ts"
-import type { Task } from "../../agents/task.ts"
-import { type SmurfsOptions, smurfsDefaults } from "../../agents/smurfs-options.ts"
-import { checkProfile, DEFAULT_PROFILE, PROFILE_SETTINGS, PROFILES, smurfsProfileOptions } from "../../agents/profile.ts"
+import { Effect } from "effect"
+import { smurfsDefaults } from "../../agents/smurfs-options.ts"
+import { DEFAULT_PROFILE, PROFILES } from "../../agents/profile.ts"
 import { smurfsSrcDirOf } from "../../agents/smurfs-source.ts"
-import { LanguageModel, type LanguageModelShape } from "../../llm/language-model.ts"
-import { type ServerFailure, watchServer } from "../../llm/server-watch.ts"
+import type { ServerFailure } from "../../llm/server-watch.ts"
 import { Timeout } from "../../llm/errors.ts"
-import { DEFAULT_MODEL_SPEC, MODEL_DEFAULTS, type ModelOptions, THINK_HELP } from "../../llm/spec.ts"
+import { DEFAULT_MODEL_SPEC, MODEL_DEFAULTS, THINK_HELP } from "../../llm/spec.ts"
 import { watchToolChildren } from "../../tools/child-guard.ts"
 import { containToolExits } from "../../tools/exit-guard.ts"
-import { loadTools } from "../../tools/load.ts"
-import { defaultEmbeddingCache } from "../../tools/retrieval/embedding-cache.ts"
-import { makeEmbedder } from "../../tools/retrieval/embedder.ts"
-import { makeRetriever } from "../../tools/retrieval/retriever.ts"
-import { parseToolset, type Toolset } from "../../tools/retrieval/toolset.ts"
 import { otlpLayer } from "../../trace/otlp.ts"
 import { redactText, redactValue } from "../../trace/redact.ts"
 import type { Trajectory } from "../../trace/trajectory.ts"
 import { plural } from "../../plural.ts"
+import { checkRunSettings, InvalidRunSettings, type RunOutcome, runQuery, type RunSettings, runSettings } from "../../run-query.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { terminalAskUser } from "../ask-terminal.ts"
 import { routeStdoutToStderr } from "../stdout-guard.ts"
 import { liveView } from "../live-view.ts"
 import { isKind } from "../../trace/events.ts"
-import { toolbenchTask } from "../toolbench-task.ts"
-import { DEFAULT_DATA_DIR } from "../../../bench/datasets.ts"
-import { makeRetrievalCorpus, taskKey } from "../../../bench/retrieval-tasks.ts"
+import type { RunEvent } from "../../trace/record.ts"
 import { makeSpinner } from "../spinner.ts"
-import { observedModelLayer } from "../../llm/observe.ts"
-import { defaultModelSpec, resolveModelLayer } from "../model-option.ts"
-import { simulatorModel, simulatorSpecOf } from "../simulator-option.ts"
+import { defaultModelSpec } from "../model-option.ts"
+import { simulatorSpecOf } from "../simulator-option.ts"
 import { stbDirOf } from "../../text/stabletoolbench-files.ts"
-import { simulatorPrompts } from "../../tools/environments/simulator-prompts.ts"
 import { BadInput, choiceOption, intOption, numberOption, type ParsedCommand, runCommand, thinkOption, UsageError } from "../options.ts"
 import { runProgram } from "../run-program.ts"
 
@@ -96,12 +82,6 @@ exit codes: 0 answered (or gave up without --strict), 1 gave up with --strict, 2
 3 bad input (model spec, tools), 4 model unavailable (unreachable, 404, 429/503 after retries,
 timed out twice: the run stops at the server's first failure), 130 interrupted`
 
-/** The tool environments of a ToolBench task in `smurfs run` unless --env says otherwise: recorded responses, else a deterministic error. */
-const RUN_TOOLBENCH_ENVS = ["replay", "offline"] as const
-
-/** A stable id for an ad-hoc query: a short hash of its text. */
-export const taskIdOf = (query: string): string => createHash("sha256").update(query).digest("hex").slice(0, 12)
-
 /** The options of `smurfs run`, in node:util parseArgs' shape. */
 const OPTIONS = {
   model: { type: "string", short: "m" },
@@ -134,36 +114,48 @@ const OPTIONS = {
 
 export const COMMAND = { name: "run", help: HELP, options: OPTIONS, positionals: true } as const
 
-const parse = ({ values, positionals }: ParsedCommand<typeof OPTIONS>) => {
+/** The command's options (flags, SMURFS_* and smurfs.config.json, as parseCommand read them) as the run's settings. */
+const settingsOf = ({ values, positionals }: ParsedCommand<typeof OPTIONS>): RunSettings => {
   const query = positionals.join(" ").trim()
-  if (query.length === 0 && values["query-id"] === undefined)
-    throw new UsageError('give the query to solve, e.g. smurfs run "What is 12% of the height of Mount Everest in feet?", or a ToolBench task with --query-id <id>')
-  if (values["query-id"] === undefined && (values.data !== undefined || values.env !== undefined)) throw new UsageError("--data and --env choose a ToolBench task's tools: add --query-id <id>")
-  const model: ModelOptions = {
-    timeoutMs: intOption("timeout", values.timeout),
-    numCtx: intOption("num-ctx", values["num-ctx"]),
-    think: thinkOption(values.think),
-    temperature: numberOption("temperature", values.temperature, 0, 2),
-    seed: intOption("seed", values.seed, 0)
-  }
-  const profile = choiceOption("profile", values.profile, PROFILES, DEFAULT_PROFILE)
-  const smurfsSrc = smurfsSrcDirOf(values["smurfs-src"], {})
-  let toolset: Toolset
+  let settings: RunSettings
   try {
-    toolset = parseToolset(values.toolset ?? "all")
+    settings = runSettings({
+      query,
+      model: values.model ?? defaultModelSpec(),
+      modelOptions: {
+        timeoutMs: intOption("timeout", values.timeout),
+        numCtx: intOption("num-ctx", values["num-ctx"]),
+        think: thinkOption(values.think),
+        temperature: numberOption("temperature", values.temperature, 0, 2),
+        seed: intOption("seed", values.seed, 0)
+      },
+      tools: values.tools,
+      maxSteps: smurfsMaxSteps(values),
+      planner: !values["no-planner"],
+      answerer: !values["no-answerer"],
+      verifier: !values["no-verifier"],
+      profile: choiceOption("profile", values.profile, PROFILES, DEFAULT_PROFILE),
+      smurfsSrc: smurfsSrcDirOf(values["smurfs-src"], {}),
+      queryId: values["query-id"],
+      data: values.data,
+      envs: values.env,
+      storeDir: values["store-dir"],
+      simulator: simulatorSpecOf(values.simulator),
+      stb: stbDirOf(undefined),
+      toolset: values.toolset ?? "all",
+      embed: values.embed,
+      embedCache: values["embed-cache"],
+      rerank: values.rerank === true
+    })
   } catch (e) {
-    throw new UsageError((e as Error).message)
+    throw e instanceof InvalidRunSettings ? new UsageError(e.message) : e
   }
-  if (toolset.kind === "relevant" && values["query-id"] === undefined) throw new UsageError("--toolset relevant takes a ToolBench task's relevant APIs: add --query-id <id>, or use all or retrieve[:k]")
-  if ((values.embed !== undefined || values.rerank || values["embed-cache"] !== undefined) && toolset.kind !== "retrieve")
-    throw new UsageError("--embed, --embed-cache and --rerank choose how tools are retrieved: use them with --toolset retrieve[:k]")
   try {
-    checkProfile(profile, ["smurfs"], { stb: undefined, smurfsSrc })
-    smurfsProfileOptions(profile, smurfsSrc)
+    checkRunSettings(settings)
   } catch (e) {
     throw new BadInput((e as Error).message)
   }
-  return { values, query, model, toolset, maxSteps: smurfsMaxSteps(values), profile, smurfsSrc }
+  return settings
 }
 
 /** --smurfs-max-steps, or its deprecated alias --max-steps with a one-line notice. */
@@ -182,90 +174,30 @@ export const serverAdvice = (failure: ServerFailure, spec: string): string =>
       `\`smurfs doctor --model ${spec}\` checks the server.`
     : `${failure.message} \`smurfs doctor --model ${spec}\` checks the server.`
 
-/**
- * `--toolset retrieve[:k]`: the library to retrieve from is the ToolBench corpus (every API under --data,
- * as in bench) for a --query-id task, else the --tools library itself; the task gets the top k for its
- * query and the Smurfs executor retrieves per subtask, exactly as bench's tasks do.
- */
-const retrievedRunTask = (args: ReturnType<typeof parse>, k: number, toolbench: Effect.Success<ReturnType<typeof toolbenchTask>> | undefined, model: LanguageModelShape) =>
-  Effect.gen(function* () {
-    const { values } = args
-    const embedder = values.embed === undefined ? undefined : yield* makeEmbedder(values.embed, { timeoutMs: args.model.timeoutMs })
-    const embeddingCache = resolve(values["embed-cache"] ?? defaultEmbeddingCache())
-    const reranker = values.rerank ? model : undefined
-    const query = args.query || toolbench?.task.query || ""
-    if (toolbench) {
-      const corpus = yield* makeRetrievalCorpus({ data: values.data ?? DEFAULT_DATA_DIR, env: toolbench.env, k, embedder, embeddingCache, reranker })
-      const set = yield* retrieveTaskSet(corpus.retriever, query, k)
-      return retrievalTask(corpus.retriever, { id: toolbench.task.id, query, name: taskKey(toolbench.query) }, set, k)
-    }
-    const library = yield* loadTools(values.tools)
-    const retriever = yield* makeRetriever(library, { embedder, embeddingCache, reranker })
-    const set = yield* retrieveTaskSet(retriever, query, k)
-    return retrievalTask(retriever, { id: taskIdOf(query), query, name: library.name }, set, k)
-  })
-
 const summary = (t: Trajectory): string =>
   `${plural(t.totals.modelCalls, "model call")}, ${plural(t.totals.promptTokens + t.totals.completionTokens, "token")}, ${plural(t.totals.toolCalls, "tool call")}, ${plural(t.totals.backtracks, "backtrack")}, ${(t.totals.wallMs / 1000).toFixed(1)} s`
 
-export const run = (argv: string[]): Promise<number> => runCommand(COMMAND, argv, (parsed) => solve(parse(parsed)))
+export const run = (argv: string[]): Promise<number> => runCommand(COMMAND, argv, (parsed) => solve(settingsOf(parsed), parsed.values))
 
-const solve = (args: ReturnType<typeof parse>): Promise<number> => {
-  const { values, query } = args
+const solve = (settings: RunSettings, values: { readonly json: boolean; readonly strict: boolean }): Promise<number> => {
   const color = process.stderr.isTTY === true && !process.env["NO_COLOR"]
   // only a person at a terminal sees a spinner: never with --json, never in a pipe or a log file
   const spinner = !values.json && process.stderr.isTTY === true ? makeSpinner({ stream: process.stderr }) : undefined
   const writeLine = spinner?.writeLine ?? ((line: string) => void process.stderr.write(`${line}\n`))
   // The run stops at the server's first failure (a timeout gets one retry): no answer made without the model is shown.
-  let watch: ReturnType<typeof watchServer> | undefined
   const view = values.json ? undefined : liveView(writeLine, { color })
-  const options: SmurfsOptions = {
-    maxSteps: args.maxSteps,
-    planner: !values["no-planner"],
-    answerer: !values["no-answerer"],
-    verifier: !values["no-verifier"],
-    askUser: terminalAskUser(),
-    ...smurfsProfileOptions(args.profile, args.smurfsSrc, args.model.temperature),
-    // a give-up because the server failed is said once, at the end, with what to do about it
-    onEvent: view && ((event) => (isKind(event, "give_up") && watch?.failure() !== undefined ? undefined : view(event)))
-  }
-  const spec = values.model ?? defaultModelSpec()
-  const simulator = simulatorSpecOf(values.simulator)
-  const program = Effect.gen(function* () {
-    const data = values.data ?? DEFAULT_DATA_DIR
-    const toolset = args.toolset
-    const toolbench =
-      values["query-id"] === undefined
-        ? undefined
-        : yield* toolbenchTask({
-            data,
-            queryId: values["query-id"],
-            envs: values.env ?? (simulator === undefined ? [...RUN_TOOLBENCH_ENVS] : ["replay", "simulated"]),
-            storeDir: values["store-dir"],
-            toolset: toolset.kind === "relevant" ? "relevant" : "all",
-            wholeResponses: PROFILE_SETTINGS[args.profile].wholeToolResponses,
-            simulatorPrompts: simulatorPrompts(stbDirOf(undefined)),
-            ...(simulator === undefined ? {} : { simulator: yield* simulatorModel(simulator, args.model) })
-          })
-    watch = watchServer(yield* LanguageModel, { timeoutRetries: 1 })
-    const model = watch.model
-    const task: Task =
-      toolset.kind === "retrieve"
-        ? yield* retrievedRunTask(args, toolset.k, toolbench, model)
-        : toolbench
-          ? { ...toolbench.task, query: query || toolbench.task.query }
-          : { id: taskIdOf(query), query, tools: yield* loadTools(values.tools) }
-    return yield* smurfs(options)(task).pipe(Effect.provideService(LanguageModel, model))
-  }).pipe(Effect.scoped, Effect.provide(spinner ? Layer.provide(observedModelLayer(spinner), resolveModelLayer(spec, args.model)) : resolveModelLayer(spec, args.model)), Effect.provide(otlpLayer()))
+  // a give-up because the server failed is said once, at the end, with what to do about it
+  const onEvent = view && ((event: RunEvent, serverFailed: boolean) => (isKind(event, "give_up") && serverFailed ? undefined : view(event)))
+  const program = runQuery(settings, { askUser: terminalAskUser(), onEvent, modelCalls: spinner }).pipe(Effect.provide(otlpLayer()))
 
   // Tool modules run in this process: their stdout writes go to stderr and a process.exit fails their call.
   const restoreStdout = routeStdoutToStderr()
   const restoreExit = containToolExits()
-  const show = (trajectory: Trajectory, failure: ServerFailure | undefined): number => {
+  const show = ({ trajectory, failure }: RunOutcome): number => {
     if (failure) {
       if (values.json) console.log(JSON.stringify(redactValue(trajectory), null, 2))
       else console.error(`\n${summary(trajectory)}`)
-      console.error(redactText(`smurfs run: the model server failed, so there is no answer. ${serverAdvice(failure, spec)}`))
+      console.error(redactText(`smurfs run: the model server failed, so there is no answer. ${serverAdvice(failure, settings.model)}`))
       return ExitCode.ModelUnavailable
     }
     if (values.json) {
@@ -284,7 +216,7 @@ const solve = (args: ReturnType<typeof parse>): Promise<number> => {
   const children = watchToolChildren()
   const shown = program.pipe(
     Effect.ensuring(Effect.sync(() => (restoreExit(), restoreStdout(), children.end((line) => console.error(line)), spinner?.stop()))),
-    Effect.map((trajectory) => show(trajectory, watch?.failure()))
+    Effect.map(show)
   )
   return runProgram(shown, { command: "run" })
 }

@@ -13,7 +13,7 @@ import { ExitCode } from "../exit-codes.ts"
 import { runProgram } from "../run-program.ts"
 import type { Failure } from "../../failure.ts"
 import { type ParsedCommand, runCommand, UsageError } from "../options.ts"
-import { toolbenchTask } from "../toolbench-task.ts"
+import { toolbenchTask } from "../../../bench/toolbench-task.ts"
 import { DEFAULT_DATA_DIR } from "../../../bench/datasets.ts"
 import { scriptedLayer } from "../../llm/scripted.ts"
 

@@ -1,14 +1,14 @@
 // One ToolBench query as a task for `smurfs run` and `smurfs tools`: its text and its api_list as tools, served by the chosen environments.
 import { join, resolve } from "node:path"
 import { Effect } from "effect"
-import { type BenchQuery, DatasetError, dataLayout, groupsIn, loadQueries } from "../../bench/datasets.ts"
-import { taskOf } from "../../bench/tasks.ts"
-import type { Task } from "../agents/task.ts"
-import type { LanguageModelShape } from "../llm/language-model.ts"
-import { makeEnvironmentChain } from "../tools/environments/chain.ts"
-import type { SimulatorPrompts } from "../tools/environments/simulator-prompts.ts"
-import { toolbenchLibrary } from "../tools/toolbench/adapter.ts"
-import type { ApiDocInput } from "../tools/toolbench/api-doc.ts"
+import { type BenchQuery, DatasetError, dataLayout, groupsIn, loadQueries } from "./datasets.ts"
+import { taskOf } from "./tasks.ts"
+import type { Task } from "../src/agents/task.ts"
+import type { LanguageModelShape } from "../src/llm/language-model.ts"
+import { makeEnvironmentChain } from "../src/tools/environments/chain.ts"
+import type { SimulatorPrompts } from "../src/tools/environments/simulator-prompts.ts"
+import { toolbenchLibrary } from "../src/tools/toolbench/adapter.ts"
+import type { ApiDocInput } from "../src/tools/toolbench/api-doc.ts"
 
 export interface ToolbenchTaskOptions {
   /** The data directory (either layout, see bench/datasets.ts). */
