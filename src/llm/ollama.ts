@@ -1,7 +1,7 @@
 // The Ollama provider: the official `ollama` client, JSON Schema `format`, native tools, constant num_ctx.
 import { boundedFetch } from "./bounded-fetch.ts"
 import { NestingTooDeep, parseJsonBounded, tooDeepMessage, valueNestsDeeper } from "./nesting.ts"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { type ChatRequest, type ChatResponse, type Message as OllamaMessage, Ollama, type Tool as OllamaTool } from "ollama"
 import { ModelServerError } from "./errors.ts"
 import type { GenerateRequest, GenerateResponse, LanguageModelShape, Message, ToolCallRequest } from "./language-model.ts"

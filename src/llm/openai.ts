@@ -1,7 +1,7 @@
 // The OpenAI-compatible provider: the official `openai` client against any /v1 server (Ollama, vLLM, llama.cpp...).
 import { boundedFetch } from "./bounded-fetch.ts"
 import { NestingTooDeep, parseJsonBounded } from "./nesting.ts"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import OpenAI, { APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai"
 import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from "openai/resources/chat/completions"
 import { ModelServerError, type ProviderError } from "./errors.ts"

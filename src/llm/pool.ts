@@ -1,5 +1,8 @@
 // A pool of endpoints serving one model: least-loaded routing, ejection of sick endpoints, probes, failover.
-import { Context, Effect, Layer, type Scope } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
 import { ModelUnreachable, type ProviderError } from "./errors.ts"
 import type { GenerateRequest, GenerateResponse, LanguageModelShape } from "./language-model.ts"
 

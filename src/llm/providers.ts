@@ -1,6 +1,7 @@
 // Model providers beyond the library's own (ollama, openai, scripted): a module registers its spec prefix, how
 // to build its layer, its doctor check and whether a spec of it is portable. The bench registers `sim` this way.
-import type { Effect, Layer } from "effect"
+import type * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
 import type { InvalidModelSpec } from "./errors.ts"
 import type { LanguageModel } from "./language-model.ts"
 

@@ -1,5 +1,6 @@
 // Model specs ("ollama:qwen2.5:7b", "openai:gpt-4o-mini", "scripted:replies.json") to LanguageModel layers.
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { InvalidModelSpec, ModelNotFound } from "./errors.ts"
 import { LanguageModel } from "./language-model.ts"
 import { normalizeOllamaHost, ollamaCapabilities, ollamaModel, ollamaModels, type OllamaSettings, ollamaVersion } from "./ollama.ts"

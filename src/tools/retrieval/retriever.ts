@@ -1,5 +1,5 @@
 // The tool recommender: lexical (BM25+) or hybrid (BM25+ and embeddings, fused by RRF) retrieval, then an optional LLM re-ranker.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { GenerateError, ProviderError } from "../../llm/errors.ts"
 import { LanguageModel, type LanguageModelShape } from "../../llm/language-model.ts"
 import { emit } from "../../trace/events.ts"

@@ -1,5 +1,5 @@
 // Check one tool source as `smurfs doctor --tools` does: it loads, lists its tools, and (MCP) answers a ping.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { loadTools, type LoadSourcesOptions } from "../load.ts"
 import { connectMcp } from "./mcp.ts"
 import { parseToolSource } from "./source-spec.ts"
