@@ -1,6 +1,6 @@
 // Runs one perf configuration: a method on ToolBench tasks with a simulated model, timing every task and model call.
 import { join } from "node:path"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { type MethodName, methodSpec } from "../../src/agents/methods.ts"
 import type { Task } from "../../src/agents/task.ts"
 import { makeModelCache } from "../../src/llm/cache.ts"

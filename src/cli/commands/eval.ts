@@ -9,11 +9,10 @@ import { EVAL_DEFAULTS, type EvalSummary, evaluatePass, evaluateWin, someDecisio
 import { judgePrompts, type JudgePrompts } from "../../../bench/eval/judge-prompts.ts"
 import { EVAL_SOURCE_FILE, MAX_JUDGE_RUNS, slug } from "../../../bench/eval/labels.ts"
 import { type Decider, inProcessDecider } from "../../../bench/eval/judge-job.ts"
-import { makeQueueDecider } from "../../../bench/queue/judge-queue.ts"
 import { removeStrayTemps } from "../../../bench/run-dir.ts"
 import { acquireRunLock } from "../../../bench/run-lock.ts"
-import { connectionOf } from "../../../bench/queue/connection.ts"
-import { QUEUE_DEFAULTS, type QueueUnavailable } from "../../../bench/queue/queue-executor.ts"
+import { connectionOf, QUEUE_DEFAULTS, type QueueUnavailable } from "../../../bench/queue/connection.ts"
+import { loadWithPeers, type MissingPeerPackage, QUEUE_PEERS } from "../../peer-packages.ts"
 import type { InvalidModelSpec } from "../../llm/errors.ts"
 import type { LanguageModel } from "../../llm/language-model.ts"
 import { STB_ENV, STB_FILES, stbDirOf } from "../../text/stabletoolbench-files.ts"
@@ -247,7 +246,7 @@ export const evalProgram = (args: Omit<Parameters<typeof program>[0], "decider">
   const present = args.queue === undefined ? checkModelPresent(args.judge) : Effect.void
   const pointer = resolve(args.store) === resolve(args.runDir) ? Effect.void : writeJsonAtomic(join(args.store, EVAL_SOURCE_FILE), { source: resolve(args.runDir) })
   const queue = args.queue
-  const evaluation: Effect.Effect<void, Effect.Error<ReturnType<typeof program>> | QueueUnavailable | InvalidModelSpec> =
+  const evaluation: Effect.Effect<void, Effect.Error<ReturnType<typeof program>> | QueueUnavailable | InvalidModelSpec | MissingPeerPackage> =
     queue === undefined
       ? Effect.gen(function* () {
           yield* program({ ...args, decider: inProcessDecider(args.prompts) })
@@ -257,7 +256,11 @@ export const evalProgram = (args: Omit<Parameters<typeof program>[0], "decider">
           }
         }).pipe(Effect.provide(args.judgeLayer))
       : // the judge model is the workers': nothing here talks to it
-        Effect.scoped(Effect.flatMap(makeQueueDecider({ ...QUEUE_DEFAULTS, queueUrl: queue }), (decider) => program({ ...args, decider })))
+        Effect.scoped(
+          Effect.flatMap(loadWithPeers(QUEUE_PEERS, () => import("../../../bench/queue/judge-queue.ts")), ({ makeQueueDecider }) =>
+            Effect.flatMap(makeQueueDecider({ ...QUEUE_DEFAULTS, queueUrl: queue }), (decider) => program({ ...args, decider }))
+          )
+        )
   // one writer per label folder, as for a bench run: a second eval with the same judge would judge everything again;
   // the temp files of an eval that was killed mid-write are removed once the folder is ours
   const labels = join(args.store, "eval", slug(args.judge))
