@@ -157,3 +157,5 @@ try {
 } finally {
   child.kill()
 }
+// the clients' keep-alive sockets would hold the process open
+process.exit(0)
