@@ -14,8 +14,8 @@ import { startFakeOllama } from "./fake-servers/ollama.ts"
 const run = promisify(execFile)
 const root = repoRoot
 const npm = npmBin
-/** Packages only benchmarks or optional features use: `import "smurfs"` must not load them. */
-const NOT_ON_IMPORT = ["gpt-tokenizer", "bullmq", "ioredis", "@modelcontextprotocol", "cli-progress", "playwright-core", "minisearch", "@effect/platform-node"]
+/** Packages only benchmarks or optional features use, and the clients loaded with their first call: `import "smurfs"` must not load them. */
+const NOT_ON_IMPORT = ["gpt-tokenizer", "bullmq", "ioredis", "@modelcontextprotocol", "cli-progress", "playwright-core", "minisearch", "@effect/platform-node", "openai", "ollama", "yaml"]
 
 let dir = ""
 let tarball = ""
