@@ -1,7 +1,8 @@
 // A bench run from its settings: methods, tasks, tool environments, the model layer, run.json and the queue,
 // turned into a finished run and a summary value. The CLI only fills the settings and prints the summary.
 import "./sim/provider.ts"
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { baselinePrompts } from "../src/agents/baseline-prompts.ts"
 import { DFSDT_DEFAULTS } from "../src/agents/dfsdt.ts"
 import { finishSpec } from "../src/agents/finish.ts"
@@ -32,7 +33,8 @@ import { version } from "../src/version.ts"
 import { type BenchQuery, loadQueries } from "./datasets.ts"
 import type { Progress, ProgressTotals } from "./progress.ts"
 import { type QueuedTask, runIdOf } from "./queue/job.ts"
-import { makeQueueExecutor, QUEUE_DEFAULTS } from "./queue/queue-executor.ts"
+import { QUEUE_DEFAULTS } from "./queue/connection.ts"
+import { loadWithPeers, QUEUE_PEERS } from "../src/peer-packages.ts"
 import { makeRetrievalCorpus, makeRetrievalTasks, recordedRetrievalSets, type RetrievalRecord, taskKey } from "./retrieval-tasks.ts"
 import { RUN_FORMAT_VERSION, type RunConfig, runConfigPath } from "./run-format.ts"
 import { type MethodEntry, runBench, type RunSummary } from "./runner.ts"
@@ -241,8 +243,9 @@ const runIdFor = (out: string, config: RunConfig): string => {
   return runIdOf(out, config.createdAt)
 }
 
+/** The queue's executor; bullmq and ioredis (optional peer packages) load here, or are named when missing. */
 const queueExecutorFor = (settings: BenchSettings, queueUrl: string, config: RunConfig, progress: Progress, retrieval: RetrievalRecord | undefined) =>
-  makeQueueExecutor({
+  Effect.flatMap(loadWithPeers(QUEUE_PEERS, () => import("./queue/queue-executor.ts")), ({ makeQueueExecutor }) => makeQueueExecutor({
     // a retrieved task goes with its recorded set; the worker retrieves per subtask from its copy of the corpus
     retrievalOf: retrieval ? (job) => ({ set: retrieval.sets[taskKey(job.query)] ?? [], corpusHash: retrieval.settings.corpusHash }) : undefined,
     ...QUEUE_DEFAULTS,
@@ -252,7 +255,7 @@ const queueExecutorFor = (settings: BenchSettings, queueUrl: string, config: Run
     onRequeued: (count) => progress.log(`the queue had lost ${count === 1 ? "a task" : `${count} tasks`} (Redis restarted empty or was flushed): queued again`),
     // the workers make the model calls: their reports move the live counts
     onTaskCalls: (job, calls) => progress.taskCalls?.({ method: job.method, group: job.query.group, taskId: job.query.id }, calls.modelCalls, calls.tokens)
-  })
+  }))
 
 /** Add the endpoints' figures to run.json (written at the start; only this field changes). */
 const recordEndpointStats = (out: string, endpoints: ReadonlyArray<EndpointStats>) =>

@@ -1,7 +1,8 @@
 // StableToolBench query files from any directory: this repository's layout (`queries/`, `query_ids/`) or StableToolBench's own (`solvable_queries/test_instruction/`, `test_query_ids/`).
 import { existsSync, readFileSync, statSync } from "node:fs"
 import { join, resolve } from "node:path"
-import { Data, Effect } from "effect"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
 import { z } from "zod"
 import { safeName } from "../src/trace/file-names.ts"
 import type { FailureKind } from "../src/failure.ts"

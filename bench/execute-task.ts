@@ -1,5 +1,6 @@
 // One benchmark task (a query, a method) run to its record, here in this process: the runner's and a worker's unit of work.
-import { Cause, Effect } from "effect"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
 import type { Method, Task } from "../src/agents/task.ts"
 import { LanguageModel } from "../src/llm/language-model.ts"
 import { watchServer } from "../src/llm/server-watch.ts"

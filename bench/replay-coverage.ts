@@ -3,7 +3,7 @@
 import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { makeReplayIndex } from "../src/tools/environments/recorded.ts"
 import { loadResponsesJsonl } from "../src/tools/environments/replay.ts"
 import { changeName, standardizeName } from "../src/tools/toolbench/names.ts"

@@ -1,6 +1,6 @@
 // `--toolset retrieve[:k]` for the bench and its queue workers: every task retrieves its tools from the pooled corpus of all query files.
 import { readFileBounded } from "../src/trace/guarded-fs.ts"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { retrievalTask, retrieveTaskSet, type SetEntry } from "../src/agents/retrieval-task.ts"
 import type { Task } from "../src/agents/task.ts"
 import type { LanguageModelShape } from "../src/llm/language-model.ts"

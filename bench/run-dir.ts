@@ -1,7 +1,7 @@
 // The run directory on disk: opening (new or resumed) with its guards, reading records. Writes go through src/trace/atomic-write.ts.
 import { existsSync, readdirSync, rmSync } from "node:fs"
 import { basename, join } from "node:path"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { z } from "zod"
 import { TMP_MARK, writeJsonAtomic } from "../src/trace/atomic-write.ts"
 import { RunDirError } from "../src/trace/fs-problem.ts"

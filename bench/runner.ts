@@ -1,6 +1,9 @@
 // The benchmark runner: methods x queries with bounded concurrency into a resumable run directory.
 import { existsSync } from "node:fs"
-import { Data, Effect, Result, Semaphore } from "effect"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
+import * as Semaphore from "effect/Semaphore"
 import { finishSpec } from "../src/agents/finish.ts"
 import type { Method, Task } from "../src/agents/task.ts"
 import { LanguageModel, type ToolSpec } from "../src/llm/language-model.ts"

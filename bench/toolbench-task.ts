@@ -1,6 +1,6 @@
 // One ToolBench query as a task for `smurfs run` and `smurfs tools`: its text and its api_list as tools, served by the chosen environments.
 import { join, resolve } from "node:path"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { type BenchQuery, DatasetError, dataLayout, groupsIn, loadQueries } from "./datasets.ts"
 import { taskOf } from "./tasks.ts"
 import type { Task } from "../src/agents/task.ts"

@@ -2,7 +2,8 @@
 // ToolBench task, retrieved or whole), the simulator, the watched model, the Smurfs loop; the trajectory as a value.
 import "../bench/sim/provider.ts"
 import { resolve } from "node:path"
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { z } from "zod"
 import { DEFAULT_DATA_DIR } from "../bench/datasets.ts"
 import { makeRetrievalCorpus, taskKey } from "../bench/retrieval-tasks.ts"

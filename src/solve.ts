@@ -1,6 +1,9 @@
 // The Promise API: `await solve(query, { model, tools })` for callers who do not use Effect.
 import { createHash } from "node:crypto"
-import { Cause, Effect, Exit, Layer } from "effect"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
 import type { DfsdtOptions } from "./agents/dfsdt.ts"
 import { type MethodName, methodSpec, UnknownMethod } from "./agents/methods.ts"
 import type { ReactOptions } from "./agents/react.ts"

@@ -2,19 +2,20 @@
 // (the lock file's integrity hashes find every dependency in the npm cache), import it, run the CLI,
 // type-check and run the README's examples against a fake Ollama on loopback.
 import { execFile } from "node:child_process"
-import { copyFileSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { copyFileSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { npmBin, packAndInstall, repoRoot } from "../bench/footprint/install.ts"
+import { ExitCode } from "../src/cli/exit-codes.ts"
 import { defaultReply } from "./fake-servers/core.ts"
 import { startFakeOllama } from "./fake-servers/ollama.ts"
 
 const run = promisify(execFile)
 const root = repoRoot
 const npm = npmBin
-/** Packages only benchmarks or optional features use: `import "smurfs"` must not load them. */
-const NOT_ON_IMPORT = ["gpt-tokenizer", "bullmq", "ioredis", "@modelcontextprotocol", "cli-progress", "playwright-core", "minisearch", "@effect/platform-node"]
+/** Packages only benchmarks or optional features use, and the clients loaded with their first call: `import "smurfs"` must not load them. */
+const NOT_ON_IMPORT = ["gpt-tokenizer", "bullmq", "ioredis", "@modelcontextprotocol", "cli-progress", "playwright-core", "minisearch", "@effect/platform-node", "openai", "ollama", "yaml"]
 
 let dir = ""
 let tarball = ""
@@ -104,6 +105,13 @@ describe("the packed npm package, installed into a fresh project", () => {
     expect(tools!.stdout).toContain("word_count")
     expect(doctor!.stdout).toContain("All good")
     for (const [i, command] of ["bench", "eval", "compare"].entries()) expect(helps[i]!.stdout).toContain(`smurfs ${command}`)
+  })
+
+  it("installs without the optional peers, and a feature that needs one names its install command", async () => {
+    for (const pkg of ["bullmq", "ioredis", "minisearch", "@modelcontextprotocol/sdk"]) expect(existsSync(join(dir, "node_modules", pkg))).toBe(false)
+    const result = await smurfsCli("worker", "--queue", "redis://127.0.0.1:9/0").catch((e: { code: number; stderr: string }) => e)
+    expect((result as { code?: number }).code).toBe(ExitCode.BadInput)
+    expect(result.stderr).toContain("npm install bullmq ioredis")
   })
 
   it("runs the README's Promise API example (examples/solve.ts) against a fake Ollama", async () => {

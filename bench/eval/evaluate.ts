@@ -1,6 +1,7 @@
 // Judge a whole source: K pass labels per task and, against a reference, K win rounds per task; resumable.
 import { renameSync } from "node:fs"
-import { Data, Effect } from "effect"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
 import type { FailureKind } from "../../src/failure.ts"
 import type { LanguageModel } from "../../src/llm/language-model.ts"
 import type { ProviderError } from "../../src/llm/errors.ts"

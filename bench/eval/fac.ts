@@ -1,6 +1,6 @@
 // FAC (final-answer correctness, StableToolBench-MirrorAPI): toolbench/tooleval/fac_eval.py's prompt, read from a
 // checkout, on the query and the final answer only; the judge's reply is read as Solved or Unsolved as they read it.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { z } from "zod"
 import { pythonConstant, pythonFormat, readStbFile, STB_FILES } from "../../src/text/stabletoolbench-files.ts"
 import type { ProviderError } from "../../src/llm/errors.ts"

@@ -1,6 +1,6 @@
 // One judge decision (a pass label for one judge run, or one win round) as plain data: the unit of work an
 // eval runs here or hands to `smurfs worker` through the queue; both decide it with `decideJob`.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { z } from "zod"
 import type { MalformedOutput, ProviderError } from "../../src/llm/errors.ts"
 import type { LanguageModel } from "../../src/llm/language-model.ts"

@@ -1,6 +1,6 @@
 // The pass-rate judge (SoPR), ToolEval's check_is_solved: its rules first, then check_answer_status on
 // the final answer, and only when that is Unsure, parse_answer_status on the whole converted answer.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { z } from "zod"
 import { generateObject } from "../../src/llm/structured.ts"
 import { ContextOverflow } from "../../src/llm/errors.ts"

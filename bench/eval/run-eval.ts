@@ -3,7 +3,9 @@
 import "../sim/provider.ts"
 import { existsSync, statSync } from "node:fs"
 import { join, resolve } from "node:path"
-import { Data, Effect, type Layer } from "effect"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
 import { z } from "zod"
 import type { FailureKind } from "../../src/failure.ts"
 import type { InvalidModelSpec } from "../../src/llm/errors.ts"
@@ -12,8 +14,8 @@ import { checkModelPresent, modelLayer } from "../../src/llm/spec.ts"
 import { writeJsonAtomic } from "../../src/trace/atomic-write.ts"
 import { STB_ENV, STB_FILES } from "../../src/text/stabletoolbench-files.ts"
 import { connectionOf } from "../queue/connection.ts"
-import { makeQueueDecider } from "../queue/judge-queue.ts"
-import { QUEUE_DEFAULTS, type QueueUnavailable } from "../queue/queue-executor.ts"
+import { QUEUE_DEFAULTS, type QueueUnavailable } from "../queue/connection.ts"
+import { loadWithPeers, type MissingPeerPackage, QUEUE_PEERS } from "../../src/peer-packages.ts"
 import { collectRows, type Row } from "../report/collect.ts"
 import { removeStrayTemps } from "../run-dir.ts"
 import { acquireRunLock } from "../run-lock.ts"
@@ -216,14 +218,19 @@ export const runEval = (input: EvalInput, options: { readonly observer?: EvalObs
   const present = settings.queue === undefined ? checkModelPresent(settings.judge) : Effect.void
   const pointer = resolve(store) === resolve(settings.run) ? Effect.void : writeJsonAtomic(join(store, EVAL_SOURCE_FILE), { source: resolve(settings.run) })
   const queue = settings.queue
-  const evaluation: Effect.Effect<void, Effect.Error<ReturnType<typeof decide>> | QueueUnavailable | InvalidModelSpec> =
+  const evaluation: Effect.Effect<void, Effect.Error<ReturnType<typeof decide>> | QueueUnavailable | InvalidModelSpec | MissingPeerPackage> =
     queue === undefined
       ? Effect.gen(function* () {
           yield* decide(input, inProcessDecider(input.prompts), observer)
           if (input.fac) observer.fac?.(yield* evaluateFac(input.source.entries, { store, judge: settings.judge, prompt: input.fac, concurrency: settings.concurrency, force: settings.force }))
         }).pipe(Effect.provide(options.judgeLayer ?? judgeLayerOf(settings)))
       : // the judge model is the workers': nothing here talks to it
-        Effect.scoped(Effect.flatMap(makeQueueDecider({ ...QUEUE_DEFAULTS, queueUrl: queue }), (decider) => decide(input, decider, observer)))
+        // (the queue's packages are optional peers, loaded only here)
+        Effect.scoped(
+          Effect.flatMap(loadWithPeers(QUEUE_PEERS, () => import("../queue/judge-queue.ts")), ({ makeQueueDecider }) =>
+            Effect.flatMap(makeQueueDecider({ ...QUEUE_DEFAULTS, queueUrl: queue }), (decider) => decide(input, decider, observer))
+          )
+        )
   // one writer per label folder, as for a bench run: a second eval with the same judge would judge everything again;
   // the temp files of an eval that was killed mid-write are removed once the folder is ours
   const labels = join(store, "eval", slug(settings.judge))

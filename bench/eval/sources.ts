@@ -1,6 +1,6 @@
 // Answered tasks to evaluate: our run directories (task records), StableToolBench converted
 // predictions, or StableToolBench's raw answers (converted here as convert_to_answer_format.py does).
-import { Data } from "effect"
+import * as Data from "effect/Data"
 import { existsSync, readdirSync, statSync } from "node:fs"
 import { join } from "node:path"
 import { convertAnswerFile } from "../../src/trace/converters/stabletoolbench-answers.ts"

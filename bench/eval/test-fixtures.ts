@@ -2,7 +2,7 @@
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { writeJsonAtomic } from "../../src/trace/atomic-write.ts"
 import { RUN_FORMAT_VERSION, RunConfig, runConfigPath, TaskRecord, taskRecordPath } from "../run-format.ts"
 

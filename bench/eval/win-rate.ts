@@ -1,5 +1,5 @@
 // The win-rate judge (SoWR): one round between a candidate's and a reference's answer to the same task.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { JudgeInput } from "./judge-input.ts"
 import type { AnswerStatus, WinRound } from "./labels.ts"
 import { smurfsJudgePrompts } from "./judge-prompts.ts"

@@ -1,5 +1,7 @@
 // The model-output fault run: many Smurfs tasks on the demo tools against a seeded faulty model, with its figures.
-import { Cause, Effect, Exit } from "effect"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import type { GuardrailOptions } from "../../src/agents/smurfs-options.ts"
 import { smurfs } from "../../src/agents/smurfs.ts"
 import { LanguageModel } from "../../src/llm/language-model.ts"

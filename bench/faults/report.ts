@@ -1,6 +1,6 @@
 // Prints the fault suite's figures: `node bench/faults/report.ts [--seed n] [--tasks n]`.
 import { parseArgs } from "node:util"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { formatModelOutputReport, MODEL_OUTPUT_DEFAULTS, runModelOutputFaults } from "./model-output.ts"
 
 const { values } = parseArgs({ options: { seed: { type: "string" }, tasks: { type: "string" } } })

@@ -20,11 +20,19 @@ type Lock = { packages: Record<string, Record<string, unknown>> }
  */
 export const consumerLock = (tarball: string) => {
   const ours = JSON.parse(readFileSync(join(repoRoot, "package-lock.json"), "utf8")) as Lock
-  const pkg = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { version: string; dependencies: Record<string, string>; bin: unknown; engines: unknown }
+  const pkg = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as {
+    version: string
+    dependencies: Record<string, string>
+    peerDependencies?: Record<string, string>
+    peerDependenciesMeta?: Record<string, unknown>
+    bin: unknown
+    engines: unknown
+  }
   const dependencies = { smurfs: `file:${tarball}`, zod: pkg.dependencies["zod"]! }
   const packages: Lock["packages"] = {
     "": { name: "consumer", dependencies },
-    "node_modules/smurfs": { version: pkg.version, resolved: `file:${tarball}`, dependencies: pkg.dependencies, bin: pkg.bin, engines: pkg.engines }
+    // the optional peers (queue, MCP, retrieval) are not installed, as npm leaves them for a user's `npm install smurfs zod`
+    "node_modules/smurfs": { version: pkg.version, resolved: `file:${tarball}`, dependencies: pkg.dependencies, peerDependencies: pkg.peerDependencies, peerDependenciesMeta: pkg.peerDependenciesMeta, bin: pkg.bin, engines: pkg.engines }
   }
   for (const [path, entry] of Object.entries(ours.packages)) if (path !== "" && entry["dev"] !== true) packages[path] = entry
   return { manifest: { name: "consumer", private: true, type: "module", dependencies }, lock: { name: "consumer", lockfileVersion: 3, requires: true, packages } }

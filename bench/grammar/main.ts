@@ -4,7 +4,7 @@
 import { existsSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { parseArgs } from "node:util"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { DEFAULT_DATA_DIR } from "../datasets.ts"
 import { convertSchemas, DEFAULT_CACHE_DIR, grammarOf, LLAMA_RN, obtainConverter } from "./converter.ts"
 import { grammarFigures, OLLAMA_GRAMMAR_LIMIT } from "./figures.ts"

@@ -1,7 +1,9 @@
 // One MCP session as `--tools mcp:` opens it: start a stdio server, list its tools, call one many times, close,
 // then look for what the session left behind (child processes, active handles). Figures only, no assertions.
 import { fileURLToPath } from "node:url"
-import { Effect, Exit, Scope } from "effect"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Scope from "effect/Scope"
 import { childProcesses, type ChildProcessInfo } from "../../test/processes.ts"
 import { findTool } from "../../src/tools/library.ts"
 import { loadTools } from "../../src/tools/load.ts"

@@ -1,6 +1,6 @@
 // Runs one perf configuration: a method on ToolBench tasks with a simulated model, timing every task and model call.
 import { join } from "node:path"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { baselinePrompts } from "../../src/agents/baseline-prompts.ts"
 import { type MethodName, methodFor, methodSpec } from "../../src/agents/methods.ts"
 import { chainProfileOptions, type ProfileName, smurfsProfileOptions } from "../../src/agents/profile.ts"

@@ -1,7 +1,8 @@
 // Where the distributed bench's queue lives: a redis:// URL to BullMQ connection options, and the queue's names.
+// Loads neither bullmq nor ioredis (optional peer packages): commands read their defaults and check URLs from here.
 import type { ConnectionOptions } from "bullmq"
-import { Data } from "effect"
-import { Redis, type RedisOptions } from "ioredis"
+import * as Data from "effect/Data"
+import type { RedisOptions } from "ioredis"
 import type { FailureKind } from "../../src/failure.ts"
 
 /** The --queue URL cannot be used. */
@@ -13,6 +14,21 @@ export class QueueUrlError extends Data.TaggedError("QueueUrlError")<{ readonly 
     return `--queue ${this.url}: ${this.problem}. Give redis://[user:password@]host:port[/db], e.g. redis://127.0.0.1:6379/0.`
   }
 }
+
+/** Redis could not be reached or used. */
+export class QueueUnavailable extends Data.TaggedError("QueueUnavailable")<{ readonly url: string; readonly detail: string }> {
+  get kind(): FailureKind {
+    return "unavailable"
+  }
+  override get message() {
+    return `Cannot use the queue at ${displayQueueUrl(this.url)} (${this.detail}). Start Redis there (redis-server, or apt-get install redis-server), or check --queue.`
+  }
+}
+
+export const QUEUE_DEFAULTS = { attempts: 4, backoffMs: 5000, sweepMs: 2000, connectTimeoutMs: 5000, closeTimeoutMs: 2000 } as const
+
+/** A worker's defaults (`smurfs worker`'s flags). */
+export const WORKER_DEFAULTS = { concurrency: 4, lockMs: 30_000, progressMs: 1000 } as const
 
 /** The queue every worker takes bench tasks from; jobs carry their run's id and settings. */
 export const TASK_QUEUE = "smurfs-bench-tasks"
@@ -59,6 +75,7 @@ export const displayQueueUrl = (url: string): string => {
  * reconnect forever, so an unreachable Redis would otherwise hang a command instead of failing it.
  */
 export const probeRedis = async (url: string, timeoutMs: number): Promise<void> => {
+  const { Redis } = await import("ioredis")
   const client = new Redis({ ...(connectionOf(url) as RedisOptions), lazyConnect: true, connectTimeout: timeoutMs, retryStrategy: () => null, maxRetriesPerRequest: 0 })
   // the socket's own error (ECONNREFUSED, ENOTFOUND, NOAUTH) says more than "Connection is closed"
   let cause: Error | undefined

@@ -2,7 +2,9 @@
 // its own judge model server, and the decisions come back through the queue for the eval to store.
 import { createHash } from "node:crypto"
 import { type Job, UnrecoverableError } from "bullmq"
-import { Effect, type ManagedRuntime, type Scope } from "effect"
+import * as Effect from "effect/Effect"
+import type * as ManagedRuntime from "effect/ManagedRuntime"
+import type * as Scope from "effect/Scope"
 import type { LanguageModel } from "../../src/llm/language-model.ts"
 import { redactText } from "../../src/trace/redact.ts"
 import { type Decider, decideJob, JudgeJob, type Outcome } from "../eval/judge-job.ts"

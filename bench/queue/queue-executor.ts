@@ -1,24 +1,17 @@
 // The coordinator's side of the distributed bench: tasks go to a BullMQ queue on Redis, records come back through it.
 import { Job, Queue, QueueEvents } from "bullmq"
-import { Data, Effect, type Scope } from "effect"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 import { Redis, type RedisOptions } from "ioredis"
 import type { TaskExecutor, TaskJob, TaskResult } from "../execute-task.ts"
 import { TaskRecord } from "../run-format.ts"
-import { connectionOf, displayQueueUrl, probeRedis, TASK_QUEUE } from "./connection.ts"
+import { connectionOf, displayQueueUrl, probeRedis, QUEUE_DEFAULTS, QueueUnavailable, TASK_QUEUE } from "./connection.ts"
 import type { JobSettings } from "../settings.ts"
 import { BENCH_SETTINGS_VERSION } from "../settings.ts"
 import { jobIdOf, type QueuedTask, queueSecret, readFailure, SignedResult, signatureMatches, signatureOf, TaskCalls } from "./job.ts"
 import type { FailureKind } from "../../src/failure.ts"
 
-/** Redis could not be reached or used. */
-export class QueueUnavailable extends Data.TaggedError("QueueUnavailable")<{ readonly url: string; readonly detail: string }> {
-  get kind(): FailureKind {
-    return "unavailable"
-  }
-  override get message() {
-    return `Cannot use the queue at ${displayQueueUrl(this.url)} (${this.detail}). Start Redis there (redis-server, or apt-get install redis-server), or check --queue.`
-  }
-}
 
 export interface QueueExecutorSettings {
   readonly queueUrl: string
@@ -49,7 +42,7 @@ export interface QueueExecutorSettings {
   readonly retrievalOf?: ((job: TaskJob) => QueuedTask["retrieval"]) | undefined
 }
 
-export const QUEUE_DEFAULTS = { attempts: 4, backoffMs: 5000, sweepMs: 2000, connectTimeoutMs: 5000, closeTimeoutMs: 2000 } as const
+export { QUEUE_DEFAULTS, QueueUnavailable } from "./connection.ts"
 
 /** How long Redis may stay gone mid-run when SMURFS_QUEUE_LOST_MS does not say. */
 export const QUEUE_LOST_AFTER_MS = 30_000

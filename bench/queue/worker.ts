@@ -1,6 +1,7 @@
 // `smurfs worker`: takes bench tasks from the queue, runs them with this machine's model server, sends the records back.
 import { type Job, UnrecoverableError, Worker } from "bullmq"
-import { Effect, type ManagedRuntime } from "effect"
+import * as Effect from "effect/Effect"
+import type * as ManagedRuntime from "effect/ManagedRuntime"
 import type { Method, Task } from "../../src/agents/task.ts"
 import { LanguageModel } from "../../src/llm/language-model.ts"
 import { observeModel } from "../../src/llm/observe.ts"
@@ -8,7 +9,7 @@ import { redactText } from "../../src/trace/redact.ts"
 import type { BenchQuery } from "../datasets.ts"
 import { executeTask } from "../execute-task.ts"
 import type { TaskRecord } from "../run-format.ts"
-import { connectionOf, TASK_QUEUE } from "./connection.ts"
+import { connectionOf, TASK_QUEUE, WORKER_DEFAULTS } from "./connection.ts"
 import { BENCH_SETTINGS_VERSION, JobSettings } from "../settings.ts"
 import { QueuedTask, queueSecret, serverFailure, signatureMatches, signatureOf, type TaskCalls } from "./job.ts"
 
@@ -59,7 +60,7 @@ export const jobSettingsOf = (job: Job, data: QueuedTask, secret: string | undef
   return settings.data
 }
 
-export const WORKER_DEFAULTS = { concurrency: 4, lockMs: 30_000, progressMs: 1000 } as const
+export { WORKER_DEFAULTS } from "./connection.ts"
 
 /**
  * Start a worker. Each job runs in-process exactly as `smurfs bench` runs a task; its record is the

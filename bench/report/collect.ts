@@ -1,5 +1,5 @@
 // The rows of a comparison: one per source, judge, method and group, with pass and win rates and mean costs.
-import { Data } from "effect"
+import * as Data from "effect/Data"
 import { existsSync, readdirSync, statSync } from "node:fs"
 import { basename, join, resolve } from "node:path"
 import { type PassRate, passRate, type WinRate, winRate } from "../eval/aggregate.ts"

@@ -1,6 +1,6 @@
 // What moves lexical recall: the full retriever against variants that each drop one of its choices.
 import MiniSearch from "minisearch"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { Tool } from "../../src/tools/tool.ts"
 import { toolDocument } from "../../src/tools/retrieval/document.ts"
 import { LEXICAL_DEFAULTS, type Ranked } from "../../src/tools/retrieval/lexical.ts"

@@ -1,5 +1,5 @@
 // Score a retriever on ToolBench queries: recall@k and nDCG@k of each query's relevant APIs, pooled and per group.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { Retriever } from "../../src/tools/retrieval/retriever.ts"
 import { type Corpus, relevantNames } from "../corpus.ts"
 import type { BenchQuery } from "../datasets.ts"

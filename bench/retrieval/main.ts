@@ -1,7 +1,7 @@
 // `npm run bench:retrieval`: recall@k and nDCG@k of the relevant APIs over the pooled ToolBench corpus.
 import { resolve } from "node:path"
 import { parseArgs } from "node:util"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import "../sim/provider.ts"
 import { modelLayer as resolveModelLayer } from "../../src/llm/spec.ts"
 import { LanguageModel } from "../../src/llm/language-model.ts"

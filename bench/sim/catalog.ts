@@ -1,5 +1,5 @@
 // The ToolBench queries the simulated model knows, so that it can recognize a task from the prompt when no CurrentTask is given.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { GenerateRequest } from "../../src/llm/language-model.ts"
 import { loadQueries } from "../datasets.ts"
 import { type KnownApi, type Recordings, type SimQuery, type SimTask, simTaskOf } from "./knowledge.ts"

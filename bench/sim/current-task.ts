@@ -1,5 +1,6 @@
 // The task a simulated model is answering for, provided per task by the runner or the perf harness.
-import { Context, Effect } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
 import type { SimQuery } from "./knowledge.ts"
 
 /**

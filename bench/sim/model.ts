@@ -1,7 +1,8 @@
 // The simulated model: answers every agent role of every method from the task it knows, with seeded faults and
 // simulated latency. It never calls a real model; its figures measure the framework, not a model.
 import { existsSync } from "node:fs"
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { InvalidModelSpec } from "../../src/llm/errors.ts"
 import { type GenerateRequest, type GenerateResponse, LanguageModel, type LanguageModelShape, type ToolCallRequest } from "../../src/llm/language-model.ts"
 import { hashSeed, rngFor } from "../eval/rng.ts"

@@ -1,6 +1,7 @@
 // Registers the simulated model as the `sim` provider: `--model sim[:options]` wherever a model spec is read.
 // The model itself is loaded on first use, so a command that never builds it does not pay for loading it.
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { InvalidModelSpec } from "../../src/llm/errors.ts"
 import type { LanguageModel } from "../../src/llm/language-model.ts"
 // through spec.ts, so that the library's own providers are registered (and listed) before it

@@ -1,5 +1,7 @@
 // Agents as tools: a whole Smurfs pipeline with its own tool library, offered as one tool of another pipeline.
-import { Context, Effect, Option } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { z } from "zod"
 import { LanguageModel } from "../llm/language-model.ts"
 import type { Tool, ToolLibrary } from "../tools/tool.ts"

@@ -1,5 +1,5 @@
 // Answer agent: a step's answer from the tool response, a subtask's answer from all its steps, the final answer.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { z } from "zod"
 import type { Step } from "../memory/step.ts"
 import { type AgentContext, ask } from "./ask.ts"

@@ -1,5 +1,5 @@
 // Human in the loop: the `ask_user` pseudo-tool, an interrupt that the caller of the pipeline answers.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { z } from "zod"
 import type { Tool, ToolResult } from "../tools/tool.ts"
 import { emit } from "../trace/events.ts"

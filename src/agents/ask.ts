@@ -1,5 +1,5 @@
 // One agent call: render its template, fit the changing parts into the context budget, ask for a typed object.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { z } from "zod"
 import { LanguageModel, type Message } from "../llm/language-model.ts"
 import { generateObject, jsonSchemaOf, type ObjectRequest } from "../llm/structured.ts"

@@ -1,6 +1,6 @@
 // The chain machinery ReAct and DFSDT share: a task's starting conversation, one decision (a model
 // reply), performing its actions, one chain until Finish, and the trajectory around a method's search.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { z } from "zod"
 import { ContextOverflow, type GenerateError } from "../llm/errors.ts"
 import { type GenerateOptions, LanguageModel, type Message, type ModelInfo, type ToolSpec } from "../llm/language-model.ts"

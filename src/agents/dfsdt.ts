@@ -2,7 +2,7 @@
 // to `width` replies, later ones asked to differ from the earlier (diversity prompt); a give-up prunes
 // its node and unwinds `giveUpBackLength` levels; depth counts tree nodes as in ReAct; a budget caps
 // the model calls.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { type GenerateError, MalformedOutput } from "../llm/errors.ts"
 import { LanguageModel, type Message } from "../llm/language-model.ts"
 import { calibrating } from "../memory/calibrated-model.ts"

@@ -1,5 +1,5 @@
 // Failures of the agent pipeline itself (as opposed to the model's or a tool's).
-import { Data } from "effect"
+import * as Data from "effect/Data"
 import type { FailureKind } from "../failure.ts"
 
 /** The task used up its model-call budget; the pipeline stops instead of looping on. */

@@ -1,5 +1,5 @@
 // Executor agent, in the paper's three calls: a thought, a tool choice, then the tool's arguments.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { z } from "zod"
 import { emit } from "../trace/events.ts"
 import { parseToolArgs, type Tool } from "../tools/tool.ts"

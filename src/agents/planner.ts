@@ -1,5 +1,5 @@
 // Planning agent: splits the query into self-contained subtasks (sees only the query), optionally with dependencies.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { z } from "zod"
 import { emit } from "../trace/events.ts"
 import { type AgentContext, ask } from "./ask.ts"

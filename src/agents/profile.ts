@@ -1,6 +1,6 @@
 // Profiles: `improved` (ours) and `reference` (the Smurfs authors' code and StableToolBench's baselines
 // as they ran). A profile is data the methods read (docs/fidelity.md lists every difference and why).
-import { Data } from "effect"
+import * as Data from "effect/Data"
 import type { ChainOptions } from "./chain.ts"
 import { type LoopRules, ourLoopRules, referenceLoopRules, type SmurfsOptions } from "./smurfs-options.ts"
 import { readSmurfsSource, SMURFS_REPO, SMURFS_SRC_ENV } from "./smurfs-source.ts"

@@ -1,5 +1,5 @@
 // ReAct (CoT@n): one chain of thought -> action -> observation until Finish, retried up to n times.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { MalformedOutput } from "../llm/errors.ts"
 import { LanguageModel } from "../llm/language-model.ts"
 import { calibrating } from "../memory/calibrated-model.ts"

@@ -1,6 +1,8 @@
 // Running a plan: one subtask after another (the paper), or as a dependency graph with independent
 // subtasks at the same time; a subtask that cannot be solved is reported as unavailable (AMCP).
-import { Deferred, Effect, Semaphore } from "effect"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Semaphore from "effect/Semaphore"
 import { emit, linked } from "../trace/events.ts"
 import type { PlanGraph } from "./plan-graph.ts"
 import type { PipelineContext } from "./pipeline-context.ts"

@@ -1,6 +1,6 @@
 // The Smurfs authors' agents (--profile reference): their prompts, read from a checkout, each sent as
 // one user message; their free-text replies parsed as their code parses them, with their retry counts.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { MalformedOutput } from "../llm/errors.ts"
 import { type GenerateOptions, LanguageModel } from "../llm/language-model.ts"
 import { callModel } from "../llm/structured.ts"

@@ -2,7 +2,7 @@
 // SMURFS_SRC): their repository has no licence, so the texts are read at run time, never copied here.
 import { existsSync, readFileSync } from "node:fs"
 import { join, resolve } from "node:path"
-import { Data } from "effect"
+import * as Data from "effect/Data"
 import { pythonConstant, pythonFormat, unescapePython } from "../text/stabletoolbench-files.ts"
 
 /** Where the authors' code lives, for the messages that ask for a checkout. */

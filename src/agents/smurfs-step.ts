@@ -1,5 +1,5 @@
 // The pieces the Smurfs loop calls by name: one executor step, a tool call, a backtrack, soft failure.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { GenerateError, ModelNotFound, ModelUnreachable } from "../llm/errors.ts"
 import type { ContextBudget } from "../memory/context-budget.ts"
 import type { LocalMemory } from "../memory/local-memory.ts"

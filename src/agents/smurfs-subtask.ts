@@ -1,5 +1,5 @@
 // One subtask of the Smurfs loop: a depth-first search over tool calls, as the authors' worker runs it.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { GlobalMemory } from "../memory/global-memory.ts"
 import { LocalMemory } from "../memory/local-memory.ts"
 import { emit } from "../trace/events.ts"

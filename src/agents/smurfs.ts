@@ -1,6 +1,7 @@
 // The Smurfs pipeline (the paper's algorithm): plan, then per subtask a depth-first tool search with
 // answers and verification, then one final answer from global memory.
-import { Effect, Result } from "effect"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import { LanguageModel } from "../llm/language-model.ts"
 import { calibrating } from "../memory/calibrated-model.ts"
 import { ContextBudget } from "../memory/context-budget.ts"

@@ -1,5 +1,5 @@
 // Per-subtask tools: with a recommender, each subtask of a plan sees the tools retrieved for it.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { ASK_USER } from "./ask-user.ts"
 import type { PipelineContext } from "./pipeline-context.ts"
 

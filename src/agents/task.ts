@@ -1,5 +1,5 @@
 // What every method (smurfs, react, dfsdt) runs on and returns.
-import type { Effect } from "effect"
+import type * as Effect from "effect/Effect"
 import type { LanguageModel } from "../llm/language-model.ts"
 import type { ToolLibrary } from "../tools/tool.ts"
 import type { Trajectory } from "../trace/trajectory.ts"

@@ -1,7 +1,8 @@
 // Native tool calls that survive the server's own parse errors: Ollama answers HTTP 500 "error parsing
 // tool call" when a model writes a call it cannot read. That is a bad reply, not a dead server: it is
 // reflected back and retried, then the step falls back to JSON mode; it never ends a run.
-import { Effect, Exit } from "effect"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import { type GenerateError, ModelServerError } from "../llm/errors.ts"
 import { type GenerateRequest, type GenerateResponse, LanguageModel, type Message } from "../llm/language-model.ts"
 import { callModel, MAX_REFLECTIONS } from "../llm/structured.ts"

@@ -1,5 +1,5 @@
 // Verifier agent: accepts a subtask's answer or sends a hint back to the executor (sees the subtask's prefix + the answer).
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { z } from "zod"
 import { type AgentContext, ask } from "./ask.ts"
 import { subtaskContext, type SubtaskView } from "./subtask-context.ts"

@@ -1,5 +1,6 @@
 // A command's own output file (an HTML report): written atomically, so a failed write keeps the last good one whole.
-import { Effect, Result } from "effect"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import { writeTextAtomic } from "../trace/atomic-write.ts"
 
 /**

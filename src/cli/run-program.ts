@@ -1,5 +1,7 @@
 // The one edge between a command's Effect program and the process: SIGINT/SIGTERM interrupt it, and its outcome becomes an exit code.
-import { Cause, Effect, Exit } from "effect"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import { type Failure, isFailure } from "../failure.ts"
 import { redactText } from "../trace/redact.ts"
 import { ExitCode, exitCodeOf } from "./exit-codes.ts"

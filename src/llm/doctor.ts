@@ -1,5 +1,6 @@
 // Health checks of a model setup: server reachable, model present, tool support, one structured reply.
-import { Effect, type Layer } from "effect"
+import * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
 import { z } from "zod"
 import { renderTemplate } from "../text/prompt-template.ts"
 import type { GenerateError, InvalidModelSpec, ProviderError } from "./errors.ts"

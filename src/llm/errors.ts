@@ -1,6 +1,6 @@
 // Typed, actionable failures of the model layer; each message says what the user should do next, and each class
 // says what its callers ask of it (its kind, retryable, the server's fault, fatal to the task).
-import { Data } from "effect"
+import * as Data from "effect/Data"
 import type { Failure, FailureKind } from "../failure.ts"
 import { providerWording, registeredProviders } from "./providers.ts"
 

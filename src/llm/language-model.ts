@@ -1,5 +1,6 @@
 // The LanguageModel service: one operation, generate a reply for a request; providers are Layers.
-import { Context, type Effect } from "effect"
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
 import type { ProviderError } from "./errors.ts"
 
 /**

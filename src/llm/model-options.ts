@@ -1,6 +1,6 @@
 // How models are built and called: the options every provider reads, their defaults, and the settings shared by
 // server providers (resilience, endpoints of a pool).
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { InvalidModelSpec } from "./errors.ts"
 import { registeredProvider } from "./providers.ts"
 import type { ResilienceOptions } from "./resilience.ts"

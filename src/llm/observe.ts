@@ -1,5 +1,6 @@
 // Watch every model call as it starts and ends (progress displays, counters), in front of any LanguageModel.
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { type GenerateResponse, LanguageModel, type LanguageModelShape } from "./language-model.ts"
 
 export interface ModelCallObserver {

@@ -1,8 +1,8 @@
 // The Ollama provider: the official `ollama` client, JSON Schema `format`, native tools, constant num_ctx.
 import { boundedFetch } from "./bounded-fetch.ts"
 import { NestingTooDeep, parseJsonBounded, tooDeepMessage, valueNestsDeeper } from "./nesting.ts"
-import { Effect } from "effect"
-import { type ChatRequest, type ChatResponse, type Message as OllamaMessage, Ollama, type Tool as OllamaTool } from "ollama"
+import * as Effect from "effect/Effect"
+import type { ChatRequest, ChatResponse, Ollama, Message as OllamaMessage, Tool as OllamaTool } from "ollama"
 import { ModelServerError } from "./errors.ts"
 import type { GenerateRequest, GenerateResponse, LanguageModelShape, Message, ToolCallRequest } from "./language-model.ts"
 import { type CallSite, deadline, displayHost, fromStatus, fromTransport } from "./provider-errors.ts"
@@ -137,6 +137,10 @@ const asJsonError = async (response: Response): Promise<Response> => {
   return new Response(JSON.stringify({ error: text || `HTTP ${response.status} ${response.statusText}`.trim() }), { status: response.status, statusText: response.statusText, headers })
 }
 
+let sdk: Promise<typeof import("ollama")> | undefined
+/** The `ollama` package (its fetch polyfill wakes Node's own fetch) loads with the first call, not with `import "smurfs"`. */
+export const loadOllamaSdk = () => (sdk ??= import("ollama"))
+
 /**
  * One call through a fresh client whose fetch carries our abort signal (the client passes none for
  * non-streaming calls) and keeps the last response, for its Retry-After header.
@@ -146,9 +150,10 @@ const call = <A>(host: string, site: CallSite, run: (client: Ollama) => Promise<
     let last: Response | undefined
     let timedOut = () => false
     return Effect.tryPromise({
-      try: (interrupt: AbortSignal) => {
+      try: async (interrupt: AbortSignal) => {
         const limit = deadline(interrupt, site.timeoutMs)
         timedOut = limit.timedOut
+        const { Ollama } = await loadOllamaSdk()
         const client = new Ollama({
           host,
           fetch: async (input, init) => {

@@ -1,8 +1,9 @@
 // The OpenAI-compatible provider: the official `openai` client against any /v1 server (Ollama, vLLM, llama.cpp...).
 import { boundedFetch } from "./bounded-fetch.ts"
 import { NestingTooDeep, parseJsonBounded } from "./nesting.ts"
-import { Effect } from "effect"
-import OpenAI, { APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai"
+import * as Effect from "effect/Effect"
+import type OpenAI from "openai"
+import type { APIError } from "openai"
 import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from "openai/resources/chat/completions"
 import { ModelServerError, type ProviderError } from "./errors.ts"
 import type { GenerateRequest, GenerateResponse, LanguageModelShape, Message, ToolCallRequest } from "./language-model.ts"
@@ -113,35 +114,53 @@ const serverMessage = (e: APIError): string => {
   return typeof body?.message === "string" ? body.message : e.message
 }
 
+type OpenAISdk = typeof import("openai")
+let sdk: Promise<OpenAISdk> | undefined
+/** The `openai` package (some 240 modules) loads with the first OpenAI-compatible call, not with `import "smurfs"`. */
+const loadSdk = (): Promise<OpenAISdk> => (sdk ??= import("openai"))
+
+/** A client, built on first use, and the package it came from (its error classes). */
+type LazyClient = () => Promise<{ readonly client: OpenAI; readonly sdk: OpenAISdk }>
+
 /** Run one client call with a deadline and map whatever it throws to a tagged error. */
-const call = <A>(site: CallSite, run: (signal: AbortSignal) => Promise<A>) =>
+const call = <A>(site: CallSite, lazy: LazyClient, run: (client: OpenAI, signal: AbortSignal) => Promise<A>) =>
   Effect.suspend(() => {
     let timedOut = () => false
+    let loaded: OpenAISdk | undefined
     return Effect.tryPromise({
-      try: (interrupt: AbortSignal) => {
+      try: async (interrupt: AbortSignal) => {
         const limit = deadline(interrupt, site.timeoutMs)
         timedOut = limit.timedOut
-        return run(limit.signal)
+        const { client, sdk } = await lazy()
+        loaded = sdk
+        return run(client, limit.signal)
       },
       catch: (e) => {
-        if (e instanceof APIConnectionTimeoutError || (e instanceof APIUserAbortError && timedOut())) return fromTransport(site, e, true)
-        if (e instanceof APIError && typeof e.status === "number") return fromStatus(site, e.status, serverMessage(e), e.headers)
+        if (loaded !== undefined) {
+          if (e instanceof loaded.APIConnectionTimeoutError || (e instanceof loaded.APIUserAbortError && timedOut())) return fromTransport(site, e, true)
+          if (e instanceof loaded.APIError && typeof e.status === "number") return fromStatus(site, e.status, serverMessage(e), e.headers)
+        }
         return fromTransport(site, e, timedOut())
       }
     })
   })
 
-/** A client that never retries on its own: the resilience layer decides. */
-export const makeOpenAIClient = (settings: OpenAISettings) => {
+/** A client that never retries on its own (the resilience layer decides), built when first asked for. */
+export const makeOpenAIClient = (settings: OpenAISettings): LazyClient => {
   addSecret(settings.apiKey) // whatever variable or flag it came from, a server echoing it is never shown
-  return new OpenAI({ baseURL: settings.baseURL, apiKey: settings.apiKey, maxRetries: 0, timeout: settings.timeoutMs, fetch: boundedFetch() })
+  let built: ReturnType<LazyClient> | undefined
+  return () =>
+    (built ??= loadSdk().then((sdk) => ({
+      sdk,
+      client: new sdk.default({ baseURL: settings.baseURL, apiKey: settings.apiKey, maxRetries: 0, timeout: settings.timeoutMs, fetch: boundedFetch() })
+    })))
 }
 
 /** Model ids the server lists at /v1/models. */
 export const listOpenAIModels = (settings: OpenAISettings): Effect.Effect<ReadonlyArray<string>, ProviderError> => {
   const client = makeOpenAIClient(settings)
   const site: CallSite = { provider: "openai", host: displayHost(settings.baseURL), model: settings.model, role: "models", timeoutMs: settings.timeoutMs, secrets: [settings.apiKey] }
-  return call(site, async (signal) => {
+  return call(site, client, async (client, signal) => {
     const page = await client.models.list({ signal })
     return page.data.map((m) => m.id)
   })
@@ -155,7 +174,7 @@ export const makeOpenAIModel = (settings: OpenAISettings): LanguageModelShape =>
     const started = performance.now()
     const timeoutMs = request.options?.timeoutMs ?? settings.timeoutMs
     const site: CallSite = { provider: "openai", host, model: settings.model, role: request.role, contextTokens: settings.numCtx, timeoutMs, secrets: [settings.apiKey] }
-    const completion = yield* call(site, (signal) => client.chat.completions.create(toCompletionRequest(settings, request), { signal, timeout: timeoutMs }))
+    const completion = yield* call(site, client, (client, signal) => client.chat.completions.create(toCompletionRequest(settings, request), { signal, timeout: timeoutMs }))
     if (!completion || !Array.isArray(completion.choices))
       return yield* new ModelServerError({ host, detail: "the reply has no `choices`: is this an OpenAI-compatible /v1 endpoint?" })
     const message = completion.choices[0]?.message as { content?: string | null; reasoning_content?: unknown; reasoning?: unknown } | undefined

@@ -1,5 +1,8 @@
 // A pool of endpoints serving one model: least-loaded routing, ejection of sick endpoints, probes, failover.
-import { Context, Effect, Layer, type Scope } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
 import { type InvalidModelSpec, ModelUnreachable, type ProviderError } from "./errors.ts"
 import { type GenerateRequest, type GenerateResponse, LanguageModel, type LanguageModelShape } from "./language-model.ts"
 import { type ModelOptions, parseEndpoint } from "./model-options.ts"

@@ -1,6 +1,7 @@
 // The model providers: each one module that registers its spec prefix, how to build its layer, its doctor check
 // and its error wording. The library registers ollama, openai and scripted (src/llm/providers/); the bench, `sim`.
-import type { Effect, Layer } from "effect"
+import type * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
 import type { InvalidModelSpec, ModelNotFound } from "./errors.ts"
 import type { LanguageModel } from "./language-model.ts"
 import type { ModelOptions } from "./model-options.ts"

@@ -1,6 +1,7 @@
 // Sampling settings a run gives every request that sets none, so that the call cache (which keys a
 // reply by the request's own temperature and seed) never serves a reply sampled under other settings.
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { type GenerateOptions, LanguageModel } from "./language-model.ts"
 
 /** A LanguageModel that fills `defaults` into each request's options where the request sets none. */

@@ -1,5 +1,11 @@
 // Wraps a model with what a shared local server needs: bounded concurrency, a timeout, retries of overload only.
-import { Context, Duration, Effect, Layer, Option, Schedule, Semaphore } from "effect"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
+import * as Semaphore from "effect/Semaphore"
 import { Overloaded, type ProviderError, Timeout } from "./errors.ts"
 import type { GenerateRequest, LanguageModelShape } from "./language-model.ts"
 

@@ -1,6 +1,7 @@
 // A deterministic model whose replies come from a script: a list, or lists keyed by agent role.
 import { readFileSync } from "node:fs"
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { InvalidModelSpec, ModelServerError } from "./errors.ts"
 import { type GenerateRequest, type GenerateResponse, LanguageModel, type ToolCallRequest } from "./language-model.ts"
 

@@ -1,6 +1,7 @@
 // Model specs ("ollama:qwen2.5:7b", "openai:gpt-4o-mini", "scripted:replies.json", "sim") to LanguageModel layers,
 // through the providers' registry: this module knows no provider by name.
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { InvalidModelSpec, type ModelNotFound } from "./errors.ts"
 import { LanguageModel } from "./language-model.ts"
 import type { ModelOptions } from "./model-options.ts"

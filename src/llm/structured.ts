@@ -1,5 +1,6 @@
 // Structured output guardrail (MARCO): parse, validate with zod, reflect the exact error back, retry.
-import { Effect, Exit } from "effect"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import { jsonrepair } from "jsonrepair"
 import { z } from "zod"
 import { renderTemplate } from "../text/prompt-template.ts"

@@ -1,5 +1,5 @@
 // A model whose replies teach a context budget the model's characters a token (Smurfs and the baselines share it).
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { LanguageModel, type LanguageModelShape } from "../llm/language-model.ts"
 import { type ContextBudget, requestChars } from "./context-budget.ts"
 

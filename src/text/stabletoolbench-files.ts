@@ -2,7 +2,7 @@
 // their texts are read at run time, never copied into this repository.
 import { existsSync, readFileSync } from "node:fs"
 import { join, resolve } from "node:path"
-import { Data } from "effect"
+import * as Data from "effect/Data"
 import type { FailureKind } from "../failure.ts"
 
 /** The files read from a StableToolBench checkout, at their own paths under the folder that holds `toolbench/`. */

@@ -1,6 +1,6 @@
 // Tool-call cache: the same tool with the same canonical arguments returns the stored result, optionally kept on disk.
 import { join } from "node:path"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { CACHE_DEFAULTS, type CacheOptions, type CacheUnavailable, hashOf, type KeyedStore, openStore } from "../llm/cache.ts"
 import { canonicalArgs } from "./environments/canonical.ts"
 import type { ToolEnvironment } from "./environments/environment.ts"

@@ -1,6 +1,7 @@
 // The safe tool call shared by all tools: timeout, caught failures, serialized and size-capped content.
 import { tooDeepMessage, valueNestsDeeper } from "../llm/nesting.ts"
-import { Cause, Effect } from "effect"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
 import { redactText, secretValues } from "../trace/redact.ts"
 import { trackToolCall } from "./exit-guard.ts"
 import type { ToolResult } from "./tool.ts"

@@ -1,6 +1,6 @@
 // A tool that calls process.exit must not end the process silently: while the guard is on, such a call
 // fails the running tool's call with its name instead.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 
 /** Names of the tool calls in flight (a tool may run more than once at a time, so a count per name). */
 const running = new Map<string, number>()

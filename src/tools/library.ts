@@ -1,5 +1,5 @@
 // Tool libraries: a named set of tools with unique names, lookups, and their specs for native tool calling.
-import { Data } from "effect"
+import * as Data from "effect/Data"
 import type { ToolSpec } from "../llm/language-model.ts"
 import { jsonSchemaOf } from "../llm/structured.ts"
 import { STB_JSON_SCHEMA, STB_PARAMETERS, stableToolBenchParameters, type Tool, type ToolLibrary } from "./tool.ts"

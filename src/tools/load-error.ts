@@ -1,5 +1,5 @@
 // The one error of loading a tool library, whatever the source (file, module, api_list, MCP server).
-import { Data } from "effect"
+import * as Data from "effect/Data"
 import type { FailureKind } from "../failure.ts"
 
 /** A tool library could not be loaded; the message says what is wrong with the source. */

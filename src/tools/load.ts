@@ -2,7 +2,8 @@
 import { existsSync, readFileSync } from "node:fs"
 import { extname, resolve } from "node:path"
 import { pathToFileURL } from "node:url"
-import { Effect, type Scope } from "effect"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 import { demoLibrary } from "./demo/index.ts"
 import { chainEnvironments } from "./environments/chain.ts"
 import type { ToolEnvironment } from "./environments/environment.ts"
@@ -11,6 +12,7 @@ import { loadReplayIndex, makeReplayEnvironment } from "./environments/replay.ts
 import { makeToolLibrary } from "./library.ts"
 import { ToolLoadError } from "./load-error.ts"
 import { combineLibraries } from "./sources/combine.ts"
+import { loadWithPeers, MCP_PEERS } from "../peer-packages.ts"
 import type { McpOptions, McpServer } from "./sources/mcp.ts"
 import { parseToolSource } from "./sources/source-spec.ts"
 import { describeSyntaxError } from "./syntax-location.ts"
@@ -146,8 +148,8 @@ export const loadTools = (sources: ReadonlyArray<string>, options: LoadSourcesOp
       Effect.gen(function* () {
         const spec = yield* Effect.try({ try: () => parseToolSource(source), catch: (e) => new ToolLoadError({ source, reason: (e as Error).message }) })
         if (spec.kind === "mcp-stdio" || spec.kind === "mcp-http") {
-          // The MCP SDK is loaded only when an MCP source is given: `import "smurfs"` stays light.
-          const { connectMcp } = yield* Effect.promise(() => import("./sources/mcp.ts"))
+          // The MCP SDK (an optional peer package) is loaded only when an MCP source is given: `import "smurfs"` stays light.
+          const { connectMcp } = yield* loadWithPeers(MCP_PEERS, () => import("./sources/mcp.ts")).pipe(Effect.mapError((e) => new ToolLoadError({ source, reason: e.message })))
           const server = yield* connectMcp(spec, options)
           const library = yield* Effect.try({ try: () => makeToolLibrary(server.serverName, server.tools), catch: (e) => new ToolLoadError({ source, reason: (e as Error).message }) })
           return { prefix: prefixOf(library, server), library }

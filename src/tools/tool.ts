@@ -1,5 +1,5 @@
 // Tools: a name, a description, zod parameters and a call that never fails (failures are results).
-import type { Effect } from "effect"
+import type * as Effect from "effect/Effect"
 import type { z } from "zod"
 
 /** What a tool call returned; same meaning as StableToolBench's `{error, response}`. */

@@ -1,7 +1,7 @@
 // Atomic file writes off the event loop: readers (and a resumed run) see either the old file or the complete new one.
 import { open, rename, unlink } from "node:fs/promises"
 import { basename, dirname, join } from "node:path"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { makeDirectory, RunDirError, writeProblem } from "./fs-problem.ts"
 import { refuseSymlinks, type RootedPath } from "./guarded-fs.ts"
 

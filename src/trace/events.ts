@@ -1,5 +1,6 @@
 // Run events (CloudEvents 1.0) and the Trace service that pipelines emit them to.
-import { Context, Effect } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
 import type { z } from "zod"
 import type { EventData, EventDataOf, EventKind, EventLink, RunEvent } from "./record.ts"
 

@@ -5,7 +5,7 @@
 // never share a file; and every path built from them is checked to stay inside its root.
 import { createHash } from "node:crypto"
 import { isAbsolute, join, relative, resolve } from "node:path"
-import { Data } from "effect"
+import * as Data from "effect/Data"
 import type { FailureKind } from "../failure.ts"
 
 /**

@@ -2,7 +2,7 @@
 import { existsSync } from "node:fs"
 import { mkdir } from "node:fs/promises"
 import { dirname, resolve } from "node:path"
-import { Data } from "effect"
+import * as Data from "effect/Data"
 import { SymlinkBelowRoot } from "./guarded-fs.ts"
 import type { FailureKind } from "../failure.ts"
 

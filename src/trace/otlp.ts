@@ -1,6 +1,6 @@
 // Opt-in OpenTelemetry export: with OTEL_EXPORTER_OTLP_ENDPOINT set, every span (the `Effect.fn` spans of the
 // pipeline, model calls, tool calls, verdicts) goes to that collector over OTLP/HTTP (JSON); without it, nothing.
-import { Layer } from "effect"
+import * as Layer from "effect/Layer"
 import { FetchHttpClient } from "effect/http"
 import { OtlpSerialization, OtlpTracer } from "effect/observability"
 import { version } from "../version.ts"

@@ -58,13 +58,21 @@ export const addSecret = (value: string | undefined): void => {
 let sortedGiven: ReadonlyArray<string> | undefined
 const given = (): ReadonlyArray<string> => (sortedGiven ??= [...givenSecrets].sort((a, b) => b.length - a.length))
 
+/** Whether a variable's name marks its value secret, remembered per name (the values are read afresh on every call). */
+const secretNames = new Map<string, boolean>()
+const isSecretName = (name: string): boolean => {
+  let secret = secretNames.get(name)
+  if (secret === undefined) secretNames.set(name, (secret = SECRET_ENV.test(name)))
+  return secret
+}
+
 /** The secret values of an environment (longest first, so that a key containing another is replaced whole). */
 export const secretValues = (env: Readonly<Record<string, string | undefined>> = process.env): Array<string> => {
   // Names first, then only the secret ones' values: each read of process.env is a call into the runtime,
   // and this runs for every tool result and task record.
   const values = new Set<string>()
   for (const name of Object.keys(env)) {
-    if (!SECRET_ENV.test(name)) continue
+    if (!isSecretName(name)) continue
     const value = env[name]
     if (value !== undefined && value.length >= MIN_SECRET_CHARS) values.add(value)
   }

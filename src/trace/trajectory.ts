@@ -1,5 +1,7 @@
 // A run's trajectory: its events, final answer and per-task totals, as one serializable value.
-import { Context, Effect, Ref } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Ref from "effect/Ref"
 import { dataOf, kindOf, makeEvent, Trace, type TraceShape } from "./events.ts"
 import type { RunEvent, Totals } from "./record.ts"
 import { capStrings } from "./size-caps.ts"

@@ -1,5 +1,5 @@
 // The intent step of a chat (MARCO): small talk and capability questions get a direct reply, tasks go to the pipeline.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { z } from "zod"
 import type { Tool } from "../../tools/tool.ts"
 import { type AgentContext, ask } from "../ask.ts"

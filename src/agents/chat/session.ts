@@ -1,6 +1,7 @@
 // A chat session around the Smurfs pipeline: session memory of earlier turns, an intent step that
 // routes each message, and the pipeline for tasks; every turn answers, whatever fails.
-import { Effect, Result } from "effect"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import { LanguageModel } from "../../llm/language-model.ts"
 import { ContextBudget } from "../../memory/context-budget.ts"
 import type { ToolLibrary } from "../../tools/tool.ts"

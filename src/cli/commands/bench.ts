@@ -2,7 +2,7 @@
 import { existsSync, statSync } from "node:fs"
 import { resolve } from "node:path"
 import type { ParseArgsOptionDescriptor } from "node:util"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { type BenchOutcome, checkBenchSettings, runBenchSettings, summaryValue } from "../../../bench/app.ts"
 import { formatDuration, makeProgress, wrapToWidth } from "../../../bench/progress.ts"
 import { ModelServerDown } from "../../../bench/runner.ts"

@@ -1,6 +1,6 @@
 // `smurfs doctor`: checks that the model server is reachable and the model usable, and says what to fix.
 import type { ParseArgsOptionsConfig } from "node:util"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { type CheckStatus, type DoctorReport, runDoctor } from "../../llm/doctor.ts"
 import type { ModelOptions } from "../../llm/spec.ts"
 import { checkToolSource, type SourceCheck } from "../../tools/sources/check.ts"

@@ -1,6 +1,7 @@
 // `smurfs eval`: judge a run's pass rate (and win rate against a reference run), resumable, with progress.
 import type { ParseArgsOptionsConfig } from "node:util"
-import { Effect, type Layer } from "effect"
+import * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
 import cliProgress from "cli-progress"
 import { EVAL_DEFAULTS, type EvalSummary, WIN_STATUSES } from "../../../bench/eval/evaluate.ts"
 import { type EvalInput, type EvalObserver, evalSettings, InvalidEvalSettings, prepareEval, QUEUE_CONCURRENCY, ReferenceMethodError, runEval } from "../../../bench/eval/run-eval.ts"

@@ -1,5 +1,5 @@
 // `smurfs results`: list a run's tasks one per row with their labels, the judge's reason and their costs, filtered by method, group and label.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { ParseArgsOptionsConfig } from "node:util"
 import { collectResults, LABEL_FILTERS, type LabelFilter, labelSummary, leadingReason, type TaskResult } from "../../../bench/report/results.ts"
 import type { CompareInputError } from "../../../bench/report/collect.ts"

@@ -1,7 +1,7 @@
 // `smurfs run "<query>"`: solve one query with the Smurfs agents, showing each step as it happens.
 import { visibleText } from "../../trace/visible-text.ts"
 import type { ParseArgsOptionsConfig } from "node:util"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { smurfsDefaults } from "../../agents/smurfs-options.ts"
 import { DEFAULT_PROFILE, PROFILES } from "../../agents/profile.ts"
 import { smurfsSrcDirOf } from "../../agents/smurfs-source.ts"

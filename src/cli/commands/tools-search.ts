@@ -1,7 +1,7 @@
 // `smurfs tools search "<query>"`: the tools a retriever recommends for a query, from a library or a ToolBench corpus.
 import { resolve } from "node:path"
 import type { ParseArgsOptionsConfig } from "node:util"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { toolbenchCorpus } from "../../../bench/corpus.ts"
 import { groupsIn, loadQueries } from "../../../bench/datasets.ts"
 import { LanguageModel } from "../../llm/language-model.ts"

@@ -2,12 +2,14 @@
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import type { ParseArgsOptionsConfig } from "node:util"
-import { Effect, ManagedRuntime } from "effect"
+import * as Effect from "effect/Effect"
+import * as ManagedRuntime from "effect/ManagedRuntime"
 import { benchModelLayer, methodEntries, taskBuilder, workerBenchSettings, workerModelOf, type WorkerOwnSettings, workerStbOf } from "../../../bench/app.ts"
 import { DEFAULT_DATA_DIR } from "../../../bench/datasets.ts"
-import { connectionOf, displayQueueUrl, probeRedis } from "../../../bench/queue/connection.ts"
-import { type Session, startWorker, WORKER_DEFAULTS } from "../../../bench/queue/worker.ts"
-import { type JudgeSession, startJudgeWorker } from "../../../bench/queue/judge-queue.ts"
+import { connectionOf, displayQueueUrl, probeRedis, QueueUnavailable, WORKER_DEFAULTS } from "../../../bench/queue/connection.ts"
+import type { Session } from "../../../bench/queue/worker.ts"
+import type { JudgeSession } from "../../../bench/queue/judge-queue.ts"
+import { loadWithPeers, QUEUE_PEERS } from "../../peer-packages.ts"
 import { judgePrompts } from "../../../bench/eval/judge-prompts.ts"
 import type { JobSettings } from "../../../bench/settings.ts"
 import { stbDirOf } from "../../text/stabletoolbench-files.ts"
@@ -15,7 +17,6 @@ import { smurfsSrcDirOf } from "../../agents/smurfs-source.ts"
 import { resolveModelLayer } from "../model-option.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { runProgram } from "../run-program.ts"
-import { QueueUnavailable } from "../../../bench/queue/queue-executor.ts"
 import { BadInput, intOption, type ParsedCommand, runCommand, splitList, UsageError } from "../options.ts"
 
 const HELP = `usage: smurfs worker --queue <redis://host:6379/0> [options]
@@ -140,6 +141,8 @@ const work = (args: ReturnType<typeof parse>): Promise<number> => {
   const log = (line: string) => console.error(`smurfs worker: ${line}`)
   let close: (force?: boolean) => Promise<void> = async () => {}
   const program = Effect.gen(function* () {
+    // bullmq and ioredis are optional peer packages: named with their install command when missing
+    const [{ startWorker }, { startJudgeWorker }] = yield* loadWithPeers(QUEUE_PEERS, () => Promise.all([import("../../../bench/queue/worker.ts"), import("../../../bench/queue/judge-queue.ts")]))
     yield* Effect.tryPromise({ try: () => probeRedis(args.queue, 5000), catch: (e) => new QueueUnavailable({ url: args.queue, detail: (e as Error).message }) })
     const tasks = startWorker({ queueUrl: args.queue, concurrency: args.concurrency, lockMs: args.lockMs, sessionOf: sessionOf(args.own), log })
     const judgements = startJudgeWorker({ queueUrl: args.queue, concurrency: args.concurrency, lockMs: args.lockMs, sessionOf: judgeSessionOf(args.own), log })

@@ -1,6 +1,7 @@
 // The `ollama:<model>` provider: settings from OLLAMA_HOST, the model wrapped in resilience (or a pool of
 // --endpoints), the doctor's server/model/tools checks, the presence check before a run, and Ollama's wording.
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { type InvalidModelSpec, ModelNotFound, modelListing } from "../errors.ts"
 import { LanguageModel } from "../language-model.ts"
 import { envSetting, MODEL_DEFAULTS, type ModelOptions, resilienceSettings } from "../model-options.ts"

@@ -1,6 +1,7 @@
 // The `openai:<model>` provider (any OpenAI-compatible /v1 server): settings from OPENAI_BASE_URL and OPENAI_API_KEY,
 // the model wrapped in resilience (or a pool of --endpoints), the doctor's checks, the presence check and its wording.
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { type InvalidModelSpec, ModelNotFound, modelListing } from "../errors.ts"
 import { LanguageModel } from "../language-model.ts"
 import { envSetting, MODEL_DEFAULTS, type ModelOptions, resilienceSettings } from "../model-options.ts"

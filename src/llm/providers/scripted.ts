@@ -1,5 +1,5 @@
 // The `scripted:<file.json>` provider: deterministic replies read from a script file, for tests and demos.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { registerProvider, type ProviderCheck, type ProviderChecks } from "../providers.ts"
 import { readScript, type Script, scriptedFileLayer } from "../scripted.ts"
 

@@ -1,7 +1,8 @@
 // Environment chains: each call goes to the first environment that answers (replay, then simulated, then offline).
 import { existsSync, mkdirSync } from "node:fs"
 import { join } from "node:path"
-import { Effect, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { LanguageModel, type LanguageModelShape } from "../../llm/language-model.ts"
 import type { ToolResult } from "../tool.ts"
 import { type ToolEnvironment, ToolEnvError } from "./environment.ts"

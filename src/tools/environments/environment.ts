@@ -1,5 +1,6 @@
 // A ToolEnvironment decides how a ToolBench call is served (replay, simulated, offline); environments chain.
-import { Data, type Effect } from "effect"
+import * as Data from "effect/Data"
+import type * as Effect from "effect/Effect"
 import type { ToolResult } from "../tool.ts"
 import type { ApiDoc } from "../toolbench/api-doc.ts"
 import type { FailureKind } from "../../failure.ts"

@@ -1,5 +1,5 @@
 // The offline environment: a deterministic answer to any call, never a network call.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { ToolResult } from "../tool.ts"
 import type { ToolEnvironment } from "./environment.ts"
 

@@ -2,7 +2,7 @@
 import { createReadStream, existsSync, readdirSync, statSync } from "node:fs"
 import { join } from "node:path"
 import { createInterface } from "node:readline"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { canonicalArgs } from "./canonical.ts"
 import { type ToolEnvironment, ToolEnvError } from "./environment.ts"
 import { readFileBounded } from "../../trace/guarded-fs.ts"

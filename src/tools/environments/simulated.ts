@@ -1,7 +1,7 @@
 // The simulated environment (StableToolBench's tool server): on a miss, a simulator model writes the response, which is stored for replay.
 import { mkdirSync } from "node:fs"
 import { join } from "node:path"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { z } from "zod"
 import { LanguageModel } from "../../llm/language-model.ts"
 import { generateObject } from "../../llm/structured.ts"

@@ -1,6 +1,6 @@
 // What the simulator model is sent on a cache miss: StableToolBench's own server prompts (read from a checkout,
 // GPT style or MirrorAPI style) or our template, which states the same rules.
-import { parse as parseYaml } from "yaml"
+import { createRequire } from "node:module"
 import { fencedData } from "../../text/fenced-data.ts"
 import { renderTemplate } from "../../text/prompt-template.ts"
 import { pythonConstant, pythonFormat, readStbFile, STB_FILES, StbFilesError, unescapePython } from "../../text/stabletoolbench-files.ts"
@@ -88,6 +88,9 @@ export const smurfsSimulatorPrompts = (): SimulatorPrompts => ({
     ]
   }
 })
+
+/** `yaml` loads when a StableToolBench config is read, not with `import "smurfs"` (its node build is CommonJS). */
+const parseYaml = (text: string): unknown => (createRequire(import.meta.url)("yaml") as typeof import("yaml")).parse(text)
 
 const Config = (path: string, text: string): Record<string, unknown> => {
   try {

@@ -1,5 +1,5 @@
 // Embedding models for the hybrid retriever: Ollama's /api/embed or an OpenAI-compatible /v1/embeddings.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { Ollama } from "ollama"
 import OpenAI, { APIError } from "openai"
 import type { ProviderError } from "../../llm/errors.ts"

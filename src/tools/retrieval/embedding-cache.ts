@@ -2,7 +2,7 @@
 import { createHash } from "node:crypto"
 import { homedir } from "node:os"
 import { join } from "node:path"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { ProviderError } from "../../llm/errors.ts"
 import { writeTextAtomic } from "../../trace/atomic-write.ts"
 import { readFileBounded } from "../../trace/guarded-fs.ts"

@@ -1,5 +1,5 @@
 // Errors of the tool recommender, each saying what to do.
-import { Data } from "effect"
+import * as Data from "effect/Data"
 import type { FailureKind } from "../../failure.ts"
 
 /** `--embed` names no embedding model the retriever can call. */

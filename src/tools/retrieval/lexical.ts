@@ -1,5 +1,6 @@
 // The lexical retriever: BM25+ (MiniSearch) over a tool's name, tool, category, description and parameters, weighted by field.
-import MiniSearch from "minisearch"
+import type MiniSearch from "minisearch"
+import { RETRIEVAL_PEERS, requirePeer } from "../../peer-packages.ts"
 import type { ToolDocument } from "./document.ts"
 import { processTerm, tokenize } from "./tokens.ts"
 
@@ -37,7 +38,9 @@ const FIELDS: ReadonlyArray<Field> = ["name", "tool", "category", "description",
 
 export const makeLexicalIndex = (documents: ReadonlyArray<ToolDocument>, options: LexicalOptions = {}): LexicalIndex => {
   const boost = { ...LEXICAL_DEFAULTS.boost, ...options.boost }
-  const index = new MiniSearch<ToolDocument>({
+  // minisearch is an optional peer package: loaded with the first index, named when missing
+  const Index = requirePeer<typeof MiniSearch>(RETRIEVAL_PEERS, "minisearch") // its CommonJS build exports the class itself
+  const index = new Index<ToolDocument>({
     idField: "id",
     fields: [...FIELDS],
     tokenize,

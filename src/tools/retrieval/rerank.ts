@@ -1,5 +1,5 @@
 // The LLM re-ranker (AutoMAS' second stage): the model orders the retriever's top candidates for the task.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { z } from "zod"
 import { jsonShape } from "../../text/json-shape.ts"
 import { loadTemplate, renderTemplate } from "../../text/prompt-template.ts"

@@ -1,5 +1,5 @@
 // The tool recommender: lexical (BM25+) or hybrid (BM25+ and embeddings, fused by RRF) retrieval, then an optional LLM re-ranker.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { GenerateError, ProviderError } from "../../llm/errors.ts"
 import { LanguageModel, type LanguageModelShape } from "../../llm/language-model.ts"
 import { emit } from "../../trace/events.ts"
@@ -9,6 +9,7 @@ import { documentText, toolDocument } from "./document.ts"
 import type { Embedder } from "./embedder.ts"
 import { cachedDocumentVectors } from "./embedding-cache.ts"
 import { denseRanking, reciprocalRankFusion } from "./fusion.ts"
+import { checkPeers, RETRIEVAL_PEERS } from "../../peer-packages.ts"
 import { type LexicalOptions, makeLexicalIndex, type Ranked } from "./lexical.ts"
 import { retrievalEventData, type RetrievalScope } from "./retrieval-event.ts"
 import { rerank } from "./rerank.ts"
@@ -43,6 +44,7 @@ export interface Retriever {
 
 /** Build a retriever over a library; with an embedder, the library's documents are embedded (or read from the cache) now. */
 export const makeRetriever = Effect.fn("Retriever.make")(function* (library: ToolLibrary, options: RetrieverOptions = {}) {
+  yield* checkPeers(RETRIEVAL_PEERS)
   const documents = library.tools.map(toolDocument)
   const lexical = makeLexicalIndex(documents, options.lexical)
   const names = documents.map((d) => d.id)

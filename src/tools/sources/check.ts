@@ -1,7 +1,8 @@
 // Check one tool source as `smurfs doctor --tools` does: it loads, lists its tools, and (MCP) answers a ping.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { loadTools, type LoadSourcesOptions } from "../load.ts"
-import { connectMcp } from "./mcp.ts"
+import { loadWithPeers, MCP_PEERS } from "../../peer-packages.ts"
+import { ToolLoadError } from "../load-error.ts"
 import { parseToolSource } from "./source-spec.ts"
 
 export interface SourceCheck {
@@ -26,6 +27,8 @@ export const checkToolSource = (source: string, options: LoadSourcesOptions = {}
       }
     })()
     if (spec && (spec.kind === "mcp-stdio" || spec.kind === "mcp-http")) {
+      // the MCP SDK is an optional peer package: loaded here, named with its install command when missing
+      const { connectMcp } = yield* loadWithPeers(MCP_PEERS, () => import("./mcp.ts")).pipe(Effect.mapError((e) => new ToolLoadError({ source, reason: e.message })))
       const server = yield* connectMcp(spec, options)
       const listed = performance.now() - started
       const ping = yield* server.ping

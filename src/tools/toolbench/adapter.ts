@@ -1,5 +1,5 @@
 // The ToolBench adapter: StableToolBench API docs become Tools whose calls an environment serves.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { LRUCache } from "lru-cache"
 import { z } from "zod"
 import { guardToolCall, OBSERVATION_MAX_CHARS, truncateObservation } from "../call.ts"

@@ -1,5 +1,6 @@
 // StableToolBench's converted prediction format (ToolEval's input): write it from our task records, read it back.
-import { Data, Effect } from "effect"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
 import { z } from "zod"
 import { dataOf, isKind, isTopLevel } from "../events.ts"
 import type { FinishType, RunEvent } from "../record.ts"
