@@ -143,7 +143,7 @@ describe("progress at 80 columns", () => {
     const lines = wrapped.split("\n")
     expect(lines.length).toBeGreaterThan(1)
     for (const line of lines) expect(line.length).toBeLessThan(80)
-    expect(wrapped.replace(/\n  /g, " ")).toBe(summary)
+    expect(wrapped.replace(/\n {2}/g, " ")).toBe(summary)
     for (const piece of ["103456 model", "12345678 tokens", "1277.", "(1123 answered,"]) expect(lines.some((l) => l.includes(piece))).toBe(true)
     // not a terminal: one line
     expect(wrapToWidth(summary, undefined)).toBe(summary)

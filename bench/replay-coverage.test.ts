@@ -5,7 +5,7 @@ import { FULL_DATA, lacks, skipNote } from "../test/data.ts"
 
 const TOOLBENCH = `${FULL_DATA.path}/`
 
-describe.skipIf(lacks(FULL_DATA))("replay coverage" + skipNote(FULL_DATA), () => {
+describe.skipIf(lacks(FULL_DATA))(`replay coverage${skipNote(FULL_DATA)}`, () => {
   it("matches the coverage the data README states (1,657 of 1,799 relevant APIs, 639 of 765 queries)", async () => {
     const report = await Effect.runPromise(replayCoverage(TOOLBENCH, `${TOOLBENCH}responses.jsonl`))
     const sum = (key: "queries" | "relevant" | "withContent" | "queriesWithContent" | "covered") => report.groups.reduce((n, g) => n + g[key], 0)

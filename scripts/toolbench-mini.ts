@@ -32,11 +32,11 @@ const responses = readFileSync(join(dir, "responses.jsonl"), "utf8")
 
 writeFileSync(
   out,
-  JSON.stringify({
+  `${JSON.stringify({
     notice: "A few queries, query ids and recorded tool responses of StableToolBench (https://github.com/THUNLP-MT/StableToolBench), Apache-2.0: see NOTICE in this folder.",
     queries,
     queryIds,
     responses
-  }) + "\n"
+  })}\n`
 )
 console.log(`${out}: ${Object.values(queries).flat().length} queries, ${responses.length} responses`)

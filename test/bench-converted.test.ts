@@ -52,7 +52,7 @@ const roles = (node: AnswerNode): Array<string> => chain(node).map((n) => n.role
 const count = (nodes: ReadonlyArray<AnswerNode>): number => nodes.reduce((n, node) => n + 1 + count(node.next), 0)
 const last = (node: AnswerNode): AnswerNode => (node.next[0] ? last(node.next[0]) : node)
 
-describe.skipIf(lacks(DATA_EXAMPLE, STB_CHECKOUT))("StableToolBench converted format" + skipNote(DATA_EXAMPLE, STB_CHECKOUT), () => {
+describe.skipIf(lacks(DATA_EXAMPLE, STB_CHECKOUT))(`StableToolBench converted format${skipNote(DATA_EXAMPLE, STB_CHECKOUT)}`, () => {
   for (const [method, theirsDir, methodName] of [["react", "virtual_chatgpt_cot", "CoT@1"], ["dfsdt", "virtual_chatgpt_dfs", "DFS_woFilter_w2"]] as const)
     it(`${method}: same queries, keys, nesting and available_tools as StableToolBench's ${theirsDir}`, async () => {
       const theirs = await Effect.runPromise(readConverted(`${EXAMPLE}${theirsDir}/G1_instruction.json`))

@@ -20,7 +20,7 @@ describe("StableToolBench datasets", () => {
   const scratch = mkdtempSync(join(tmpdir(), "smurfs-data-"))
   afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 
-  it.skipIf(lacks(FULL_DATA))("loads all six groups, 765 test queries, with their tool docs" + skipNote(FULL_DATA), async () => {
+  it.skipIf(lacks(FULL_DATA))(`loads all six groups, 765 test queries, with their tool docs${skipNote(FULL_DATA)}`, async () => {
     const all = await load({ dir: FULL_DATA.path })
     expect(all).toHaveLength(765)
     expect(new Set(all.map((q) => q.group))).toEqual(new Set(GROUPS))

@@ -28,7 +28,7 @@ const script = {
 }
 
 describe("smurfs bench --toolset retrieve", () => {
-  it.skipIf(lacks(FULL_DATA))("records each task's retrieved set in run.json, per-subtask sets in the smurfs trajectory, and the set react saw" + skipNote(FULL_DATA), async () => {
+  it.skipIf(lacks(FULL_DATA))(`records each task's retrieved set in run.json, per-subtask sets in the smurfs trajectory, and the set react saw${skipNote(FULL_DATA)}`, async () => {
     const out = join(scratch, "run")
     const scriptFile = join(scratch, "script.json")
     // the choice names the tool lexical retrieval ranks first for the first subtask

@@ -3,7 +3,6 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import { Effect } from "effect"
 import { afterAll, describe, expect, it, vi } from "vitest"
 import { evaluatePass } from "../bench/eval/evaluate.ts"
@@ -70,7 +69,7 @@ describe("smurfs bench without a simulator", () => {
   })
 })
 
-describe.skipIf(lacks(STB_CHECKOUT))("smurfs bench --simulator" + skipNote(STB_CHECKOUT), () => {
+describe.skipIf(lacks(STB_CHECKOUT))(`smurfs bench --simulator${skipNote(STB_CHECKOUT)}`, () => {
   it("answers a miss with the simulator into the --cache-dir folder (created), and the next run replays it without a model call", async () => {
     const cache = join(scratch, "shared", "tool_response_cache")
     const out = join(scratch, "simulated")

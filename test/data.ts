@@ -85,7 +85,7 @@ const writeMini = (): string => {
   mkdirSync(join(staging, "query_ids"))
   for (const [group, queries] of Object.entries(bundle.queries)) writeFileSync(join(staging, "queries", `${group}.json`), JSON.stringify(queries, null, 2))
   for (const [group, ids] of Object.entries(bundle.queryIds)) writeFileSync(join(staging, "query_ids", `${group}.json`), JSON.stringify(ids, null, 2))
-  writeFileSync(join(staging, "responses.jsonl"), bundle.responses.map((r) => JSON.stringify(r)).join("\n") + "\n")
+  writeFileSync(join(staging, "responses.jsonl"), `${bundle.responses.map((r) => JSON.stringify(r)).join("\n")}\n`)
   try {
     renameSync(staging, dir)
   } catch {

@@ -9,7 +9,7 @@ import { liveView } from "../src/cli/live-view.ts"
 import { modelLayer } from "../src/llm/spec.ts"
 import { demoLibrary } from "../src/tools/demo/index.ts"
 import { isKind } from "../src/trace/events.ts"
-import { EventListener, type Trajectory } from "../src/trace/trajectory.ts"
+import type { Trajectory } from "../src/trace/trajectory.ts"
 import { startFakeOllama } from "./fake-servers/ollama.ts"
 import { startFakeOpenAI } from "./fake-servers/openai.ts"
 import { answerFor } from "./agent-answers.ts"
@@ -88,7 +88,7 @@ describe("local repair before a paid retry", () => {
       case 0:
         return json.replace(/"/g, "'").replace(/}$/, ",}") // single quotes, trailing comma
       case 1:
-        return "```json\n" + json.replace(/}$/, ",}") + "\n```" // fenced with a trailing comma
+        return `\`\`\`json\n${json.replace(/}$/, ",}")}\n\`\`\`` // fenced with a trailing comma
       case 2:
         return json.slice(0, -1) // cut off before its last brace
       case 3:

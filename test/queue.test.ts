@@ -140,7 +140,7 @@ describe.skipIf(unavailable !== undefined || lacks(FULL_DATA))(`the distributed 
   })
 })
 
-describe.skipIf(lacks(FULL_DATA))("a bench on a pool of two model servers" + skipNote(FULL_DATA), { timeout: 120_000 }, () => {
+describe.skipIf(lacks(FULL_DATA))(`a bench on a pool of two model servers${skipNote(FULL_DATA)}`, { timeout: 120_000 }, () => {
   const servers: Array<FakeOllama> = []
   afterAll(async () => {
     await Promise.all(servers.map((s) => s.close()))

@@ -25,7 +25,7 @@ describe("passRate", () => {
   })
 })
 
-describe.skipIf(lacks(DATA_EXAMPLE))("ToolEval's own outputs in data_example" + skipNote(DATA_EXAMPLE), () => {
+describe.skipIf(lacks(DATA_EXAMPLE))(`ToolEval's own outputs in data_example${skipNote(DATA_EXAMPLE)}`, () => {
   const { pass, preference } = lacks(DATA_EXAMPLE) ? { pass: [], preference: [] } : readToolEvalResults(EXAMPLE)
 
   it("gives the pass rates its labels imply", () => {

@@ -10,7 +10,7 @@ import { DATA_EXAMPLE, lacks, skipNote } from "../../test/data.ts"
 
 const EXAMPLE = DATA_EXAMPLE.path
 
-describe.skipIf(lacks(DATA_EXAMPLE))("StableToolBench converted predictions" + skipNote(DATA_EXAMPLE), () => {
+describe.skipIf(lacks(DATA_EXAMPLE))(`StableToolBench converted predictions${skipNote(DATA_EXAMPLE)}`, () => {
   const cot = lacks(DATA_EXAMPLE) ? {} : readConvertedFile(`${EXAMPLE}/model_predictions_converted/virtual_chatgpt_cot/G1_instruction.json`)
 
   it("walks the first branch like ToolEval's get_steps", () => {
@@ -56,7 +56,7 @@ describe.skipIf(lacks(DATA_EXAMPLE))("StableToolBench converted predictions" + s
   })
 })
 
-describe.skipIf(lacks(DATA_EXAMPLE))("StableToolBench's raw answers as a source" + skipNote(DATA_EXAMPLE), () => {
+describe.skipIf(lacks(DATA_EXAMPLE))(`StableToolBench's raw answers as a source${skipNote(DATA_EXAMPLE)}`, () => {
   it("reads answer/<model>/<group>/<qid>_<method>.json as the same judge inputs as their converted file", () => {
     const example = `${EXAMPLE}/`
     const dir = mkdtempSync(join(tmpdir(), "smurfs-answers-"))

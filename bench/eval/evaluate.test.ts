@@ -1,6 +1,5 @@
 import { readdirSync, readFileSync, rmSync } from "node:fs"
 import { dirname } from "node:path"
-import { fileURLToPath } from "node:url"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import type { GenerateRequest } from "../../src/llm/language-model.ts"
@@ -84,7 +83,7 @@ describe("evaluatePass", () => {
 })
 
 describe("stored labels keyed by the settings that decide them", () => {
-  it.skipIf(lacks(STB_CHECKOUT))("makes new labels when the texts, the seed or K change, sets the old ones aside, and redoes them with force" + skipNote(STB_CHECKOUT), async () => {
+  it.skipIf(lacks(STB_CHECKOUT))(`makes new labels when the texts, the seed or K change, sets the old ones aside, and redoes them with force${skipNote(STB_CHECKOUT)}`, async () => {
     const run = await writeFakeRun([{ taskId: "1" }])
     const entries = loadSource(run).entries
     const path = passLabelsPath(run, JUDGE, "smurfs", "G1_instruction", "1")

@@ -1,5 +1,4 @@
 import { readFileSync } from "node:fs"
-import { fileURLToPath } from "node:url"
 import { join } from "node:path"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
@@ -15,7 +14,7 @@ const STB = STB_CHECKOUT.path
 const JUDGE = "scripted:fac"
 
 describe("FAC (fac_eval.py)", () => {
-  it.skipIf(lacks(STB_CHECKOUT))("sends fac_eval.py's prompt with the query and the final answer only, at temperature 0, and stores one label per task" + skipNote(STB_CHECKOUT), async () => {
+  it.skipIf(lacks(STB_CHECKOUT))(`sends fac_eval.py's prompt with the query and the final answer only, at temperature 0, and stores one label per task${skipNote(STB_CHECKOUT)}`, async () => {
     const run = await writeFakeRun([{ taskId: "1", query: "Which sites are popular?", finalAnswer: "lego.com", calls: [{ tool: "secret_tool_for_x", ok: true, content: "TOOL OUTPUT" }] }, { taskId: "2", finishType: "give_up", finalAnswer: "" }])
     const seen: Array<GenerateRequest> = []
     const judge = scriptedLayer({ "judge.fac": [(r: GenerateRequest) => (seen.push(r), "Answer Status\nSolved\nReason\nIt answers.")] })

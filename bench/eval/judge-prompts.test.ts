@@ -41,7 +41,7 @@ const recordingJudge = (status: ReadonlyArray<string>) => {
 const outcomes = (text: string) => [...text.matchAll(/"(Solved|Unsolved|Unsure)"/g)].map((m) => m[1])
 
 describe("ToolEval's judge functions", () => {
-  it.skipIf(lacks(STB_CHECKOUT))("with --stb sends template.txt's texts, config.yaml's argument schemas and temperature, as one user message" + skipNote(STB_CHECKOUT), async () => {
+  it.skipIf(lacks(STB_CHECKOUT))(`with --stb sends template.txt's texts, config.yaml's argument schemas and temperature, as one user message${skipNote(STB_CHECKOUT)}`, async () => {
     const prompts = judgePrompts(STB)
     const judge = recordingJudge(["Unsure"])
     await Effect.runPromise(judgePass(input, { prompts, seed: 5 }).pipe(Effect.provide(judge.layer)))
@@ -57,7 +57,7 @@ describe("ToolEval's judge functions", () => {
     expect(prompts.source).toBe(`stabletoolbench:${STB}`)
   })
 
-  it.skipIf(lacks(STB_CHECKOUT))("without --stb sends our wording, with the same rules in the same order and the same outcomes" + skipNote(STB_CHECKOUT), async () => {
+  it.skipIf(lacks(STB_CHECKOUT))(`without --stb sends our wording, with the same rules in the same order and the same outcomes${skipNote(STB_CHECKOUT)}`, async () => {
     const prompts = judgePrompts(undefined)
     expect(prompts.source).toBe("smurfs")
     const judge = recordingJudge(["Solved"])

@@ -2,7 +2,7 @@
 import { LanguageModel, type GenerateRequest } from "../../src/llm/language-model.ts"
 import { makeScriptedModel } from "../../src/llm/scripted.ts"
 import { pick } from "../eval/rng.ts"
-import { valueOf } from "../sim/schema-value.ts"
+import { schemaValueOf } from "../sim/schema-value.ts"
 
 /** The roles of the Smurfs pipeline, each of which gets bad replies. */
 export const SMURFS_ROLES = [
@@ -98,7 +98,7 @@ export const goodReply = (request: GenerateRequest, rng: () => number): Record<s
       return { tool: allowed && allowed.length > 0 ? pick(allowed, rng) : "calculator" }
     }
     case "executor.args":
-      return valueOf(request.format ?? {}, (path) => {
+      return schemaValueOf(request.format ?? {}, (path) => {
         const choices = path.length === 1 ? DEMO_VALUES[path[0]!] : undefined
         return choices ? pick(choices, rng) : undefined
       }) as Record<string, unknown>

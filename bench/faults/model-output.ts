@@ -98,7 +98,9 @@ const matchFaults = (taskId: string, t: Trajectory, sent: ReadonlyArray<SentFaul
     if (!f || !e || e["guardrail"] !== f.guardrail || e["role"] !== f.role)
       return `${taskId}: guardrail event ${i} is ${e ? `${String(e["guardrail"])}@${String(e["role"])}` : "missing"}, the reply sent was ${f ? `${f.kind}@${f.role} (due: ${f.guardrail})` : "none"}`
   }
-  events.forEach((e, i) => bumpFigure(byKind, due[i]!.kind, e["recovered"] === true))
+  events.forEach((e, i) => {
+    bumpFigure(byKind, due[i]!.kind, e["recovered"] === true)
+  })
   return undefined
 }
 

@@ -25,7 +25,7 @@ if (missing !== undefined)
     it.skip(`needs g++ and the npm registry once: ${missing}`, () => {})
   })
 
-describe.skipIf(missing !== undefined || lacks(FULL_DATA))("llama.cpp's grammar converter" + skipNote(FULL_DATA), () => {
+describe.skipIf(missing !== undefined || lacks(FULL_DATA))(`llama.cpp's grammar converter${skipNote(FULL_DATA)}`, () => {
   const libraries = lacks(FULL_DATA) ? [] : allLibraries(`${FULL_DATA.path}/`)
   const sent = sentSchemas(libraries)
 

@@ -202,7 +202,7 @@ export type Conversion = z.infer<typeof Conversion>
 
 /** Convert schemas in one run of the driver; each gets its grammar's size in bytes or the converter's error. */
 export const convertSchemas = Effect.fn("GrammarConverter.convert")(function* (binary: string, schemas: ReadonlyArray<unknown>) {
-  const ran = yield* run(binary, ["--lines"], { input: schemas.map((s) => JSON.stringify(s)).join("\n") + "\n", timeoutMs: 600_000 })
+  const ran = yield* run(binary, ["--lines"], { input: `${schemas.map((s) => JSON.stringify(s)).join("\n")}\n`, timeoutMs: 600_000 })
   if (ran.code !== 0) return yield* Effect.fail(new ConverterFailed({ problem: ran.spawnError ? ran.spawnError.message : `exit code ${ran.code}: ${lastLines(ran.stderr)}` }))
   const lines = ran.stdout.split("\n").filter((l) => l.length > 0)
   if (lines.length !== schemas.length) return yield* Effect.fail(new ConverterFailed({ problem: `${lines.length} results for ${schemas.length} schemas` }))

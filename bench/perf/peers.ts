@@ -57,6 +57,7 @@ const clients: Record<string, Client> = {
     const agent = new Agent({ keepAlive: true })
     const tools = TOOL_NAMES.map((name) => ({ type: "function", function: { name, description: name, parameters: { type: "object", properties: { query: { type: "string" } }, required: ["query"] } } }))
     const post = (url: string, body: unknown) =>
+      // biome-ignore lint/suspicious/noExplicitAny: the stand-in's JSON, read as the loop needs it
       new Promise<any>((resolve, reject) => {
         const req = request(`${url}/api/chat`, { method: "POST", agent, headers: { "content-type": "application/json" } }, (res) => {
           const chunks: Array<Buffer> = []

@@ -1,16 +1,14 @@
 // The coordinator's side of the distributed bench: tasks go to a BullMQ queue on Redis, records come back through it.
 import { Job, Queue, QueueEvents } from "bullmq"
-import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { Redis, type RedisOptions } from "ioredis"
 import type { TaskExecutor, TaskJob, TaskResult } from "../execute-task.ts"
 import { TaskRecord } from "../run-format.ts"
-import { connectionOf, displayQueueUrl, probeRedis, QUEUE_DEFAULTS, QueueUnavailable, TASK_QUEUE } from "./connection.ts"
+import { connectionOf, probeRedis, QUEUE_DEFAULTS, QueueUnavailable, TASK_QUEUE } from "./connection.ts"
 import type { JobSettings } from "../settings.ts"
 import { BENCH_SETTINGS_VERSION } from "../settings.ts"
 import { jobIdOf, type QueuedTask, queueSecret, readFailure, SignedResult, signatureMatches, signatureOf, TaskCalls } from "./job.ts"
-import type { FailureKind } from "../../src/failure.ts"
 
 
 export interface QueueExecutorSettings {

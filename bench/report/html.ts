@@ -131,7 +131,7 @@ export const renderHtml = (rows: ReadonlyArray<Row>, options: { title?: string; 
   const colors = new Map<string, string>()
   const pass = seriesOf(rows.filter((r) => r.pass), groups, judgedName, colors, (r) => r.pass?.mean, (r) => r.pass?.std)
   if (pass.length > 0)
-    sections.push(chart("Pass rate (SoPR) per method and group", "Mean over judge runs; whiskers show ± population standard deviation over runs. Solved = 1, Unsure = 0.5, Unsolved = 0." + missCaption(rows.filter((r) => r.pass)), groupedBars({ categories: groups, series: pass, max: 100, axis: "pass rate (%)" }), pass))
+    sections.push(chart("Pass rate (SoPR) per method and group", `Mean over judge runs; whiskers show ± population standard deviation over runs. Solved = 1, Unsure = 0.5, Unsolved = 0.${missCaption(rows.filter((r) => r.pass))}`, groupedBars({ categories: groups, series: pass, max: 100, axis: "pass rate (%)" }), pass))
   // one bar per reference: a method compared with two references is two series, never one hiding the other
   const winName = (r: Row) => `${judgedName(r)} vs ${r.win?.reference ?? ""}`
   // the win chart's own colours: a method keeps its colour there too

@@ -48,7 +48,7 @@ describe("compare rows and table", () => {
     expect(lines.find((l) => / react /.test(l))).toMatch(/1\/1\s+50\.0 ± 50\.0\s+-\s+3\.0\s+4000\s+90\s+2\.0\s+1\.0$/)
   })
 
-  it.skipIf(lacks(DATA_EXAMPLE))("shows ToolEval's published labels of a StableToolBench folder beside the costs of its predictions" + skipNote(DATA_EXAMPLE), () => {
+  it.skipIf(lacks(DATA_EXAMPLE))(`shows ToolEval's published labels of a StableToolBench folder beside the costs of its predictions${skipNote(DATA_EXAMPLE)}`, () => {
     const rows = collectRows([EXAMPLE])
     expect(rows.map((r) => [r.method, r.judge, r.n, Number(r.pass!.mean.toFixed(2)), r.win?.rate])).toEqual([
       ["virtual_chatgpt_cot", "ToolEval", 3, 66.67, undefined],
@@ -74,7 +74,7 @@ describe("HTML report", () => {
     expect(html).not.toMatch(/url\(/)
   })
 
-  it.skipIf(lacks(DATA_EXAMPLE))("includes the table and the pass, win, token and call charts as inline SVG" + skipNote(DATA_EXAMPLE), () => {
+  it.skipIf(lacks(DATA_EXAMPLE))(`includes the table and the pass, win, token and call charts as inline SVG${skipNote(DATA_EXAMPLE)}`, () => {
     expect(html).toContain("<table>")
     for (const title of ["Pass rate (SoPR) per method and group", "Win rate (SoWR) per method and group", "Tokens per task", "Model calls and tool calls per task"])
       expect(html).toContain(title)

@@ -20,7 +20,7 @@ describe("retrieval metrics", () => {
   })
 })
 
-describe.skipIf(lacks(FULL_DATA))("the pooled ToolBench corpus" + skipNote(FULL_DATA), () => {
+describe.skipIf(lacks(FULL_DATA))(`the pooled ToolBench corpus${skipNote(FULL_DATA)}`, () => {
   it("holds every distinct API of the 765 queries, and the lexical retriever finds the relevant ones (recall@5 >= 0.60)", async () => {
     const queries = await Effect.runPromise(loadQueries({ dir: FULL_DATA.path }))
     const corpus = toolbenchCorpus(queries, makeOfflineEnvironment("error"))

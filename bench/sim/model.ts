@@ -12,7 +12,7 @@ import { makeCatalog } from "./catalog.ts"
 import { readRecordings, type Recordings, type SimQuery, type SimTask } from "./knowledge.ts"
 import { FAULT_KINDS, type FaultKind, parseSimSpec, type SimOptions, simDefaults } from "./options.ts"
 import { decide, faultSurface, type Intent } from "./policy.ts"
-import { valueOf } from "./schema-value.ts"
+import { schemaValueOf } from "./schema-value.ts"
 import { makePrefixCache, type PrefixCacheTotals } from "./prefix-cache.ts"
 import { makeTokenCounter, TOKENIZER } from "./tokens.ts"
 
@@ -44,7 +44,7 @@ const write = (intent: Intent, request: GenerateRequest, callId: string): { text
   if (intent.kind === "object") return { text: JSON.stringify(intent.value) }
   if (request.tools && request.tools.length > 0) return { text: intent.thought, toolCalls: [{ id: callId, name: intent.name, arguments: intent.args }] }
   const fields: Record<string, unknown> = { thought: intent.thought, action: intent.name, action_input: intent.args }
-  const value = request.format ? valueOf(request.format, (path) => (path.length === 1 ? fields[path[0]!] : undefined)) : fields
+  const value = request.format ? schemaValueOf(request.format, (path) => (path.length === 1 ? fields[path[0]!] : undefined)) : fields
   return { text: JSON.stringify(value) }
 }
 

@@ -5,7 +5,7 @@ import { METHODS } from "../../src/agents/methods.ts"
 import { standardizeParameterName } from "../../src/tools/toolbench/names.ts"
 import type { KnownApi, SimTask } from "./knowledge.ts"
 import type { FaultKind } from "./options.ts"
-import { valueOf } from "./schema-value.ts"
+import { schemaValueOf } from "./schema-value.ts"
 
 /** What the model means to reply, before it is written as text or a native tool call. */
 export type Intent =
@@ -120,7 +120,7 @@ const conformArgs = (args: Readonly<Record<string, unknown>>, schema: Schema | u
   for (const name of Array.isArray(schema?.["required"]) ? (schema["required"] as ReadonlyArray<string>) : []) {
     if (name in out) continue
     const property = asSchema(propertiesOf(schema)[name])
-    out[name] = property["example_value"] ?? valueOf(property)
+    out[name] = property["example_value"] ?? schemaValueOf(property)
   }
   return out
 }
@@ -211,7 +211,7 @@ const smurfsValue = (request: GenerateRequest, task: SimTask | undefined, fault:
   const user = prompt?.content ?? ""
   const subtask = text(prompt, "subtask") ?? ""
   const target = apiNamedIn(task, subtask)
-  const fill = (fields: Record<string, unknown>) => valueOf(format, (path) => (path.length === 1 ? fields[path[0]!] : undefined))
+  const fill = (fields: Record<string, unknown>) => schemaValueOf(format, (path) => (path.length === 1 ? fields[path[0]!] : undefined))
   switch (request.role) {
     case "planner": {
       const question = text(prompt, "query") ?? task?.query ?? user
@@ -242,7 +242,7 @@ const smurfsValue = (request: GenerateRequest, task: SimTask | undefined, fault:
       const api = task?.byName.get(tool)
       const args = conformArgs(api?.args ?? {}, format)
       // Broken arguments go out as they are: filling them in from the schema would repair them.
-      return fault === "wrong_args" ? breakArgs(args, format, rng) : valueOf(format, (path) => (path.length === 0 ? args : undefined))
+      return fault === "wrong_args" ? breakArgs(args, format, rng) : schemaValueOf(format, (path) => (path.length === 0 ? args : undefined))
     }
     case "answerer.step":
       // the response is a tool message, or inside the user message for a model without a tool role
@@ -258,7 +258,7 @@ const smurfsValue = (request: GenerateRequest, task: SimTask | undefined, fault:
     case "verifier": {
       const answer = text(prompt, "answer") ?? ""
       const solved = hasInformation(answer)
-      return valueOf(format, (path, schema) => {
+      return schemaValueOf(format, (path, schema) => {
         const key = path[path.length - 1]
         if (path.length !== 1) return undefined
         if (key === "reason") return solved ? "The answer gives the information the subtask asks for." : "The tool gave no usable information."
@@ -270,7 +270,7 @@ const smurfsValue = (request: GenerateRequest, task: SimTask | undefined, fault:
       })
     }
     default:
-      return valueOf(format, (_path, schema) => (asSchema(schema)["type"] === "string" ? digest(user) : undefined))
+      return schemaValueOf(format, (_path, schema) => (asSchema(schema)["type"] === "string" ? digest(user) : undefined))
   }
 }
 

@@ -83,7 +83,7 @@ const conform = (value: unknown, schema: Schema): unknown => {
  * arrays get their minimum count (at least one item); strings, numbers and booleans a neutral
  * value, or the `default`/`const`/first `enum` when there is one.
  */
-export const valueOf = (schema: Record<string, unknown>, hint: Hint = () => undefined): unknown => build(schema, schema, [], hint, 0)
+export const schemaValueOf = (schema: Record<string, unknown>, hint: Hint = () => undefined): unknown => build(schema, schema, [], hint, 0)
 
 const build = (raw: Schema, root: Schema, path: ReadonlyArray<string>, hint: Hint, depth: number): unknown => {
   let schema = resolve(raw, root)

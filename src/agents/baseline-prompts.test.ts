@@ -42,7 +42,7 @@ const constantBody = (file: string, name: string, quote: string) => theirs(file)
 const SYSTEM_FIRST_LINE = lacks(STB_CHECKOUT) ? "" : constantBody(STB_FILES.react, "FORMAT_INSTRUCTIONS_SYSTEM_FUNCTION", '"""').split("\n")[0]!
 
 describe("baseline prompts", () => {
-  it.skipIf(lacks(STB_CHECKOUT))("with --stb, ReAct sends StableToolBench's system and user prompts, task description and Finish texts" + skipNote(STB_CHECKOUT), async () => {
+  it.skipIf(lacks(STB_CHECKOUT))(`with --stb, ReAct sends StableToolBench's system and user prompts, task description and Finish texts${skipNote(STB_CHECKOUT)}`, async () => {
     const [request] = await requestsOf("react", STB, [finish])
     const [system, user] = request!.messages
     expect(system!.content.startsWith(SYSTEM_FIRST_LINE)).toBe(true)
@@ -55,7 +55,7 @@ describe("baseline prompts", () => {
     expect(theirs(STB_FILES.rapidapi)).toContain(`"description": "${finishSpec.description}"`)
   })
 
-  it.skipIf(lacks(STB_CHECKOUT))("with --stb, DFSDT's diversity prompt is theirs" + skipNote(STB_CHECKOUT), async () => {
+  it.skipIf(lacks(STB_CHECKOUT))(`with --stb, DFSDT's diversity prompt is theirs${skipNote(STB_CHECKOUT)}`, async () => {
     const requests = await requestsOf("dfsdt", STB, [search, giveUp, finish])
     const diversity = requests[2]!.messages.at(-1)!.content
     const body = constantBody(STB_FILES.treeSearch, "DIVERSITY_PROMPT", "'''")
@@ -64,7 +64,7 @@ describe("baseline prompts", () => {
     expect(diversity).toContain('"name": "Finish"')
   })
 
-  it.skipIf(lacks(STB_CHECKOUT))("without --stb, our own wording goes out and none of theirs" + skipNote(STB_CHECKOUT), async () => {
+  it.skipIf(lacks(STB_CHECKOUT))(`without --stb, our own wording goes out and none of theirs${skipNote(STB_CHECKOUT)}`, async () => {
     const [request] = await requestsOf("react", undefined, [finish])
     const system = request!.messages[0]!.content
     expect(system).not.toContain(SYSTEM_FIRST_LINE)

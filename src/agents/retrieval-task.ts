@@ -1,5 +1,5 @@
 // A task whose tools a recommender picks (`--toolset retrieve[:k]`): one set for the query, then one per subtask.
-import * as Effect from "effect/Effect"
+import type * as Effect from "effect/Effect"
 import { makeToolLibrary } from "../tools/library.ts"
 import type { Ranked } from "../tools/retrieval/lexical.ts"
 import { narrowLibrary, rankTools, type Retriever } from "../tools/retrieval/retriever.ts"

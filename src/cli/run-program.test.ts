@@ -62,6 +62,7 @@ describe("runProgram", () => {
 
 describe("the type checker knows every failure", () => {
   it("a new error class that says no kind does not compile at a command's edge", () => {
+    // biome-ignore lint/complexity/noBannedTypes: an error class with no fields, as a user might write one
     class Unlisted extends Data.TaggedError("Unlisted")<{}> {}
     // checked by `tsc --noEmit` (test files are type-checked): the line below must fail to compile
     const unchecked = () => {

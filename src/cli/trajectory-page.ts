@@ -23,10 +23,10 @@ export interface TrajectoryView {
   readonly labels?: ReadonlyArray<TaskLabel> | undefined
 }
 
-const escape = (text: string) => text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!)
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!)
 
 /** Text from a record, as the page shows it: secrets redacted (a tool may have echoed a key), control characters made visible, then escaped. */
-const shown = (text: string, secrets: ReadonlyArray<string>) => escape(redactText(visibleText(text), secrets))
+const shown = (text: string, secrets: ReadonlyArray<string>) => escapeHtml(redactText(visibleText(text), secrets))
 
 /** A step's look, from the words the live view starts its first line with. */
 const classOf = (line: string): string => {
@@ -120,7 +120,7 @@ const steps = (events: ReadonlyArray<RunEvent>, secrets: ReadonlyArray<string>, 
     const cut = whole.join("\n") !== lines.join("\n")
     const rest = isKind(event, "tool_call") ? "" : cut ? pre(whole.map((l) => l.trim()).join("\n"), secrets) : lines.slice(1).map((l) => pre(l, secrets)).join("")
     const look = lines.some((l) => classOf(l) === "fail") ? "fail" : classOf(lines[0]!)
-    out.push(`<details class="step ${look} ${escape(kindOf(event))}"><summary>${shown(lines[0]!.trim(), secrets)}</summary>${rest}${body || (rest ? "" : '<p class="muted">(nothing more recorded)</p>')}</details>`)
+    out.push(`<details class="step ${look} ${escapeHtml(kindOf(event))}"><summary>${shown(lines[0]!.trim(), secrets)}</summary>${rest}${body || (rest ? "" : '<p class="muted">(nothing more recorded)</p>')}</details>`)
   }
   return out.join("\n")
 }
@@ -150,7 +150,7 @@ export const renderTrajectoryPage = (views: ReadonlyArray<TrajectoryView>, optio
     "<!doctype html>",
     `<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${shown(title, secrets)}</title><style>${STYLE}</style></head>`,
     "<body><main>",
-    options.back !== undefined ? `<p><a href="${escape(options.back)}">&larr; the report</a></p>` : "",
+    options.back !== undefined ? `<p><a href="${escapeHtml(options.back)}">&larr; the report</a></p>` : "",
     `<h1>${shown(title, secrets)}</h1>`,
     `<div class="cols">${views.map((v) => column(v, secrets)).join("\n")}</div>`,
     "</main></body></html>",

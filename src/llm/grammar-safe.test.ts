@@ -15,7 +15,7 @@ const subschemas = (schema: unknown, path = "$"): Array<{ path: string; schema: 
     out.push({ path: at, schema: sub }, ...subschemas(sub, at))
   }
   for (const key of ["additionalProperties", "items", "not", "contains"]) if (key in s) visit(s[key], `${path}.${key}`)
-  for (const key of ["anyOf", "oneOf", "allOf", "prefixItems"]) if (Array.isArray(s[key])) (s[key] as unknown[]).forEach((x, i) => visit(x, `${path}.${key}[${i}]`))
+  for (const key of ["anyOf", "oneOf", "allOf", "prefixItems"]) if (Array.isArray(s[key])) for (const [i, x] of (s[key] as unknown[]).entries()) visit(x, `${path}.${key}[${i}]`)
   for (const key of ["properties", "$defs", "definitions"])
     if (typeof s[key] === "object" && s[key] !== null) for (const [k, v] of Object.entries(s[key] as Schema)) visit(v, `${path}.${key}.${k}`)
   return out
@@ -37,13 +37,13 @@ describe("grammar-safe schemas", () => {
     expect(tools.flatMap(({ name, schema }) => subschemas(schema).filter((x) => (x.schema as Schema)["type"] === "integer").map((x) => `${name}: ${x.path}`))).toEqual([])
   })
 
-  it.skipIf(lacks(FULL_DATA))("no schema sent to a model holds an empty schema `{}` (read as 'an object' by the grammar converter)" + skipNote(FULL_DATA), () => {
+  it.skipIf(lacks(FULL_DATA))(`no schema sent to a model holds an empty schema \`{}\` (read as 'an object' by the grammar converter)${skipNote(FULL_DATA)}`, () => {
     expect(tools.length).toBeGreaterThan(1000)
     const offenders = sent.flatMap(({ name, schema }) => emptySchemas(schema).map((p) => `${name}: ${p}`))
     expect(offenders).toEqual([])
   })
 
-  it.skipIf(lacks(FULL_DATA))("ToolBench NUMBER parameters are `number` (decimals valid), never `integer`" + skipNote(FULL_DATA), () => {
+  it.skipIf(lacks(FULL_DATA))(`ToolBench NUMBER parameters are \`number\` (decimals valid), never \`integer\`${skipNote(FULL_DATA)}`, () => {
     const integers = sent.filter((x) => x.name.startsWith("tool ")).flatMap(({ name, schema }) => subschemas(schema).filter((x) => (x.schema as Schema)["type"] === "integer").map((x) => `${name}: ${x.path}`))
     expect(integers).toEqual([])
     const numbers = sent.filter((x) => x.name.startsWith("tool ")).flatMap(({ schema }) => subschemas(schema).filter((x) => (x.schema as Schema)["type"] === "number"))

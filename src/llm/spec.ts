@@ -63,7 +63,7 @@ export const standaloneModel = (spec: string, options: ModelOptions = {}) => Eff
  */
 export const isPortableSpec = (spec: string): boolean => {
   const found = registeredSpec(spec)
-  return found !== undefined && found.provider.portable(found.rest)
+  return found?.provider.portable(found.rest) === true
 }
 
 /** Whether a spec is a model for tests and measurements (a script, the simulator): never the judge to suggest. */

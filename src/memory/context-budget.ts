@@ -64,7 +64,7 @@ export class ContextBudget {
     // Shrink proportionally, then step down until the counter agrees: works for any tokenizer.
     let chars = Math.floor((text.length * maxTokens) / this.count(text))
     for (;;) {
-      const cut = keep === "start" ? text.slice(0, chars) + TRUNCATED : TRUNCATED.trim() + " " + text.slice(text.length - chars)
+      const cut = keep === "start" ? text.slice(0, chars) + TRUNCATED : `${TRUNCATED.trim()} ${text.slice(text.length - chars)}`
       if (this.count(cut) <= maxTokens || chars === 0) return cut
       chars = Math.floor(chars * 0.9)
     }

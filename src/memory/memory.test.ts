@@ -10,7 +10,7 @@ const step = (n: number, answerChars = 40): Step => ({
   tool: `tool_${n}`,
   args: { n },
   observation: `observation ${n}`,
-  answer: `answer ${n} ` + "x".repeat(answerChars)
+  answer: `answer ${n} ${"x".repeat(answerChars)}`
 })
 
 describe("LocalMemory and GlobalMemory", () => {

@@ -12,7 +12,7 @@ const present = (schema: Schema): Schema => {
 }
 
 /** A property's value in the shape: its example wording, else its enum's options, else a value of its type. */
-const valueOf = (property: Schema, example: string | undefined): string => {
+const shapeValueOf = (property: Schema, example: string | undefined): string => {
   const schema = present(property)
   if (example !== undefined)
     // a list's example names its items, separated by " | "
@@ -40,6 +40,6 @@ export const jsonShape = (schema: Schema, examples: Readonly<Record<string, stri
   const unknown = Object.keys(examples).filter((k) => !(k in properties))
   if (unknown.length > 0) throw new Error(`the prompt's example names ${unknown.join(", ")}, which the reply's schema does not have`)
   return `{${Object.entries(properties)
-    .map(([key, property]) => `${JSON.stringify(key)}: ${valueOf(asSchema(property), examples[key])}`)
+    .map(([key, property]) => `${JSON.stringify(key)}: ${shapeValueOf(asSchema(property), examples[key])}`)
     .join(", ")}}`
 }

@@ -42,7 +42,10 @@ export const appendJsonLine = (file: string, value: unknown): void => {
   if (!checked.has(file)) {
     checked.add(file)
     append(file, "") // made if missing, refused if it is a link, a FIFO or a device
-    if (endsTorn(file)) return append(file, `\n${line}`)
+    if (endsTorn(file)) {
+      append(file, `\n${line}`)
+      return
+    }
   }
   append(file, line)
 }

@@ -60,7 +60,7 @@ describe("smurfs bench --profile", () => {
     expect(stderr).toMatch(/THUNLP-MT\/StableToolBench[\s\S]*--stb/)
   })
 
-  it.skipIf(lacks(STB_CHECKOUT))("reference records the profile and every setting it changed in run.json; --temperature, --seed and --num-ctx are recorded and override it" + skipNote(STB_CHECKOUT), async () => {
+  it.skipIf(lacks(STB_CHECKOUT))(`reference records the profile and every setting it changed in run.json; --temperature, --seed and --num-ctx are recorded and override it${skipNote(STB_CHECKOUT)}`, async () => {
     const refOut = join(scratch, "run-ref")
     const argv = ["--data", DATA, "--group", "G1_instruction", "--method", "react", "--ids", "1073", "--out", refOut, "--model", `scripted:${SCRIPT}`, "--profile", "reference", "--stb", stb, "--smurfs-src", smurfsSrc]
     const first = await bench([...argv, "--seed", "7", "--num-ctx", "16384"])
@@ -83,7 +83,7 @@ describe("smurfs bench", () => {
   const out = join(scratch, "run")
   const base = ["--data", DATA, "--group", "G1_instruction", "--method", "react,dfsdt", "--out", out]
 
-  it.skipIf(lacks(STB_CHECKOUT))("with --stb, react/dfsdt send StableToolBench's texts and run.json and the converted files say so; a wrong --stb is bad input" + skipNote(STB_CHECKOUT), async () => {
+  it.skipIf(lacks(STB_CHECKOUT))(`with --stb, react/dfsdt send StableToolBench's texts and run.json and the converted files say so; a wrong --stb is bad input${skipNote(STB_CHECKOUT)}`, async () => {
     const stbOut = join(scratch, "run-stb")
     const stb = STB_CHECKOUT.path
     const { code } = await bench(["--data", DATA, "--group", "G1_instruction", "--method", "react", "--ids", "1073", "--out", stbOut, "--model", `scripted:${SCRIPT}`, "--stb", stb])

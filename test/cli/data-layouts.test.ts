@@ -24,7 +24,7 @@ const stableToolBenchCopy = () => {
   return { root, solvable }
 }
 
-describe.skipIf(lacks(FULL_DATA))("StableToolBench's own folders" + skipNote(FULL_DATA), () => {
+describe.skipIf(lacks(FULL_DATA))(`StableToolBench's own folders${skipNote(FULL_DATA)}`, () => {
   it("finds the query files, the id files and the tool cache", () => {
     const { root, solvable } = stableToolBenchCopy()
     for (const dir of [solvable, join(root, "data")])

@@ -9,7 +9,7 @@ import { DEFAULT_DATA, lacks, skipNote } from "../data.ts"
 vi.setConfig({ testTimeout: 300_000 })
 
 describe("--json results and bench's summary", () => {
-  it.skipIf(lacks(DEFAULT_DATA))("bench, compare, eval and doctor print their results as JSON on stdout" + skipNote(DEFAULT_DATA), async () => {
+  it.skipIf(lacks(DEFAULT_DATA))(`bench, compare, eval and doctor print their results as JSON on stdout${skipNote(DEFAULT_DATA)}`, async () => {
     const dir = mkdtempSync(join(tmpdir(), "smurfs-json-"))
     const out = join(dir, "run")
     const bench = await smurfs(["bench", "--model", "sim", "--group", "G1_instruction", "--limit", "3", "--out", out, "--json"])

@@ -79,7 +79,7 @@ describe("one way to do each thing", () => {
     expect(bench.stderr).toContain("is a file; give a directory")
   })
 
-  it.skipIf(lacks(DEFAULT_DATA))("an unknown --ids entry is an error, not a smaller run" + skipNote(DEFAULT_DATA), async () => {
+  it.skipIf(lacks(DEFAULT_DATA))(`an unknown --ids entry is an error, not a smaller run${skipNote(DEFAULT_DATA)}`, async () => {
     const r = await smurfs(["bench", "--out", join(temp(), "run"), "--model", "sim", "--group", "G1_instruction", "--ids", "no-such-id"])
     expect(r.code).toBe(3)
     expect(r.stderr).toContain("no query has the id no-such-id in G1_instruction")

@@ -68,7 +68,7 @@ describe("smurfs run --toolset retrieve", () => {
     expect(live.stderr).toMatch(/tools retrieved for the subtask \(lexical, top 2\): echo$/m)
   })
 
-  it.skipIf(lacks(DEFAULT_DATA))("a ToolBench task (--query-id) retrieves from every API under --data, as smurfs bench does" + skipNote(DEFAULT_DATA), async () => {
+  it.skipIf(lacks(DEFAULT_DATA))(`a ToolBench task (--query-id) retrieves from every API under --data, as smurfs bench does${skipNote(DEFAULT_DATA)}`, async () => {
     const model = script("toolbench", {
       $cycle: true,
       planner: [{ subtasks: ["Find popular sites for the query 'birthday party ideas'", "Find the main keywords of the query 'birthday party ideas'"] }],

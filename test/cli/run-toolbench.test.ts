@@ -8,7 +8,7 @@ import { DEFAULT_DATA, lacks, skipNote } from "../data.ts"
 
 vi.setConfig({ testTimeout: 300_000 })
 
-describe.skipIf(lacks(DEFAULT_DATA))("one ToolBench task from the command line" + skipNote(DEFAULT_DATA), () => {
+describe.skipIf(lacks(DEFAULT_DATA))(`one ToolBench task from the command line${skipNote(DEFAULT_DATA)}`, () => {
   it("smurfs run --query-id runs the task's query on its api_list, its calls replayed from the recorded responses", async () => {
     const r = await smurfs(["run", "--query-id", "588", "--model", "sim", "--env", "replay,offline", "--json"])
     expect(r.code, r.stderr).toBe(0)

@@ -31,7 +31,7 @@ describe("smurfs show", () => {
     expect(page).toContain('class="step verdict')
   })
 
-  it.skipIf(lacks(DEFAULT_DATA))("finds a task in a run directory by id, and says what to give when it cannot" + skipNote(DEFAULT_DATA), async () => {
+  it.skipIf(lacks(DEFAULT_DATA))(`finds a task in a run directory by id, and says what to give when it cannot${skipNote(DEFAULT_DATA)}`, async () => {
     const out = join(mkdtempSync(join(tmpdir(), "smurfs-show-run-")), "run")
     const bench = await smurfs(["bench", "--model", "sim", "--group", "G1_instruction", "--ids", "588", "--out", out])
     expect(bench.code, bench.stderr).toBe(0)

@@ -90,8 +90,7 @@ export const makeFakeMcpServer = (count = 20, mode: FakeMcpMode = "normal"): Ser
         return text(`slept ${Number(args.ms)} ms`)
       case "crash":
         process.stderr.write("fatal: crashed on purpose\n")
-        process.exit(3)
-      // falls through (never reached)
+        return process.exit(3)
       case "files/search":
         return text(`no file matches ${String(args.pattern)}`)
       case "huge":

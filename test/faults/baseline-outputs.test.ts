@@ -2,7 +2,7 @@
 import { Effect, Exit } from "effect"
 import { describe, expect, it } from "vitest"
 import { pick, rngFor } from "../../bench/eval/rng.ts"
-import { valueOf } from "../../bench/sim/schema-value.ts"
+import { schemaValueOf } from "../../bench/sim/schema-value.ts"
 import { dfsdt } from "../../src/agents/dfsdt.ts"
 import { react } from "../../src/agents/react.ts"
 import type { Method } from "../../src/agents/task.ts"
@@ -28,7 +28,7 @@ const faultyReply = (rng: () => number, counts: Record<string, number>) => (requ
   if (rng() >= 0.5) {
     if (rng() < 0.25 || specs.length === 0) return action(request, "Finish", { return_type: "give_answer", final_answer: "42" })
     const spec = pick(specs, rng)
-    return action(request, spec.name, valueOf(spec.parameters, (p) => (p[0] === "expression" ? "6 * 7" : undefined)))
+    return action(request, spec.name, schemaValueOf(spec.parameters, (p) => (p[0] === "expression" ? "6 * 7" : undefined)))
   }
   const kind = pick(KINDS, rng)
   counts[kind] = (counts[kind] ?? 0) + 1

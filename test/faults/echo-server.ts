@@ -1,7 +1,7 @@
 // A loopback OpenAI-compatible server whose replies echo the Authorization header it received: a model that leaks its key.
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
-import { valueOf } from "../../bench/sim/schema-value.ts"
+import { schemaValueOf } from "../../bench/sim/schema-value.ts"
 
 export interface EchoServer {
   /** The /v1 base URL. */
@@ -24,7 +24,7 @@ const replyFor = (schema: Schema | undefined, leak: string): unknown => {
   if (props["thought"]) return { thought: `Use a tool. ${leak}` }
   if (props["answer"]) return { answer: `The answer. ${leak}` }
   // tool arguments: a valid value, each string argument leaking too
-  return valueOf(schema ?? {}, (_path, node) => (node["type"] === "string" && !node["enum"] ? `value ${leak}` : undefined))
+  return schemaValueOf(schema ?? {}, (_path, node) => (node["type"] === "string" && !node["enum"] ? `value ${leak}` : undefined))
 }
 
 export const startEchoServer = async (): Promise<EchoServer> => {

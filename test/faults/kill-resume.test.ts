@@ -65,7 +65,7 @@ const resultsOf = (out: string) =>
       })
   )
 
-describe.skipIf(lacks(FULL_DATA))("kill -9 and --resume" + skipNote(FULL_DATA), () => {
+describe.skipIf(lacks(FULL_DATA))(`kill -9 and --resume${skipNote(FULL_DATA)}`, () => {
   it(`${KILLS} kills at seeded points, each resumed, give the same results as an uninterrupted run`, async () => {
     const reference = join(scratch, "reference")
     const whole = await start(args(reference)).exited

@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import { Effect } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
-import { valueOf } from "../../bench/sim/schema-value.ts"
+import { schemaValueOf } from "../../bench/sim/schema-value.ts"
 import { smurfs } from "../../src/agents/smurfs.ts"
 import { ExitCode } from "../../src/cli/exit-codes.ts"
 import { modelLayer, type ModelOptions } from "../../src/llm/spec.ts"
@@ -37,7 +37,7 @@ const validReply = (body: any): Step => {
   const schema = body.response_format?.json_schema?.schema ?? body.format
   if (!schema || typeof schema !== "object") return "{}"
   const hint = (path: ReadonlyArray<string>) => (path[0] === "expression" ? "2 + 3" : path[0] === "status" ? "solved" : undefined)
-  return JSON.stringify(valueOf(schema, hint))
+  return JSON.stringify(schemaValueOf(schema, hint))
 }
 
 const servers: Array<FakeServer> = []

@@ -15,7 +15,7 @@ beforeEach(() => void ({ out, err } = captureConsole()))
 afterEach(() => vi.restoreAllMocks())
 
 describe("smurfs compare", () => {
-  it.skipIf(lacks(DATA_EXAMPLE))("prints one table of a run and ToolEval's results, and writes the HTML report" + skipNote(DATA_EXAMPLE), async () => {
+  it.skipIf(lacks(DATA_EXAMPLE))(`prints one table of a run and ToolEval's results, and writes the HTML report${skipNote(DATA_EXAMPLE)}`, async () => {
     const dir = await writeFakeRun([{ taskId: "1", promptTokens: 1234 }])
     const html = join(mkdtempSync(join(tmpdir(), "smurfs-report-")), "report.html")
     expect(await run([dir, EXAMPLE, "--html", html])).toBe(ExitCode.Ok)

@@ -51,7 +51,7 @@ describe("smurfs eval", () => {
     expect(out.join("\n")).toMatch(/100\.0 vs /)
   })
 
-  it.skipIf(lacks(STB_CHECKOUT))("with --fac and --stb, judges FAC beside SoPR and shows it in the table; --fac without --stb is refused" + skipNote(STB_CHECKOUT), async () => {
+  it.skipIf(lacks(STB_CHECKOUT))(`with --fac and --stb, judges FAC beside SoPR and shows it in the table; --fac without --stb is refused${skipNote(STB_CHECKOUT)}`, async () => {
     const dir = await writeFakeRun([{ taskId: "1" }, { taskId: "2" }])
     const stb = STB_CHECKOUT.path
     const judge = `scripted:${scriptFile({ "judge.check_answer_status": [{ answer_status: "Solved", reason: "fine" }], "judge.fac": ["Answer Status\nSolved", "Answer Status\nUnsolved"], $cycle: true })}`
@@ -62,7 +62,7 @@ describe("smurfs eval", () => {
     expect(err.join("\n")).toMatch(/--fac sends the prompt of StableToolBench's toolbench\/tooleval\/fac_eval\.py/)
   })
 
-  it.skipIf(lacks(DATA_EXAMPLE))("scores StableToolBench converted predictions, writing labels to --out" + skipNote(DATA_EXAMPLE), async () => {
+  it.skipIf(lacks(DATA_EXAMPLE))(`scores StableToolBench converted predictions, writing labels to --out${skipNote(DATA_EXAMPLE)}`, async () => {
     const example = DATA_EXAMPLE.path
     const store = mkdtempSync(join(tmpdir(), "smurfs-eval-out-"))
     const judge = `scripted:${scriptFile({ "judge.check_answer_status": [{ answer_status: "Solved", reason: "fine" }], $cycle: true })}`
@@ -75,7 +75,7 @@ describe("smurfs eval", () => {
     expect(out.join("\n")).toMatch(/virtual_chatgpt_cot\s+CoT@1\s+G1_instruction\s+scripted-\S+ \(ours texts\)\s+3\/3\s+66\.7 ± 0\.0/)
   })
 
-  it.skipIf(lacks(DATA_EXAMPLE, STB_CHECKOUT))("with --stb judges with ToolEval's own template, records it with the labels and says so in the table" + skipNote(DATA_EXAMPLE, STB_CHECKOUT), async () => {
+  it.skipIf(lacks(DATA_EXAMPLE, STB_CHECKOUT))(`with --stb judges with ToolEval's own template, records it with the labels and says so in the table${skipNote(DATA_EXAMPLE, STB_CHECKOUT)}`, async () => {
     const example = DATA_EXAMPLE.path
     const stb = STB_CHECKOUT.path
     const store = mkdtempSync(join(tmpdir(), "smurfs-eval-stb-"))

@@ -17,7 +17,7 @@ const call = (stdTool: string, stdApi: string, args: Record<string, unknown>): T
   args
 })
 
-describe.skipIf(lacks(FULL_DATA))("replay from responses.jsonl" + skipNote(FULL_DATA), () => {
+describe.skipIf(lacks(FULL_DATA))(`replay from responses.jsonl${skipNote(FULL_DATA)}`, () => {
   let index: ReplayIndex
   beforeAll(async () => {
     index = makeReplayIndex()

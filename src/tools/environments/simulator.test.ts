@@ -4,7 +4,6 @@ import { spawn } from "node:child_process"
 import { existsSync, mkdtempSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import { Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
 import { parse as parseYaml } from "yaml"
@@ -52,7 +51,7 @@ const chain = (writeCacheDir: string, simulator: LanguageModelShape, prompts = s
 /** The first line of a message that is long enough to say where it came from. */
 const aLine = (text: string) => text.split("\n").find((l) => l.trim().length > 60)!.trim()
 
-describe.skipIf(lacks(STB_CHECKOUT))("the simulator with StableToolBench's server prompts (--stb)" + skipNote(STB_CHECKOUT), () => {
+describe.skipIf(lacks(STB_CHECKOUT))(`the simulator with StableToolBench's server prompts (--stb)${skipNote(STB_CHECKOUT)}`, () => {
   it("sends server/main.py's prompt to the simulator (not the model under test), stores the response in their cache layout and replays it", async () => {
     const cache = join(mkdtempSync(join(tmpdir(), "smurfs-stbcache-")), "tool_response_cache")
     const sim = recordingSimulator([{ error: "", response: "lego.com, bricks.com" }])

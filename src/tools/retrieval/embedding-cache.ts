@@ -52,7 +52,7 @@ export const cachedDocumentVectors = (embedder: Embedder, texts: ReadonlyArray<s
     const vectors = yield* embedder.embedDocuments(texts)
     const dims = vectors[0]?.length ?? 0
     const flat = new Float32Array(vectors.length * dims)
-    vectors.forEach((v, i) => flat.set(v.subarray(0, dims), i * dims))
+    for (const [i, v] of vectors.entries()) flat.set(v.subarray(0, dims), i * dims)
     const file: CacheFile = { spec: embedder.spec, count: texts.length, dims, vectors: Buffer.from(flat.buffer).toString("base64") }
     // a read-only or full disk costs the next run an embedding pass, nothing more
     yield* writeTextAtomic(path, JSON.stringify(file)).pipe(Effect.ignore)

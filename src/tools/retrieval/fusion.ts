@@ -7,7 +7,7 @@ export const RRF_K = 60
 /** Fuse rankings: each item scores the sum of 1 / (k + rank) over the lists it appears in, rank from 1. */
 export const reciprocalRankFusion = (rankings: ReadonlyArray<ReadonlyArray<Ranked>>, k: number = RRF_K): Array<Ranked> => {
   const scores = new Map<string, number>()
-  for (const ranking of rankings) ranking.forEach((item, i) => scores.set(item.name, (scores.get(item.name) ?? 0) + 1 / (k + i + 1)))
+  for (const ranking of rankings) for (const [i, item] of ranking.entries()) scores.set(item.name, (scores.get(item.name) ?? 0) + 1 / (k + i + 1))
   return [...scores].map(([name, score]) => ({ name, score })).sort((a, b) => b.score - a.score || a.name.localeCompare(b.name))
 }
 

@@ -24,7 +24,7 @@ type Query = { query_id: number; api_list: unknown[] }
 type Available = { name: string; description: string; parameters: { properties: Record<string, { type: string; description?: string }>; required: string[] } }
 
 describe("ToolBench adapter", () => {
-  it.skipIf(lacks(FULL_DATA, DATA_EXAMPLE))("gives the same functions as StableToolBench's available_tools in the data example" + skipNote(FULL_DATA, DATA_EXAMPLE), () => {
+  it.skipIf(lacks(FULL_DATA, DATA_EXAMPLE))(`gives the same functions as StableToolBench's available_tools in the data example${skipNote(FULL_DATA, DATA_EXAMPLE)}`, () => {
     const queries = readJson("queries/G1_instruction.json") as Query[]
     for (const method of ["virtual_chatgpt_cot", "virtual_chatgpt_dfs"]) {
       const converted = readJson(`example/data_example/model_predictions_converted/${method}/G1_instruction.json`) as Record<string, { available_tools: Available[] }>
@@ -128,7 +128,7 @@ describe("ToolBench adapter", () => {
     expect(result).toMatchObject({ ok: false, error: "no environment answered the call to number_tools.get_digits" })
   })
 
-  it.skipIf(lacks(FULL_DATA))("gives every StableToolBench doc's JSON Schema, without zod, exactly as its zod schema converts" + skipNote(FULL_DATA), () => {
+  it.skipIf(lacks(FULL_DATA))(`gives every StableToolBench doc's JSON Schema, without zod, exactly as its zod schema converts${skipNote(FULL_DATA)}`, () => {
     const groups = ["G1_instruction", "G1_category", "G1_tool", "G2_instruction", "G2_category", "G3_instruction"]
     const docs = groups.flatMap((g) => (readJson(`queries/${g}.json`) as Query[]).flatMap((q) => q.api_list.map((d) => ApiDoc.parse(d))))
     expect(docs.length).toBeGreaterThan(3000)

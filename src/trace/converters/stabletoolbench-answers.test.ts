@@ -18,7 +18,7 @@ describe("convertAnswerFile (convert_to_answer_format.py)", () => {
       expect(ours).toEqual(theirs)
     })
 
-  it.skipIf(lacks(DATA_EXAMPLE))("keeps a newer run's {type: function} tools as they are, and the reader takes both shapes" + skipNote(DATA_EXAMPLE), () => {
+  it.skipIf(lacks(DATA_EXAMPLE))(`keeps a newer run's {type: function} tools as they are, and the reader takes both shapes${skipNote(DATA_EXAMPLE)}`, () => {
     const raw = json(`${EXAMPLE}answer/virtual_chatgpt_cot/G1_instruction/1073_CoT@1.json`) as { answer_generation: { function: Array<unknown> } }
     raw.answer_generation.function = raw.answer_generation.function.map((f) => ({ type: "function", function: f }))
     const converted = convertAnswerFile("CoT@1", raw)
