@@ -49,7 +49,14 @@ export default defineConfig({
         // module cache (isolate: false): importing effect, zod and the sources again for each of some 80 files was three
         // quarters of the run (218 s against 45 s on two loaded cores), so a test file restores what it changes (env,
         // spies, globals). Timeouts catch hangs, not a busy machine.
-        test: { name: "unit", include: ALL, exclude: INTEGRATION, isolate: false, testTimeout: 120_000, hookTimeout: 120_000 }
+        test: {
+          name: "unit",
+          include: ALL,
+          exclude: INTEGRATION,
+          isolate: false,
+          testTimeout: 120_000,
+          hookTimeout: 120_000
+        }
       },
       {
         extends: true,

@@ -16,32 +16,70 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 describe("the bench application", () => {
   it("runs from settings a library builds, and returns its summary as a value", async () => {
     const out = join(scratch, "run")
-    const settings = benchSettings({ out, data: DATA, model: "sim", groups: ["G1_instruction"], limit: 2, methods: ["react", "smurfs"] })
+    const settings = benchSettings({
+      out,
+      data: DATA,
+      model: "sim",
+      groups: ["G1_instruction"],
+      limit: 2,
+      methods: ["react", "smurfs"]
+    })
     const outcome = await Effect.runPromise(runBenchSettings(settings, silentProgress))
     expect(outcome.kind).toBe("ran")
     if (outcome.kind !== "ran") return
-    expect(summaryValue(settings, outcome)).toMatchObject({ runDir: out, total: 4, recorded: 4, errors: 0, notRecorded: 0, next: `smurfs eval --run ${out} --judge <judge model spec>` })
+    expect(summaryValue(settings, outcome)).toMatchObject({
+      runDir: out,
+      total: 4,
+      recorded: 4,
+      errors: 0,
+      notRecorded: 0,
+      next: `smurfs eval --run ${out} --judge <judge model spec>`
+    })
     expect(readdirSync(join(out, "tasks", "react", "G1_instruction"))).toHaveLength(2)
-    const config = JSON.parse(readFileSync(join(out, "run.json"), "utf8")) as { methods: Array<string>; toolset: string; options: Record<string, unknown> }
+    const config = JSON.parse(readFileSync(join(out, "run.json"), "utf8")) as {
+      methods: Array<string>
+      toolset: string
+      options: Record<string, unknown>
+    }
     expect(config).toMatchObject({ methods: ["react", "smurfs"], toolset: "all" })
     expect(config.options).toMatchObject({ tries: 1, budget: 200, prompts: "smurfs" })
   })
 
   it("reads the texts the settings name before a run: a missing checkout stops it at once, naming what to give", () => {
     expect(() => checkBenchSettings(benchSettings({ out: join(scratch, "x"), methods: ["smurfs"] }))).not.toThrow()
-    expect(() => checkBenchSettings(benchSettings({ out: join(scratch, "x"), methods: ["smurfs"], profile: "reference" }))).toThrow(/--smurfs-src <dir>/)
-    expect(() => checkBenchSettings(benchSettings({ out: join(scratch, "x"), methods: ["react"], stb: "/nonexistent/stb" }))).toThrow(/not found/)
+    expect(() =>
+      checkBenchSettings(benchSettings({ out: join(scratch, "x"), methods: ["smurfs"], profile: "reference" }))
+    ).toThrow(/--smurfs-src <dir>/)
+    expect(() =>
+      checkBenchSettings(benchSettings({ out: join(scratch, "x"), methods: ["react"], stb: "/nonexistent/stb" }))
+    ).toThrow(/not found/)
   })
 
   it("a worker's settings: the job's run options, the worker's own model server and folders", () => {
-    const job = jobSettingsOf(benchSettings({ out: "/coordinator/run", model: "ollama:m", tries: 2, callCache: "/coordinator/cache", endpoints: ["http://gpu:1"] }))
+    const job = jobSettingsOf(
+      benchSettings({
+        out: "/coordinator/run",
+        model: "ollama:m",
+        tries: 2,
+        callCache: "/coordinator/cache",
+        endpoints: ["http://gpu:1"]
+      })
+    )
     const settings = workerBenchSettings(job, { concurrency: 3, data: "/worker/data", storeDir: "/worker/sim" })
-    expect(settings).toMatchObject({ model: "ollama:m", tries: 2, data: "/worker/data", storeDir: "/worker/sim", concurrency: 3 })
+    expect(settings).toMatchObject({
+      model: "ollama:m",
+      tries: 2,
+      data: "/worker/data",
+      storeDir: "/worker/sim",
+      concurrency: 3
+    })
     expect(settings.callCache).toBeUndefined()
     expect(settings.endpoints).toBeUndefined()
     expect(workerBenchSettings(job, { model: "sim", concurrency: 1, data: "/d", storeDir: "/s" }).model).toBe("sim")
     const scripted = jobSettingsOf(benchSettings({ out: "/r", model: "scripted:/coordinator/replies.json" }))
-    expect(() => workerBenchSettings(scripted, { concurrency: 1, data: "/d", storeDir: "/s" })).toThrow(/its own --model/)
+    expect(() => workerBenchSettings(scripted, { concurrency: 1, data: "/d", storeDir: "/s" })).toThrow(
+      /its own --model/
+    )
     const stb = jobSettingsOf(benchSettings({ out: "/r", model: "sim", stb: "/coordinator/stb" }))
     expect(() => workerBenchSettings(stb, { concurrency: 1, data: "/d", storeDir: "/s" })).toThrow(/--stb/)
     expect(existsSync("/coordinator")).toBe(false)

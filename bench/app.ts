@@ -7,37 +7,56 @@ import { baselinePrompts } from "../src/agents/baseline-prompts.ts"
 import { DFSDT_DEFAULTS } from "../src/agents/dfsdt.ts"
 import { finishSpec } from "../src/agents/finish.ts"
 import { METHOD_NAMES, methodFor } from "../src/agents/methods.ts"
+import {
+  chainProfileOptions,
+  checkProfile,
+  PROFILE_SETTINGS,
+  profileRecord,
+  smurfsProfileOptions
+} from "../src/agents/profile.ts"
 import { resolveOptions } from "../src/agents/smurfs-options.ts"
-import { checkProfile, chainProfileOptions, PROFILE_SETTINGS, profileRecord, smurfsProfileOptions } from "../src/agents/profile.ts"
-import { requestDefaultsLayer } from "../src/llm/request-defaults.ts"
 import type { Task } from "../src/agents/task.ts"
 import { modelCacheLayer } from "../src/llm/cache.ts"
+import type { LanguageModelShape } from "../src/llm/language-model.ts"
 import { LanguageModel } from "../src/llm/language-model.ts"
 import { type ModelCallObserver, observedModelLayer } from "../src/llm/observe.ts"
 import { type EndpointStats, PoolStats, poolStatsLayer } from "../src/llm/pool.ts"
-import { checkModelPresent, isPortableSpec, isTestModelSpec, MODEL_DEFAULTS, modelLayer, standaloneModel } from "../src/llm/spec.ts"
-import type { LanguageModelShape } from "../src/llm/language-model.ts"
-import { simulatorPrompts } from "../src/tools/environments/simulator-prompts.ts"
-import { readFileBounded } from "../src/trace/guarded-fs.ts"
-import { loadSource } from "./eval/sources.ts"
-import { missCounts } from "./eval/judge-input.ts"
+import { requestDefaultsLayer } from "../src/llm/request-defaults.ts"
+import {
+  checkModelPresent,
+  isPortableSpec,
+  isTestModelSpec,
+  MODEL_DEFAULTS,
+  modelLayer,
+  standaloneModel
+} from "../src/llm/spec.ts"
+import { loadWithPeers, QUEUE_PEERS } from "../src/peer-packages.ts"
 import { makeToolCache } from "../src/tools/cache.ts"
 import { makeEnvironmentChain } from "../src/tools/environments/chain.ts"
 import type { ToolEnvironment } from "../src/tools/environments/environment.ts"
+import { simulatorPrompts } from "../src/tools/environments/simulator-prompts.ts"
 import { makeEmbedder } from "../src/tools/retrieval/embedder.ts"
 import { toolsetLabel } from "../src/tools/retrieval/toolset.ts"
 import { toolbenchLibrary } from "../src/tools/toolbench/adapter.ts"
 import type { ApiDocInput } from "../src/tools/toolbench/api-doc.ts"
 import { writeJsonAtomic } from "../src/trace/atomic-write.ts"
+import { readFileBounded } from "../src/trace/guarded-fs.ts"
 import { version } from "../src/version.ts"
 import { type BenchQuery, loadQueries } from "./datasets.ts"
+import { missCounts } from "./eval/judge-input.ts"
+import { loadSource } from "./eval/sources.ts"
 import type { Progress, ProgressTotals } from "./progress.ts"
-import { type QueuedTask, runIdOf } from "./queue/job.ts"
 import { QUEUE_DEFAULTS } from "./queue/connection.ts"
-import { loadWithPeers, QUEUE_PEERS } from "../src/peer-packages.ts"
-import { makeRetrievalCorpus, makeRetrievalTasks, recordedRetrievalSets, type RetrievalRecord, taskKey } from "./retrieval-tasks.ts"
+import { type QueuedTask, runIdOf } from "./queue/job.ts"
+import {
+  makeRetrievalCorpus,
+  makeRetrievalTasks,
+  type RetrievalRecord,
+  recordedRetrievalSets,
+  taskKey
+} from "./retrieval-tasks.ts"
 import { RUN_FORMAT_VERSION, type RunConfig, runConfigPath } from "./run-format.ts"
-import { type MethodEntry, runBench, type RunSummary } from "./runner.ts"
+import { type MethodEntry, type RunSummary, runBench } from "./runner.ts"
 import { BenchSettings, type JobSettings, jobSettingsOf, limitsOf, pathsOf, toolsetOf } from "./settings.ts"
 import { taskOf } from "./tasks.ts"
 
@@ -73,7 +92,9 @@ const methodRunOptions = (settings: BenchSettings) => ({
   // ToolEval labels an answer that lists what is missing Unsolved: bench answers with what was found only
   reportUnavailable: false,
   // the profile's agents, sampling and loop rules (under reference, the authors' texts read from the checkout)
-  ...(settings.methods.includes("smurfs") ? { smurfsProfile: smurfsProfileOptions(settings.profile, settings.smurfsSrc, settings.temperature) } : {}),
+  ...(settings.methods.includes("smurfs")
+    ? { smurfsProfile: smurfsProfileOptions(settings.profile, settings.smurfsSrc, settings.temperature) }
+    : {}),
   chainProfile: chainProfileOptions(settings.profile, settings.temperature, settings.chainOverrides)
 })
 
@@ -85,7 +106,10 @@ export const methodEntries = (settings: BenchSettings): Array<MethodEntry> => {
 
 /** The Smurfs loop's limits as they ran, for run.json. */
 const smurfsLimits = (settings: BenchSettings) => {
-  const { maxSteps, maxAgentErrors, maxSubtasks, maxModelCalls, reportUnavailable } = resolveOptions({ maxSteps: settings.smurfsMaxSteps, reportUnavailable: false })
+  const { maxSteps, maxAgentErrors, maxSubtasks, maxModelCalls, reportUnavailable } = resolveOptions({
+    maxSteps: settings.smurfsMaxSteps,
+    reportUnavailable: false
+  })
   return { maxSteps, maxAgentErrors, maxSubtasks, maxModelCalls, reportUnavailable }
 }
 
@@ -111,15 +135,28 @@ const benchEnvironment = (settings: BenchSettings) =>
       // the store inside the run directory follows no symbolic link below it
       storeRoot: settings.out,
       simulatorPrompts: simulatorPrompts(settings.stb, settings.simulatorStyle),
-      ...(settings.simulator === undefined ? {} : { simulator: yield* simulatorOf(settings, settings.simulator), writeCacheDir: simulatorCacheDir })
+      ...(settings.simulator === undefined
+        ? {}
+        : { simulator: yield* simulatorOf(settings, settings.simulator), writeCacheDir: simulatorCacheDir })
     })
     // Replay and offline answers are final, so failed results are worth caching too.
-    return settings.callCache === undefined ? chain : (yield* makeToolCache({ dir: settings.callCache, cacheErrors: true })).wrapEnvironment(chain)
+    return settings.callCache === undefined
+      ? chain
+      : (yield* makeToolCache({ dir: settings.callCache, cacheErrors: true })).wrapEnvironment(chain)
   })
 
 /** A query's Task on its whole api_list or its relevant APIs, served by the run's tool environment. */
-const listedTask = (toolset: "all" | "relevant", env: ToolEnvironment, whole = false) => (query: BenchQuery) =>
-  taskOf(query, toolset, (name, docs) => toolbenchLibrary(name, docs as ReadonlyArray<ApiDocInput>, env, whole ? { maxObservationChars: Number.POSITIVE_INFINITY } : {}))
+const listedTask =
+  (toolset: "all" | "relevant", env: ToolEnvironment, whole = false) =>
+  (query: BenchQuery) =>
+    taskOf(query, toolset, (name, docs) =>
+      toolbenchLibrary(
+        name,
+        docs as ReadonlyArray<ApiDocInput>,
+        env,
+        whole ? { maxObservationChars: Number.POSITIVE_INFINITY } : {}
+      )
+    )
 
 /** The corpus and retriever of `--toolset retrieve[:k]`, with the run's model as re-ranker when asked. */
 const retrievalCorpus = (settings: BenchSettings, k: number) =>
@@ -129,7 +166,10 @@ const retrievalCorpus = (settings: BenchSettings, k: number) =>
       data: settings.data,
       env: yield* benchEnvironment(settings),
       k,
-      embedder: settings.embed === undefined ? undefined : yield* makeEmbedder(settings.embed, { timeoutMs: settings.timeoutMs }),
+      embedder:
+        settings.embed === undefined
+          ? undefined
+          : yield* makeEmbedder(settings.embed, { timeoutMs: settings.timeoutMs }),
       embeddingCache: pathsOf(settings).embedCache,
       reranker: settings.rerank ? model : undefined
     })
@@ -148,14 +188,20 @@ export const taskBuilder = (settings: BenchSettings) =>
       return (query: BenchQuery, retrieval: QueuedTask["retrieval"]): Effect.Effect<Task, Error> =>
         Effect.gen(function* () {
           if (retrieval !== undefined && retrieval.corpusHash !== corpus.settings.corpusHash)
-            return yield* Effect.fail(new CorpusMismatch(
-              `the ToolBench corpus under this worker's data (${settings.data}, ${corpus.settings.corpusApis} APIs) is not the run's, so its tasks would retrieve other tools. ` +
-                "Give the worker the same data as the coordinator (smurfs worker --data <dir>)."
-            ))
+            return yield* Effect.fail(
+              new CorpusMismatch(
+                `the ToolBench corpus under this worker's data (${settings.data}, ${corpus.settings.corpusApis} APIs) is not the run's, so its tasks would retrieve other tools. ` +
+                  "Give the worker the same data as the coordinator (smurfs worker --data <dir>)."
+              )
+            )
           return corpus.taskOf(query, retrieval?.set ?? (yield* corpus.setOf(query)))
         })
     }
-    const listed = listedTask(toolset.kind, yield* benchEnvironment(settings), PROFILE_SETTINGS[settings.profile].wholeToolResponses)
+    const listed = listedTask(
+      toolset.kind,
+      yield* benchEnvironment(settings),
+      PROFILE_SETTINGS[settings.profile].wholeToolResponses
+    )
     return (query: BenchQuery): Effect.Effect<Task, Error> => Effect.succeed(listed(query))
   })
 
@@ -178,12 +224,19 @@ export const benchModelLayer = (settings: BenchSettings, observer?: ModelCallObs
   const observed = observer === undefined ? resolved : Layer.provide(observedModelLayer(observer), resolved)
   // --temperature / --seed on every request that sets none, so the call cache keys replies by them
   const served =
-    settings.temperature === undefined && settings.seed === undefined ? observed : Layer.provide(requestDefaultsLayer({ temperature: settings.temperature, seed: settings.seed }), observed)
+    settings.temperature === undefined && settings.seed === undefined
+      ? observed
+      : Layer.provide(requestDefaultsLayer({ temperature: settings.temperature, seed: settings.seed }), observed)
   return settings.callCache === undefined ? served : Layer.provide(modelCacheLayer({ dir: settings.callCache }), served)
 }
 
 /** run.json of a run: its settings, defaults resolved, and what it found (the model's name, the task counts). */
-export const runConfigOf = (settings: BenchSettings, queries: ReadonlyArray<BenchQuery>, modelName: string, retrieval: RetrievalRecord | undefined): RunConfig => {
+export const runConfigOf = (
+  settings: BenchSettings,
+  queries: ReadonlyArray<BenchQuery>,
+  modelName: string,
+  retrieval: RetrievalRecord | undefined
+): RunConfig => {
   const paths = pathsOf(settings)
   const limits = limitsOf(settings)
   return {
@@ -218,14 +271,28 @@ export const runConfigOf = (settings: BenchSettings, queries: ReadonlyArray<Benc
       responses: paths.responses ?? null,
       cacheDir: paths.cacheDir ?? null,
       callCache: settings.callCache ?? null,
-      profile: profileRecord(settings.profile, settings.temperature, { smurfs: settings.smurfsSrc === undefined ? undefined : `smurfs-src:${settings.smurfsSrc}`, stb: settings.stb }, settings.chainOverrides),
+      profile: profileRecord(
+        settings.profile,
+        settings.temperature,
+        {
+          smurfs: settings.smurfsSrc === undefined ? undefined : `smurfs-src:${settings.smurfsSrc}`,
+          stb: settings.stb
+        },
+        settings.chainOverrides
+      ),
       temperature: settings.temperature ?? MODEL_DEFAULTS.temperature,
       seed: settings.seed ?? MODEL_DEFAULTS.seed,
       numCtx: settings.numCtx ?? MODEL_DEFAULTS.numCtx,
       // who answered calls nothing recorded: a simulator (its texts and cache); absent when nobody did (misses are counted),
       // so that a run started before this field resumes as it was
       ...(settings.envs.includes("simulated")
-        ? { simulator: { model: settings.simulator ?? settings.model, prompts: simulatorPrompts(settings.stb, settings.simulatorStyle).source, cacheDir: settings.simulator === undefined ? null : paths.simulatorCacheDir } }
+        ? {
+            simulator: {
+              model: settings.simulator ?? settings.model,
+              prompts: simulatorPrompts(settings.stb, settings.simulatorStyle).source,
+              cacheDir: settings.simulator === undefined ? null : paths.simulatorCacheDir
+            }
+          }
         : {}),
       ...(retrieval ? { retrieval: retrieval.settings } : {})
     }
@@ -244,24 +311,47 @@ const runIdFor = (out: string, config: RunConfig): string => {
 }
 
 /** The queue's executor; bullmq and ioredis (optional peer packages) load here, or are named when missing. */
-const queueExecutorFor = (settings: BenchSettings, queueUrl: string, config: RunConfig, progress: Progress, retrieval: RetrievalRecord | undefined) =>
-  Effect.flatMap(loadWithPeers(QUEUE_PEERS, () => import("./queue/queue-executor.ts")), ({ makeQueueExecutor }) => makeQueueExecutor({
-    // a retrieved task goes with its recorded set; the worker retrieves per subtask from its copy of the corpus
-    retrievalOf: retrieval ? (job) => ({ set: retrieval.sets[taskKey(job.query)] ?? [], corpusHash: retrieval.settings.corpusHash }) : undefined,
-    ...QUEUE_DEFAULTS,
-    queueUrl,
-    runId: runIdFor(settings.out, config),
-    settings: jobSettingsOf(settings),
-    onRequeued: (count) => progress.log(`the queue had lost ${count === 1 ? "a task" : `${count} tasks`} (Redis restarted empty or was flushed): queued again`),
-    // the workers make the model calls: their reports move the live counts
-    onTaskCalls: (job, calls) => progress.taskCalls?.({ method: job.method, group: job.query.group, taskId: job.query.id }, calls.modelCalls, calls.tokens)
-  }))
+const queueExecutorFor = (
+  settings: BenchSettings,
+  queueUrl: string,
+  config: RunConfig,
+  progress: Progress,
+  retrieval: RetrievalRecord | undefined
+) =>
+  Effect.flatMap(
+    loadWithPeers(QUEUE_PEERS, () => import("./queue/queue-executor.ts")),
+    ({ makeQueueExecutor }) =>
+      makeQueueExecutor({
+        // a retrieved task goes with its recorded set; the worker retrieves per subtask from its copy of the corpus
+        retrievalOf: retrieval
+          ? (job) => ({ set: retrieval.sets[taskKey(job.query)] ?? [], corpusHash: retrieval.settings.corpusHash })
+          : undefined,
+        ...QUEUE_DEFAULTS,
+        queueUrl,
+        runId: runIdFor(settings.out, config),
+        settings: jobSettingsOf(settings),
+        onRequeued: (count) =>
+          progress.log(
+            `the queue had lost ${count === 1 ? "a task" : `${count} tasks`} (Redis restarted empty or was flushed): queued again`
+          ),
+        // the workers make the model calls: their reports move the live counts
+        onTaskCalls: (job, calls) =>
+          progress.taskCalls?.(
+            { method: job.method, group: job.query.group, taskId: job.query.id },
+            calls.modelCalls,
+            calls.tokens
+          )
+      })
+  )
 
 /** Add the endpoints' figures to run.json (written at the start; only this field changes). */
 const recordEndpointStats = (out: string, endpoints: ReadonlyArray<EndpointStats>) =>
   Effect.gen(function* () {
     const path = runConfigPath(out)
-    const current = yield* Effect.try({ try: () => JSON.parse(readFileBounded(path)) as Record<string, unknown>, catch: () => undefined }).pipe(Effect.orElseSucceed(() => undefined))
+    const current = yield* Effect.try({
+      try: () => JSON.parse(readFileBounded(path)) as Record<string, unknown>,
+      catch: () => undefined
+    }).pipe(Effect.orElseSucceed(() => undefined))
     if (current) yield* writeJsonAtomic(path, { ...current, endpointStats: endpoints })
   })
 
@@ -271,16 +361,22 @@ const recordEndpointStats = (out: string, endpoints: ReadonlyArray<EndpointStats
  */
 const recordMisses = (out: string) =>
   Effect.gen(function* () {
-    const entries = yield* Effect.try({ try: () => loadSource(out).entries, catch: () => undefined }).pipe(Effect.orElseSucceed(() => []))
+    const entries = yield* Effect.try({ try: () => loadSource(out).entries, catch: () => undefined }).pipe(
+      Effect.orElseSucceed(() => [])
+    )
     const misses = missCounts(entries)
     const path = runConfigPath(out)
-    const current = yield* Effect.try({ try: () => JSON.parse(readFileBounded(path)) as Record<string, unknown>, catch: () => undefined }).pipe(Effect.orElseSucceed(() => undefined))
+    const current = yield* Effect.try({
+      try: () => JSON.parse(readFileBounded(path)) as Record<string, unknown>,
+      catch: () => undefined
+    }).pipe(Effect.orElseSucceed(() => undefined))
     if (current) yield* writeJsonAtomic(path, { ...current, misses })
     return misses
   })
 
 /** The command to run next: judge the run, with the benchmarked model as judge unless it is a test model. */
-export const nextCommand = (settings: BenchSettings): string => `smurfs eval --run ${settings.out} --judge ${isTestModelSpec(settings.model) ? "<judge model spec>" : settings.model}`
+export const nextCommand = (settings: BenchSettings): string =>
+  `smurfs eval --run ${settings.out} --judge ${isTestModelSpec(settings.model) ? "<judge model spec>" : settings.model}`
 
 /** What a run did: nothing matched, or its summary with the live totals and the endpoints' figures. */
 export type BenchOutcome =
@@ -319,7 +415,12 @@ export const summaryValue = (settings: BenchSettings, outcome: Extract<BenchOutc
 /** The run of `settings`, with the model and the pool's figures in context. */
 const runProgram = (settings: BenchSettings, progress: Progress) =>
   Effect.gen(function* () {
-    const queries = yield* loadQueries({ dir: settings.data, groups: settings.groups, ids: settings.ids, limit: settings.limit })
+    const queries = yield* loadQueries({
+      dir: settings.data,
+      groups: settings.groups,
+      ids: settings.ids,
+      limit: settings.limit
+    })
     if (queries.length === 0) return { kind: "no-queries" } as const
     const model = yield* LanguageModel
     const toolset = toolsetOf(settings)
@@ -334,9 +435,16 @@ const runProgram = (settings: BenchSettings, progress: Progress) =>
         : undefined
     const taskOfQuery = retrieval
       ? retrieval.taskOf
-      : listedTask(toolset.kind === "relevant" ? "relevant" : "all", yield* benchEnvironment(settings), PROFILE_SETTINGS[settings.profile].wholeToolResponses)
+      : listedTask(
+          toolset.kind === "relevant" ? "relevant" : "all",
+          yield* benchEnvironment(settings),
+          PROFILE_SETTINGS[settings.profile].wholeToolResponses
+        )
     const config = runConfigOf(settings, queries, model.info.model, retrieval?.record)
-    const executor = settings.queue === undefined ? undefined : yield* queueExecutorFor(settings, settings.queue, config, progress, retrieval?.record)
+    const executor =
+      settings.queue === undefined
+        ? undefined
+        : yield* queueExecutorFor(settings, settings.queue, config, progress, retrieval?.record)
     const summary = yield* runBench({
       runDir: settings.out,
       config,
@@ -357,7 +465,14 @@ const runProgram = (settings: BenchSettings, progress: Progress) =>
     const endpoints = (yield* PoolStats).snapshot()
     if (endpoints.length > 0) yield* recordEndpointStats(settings.out, endpoints)
     const misses = yield* recordMisses(settings.out)
-    return { kind: "ran", summary, totals: progress.totals?.(), endpoints, misses, next: nextCommand(settings) } as const
+    return {
+      kind: "ran",
+      summary,
+      totals: progress.totals?.(),
+      endpoints,
+      misses,
+      next: nextCommand(settings)
+    } as const
   })
 
 /**
@@ -365,11 +480,19 @@ const runProgram = (settings: BenchSettings, progress: Progress) =>
  * the run directory, and the outcome comes back as a value. Model calls are counted on `progress`.
  */
 export const runBenchSettings = (settings: BenchSettings, progress: Progress) => {
-  const layer = benchModelLayer(settings, { onEnd: (_role, response) => progress.modelCall?.(response ? response.usage.promptTokens + response.usage.completionTokens : 0) })
-  const run = runProgram(settings, progress).pipe(Effect.scoped, Effect.provide(layer.pipe(Layer.provideMerge(poolStatsLayer))))
+  const layer = benchModelLayer(settings, {
+    onEnd: (_role, response) =>
+      progress.modelCall?.(response ? response.usage.promptTokens + response.usage.completionTokens : 0)
+  })
+  const run = runProgram(settings, progress).pipe(
+    Effect.scoped,
+    Effect.provide(layer.pipe(Layer.provideMerge(poolStatsLayer)))
+  )
   // A misspelled model fails here, before the run directory exists. On a queue the workers' servers hold the
   // model; a resumed run first checks its settings against the run's (a changed model is named there).
-  return settings.queue === undefined && !settings.resume ? Effect.andThen(checkModelPresent(settings.model, modelOptionsOf(settings)), run) : run
+  return settings.queue === undefined && !settings.resume
+    ? Effect.andThen(checkModelPresent(settings.model, modelOptionsOf(settings)), run)
+    : run
 }
 
 /** What a queue worker takes from its own flags only, never from a job: its model server, credentials and folders. */
@@ -400,14 +523,18 @@ export interface WorkerOwnSettings {
 export const workerModelOf = (jobModel: string, own: Pick<WorkerOwnSettings, "model">): string => {
   if (own.model !== undefined) return own.model
   if (isPortableSpec(jobModel)) return jobModel
-  throw new Error(`the run's model ${jobModel} names a file or folder of the coordinator's machine, which a worker never reads from a job: give this worker its own --model`)
+  throw new Error(
+    `the run's model ${jobModel} names a file or folder of the coordinator's machine, which a worker never reads from a job: give this worker its own --model`
+  )
 }
 
 /** The prompt texts' checkout a job asks for, on this worker: its own --stb / SMURFS_STB, never a path from the job. */
 export const workerStbOf = (prompts: string, own: Pick<WorkerOwnSettings, "stb">): string | undefined => {
   if (prompts === "smurfs") return undefined
   if (own.stb !== undefined) return own.stb
-  throw new Error("the run sends StableToolBench's prompt texts: give this worker its own checkout (smurfs worker --stb <dir>, or SMURFS_STB)")
+  throw new Error(
+    "the run sends StableToolBench's prompt texts: give this worker its own checkout (smurfs worker --stb <dir>, or SMURFS_STB)"
+  )
 }
 
 /** The settings a worker runs a job's tasks with: the job's run options (validated JobSettings) and its own everything else. */

@@ -13,7 +13,9 @@ export const apiKey = (tool: string, api: string) => `${tool}\u0000${api}`
 /** Every API doc of the queries, first occurrence of each (tool_name, api_name) kept, in file order. */
 export const pooledApis = (queries: ReadonlyArray<Pick<BenchQuery, "apiList">>): Array<ApiListItem> => {
   const seen = new Map<string, ApiListItem>()
-  for (const query of queries) for (const doc of query.apiList) if (!seen.has(apiKey(doc.tool_name, doc.api_name))) seen.set(apiKey(doc.tool_name, doc.api_name), doc)
+  for (const query of queries)
+    for (const doc of query.apiList)
+      if (!seen.has(apiKey(doc.tool_name, doc.api_name))) seen.set(apiKey(doc.tool_name, doc.api_name), doc)
   return [...seen.values()]
 }
 

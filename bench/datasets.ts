@@ -4,11 +4,18 @@ import { join, resolve } from "node:path"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import { z } from "zod"
-import { safeName } from "../src/trace/file-names.ts"
 import type { FailureKind } from "../src/failure.ts"
+import { safeName } from "../src/trace/file-names.ts"
 
 /** The six test groups of StableToolBench's solvable queries, in their usual order. */
-export const GROUPS = ["G1_instruction", "G1_category", "G1_tool", "G2_instruction", "G2_category", "G3_instruction"] as const
+export const GROUPS = [
+  "G1_instruction",
+  "G1_category",
+  "G1_tool",
+  "G2_instruction",
+  "G2_category",
+  "G3_instruction"
+] as const
 
 /** Where the data lives when no --data is given: the shared copy next to the repo. */
 export const DEFAULT_DATA_DIR = "../shared/toolbench"
@@ -66,7 +73,9 @@ const readJson = (path: string, what: string): Effect.Effect<unknown, DatasetErr
       new DatasetError({
         path,
         problem: `cannot read ${what} (${(e as Error).message.split("\n")[0]})`,
-        hint: existsSync(path) ? "Fix or replace the file: it must be valid JSON." : "Check --data: it must point at a StableToolBench data directory."
+        hint: existsSync(path)
+          ? "Fix or replace the file: it must be valid JSON."
+          : "Check --data: it must point at a StableToolBench data directory."
       })
   })
 
@@ -128,7 +137,13 @@ const loadIds = (dir: string, group: string): Effect.Effect<ReadonlySet<string> 
   return Effect.flatMap(readJson(path, "the query ids"), (value) =>
     typeof value === "object" && value !== null
       ? Effect.succeed(new Set(Array.isArray(value) ? value.map(String) : Object.keys(value)))
-      : Effect.fail(new DatasetError({ path, problem: "the query ids must be a JSON object (or list) of ids", hint: "Use the file from StableToolBench's solvable_queries/test_query_ids." }))
+      : Effect.fail(
+          new DatasetError({
+            path,
+            problem: "the query ids must be a JSON object (or list) of ids",
+            hint: "Use the file from StableToolBench's solvable_queries/test_query_ids."
+          })
+        )
   )
 }
 
@@ -137,12 +152,15 @@ const loadIds = (dir: string, group: string): Effect.Effect<ReadonlySet<string> 
  * would overwrite it. Ids that differ only in letter case count as the same: on a case-insensitive file system
  * (macOS, Windows) their records would share one file. `other` is the earlier spelling when it differs.
  */
-export const firstDuplicateId = (ids: ReadonlyArray<string>): { id: string; other?: string; first: number; second: number } | undefined => {
+export const firstDuplicateId = (
+  ids: ReadonlyArray<string>
+): { id: string; other?: string; first: number; second: number } | undefined => {
   const seen = new Map<string, number>()
   for (const [i, id] of ids.entries()) {
     const key = safeName(id).toLowerCase()
     const first = seen.get(key)
-    if (first !== undefined) return ids[first] === id ? { id, first, second: i } : { id, other: ids[first]!, first, second: i }
+    if (first !== undefined)
+      return ids[first] === id ? { id, first, second: i } : { id, other: ids[first]!, first, second: i }
     seen.set(key, i)
   }
   return undefined
@@ -231,4 +249,7 @@ export const toolDocsOf = (query: BenchQuery, toolset: "all" | "relevant"): Read
  * concurrency, long tasks started last leave slots idle at the end of a run.
  */
 export const longestFirst = <Q extends Pick<BenchQuery, "relevant">>(queries: ReadonlyArray<Q>): Array<Q> =>
-  queries.map((q, i) => [q, i] as const).sort((a, b) => b[0].relevant.length - a[0].relevant.length || a[1] - b[1]).map(([q]) => q)
+  queries
+    .map((q, i) => [q, i] as const)
+    .sort((a, b) => b[0].relevant.length - a[0].relevant.length || a[1] - b[1])
+    .map(([q]) => q)

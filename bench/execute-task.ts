@@ -20,7 +20,9 @@ export interface TaskJob {
  * What running a task gave: its record (an `error` record when the model server failed: not a
  * result, a resume redoes it), or a crash of the method (nothing recorded, a resume redoes it).
  */
-export type TaskResult = { readonly kind: "record"; readonly record: TaskRecord } | { readonly kind: "crashed"; readonly error: string }
+export type TaskResult =
+  | { readonly kind: "record"; readonly record: TaskRecord }
+  | { readonly kind: "crashed"; readonly error: string }
 
 /** Where the runner sends its tasks: this process (the default) or a queue of workers. */
 export interface TaskExecutor<E = never> {
@@ -50,16 +52,26 @@ export const slimEvents = (events: ReadonlyArray<RunEvent>, full: boolean): Arra
       })
 
 /** Run `method` on `task` and build its record; a failed server or a crash is a TaskResult too, never a failure. */
-export const executeTask = (method: Method, task: Task, job: TaskJob, options: ExecuteOptions): Effect.Effect<TaskResult, never, LanguageModel> =>
+export const executeTask = (
+  method: Method,
+  task: Task,
+  job: TaskJob,
+  options: ExecuteOptions
+): Effect.Effect<TaskResult, never, LanguageModel> =>
   Effect.gen(function* () {
     const base = yield* LanguageModel
     const startedAt = new Date().toISOString()
     // Watch this task's model calls: once the server fails (dead, 404, hung...), the task is not a result.
     const watch = watchServer(base)
-    const exit = yield* Effect.exit(Effect.suspend(() => method(task)).pipe(Effect.provideService(LanguageModel, watch.model)))
+    const exit = yield* Effect.exit(
+      Effect.suspend(() => method(task)).pipe(Effect.provideService(LanguageModel, watch.model))
+    )
     if (exit._tag === "Failure") {
       if (Cause.hasInterruptsOnly(exit.cause)) return yield* Effect.interrupt
-      return { kind: "crashed", error: redactText(Cause.pretty(exit.cause).split("\n")[0] ?? "the method crashed") } as const
+      return {
+        kind: "crashed",
+        error: redactText(Cause.pretty(exit.cause).split("\n")[0] ?? "the method crashed")
+      } as const
     }
     const trajectory = exit.value
     const failure = watch.failure()
@@ -74,7 +86,11 @@ export const executeTask = (method: Method, task: Task, job: TaskJob, options: E
       finalAnswer: trajectory.finalAnswer,
       // whatever the method made of it, a task whose server failed is not done: a resume redoes it
       finishType: failure ? "error" : trajectory.finishType,
-      ...(failure ? { error: failure.message, errorTag: failure._tag } : trajectory.error !== undefined ? { error: trajectory.error } : {}),
+      ...(failure
+        ? { error: failure.message, errorTag: failure._tag }
+        : trajectory.error !== undefined
+          ? { error: trajectory.error }
+          : {}),
       totals: { ...trajectory.totals, guardrails: { ...trajectory.totals.guardrails } },
       events: slimEvents(trajectory.events, options.fullTrace),
       startedAt,
@@ -82,5 +98,8 @@ export const executeTask = (method: Method, task: Task, job: TaskJob, options: E
     }
     // a model or tool may have echoed an API key or an Authorization header; none reaches the disk.
     // Then every string is capped, and the record as a whole, so that huge replies or observations cannot blow it up.
-    return { kind: "record", record: capRecordSize(redactValue(record), options.maxRecordBytes ?? SIZE_CAPS.recordBytes) } as const
+    return {
+      kind: "record",
+      record: capRecordSize(redactValue(record), options.maxRecordBytes ?? SIZE_CAPS.recordBytes)
+    } as const
   })

@@ -14,9 +14,25 @@ describe("progress", () => {
     const progress = makeProgress({ stream: out.stream, now: () => clock })
     progress.start(4, 1)
     clock = 1500
-    progress.taskDone({ method: "react", group: "G1_tool", taskId: "7", finishType: "give_answer", modelCalls: 3, tokens: 1200, wallMs: 1500 })
+    progress.taskDone({
+      method: "react",
+      group: "G1_tool",
+      taskId: "7",
+      finishType: "give_answer",
+      modelCalls: 3,
+      tokens: 1200,
+      wallMs: 1500
+    })
     clock = 3000
-    progress.taskDone({ method: "react", group: "G1_tool", taskId: "8", finishType: "give_up", modelCalls: 2, tokens: 800, wallMs: 500 })
+    progress.taskDone({
+      method: "react",
+      group: "G1_tool",
+      taskId: "8",
+      finishType: "give_up",
+      modelCalls: 2,
+      tokens: 800,
+      wallMs: 500
+    })
     progress.stop()
     const lines = out.text().trim().split("\n")
     expect(lines[0]).toBe("4 tasks, 1 already done")
@@ -27,7 +43,7 @@ describe("progress", () => {
     expect(progress.totals?.()).toEqual({ finished: 2, answered: 1, modelCalls: 5, tokens: 2000, wallMs: 3000 })
   })
 
-  it("in a terminal, the bar says \"ETA estimating\" until it can estimate, then the time left (never cli-progress's INF)", () => {
+  it('in a terminal, the bar says "ETA estimating" until it can estimate, then the time left (never cli-progress\'s INF)', () => {
     // cli-progress redraws on its own timer, at most ten times a second
     vi.useFakeTimers()
     try {
@@ -37,12 +53,28 @@ describe("progress", () => {
       progress.start(4, 0)
       progress.modelCall?.(100)
       clock = 1000
-      progress.taskDone({ method: "react", group: "G1", taskId: "1", finishType: "give_answer", modelCalls: 1, tokens: 100, wallMs: 1000 })
+      progress.taskDone({
+        method: "react",
+        group: "G1",
+        taskId: "1",
+        finishType: "give_answer",
+        modelCalls: 1,
+        tokens: 100,
+        wallMs: 1000
+      })
       vi.advanceTimersByTime(1000)
       const early = out.text()
       expect(early).toContain("1/4 tasks | answered 1 | model calls 1 | tokens 100 | ETA estimating")
       clock = 2000
-      progress.taskDone({ method: "react", group: "G1", taskId: "2", finishType: "give_answer", modelCalls: 0, tokens: 0, wallMs: 1000 })
+      progress.taskDone({
+        method: "react",
+        group: "G1",
+        taskId: "2",
+        finishType: "give_answer",
+        modelCalls: 0,
+        tokens: 0,
+        wallMs: 1000
+      })
       vi.advanceTimersByTime(1000)
       // two tasks in 2 s, two left: 2 s
       expect(out.text().slice(early.length)).toContain("2/4 tasks | answered 2 | model calls 1 | tokens 100 | ETA 2s")
@@ -61,7 +93,15 @@ describe("progress", () => {
     progress.modelCall?.(50)
     expect(progress.totals?.()).toMatchObject({ modelCalls: 2, tokens: 150, finished: 0 })
     // the task's own totals are not added twice
-    progress.taskDone({ method: "smurfs", group: "G1", taskId: "1", finishType: "give_answer", modelCalls: 2, tokens: 150, wallMs: 10 })
+    progress.taskDone({
+      method: "smurfs",
+      group: "G1",
+      taskId: "1",
+      finishType: "give_answer",
+      modelCalls: 2,
+      tokens: 150,
+      wallMs: 10
+    })
     expect(progress.totals?.()).toMatchObject({ modelCalls: 2, tokens: 150, finished: 1, answered: 1 })
   })
 
@@ -79,7 +119,15 @@ describe("progress", () => {
     progress.taskDone({ ...a, finishType: "give_answer", modelCalls: 5, tokens: 250, wallMs: 10 })
     expect(progress.totals?.()).toMatchObject({ modelCalls: 5, tokens: 250, finished: 1 })
     // a task that finished before any report counts through its record alone
-    progress.taskDone({ method: "smurfs", group: "G1", taskId: "b", finishType: "give_up", modelCalls: 4, tokens: 40, wallMs: 10 })
+    progress.taskDone({
+      method: "smurfs",
+      group: "G1",
+      taskId: "b",
+      finishType: "give_up",
+      modelCalls: 4,
+      tokens: 40,
+      wallMs: 10
+    })
     expect(progress.totals?.()).toMatchObject({ modelCalls: 9, tokens: 290, finished: 2, answered: 1 })
   })
 
@@ -97,11 +145,19 @@ describe("progress at 80 columns", () => {
   /** A fake terminal of 80 columns. */
   const terminal80 = () => {
     let text = ""
-    const stream = { isTTY: true, columns: 80, write: (s: string) => ((text += s), true) } as unknown as NodeJS.WriteStream
+    const stream = {
+      isTTY: true,
+      columns: 80,
+      write: (s: string) => ((text += s), true)
+    } as unknown as NodeJS.WriteStream
     return { stream, text: () => text }
   }
   /** The bar's lines as drawn: cli-progress moves the cursor back to the line's start before each redraw. */
-  const drawn = (text: string) => text.split(/\r|\u001b\[[0-9;]*[A-Za-z]/).map((l) => l.trimEnd()).filter((l) => l.includes("tasks"))
+  const drawn = (text: string) =>
+    text
+      .split(/\r|\u001b\[[0-9;]*[A-Za-z]/)
+      .map((l) => l.trimEnd())
+      .filter((l) => l.includes("tasks"))
 
   it("fits the bar to the width: the model call count whole and the ETA shown, the least useful fields dropped first", () => {
     vi.useFakeTimers()
@@ -112,8 +168,24 @@ describe("progress at 80 columns", () => {
       progress.start(1200, 0)
       for (let i = 0; i < 103; i++) progress.modelCall?.(123_456)
       clock = 60_000
-      progress.taskDone({ method: "smurfs", group: "G1_instruction", taskId: "1", finishType: "give_answer", modelCalls: 0, tokens: 0, wallMs: 1000 })
-      progress.taskDone({ method: "smurfs", group: "G1_instruction", taskId: "2", finishType: "give_answer", modelCalls: 0, tokens: 0, wallMs: 1000 })
+      progress.taskDone({
+        method: "smurfs",
+        group: "G1_instruction",
+        taskId: "1",
+        finishType: "give_answer",
+        modelCalls: 0,
+        tokens: 0,
+        wallMs: 1000
+      })
+      progress.taskDone({
+        method: "smurfs",
+        group: "G1_instruction",
+        taskId: "2",
+        finishType: "give_answer",
+        modelCalls: 0,
+        tokens: 0,
+        wallMs: 1000
+      })
       vi.advanceTimersByTime(1000)
       progress.stop()
       const last = drawn(out.text()).at(-1)!
@@ -128,12 +200,19 @@ describe("progress at 80 columns", () => {
   it("drops tokens, then answered, then the bar, then model calls; the tasks and the ETA stay", () => {
     const fields = { value: 1234, total: 5678, answered: 1000, calls: "12.3k", tokens: "45.6M", remaining: "12h34m" }
     const wide = fitProgressLine(200, fields, 0.5)
-    expect(wide).toMatch(/^[\u2588\u2591]{40} 1234\/5678 tasks \| answered 1000 \| model calls 12\.3k \| tokens 45\.6M \| ETA 12h34m$/)
-    expect(fitProgressLine(80, fields, 0.5)).toMatch(/^[\u2588\u2591]{10,} 1234\/5678 tasks \| answered 1000 \| model calls 12\.3k \| ETA 12h34m$/)
-    expect(fitProgressLine(60, fields, 0.5)).toMatch(/^[\u2588\u2591]{10,} 1234\/5678 tasks \| model calls 12\.3k \| ETA 12h34m$/)
+    expect(wide).toMatch(
+      /^[\u2588\u2591]{40} 1234\/5678 tasks \| answered 1000 \| model calls 12\.3k \| tokens 45\.6M \| ETA 12h34m$/
+    )
+    expect(fitProgressLine(80, fields, 0.5)).toMatch(
+      /^[\u2588\u2591]{10,} 1234\/5678 tasks \| answered 1000 \| model calls 12\.3k \| ETA 12h34m$/
+    )
+    expect(fitProgressLine(60, fields, 0.5)).toMatch(
+      /^[\u2588\u2591]{10,} 1234\/5678 tasks \| model calls 12\.3k \| ETA 12h34m$/
+    )
     expect(fitProgressLine(50, fields, 0.5)).toBe("1234/5678 tasks | model calls 12.3k | ETA 12h34m")
     expect(fitProgressLine(34, fields, 0.5)).toBe("1234/5678 tasks | ETA 12h34m")
-    for (const columns of [20, 34, 50, 60, 80, 120]) expect(fitProgressLine(columns, fields, 0.5).length).toBeLessThan(columns)
+    for (const columns of [20, 34, 50, 60, 80, 120])
+      expect(fitProgressLine(columns, fields, 0.5).length).toBeLessThan(columns)
   })
 
   it("wraps the summary at spaces to the width, never inside a number or between a number and its word", () => {
@@ -144,7 +223,8 @@ describe("progress at 80 columns", () => {
     expect(lines.length).toBeGreaterThan(1)
     for (const line of lines) expect(line.length).toBeLessThan(80)
     expect(wrapped.replace(/\n {2}/g, " ")).toBe(summary)
-    for (const piece of ["103456 model", "12345678 tokens", "1277.", "(1123 answered,"]) expect(lines.some((l) => l.includes(piece))).toBe(true)
+    for (const piece of ["103456 model", "12345678 tokens", "1277.", "(1123 answered,"])
+      expect(lines.some((l) => l.includes(piece))).toBe(true)
     // not a terminal: one line
     expect(wrapToWidth(summary, undefined)).toBe(summary)
   })

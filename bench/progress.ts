@@ -1,6 +1,7 @@
 // Progress of a benchmark run on stderr: a live bar on a terminal, one line per task otherwise; model calls and tokens count as they happen.
-import { visibleText } from "../src/trace/visible-text.ts"
+
 import cliProgress from "cli-progress"
+import { visibleText } from "../src/trace/visible-text.ts"
 
 /** What the runner reports when a task (one query, one method) finishes. */
 export interface TaskDone {
@@ -58,7 +59,8 @@ export interface ProgressOptions {
 /** Progress that prints nothing (tests, library use). */
 export const silentProgress: Progress = { start: () => {}, taskDone: () => {}, log: () => {}, stop: () => {} }
 
-const compact = (n: number): string => (n >= 1e6 ? `${(n / 1e6).toFixed(1)}M` : n >= 1e3 ? `${(n / 1e3).toFixed(1)}k` : String(n))
+const compact = (n: number): string =>
+  n >= 1e6 ? `${(n / 1e6).toFixed(1)}M` : n >= 1e3 ? `${(n / 1e3).toFixed(1)}k` : String(n)
 
 /** A duration as a person reads it: 45s, 3m05s, 1h02m. */
 export const formatDuration = (ms: number): string => {
@@ -98,18 +100,28 @@ const BAR_MIN = 10
  */
 export const fitProgressLine = (columns: number, f: BarFields, progress: number): string => {
   const width = Math.max(1, columns - 1)
-  const tasks = `${f.value}/${f.total} tasks`, eta = `ETA ${f.remaining}`
-  const answered = `answered ${f.answered}`, calls = `model calls ${f.calls}`, tokens = `tokens ${f.tokens}`
+  const tasks = `${f.value}/${f.total} tasks`,
+    eta = `ETA ${f.remaining}`
+  const answered = `answered ${f.answered}`,
+    calls = `model calls ${f.calls}`,
+    tokens = `tokens ${f.tokens}`
   const bar = (size: number) => {
     const done = Math.round(Math.min(1, Math.max(0, progress)) * size)
     return "\u2588".repeat(done) + "\u2591".repeat(size - done)
   }
-  const withBar: ReadonlyArray<ReadonlyArray<string>> = [[tasks, answered, calls, tokens, eta], [tasks, answered, calls, eta], [tasks, calls, eta]]
+  const withBar: ReadonlyArray<ReadonlyArray<string>> = [
+    [tasks, answered, calls, tokens, eta],
+    [tasks, answered, calls, eta],
+    [tasks, calls, eta]
+  ]
   for (const fields of withBar) {
     const text = fields.join(" | ")
     if (text.length + 1 + BAR_MIN <= width) return `${bar(Math.min(BAR_MAX, width - text.length - 1))} ${text}`
   }
-  for (const fields of [[tasks, calls, eta], [tasks, eta]]) {
+  for (const fields of [
+    [tasks, calls, eta],
+    [tasks, eta]
+  ]) {
     const text = fields.join(" | ")
     if (text.length <= width) return text
   }
@@ -126,7 +138,8 @@ export const wrapToWidth = (text: string, columns: number | undefined): string =
   // a number and the word after it are one piece
   const pieces = text.split(" ").reduce<Array<string>>((acc, word) => {
     const last = acc.at(-1)
-    if (last !== undefined && /^\(?[\d.,]+%?$/.test(last.split("\u0000").at(-1)!)) acc[acc.length - 1] = `${last}\u0000${word}`
+    if (last !== undefined && /^\(?[\d.,]+%?$/.test(last.split("\u0000").at(-1)!))
+      acc[acc.length - 1] = `${last}\u0000${word}`
     else acc.push(word)
     return acc
   }, [])
@@ -146,7 +159,13 @@ export const makeProgress = (options: ProgressOptions = {}): Progress => {
   const stream = options.stream ?? process.stderr
   const tty = options.tty ?? stream.isTTY === true
   const now = options.now ?? Date.now
-  let total = 0, skipped = 0, finished = 0, answered = 0, calls = 0, tokens = 0, started = now()
+  let total = 0,
+    skipped = 0,
+    finished = 0,
+    answered = 0,
+    calls = 0,
+    tokens = 0,
+    started = now()
   // calls reported live by this process's model; a runner that does not report them live still counts through taskDone
   let live = false
   // calls of tasks run elsewhere, as their workers reported them so far (taskDone adds the rest)
@@ -168,7 +187,12 @@ export const makeProgress = (options: ProgressOptions = {}): Progress => {
           {
             stream,
             // fitted to the terminal's width (cli-progress cuts a longer line at the edge, ETA first)
-            format: (_options, params, fields) => fitProgressLine(params.maxWidth, { ...(fields as Omit<BarFields, "value" | "total">), value: params.value, total: params.total }, params.progress),
+            format: (_options, params, fields) =>
+              fitProgressLine(
+                params.maxWidth,
+                { ...(fields as Omit<BarFields, "value" | "total">), value: params.value, total: params.total },
+                params.progress
+              ),
             hideCursor: true
           },
           cliProgress.Presets.shades_classic

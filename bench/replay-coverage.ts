@@ -41,7 +41,9 @@ export const replayCoverage = (toolbenchDir: string, responsesFile: string) =>
     const groups: GroupCoverage[] = []
     const distinct = new Map<string, boolean>()
     const queryDir = join(toolbenchDir, "queries")
-    for (const file of readdirSync(queryDir).filter((f) => f.endsWith(".json")).sort()) {
+    for (const file of readdirSync(queryDir)
+      .filter((f) => f.endsWith(".json"))
+      .sort()) {
       const queries = JSON.parse(readFileSync(join(queryDir, file), "utf8")) as Query[]
       let relevant = 0
       let covered = 0
@@ -65,9 +67,23 @@ export const replayCoverage = (toolbenchDir: string, responsesFile: string) =>
         if (all) full++
         if (allContent) queriesWithContent++
       }
-      groups.push({ group: file.replace(/\.json$/, ""), queries: queries.length, relevant, covered, queriesFullyCovered: full, withContent, queriesWithContent })
+      groups.push({
+        group: file.replace(/\.json$/, ""),
+        queries: queries.length,
+        relevant,
+        covered,
+        queriesFullyCovered: full,
+        withContent,
+        queriesWithContent
+      })
     }
-    return { recordings, loadMs, groups, distinctApis: distinct.size, distinctCovered: [...distinct.values()].filter(Boolean).length }
+    return {
+      recordings,
+      loadMs,
+      groups,
+      distinctApis: distinct.size,
+      distinctCovered: [...distinct.values()].filter(Boolean).length
+    }
   })
 
 const pct = (a: number, b: number) => (b === 0 ? "-" : `${((100 * a) / b).toFixed(1)}%`)
@@ -81,13 +97,19 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     console.log(
       `${name.padEnd(16)} ${String(g.queries).padStart(7)} ${String(g.relevant).padStart(8)} ${`${g.covered} (${pct(g.covered, g.relevant)})`.padStart(14)} ${`${g.queriesFullyCovered} (${pct(g.queriesFullyCovered, g.queries)})`.padStart(14)} ${`${g.withContent} (${pct(g.withContent, g.relevant)})`.padStart(14)} ${`${g.queriesWithContent} (${pct(g.queriesWithContent, g.queries)})`.padStart(14)}`
     )
-  console.log("relevant = (tool, API) pairs of the queries' `relevant APIs`; covered = any recorded response; content = a response labelled content")
-  console.log(`${"group".padEnd(16)} ${"queries".padStart(7)} ${"relevant".padStart(8)} ${"covered".padStart(14)} ${"all covered".padStart(14)} ${"content".padStart(14)} ${"all content".padStart(14)}`)
+  console.log(
+    "relevant = (tool, API) pairs of the queries' `relevant APIs`; covered = any recorded response; content = a response labelled content"
+  )
+  console.log(
+    `${"group".padEnd(16)} ${"queries".padStart(7)} ${"relevant".padStart(8)} ${"covered".padStart(14)} ${"all covered".padStart(14)} ${"content".padStart(14)} ${"all content".padStart(14)}`
+  )
   const total = { queries: 0, relevant: 0, covered: 0, queriesFullyCovered: 0, withContent: 0, queriesWithContent: 0 }
   for (const g of report.groups) {
     for (const key of Object.keys(total) as Array<keyof typeof total>) total[key] += g[key]
     row(g.group, g)
   }
   row("all", total)
-  console.log(`\ndistinct relevant APIs: ${report.distinctApis}, with a recorded response: ${report.distinctCovered} (${pct(report.distinctCovered, report.distinctApis)})`)
+  console.log(
+    `\ndistinct relevant APIs: ${report.distinctApis}, with a recorded response: ${report.distinctCovered} (${pct(report.distinctCovered, report.distinctApis)})`
+  )
 }

@@ -1,13 +1,14 @@
 // `--toolset retrieve[:k]` for the bench and its queue workers: every task retrieves its tools from the pooled corpus of all query files.
-import { readFileBounded } from "../src/trace/guarded-fs.ts"
+
 import * as Effect from "effect/Effect"
 import { retrievalTask, retrieveTaskSet, type SetEntry } from "../src/agents/retrieval-task.ts"
 import type { Task } from "../src/agents/task.ts"
 import type { LanguageModelShape } from "../src/llm/language-model.ts"
 import type { ToolEnvironment } from "../src/tools/environments/environment.ts"
-import { contentHash } from "../src/tools/retrieval/embedding-cache.ts"
 import type { Embedder } from "../src/tools/retrieval/embedder.ts"
+import { contentHash } from "../src/tools/retrieval/embedding-cache.ts"
 import { makeRetriever, type Retriever } from "../src/tools/retrieval/retriever.ts"
+import { readFileBounded } from "../src/trace/guarded-fs.ts"
 import { toolbenchCorpus } from "./corpus.ts"
 import { type BenchQuery, groupsIn, loadQueries } from "./datasets.ts"
 import { runConfigPath } from "./run-format.ts"
@@ -53,7 +54,8 @@ export type RetrievalSettings = {
 /** The task-level sets a run directory's run.json recorded, if any (a resume reuses them). */
 export const recordedRetrievalSets = (runDir: string): Record<string, Array<string>> | undefined => {
   try {
-    const sets = (JSON.parse(readFileBounded(runConfigPath(runDir))) as { retrieval?: { sets?: unknown } }).retrieval?.sets
+    const sets = (JSON.parse(readFileBounded(runConfigPath(runDir))) as { retrieval?: { sets?: unknown } }).retrieval
+      ?.sets
     return typeof sets === "object" && sets !== null ? (sets as Record<string, Array<string>>) : undefined
   } catch {
     return undefined // a new run: nothing recorded yet
@@ -72,12 +74,21 @@ export interface RetrievalCorpus {
   readonly taskOf: (query: BenchQuery, set: ReadonlyArray<SetEntry | string>) => Task
 }
 
-export const makeRetrievalCorpus = (options: RetrievalCorpusOptions): Effect.Effect<RetrievalCorpus, Effect.Error<ReturnType<typeof loadQueries>> | Effect.Error<ReturnType<typeof makeRetriever>>> =>
+export const makeRetrievalCorpus = (
+  options: RetrievalCorpusOptions
+): Effect.Effect<
+  RetrievalCorpus,
+  Effect.Error<ReturnType<typeof loadQueries>> | Effect.Error<ReturnType<typeof makeRetriever>>
+> =>
   Effect.gen(function* () {
     // every query file under the data directory, whichever groups it holds
     const all = yield* loadQueries({ dir: options.data, groups: groupsIn(options.data) })
     const corpus = toolbenchCorpus(all, options.env)
-    const retriever = yield* makeRetriever(corpus.library, { embedder: options.embedder, embeddingCache: options.embeddingCache, reranker: options.reranker })
+    const retriever = yield* makeRetriever(corpus.library, {
+      embedder: options.embedder,
+      embeddingCache: options.embeddingCache,
+      reranker: options.reranker
+    })
     return {
       retriever,
       settings: {
@@ -85,10 +96,14 @@ export const makeRetrievalCorpus = (options: RetrievalCorpusOptions): Effect.Eff
         mode: retriever.mode,
         embed: options.embedder?.spec ?? null,
         corpusApis: corpus.library.tools.length,
-        corpusHash: contentHash("corpus", corpus.library.tools.map((t) => t.name)).slice(0, 16)
+        corpusHash: contentHash(
+          "corpus",
+          corpus.library.tools.map((t) => t.name)
+        ).slice(0, 16)
       },
       setOf: (query) => retrieveTaskSet(retriever, query.query, options.k),
-      taskOf: (query, set) => retrievalTask(retriever, { id: query.id, query: query.query, name: taskKey(query) }, set, options.k)
+      taskOf: (query, set) =>
+        retrievalTask(retriever, { id: query.id, query: query.query, name: taskKey(query) }, set, options.k)
     }
   })
 

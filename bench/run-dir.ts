@@ -11,7 +11,11 @@ import { settingsDiff } from "./run-settings.ts"
 
 /** Every file under `dir`, recursively. */
 const walk = (dir: string): Array<string> =>
-  existsSync(dir) ? readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)])) : []
+  existsSync(dir)
+    ? readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+        e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)]
+      )
+    : []
 
 /** Remove temp files left by writes that a crash cut short. */
 export const removeStrayTemps = (run: string): number => {
@@ -38,10 +42,19 @@ const readRunConfig = (run: string): Effect.Effect<RunConfig, RunDirError> =>
   Effect.gen(function* () {
     const path = runConfigPath(run)
     if (!existsSync(path))
-      return yield* new RunDirError({ path: run, problem: "this directory has no run.json, so it is not a smurfs run directory", hint: "Choose an empty or new directory with --out." })
+      return yield* new RunDirError({
+        path: run,
+        problem: "this directory has no run.json, so it is not a smurfs run directory",
+        hint: "Choose an empty or new directory with --out."
+      })
     const raw = yield* Effect.try({
       try: () => JSON.parse(readFileBounded(path)) as unknown,
-      catch: (e) => new RunDirError({ path, problem: `run.json cannot be read as JSON (${(e as Error).message})`, hint: "Restore run.json, or start a new run in another directory." })
+      catch: (e) =>
+        new RunDirError({
+          path,
+          problem: `run.json cannot be read as JSON (${(e as Error).message})`,
+          hint: "Restore run.json, or start a new run in another directory."
+        })
     })
     const version = z.object({ formatVersion: z.number() }).safeParse(raw)
     if (version.success && version.data.formatVersion > RUN_FORMAT_VERSION)
@@ -52,7 +65,11 @@ const readRunConfig = (run: string): Effect.Effect<RunConfig, RunDirError> =>
       })
     const parsed = RunConfig.safeParse(raw)
     if (!parsed.success)
-      return yield* new RunDirError({ path, problem: `run.json is malformed: ${z.prettifyError(parsed.error).split("\n")[0]}`, hint: "Restore run.json, or start a new run in another directory." })
+      return yield* new RunDirError({
+        path,
+        problem: `run.json is malformed: ${z.prettifyError(parsed.error).split("\n")[0]}`,
+        hint: "Restore run.json, or start a new run in another directory."
+      })
     return parsed.data
   })
 
@@ -62,7 +79,12 @@ const readRunConfig = (run: string): Effect.Effect<RunConfig, RunDirError> =>
  * from it are refused unless `force`, which adds any new methods and groups and records the differences.
  * Stray temp files are removed.
  */
-export const openRunDir = (run: string, config: RunConfig, resume: boolean, force = false): Effect.Effect<{ config: RunConfig; resumed: boolean }, RunDirError> =>
+export const openRunDir = (
+  run: string,
+  config: RunConfig,
+  resume: boolean,
+  force = false
+): Effect.Effect<{ config: RunConfig; resumed: boolean }, RunDirError> =>
   Effect.gen(function* () {
     // A kill -9 during the first write of run.json leaves only its temp file: that run never started.
     // The writer's lock (run-lock.ts) lives in the directory too and does not make it a run.
@@ -90,14 +112,26 @@ export const openRunDir = (run: string, config: RunConfig, resume: boolean, forc
     removeStrayTemps(run)
     // A forced resume may add methods or groups; run.json lists everything the directory holds and what was forced.
     const union = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) => [...new Set([...a, ...b])]
-    const forced = diff.length > 0 ? [...((existing.options["forcedResumes"] as Array<unknown> | undefined) ?? []), { at: config.createdAt, differences: diff }] : undefined
+    const forced =
+      diff.length > 0
+        ? [
+            ...((existing.options["forcedResumes"] as Array<unknown> | undefined) ?? []),
+            { at: config.createdAt, differences: diff }
+          ]
+        : undefined
     const merged: RunConfig = {
       ...existing,
       methods: union(existing.methods, config.methods),
       groups: union(existing.groups, config.groups),
-      ...(forced ? { options: { ...existing.options, forcedResumes: forced }, taskCounts: { ...existing.taskCounts, ...config.taskCounts } } : {})
+      ...(forced
+        ? {
+            options: { ...existing.options, forcedResumes: forced },
+            taskCounts: { ...existing.taskCounts, ...config.taskCounts }
+          }
+        : {})
     }
-    if (forced || merged.methods.length !== existing.methods.length || merged.groups.length !== existing.groups.length) yield* writeJsonAtomic({ root: run, path: runConfigPath(run) }, merged)
+    if (forced || merged.methods.length !== existing.methods.length || merged.groups.length !== existing.groups.length)
+      yield* writeJsonAtomic({ root: run, path: runConfigPath(run) }, merged)
     return { config: merged, resumed: true }
   })
 

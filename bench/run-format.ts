@@ -48,8 +48,10 @@ export type RunConfig = z.infer<typeof RunConfig>
 export const taskRecordPath = (run: string, method: string, group: string, taskId: string) =>
   pathInside(run, "tasks", safeName(method), safeName(group), `${safeName(taskId)}.json`)
 /** The folder of one method's and group's task records. */
-export const taskRecordDir = (run: string, method: string, group: string) => pathInside(run, "tasks", safeName(method), safeName(group))
-export const convertedPath = (run: string, method: string, group: string) => pathInside(run, "converted", safeName(method), `${safeName(group)}.json`)
+export const taskRecordDir = (run: string, method: string, group: string) =>
+  pathInside(run, "tasks", safeName(method), safeName(group))
+export const convertedPath = (run: string, method: string, group: string) =>
+  pathInside(run, "converted", safeName(method), `${safeName(group)}.json`)
 export const runConfigPath = (run: string) => pathInside(run, "run.json")
 /** The writer's lock file inside the run directory; its temp and stale copies start with this name too. */
 export const LOCK_FILE = "run.lock"

@@ -36,7 +36,8 @@ const alive = (pid: number): boolean => {
  * is held; a file that does not parse was cut by a kill between create and write (the lock is linked
  * into place complete, so only a foreign or hand-made file reads so), and is stale too.
  */
-const isStale = (owner: LockOwner | undefined): boolean => owner === undefined || (owner.host === hostname() && !alive(owner.pid))
+const isStale = (owner: LockOwner | undefined): boolean =>
+  owner === undefined || (owner.host === hostname() && !alive(owner.pid))
 
 const errno = (e: unknown) => (e as NodeJS.ErrnoException).code
 
@@ -83,13 +84,22 @@ const describe = (owner: LockOwner) => `pid ${owner.pid} on ${owner.host}, since
  * (kill -9, a crash, a reboot) is taken over at once. `writer` and `what` name the writer and the
  * folder in that message (an eval locks its judge's label folder).
  */
-export const acquireRunLock = (run: string, writer = "smurfs bench", what = "run directory"): Effect.Effect<void, RunDirError, Scope.Scope> =>
+export const acquireRunLock = (
+  run: string,
+  writer = "smurfs bench",
+  what = "run directory"
+): Effect.Effect<void, RunDirError, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.tryPromise({
       try: async () => {
         await makeDirectory(run)
         const path = join(run, LOCK_FILE)
-        const owner: LockOwner = { pid: process.pid, host: hostname(), startedAt: new Date().toISOString(), token: `${process.pid}-${Math.random().toString(36).slice(2, 10)}` }
+        const owner: LockOwner = {
+          pid: process.pid,
+          host: hostname(),
+          startedAt: new Date().toISOString(),
+          token: `${process.pid}-${Math.random().toString(36).slice(2, 10)}`
+        }
         for (let attempt = 0; attempt < 5; attempt++) {
           if (tryCreate(run, path, owner)) return { mine: true, owner }
           const current = readOwner(path)

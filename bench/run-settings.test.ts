@@ -4,7 +4,18 @@ import type { RunConfig } from "./run-format.ts"
 import { settingsDiff } from "./run-settings.ts"
 
 const config = (options: Record<string, unknown>) =>
-  ({ formatVersion: 1, packageVersion: "0", createdAt: "", data: "d", groups: ["G1"], methods: ["react"], model: "m", envs: ["replay"], toolset: "all", options }) as unknown as RunConfig
+  ({
+    formatVersion: 1,
+    packageVersion: "0",
+    createdAt: "",
+    data: "d",
+    groups: ["G1"],
+    methods: ["react"],
+    model: "m",
+    envs: ["replay"],
+    toolset: "all",
+    options
+  }) as unknown as RunConfig
 
 describe("settingsDiff and the options recorded since the profiles", () => {
   const now = { profile: profileRecord("improved", undefined, {}), temperature: 0, seed: 42, numCtx: 8192 }
@@ -18,7 +29,10 @@ describe("settingsDiff and the options recorded since the profiles", () => {
   })
 
   it("but not with another profile or temperature", () => {
-    const diff = settingsDiff(config({}), config({ ...now, profile: profileRecord("reference", undefined, {}), temperature: 0.5 }))
+    const diff = settingsDiff(
+      config({}),
+      config({ ...now, profile: profileRecord("reference", undefined, {}), temperature: 0.5 })
+    )
     expect(diff.map((d) => d.split(":")[0])).toEqual(["profile", "temperature"])
   })
 })

@@ -4,7 +4,14 @@ import { MODEL_DEFAULTS } from "../src/llm/spec.ts"
 import type { RunConfig } from "./run-format.ts"
 
 /** Options that change how fast a run goes, never what it produces: a resume may change them. */
-const OPERATIONAL_OPTIONS: ReadonlySet<string> = new Set(["modelConcurrency", "timeoutMs", "callCache", "stopAfter", "fullTrace", "forcedResumes"])
+const OPERATIONAL_OPTIONS: ReadonlySet<string> = new Set([
+  "modelConcurrency",
+  "timeoutMs",
+  "callCache",
+  "stopAfter",
+  "fullTrace",
+  "forcedResumes"
+])
 
 /** Options recorded since a later version: a run that does not record one ran with this value (so resuming it at the defaults is no difference). */
 const IMPLICIT_OPTIONS: Readonly<Record<string, unknown>> = {
@@ -17,7 +24,8 @@ const IMPLICIT_OPTIONS: Readonly<Record<string, unknown>> = {
 const show = (value: unknown): string => (value === undefined ? "(not set)" : JSON.stringify(value))
 
 /** Lists whose order does not matter (methods, groups, ids); environments are tried in order, so their order counts. */
-const asSet = (values: ReadonlyArray<string> | undefined) => (values === undefined ? undefined : [...new Set(values)].sort())
+const asSet = (values: ReadonlyArray<string> | undefined) =>
+  values === undefined ? undefined : [...new Set(values)].sort()
 
 /**
  * The differences between the settings a run was started with and those a resume asks for, one
@@ -34,8 +42,14 @@ export const settingsDiff = (recorded: RunConfig, requested: RunConfig): Array<s
     ["--limit", recorded.limit, requested.limit],
     ["--ids", asSet(recorded.ids), asSet(requested.ids)]
   ]
-  const keys = [...new Set([...Object.keys(recorded.options), ...Object.keys(requested.options)])].filter((k) => !OPERATIONAL_OPTIONS.has(k)).sort()
-  const options: Array<[string, unknown, unknown]> = keys.map((k) => [k, k in recorded.options ? recorded.options[k] : IMPLICIT_OPTIONS[k], requested.options[k]])
+  const keys = [...new Set([...Object.keys(recorded.options), ...Object.keys(requested.options)])]
+    .filter((k) => !OPERATIONAL_OPTIONS.has(k))
+    .sort()
+  const options: Array<[string, unknown, unknown]> = keys.map((k) => [
+    k,
+    k in recorded.options ? recorded.options[k] : IMPLICIT_OPTIONS[k],
+    requested.options[k]
+  ])
   return [...top, ...options]
     .filter(([, a, b]) => JSON.stringify(a) !== JSON.stringify(b))
     .map(([name, a, b]) => `${name}: the run has ${show(a)}, this command asks for ${show(b)}`)

@@ -6,6 +6,7 @@ import * as Result from "effect/Result"
 import * as Semaphore from "effect/Semaphore"
 import { finishSpec } from "../src/agents/finish.ts"
 import type { Method, Task } from "../src/agents/task.ts"
+import type { FailureKind } from "../src/failure.ts"
 import { LanguageModel, type ToolSpec } from "../src/llm/language-model.ts"
 import { toolSpecs } from "../src/tools/library.ts"
 import { type AtomicWriteFs, writeJsonAtomic } from "../src/trace/atomic-write.ts"
@@ -16,12 +17,11 @@ import { redactText } from "../src/trace/redact.ts"
 import { capRecordSize, recordBytes, SIZE_CAPS } from "../src/trace/size-caps.ts"
 import { type BenchQuery, DatasetError, firstDuplicateId, longestFirst } from "./datasets.ts"
 import { executeTask, type TaskExecutor, type TaskResult } from "./execute-task.ts"
-import type { QueueUnavailable } from "./queue/queue-executor.ts"
 import { type Progress, silentProgress } from "./progress.ts"
+import type { QueueUnavailable } from "./queue/queue-executor.ts"
 import { openRunDir, readRecord, readRecords } from "./run-dir.ts"
-import { acquireRunLock } from "./run-lock.ts"
 import { convertedPath, type RunConfig, type TaskRecord, taskRecordPath } from "./run-format.ts"
-import type { FailureKind } from "../src/failure.ts"
+import { acquireRunLock } from "./run-lock.ts"
 
 /** A method under the name it is run and stored as. */
 export interface MethodEntry {
@@ -105,7 +105,8 @@ export class ModelServerDown extends Data.TaggedError("ModelServerDown")<{
 type Outcome = "skipped" | "recorded" | "answered" | "error" | "not_recorded"
 
 /** A record of a finished task (answered or given up), not of one the model server failed. */
-const isResult = (record: TaskRecord): record is TaskRecord & { finishType: "give_answer" | "give_up" } => record.finishType !== "error"
+const isResult = (record: TaskRecord): record is TaskRecord & { finishType: "give_answer" | "give_up" } =>
+  record.finishType !== "error"
 
 /** Whether a task still has to run: no complete record, or one the model server failed. */
 export const isPending = (path: string): boolean => {
@@ -132,14 +133,20 @@ export const writeConverted = (
     for (const method of methods)
       for (const group of groups) {
         // an `error` record is not a result: the task is still to be done
-        const records = readRecords(runDir, method, group).filter(isResult).sort((a, b) => Number(a.taskId) - Number(b.taskId) || a.taskId.localeCompare(b.taskId))
+        const records = readRecords(runDir, method, group)
+          .filter(isResult)
+          .sort((a, b) => Number(a.taskId) - Number(b.taskId) || a.taskId.localeCompare(b.taskId))
         if (records.length === 0) continue
         const file: ConvertedFile = keyedObject() // a task id `__proto__` is a key like any other
         for (const record of records) {
           const task = taskFor(group, record.taskId)
           const specs = task
             ? toolSpecs(task.tools)
-            : record.availableTools.map((name) => ({ name, description: "", parameters: { type: "object", properties: {}, required: [] } }))
+            : record.availableTools.map((name) => ({
+                name,
+                description: "",
+                parameters: { type: "object", properties: {}, required: [] }
+              }))
           file[record.taskId] = toConverted(record, specs, finish)
         }
         const path = convertedPath(runDir, method, group)
@@ -154,7 +161,9 @@ export const writeConverted = (
  * so a killed run resumes with no task lost or done twice. A task the model server failed is recorded
  * as `error` (a resume redoes it); after `stopAfterUnreachable` of them in a row the run stops with ModelServerDown.
  */
-export const runBench = (options: RunnerOptions): Effect.Effect<RunSummary, RunDirError | ModelServerDown | DatasetError | QueueUnavailable, LanguageModel> =>
+export const runBench = (
+  options: RunnerOptions
+): Effect.Effect<RunSummary, RunDirError | ModelServerDown | DatasetError | QueueUnavailable, LanguageModel> =>
   Effect.gen(function* () {
     const progress = options.progress ?? silentProgress
     const stopAfter = options.stopAfterUnreachable ?? RUNNER_DEFAULTS.stopAfterUnreachable
@@ -185,7 +194,13 @@ export const runBench = (options: RunnerOptions): Effect.Effect<RunSummary, RunD
     }
     // Query-major order: a run stopped half-way holds every method on the same queries, ready to compare.
     // Longest expected tasks first, so that the last slots of a run are not left waiting on one long task.
-    const jobs = longestFirst(options.queries).flatMap((query) => options.methods.map((entry) => ({ entry, query, path: taskRecordPath(options.runDir, entry.name, query.group, query.id) })))
+    const jobs = longestFirst(options.queries).flatMap((query) =>
+      options.methods.map((entry) => ({
+        entry,
+        query,
+        path: taskRecordPath(options.runDir, entry.name, query.group, query.id)
+      }))
+    )
     const pending = jobs.filter((job) => isPending(job.path))
     progress.start(jobs.length, jobs.length - pending.length)
 
@@ -194,38 +209,66 @@ export const runBench = (options: RunnerOptions): Effect.Effect<RunSummary, RunD
     const entryByName = new Map(options.methods.map((m) => [m.name, m]))
     const inProcess: TaskExecutor<QueueUnavailable> = {
       execute: (job) =>
-        executeTask(entryByName.get(job.method)!.method, taskFor(job.query), job, { modelSpec: options.modelSpec, fullTrace, maxRecordBytes }).pipe(Effect.provideService(LanguageModel, base))
+        executeTask(entryByName.get(job.method)!.method, taskFor(job.query), job, {
+          modelSpec: options.modelSpec,
+          fullTrace,
+          maxRecordBytes
+        }).pipe(Effect.provideService(LanguageModel, base))
     }
     const executor = options.executor ?? inProcess
     // In process, `concurrency` tasks run at once (queue jobs all wait at once for their workers). A task
     // that has run gives its slot to the next one while its record is written (fsync and all), so the
     // disk's latency is not taken out of the model's time.
     const slots = options.executor ? undefined : yield* Semaphore.make(Math.max(1, options.concurrency))
-    const runJob = ({ entry, query, path }: (typeof jobs)[number]): Effect.Effect<Outcome, RunDirError | ModelServerDown | QueueUnavailable> =>
+    const runJob = ({
+      entry,
+      query,
+      path
+    }: (typeof jobs)[number]): Effect.Effect<Outcome, RunDirError | ModelServerDown | QueueUnavailable> =>
       Effect.gen(function* () {
         const job = { method: entry.name, query }
         let started = Date.now()
         const report = (finishType: "give_answer" | "give_up" | "error" | "failed", modelCalls = 0, tokens = 0) =>
-          progress.taskDone({ method: entry.name, group: query.group, taskId: query.id, finishType, modelCalls, tokens, wallMs: Date.now() - started })
+          progress.taskDone({
+            method: entry.name,
+            group: query.group,
+            taskId: query.id,
+            finishType,
+            modelCalls,
+            tokens,
+            wallMs: Date.now() - started
+          })
         /** Record what the task gave: its record written before the job ends; a run of server failures stops the run. */
         const settle = (result: TaskResult): Effect.Effect<Outcome, RunDirError | ModelServerDown> =>
           Effect.gen(function* () {
             if (result.kind === "crashed") {
               // A method must not fail; if one crashes anyway the task stays undone (a resume retries it).
-              progress.log(redactText(`${entry.name} ${query.group}/${query.id} crashed and was not recorded: ${result.error}`))
+              progress.log(
+                redactText(`${entry.name} ${query.group}/${query.id} crashed and was not recorded: ${result.error}`)
+              )
               report("failed")
               return "not_recorded"
             }
             // a worker's record is held to this run's cap too
-            const record = recordBytes(result.record) > maxRecordBytes ? capRecordSize(result.record, maxRecordBytes) : result.record
+            const record =
+              recordBytes(result.record) > maxRecordBytes ? capRecordSize(result.record, maxRecordBytes) : result.record
             const failed = record.finishType === "error"
             if (failed) lastServerError = record.error
             consecutiveFailures = failed ? consecutiveFailures + 1 : 0
             yield* writeJsonAtomic({ root: options.runDir, path }, record, options.recordFs)
             if (executor.settled) yield* executor.settled(job)
-            report(record.finishType, record.totals.modelCalls, record.totals.promptTokens + record.totals.completionTokens)
+            report(
+              record.finishType,
+              record.totals.modelCalls,
+              record.totals.promptTokens + record.totals.completionTokens
+            )
             if (failed && consecutiveFailures >= stopAfter)
-              return yield* new ModelServerDown({ consecutive: consecutiveFailures, runDir: options.runDir, lastError: redactText(record.error ?? "the model server failed"), model: options.modelSpec })
+              return yield* new ModelServerDown({
+                consecutive: consecutiveFailures,
+                runDir: options.runDir,
+                lastError: redactText(record.error ?? "the model server failed"),
+                model: options.modelSpec
+              })
             return failed ? "error" : record.finishType === "give_answer" ? "answered" : "recorded"
           })
         if (!slots) return yield* settle(yield* executor.execute(job))
@@ -235,7 +278,8 @@ export const runBench = (options: RunnerOptions): Effect.Effect<RunSummary, RunD
             const result = yield* executor.execute(job)
             // A task the server failed keeps its slot until it is recorded: the run may stop on it, and no
             // other task may start meanwhile.
-            if (result.kind === "record" && result.record.finishType === "error") return { settled: true, outcome: yield* settle(result) } as const
+            if (result.kind === "record" && result.record.finishType === "error")
+              return { settled: true, outcome: yield* settle(result) } as const
             return { settled: false, result } as const
           })
         )
@@ -246,7 +290,9 @@ export const runBench = (options: RunnerOptions): Effect.Effect<RunSummary, RunD
     // the slots, and as many jobs again as records may wait for the disk: a write that stalls (an fsync can take
     // a few hundred milliseconds) holds its record, not the tasks after it
     const ran = yield* Effect.result(
-      Effect.forEach(pending, runJob, { concurrency: options.executor ? Math.max(1, pending.length) : Math.max(1, options.concurrency) + WRITE_BACKLOG }).pipe(Effect.ensuring(Effect.sync(() => progress.stop())))
+      Effect.forEach(pending, runJob, {
+        concurrency: options.executor ? Math.max(1, pending.length) : Math.max(1, options.concurrency) + WRITE_BACKLOG
+      }).pipe(Effect.ensuring(Effect.sync(() => progress.stop())))
     )
 
     const queryById = new Map(options.queries.map((q) => [`${q.group}/${q.id}`, q]))

@@ -1,10 +1,25 @@
 import { describe, expect, it } from "vitest"
-import { BENCH_SETTINGS_VERSION, benchSettings, InvalidBenchSettings, JobSettings, jobSettingsOf, pathsOf } from "./settings.ts"
+import {
+  BENCH_SETTINGS_VERSION,
+  benchSettings,
+  InvalidBenchSettings,
+  JobSettings,
+  jobSettingsOf,
+  pathsOf
+} from "./settings.ts"
 
 describe("BenchSettings", () => {
   it("fills every default from the one schema: a caller gives only the run directory", () => {
     const settings = benchSettings({ out: "/runs/a" })
-    expect(settings).toMatchObject({ methods: ["smurfs"], envs: ["replay", "offline"], toolset: "all", concurrency: 4, resume: false, force: false, toolCalling: "auto" })
+    expect(settings).toMatchObject({
+      methods: ["smurfs"],
+      envs: ["replay", "offline"],
+      toolset: "all",
+      concurrency: 4,
+      resume: false,
+      force: false,
+      toolCalling: "auto"
+    })
     expect(pathsOf(settings).storeDir).toBe("/runs/a/simulated")
   })
 
@@ -16,7 +31,15 @@ describe("BenchSettings", () => {
   })
 
   it("a job carries the run options only: no endpoints, folders or checkout paths; the prompt texts by name", () => {
-    const settings = benchSettings({ out: "/r", model: "ollama:m", endpoints: ["http://gpu:11434"], callCache: "/cache", responses: "/r.jsonl", stb: "/stb", tries: 3 })
+    const settings = benchSettings({
+      out: "/r",
+      model: "ollama:m",
+      endpoints: ["http://gpu:11434"],
+      callCache: "/cache",
+      responses: "/r.jsonl",
+      stb: "/stb",
+      tries: 3
+    })
     const job = jobSettingsOf(settings)
     expect(job).toMatchObject({ model: "ollama:m", tries: 3, prompts: "stabletoolbench" })
     expect(JSON.stringify(job)).not.toMatch(/gpu|\/cache|r\.jsonl|\/stb/)

@@ -2,15 +2,15 @@
 // library and tests build them directly, and a queued job carries the allow-listed part of them (JobSettings).
 import { join } from "node:path"
 import { z } from "zod"
-import { METHOD_NAMES } from "../src/agents/methods.ts"
 import { DFSDT_DEFAULTS } from "../src/agents/dfsdt.ts"
+import { METHOD_NAMES } from "../src/agents/methods.ts"
+import { DEFAULT_PROFILE, PROFILES } from "../src/agents/profile.ts"
 import { REACT_DEFAULTS } from "../src/agents/react.ts"
 import { smurfsDefaults } from "../src/agents/smurfs-options.ts"
 import { DEFAULT_MODEL_SPEC, isPortableSpec } from "../src/llm/spec.ts"
+import { SIMULATOR_STYLES } from "../src/tools/environments/simulator-prompts.ts"
 import { defaultEmbeddingCache } from "../src/tools/retrieval/embedding-cache.ts"
 import { parseToolset, type Toolset } from "../src/tools/retrieval/toolset.ts"
-import { SIMULATOR_STYLES } from "../src/tools/environments/simulator-prompts.ts"
-import { DEFAULT_PROFILE, PROFILES } from "../src/agents/profile.ts"
 import { DEFAULT_DATA_DIR, dataLayout, GROUPS } from "./datasets.ts"
 
 /** The version of the settings a queued job carries: a worker refuses a job of another version. */
@@ -70,7 +70,13 @@ const RunOptions = {
   /** The model's context window in tokens (default MODEL_DEFAULTS.numCtx). */
   numCtx: count.optional(),
   /** ReAct/DFSDT chain rules over the profile's: nudge after a reply without a call, validate arguments, run every call of a reply. */
-  chainOverrides: z.object({ nudge: z.boolean().optional(), validateArgs: z.boolean().optional(), parallelCalls: z.boolean().optional() }).default({})
+  chainOverrides: z
+    .object({
+      nudge: z.boolean().optional(),
+      validateArgs: z.boolean().optional(),
+      parallelCalls: z.boolean().optional()
+    })
+    .default({})
 }
 
 export const BenchSettings = z
@@ -79,7 +85,10 @@ export const BenchSettings = z
     out: z.string().min(1),
     /** The query files (and recorded responses) folder. */
     data: z.string().default(DEFAULT_DATA_DIR),
-    groups: z.array(z.string()).min(1).default([...GROUPS]),
+    groups: z
+      .array(z.string())
+      .min(1)
+      .default([...GROUPS]),
     methods: z.array(z.enum(METHOD_NAMES)).min(1).default(["smurfs"]),
     /** The model spec (ollama:<model>, openai:<model>, scripted:<file>, sim...). */
     model: z.string().min(1).default(DEFAULT_MODEL_SPEC),
@@ -120,12 +129,22 @@ export const BenchSettings = z
     ...RunOptions
   })
   .superRefine((s, ctx) => {
-    if (s.force && !s.resume) ctx.addIssue({ code: "custom", message: "--force only applies with --resume (it continues a run whose settings differ)" })
+    if (s.force && !s.resume)
+      ctx.addIssue({
+        code: "custom",
+        message: "--force only applies with --resume (it continues a run whose settings differ)"
+      })
     if ((s.embed !== undefined || s.rerank) && !s.toolset.startsWith("retrieve"))
-      ctx.addIssue({ code: "custom", message: "--embed and --rerank choose how tools are retrieved: use them with --toolset retrieve[:k]" })
+      ctx.addIssue({
+        code: "custom",
+        message: "--embed and --rerank choose how tools are retrieved: use them with --toolset retrieve[:k]"
+      })
   })
   // calls nothing recorded go to the simulator when there is one (StableToolBench's server), else they fail and are counted
-  .transform((s) => ({ ...s, envs: s.envs ?? (s.simulator === undefined ? ["replay", "offline"] : ["replay", "simulated"]) }))
+  .transform((s) => ({
+    ...s,
+    envs: s.envs ?? (s.simulator === undefined ? ["replay", "offline"] : ["replay", "simulated"])
+  }))
 
 export type BenchSettings = z.infer<typeof BenchSettings>
 /** What a caller gives: every field with a default may be left out. */
@@ -139,12 +158,23 @@ export class InvalidBenchSettings extends Error {
 /** Validate settings and fill in the defaults; throws InvalidBenchSettings naming what is wrong. */
 export const benchSettings = (input: BenchSettingsInput): BenchSettings => {
   const parsed = BenchSettings.safeParse(input)
-  if (!parsed.success) throw new InvalidBenchSettings(parsed.error.issues.map((i) => (i.path.length > 0 && i.code !== "custom" ? `${i.path.join(".")}: ${i.message}` : i.message)).join("; "))
+  if (!parsed.success)
+    throw new InvalidBenchSettings(
+      parsed.error.issues
+        .map((i) => (i.path.length > 0 && i.code !== "custom" ? `${i.path.join(".")}: ${i.message}` : i.message))
+        .join("; ")
+    )
   return parsed.data
 }
 
 /** The defaults of the settings (the schema's), for help texts. */
-export const BENCH_DEFAULTS = (({ data, methods, envs, toolset, concurrency }: BenchSettings) => ({ data, methods, envs, toolset, concurrency }))(benchSettings({ out: "." }))
+export const BENCH_DEFAULTS = (({ data, methods, envs, toolset, concurrency }: BenchSettings) => ({
+  data,
+  methods,
+  envs,
+  toolset,
+  concurrency
+}))(benchSettings({ out: "." }))
 
 /** The toolset of the settings, parsed. */
 export const toolsetOf = (settings: Pick<BenchSettings, "toolset">): Toolset => parseToolset(settings.toolset)
@@ -158,7 +188,8 @@ export const pathsOf = (settings: BenchSettings) => {
     storeDir: settings.storeDir ?? join(settings.out, "simulated"),
     // where a simulator's responses go, in StableToolBench's cache layout: a folder the user named is shared (their
     // server, other runs); the one found inside --data is only read
-    simulatorCacheDir: settings.cacheDir ?? join(settings.storeDir ?? join(settings.out, "simulated"), "tool_response_cache"),
+    simulatorCacheDir:
+      settings.cacheDir ?? join(settings.storeDir ?? join(settings.out, "simulated"), "tool_response_cache"),
     embedCache: settings.embedCache ?? defaultEmbeddingCache()
   }
 }
@@ -181,7 +212,13 @@ export const JobSettings = z.strictObject({
   ...RunOptions,
   envs: z.array(z.string()).min(1),
   /** The run's simulator; a worker uses it when the spec names nothing of the coordinator's machine. */
-  simulator: z.string().refine(isPortableSpec, "the simulator must be ollama:<model> or openai:<model> (a worker reads no file a job names)").optional(),
+  simulator: z
+    .string()
+    .refine(
+      isPortableSpec,
+      "the simulator must be ollama:<model> or openai:<model> (a worker reads no file a job names)"
+    )
+    .optional(),
   /** The run's model; a worker uses it only when it has no --model of its own and the spec names nothing of the coordinator's machine. */
   model: z.string().min(1),
   embed: z.string().refine(isPortableSpec, "the embedding model must be ollama:<model> or openai:<model>").optional(),
@@ -215,4 +252,5 @@ export const jobSettingsOf = (settings: BenchSettings): JobSettings => ({
   prompts: settings.stb === undefined ? "smurfs" : "stabletoolbench"
 })
 
-const optional = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } => (value === undefined ? {} : ({ [key]: value } as { [P in K]?: V }))
+const optional = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } =>
+  value === undefined ? {} : ({ [key]: value } as { [P in K]?: V })

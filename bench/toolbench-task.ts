@@ -1,14 +1,14 @@
 // One ToolBench query as a task for `smurfs run` and `smurfs tools`: its text and its api_list as tools, served by the chosen environments.
 import { join, resolve } from "node:path"
 import * as Effect from "effect/Effect"
-import { type BenchQuery, DatasetError, dataLayout, groupsIn, loadQueries } from "./datasets.ts"
-import { taskOf } from "./tasks.ts"
 import type { Task } from "../src/agents/task.ts"
 import type { LanguageModelShape } from "../src/llm/language-model.ts"
 import { makeEnvironmentChain } from "../src/tools/environments/chain.ts"
 import type { SimulatorPrompts } from "../src/tools/environments/simulator-prompts.ts"
 import { toolbenchLibrary } from "../src/tools/toolbench/adapter.ts"
 import type { ApiDocInput } from "../src/tools/toolbench/api-doc.ts"
+import { type BenchQuery, DatasetError, dataLayout, groupsIn, loadQueries } from "./datasets.ts"
+import { taskOf } from "./tasks.ts"
 
 export interface ToolbenchTaskOptions {
   /** The data directory (either layout, see bench/datasets.ts). */
@@ -38,16 +38,31 @@ export const toolbenchTask = (options: ToolbenchTaskOptions) =>
     // a data folder may hold only some of the groups
     const queries = yield* loadQueries({ dir: options.data, groups: groupsIn(options.data), ids: [options.queryId] })
     const query: BenchQuery | undefined = queries[0]
-    if (query === undefined) return yield* new DatasetError({ path: resolve(options.data), problem: `no query has the id ${options.queryId}`, hint: "Check --query-id against the query_id fields of the query files." })
+    if (query === undefined)
+      return yield* new DatasetError({
+        path: resolve(options.data),
+        problem: `no query has the id ${options.queryId}`,
+        hint: "Check --query-id against the query_id fields of the query files."
+      })
     const env = yield* makeEnvironmentChain(options.envs, {
       responses: options.responses ?? layout.responses,
       cacheDir: options.cacheDir ?? layout.toolResponseCache,
       storeDir: options.storeDir ?? DEFAULT_STORE_DIR,
       simulatorPrompts: options.simulatorPrompts,
-      ...(options.simulator === undefined ? {} : { simulator: options.simulator, writeCacheDir: join(options.storeDir ?? DEFAULT_STORE_DIR, "tool_response_cache") })
+      ...(options.simulator === undefined
+        ? {}
+        : {
+            simulator: options.simulator,
+            writeCacheDir: join(options.storeDir ?? DEFAULT_STORE_DIR, "tool_response_cache")
+          })
     })
     const task: Task = taskOf(query, options.toolset ?? "all", (name, docs) =>
-      toolbenchLibrary(name, docs as ReadonlyArray<ApiDocInput>, env, options.wholeResponses ? { maxObservationChars: Number.POSITIVE_INFINITY } : {})
+      toolbenchLibrary(
+        name,
+        docs as ReadonlyArray<ApiDocInput>,
+        env,
+        options.wholeResponses ? { maxObservationChars: Number.POSITIVE_INFINITY } : {}
+      )
     )
     return { query, task, env }
   })

@@ -24,7 +24,8 @@ if (fromSource) {
   const { registerHooks } = await import("node:module")
   const index = new URL("../src/index.ts", import.meta.url).href
   registerHooks({
-    resolve: (specifier, context, nextResolve) => (specifier === "smurfs" ? { url: index, shortCircuit: true } : nextResolve(specifier, context))
+    resolve: (specifier, context, nextResolve) =>
+      specifier === "smurfs" ? { url: index, shortCircuit: true } : nextResolve(specifier, context)
   })
 }
 const entry = fromSource ? source : new URL("../dist/src/cli/main.js", import.meta.url)

@@ -1,6 +1,7 @@
 // An example custom tool library: pass it with `smurfs run ... --tools examples/my-tools.ts`.
-import { z } from "zod"
+
 import { defineTool } from "smurfs"
+import { z } from "zod"
 
 export const tools = [
   defineTool({

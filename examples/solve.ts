@@ -1,6 +1,7 @@
 // solve.ts: the Promise API with a tool of your own (run it with `node solve.ts`).
-import { z } from "zod"
+
 import { defineTool, solve } from "smurfs"
+import { z } from "zod"
 
 const wordCount = defineTool({
   name: "word_count",

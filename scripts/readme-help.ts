@@ -1,8 +1,8 @@
 // Keeps the command reference (docs/cli.md) equal to `smurfs <command> --help`: `node scripts/readme-help.ts` rewrites it, `--check` only compares.
 import { execFile } from "node:child_process"
-import { promisify } from "node:util"
 import { readFileSync, writeFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
+import { promisify } from "node:util"
 import { commandNames } from "../src/cli/main.ts"
 
 /** The page that holds the command reference (the README links to it). */
@@ -16,7 +16,11 @@ export const COMMANDS = commandNames()
 export const helpOf = async (command: string): Promise<string> => {
   const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: "1" }
   for (const key of Object.keys(env)) if (key.startsWith("SMURFS_")) delete env[key]
-  const { stdout } = await promisify(execFile)(process.execPath, [bin, command, "--help"], { encoding: "utf8", env, cwd: fileURLToPath(new URL("..", import.meta.url)) })
+  const { stdout } = await promisify(execFile)(process.execPath, [bin, command, "--help"], {
+    encoding: "utf8",
+    env,
+    cwd: fileURLToPath(new URL("..", import.meta.url))
+  })
   return stdout.trimEnd()
 }
 
@@ -24,7 +28,8 @@ const open = (command: string) => `<!-- help:${command} -->`
 const close = (command: string) => `<!-- /help:${command} -->`
 
 /** The block the reference holds for a command: its help in a text fence between the markers. */
-export const block = (command: string, help: string): string => `${open(command)}\n\`\`\`text\n${help}\n\`\`\`\n${close(command)}`
+export const block = (command: string, help: string): string =>
+  `${open(command)}\n\`\`\`text\n${help}\n\`\`\`\n${close(command)}`
 
 /** Where a command's block sits: the line numbers (1-based) of its markers, or undefined. */
 export const locate = (readme: string, command: string): { start: number; end: number } | undefined => {

@@ -9,13 +9,23 @@ import { GROUPS } from "../bench/datasets.ts"
 import { stdApiName, stdToolName } from "../src/tools/toolbench/names.ts"
 
 /** How many queries of each group the fixture keeps: G1_instruction holds the data example's three (588, 608, 1073) and the three after them. */
-const PER_GROUP: Record<(typeof GROUPS)[number], number> = { G1_instruction: 6, G1_category: 2, G1_tool: 2, G2_instruction: 2, G2_category: 2, G3_instruction: 2 }
+const PER_GROUP: Record<(typeof GROUPS)[number], number> = {
+  G1_instruction: 6,
+  G1_category: 2,
+  G1_tool: 2,
+  G2_instruction: 2,
+  G2_category: 2,
+  G3_instruction: 2
+}
 
 const dir = resolve(process.argv[2] ?? fileURLToPath(new URL("../../shared/toolbench", import.meta.url)))
 const out = fileURLToPath(new URL("../test/fixtures/toolbench-mini/toolbench-mini.json", import.meta.url))
 const json = (path: string) => JSON.parse(readFileSync(path, "utf8")) as unknown
 
-const queries: Record<string, Array<{ query_id: number | string; api_list: Array<{ tool_name: string; api_name: string }> }>> = {}
+const queries: Record<
+  string,
+  Array<{ query_id: number | string; api_list: Array<{ tool_name: string; api_name: string }> }>
+> = {}
 const queryIds: Record<string, Record<string, unknown>> = {}
 for (const group of GROUPS) {
   const all = json(join(dir, "queries", `${group}.json`)) as (typeof queries)[string]
@@ -23,7 +33,9 @@ for (const group of GROUPS) {
   const ids = json(join(dir, "query_ids", `${group}.json`)) as Record<string, unknown>
   queryIds[group] = Object.fromEntries(queries[group]!.map((q) => [String(q.query_id), ids[String(q.query_id)] ?? 0]))
 }
-const apis = new Set(Object.values(queries).flatMap((qs) => qs.flatMap((q) => q.api_list.map((a) => `${stdToolName(a)}/${stdApiName(a)}`))))
+const apis = new Set(
+  Object.values(queries).flatMap((qs) => qs.flatMap((q) => q.api_list.map((a) => `${stdToolName(a)}/${stdApiName(a)}`)))
+)
 const responses = readFileSync(join(dir, "responses.jsonl"), "utf8")
   .split("\n")
   .filter((line) => line.trim() !== "")
@@ -33,7 +45,8 @@ const responses = readFileSync(join(dir, "responses.jsonl"), "utf8")
 writeFileSync(
   out,
   `${JSON.stringify({
-    notice: "A few queries, query ids and recorded tool responses of StableToolBench (https://github.com/THUNLP-MT/StableToolBench), Apache-2.0: see NOTICE in this folder.",
+    notice:
+      "A few queries, query ids and recorded tool responses of StableToolBench (https://github.com/THUNLP-MT/StableToolBench), Apache-2.0: see NOTICE in this folder.",
     queries,
     queryIds,
     responses

@@ -20,4 +20,5 @@ export interface Failure {
 const KINDS: ReadonlySet<unknown> = new Set<FailureKind>(["usage", "bad-input", "unavailable", "failed"])
 
 /** True for an error that says its kind; anything else (a defect, a thrown TypeError) is a bug. */
-export const isFailure = (u: unknown): u is Failure => typeof u === "object" && u !== null && KINDS.has((u as { kind?: unknown }).kind)
+export const isFailure = (u: unknown): u is Failure =>
+  typeof u === "object" && u !== null && KINDS.has((u as { kind?: unknown }).kind)

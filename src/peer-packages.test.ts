@@ -1,13 +1,24 @@
 import * as Effect from "effect/Effect"
 import { describe, expect, it } from "vitest"
 import { isFailure } from "./failure.ts"
-import { checkPeers, loadWithPeers, MCP_PEERS, MissingPeerPackage, missingPeers, QUEUE_PEERS, requirePeer, RETRIEVAL_PEERS, type Resolver } from "./peer-packages.ts"
+import {
+  checkPeers,
+  loadWithPeers,
+  MCP_PEERS,
+  MissingPeerPackage,
+  missingPeers,
+  QUEUE_PEERS,
+  RETRIEVAL_PEERS,
+  type Resolver,
+  requirePeer
+} from "./peer-packages.ts"
 
 /** A resolver that finds everything but `absent`, as `import.meta.resolve` does when a package is not installed. */
 const without =
   (...absent: string[]): Resolver =>
   (specifier) => {
-    if (absent.some((name) => specifier === name || specifier.startsWith(`${name}/`))) throw Object.assign(new Error(`Cannot find package '${specifier}'`), { code: "ERR_MODULE_NOT_FOUND" })
+    if (absent.some((name) => specifier === name || specifier.startsWith(`${name}/`)))
+      throw Object.assign(new Error(`Cannot find package '${specifier}'`), { code: "ERR_MODULE_NOT_FOUND" })
     return `file:///node_modules/${specifier}`
   }
 

@@ -13,16 +13,28 @@ export interface PeerFeature {
   readonly packages: ReadonlyArray<{ readonly name: string; readonly probe?: string | undefined }>
 }
 
-export const QUEUE_PEERS: PeerFeature = { feature: "The Redis queue (--queue, smurfs worker)", packages: [{ name: "bullmq" }, { name: "ioredis" }] }
-export const MCP_PEERS: PeerFeature = { feature: "MCP tool servers", packages: [{ name: "@modelcontextprotocol/sdk", probe: "@modelcontextprotocol/sdk/client/index.js" }] }
-export const RETRIEVAL_PEERS: PeerFeature = { feature: "Tool retrieval (--toolset retrieve, tools search)", packages: [{ name: "minisearch" }] }
+export const QUEUE_PEERS: PeerFeature = {
+  feature: "The Redis queue (--queue, smurfs worker)",
+  packages: [{ name: "bullmq" }, { name: "ioredis" }]
+}
+export const MCP_PEERS: PeerFeature = {
+  feature: "MCP tool servers",
+  packages: [{ name: "@modelcontextprotocol/sdk", probe: "@modelcontextprotocol/sdk/client/index.js" }]
+}
+export const RETRIEVAL_PEERS: PeerFeature = {
+  feature: "Tool retrieval (--toolset retrieve, tools search)",
+  packages: [{ name: "minisearch" }]
+}
 
 /** Throws when a specifier cannot be resolved from this package, as `import.meta.resolve` does. */
 export type Resolver = (specifier: string) => unknown
 
 const resolveHere: Resolver = (specifier) => import.meta.resolve(specifier)
 
-export class MissingPeerPackage extends Data.TaggedError("MissingPeerPackage")<{ readonly feature: string; readonly packages: ReadonlyArray<string> }> {
+export class MissingPeerPackage extends Data.TaggedError("MissingPeerPackage")<{
+  readonly feature: string
+  readonly packages: ReadonlyArray<string>
+}> {
   get kind(): FailureKind {
     return "bad-input"
   }
@@ -43,15 +55,23 @@ export const missingPeers = (peers: PeerFeature, resolve: Resolver = resolveHere
   })
 
 /** Fails with `MissingPeerPackage` when one of the feature's packages is missing. */
-export const checkPeers = (peers: PeerFeature, resolve: Resolver = resolveHere): Effect.Effect<void, MissingPeerPackage> =>
+export const checkPeers = (
+  peers: PeerFeature,
+  resolve: Resolver = resolveHere
+): Effect.Effect<void, MissingPeerPackage> =>
   Effect.suspend(() => {
     const missing = missingPeers(peers, resolve)
-    return missing.length === 0 ? Effect.void : Effect.fail(new MissingPeerPackage({ feature: peers.feature, packages: missing }))
+    return missing.length === 0
+      ? Effect.void
+      : Effect.fail(new MissingPeerPackage({ feature: peers.feature, packages: missing }))
   })
 
 /** The feature's modules, imported once its packages are known to be there. */
-export const loadWithPeers = <M>(peers: PeerFeature, load: () => Promise<M>, resolve: Resolver = resolveHere): Effect.Effect<M, MissingPeerPackage> =>
-  Effect.andThen(checkPeers(peers, resolve), () => Effect.promise(load))
+export const loadWithPeers = <M>(
+  peers: PeerFeature,
+  load: () => Promise<M>,
+  resolve: Resolver = resolveHere
+): Effect.Effect<M, MissingPeerPackage> => Effect.andThen(checkPeers(peers, resolve), () => Effect.promise(load))
 
 /** The same for code that cannot wait (a synchronous index): the package through `require`, or `MissingPeerPackage` thrown. */
 export const requirePeer = <M>(peers: PeerFeature, name: string, resolve: Resolver = resolveHere): M => {

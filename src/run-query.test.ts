@@ -11,13 +11,25 @@ const query = "What is 12% of the height of Mount Everest in feet?"
 describe("RunSettings", () => {
   it("fills the defaults", () => {
     const s = runSettings({ query: "q" })
-    expect([s.tools, s.toolset, s.profile, s.planner, s.answerer, s.verifier, s.rerank]).toEqual([["demo"], "all", "improved", true, true, true, false])
+    expect([s.tools, s.toolset, s.profile, s.planner, s.answerer, s.verifier, s.rerank]).toEqual([
+      ["demo"],
+      "all",
+      "improved",
+      true,
+      true,
+      true,
+      false
+    ])
   })
 
   it("refuses settings that do not go together, naming the fix", () => {
     expect(() => runSettings({})).toThrow(/give the query to solve/)
-    expect(() => runSettings({ query: "q", data: "/d" })).toThrow(/--data and --env choose a ToolBench task's tools: add --query-id <id>/)
-    expect(() => runSettings({ query: "q", toolset: "relevant" })).toThrow(/--toolset relevant takes a ToolBench task's relevant APIs/)
+    expect(() => runSettings({ query: "q", data: "/d" })).toThrow(
+      /--data and --env choose a ToolBench task's tools: add --query-id <id>/
+    )
+    expect(() => runSettings({ query: "q", toolset: "relevant" })).toThrow(
+      /--toolset relevant takes a ToolBench task's relevant APIs/
+    )
     expect(() => runSettings({ query: "q", rerank: true })).toThrow(/choose how tools are retrieved/)
     expect(() => runSettings({ query: "q", toolset: "retrieve:x" })).toThrow(InvalidRunSettings)
     expect(runSettings({ queryId: "588", toolset: "relevant" }).queryId).toBe("588")
@@ -27,7 +39,9 @@ describe("RunSettings", () => {
 describe("runQuery", () => {
   it("solves a query from settings alone: the trajectory as a value, every event to the hook, no server failure", async () => {
     const events: Array<RunEvent> = []
-    const { trajectory, failure } = await Effect.runPromise(runQuery(runSettings({ query, model: `scripted:${demoScript}` }), { onEvent: (e) => events.push(e) }))
+    const { trajectory, failure } = await Effect.runPromise(
+      runQuery(runSettings({ query, model: `scripted:${demoScript}` }), { onEvent: (e) => events.push(e) })
+    )
     expect(failure).toBeUndefined()
     expect(trajectory.finishType).toBe("give_answer")
     expect(trajectory.finalAnswer).toContain("3483.86 feet")

@@ -17,16 +17,16 @@ import type { Task } from "./agents/task.ts"
 import { LanguageModel, type LanguageModelShape } from "./llm/language-model.ts"
 import { type ModelCallObserver, observedModelLayer } from "./llm/observe.ts"
 import type { ServerFailure, ServerWatch } from "./llm/server-watch.ts"
-import { DEFAULT_MODEL_SPEC, modelLayer, type ModelOptions, standaloneModel } from "./llm/spec.ts"
-import { loadTools } from "./tools/load.ts"
+import { DEFAULT_MODEL_SPEC, type ModelOptions, modelLayer, standaloneModel } from "./llm/spec.ts"
+import { taskIdOf, watchedModel } from "./solve.ts"
 import { simulatorPrompts } from "./tools/environments/simulator-prompts.ts"
-import { defaultEmbeddingCache } from "./tools/retrieval/embedding-cache.ts"
+import { loadTools } from "./tools/load.ts"
 import { makeEmbedder } from "./tools/retrieval/embedder.ts"
+import { defaultEmbeddingCache } from "./tools/retrieval/embedding-cache.ts"
 import { makeRetriever } from "./tools/retrieval/retriever.ts"
 import { parseToolset } from "./tools/retrieval/toolset.ts"
 import type { RunEvent } from "./trace/events.ts"
 import type { Trajectory } from "./trace/trajectory.ts"
-import { taskIdOf, watchedModel } from "./solve.ts"
 
 /** The tool environments of a ToolBench task unless `envs` says otherwise: recorded responses, else a deterministic error. */
 const TOOLBENCH_ENVS = ["replay", "offline"] as const
@@ -86,15 +86,21 @@ export const RunSettings = z
   .superRefine((s, ctx) => {
     const issue = (message: string) => ctx.addIssue({ code: "custom", message })
     if (s.query.trim().length === 0 && s.queryId === undefined)
-      issue('give the query to solve, e.g. smurfs run "What is 12% of the height of Mount Everest in feet?", or a ToolBench task with --query-id <id>')
-    if (s.queryId === undefined && (s.data !== undefined || s.envs !== undefined)) issue("--data and --env choose a ToolBench task's tools: add --query-id <id>")
+      issue(
+        'give the query to solve, e.g. smurfs run "What is 12% of the height of Mount Everest in feet?", or a ToolBench task with --query-id <id>'
+      )
+    if (s.queryId === undefined && (s.data !== undefined || s.envs !== undefined))
+      issue("--data and --env choose a ToolBench task's tools: add --query-id <id>")
     let kind: string | undefined
     try {
       kind = parseToolset(s.toolset).kind
     } catch (e) {
       issue((e as Error).message)
     }
-    if (kind === "relevant" && s.queryId === undefined) issue("--toolset relevant takes a ToolBench task's relevant APIs: add --query-id <id>, or use all or retrieve[:k]")
+    if (kind === "relevant" && s.queryId === undefined)
+      issue(
+        "--toolset relevant takes a ToolBench task's relevant APIs: add --query-id <id>, or use all or retrieve[:k]"
+      )
     if (kind !== undefined && kind !== "retrieve" && (s.embed !== undefined || s.rerank || s.embedCache !== undefined))
       issue("--embed, --embed-cache and --rerank choose how tools are retrieved: use them with --toolset retrieve[:k]")
   })
@@ -111,7 +117,12 @@ export class InvalidRunSettings extends Error {
 /** Validate settings and fill in the defaults; throws InvalidRunSettings naming what is wrong. */
 export const runSettings = (input: RunSettingsInput): RunSettings => {
   const parsed = RunSettings.safeParse(input)
-  if (!parsed.success) throw new InvalidRunSettings(parsed.error.issues.map((i) => (i.path.length > 0 && i.code !== "custom" ? `${i.path.join(".")}: ${i.message}` : i.message)).join("; "))
+  if (!parsed.success)
+    throw new InvalidRunSettings(
+      parsed.error.issues
+        .map((i) => (i.path.length > 0 && i.code !== "custom" ? `${i.path.join(".")}: ${i.message}` : i.message))
+        .join("; ")
+    )
   return parsed.data
 }
 
@@ -148,14 +159,29 @@ type ToolbenchTask = Effect.Success<ReturnType<typeof toolbenchTask>>
  * as in bench) for a ToolBench task, else the `tools` library itself; the task gets the top k for its
  * query and the Smurfs executor retrieves per subtask, exactly as bench's tasks do.
  */
-const retrievedTask = (settings: RunSettings, k: number, toolbench: ToolbenchTask | undefined, model: LanguageModelShape) =>
+const retrievedTask = (
+  settings: RunSettings,
+  k: number,
+  toolbench: ToolbenchTask | undefined,
+  model: LanguageModelShape
+) =>
   Effect.gen(function* () {
-    const embedder = settings.embed === undefined ? undefined : yield* makeEmbedder(settings.embed, { timeoutMs: settings.modelOptions.timeoutMs })
+    const embedder =
+      settings.embed === undefined
+        ? undefined
+        : yield* makeEmbedder(settings.embed, { timeoutMs: settings.modelOptions.timeoutMs })
     const embeddingCache = resolve(settings.embedCache ?? defaultEmbeddingCache())
     const reranker = settings.rerank ? model : undefined
     const query = settings.query || toolbench?.task.query || ""
     if (toolbench) {
-      const corpus = yield* makeRetrievalCorpus({ data: settings.data ?? DEFAULT_DATA_DIR, env: toolbench.env, k, embedder, embeddingCache, reranker })
+      const corpus = yield* makeRetrievalCorpus({
+        data: settings.data ?? DEFAULT_DATA_DIR,
+        env: toolbench.env,
+        k,
+        embedder,
+        embeddingCache,
+        reranker
+      })
       const set = yield* retrieveTaskSet(corpus.retriever, query, k)
       return retrievalTask(corpus.retriever, { id: toolbench.task.id, query, name: taskKey(toolbench.query) }, set, k)
     }
@@ -177,7 +203,9 @@ const toolbenchTaskOf = (settings: RunSettings, queryId: string) =>
       toolset: toolset.kind === "relevant" ? "relevant" : "all",
       wholeResponses: PROFILE_SETTINGS[settings.profile].wholeToolResponses,
       simulatorPrompts: simulatorPrompts(settings.stb),
-      ...(settings.simulator === undefined ? {} : { simulator: yield* standaloneModel(settings.simulator, settings.modelOptions as ModelOptions) })
+      ...(settings.simulator === undefined
+        ? {}
+        : { simulator: yield* standaloneModel(settings.simulator, settings.modelOptions as ModelOptions) })
     })
   })
 
@@ -211,5 +239,8 @@ export const runQuery = (settings: RunSettings, hooks: RunHooks = {}) => {
     const watched = watch
     const trajectory = yield* smurfs(options)(task).pipe(Effect.provideService(LanguageModel, watched.model))
     return { trajectory, failure: watched.failure() } satisfies RunOutcome
-  }).pipe(Effect.scoped, Effect.provide(hooks.modelCalls ? Layer.provide(observedModelLayer(hooks.modelCalls), layer) : layer))
+  }).pipe(
+    Effect.scoped,
+    Effect.provide(hooks.modelCalls ? Layer.provide(observedModelLayer(hooks.modelCalls), layer) : layer)
+  )
 }

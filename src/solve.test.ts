@@ -2,11 +2,11 @@ import { createServer } from "node:net"
 import { Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
 import { z } from "zod"
-import { makeScriptedModel } from "./llm/scripted.ts"
-import { LanguageModel } from "./llm/language-model.ts"
-import { defineTool } from "./tools/define-tool.ts"
-import { solve } from "./solve.ts"
 import { ModelUnreachable } from "./index.ts"
+import { LanguageModel } from "./llm/language-model.ts"
+import { makeScriptedModel } from "./llm/scripted.ts"
+import { solve } from "./solve.ts"
+import { defineTool } from "./tools/define-tool.ts"
 import type { RunEvent } from "./trace/events.ts"
 
 const wordCount = defineTool({
@@ -31,7 +31,11 @@ const layerOf = (script: unknown) => Layer.succeed(LanguageModel, makeScriptedMo
 describe("solve (the Promise API)", () => {
   it("resolves with the trajectory and streams every event to onEvent", async () => {
     const seen: RunEvent[] = []
-    const trajectory = await solve("How many words are in 'the quick brown fox'?", { model: layerOf(smurfsScript), tools: [wordCount], onEvent: (e) => seen.push(e) })
+    const trajectory = await solve("How many words are in 'the quick brown fox'?", {
+      model: layerOf(smurfsScript),
+      tools: [wordCount],
+      onEvent: (e) => seen.push(e)
+    })
     expect(trajectory.finishType).toBe("give_answer")
     expect(trajectory.finalAnswer).toContain("4 words")
     expect(trajectory.totals.toolCalls).toBe(1)
@@ -59,9 +63,16 @@ describe("solve (the Promise API)", () => {
   })
 
   it("rejects bad input with the library's actionable error", async () => {
-    await expect(solve("q", { model: "nosuch", tools: [wordCount] })).rejects.toMatchObject({ _tag: "InvalidModelSpec", message: expect.stringContaining("ollama:nosuch") })
-    await expect(solve("q", { model: layerOf({}), tools: [wordCount, wordCount] })).rejects.toMatchObject({ _tag: "DuplicateToolName" })
-    await expect(solve("q", { model: layerOf({}), tools: "./no/such/tools.ts" })).rejects.toMatchObject({ _tag: "ToolLoadError" })
+    await expect(solve("q", { model: "nosuch", tools: [wordCount] })).rejects.toMatchObject({
+      _tag: "InvalidModelSpec",
+      message: expect.stringContaining("ollama:nosuch")
+    })
+    await expect(solve("q", { model: layerOf({}), tools: [wordCount, wordCount] })).rejects.toMatchObject({
+      _tag: "DuplicateToolName"
+    })
+    await expect(solve("q", { model: layerOf({}), tools: "./no/such/tools.ts" })).rejects.toMatchObject({
+      _tag: "ToolLoadError"
+    })
   })
 
   it("rejects with the signal's reason when aborted, and the hung tool is abandoned", async () => {
@@ -72,11 +83,22 @@ describe("solve (the Promise API)", () => {
       description: "Never answers.",
       parameters: z.object({}),
       timeoutMs: 60_000,
-      execute: (_args, { signal }) => ((started = true), new Promise((_, reject) => signal.addEventListener("abort", () => ((abandoned = true), reject(new Error("abandoned"))))))
+      execute: (_args, { signal }) => (
+        (started = true),
+        new Promise((_, reject) =>
+          signal.addEventListener("abort", () => ((abandoned = true), reject(new Error("abandoned"))))
+        )
+      )
     })
     const script = { "*": [{ thought: "wait", action: "hang", action_input: {} }] }
     const controller = new AbortController()
-    const pending = solve("wait", { model: layerOf(script), tools: [hang], method: "react", methodOptions: { toolCalling: "json" }, signal: controller.signal })
+    const pending = solve("wait", {
+      model: layerOf(script),
+      tools: [hang],
+      method: "react",
+      methodOptions: { toolCalling: "json" },
+      signal: controller.signal
+    })
     await Effect.runPromise(Effect.sleep(50))
     expect(started).toBe(true)
     controller.abort(new Error("stop now"))
@@ -92,11 +114,21 @@ describe("solve (the Promise API)", () => {
         server.close(() => resolve(port))
       })
     })
-    const refused = solve("How many words are in 'a b'?", { model: "ollama:qwen2.5:7b", modelOptions: { host: `http://127.0.0.1:${port}` }, tools: [wordCount] })
+    const refused = solve("How many words are in 'a b'?", {
+      model: "ollama:qwen2.5:7b",
+      modelOptions: { host: `http://127.0.0.1:${port}` },
+      tools: [wordCount]
+    })
     await expect(refused).rejects.toBeInstanceOf(ModelUnreachable)
-    await expect(refused).rejects.toMatchObject({ kind: "unavailable", message: expect.stringContaining(`127.0.0.1:${port}`) })
+    await expect(refused).rejects.toMatchObject({
+      kind: "unavailable",
+      message: expect.stringContaining(`127.0.0.1:${port}`)
+    })
     // the model answered, with nothing usable: the task ran and gave up, which is a result
-    const gaveUp = await solve("How many words in 'a b'?", { model: layerOf({ "*": ["not a plan"], $cycle: true }), tools: [wordCount] })
+    const gaveUp = await solve("How many words in 'a b'?", {
+      model: layerOf({ "*": ["not a plan"], $cycle: true }),
+      tools: [wordCount]
+    })
     expect(gaveUp.finishType).toBe("give_up")
   })
 })

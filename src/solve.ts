@@ -47,13 +47,18 @@ export const taskIdOf = (query: string): string => createHash("sha256").update(q
  * The model of a one-query run, watched: the server's first failure ends the run (a timed-out call is
  * sent once more), so no answer is made without the model. `solve` and `smurfs run` share it.
  */
-export const watchedModel = Effect.map(LanguageModel, (model: LanguageModelShape) => watchServer(model, { timeoutRetries: 1 }))
+export const watchedModel = Effect.map(LanguageModel, (model: LanguageModelShape) =>
+  watchServer(model, { timeoutRetries: 1 })
+)
 
 const libraryOf = (tools: SolveOptions["tools"]) =>
   typeof tools === "string"
     ? loadToolLibrary(tools)
     : Effect.try({
-        try: () => (Array.isArray(tools) ? makeToolLibrary("tools", tools as ReadonlyArray<Tool>) : makeToolLibrary((tools as ToolLibrary).name, (tools as ToolLibrary).tools)),
+        try: () =>
+          Array.isArray(tools)
+            ? makeToolLibrary("tools", tools as ReadonlyArray<Tool>)
+            : makeToolLibrary((tools as ToolLibrary).name, (tools as ToolLibrary).tools),
         catch: (e) => e as Error
       })
 
@@ -81,12 +86,15 @@ export const solve = async (query: string, options: SolveOptions): Promise<Traje
     const tools = yield* libraryOf(options.tools)
     const id = options.id ?? taskIdOf(query)
     const watch = yield* watchedModel
-    const trajectory = yield* method(options.methodOptions)({ id, query, tools }).pipe(Effect.provideService(LanguageModel, watch.model))
+    const trajectory = yield* method(options.methodOptions)({ id, query, tools }).pipe(
+      Effect.provideService(LanguageModel, watch.model)
+    )
     const failure = watch.failure()
     return failure ? yield* Effect.fail(failure) : trajectory
   }).pipe(Effect.provide(layer), Effect.provideService(EventListener, options.onEvent))
   const exit = await Effect.runPromiseExit(program, options.signal ? { signal: options.signal } : undefined)
   if (Exit.isSuccess(exit)) return exit.value
-  if (Cause.hasInterruptsOnly(exit.cause)) throw options.signal?.reason ?? new DOMException("solve was interrupted", "AbortError")
+  if (Cause.hasInterruptsOnly(exit.cause))
+    throw options.signal?.reason ?? new DOMException("solve was interrupted", "AbortError")
   throw Cause.squash(exit.cause)
 }

@@ -2,4 +2,6 @@
 import { readFileSync } from "node:fs"
 import { packageRoot } from "./package-root.ts"
 
-export const version: string = (JSON.parse(readFileSync(new URL("package.json", packageRoot), "utf8")) as { version: string }).version
+export const version: string = (
+  JSON.parse(readFileSync(new URL("package.json", packageRoot), "utf8")) as { version: string }
+).version

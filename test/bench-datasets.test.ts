@@ -4,7 +4,7 @@ import { join } from "node:path"
 import { Effect, Exit } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { DatasetError, GROUPS, loadQueries, toolDocsOf } from "../bench/datasets.ts"
-import { FULL_DATA, MINI_DATA, lacks, skipNote } from "./data.ts"
+import { FULL_DATA, lacks, MINI_DATA, skipNote } from "./data.ts"
 
 const DATA = MINI_DATA.path
 const load = (o: Parameters<typeof loadQueries>[0]) => Effect.runPromise(loadQueries(o))
@@ -20,17 +20,22 @@ describe("StableToolBench datasets", () => {
   const scratch = mkdtempSync(join(tmpdir(), "smurfs-data-"))
   afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 
-  it.skipIf(lacks(FULL_DATA))(`loads all six groups, 765 test queries, with their tool docs${skipNote(FULL_DATA)}`, async () => {
-    const all = await load({ dir: FULL_DATA.path })
-    expect(all).toHaveLength(765)
-    expect(new Set(all.map((q) => q.group))).toEqual(new Set(GROUPS))
-    expect(all.filter((q) => q.group === "G1_instruction")).toHaveLength(163)
-    expect(new Set(all.map((q) => `${q.group}/${q.id}`)).size).toBe(765)
-    expect(all.every((q) => q.apiList.length > 0 && q.query.length > 0)).toBe(true)
-  })
+  it.skipIf(lacks(FULL_DATA))(
+    `loads all six groups, 765 test queries, with their tool docs${skipNote(FULL_DATA)}`,
+    async () => {
+      const all = await load({ dir: FULL_DATA.path })
+      expect(all).toHaveLength(765)
+      expect(new Set(all.map((q) => q.group))).toEqual(new Set(GROUPS))
+      expect(all.filter((q) => q.group === "G1_instruction")).toHaveLength(163)
+      expect(new Set(all.map((q) => `${q.group}/${q.id}`)).size).toBe(765)
+      expect(all.every((q) => q.apiList.length > 0 && q.query.length > 0)).toBe(true)
+    }
+  )
 
   it("filters by group, ids and a per-group limit", async () => {
-    expect((await load({ dir: DATA, groups: ["G3_instruction", "G2_category"], limit: 2 })).map((q) => q.group)).toEqual(["G3_instruction", "G3_instruction", "G2_category", "G2_category"])
+    expect(
+      (await load({ dir: DATA, groups: ["G3_instruction", "G2_category"], limit: 2 })).map((q) => q.group)
+    ).toEqual(["G3_instruction", "G3_instruction", "G2_category", "G2_category"])
     const byId = await load({ dir: DATA, groups: ["G1_instruction"], ids: ["1073", "608"] })
     expect(byId.map((q) => q.id).sort()).toEqual(["1073", "608"])
   })
@@ -40,7 +45,8 @@ describe("StableToolBench datasets", () => {
     const relevant = toolDocsOf(q!, "relevant")
     expect(relevant.length).toBeGreaterThan(0)
     expect(relevant.length).toBeLessThan(q!.apiList.length)
-    for (const doc of relevant) expect(q!.relevant.some(([tool, api]) => tool === doc.tool_name && api === doc.api_name)).toBe(true)
+    for (const doc of relevant)
+      expect(q!.relevant.some(([tool, api]) => tool === doc.tool_name && api === doc.api_name)).toBe(true)
     expect(toolDocsOf(q!, "all")).toBe(q!.apiList)
   })
 

@@ -6,17 +6,17 @@ import { afterEach, describe, expect, it } from "vitest"
 import { z } from "zod"
 import type { BenchQuery } from "../bench/datasets.ts"
 import { RUN_FORMAT_VERSION, type RunConfig, runConfigPath, TaskRecord, taskRecordPath } from "../bench/run-format.ts"
-import { type MethodEntry, runBench, type RunnerOptions } from "../bench/runner.ts"
+import { type MethodEntry, type RunnerOptions, runBench } from "../bench/runner.ts"
 import { react } from "../src/agents/react.ts"
 import type { Method, Task } from "../src/agents/task.ts"
 import { ModelUnreachable } from "../src/llm/errors.ts"
 import { LanguageModel } from "../src/llm/language-model.ts"
 import { makeScriptedModel, scriptedLayer } from "../src/llm/scripted.ts"
-import { readConverted } from "../src/trace/converters/stabletoolbench.ts"
 import type { Tool } from "../src/tools/tool.ts"
 import { type AtomicWriteFs, nodeAtomicWriteFs } from "../src/trace/atomic-write.ts"
-import { diskWith } from "./disk.ts"
+import { readConverted } from "../src/trace/converters/stabletoolbench.ts"
 import { isKind } from "../src/trace/events.ts"
+import { diskWith } from "./disk.ts"
 
 const dirs: Array<string> = []
 const tempRun = () => {
@@ -59,14 +59,39 @@ const config: RunConfig = {
 }
 
 /** A react run whose model echoes the query, then answers with it. */
-const echoScript = { $cycle: true, "*": [{ toolCalls: [{ name: "echo_for_echo", arguments: { text: "hi" } }] }, { toolCalls: [{ name: "Finish", arguments: { return_type: "give_answer", final_answer: "done" } }] }] }
+const echoScript = {
+  $cycle: true,
+  "*": [
+    { toolCalls: [{ name: "echo_for_echo", arguments: { text: "hi" } }] },
+    { toolCalls: [{ name: "Finish", arguments: { return_type: "give_answer", final_answer: "done" } }] }
+  ]
+}
 
 /** A method that counts how often each task ran, answering with the task id. */
-const counting = (counts: Map<string, number>): Method => (task) =>
-  Effect.sync(() => {
-    counts.set(task.id, (counts.get(task.id) ?? 0) + 1)
-    return { taskId: task.id, query: task.query, method: "count", model: "m", finalAnswer: `answer ${task.id}`, finishType: "give_answer" as const, events: [], totals: { modelCalls: 0, promptTokens: 0, completionTokens: 0, toolCalls: 0, backtracks: 0, wallMs: 0, guardrails: {} } }
-  })
+const counting =
+  (counts: Map<string, number>): Method =>
+  (task) =>
+    Effect.sync(() => {
+      counts.set(task.id, (counts.get(task.id) ?? 0) + 1)
+      return {
+        taskId: task.id,
+        query: task.query,
+        method: "count",
+        model: "m",
+        finalAnswer: `answer ${task.id}`,
+        finishType: "give_answer" as const,
+        events: [],
+        totals: {
+          modelCalls: 0,
+          promptTokens: 0,
+          completionTokens: 0,
+          toolCalls: 0,
+          backtracks: 0,
+          wallMs: 0,
+          guardrails: {}
+        }
+      }
+    })
 
 const options = (runDir: string, methods: Array<MethodEntry>, extra: Partial<RunnerOptions> = {}): RunnerOptions => ({
   runDir,
@@ -80,22 +105,37 @@ const options = (runDir: string, methods: Array<MethodEntry>, extra: Partial<Run
   ...extra
 })
 
-const run = (o: RunnerOptions, layer: Layer.Layer<LanguageModel> = scriptedLayer(echoScript as never)) => Effect.runPromiseExit(runBench(o).pipe(Effect.provide(layer)))
+const run = (o: RunnerOptions, layer: Layer.Layer<LanguageModel> = scriptedLayer(echoScript as never)) =>
+  Effect.runPromiseExit(runBench(o).pipe(Effect.provide(layer)))
 
 describe("bench runner", () => {
   it("writes one valid record per task and method, run.json, and converted files", async () => {
     const runDir = tempRun()
-    const exit = await run(options(runDir, [{ name: "react", method: react() }, { name: "count", method: counting(new Map()) }]))
+    const exit = await run(
+      options(runDir, [
+        { name: "react", method: react() },
+        { name: "count", method: counting(new Map()) }
+      ])
+    )
     expect(Exit.isSuccess(exit)).toBe(true)
     if (!Exit.isSuccess(exit)) return
     expect(exit.value).toMatchObject({ total: 12, skipped: 0, recorded: 12, answered: 12, notRecorded: 0 })
     for (const method of ["react", "count"])
       for (const q of queries) {
         const record = TaskRecord.parse(JSON.parse(readFileSync(taskRecordPath(runDir, method, GROUP, q.id), "utf8")))
-        expect(record).toMatchObject({ taskId: q.id, method, group: GROUP, model: "scripted:test", availableTools: ["echo_for_echo"] })
+        expect(record).toMatchObject({
+          taskId: q.id,
+          method,
+          group: GROUP,
+          model: "scripted:test",
+          availableTools: ["echo_for_echo"]
+        })
       }
     expect(readdirSync(join(runDir, "tasks", "react", GROUP)).sort()).toEqual(queries.map((q) => `${q.id}.json`).sort())
-    expect(JSON.parse(readFileSync(runConfigPath(runDir), "utf8"))).toMatchObject({ formatVersion: RUN_FORMAT_VERSION, methods: ["react"] })
+    expect(JSON.parse(readFileSync(runConfigPath(runDir), "utf8"))).toMatchObject({
+      formatVersion: RUN_FORMAT_VERSION,
+      methods: ["react"]
+    })
     const converted = await Effect.runPromise(readConverted(join(runDir, "converted", "react", `${GROUP}.json`)))
     expect(Object.keys(converted)).toEqual(queries.map((q) => q.id))
     expect(converted["1"]!.answer.final_answer).toContain('"final_answer": "done"')
@@ -115,10 +155,18 @@ describe("bench runner", () => {
     const second = new Map<string, number>()
     const exit = await run(options(runDir, [{ name: "count", method: counting(second) }], { resume: true }))
     expect(Exit.isSuccess(exit) && exit.value).toMatchObject({ total: 6, skipped: 2, recorded: 4 })
-    expect([...second.entries()].sort()).toEqual([["3", 1], ["4", 1], ["5", 1], ["6", 1]])
+    expect([...second.entries()].sort()).toEqual([
+      ["3", 1],
+      ["4", 1],
+      ["5", 1],
+      ["6", 1]
+    ])
     const files = readdirSync(join(runDir, "tasks", "count", GROUP)).sort()
     expect(files).toEqual(["1.json", "2.json", "3.json", "4.json", "5.json", "6.json"])
-    for (const f of files) expect(TaskRecord.safeParse(JSON.parse(readFileSync(join(runDir, "tasks", "count", GROUP, f), "utf8"))).success).toBe(true)
+    for (const f of files)
+      expect(
+        TaskRecord.safeParse(JSON.parse(readFileSync(join(runDir, "tasks", "count", GROUP, f), "utf8"))).success
+      ).toBe(true)
     // a second resume has nothing left to do
     const third = new Map<string, number>()
     const again = await run(options(runDir, [{ name: "count", method: counting(third) }], { resume: true }))
@@ -128,13 +176,36 @@ describe("bench runner", () => {
 
   it("refuses a resume that adds a method unless forced, then adds it to run.json with the difference", async () => {
     const runDir = tempRun()
-    await run(options(runDir, [{ name: "count", method: counting(new Map()) }], { queries: queries.slice(0, 1), config: { ...config, methods: ["count"] } }))
+    await run(
+      options(runDir, [{ name: "count", method: counting(new Map()) }], {
+        queries: queries.slice(0, 1),
+        config: { ...config, methods: ["count"] }
+      })
+    )
     const later = new Map<string, number>()
-    const both = [{ name: "count", method: counting(new Map()) }, { name: "later", method: counting(later) }]
-    const refused = await run(options(runDir, both, { queries: queries.slice(0, 1), resume: true, config: { ...config, methods: ["count", "later"] } }))
-    expect(Exit.isFailure(refused) && JSON.stringify(refused.cause)).toContain('methods (--method): the run has [\\"count\\"], this command asks for [\\"count\\",\\"later\\"]')
+    const both = [
+      { name: "count", method: counting(new Map()) },
+      { name: "later", method: counting(later) }
+    ]
+    const refused = await run(
+      options(runDir, both, {
+        queries: queries.slice(0, 1),
+        resume: true,
+        config: { ...config, methods: ["count", "later"] }
+      })
+    )
+    expect(Exit.isFailure(refused) && JSON.stringify(refused.cause)).toContain(
+      'methods (--method): the run has [\\"count\\"], this command asks for [\\"count\\",\\"later\\"]'
+    )
     expect(later.size).toBe(0)
-    await run(options(runDir, both, { queries: queries.slice(0, 1), resume: true, force: true, config: { ...config, methods: ["count", "later"] } }))
+    await run(
+      options(runDir, both, {
+        queries: queries.slice(0, 1),
+        resume: true,
+        force: true,
+        config: { ...config, methods: ["count", "later"] }
+      })
+    )
     const written = JSON.parse(readFileSync(runConfigPath(runDir), "utf8"))
     expect(written.methods).toEqual(["count", "later"])
     expect(written.options.forcedResumes[0].differences[0]).toContain("methods (--method)")
@@ -146,7 +217,12 @@ describe("bench runner", () => {
     await run(options(runDir, [{ name: "count", method: counting(new Map()) }], { queries: queries.slice(0, 1) }))
     const refused = await run(options(runDir, [{ name: "count", method: counting(new Map()) }]))
     expect(Exit.isFailure(refused) && JSON.stringify(refused.cause)).toContain("RunDirError")
-    expect(String(Exit.isFailure(refused) && (refused.cause as unknown as { reasons: Array<{ error: Error }> }).reasons[0]!.error.message)).toContain("--resume")
+    expect(
+      String(
+        Exit.isFailure(refused) &&
+          (refused.cause as unknown as { reasons: Array<{ error: Error }> }).reasons[0]!.error.message
+      )
+    ).toContain("--resume")
     writeFileSync(runConfigPath(runDir), JSON.stringify({ ...config, formatVersion: RUN_FORMAT_VERSION + 1 }))
     const counts = new Map<string, number>()
     const newer = await run(options(runDir, [{ name: "count", method: counting(counts) }], { resume: true }))
@@ -171,19 +247,32 @@ describe("bench runner", () => {
     const exit = await run(options(runDir, [{ name: "react", method: react() }], { concurrency: 1 }), flaky)
     expect(Exit.isFailure(exit)).toBe(true)
     expect(JSON.stringify(Exit.isFailure(exit) && exit.cause)).toContain("ModelServerDown")
-    const finish = (id: string) => TaskRecord.parse(JSON.parse(readFileSync(taskRecordPath(runDir, "react", GROUP, id), "utf8")))
+    const finish = (id: string) =>
+      TaskRecord.parse(JSON.parse(readFileSync(taskRecordPath(runDir, "react", GROUP, id), "utf8")))
     const files = readdirSync(join(runDir, "tasks", "react", GROUP)).sort()
     // three server failures in a row stop the run; each is an `error` record, never a give-up
     expect(files).toEqual(["1.json", "2.json", "3.json", "4.json", "5.json"])
     expect(["1", "2"].map((id) => finish(id).finishType)).toEqual(["give_answer", "give_answer"])
-    for (const id of ["3", "4", "5"]) expect(finish(id)).toMatchObject({ finishType: "error", errorTag: "ModelUnreachable" })
+    for (const id of ["3", "4", "5"])
+      expect(finish(id)).toMatchObject({ finishType: "error", errorTag: "ModelUnreachable" })
     // the converted predictions hold only results
-    expect(Object.keys(JSON.parse(readFileSync(join(runDir, "converted", "react", `${GROUP}.json`), "utf8")) as object)).toEqual(["1", "2"])
+    expect(
+      Object.keys(JSON.parse(readFileSync(join(runDir, "converted", "react", `${GROUP}.json`), "utf8")) as object)
+    ).toEqual(["1", "2"])
     // resume with a working server: the error tasks and the missing one run
     const resumed = await run(options(runDir, [{ name: "react", method: react() }], { resume: true }))
-    expect(Exit.isSuccess(resumed) && resumed.value).toMatchObject({ skipped: 2, recorded: 4, errors: 0, notRecorded: 0 })
+    expect(Exit.isSuccess(resumed) && resumed.value).toMatchObject({
+      skipped: 2,
+      recorded: 4,
+      errors: 0,
+      notRecorded: 0
+    })
     for (const id of ["3", "4", "5", "6"]) expect(finish(id).finishType).toBe("give_answer")
-    expect(Object.keys(JSON.parse(readFileSync(join(runDir, "converted", "react", `${GROUP}.json`), "utf8")) as object).sort()).toEqual(["1", "2", "3", "4", "5", "6"])
+    expect(
+      Object.keys(
+        JSON.parse(readFileSync(join(runDir, "converted", "react", `${GROUP}.json`), "utf8")) as object
+      ).sort()
+    ).toEqual(["1", "2", "3", "4", "5", "6"])
   })
 })
 
@@ -211,10 +300,33 @@ describe("bench runner and a slow or full disk", () => {
       Effect.sync(() => {
         log.push(`start ${task.id}`)
         if (log.filter((l) => l.startsWith("start")).length === 2) open()
-        return { taskId: task.id, query: task.query, method: "count", model: "m", finalAnswer: "a", finishType: "give_answer" as const, events: [], totals: { modelCalls: 0, promptTokens: 0, completionTokens: 0, toolCalls: 0, backtracks: 0, wallMs: 0, guardrails: {} } }
+        return {
+          taskId: task.id,
+          query: task.query,
+          method: "count",
+          model: "m",
+          finalAnswer: "a",
+          finishType: "give_answer" as const,
+          events: [],
+          totals: {
+            modelCalls: 0,
+            promptTokens: 0,
+            completionTokens: 0,
+            toolCalls: 0,
+            backtracks: 0,
+            wallMs: 0,
+            guardrails: {}
+          }
+        }
       })
     const runDir = tempRun()
-    const exit = await run(options(runDir, [{ name: "count", method }], { queries: queries.slice(0, 2), concurrency: 1, recordFs: slowDisk(disk, log) }))
+    const exit = await run(
+      options(runDir, [{ name: "count", method }], {
+        queries: queries.slice(0, 2),
+        concurrency: 1,
+        recordFs: slowDisk(disk, log)
+      })
+    )
     expect(Exit.isSuccess(exit)).toBe(true)
     const [first, second] = log.filter((l) => l.startsWith("start")).map((l) => l.slice(6))
     expect(log.indexOf(`start ${second}`)).toBeLessThan(log.indexOf(`written ${first}.json`))
@@ -231,10 +343,29 @@ describe("bench runner and a slow or full disk", () => {
       Effect.sync(() => {
         log.push(`start ${task.id}`)
         if (log.filter((l) => l.startsWith("start")).length === queries.length) open()
-        return { taskId: task.id, query: task.query, method: "count", model: "m", finalAnswer: "a", finishType: "give_answer" as const, events: [], totals: { modelCalls: 0, promptTokens: 0, completionTokens: 0, toolCalls: 0, backtracks: 0, wallMs: 0, guardrails: {} } }
+        return {
+          taskId: task.id,
+          query: task.query,
+          method: "count",
+          model: "m",
+          finalAnswer: "a",
+          finishType: "give_answer" as const,
+          events: [],
+          totals: {
+            modelCalls: 0,
+            promptTokens: 0,
+            completionTokens: 0,
+            toolCalls: 0,
+            backtracks: 0,
+            wallMs: 0,
+            guardrails: {}
+          }
+        }
       })
     const runDir = tempRun()
-    const exit = await run(options(runDir, [{ name: "count", method }], { concurrency: 1, recordFs: slowDisk(disk, log) }))
+    const exit = await run(
+      options(runDir, [{ name: "count", method }], { concurrency: 1, recordFs: slowDisk(disk, log) })
+    )
     clearTimeout(fallback)
     expect(Exit.isSuccess(exit)).toBe(true)
     // every task started before the first record was committed: the stalled writes held no slot
@@ -245,9 +376,13 @@ describe("bench runner and a slow or full disk", () => {
   })
 
   it("a record the disk refuses (ENOSPC) stops the run with the disk-full message, and leaves no record or temp file", async () => {
-    const full = diskWith({ write: async () => Promise.reject(Object.assign(new Error("ENOSPC: no space left on device"), { code: "ENOSPC" })) })
+    const full = diskWith({
+      write: async () => Promise.reject(Object.assign(new Error("ENOSPC: no space left on device"), { code: "ENOSPC" }))
+    })
     const runDir = tempRun()
-    const exit = await run(options(runDir, [{ name: "count", method: counting(new Map()) }], { concurrency: 2, recordFs: full }))
+    const exit = await run(
+      options(runDir, [{ name: "count", method: counting(new Map()) }], { concurrency: 2, recordFs: full })
+    )
     expect(Exit.isFailure(exit)).toBe(true)
     expect(JSON.stringify(exit)).toContain("RunDirError")
     expect(JSON.stringify(exit)).toContain("the disk is full (ENOSPC)")

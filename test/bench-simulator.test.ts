@@ -29,17 +29,43 @@ const script = (name: string, value: object) => {
 const MODEL = script("model.json", {
   $cycle: true,
   react: [
-    { text: "Look it up.", toolCalls: [{ name: "popularsitesforquery_for_keyword_analysis", arguments: { q: "zzz unrecorded" } }] },
-    { text: "Done.", toolCalls: [{ name: "Finish", arguments: { return_type: "give_answer", final_answer: "Popular sites: zzz.com" } }] }
+    {
+      text: "Look it up.",
+      toolCalls: [{ name: "popularsitesforquery_for_keyword_analysis", arguments: { q: "zzz unrecorded" } }]
+    },
+    {
+      text: "Done.",
+      toolCalls: [{ name: "Finish", arguments: { return_type: "give_answer", final_answer: "Popular sites: zzz.com" } }]
+    }
   ]
 })
-const SIMULATOR = script("simulator.json", { $cycle: true, "tool.simulate": [{ error: "", response: "zzz.com is the most popular site" }] })
+const SIMULATOR = script("simulator.json", {
+  $cycle: true,
+  "tool.simulate": [{ error: "", response: "zzz.com is the most popular site" }]
+})
 // a simulator that cannot answer: a run that needed it would record a failed call
 const MUTE_SIMULATOR = script("mute.json", { "tool.simulate": [] })
 
-const base = (out: string) => ["--data", DATA, "--group", "G1_instruction", "--method", "react", "--ids", "1073", "--model", `scripted:${MODEL}`, "--out", out]
-const record = (out: string) => JSON.parse(readFileSync(join(out, "tasks", "react", "G1_instruction", "1073.json"), "utf8"))
-const toolCall = (out: string) => (record(out).events as Array<{ type: string; data: Record<string, unknown> }>).find((e) => e.type.endsWith("tool_call"))!.data
+const base = (out: string) => [
+  "--data",
+  DATA,
+  "--group",
+  "G1_instruction",
+  "--method",
+  "react",
+  "--ids",
+  "1073",
+  "--model",
+  `scripted:${MODEL}`,
+  "--out",
+  out
+]
+const record = (out: string) =>
+  JSON.parse(readFileSync(join(out, "tasks", "react", "G1_instruction", "1073.json"), "utf8"))
+const toolCall = (out: string) =>
+  (record(out).events as Array<{ type: string; data: Record<string, unknown> }>).find((e) =>
+    e.type.endsWith("tool_call")
+  )!.data
 
 describe("smurfs bench without a simulator", () => {
   it("says so at the start, records the misses per task and in run.json, and compare shows the miss rate beside the pass rate", async () => {
@@ -50,12 +76,17 @@ describe("smurfs bench without a simulator", () => {
     expect(record(out).totals).toMatchObject({ toolCalls: 1, missedToolCalls: 1 })
     expect(toolCall(out)).toMatchObject({ ok: false, missed: true })
     const config = JSON.parse(readFileSync(join(out, "run.json"), "utf8"))
-    expect(config).toMatchObject({ envs: ["replay", "offline"], misses: { missedToolCalls: 1, toolCalls: 1, tasksWithMisses: 1 } })
+    expect(config).toMatchObject({
+      envs: ["replay", "offline"],
+      misses: { missedToolCalls: 1, toolCalls: 1, tasksWithMisses: 1 }
+    })
     expect(config.options.simulator).toBeUndefined()
 
     await Effect.runPromise(
       evaluatePass(loadSource(out).entries, { store: out, judge: "scripted:judge", k: 1 }).pipe(
-        Effect.provide(scriptedLayer({ "judge.check_answer_status": [{ answer_status: "Solved", reason: "ok" }], $cycle: true }))
+        Effect.provide(
+          scriptedLayer({ "judge.check_answer_status": [{ answer_status: "Solved", reason: "ok" }], $cycle: true })
+        )
       )
     )
     const lines: Array<string> = []
@@ -73,22 +104,48 @@ describe.skipIf(lacks(STB_CHECKOUT))(`smurfs bench --simulator${skipNote(STB_CHE
   it("answers a miss with the simulator into the --cache-dir folder (created), and the next run replays it without a model call", async () => {
     const cache = join(scratch, "shared", "tool_response_cache")
     const out = join(scratch, "simulated")
-    const { code, stderr } = await runCapturingStderr(bench, [...base(out), "--simulator", `scripted:${SIMULATOR}`, "--stb", STB, "--cache-dir", cache])
+    const { code, stderr } = await runCapturingStderr(bench, [
+      ...base(out),
+      "--simulator",
+      `scripted:${SIMULATOR}`,
+      "--stb",
+      STB,
+      "--cache-dir",
+      cache
+    ])
     expect(code).toBe(ExitCode.Ok)
     expect(stderr).not.toMatch(/no simulator/)
     // (react's observation is StableToolBench's {"error", "response"} text)
-    expect(toolCall(out)).toMatchObject({ ok: true, content: expect.stringContaining("zzz.com is the most popular site") })
+    expect(toolCall(out)).toMatchObject({
+      ok: true,
+      content: expect.stringContaining("zzz.com is the most popular site")
+    })
     expect(record(out).totals.missedToolCalls).toBe(0)
     const config = JSON.parse(readFileSync(join(out, "run.json"), "utf8"))
     expect(config.envs).toEqual(["replay", "simulated"])
-    expect(config.options.simulator).toEqual({ model: `scripted:${SIMULATOR}`, prompts: `stabletoolbench:${STB}`, cacheDir: cache })
+    expect(config.options.simulator).toEqual({
+      model: `scripted:${SIMULATOR}`,
+      prompts: `stabletoolbench:${STB}`,
+      cacheDir: cache
+    })
     const file = join(cache, "Data", "keyword_analysis_for_Data", "popularsitesforquery.json")
     expect(existsSync(file)).toBe(true)
-    expect(JSON.parse(readFileSync(file, "utf8"))).toEqual({ "{'q': 'zzz unrecorded'}": { error: "", response: "zzz.com is the most popular site" } })
+    expect(JSON.parse(readFileSync(file, "utf8"))).toEqual({
+      "{'q': 'zzz unrecorded'}": { error: "", response: "zzz.com is the most popular site" }
+    })
 
     const next = join(scratch, "replayed")
-    const again = await runCapturingStderr(bench, [...base(next), "--simulator", `scripted:${MUTE_SIMULATOR}`, "--cache-dir", cache])
+    const again = await runCapturingStderr(bench, [
+      ...base(next),
+      "--simulator",
+      `scripted:${MUTE_SIMULATOR}`,
+      "--cache-dir",
+      cache
+    ])
     expect(again.code).toBe(ExitCode.Ok)
-    expect(toolCall(next)).toMatchObject({ ok: true, content: expect.stringContaining("zzz.com is the most popular site") })
+    expect(toolCall(next)).toMatchObject({
+      ok: true,
+      content: expect.stringContaining("zzz.com is the most popular site")
+    })
   })
 })

@@ -12,7 +12,10 @@ export const captureConsole = () => {
 /** Run a CLI command in-process, keeping what it prints on stderr (console.error and direct writes silenced). */
 export const runCapturingStderr = async (run: (argv: Array<string>) => Promise<number>, argv: Array<string>) => {
   const lines: Array<string> = []
-  const spies = [vi.spyOn(console, "error").mockImplementation((...a) => void lines.push(a.join(" "))), vi.spyOn(console, "log").mockImplementation(() => {})]
+  const spies = [
+    vi.spyOn(console, "error").mockImplementation((...a) => void lines.push(a.join(" "))),
+    vi.spyOn(console, "log").mockImplementation(() => {})
+  ]
   const write = vi.spyOn(process.stderr, "write").mockImplementation(() => true)
   try {
     return { code: await run(argv), stderr: lines.join("\n") }

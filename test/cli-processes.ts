@@ -18,8 +18,16 @@ export interface CliProcess {
 export const cliProcesses = (env: Record<string, string> = {}) => {
   const children: Array<CliProcess> = []
   const start = (args: ReadonlyArray<string>, extra: Record<string, string> = {}): CliProcess => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: REPO, env: { ...process.env, NO_COLOR: "1", SMURFS_MODEL: "", ...env, ...extra }, stdio: ["ignore", "ignore", "pipe"] })
-    const proc: CliProcess = { child, stderr: "", exited: new Promise((resolve) => child.on("exit", (code) => resolve(code))) }
+    const child = spawn(process.execPath, [CLI, ...args], {
+      cwd: REPO,
+      env: { ...process.env, NO_COLOR: "1", SMURFS_MODEL: "", ...env, ...extra },
+      stdio: ["ignore", "ignore", "pipe"]
+    })
+    const proc: CliProcess = {
+      child,
+      stderr: "",
+      exited: new Promise((resolve) => child.on("exit", (code) => resolve(code)))
+    }
     child.stderr!.on("data", (chunk: Buffer) => void (proc.stderr += chunk.toString()))
     children.push(proc)
     return proc

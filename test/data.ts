@@ -15,7 +15,8 @@ export interface DataSource {
 }
 
 const beside = fileURLToPath(new URL("../../shared/toolbench", import.meta.url))
-const nonEmpty = (value: string | undefined) => (value === undefined || value.trim() === "" ? undefined : resolve(value))
+const nonEmpty = (value: string | undefined) =>
+  value === undefined || value.trim() === "" ? undefined : resolve(value)
 
 const source = (path: string, present: (path: string) => boolean, missing: string): DataSource => ({
   path,
@@ -45,7 +46,10 @@ export const DATA_EXAMPLE: DataSource = source(
 
 /** A StableToolBench checkout (its own prompt files), as `--stb` takes it. */
 export const STB_CHECKOUT: DataSource = source(
-  nonEmpty(process.env["SMURFS_STB"]) ?? (existsSync(join(FULL_DATA.path, "stabletoolbench")) ? join(FULL_DATA.path, "stabletoolbench") : join(beside, "stabletoolbench")),
+  nonEmpty(process.env["SMURFS_STB"]) ??
+    (existsSync(join(FULL_DATA.path, "stabletoolbench"))
+      ? join(FULL_DATA.path, "stabletoolbench")
+      : join(beside, "stabletoolbench")),
   (path) => existsSync(join(path, "toolbench")),
   "needs a StableToolBench checkout: set SMURFS_STB or put one at ../shared/toolbench/stabletoolbench"
 )
@@ -83,8 +87,10 @@ const writeMini = (): string => {
   const staging = mkdtempSync(`${dir}.tmp-`)
   mkdirSync(join(staging, "queries"))
   mkdirSync(join(staging, "query_ids"))
-  for (const [group, queries] of Object.entries(bundle.queries)) writeFileSync(join(staging, "queries", `${group}.json`), JSON.stringify(queries, null, 2))
-  for (const [group, ids] of Object.entries(bundle.queryIds)) writeFileSync(join(staging, "query_ids", `${group}.json`), JSON.stringify(ids, null, 2))
+  for (const [group, queries] of Object.entries(bundle.queries))
+    writeFileSync(join(staging, "queries", `${group}.json`), JSON.stringify(queries, null, 2))
+  for (const [group, ids] of Object.entries(bundle.queryIds))
+    writeFileSync(join(staging, "query_ids", `${group}.json`), JSON.stringify(ids, null, 2))
   writeFileSync(join(staging, "responses.jsonl"), `${bundle.responses.map((r) => JSON.stringify(r)).join("\n")}\n`)
   try {
     renameSync(staging, dir)

@@ -4,7 +4,14 @@ import { type AtomicWriteFile, type AtomicWriteFs, nodeAtomicWriteFs } from "../
 
 export interface DiskHooks {
   /** Instead of the file's own write; `file` is the real one. */
-  readonly write?: ((file: AtomicWriteFile, buffer: Uint8Array, offset: number, length: number) => Promise<{ readonly bytesWritten: number }>) | undefined
+  readonly write?:
+    | ((
+        file: AtomicWriteFile,
+        buffer: Uint8Array,
+        offset: number,
+        length: number
+      ) => Promise<{ readonly bytesWritten: number }>)
+    | undefined
   /** Instead of the file's own close; `flags` is how it was opened ("r" for the directory fsync). */
   readonly close?: ((file: AtomicWriteFile, flags: string) => Promise<void>) | undefined
 }
@@ -16,7 +23,8 @@ export const diskWith = (hooks: DiskHooks, base: AtomicWriteFs = nodeAtomicWrite
     return {
       sync: () => file.sync(),
       close: () => (hooks.close ? hooks.close(file, flags) : file.close()),
-      write: (buffer, offset, length) => (hooks.write ? hooks.write(file, buffer, offset, length) : file.write(buffer, offset, length))
+      write: (buffer, offset, length) =>
+        hooks.write ? hooks.write(file, buffer, offset, length) : file.write(buffer, offset, length)
     }
   }
 })

@@ -26,11 +26,15 @@ const LAYERS: ReadonlyArray<{ readonly name: string; readonly rank: number; read
  */
 const KNOWN_EXCEPTIONS: ReadonlySet<string> = new Set<string>([])
 
-const layerOf = (file: string) => LAYERS.find((l) => l.dirs.some((d) => (d.endsWith("/") ? file.startsWith(d) : file === d)))
+const layerOf = (file: string) =>
+  LAYERS.find((l) => l.dirs.some((d) => (d.endsWith("/") ? file.startsWith(d) : file === d)))
 
 const sourceFiles = (dir: string): Array<string> =>
   readdirSync(join(REPO, dir), { withFileTypes: true, recursive: true })
-    .filter((e) => e.isFile() && e.name.endsWith(".ts") && !e.name.endsWith(".test.ts") && !e.parentPath.includes("node_modules"))
+    .filter(
+      (e) =>
+        e.isFile() && e.name.endsWith(".ts") && !e.name.endsWith(".test.ts") && !e.parentPath.includes("node_modules")
+    )
     .map((e) => relative(REPO, join(e.parentPath, e.name)).split("\\").join("/"))
 
 const readSource = (file: string): string => readFileSync(join(REPO, file), "utf8")
@@ -38,7 +42,9 @@ const readSource = (file: string): string => readFileSync(join(REPO, file), "utf
 /** The repository paths a file imports (static and dynamic imports of relative paths). */
 const importsOf = (file: string, text: string): Array<string> =>
   [...text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*)"(\.{1,2}\/[^"]+)"/g)].map((m) =>
-    normalize(join(dirname(file), m[1]!)).split("\\").join("/")
+    normalize(join(dirname(file), m[1]!))
+      .split("\\")
+      .join("/")
   )
 
 /** Every import that points to a higher layer, as `importer -> imported`. */
@@ -63,7 +69,8 @@ describe("layers", () => {
 
   it("reports an import into a higher layer, and only that", () => {
     const sources: Record<string, string> = {
-      "src/llm/x.ts": 'import { ask } from "../agents/ask.ts"\nimport { emit } from "../trace/events.ts"\nimport { render } from "../text/prompt-template.ts"',
+      "src/llm/x.ts":
+        'import { ask } from "../agents/ask.ts"\nimport { emit } from "../trace/events.ts"\nimport { render } from "../text/prompt-template.ts"',
       "src/tools/y.ts": 'const m = await import("../memory/step.ts")\nimport { version } from "../version.ts"',
       "bench/z.ts": 'import { run } from "../src/cli/commands/run.ts"\nimport { solve } from "../src/solve.ts"',
       "src/text/w.ts": 'import { Trace } from "../trace/events.ts"'

@@ -10,17 +10,22 @@ import { modelLayer } from "../src/llm/spec.ts"
 import { demoLibrary } from "../src/tools/demo/index.ts"
 import { isKind } from "../src/trace/events.ts"
 import type { Trajectory } from "../src/trace/trajectory.ts"
+import { answerFor } from "./agent-answers.ts"
 import { startFakeOllama } from "./fake-servers/ollama.ts"
 import { startFakeOpenAI } from "./fake-servers/openai.ts"
-import { answerFor } from "./agent-answers.ts"
 
 /** The baselines' calls in the context tests: the calculator, then Finish. */
 const calculator = { name: "calculator", arguments: { expression: "6 * 7" } }
 const finish = { name: "Finish", arguments: { return_type: "give_answer", final_answer: "6 * 7 = 42" } }
 /** Characters of a request's messages and schema. */
-const promptChars = (body: any) => body.messages.reduce((n: number, m: any) => n + String(m.content ?? "").length, 0) + JSON.stringify(body.format ?? "").length
+const promptChars = (body: any) =>
+  body.messages.reduce((n: number, m: any) => n + String(m.content ?? "").length, 0) +
+  JSON.stringify(body.format ?? "").length
 /** What the server tokenizes: every message with its tool calls, the schema and the tools. */
-const sentChars = (body: any) => promptChars(body) + JSON.stringify(body.tools ?? "").length + body.messages.reduce((n: number, m: any) => n + JSON.stringify(m.tool_calls ?? "").length, 0)
+const sentChars = (body: any) =>
+  promptChars(body) +
+  JSON.stringify(body.tools ?? "").length +
+  body.messages.reduce((n: number, m: any) => n + JSON.stringify(m.tool_calls ?? "").length, 0)
 /** ReAct and DFSDT in both tool-calling modes. */
 const BASELINE_CASES = [
   { name: "react native", method: react({ toolCalling: "native" }) },
@@ -51,30 +56,52 @@ const expectCleanRun = (t: Trajectory, requests: any[]) => {
     expect(call.data["thinking"]).toContain("Let me think")
     expect(String(call.data["reply"])).not.toContain("Let me think")
   }
-  for (const body of requests) for (const m of body.messages) expect(String(m.content ?? "")).not.toContain("Let me think")
+  for (const body of requests)
+    for (const m of body.messages) expect(String(m.content ?? "")).not.toContain("Let me think")
 }
 
 describe("reasoning models", () => {
   it("Ollama's `thinking` field is traced and never parsed; `think` is sent as asked", async () => {
-    const server = await startFakeOllama((body: any) => ({ thinking: THOUGHT, content: JSON.stringify(answerFor(body.format)) }))
+    const server = await startFakeOllama((body: any) => ({
+      thinking: THOUGHT,
+      content: JSON.stringify(answerFor(body.format))
+    }))
     closers.push(() => server.close())
-    const t = await Effect.runPromise(smurfs()(task).pipe(Effect.provide(modelLayer("ollama:qwen2.5:7b", { host: server.url, supportsTools: true, think: false }))))
+    const t = await Effect.runPromise(
+      smurfs()(task).pipe(
+        Effect.provide(modelLayer("ollama:qwen2.5:7b", { host: server.url, supportsTools: true, think: false }))
+      )
+    )
     expectCleanRun(t, server.chatRequests())
     for (const body of server.chatRequests()) expect(body.think).toBe(false)
   })
 
   it("a <think> block with braces in the content, before the JSON, still parses (OpenAI-compatible server)", async () => {
-    const server = await startFakeOpenAI((body: any) => `<think>${THOUGHT}</think>\n${JSON.stringify(answerFor(body.response_format?.json_schema?.schema))}`)
+    const server = await startFakeOpenAI(
+      (body: any) =>
+        `<think>${THOUGHT}</think>\n${JSON.stringify(answerFor(body.response_format?.json_schema?.schema))}`
+    )
     closers.push(() => server.close())
-    const t = await Effect.runPromise(smurfs()(task).pipe(Effect.provide(modelLayer("openai:qwen2.5:7b", { baseURL: server.baseURL, apiKey: "k", think: "low" }))))
+    const t = await Effect.runPromise(
+      smurfs()(task).pipe(
+        Effect.provide(modelLayer("openai:qwen2.5:7b", { baseURL: server.baseURL, apiKey: "k", think: "low" }))
+      )
+    )
     expectCleanRun(t, server.chatRequests())
     for (const body of server.chatRequests()) expect(body.reasoning_effort).toBe("low")
   })
 
   it("`reasoning_content` and a template-opened `...</think>` are both thinking; think on/off is the template's enable_thinking", async () => {
-    const server = await startFakeOpenAI((body: any) => ({ thinking: THOUGHT, content: `${THOUGHT} {"x": 1}</think>${JSON.stringify(answerFor(body.response_format?.json_schema?.schema))}` }))
+    const server = await startFakeOpenAI((body: any) => ({
+      thinking: THOUGHT,
+      content: `${THOUGHT} {"x": 1}</think>${JSON.stringify(answerFor(body.response_format?.json_schema?.schema))}`
+    }))
     closers.push(() => server.close())
-    const t = await Effect.runPromise(smurfs()(task).pipe(Effect.provide(modelLayer("openai:qwen2.5:7b", { baseURL: server.baseURL, apiKey: "k", think: true }))))
+    const t = await Effect.runPromise(
+      smurfs()(task).pipe(
+        Effect.provide(modelLayer("openai:qwen2.5:7b", { baseURL: server.baseURL, apiKey: "k", think: true }))
+      )
+    )
     expectCleanRun(t, server.chatRequests())
     for (const body of server.chatRequests()) expect(body.chat_template_kwargs).toEqual({ enable_thinking: true })
   })
@@ -102,7 +129,9 @@ describe("local repair before a paid retry", () => {
     let n = 0
     const server = await startFakeOllama((body: any) => botched(answerFor(body.format), n++))
     closers.push(() => server.close())
-    const t = await Effect.runPromise(smurfs()(task).pipe(Effect.provide(modelLayer("ollama:qwen2.5:7b", { host: server.url, supportsTools: true }))))
+    const t = await Effect.runPromise(
+      smurfs()(task).pipe(Effect.provide(modelLayer("ollama:qwen2.5:7b", { host: server.url, supportsTools: true })))
+    )
     expect(t.finishType).toBe("give_answer")
     expect(t.finalAnswer).toContain("42")
     const calls = server.chatRequests().length
@@ -110,14 +139,19 @@ describe("local repair before a paid retry", () => {
     expect(t.totals.guardrails["repair"]).toBe(calls)
     expect(t.totals.guardrailsRecovered?.["repair"]).toBe(calls)
     expect(t.totals.guardrails["format"]).toBeUndefined()
-    for (const body of server.chatRequests()) for (const m of body.messages) expect(m.content).not.toContain("[guardrail reflection]")
+    for (const body of server.chatRequests())
+      for (const m of body.messages) expect(m.content).not.toContain("[guardrail reflection]")
   })
 
   it("prose with no JSON is not 'repaired': the model is asked again", async () => {
     let n = 0
-    const server = await startFakeOllama((body: any) => (n++ === 0 ? "I cannot help with that." : JSON.stringify(answerFor(body.format))))
+    const server = await startFakeOllama((body: any) =>
+      n++ === 0 ? "I cannot help with that." : JSON.stringify(answerFor(body.format))
+    )
     closers.push(() => server.close())
-    const t = await Effect.runPromise(smurfs()(task).pipe(Effect.provide(modelLayer("ollama:qwen2.5:7b", { host: server.url, supportsTools: true }))))
+    const t = await Effect.runPromise(
+      smurfs()(task).pipe(Effect.provide(modelLayer("ollama:qwen2.5:7b", { host: server.url, supportsTools: true })))
+    )
     expect(t.finishType).toBe("give_answer")
     expect(t.totals.guardrails["format"]).toBe(1)
     expect(t.totals.guardrails["repair"]).toBeUndefined()
@@ -131,9 +165,15 @@ describe("Ollama's tool-call parse errors (HTTP 500)", () => {
   const parseErrors = (t: Trajectory) => guardrailEvents(t).filter((e) => e.data["guardrail"] === "tool_call_parse")
 
   it("ReAct reflects the error back and the retried call goes on", async () => {
-    const server = await startFakeOllama([{ fault: "status", status: 500, message: PARSE_ERROR }, { toolCalls: [calculator] }, { toolCalls: [finish] }])
+    const server = await startFakeOllama([
+      { fault: "status", status: 500, message: PARSE_ERROR },
+      { toolCalls: [calculator] },
+      { toolCalls: [finish] }
+    ])
     closers.push(() => server.close())
-    const t = await Effect.runPromise(react({ toolCalling: "native" })(reactTask).pipe(Effect.provide(layer(server.url))))
+    const t = await Effect.runPromise(
+      react({ toolCalling: "native" })(reactTask).pipe(Effect.provide(layer(server.url)))
+    )
     expect(t.finishType).toBe("give_answer")
     expect(t.finalAnswer).toBe("6 * 7 = 42")
     expect(parseErrors(t).map((e) => e.data["recovered"])).toEqual([true])
@@ -148,7 +188,10 @@ describe("Ollama's tool-call parse errors (HTTP 500)", () => {
       let n = 0
       const server = await startFakeOllama((body: any) => {
         if (body.tools) return { fault: "status", status: 500, message: PARSE_ERROR }
-        const action = n++ === 0 ? { thought: "multiply", action: "calculator", action_input: calculator.arguments } : { thought: "done", action: "Finish", action_input: finish.arguments }
+        const action =
+          n++ === 0
+            ? { thought: "multiply", action: "calculator", action_input: calculator.arguments }
+            : { thought: "done", action: "Finish", action_input: finish.arguments }
         return JSON.stringify(action)
       })
       closers.push(() => server.close())
@@ -196,10 +239,14 @@ describe("every prompt fits the context", () => {
 
   it("ReAct and DFSDT (native and JSON mode) never cut the query: a 100 KB query that cannot fit is an error naming --num-ctx, with no model call", async () => {
     for (const { name, method } of BASELINE_CASES) {
-      const server = await startFakeOllama(() => JSON.stringify({ thought: "", action: "Finish", action_input: { return_type: "give_up_and_restart" } }))
+      const server = await startFakeOllama(() =>
+        JSON.stringify({ thought: "", action: "Finish", action_input: { return_type: "give_up_and_restart" } })
+      )
       closers.push(() => server.close())
       const t = await Effect.runPromise(
-        method({ ...task, query: hugeQuery }).pipe(Effect.provide(modelLayer("ollama:qwen2.5:7b", { host: server.url, supportsTools: true, numCtx: NUM_CTX })))
+        method({ ...task, query: hugeQuery }).pipe(
+          Effect.provide(modelLayer("ollama:qwen2.5:7b", { host: server.url, supportsTools: true, numCtx: NUM_CTX }))
+        )
       )
       expect(t.finishType, name).toBe("give_up")
       expect(t.error, name).toContain("--num-ctx")
@@ -215,11 +262,15 @@ describe("every prompt fits the context", () => {
       // Three calls, each with an 8 KB thought, then Finish: 9 of the 12 tree nodes, about 6,000 tokens of conversation.
       const server = await startFakeOllama((body: any) => {
         const call = n++ < 3 ? calculator : finish
-        return body.tools ? { content: thought, toolCalls: [call] } : JSON.stringify({ thought, action: call.name, action_input: call.arguments })
+        return body.tools
+          ? { content: thought, toolCalls: [call] }
+          : JSON.stringify({ thought, action: call.name, action_input: call.arguments })
       })
       closers.push(() => server.close())
       const t = await Effect.runPromise(
-        method({ ...task, query }).pipe(Effect.provide(modelLayer("ollama:qwen2.5:7b", { host: server.url, supportsTools: true, numCtx: NUM_CTX })))
+        method({ ...task, query }).pipe(
+          Effect.provide(modelLayer("ollama:qwen2.5:7b", { host: server.url, supportsTools: true, numCtx: NUM_CTX }))
+        )
       )
       expect(t.finishType, name).toBe("give_answer")
       const requests = server.chatRequests()
@@ -227,16 +278,26 @@ describe("every prompt fits the context", () => {
       for (const body of requests) expect(Math.ceil(sentChars(body) / 4), name).toBeLessThanOrEqual(NUM_CTX)
       // Whole, the last request would hold the three thoughts (24 KB): the conversation was cut to fit, never the query.
       const last = requests.at(-1)!
-      expect(last.messages.some((m: any) => String(m.content).includes("[truncated]") && String(m.content).includes("Let me multiply")), name).toBe(true)
+      expect(
+        last.messages.some(
+          (m: any) => String(m.content).includes("[truncated]") && String(m.content).includes("Let me multiply")
+        ),
+        name
+      ).toBe(true)
       for (const body of requests) expect(String(body.messages[1].content), name).toContain(query)
     }
   })
 
   it("the budget follows the server's reported usage: a model of 2 characters a token still gets prompts within num_ctx", async () => {
-    const server = await startFakeOllama((body: any) => ({ content: JSON.stringify(answerFor(body.format)), promptTokens: Math.ceil(promptChars(body) / 2) }))
+    const server = await startFakeOllama((body: any) => ({
+      content: JSON.stringify(answerFor(body.format)),
+      promptTokens: Math.ceil(promptChars(body) / 2)
+    }))
     closers.push(() => server.close())
     const t = await Effect.runPromise(
-      smurfs()({ ...task, query: hugeQuery }).pipe(Effect.provide(modelLayer("ollama:qwen2.5:7b", { host: server.url, supportsTools: true, numCtx: NUM_CTX })))
+      smurfs()({ ...task, query: hugeQuery }).pipe(
+        Effect.provide(modelLayer("ollama:qwen2.5:7b", { host: server.url, supportsTools: true, numCtx: NUM_CTX }))
+      )
     )
     expect(t.finishType).toBe("give_answer")
     // The first prompt is sized by the 4-characters estimate; its reply's usage calibrates every later one.
@@ -254,10 +315,16 @@ describe("every prompt fits the context", () => {
       const server = await startFakeOllama((body: any) => {
         const call = n++ < 3 ? calculator : finish
         const promptTokens = Math.ceil(sentChars(body) / 2)
-        return body.tools ? { content: thought, toolCalls: [call], promptTokens } : { content: JSON.stringify({ thought, action: call.name, action_input: call.arguments }), promptTokens }
+        return body.tools
+          ? { content: thought, toolCalls: [call], promptTokens }
+          : { content: JSON.stringify({ thought, action: call.name, action_input: call.arguments }), promptTokens }
       })
       closers.push(() => server.close())
-      const t = await Effect.runPromise(method({ ...task, query }).pipe(Effect.provide(modelLayer("ollama:qwen2.5:7b", { host: server.url, supportsTools: true, numCtx: NUM_CTX }))))
+      const t = await Effect.runPromise(
+        method({ ...task, query }).pipe(
+          Effect.provide(modelLayer("ollama:qwen2.5:7b", { host: server.url, supportsTools: true, numCtx: NUM_CTX }))
+        )
+      )
       expect(t.finishType, name).toBe("give_answer")
       const requests = server.chatRequests()
       expect(requests.length, name).toBe(4)

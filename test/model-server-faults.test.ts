@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { afterEach, describe, expect, it, onTestFinished, vi } from "vitest"
 import type { InvalidModelSpec, ProviderError } from "../src/llm/errors.ts"
 import { type GenerateRequest, LanguageModel } from "../src/llm/language-model.ts"
-import { modelLayer, type ModelOptions } from "../src/llm/spec.ts"
+import { type ModelOptions, modelLayer } from "../src/llm/spec.ts"
 import type { FakeServer, Step } from "./fake-servers/core.ts"
 import { startFakeOllama } from "./fake-servers/ollama.ts"
 import { startFakeOpenAI } from "./fake-servers/openai.ts"
@@ -34,10 +34,14 @@ const generate = (spec: string, options: ModelOptions, req: GenerateRequest = re
     modelLayer(spec, { ...FAST, ...options })
   )
 
-const failure = async (spec: string, options: ModelOptions, req?: GenerateRequest): Promise<ProviderError | InvalidModelSpec> =>
-  Effect.runPromise(Effect.flip(generate(spec, options, req)))
+const failure = async (
+  spec: string,
+  options: ModelOptions,
+  req?: GenerateRequest
+): Promise<ProviderError | InvalidModelSpec> => Effect.runPromise(Effect.flip(generate(spec, options, req)))
 
-const chatCalls = (server: FakeServer) => server.requests.filter((r) => r.path === "/api/chat" || r.path === "/v1/chat/completions").length
+const chatCalls = (server: FakeServer) =>
+  server.requests.filter((r) => r.path === "/api/chat" || r.path === "/v1/chat/completions").length
 
 /** A port with nothing listening: start a server and close it. */
 const closedPort = async (p: Provider): Promise<ModelOptions> => {
@@ -116,12 +120,19 @@ describe.each(providers)("$name server faults", (p) => {
     const log = vi.spyOn(console, "log")
     const warn = vi.spyOn(console, "warn")
     try {
-      const server = await start([{ fault: "status", status: 502, message: "<html>502 Bad Gateway</html>", plainText: true }])
+      const server = await start([
+        { fault: "status", status: 502, message: "<html>502 Bad Gateway</html>", plainText: true }
+      ])
       const error = await failure(spec, p.where(server))
       expect(error).toMatchObject({ _tag: "ModelServerError", status: 502 })
       expect(error.message).toContain("502 Bad Gateway")
-      const busy = await start([{ fault: "status", status: 503, message: "upstream busy", plainText: true, retryAfter: "1" }])
-      expect(await failure(spec, { ...p.where(busy), maxRetries: 0 })).toMatchObject({ _tag: "Overloaded", retryAfterMs: 1000 })
+      const busy = await start([
+        { fault: "status", status: 503, message: "upstream busy", plainText: true, retryAfter: "1" }
+      ])
+      expect(await failure(spec, { ...p.where(busy), maxRetries: 0 })).toMatchObject({
+        _tag: "Overloaded",
+        retryAfterMs: 1000
+      })
       expect(log).not.toHaveBeenCalled()
       expect(warn).not.toHaveBeenCalled()
     } finally {
@@ -188,7 +199,9 @@ describe("concurrency per endpoint", () => {
     const layer = modelLayer(`${name}:qwen2.5:7b`, { ...FAST, ...p.where(server), concurrency })
     const program = Effect.flatMap(Effect.service(LanguageModel), (m) =>
       Effect.all(
-        Array.from({ length: concurrency * 2 + 1 }, (_, i) => m.generate({ role: `r${i}`, messages: [{ role: "user", content: String(i) }] })),
+        Array.from({ length: concurrency * 2 + 1 }, (_, i) =>
+          m.generate({ role: `r${i}`, messages: [{ role: "user", content: String(i) }] })
+        ),
         { concurrency: "unbounded" }
       )
     )
@@ -205,7 +218,9 @@ describe("concurrency per endpoint", () => {
     })
     const server = await startFakeOllama({ chat: [{ content: "slow", delayMs: 80 }] })
     servers.push(server)
-    const program = Effect.flatMap(Effect.service(LanguageModel), (m) => Effect.all([m.generate(request), m.generate(request), m.generate(request)], { concurrency: "unbounded" }))
+    const program = Effect.flatMap(Effect.service(LanguageModel), (m) =>
+      Effect.all([m.generate(request), m.generate(request), m.generate(request)], { concurrency: "unbounded" })
+    )
     await Effect.runPromise(Effect.provide(program, modelLayer("ollama:qwen2.5:7b", { host: server.url })))
     expect(server.maxInFlight()).toBe(1)
   })
@@ -215,7 +230,10 @@ describe("secrets", () => {
   const SECRET = "sk-test-SECRET-value-999999"
   it.each<[string, ReadonlyArray<Step> | undefined]>([
     ["401 echoing the key", [{ fault: "status", status: 401, message: `Incorrect API key provided: ${SECRET}` }]],
-    ["500 echoing the header", [{ fault: "status", status: 500, message: `upstream said: Authorization: Bearer ${SECRET}` }]],
+    [
+      "500 echoing the header",
+      [{ fault: "status", status: 500, message: `upstream said: Authorization: Bearer ${SECRET}` }]
+    ],
     ["400 echoing the key", [{ fault: "status", status: 400, message: `bad key ${SECRET.slice(0, 20)} in ${SECRET}` }]],
     ["invalid JSON", [{ fault: "invalid-json" }]],
     ["a cut body", [{ fault: "cut" }]]

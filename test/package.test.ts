@@ -15,14 +15,27 @@ const run = promisify(execFile)
 const root = repoRoot
 const npm = npmBin
 /** Packages only benchmarks or optional features use, and the clients loaded with their first call: `import "smurfs"` must not load them. */
-const NOT_ON_IMPORT = ["gpt-tokenizer", "bullmq", "ioredis", "@modelcontextprotocol", "cli-progress", "playwright-core", "minisearch", "@effect/platform-node", "openai", "ollama", "yaml"]
+const NOT_ON_IMPORT = [
+  "gpt-tokenizer",
+  "bullmq",
+  "ioredis",
+  "@modelcontextprotocol",
+  "cli-progress",
+  "playwright-core",
+  "minisearch",
+  "@effect/platform-node",
+  "openai",
+  "ollama",
+  "yaml"
+]
 
 let dir = ""
 let tarball = ""
 let fake: Awaited<ReturnType<typeof startFakeOllama>> | undefined
 const inProject = (file: string, args: string[], env: Record<string, string> = {}) =>
   run(file, args, { cwd: dir, encoding: "utf8", env: { ...process.env, NO_COLOR: "1", ...env }, timeout: 240_000 })
-const smurfsCli = (...args: string[]) => inProject(process.execPath, [join(dir, "node_modules/smurfs/bin/smurfs.js"), ...args])
+const smurfsCli = (...args: string[]) =>
+  inProject(process.execPath, [join(dir, "node_modules/smurfs/bin/smurfs.js"), ...args])
 
 /** Answers each Smurfs agent by the JSON Schema it asked for, as a model following `format` would (doctor's probe gets a sample). */
 const agentReply = (schema: any) => {
@@ -51,7 +64,15 @@ describe("the packed npm package, installed into a fresh project", () => {
   it("ships the build, prompts, examples and license, and no tests or sources", async () => {
     const { stdout } = await run("tar", ["tzf", tarball], { encoding: "utf8" })
     const files = stdout.split("\n").filter(Boolean)
-    for (const f of ["package/LICENSE", "package/dist/src/index.js", "package/dist/src/index.d.ts", "package/prompts/planner.md", "package/examples/demo-script.json", "package/bin/smurfs.js"]) expect(files).toContain(f)
+    for (const f of [
+      "package/LICENSE",
+      "package/dist/src/index.js",
+      "package/dist/src/index.d.ts",
+      "package/prompts/planner.md",
+      "package/examples/demo-script.json",
+      "package/bin/smurfs.js"
+    ])
+      expect(files).toContain(f)
     expect(files.filter((f) => /\.test\.|\/test\/|^package\/src\//.test(f))).toEqual([])
     expect(readFileSync(join(dir, "node_modules/smurfs/LICENSE"), "utf8")).toContain("Apache License")
   })
@@ -67,49 +88,100 @@ describe("the packed npm package, installed into a fresh project", () => {
     writeFileSync(join(dir, "probe.mjs"), probe)
     const { stdout } = await inProject(process.execPath, ["probe.mjs"])
     const { exports, loaded } = JSON.parse(stdout) as { exports: string[]; loaded: string[] }
-    for (const name of ["defineTool", "smurfs", "react", "dfsdt", "solve", "modelLayer", "LanguageModel", "generateObject"]) expect(exports).toContain(name)
+    for (const name of [
+      "defineTool",
+      "smurfs",
+      "react",
+      "dfsdt",
+      "solve",
+      "modelLayer",
+      "LanguageModel",
+      "generateObject"
+    ])
+      expect(exports).toContain(name)
     expect(loaded.some((u) => u.includes("/node_modules/smurfs/dist/"))).toBe(true)
     for (const pkg of NOT_ON_IMPORT) expect(loaded.filter((u) => u.includes(`/node_modules/${pkg}/`))).toEqual([])
   })
 
   it("loads with require() too (Node 22's require of an ES module: no top-level await in the entry)", async () => {
-    writeFileSync(join(dir, "probe.cjs"), 'const api = require("smurfs"); console.log(JSON.stringify(Object.keys(api)))')
+    writeFileSync(
+      join(dir, "probe.cjs"),
+      'const api = require("smurfs"); console.log(JSON.stringify(Object.keys(api)))'
+    )
     const { stdout } = await inProject(process.execPath, ["probe.cjs"])
     const exports = JSON.parse(stdout) as string[]
-    for (const name of ["defineTool", "smurfs", "react", "dfsdt", "solve", "modelLayer", "LanguageModel", "generateObject"]) expect(exports).toContain(name)
+    for (const name of [
+      "defineTool",
+      "smurfs",
+      "react",
+      "dfsdt",
+      "solve",
+      "modelLayer",
+      "LanguageModel",
+      "generateObject"
+    ])
+      expect(exports).toContain(name)
   })
 
   it("type-checks the README's examples against the shipped declarations", async () => {
     writeFileSync(
       join(dir, "tsconfig.json"),
       JSON.stringify({
-        compilerOptions: { target: "ES2023", module: "NodeNext", moduleResolution: "NodeNext", strict: true, noEmit: true, skipLibCheck: true, allowImportingTsExtensions: true, types: [], lib: ["ES2023", "DOM"] },
+        compilerOptions: {
+          target: "ES2023",
+          module: "NodeNext",
+          moduleResolution: "NodeNext",
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+          allowImportingTsExtensions: true,
+          types: [],
+          lib: ["ES2023", "DOM"]
+        },
         files: ["my-tools.ts", "solve.ts"]
       })
     )
     const tsc = join(root, "node_modules/typescript/bin/tsc")
-    const result = await inProject(process.execPath, [tsc, "-p", "."]).catch((e: { stdout: string; stderr: string }) => e)
+    const result = await inProject(process.execPath, [tsc, "-p", "."]).catch(
+      (e: { stdout: string; stderr: string }) => e
+    )
     expect(`${result.stdout}${result.stderr}`).toBe("")
   })
 
   it("runs `npx smurfs` commands: --help, run with the shipped demo script, tools, doctor and each command's help", async () => {
     const [help, solved, tools, doctor, ...helps] = await Promise.all([
       inProject(npm, ["exec", "--offline", "--", "smurfs", "--help"]),
-      smurfsCli("run", "What is 12% of the height of Mount Everest in feet?", "--model", "scripted:node_modules/smurfs/examples/demo-script.json", "--tools", "demo"),
+      smurfsCli(
+        "run",
+        "What is 12% of the height of Mount Everest in feet?",
+        "--model",
+        "scripted:node_modules/smurfs/examples/demo-script.json",
+        "--tools",
+        "demo"
+      ),
       smurfsCli("tools", "--tools", "./my-tools.ts", "--json"),
-      inProject(process.execPath, [join(dir, "node_modules/smurfs/bin/smurfs.js"), "doctor", "--model", "ollama:qwen2.5:7b"], { OLLAMA_HOST: fake!.url }),
+      inProject(
+        process.execPath,
+        [join(dir, "node_modules/smurfs/bin/smurfs.js"), "doctor", "--model", "ollama:qwen2.5:7b"],
+        { OLLAMA_HOST: fake!.url }
+      ),
       ...["bench", "eval", "compare"].map((command) => smurfsCli(command, "--help"))
     ])
-    for (const command of ["run", "bench", "eval", "compare", "tools", "doctor"]) expect(help!.stdout).toContain(`  ${command} `)
+    for (const command of ["run", "bench", "eval", "compare", "tools", "doctor"])
+      expect(help!.stdout).toContain(`  ${command} `)
     expect(solved!.stdout).toContain("3483.86 feet")
     expect(tools!.stdout).toContain("word_count")
     expect(doctor!.stdout).toContain("All good")
-    for (const [i, command] of ["bench", "eval", "compare"].entries()) expect(helps[i]!.stdout).toContain(`smurfs ${command}`)
+    for (const [i, command] of ["bench", "eval", "compare"].entries())
+      expect(helps[i]!.stdout).toContain(`smurfs ${command}`)
   })
 
   it("installs without the optional peers, and a feature that needs one names its install command", async () => {
-    for (const pkg of ["bullmq", "ioredis", "minisearch", "@modelcontextprotocol/sdk"]) expect(existsSync(join(dir, "node_modules", pkg))).toBe(false)
-    const result = await smurfsCli("worker", "--queue", "redis://127.0.0.1:9/0").catch((e: { code: number; stderr: string }) => e)
+    for (const pkg of ["bullmq", "ioredis", "minisearch", "@modelcontextprotocol/sdk"])
+      expect(existsSync(join(dir, "node_modules", pkg))).toBe(false)
+    const result = await smurfsCli("worker", "--queue", "redis://127.0.0.1:9/0").catch(
+      (e: { code: number; stderr: string }) => e
+    )
     expect((result as { code?: number }).code).toBe(ExitCode.BadInput)
     expect(result.stderr).toContain("npm install bullmq ioredis")
   })
@@ -118,6 +190,8 @@ describe("the packed npm package, installed into a fresh project", () => {
     const { stdout, stderr } = await inProject(process.execPath, ["solve.ts"], { OLLAMA_HOST: fake!.url })
     expect(stdout).toContain("give_answer 'the quick brown fox' has 4 words.")
     expect(stderr).toContain("dev.smurfs.tool_call")
-    expect(readFileSync(join(root, "README.md"), "utf8")).toContain(readFileSync(join(root, "examples/solve.ts"), "utf8").trim())
+    expect(readFileSync(join(root, "README.md"), "utf8")).toContain(
+      readFileSync(join(root, "examples/solve.ts"), "utf8").trim()
+    )
   })
 })

@@ -8,7 +8,10 @@ const script = {
   "executor.choose": [{ tool: "mountain_height" }],
   "executor.args": [{ name: "K2" }, { name: "Mount Everest" }],
   "answerer.step": [{ answer: "K2: 28251 ft" }],
-  verifier: [{ status: "pending", reason: "check", hint: "try again" }, { status: "solved", reason: "ok" }],
+  verifier: [
+    { status: "pending", reason: "check", hint: "try again" },
+    { status: "solved", reason: "ok" }
+  ],
   "answerer.subtask": [{ answer: "from memory" }],
   "answerer.final": [{ answer: "K2 is 28251 feet high." }],
   $cycle: true
@@ -18,7 +21,15 @@ const roles = (t: Awaited<ReturnType<typeof runSmurfs>>) => new Set(eventsOf(t, 
 describe("ablation switches", () => {
   it("all agents on uses every role", async () => {
     const t = await runSmurfs("How high is K2?", [heightTool()], script)
-    expect([...roles(t)].sort()).toEqual(["answerer.final", "answerer.step", "executor.args", "executor.choose", "executor.thought", "planner", "verifier"])
+    expect([...roles(t)].sort()).toEqual([
+      "answerer.final",
+      "answerer.step",
+      "executor.args",
+      "executor.choose",
+      "executor.thought",
+      "planner",
+      "verifier"
+    ])
   })
 
   it("planner off: the query is the only subtask", async () => {

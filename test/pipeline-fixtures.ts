@@ -1,13 +1,13 @@
 // Shared fixtures of the pipeline suites: tools built on the Tool interface, a runner, event lookups.
 import { Effect, Layer } from "effect"
 import { z } from "zod"
-import type { SmurfsOptions } from "../src/agents/smurfs-options.ts"
 import { smurfs } from "../src/agents/smurfs.ts"
+import type { SmurfsOptions } from "../src/agents/smurfs-options.ts"
 import { LanguageModel } from "../src/llm/language-model.ts"
 import { makeScriptedModel, type Script } from "../src/llm/scripted.ts"
 import type { Tool, ToolResult } from "../src/tools/tool.ts"
-import type { Trajectory } from "../src/trace/trajectory.ts"
 import { kindOf } from "../src/trace/events.ts"
+import type { Trajectory } from "../src/trace/trajectory.ts"
 
 export interface RecordingTool extends Tool {
   readonly calls: Array<Record<string, unknown>>
@@ -35,7 +35,9 @@ export const heights: Record<string, number> = { "Mount Everest": 29032, K2: 282
 export const heightTool = () =>
   makeTool("mountain_height", z.object({ name: z.string() }), (args) => {
     const h = heights[String(args["name"])]
-    return h === undefined ? { ok: false, content: "", error: `unknown mountain ${String(args["name"])}` } : { ok: true, content: `${String(args["name"])} is ${h} feet high.` }
+    return h === undefined
+      ? { ok: false, content: "", error: `unknown mountain ${String(args["name"])}` }
+      : { ok: true, content: `${String(args["name"])} is ${h} feet high.` }
   })
 
 /** Percentages: a real computation, so answers depend on the arguments. */
@@ -51,27 +53,46 @@ export const modelLayer = (script: Script, contextTokens?: number) =>
     return contextTokens === undefined ? model : LanguageModel.of({ ...model, info: { ...model.info, contextTokens } })
   })
 
-export const runSmurfs = (query: string, tools: ReadonlyArray<Tool>, script: Script | Layer.Layer<LanguageModel>, options?: SmurfsOptions): Promise<Trajectory> => {
-  const layer: Layer.Layer<LanguageModel> = Layer.isLayer(script) ? (script as Layer.Layer<LanguageModel>) : modelLayer(script as Script)
-  return Effect.runPromise(smurfs(options)({ id: "task-1", query, tools: { name: "test", tools } }).pipe(Effect.provide(layer)))
+export const runSmurfs = (
+  query: string,
+  tools: ReadonlyArray<Tool>,
+  script: Script | Layer.Layer<LanguageModel>,
+  options?: SmurfsOptions
+): Promise<Trajectory> => {
+  const layer: Layer.Layer<LanguageModel> = Layer.isLayer(script)
+    ? (script as Layer.Layer<LanguageModel>)
+    : modelLayer(script as Script)
+  return Effect.runPromise(
+    smurfs(options)({ id: "task-1", query, tools: { name: "test", tools } }).pipe(Effect.provide(layer))
+  )
 }
 
-export const eventsOf = (t: Trajectory, kind: string) => t.events.filter((e) => kindOf(e) === kind).map((e) => e.data as Record<string, any>)
+export const eventsOf = (t: Trajectory, kind: string) =>
+  t.events.filter((e) => kindOf(e) === kind).map((e) => e.data as Record<string, any>)
 
 /** The model calls a role made, with their messages. */
 export const callsOf = (t: Trajectory, role: string) =>
-  eventsOf(t, "model_call").filter((d) => d["role"] === role) as Array<{ messages: Array<{ role: string; content: string }>; ok: boolean; promptTokens: number }>
+  eventsOf(t, "model_call").filter((d) => d["role"] === role) as Array<{
+    messages: Array<{ role: string; content: string }>
+    ok: boolean
+    promptTokens: number
+  }>
 
-export const userPrompt = (call: { messages: Array<{ role: string; content: string }> }) => call.messages.find((m) => m.role === "user")!.content
-export const systemPrompt = (call: { messages: Array<{ role: string; content: string }> }) => call.messages.find((m) => m.role === "system")!.content
+export const userPrompt = (call: { messages: Array<{ role: string; content: string }> }) =>
+  call.messages.find((m) => m.role === "user")!.content
+export const systemPrompt = (call: { messages: Array<{ role: string; content: string }> }) =>
+  call.messages.find((m) => m.role === "system")!.content
 
 /** A reply made from the tool response the answerer was given (its `tool` message). */
-export const fromObservation = (make: (observation: string) => object) => (request: { messages: ReadonlyArray<{ role: string; content: string }> }) =>
-  make(request.messages.find((m) => m.role === "tool")?.content ?? "NO TOOL MESSAGE")
+export const fromObservation =
+  (make: (observation: string) => object) =>
+  (request: { messages: ReadonlyArray<{ role: string; content: string }> }) =>
+    make(request.messages.find((m) => m.role === "tool")?.content ?? "NO TOOL MESSAGE")
 
 /** A reply that reads a value out of the prompt, so scripted answers depend on what the pipeline passed. */
-export const fromPrompt = (pattern: RegExp, make: (match: string) => object) => (request: { messages: ReadonlyArray<{ content: string }> }) => {
-  const text = request.messages.map((m) => m.content).join("\n")
-  const match = pattern.exec(text)
-  return make(match?.[1] ?? "NOT FOUND")
-}
+export const fromPrompt =
+  (pattern: RegExp, make: (match: string) => object) => (request: { messages: ReadonlyArray<{ content: string }> }) => {
+    const text = request.messages.map((m) => m.content).join("\n")
+    const match = pattern.exec(text)
+    return make(match?.[1] ?? "NOT FOUND")
+  }

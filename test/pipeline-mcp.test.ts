@@ -14,7 +14,10 @@ const [major, minor] = process.versions.node.split(".").map(Number) as [number, 
 const nodeOk = major > 22 || (major === 22 && minor >= 18)
 
 const smurfs = (...args: string[]) =>
-  promisify(execFile)(process.execPath, ["bin/smurfs.js", ...args], { cwd: repo, env: { ...process.env, NO_COLOR: "1" } }).then(
+  promisify(execFile)(process.execPath, ["bin/smurfs.js", ...args], {
+    cwd: repo,
+    env: { ...process.env, NO_COLOR: "1" }
+  }).then(
     (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
     (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr })
   )
@@ -38,7 +41,9 @@ const fakeServersWith = (count: string): Array<number> =>
       const stat = readFileSync(`/proc/${entry}/stat`, "utf8")
       if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) return []
       const argv = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0")
-      return argv.some((word, i) => word.endsWith("test/fake-servers/mcp.ts") && argv[i + 1] === count) ? [Number(entry)] : []
+      return argv.some((word, i) => word.endsWith("test/fake-servers/mcp.ts") && argv[i + 1] === count)
+        ? [Number(entry)]
+        : []
     } catch {
       return []
     }
@@ -60,12 +65,24 @@ describe.skipIf(!nodeOk)(`the pipeline on MCP servers (needs Node 22.18+, found 
       verifier: [{ status: "solved", reason: "The note was read." }],
       "answerer.final": [{ answer: "The note says the meeting moved to Thursday 3 pm." }]
     })
-    const r = await smurfs("run", `What does ${path} say?`, "--model", `scripted:${model}`, "--tools", `mcp:node_modules/.bin/mcp-server-filesystem ${dir}`, "--json")
+    const r = await smurfs(
+      "run",
+      `What does ${path} say?`,
+      "--model",
+      `scripted:${model}`,
+      "--tools",
+      `mcp:node_modules/.bin/mcp-server-filesystem ${dir}`,
+      "--json"
+    )
     expect(r.code).toBe(0)
     const trajectory = JSON.parse(r.stdout)
     expect(trajectory.finishType).toBe("give_answer")
     const call = trajectory.events.find((e: { type: string }) => isKind(e, "tool_call"))
-    expect(call.data).toMatchObject({ tool: "read_text_file", ok: true, content: "The meeting moved to Thursday 3 pm.\n" })
+    expect(call.data).toMatchObject({
+      tool: "read_text_file",
+      ok: true,
+      content: "The meeting moved to Thursday 3 pm.\n"
+    })
     expect(trajectory.events[0].data.tools).toContain("list_directory")
   }, 300_000)
 
@@ -80,10 +97,20 @@ describe.skipIf(!nodeOk)(`the pipeline on MCP servers (needs Node 22.18+, found 
       verifier: [{ status: "solved", reason: "The sum is given." }],
       "answerer.final": [{ answer: "5" }]
     })
-    const r = await smurfs("run", "What is 2 + 3?", "--model", `scripted:${model}`, "--tools", `mcp:${process.execPath} test/fake-servers/mcp.ts`, "--json")
+    const r = await smurfs(
+      "run",
+      "What is 2 + 3?",
+      "--model",
+      `scripted:${model}`,
+      "--tools",
+      `mcp:${process.execPath} test/fake-servers/mcp.ts`,
+      "--json"
+    )
     expect(r.code).toBe(0)
     const trajectory = JSON.parse(r.stdout)
-    const calls = trajectory.events.filter((e: { type: string }) => isKind(e, "tool_call")).map((e: { data: unknown }) => e.data)
+    const calls = trajectory.events
+      .filter((e: { type: string }) => isKind(e, "tool_call"))
+      .map((e: { data: unknown }) => e.data)
     expect(calls).toMatchObject([
       { tool: "broken", ok: false, error: expect.stringContaining("the widget is broken") },
       { tool: "add", ok: true, content: "5" }
@@ -103,9 +130,19 @@ describe.skipIf(!nodeOk)(`the pipeline on MCP servers (needs Node 22.18+, found 
   }, 300_000)
 
   it("smurfs doctor --tools checks each source and says what to fix", async () => {
-    const r = await smurfs("doctor", "--tools", `mcp:${process.execPath} test/fake-servers/mcp.ts`, "--tools", "mcp:no-such-mcp-server", "--tools", "demo")
+    const r = await smurfs(
+      "doctor",
+      "--tools",
+      `mcp:${process.execPath} test/fake-servers/mcp.ts`,
+      "--tools",
+      "mcp:no-such-mcp-server",
+      "--tools",
+      "demo"
+    )
     expect(r.code).toBe(3)
-    expect(r.stdout).toMatch(/✓ mcp:.*fake-servers\/mcp\.ts\n {4}fake-mcp 1\.0\.0: 20 tools listed in \d+ ms, ping \d+ ms/)
+    expect(r.stdout).toMatch(
+      /✓ mcp:.*fake-servers\/mcp\.ts\n {4}fake-mcp 1\.0\.0: 20 tools listed in \d+ ms, ping \d+ ms/
+    )
     expect(r.stdout).toContain("✗ mcp:no-such-mcp-server")
     expect(r.stdout).toContain("demo: 5 tools")
     const good = await smurfs("doctor", "--tools", "demo")
@@ -123,11 +160,23 @@ describe.skipIf(!nodeOk)(`the pipeline on MCP servers (needs Node 22.18+, found 
         "executor.choose": [{ tool: "sleep" }],
         "executor.args": [{ ms: 60_000 }]
       })
-      const child = spawn(process.execPath, ["bin/smurfs.js", "run", "Wait a minute", "--model", `scripted:${model}`, "--tools", `mcp:${process.execPath} test/fake-servers/mcp.ts ${marker}`], {
-        cwd: repo,
-        env: { ...process.env, NO_COLOR: "1" },
-        stdio: ["ignore", "pipe", "pipe"]
-      })
+      const child = spawn(
+        process.execPath,
+        [
+          "bin/smurfs.js",
+          "run",
+          "Wait a minute",
+          "--model",
+          `scripted:${model}`,
+          "--tools",
+          `mcp:${process.execPath} test/fake-servers/mcp.ts ${marker}`
+        ],
+        {
+          cwd: repo,
+          env: { ...process.env, NO_COLOR: "1" },
+          stdio: ["ignore", "pipe", "pipe"]
+        }
+      )
       let stderr = ""
       child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
       const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))

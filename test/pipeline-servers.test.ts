@@ -4,9 +4,9 @@ import { afterEach, describe, expect, it } from "vitest"
 import { smurfs } from "../src/agents/smurfs.ts"
 import { modelLayer } from "../src/llm/spec.ts"
 import { demoLibrary } from "../src/tools/demo/index.ts"
+import { isKind } from "../src/trace/events.ts"
 import { startFakeOllama } from "./fake-servers/ollama.ts"
 import { startFakeOpenAI } from "./fake-servers/openai.ts"
-import { isKind } from "../src/trace/events.ts"
 
 /** Answers each agent by the JSON Schema it asked for, as a model following `format` would. */
 const agentReply = (schema: any): string => {
@@ -32,7 +32,9 @@ describe("the pipeline through real clients", () => {
     const server = await startFakeOllama((body: any) => agentReply(body.format))
     closers.push(() => server.close())
     const trajectory = await Effect.runPromise(
-      smurfs()(task).pipe(Effect.provide(modelLayer("ollama:qwen2.5:7b", { host: server.url, numCtx: 4096, supportsTools: true })))
+      smurfs()(task).pipe(
+        Effect.provide(modelLayer("ollama:qwen2.5:7b", { host: server.url, numCtx: 4096, supportsTools: true }))
+      )
     )
     expect(trajectory.finishType).toBe("give_answer")
     expect(trajectory.finalAnswer).toContain("42")
@@ -57,7 +59,9 @@ describe("the pipeline through real clients", () => {
     const server = await startFakeOpenAI((body: any) => agentReply(body.response_format?.json_schema?.schema))
     closers.push(() => server.close())
     const trajectory = await Effect.runPromise(
-      smurfs()(task).pipe(Effect.provide(modelLayer("openai:qwen2.5:7b", { baseURL: server.baseURL, apiKey: "test-key" })))
+      smurfs()(task).pipe(
+        Effect.provide(modelLayer("openai:qwen2.5:7b", { baseURL: server.baseURL, apiKey: "test-key" }))
+      )
     )
     expect(trajectory.finishType).toBe("give_answer")
     expect(trajectory.finalAnswer).toContain("42")

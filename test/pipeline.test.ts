@@ -3,8 +3,22 @@ import { Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
 import { z } from "zod"
 import { ModelUnreachable } from "../src/llm/errors.ts"
+// the error built by hand below reads its wording from the ollama provider, registered when its module loads (as on every real path)
+import "../src/llm/providers/ollama.ts"
 import { LanguageModel } from "../src/llm/language-model.ts"
-import { callsOf, eventsOf, fromObservation, fromPrompt, heightTool, makeTool, modelLayer, percentTool, runSmurfs, systemPrompt, userPrompt } from "./pipeline-fixtures.ts"
+import {
+  callsOf,
+  eventsOf,
+  fromObservation,
+  fromPrompt,
+  heightTool,
+  makeTool,
+  modelLayer,
+  percentTool,
+  runSmurfs,
+  systemPrompt,
+  userPrompt
+} from "./pipeline-fixtures.ts"
 
 const query = "What is 12% of the height of Mount Everest in feet?"
 const solved = { status: "solved", reason: "the answer gives what was asked" }
@@ -21,7 +35,11 @@ describe("smurfs pipeline", () => {
       // the step answer is read from the tool response the pipeline put in the prompt
       "answerer.step": [fromObservation((obs) => ({ answer: obs }))],
       verifier: [solved, solved],
-      "answerer.final": [fromPrompt(/2\. Compute[^\n]*\n\s*Answer: (.*)/, (a) => ({ answer: `12% of Mount Everest's height is ${a} feet.` }))],
+      "answerer.final": [
+        fromPrompt(/2\. Compute[^\n]*\n\s*Answer: (.*)/, (a) => ({
+          answer: `12% of Mount Everest's height is ${a} feet.`
+        }))
+      ],
       $cycle: true
     })
     expect(t.finishType).toBe("give_answer")
@@ -38,19 +56,29 @@ describe("smurfs pipeline", () => {
     // the second subtask's executor sees the first subtask's answer
     const thoughts = callsOf(t, "executor.thought")
     expect(userPrompt(thoughts[0]!)).toContain("Answers to earlier subtasks (facts you may use):\nnone")
-    expect(userPrompt(thoughts[1]!)).toContain("- Find the height of Mount Everest in feet: Mount Everest is 29032 feet high.")
+    expect(userPrompt(thoughts[1]!)).toContain(
+      "- Find the height of Mount Everest in feet: Mount Everest is 29032 feet high."
+    )
     expect(t.totals.backtracks).toBe(0)
     expect(t.events.map((e) => e.type).at(0)).toBe("dev.smurfs.task_started")
     expect(t.events.map((e) => e.type).at(-1)).toBe("dev.smurfs.task_finished")
     // each agent sees only its slice: the planner the query, the verifier not the query but the prefix the
     // subtask's requests share (system text, tools, subtask, memory: issue 23, a server's prefix cache reuses it)
     expect(userPrompt(callsOf(t, "planner")[0]!)).toContain(query)
-    expect(callsOf(t, "verifier")[0]!.messages.map((m) => m.content).join("\n")).not.toContain(query)
+    expect(
+      callsOf(t, "verifier")[0]!
+        .messages.map((m) => m.content)
+        .join("\n")
+    ).not.toContain(query)
     expect(systemPrompt(callsOf(t, "verifier")[0]!)).toBe(systemPrompt(thoughts[0]!))
   })
 
   it("excludes a failing tool at this depth and uses another", async () => {
-    const broken = makeTool("broken_height", z.object({ name: z.string() }), () => ({ ok: false, content: "", error: "HTTP 500" }))
+    const broken = makeTool("broken_height", z.object({ name: z.string() }), () => ({
+      ok: false,
+      content: "",
+      error: "HTTP 500"
+    }))
     const height = heightTool()
     const formats: Array<unknown> = []
     const t = await runSmurfs("How high is K2?", [broken, height], {
@@ -75,13 +103,19 @@ describe("smurfs pipeline", () => {
     expect(userPrompt(choose[1]!)).toContain("Tools you may choose now: mountain_height")
     expect(JSON.stringify(formats[0])).toContain("broken_height")
     expect(JSON.stringify(formats[1])).not.toContain("broken_height")
-    expect(userPrompt(callsOf(t, "executor.thought")[1]!)).toContain("Tools that failed at this step (do not plan to use them): broken_height")
+    expect(userPrompt(callsOf(t, "executor.thought")[1]!)).toContain(
+      "Tools that failed at this step (do not plan to use them): broken_height"
+    )
   })
 
   it("backtracks when every tool fails at a depth, excluding the popped tool one level up", async () => {
     // a works once then fails; b fails once then works
-    const a = makeTool("tool_a", z.object({ q: z.string() }), (_, n) => (n === 1 ? { ok: true, content: "partial from a" } : { ok: false, content: "", error: "a broke" }))
-    const b = makeTool("tool_b", z.object({ q: z.string() }), (_, n) => (n === 1 ? { ok: false, content: "", error: "b broke" } : { ok: true, content: "full answer from b" }))
+    const a = makeTool("tool_a", z.object({ q: z.string() }), (_, n) =>
+      n === 1 ? { ok: true, content: "partial from a" } : { ok: false, content: "", error: "a broke" }
+    )
+    const b = makeTool("tool_b", z.object({ q: z.string() }), (_, n) =>
+      n === 1 ? { ok: false, content: "", error: "b broke" } : { ok: true, content: "full answer from b" }
+    )
     const t = await runSmurfs(
       "Find the thing",
       [a, b],
@@ -123,7 +157,10 @@ describe("smurfs pipeline", () => {
         "executor.choose": [{ tool: "mountain_height" }],
         "executor.args": [{ name: "Mount Everest" }, { name: "K2" }],
         "answerer.step": [fromObservation((obs) => ({ answer: obs }))],
-        verifier: [{ status: "pending", reason: "wrong mountain", hint: "Use the name K2 instead of Mount Everest." }, solved],
+        verifier: [
+          { status: "pending", reason: "wrong mountain", hint: "Use the name K2 instead of Mount Everest." },
+          solved
+        ],
         "answerer.final": [{ answer: "K2 is 28251 feet high." }],
         $cycle: true
       },
@@ -161,20 +198,37 @@ describe("smurfs pipeline", () => {
     expect(fallback).toHaveLength(1)
     expect(userPrompt(fallback[0]!)).toContain("step says: K2 is 28251 feet high.")
     expect(userPrompt(fallback[0]!)).toContain("step says: Mount Everest is 29032 feet high.")
-    expect(eventsOf(t, "subtask_answered")[0]).toMatchObject({ source: "step_limit", answer: "from memory: step says: K2 is 28251 feet high." })
+    expect(eventsOf(t, "subtask_answered")[0]).toMatchObject({
+      source: "step_limit",
+      answer: "from memory: step says: K2 is 28251 feet high."
+    })
     expect(t.finalAnswer).toBe("from memory: step says: K2 is 28251 feet high.")
   })
 
   it("keeps each role's static prompt part byte-identical within a task", async () => {
-    const broken = makeTool("broken_height", z.object({ name: z.string() }), () => ({ ok: false, content: "", error: "down" }))
+    const broken = makeTool("broken_height", z.object({ name: z.string() }), () => ({
+      ok: false,
+      content: "",
+      error: "down"
+    }))
     const t = await runSmurfs(
       query,
       [broken, heightTool(), percentTool()],
       {
         planner: [{ subtasks: ["Find the height of Mount Everest in feet", "Compute 12% of 29032"] }],
         "executor.thought": [{ thought: "next" }],
-        "executor.choose": [{ tool: "broken_height" }, { tool: "mountain_height" }, { tool: "percent_of" }, { tool: "percent_of" }],
-        "executor.args": [{ name: "Mount Everest" }, { name: "Mount Everest" }, { percent: 12, value: 29 }, { percent: 12, value: 29032 }],
+        "executor.choose": [
+          { tool: "broken_height" },
+          { tool: "mountain_height" },
+          { tool: "percent_of" },
+          { tool: "percent_of" }
+        ],
+        "executor.args": [
+          { name: "Mount Everest" },
+          { name: "Mount Everest" },
+          { percent: 12, value: 29 },
+          { percent: 12, value: 29032 }
+        ],
         "answerer.step": [{ answer: "a" }],
         verifier: [solved, { status: "pending", reason: "wrong value", hint: "use 29032" }, solved],
         "answerer.final": [{ answer: "3483.84 feet" }],
@@ -194,7 +248,10 @@ describe("smurfs pipeline", () => {
   })
 
   it("keeps every prompt within the model's context minus the reserve", async () => {
-    const huge = makeTool("huge", z.object({ q: z.string() }), () => ({ ok: true, content: "lorem ipsum dolor ".repeat(4000) }))
+    const huge = makeTool("huge", z.object({ q: z.string() }), () => ({
+      ok: true,
+      content: "lorem ipsum dolor ".repeat(4000)
+    }))
     const contextTokens = 2048
     const small = await runSmurfs(
       "Tell me everything",
@@ -241,7 +298,21 @@ describe("smurfs pipeline", () => {
     const t = await runSmurfs(
       query,
       [heightTool()],
-      { "*": [{ status: "pending", reason: "x", hint: "y", thought: "t", tool: "mountain_height", name: "K2", answer: "a", subtasks: ["s1", "s2", "s3"] }], $cycle: true },
+      {
+        "*": [
+          {
+            status: "pending",
+            reason: "x",
+            hint: "y",
+            thought: "t",
+            tool: "mountain_height",
+            name: "K2",
+            answer: "a",
+            subtasks: ["s1", "s2", "s3"]
+          }
+        ],
+        $cycle: true
+      },
       { maxModelCalls: 7, maxSteps: 50 }
     )
     expect(t.error).toContain("budget of 7 model calls")
@@ -273,7 +344,12 @@ describe("smurfs pipeline", () => {
       "answerer.final": [{ answer: "K2 is 28251 feet high." }],
       $cycle: true
     }
-    const many = await runSmurfs("How high is K2?", [heightTool()], { ...base, planner: [{ subtasks: ["a", "b", "c", "d", "e"] }] }, { maxSubtasks: 2 })
+    const many = await runSmurfs(
+      "How high is K2?",
+      [heightTool()],
+      { ...base, planner: [{ subtasks: ["a", "b", "c", "d", "e"] }] },
+      { maxSubtasks: 2 }
+    )
     expect(eventsOf(many, "plan")[0]!["subtasks"]).toEqual(["a", "b"])
     expect(eventsOf(many, "subtask_started")).toHaveLength(2)
     const empty = await runSmurfs("How high is K2?", [heightTool()], { ...base, planner: [{ subtasks: ["  ", ""] }] })
@@ -298,7 +374,11 @@ describe("smurfs pipeline", () => {
       },
       { planner: false }
     )
-    expect(eventsOf(t, "tool_call")[0]).toMatchObject({ tool: "crashing", ok: false, error: expect.stringContaining("boom") })
+    expect(eventsOf(t, "tool_call")[0]).toMatchObject({
+      tool: "crashing",
+      ok: false,
+      error: expect.stringContaining("boom")
+    })
     expect(eventsOf(t, "guardrail")[0]).toMatchObject({ guardrail: "excluded_tool", role: "executor.choose" })
     expect(t.finalAnswer).toBe("K2 is 28251 feet high.")
   })

@@ -15,9 +15,15 @@ const values: Record<string, number> = { alpha: 3, beta: 4 }
 const lookupTool = () =>
   makeTool("lookup_value", z.object({ name: z.string() }), (args) => {
     const v = values[String(args["name"])]
-    return v === undefined ? { ok: false, content: "", error: `no value named ${String(args["name"])}` } : { ok: true, content: `${String(args["name"])} is ${v}` }
+    return v === undefined
+      ? { ok: false, content: "", error: `no value named ${String(args["name"])}` }
+      : { ok: true, content: `${String(args["name"])} is ${v}` }
   })
-const addTool = () => makeTool("add", z.object({ a: z.number(), b: z.number() }), (args) => ({ ok: true, content: String(Number(args["a"]) + Number(args["b"])) }))
+const addTool = () =>
+  makeTool("add", z.object({ a: z.number(), b: z.number() }), (args) => ({
+    ok: true,
+    content: String(Number(args["a"]) + Number(args["b"]))
+  }))
 
 const text = (r: GenerateRequest) => r.messages.map((m) => m.content).join("\n")
 /** The subtask an executor, answerer or verifier call is about (its prompt's `Subtask:` line). */
@@ -43,7 +49,9 @@ const executor: Script = {
   ],
   "answerer.step": [fromObservation((obs) => ({ answer: obs }))],
   verifier: [solved],
-  "answerer.final": [(r) => ({ answer: `alpha + beta = ${/Add the value[^\n]*\n\s*Answer: (.*)/.exec(text(r))?.[1] ?? "?"}` })],
+  "answerer.final": [
+    (r) => ({ answer: `alpha + beta = ${/Add the value[^\n]*\n\s*Answer: (.*)/.exec(text(r))?.[1] ?? "?"}` })
+  ],
   $cycle: true
 }
 
@@ -71,12 +79,22 @@ const slowModel = (script: Script, latencyMs: number, spans: Array<Span>) =>
     })
   })
 
-const diamond = { subtasks: [{ task: A, dependsOn: [] }, { task: B, dependsOn: [] }, { task: C, dependsOn: [0, 1] }] }
+const diamond = {
+  subtasks: [
+    { task: A, dependsOn: [] },
+    { task: B, dependsOn: [] },
+    { task: C, dependsOn: [0, 1] }
+  ]
+}
 
 describe("plans with dependencies", () => {
   it("runs a diamond plan: A and B at the same time, C after both with exactly their answers", async () => {
     const spans: Array<Span> = []
-    const t = await runSmurfs("What is alpha + beta?", [lookupTool(), addTool()], slowModel({ planner: [diamond], ...executor }, 20, spans))
+    const t = await runSmurfs(
+      "What is alpha + beta?",
+      [lookupTool(), addTool()],
+      slowModel({ planner: [diamond], ...executor }, 20, spans)
+    )
     expect(t.finishType).toBe("give_answer")
     expect(t.finalAnswer).toBe("alpha + beta = 7")
     expect(eventsOf(t, "plan")[0]!["dependsOn"]).toEqual([[], [], [0, 1]])
@@ -103,7 +121,12 @@ describe("plans with dependencies", () => {
 
   it("the live view shows the dependencies and tags each line with its subtask", async () => {
     const lines: Array<string> = []
-    await runSmurfs("What is alpha + beta?", [lookupTool(), addTool()], { planner: [diamond], ...executor }, { onEvent: liveView((l) => lines.push(l)) })
+    await runSmurfs(
+      "What is alpha + beta?",
+      [lookupTool(), addTool()],
+      { planner: [diamond], ...executor },
+      { onEvent: liveView((l) => lines.push(l)) }
+    )
     expect(lines).toContain("Plan (independent subtasks run at the same time):")
     expect(lines).toContain(`  3. ${C} (after 1, 2)`)
     expect(lines).toContain(`[1]   thought: Work on: ${A}`)
@@ -111,7 +134,13 @@ describe("plans with dependencies", () => {
   })
 
   it("a dependent subtask sees only its own dependencies' answers", async () => {
-    const plan = { subtasks: [{ task: A, dependsOn: [] }, { task: B, dependsOn: [] }, { task: "Double the value of beta", dependsOn: [1] }] }
+    const plan = {
+      subtasks: [
+        { task: A, dependsOn: [] },
+        { task: B, dependsOn: [] },
+        { task: "Double the value of beta", dependsOn: [1] }
+      ]
+    }
     const t = await runSmurfs("Double beta, and alpha", [lookupTool(), addTool()], {
       planner: [plan],
       ...executor,
@@ -126,7 +155,12 @@ describe("plans with dependencies", () => {
 
   it("with maxParallelSubtasks 1 the independent subtasks run one at a time", async () => {
     const spans: Array<Span> = []
-    await runSmurfs("What is alpha + beta?", [lookupTool(), addTool()], slowModel({ planner: [diamond], ...executor }, 5, spans), { maxParallelSubtasks: 1 })
+    await runSmurfs(
+      "What is alpha + beta?",
+      [lookupTool(), addTool()],
+      slowModel({ planner: [diamond], ...executor }, 5, spans),
+      { maxParallelSubtasks: 1 }
+    )
     const of = (s: string) => spans.filter((x) => x.subtask === s)
     expect(of(A).some((a) => of(B).some((b) => a.start < b.end && b.start < a.end))).toBe(false)
   })
@@ -134,7 +168,13 @@ describe("plans with dependencies", () => {
   it("reflects an invalid plan back to the planner, then falls back to running its subtasks in order", async () => {
     const t = await runSmurfs("What is alpha + beta?", [lookupTool(), addTool()], {
       planner: [
-        { subtasks: [{ task: A, dependsOn: [1] }, { task: B, dependsOn: [0] }, { task: C, dependsOn: [0, 1] }] },
+        {
+          subtasks: [
+            { task: A, dependsOn: [1] },
+            { task: B, dependsOn: [0] },
+            { task: C, dependsOn: [0, 1] }
+          ]
+        },
         { subtasks: [{ task: A, dependsOn: [0] }, { task: B }, { task: C, dependsOn: [0, 1] }] },
         { subtasks: [{ task: A }, { task: B }, { task: C, dependsOn: [0, 7] }] }
       ],
@@ -146,7 +186,11 @@ describe("plans with dependencies", () => {
     const reflection = (i: number) => planner[i]!.messages.at(-1)!.content
     expect(reflection(1)).toContain("the dependencies form a cycle (0 -> 1 -> 0)")
     expect(reflection(2)).toContain("subtask 0 depends on itself")
-    expect(eventsOf(t, "guardrail").filter((g) => g["guardrail"] === "plan_dependencies").map((g) => g["error"])).toHaveLength(3)
+    expect(
+      eventsOf(t, "guardrail")
+        .filter((g) => g["guardrail"] === "plan_dependencies")
+        .map((g) => g["error"])
+    ).toHaveLength(3)
     const invalid = eventsOf(t, "plan_invalid")
     expect(invalid).toHaveLength(1)
     expect(invalid[0]!["error"]).toContain("subtask 2 depends on 7, but the subtasks are numbered 0 to 2")
@@ -184,7 +228,15 @@ describe("plans with dependencies", () => {
   it("a failing subtask is reported as unavailable; the others still answer and a dependent one is skipped", async () => {
     const G = "Find the value of gamma" // no tool knows gamma: every call fails
     const t = await runSmurfs("alpha, gamma and gamma + alpha?", [lookupTool()], {
-      planner: [{ subtasks: [{ task: A, dependsOn: [] }, { task: G, dependsOn: [] }, { task: "Add the value of gamma and 3", dependsOn: [1] }] }],
+      planner: [
+        {
+          subtasks: [
+            { task: A, dependsOn: [] },
+            { task: G, dependsOn: [] },
+            { task: "Add the value of gamma and 3", dependsOn: [1] }
+          ]
+        }
+      ],
       ...executor,
       "executor.choose": [() => ({ tool: "lookup_value" })],
       "executor.args": [(r: GenerateRequest) => ({ name: subtaskOf(r).split(" ").at(-1)! })],
@@ -194,8 +246,12 @@ describe("plans with dependencies", () => {
     expect(t.finishType).toBe("give_answer")
     // the answer keeps what was found and names what is missing
     expect(t.finalAnswer).toContain("alpha is 3")
-    expect(t.finalAnswer).toContain(`Unavailable: ${G} (no tool call succeeded (last: lookup_value: The call failed: no value named gamma))`)
-    expect(t.finalAnswer).toContain("Unavailable: Add the value of gamma and 3 (it needs the answer of subtask 2, which is unavailable)")
+    expect(t.finalAnswer).toContain(
+      `Unavailable: ${G} (no tool call succeeded (last: lookup_value: The call failed: no value named gamma))`
+    )
+    expect(t.finalAnswer).toContain(
+      "Unavailable: Add the value of gamma and 3 (it needs the answer of subtask 2, which is unavailable)"
+    )
     const answered = eventsOf(t, "subtask_answered")
     expect(answered.find((d) => d["index"] === 2)!["source"]).toBe("skipped")
     expect(answered.find((d) => d["index"] === 1)!["available"]).toBe(false)
@@ -218,7 +274,9 @@ describe("plans with dependencies", () => {
 
   it("a sequential plan with a failing subtask still answers with the others", async () => {
     const t = await runSmurfs("alpha and gamma?", [lookupTool()], failingSecond)
-    expect(t.finalAnswer).toBe("alpha is 3; gamma is not known\n\nUnavailable: Find the value of gamma (no tool call succeeded (last: lookup_value: The call failed: no value named gamma))")
+    expect(t.finalAnswer).toBe(
+      "alpha is 3; gamma is not known\n\nUnavailable: Find the value of gamma (no tool call succeeded (last: lookup_value: The call failed: no value named gamma))"
+    )
   })
 
   it("leaves the note out with reportUnavailable off (bench: ToolEval labels such answers Unsolved), still naming them in the trace", async () => {

@@ -23,7 +23,10 @@ export const childProcesses = (parent: number = process.pid): Array<ChildProcess
       // the command name in parentheses may hold spaces: the fields after the last ")" are state, ppid, ...
       const [state, ppid] = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
       if (Number(ppid) !== parent || state === "Z") continue
-      children.push({ pid: Number(entry), command: readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0").join(" ").trim() })
+      children.push({
+        pid: Number(entry),
+        command: readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0").join(" ").trim()
+      })
     } catch {
       // the process ended while we looked
     }

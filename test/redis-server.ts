@@ -31,7 +31,11 @@ const freePort = (): Promise<number> =>
 export const startRedis = async (port?: number): Promise<RedisServer> => {
   port ??= await freePort()
   const dir = mkdtempSync(join(tmpdir(), "smurfs-redis-"))
-  const child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir], { stdio: ["ignore", "pipe", "pipe"] })
+  const child = spawn(
+    "redis-server",
+    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir],
+    { stdio: ["ignore", "pipe", "pipe"] }
+  )
   await new Promise<void>((resolve, reject) => {
     let out = ""
     const timer = setTimeout(() => reject(new Error(`redis-server did not start on port ${port}: ${out}`)), 10_000)

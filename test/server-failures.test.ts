@@ -7,9 +7,9 @@ import { fileURLToPath } from "node:url"
 import { afterAll, afterEach, describe, expect, it } from "vitest"
 import { TaskRecord } from "../bench/run-format.ts"
 import { ExitCode } from "../src/cli/exit-codes.ts"
+import { MINI_DATA } from "./data.ts"
 import type { FakeServer, Step } from "./fake-servers/core.ts"
 import { startFakeOpenAI } from "./fake-servers/openai.ts"
-import { MINI_DATA } from "./data.ts"
 
 const REPO = fileURLToPath(new URL("../", import.meta.url))
 const DATA = MINI_DATA.path
@@ -24,8 +24,15 @@ interface Ran {
   readonly stderr: string
 }
 
-const start = (args: ReadonlyArray<string>, env: Record<string, string>): { child: ChildProcess; done: Promise<Ran>; stderr: () => string } => {
-  const child = spawn(process.execPath, ["bin/smurfs.js", ...args], { cwd: REPO, env: { ...process.env, NO_COLOR: "1", SMURFS_MODEL: "", ...env }, stdio: ["ignore", "pipe", "pipe"] })
+const start = (
+  args: ReadonlyArray<string>,
+  env: Record<string, string>
+): { child: ChildProcess; done: Promise<Ran>; stderr: () => string } => {
+  const child = spawn(process.execPath, ["bin/smurfs.js", ...args], {
+    cwd: REPO,
+    env: { ...process.env, NO_COLOR: "1", SMURFS_MODEL: "", ...env },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
   let stderr = ""
   child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()))
   child.stdout!.resume()
@@ -48,10 +55,31 @@ const chatCalls = (s: FakeServer) => s.requests.filter((r) => r.path.endsWith("/
 
 const recordsOf = (out: string) => {
   const dir = join(out, "tasks", "react", "G1_instruction")
-  return existsSync(dir) ? readdirSync(dir).sort().map((f) => TaskRecord.parse(JSON.parse(readFileSync(join(dir, f), "utf8")))) : []
+  return existsSync(dir)
+    ? readdirSync(dir)
+        .sort()
+        .map((f) => TaskRecord.parse(JSON.parse(readFileSync(join(dir, f), "utf8"))))
+    : []
 }
 const benchArgs = (out: string, more: ReadonlyArray<string> = []) => [
-  "bench", "--data", DATA, "--group", "G1_instruction", "--limit", "4", "--method", "react", "--env", "offline", "--model", "openai:qwen2.5:7b", "--concurrency", "1", "--out", out, ...more
+  "bench",
+  "--data",
+  DATA,
+  "--group",
+  "G1_instruction",
+  "--limit",
+  "4",
+  "--method",
+  "react",
+  "--env",
+  "offline",
+  "--model",
+  "openai:qwen2.5:7b",
+  "--concurrency",
+  "1",
+  "--out",
+  out,
+  ...more
 ]
 
 describe("server failures in a bench are `error`, never give_up", () => {
@@ -97,16 +125,27 @@ describe("server failures in a bench are `error`, never give_up", () => {
   it("a task whose server failed once among successes is redone by --resume, and the run exits 1 saying so", async () => {
     const out = join(scratch, "one-failure")
     // the second chat request fails with a 500 that outlasts nothing (500 is not retried)
-    const s = await server((body, i) => (i === 1 ? { fault: "status", status: 500, message: "llama runner process has terminated" } : finishing(body)))
+    const s = await server((body, i) =>
+      i === 1 ? { fault: "status", status: 500, message: "llama runner process has terminated" } : finishing(body)
+    )
     const first = await smurfs(benchArgs(out), { OPENAI_BASE_URL: s.baseURL })
     expect(first.code, first.stderr).toBe(ExitCode.Failure)
     expect(first.stderr).toContain("llama runner process has terminated")
     expect(first.stderr).toContain("--resume")
-    expect(recordsOf(out).map((t) => t.finishType).sort()).toEqual(["error", "give_answer", "give_answer", "give_answer"])
+    expect(
+      recordsOf(out)
+        .map((t) => t.finishType)
+        .sort()
+    ).toEqual(["error", "give_answer", "give_answer", "give_answer"])
     const resumed = await smurfs(benchArgs(out, ["--resume"]), { OPENAI_BASE_URL: s.baseURL })
     expect(resumed.code, resumed.stderr).toBe(ExitCode.Ok)
     expect(resumed.stderr).toContain("3 already done")
-    expect(recordsOf(out).map((t) => t.finishType)).toEqual(["give_answer", "give_answer", "give_answer", "give_answer"])
+    expect(recordsOf(out).map((t) => t.finishType)).toEqual([
+      "give_answer",
+      "give_answer",
+      "give_answer",
+      "give_answer"
+    ])
   }, 300_000)
 })
 
@@ -115,9 +154,23 @@ describe("--resume checks the run's settings", () => {
     const out = join(scratch, "settings")
     const s = await server(finishing)
     const env = { OPENAI_BASE_URL: s.baseURL }
-    expect((await smurfs(benchArgs(out).map((a) => (a === "4" ? "2" : a)), env)).code).toBe(ExitCode.Ok)
+    expect(
+      (
+        await smurfs(
+          benchArgs(out).map((a) => (a === "4" ? "2" : a)),
+          env
+        )
+      ).code
+    ).toBe(ExitCode.Ok)
     const calls = chatCalls(s)
-    const other = await smurfs([...benchArgs(out, ["--resume"]).map((a) => (a === "4" ? "2" : a === "openai:qwen2.5:7b" ? "openai:llama3.1:8b" : a))], env)
+    const other = await smurfs(
+      [
+        ...benchArgs(out, ["--resume"]).map((a) =>
+          a === "4" ? "2" : a === "openai:qwen2.5:7b" ? "openai:llama3.1:8b" : a
+        )
+      ],
+      env
+    )
     expect(other.code).toBe(ExitCode.BadInput)
     expect(other.stderr).toContain('model: the run has "openai:qwen2.5:7b", this command asks for "openai:llama3.1:8b"')
     expect(other.stderr).toContain("--force")
@@ -178,7 +231,9 @@ describe("smurfs run stops at the server's failure", () => {
 
   it("a hung server: one timed-out retry, then exit 4 with what to check", async () => {
     const s = await server(() => ({ fault: "hang" }))
-    const r = await smurfs(["run", "What is 2 + 3?", "--model", "openai:qwen2.5:7b", "--timeout", "300"], { OPENAI_BASE_URL: s.baseURL })
+    const r = await smurfs(["run", "What is 2 + 3?", "--model", "openai:qwen2.5:7b", "--timeout", "300"], {
+      OPENAI_BASE_URL: s.baseURL
+    })
     expect(r.code, r.stderr).toBe(ExitCode.ModelUnavailable)
     expect(r.stderr).toContain("sent no reply within 300 ms, twice")
     expect(r.stderr).toContain("--timeout")

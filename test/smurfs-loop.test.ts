@@ -8,30 +8,50 @@ import { makeScriptedModel, type Script } from "../src/llm/scripted.ts"
 import type { ToolCall, ToolEnvironment } from "../src/tools/environments/environment.ts"
 import { toolSpecs } from "../src/tools/library.ts"
 import { apiDocToTool } from "../src/tools/toolbench/adapter.ts"
-import { callsOf, eventsOf, fromObservation, heightTool, makeTool, runSmurfs, systemPrompt, userPrompt } from "./pipeline-fixtures.ts"
+import {
+  callsOf,
+  eventsOf,
+  fromObservation,
+  heightTool,
+  makeTool,
+  runSmurfs,
+  systemPrompt,
+  userPrompt
+} from "./pipeline-fixtures.ts"
 
 const solved = { status: "solved", reason: "the answer gives what was asked" }
 const pending = { status: "pending", reason: "only partial", hint: "find more" }
 
 /** A tool that answers on the calls listed in `works` (1-based) and fails on the others. */
 const flaky = (name: string, works: ReadonlyArray<number>) =>
-  makeTool(name, z.object({ q: z.string() }), (_, n) => (works.includes(n) ? { ok: true, content: `${name} answer ${n}` } : { ok: false, content: "", error: `${name} broke` }))
+  makeTool(name, z.object({ q: z.string() }), (_, n) =>
+    works.includes(n)
+      ? { ok: true, content: `${name} answer ${n}` }
+      : { ok: false, content: "", error: `${name} broke` }
+  )
 
 describe("smurfs loop: step accounting", () => {
   it("backtracks at the default settings (maxSteps 3) with two tools", async () => {
     // depth 0: a works (pending); depth 1: a and b both fail -> backtrack; depth 0: b works (solved)
     const a = flaky("tool_a", [1])
     const b = flaky("tool_b", [2])
-    const t = await runSmurfs("Find the thing", [a, b], {
-      "executor.thought": [{ thought: "next" }],
-      "executor.choose": [{ tool: "tool_a" }, { tool: "tool_a" }, { tool: "tool_b" }, { tool: "tool_b" }],
-      "executor.args": [{ q: "thing" }],
-      "answerer.step": [fromObservation((obs) => ({ answer: obs }))],
-      verifier: [pending, solved],
-      "answerer.final": [{ answer: "done" }],
-      $cycle: true
-    }, { planner: false })
-    expect(eventsOf(t, "backtrack")).toEqual([{ subtask: 0, fromDepth: 1, toDepth: 0, tool: "tool_a", excluded: ["tool_a"] }])
+    const t = await runSmurfs(
+      "Find the thing",
+      [a, b],
+      {
+        "executor.thought": [{ thought: "next" }],
+        "executor.choose": [{ tool: "tool_a" }, { tool: "tool_a" }, { tool: "tool_b" }, { tool: "tool_b" }],
+        "executor.args": [{ q: "thing" }],
+        "answerer.step": [fromObservation((obs) => ({ answer: obs }))],
+        verifier: [pending, solved],
+        "answerer.final": [{ answer: "done" }],
+        $cycle: true
+      },
+      { planner: false }
+    )
+    expect(eventsOf(t, "backtrack")).toEqual([
+      { subtask: 0, fromDepth: 1, toDepth: 0, tool: "tool_a", excluded: ["tool_a"] }
+    ])
     expect(eventsOf(t, "tool_call").map((d) => [d["tool"], d["ok"]])).toEqual([
       ["tool_a", true],
       ["tool_a", false],
@@ -45,15 +65,20 @@ describe("smurfs loop: step accounting", () => {
     const a = flaky("tool_a", [])
     const b = flaky("tool_b", [])
     const c = flaky("tool_c", [1])
-    const t = await runSmurfs("Find the thing", [a, b, c], {
-      "executor.thought": [{ thought: "next" }],
-      "executor.choose": [{ tool: "tool_a" }, { tool: "no_such_tool" }, { tool: "tool_b" }, { tool: "tool_c" }],
-      "executor.args": [{ q: "thing" }],
-      "answerer.step": [fromObservation((obs) => ({ answer: obs }))],
-      verifier: [solved],
-      "answerer.final": [{ answer: "done" }],
-      $cycle: true
-    }, { planner: false, maxSteps: 1, guardrails: { unknownTool: false } })
+    const t = await runSmurfs(
+      "Find the thing",
+      [a, b, c],
+      {
+        "executor.thought": [{ thought: "next" }],
+        "executor.choose": [{ tool: "tool_a" }, { tool: "no_such_tool" }, { tool: "tool_b" }, { tool: "tool_c" }],
+        "executor.args": [{ q: "thing" }],
+        "answerer.step": [fromObservation((obs) => ({ answer: obs }))],
+        verifier: [solved],
+        "answerer.final": [{ answer: "done" }],
+        $cycle: true
+      },
+      { planner: false, maxSteps: 1, guardrails: { unknownTool: false } }
+    )
     // one step allowed, yet a failed call, an unknown name and another failed call came before it
     expect(eventsOf(t, "tool_call").map((d) => [d["tool"], d["ok"]])).toEqual([
       ["tool_a", false],
@@ -65,16 +90,21 @@ describe("smurfs loop: step accounting", () => {
   })
 
   it("an agent error costs no step", async () => {
-    const t = await runSmurfs("How high is K2?", [heightTool()], {
-      // the first thought is not JSON and reflections are off: an agent error, then a good step
-      "executor.thought": ["I think I should look it up", { thought: "look up K2" }],
-      "executor.choose": [{ tool: "mountain_height" }],
-      "executor.args": [{ name: "K2" }],
-      "answerer.step": [fromObservation((obs) => ({ answer: obs }))],
-      verifier: [solved],
-      "answerer.final": [{ answer: "K2 is 28251 feet high." }],
-      $cycle: true
-    }, { planner: false, maxSteps: 1, guardrails: { maxReflections: 0 } })
+    const t = await runSmurfs(
+      "How high is K2?",
+      [heightTool()],
+      {
+        // the first thought is not JSON and reflections are off: an agent error, then a good step
+        "executor.thought": ["I think I should look it up", { thought: "look up K2" }],
+        "executor.choose": [{ tool: "mountain_height" }],
+        "executor.args": [{ name: "K2" }],
+        "answerer.step": [fromObservation((obs) => ({ answer: obs }))],
+        verifier: [solved],
+        "answerer.final": [{ answer: "K2 is 28251 feet high." }],
+        $cycle: true
+      },
+      { planner: false, maxSteps: 1, guardrails: { maxReflections: 0 } }
+    )
     expect(eventsOf(t, "error").filter((d) => d["role"] === "executor.thought")).toHaveLength(1)
     expect(eventsOf(t, "subtask_answered")[0]).toMatchObject({ answer: "K2 is 28251 feet high.", source: "verified" })
   })
@@ -83,16 +113,27 @@ describe("smurfs loop: step accounting", () => {
     // maxSteps 2: a (pending) | a, b fail -> backtrack | b (pending) | a (pending) -> limit at depth 2
     const a = flaky("tool_a", [1, 3])
     const b = flaky("tool_b", [2])
-    const t = await runSmurfs("Find the thing", [a, b], {
-      "executor.thought": [{ thought: "next" }],
-      "executor.choose": [{ tool: "tool_a" }, { tool: "tool_a" }, { tool: "tool_b" }, { tool: "tool_b" }, { tool: "tool_a" }],
-      "executor.args": [{ q: "thing" }],
-      "answerer.step": [fromObservation((obs) => ({ answer: obs }))],
-      verifier: [pending],
-      "answerer.subtask": [{ answer: "from memory" }],
-      "answerer.final": [{ answer: "done" }],
-      $cycle: true
-    }, { planner: false, maxSteps: 2 })
+    const t = await runSmurfs(
+      "Find the thing",
+      [a, b],
+      {
+        "executor.thought": [{ thought: "next" }],
+        "executor.choose": [
+          { tool: "tool_a" },
+          { tool: "tool_a" },
+          { tool: "tool_b" },
+          { tool: "tool_b" },
+          { tool: "tool_a" }
+        ],
+        "executor.args": [{ q: "thing" }],
+        "answerer.step": [fromObservation((obs) => ({ answer: obs }))],
+        verifier: [pending],
+        "answerer.subtask": [{ answer: "from memory" }],
+        "answerer.final": [{ answer: "done" }],
+        $cycle: true
+      },
+      { planner: false, maxSteps: 2 }
+    )
     // three accepted steps under a limit of two: the popped one was given back
     expect(eventsOf(t, "answer")).toHaveLength(3)
     expect(eventsOf(t, "backtrack")).toHaveLength(1)
@@ -100,22 +141,32 @@ describe("smurfs loop: step accounting", () => {
   })
 
   it("attempts that never become steps stay bounded by the model-call budget", async () => {
-    const t = await runSmurfs("How high is K2?", [heightTool()], {
-      "executor.thought": [{ thought: "guess" }],
-      "executor.choose": [{ tool: "made_up" }],
-      $cycle: true
-    }, { planner: false, maxModelCalls: 20, maxAgentErrors: 1000, guardrails: { unknownTool: false } })
+    const t = await runSmurfs(
+      "How high is K2?",
+      [heightTool()],
+      {
+        "executor.thought": [{ thought: "guess" }],
+        "executor.choose": [{ tool: "made_up" }],
+        $cycle: true
+      },
+      { planner: false, maxModelCalls: 20, maxAgentErrors: 1000, guardrails: { unknownTool: false } }
+    )
     expect(t.totals.modelCalls).toBe(20)
     expect(t.error).toContain("budget of 20 model calls")
   })
 
   it("ends a subtask after maxAgentErrors attempts in a row that reach no tool (the reference retries 4 times)", async () => {
-    const t = await runSmurfs("How high is K2?", [heightTool()], {
-      "executor.thought": [{ thought: "guess" }],
-      "executor.choose": [{ tool: "made_up" }],
-      "answerer.final": [{ answer: "nothing" }],
-      $cycle: true
-    }, { planner: false, guardrails: { unknownTool: false } })
+    const t = await runSmurfs(
+      "How high is K2?",
+      [heightTool()],
+      {
+        "executor.thought": [{ thought: "guess" }],
+        "executor.choose": [{ tool: "made_up" }],
+        "answerer.final": [{ answer: "nothing" }],
+        $cycle: true
+      },
+      { planner: false, guardrails: { unknownTool: false } }
+    )
     expect(callsOf(t, "executor.choose")).toHaveLength(4)
     expect(eventsOf(t, "subtask_answered")[0]).toMatchObject({ source: "stalled", answer: "" })
     expect(t.error).toBeUndefined()
@@ -125,16 +176,24 @@ describe("smurfs loop: step accounting", () => {
 describe("smurfs loop: budget exhausted", () => {
   it("answers from global memory: the subtasks answered and the open subtask's accepted step", async () => {
     const height = heightTool()
-    const percent = makeTool("percent_of", z.object({ percent: z.number(), value: z.number() }), (args) => ({ ok: true, content: String((Number(args["percent"]) * Number(args["value"])) / 100) }))
-    const t = await runSmurfs("What is 12% of the height of K2?", [height, percent], {
-      planner: [{ subtasks: ["How high is K2 in feet?", "Compute 12% of it", "Round it"] }],
-      "executor.thought": [{ thought: "next" }],
-      "executor.choose": [{ tool: "mountain_height" }, { tool: "percent_of" }],
-      "executor.args": [{ name: "K2" }, { percent: 12, value: 28251 }],
-      "answerer.step": [fromObservation((obs) => ({ answer: `found: ${obs}` }))],
-      verifier: [solved, pending],
-      $cycle: true
-    }, { maxModelCalls: 11 })
+    const percent = makeTool("percent_of", z.object({ percent: z.number(), value: z.number() }), (args) => ({
+      ok: true,
+      content: String((Number(args["percent"]) * Number(args["value"])) / 100)
+    }))
+    const t = await runSmurfs(
+      "What is 12% of the height of K2?",
+      [height, percent],
+      {
+        planner: [{ subtasks: ["How high is K2 in feet?", "Compute 12% of it", "Round it"] }],
+        "executor.thought": [{ thought: "next" }],
+        "executor.choose": [{ tool: "mountain_height" }, { tool: "percent_of" }],
+        "executor.args": [{ name: "K2" }, { percent: 12, value: 28251 }],
+        "answerer.step": [fromObservation((obs) => ({ answer: `found: ${obs}` }))],
+        verifier: [solved, pending],
+        $cycle: true
+      },
+      { maxModelCalls: 11 }
+    )
     // 1 planner + 5 for subtask 1 + 5 for subtask 2 (its verifier says pending) = 11: the budget ends mid-subtask 2
     expect(t.finishType).toBe("give_answer")
     expect(t.finalAnswer).toBe("found: K2 is 28251 feet high.\nfound: 3390.12")
@@ -144,7 +203,12 @@ describe("smurfs loop: budget exhausted", () => {
   })
 
   it("gives up only when global memory holds nothing", async () => {
-    const t = await runSmurfs("How high is K2?", [heightTool()], { "*": [{ thought: "t", tool: "mountain_height", subtasks: ["s"] }], $cycle: true }, { maxModelCalls: 3 })
+    const t = await runSmurfs(
+      "How high is K2?",
+      [heightTool()],
+      { "*": [{ thought: "t", tool: "mountain_height", subtasks: ["s"] }], $cycle: true },
+      { maxModelCalls: 3 }
+    )
     expect(t.finishType).toBe("give_up")
     expect(t.finalAnswer).toBe("")
   })
@@ -167,7 +231,10 @@ describe("smurfs loop: ablations as in the paper", () => {
     const t = await runSmurfs("How high is K2?", [height], script, { planner: false, verifier: false })
     expect(callsOf(t, "verifier")).toHaveLength(0)
     expect(height.calls).toHaveLength(3) // the default maxSteps
-    expect(eventsOf(t, "subtask_answered")[0]).toMatchObject({ source: "step_limit", answer: "K2 is 28251 feet high (from memory)." })
+    expect(eventsOf(t, "subtask_answered")[0]).toMatchObject({
+      source: "step_limit",
+      answer: "K2 is 28251 feet high (from memory)."
+    })
     expect(userPrompt(callsOf(t, "answerer.subtask")[0]!)).toContain("step: Mount Everest is 29032 feet high.")
   })
 
@@ -182,15 +249,38 @@ describe("smurfs loop: ablations as in the paper", () => {
   })
 
   it("answerer off at the step limit: the subtask's answer is the path's raw responses", async () => {
-    const t = await runSmurfs("How high is K2?", [heightTool()], { ...script, verifier: [pending] }, { planner: false, answerer: false, maxSteps: 2 })
+    const t = await runSmurfs(
+      "How high is K2?",
+      [heightTool()],
+      { ...script, verifier: [pending] },
+      { planner: false, answerer: false, maxSteps: 2 }
+    )
     expect(callsOf(t, "answerer.subtask")).toHaveLength(0)
-    expect(eventsOf(t, "subtask_answered")[0]).toMatchObject({ source: "step_limit", answer: "K2 is 28251 feet high.\nMount Everest is 29032 feet high." })
+    expect(eventsOf(t, "subtask_answered")[0]).toMatchObject({
+      source: "step_limit",
+      answer: "K2 is 28251 feet high.\nMount Everest is 29032 feet high."
+    })
   })
 })
 
 describe("smurfs loop: final answer prompt", () => {
   it("does not invite apologies or notes on what could not be answered (ToolEval marks those Unsolved)", async () => {
-    const t = await runSmurfs("How high is K2?", [heightTool()], { ...{ "executor.thought": [{ thought: "t" }], "executor.choose": [{ tool: "mountain_height" }], "executor.args": [{ name: "K2" }], "answerer.step": [{ answer: "28251 ft" }], verifier: [solved], "answerer.final": [{ answer: "28251 ft" }] }, $cycle: true }, { planner: false })
+    const t = await runSmurfs(
+      "How high is K2?",
+      [heightTool()],
+      {
+        ...{
+          "executor.thought": [{ thought: "t" }],
+          "executor.choose": [{ tool: "mountain_height" }],
+          "executor.args": [{ name: "K2" }],
+          "answerer.step": [{ answer: "28251 ft" }],
+          verifier: [solved],
+          "answerer.final": [{ answer: "28251 ft" }]
+        },
+        $cycle: true
+      },
+      { planner: false }
+    )
     const prompt = systemPrompt(callsOf(t, "answerer.final")[0]!)
     expect(prompt).not.toMatch(/say so|could not be answered|sorry/i)
     expect(prompt).toMatch(/do not apologi[sz]e/i)
@@ -209,18 +299,29 @@ describe("smurfs loop: what the executor sees", () => {
       optional_parameters: [{ name: "city", type: "STRING", description: "City name", default: "" }]
     }
     const served: Array<ToolCall> = []
-    const env: ToolEnvironment = { name: "echo", serve: (call) => Effect.sync(() => (served.push(call), { ok: true, content: `forecast for ${String(call.args["city"])}: sunny` })) }
+    const env: ToolEnvironment = {
+      name: "echo",
+      serve: (call) =>
+        Effect.sync(
+          () => (served.push(call), { ok: true, content: `forecast for ${String(call.args["city"])}: sunny` })
+        )
+    }
     const tool = apiDocToTool(doc, env)
     expect(toolSpecs({ name: "t", tools: [tool] })[0]!.parameters["properties"]).toEqual({}) // baselines: as StableToolBench
-    const t = await runSmurfs("Weather in Rome?", [tool], {
-      "executor.thought": [{ thought: "forecast" }],
-      "executor.choose": [{ tool: tool.name }],
-      "executor.args": [{ city: "Rome" }],
-      "answerer.step": [fromObservation((obs) => ({ answer: obs }))],
-      verifier: [solved],
-      "answerer.final": [{ answer: "Sunny in Rome." }],
-      $cycle: true
-    }, { planner: false })
+    const t = await runSmurfs(
+      "Weather in Rome?",
+      [tool],
+      {
+        "executor.thought": [{ thought: "forecast" }],
+        "executor.choose": [{ tool: tool.name }],
+        "executor.args": [{ city: "Rome" }],
+        "answerer.step": [fromObservation((obs) => ({ answer: obs }))],
+        verifier: [solved],
+        "answerer.final": [{ answer: "Sunny in Rome." }],
+        $cycle: true
+      },
+      { planner: false }
+    )
     expect(userPrompt(callsOf(t, "executor.args")[0]!)).toContain('"city"')
     expect(served.map((c) => c.args)).toEqual([{ city: "Rome" }])
     expect(eventsOf(t, "guardrail")).toEqual([])

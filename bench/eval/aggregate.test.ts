@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest"
+import { DATA_EXAMPLE, lacks, skipNote } from "../../test/data.ts"
 import { passRate } from "./aggregate.ts"
 import { readToolEvalResults } from "./tooleval-results.ts"
-import { DATA_EXAMPLE, lacks, skipNote } from "../../test/data.ts"
 
 const EXAMPLE = DATA_EXAMPLE.path
 
@@ -29,7 +29,9 @@ describe.skipIf(lacks(DATA_EXAMPLE))(`ToolEval's own outputs in data_example${sk
   const { pass, preference } = lacks(DATA_EXAMPLE) ? { pass: [], preference: [] } : readToolEvalResults(EXAMPLE)
 
   it("gives the pass rates its labels imply", () => {
-    const byMethod = Object.fromEntries(pass.map((p) => [p.method, { ...passRate([...p.labels.values()], p.runs), group: p.group }]))
+    const byMethod = Object.fromEntries(
+      pass.map((p) => [p.method, { ...passRate([...p.labels.values()], p.runs), group: p.group }])
+    )
     // virtual_chatgpt_cot: in each of runs 0, 1, 2 task 588 is Unsolved, 608 and 1073 Solved:
     // SoPR_r = (0 + 1 + 1) / 3 = 0.6667 for every r -> 100 * mean = 66.67, std = 0
     expect(byMethod["virtual_chatgpt_cot"]!.group).toBe("G1_instruction")
@@ -46,8 +48,16 @@ describe.skipIf(lacks(DATA_EXAMPLE))(`ToolEval's own outputs in data_example${sk
     expect(preference).toHaveLength(1)
     const p = preference[0]!
     // file G1_instruction_virtual_chatgpt_cot_virtual_chatgpt_dfs.json: reference cot, candidate dfs
-    expect(p).toMatchObject({ group: "G1_instruction", reference: "virtual_chatgpt_cot", candidate: "virtual_chatgpt_dfs" })
+    expect(p).toMatchObject({
+      group: "G1_instruction",
+      reference: "virtual_chatgpt_cot",
+      candidate: "virtual_chatgpt_dfs"
+    })
     // rounds won (dfs vs cot): 588 3-0, 608 3-0, 1073 2-1 -> 3 wins of 3 tasks -> SoWR = 100 * 3 / 3 = 100
-    expect(Object.fromEntries(p.tasks)).toEqual({ "588": { candidate: 3, reference: 0 }, "608": { candidate: 3, reference: 0 }, "1073": { candidate: 2, reference: 1 } })
+    expect(Object.fromEntries(p.tasks)).toEqual({
+      "588": { candidate: 3, reference: 0 },
+      "608": { candidate: 3, reference: 0 },
+      "1073": { candidate: 2, reference: 1 }
+    })
   })
 })

@@ -19,7 +19,9 @@ export interface PassRate {
  */
 export const passRate = (labels: ReadonlyArray<ReadonlyArray<AnswerStatus | undefined>>, runs: number): PassRate => {
   const n = labels.length
-  const perRun = Array.from({ length: runs }, (_, r) => (n === 0 ? 0 : labels.reduce((sum, task) => sum + labelScore(task[r]), 0) / n))
+  const perRun = Array.from({ length: runs }, (_, r) =>
+    n === 0 ? 0 : labels.reduce((sum, task) => sum + labelScore(task[r]), 0) / n
+  )
   const mean = perRun.length === 0 ? 0 : perRun.reduce((a, b) => a + b, 0) / perRun.length
   const variance = perRun.length === 0 ? 0 : perRun.reduce((a, b) => a + (b - mean) ** 2, 0) / perRun.length
   return { mean: 100 * mean, std: 100 * Math.sqrt(variance), perRun, n, runs }
@@ -36,7 +38,9 @@ export interface WinRate {
 
 /** SoWR from rounds won per task: a task is a win when the candidate won more rounds than the reference. */
 export const winRate = (tasks: ReadonlyArray<{ readonly candidate: number; readonly reference: number }>): WinRate => {
-  let wins = 0, ties = 0, losses = 0
+  let wins = 0,
+    ties = 0,
+    losses = 0
   for (const t of tasks) {
     if (t.candidate > t.reference) wins++
     else if (t.candidate < t.reference) losses++

@@ -2,16 +2,18 @@ import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
+import { DATA_EXAMPLE, lacks, skipNote } from "../../test/data.ts"
 import { judgeInputFromConverted, readConvertedFile } from "./converted.ts"
 import { answerSteps } from "./judge-input.ts"
 import { ruleLabel } from "./pass-rate.ts"
 import { loadSource } from "./sources.ts"
-import { DATA_EXAMPLE, lacks, skipNote } from "../../test/data.ts"
 
 const EXAMPLE = DATA_EXAMPLE.path
 
 describe.skipIf(lacks(DATA_EXAMPLE))(`StableToolBench converted predictions${skipNote(DATA_EXAMPLE)}`, () => {
-  const cot = lacks(DATA_EXAMPLE) ? {} : readConvertedFile(`${EXAMPLE}/model_predictions_converted/virtual_chatgpt_cot/G1_instruction.json`)
+  const cot = lacks(DATA_EXAMPLE)
+    ? {}
+    : readConvertedFile(`${EXAMPLE}/model_predictions_converted/virtual_chatgpt_cot/G1_instruction.json`)
 
   it("walks the first branch like ToolEval's get_steps", () => {
     const steps = answerSteps(cot["588"]!.answer)
@@ -46,13 +48,19 @@ describe.skipIf(lacks(DATA_EXAMPLE))(`StableToolBench converted predictions${ski
     const source = loadSource(EXAMPLE)
     expect(source.kind).toBe("converted")
     expect(source.entries.map((e) => `${e.method}/${e.taskId}`)).toEqual([
-      "virtual_chatgpt_cot/588", "virtual_chatgpt_cot/608", "virtual_chatgpt_cot/1073",
-      "virtual_chatgpt_dfs/588", "virtual_chatgpt_dfs/608", "virtual_chatgpt_dfs/1073"
+      "virtual_chatgpt_cot/588",
+      "virtual_chatgpt_cot/608",
+      "virtual_chatgpt_cot/1073",
+      "virtual_chatgpt_dfs/588",
+      "virtual_chatgpt_dfs/608",
+      "virtual_chatgpt_dfs/1073"
     ])
   })
 
   it("rejects a file that is not in the converted format with the file's name", () => {
-    expect(() => readConvertedFile(`${EXAMPLE}/preference_results/G1_instruction_virtual_chatgpt_cot_virtual_chatgpt_dfs.json`)).toThrow(/not a StableToolBench converted predictions file/)
+    expect(() =>
+      readConvertedFile(`${EXAMPLE}/preference_results/G1_instruction_virtual_chatgpt_cot_virtual_chatgpt_dfs.json`)
+    ).toThrow(/not a StableToolBench converted predictions file/)
   })
 })
 
@@ -64,7 +72,9 @@ describe.skipIf(lacks(DATA_EXAMPLE))(`StableToolBench's raw answers as a source$
     const raw = loadSource(dir)
     expect(raw.kind).toBe("answers")
     const converted = loadSource(example)
-    expect(raw.entries.map((e) => [e.method, e.group, e.taskId, e.answer])).toEqual(converted.entries.map((e) => [e.method, e.group, e.taskId, e.answer]))
+    expect(raw.entries.map((e) => [e.method, e.group, e.taskId, e.answer])).toEqual(
+      converted.entries.map((e) => [e.method, e.group, e.taskId, e.answer])
+    )
     // a broken file is skipped and named, never a crash
     const broken = mkdtempSync(join(tmpdir(), "smurfs-answers-bad-"))
     mkdirSync(join(broken, "answer", "m", "G1_instruction"), { recursive: true })

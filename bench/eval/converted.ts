@@ -1,7 +1,8 @@
 // StableToolBench's converted predictions (`model_predictions_converted/<method>/<group>.json`) as judge inputs.
-import { readFileBounded } from "../../src/trace/guarded-fs.ts"
+
 import { z } from "zod"
 import { type ConvertedAnswer as ConvertedExample, ConvertedFile } from "../../src/trace/converters/stabletoolbench.ts"
+import { readFileBounded } from "../../src/trace/guarded-fs.ts"
 import { answerSteps, endsWithFinish, type JudgeInput, type JudgeStep } from "./judge-input.ts"
 
 export type { ConvertedExample }
@@ -10,14 +11,23 @@ export type { ConvertedExample }
 const responseOk = (response: string): boolean => {
   try {
     const value = JSON.parse(response) as { error?: unknown }
-    return typeof value === "object" && value !== null && (value.error === "" || value.error === undefined || value.error === null)
+    return (
+      typeof value === "object" &&
+      value !== null &&
+      (value.error === "" || value.error === undefined || value.error === null)
+    )
   } catch {
     return false
   }
 }
 
 /** One converted example as a judge input; `finished` is ToolEval's "the final step is a Finish". */
-export const judgeInputFromConverted = (taskId: string, method: string, group: string, example: ConvertedExample): JudgeInput => {
+export const judgeInputFromConverted = (
+  taskId: string,
+  method: string,
+  group: string,
+  example: ConvertedExample
+): JudgeInput => {
   const all = answerSteps(example.answer)
   const steps: Array<JudgeStep> = all
     .filter((s) => s.name !== "Finish")
@@ -45,6 +55,7 @@ export const readConvertedFile = (file: string): ConvertedFile => {
     throw new Error(`cannot read converted predictions ${file}: ${(e as Error).message}`)
   }
   const parsed = ConvertedFile.safeParse(raw)
-  if (!parsed.success) throw new Error(`${file} is not a StableToolBench converted predictions file:\n${z.prettifyError(parsed.error)}`)
+  if (!parsed.success)
+    throw new Error(`${file} is not a StableToolBench converted predictions file:\n${z.prettifyError(parsed.error)}`)
   return parsed.data
 }

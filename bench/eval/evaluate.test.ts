@@ -4,15 +4,15 @@ import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import type { GenerateRequest } from "../../src/llm/language-model.ts"
 import { type Script, scriptedLayer } from "../../src/llm/scripted.ts"
-import { evaluatePass, evaluateWin } from "./evaluate.ts"
-import { passLabelsPath, winVerdictsPath } from "./labels.ts"
-import { judgePrompts } from "./judge-prompts.ts"
-import { pythonJsonDumps } from "./json-dumps.ts"
 import { finishAnswerText } from "../../src/trace/converters/stabletoolbench.ts"
+import { lacks, STB_CHECKOUT, skipNote } from "../../test/data.ts"
+import { storedPassRate, storedWinRates } from "../report/collect.ts"
+import { evaluatePass, evaluateWin } from "./evaluate.ts"
+import { pythonJsonDumps } from "./json-dumps.ts"
+import { judgePrompts } from "./judge-prompts.ts"
+import { passLabelsPath, winVerdictsPath } from "./labels.ts"
 import { loadSource } from "./sources.ts"
 import { writeFakeRun } from "./test-fixtures.ts"
-import { storedPassRate, storedWinRates } from "../report/collect.ts"
-import { lacks, STB_CHECKOUT, skipNote } from "../../test/data.ts"
 
 const JUDGE = "scripted:judge"
 
@@ -27,18 +27,16 @@ const countingJudge = (label: "Solved" | "Unsolved" = "Solved") => {
   return { calls, layer: scriptedLayer(script) }
 }
 
-const tasks = [
-  { taskId: "1" },
-  { taskId: "2" },
-  { taskId: "3", finishType: "give_up" as const, finalAnswer: "" }
-]
+const tasks = [{ taskId: "1" }, { taskId: "2" }, { taskId: "3", finishType: "give_up" as const, finalAnswer: "" }]
 
 describe("evaluatePass", () => {
   it("stores K labels per task and does not re-judge existing labels on resume", async () => {
     const run = await writeFakeRun(tasks)
     const entries = loadSource(run).entries
     const first = countingJudge()
-    const s1 = await Effect.runPromise(evaluatePass(entries, { store: run, judge: JUDGE, k: 3 }).pipe(Effect.provide(first.layer)))
+    const s1 = await Effect.runPromise(
+      evaluatePass(entries, { store: run, judge: JUDGE, k: 3 }).pipe(Effect.provide(first.layer))
+    )
     // tasks 1 and 2 need the judge in 3 runs each; task 3 is Unsolved by rule, no call
     expect(first.calls).toHaveLength(6)
     expect(s1).toMatchObject({ judged: 9, kept: 0, failed: [] })
@@ -46,7 +44,9 @@ describe("evaluatePass", () => {
     expect(stored.runs["2"]).toMatchObject({ label: "Unsolved", stage: "rule" })
 
     const second = countingJudge()
-    const s2 = await Effect.runPromise(evaluatePass(entries, { store: run, judge: JUDGE, k: 3 }).pipe(Effect.provide(second.layer)))
+    const s2 = await Effect.runPromise(
+      evaluatePass(entries, { store: run, judge: JUDGE, k: 3 }).pipe(Effect.provide(second.layer))
+    )
     expect(second.calls).toHaveLength(0)
     expect(s2).toMatchObject({ judged: 0, kept: 9 })
 
@@ -65,7 +65,12 @@ describe("evaluatePass", () => {
   it("stores a judge's reason redacted when it echoes a key", async () => {
     const run = await writeFakeRun([{ taskId: "1" }])
     const entries = loadSource(run).entries
-    const leaky = scriptedLayer({ "judge.check_answer_status": [{ answer_status: "Solved", reason: "checked with api_key=sk-live-0123456789abcdef" }], $cycle: true })
+    const leaky = scriptedLayer({
+      "judge.check_answer_status": [
+        { answer_status: "Solved", reason: "checked with api_key=sk-live-0123456789abcdef" }
+      ],
+      $cycle: true
+    })
     await Effect.runPromise(evaluatePass(entries, { store: run, judge: JUDGE, k: 1 }).pipe(Effect.provide(leaky)))
     const text = readFileSync(passLabelsPath(run, JUDGE, "smurfs", "G1_instruction", "1"), "utf8")
     expect(text).not.toContain("0123456789abcdef")
@@ -76,38 +81,52 @@ describe("evaluatePass", () => {
     const run = await writeFakeRun([{ taskId: "1" }])
     const entries = loadSource(run).entries
     const bad = scriptedLayer({ "judge.check_answer_status": ["not json"], $cycle: true })
-    const s = await Effect.runPromise(evaluatePass(entries, { store: run, judge: JUDGE, k: 1 }).pipe(Effect.provide(bad)))
+    const s = await Effect.runPromise(
+      evaluatePass(entries, { store: run, judge: JUDGE, k: 1 }).pipe(Effect.provide(bad))
+    )
     expect(s.failed).toHaveLength(1)
     expect(s.judged).toBe(0)
   })
 })
 
 describe("stored labels keyed by the settings that decide them", () => {
-  it.skipIf(lacks(STB_CHECKOUT))(`makes new labels when the texts, the seed or K change, sets the old ones aside, and redoes them with force${skipNote(STB_CHECKOUT)}`, async () => {
-    const run = await writeFakeRun([{ taskId: "1" }])
-    const entries = loadSource(run).entries
-    const path = passLabelsPath(run, JUDGE, "smurfs", "G1_instruction", "1")
-    const judged = async (options: { seed?: number; k?: number; force?: boolean; prompts?: ReturnType<typeof judgePrompts> }) => {
-      const judge = countingJudge()
-      const s = await Effect.runPromise(evaluatePass(entries, { store: run, judge: JUDGE, k: options.k ?? 2, ...options }).pipe(Effect.provide(judge.layer)))
-      return { calls: judge.calls.length, summary: s }
+  it.skipIf(lacks(STB_CHECKOUT))(
+    `makes new labels when the texts, the seed or K change, sets the old ones aside, and redoes them with force${skipNote(STB_CHECKOUT)}`,
+    async () => {
+      const run = await writeFakeRun([{ taskId: "1" }])
+      const entries = loadSource(run).entries
+      const path = passLabelsPath(run, JUDGE, "smurfs", "G1_instruction", "1")
+      const judged = async (options: {
+        seed?: number
+        k?: number
+        force?: boolean
+        prompts?: ReturnType<typeof judgePrompts>
+      }) => {
+        const judge = countingJudge()
+        const s = await Effect.runPromise(
+          evaluatePass(entries, { store: run, judge: JUDGE, k: options.k ?? 2, ...options }).pipe(
+            Effect.provide(judge.layer)
+          )
+        )
+        return { calls: judge.calls.length, summary: s }
+      }
+      expect((await judged({})).calls).toBe(2)
+      expect((await judged({})).summary).toMatchObject({ judged: 0, kept: 2 })
+      // another seed: new labels, never mixed with the old ones, which stay beside
+      expect((await judged({ seed: 5 })).calls).toBe(2)
+      expect(readdirSync(dirname(path)).filter((f) => f.startsWith("1.json.before-"))).toHaveLength(1)
+      expect(JSON.parse(readFileSync(path, "utf8")).runs["0"].seed).not.toBe(undefined)
+      // another K, other texts: new labels again
+      expect((await judged({ seed: 5, k: 3 })).calls).toBe(3)
+      const stb = STB_CHECKOUT.path
+      expect((await judged({ seed: 5, k: 3, prompts: judgePrompts(stb) })).calls).toBe(3)
+      expect(JSON.parse(readFileSync(path, "utf8")).prompts).toBe(`stabletoolbench:${stb}`)
+      // the same settings are kept, unless forced
+      expect((await judged({ seed: 5, k: 3, prompts: judgePrompts(stb) })).calls).toBe(0)
+      expect((await judged({ seed: 5, k: 3, prompts: judgePrompts(stb), force: true })).calls).toBe(3)
+      expect(readdirSync(dirname(path)).filter((f) => f.startsWith("1.json.before-"))).toHaveLength(4)
     }
-    expect((await judged({})).calls).toBe(2)
-    expect((await judged({})).summary).toMatchObject({ judged: 0, kept: 2 })
-    // another seed: new labels, never mixed with the old ones, which stay beside
-    expect((await judged({ seed: 5 })).calls).toBe(2)
-    expect(readdirSync(dirname(path)).filter((f) => f.startsWith("1.json.before-"))).toHaveLength(1)
-    expect(JSON.parse(readFileSync(path, "utf8")).runs["0"].seed).not.toBe(undefined)
-    // another K, other texts: new labels again
-    expect((await judged({ seed: 5, k: 3 })).calls).toBe(3)
-    const stb = STB_CHECKOUT.path
-    expect((await judged({ seed: 5, k: 3, prompts: judgePrompts(stb) })).calls).toBe(3)
-    expect(JSON.parse(readFileSync(path, "utf8")).prompts).toBe(`stabletoolbench:${stb}`)
-    // the same settings are kept, unless forced
-    expect((await judged({ seed: 5, k: 3, prompts: judgePrompts(stb) })).calls).toBe(0)
-    expect((await judged({ seed: 5, k: 3, prompts: judgePrompts(stb), force: true })).calls).toBe(3)
-    expect(readdirSync(dirname(path)).filter((f) => f.startsWith("1.json.before-"))).toHaveLength(4)
-  })
+  )
 })
 
 describe("evaluateWin", () => {
@@ -120,7 +139,16 @@ describe("evaluateWin", () => {
     const candidates = loadSource(run).entries
     const references = loadSource(ref).entries
     const judge = countingJudge()
-    const options = { store: run, judge: JUDGE, k: 3, referenceName: "ref-react", referenceSource: ref, referenceMethod: "react", seed: 1, statuses: "pass-labels" as const }
+    const options = {
+      store: run,
+      judge: JUDGE,
+      k: 3,
+      referenceName: "ref-react",
+      referenceSource: ref,
+      referenceMethod: "react",
+      seed: 1,
+      statuses: "pass-labels" as const
+    }
     await Effect.runPromise(
       Effect.gen(function* () {
         yield* evaluatePass(candidates, { store: run, judge: JUDGE, k: 3 })
@@ -131,9 +159,13 @@ describe("evaluateWin", () => {
     // task 2: both Solved -> the judge picks "A" (the first shown) in each of 3 rounds
     // task 3: the reference has no answer -> the candidate wins without the judge
     expect(judge.calls.filter((c) => c === "judge.select_better_answer")).toHaveLength(3)
-    const v2 = JSON.parse(readFileSync(winVerdictsPath(run, JUDGE, "ref-react", "smurfs", "G1_instruction", "2"), "utf8"))
+    const v2 = JSON.parse(
+      readFileSync(winVerdictsPath(run, JUDGE, "ref-react", "smurfs", "G1_instruction", "2"), "utf8")
+    )
     for (const r of ["0", "1", "2"]) expect(v2.rounds[r].winner).toBe(v2.rounds[r].order[0])
-    const v1 = JSON.parse(readFileSync(winVerdictsPath(run, JUDGE, "ref-react", "smurfs", "G1_instruction", "1"), "utf8"))
+    const v1 = JSON.parse(
+      readFileSync(winVerdictsPath(run, JUDGE, "ref-react", "smurfs", "G1_instruction", "1"), "utf8")
+    )
     expect(Object.values(v1.rounds).map((r) => (r as { stage: string }).stage)).toEqual(["passed", "passed", "passed"])
 
     const again = countingJudge()
@@ -144,7 +176,8 @@ describe("evaluateWin", () => {
     const [win] = storedWinRates(run, "scripted-judge", "smurfs", "G1_instruction")
     // over the tasks both sides have (task 3 has no reference answer, so it is not a comparison):
     // wins: task 1 (3-0), task 2 depends on the seeded order; N = 2
-    const expectedWins = 1 + (Object.values(v2.rounds).filter((r) => (r as { winner: string }).winner === "candidate").length >= 2 ? 1 : 0)
+    const expectedWins =
+      1 + (Object.values(v2.rounds).filter((r) => (r as { winner: string }).winner === "candidate").length >= 2 ? 1 : 0)
     expect(win).toMatchObject({ n: 2, wins: expectedWins, reference: "ref-react" })
     expect(win!.rate).toBeCloseTo((100 * expectedWins) / 2, 10)
   })
@@ -154,12 +187,28 @@ describe("evaluateWin", () => {
     const entries = loadSource(run).entries
     const judge = countingJudge()
     await Effect.runPromise(evaluatePass(entries, { store: run, judge: JUDGE, k: 2 }).pipe(Effect.provide(judge.layer)))
-    expect(judge.calls).toEqual(["judge.check_answer_status", "judge.check_answer_status", "judge.check_answer_status", "judge.check_answer_status"])
+    expect(judge.calls).toEqual([
+      "judge.check_answer_status",
+      "judge.check_answer_status",
+      "judge.check_answer_status",
+      "judge.check_answer_status"
+    ])
     const win = countingJudge()
     await Effect.runPromise(
-      evaluateWin(entries.filter((e) => e.method === "smurfs"), entries.filter((e) => e.method === "react"), {
-        store: run, judge: JUDGE, k: 2, referenceName: "self-react", referenceSource: run, referenceMethod: "react", referenceInStore: true, statuses: "pass-labels"
-      }).pipe(Effect.provide(win.layer))
+      evaluateWin(
+        entries.filter((e) => e.method === "smurfs"),
+        entries.filter((e) => e.method === "react"),
+        {
+          store: run,
+          judge: JUDGE,
+          k: 2,
+          referenceName: "self-react",
+          referenceSource: run,
+          referenceMethod: "react",
+          referenceInStore: true,
+          statuses: "pass-labels"
+        }
+      ).pipe(Effect.provide(win.layer))
     )
     // both Solved in both rounds: only the comparisons reach the judge
     expect(win.calls).toEqual(["judge.select_better_answer", "judge.select_better_answer"])
@@ -176,13 +225,26 @@ describe("evaluateWin", () => {
       $cycle: true
     })
     await Effect.runPromise(
-      evaluateWin(loadSource(run).entries, loadSource(ref).entries, { store: run, judge: JUDGE, k: 2, referenceName: "ref", referenceSource: ref, referenceMethod: "react", seed: 3 }).pipe(Effect.provide(judge))
+      evaluateWin(loadSource(run).entries, loadSource(ref).entries, {
+        store: run,
+        judge: JUDGE,
+        k: 2,
+        referenceName: "ref",
+        referenceSource: ref,
+        referenceMethod: "react",
+        seed: 3
+      }).pipe(Effect.provide(judge))
     )
     // the reference's two pass labels (its pass rate), then each round asks check_answer_status for both answers and compares them
     expect(seen.map((r) => r.role)).toEqual([
-      "judge.check_answer_status", "judge.check_answer_status",
-      "judge.check_answer_status", "judge.check_answer_status", "judge.select_better_answer",
-      "judge.check_answer_status", "judge.check_answer_status", "judge.select_better_answer"
+      "judge.check_answer_status",
+      "judge.check_answer_status",
+      "judge.check_answer_status",
+      "judge.check_answer_status",
+      "judge.select_better_answer",
+      "judge.check_answer_status",
+      "judge.check_answer_status",
+      "judge.select_better_answer"
     ])
     // the converted final answer (the Finish arguments' text) cut to its first 1,000 characters, as process_answer does
     const cut = finishAnswerText(long).slice(0, 1000)
@@ -195,7 +257,9 @@ describe("evaluateWin", () => {
       }
     }
     // select_better_answer shows the cut final_answer (the Finish call inside answer_details stays whole, as in ToolEval)
-    expect(seen.find((r) => r.role === "judge.select_better_answer")!.messages[0]!.content).toContain(`"final_answer": ${pythonJsonDumps(cut)}`)
+    expect(seen.find((r) => r.role === "judge.select_better_answer")!.messages[0]!.content).toContain(
+      `"final_answer": ${pythonJsonDumps(cut)}`
+    )
     const v = JSON.parse(readFileSync(winVerdictsPath(run, JUDGE, "ref", "smurfs", "G1_instruction", "1"), "utf8"))
     expect(v.statuses).toBe("rejudge")
     expect(v.rounds["0"]).toMatchObject({ stage: "judge", statuses: { candidate: "Solved", reference: "Solved" } })
@@ -209,7 +273,15 @@ describe("evaluateWin", () => {
     ])
     const candidates = loadSource(run).entries
     const judge = countingJudge()
-    const options = { store: run, judge: JUDGE, k: 1, referenceName: "ref-stb", referenceSource: ref, referenceMethod: "react", statuses: "stabletoolbench" as const }
+    const options = {
+      store: run,
+      judge: JUDGE,
+      k: 1,
+      referenceName: "ref-stb",
+      referenceSource: ref,
+      referenceMethod: "react",
+      statuses: "stabletoolbench" as const
+    }
     await Effect.runPromise(
       Effect.gen(function* () {
         yield* evaluatePass(candidates, { store: run, judge: JUDGE, k: 1 })
@@ -220,9 +292,16 @@ describe("evaluateWin", () => {
     const v1 = JSON.parse(readFileSync(winVerdictsPath(run, JUDGE, "ref-stb", "smurfs", "G1_instruction", "1"), "utf8"))
     expect(v1.rounds["0"]).toMatchObject({ stage: "passed" })
     const v2 = JSON.parse(readFileSync(winVerdictsPath(run, JUDGE, "ref-stb", "smurfs", "G1_instruction", "2"), "utf8"))
-    expect(v2).toMatchObject({ statuses: "stabletoolbench", rounds: { "0": { stage: "judge", statuses: { candidate: "Solved", reference: "Solved" } } } })
+    expect(v2).toMatchObject({
+      statuses: "stabletoolbench",
+      rounds: { "0": { stage: "judge", statuses: { candidate: "Solved", reference: "Solved" } } }
+    })
     // the reference's pass label (1 call for task 2), then the round's re-judge of both answers and the comparison
-    expect(judge.calls).toEqual(["judge.check_answer_status", "judge.check_answer_status", "judge.check_answer_status", "judge.select_better_answer"])
+    expect(judge.calls).toEqual([
+      "judge.check_answer_status",
+      "judge.check_answer_status",
+      "judge.check_answer_status",
+      "judge.select_better_answer"
+    ])
   })
 })
-

@@ -3,18 +3,25 @@ import { renameSync } from "node:fs"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import type { FailureKind } from "../../src/failure.ts"
-import type { LanguageModel } from "../../src/llm/language-model.ts"
 import type { ProviderError } from "../../src/llm/errors.ts"
+import type { LanguageModel } from "../../src/llm/language-model.ts"
 import { writeJsonAtomic } from "../../src/trace/atomic-write.ts"
 import type { RunDirError } from "../../src/trace/fs-problem.ts"
+import { redactText, redactValue } from "../../src/trace/redact.ts"
 import type { JudgeInput } from "./judge-input.ts"
-import { type AnswerStatus, PassLabels, passLabelsPath, referencePassPath, WinVerdicts, winVerdictsPath } from "./labels.ts"
 import { type Decider, inProcessDecider, type PassJob, type RoundJob } from "./judge-job.ts"
 import { type JudgePrompts, smurfsJudgePrompts } from "./judge-prompts.ts"
+import {
+  type AnswerStatus,
+  PassLabels,
+  passLabelsPath,
+  referencePassPath,
+  WinVerdicts,
+  winVerdictsPath
+} from "./labels.ts"
 import { hashSeed, rngFor } from "./rng.ts"
 import { readJsonIf } from "./store.ts"
 import { passLabel } from "./win-rate.ts"
-import { redactText, redactValue } from "../../src/trace/redact.ts"
 
 /** Defaults of an evaluation, in one place. */
 export const EVAL_DEFAULTS = { k: 3, concurrency: 4, seed: 0 } as const
@@ -75,7 +82,8 @@ const setAside = (path: string) =>
  * The sampling seed of judge run (or win round) r. ToolEval's K runs differ because its judge
  * samples at temperature 0.2; each of ours gets its own seed so that they differ too, reproducibly.
  */
-export const judgeSeed = (seed: number, run: number): number => hashSeed(`${seed}\u0000judge run\u0000${run}`) & 0x7fffffff
+export const judgeSeed = (seed: number, run: number): number =>
+  hashSeed(`${seed}\u0000judge run\u0000${run}`) & 0x7fffffff
 
 export interface EvalSummary {
   /** Judge decisions made now (rules included); existing ones are not counted. */
@@ -108,11 +116,18 @@ export class NoJudgeDecisions extends Data.TaggedError("NoJudgeDecisions")<{
 }
 
 /** Fails with NoJudgeDecisions when every decision of `summary` failed and none was made or kept. */
-export const someDecisions = (what: string, judge: string, summary: EvalSummary): Effect.Effect<EvalSummary, NoJudgeDecisions> =>
-  summary.judged + summary.kept === 0 && summary.failed.length > 0 ? Effect.fail(new NoJudgeDecisions({ what, judge, failed: summary.failed })) : Effect.succeed(summary)
+export const someDecisions = (
+  what: string,
+  judge: string,
+  summary: EvalSummary
+): Effect.Effect<EvalSummary, NoJudgeDecisions> =>
+  summary.judged + summary.kept === 0 && summary.failed.length > 0
+    ? Effect.fail(new NoJudgeDecisions({ what, judge, failed: summary.failed }))
+    : Effect.succeed(summary)
 
 // without a decider, R is LanguageModel (the default of the options' type parameter)
-const deciderOf = <R>(options: PassOptions<R>): Decider<R> => options.decider ?? (inProcessDecider(options.prompts ?? smurfsJudgePrompts()) as Decider<never>)
+const deciderOf = <R>(options: PassOptions<R>): Decider<R> =>
+  options.decider ?? (inProcessDecider(options.prompts ?? smurfsJudgePrompts()) as Decider<never>)
 
 /** K pass labels for every entry; labels already on disk are kept, so an interrupted eval resumes. */
 export const evaluatePass = <R = LanguageModel>(
@@ -121,8 +136,11 @@ export const evaluatePass = <R = LanguageModel>(
 ): Effect.Effect<EvalSummary, ProviderError | RunDirError, R> =>
   Effect.gen(function* () {
     const k = options.k ?? EVAL_DEFAULTS.k
-    const pathOf = options.pathOf ?? ((e: JudgeInput) => passLabelsPath(options.store, options.judge, e.method, e.group, e.taskId))
-    let judged = 0, kept = 0, done = 0
+    const pathOf =
+      options.pathOf ?? ((e: JudgeInput) => passLabelsPath(options.store, options.judge, e.method, e.group, e.taskId))
+    let judged = 0,
+      kept = 0,
+      done = 0
     const failed: Array<Failure> = []
     const decider = deciderOf(options)
     const prompts = options.prompts ?? smurfsJudgePrompts()
@@ -132,11 +150,19 @@ export const evaluatePass = <R = LanguageModel>(
         Effect.gen(function* () {
           const path = pathOf(entry)
           const fresh: PassLabels = {
-            taskId: entry.taskId, method: entry.method, group: entry.group, judge: options.judge,
-            ...(options.prompts ? { prompts: options.prompts.source } : {}), k, runs: {}
+            taskId: entry.taskId,
+            method: entry.method,
+            group: entry.group,
+            judge: options.judge,
+            ...(options.prompts ? { prompts: options.prompts.source } : {}),
+            k,
+            runs: {}
           }
           const stored = readJsonIf(path, PassLabels)
-          const reusable = stored !== undefined && !options.force && sameSettings(stored, stored.runs, { prompts: prompts.source, k, seed: options.seed ?? EVAL_DEFAULTS.seed })
+          const reusable =
+            stored !== undefined &&
+            !options.force &&
+            sameSettings(stored, stored.runs, { prompts: prompts.source, k, seed: options.seed ?? EVAL_DEFAULTS.seed })
           if (stored !== undefined && !reusable) yield* setAside(path)
           const labels: PassLabels = reusable ? stored : fresh
           for (let r = 0; r < k; r++) {
@@ -144,10 +170,21 @@ export const evaluatePass = <R = LanguageModel>(
               kept++
               continue
             }
-            const job: PassJob = { kind: "pass", judge: options.judge, prompts: prompts.source, seed: judgeSeed(options.seed ?? EVAL_DEFAULTS.seed, r), input: entry }
+            const job: PassJob = {
+              kind: "pass",
+              judge: options.judge,
+              prompts: prompts.source,
+              seed: judgeSeed(options.seed ?? EVAL_DEFAULTS.seed, r),
+              input: entry
+            }
             const result = yield* decider.pass(job)
             if ("error" in result) {
-              failed.push({ taskId: entry.taskId, method: entry.method, group: entry.group, error: redactText(result.error) })
+              failed.push({
+                taskId: entry.taskId,
+                method: entry.method,
+                group: entry.group,
+                error: redactText(result.error)
+              })
               continue
             }
             // label files outlive the eval: a judge that echoed a key is stored redacted
@@ -215,7 +252,9 @@ export const evaluateWin = <R = LanguageModel>(
     const candByKey = new Map(candidates.map((c) => [key(c), c]))
     const refByKey = new Map(refs.map((r) => [key(r), r]))
     const keys = [...new Set([...candByKey.keys(), ...refByKey.keys()])].sort()
-    let judged = 0, kept = 0, done = 0
+    let judged = 0,
+      kept = 0,
+      done = 0
     const failed: Array<Failure> = [...refSummary.failed]
     const decider = deciderOf(options)
     const prompts = options.prompts ?? smurfsJudgePrompts()
@@ -228,7 +267,10 @@ export const evaluateWin = <R = LanguageModel>(
           const reference = refByKey.get(taskKey)
           const path = winVerdictsPath(options.store, options.judge, options.referenceName, method, group, taskId)
           const fresh: WinVerdicts = {
-            taskId, method, group, judge: options.judge,
+            taskId,
+            method,
+            group,
+            judge: options.judge,
             reference: { source: options.referenceSource, method: options.referenceMethod },
             ...(options.prompts ? { prompts: options.prompts.source } : {}),
             statuses: mode,
@@ -237,28 +279,49 @@ export const evaluateWin = <R = LanguageModel>(
           }
           const stored = readJsonIf(path, WinVerdicts)
           // rounds decided another way (files without the field used the pass labels) or with other settings are not this eval's
-          const reusable = stored !== undefined && !options.force && (stored.statuses ?? "pass-labels") === mode && sameSettings(stored, stored.rounds, { prompts: prompts.source, k, seed })
+          const reusable =
+            stored !== undefined &&
+            !options.force &&
+            (stored.statuses ?? "pass-labels") === mode &&
+            sameSettings(stored, stored.rounds, { prompts: prompts.source, k, seed })
           if (stored !== undefined && !reusable) yield* setAside(path)
           const verdicts: WinVerdicts = reusable ? stored : fresh
           const candStatus = candidate ? statusOf(candPath(candidate)) : {}
           const refStatus = reference ? statusOf(refPath(reference)) : {}
           // ToolEval's per-task pass labels, as in its pass-rate CSV (one per side, seeded coin tosses)
           const labelOf = (runs: Record<string, { label: AnswerStatus }>, side: string) =>
-            Object.keys(runs).length === 0 ? undefined : passLabel(Array.from({ length: k }, (_, r) => runs[String(r)]?.label), rngFor(seed, "pass label", side, method, group, taskId))
+            Object.keys(runs).length === 0
+              ? undefined
+              : passLabel(
+                  Array.from({ length: k }, (_, r) => runs[String(r)]?.label),
+                  rngFor(seed, "pass label", side, method, group, taskId)
+                )
           for (let r = 0; r < k; r++) {
             if (verdicts.rounds[String(r)]) {
               kept++
               continue
             }
             // plain data (no undefined fields), so that it reads back the same from the queue
-            const job: RoundJob = JSON.parse(JSON.stringify({
-              kind: "round", judge: options.judge, prompts: prompts.source, seed: judgeSeed(seed, r),
-              candidate,
-              reference,
-              rng: { seed, key: [method, group, taskId, r] },
-              ...(mode === "rejudge" ? {} : { candidatePassed: labelOf(candStatus, "candidate"), referencePassed: labelOf(refStatus, "reference") }),
-              ...(mode === "pass-labels" ? { candidateStatus: candStatus[String(r)]?.label, referenceStatus: refStatus[String(r)]?.label } : { rejudge: true })
-            }))
+            const job: RoundJob = JSON.parse(
+              JSON.stringify({
+                kind: "round",
+                judge: options.judge,
+                prompts: prompts.source,
+                seed: judgeSeed(seed, r),
+                candidate,
+                reference,
+                rng: { seed, key: [method, group, taskId, r] },
+                ...(mode === "rejudge"
+                  ? {}
+                  : {
+                      candidatePassed: labelOf(candStatus, "candidate"),
+                      referencePassed: labelOf(refStatus, "reference")
+                    }),
+                ...(mode === "pass-labels"
+                  ? { candidateStatus: candStatus[String(r)]?.label, referenceStatus: refStatus[String(r)]?.label }
+                  : { rejudge: true })
+              })
+            )
             const round = yield* decider.round(job)
             if ("error" in round) {
               failed.push({ taskId, method, group, error: redactText(round.error) })

@@ -2,12 +2,12 @@
 // checkout, on the query and the final answer only; the judge's reply is read as Solved or Unsolved as they read it.
 import * as Effect from "effect/Effect"
 import { z } from "zod"
-import { pythonConstant, pythonFormat, readStbFile, STB_FILES } from "../../src/text/stabletoolbench-files.ts"
 import type { ProviderError } from "../../src/llm/errors.ts"
 import { LanguageModel } from "../../src/llm/language-model.ts"
+import { pythonConstant, pythonFormat, readStbFile, STB_FILES } from "../../src/text/stabletoolbench-files.ts"
 import { writeJsonAtomic } from "../../src/trace/atomic-write.ts"
-import type { RunDirError } from "../../src/trace/fs-problem.ts"
 import { pathInside, safeName } from "../../src/trace/file-names.ts"
+import type { RunDirError } from "../../src/trace/fs-problem.ts"
 import { redactText, redactValue } from "../../src/trace/redact.ts"
 import type { JudgeInput } from "./judge-input.ts"
 import { slug } from "./labels.ts"
@@ -27,7 +27,10 @@ export const facPrompt = (dir: string): FacPrompt => {
   const hit = cache.get(dir)
   if (hit) return hit
   const template = pythonConstant(readStbFile(dir, STB_FILES.facEval), "PROMPT", `${dir}/${STB_FILES.facEval}`)
-  const prompt: FacPrompt = { source: `stabletoolbench:${dir}`, render: (query, answer) => pythonFormat(template, { query, answer }) }
+  const prompt: FacPrompt = {
+    source: `stabletoolbench:${dir}`,
+    render: (query, answer) => pythonFormat(template, { query, answer })
+  }
   cache.set(dir, prompt)
   return prompt
 }
@@ -92,10 +95,17 @@ export interface FacSummary {
 /** FAC labels for every entry (one per task: their script samples at temperature 0); stored labels of the same texts are kept. */
 export const evaluateFac = (
   entries: ReadonlyArray<JudgeInput>,
-  options: { readonly store: string; readonly judge: string; readonly prompt: FacPrompt; readonly concurrency?: number | undefined; readonly force?: boolean | undefined }
+  options: {
+    readonly store: string
+    readonly judge: string
+    readonly prompt: FacPrompt
+    readonly concurrency?: number | undefined
+    readonly force?: boolean | undefined
+  }
 ): Effect.Effect<FacSummary, ProviderError | RunDirError, LanguageModel> =>
   Effect.gen(function* () {
-    let judged = 0, kept = 0
+    let judged = 0,
+      kept = 0
     yield* Effect.forEach(
       entries,
       (entry) =>
@@ -104,7 +114,18 @@ export const evaluateFac = (
           const stored = readJsonIf(path, FacLabel)
           if (stored && stored.prompts === options.prompt.source && !options.force) return void kept++
           const { label, evaluation } = yield* judgeFac(entry, options.prompt)
-          yield* writeJsonAtomic(path, redactValue({ taskId: entry.taskId, method: entry.method, group: entry.group, judge: options.judge, prompts: options.prompt.source, label, evaluation: redactText(evaluation) } satisfies FacLabel))
+          yield* writeJsonAtomic(
+            path,
+            redactValue({
+              taskId: entry.taskId,
+              method: entry.method,
+              group: entry.group,
+              judge: options.judge,
+              prompts: options.prompt.source,
+              label,
+              evaluation: redactText(evaluation)
+            } satisfies FacLabel)
+          )
           judged++
         }),
       { concurrency: options.concurrency ?? 4, discard: true }
@@ -113,8 +134,14 @@ export const evaluateFac = (
   })
 
 /** FAC of one method and group from stored labels: the share Solved, over the tasks labelled. */
-export const storedFac = (store: string, judgeSlug: string, entries: ReadonlyArray<JudgeInput>): { rate: number; n: number } | undefined => {
-  const labels = entries.map((e) => readJsonIf(facLabelPath(store, judgeSlug, e.method, e.group, e.taskId), FacLabel)).filter((l) => l !== undefined)
+export const storedFac = (
+  store: string,
+  judgeSlug: string,
+  entries: ReadonlyArray<JudgeInput>
+): { rate: number; n: number } | undefined => {
+  const labels = entries
+    .map((e) => readJsonIf(facLabelPath(store, judgeSlug, e.method, e.group, e.taskId), FacLabel))
+    .filter((l) => l !== undefined)
   if (labels.length === 0) return undefined
   return { rate: (100 * labels.filter((l) => l.label === "Solved").length) / labels.length, n: labels.length }
 }

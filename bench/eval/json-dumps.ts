@@ -1,7 +1,8 @@
 // Python's json.dumps with its defaults (what ToolEval sends its judge): ", " and ": " separators,
 // keys in insertion order, every character outside ASCII escaped as \uXXXX.
 
-const escapeNonAscii = (text: string): string => text.replace(/[\u007f-\uffff]/g, (c) => (c === "\u007f" ? c : `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`))
+const escapeNonAscii = (text: string): string =>
+  text.replace(/[\u007f-\uffff]/g, (c) => (c === "\u007f" ? c : `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`))
 
 export const pythonJsonDumps = (value: unknown): string => {
   if (value === null || value === undefined) return "null"

@@ -1,8 +1,8 @@
 // What a judge sees of one answered task, whether it came from our run directory or from StableToolBench.
 import { z } from "zod"
-import type { TaskRecord } from "../run-format.ts"
 import { ConvertedAnswerBody, convertedAnswerOf } from "../../src/trace/converters/stabletoolbench.ts"
 import { dataOf, isKind, isTopLevel } from "../../src/trace/events.ts"
+import type { TaskRecord } from "../run-format.ts"
 
 export const JudgeStep = z.object({
   /** The tool's name as the model saw it. */
@@ -52,7 +52,10 @@ export const toolEvalResponse = (ok: boolean, content: string, error?: string): 
 /** A judge input from one of our task records: tool calls come from its `tool_call` events (top-level ones: a sub-agent's calls are inside its own tool call). */
 export const judgeInputFromRecord = (record: TaskRecord): JudgeInput => {
   // (an `error` record is no result and is not judged; it is written like a give-up if it gets here)
-  const answer = convertedAnswerOf({ ...record, finishType: record.finishType === "give_answer" ? "give_answer" : "give_up" })
+  const answer = convertedAnswerOf({
+    ...record,
+    finishType: record.finishType === "give_answer" ? "give_answer" : "give_up"
+  })
   const steps: Array<JudgeStep> = []
   for (const event of record.events) {
     if (!isKind(event, "tool_call") || !isTopLevel(event)) continue
@@ -89,7 +92,10 @@ export const judgeInputFromRecord = (record: TaskRecord): JudgeInput => {
 
 /** Misses over answers: calls nothing recorded or simulated, all tool calls, and the tasks that had a miss. */
 export const missCounts = (entries: ReadonlyArray<JudgeInput>) => {
-  let missedToolCalls = 0, toolCalls = 0, tasksWithMisses = 0, tasks = 0
+  let missedToolCalls = 0,
+    toolCalls = 0,
+    tasksWithMisses = 0,
+    tasks = 0
   for (const e of entries) {
     if (e.cost.missedToolCalls === undefined) continue
     tasks++
@@ -109,13 +115,20 @@ const text = (value: unknown): string => (typeof value === "string" ? value : JS
  * The tool steps of an answer the way ToolEval's `get_steps` walks it: from the first root, always
  * the first child, keeping `tool` nodes with a message. The last of them is ToolEval's "final step".
  */
-export const answerSteps = (answer: ConvertedAnswerBody): Array<{ name: string; arguments: string; response: string }> => {
+export const answerSteps = (
+  answer: ConvertedAnswerBody
+): Array<{ name: string; arguments: string; response: string }> => {
   const steps: Array<{ name: string; arguments: string; response: string }> = []
   let node = answer.answer_details[0]
   while (node) {
     if (node.role === "tool" && node.message) {
       const parsed = ToolMessage.safeParse(node.message)
-      if (parsed.success) steps.push({ name: parsed.data.name, arguments: text(parsed.data.arguments), response: text(parsed.data.response) })
+      if (parsed.success)
+        steps.push({
+          name: parsed.data.name,
+          arguments: text(parsed.data.arguments),
+          response: text(parsed.data.response)
+        })
     }
     node = node.next[0]
   }

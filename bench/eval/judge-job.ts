@@ -56,26 +56,39 @@ export interface Decider<R = LanguageModel> {
 const keep = (e: MalformedOutput) => Effect.succeed({ error: e.message })
 
 /** Decide one job with the judge model in context, exactly as the in-process eval does. */
-export function decideJob(job: PassJob, prompts: JudgePrompts): Effect.Effect<Outcome<PassRun>, ProviderError, LanguageModel>
-export function decideJob(job: RoundJob, prompts: JudgePrompts): Effect.Effect<Outcome<WinRound>, ProviderError, LanguageModel>
-export function decideJob(job: JudgeJob, prompts: JudgePrompts): Effect.Effect<Outcome<PassRun | WinRound>, ProviderError, LanguageModel>
-export function decideJob(job: JudgeJob, prompts: JudgePrompts): Effect.Effect<Outcome<PassRun | WinRound>, ProviderError, LanguageModel> {
+export function decideJob(
+  job: PassJob,
+  prompts: JudgePrompts
+): Effect.Effect<Outcome<PassRun>, ProviderError, LanguageModel>
+export function decideJob(
+  job: RoundJob,
+  prompts: JudgePrompts
+): Effect.Effect<Outcome<WinRound>, ProviderError, LanguageModel>
+export function decideJob(
+  job: JudgeJob,
+  prompts: JudgePrompts
+): Effect.Effect<Outcome<PassRun | WinRound>, ProviderError, LanguageModel>
+export function decideJob(
+  job: JudgeJob,
+  prompts: JudgePrompts
+): Effect.Effect<Outcome<PassRun | WinRound>, ProviderError, LanguageModel> {
   const call = { prompts, seed: job.seed }
-  const decided = job.kind === "pass"
-    ? judgePass(job.input, call)
-    : judgeRound(
-        {
-          candidate: job.candidate,
-          reference: job.reference,
-          candidateStatus: job.candidateStatus,
-          referenceStatus: job.referenceStatus,
-          candidatePassed: job.candidatePassed,
-          referencePassed: job.referencePassed,
-          rejudge: job.rejudge,
-          rng: rngFor(job.rng.seed, ...job.rng.key)
-        },
-        call
-      )
+  const decided =
+    job.kind === "pass"
+      ? judgePass(job.input, call)
+      : judgeRound(
+          {
+            candidate: job.candidate,
+            reference: job.reference,
+            candidateStatus: job.candidateStatus,
+            referenceStatus: job.referenceStatus,
+            candidatePassed: job.candidatePassed,
+            referencePassed: job.referencePassed,
+            rejudge: job.rejudge,
+            rng: rngFor(job.rng.seed, ...job.rng.key)
+          },
+          call
+        )
   return (decided as Effect.Effect<PassRun | WinRound, ProviderError | MalformedOutput, LanguageModel>).pipe(
     Effect.map((decision) => ({ decision })),
     Effect.catchTag("MalformedOutput", keep)

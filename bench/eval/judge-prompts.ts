@@ -24,7 +24,9 @@ export interface JudgePrompts {
   /** The user message of a function for its fields ({query, answer} or {query, answer_0, answer_1}). */
   readonly render: (fn: JudgeFunction, values: Readonly<Record<string, string>>) => string
   /** The arguments each function returns, as sent to the judge (JSON Schema) and checked on the reply. */
-  readonly status: Readonly<Record<"check_answer_status" | "parse_answer_status", z.ZodType<z.infer<typeof StatusVerdict>>>>
+  readonly status: Readonly<
+    Record<"check_answer_status" | "parse_answer_status", z.ZodType<z.infer<typeof StatusVerdict>>>
+  >
   readonly index: z.ZodType<z.infer<typeof IndexVerdict>>
 }
 
@@ -48,19 +50,31 @@ export const smurfsJudgePrompts = (): JudgePrompts => ({
 
 const FunctionConfig = z.looseObject({
   name: z.string(),
-  parameters: z.looseObject({ type: z.literal("object"), properties: z.record(z.string(), z.unknown()), required: z.array(z.string()) })
+  parameters: z.looseObject({
+    type: z.literal("object"),
+    properties: z.record(z.string(), z.unknown()),
+    required: z.array(z.string())
+  })
 })
 const EvaluatorConfig = z.looseObject({
   completions_kwargs: z.looseObject({ temperature: z.number(), functions: z.array(FunctionConfig) })
 })
 
 /** A function's argument schema from the config, with the reason ToolEval adds. */
-const argumentsSchema = <A>(config: z.infer<typeof EvaluatorConfig>, name: JudgeFunction, path: string, check: z.ZodType<A>): z.ZodType<A> => {
+const argumentsSchema = <A>(
+  config: z.infer<typeof EvaluatorConfig>,
+  name: JudgeFunction,
+  path: string,
+  check: z.ZodType<A>
+): z.ZodType<A> => {
   const fn = config.completions_kwargs.functions.find((f) => f.name === name)
   if (!fn) throw new StbFilesError({ path, problem: `no function ${name} in completions_kwargs.functions` })
   const schema = z.fromJSONSchema({
     type: "object",
-    properties: { ...fn.parameters.properties, reason: { type: "string", description: "The reason for the decision." } },
+    properties: {
+      ...fn.parameters.properties,
+      reason: { type: "string", description: "The reason for the decision." }
+    },
     required: [...fn.parameters.required, "reason"]
   })
   // Their schema is what the judge is sent; ours checks that it still yields what the decision rules read.
@@ -83,7 +97,8 @@ export const stabletoolbenchJudgePrompts = (dir: string): JudgePrompts => {
     const description = /<description>([\s\S]*?)<\/description>/.exec(body!)?.[1]
     if (name !== undefined && description !== undefined) descriptions.set(name, description)
   }
-  for (const fn of JUDGE_FUNCTIONS) if (!descriptions.has(fn)) throw new StbFilesError({ path: templatePath, problem: `no <function> named ${fn}` })
+  for (const fn of JUDGE_FUNCTIONS)
+    if (!descriptions.has(fn)) throw new StbFilesError({ path: templatePath, problem: `no <function> named ${fn}` })
   let raw: unknown
   try {
     raw = parseYaml(readStbFile(dir, STB_FILES.toolevalConfig))
@@ -92,7 +107,11 @@ export const stabletoolbenchJudgePrompts = (dir: string): JudgePrompts => {
     throw new StbFilesError({ path: configPath, problem: `not valid YAML (${(e as Error).message.split("\n")[0]})` })
   }
   const config = EvaluatorConfig.safeParse(raw)
-  if (!config.success) throw new StbFilesError({ path: configPath, problem: `not an evaluator config: ${z.prettifyError(config.error).split("\n")[0]}` })
+  if (!config.success)
+    throw new StbFilesError({
+      path: configPath,
+      problem: `not an evaluator config: ${z.prettifyError(config.error).split("\n")[0]}`
+    })
   const prompts: JudgePrompts = {
     source: `stabletoolbench:${dir}`,
     temperature: config.data.completions_kwargs.temperature,

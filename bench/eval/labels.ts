@@ -18,7 +18,8 @@ export const MAX_JUDGE_RUNS = 32
 
 /** A judge run's key in a label file: a whole number from 0 to MAX_JUDGE_RUNS - 1, written plainly. */
 export const RunKey = z.string().refine((key) => /^(0|[1-9][0-9]*)$/.test(key) && Number(key) < MAX_JUDGE_RUNS, {
-  error: (issue) => `the judge run key ${JSON.stringify(issue.input)} is not a whole number from 0 to ${MAX_JUDGE_RUNS - 1}`
+  error: (issue) =>
+    `the judge run key ${JSON.stringify(issue.input)} is not a whole number from 0 to ${MAX_JUDGE_RUNS - 1}`
 })
 
 export const PassRun = z.object({
@@ -80,13 +81,27 @@ export const EVAL_SOURCE_FILE = "eval-source.json"
 export const EvalSource = z.object({ source: z.string() })
 
 /** A readable directory name for a model spec or a reference (given on the command line, not data); never `.` or `..`. */
-export const slug = (text: string): string => text.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^[-.]+|-+$/g, "") || "default"
+export const slug = (text: string): string =>
+  text.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^[-.]+|-+$/g, "") || "default"
 
 // Method, group and task id come from data: they name files only through safeName, inside the store.
-const taskFile = (method: string, group: string, taskId: string) => [safeName(method), safeName(group), `${safeName(taskId)}.json`] as const
+const taskFile = (method: string, group: string, taskId: string) =>
+  [safeName(method), safeName(group), `${safeName(taskId)}.json`] as const
 export const passLabelsPath = (store: string, judge: string, method: string, group: string, taskId: string) =>
   pathInside(store, "eval", slug(judge), "pass", ...taskFile(method, group, taskId))
-export const referencePassPath = (store: string, judge: string, reference: string, method: string, group: string, taskId: string) =>
-  pathInside(store, "eval", slug(judge), "win", slug(reference), "pass", ...taskFile(method, group, taskId))
-export const winVerdictsPath = (store: string, judge: string, reference: string, method: string, group: string, taskId: string) =>
-  pathInside(store, "eval", slug(judge), "win", slug(reference), "rounds", ...taskFile(method, group, taskId))
+export const referencePassPath = (
+  store: string,
+  judge: string,
+  reference: string,
+  method: string,
+  group: string,
+  taskId: string
+) => pathInside(store, "eval", slug(judge), "win", slug(reference), "pass", ...taskFile(method, group, taskId))
+export const winVerdictsPath = (
+  store: string,
+  judge: string,
+  reference: string,
+  method: string,
+  group: string,
+  taskId: string
+) => pathInside(store, "eval", slug(judge), "win", slug(reference), "rounds", ...taskFile(method, group, taskId))

@@ -2,7 +2,7 @@ import { Cause, Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
 import { type GenerateRequest, LanguageModel } from "../../src/llm/language-model.ts"
 import { scriptedLayer } from "../../src/llm/scripted.ts"
-import { judgeInputFromRecord, type JudgeInput } from "./judge-input.ts"
+import { type JudgeInput, judgeInputFromRecord } from "./judge-input.ts"
 import { fitJudgeValues, JUDGE_REPLY_TOKENS, judgePass, ruleLabel } from "./pass-rate.ts"
 import { fakeRecord } from "./test-fixtures.ts"
 
@@ -24,9 +24,15 @@ const input = (over: Partial<Parameters<typeof fakeRecord>[0]> = {}): JudgeInput
 const judgeWith = (script: Record<string, ReadonlyArray<unknown>>, judged: JudgeInput) => {
   const seen: Array<GenerateRequest> = []
   const recorded = Object.fromEntries(
-    Object.entries(script).map(([role, replies]) => [role, replies.map((reply) => (request: GenerateRequest) => (seen.push(request), reply as object))])
+    Object.entries(script).map(([role, replies]) => [
+      role,
+      replies.map((reply) => (request: GenerateRequest) => (seen.push(request), reply as object))
+    ])
   )
-  return Effect.runPromise(judgePass(judged).pipe(Effect.provide(scriptedLayer(recorded)))).then((label) => ({ label, seen }))
+  return Effect.runPromise(judgePass(judged).pipe(Effect.provide(scriptedLayer(recorded)))).then((label) => ({
+    label,
+    seen
+  }))
 }
 
 describe("ruleLabel (ToolEval's Unsolved without a judge)", () => {
@@ -54,7 +60,10 @@ describe("ruleLabel (ToolEval's Unsolved without a judge)", () => {
 
 describe("judgePass (two steps)", () => {
   it("stops after the answer-only check when it is decisive", async () => {
-    const { label, seen } = await judgeWith({ "judge.check_answer_status": [{ answer_status: "Solved", reason: "complete" }] }, input())
+    const { label, seen } = await judgeWith(
+      { "judge.check_answer_status": [{ answer_status: "Solved", reason: "complete" }] },
+      input()
+    )
     expect(label).toEqual({ label: "Solved", reason: "complete", stage: "answer" })
     expect(seen).toHaveLength(1)
   })
@@ -87,7 +96,10 @@ describe("judgePass (two steps)", () => {
 
   it("keeps a second Unsure (cannot be verified)", async () => {
     const { label } = await judgeWith(
-      { "judge.check_answer_status": [{ answer_status: "Unsure", reason: "?" }], "judge.parse_answer_status": [{ answer_status: "Unsure", reason: "not verifiable" }] },
+      {
+        "judge.check_answer_status": [{ answer_status: "Unsure", reason: "?" }],
+        "judge.parse_answer_status": [{ answer_status: "Unsure", reason: "not verifiable" }]
+      },
       input()
     )
     expect(label).toMatchObject({ label: "Unsure", stage: "trajectory" })
@@ -101,10 +113,15 @@ describe("judge prompts that do not fit the judge's context", () => {
     const fitted = fitJudgeValues(render, { query: "Q".repeat(300), answer: "A".repeat(20_000) }, 4096)!
     expect(render(fitted.values).length).toBeLessThanOrEqual((4096 - JUDGE_REPLY_TOKENS) * 3)
     expect(fitted.values["query"]).toBe("Q".repeat(300))
-    expect(fitted.values["answer"]).toMatch(/^A+\n\[\.\.\. \d+ characters cut here to fit the judge's context of 4096 tokens\]$/)
+    expect(fitted.values["answer"]).toMatch(
+      /^A+\n\[\.\.\. \d+ characters cut here to fit the judge's context of 4096 tokens\]$/
+    )
     expect(fitted.cut).toBeGreaterThan(10_000)
     // a prompt that fits is left alone
-    expect(fitJudgeValues(render, { query: "q", answer: "a" }, 4096)).toEqual({ values: { query: "q", answer: "a" }, cut: 0 })
+    expect(fitJudgeValues(render, { query: "q", answer: "a" }, 4096)).toEqual({
+      values: { query: "q", answer: "a" },
+      cut: 0
+    })
   })
 
   it("are refused with ContextOverflow when even the cut prompt cannot fit, before any request", async () => {
@@ -113,14 +130,21 @@ describe("judge prompts that do not fit the judge's context", () => {
       LanguageModel,
       LanguageModel.of({
         info: { spec: "test:tiny", provider: "test", model: "tiny", contextTokens: 1100, supportsTools: false },
-        generate: (r) => Effect.sync(() => (requests.push(r), { text: "{}", usage: { promptTokens: 1, completionTokens: 1 }, model: "tiny", durationMs: 1 }))
+        generate: (r) =>
+          Effect.sync(
+            () => (
+              requests.push(r),
+              { text: "{}", usage: { promptTokens: 1, completionTokens: 1 }, model: "tiny", durationMs: 1 }
+            )
+          )
       })
     )
     const input = judgeInputFromRecord(fakeRecord({ taskId: "1", finalAnswer: "B".repeat(5000) }))
     const exit = await Effect.runPromiseExit(judgePass(input).pipe(Effect.provide(tiny)))
     expect(exit._tag).toBe("Failure")
-    expect(String(Cause.squash((exit as { cause: Cause.Cause<unknown> }).cause))).toMatch(/judge\.check_answer_status prompt needs \d+ tokens but the context window is 1100/)
+    expect(String(Cause.squash((exit as { cause: Cause.Cause<unknown> }).cause))).toMatch(
+      /judge\.check_answer_status prompt needs \d+ tokens but the context window is 1100/
+    )
     expect(requests).toHaveLength(0)
   })
 })
-

@@ -2,12 +2,12 @@
 // the final answer, and only when that is Unsure, parse_answer_status on the whole converted answer.
 import * as Effect from "effect/Effect"
 import type { z } from "zod"
-import { generateObject } from "../../src/llm/structured.ts"
 import { ContextOverflow } from "../../src/llm/errors.ts"
 import { LanguageModel } from "../../src/llm/language-model.ts"
+import { generateObject } from "../../src/llm/structured.ts"
+import { pythonJsonDumps } from "./json-dumps.ts"
 import type { JudgeInput } from "./judge-input.ts"
 import { type JudgeFunction, type JudgePrompts, smurfsJudgePrompts } from "./judge-prompts.ts"
-import { pythonJsonDumps } from "./json-dumps.ts"
 import type { AnswerStatus, PassRun } from "./labels.ts"
 
 /**
@@ -16,9 +16,11 @@ import type { AnswerStatus, PassRun } from "./labels.ts"
  * (check_is_solved). Returns the Unsolved label, or undefined when the judge must decide.
  */
 export const ruleLabel = (input: JudgeInput): PassRun | undefined => {
-  if (!input.finished) return { label: "Unsolved", reason: "No answer: the final step is not a Finish call.", stage: "rule" }
+  if (!input.finished)
+    return { label: "Unsolved", reason: "No answer: the final step is not a Finish call.", stage: "rule" }
   if (input.answer.final_answer === "") return { label: "Unsolved", reason: "Empty final answer.", stage: "rule" }
-  if (input.answer.final_answer.includes("give_up_and_restart")) return { label: "Unsolved", reason: "The run gave up.", stage: "rule" }
+  if (input.answer.final_answer.includes("give_up_and_restart"))
+    return { label: "Unsolved", reason: "The run gave up.", stage: "rule" }
   return undefined
 }
 
@@ -34,7 +36,8 @@ export const JUDGE_REPLY_TOKENS = 1024
 const CHARS_PER_TOKEN = 3
 /** What is left of a field that had to be cut: its head and a note saying so. */
 const MIN_KEPT = 200
-const cutNote = (cut: number, contextTokens: number) => `\n[... ${cut} characters cut here to fit the judge's context of ${contextTokens} tokens]`
+const cutNote = (cut: number, contextTokens: number) =>
+  `\n[... ${cut} characters cut here to fit the judge's context of ${contextTokens} tokens]`
 
 /**
  * The values of a judge prompt, cut so that the prompt fits the judge's context: the longest field (an
@@ -53,7 +56,9 @@ export const fitJudgeValues = (
   for (;;) {
     const excess = render(fitted).length - budget
     if (excess <= 0) return { values: fitted, cut }
-    const order = Object.keys(fitted).sort((a, b) => (a === "query" ? 1 : 0) - (b === "query" ? 1 : 0) || fitted[b]!.length - fitted[a]!.length)
+    const order = Object.keys(fitted).sort(
+      (a, b) => (a === "query" ? 1 : 0) - (b === "query" ? 1 : 0) || fitted[b]!.length - fitted[a]!.length
+    )
     const field = order.find((k) => fitted[k]!.length > MIN_KEPT + 120)
     if (field === undefined) return undefined
     const text = fitted[field]!
@@ -64,14 +69,24 @@ export const fitJudgeValues = (
 }
 
 /** One call of a ToolEval function: its text as the only (user) message, its arguments as the reply's JSON; fitted to the judge's context. */
-export const callJudge = <A>(fn: JudgeFunction, values: Readonly<Record<string, string>>, schema: z.ZodType<A>, call: JudgeCall, check?: (value: A) => { guardrail: string; error: string } | undefined) =>
+export const callJudge = <A>(
+  fn: JudgeFunction,
+  values: Readonly<Record<string, string>>,
+  schema: z.ZodType<A>,
+  call: JudgeCall,
+  check?: (value: A) => { guardrail: string; error: string } | undefined
+) =>
   Effect.gen(function* () {
     const prompts = call.prompts ?? smurfsJudgePrompts()
     const model = yield* LanguageModel
     const contextTokens = model.info.contextTokens
     const fitted = fitJudgeValues((v) => prompts.render(fn, v), values, contextTokens)
     if (fitted === undefined)
-      return yield* new ContextOverflow({ role: `judge.${fn}`, promptTokens: Math.ceil(prompts.render(fn, values).length / CHARS_PER_TOKEN), contextTokens })
+      return yield* new ContextOverflow({
+        role: `judge.${fn}`,
+        promptTokens: Math.ceil(prompts.render(fn, values).length / CHARS_PER_TOKEN),
+        contextTokens
+      })
     const reply = yield* generateObject({
       role: `judge.${fn}`,
       schema,
@@ -96,14 +111,28 @@ export const judgePass = Effect.fn("Judge.pass")(function* (input: JudgeInput, c
  */
 export const checkIsSolved = Effect.fn("Judge.checkIsSolved")(function* (input: JudgeInput, call: JudgeCall = {}) {
   const seeded = call.seed === undefined ? {} : { seed: call.seed }
-  if (input.answer.final_answer === "") return { label: "Unsolved", reason: "Empty final answer.", stage: "rule" } satisfies PassRun
-  if (input.answer.final_answer.includes("give_up_and_restart")) return { label: "Unsolved", reason: "The run gave up.", stage: "rule" } satisfies PassRun
+  if (input.answer.final_answer === "")
+    return { label: "Unsolved", reason: "Empty final answer.", stage: "rule" } satisfies PassRun
+  if (input.answer.final_answer.includes("give_up_and_restart"))
+    return { label: "Unsolved", reason: "The run gave up.", stage: "rule" } satisfies PassRun
   const prompts = call.prompts ?? smurfsJudgePrompts()
-  const first = yield* callJudge("check_answer_status", { query: input.query, answer: input.answer.final_answer }, prompts.status.check_answer_status, call)
-  if (first.answer_status !== "Unsure") return { label: first.answer_status, reason: first.reason, stage: "answer", ...seeded } satisfies PassRun
-  const second = yield* callJudge("parse_answer_status", { query: input.query, answer: pythonJsonDumps(input.answer) }, prompts.status.parse_answer_status, call)
+  const first = yield* callJudge(
+    "check_answer_status",
+    { query: input.query, answer: input.answer.final_answer },
+    prompts.status.check_answer_status,
+    call
+  )
+  if (first.answer_status !== "Unsure")
+    return { label: first.answer_status, reason: first.reason, stage: "answer", ...seeded } satisfies PassRun
+  const second = yield* callJudge(
+    "parse_answer_status",
+    { query: input.query, answer: pythonJsonDumps(input.answer) },
+    prompts.status.parse_answer_status,
+    call
+  )
   return { label: second.answer_status, reason: second.reason, stage: "trajectory", ...seeded } satisfies PassRun
 })
 
 /** ToolEval's score of one label: Solved 1, Unsure 0.5, Unsolved or missing 0. */
-export const labelScore = (label: AnswerStatus | undefined): number => (label === "Solved" ? 1 : label === "Unsure" ? 0.5 : 0)
+export const labelScore = (label: AnswerStatus | undefined): number =>
+  label === "Solved" ? 1 : label === "Unsure" ? 0.5 : 0

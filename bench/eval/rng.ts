@@ -23,7 +23,8 @@ export const makeRng = (seed: number): (() => number) => {
 }
 
 /** A generator keyed by a seed and the parts that identify one decision (task, round). */
-export const rngFor = (seed: number, ...key: ReadonlyArray<string | number>): (() => number) => makeRng(hashSeed(`${seed}\u0000${key.join("\u0000")}`))
+export const rngFor = (seed: number, ...key: ReadonlyArray<string | number>): (() => number) =>
+  makeRng(hashSeed(`${seed}\u0000${key.join("\u0000")}`))
 
 /** A Fisher-Yates shuffled copy. */
 export const shuffle = <A>(items: ReadonlyArray<A>, rng: () => number): Array<A> => {

@@ -11,18 +11,17 @@ import type { FailureKind } from "../../src/failure.ts"
 import type { InvalidModelSpec } from "../../src/llm/errors.ts"
 import type { LanguageModel } from "../../src/llm/language-model.ts"
 import { checkModelPresent, modelLayer } from "../../src/llm/spec.ts"
-import { writeJsonAtomic } from "../../src/trace/atomic-write.ts"
-import { STB_ENV, STB_FILES } from "../../src/text/stabletoolbench-files.ts"
-import { connectionOf } from "../queue/connection.ts"
-import { QUEUE_DEFAULTS, type QueueUnavailable } from "../queue/connection.ts"
 import { loadWithPeers, type MissingPeerPackage, QUEUE_PEERS } from "../../src/peer-packages.ts"
+import { STB_ENV, STB_FILES } from "../../src/text/stabletoolbench-files.ts"
+import { writeJsonAtomic } from "../../src/trace/atomic-write.ts"
+import { connectionOf, QUEUE_DEFAULTS, type QueueUnavailable } from "../queue/connection.ts"
 import { collectRows, type Row } from "../report/collect.ts"
 import { removeStrayTemps } from "../run-dir.ts"
 import { acquireRunLock } from "../run-lock.ts"
 import { EVAL_DEFAULTS, type EvalSummary, evaluatePass, evaluateWin, someDecisions, WIN_STATUSES } from "./evaluate.ts"
-import { evaluateFac, type FacPrompt, facPrompt, type FacSummary } from "./fac.ts"
+import { evaluateFac, type FacPrompt, type FacSummary, facPrompt } from "./fac.ts"
 import { type Decider, inProcessDecider } from "./judge-job.ts"
-import { judgePrompts, type JudgePrompts } from "./judge-prompts.ts"
+import { type JudgePrompts, judgePrompts } from "./judge-prompts.ts"
 import { EVAL_SOURCE_FILE, MAX_JUDGE_RUNS, slug } from "./labels.ts"
 import { loadSource, methodsOf, type Source, SourceError } from "./sources.ts"
 
@@ -70,11 +69,20 @@ export const EvalSettings = z
     winStatuses: z.enum(WIN_STATUSES).default("rejudge")
   })
   .superRefine((s, ctx) => {
-    if (s.k > MAX_JUDGE_RUNS) ctx.addIssue({ code: "custom", message: `--k is at most ${MAX_JUDGE_RUNS} judge runs (got ${s.k})` })
-    if (s.fac && s.stb === undefined) ctx.addIssue({ code: "custom", message: `--fac sends the prompt of StableToolBench's ${STB_FILES.facEval}: give --stb <checkout> (or ${STB_ENV})` })
-    else if (s.fac && s.queue !== undefined) ctx.addIssue({ code: "custom", message: "--fac is judged in this process: run it without --queue" })
+    if (s.k > MAX_JUDGE_RUNS)
+      ctx.addIssue({ code: "custom", message: `--k is at most ${MAX_JUDGE_RUNS} judge runs (got ${s.k})` })
+    if (s.fac && s.stb === undefined)
+      ctx.addIssue({
+        code: "custom",
+        message: `--fac sends the prompt of StableToolBench's ${STB_FILES.facEval}: give --stb <checkout> (or ${STB_ENV})`
+      })
+    else if (s.fac && s.queue !== undefined)
+      ctx.addIssue({ code: "custom", message: "--fac is judged in this process: run it without --queue" })
   })
-  .transform((s) => ({ ...s, concurrency: s.concurrency ?? (s.queue === undefined ? EVAL_DEFAULTS.concurrency : QUEUE_CONCURRENCY) }))
+  .transform((s) => ({
+    ...s,
+    concurrency: s.concurrency ?? (s.queue === undefined ? EVAL_DEFAULTS.concurrency : QUEUE_CONCURRENCY)
+  }))
 
 export type EvalSettings = z.infer<typeof EvalSettings>
 /** What a caller gives: every field with a default may be left out. */
@@ -88,7 +96,12 @@ export class InvalidEvalSettings extends Error {
 /** Validate settings and fill in the defaults; throws InvalidEvalSettings naming what is wrong. */
 export const evalSettings = (input: EvalSettingsInput): EvalSettings => {
   const parsed = EvalSettings.safeParse(input)
-  if (!parsed.success) throw new InvalidEvalSettings(parsed.error.issues.map((i) => (i.path.length > 0 && i.code !== "custom" ? `${i.path.join(".")}: ${i.message}` : i.message)).join("; "))
+  if (!parsed.success)
+    throw new InvalidEvalSettings(
+      parsed.error.issues
+        .map((i) => (i.path.length > 0 && i.code !== "custom" ? `${i.path.join(".")}: ${i.message}` : i.message))
+        .join("; ")
+    )
   return parsed.data
 }
 
@@ -109,12 +122,17 @@ export class ReferenceMethodError extends Error {
 export const pickReferenceMethod = (reference: Source, method: string, wanted: string | undefined): string => {
   const methods = methodsOf(reference)
   if (wanted !== undefined) {
-    if (!methods.includes(wanted)) throw new ReferenceMethodError(`the reference has no method "${wanted}" (it has: ${methods.join(", ") || "none"})`)
+    if (!methods.includes(wanted))
+      throw new ReferenceMethodError(
+        `the reference has no method "${wanted}" (it has: ${methods.join(", ") || "none"})`
+      )
     return wanted
   }
   if (methods.length === 1) return methods[0]!
   if (methods.includes(method)) return method
-  throw new ReferenceMethodError(`the reference has several methods (${methods.join(", ")}); choose one with --reference-method`)
+  throw new ReferenceMethodError(
+    `the reference has several methods (${methods.join(", ")}); choose one with --reference-method`
+  )
 }
 
 /** An eval's input, read and checked: what is judged, against what, with which texts, and where the labels go. */
@@ -138,14 +156,21 @@ export interface EvalInput {
 export const prepareEval = (settings: EvalSettings, warn: (line: string) => void = () => {}): EvalInput => {
   if (settings.queue !== undefined) connectionOf(settings.queue) // a bad URL is bad input, before anything is judged
   const loaded = loadSource(settings.run)
-  const keep = (e: { method: string; group: string }) => (!settings.methods || settings.methods.includes(e.method)) && (!settings.groups || settings.groups.includes(e.group))
+  const keep = (e: { method: string; group: string }) =>
+    (!settings.methods || settings.methods.includes(e.method)) &&
+    (!settings.groups || settings.groups.includes(e.group))
   const source: Source = { ...loaded, entries: loaded.entries.filter(keep) }
   for (const problem of loaded.invalid) warn(`warning: skipped an invalid task record: ${problem}`)
-  if (source.entries.length === 0) throw new SourceError({ message: `${settings.run} has no answered tasks${settings.methods || settings.groups ? " for the chosen --method/--group" : ""}.` })
+  if (source.entries.length === 0)
+    throw new SourceError({
+      message: `${settings.run} has no answered tasks${settings.methods || settings.groups ? " for the chosen --method/--group" : ""}.`
+    })
   const reference = settings.reference ? loadSource(settings.reference) : undefined
   if (reference) for (const m of methodsOf(source)) pickReferenceMethod(reference, m, settings.referenceMethod)
   if (settings.out !== undefined && existsSync(settings.out) && !statSync(settings.out).isDirectory())
-    throw new LabelFolderError({ message: `--out ${settings.out} is a file; give a directory for the labels (it is created when missing)` })
+    throw new LabelFolderError({
+      message: `--out ${settings.out} is a file; give a directory for the labels (it is created when missing)`
+    })
   const prompts = judgePrompts(settings.stb)
   const fac = settings.fac && settings.stb !== undefined ? facPrompt(settings.stb) : undefined
   return { settings, source, reference, store: settings.out ?? settings.run, prompts, fac }
@@ -156,7 +181,9 @@ export interface EvalObserver {
   /** Judging starts (the label folder is this eval's), with these texts. */
   readonly started?: ((prompts: JudgePrompts) => void) | undefined
   /** A stage starts ("pass (<judge>)", "win <method> vs <reference>"); its progress in tasks, stopped at its end. */
-  readonly stage?: ((label: string) => { readonly update: (done: number, total: number) => void; readonly stop: () => void }) | undefined
+  readonly stage?:
+    | ((label: string) => { readonly update: (done: number, total: number) => void; readonly stop: () => void })
+    | undefined
   /** A stage's decisions ("pass", "win <method>"). */
   readonly judged?: ((what: string, summary: EvalSummary) => void) | undefined
   /** The FAC labels. */
@@ -188,7 +215,17 @@ const decide = <R>(input: EvalInput, decider: Decider<R>, observer: EvalObserver
     const { judge, k, concurrency, seed, force } = settings
     observer.started?.(prompts)
     const bar = observer.stage?.(`pass (${judge})`) ?? noStage
-    const pass = yield* evaluatePass(source.entries, { store, judge, k, concurrency, prompts, seed, decider, force, onProgress: bar.update }).pipe(Effect.ensuring(Effect.sync(bar.stop)))
+    const pass = yield* evaluatePass(source.entries, {
+      store,
+      judge,
+      k,
+      concurrency,
+      prompts,
+      seed,
+      decider,
+      force,
+      onProgress: bar.update
+    }).pipe(Effect.ensuring(Effect.sync(bar.stop)))
     observer.judged?.("pass", pass)
     yield* someDecisions("pass", judge, pass)
     const reference = input.reference
@@ -200,7 +237,22 @@ const decide = <R>(input: EvalInput, decider: Decider<R>, observer: EvalObserver
       const win = yield* evaluateWin(
         source.entries.filter((e) => e.method === method),
         reference.entries.filter((e) => e.method === referenceMethod),
-        { store, judge, k, concurrency, seed, prompts, decider, force, statuses: settings.winStatuses, referenceName, referenceSource: resolve(reference.dir), referenceMethod, referenceInStore: resolve(reference.dir) === resolve(store), onProgress: winBar.update }
+        {
+          store,
+          judge,
+          k,
+          concurrency,
+          seed,
+          prompts,
+          decider,
+          force,
+          statuses: settings.winStatuses,
+          referenceName,
+          referenceSource: resolve(reference.dir),
+          referenceMethod,
+          referenceInStore: resolve(reference.dir) === resolve(store),
+          onProgress: winBar.update
+        }
       ).pipe(Effect.ensuring(Effect.sync(winBar.stop)))
       observer.judged?.(`win ${method}`, win)
       yield* someDecisions(`win ${method}`, judge, win)
@@ -211,24 +263,49 @@ const decide = <R>(input: EvalInput, decider: Decider<R>, observer: EvalObserver
  * The whole eval once its input is read: the label folder's pointer (with --out), the decisions (here with
  * the judge's layer, `judgeLayer` or the settings', or by the workers of the queue), FAC, then the rows.
  */
-export const runEval = (input: EvalInput, options: { readonly observer?: EvalObserver | undefined; readonly judgeLayer?: Layer.Layer<LanguageModel, InvalidModelSpec> | undefined } = {}) => {
+export const runEval = (
+  input: EvalInput,
+  options: {
+    readonly observer?: EvalObserver | undefined
+    readonly judgeLayer?: Layer.Layer<LanguageModel, InvalidModelSpec> | undefined
+  } = {}
+) => {
   const { settings, store } = input
   const observer = options.observer ?? {}
   // a misspelled judge fails here, before any label or pointer is written (with a queue the judge is the workers')
   const present = settings.queue === undefined ? checkModelPresent(settings.judge) : Effect.void
-  const pointer = resolve(store) === resolve(settings.run) ? Effect.void : writeJsonAtomic(join(store, EVAL_SOURCE_FILE), { source: resolve(settings.run) })
+  const pointer =
+    resolve(store) === resolve(settings.run)
+      ? Effect.void
+      : writeJsonAtomic(join(store, EVAL_SOURCE_FILE), { source: resolve(settings.run) })
   const queue = settings.queue
-  const evaluation: Effect.Effect<void, Effect.Error<ReturnType<typeof decide>> | QueueUnavailable | InvalidModelSpec | MissingPeerPackage> =
+  const evaluation: Effect.Effect<
+    void,
+    Effect.Error<ReturnType<typeof decide>> | QueueUnavailable | InvalidModelSpec | MissingPeerPackage
+  > =
     queue === undefined
       ? Effect.gen(function* () {
           yield* decide(input, inProcessDecider(input.prompts), observer)
-          if (input.fac) observer.fac?.(yield* evaluateFac(input.source.entries, { store, judge: settings.judge, prompt: input.fac, concurrency: settings.concurrency, force: settings.force }))
+          if (input.fac)
+            observer.fac?.(
+              yield* evaluateFac(input.source.entries, {
+                store,
+                judge: settings.judge,
+                prompt: input.fac,
+                concurrency: settings.concurrency,
+                force: settings.force
+              })
+            )
         }).pipe(Effect.provide(options.judgeLayer ?? judgeLayerOf(settings)))
       : // the judge model is the workers': nothing here talks to it
         // (the queue's packages are optional peers, loaded only here)
         Effect.scoped(
-          Effect.flatMap(loadWithPeers(QUEUE_PEERS, () => import("../queue/judge-queue.ts")), ({ makeQueueDecider }) =>
-            Effect.flatMap(makeQueueDecider({ ...QUEUE_DEFAULTS, queueUrl: queue }), (decider) => decide(input, decider, observer))
+          Effect.flatMap(
+            loadWithPeers(QUEUE_PEERS, () => import("../queue/judge-queue.ts")),
+            ({ makeQueueDecider }) =>
+              Effect.flatMap(makeQueueDecider({ ...QUEUE_DEFAULTS, queueUrl: queue }), (decider) =>
+                decide(input, decider, observer)
+              )
           )
         )
   // one writer per label folder, as for a bench run: a second eval with the same judge would judge everything again;
@@ -242,6 +319,13 @@ export const runEval = (input: EvalInput, options: { readonly observer?: EvalObs
     })
   )
   return Effect.andThen(present, Effect.andThen(pointer, locked)).pipe(
-    Effect.map((): EvalOutcome => ({ runDir: resolve(settings.run), store: resolve(store), judge: settings.judge, rows: collectRows([store]).filter((r) => r.judge === slug(settings.judge)) }))
+    Effect.map(
+      (): EvalOutcome => ({
+        runDir: resolve(settings.run),
+        store: resolve(store),
+        judge: settings.judge,
+        rows: collectRows([store]).filter((r) => r.judge === slug(settings.judge))
+      })
+    )
   )
 }

@@ -1,14 +1,15 @@
 // Answered tasks to evaluate: our run directories (task records), StableToolBench converted
 // predictions, or StableToolBench's raw answers (converted here as convert_to_answer_format.py does).
-import * as Data from "effect/Data"
+
 import { existsSync, readdirSync, statSync } from "node:fs"
 import { join } from "node:path"
+import * as Data from "effect/Data"
+import type { FailureKind } from "../../src/failure.ts"
 import { convertAnswerFile } from "../../src/trace/converters/stabletoolbench-answers.ts"
 import { readFileBounded } from "../../src/trace/guarded-fs.ts"
 import { newerRunFormat, newerRunProblem, readRecord } from "../run-dir.ts"
 import { judgeInputFromConverted, readConvertedFile } from "./converted.ts"
 import { type JudgeInput, judgeInputFromRecord } from "./judge-input.ts"
-import type { FailureKind } from "../../src/failure.ts"
 
 export type SourceKind = "run" | "converted" | "answers"
 
@@ -20,7 +21,9 @@ export interface Source {
   /** Task records that did not validate (path and problem), skipped with a warning. */
   readonly invalid: ReadonlyArray<string>
   /** Tasks recorded as `error` (the model server failed): not answers, so never judged; `smurfs bench --resume` redoes them. */
-  readonly undone?: ReadonlyArray<{ readonly method: string; readonly group: string; readonly taskId: string }> | undefined
+  readonly undone?:
+    | ReadonlyArray<{ readonly method: string; readonly group: string; readonly taskId: string }>
+    | undefined
 }
 
 /** The directory cannot be read as asked; the message says what it should contain. */
@@ -30,10 +33,17 @@ export class SourceError extends Data.TaggedError("SourceError")<{ readonly mess
   }
 }
 
-const dirs = (dir: string) => (existsSync(dir) ? readdirSync(dir).filter((d) => statSync(join(dir, d)).isDirectory()).sort() : [])
+const dirs = (dir: string) =>
+  existsSync(dir)
+    ? readdirSync(dir)
+        .filter((d) => statSync(join(dir, d)).isDirectory())
+        .sort()
+    : []
 
 const byKey = (a: JudgeInput, b: JudgeInput) =>
-  a.method.localeCompare(b.method) || a.group.localeCompare(b.group) || a.taskId.localeCompare(b.taskId, undefined, { numeric: true })
+  a.method.localeCompare(b.method) ||
+  a.group.localeCompare(b.group) ||
+  a.taskId.localeCompare(b.taskId, undefined, { numeric: true })
 
 /** Which kind of directory `dir` is, or undefined when it is neither. */
 export const sourceKind = (dir: string): SourceKind | undefined => {
@@ -54,7 +64,8 @@ const readRun = (dir: string): Source => {
       for (const file of readdirSync(join(tasks, method, group)).filter((f) => f.endsWith(".json"))) {
         const path = join(tasks, method, group, file)
         const record = readRecord(path)
-        if (record?.finishType === "error") undone.push({ method: record.method, group: record.group, taskId: record.taskId })
+        if (record?.finishType === "error")
+          undone.push({ method: record.method, group: record.group, taskId: record.taskId })
         else if (record) entries.push(judgeInputFromRecord(record))
         else invalid.push(`${path} is not a complete task record (a crash mid-write, or another format version)`)
       }
@@ -86,7 +97,9 @@ const readAnswers = (dir: string): Source => {
         const method = file.slice(file.indexOf("_") + 1, -".json".length)
         const path = join(root, model, group, file)
         try {
-          entries.push(judgeInputFromConverted(taskId, model, group, convertAnswerFile(method, JSON.parse(readFileBounded(path)))))
+          entries.push(
+            judgeInputFromConverted(taskId, model, group, convertAnswerFile(method, JSON.parse(readFileBounded(path))))
+          )
         } catch (e) {
           invalid.push(`${path} is not a StableToolBench answer file (${(e as Error).message.split("\n")[0]})`)
         }
@@ -96,14 +109,20 @@ const readAnswers = (dir: string): Source => {
 
 /** Load a source directory; a SourceError says what was expected when it is neither kind. */
 export const loadSource = (dir: string): Source => {
-  if (!existsSync(dir)) throw new SourceError({ message: `${dir} does not exist. Pass a run directory made by \`smurfs bench\`, or a StableToolBench folder with model_predictions_converted/.` })
+  if (!existsSync(dir))
+    throw new SourceError({
+      message: `${dir} does not exist. Pass a run directory made by \`smurfs bench\`, or a StableToolBench folder with model_predictions_converted/.`
+    })
   const kind = sourceKind(dir)
   const newer = kind === "run" ? newerRunFormat(dir) : undefined
-  if (newer !== undefined) throw new SourceError({ message: `${dir}: ${newerRunProblem(newer)}. Upgrade smurfs to read it.` })
+  if (newer !== undefined)
+    throw new SourceError({ message: `${dir}: ${newerRunProblem(newer)}. Upgrade smurfs to read it.` })
   if (kind === "run") return readRun(dir)
   if (kind === "converted") return readConverted(dir)
   if (kind === "answers") return readAnswers(dir)
-  throw new SourceError({ message: `${dir} is neither a run directory (tasks/, run.json) nor a StableToolBench folder (model_predictions_converted/ or answer/).` })
+  throw new SourceError({
+    message: `${dir} is neither a run directory (tasks/, run.json) nor a StableToolBench folder (model_predictions_converted/ or answer/).`
+  })
 }
 
 /** The methods of a source. */

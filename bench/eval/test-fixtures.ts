@@ -7,7 +7,8 @@ import { writeJsonAtomic } from "../../src/trace/atomic-write.ts"
 import { RUN_FORMAT_VERSION, RunConfig, runConfigPath, TaskRecord, taskRecordPath } from "../run-format.ts"
 
 /** Atomic JSON write, as a run writes its files, for fixtures. */
-export const writeJson = (file: string, value: unknown): Promise<void> => Effect.runPromise(writeJsonAtomic(file, value))
+export const writeJson = (file: string, value: unknown): Promise<void> =>
+  Effect.runPromise(writeJsonAtomic(file, value))
 
 export interface FakeTask {
   readonly taskId: string
@@ -35,7 +36,14 @@ export const fakeRecord = (t: FakeTask): TaskRecord => {
     type: "dev.smurfs.tool_call",
     time,
     subject: t.taskId,
-    data: { tool: c.tool, args: c.args ?? {}, ok: c.ok, content: c.content, ...(c.ok ? {} : { error: "tool failed" }), durationMs: 1 }
+    data: {
+      tool: c.tool,
+      args: c.args ?? {},
+      ok: c.ok,
+      content: c.content,
+      ...(c.ok ? {} : { error: "tool failed" }),
+      durationMs: 1
+    }
   }))
   return TaskRecord.parse({
     formatVersion: RUN_FORMAT_VERSION,
@@ -63,7 +71,10 @@ export const fakeRecord = (t: FakeTask): TaskRecord => {
 }
 
 /** A fresh run directory under the OS temp folder with run.json and one record per task. */
-export const writeFakeRun = async (tasks: ReadonlyArray<FakeTask>, dir = mkdtempSync(join(tmpdir(), "smurfs-run-"))): Promise<string> => {
+export const writeFakeRun = async (
+  tasks: ReadonlyArray<FakeTask>,
+  dir = mkdtempSync(join(tmpdir(), "smurfs-run-"))
+): Promise<string> => {
   const records = tasks.map(fakeRecord)
   await writeJson(
     runConfigPath(dir),

@@ -2,8 +2,8 @@
 import { existsSync, readdirSync, statSync } from "node:fs"
 import { basename, join } from "node:path"
 import { z } from "zod"
-import { readFileBounded } from "../../src/trace/guarded-fs.ts"
 import { dataRecord } from "../../src/trace/data-record.ts"
+import { readFileBounded } from "../../src/trace/guarded-fs.ts"
 import { type AnswerStatus, RunKey } from "./labels.ts"
 
 const GROUP = /^(G\d_(?:instruction|category|tool))_(.+)\.json$/
@@ -73,14 +73,18 @@ export const readToolEvalPassFile = (file: string): ToolEvalPass => {
 export const readToolEvalPreferenceFile = (file: string): ToolEvalPreference => {
   const match = GROUP.exec(basename(file))
   if (!match) throw new Error(`${file}: expected a name like G1_instruction_<reference>_<candidate>.json`)
-  const parsed = dataRecord(z.string(), z.record(z.string(), z.union([z.number(), z.string()]))).safeParse(JSON.parse(readFileBounded(file)))
+  const parsed = dataRecord(z.string(), z.record(z.string(), z.union([z.number(), z.string()]))).safeParse(
+    JSON.parse(readFileBounded(file))
+  )
   if (!parsed.success) throw new Error(`${file} is not a ToolEval preference file:\n${z.prettifyError(parsed.error)}`)
   const data = parsed.data
   const names = new Set<string>()
-  for (const entry of Object.values(data)) for (const [key, value] of Object.entries(entry)) if (typeof value === "number") names.add(key)
+  for (const entry of Object.values(data))
+    for (const [key, value] of Object.entries(entry)) if (typeof value === "number") names.add(key)
   const rest = match[2]!
   const reference = [...names].find((n) => rest.startsWith(`${n}_`) && names.has(rest.slice(n.length + 1)))
-  if (!reference) throw new Error(`${file}: cannot tell the reference from the candidate (models found: ${[...names].join(", ")})`)
+  if (!reference)
+    throw new Error(`${file}: cannot tell the reference from the candidate (models found: ${[...names].join(", ")})`)
   const candidate = rest.slice(reference.length + 1)
   const tasks = new Map<string, { candidate: number; reference: number }>()
   for (const [taskId, entry] of Object.entries(data))

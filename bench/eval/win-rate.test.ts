@@ -9,21 +9,46 @@ import { rngFor, shuffle } from "./rng.ts"
 import { fakeRecord } from "./test-fixtures.ts"
 import { judgeRound, passLabel } from "./win-rate.ts"
 
-const candidate = judgeInputFromRecord(fakeRecord({ taskId: "1", method: "smurfs", finalAnswer: "CANDIDATE answer", calls: [{ tool: "a_for_x", ok: true, content: "x" }] }))
-const reference = judgeInputFromRecord(fakeRecord({ taskId: "1", method: "react", finalAnswer: "REFERENCE answer", calls: [] }))
+const candidate = judgeInputFromRecord(
+  fakeRecord({
+    taskId: "1",
+    method: "smurfs",
+    finalAnswer: "CANDIDATE answer",
+    calls: [{ tool: "a_for_x", ok: true, content: "x" }]
+  })
+)
+const reference = judgeInputFromRecord(
+  fakeRecord({ taskId: "1", method: "react", finalAnswer: "REFERENCE answer", calls: [] })
+)
 
-const round = (statuses: [AnswerStatus | undefined, AnswerStatus | undefined], script: ReadonlyArray<object>, r = 0, inputs = { candidate, reference }) => {
+const round = (
+  statuses: [AnswerStatus | undefined, AnswerStatus | undefined],
+  script: ReadonlyArray<object>,
+  r = 0,
+  inputs = { candidate, reference }
+) => {
   const seen: Array<GenerateRequest> = []
-  const layer = scriptedLayer({ "judge.select_better_answer": script.map((reply) => (req: GenerateRequest) => (seen.push(req), reply)) })
+  const layer = scriptedLayer({
+    "judge.select_better_answer": script.map((reply) => (req: GenerateRequest) => (seen.push(req), reply))
+  })
   return Effect.runPromise(
-    judgeRound({ ...inputs, candidateStatus: statuses[0], referenceStatus: statuses[1], rng: rngFor(7, "smurfs", "G1", "1", r) }).pipe(Effect.provide(layer))
+    judgeRound({
+      ...inputs,
+      candidateStatus: statuses[0],
+      referenceStatus: statuses[1],
+      rng: rngFor(7, "smurfs", "G1", "1", r)
+    }).pipe(Effect.provide(layer))
   ).then((verdict) => ({ verdict, seen }))
 }
 
 describe("seeded shuffling", () => {
   it("gives the same order for the same seed and key, and both orders across rounds", () => {
-    const orders = Array.from({ length: 16 }, (_, r) => shuffle(["candidate", "reference"], rngFor(7, "smurfs", "G1", "1", r)).join(","))
-    const again = Array.from({ length: 16 }, (_, r) => shuffle(["candidate", "reference"], rngFor(7, "smurfs", "G1", "1", r)).join(","))
+    const orders = Array.from({ length: 16 }, (_, r) =>
+      shuffle(["candidate", "reference"], rngFor(7, "smurfs", "G1", "1", r)).join(",")
+    )
+    const again = Array.from({ length: 16 }, (_, r) =>
+      shuffle(["candidate", "reference"], rngFor(7, "smurfs", "G1", "1", r)).join(",")
+    )
     expect(again).toEqual(orders)
     expect(new Set(orders)).toEqual(new Set(["candidate,reference", "reference,candidate"]))
   })
@@ -38,7 +63,17 @@ describe("judgeRound", () => {
   it("gives the round to the answer whose pass label is passed when the other's is failed (eval_preference.py), before any status rule", async () => {
     const layer = scriptedLayer({})
     const decide = (candidatePassed: boolean, referencePassed: boolean) =>
-      Effect.runPromise(judgeRound({ candidate, reference, candidateStatus: "Unsure", referenceStatus: "Solved", rng: rngFor(1, "x"), candidatePassed, referencePassed }).pipe(Effect.provide(layer)))
+      Effect.runPromise(
+        judgeRound({
+          candidate,
+          reference,
+          candidateStatus: "Unsure",
+          referenceStatus: "Solved",
+          rng: rngFor(1, "x"),
+          candidatePassed,
+          referencePassed
+        }).pipe(Effect.provide(layer))
+      )
     expect(await decide(true, false)).toMatchObject({ winner: "candidate", stage: "passed" })
     // equal labels: the statuses decide as before
     expect(await decide(true, true)).toMatchObject({ winner: "reference", stage: "solved" })
@@ -86,9 +121,13 @@ describe("judgeRound", () => {
 
   it("tosses a seeded coin for identical answers instead of asking the judge", async () => {
     const twin = { ...reference, method: "smurfs" }
-    const winners = await Promise.all(Array.from({ length: 12 }, (_, r) => round(["Solved", "Solved"], [], r, { candidate: twin, reference })))
+    const winners = await Promise.all(
+      Array.from({ length: 12 }, (_, r) => round(["Solved", "Solved"], [], r, { candidate: twin, reference }))
+    )
     expect(winners.every((w) => w.seen.length === 0 && w.verdict.stage === "identical")).toBe(true)
-    const again = await Promise.all(Array.from({ length: 12 }, (_, r) => round(["Solved", "Solved"], [], r, { candidate: twin, reference })))
+    const again = await Promise.all(
+      Array.from({ length: 12 }, (_, r) => round(["Solved", "Solved"], [], r, { candidate: twin, reference }))
+    )
     expect(again.map((w) => w.verdict.winner)).toEqual(winners.map((w) => w.verdict.winner))
   })
 })
@@ -96,7 +135,11 @@ describe("judgeRound", () => {
 describe("winRate", () => {
   it("counts a task as a win only when the candidate won more rounds; ties are not wins", () => {
     // 3 tasks of 3 rounds: 2-1 (win), 1-2 (loss), 0-0 with all rounds failed (tie) -> 1 win / 3 = 33.33...
-    const rate = winRate([{ candidate: 2, reference: 1 }, { candidate: 1, reference: 2 }, { candidate: 0, reference: 0 }])
+    const rate = winRate([
+      { candidate: 2, reference: 1 },
+      { candidate: 1, reference: 2 },
+      { candidate: 0, reference: 0 }
+    ])
     expect(rate).toMatchObject({ wins: 1, losses: 1, ties: 1, n: 3 })
     expect(rate.rate).toBeCloseTo(100 / 3, 10)
   })

@@ -1,9 +1,9 @@
 // The win-rate judge (SoWR): one round between a candidate's and a reference's answer to the same task.
 import * as Effect from "effect/Effect"
-import type { JudgeInput } from "./judge-input.ts"
-import type { AnswerStatus, WinRound } from "./labels.ts"
-import { smurfsJudgePrompts } from "./judge-prompts.ts"
 import { pythonJsonDumps } from "./json-dumps.ts"
+import type { JudgeInput } from "./judge-input.ts"
+import { smurfsJudgePrompts } from "./judge-prompts.ts"
+import type { AnswerStatus, WinRound } from "./labels.ts"
 import { callJudge, checkIsSolved, type JudgeCall } from "./pass-rate.ts"
 import { pick, shuffle } from "./rng.ts"
 
@@ -46,7 +46,11 @@ const pySlice = (text: string, n: number): string => (text.length <= n ? text : 
  */
 export const processAnswer = (input: JudgeInput): JudgeInput => {
   const { method: _method, ...rest } = input.answer
-  const answer = { ...rest, final_answer: pySlice(rest.final_answer, WIN_FINAL_ANSWER_CHARS), answer_details: rest.answer_details.slice(0, WIN_DETAILS_ITEMS) }
+  const answer = {
+    ...rest,
+    final_answer: pySlice(rest.final_answer, WIN_FINAL_ANSWER_CHARS),
+    answer_details: rest.answer_details.slice(0, WIN_DETAILS_ITEMS)
+  }
   return { ...input, finalAnswer: answer.final_answer, answer: answer as JudgeInput["answer"] }
 }
 
@@ -57,7 +61,8 @@ export const processAnswer = (input: JudgeInput): JudgeInput => {
  * sets are its solvable queries), so check_task_solvable is not asked.
  */
 export const passLabel = (statuses: ReadonlyArray<AnswerStatus | undefined>, rng: () => number): boolean => {
-  let passed = 0, failed = 0
+  let passed = 0,
+    failed = 0
   for (const status of statuses) {
     const pass = status === "Solved" ? true : status === "Unsure" ? rng() < 0.5 : false
     pass ? passed++ : failed++
@@ -67,7 +72,8 @@ export const passLabel = (statuses: ReadonlyArray<AnswerStatus | undefined>, rng
 
 /** ToolEval's check_identity_answers: the same final answer and the same answer details. */
 const identical = (a: JudgeInput, b: JudgeInput) =>
-  a.answer.final_answer === b.answer.final_answer && JSON.stringify(a.answer.answer_details) === JSON.stringify(b.answer.answer_details)
+  a.answer.final_answer === b.answer.final_answer &&
+  JSON.stringify(a.answer.answer_details) === JSON.stringify(b.answer.answer_details)
 
 /**
  * One round, following eval_preference.py then normalized_openai_completions: a missing answer
@@ -79,34 +85,65 @@ const identical = (a: JudgeInput, b: JudgeInput) =>
 export const judgeRound = Effect.fn("Judge.round")(function* (round: RoundInput, call: JudgeCall = {}) {
   const order = shuffle<Side>(["candidate", "reference"], round.rng)
   const seeded = call.seed === undefined ? {} : { seed: call.seed }
-  const decided = (winner: Side, stage: WinRound["stage"], reason: string): WinRound => ({ winner, order, stage, reason, ...seeded })
+  const decided = (winner: Side, stage: WinRound["stage"], reason: string): WinRound => ({
+    winner,
+    order,
+    stage,
+    reason,
+    ...seeded
+  })
   if (!round.candidate) return decided("reference", "missing", "The candidate has no answer for this task.")
   if (!round.reference) return decided("candidate", "missing", "The reference has no answer for this task.")
-  if (round.candidatePassed !== undefined && round.referencePassed !== undefined && round.candidatePassed !== round.referencePassed)
-    return decided(round.candidatePassed ? "candidate" : "reference", "passed", "Only this answer's pass label is passed.")
+  if (
+    round.candidatePassed !== undefined &&
+    round.referencePassed !== undefined &&
+    round.candidatePassed !== round.referencePassed
+  )
+    return decided(
+      round.candidatePassed ? "candidate" : "reference",
+      "passed",
+      "Only this answer's pass label is passed."
+    )
   // the judge sees the answers as process_answer leaves them, in every call of the round
-  const inputs: Record<Side, JudgeInput> = { candidate: processAnswer(round.candidate), reference: processAnswer(round.reference) }
-  const status: Record<Side, AnswerStatus | undefined> = { candidate: round.candidateStatus, reference: round.referenceStatus }
+  const inputs: Record<Side, JudgeInput> = {
+    candidate: processAnswer(round.candidate),
+    reference: processAnswer(round.reference)
+  }
+  const status: Record<Side, AnswerStatus | undefined> = {
+    candidate: round.candidateStatus,
+    reference: round.referenceStatus
+  }
   let rejudged: WinRound["statuses"]
   if (round.rejudge) {
     for (const side of order) status[side] = (yield* checkIsSolved(inputs[side], call)).label
     rejudged = { candidate: status.candidate!, reference: status.reference! }
   }
-  const judged = (winner: Side, stage: WinRound["stage"], reason: string): WinRound => ({ ...decided(winner, stage, reason), ...(rejudged ? { statuses: rejudged } : {}) })
+  const judged = (winner: Side, stage: WinRound["stage"], reason: string): WinRound => ({
+    ...decided(winner, stage, reason),
+    ...(rejudged ? { statuses: rejudged } : {})
+  })
   const solved = order.filter((s) => status[s] === "Solved")
   if (solved.length === 1) return judged(solved[0]!, "solved", "Only this answer is Solved.")
   if (solved.length === 0) {
     const unsure = order.filter((s) => status[s] === "Unsure")
     if (unsure.length === 1) return judged(unsure[0]!, "unsure", "No answer is Solved and only this one is Unsure.")
   }
-  if (identical(inputs.candidate, inputs.reference)) return judged(pick(order, round.rng), "identical", "The answers are identical.")
+  if (identical(inputs.candidate, inputs.reference))
+    return judged(pick(order, round.rng), "identical", "The answers are identical.")
   const prompts = call.prompts ?? smurfsJudgePrompts()
   const verdict = yield* callJudge(
     "select_better_answer",
-    { query: inputs.candidate.query, answer_0: pythonJsonDumps(inputs[order[0]!].answer), answer_1: pythonJsonDumps(inputs[order[1]!].answer) },
+    {
+      query: inputs.candidate.query,
+      answer_0: pythonJsonDumps(inputs[order[0]!].answer),
+      answer_1: pythonJsonDumps(inputs[order[1]!].answer)
+    },
     prompts.index,
     call,
-    (v) => (v.index === 0 || v.index === 1 ? undefined : { guardrail: "schema", error: `index must be 0 (Answer_0) or 1 (Answer_1), not ${v.index}` })
+    (v) =>
+      v.index === 0 || v.index === 1
+        ? undefined
+        : { guardrail: "schema", error: `index must be 0 (Answer_0) or 1 (Answer_1), not ${v.index}` }
   )
   return judged(order[verdict.index]!, "judge", verdict.reason)
 })

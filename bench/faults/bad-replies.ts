@@ -1,5 +1,5 @@
 // A seeded model that mixes valid replies with bad ones of known kinds, and keeps a ledger of what it sent.
-import { LanguageModel, type GenerateRequest } from "../../src/llm/language-model.ts"
+import { type GenerateRequest, LanguageModel } from "../../src/llm/language-model.ts"
 import { makeScriptedModel } from "../../src/llm/scripted.ts"
 import { pick } from "../eval/rng.ts"
 import { schemaValueOf } from "../sim/schema-value.ts"
@@ -58,16 +58,36 @@ export interface Ledger {
   good: number
 }
 
-const WORDS = ["the", "tool", "answer", "is", "probably", "maybe", "let", "me", "think", "about", "it", "step", "by", "result", "unclear", "sorry", "value"]
+const WORDS = [
+  "the",
+  "tool",
+  "answer",
+  "is",
+  "probably",
+  "maybe",
+  "let",
+  "me",
+  "think",
+  "about",
+  "it",
+  "step",
+  "by",
+  "result",
+  "unclear",
+  "sorry",
+  "value"
+]
 
 /** Prose with no brace or bracket, so that no JSON can be read out of it. */
-const prose = (rng: () => number, words: number): string => Array.from({ length: words }, () => pick(WORDS, rng)).join(" ")
+const prose = (rng: () => number, words: number): string =>
+  Array.from({ length: words }, () => pick(WORDS, rng)).join(" ")
 
 const hugeText = (chars: number): string => "lorem ipsum dolor sit amet ".repeat(Math.ceil(chars / 27)).slice(0, chars)
 
 type Schema = Record<string, unknown>
 const propertiesOf = (format: Schema | undefined): Schema => (format?.["properties"] as Schema | undefined) ?? {}
-const requiredOf = (format: Schema | undefined): ReadonlyArray<string> => (format?.["required"] as ReadonlyArray<string> | undefined) ?? []
+const requiredOf = (format: Schema | undefined): ReadonlyArray<string> =>
+  (format?.["required"] as ReadonlyArray<string> | undefined) ?? []
 
 /** Meaningful values for the demo tools' parameters, so that some calls succeed; anything else comes from the schema. */
 const DEMO_VALUES: Readonly<Record<string, ReadonlyArray<unknown>>> = {
@@ -89,12 +109,16 @@ export const goodReply = (request: GenerateRequest, rng: () => number): Record<s
   switch (request.role) {
     case "planner": {
       const query = /Question:\s*(.+)/.exec(textOf(request))?.[1]?.trim() ?? "the query"
-      return { subtasks: Array.from({ length: 1 + Math.floor(rng() * 2) }, (_, i) => `Part ${i + 1} of: ${query.slice(0, 80)}`) }
+      return {
+        subtasks: Array.from({ length: 1 + Math.floor(rng() * 2) }, (_, i) => `Part ${i + 1} of: ${query.slice(0, 80)}`)
+      }
     }
     case "executor.thought":
       return { thought: `Call a tool to get the missing information (${prose(rng, 4)}).` }
     case "executor.choose": {
-      const allowed = (propertiesOf(request.format)["tool"] as Schema | undefined)?.["enum"] as ReadonlyArray<string> | undefined
+      const allowed = (propertiesOf(request.format)["tool"] as Schema | undefined)?.["enum"] as
+        | ReadonlyArray<string>
+        | undefined
       return { tool: allowed && allowed.length > 0 ? pick(allowed, rng) : "calculator" }
     }
     case "executor.args":
@@ -103,19 +127,25 @@ export const goodReply = (request: GenerateRequest, rng: () => number): Record<s
         return choices ? pick(choices, rng) : undefined
       }) as Record<string, unknown>
     case "verifier":
-      return rng() < 0.6 ? { status: "solved", reason: "the answer covers the subtask" } : { status: "pending", reason: "a value is missing", hint: "try another tool" }
+      return rng() < 0.6
+        ? { status: "solved", reason: "the answer covers the subtask" }
+        : { status: "pending", reason: "a value is missing", hint: "try another tool" }
     default:
       return { answer: `The answer is ${Math.floor(rng() * 1000)}.` }
   }
 }
 
 /** The kinds of bad reply that make sense for a role. */
-export const kindsFor = (role: string): ReadonlyArray<BadKind> => BAD_KINDS.filter((k) => k !== "unknown_tool" || role === "executor.choose")
+export const kindsFor = (role: string): ReadonlyArray<BadKind> =>
+  BAD_KINDS.filter((k) => k !== "unknown_tool" || role === "executor.choose")
 
 /** For tool arguments: every declared parameter with a value of the wrong type. */
 const wrongTypedArgs = (format: Schema | undefined): Record<string, unknown> =>
   Object.fromEntries(
-    Object.entries(propertiesOf(format)).map(([key, schema]) => [key, (schema as Schema)["type"] === "string" ? 12345 : "not a number"])
+    Object.entries(propertiesOf(format)).map(([key, schema]) => [
+      key,
+      (schema as Schema)["type"] === "string" ? 12345 : "not a number"
+    ])
   )
 
 /**
@@ -147,27 +177,47 @@ export const badReply = (
     case "huge_valid": {
       // every string of a valid reply (the first subtask of a plan) becomes a megabyte of text
       const big = hugeText(options.hugeChars)
-      const grow = (v: unknown): unknown => (typeof v === "string" ? big : Array.isArray(v) ? v.map((x, i) => (i === 0 ? grow(x) : x)) : v)
-      return { reply: Object.fromEntries(Object.entries(good).map(([k, v]) => [k, k === "status" || k === "tool" ? v : grow(v)])), guardrail: undefined }
+      const grow = (v: unknown): unknown =>
+        typeof v === "string" ? big : Array.isArray(v) ? v.map((x, i) => (i === 0 ? grow(x) : x)) : v
+      return {
+        reply: Object.fromEntries(
+          Object.entries(good).map(([k, v]) => [k, k === "status" || k === "tool" ? v : grow(v)])
+        ),
+        guardrail: undefined
+      }
     }
     case "tool_call_instead":
       // A native tool call where JSON text was asked for: the text is empty.
       return { reply: { toolCalls: [{ name: "calculator", arguments: { expression: "1+1" } }] }, guardrail: "format" }
     case "wrong_types":
-      if (args) return Object.keys(propertiesOf(request.format)).length > 0 ? { reply: wrongTypedArgs(request.format), guardrail: "param_rules" } : { reply: [1, 2], guardrail: "schema" }
-      return { reply: Object.fromEntries(Object.keys(good).map((k) => [k, k === "subtasks" ? "not a list" : 42])), guardrail: "schema" }
+      if (args)
+        return Object.keys(propertiesOf(request.format)).length > 0
+          ? { reply: wrongTypedArgs(request.format), guardrail: "param_rules" }
+          : { reply: [1, 2], guardrail: "schema" }
+      return {
+        reply: Object.fromEntries(Object.keys(good).map((k) => [k, k === "subtasks" ? "not a list" : 42])),
+        guardrail: "schema"
+      }
     case "missing_keys": {
       if (args) {
         const required = requiredOf(request.format)
         const kept = Object.fromEntries(Object.entries(good).filter(([k]) => !required.includes(k)))
-        return required.length > 0 ? { reply: kept, guardrail: "missing_params" } : { reply: "null", guardrail: "schema" }
+        return required.length > 0
+          ? { reply: kept, guardrail: "missing_params" }
+          : { reply: "null", guardrail: "schema" }
       }
       return { reply: request.role === "verifier" ? { status: "solved" } : {}, guardrail: "schema" }
     }
     case "extra_keys":
-      return { reply: { ...good, unexpected_key: "surprise", another: 7 }, guardrail: args ? "extra_params" : undefined }
+      return {
+        reply: { ...good, unexpected_key: "surprise", another: 7 },
+        guardrail: args ? "extra_params" : undefined
+      }
     case "unknown_tool":
-      return { reply: { tool: pick(["search_web", "calculater", "get_weather", "lookup"], rng) }, guardrail: "unknown_tool" }
+      return {
+        reply: { tool: pick(["search_web", "calculater", "get_weather", "lookup"], rng) },
+        guardrail: "unknown_tool"
+      }
   }
 }
 

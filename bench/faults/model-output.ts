@@ -2,15 +2,15 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import type { GuardrailOptions } from "../../src/agents/smurfs-options.ts"
 import { smurfs } from "../../src/agents/smurfs.ts"
+import type { GuardrailOptions } from "../../src/agents/smurfs-options.ts"
 import { LanguageModel } from "../../src/llm/language-model.ts"
 import { demoLibrary } from "../../src/tools/demo/index.ts"
 import type { ToolLibrary } from "../../src/tools/tool.ts"
+import { dataOf, isKind } from "../../src/trace/events.ts"
 import type { Trajectory } from "../../src/trace/trajectory.ts"
 import { rngFor } from "../eval/rng.ts"
 import { BAD_REPLY_DEFAULTS, type BadReplyOptions, makeFaultyModel, type SentFault } from "./bad-replies.ts"
-import { dataOf, isKind } from "../../src/trace/events.ts"
 
 export interface ModelOutputFaultOptions extends Partial<BadReplyOptions> {
   /** Seed of every draw: the same seed gives the same replies, trajectories and figures. */
@@ -90,11 +90,17 @@ const endsProperly = (t: Trajectory): boolean => {
 }
 
 /** Compare a task's guardrail events with the bad replies sent, in order; a description of the first difference. */
-const matchFaults = (taskId: string, t: Trajectory, sent: ReadonlyArray<SentFault>, byKind: Record<string, GuardrailFigure>): string | undefined => {
+const matchFaults = (
+  taskId: string,
+  t: Trajectory,
+  sent: ReadonlyArray<SentFault>,
+  byKind: Record<string, GuardrailFigure>
+): string | undefined => {
   const due = sent.filter((f) => f.guardrail !== undefined)
   const events = t.events.filter((e) => isKind(e, "guardrail")).map((e) => dataOf(e, "guardrail"))
   for (let i = 0; i < Math.max(due.length, events.length); i++) {
-    const f = due[i], e = events[i]
+    const f = due[i],
+      e = events[i]
     if (!f || !e || e["guardrail"] !== f.guardrail || e["role"] !== f.role)
       return `${taskId}: guardrail event ${i} is ${e ? `${String(e["guardrail"])}@${String(e["role"])}` : "missing"}, the reply sent was ${f ? `${f.kind}@${f.role} (due: ${f.guardrail})` : "none"}`
   }
@@ -112,7 +118,16 @@ export const runModelOutputFaults = (options: ModelOutputFaultOptions = {}): Eff
     const replyOptions: BadReplyOptions = { ...BAD_REPLY_DEFAULTS, ...options }
     const library = options.library ?? demoLibrary()
     const method = smurfs({ guardrails: options.guardrails })
-    let answered = 0, gaveUp = 0, crashes = 0, lost = 0, goodReplies = 0, tolerated = 0, reflections = 0, reflectionsInOtherRoles = 0, maxPromptTokens = 0, contextTokens = 0
+    let answered = 0,
+      gaveUp = 0,
+      crashes = 0,
+      lost = 0,
+      goodReplies = 0,
+      tolerated = 0,
+      reflections = 0,
+      reflectionsInOtherRoles = 0,
+      maxPromptTokens = 0,
+      contextTokens = 0
     const faultsByKind: Record<string, number> = {}
     const faultsByRole: Record<string, number> = {}
     const guardrails: Record<string, GuardrailFigure> = {}
@@ -125,7 +140,9 @@ export const runModelOutputFaults = (options: ModelOutputFaultOptions = {}): Eff
       const { model, ledger } = makeFaultyModel(rngFor(seed, "task", i), replyOptions)
       contextTokens = model.info.contextTokens
       const exit = yield* Effect.exit(
-        method({ id: taskId, query: QUERIES[i % QUERIES.length]!, tools: library }).pipe(Effect.provideService(LanguageModel, model))
+        method({ id: taskId, query: QUERIES[i % QUERIES.length]!, tools: library }).pipe(
+          Effect.provideService(LanguageModel, model)
+        )
       )
       goodReplies += ledger.good
       for (const f of ledger.faults) {
@@ -144,8 +161,10 @@ export const runModelOutputFaults = (options: ModelOutputFaultOptions = {}): Eff
       else if (t.finishType === "give_answer") answered++
       else gaveUp++
       for (const e of t.events) {
-        if (isKind(e, "guardrail")) bumpFigure(guardrails, String(dataOf(e, "guardrail").guardrail), dataOf(e, "guardrail").recovered === true)
-        if (isKind(e, "model_call")) maxPromptTokens = Math.max(maxPromptTokens, Number(dataOf(e, "model_call").promptTokens ?? 0))
+        if (isKind(e, "guardrail"))
+          bumpFigure(guardrails, String(dataOf(e, "guardrail").guardrail), dataOf(e, "guardrail").recovered === true)
+        if (isKind(e, "model_call"))
+          maxPromptTokens = Math.max(maxPromptTokens, Number(dataOf(e, "model_call").promptTokens ?? 0))
         if (isKind(e, "model_call"))
           for (const m of dataOf(e, "model_call").messages ?? []) {
             const isReflection = m.content.startsWith("Your previous reply was not valid")
@@ -162,7 +181,28 @@ export const runModelOutputFaults = (options: ModelOutputFaultOptions = {}): Eff
       if (mismatch) mismatches.push(mismatch)
     }
     const badReplies = Object.values(faultsByKind).reduce((a, b) => a + b, 0)
-    return { seed, tasks: count, answered, gaveUp, crashes, lost, goodReplies, badReplies, faultsByKind, faultsByRole, tolerated, guardrails, totals, expected, byKind, mismatches, maxPromptTokens, contextTokens, reflections, reflectionsInOtherRoles }
+    return {
+      seed,
+      tasks: count,
+      answered,
+      gaveUp,
+      crashes,
+      lost,
+      goodReplies,
+      badReplies,
+      faultsByKind,
+      faultsByRole,
+      tolerated,
+      guardrails,
+      totals,
+      expected,
+      byKind,
+      mismatches,
+      maxPromptTokens,
+      contextTokens,
+      reflections,
+      reflectionsInOtherRoles
+    }
   })
 
 const pct = (f: GuardrailFigure) => (f.caught === 0 ? "-" : `${((100 * f.recovered) / f.caught).toFixed(1)}%`)
@@ -175,14 +215,18 @@ export const formatModelOutputReport = (r: ModelOutputReport): string => {
     `largest prompt: ${r.maxPromptTokens} tokens (context window ${r.contextTokens})`,
     "",
     "bad replies per kind                   recovered within the retries",
-    ...Object.entries(r.faultsByKind).map(([kind, n]) => `  ${kind.padEnd(20)} ${String(n).padStart(6)}   ${r.byKind[kind] ? `${pct(r.byKind[kind])} of ${r.byKind[kind].caught}` : "(tolerated)"}`),
+    ...Object.entries(r.faultsByKind).map(
+      ([kind, n]) =>
+        `  ${kind.padEnd(20)} ${String(n).padStart(6)}   ${r.byKind[kind] ? `${pct(r.byKind[kind])} of ${r.byKind[kind].caught}` : "(tolerated)"}`
+    ),
     "",
     "bad replies per role",
     ...Object.entries(r.faultsByRole).map(([role, n]) => `  ${role.padEnd(20)} ${String(n).padStart(6)}`),
     "",
     "guardrail          due   events  totals  recovered  rate",
     ...Object.entries(r.guardrails).map(
-      ([name, f]) => `  ${name.padEnd(16)} ${String(r.expected[name] ?? 0).padStart(5)} ${String(f.caught).padStart(8)} ${String(r.totals[name]?.caught ?? 0).padStart(7)} ${String(f.recovered).padStart(10)}  ${pct(f)}`
+      ([name, f]) =>
+        `  ${name.padEnd(16)} ${String(r.expected[name] ?? 0).padStart(5)} ${String(f.caught).padStart(8)} ${String(r.totals[name]?.caught ?? 0).padStart(7)} ${String(f.recovered).padStart(10)}  ${pct(f)}`
     ),
     "",
     `reflection messages: ${r.reflections} (in another role than "reflection": ${r.reflectionsInOtherRoles}); mismatches: ${r.mismatches.length}`

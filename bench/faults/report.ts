@@ -5,7 +5,10 @@ import { formatModelOutputReport, MODEL_OUTPUT_DEFAULTS, runModelOutputFaults } 
 
 const { values } = parseArgs({ options: { seed: { type: "string" }, tasks: { type: "string" } } })
 const report = await Effect.runPromise(
-  runModelOutputFaults({ seed: Number(values.seed ?? MODEL_OUTPUT_DEFAULTS.seed), tasks: Number(values.tasks ?? MODEL_OUTPUT_DEFAULTS.tasks) })
+  runModelOutputFaults({
+    seed: Number(values.seed ?? MODEL_OUTPUT_DEFAULTS.seed),
+    tasks: Number(values.tasks ?? MODEL_OUTPUT_DEFAULTS.tasks)
+  })
 )
 console.log(formatModelOutputReport(report))
 for (const m of report.mismatches.slice(0, 10)) console.log(`  mismatch: ${m}`)

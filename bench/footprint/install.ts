@@ -32,20 +32,40 @@ export const consumerLock = (tarball: string) => {
   const packages: Lock["packages"] = {
     "": { name: "consumer", dependencies },
     // the optional peers (queue, MCP, retrieval) are not installed, as npm leaves them for a user's `npm install smurfs zod`
-    "node_modules/smurfs": { version: pkg.version, resolved: `file:${tarball}`, dependencies: pkg.dependencies, peerDependencies: pkg.peerDependencies, peerDependenciesMeta: pkg.peerDependenciesMeta, bin: pkg.bin, engines: pkg.engines }
+    "node_modules/smurfs": {
+      version: pkg.version,
+      resolved: `file:${tarball}`,
+      dependencies: pkg.dependencies,
+      peerDependencies: pkg.peerDependencies,
+      peerDependenciesMeta: pkg.peerDependenciesMeta,
+      bin: pkg.bin,
+      engines: pkg.engines
+    }
   }
-  for (const [path, entry] of Object.entries(ours.packages)) if (path !== "" && entry["dev"] !== true) packages[path] = entry
-  return { manifest: { name: "consumer", private: true, type: "module", dependencies }, lock: { name: "consumer", lockfileVersion: 3, requires: true, packages } }
+  for (const [path, entry] of Object.entries(ours.packages))
+    if (path !== "" && entry["dev"] !== true) packages[path] = entry
+  return {
+    manifest: { name: "consumer", private: true, type: "module", dependencies },
+    lock: { name: "consumer", lockfileVersion: 3, requires: true, packages }
+  }
 }
 
 /** `npm pack` (its prepack builds dist/), then install the tarball and zod into a new temporary project; returns its folder and the tarball. */
 export const packAndInstall = async (): Promise<{ dir: string; tarball: string }> => {
   const dir = mkdtempSync(join(tmpdir(), "smurfs-pack-"))
-  const packed = await run(npmBin, ["pack", "--json", "--pack-destination", dir], { cwd: repoRoot, encoding: "utf8", timeout: 180_000 })
+  const packed = await run(npmBin, ["pack", "--json", "--pack-destination", dir], {
+    cwd: repoRoot,
+    encoding: "utf8",
+    timeout: 180_000
+  })
   const tarball = join(dir, (JSON.parse(packed.stdout) as Array<{ filename: string }>)[0]!.filename)
   const { manifest, lock } = consumerLock(tarball)
   writeFileSync(join(dir, "package.json"), JSON.stringify(manifest, null, 2))
   writeFileSync(join(dir, "package-lock.json"), JSON.stringify(lock, null, 2))
-  await run(npmBin, ["install", "--offline", "--ignore-scripts", "--no-audit", "--no-fund"], { cwd: dir, encoding: "utf8", timeout: 180_000 })
+  await run(npmBin, ["install", "--offline", "--ignore-scripts", "--no-audit", "--no-fund"], {
+    cwd: dir,
+    encoding: "utf8",
+    timeout: 180_000
+  })
   return { dir, tarball }
 }

@@ -8,8 +8,8 @@ import { fileURLToPath } from "node:url"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import { z } from "zod"
-import { packageRoot } from "../../src/package-root.ts"
 import type { FailureKind } from "../../src/failure.ts"
+import { packageRoot } from "../../src/package-root.ts"
 
 /**
  * The npm package whose `cpp/common/json-schema-to-grammar.cpp` is llama.cpp's (MIT), pinned with
@@ -22,7 +22,11 @@ export const LLAMA_RN = {
 } as const
 
 /** The tarball members the converter needs; `common.h` (which pulls in llama.h and ggml) is ours instead. */
-const MEMBERS = ["package/cpp/common/json-schema-to-grammar.cpp", "package/cpp/common/json-schema-to-grammar.h", "package/cpp/nlohmann"]
+const MEMBERS = [
+  "package/cpp/common/json-schema-to-grammar.cpp",
+  "package/cpp/common/json-schema-to-grammar.h",
+  "package/cpp/nlohmann"
+]
 
 /** Our driver and the stand-in for llama.cpp's common.h, beside this file. */
 const HERE = fileURLToPath(new URL(".", import.meta.url))
@@ -65,16 +69,34 @@ interface Ran {
 }
 
 /** Run a program to completion (never rejects): its exit code and output, `input` on its stdin. */
-const run = (command: string, args: ReadonlyArray<string>, options: { input?: string; cwd?: string; timeoutMs: number }): Effect.Effect<Ran> =>
+const run = (
+  command: string,
+  args: ReadonlyArray<string>,
+  options: { input?: string; cwd?: string; timeoutMs: number }
+): Effect.Effect<Ran> =>
   Effect.callback<Ran>((resume) => {
-    const child = spawn(command, args, { cwd: options.cwd, stdio: ["pipe", "pipe", "pipe"], timeout: options.timeoutMs })
+    const child = spawn(command, args, {
+      cwd: options.cwd,
+      stdio: ["pipe", "pipe", "pipe"],
+      timeout: options.timeoutMs
+    })
     const out: Array<Buffer> = []
     const err: Array<Buffer> = []
     child.stdout.on("data", (b: Buffer) => out.push(b))
     child.stderr.on("data", (b: Buffer) => err.push(b))
     child.stdin.on("error", () => {}) // a program that exits before reading its input is reported by its exit code
-    child.on("error", (e: NodeJS.ErrnoException) => resume(Effect.succeed({ code: null, stdout: "", stderr: e.message, spawnError: e })))
-    child.on("close", (code) => resume(Effect.succeed({ code, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8") })))
+    child.on("error", (e: NodeJS.ErrnoException) =>
+      resume(Effect.succeed({ code: null, stdout: "", stderr: e.message, spawnError: e }))
+    )
+    child.on("close", (code) =>
+      resume(
+        Effect.succeed({
+          code,
+          stdout: Buffer.concat(out).toString("utf8"),
+          stderr: Buffer.concat(err).toString("utf8")
+        })
+      )
+    )
     child.stdin.end(options.input ?? "")
     return Effect.sync(() => child.kill())
   })
@@ -91,7 +113,9 @@ const lastLines = (text: string, n = 3) => text.trim().split("\n").slice(-n).joi
 
 /** What npm says went wrong: its error code and first message line (not the stack or the log file's path). */
 const npmProblem = (stderr: string): string => {
-  const errors = stderr.split("\n").flatMap((l) => (l.startsWith("npm error ") ? [l.slice("npm error ".length).trim()] : []))
+  const errors = stderr
+    .split("\n")
+    .flatMap((l) => (l.startsWith("npm error ") ? [l.slice("npm error ".length).trim()] : []))
   const code = errors.find((l) => l.startsWith("code "))?.slice("code ".length)
   const first = errors.find((l) => l.length > 0 && !/^(code|syscall|errno|path) /.test(l))
   return [code, first].filter((x) => x !== undefined).join(": ") || lastLines(stderr)
@@ -116,14 +140,26 @@ const obtainTarball = Effect.fn("GrammarConverter.tarball")(function* (cacheDir:
   const packed = yield* run(command, args, { cwd: staging, timeoutMs: 180_000 })
   const fail = (problem: string) => {
     rmSync(staging, { recursive: true, force: true })
-    return Effect.fail(new ConverterUnavailable({ reason: "registry", problem, hint: `This benchmark needs the npm registry once to fetch ${spec} (llama.cpp's converter source); check your network or npm registry setting and run again` }))
+    return Effect.fail(
+      new ConverterUnavailable({
+        reason: "registry",
+        problem,
+        hint: `This benchmark needs the npm registry once to fetch ${spec} (llama.cpp's converter source); check your network or npm registry setting and run again`
+      })
+    )
   }
   if (packed.spawnError) return yield* fail(`npm could not be started (${packed.spawnError.message})`)
-  if (packed.code !== 0) return yield* fail(`\`npm pack ${spec}\` failed: ${npmProblem(packed.stderr) || `exit code ${packed.code}`}`)
-  const info = z.array(z.object({ filename: z.string(), integrity: z.string() })).safeParse(parseJson(packed.stdout.slice(packed.stdout.indexOf("["))))
+  if (packed.code !== 0)
+    return yield* fail(`\`npm pack ${spec}\` failed: ${npmProblem(packed.stderr) || `exit code ${packed.code}`}`)
+  const info = z
+    .array(z.object({ filename: z.string(), integrity: z.string() }))
+    .safeParse(parseJson(packed.stdout.slice(packed.stdout.indexOf("["))))
   const file = info.success ? info.data[0] : undefined
   if (!file || !existsSync(join(staging, file.filename))) return yield* fail(`\`npm pack ${spec}\` wrote no tarball`)
-  if (file.integrity !== LLAMA_RN.integrity) return yield* fail(`${spec} from the registry has integrity ${file.integrity}, not the pinned ${LLAMA_RN.integrity}`)
+  if (file.integrity !== LLAMA_RN.integrity)
+    return yield* fail(
+      `${spec} from the registry has integrity ${file.integrity}, not the pinned ${LLAMA_RN.integrity}`
+    )
   renameSync(join(staging, file.filename), tarball)
   rmSync(staging, { recursive: true, force: true })
   return tarball
@@ -182,14 +218,26 @@ export const obtainConverter = Effect.fn("GrammarConverter.obtain")(function* (c
   const building = `${binary}.${process.pid}.tmp`
   const built = yield* run(
     cxx,
-    [...CXX_FLAGS, `-I${join(source, "package/cpp")}`, `-I${shim}`, "-o", building, join(shim, "driver.cpp"), join(source, "package/cpp/common/json-schema-to-grammar.cpp")],
+    [
+      ...CXX_FLAGS,
+      `-I${join(source, "package/cpp")}`,
+      `-I${shim}`,
+      "-o",
+      building,
+      join(shim, "driver.cpp"),
+      join(source, "package/cpp/common/json-schema-to-grammar.cpp")
+    ],
     { timeoutMs: 600_000 }
   )
   rmSync(shim, { recursive: true, force: true })
   if (built.code !== 0) {
     rmSync(building, { force: true })
     return yield* Effect.fail(
-      new ConverterUnavailable({ reason: "build", problem: `\`${cxx}\` could not compile llama.cpp's converter: ${lastLines(built.stderr, 5)}`, hint: "It needs a C++17 compiler (g++ 9 or later); set CXX to another one, or report this with the compiler's output" })
+      new ConverterUnavailable({
+        reason: "build",
+        problem: `\`${cxx}\` could not compile llama.cpp's converter: ${lastLines(built.stderr, 5)}`,
+        hint: "It needs a C++17 compiler (g++ 9 or later); set CXX to another one, or report this with the compiler's output"
+      })
     )
   }
   renameSync(building, binary)
@@ -197,19 +245,35 @@ export const obtainConverter = Effect.fn("GrammarConverter.obtain")(function* (c
 })
 
 /** One schema's grammar as llama.cpp's converter writes it, or the converter's error (it throws on constructs it cannot express). */
-export const Conversion = z.union([z.object({ bytes: z.number().int(), rules: z.number().int() }), z.object({ error: z.string() })])
+export const Conversion = z.union([
+  z.object({ bytes: z.number().int(), rules: z.number().int() }),
+  z.object({ error: z.string() })
+])
 export type Conversion = z.infer<typeof Conversion>
 
 /** Convert schemas in one run of the driver; each gets its grammar's size in bytes or the converter's error. */
-export const convertSchemas = Effect.fn("GrammarConverter.convert")(function* (binary: string, schemas: ReadonlyArray<unknown>) {
-  const ran = yield* run(binary, ["--lines"], { input: `${schemas.map((s) => JSON.stringify(s)).join("\n")}\n`, timeoutMs: 600_000 })
-  if (ran.code !== 0) return yield* Effect.fail(new ConverterFailed({ problem: ran.spawnError ? ran.spawnError.message : `exit code ${ran.code}: ${lastLines(ran.stderr)}` }))
+export const convertSchemas = Effect.fn("GrammarConverter.convert")(function* (
+  binary: string,
+  schemas: ReadonlyArray<unknown>
+) {
+  const ran = yield* run(binary, ["--lines"], {
+    input: `${schemas.map((s) => JSON.stringify(s)).join("\n")}\n`,
+    timeoutMs: 600_000
+  })
+  if (ran.code !== 0)
+    return yield* Effect.fail(
+      new ConverterFailed({
+        problem: ran.spawnError ? ran.spawnError.message : `exit code ${ran.code}: ${lastLines(ran.stderr)}`
+      })
+    )
   const lines = ran.stdout.split("\n").filter((l) => l.length > 0)
-  if (lines.length !== schemas.length) return yield* Effect.fail(new ConverterFailed({ problem: `${lines.length} results for ${schemas.length} schemas` }))
+  if (lines.length !== schemas.length)
+    return yield* Effect.fail(new ConverterFailed({ problem: `${lines.length} results for ${schemas.length} schemas` }))
   const out: Array<Conversion> = []
   for (const line of lines) {
     const parsed = Conversion.safeParse(parseJson(line))
-    if (!parsed.success) return yield* Effect.fail(new ConverterFailed({ problem: `unexpected output ${line.slice(0, 200)}` }))
+    if (!parsed.success)
+      return yield* Effect.fail(new ConverterFailed({ problem: `unexpected output ${line.slice(0, 200)}` }))
     out.push(parsed.data)
   }
   return out
@@ -218,6 +282,7 @@ export const convertSchemas = Effect.fn("GrammarConverter.convert")(function* (b
 /** The grammar of one schema, as Ollama would build it. */
 export const grammarOf = Effect.fn("GrammarConverter.grammar")(function* (binary: string, schema: unknown) {
   const ran = yield* run(binary, [], { input: JSON.stringify(schema), timeoutMs: 60_000 })
-  if (ran.code !== 0) return yield* Effect.fail(new ConverterFailed({ problem: lastLines(ran.stderr) || `exit code ${ran.code}` }))
+  if (ran.code !== 0)
+    return yield* Effect.fail(new ConverterFailed({ problem: lastLines(ran.stderr) || `exit code ${ran.code}` }))
   return ran.stdout
 })

@@ -43,7 +43,12 @@ export const grammarFigures = (items: ReadonlyArray<Converted>, top: number) => 
     if (!("bytes" in item.result)) continue
     const key = `${item.sentAs}:${JSON.stringify(item.schema)}`
     const seen = distinct.get(key)
-    distinct.set(key, seen ? { ...seen, alsoAs: seen.alsoAs + 1 } : { name: item.name, sentAs: item.sentAs, bytes: item.result.bytes, rules: item.result.rules, alsoAs: 0 })
+    distinct.set(
+      key,
+      seen
+        ? { ...seen, alsoAs: seen.alsoAs + 1 }
+        : { name: item.name, sentAs: item.sentAs, bytes: item.result.bytes, rules: item.result.rules, alsoAs: 0 }
+    )
   }
   return {
     count: items.length,
@@ -51,7 +56,11 @@ export const grammarFigures = (items: ReadonlyArray<Converted>, top: number) => 
     tool: sizes(items.filter((i) => i.sentAs === "tool")),
     failed: items.flatMap((i) => ("error" in i.result ? [{ name: i.name, error: i.result.error }] : [])),
     // Ollama builds a grammar from `format` only; tool calls are parsed, not constrained.
-    over: items.flatMap((i) => (i.sentAs === "format" && "bytes" in i.result && i.result.bytes > OLLAMA_GRAMMAR_LIMIT ? [{ name: i.name, bytes: i.result.bytes }] : [])),
+    over: items.flatMap((i) =>
+      i.sentAs === "format" && "bytes" in i.result && i.result.bytes > OLLAMA_GRAMMAR_LIMIT
+        ? [{ name: i.name, bytes: i.result.bytes }]
+        : []
+    ),
     largest: [...distinct.values()].sort((a, b) => b.bytes - a.bytes).slice(0, top)
   }
 }

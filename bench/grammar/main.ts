@@ -48,7 +48,10 @@ const fail = (message: string, code: number) => {
 
 const data = resolve(values.data ?? DEFAULT_DATA_DIR)
 if (!existsSync(join(data, "queries")))
-  fail(`no ToolBench queries at ${data} (its queries/ folder holds G1_instruction.json ...). Pass --data <dir> with the StableToolBench data, see docs/benchmark.md ("Data").`, 2)
+  fail(
+    `no ToolBench queries at ${data} (its queries/ folder holds G1_instruction.json ...). Pass --data <dir> with the StableToolBench data, see docs/benchmark.md ("Data").`,
+    2
+  )
 const top = Number(values.top ?? 10)
 if (!Number.isInteger(top) || top < 1) fail(`--top takes a whole number of at least 1, got "${values.top}"`, 2)
 
@@ -59,17 +62,40 @@ const program = Effect.gen(function* () {
   const sent = sentSchemas(allLibraries(data))
   if (values.grammar !== undefined) {
     const wanted = sent.find((s) => s.name === values.grammar)
-    if (!wanted) return fail(`no schema named "${values.grammar}"; the names are those bench:grammar lists (e.g. "Plan", "args of <tool>", "tool <tool>")`, 2)
+    if (!wanted)
+      return fail(
+        `no schema named "${values.grammar}"; the names are those bench:grammar lists (e.g. "Plan", "args of <tool>", "tool <tool>")`,
+        2
+      )
     process.stdout.write(yield* grammarOf(binary, wanted.schema))
     return
   }
   // The same schema is sent for the same tool in many queries: each distinct text is converted once.
   const texts = [...new Set(sent.map((s) => JSON.stringify(s.schema)))]
-  const converted = yield* convertSchemas(binary, texts.map((t) => JSON.parse(t) as unknown))
+  const converted = yield* convertSchemas(
+    binary,
+    texts.map((t) => JSON.parse(t) as unknown)
+  )
   const byText = new Map(texts.map((t, i) => [t, converted[i]!]))
-  const figures = grammarFigures(sent.map((s) => ({ ...s, result: byText.get(JSON.stringify(s.schema))! })), top)
+  const figures = grammarFigures(
+    sent.map((s) => ({ ...s, result: byText.get(JSON.stringify(s.schema))! })),
+    top
+  )
   const totalMs = performance.now() - started
-  if (values.json) console.log(JSON.stringify({ converter: `${LLAMA_RN.name}@${LLAMA_RN.version}`, distinct: texts.length, readyMs: Math.round(readyMs), totalMs: Math.round(totalMs), ...figures }, null, 2))
+  if (values.json)
+    console.log(
+      JSON.stringify(
+        {
+          converter: `${LLAMA_RN.name}@${LLAMA_RN.version}`,
+          distinct: texts.length,
+          readyMs: Math.round(readyMs),
+          totalMs: Math.round(totalMs),
+          ...figures
+        },
+        null,
+        2
+      )
+    )
   else {
     const kb = (n: number) => `${n.toLocaleString("en-US")} B`
     const lines = [
@@ -82,8 +108,13 @@ const program = Effect.gen(function* () {
       `over the limit: ${figures.over.length === 0 ? "none" : figures.over.map((o) => `${o.name} (${kb(o.bytes)})`).join(", ")}`,
       "",
       `largest ${figures.largest.length} grammars:`,
-      ...figures.largest.map((l) => `  ${kb(l.bytes).padStart(10)}  ${String(l.rules).padStart(4)} rules  ${l.sentAs.padEnd(6)}  ${l.name}${l.alsoAs > 0 ? ` (and ${l.alsoAs} more schemas with this text)` : ""}`),
-      ...(figures.failed.length > 0 ? ["", "failed to convert:", ...figures.failed.map((f) => `  ${f.name}: ${f.error.split("\n").join(" ")}`)] : [])
+      ...figures.largest.map(
+        (l) =>
+          `  ${kb(l.bytes).padStart(10)}  ${String(l.rules).padStart(4)} rules  ${l.sentAs.padEnd(6)}  ${l.name}${l.alsoAs > 0 ? ` (and ${l.alsoAs} more schemas with this text)` : ""}`
+      ),
+      ...(figures.failed.length > 0
+        ? ["", "failed to convert:", ...figures.failed.map((f) => `  ${f.name}: ${f.error.split("\n").join(" ")}`)]
+        : [])
     ]
     console.log(lines.join("\n"))
   }

@@ -3,11 +3,11 @@
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { Answer } from "../../src/agents/answerer.ts"
+import { JsonAction } from "../../src/agents/chain.ts"
 import { Thought } from "../../src/agents/executor.ts"
 import { finishSpec } from "../../src/agents/finish.ts"
 import { argsSchema, choiceSchema } from "../../src/agents/guardrails.ts"
 import { Plan } from "../../src/agents/planner.ts"
-import { JsonAction } from "../../src/agents/chain.ts"
 import { Verdict } from "../../src/agents/verifier.ts"
 import { jsonSchemaOf } from "../../src/llm/structured.ts"
 import { demoLibrary } from "../../src/tools/demo/index.ts"
@@ -36,7 +36,10 @@ export interface SentSchema {
 export const toolbenchLibraries = (dataDir: string): Array<ToolLibrary> => {
   const env = makeOfflineEnvironment("error")
   return GROUPS.flatMap((group) => {
-    const queries = JSON.parse(readFileSync(join(dataDir, "queries", `${group}.json`), "utf8")) as Array<{ query_id: unknown; api_list: unknown[] }>
+    const queries = JSON.parse(readFileSync(join(dataDir, "queries", `${group}.json`), "utf8")) as Array<{
+      query_id: unknown
+      api_list: unknown[]
+    }>
     return queries.map((q) => toolbenchLibrary(`q${String(q.query_id)}`, q.api_list as never, env))
   })
 }
@@ -51,10 +54,20 @@ export const sentSchemas = (libraries: ReadonlyArray<ToolLibrary>): Array<SentSc
   const tools = libraries.flatMap((l) => l.tools)
   return [
     ...Object.entries(formats).map(([name, s]) => ({ name, sentAs: "format" as const, schema: jsonSchemaOf(s) })),
-    ...libraries.map((l) => ({ name: `choose in ${l.name}`, sentAs: "format" as const, schema: jsonSchemaOf(choiceSchema(l.tools.map((t) => t.name))) })),
-    ...tools.map((t) => ({ name: `args of ${t.name}`, sentAs: "format" as const, schema: jsonSchemaOf(argsSchema(t)) })),
+    ...libraries.map((l) => ({
+      name: `choose in ${l.name}`,
+      sentAs: "format" as const,
+      schema: jsonSchemaOf(choiceSchema(l.tools.map((t) => t.name)))
+    })),
+    ...tools.map((t) => ({
+      name: `args of ${t.name}`,
+      sentAs: "format" as const,
+      schema: jsonSchemaOf(argsSchema(t))
+    })),
     { name: "Finish", sentAs: "tool" as const, schema: finishSpec().parameters },
-    ...libraries.flatMap((l) => toolSpecs(l).map((s) => ({ name: `tool ${s.name}`, sentAs: "tool" as const, schema: s.parameters })))
+    ...libraries.flatMap((l) =>
+      toolSpecs(l).map((s) => ({ name: `tool ${s.name}`, sentAs: "tool" as const, schema: s.parameters }))
+    )
   ]
 }
 

@@ -21,19 +21,29 @@ const { values } = parseArgs({
 const reps = Number(values.reps)
 const calls = Number(values.calls)
 const tools = Number(values.tools)
-for (const [name, n] of [["--reps", reps], ["--calls", calls], ["--tools", tools]] as const)
+for (const [name, n] of [
+  ["--reps", reps],
+  ["--calls", calls],
+  ["--tools", tools]
+] as const)
   if (!Number.isInteger(n) || n < 1) {
-    process.stderr.write(`${name} must be a whole number of at least 1 (got ${String(values[name.slice(2) as "reps"])}).\n`)
+    process.stderr.write(
+      `${name} must be a whole number of at least 1 (got ${String(values[name.slice(2) as "reps"])}).\n`
+    )
     process.exit(2)
   }
 
 const log = (text: string) => process.stderr.write(`${text}\n`)
 const load = () => loadavg()[0]!.toFixed(2)
-log(`bench:mcp: ${reps} sessions of a ${tools}-tool stdio MCP server (test/fake-servers/mcp.ts), ${calls} sequential calls each; load average ${load()}`)
+log(
+  `bench:mcp: ${reps} sessions of a ${tools}-tool stdio MCP server (test/fake-servers/mcp.ts), ${calls} sequential calls each; load average ${load()}`
+)
 
 const sessions: Array<McpSessionFigures> = []
 for (let i = 0; i < reps; i++) {
-  const { stdout } = await promisify(execFile)(process.execPath, [SESSION, String(calls), String(tools)], { maxBuffer: 64 * 1024 * 1024 })
+  const { stdout } = await promisify(execFile)(process.execPath, [SESSION, String(calls), String(tools)], {
+    maxBuffer: 64 * 1024 * 1024
+  })
   sessions.push(JSON.parse(stdout) as McpSessionFigures)
   log(`  session ${i + 1}/${reps} done`)
 }
@@ -79,8 +89,37 @@ else {
   process.stdout.write(
     `${table(
       `MCP over stdio: ${summary.tools} tools, ${calls} sequential calls per session (ms)`,
-      ["session", "import", "connect+list", "start->listed", "start->1st call", `${calls} calls`, "call median", "call p95", "wrong", "close", "children left", "handles left"],
-      [...rows, ["median*", m.importMs, m.connectMs, m.startToListedMs, m.startToFirstCallMs, m.callsTotalMs, m.callMedianMs, m.callP95Ms, summary.wrongResults, m.closeMs, summary.childrenLeft.length, rows.reduce((a, r) => a + Number(r[11]), 0)]]
+      [
+        "session",
+        "import",
+        "connect+list",
+        "start->listed",
+        "start->1st call",
+        `${calls} calls`,
+        "call median",
+        "call p95",
+        "wrong",
+        "close",
+        "children left",
+        "handles left"
+      ],
+      [
+        ...rows,
+        [
+          "median*",
+          m.importMs,
+          m.connectMs,
+          m.startToListedMs,
+          m.startToFirstCallMs,
+          m.callsTotalMs,
+          m.callMedianMs,
+          m.callP95Ms,
+          summary.wrongResults,
+          m.closeMs,
+          summary.childrenLeft.length,
+          rows.reduce((a, r) => a + Number(r[11]), 0)
+        ]
+      ]
     )}\n` +
       "import: our MCP source and the SDK, loaded on first use; connect+list: spawn the server, initialize, tools/list, schemas to zod.\n" +
       `* wrong, children left and handles left: summed over the sessions. children left: processes of the session alive after close; handles left: active resources (process.getActiveResourcesInfo) over the baseline. Load average at the end: ${load()}.\n`

@@ -4,9 +4,9 @@ import { fileURLToPath } from "node:url"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
-import { childProcesses, type ChildProcessInfo } from "../../test/processes.ts"
 import { findTool } from "../../src/tools/library.ts"
 import { loadTools } from "../../src/tools/load.ts"
+import { type ChildProcessInfo, childProcesses } from "../../test/processes.ts"
 
 /** The scripted MCP server of the tests, started with node directly (no npx): a server as a user would write it. */
 export const FIXTURE_SERVER = fileURLToPath(new URL("../../test/fake-servers/mcp.ts", import.meta.url))
@@ -73,10 +73,13 @@ export const runMcpSession = async (options: McpSessionOptions = {}): Promise<Mc
   const handlesBefore = process.getActiveResourcesInfo()
   const connecting = performance.now()
   const scope = await Effect.runPromise(Scope.make())
-  const library = await Effect.runPromise(Scope.provide(loadTools([`mcp:${process.execPath} ${FIXTURE_SERVER} ${toolCount}`]), scope))
+  const library = await Effect.runPromise(
+    Scope.provide(loadTools([`mcp:${process.execPath} ${FIXTURE_SERVER} ${toolCount}`]), scope)
+  )
   const listed = performance.now()
   const add = findTool(library, "add")
-  if (!add) throw new Error(`the fixture server lists no "add" tool (it listed ${library.tools.map((t) => t.name).join(", ")})`)
+  if (!add)
+    throw new Error(`the fixture server lists no "add" tool (it listed ${library.tools.map((t) => t.name).join(", ")})`)
   const first = await Effect.runPromise(add.call({ a: 20, b: 22 }))
   if (!first.ok || first.content !== "42") throw new Error(`the first call failed: ${first.error ?? first.content}`)
   const firstDone = performance.now()
@@ -96,7 +99,12 @@ export const runMcpSession = async (options: McpSessionOptions = {}): Promise<Mc
   // the server exits after its stdin closes and the handles of the pipes go on the next turns of the loop
   const leftChildren = () => childProcesses().filter((c) => !childrenBefore.has(c.pid))
   const until = Date.now() + settleMs
-  while (Date.now() < until && (leftChildren().length > 0 || Object.keys(extraResources(handlesBefore, process.getActiveResourcesInfo())).length > 0)) await sleep(20)
+  while (
+    Date.now() < until &&
+    (leftChildren().length > 0 ||
+      Object.keys(extraResources(handlesBefore, process.getActiveResourcesInfo())).length > 0)
+  )
+    await sleep(20)
   const handlesAfter = process.getActiveResourcesInfo()
 
   return {

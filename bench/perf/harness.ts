@@ -11,14 +11,14 @@ import { makeToolCache } from "../../src/tools/cache.ts"
 import { makeEnvironmentChain } from "../../src/tools/environments/chain.ts"
 import type { ToolEnvironment } from "../../src/tools/environments/environment.ts"
 import { toolbenchLibrary } from "../../src/tools/toolbench/adapter.ts"
+import { isKind } from "../../src/trace/events.ts"
 import type { Trajectory } from "../../src/trace/trajectory.ts"
 import { type BenchQuery, loadQueries, longestFirst } from "../datasets.ts"
 import { withCurrentTask } from "../sim/current-task.ts"
-import { readRecordings, type Recordings } from "../sim/knowledge.ts"
+import { type Recordings, readRecordings } from "../sim/knowledge.ts"
 import { makeSimModel, type SimStats } from "../sim/model.ts"
 import { parseSimSpec, simDefaults } from "../sim/options.ts"
 import { taskOf } from "../tasks.ts"
-import { isKind } from "../../src/trace/events.ts"
 
 export type { MethodName }
 
@@ -57,7 +57,9 @@ export interface BatchConfig {
    * Run the method under a profile, as `smurfs bench --profile` does (the checkouts the reference reads:
    * StableToolBench's for react/dfsdt, the Smurfs authors' for smurfs); without it, the method's defaults.
    */
-  readonly profile?: { readonly name: ProfileName; readonly stb?: string | undefined; readonly smurfsSrc?: string | undefined } | undefined
+  readonly profile?:
+    | { readonly name: ProfileName; readonly stb?: string | undefined; readonly smurfsSrc?: string | undefined }
+    | undefined
 }
 
 /** What one task of a batch measured. */
@@ -87,7 +89,14 @@ export interface BatchResult {
   readonly sim: SimStats
   /** Calls that reached the tool environment (not answered by a tool cache). */
   readonly envCalls: number
-  readonly memory?: { readonly baselineRssMb: number; readonly peakRssMb: number; readonly peakHeapMb: number; readonly maxRssMb: number } | undefined
+  readonly memory?:
+    | {
+        readonly baselineRssMb: number
+        readonly peakRssMb: number
+        readonly peakHeapMb: number
+        readonly maxRssMb: number
+      }
+    | undefined
 }
 
 const MB = 1024 * 1024
@@ -99,9 +108,13 @@ export const runBatch = (setup: PerfSetup, config: BatchConfig) =>
     if ("error" in parsed) return yield* Effect.fail(parsed.error)
     const sim = makeSimModel(parsed.options, setup.recordings, config.sim)
     let envCalls = 0
-    const env: ToolEnvironment = { name: setup.env.name, serve: (call) => Effect.suspend(() => (envCalls++, setup.env.serve(call))) }
+    const env: ToolEnvironment = {
+      name: setup.env.name,
+      serve: (call) => Effect.suspend(() => (envCalls++, setup.env.serve(call)))
+    }
     const modelCache = config.cacheDir === undefined ? undefined : yield* makeModelCache({ dir: config.cacheDir })
-    const toolCache = config.cacheDir === undefined ? undefined : yield* makeToolCache({ dir: config.cacheDir, cacheErrors: true })
+    const toolCache =
+      config.cacheDir === undefined ? undefined : yield* makeToolCache({ dir: config.cacheDir, cacheErrors: true })
     const model: LanguageModelShape = modelCache ? modelCache.wrap(sim.model) : sim.model
     const profile = config.profile
     const method = profile
@@ -124,7 +137,9 @@ export const runBatch = (setup: PerfSetup, config: BatchConfig) =>
           generate: (request) =>
             Effect.suspend(() => {
               const start = performance.now()
-              return Effect.tap(model.generate(request), () => Effect.sync(() => void calls.push({ start, end: performance.now() })))
+              return Effect.tap(model.generate(request), () =>
+                Effect.sync(() => void calls.push({ start, end: performance.now() }))
+              )
             })
         })
         const started = performance.now()
@@ -168,7 +183,12 @@ export const runBatch = (setup: PerfSetup, config: BatchConfig) =>
       sim: sim.stats,
       envCalls,
       memory: config.sampleMemory
-        ? { baselineRssMb: memory.baseline / MB, peakRssMb: memory.peakRss / MB, peakHeapMb: memory.peakHeap / MB, maxRssMb: process.resourceUsage().maxRSS / 1024 }
+        ? {
+            baselineRssMb: memory.baseline / MB,
+            peakRssMb: memory.peakRss / MB,
+            peakHeapMb: memory.peakHeap / MB,
+            maxRssMb: process.resourceUsage().maxRSS / 1024
+          }
         : undefined
     } satisfies BatchResult
   })

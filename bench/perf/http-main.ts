@@ -17,7 +17,10 @@ const { values } = parseArgs({
   }
 })
 
-const load = () => loadavg().map((l) => l.toFixed(2)).join(" ")
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" ")
 const before = load()
 const http = await measureHttpOverhead({
   data: values.data!,
@@ -28,6 +31,12 @@ const http = await measureHttpOverhead({
   rounds: Number(values.rounds)
 })
 console.log(`load average before ${before}, after ${load()}`)
-console.log(`bare loops   ${http.bareRequestsPerSecond.toFixed(1)} requests/s (whole run ${http.wholeRun.bareRequestsPerSecond.toFixed(1)})`)
-console.log(`smurfs bench ${http.benchRequestsPerSecond.toFixed(1)} requests/s (whole run ${http.wholeRun.benchRequestsPerSecond.toFixed(1)}; ${http.benchRequests} requests)`)
-console.log(`ratio ${http.ratio.toFixed(3)} (whole run ${http.wholeRun.ratio.toFixed(3)}), over the middle 80% of each client's requests; ${http.roundRatios.length === 1 ? "one round" : `the median of ${http.roundRatios.length} rounds: ${http.roundRatios.map((r) => r.toFixed(3)).join(", ")}`}`)
+console.log(
+  `bare loops   ${http.bareRequestsPerSecond.toFixed(1)} requests/s (whole run ${http.wholeRun.bareRequestsPerSecond.toFixed(1)})`
+)
+console.log(
+  `smurfs bench ${http.benchRequestsPerSecond.toFixed(1)} requests/s (whole run ${http.wholeRun.benchRequestsPerSecond.toFixed(1)}; ${http.benchRequests} requests)`
+)
+console.log(
+  `ratio ${http.ratio.toFixed(3)} (whole run ${http.wholeRun.ratio.toFixed(3)}), over the middle 80% of each client's requests; ${http.roundRatios.length === 1 ? "one round" : `the median of ${http.roundRatios.length} rounds: ${http.roundRatios.map((r) => r.toFixed(3)).join(", ")}`}`
+)

@@ -1,33 +1,62 @@
 // `npm run bench:perf`: measures the framework with a simulated model (overhead, scaling, prompt sizes, prefix reuse,
 // memory, warm caches), prints tables and writes them as JSON. It prints figures; it asserts nothing about timings.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import * as Effect from "effect/Effect"
+import { METHOD_NAMES } from "../../src/agents/methods.ts"
+import type { ProfileName } from "../../src/agents/profile.ts"
+import { SMURFS_SRC_ENV } from "../../src/agents/smurfs-source.ts"
+import { STB_ENV } from "../../src/text/stabletoolbench-files.ts"
 import { isKind } from "../../src/trace/events.ts"
 import type { Trajectory } from "../../src/trace/trajectory.ts"
 import { version } from "../../src/version.ts"
 import { SIM_NOTE } from "../sim/model.ts"
 import { parseSimSpec } from "../sim/options.ts"
-import { makeTokenCounter, TOKENIZER } from "../sim/tokens.ts"
 import { prefixCacheDefaults } from "../sim/prefix-cache.ts"
-import { existsSync } from "node:fs"
-import type { ProfileName } from "../../src/agents/profile.ts"
-import { SMURFS_SRC_ENV } from "../../src/agents/smurfs-source.ts"
-import { STB_ENV } from "../../src/text/stabletoolbench-files.ts"
-import { METHOD_NAMES } from "../../src/agents/methods.ts"
+import { makeTokenCounter, TOKENIZER } from "../sim/tokens.ts"
 import { type BatchResult, loadSetup, type MethodName, type PerfSetup, runBatch, type TaskSample } from "./harness.ts"
 import { measureHttpOverhead } from "./http-overhead.ts"
 import { byStepBucket, contextFigures, makePrefixReuse, makeSubtaskReuse } from "./measures.ts"
-import { listSchedule, max, summary, sum } from "./stats.ts"
+import { listSchedule, max, sum, summary } from "./stats.ts"
 import { table } from "./table.ts"
 
 /** Sizes of each experiment; `--quick` shrinks them for a smoke run. */
 const SIZES = {
-  full: { overheadTasks: Infinity, scalingTasks: 200, scalingLatency: "100ms", concurrency: [1, 4, 16, 64], contextTasks: Infinity, prefixTasks: 200, memoryTasks: Infinity, memoryConcurrency: 256, memoryLatency: "100ms", warmTasks: 200, warmLatency: "100ms", warmConcurrency: 64, planTasks: 20, gpuTasks: 200 },
-  quick: { overheadTasks: 100, scalingTasks: 40, scalingLatency: "20ms", concurrency: [1, 4, 16, 64], contextTasks: 60, prefixTasks: 60, memoryTasks: 256, memoryConcurrency: 256, memoryLatency: "20ms", warmTasks: 40, warmLatency: "20ms", warmConcurrency: 16, planTasks: 5, gpuTasks: 60 }
+  full: {
+    overheadTasks: Infinity,
+    scalingTasks: 200,
+    scalingLatency: "100ms",
+    concurrency: [1, 4, 16, 64],
+    contextTasks: Infinity,
+    prefixTasks: 200,
+    memoryTasks: Infinity,
+    memoryConcurrency: 256,
+    memoryLatency: "100ms",
+    warmTasks: 200,
+    warmLatency: "100ms",
+    warmConcurrency: 64,
+    planTasks: 20,
+    gpuTasks: 200
+  },
+  quick: {
+    overheadTasks: 100,
+    scalingTasks: 40,
+    scalingLatency: "20ms",
+    concurrency: [1, 4, 16, 64],
+    contextTasks: 60,
+    prefixTasks: 60,
+    memoryTasks: 256,
+    memoryConcurrency: 256,
+    memoryLatency: "20ms",
+    warmTasks: 40,
+    warmLatency: "20ms",
+    warmConcurrency: 16,
+    planTasks: 5,
+    gpuTasks: 60
+  }
 } as const
 
 const FAULT_RATES = [0, 0.1, 0.3] as const
@@ -52,7 +81,8 @@ const usage = `usage: node bench/perf/main.ts [--quick] [--only <sections>] [--o
 
 const log = (text: string) => process.stderr.write(`${text}\n`)
 
-const take = <A>(items: ReadonlyArray<A>, n: number): ReadonlyArray<A> => (Number.isFinite(n) ? items.slice(0, n) : items)
+const take = <A>(items: ReadonlyArray<A>, n: number): ReadonlyArray<A> =>
+  Number.isFinite(n) ? items.slice(0, n) : items
 
 /** The model time a task needs on its own: each call's simulated latency, in order (calls within a task are sequential). */
 const nominalModelMs = (sample: TaskSample, spec: string): number => {
@@ -80,14 +110,35 @@ const run = (setup: PerfSetup, quick: boolean, only: (section: Section) => boole
     // 0. Memory at high concurrency, first, so that the baseline is the loaded data set and nothing else.
     if (only("memory")) {
       const memoryQueries = take(queries, sizes.memoryTasks)
-      log(`memory: smurfs on ${memoryQueries.length} tasks, ${sizes.memoryLatency} per call, concurrency ${sizes.memoryConcurrency}`)
-      const memory = yield* runBatch(setup, { method: "smurfs", sim: `sim:latency=${sizes.memoryLatency}`, queries: memoryQueries, concurrency: sizes.memoryConcurrency, sampleMemory: true })
-      json["memory"] = { tasks: memoryQueries.length, concurrency: sizes.memoryConcurrency, wallS: round(memory.wallMs / 1000), ...memory.memory }
+      log(
+        `memory: smurfs on ${memoryQueries.length} tasks, ${sizes.memoryLatency} per call, concurrency ${sizes.memoryConcurrency}`
+      )
+      const memory = yield* runBatch(setup, {
+        method: "smurfs",
+        sim: `sim:latency=${sizes.memoryLatency}`,
+        queries: memoryQueries,
+        concurrency: sizes.memoryConcurrency,
+        sampleMemory: true
+      })
+      json["memory"] = {
+        tasks: memoryQueries.length,
+        concurrency: sizes.memoryConcurrency,
+        wallS: round(memory.wallMs / 1000),
+        ...memory.memory
+      }
       sections.push(
         table(
           `Memory: smurfs, ${memoryQueries.length} tasks, concurrency ${sizes.memoryConcurrency}, ${sizes.memoryLatency} per call (RSS sampled every 20 ms)`,
           ["RSS before MB", "peak RSS MB", "peak heap MB", "process max RSS MB", "wall s"],
-          [[round(memory.memory!.baselineRssMb, 0), round(memory.memory!.peakRssMb, 0), round(memory.memory!.peakHeapMb, 0), round(memory.memory!.maxRssMb, 0), round(memory.wallMs / 1000, 1)]],
+          [
+            [
+              round(memory.memory!.baselineRssMb, 0),
+              round(memory.memory!.peakRssMb, 0),
+              round(memory.memory!.peakHeapMb, 0),
+              round(memory.memory!.maxRssMb, 0),
+              round(memory.wallMs / 1000, 1)
+            ]
+          ],
           1
         )
       )
@@ -96,7 +147,12 @@ const run = (setup: PerfSetup, quick: boolean, only: (section: Section) => boole
     // 1. Framework overhead: zero-latency model, one task at a time.
     if (only("overhead")) {
       log(`overhead: smurfs on ${Math.min(queries.length, sizes.overheadTasks)} tasks, zero latency, concurrency 1`)
-      const overhead = yield* runBatch(setup, { method: "smurfs", sim: "sim", queries: take(queries, sizes.overheadTasks), concurrency: 1 })
+      const overhead = yield* runBatch(setup, {
+        method: "smurfs",
+        sim: "sim",
+        queries: take(queries, sizes.overheadTasks),
+        concurrency: 1
+      })
       const gaps = overhead.samples.flatMap((s) => s.gapsMs)
       const calls = sum(overhead.samples.map((s) => s.modelCalls))
       const simPerCall = overhead.sim.simMs / Math.max(1, overhead.sim.calls)
@@ -115,7 +171,10 @@ const run = (setup: PerfSetup, quick: boolean, only: (section: Section) => boole
           ["measure", "median ms", "p95 ms", "mean ms", "max ms"],
           [
             ["framework time per model call (work between calls)", ...vals(summary(gaps))],
-            ["framework time per task (wall minus model time)", ...vals(summary(overhead.samples.map((s) => s.frameworkMs)))],
+            [
+              "framework time per task (wall minus model time)",
+              ...vals(summary(overhead.samples.map((s) => s.frameworkMs)))
+            ],
             ["wall time per task (incl. simulator work)", ...vals(summary(overhead.samples.map((s) => s.wallMs)))],
             ["simulator's own work per call (decide + tokenize)", round(simPerCall, 3), null, null, null]
           ],
@@ -132,8 +191,15 @@ const run = (setup: PerfSetup, quick: boolean, only: (section: Section) => boole
       const scaling: Array<Record<string, unknown>> = []
       let critical: ReadonlyArray<number> = []
       for (const concurrency of [...sizes.concurrency].sort((a, b) => a - b)) {
-        log(`scaling: smurfs on ${scalingQueries.length} tasks, ${sizes.scalingLatency} per call, concurrency ${concurrency}`)
-        const batch = yield* runBatch(setup, { method: "smurfs", sim: scalingSpec, queries: scalingQueries, concurrency })
+        log(
+          `scaling: smurfs on ${scalingQueries.length} tasks, ${sizes.scalingLatency} per call, concurrency ${concurrency}`
+        )
+        const batch = yield* runBatch(setup, {
+          method: "smurfs",
+          sim: scalingSpec,
+          queries: scalingQueries,
+          concurrency
+        })
         if (critical.length === 0) critical = batch.samples.map((s) => s.wallMs)
         const ideal = Math.max(sum(critical) / concurrency, max(critical))
         const scheduled = listSchedule(critical, concurrency)
@@ -152,12 +218,39 @@ const run = (setup: PerfSetup, quick: boolean, only: (section: Section) => boole
           latencyOnlyEfficiency: round(idealLatency / batch.wallMs, 3)
         })
       }
-      json["scaling"] = { spec: scalingSpec, rows: scaling, note: "critical path of a task = its wall time at concurrency 1; in-order ideal = the tasks' critical paths list-scheduled in run order on `concurrency` slots (the tail a zero-overhead runner would still have); latency-only = model calls x latency, no framework or timer time" }
+      json["scaling"] = {
+        spec: scalingSpec,
+        rows: scaling,
+        note: "critical path of a task = its wall time at concurrency 1; in-order ideal = the tasks' critical paths list-scheduled in run order on `concurrency` slots (the tail a zero-overhead runner would still have); latency-only = model calls x latency, no framework or timer time"
+      }
       sections.push(
         table(
           `Concurrency scaling: smurfs, ${scalingQueries.length} tasks, ${sizes.scalingLatency} per model call; ideal = max(sum of per-task critical paths (wall at concurrency 1) / concurrency, longest task)`,
-          ["concurrency", "model calls", "wall s", "ideal s", "efficiency", "in-order ideal s", "in-order efficiency", "latency-only ideal s", "latency-only efficiency"],
-          scaling.map((r) => [r["concurrency"], r["modelCalls"], r["wallS"], r["idealS"], r["efficiency"], r["scheduledS"], r["scheduledEfficiency"], r["latencyOnlyIdealS"], r["latencyOnlyEfficiency"]] as Array<number>),
+          [
+            "concurrency",
+            "model calls",
+            "wall s",
+            "ideal s",
+            "efficiency",
+            "in-order ideal s",
+            "in-order efficiency",
+            "latency-only ideal s",
+            "latency-only efficiency"
+          ],
+          scaling.map(
+            (r) =>
+              [
+                r["concurrency"],
+                r["modelCalls"],
+                r["wallS"],
+                r["idealS"],
+                r["efficiency"],
+                r["scheduledS"],
+                r["scheduledEfficiency"],
+                r["latencyOnlyIdealS"],
+                r["latencyOnlyEfficiency"]
+              ] as Array<number>
+          ),
           3
         )
       )
@@ -206,12 +299,22 @@ const run = (setup: PerfSetup, quick: boolean, only: (section: Section) => boole
       const buckets = (method: MethodName) => byStepBucket(FAULT_RATES.map((f) => batches.get(`${method}/${f}`)!))
       const smurfsBuckets = buckets("smurfs")
       const reactBuckets = buckets("react")
-      json["stepsBuckets"] = { smurfs: smurfsBuckets, react: reactBuckets, note: "steps = tool calls per task; all three fault rates pooled" }
+      json["stepsBuckets"] = {
+        smurfs: smurfsBuckets,
+        react: reactBuckets,
+        note: "steps = tool calls per task; all three fault rates pooled"
+      }
       sections.push(
         table(
           "Largest prompt per task by steps (tool calls), all fault rates pooled: mean of each task's max prompt tokens",
           ["steps", "smurfs tasks", "smurfs max prompt", "react tasks", "react max prompt"],
-          smurfsBuckets.map((b, i) => [b.steps, b.tasks, round(b.meanMaxPromptTokens, 0), reactBuckets[i]!.tasks, round(reactBuckets[i]!.meanMaxPromptTokens, 0)]),
+          smurfsBuckets.map((b, i) => [
+            b.steps,
+            b.tasks,
+            round(b.meanMaxPromptTokens, 0),
+            reactBuckets[i]!.tasks,
+            round(reactBuckets[i]!.meanMaxPromptTokens, 0)
+          ]),
           0
         )
       )
@@ -220,8 +323,26 @@ const run = (setup: PerfSetup, quick: boolean, only: (section: Section) => boole
       sections.push(
         table(
           `Prefix reuse: share of a prompt's tokens equal to the start of the previous prompt of the same role (same task and subtask; last column: any earlier prompt of the role in the task), fault-free runs, first ${Math.min(sizes.prefixTasks, contextQueries.length)} tasks`,
-          ["method", "role", "prompts", "compared", "reused", "median", "reused vs previous in task", "where consecutive prompts first differ"],
-          reuse.map((r) => [r.method, r.role, r.prompts, r.compared, pct(r.reuseShare), pct(r.medianShare), pct(r.taskReuseShare), r.firstChange])
+          [
+            "method",
+            "role",
+            "prompts",
+            "compared",
+            "reused",
+            "median",
+            "reused vs previous in task",
+            "where consecutive prompts first differ"
+          ],
+          reuse.map((r) => [
+            r.method,
+            r.role,
+            r.prompts,
+            r.compared,
+            pct(r.reuseShare),
+            pct(r.medianShare),
+            pct(r.taskReuseShare),
+            r.firstChange
+          ])
         )
       )
     }
@@ -239,7 +360,9 @@ const run = (setup: PerfSetup, quick: boolean, only: (section: Section) => boole
       for (const profile of ["improved", "reference"] as const satisfies ReadonlyArray<ProfileName>)
         for (const method of CONTEXT_METHODS) {
           if (profile === "reference" && method === "smurfs" && prefixConfig.smurfsSrc === undefined) {
-            skipped.push("smurfs/reference (no --smurfs-src or $SMURFS_SRC: the authors' texts are read from their checkout)")
+            skipped.push(
+              "smurfs/reference (no --smurfs-src or $SMURFS_SRC: the authors' texts are read from their checkout)"
+            )
             continue
           }
           if (profile === "reference" && method !== "smurfs" && prefixConfig.stb === undefined) {
@@ -270,7 +393,14 @@ const run = (setup: PerfSetup, quick: boolean, only: (section: Section) => boole
             gpuSecondsPerTask: cache.gpuMs / 1000 / n,
             prefillSecondsPerTask: (cache.uncachedTokens * prefillMsPerToken) / 1000 / n,
             byRole: Object.fromEntries(
-              [...batch.sim.prefixCacheByRole].map(([role, r]) => [role, { callsPerTask: round(r.requests / n, 2), uncachedTokensPerTask: round(r.uncachedTokens / n, 1), gpuSecondsPerTask: round(r.gpuMs / 1000 / n, 3) }])
+              [...batch.sim.prefixCacheByRole].map(([role, r]) => [
+                role,
+                {
+                  callsPerTask: round(r.requests / n, 2),
+                  uncachedTokensPerTask: round(r.uncachedTokens / n, 1),
+                  gpuSecondsPerTask: round(r.gpuMs / 1000 / n, 3)
+                }
+              ])
             )
           })
         }
@@ -292,7 +422,18 @@ const run = (setup: PerfSetup, quick: boolean, only: (section: Section) => boole
       sections.push(
         table(
           `GPU work per task: a modelled server with ${slots} prefix-cache slots (longest common prefix when it holds ${similarity * 100}% of the prompt, else the least recently used), ${prefillMsPerToken} ms per computed prompt token, ${decodeMsPerToken} ms per reply token; ${gpuQueries.length} tasks one at a time, task-aware sim${skipped.length > 0 ? `; skipped: ${skipped.join("; ")}` : ""}${prefixConfig.smurfsSrc !== undefined ? "; smurfs/reference: the sim does not write the authors' free-text replies, so its figures count their retries" : ""}`,
-          ["method", "profile", "answered", "calls/task", "prompt tok/task", "uncached tok/task", "uncached vs react", "reply tok/task", "prefill GPU s/task", "GPU s/task"],
+          [
+            "method",
+            "profile",
+            "answered",
+            "calls/task",
+            "prompt tok/task",
+            "uncached tok/task",
+            "uncached vs react",
+            "reply tok/task",
+            "prefill GPU s/task",
+            "GPU s/task"
+          ],
           rows.map((r) => [
             String(r["method"]),
             String(r["profile"]),
@@ -300,7 +441,9 @@ const run = (setup: PerfSetup, quick: boolean, only: (section: Section) => boole
             round(Number(r["callsPerTask"]), 1),
             Math.round(Number(r["promptTokensPerTask"])),
             Math.round(Number(r["uncachedPromptTokensPerTask"])),
-            react ? round(Number(r["uncachedPromptTokensPerTask"]) / Number(react["uncachedPromptTokensPerTask"]), 2) : null,
+            react
+              ? round(Number(r["uncachedPromptTokensPerTask"]) / Number(react["uncachedPromptTokensPerTask"]), 2)
+              : null,
             Math.round(Number(r["outputTokensPerTask"])),
             round(Number(r["prefillSecondsPerTask"]), 2),
             round(Number(r["gpuSecondsPerTask"]), 2)
@@ -312,7 +455,9 @@ const run = (setup: PerfSetup, quick: boolean, only: (section: Section) => boole
         table(
           "Reuse with the previous request of the same subtask (any role; ReAct: of the task), token-weighted: the share a prefix cache with one slot per subtask reuses",
           ["method/profile", "role", "prompts", "compared", "reused"],
-          roles.sort((a, b) => a.label.localeCompare(b.label) || a.role.localeCompare(b.role)).map((r) => [r.label, r.role, r.prompts, r.compared, pct(r.reuseShare)])
+          roles
+            .sort((a, b) => a.label.localeCompare(b.label) || a.role.localeCompare(b.role))
+            .map((r) => [r.label, r.role, r.prompts, r.compared, pct(r.reuseShare)])
         )
       )
     }
@@ -326,7 +471,13 @@ const run = (setup: PerfSetup, quick: boolean, only: (section: Section) => boole
       try {
         for (const label of ["cold", "warm"]) {
           log(`cache: smurfs on ${warmQueries.length} tasks, ${label} caches in ${cacheDir}`)
-          const batch = yield* runBatch(setup, { method: "smurfs", sim: warmSpec, queries: warmQueries, concurrency: sizes.warmConcurrency, cacheDir })
+          const batch = yield* runBatch(setup, {
+            method: "smurfs",
+            sim: warmSpec,
+            queries: warmQueries,
+            concurrency: sizes.warmConcurrency,
+            cacheDir
+          })
           runs.push({
             run: label,
             modelCallsReachingModel: batch.sim.calls,
@@ -345,7 +496,14 @@ const run = (setup: PerfSetup, quick: boolean, only: (section: Section) => boole
         table(
           `Warm cache: smurfs, ${warmQueries.length} tasks, ${sizes.warmLatency} per call, concurrency ${sizes.warmConcurrency}, model + tool caches persisted between the runs`,
           ["run", "model calls made", "cached replies", "tool calls made", "answered", "wall s"],
-          runs.map((r) => [String(r["run"]), Number(r["modelCallsReachingModel"]), Number(r["cachedReplies"]), Number(r["toolCallsReachingEnvironment"]), Number(r["answered"]), Number(r["wallS"])])
+          runs.map((r) => [
+            String(r["run"]),
+            Number(r["modelCallsReachingModel"]),
+            Number(r["cachedReplies"]),
+            Number(r["toolCallsReachingEnvironment"]),
+            Number(r["answered"]),
+            Number(r["wallS"])
+          ])
         )
       )
     }
@@ -356,7 +514,10 @@ const run = (setup: PerfSetup, quick: boolean, only: (section: Section) => boole
     // than its siblings, so each task's best possible ratio is its critical path on the model (calls outside
     // the subtasks plus the longest subtask's calls) over all its calls: printed beside the measured ratio.
     if (only("plans")) {
-      const threeApi = take(queries.filter((q) => q.relevant.length === 3), sizes.planTasks)
+      const threeApi = take(
+        queries.filter((q) => q.relevant.length === 3),
+        sizes.planTasks
+      )
       const planCalls = { sequential: new Map<string, SubtaskCalls>(), graph: new Map<string, SubtaskCalls>() }
       const walls = { sequential: new Map<string, number>(), graph: new Map<string, number>() }
       const phases = { sequential: new Map<string, number>(), graph: new Map<string, number>() }
@@ -401,8 +562,29 @@ const run = (setup: PerfSetup, quick: boolean, only: (section: Section) => boole
       sections.push(
         table(
           `Plans with dependencies: smurfs, ${threeApi.length} tasks of three APIs, 100 ms per model call, one task at a time; the same three subtasks run one after another (sequential) or at the same time (graph). Best possible = calls on the critical path (planner, final answer, longest subtask) / all calls`,
-          ["tasks", "n", "model calls / task", "sequential wall ms / task", "graph wall ms / task", "graph vs sequential", "subtask phase vs sequential", "best possible"],
-          planRows.map((r) => [r.subset, r.tasks, r.modelCallsPerTask, r.sequentialWallMsPerTask, r.graphWallMsPerTask, r.wallRatio, r.subtaskPhaseRatio, r.criticalPathRatio] as Array<number | string>),
+          [
+            "tasks",
+            "n",
+            "model calls / task",
+            "sequential wall ms / task",
+            "graph wall ms / task",
+            "graph vs sequential",
+            "subtask phase vs sequential",
+            "best possible"
+          ],
+          planRows.map(
+            (r) =>
+              [
+                r.subset,
+                r.tasks,
+                r.modelCallsPerTask,
+                r.sequentialWallMsPerTask,
+                r.graphWallMsPerTask,
+                r.wallRatio,
+                r.subtaskPhaseRatio,
+                r.criticalPathRatio
+              ] as Array<number | string>
+          ),
           3
         )
       )
@@ -444,7 +626,16 @@ const main = async (argv: ReadonlyArray<string>): Promise<number> => {
   try {
     args = parseArgs({
       args: [...argv],
-      options: { quick: { type: "boolean" }, only: { type: "string" }, out: { type: "string" }, data: { type: "string" }, stb: { type: "string" }, "smurfs-src": { type: "string" }, slots: { type: "string" }, help: { type: "boolean", short: "h" } }
+      options: {
+        quick: { type: "boolean" },
+        only: { type: "string" },
+        out: { type: "string" },
+        data: { type: "string" },
+        stb: { type: "string" },
+        "smurfs-src": { type: "string" },
+        slots: { type: "string" },
+        help: { type: "boolean", short: "h" }
+      }
     }).values
   } catch (e) {
     console.error(`${(e as Error).message}\n${usage}`)
@@ -457,7 +648,10 @@ const main = async (argv: ReadonlyArray<string>): Promise<number> => {
   const data = resolve(args.data ?? fileURLToPath(new URL("../../../shared/toolbench", import.meta.url)))
   const out = resolve(args.out ?? "runs/perf.json")
   const quick = args.quick === true
-  const picked = (args.only ?? SECTIONS.join(",")).split(",").map((x) => x.trim()).filter((x) => x !== "")
+  const picked = (args.only ?? SECTIONS.join(","))
+    .split(",")
+    .map((x) => x.trim())
+    .filter((x) => x !== "")
   const unknown = picked.filter((x) => !(SECTIONS as ReadonlyArray<string>).includes(x))
   if (unknown.length > 0) {
     console.error(`--only: unknown section ${unknown.join(", ")}; the sections are ${SECTIONS.join(", ")}\n${usage}`)
@@ -476,7 +670,11 @@ const main = async (argv: ReadonlyArray<string>): Promise<number> => {
   console.log(HEADER)
   const program = Effect.gen(function* () {
     const setup = yield* loadSetup(data)
-    return yield* run(setup, quick, only, { stb: stb && resolve(stb), smurfsSrc: smurfsSrc && resolve(smurfsSrc), slots })
+    return yield* run(setup, quick, only, {
+      stb: stb && resolve(stb),
+      smurfsSrc: smurfsSrc && resolve(smurfsSrc),
+      slots
+    })
   })
   const result = await Effect.runPromise(Effect.result(program))
   if (result._tag === "Failure") {
@@ -485,24 +683,46 @@ const main = async (argv: ReadonlyArray<string>): Promise<number> => {
   }
   if (only("http")) {
     // through HTTP: a loopback server at 50 ms a reply, 16 requests in flight, bare loops against the bench
-    const http = await measureHttpOverhead({ data, inFlight: 16, latencyMs: 50, perGroup: quick ? 30 : 100, loopSeconds: quick ? 3 : 8, rounds: quick ? 1 : 3 })
+    const http = await measureHttpOverhead({
+      data,
+      inFlight: 16,
+      latencyMs: 50,
+      perGroup: quick ? 30 : 100,
+      loopSeconds: quick ? 3 : 8,
+      rounds: quick ? 1 : 3
+    })
     result.success.json["httpOverhead"] = { inFlight: 16, latencyMs: 50, method: "react", ...http }
     result.success.sections.push(
       table(
         `Overhead through HTTP: a loopback Ollama at 50 ms a reply, 16 requests in flight; 16 bare request loops, then smurfs bench (ReAct, 16 tasks at once); rates over the middle 80% of each client's requests (whole run in brackets); ${http.roundRatios.length === 1 ? "one round" : `the median of ${http.roundRatios.length} rounds`} (${http.roundRatios.map((r) => round(r, 3)).join(", ")})`,
         ["client", "requests", "requests/s", "share of bare"],
         [
-          ["bare loops", null, `${round(http.bareRequestsPerSecond, 1)} (${round(http.wholeRun.bareRequestsPerSecond, 1)})`, 1],
-          ["smurfs bench", http.benchRequests, `${round(http.benchRequestsPerSecond, 1)} (${round(http.wholeRun.benchRequestsPerSecond, 1)})`, `${round(http.ratio, 3)} (${round(http.wholeRun.ratio, 3)})`]
+          [
+            "bare loops",
+            null,
+            `${round(http.bareRequestsPerSecond, 1)} (${round(http.wholeRun.bareRequestsPerSecond, 1)})`,
+            1
+          ],
+          [
+            "smurfs bench",
+            http.benchRequests,
+            `${round(http.benchRequestsPerSecond, 1)} (${round(http.wholeRun.benchRequestsPerSecond, 1)})`,
+            `${round(http.ratio, 3)} (${round(http.wholeRun.ratio, 3)})`
+          ]
         ],
         3
       )
     )
   }
-  console.log(`node ${process.versions.node}, smurfs ${version}, ${quick ? "--quick sizes" : "full sizes"}, ${((Date.now() - started) / 1000).toFixed(0)} s in all\n`)
+  console.log(
+    `node ${process.versions.node}, smurfs ${version}, ${quick ? "--quick sizes" : "full sizes"}, ${((Date.now() - started) / 1000).toFixed(0)} s in all\n`
+  )
   console.log(result.success.sections.join("\n\n"))
   mkdirSync(dirname(out), { recursive: true })
-  writeFileSync(out, `${JSON.stringify({ note: HEADER, tokenizer: TOKENIZER, node: process.versions.node, version, quick, createdAt: new Date().toISOString(), ...result.success.json }, null, 2)}\n`)
+  writeFileSync(
+    out,
+    `${JSON.stringify({ note: HEADER, tokenizer: TOKENIZER, node: process.versions.node, version, quick, createdAt: new Date().toISOString(), ...result.success.json }, null, 2)}\n`
+  )
   console.log(`\nwrote ${out}`)
   return 0
 }

@@ -6,7 +6,15 @@ import { makePrefixReuse, makeSubtaskReuse } from "./measures.ts"
 import { listSchedule, quantile } from "./stats.ts"
 
 const call = (role: string, system: string, user: string) =>
-  makeEvent("t", "model_call", { role, ok: true, promptTokens: 0, messages: [{ role: "system", content: system }, { role: "user", content: user }] })
+  makeEvent("t", "model_call", {
+    role,
+    ok: true,
+    promptTokens: 0,
+    messages: [
+      { role: "system", content: system },
+      { role: "user", content: user }
+    ]
+  })
 
 const trajectory = (events: Trajectory["events"]): Trajectory => ({
   taskId: "t",
@@ -16,7 +24,15 @@ const trajectory = (events: Trajectory["events"]): Trajectory => ({
   finalAnswer: "",
   finishType: "give_answer",
   events,
-  totals: { modelCalls: 0, promptTokens: 0, completionTokens: 0, toolCalls: 0, backtracks: 0, wallMs: 0, guardrails: {} }
+  totals: {
+    modelCalls: 0,
+    promptTokens: 0,
+    completionTokens: 0,
+    toolCalls: 0,
+    backtracks: 0,
+    wallMs: 0,
+    guardrails: {}
+  }
 })
 
 describe("perf measures", () => {
@@ -68,8 +84,18 @@ describe("perf measures", () => {
     )
     const of = (role: string) => reuse.figures().find((f) => f.role === role)!
     // the choice repeats the thought's request up to its last line, in tokens as the prefix cache counts them
-    const thought = tokens.encodePrompt({ messages: [{ role: "system", content: shared }, { role: "user", content: "Subtask: a\n\nThink." }] })
-    const choose = tokens.encodePrompt({ messages: [{ role: "system", content: shared }, { role: "user", content: "Subtask: a\n\nChoose." }] })
+    const thought = tokens.encodePrompt({
+      messages: [
+        { role: "system", content: shared },
+        { role: "user", content: "Subtask: a\n\nThink." }
+      ]
+    })
+    const choose = tokens.encodePrompt({
+      messages: [
+        { role: "system", content: shared },
+        { role: "user", content: "Subtask: a\n\nChoose." }
+      ]
+    })
     const common = thought.findIndex((id, i) => id !== choose[i])
     expect(of("executor.choose")).toMatchObject({ prompts: 1, compared: 1, reuseShare: common / choose.length })
     // each subtask's first request has nothing before it in its subtask; the final answer follows the planner

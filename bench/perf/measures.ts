@@ -1,10 +1,11 @@
 // Figures computed from perf batches: prompt sizes, prompt size by steps, and prompt prefix reuse per role.
+
+import { dataOf, isKind } from "../../src/trace/events.ts"
+import type { Trajectory } from "../../src/trace/trajectory.ts"
 import { commonPrefixLength } from "../sim/prefix-cache.ts"
 import type { TokenCounter } from "../sim/tokens.ts"
-import type { Trajectory } from "../../src/trace/trajectory.ts"
 import type { BatchResult } from "./harness.ts"
 import { max, mean, quantile, sum } from "./stats.ts"
-import { dataOf, isKind } from "../../src/trace/events.ts"
 
 /** Prompt sizes of a batch: per model call and per task, and the share of tasks that ended with an answer. */
 export const contextFigures = (batch: BatchResult) => {
@@ -35,11 +36,17 @@ export const STEP_BUCKETS = [
 export const byStepBucket = (batches: ReadonlyArray<BatchResult>) =>
   STEP_BUCKETS.map((bucket) => {
     const tasks = batches.flatMap((b) => b.samples).filter((s) => bucket.test(s.toolCalls) && s.promptTokens.length > 0)
-    return { steps: bucket.label, tasks: tasks.length, meanMaxPromptTokens: mean(tasks.map((s) => max(s.promptTokens))) }
+    return {
+      steps: bucket.label,
+      tasks: tasks.length,
+      meanMaxPromptTokens: mean(tasks.map((s) => max(s.promptTokens)))
+    }
   })
 
 /** A prompt as a server sees its text: each message's role and content, in order. */
-const promptText = (messages: ReadonlyArray<{ role: string; content: string }>): { text: string; starts: Array<number> } => {
+const promptText = (
+  messages: ReadonlyArray<{ role: string; content: string }>
+): { text: string; starts: Array<number> } => {
   let text = ""
   const starts: Array<number> = []
   for (const m of messages) {
@@ -57,13 +64,19 @@ const commonPrefix = (a: string, b: string): number => {
 }
 
 /** Where a prompt first differs from the previous one: the message, and the start of the line there (its label). */
-const divergence = (prompt: { text: string; starts: Array<number> }, messages: ReadonlyArray<{ role: string }>, at: number): string => {
+const divergence = (
+  prompt: { text: string; starts: Array<number> },
+  messages: ReadonlyArray<{ role: string }>,
+  at: number
+): string => {
   let index = 0
   while (index + 1 < prompt.starts.length && prompt.starts[index + 1]! <= at) index++
   const lineStart = prompt.text.lastIndexOf("\n", at - 1) + 1
   const lineEnd = prompt.text.indexOf("\n", at)
   const lineText = prompt.text.slice(lineStart, lineEnd < 0 ? undefined : lineEnd)
-  const label = /^<\w+>$/.test(lineText) ? "(message start)" : (/^([A-Z][\w ()'-]{0,40}:)/.exec(lineText)?.[1] ?? lineText.slice(0, 24))
+  const label = /^<\w+>$/.test(lineText)
+    ? "(message start)"
+    : (/^([A-Z][\w ()'-]{0,40}:)/.exec(lineText)?.[1] ?? lineText.slice(0, 24))
   return `${messages[index]?.role ?? "?"} message ${index + 1}, line "${label}"`
 }
 
@@ -87,7 +100,17 @@ export const makePrefixReuse = (tokens: TokenCounter) => {
     const previousInTask = new Map<string, string>()
     // What a server with one cache slot sees: each prompt against the task's previous prompt, whatever its role.
     let lastCall: string | undefined
-    const anyRole: RoleReuse = perRole.get(`${method} (any role, vs previous call)`) ?? { prompts: 0, compared: 0, promptTokens: 0, reusedTokens: 0, shares: [], where: new Map(), taskCompared: 0, taskPromptTokens: 0, taskReusedTokens: 0 }
+    const anyRole: RoleReuse = perRole.get(`${method} (any role, vs previous call)`) ?? {
+      prompts: 0,
+      compared: 0,
+      promptTokens: 0,
+      reusedTokens: 0,
+      shares: [],
+      where: new Map(),
+      taskCompared: 0,
+      taskPromptTokens: 0,
+      taskReusedTokens: 0
+    }
     perRole.set(`${method} (any role, vs previous call)`, anyRole)
     let subtask = -1
     for (const event of trajectory.events) {
@@ -101,14 +124,27 @@ export const makePrefixReuse = (tokens: TokenCounter) => {
       const scoped = role === "planner" || role === "answerer.final" ? -1 : subtask
       const key = `${role}\u0000${scoped}`
       const prompt = promptText(messages)
-      const entry: RoleReuse = perRole.get(`${method} ${role}`) ?? { prompts: 0, compared: 0, promptTokens: 0, reusedTokens: 0, shares: [], where: new Map(), taskCompared: 0, taskPromptTokens: 0, taskReusedTokens: 0 }
+      const entry: RoleReuse = perRole.get(`${method} ${role}`) ?? {
+        prompts: 0,
+        compared: 0,
+        promptTokens: 0,
+        reusedTokens: 0,
+        shares: [],
+        where: new Map(),
+        taskCompared: 0,
+        taskPromptTokens: 0,
+        taskReusedTokens: 0
+      }
       perRole.set(`${method} ${role}`, entry)
       entry.prompts++
       const before = previous.get(key)
       previous.set(key, { text: prompt.text })
       const reusedOf = (earlier: string) => {
         const shared = commonPrefix(earlier, prompt.text)
-        return { shared, tokens: shared === prompt.text.length ? tokens.text(prompt.text) : tokens.text(prompt.text.slice(0, shared)) }
+        return {
+          shared,
+          tokens: shared === prompt.text.length ? tokens.text(prompt.text) : tokens.text(prompt.text.slice(0, shared))
+        }
       }
       const earlierInTask = previousInTask.get(role)
       previousInTask.set(role, prompt.text)
@@ -125,7 +161,8 @@ export const makePrefixReuse = (tokens: TokenCounter) => {
       if (earlierInTask !== undefined) {
         entry.taskCompared++
         entry.taskPromptTokens += total
-        entry.taskReusedTokens += before && before.text === earlierInTask ? reusedOf(before.text).tokens : reusedOf(earlierInTask).tokens
+        entry.taskReusedTokens +=
+          before && before.text === earlierInTask ? reusedOf(before.text).tokens : reusedOf(earlierInTask).tokens
       }
       if (!before) continue
       const { shared, tokens: reused } = reusedOf(before.text)
@@ -146,7 +183,17 @@ export const makePrefixReuse = (tokens: TokenCounter) => {
       const [method, role] = [name.slice(0, name.indexOf(" ")), name.slice(name.indexOf(" ") + 1)]
       if (!role.startsWith("executor.")) continue
       const key = `${method} executor (all calls)`
-      const p: RoleReuse = pooled.get(key) ?? { prompts: 0, compared: 0, promptTokens: 0, reusedTokens: 0, shares: [], where: new Map(), taskCompared: 0, taskPromptTokens: 0, taskReusedTokens: 0 }
+      const p: RoleReuse = pooled.get(key) ?? {
+        prompts: 0,
+        compared: 0,
+        promptTokens: 0,
+        reusedTokens: 0,
+        shares: [],
+        where: new Map(),
+        taskCompared: 0,
+        taskPromptTokens: 0,
+        taskReusedTokens: 0
+      }
       p.prompts += e.prompts
       p.compared += e.compared
       p.promptTokens += e.promptTokens
@@ -218,7 +265,13 @@ export const makeSubtaskReuse = (tokens: TokenCounter) => {
   const figures = () =>
     [...perRole.entries()].map(([key, e]) => {
       const [label, role] = key.split("\u0000") as [string, string]
-      return { label, role, prompts: e.prompts, compared: e.compared, reuseShare: e.compared === 0 ? Number.NaN : e.reusedTokens / e.promptTokens }
+      return {
+        label,
+        role,
+        prompts: e.prompts,
+        compared: e.compared,
+        reuseShare: e.compared === 0 ? Number.NaN : e.reusedTokens / e.promptTokens
+      }
     })
   return { add, figures }
 }

@@ -10,8 +10,8 @@ import { parseArgs } from "node:util"
 import { createOpenAI } from "@ai-sdk/openai"
 import { generateText, stepCountIs, tool } from "ai"
 import { z } from "zod"
-import { defineTool } from "../../src/tools/define-tool.ts"
 import { solve } from "../../src/solve.ts"
+import { defineTool } from "../../src/tools/define-tool.ts"
 import { STEPS } from "./stand-in.ts"
 
 const { values } = parseArgs({
@@ -28,12 +28,25 @@ const CONCURRENCIES = values.concurrency!.split(",").map(Number)
 
 /** Five tools of one string parameter each, as every client declares them. */
 const TOOL_NAMES = ["search_flights", "get_weather", "convert_currency", "find_hotel", "lookup_city"]
-const toolResult = (name: string, query: string) => JSON.stringify({ tool: name, query, result: "ok", items: [1, 2, 3] })
+const toolResult = (name: string, query: string) =>
+  JSON.stringify({ tool: name, query, result: "ok", items: [1, 2, 3] })
 const ourTools = TOOL_NAMES.map((name) =>
-  defineTool({ name, description: `The ${name.replace(/_/g, " ")} service.`, parameters: z.object({ query: z.string().describe("what to look up") }), execute: ({ query }) => toolResult(name, query) })
+  defineTool({
+    name,
+    description: `The ${name.replace(/_/g, " ")} service.`,
+    parameters: z.object({ query: z.string().describe("what to look up") }),
+    execute: ({ query }) => toolResult(name, query)
+  })
 )
 const aiTools = Object.fromEntries(
-  TOOL_NAMES.map((name) => [name, tool({ description: `The ${name.replace(/_/g, " ")} service.`, inputSchema: z.object({ query: z.string().describe("what to look up") }), execute: async ({ query }) => toolResult(name, query) })])
+  TOOL_NAMES.map((name) => [
+    name,
+    tool({
+      description: `The ${name.replace(/_/g, " ")} service.`,
+      inputSchema: z.object({ query: z.string().describe("what to look up") }),
+      execute: async ({ query }) => toolResult(name, query)
+    })
+  ])
 )
 
 /** A client: solves one task (STEPS tool calls, then an answer) against the stand-in. */
@@ -43,28 +56,56 @@ const query = (i: number) => `Plan trip ${i}: flights, weather, money and a hote
 
 const clients: Record<string, Client> = {
   "smurfs react (ollama client)": (url, i) =>
-    solve(query(i), { model: "ollama:stand-in", modelOptions: { host: url, supportsTools: true }, tools: ourTools, method: "react", id: `t${i}` }),
+    solve(query(i), {
+      model: "ollama:stand-in",
+      modelOptions: { host: url, supportsTools: true },
+      tools: ourTools,
+      method: "react",
+      id: `t${i}`
+    }),
   "smurfs react (openai client)": (url, i) =>
-    solve(query(i), { model: "openai:stand-in", modelOptions: { baseURL: `${url}/v1`, apiKey: "stand-in" }, tools: ourTools, method: "react", id: `t${i}` }),
+    solve(query(i), {
+      model: "openai:stand-in",
+      modelOptions: { baseURL: `${url}/v1`, apiKey: "stand-in" },
+      tools: ourTools,
+      method: "react",
+      id: `t${i}`
+    }),
   "Vercel AI SDK (generateText)": (() => {
     let provider: ReturnType<typeof createOpenAI> | undefined
     return (url: string, i: number) => {
       provider ??= createOpenAI({ baseURL: `${url}/v1`, apiKey: "stand-in" })
-      return generateText({ model: provider.chat("stand-in"), tools: aiTools, stopWhen: stepCountIs(STEPS + 2), prompt: query(i) })
+      return generateText({
+        model: provider.chat("stand-in"),
+        tools: aiTools,
+        stopWhen: stepCountIs(STEPS + 2),
+        prompt: query(i)
+      })
     }
   })(),
   "node:http loop": (() => {
     const agent = new Agent({ keepAlive: true })
-    const tools = TOOL_NAMES.map((name) => ({ type: "function", function: { name, description: name, parameters: { type: "object", properties: { query: { type: "string" } }, required: ["query"] } } }))
+    const tools = TOOL_NAMES.map((name) => ({
+      type: "function",
+      function: {
+        name,
+        description: name,
+        parameters: { type: "object", properties: { query: { type: "string" } }, required: ["query"] }
+      }
+    }))
     const post = (url: string, body: unknown) =>
       // biome-ignore lint/suspicious/noExplicitAny: the stand-in's JSON, read as the loop needs it
       new Promise<any>((resolve, reject) => {
-        const req = request(`${url}/api/chat`, { method: "POST", agent, headers: { "content-type": "application/json" } }, (res) => {
-          const chunks: Array<Buffer> = []
-          res.on("data", (c: Buffer) => chunks.push(c))
-          res.on("end", () => resolve(JSON.parse(Buffer.concat(chunks).toString("utf8"))))
-          res.on("error", reject)
-        })
+        const req = request(
+          `${url}/api/chat`,
+          { method: "POST", agent, headers: { "content-type": "application/json" } },
+          (res) => {
+            const chunks: Array<Buffer> = []
+            res.on("data", (c: Buffer) => chunks.push(c))
+            res.on("end", () => resolve(JSON.parse(Buffer.concat(chunks).toString("utf8"))))
+            res.on("error", reject)
+          }
+        )
         req.on("error", reject)
         req.end(JSON.stringify(body))
       })
@@ -74,7 +115,10 @@ const clients: Record<string, Client> = {
         const reply = await post(url, { model: "stand-in", stream: false, messages, tools })
         const call = reply.message.tool_calls?.[0]
         if (!call) return reply.message.content
-        messages.push(reply.message, { role: "tool", content: toolResult(call.function.name, call.function.arguments.query) })
+        messages.push(reply.message, {
+          role: "tool",
+          content: toolResult(call.function.name, call.function.arguments.query)
+        })
       }
     }
   })()
@@ -89,7 +133,8 @@ const runTasks = async (client: Client, url: string, tasks: number, concurrency:
   await Promise.all(Array.from({ length: concurrency }, worker))
 }
 
-const requestsSoFar = async (url: string): Promise<number> => ((await (await fetch(`${url}/stats`)).json()) as { requests: number }).requests
+const requestsSoFar = async (url: string): Promise<number> =>
+  ((await (await fetch(`${url}/stats`)).json()) as { requests: number }).requests
 
 interface Sample {
   readonly calls: number
@@ -116,20 +161,34 @@ const measure = async (client: Client, url: string, concurrency: number): Promis
   const mainUsed = process.threadCpuUsage(main)
   const busy = performance.eventLoopUtilization(elu)
   const calls = (await requestsSoFar(url)) - before
-  return { calls, cpuMs: (used.user + used.system) / 1000 / calls, mainMs: (mainUsed.user + mainUsed.system) / 1000 / calls, eluMs: busy.active / calls, callsPerSecond: calls / (wallMs / 1000) }
+  return {
+    calls,
+    cpuMs: (used.user + used.system) / 1000 / calls,
+    mainMs: (mainUsed.user + mainUsed.system) / 1000 / calls,
+    eluMs: busy.active / calls,
+    callsPerSecond: calls / (wallMs / 1000)
+  }
 }
 
 const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!
 const range = (xs: ReadonlyArray<number>) => `${Math.min(...xs).toFixed(2)}-${Math.max(...xs).toFixed(2)}`
 
-const child = fork(fileURLToPath(new URL("./stand-in.ts", import.meta.url)), [], { stdio: ["ignore", "pipe", "inherit", "ipc"] })
+const child = fork(fileURLToPath(new URL("./stand-in.ts", import.meta.url)), [], {
+  stdio: ["ignore", "pipe", "inherit", "ipc"]
+})
 const url = await new Promise<string>((resolve, reject) => {
   child.stdout!.once("data", (d: Buffer) => resolve((JSON.parse(d.toString("utf8")) as { url: string }).url))
   child.once("exit", (code) => reject(new Error(`the stand-in server exited with ${code}`)))
 })
 try {
-  const names = Object.keys(clients).filter((n) => values.only === undefined || n.toLowerCase().includes(values.only.toLowerCase()))
-  console.log(`node ${process.versions.node}; ${TASKS} tasks × ${STEPS + 1} model calls per client and round, ${ROUNDS} interleaved rounds; load average ${loadavg().map((l) => l.toFixed(1)).join(" ")}`)
+  const names = Object.keys(clients).filter(
+    (n) => values.only === undefined || n.toLowerCase().includes(values.only.toLowerCase())
+  )
+  console.log(
+    `node ${process.versions.node}; ${TASKS} tasks × ${STEPS + 1} model calls per client and round, ${ROUNDS} interleaved rounds; load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(" ")}`
+  )
   for (const concurrency of CONCURRENCIES) {
     const samples = new Map<string, Array<Sample>>(names.map((n) => [n, []]))
     for (let round = 0; round < ROUNDS; round++) {
@@ -139,14 +198,23 @@ try {
         samples.get(name)!.push(await measure(clients[name]!, url, concurrency))
       }
     }
-    console.log(`\nconcurrency ${concurrency} (median of ${ROUNDS} rounds, range in brackets; load average now ${loadavg()[0]!.toFixed(1)})`)
-    console.log(`${"client".padEnd(30)} ${"main-thread CPU/call".padStart(24)} ${"process CPU/call".padStart(24)} ${"loop busy/call".padStart(16)} ${"calls/s".padStart(8)} ${"calls/task".padStart(10)}`)
+    console.log(
+      `\nconcurrency ${concurrency} (median of ${ROUNDS} rounds, range in brackets; load average now ${loadavg()[0]!.toFixed(1)})`
+    )
+    console.log(
+      `${"client".padEnd(30)} ${"main-thread CPU/call".padStart(24)} ${"process CPU/call".padStart(24)} ${"loop busy/call".padStart(16)} ${"calls/s".padStart(8)} ${"calls/task".padStart(10)}`
+    )
     const mainOf = (n: string) => median(samples.get(n)!.map((s) => s.mainMs))
     for (const n of names) {
       const s = samples.get(n)!
-      const main = s.map((x) => x.mainMs), cpu = s.map((x) => x.cpuMs)
+      const main = s.map((x) => x.mainMs),
+        cpu = s.map((x) => x.cpuMs)
       console.log(
-        `${n.padEnd(30)} ${`${median(main).toFixed(3)} ms (${range(main)})`.padStart(24)} ${`${median(cpu).toFixed(3)} ms (${range(cpu)})`.padStart(24)} ${`${median(s.map((x) => x.eluMs)).toFixed(3)} ms`.padStart(16)} ${median(s.map((x) => x.callsPerSecond)).toFixed(0).padStart(8)} ${(s[0]!.calls / TASKS).toFixed(1).padStart(10)}`
+        `${n.padEnd(30)} ${`${median(main).toFixed(3)} ms (${range(main)})`.padStart(24)} ${`${median(cpu).toFixed(3)} ms (${range(cpu)})`.padStart(24)} ${`${median(s.map((x) => x.eluMs)).toFixed(3)} ms`.padStart(16)} ${median(
+          s.map((x) => x.callsPerSecond)
+        )
+          .toFixed(0)
+          .padStart(8)} ${(s[0]!.calls / TASKS).toFixed(1).padStart(10)}`
       )
     }
     const [ai, bare] = ["Vercel AI SDK (generateText)", "node:http loop"]

@@ -29,7 +29,10 @@ const ollamaReply = (body: ChatBody) => {
   return {
     model: body.model,
     created_at: new Date().toISOString(),
-    message: "text" in action ? { role: "assistant", content: action.text } : { role: "assistant", content: "", tool_calls: [{ function: { name: action.tool, arguments: action.args } }] },
+    message:
+      "text" in action
+        ? { role: "assistant", content: action.text }
+        : { role: "assistant", content: "", tool_calls: [{ function: { name: action.tool, arguments: action.args } }] },
     done: true,
     done_reason: "stop",
     prompt_eval_count: 120,
@@ -50,7 +53,17 @@ const openaiReply = (body: ChatBody) => {
         message:
           "text" in action
             ? { role: "assistant", content: action.text }
-            : { role: "assistant", content: null, tool_calls: [{ id: `call_${requests}`, type: "function", function: { name: action.tool, arguments: JSON.stringify(action.args) } }] },
+            : {
+                role: "assistant",
+                content: null,
+                tool_calls: [
+                  {
+                    id: `call_${requests}`,
+                    type: "function",
+                    function: { name: action.tool, arguments: JSON.stringify(action.args) }
+                  }
+                ]
+              },
         finish_reason: "text" in action ? "stop" : "tool_calls"
       }
     ],

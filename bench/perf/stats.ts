@@ -10,16 +10,24 @@ export const quantile = (values: ReadonlyArray<number>, q: number): number => {
   return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (at - lo)
 }
 
-export const mean = (values: ReadonlyArray<number>): number => (values.length === 0 ? Number.NaN : values.reduce((a, b) => a + b, 0) / values.length)
+export const mean = (values: ReadonlyArray<number>): number =>
+  values.length === 0 ? Number.NaN : values.reduce((a, b) => a + b, 0) / values.length
 
 export const sum = (values: ReadonlyArray<number>): number => values.reduce((a, b) => a + b, 0)
 
-export const max = (values: ReadonlyArray<number>): number => values.reduce((a, b) => Math.max(a, b), Number.NEGATIVE_INFINITY)
+export const max = (values: ReadonlyArray<number>): number =>
+  values.reduce((a, b) => Math.max(a, b), Number.NEGATIVE_INFINITY)
 
 /** Median, p95, mean and max of a sample, rounded for printing and JSON. */
 export const summary = (values: ReadonlyArray<number>, digits = 3) => {
   const round = (n: number) => (Number.isFinite(n) ? Number(n.toFixed(digits)) : null)
-  return { n: values.length, median: round(quantile(values, 0.5)), p95: round(quantile(values, 0.95)), mean: round(mean(values)), max: round(values.length ? max(values) : Number.NaN) }
+  return {
+    n: values.length,
+    median: round(quantile(values, 0.5)),
+    p95: round(quantile(values, 0.95)),
+    mean: round(mean(values)),
+    max: round(values.length ? max(values) : Number.NaN)
+  }
 }
 
 /** The makespan of running tasks with these durations in order on `slots` slots, each taking the next task when free. */

@@ -6,7 +6,10 @@ import type { RedisOptions } from "ioredis"
 import type { FailureKind } from "../../src/failure.ts"
 
 /** The --queue URL cannot be used. */
-export class QueueUrlError extends Data.TaggedError("QueueUrlError")<{ readonly url: string; readonly problem: string }> {
+export class QueueUrlError extends Data.TaggedError("QueueUrlError")<{
+  readonly url: string
+  readonly problem: string
+}> {
   get kind(): FailureKind {
     return "bad-input"
   }
@@ -16,7 +19,10 @@ export class QueueUrlError extends Data.TaggedError("QueueUrlError")<{ readonly 
 }
 
 /** Redis could not be reached or used. */
-export class QueueUnavailable extends Data.TaggedError("QueueUnavailable")<{ readonly url: string; readonly detail: string }> {
+export class QueueUnavailable extends Data.TaggedError("QueueUnavailable")<{
+  readonly url: string
+  readonly detail: string
+}> {
   get kind(): FailureKind {
     return "unavailable"
   }
@@ -25,7 +31,13 @@ export class QueueUnavailable extends Data.TaggedError("QueueUnavailable")<{ rea
   }
 }
 
-export const QUEUE_DEFAULTS = { attempts: 4, backoffMs: 5000, sweepMs: 2000, connectTimeoutMs: 5000, closeTimeoutMs: 2000 } as const
+export const QUEUE_DEFAULTS = {
+  attempts: 4,
+  backoffMs: 5000,
+  sweepMs: 2000,
+  connectTimeoutMs: 5000,
+  closeTimeoutMs: 2000
+} as const
 
 /** A worker's defaults (`smurfs worker`'s flags). */
 export const WORKER_DEFAULTS = { concurrency: 4, lockMs: 30_000, progressMs: 1000 } as const
@@ -44,7 +56,8 @@ export const connectionOf = (url: string): ConnectionOptions => {
   } catch {
     throw new QueueUrlError({ url, problem: "not a URL" })
   }
-  if (parsed.protocol !== "redis:" && parsed.protocol !== "rediss:") throw new QueueUrlError({ url, problem: `the scheme must be redis: or rediss:, not ${parsed.protocol}` })
+  if (parsed.protocol !== "redis:" && parsed.protocol !== "rediss:")
+    throw new QueueUrlError({ url, problem: `the scheme must be redis: or rediss:, not ${parsed.protocol}` })
   const db = parsed.pathname.replace(/^\//, "")
   if (db !== "" && !/^\d+$/.test(db)) throw new QueueUrlError({ url, problem: `the database "${db}" is not a number` })
   return {
@@ -76,7 +89,13 @@ export const displayQueueUrl = (url: string): string => {
  */
 export const probeRedis = async (url: string, timeoutMs: number): Promise<void> => {
   const { Redis } = await import("ioredis")
-  const client = new Redis({ ...(connectionOf(url) as RedisOptions), lazyConnect: true, connectTimeout: timeoutMs, retryStrategy: () => null, maxRetriesPerRequest: 0 })
+  const client = new Redis({
+    ...(connectionOf(url) as RedisOptions),
+    lazyConnect: true,
+    connectTimeout: timeoutMs,
+    retryStrategy: () => null,
+    maxRetriesPerRequest: 0
+  })
   // the socket's own error (ECONNREFUSED, ENOTFOUND, NOAUTH) says more than "Connection is closed"
   let cause: Error | undefined
   client.on("error", (e: Error) => void (cause ??= e))

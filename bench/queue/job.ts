@@ -37,7 +37,8 @@ export const TaskCalls = z.object({ modelCalls: z.number().int().nonnegative(), 
 export type TaskCalls = z.infer<typeof TaskCalls>
 
 /** A run's id: the same run directory resumed keeps it, a new run in the same place gets another. */
-export const runIdOf = (runDir: string, createdAt: string): string => createHash("sha256").update(`${runDir}\n${createdAt}`).digest("hex").slice(0, 16)
+export const runIdOf = (runDir: string, createdAt: string): string =>
+  createHash("sha256").update(`${runDir}\n${createdAt}`).digest("hex").slice(0, 16)
 
 /** The BullMQ job id of a task: one job per run, method and query, so adding it twice adds it once. */
 export const jobIdOf = (runId: string, method: string, query: Pick<BenchQuery, "group" | "id">): string =>
@@ -50,11 +51,15 @@ const SERVER_MARK = "[model server] "
 export const serverFailure = (tag: string, message: string): string => `${SERVER_MARK}${tag}: ${message}`
 
 /** A failed job's reason, read back: was it the model server's fault, and what did it say. */
-export const readFailure = (reason: string): { readonly server: boolean; readonly tag: string; readonly error: string } => {
+export const readFailure = (
+  reason: string
+): { readonly server: boolean; readonly tag: string; readonly error: string } => {
   if (!reason.startsWith(SERVER_MARK)) return { server: false, tag: "crashed", error: reason }
   const rest = reason.slice(SERVER_MARK.length)
   const colon = rest.indexOf(": ")
-  return colon < 0 ? { server: true, tag: "ModelServerError", error: rest } : { server: true, tag: rest.slice(0, colon), error: rest.slice(colon + 2) }
+  return colon < 0
+    ? { server: true, tag: "ModelServerError", error: rest }
+    : { server: true, tag: rest.slice(0, colon), error: rest.slice(colon + 2) }
 }
 
 /** The shared secret of a coordinator and its workers, from SMURFS_QUEUE_SECRET; undefined when unset. */
@@ -66,11 +71,16 @@ export const queueSecret = (environment: NodeJS.ProcessEnv = process.env): strin
 /** JSON with sorted keys, so that both sides sign the same text whatever order Redis gives the fields in. */
 const canonical = (value: unknown): string =>
   JSON.stringify(value, (_key, v: unknown) =>
-    v !== null && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v
+    v !== null && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(
+          Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        )
+      : v
   )
 
 /** The HMAC-SHA256 of a value (a job without its signature, or a job id with its result) under the shared secret. */
-export const signatureOf = (secret: string, value: unknown): string => createHmac("sha256", secret).update(canonical(value)).digest("hex")
+export const signatureOf = (secret: string, value: unknown): string =>
+  createHmac("sha256", secret).update(canonical(value)).digest("hex")
 
 /** Whether `signature` is the value's under the secret (compared in constant time). */
 export const signatureMatches = (secret: string, value: unknown, signature: unknown): boolean => {

@@ -1,4 +1,6 @@
 // The coordinator's queue executor and a worker, in-process, on a real redis-server: server failures, duplicates.
+
+import { Worker } from "bullmq"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { smurfs } from "../../src/agents/smurfs.ts"
@@ -8,21 +10,26 @@ import { scriptedLayer } from "../../src/llm/scripted.ts"
 import { makeToolLibrary } from "../../src/tools/library.ts"
 import { type RedisServer, redisUnavailable, startRedis } from "../../test/redis-server.ts"
 import type { BenchQuery } from "../datasets.ts"
-import type { TaskJob } from "../execute-task.ts"
-import { benchSettings, jobSettingsOf } from "../settings.ts"
-import { makeQueueExecutor, QUEUE_DEFAULTS } from "./queue-executor.ts"
-import { type Session, startWorker } from "./worker.ts"
-import { Worker } from "bullmq"
-import { fakeRecord } from "../eval/test-fixtures.ts"
-import { connectionOf, TASK_QUEUE } from "./connection.ts"
 import { judgeInputFromRecord } from "../eval/judge-input.ts"
 import { judgePrompts } from "../eval/judge-prompts.ts"
+import { fakeRecord } from "../eval/test-fixtures.ts"
+import type { TaskJob } from "../execute-task.ts"
+import { benchSettings, jobSettingsOf } from "../settings.ts"
+import { connectionOf, TASK_QUEUE } from "./connection.ts"
 import { makeQueueDecider, startJudgeWorker } from "./judge-queue.ts"
+import { makeQueueExecutor, QUEUE_DEFAULTS } from "./queue-executor.ts"
+import { type Session, startWorker } from "./worker.ts"
 
 /** The run options the coordinator's jobs carry. */
 const SETTINGS = jobSettingsOf(benchSettings({ out: "/run", model: "ollama:m" }))
 
-const query = (id: string): BenchQuery => ({ group: "G1_instruction", id, query: `question ${id}`, apiList: [], relevant: [] })
+const query = (id: string): BenchQuery => ({
+  group: "G1_instruction",
+  id,
+  query: `question ${id}`,
+  apiList: [],
+  relevant: []
+})
 
 /** A model server that refuses every connection. */
 const deadServer = Layer.succeed(LanguageModel, {
@@ -31,211 +38,338 @@ const deadServer = Layer.succeed(LanguageModel, {
 })
 
 /** A model that answers every role at once. */
-const answering = scriptedLayer({ $cycle: true, planner: [{ subtasks: ["answer"] }], "*": [{ answer: "42", thought: "t", tool: "none", status: "solved", reason: "r" }] } as never)
+const answering = scriptedLayer({
+  $cycle: true,
+  planner: [{ subtasks: ["answer"] }],
+  "*": [{ answer: "42", thought: "t", tool: "none", status: "solved", reason: "r" }]
+} as never)
 
-const sessionWith = (layer: Layer.Layer<LanguageModel>, runs: { count: number }, planner = false) => async (): Promise<Session> => ({
-  runtime: ManagedRuntime.make(layer),
-  methods: new Map([["smurfs", (task) => Effect.suspend(() => (runs.count++, smurfs({ planner, verifier: false })(task)))]]),
-  taskOf: (q) => Effect.succeed({ id: q.id, query: q.query, tools: makeToolLibrary("empty", []) }),
-  modelSpec: "ollama:m",
-  fullTrace: false
-})
+const sessionWith =
+  (layer: Layer.Layer<LanguageModel>, runs: { count: number }, planner = false) =>
+  async (): Promise<Session> => ({
+    runtime: ManagedRuntime.make(layer),
+    methods: new Map([
+      ["smurfs", (task) => Effect.suspend(() => (runs.count++, smurfs({ planner, verifier: false })(task)))]
+    ]),
+    taskOf: (q) => Effect.succeed({ id: q.id, query: q.query, tools: makeToolLibrary("empty", []) }),
+    modelSpec: "ollama:m",
+    fullTrace: false
+  })
 
 const unavailable = redisUnavailable()
 
-describe.skipIf(unavailable !== undefined)(`the queue executor with a worker${unavailable ? ` (skipped: ${unavailable})` : ""}`, () => {
-  let redis: RedisServer
-  beforeAll(async () => {
-    redis = await startRedis()
-  })
-  afterAll(async () => {
-    await redis?.stop()
-  })
+describe.skipIf(unavailable !== undefined)(
+  `the queue executor with a worker${unavailable ? ` (skipped: ${unavailable})` : ""}`,
+  () => {
+    let redis: RedisServer
+    beforeAll(async () => {
+      redis = await startRedis()
+    })
+    afterAll(async () => {
+      await redis?.stop()
+    })
 
-  const execute = (runId: string, jobs: ReadonlyArray<TaskJob>, settle: boolean) =>
-    Effect.runPromise(
-      Effect.scoped(
-        Effect.gen(function* () {
-          const executor = yield* makeQueueExecutor({ ...QUEUE_DEFAULTS, queueUrl: redis.url, runId, settings: SETTINGS, attempts: 3, backoffMs: 50, sweepMs: 200 })
-          return yield* Effect.forEach(jobs, (job) => Effect.tap(executor.execute(job), () => (settle && executor.settled ? executor.settled(job) : Effect.void)), { concurrency: "unbounded" })
-        })
-      )
-    )
-
-  it("retries a task whose model server fails with backoff, then reports it as a server failure, never as a give-up", async () => {
-    const runs = { count: 0 }
-    const lines: Array<string> = []
-    const { close } = startWorker({ queueUrl: redis.url, concurrency: 2, lockMs: 5000, sessionOf: sessionWith(deadServer, runs), log: (l) => void lines.push(l) })
-    try {
-      const [result] = await execute("dead-server", [{ method: "smurfs", query: query("1") }], true)
-      expect(result?.kind).toBe("record")
-      const record = result?.kind === "record" ? result.record : undefined
-      expect(record?.finishType).toBe("error")
-      expect(record?.errorTag).toBe("ModelUnreachable")
-      expect(runs.count).toBe(3) // every attempt ran
-      expect(lines.filter((l) => l.includes("the queue retries it"))).toHaveLength(2)
-    } finally {
-      await close()
-    }
-  })
-
-  it("takes a result that is already in the queue without running the task again", async () => {
-    const runs = { count: 0 }
-    const { close } = startWorker({ queueUrl: redis.url, concurrency: 2, lockMs: 5000, sessionOf: sessionWith(answering, runs), log: () => {} })
-    try {
-      const jobs = [{ method: "smurfs", query: query("7") }, { method: "smurfs", query: query("8") }]
-      // a coordinator that stops before writing: the results stay queued
-      const first = await execute("twice", jobs, false)
-      // the next coordinator of the same run asks again: it gets the same records, nothing runs twice
-      const second = await execute("twice", jobs, true)
-      expect(runs.count).toBe(2)
-      expect(second.map((r) => (r.kind === "record" ? r.record.finalAnswer : r.error))).toEqual(first.map((r) => (r.kind === "record" ? r.record.finalAnswer : r.error)))
-      expect(second.every((r) => r.kind === "record" && r.record.finishType === "give_answer")).toBe(true)
-      // once settled, the jobs are gone: a third ask runs them anew
-      await execute("twice", jobs, true)
-      expect(runs.count).toBe(4)
-    } finally {
-      await close()
-    }
-  })
-
-  it("sends a running task's model calls and tokens to the coordinator while it runs", async () => {
-    const runs = { count: 0 }
-    // a plan of three subtasks, every call 60 ms: the task is still running when its worker reports
-    const threeSubtasks = scriptedLayer({ $cycle: true, planner: [{ subtasks: ["a", "b", "c"] }], "*": [{ answer: "42", thought: "t", tool: "none", status: "solved", reason: "r" }] } as never)
-    const slow = Layer.effect(
-      LanguageModel,
-      Effect.map(Effect.service(LanguageModel), (model) => ({ ...model, generate: (request: Parameters<typeof model.generate>[0]) => Effect.delay(model.generate(request), "60 millis") }))
-    ).pipe(Layer.provide(threeSubtasks))
-    const { close } = startWorker({ queueUrl: redis.url, concurrency: 1, lockMs: 5000, progressMs: 40, sessionOf: sessionWith(slow, runs, true), log: () => {} })
-    const reports: Array<{ id: string; modelCalls: number; tokens: number }> = []
-    try {
-      const [result] = await Effect.runPromise(
+    const execute = (runId: string, jobs: ReadonlyArray<TaskJob>, settle: boolean) =>
+      Effect.runPromise(
         Effect.scoped(
           Effect.gen(function* () {
             const executor = yield* makeQueueExecutor({
               ...QUEUE_DEFAULTS,
               queueUrl: redis.url,
-              runId: "live-counts",
+              runId,
               settings: SETTINGS,
-              sweepMs: 200,
-              onTaskCalls: (job, calls) => void reports.push({ id: job.query.id, ...calls })
+              attempts: 3,
+              backoffMs: 50,
+              sweepMs: 200
             })
-            return yield* Effect.forEach([{ method: "smurfs", query: query("live") }], (job) => executor.execute(job))
+            return yield* Effect.forEach(
+              jobs,
+              (job) =>
+                Effect.tap(executor.execute(job), () =>
+                  settle && executor.settled ? executor.settled(job) : Effect.void
+                ),
+              { concurrency: "unbounded" }
+            )
           })
         )
       )
-      const record = result?.kind === "record" ? result.record : undefined
-      expect(record?.finishType).toBe("give_answer")
-      // reports came while the task ran: each counts fewer calls than the whole task, and they only grow
-      expect(reports.length).toBeGreaterThan(0)
-      expect(reports.every((r) => r.id === "live" && r.modelCalls > 0 && r.modelCalls <= record!.totals.modelCalls)).toBe(true)
-      expect(reports.map((r) => r.modelCalls)).toEqual([...reports.map((r) => r.modelCalls)].sort((x, y) => x - y))
-      expect(reports[0]!.modelCalls).toBeLessThan(record!.totals.modelCalls)
-    } finally {
-      await close()
-    }
-  })
 
-  it("refuses a result that is the record of another task than the job's", async () => {
-    // a worker (or a hand-altered job) answering every job with the record of task "other"
-    const forged = new Worker(TASK_QUEUE, async () => fakeRecord({ taskId: "other", query: "q", finalAnswer: "forged", calls: [] }), { connection: connectionOf(redis.url) })
-    try {
-      const [result] = await execute("forged", [{ method: "smurfs", query: query("9") }], true)
-      expect(result?.kind).toBe("crashed")
-      expect(result?.kind === "crashed" ? result.error : "").toContain("the record of another task")
-    } finally {
-      await forged.close()
-    }
-  })
-
-  it("with SMURFS_QUEUE_SECRET, takes only signed jobs and signed results of the same secret", async () => {
-    const runs = { count: 0 }
-    const lines: Array<string> = []
-    const run = (runId: string, secret: string) =>
-      Effect.runPromise(
-        Effect.scoped(
-          Effect.gen(function* () {
-            const executor = yield* makeQueueExecutor({ ...QUEUE_DEFAULTS, queueUrl: redis.url, runId, settings: SETTINGS, secret, attempts: 1, backoffMs: 50, sweepMs: 200 })
-            return yield* executor.execute({ method: "smurfs", query: query("s") })
-          })
-        )
-      )
-    const worker = startWorker({ queueUrl: redis.url, concurrency: 1, lockMs: 5000, secret: "shared", sessionOf: sessionWith(answering, runs), log: (l) => void lines.push(l) })
-    try {
-      const signed = await run("signed", "shared")
-      expect(signed.kind === "record" && signed.record.finishType).toBe("give_answer")
-      // a coordinator with another secret: the worker refuses its job before running anything
-      const other = await run("other-secret", "not-shared")
-      expect(other.kind).toBe("crashed")
-      expect(other.kind === "crashed" ? other.error : "").toContain("SMURFS_QUEUE_SECRET")
-      expect(runs.count).toBe(1)
-    } finally {
-      await worker.close()
-    }
-    // an unsigned result (a worker without the secret, or one written by hand) is refused by a coordinator that has one
-    const unsigned = startWorker({ queueUrl: redis.url, concurrency: 1, lockMs: 5000, secret: undefined, sessionOf: sessionWith(answering, runs), log: () => {} })
-    try {
-      const result = await run("unsigned", "shared")
-      expect(result.kind).toBe("crashed")
-      expect(result.kind === "crashed" ? result.error : "").toContain("without a valid signature")
-    } finally {
-      await unsigned.close()
-    }
-  })
-
-  it("refuses a job of another settings version, and one whose settings name what a worker never takes from a job", async () => {
-    const runs = { count: 0 }
-    const lines: Array<string> = []
-    const worker = startWorker({ queueUrl: redis.url, concurrency: 1, lockMs: 5000, secret: undefined, sessionOf: sessionWith(answering, runs), log: (l) => void lines.push(l) })
-    const { Queue, QueueEvents } = await import("bullmq")
-    const queue = new Queue(TASK_QUEUE, { connection: connectionOf(redis.url) })
-    const events = new QueueEvents(TASK_QUEUE, { connection: connectionOf(redis.url) })
-    try {
-      await events.waitUntilReady()
-      const failed = (id: string) => new Promise<string>((resolve) => events.on("failed", ({ jobId, failedReason }) => jobId === id && resolve(failedReason)))
-      const task = { runId: "r", method: "smurfs", query: query("v") }
-      const newer = failed("newer")
-      await queue.add("smurfs", { ...task, settingsVersion: 99, settings: SETTINGS }, { jobId: "newer" })
-      expect(await newer).toContain("version 99")
-      const local = failed("local")
-      await queue.add("smurfs", { ...task, settingsVersion: 1, settings: { ...SETTINGS, endpoints: ["http://127.0.0.1:9"], callCache: "/tmp/elsewhere" } }, { jobId: "local" })
-      expect(await local).toContain("does not take from a job")
-      expect(runs.count).toBe(0)
-    } finally {
-      await Promise.all([queue.close(), events.close()])
-      await worker.close()
-    }
-  })
-
-  it("a judge decision signed with another SMURFS_QUEUE_SECRET is refused by the worker, and comes back as a failure", async () => {
-    const sessions = { count: 0 }
-    const worker = startJudgeWorker({
-      queueUrl: redis.url,
-      concurrency: 1,
-      lockMs: 5000,
-      secret: "worker-secret",
-      sessionOf: async () => (sessions.count++, { runtime: ManagedRuntime.make(answering), prompts: judgePrompts(undefined) }),
-      log: () => {}
+    it("retries a task whose model server fails with backoff, then reports it as a server failure, never as a give-up", async () => {
+      const runs = { count: 0 }
+      const lines: Array<string> = []
+      const { close } = startWorker({
+        queueUrl: redis.url,
+        concurrency: 2,
+        lockMs: 5000,
+        sessionOf: sessionWith(deadServer, runs),
+        log: (l) => void lines.push(l)
+      })
+      try {
+        const [result] = await execute("dead-server", [{ method: "smurfs", query: query("1") }], true)
+        expect(result?.kind).toBe("record")
+        const record = result?.kind === "record" ? result.record : undefined
+        expect(record?.finishType).toBe("error")
+        expect(record?.errorTag).toBe("ModelUnreachable")
+        expect(runs.count).toBe(3) // every attempt ran
+        expect(lines.filter((l) => l.includes("the queue retries it"))).toHaveLength(2)
+      } finally {
+        await close()
+      }
     })
-    try {
-      const input = judgeInputFromRecord(fakeRecord({ taskId: "j", query: "q", finalAnswer: "a", calls: [] }))
-      const outcome = await Effect.runPromise(
-        Effect.scoped(Effect.flatMap(makeQueueDecider({ ...QUEUE_DEFAULTS, queueUrl: redis.url, secret: "eval-secret", attempts: 1, sweepMs: 200 }), (decider) =>
-          decider.pass({ kind: "pass", judge: "sim", prompts: "smurfs", seed: 1, input })))
-      )
-      expect("error" in outcome ? outcome.error : "").toContain("SMURFS_QUEUE_SECRET")
-      expect(sessions.count).toBe(0)
-    } finally {
-      await worker.close()
-    }
-  })
 
-  it("says how to start Redis when the queue cannot be reached", async () => {
-    const error = await Effect.runPromise(
-      Effect.flip(Effect.scoped(makeQueueExecutor({ ...QUEUE_DEFAULTS, queueUrl: "redis://127.0.0.1:9/0", runId: "x", settings: SETTINGS, connectTimeoutMs: 500 })))
-    )
-    expect(error._tag).toBe("QueueUnavailable")
-    expect(error.message).toContain("Start Redis")
-  })
-})
+    it("takes a result that is already in the queue without running the task again", async () => {
+      const runs = { count: 0 }
+      const { close } = startWorker({
+        queueUrl: redis.url,
+        concurrency: 2,
+        lockMs: 5000,
+        sessionOf: sessionWith(answering, runs),
+        log: () => {}
+      })
+      try {
+        const jobs = [
+          { method: "smurfs", query: query("7") },
+          { method: "smurfs", query: query("8") }
+        ]
+        // a coordinator that stops before writing: the results stay queued
+        const first = await execute("twice", jobs, false)
+        // the next coordinator of the same run asks again: it gets the same records, nothing runs twice
+        const second = await execute("twice", jobs, true)
+        expect(runs.count).toBe(2)
+        expect(second.map((r) => (r.kind === "record" ? r.record.finalAnswer : r.error))).toEqual(
+          first.map((r) => (r.kind === "record" ? r.record.finalAnswer : r.error))
+        )
+        expect(second.every((r) => r.kind === "record" && r.record.finishType === "give_answer")).toBe(true)
+        // once settled, the jobs are gone: a third ask runs them anew
+        await execute("twice", jobs, true)
+        expect(runs.count).toBe(4)
+      } finally {
+        await close()
+      }
+    })
+
+    it("sends a running task's model calls and tokens to the coordinator while it runs", async () => {
+      const runs = { count: 0 }
+      // a plan of three subtasks, every call 60 ms: the task is still running when its worker reports
+      const threeSubtasks = scriptedLayer({
+        $cycle: true,
+        planner: [{ subtasks: ["a", "b", "c"] }],
+        "*": [{ answer: "42", thought: "t", tool: "none", status: "solved", reason: "r" }]
+      } as never)
+      const slow = Layer.effect(
+        LanguageModel,
+        Effect.map(Effect.service(LanguageModel), (model) => ({
+          ...model,
+          generate: (request: Parameters<typeof model.generate>[0]) =>
+            Effect.delay(model.generate(request), "60 millis")
+        }))
+      ).pipe(Layer.provide(threeSubtasks))
+      const { close } = startWorker({
+        queueUrl: redis.url,
+        concurrency: 1,
+        lockMs: 5000,
+        progressMs: 40,
+        sessionOf: sessionWith(slow, runs, true),
+        log: () => {}
+      })
+      const reports: Array<{ id: string; modelCalls: number; tokens: number }> = []
+      try {
+        const [result] = await Effect.runPromise(
+          Effect.scoped(
+            Effect.gen(function* () {
+              const executor = yield* makeQueueExecutor({
+                ...QUEUE_DEFAULTS,
+                queueUrl: redis.url,
+                runId: "live-counts",
+                settings: SETTINGS,
+                sweepMs: 200,
+                onTaskCalls: (job, calls) => void reports.push({ id: job.query.id, ...calls })
+              })
+              return yield* Effect.forEach([{ method: "smurfs", query: query("live") }], (job) => executor.execute(job))
+            })
+          )
+        )
+        const record = result?.kind === "record" ? result.record : undefined
+        expect(record?.finishType).toBe("give_answer")
+        // reports came while the task ran: each counts fewer calls than the whole task, and they only grow
+        expect(reports.length).toBeGreaterThan(0)
+        expect(
+          reports.every((r) => r.id === "live" && r.modelCalls > 0 && r.modelCalls <= record!.totals.modelCalls)
+        ).toBe(true)
+        expect(reports.map((r) => r.modelCalls)).toEqual([...reports.map((r) => r.modelCalls)].sort((x, y) => x - y))
+        expect(reports[0]!.modelCalls).toBeLessThan(record!.totals.modelCalls)
+      } finally {
+        await close()
+      }
+    })
+
+    it("refuses a result that is the record of another task than the job's", async () => {
+      // a worker (or a hand-altered job) answering every job with the record of task "other"
+      const forged = new Worker(
+        TASK_QUEUE,
+        async () => fakeRecord({ taskId: "other", query: "q", finalAnswer: "forged", calls: [] }),
+        { connection: connectionOf(redis.url) }
+      )
+      try {
+        const [result] = await execute("forged", [{ method: "smurfs", query: query("9") }], true)
+        expect(result?.kind).toBe("crashed")
+        expect(result?.kind === "crashed" ? result.error : "").toContain("the record of another task")
+      } finally {
+        await forged.close()
+      }
+    })
+
+    it("with SMURFS_QUEUE_SECRET, takes only signed jobs and signed results of the same secret", async () => {
+      const runs = { count: 0 }
+      const lines: Array<string> = []
+      const run = (runId: string, secret: string) =>
+        Effect.runPromise(
+          Effect.scoped(
+            Effect.gen(function* () {
+              const executor = yield* makeQueueExecutor({
+                ...QUEUE_DEFAULTS,
+                queueUrl: redis.url,
+                runId,
+                settings: SETTINGS,
+                secret,
+                attempts: 1,
+                backoffMs: 50,
+                sweepMs: 200
+              })
+              return yield* executor.execute({ method: "smurfs", query: query("s") })
+            })
+          )
+        )
+      const worker = startWorker({
+        queueUrl: redis.url,
+        concurrency: 1,
+        lockMs: 5000,
+        secret: "shared",
+        sessionOf: sessionWith(answering, runs),
+        log: (l) => void lines.push(l)
+      })
+      try {
+        const signed = await run("signed", "shared")
+        expect(signed.kind === "record" && signed.record.finishType).toBe("give_answer")
+        // a coordinator with another secret: the worker refuses its job before running anything
+        const other = await run("other-secret", "not-shared")
+        expect(other.kind).toBe("crashed")
+        expect(other.kind === "crashed" ? other.error : "").toContain("SMURFS_QUEUE_SECRET")
+        expect(runs.count).toBe(1)
+      } finally {
+        await worker.close()
+      }
+      // an unsigned result (a worker without the secret, or one written by hand) is refused by a coordinator that has one
+      const unsigned = startWorker({
+        queueUrl: redis.url,
+        concurrency: 1,
+        lockMs: 5000,
+        secret: undefined,
+        sessionOf: sessionWith(answering, runs),
+        log: () => {}
+      })
+      try {
+        const result = await run("unsigned", "shared")
+        expect(result.kind).toBe("crashed")
+        expect(result.kind === "crashed" ? result.error : "").toContain("without a valid signature")
+      } finally {
+        await unsigned.close()
+      }
+    })
+
+    it("refuses a job of another settings version, and one whose settings name what a worker never takes from a job", async () => {
+      const runs = { count: 0 }
+      const lines: Array<string> = []
+      const worker = startWorker({
+        queueUrl: redis.url,
+        concurrency: 1,
+        lockMs: 5000,
+        secret: undefined,
+        sessionOf: sessionWith(answering, runs),
+        log: (l) => void lines.push(l)
+      })
+      const { Queue, QueueEvents } = await import("bullmq")
+      const queue = new Queue(TASK_QUEUE, { connection: connectionOf(redis.url) })
+      const events = new QueueEvents(TASK_QUEUE, { connection: connectionOf(redis.url) })
+      try {
+        await events.waitUntilReady()
+        const failed = (id: string) =>
+          new Promise<string>((resolve) =>
+            events.on("failed", ({ jobId, failedReason }) => jobId === id && resolve(failedReason))
+          )
+        const task = { runId: "r", method: "smurfs", query: query("v") }
+        const newer = failed("newer")
+        await queue.add("smurfs", { ...task, settingsVersion: 99, settings: SETTINGS }, { jobId: "newer" })
+        expect(await newer).toContain("version 99")
+        const local = failed("local")
+        await queue.add(
+          "smurfs",
+          {
+            ...task,
+            settingsVersion: 1,
+            settings: { ...SETTINGS, endpoints: ["http://127.0.0.1:9"], callCache: "/tmp/elsewhere" }
+          },
+          { jobId: "local" }
+        )
+        expect(await local).toContain("does not take from a job")
+        expect(runs.count).toBe(0)
+      } finally {
+        await Promise.all([queue.close(), events.close()])
+        await worker.close()
+      }
+    })
+
+    it("a judge decision signed with another SMURFS_QUEUE_SECRET is refused by the worker, and comes back as a failure", async () => {
+      const sessions = { count: 0 }
+      const worker = startJudgeWorker({
+        queueUrl: redis.url,
+        concurrency: 1,
+        lockMs: 5000,
+        secret: "worker-secret",
+        sessionOf: async () => (
+          sessions.count++, { runtime: ManagedRuntime.make(answering), prompts: judgePrompts(undefined) }
+        ),
+        log: () => {}
+      })
+      try {
+        const input = judgeInputFromRecord(fakeRecord({ taskId: "j", query: "q", finalAnswer: "a", calls: [] }))
+        const outcome = await Effect.runPromise(
+          Effect.scoped(
+            Effect.flatMap(
+              makeQueueDecider({
+                ...QUEUE_DEFAULTS,
+                queueUrl: redis.url,
+                secret: "eval-secret",
+                attempts: 1,
+                sweepMs: 200
+              }),
+              (decider) => decider.pass({ kind: "pass", judge: "sim", prompts: "smurfs", seed: 1, input })
+            )
+          )
+        )
+        expect("error" in outcome ? outcome.error : "").toContain("SMURFS_QUEUE_SECRET")
+        expect(sessions.count).toBe(0)
+      } finally {
+        await worker.close()
+      }
+    })
+
+    it("says how to start Redis when the queue cannot be reached", async () => {
+      const error = await Effect.runPromise(
+        Effect.flip(
+          Effect.scoped(
+            makeQueueExecutor({
+              ...QUEUE_DEFAULTS,
+              queueUrl: "redis://127.0.0.1:9/0",
+              runId: "x",
+              settings: SETTINGS,
+              connectTimeoutMs: 500
+            })
+          )
+        )
+      )
+      expect(error._tag).toBe("QueueUnavailable")
+      expect(error.message).toContain("Start Redis")
+    })
+  }
+)

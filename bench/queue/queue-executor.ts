@@ -5,11 +5,19 @@ import type * as Scope from "effect/Scope"
 import { Redis, type RedisOptions } from "ioredis"
 import type { TaskExecutor, TaskJob, TaskResult } from "../execute-task.ts"
 import { TaskRecord } from "../run-format.ts"
-import { connectionOf, probeRedis, QUEUE_DEFAULTS, QueueUnavailable, TASK_QUEUE } from "./connection.ts"
 import type { JobSettings } from "../settings.ts"
 import { BENCH_SETTINGS_VERSION } from "../settings.ts"
-import { jobIdOf, type QueuedTask, queueSecret, readFailure, SignedResult, signatureMatches, signatureOf, TaskCalls } from "./job.ts"
-
+import { connectionOf, probeRedis, QUEUE_DEFAULTS, QueueUnavailable, TASK_QUEUE } from "./connection.ts"
+import {
+  jobIdOf,
+  type QueuedTask,
+  queueSecret,
+  readFailure,
+  SignedResult,
+  signatureMatches,
+  signatureOf,
+  TaskCalls
+} from "./job.ts"
 
 export interface QueueExecutorSettings {
   readonly queueUrl: string
@@ -61,14 +69,22 @@ const resultOf = (value: unknown, jobId: string, job: TaskJob | undefined, secre
   const signed = SignedResult.safeParse(parsed)
   if (secret !== undefined) {
     if (!signed.success || !signatureMatches(secret, { jobId, result: signed.data.result }, signed.data.signature))
-      return { kind: "crashed", error: "a result came back without a valid signature for its job (SMURFS_QUEUE_SECRET differs, or the result was written by hand); refused" }
+      return {
+        kind: "crashed",
+        error:
+          "a result came back without a valid signature for its job (SMURFS_QUEUE_SECRET differs, or the result was written by hand); refused"
+      }
   }
   if (signed.success) parsed = signed.data.result
   const record = TaskRecord.safeParse(parsed)
-  if (!record.success) return { kind: "crashed", error: `a worker sent an invalid record: ${record.error.issues[0]?.message ?? "?"}` }
+  if (!record.success)
+    return { kind: "crashed", error: `a worker sent an invalid record: ${record.error.issues[0]?.message ?? "?"}` }
   const { method, group, taskId } = record.data
   if (job !== undefined && (method !== job.method || group !== job.query.group || taskId !== job.query.id))
-    return { kind: "crashed", error: `a worker sent the record of another task (${method} ${group}/${taskId}) for ${job.method} ${job.query.group}/${job.query.id}; refused` }
+    return {
+      kind: "crashed",
+      error: `a worker sent the record of another task (${method} ${group}/${taskId}) for ${job.method} ${job.query.group}/${job.query.id}; refused`
+    }
   return { kind: "record", record: record.data }
 }
 
@@ -102,7 +118,12 @@ export interface QueueClient<R> {
    * Queue `data` as job `id` (adding the same id again adds nothing) and wait for its result; `enqueueError` reads a
    * failure to add it. Fails with QueueUnavailable when Redis has been gone for longer than `lostAfterMs`.
    */
-  readonly run: (id: string, name: string, data: unknown, enqueueError: (message: string) => R) => Effect.Effect<R, QueueUnavailable>
+  readonly run: (
+    id: string,
+    name: string,
+    data: unknown,
+    enqueueError: (message: string) => R
+  ) => Effect.Effect<R, QueueUnavailable>
   /** The result is stored: the queue may forget the job. */
   readonly forget: (id: string) => Effect.Effect<void>
 }
@@ -112,7 +133,9 @@ export interface QueueClient<R> {
  * waits (a coordinator that was stopped) stay in Redis and are picked up when it runs again; a job is
  * removed only once its result is stored (`forget`). Closing leaves unfinished jobs queued.
  */
-export const makeQueueClient = <R>(settings: QueueClientSettings<R>): Effect.Effect<QueueClient<R>, QueueUnavailable, Scope.Scope> =>
+export const makeQueueClient = <R>(
+  settings: QueueClientSettings<R>
+): Effect.Effect<QueueClient<R>, QueueUnavailable, Scope.Scope> =>
   Effect.gen(function* () {
     const options = connectionOf(settings.queueUrl)
     const fail = (e: unknown) => new QueueUnavailable({ url: settings.queueUrl, detail: (e as Error).message })
@@ -133,7 +156,10 @@ export const makeQueueClient = <R>(settings: QueueClientSettings<R>): Effect.Eff
         },
         catch: fail
       }),
-      ({ queue, events, connection }) => Effect.promise(() => closeWithin(settings.closeTimeoutMs ?? QUEUE_DEFAULTS.closeTimeoutMs, queue, events, connection))
+      ({ queue, events, connection }) =>
+        Effect.promise(() =>
+          closeWithin(settings.closeTimeoutMs ?? QUEUE_DEFAULTS.closeTimeoutMs, queue, events, connection)
+        )
     )
 
     const waiters = new Map<string, (result: Effect.Effect<R, QueueUnavailable>) => void>()
@@ -152,19 +178,22 @@ export const makeQueueClient = <R>(settings: QueueClientSettings<R>): Effect.Eff
     const lostAfterMs = settings.lostAfterMs ?? queueLostAfterMs()
     let lost: QueueUnavailable | undefined
     let lastReady = Date.now()
-    const watchdog = setInterval(() => {
-      if (connection.status === "ready") lastReady = Date.now()
-      else if (lost === undefined && Date.now() - lastReady > lostAfterMs) {
-        lost = new QueueUnavailable({
-          url: settings.queueUrl,
-          detail: `Redis stopped answering and did not come back within ${Math.round(lostAfterMs / 1000)} s (SMURFS_QUEUE_LOST_MS); what was recorded is kept, rerun with --resume once it is back`
-        })
-        const stopped = [...waiters.values()]
-        waiters.clear()
-        queued.clear()
-        for (const waiter of stopped) waiter(Effect.fail(lost))
-      }
-    }, Math.min(1000, Math.max(50, Math.floor(lostAfterMs / 4))))
+    const watchdog = setInterval(
+      () => {
+        if (connection.status === "ready") lastReady = Date.now()
+        else if (lost === undefined && Date.now() - lastReady > lostAfterMs) {
+          lost = new QueueUnavailable({
+            url: settings.queueUrl,
+            detail: `Redis stopped answering and did not come back within ${Math.round(lostAfterMs / 1000)} s (SMURFS_QUEUE_LOST_MS); what was recorded is kept, rerun with --resume once it is back`
+          })
+          const stopped = [...waiters.values()]
+          waiters.clear()
+          queued.clear()
+          for (const waiter of stopped) waiter(Effect.fail(lost))
+        }
+      },
+      Math.min(1000, Math.max(50, Math.floor(lostAfterMs / 4)))
+    )
     yield* Effect.addFinalizer(() => Effect.sync(() => clearInterval(watchdog)))
     events.on("completed", ({ jobId, returnvalue }) => deliver(jobId, settings.resultOf(returnvalue, jobId)))
     events.on("failed", ({ jobId, failedReason }) => deliver(jobId, settings.failureOf(failedReason)))
@@ -193,7 +222,13 @@ export const makeQueueClient = <R>(settings: QueueClientSettings<R>): Effect.Eff
         for (let start = 0; ; start += 500) {
           const jobs = await queue.getJobs([state], start, start + 499, true)
           for (const job of jobs)
-            if (job?.id && waiters.has(job.id)) deliver(job.id, state === "completed" ? settings.resultOf(job.returnvalue, job.id) : settings.failureOf(job.failedReason))
+            if (job?.id && waiters.has(job.id))
+              deliver(
+                job.id,
+                state === "completed"
+                  ? settings.resultOf(job.returnvalue, job.id)
+                  : settings.failureOf(job.failedReason)
+              )
           if (jobs.length < 500) break
         }
       }
@@ -231,7 +266,12 @@ export const makeQueueClient = <R>(settings: QueueClientSettings<R>): Effect.Eff
       await add(id, name, data)
     }
 
-    const run = (id: string, name: string, data: unknown, enqueueError: (message: string) => R): Effect.Effect<R, QueueUnavailable> =>
+    const run = (
+      id: string,
+      name: string,
+      data: unknown,
+      enqueueError: (message: string) => R
+    ): Effect.Effect<R, QueueUnavailable> =>
       Effect.callback<R, QueueUnavailable>((resume) => {
         if (lost !== undefined) return resume(Effect.fail(lost))
         waiters.set(id, resume)
@@ -243,7 +283,8 @@ export const makeQueueClient = <R>(settings: QueueClientSettings<R>): Effect.Eff
         return Effect.sync(() => (waiters.delete(id), queued.delete(id)))
       })
 
-    const forget = (id: string): Effect.Effect<void> => Effect.promise(() => queue.remove(id).catch(() => 0)).pipe(Effect.asVoid)
+    const forget = (id: string): Effect.Effect<void> =>
+      Effect.promise(() => queue.remove(id).catch(() => 0)).pipe(Effect.asVoid)
 
     return { run, forget } satisfies QueueClient<R>
   })
@@ -263,7 +304,10 @@ const closeWithin = async (ms: number, queue: Queue, events: QueueEvents, connec
   if (!closed)
     for (const backend of [events.getBackend(), queue.getBackend()]) {
       // the client is ready by now (it was waited for at start); an unanswered close leaves it reconnecting
-      const client = await Promise.race([backend.client, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 100))]).catch(() => undefined)
+      const client = await Promise.race([
+        backend.client,
+        new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 100))
+      ]).catch(() => undefined)
       ;(client as { disconnect?: (reconnect?: boolean) => void } | undefined)?.disconnect?.(false)
     }
   connection.disconnect(false)
@@ -274,7 +318,9 @@ const closeWithin = async (ms: number, queue: Queue, events: QueueEvents, connec
  * again adds nothing) and waits for its record from the queue's events; a job is removed only once
  * the runner has written its record.
  */
-export const makeQueueExecutor = (settings: QueueExecutorSettings): Effect.Effect<TaskExecutor<QueueUnavailable>, QueueUnavailable, Scope.Scope> =>
+export const makeQueueExecutor = (
+  settings: QueueExecutorSettings
+): Effect.Effect<TaskExecutor<QueueUnavailable>, QueueUnavailable, Scope.Scope> =>
   Effect.gen(function* () {
     // the jobs waited for, by id: a worker's progress names only the id
     const running = new Map<string, TaskJob>()
@@ -295,12 +341,19 @@ export const makeQueueExecutor = (settings: QueueExecutorSettings): Effect.Effec
       const unsigned: QueuedTask = {
         runId: settings.runId,
         method: job.method,
-        query: { group: job.query.group, id: job.query.id, query: job.query.query, apiList: [...job.query.apiList], relevant: job.query.relevant.map(([a, b]) => [a, b] as [string, string]) },
+        query: {
+          group: job.query.group,
+          id: job.query.id,
+          query: job.query.query,
+          apiList: [...job.query.apiList],
+          relevant: job.query.relevant.map(([a, b]) => [a, b] as [string, string])
+        },
         settingsVersion: BENCH_SETTINGS_VERSION,
         settings: settings.settings,
         ...(settings.retrievalOf ? { retrieval: settings.retrievalOf(job) } : {})
       }
-      const data: QueuedTask = secret === undefined ? unsigned : { ...unsigned, signature: signatureOf(secret, unsigned) }
+      const data: QueuedTask =
+        secret === undefined ? unsigned : { ...unsigned, signature: signatureOf(secret, unsigned) }
       const id = jobIdOf(settings.runId, job.method, job.query)
       running.set(id, job)
       return client

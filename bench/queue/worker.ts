@@ -9,8 +9,8 @@ import { redactText } from "../../src/trace/redact.ts"
 import type { BenchQuery } from "../datasets.ts"
 import { executeTask } from "../execute-task.ts"
 import type { TaskRecord } from "../run-format.ts"
-import { connectionOf, TASK_QUEUE, WORKER_DEFAULTS } from "./connection.ts"
 import { BENCH_SETTINGS_VERSION, JobSettings } from "../settings.ts"
+import { connectionOf, TASK_QUEUE, WORKER_DEFAULTS } from "./connection.ts"
 import { QueuedTask, queueSecret, serverFailure, signatureMatches, signatureOf, type TaskCalls } from "./job.ts"
 
 /** What a worker needs to run the tasks of one run's settings: built once, shared by all its jobs. */
@@ -48,7 +48,9 @@ export const jobSettingsOf = (job: Job, data: QueuedTask, secret: string | undef
   if (secret !== undefined) {
     const { signature, ...unsigned } = data
     if (!signatureMatches(secret, unsigned, signature))
-      throw new UnrecoverableError(`job ${job.id} is not signed with this worker's SMURFS_QUEUE_SECRET (it differs from the coordinator's, or the job was written by hand); refused`)
+      throw new UnrecoverableError(
+        `job ${job.id} is not signed with this worker's SMURFS_QUEUE_SECRET (it differs from the coordinator's, or the job was written by hand); refused`
+      )
   }
   if (data.settingsVersion !== BENCH_SETTINGS_VERSION)
     throw new UnrecoverableError(
@@ -56,7 +58,9 @@ export const jobSettingsOf = (job: Job, data: QueuedTask, secret: string | undef
     )
   const settings = JobSettings.safeParse(data.settings)
   if (!settings.success)
-    throw new UnrecoverableError(`job ${job.id} carries settings a worker does not take from a job (its model server, endpoints and folders are its own): ${settings.error.issues.map((i) => i.message).join("; ")}`)
+    throw new UnrecoverableError(
+      `job ${job.id} carries settings a worker does not take from a job (its model server, endpoints and folders are its own): ${settings.error.issues.map((i) => i.message).join("; ")}`
+    )
   return settings.data
 }
 
@@ -67,14 +71,20 @@ export { WORKER_DEFAULTS } from "./connection.ts"
  * job's result. A model-server failure fails the job so BullMQ retries it with backoff; a method
  * that crashes fails it for good.
  */
-export const startWorker = (settings: WorkerSettings): { readonly worker: Worker; readonly close: (force?: boolean) => Promise<void> } => {
+export const startWorker = (
+  settings: WorkerSettings
+): { readonly worker: Worker; readonly close: (force?: boolean) => Promise<void> } => {
   const sessions = sessionCache<Session>()
   const secret = "secret" in settings ? settings.secret : queueSecret()
-  const sessionFor = (run: JobSettings): Promise<Session> => sessions.get(JSON.stringify(run), () => settings.sessionOf(run))
+  const sessionFor = (run: JobSettings): Promise<Session> =>
+    sessions.get(JSON.stringify(run), () => settings.sessionOf(run))
 
-  const processor = async (job: Job): Promise<TaskRecord | { readonly result: TaskRecord; readonly signature: string }> => {
+  const processor = async (
+    job: Job
+  ): Promise<TaskRecord | { readonly result: TaskRecord; readonly signature: string }> => {
     const parsed = QueuedTask.safeParse(job.data)
-    if (!parsed.success) throw new UnrecoverableError(`job ${job.id} is not a smurfs bench task: ${parsed.error.message}`)
+    if (!parsed.success)
+      throw new UnrecoverableError(`job ${job.id} is not a smurfs bench task: ${parsed.error.message}`)
     const data = parsed.data
     const run = jobSettingsOf(job, data, secret)
     const session = await sessionFor(run).catch((e: Error) => {
@@ -105,7 +115,14 @@ export const startWorker = (settings: WorkerSettings): { readonly worker: Worker
       throw new UnrecoverableError(`cannot set up the task on this worker: ${e.message}`)
     })
     const result = await session.runtime
-      .runPromise(executeTask(method, task, { method: data.method, query: data.query }, { modelSpec: session.modelSpec, fullTrace: session.fullTrace }).pipe(counted))
+      .runPromise(
+        executeTask(
+          method,
+          task,
+          { method: data.method, query: data.query },
+          { modelSpec: session.modelSpec, fullTrace: session.fullTrace }
+        ).pipe(counted)
+      )
       .finally(() => clearInterval(timer))
     const label = `${data.method} ${data.query.group}/${data.query.id}`
     if (result.kind === "crashed") {
@@ -116,13 +133,21 @@ export const startWorker = (settings: WorkerSettings): { readonly worker: Worker
     const attempts = job.opts.attempts ?? 1
     if (record.finishType === "error" && job.attemptsMade + 1 < attempts) {
       // the model server failed: the queue retries the task with backoff (here or on another worker)
-      settings.log(redactText(`${label}: the model server failed (${record.error ?? "?"}); the queue retries it (attempt ${job.attemptsMade + 1} of ${attempts})`))
+      settings.log(
+        redactText(
+          `${label}: the model server failed (${record.error ?? "?"}); the queue retries it (attempt ${job.attemptsMade + 1} of ${attempts})`
+        )
+      )
       throw new Error(serverFailure(record.errorTag ?? "ModelServerError", record.error ?? "the model server failed"))
     }
     // the last attempt's error record goes back too: the run records the task as a server failure, never a give-up
-    settings.log(`${label}: ${record.finishType === "give_answer" ? "answered" : record.finishType === "give_up" ? "gave up" : "failed by the model server"} in ${((Date.now() - started) / 1000).toFixed(1)} s`)
+    settings.log(
+      `${label}: ${record.finishType === "give_answer" ? "answered" : record.finishType === "give_up" ? "gave up" : "failed by the model server"} in ${((Date.now() - started) / 1000).toFixed(1)} s`
+    )
     // with a secret, the coordinator takes the record only for the job it sent
-    return secret === undefined ? record : { result: record, signature: signatureOf(secret, { jobId: job.id, result: record }) }
+    return secret === undefined
+      ? record
+      : { result: record, signature: signatureOf(secret, { jobId: job.id, result: record }) }
   }
 
   const worker = queueWorker(TASK_QUEUE, processor, settings)
@@ -159,7 +184,11 @@ export const closeWorker =
   }
 
 /** A BullMQ worker on one of the smurfs queues, with the lock, stall and error handling every queue shares. */
-export const queueWorker = <R>(name: string, processor: (job: Job) => Promise<R>, settings: Pick<WorkerSettings, "queueUrl" | "concurrency" | "lockMs" | "log">): Worker => {
+export const queueWorker = <R>(
+  name: string,
+  processor: (job: Job) => Promise<R>,
+  settings: Pick<WorkerSettings, "queueUrl" | "concurrency" | "lockMs" | "log">
+): Worker => {
   const worker = new Worker(name, processor, {
     connection: connectionOf(settings.queueUrl),
     concurrency: Math.max(1, settings.concurrency),

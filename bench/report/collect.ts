@@ -1,18 +1,26 @@
 // The rows of a comparison: one per source, judge, method and group, with pass and win rates and mean costs.
-import * as Data from "effect/Data"
+
 import { existsSync, readdirSync, statSync } from "node:fs"
 import { basename, join, resolve } from "node:path"
+import * as Data from "effect/Data"
+import type { FailureKind } from "../../src/failure.ts"
+import { safeName } from "../../src/trace/file-names.ts"
 import { type PassRate, passRate, type WinRate, winRate } from "../eval/aggregate.ts"
+import { storedFac } from "../eval/fac.ts"
 import { type JudgeInput, missCounts } from "../eval/judge-input.ts"
-import { type AnswerStatus, EVAL_SOURCE_FILE, EvalSource, PassLabels, passLabelsPath, WinVerdicts } from "../eval/labels.ts"
+import {
+  type AnswerStatus,
+  EVAL_SOURCE_FILE,
+  EvalSource,
+  PassLabels,
+  passLabelsPath,
+  WinVerdicts
+} from "../eval/labels.ts"
 import { loadSource, sourceKind } from "../eval/sources.ts"
 import { InvalidStoredFile, readJsonChecked, readJsonIf } from "../eval/store.ts"
-import { storedFac } from "../eval/fac.ts"
+import { hasToolEvalResults, readToolEvalResults } from "../eval/tooleval-results.ts"
 import { newerRunFormat, newerRunProblem } from "../run-dir.ts"
 import { RunConfig, runConfigPath } from "../run-format.ts"
-import { hasToolEvalResults, readToolEvalResults } from "../eval/tooleval-results.ts"
-import { safeName } from "../../src/trace/file-names.ts"
-import type { FailureKind } from "../../src/failure.ts"
 
 export interface Row {
   /** The directory the row comes from (its base name). */
@@ -54,8 +62,18 @@ export interface Row {
   readonly fac?: { readonly rate: number; readonly n: number } | undefined
 }
 
-const dirs = (dir: string) => (existsSync(dir) ? readdirSync(dir).filter((d) => statSync(join(dir, d)).isDirectory()).sort() : [])
-const files = (dir: string) => (existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith(".json")).sort() : [])
+const dirs = (dir: string) =>
+  existsSync(dir)
+    ? readdirSync(dir)
+        .filter((d) => statSync(join(dir, d)).isDirectory())
+        .sort()
+    : []
+const files = (dir: string) =>
+  existsSync(dir)
+    ? readdirSync(dir)
+        .filter((f) => f.endsWith(".json"))
+        .sort()
+    : []
 
 const mean = (values: ReadonlyArray<number | undefined>): number | undefined => {
   const present = values.filter((v): v is number => v !== undefined)
@@ -87,19 +105,29 @@ const groupBy = <A>(items: ReadonlyArray<A>, key: (a: A) => string) => {
  * SoPR of one method and group from the stored labels, over the tasks the judge labelled (an
  * unjudged task is not counted as Unsolved; the rate's `n` says how many are in); K is the most runs any task has.
  */
-export const storedPassRate = (store: string, judgeSlug: string, entries: ReadonlyArray<JudgeInput>): PassRate | undefined => {
+export const storedPassRate = (
+  store: string,
+  judgeSlug: string,
+  entries: ReadonlyArray<JudgeInput>
+): PassRate | undefined => {
   const labels = entries
     .map((e) => readJsonChecked(passLabelsPath(store, judgeSlug, e.method, e.group, e.taskId), PassLabels)?.runs)
     .filter((l): l is NonNullable<typeof l> => l !== undefined && Object.keys(l).length > 0)
   const runs = Math.max(0, ...labels.map((l) => Math.max(-1, ...Object.keys(l).map(Number)) + 1))
   if (runs === 0) return undefined
   // within a labelled task, a run without a label scores 0 as in ToolEval
-  const table: Array<Array<AnswerStatus | undefined>> = labels.map((l) => Array.from({ length: runs }, (_, r) => l[String(r)]?.label))
+  const table: Array<Array<AnswerStatus | undefined>> = labels.map((l) =>
+    Array.from({ length: runs }, (_, r) => l[String(r)]?.label)
+  )
   return passRate(table, runs)
 }
 
 /** Which judge texts made the stored labels of these tasks (labels from before this was recorded say nothing). */
-export const storedJudgeTexts = (store: string, judgeSlug: string, entries: ReadonlyArray<JudgeInput>): string | undefined => {
+export const storedJudgeTexts = (
+  store: string,
+  judgeSlug: string,
+  entries: ReadonlyArray<JudgeInput>
+): string | undefined => {
   const texts = new Set<string>()
   for (const e of entries) {
     const prompts = readJsonChecked(passLabelsPath(store, judgeSlug, e.method, e.group, e.taskId), PassLabels)?.prompts
@@ -109,7 +137,13 @@ export const storedJudgeTexts = (store: string, judgeSlug: string, entries: Read
 }
 
 /** SoWR of one method and group from stored verdicts, per reference, over the tasks both sides have (of `taskIds`, when given). */
-export const storedWinRates = (store: string, judgeSlug: string, method: string, group: string, taskIds?: ReadonlySet<string>) =>
+export const storedWinRates = (
+  store: string,
+  judgeSlug: string,
+  method: string,
+  group: string,
+  taskIds?: ReadonlySet<string>
+) =>
   dirs(join(store, "eval", judgeSlug, "win")).flatMap((reference) => {
     // the evaluator names these folders by safeName (labels.ts): a group `a/b` is `a%2Fb`
     const dir = join(store, "eval", judgeSlug, "win", reference, "rounds", safeName(method), safeName(group))
@@ -119,7 +153,12 @@ export const storedWinRates = (store: string, judgeSlug: string, method: string,
       const rounds = Object.values(v.rounds)
       // a task only one side answered was decided without the judge: it is not a comparison
       if (rounds.length === 0 || rounds.some((r) => r.stage === "missing")) return []
-      return [{ candidate: rounds.filter((r) => r.winner === "candidate").length, reference: rounds.filter((r) => r.winner === "reference").length }]
+      return [
+        {
+          candidate: rounds.filter((r) => r.winner === "candidate").length,
+          reference: rounds.filter((r) => r.winner === "reference").length
+        }
+      ]
     })
     return tasks.length === 0 ? [] : [{ ...winRate(tasks), reference }]
   })
@@ -131,7 +170,8 @@ const profileOf = (dir: string): string | undefined => {
 }
 
 /** Tasks per group the run planned (run.json), when it says. */
-const plannedCounts = (dir: string): Readonly<Record<string, number>> => readJsonIf(runConfigPath(dir), RunConfig)?.taskCounts ?? {}
+const plannedCounts = (dir: string): Readonly<Record<string, number>> =>
+  readJsonIf(runConfigPath(dir), RunConfig)?.taskCounts ?? {}
 
 /** Rows of a run directory or a converted-predictions folder, one per judge found in its eval/ (or one unjudged). */
 const sourceRows = (dir: string, store: string): Array<Row> => {
@@ -150,7 +190,17 @@ const sourceRows = (dir: string, store: string): Array<Row> => {
     const errors = undone.filter((u) => keyOf(u) === key).length
     const model = [...new Set(entries.map((e) => e.model))].join(", ")
     const total = Math.max(entries.length + errors, Object.hasOwn(planned, group) ? (planned[group] ?? 0) : 0)
-    const base = { source: basename(resolve(dir)), method, ...(profile ? { profile } : {}), model, group, n: entries.length, total, errors, ...costs(entries) }
+    const base = {
+      source: basename(resolve(dir)),
+      method,
+      ...(profile ? { profile } : {}),
+      model,
+      group,
+      n: entries.length,
+      total,
+      errors,
+      ...costs(entries)
+    }
     const ids = new Set(entries.map((e) => e.taskId))
     const judged = judges.flatMap((judge) => {
       const pass = storedPassRate(store, judge, entries)
@@ -158,7 +208,15 @@ const sourceRows = (dir: string, store: string): Array<Row> => {
       const fac = storedFac(store, judge, entries)
       if (!pass && wins.length === 0 && !fac) return []
       const judgeTexts = storedJudgeTexts(store, judge, entries)
-      return (wins.length === 0 ? [undefined] : wins).map((win) => ({ ...base, judge, judgeTexts, judged: pass?.n ?? 0, pass, win, ...(fac ? { fac } : {}) }))
+      return (wins.length === 0 ? [undefined] : wins).map((win) => ({
+        ...base,
+        judge,
+        judgeTexts,
+        judged: pass?.n ?? 0,
+        pass,
+        win,
+        ...(fac ? { fac } : {})
+      }))
     })
     rows.push(...(judged.length > 0 ? judged : [{ ...base, judge: "", judged: 0 }]))
   }
@@ -171,7 +229,9 @@ const toolEvalRows = (dir: string, converted: ReadonlyArray<JudgeInput>): Array<
   try {
     results = readToolEvalResults(dir)
   } catch (e) {
-    throw new CompareInputError({ message: `${(e as Error).message}\nFix or remove that file, then run compare again.` })
+    throw new CompareInputError({
+      message: `${(e as Error).message}\nFix or remove that file, then run compare again.`
+    })
   }
   const { pass, preference } = results
   const rows: Array<Row> = []
@@ -189,7 +249,10 @@ const toolEvalRows = (dir: string, converted: ReadonlyArray<JudgeInput>): Array<
       judged: ids.length,
       total: Math.max(ids.length, entries.length),
       errors: 0,
-      pass: passRate(ids.map((id) => p.labels.get(id)!), p.runs),
+      pass: passRate(
+        ids.map((id) => p.labels.get(id)!),
+        p.runs
+      ),
       win: win ? { ...winRate([...win.tasks.values()]), reference: win.reference } : undefined,
       ...costs(entries)
     })
@@ -216,16 +279,22 @@ export interface ResolvedInput {
 
 /** Check that `input` can be read and say where its answers and labels are; CompareInputError says what it should contain. */
 export const resolveInput = (input: string): ResolvedInput => {
-  if (!existsSync(input)) throw new CompareInputError({ message: `${input} does not exist. Pass run directories made by \`smurfs bench\` or folders with ToolEval results.` })
+  if (!existsSync(input))
+    throw new CompareInputError({
+      message: `${input} does not exist. Pass run directories made by \`smurfs bench\` or folders with ToolEval results.`
+    })
   // a label folder written by `smurfs eval --out` points back to the answers it judged
   const pointer = readJsonIf(join(input, EVAL_SOURCE_FILE), EvalSource)
   const dir = pointer?.source ?? input
   const kind = sourceKind(dir)
   const toolEval = hasToolEvalResults(dir)
   if (!kind && !toolEval)
-    throw new CompareInputError({ message: `${input} is not a run directory (tasks/, run.json), a StableToolBench folder (model_predictions_converted/) or ToolEval results (pass_rate_results/, preference_results/).` })
+    throw new CompareInputError({
+      message: `${input} is not a run directory (tasks/, run.json), a StableToolBench folder (model_predictions_converted/) or ToolEval results (pass_rate_results/, preference_results/).`
+    })
   const newer = kind === "run" ? newerRunFormat(dir) : undefined
-  if (newer !== undefined) throw new CompareInputError({ message: `${input}: ${newerRunProblem(newer)}. Upgrade smurfs to read it.` })
+  if (newer !== undefined)
+    throw new CompareInputError({ message: `${input}: ${newerRunProblem(newer)}. Upgrade smurfs to read it.` })
   return { dir, store: input, kind, toolEval }
 }
 
@@ -237,7 +306,10 @@ export const refusingInvalid = <A>(read: () => A): A => {
   try {
     return read()
   } catch (e) {
-    if (e instanceof InvalidStoredFile) throw new CompareInputError({ message: `${e.message}. Fix or remove that file (\`smurfs eval\` judges its task again), then run compare again.` })
+    if (e instanceof InvalidStoredFile)
+      throw new CompareInputError({
+        message: `${e.message}. Fix or remove that file (\`smurfs eval\` judges its task again), then run compare again.`
+      })
     throw e
   }
 }

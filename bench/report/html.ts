@@ -1,9 +1,9 @@
 // A self-contained HTML report of a comparison: the table and inline-SVG charts, no external assets.
 import type { Row } from "./collect.ts"
-import { colorOf, escapeXml as esc, groupedBars, horizontalBars, methodColor, PALETTE, type Series } from "./svg.ts"
 import { missingWork } from "./missing.ts"
-import { cells, COLUMNS, missNote } from "./table.ts"
 import { labelSummary, leadingReason, type TaskResult } from "./results.ts"
+import { colorOf, escapeXml as esc, groupedBars, horizontalBars, methodColor, PALETTE, type Series } from "./svg.ts"
+import { COLUMNS, cells, missNote } from "./table.ts"
 
 /** A task in the report's task list, with the link to its trajectory page when there is one (a run's task; relative to the report). */
 export type ReportTask = TaskResult & { readonly source: string; readonly href?: string | undefined }
@@ -47,9 +47,16 @@ svg .whisker { stroke: #1f2430; stroke-width: 1.3; fill: none; }
 
 /** A label naming a row by the parts (source, method, judge) that differ between the rows shown together. */
 const namer = (rows: ReadonlyArray<Row>) => {
-  const parts = (r: Row) => [r.source, r.method, r.judge === "ToolEval" ? "ToolEval labels" : r.judge ? `judge ${r.judge}` : ""]
+  const parts = (r: Row) => [
+    r.source,
+    r.method,
+    r.judge === "ToolEval" ? "ToolEval labels" : r.judge ? `judge ${r.judge}` : ""
+  ]
   const varies = [0, 1, 2].map((i) => new Set(rows.map((r) => parts(r)[i])).size > 1)
-  return (r: Row, always: ReadonlyArray<number> = [1]) => parts(r).filter((p, i) => p && (varies[i] || always.includes(i))).join(" · ")
+  return (r: Row, always: ReadonlyArray<number> = [1]) =>
+    parts(r)
+      .filter((p, i) => p && (varies[i] || always.includes(i)))
+      .join(" · ")
 }
 
 /** Series per (source, method, judge) over the groups, for one metric; a series takes its method's colour (the same in every report). */
@@ -68,12 +75,22 @@ const seriesOf = (
       // a method's colour comes from its name; a second series of the same method (another run or judge) takes the palette's next free colour
       const own = methodColor(mine[0]!.method)
       const taken = new Set(colors.values())
-      const color = colors.get(name) ?? colors.set(name, taken.has(own) ? (PALETTE.find((c) => !taken.has(c)) ?? colorOf(colors.size)) : own).get(name)
+      const color =
+        colors.get(name) ??
+        colors.set(name, taken.has(own) ? (PALETTE.find((c) => !taken.has(c)) ?? colorOf(colors.size)) : own).get(name)
       const at = (g: string) => mine.find((r) => r.group === g)
       return {
         name,
-        values: groups.map((g) => { const r = at(g); return r ? value(r) : undefined }),
-        errors: error ? groups.map((g) => { const r = at(g); return r ? error(r) : undefined }) : undefined,
+        values: groups.map((g) => {
+          const r = at(g)
+          return r ? value(r) : undefined
+        }),
+        errors: error
+          ? groups.map((g) => {
+              const r = at(g)
+              return r ? error(r) : undefined
+            })
+          : undefined,
         color
       }
     })
@@ -83,13 +100,19 @@ const seriesOf = (
 const legend = (items: ReadonlyArray<{ name: string; color?: string | undefined }>) =>
   `<ul class="legend">${items.map((s, i) => `<li><i style="background:${s.color ?? colorOf(i)}"></i>${esc(s.name)}</li>`).join("")}</ul>`
 
-const chart = (title: string, note: string, svg: string, items: ReadonlyArray<{ name: string; color?: string | undefined }>) =>
-  `<h2>${esc(title)}</h2><p class="note">${esc(note)}</p><section class="chart">${svg}${legend(items)}</section>`
+const chart = (
+  title: string,
+  note: string,
+  svg: string,
+  items: ReadonlyArray<{ name: string; color?: string | undefined }>
+) => `<h2>${esc(title)}</h2><p class="note">${esc(note)}</p><section class="chart">${svg}${legend(items)}</section>`
 
 /** A table cell; the win cell puts its reference on a second, smaller line. */
 const cellHtml = (text: string, column: number) => {
   const [rate, reference] = text.split(" vs ")
-  return COLUMNS[column] === "win" && reference !== undefined ? `${esc(rate!)}<span class="sub">vs ${esc(reference)}</span>` : esc(text)
+  return COLUMNS[column] === "win" && reference !== undefined
+    ? `${esc(rate!)}<span class="sub">vs ${esc(reference)}</span>`
+    : esc(text)
 }
 
 /** The whole report as one HTML document. */
@@ -104,49 +127,136 @@ const missCaption = (rows: ReadonlyArray<Row>): string => {
 /** The task list: one row per task and method, its labels and the judge's reason, linked to its trajectory page. */
 const taskTable = (tasks: ReadonlyArray<ReportTask>): string => {
   const sources = new Set(tasks.map((t) => t.source)).size > 1
-  const head = [...(sources ? ["source"] : []), "method", "group", "task", "labels", "reason", "model calls", "tool calls", "tokens", "wall s", "missed calls"]
+  const head = [
+    ...(sources ? ["source"] : []),
+    "method",
+    "group",
+    "task",
+    "labels",
+    "reason",
+    "model calls",
+    "tool calls",
+    "tokens",
+    "wall s",
+    "missed calls"
+  ]
   const num = (v: number | undefined, digits = 0) => (v === undefined ? "-" : v.toFixed(digits))
   const labels = (t: ReportTask) =>
     esc(labelSummary(t)).replace(/\b([SU])\b|\?/g, (m) => `<span class="lab-${m === "?" ? "Q" : m}">${m}</span>`)
   const body = tasks.map((t) => {
     const id = t.href ? `<a href="${esc(t.href)}">${esc(t.taskId)}</a>` : esc(t.taskId)
-    const cellsOf = [...(sources ? [esc(t.source)] : []), `<i class="dot" style="background:${methodColor(t.method)}"></i>${esc(t.method)}`, esc(t.group), id, labels(t), esc(leadingReason(t))]
-    const nums = [num(t.modelCalls), num(t.toolCalls), num(t.tokens), t.wallMs === undefined ? "-" : (t.wallMs / 1000).toFixed(1), num(t.missedToolCalls)]
+    const cellsOf = [
+      ...(sources ? [esc(t.source)] : []),
+      `<i class="dot" style="background:${methodColor(t.method)}"></i>${esc(t.method)}`,
+      esc(t.group),
+      id,
+      labels(t),
+      esc(leadingReason(t))
+    ]
+    const nums = [
+      num(t.modelCalls),
+      num(t.toolCalls),
+      num(t.tokens),
+      t.wallMs === undefined ? "-" : (t.wallMs / 1000).toFixed(1),
+      num(t.missedToolCalls)
+    ]
     return `<tr>${cellsOf.map((c, i) => `<td${i === cellsOf.length - 1 ? ' class="reason"' : ' class="keep"'}>${c}</td>`).join("")}${nums.map((n) => `<td class="num">${n}</td>`).join("")}</tr>`
   })
   return `<h2>Tasks</h2><p class="note">${esc("One row per task and method: each judge run's label (S Solved, U Unsolved, ? Unsure, - not judged) and the reason of the first run that did not say Solved. A task's id opens its trajectory page, every method side by side.")}</p><div class="table-wrap"><table class="tasks"><thead><tr>${head.map((h, i) => `<th${i >= head.length - 5 ? ' class="num"' : ""}>${esc(h)}</th>`).join("")}</tr></thead><tbody>${body.join("")}</tbody></table></div>`
 }
 
-export const renderHtml = (rows: ReadonlyArray<Row>, options: { title?: string; generatedAt?: string; tasks?: ReadonlyArray<ReportTask> | undefined } = {}): string => {
+export const renderHtml = (
+  rows: ReadonlyArray<Row>,
+  options: { title?: string; generatedAt?: string; tasks?: ReadonlyArray<ReportTask> | undefined } = {}
+): string => {
   const title = options.title ?? "smurfs: run comparison"
   const groups = [...new Set(rows.map((r) => r.group))].sort()
   const numeric = (i: number) => i >= 5
   const table = `<div class="table-wrap"><table><thead><tr>${COLUMNS.map((c, i) => `<th${numeric(i) ? ' class="num"' : ""}>${esc(c)}</th>`).join("")}</tr></thead><tbody>${rows
-    .map((r) => `<tr>${cells(r).map((c, i) => `<td${numeric(i) ? ' class="num"' : COLUMNS[i] === "group" || COLUMNS[i] === "method" ? ' class="keep"' : ""}>${cellHtml(c, i)}</td>`).join("")}</tr>`)
+    .map(
+      (r) =>
+        `<tr>${cells(r)
+          .map(
+            (c, i) =>
+              `<td${numeric(i) ? ' class="num"' : COLUMNS[i] === "group" || COLUMNS[i] === "method" ? ' class="keep"' : ""}>${cellHtml(c, i)}</td>`
+          )
+          .join("")}</tr>`
+    )
     .join("")}</tbody></table></div>`
   const sections: Array<string> = []
   const missing = missingWork(rows)
   const judged = rows.filter((r) => r.pass || r.win)
   const judgedName = namer(judged)
   const colors = new Map<string, string>()
-  const pass = seriesOf(rows.filter((r) => r.pass), groups, judgedName, colors, (r) => r.pass?.mean, (r) => r.pass?.std)
+  const pass = seriesOf(
+    rows.filter((r) => r.pass),
+    groups,
+    judgedName,
+    colors,
+    (r) => r.pass?.mean,
+    (r) => r.pass?.std
+  )
   if (pass.length > 0)
-    sections.push(chart("Pass rate (SoPR) per method and group", `Mean over judge runs; whiskers show ± population standard deviation over runs. Solved = 1, Unsure = 0.5, Unsolved = 0.${missCaption(rows.filter((r) => r.pass))}`, groupedBars({ categories: groups, series: pass, max: 100, axis: "pass rate (%)" }), pass))
+    sections.push(
+      chart(
+        "Pass rate (SoPR) per method and group",
+        `Mean over judge runs; whiskers show ± population standard deviation over runs. Solved = 1, Unsure = 0.5, Unsolved = 0.${missCaption(rows.filter((r) => r.pass))}`,
+        groupedBars({ categories: groups, series: pass, max: 100, axis: "pass rate (%)" }),
+        pass
+      )
+    )
   // one bar per reference: a method compared with two references is two series, never one hiding the other
   const winName = (r: Row) => `${judgedName(r)} vs ${r.win?.reference ?? ""}`
   // the win chart's own colours: a method keeps its colour there too
-  const win = seriesOf(rows.filter((r) => r.win), groups, winName, new Map(), (r) => r.win?.rate)
+  const win = seriesOf(
+    rows.filter((r) => r.win),
+    groups,
+    winName,
+    new Map(),
+    (r) => r.win?.rate
+  )
   if (win.length > 0)
-    sections.push(chart("Win rate (SoWR) per method and group", "Share of the tasks both sides answered where the candidate won more rounds than its reference; one bar per reference.", groupedBars({ categories: groups, series: win, max: 100, axis: "win rate (%)" }), win))
+    sections.push(
+      chart(
+        "Win rate (SoWR) per method and group",
+        "Share of the tasks both sides answered where the candidate won more rounds than its reference; one bar per reference.",
+        groupedBars({ categories: groups, series: win, max: 100, axis: "win rate (%)" }),
+        win
+      )
+    )
   const measured = rows.filter((r) => r.promptTokens !== undefined || r.modelCalls !== undefined)
   const costName = namer(measured)
   const label = (r: Row) => `${costName(r)} · ${r.group}`
   const unique = measured.filter((r, i) => measured.findIndex((x) => label(x) === label(r)) === i)
   if (unique.length > 0) {
     const tokens = ["prompt tokens", "completion tokens"]
-    sections.push(chart("Tokens per task", "Mean prompt and completion tokens per task.", horizontalBars({ rows: unique.map((r) => ({ label: label(r), values: [r.promptTokens, r.completionTokens] })), names: tokens, stacked: true, axis: "tokens / task" }), tokens.map((name) => ({ name }))))
+    sections.push(
+      chart(
+        "Tokens per task",
+        "Mean prompt and completion tokens per task.",
+        horizontalBars({
+          rows: unique.map((r) => ({ label: label(r), values: [r.promptTokens, r.completionTokens] })),
+          names: tokens,
+          stacked: true,
+          axis: "tokens / task"
+        }),
+        tokens.map((name) => ({ name }))
+      )
+    )
     const calls = ["model calls", "tool calls"]
-    sections.push(chart("Model calls and tool calls per task", "Mean calls per task.", horizontalBars({ rows: unique.map((r) => ({ label: label(r), values: [r.modelCalls, r.toolCalls] })), names: calls, stacked: false, axis: "calls / task" }), calls.map((name) => ({ name }))))
+    sections.push(
+      chart(
+        "Model calls and tool calls per task",
+        "Mean calls per task.",
+        horizontalBars({
+          rows: unique.map((r) => ({ label: label(r), values: [r.modelCalls, r.toolCalls] })),
+          names: calls,
+          stacked: false,
+          axis: "calls / task"
+        }),
+        calls.map((name) => ({ name }))
+      )
+    )
   }
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${esc(title)}</title><style>${STYLE}</style></head>

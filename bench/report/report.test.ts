@@ -1,29 +1,58 @@
 import { readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { beforeAll, describe, expect, it } from "vitest"
+import { DATA_EXAMPLE, lacks, skipNote } from "../../test/data.ts"
 import { passLabelsPath, winVerdictsPath } from "../eval/labels.ts"
 import { fakeRecord, writeFakeRun, writeJson } from "../eval/test-fixtures.ts"
 import { runConfigPath, taskRecordPath } from "../run-format.ts"
 import { collectRows } from "./collect.ts"
 import { renderHtml } from "./html.ts"
 import { missingWork } from "./missing.ts"
-import { renderTable } from "./table.ts"
 import { methodColor, PALETTE } from "./svg.ts"
-import { DATA_EXAMPLE, lacks, skipNote } from "../../test/data.ts"
-
+import { renderTable } from "./table.ts"
 
 const EXAMPLE = DATA_EXAMPLE.path
 
 /** A run of two methods with known costs, and pass labels of one judge. */
 const syntheticRun = async () => {
   const run = await writeFakeRun([
-    { taskId: "1", method: "smurfs", modelCalls: 6, promptTokens: 1200, completionTokens: 150, wallMs: 3000, calls: [{ tool: "a", ok: true, content: "x" }] },
-    { taskId: "2", method: "smurfs", modelCalls: 10, promptTokens: 2000, completionTokens: 250, wallMs: 5000, calls: [] },
-    { taskId: "1", method: "react", modelCalls: 3, promptTokens: 4000, completionTokens: 90, wallMs: 1000, calls: [{ tool: "a", ok: true, content: "x" }, { tool: "b", ok: false, content: "" }] }
+    {
+      taskId: "1",
+      method: "smurfs",
+      modelCalls: 6,
+      promptTokens: 1200,
+      completionTokens: 150,
+      wallMs: 3000,
+      calls: [{ tool: "a", ok: true, content: "x" }]
+    },
+    {
+      taskId: "2",
+      method: "smurfs",
+      modelCalls: 10,
+      promptTokens: 2000,
+      completionTokens: 250,
+      wallMs: 5000,
+      calls: []
+    },
+    {
+      taskId: "1",
+      method: "react",
+      modelCalls: 3,
+      promptTokens: 4000,
+      completionTokens: 90,
+      wallMs: 1000,
+      calls: [
+        { tool: "a", ok: true, content: "x" },
+        { tool: "b", ok: false, content: "" }
+      ]
+    }
   ])
   const label = (method: string, taskId: string, labels: Array<"Solved" | "Unsolved" | "Unsure">) =>
     writeJson(passLabelsPath(run, "ollama:judge", method, "G1_instruction", taskId), {
-      taskId, method, group: "G1_instruction", judge: "ollama:judge",
+      taskId,
+      method,
+      group: "G1_instruction",
+      judge: "ollama:judge",
       runs: Object.fromEntries(labels.map((l, r) => [String(r), { label: l, reason: "", stage: "answer" }]))
     })
   // smurfs: run 0 (1 + 0.5)/2 = 0.75, run 1 (1 + 1)/2 = 1 -> mean 87.5, std 12.5
@@ -38,24 +67,42 @@ describe("compare rows and table", () => {
   it("renders one row per method and group with pass ± std and mean costs", async () => {
     const rows = collectRows([await syntheticRun()])
     const smurfs = rows.find((r) => r.method === "smurfs")!
-    expect(smurfs).toMatchObject({ judge: "ollama-judge", n: 2, judged: 2, total: 2, errors: 0, modelCalls: 8, promptTokens: 1600, completionTokens: 200, toolCalls: 0.5, wallMs: 4000 })
+    expect(smurfs).toMatchObject({
+      judge: "ollama-judge",
+      n: 2,
+      judged: 2,
+      total: 2,
+      errors: 0,
+      modelCalls: 8,
+      promptTokens: 1600,
+      completionTokens: 200,
+      toolCalls: 0.5,
+      wallMs: 4000
+    })
     expect(smurfs.pass!.mean).toBeCloseTo(87.5, 10)
     expect(smurfs.pass!.std).toBeCloseTo(12.5, 10)
     const table = renderTable(rows)
     const lines = table.split("\n")
-    expect(lines[0]).toMatch(/^source\s+method\s+model\s+group\s+judge\s+judged\/N\s+pass ± std\s+win\s+model calls\s+prompt tok\s+compl tok\s+tool calls\s+wall s$/)
-    expect(lines.find((l) => / smurfs /.test(l))).toMatch(/G1_instruction\s+ollama-judge\s+2\/2\s+87\.5 ± 12\.5\s+-\s+8\.0\s+1600\s+200\s+0\.5\s+4\.0$/)
+    expect(lines[0]).toMatch(
+      /^source\s+method\s+model\s+group\s+judge\s+judged\/N\s+pass ± std\s+win\s+model calls\s+prompt tok\s+compl tok\s+tool calls\s+wall s$/
+    )
+    expect(lines.find((l) => / smurfs /.test(l))).toMatch(
+      /G1_instruction\s+ollama-judge\s+2\/2\s+87\.5 ± 12\.5\s+-\s+8\.0\s+1600\s+200\s+0\.5\s+4\.0$/
+    )
     expect(lines.find((l) => / react /.test(l))).toMatch(/1\/1\s+50\.0 ± 50\.0\s+-\s+3\.0\s+4000\s+90\s+2\.0\s+1\.0$/)
   })
 
-  it.skipIf(lacks(DATA_EXAMPLE))(`shows ToolEval's published labels of a StableToolBench folder beside the costs of its predictions${skipNote(DATA_EXAMPLE)}`, () => {
-    const rows = collectRows([EXAMPLE])
-    expect(rows.map((r) => [r.method, r.judge, r.n, Number(r.pass!.mean.toFixed(2)), r.win?.rate])).toEqual([
-      ["virtual_chatgpt_cot", "ToolEval", 3, 66.67, undefined],
-      ["virtual_chatgpt_dfs", "ToolEval", 3, 100, 100]
-    ])
-    expect(rows[0]!.toolCalls).toBeGreaterThan(0)
-  })
+  it.skipIf(lacks(DATA_EXAMPLE))(
+    `shows ToolEval's published labels of a StableToolBench folder beside the costs of its predictions${skipNote(DATA_EXAMPLE)}`,
+    () => {
+      const rows = collectRows([EXAMPLE])
+      expect(rows.map((r) => [r.method, r.judge, r.n, Number(r.pass!.mean.toFixed(2)), r.win?.rate])).toEqual([
+        ["virtual_chatgpt_cot", "ToolEval", 3, 66.67, undefined],
+        ["virtual_chatgpt_dfs", "ToolEval", 3, 100, 100]
+      ])
+      expect(rows[0]!.toolCalls).toBeGreaterThan(0)
+    }
+  )
 
   it("says what a directory should contain when it is not a run", () => {
     expect(() => collectRows([fileURLToPath(new URL(".", import.meta.url))])).toThrow(/not a run directory/)
@@ -65,7 +112,10 @@ describe("compare rows and table", () => {
 describe("HTML report", () => {
   let html = ""
   beforeAll(async () => {
-    html = renderHtml([...collectRows([await syntheticRun()]), ...(lacks(DATA_EXAMPLE) ? [] : collectRows([EXAMPLE]))], { generatedAt: "2026-01-01" })
+    html = renderHtml(
+      [...collectRows([await syntheticRun()]), ...(lacks(DATA_EXAMPLE) ? [] : collectRows([EXAMPLE]))],
+      { generatedAt: "2026-01-01" }
+    )
   })
 
   it("is self-contained: no external scripts, styles, images or fonts", () => {
@@ -74,15 +124,23 @@ describe("HTML report", () => {
     expect(html).not.toMatch(/url\(/)
   })
 
-  it.skipIf(lacks(DATA_EXAMPLE))(`includes the table and the pass, win, token and call charts as inline SVG${skipNote(DATA_EXAMPLE)}`, () => {
-    expect(html).toContain("<table>")
-    for (const title of ["Pass rate (SoPR) per method and group", "Win rate (SoWR) per method and group", "Tokens per task", "Model calls and tool calls per task"])
-      expect(html).toContain(title)
-    expect((html.match(/<svg /g) ?? []).length).toBe(4)
-    // the smurfs pass bar carries its value and its ± std whisker
-    expect(html).toMatch(/smurfs · judge ollama-judge · G1_instruction: 87\.5/)
-    expect(html).toContain('class="whisker"')
-  })
+  it.skipIf(lacks(DATA_EXAMPLE))(
+    `includes the table and the pass, win, token and call charts as inline SVG${skipNote(DATA_EXAMPLE)}`,
+    () => {
+      expect(html).toContain("<table>")
+      for (const title of [
+        "Pass rate (SoPR) per method and group",
+        "Win rate (SoWR) per method and group",
+        "Tokens per task",
+        "Model calls and tool calls per task"
+      ])
+        expect(html).toContain(title)
+      expect((html.match(/<svg /g) ?? []).length).toBe(4)
+      // the smurfs pass bar carries its value and its ± std whisker
+      expect(html).toMatch(/smurfs · judge ollama-judge · G1_instruction: 87\.5/)
+      expect(html).toContain('class="whisker"')
+    }
+  )
 
   it("escapes text from the runs", async () => {
     const rows = collectRows([await writeFakeRun([{ taskId: "1", method: "m<script>", promptTokens: 1 }])])
@@ -94,12 +152,21 @@ describe("compare never hides missing work", () => {
   /** 3 answered tasks, 1 the model server failed, 5 planned; the judge labelled 2 of the answered. */
   const partialRun = async () => {
     const run = await writeFakeRun([{ taskId: "1" }, { taskId: "2" }, { taskId: "3" }])
-    await writeJson(taskRecordPath(run, "smurfs", "G1_instruction", "4"), { ...fakeRecord({ taskId: "4", finalAnswer: "" }), finishType: "error", error: "timed out", errorTag: "Timeout" })
+    await writeJson(taskRecordPath(run, "smurfs", "G1_instruction", "4"), {
+      ...fakeRecord({ taskId: "4", finalAnswer: "" }),
+      finishType: "error",
+      error: "timed out",
+      errorTag: "Timeout"
+    })
     const config = JSON.parse(readFileSync(runConfigPath(run), "utf8"))
     await writeJson(runConfigPath(run), { ...config, taskCounts: { G1_instruction: 5 } })
     for (const taskId of ["1", "2"])
       await writeJson(passLabelsPath(run, "ollama:judge", "smurfs", "G1_instruction", taskId), {
-        taskId, method: "smurfs", group: "G1_instruction", judge: "ollama:judge", runs: { "0": { label: "Solved", reason: "", stage: "answer" } }
+        taskId,
+        method: "smurfs",
+        group: "G1_instruction",
+        judge: "ollama:judge",
+        runs: { "0": { label: "Solved", reason: "", stage: "answer" } }
       })
     return run
   }
@@ -112,7 +179,9 @@ describe("compare never hides missing work", () => {
     expect(rows[0]!.pass!.mean).toBe(100)
     expect(renderTable(rows)).toMatch(/ollama-judge\s+2\/5\s+100\.0 ± 0\.0/)
     expect(missingWork(rows)).toEqual([
-      expect.stringMatching(/smurfs G1_instruction \(judge ollama-judge\): 1 of 3 answered tasks not judged yet .*; 1 failed because of the model server .*--resume.*; 1 not run yet/)
+      expect.stringMatching(
+        /smurfs G1_instruction \(judge ollama-judge\): 1 of 3 answered tasks not judged yet .*; 1 failed because of the model server .*--resume.*; 1 not run yet/
+      )
     ])
     expect(renderHtml(rows)).toContain("Missing work")
   })
@@ -121,7 +190,11 @@ describe("compare never hides missing work", () => {
     const run = await writeFakeRun([{ taskId: "1" }, { taskId: "2" }, { taskId: "3" }])
     const verdict = (reference: string, taskId: string, winner: "candidate" | "reference", stage = "judge") =>
       writeJson(winVerdictsPath(run, "ollama:judge", reference, "smurfs", "G1_instruction", taskId), {
-        taskId, method: "smurfs", group: "G1_instruction", judge: "ollama:judge", reference: { source: reference, method: "react" },
+        taskId,
+        method: "smurfs",
+        group: "G1_instruction",
+        judge: "ollama:judge",
+        reference: { source: reference, method: "react" },
         rounds: { "0": { winner, order: ["candidate", "reference"], stage, reason: "" } }
       })
     await verdict("ref-a", "1", "candidate")
@@ -154,7 +227,13 @@ describe("method colours", () => {
     expect([PALETTE[0], PALETTE[1], PALETTE[2]]).not.toContain(methodColor("virtual_chatgpt_cot"))
     // a run of react alone draws react in react's colour (the first series used to take the first colour)
     const run = await writeFakeRun([{ taskId: "1", method: "react" }])
-    await writeJson(passLabelsPath(run, "j", "react", "G1_instruction", "1"), { taskId: "1", method: "react", group: "G1_instruction", judge: "j", runs: { "0": { label: "Solved", reason: "", stage: "answer" } } })
+    await writeJson(passLabelsPath(run, "j", "react", "G1_instruction", "1"), {
+      taskId: "1",
+      method: "react",
+      group: "G1_instruction",
+      judge: "j",
+      runs: { "0": { label: "Solved", reason: "", stage: "answer" } }
+    })
     expect(renderHtml(collectRows([run]))).toContain(`<li><i style="background:${PALETTE[1]}"></i>react</li>`)
   })
 })

@@ -51,10 +51,17 @@ export interface ResultsFilter {
   readonly judge?: string | undefined
 }
 
-const sum = (a: number | undefined, b: number | undefined) => (a === undefined && b === undefined ? undefined : (a ?? 0) + (b ?? 0))
+const sum = (a: number | undefined, b: number | undefined) =>
+  a === undefined && b === undefined ? undefined : (a ?? 0) + (b ?? 0)
 
 /** The labels of one task, every judge of the store, runs in order. */
-const labelsOf = (store: string, judges: ReadonlyArray<string>, method: string, group: string, taskId: string): Array<TaskLabel> =>
+const labelsOf = (
+  store: string,
+  judges: ReadonlyArray<string>,
+  method: string,
+  group: string,
+  taskId: string
+): Array<TaskLabel> =>
   judges.flatMap((judge) => {
     const runs = readJsonChecked(passLabelsPath(store, judge, method, group, taskId), PassLabels)?.runs ?? {}
     return Object.entries(runs)
@@ -63,7 +70,8 @@ const labelsOf = (store: string, judges: ReadonlyArray<string>, method: string, 
   })
 
 /** Every judge's labels of one task of a run (or of a label folder written by `smurfs eval --out`). */
-export const taskLabels = (store: string, method: string, group: string, taskId: string): Array<TaskLabel> => labelsOf(store, judgesOf(store), method, group, taskId)
+export const taskLabels = (store: string, method: string, group: string, taskId: string): Array<TaskLabel> =>
+  labelsOf(store, judgesOf(store), method, group, taskId)
 
 const resultOf = (store: string, judges: ReadonlyArray<string>, e: JudgeInput): TaskResult => ({
   method: e.method,
@@ -82,7 +90,13 @@ const resultOf = (store: string, judges: ReadonlyArray<string>, e: JudgeInput): 
 
 /** Whether a task passes the label filter. */
 export const hasLabel = (t: TaskResult, wanted: ReadonlyArray<LabelFilter>): boolean =>
-  wanted.some((w) => (w === "error" ? t.status === "error" : w === "unjudged" ? t.status === "answered" && t.labels.length === 0 : t.labels.some((l) => l.label.toLowerCase() === w)))
+  wanted.some((w) =>
+    w === "error"
+      ? t.status === "error"
+      : w === "unjudged"
+        ? t.status === "answered" && t.labels.length === 0
+        : t.labels.some((l) => l.label.toLowerCase() === w)
+  )
 
 /**
  * Every task of a run directory (or a converted-predictions folder, or a label folder written by
@@ -90,17 +104,25 @@ export const hasLabel = (t: TaskResult, wanted: ReadonlyArray<LabelFilter>): boo
  */
 export const collectResults = (input: string, filter: ResultsFilter = {}): Array<TaskResult> => {
   const { dir, store, kind } = resolveInput(input)
-  if (!kind) throw new CompareInputError({ message: `${input} holds ToolEval's published rates only, no tasks. Pass a run directory made by \`smurfs bench\`.` })
+  if (!kind)
+    throw new CompareInputError({
+      message: `${input} holds ToolEval's published rates only, no tasks. Pass a run directory made by \`smurfs bench\`.`
+    })
   const source = loadSource(dir)
-  const judges = judgesOf(store).filter((j) => filter.judge === undefined || j === filter.judge || j === slug(filter.judge))
+  const judges = judgesOf(store).filter(
+    (j) => filter.judge === undefined || j === filter.judge || j === slug(filter.judge)
+  )
   const wantedMethod = (m: string) => !filter.methods || filter.methods.length === 0 || filter.methods.includes(m)
   const wantedGroup = (g: string) => !filter.groups || filter.groups.length === 0 || filter.groups.includes(g)
   const answered = source.entries.filter((e) => wantedMethod(e.method) && wantedGroup(e.group))
   const results = refusingInvalid(() => answered.map((e) => resultOf(store, judges, e)))
   for (const u of source.undone ?? [])
-    if (wantedMethod(u.method) && wantedGroup(u.group)) results.push({ ...u, status: "error", finished: false, query: "", labels: [] })
+    if (wantedMethod(u.method) && wantedGroup(u.group))
+      results.push({ ...u, status: "error", finished: false, query: "", labels: [] })
   const order = (a: TaskResult, b: TaskResult) =>
-    a.method.localeCompare(b.method) || a.group.localeCompare(b.group) || a.taskId.localeCompare(b.taskId, undefined, { numeric: true })
+    a.method.localeCompare(b.method) ||
+    a.group.localeCompare(b.group) ||
+    a.taskId.localeCompare(b.taskId, undefined, { numeric: true })
   const sorted = results.sort(order)
   return filter.labels && filter.labels.length > 0 ? sorted.filter((t) => hasLabel(t, filter.labels!)) : sorted
 }
@@ -111,8 +133,17 @@ export const labelSummary = (t: TaskResult): string => {
   if (t.labels.length === 0) return "-"
   const judges = [...new Set(t.labels.map((l) => l.judge))]
   const short = (l: TaskLabel) => (l.label === "Solved" ? "S" : l.label === "Unsolved" ? "U" : "?")
-  return judges.map((j) => `${judges.length > 1 ? `${j}: ` : ""}${t.labels.filter((l) => l.judge === j).map(short).join(" ")}`).join("; ")
+  return judges
+    .map(
+      (j) =>
+        `${judges.length > 1 ? `${j}: ` : ""}${t.labels
+          .filter((l) => l.judge === j)
+          .map(short)
+          .join(" ")}`
+    )
+    .join("; ")
 }
 
 /** The reason worth reading first: the first run that did not say Solved, else the first run. */
-export const leadingReason = (t: TaskResult): string => (t.labels.find((l) => l.label !== "Solved") ?? t.labels[0])?.reason ?? ""
+export const leadingReason = (t: TaskResult): string =>
+  (t.labels.find((l) => l.label !== "Solved") ?? t.labels[0])?.reason ?? ""

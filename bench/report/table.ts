@@ -1,7 +1,21 @@
 // The comparison as a plain-text table for the terminal.
 import type { Row } from "./collect.ts"
 
-export const COLUMNS = ["source", "method", "model", "group", "judge", "judged/N", "pass ± std", "win", "model calls", "prompt tok", "compl tok", "tool calls", "wall s"] as const
+export const COLUMNS = [
+  "source",
+  "method",
+  "model",
+  "group",
+  "judge",
+  "judged/N",
+  "pass ± std",
+  "win",
+  "model calls",
+  "prompt tok",
+  "compl tok",
+  "tool calls",
+  "wall s"
+] as const
 
 const num = (v: number | undefined, digits = 1) => (v === undefined ? "-" : v.toFixed(digits))
 
@@ -19,7 +33,8 @@ export const cells = (row: Row): Array<string> => [
   // every task of the row counts in N, so that missing work (unjudged, failed, not run) shows
   `${row.judged}/${row.total}`,
   // a pass rate where unrecorded calls failed is never shown without their share
-  (row.pass ? `${row.pass.mean.toFixed(1)} ± ${row.pass.std.toFixed(1)}${missNote(row)}` : "-") + (row.fac ? ` · FAC ${row.fac.rate.toFixed(1)} (N=${row.fac.n})` : ""),
+  (row.pass ? `${row.pass.mean.toFixed(1)} ± ${row.pass.std.toFixed(1)}${missNote(row)}` : "-") +
+    (row.fac ? ` · FAC ${row.fac.rate.toFixed(1)} (N=${row.fac.n})` : ""),
   row.win ? `${row.win.rate.toFixed(1)} vs ${row.win.reference} (N=${row.win.n})` : "-",
   num(row.modelCalls),
   num(row.promptTokens, 0),
@@ -35,6 +50,9 @@ export const renderTable = (rows: ReadonlyArray<Row>): string => {
   const widths = COLUMNS.map((_, i) => Math.max(...all.map((r) => r[i]!.length)))
   const numeric = (i: number) => i >= 5
   const line = (r: ReadonlyArray<string>) =>
-    r.map((c, i) => (numeric(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join("  ").trimEnd()
+    r
+      .map((c, i) => (numeric(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+      .join("  ")
+      .trimEnd()
   return [line(all[0]!), widths.map((w) => "-".repeat(w)).join("  "), ...body.map(line)].join("\n")
 }

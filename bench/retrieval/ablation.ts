@@ -1,12 +1,12 @@
 // What moves lexical recall: the full retriever against variants that each drop one of its choices.
-import MiniSearch from "minisearch"
+
 import * as Effect from "effect/Effect"
-import type { Tool } from "../../src/tools/tool.ts"
+import MiniSearch from "minisearch"
 import { toolDocument } from "../../src/tools/retrieval/document.ts"
 import { LEXICAL_DEFAULTS, type Ranked } from "../../src/tools/retrieval/lexical.ts"
 import type { Retriever } from "../../src/tools/retrieval/retriever.ts"
 import { processTerm, tokenize } from "../../src/tools/retrieval/tokens.ts"
-import type { ToolLibrary } from "../../src/tools/tool.ts"
+import type { Tool, ToolLibrary } from "../../src/tools/tool.ts"
 
 type Doc = Record<string, string> & { id: string }
 
@@ -23,13 +23,51 @@ const ours = (tool: Tool): Doc => ({ ...toolDocument(tool) })
 const FIELDS = ["name", "tool", "category", "description", "params"]
 
 export const VARIANTS: ReadonlyArray<Variant> = [
-  { label: "plain BM25: function name + description, no stop words", fields: ["name", "description"], docs: (t) => ({ id: t.name, name: t.name, description: t.description }) },
-  { label: "plain BM25 + stop words and plurals", fields: ["name", "description"], docs: (t) => ({ id: t.name, name: t.name, description: t.description }), tokenize, processTerm },
-  { label: "ours without stop words and plural folding", fields: FIELDS, docs: ours, tokenize, processTerm: (t) => t.toLowerCase(), boost: LEXICAL_DEFAULTS.boost },
+  {
+    label: "plain BM25: function name + description, no stop words",
+    fields: ["name", "description"],
+    docs: (t) => ({ id: t.name, name: t.name, description: t.description })
+  },
+  {
+    label: "plain BM25 + stop words and plurals",
+    fields: ["name", "description"],
+    docs: (t) => ({ id: t.name, name: t.name, description: t.description }),
+    tokenize,
+    processTerm
+  },
+  {
+    label: "ours without stop words and plural folding",
+    fields: FIELDS,
+    docs: ours,
+    tokenize,
+    processTerm: (t) => t.toLowerCase(),
+    boost: LEXICAL_DEFAULTS.boost
+  },
   { label: "ours without field weights", fields: FIELDS, docs: ours, tokenize, processTerm },
-  { label: "ours without the tool-name field", fields: FIELDS.filter((f) => f !== "tool"), docs: ours, tokenize, processTerm, boost: LEXICAL_DEFAULTS.boost },
-  { label: "ours without parameter docs and category", fields: ["name", "tool", "description"], docs: ours, tokenize, processTerm, boost: LEXICAL_DEFAULTS.boost },
-  { label: "ours (the default lexical retriever)", fields: FIELDS, docs: ours, tokenize, processTerm, boost: LEXICAL_DEFAULTS.boost }
+  {
+    label: "ours without the tool-name field",
+    fields: FIELDS.filter((f) => f !== "tool"),
+    docs: ours,
+    tokenize,
+    processTerm,
+    boost: LEXICAL_DEFAULTS.boost
+  },
+  {
+    label: "ours without parameter docs and category",
+    fields: ["name", "tool", "description"],
+    docs: ours,
+    tokenize,
+    processTerm,
+    boost: LEXICAL_DEFAULTS.boost
+  },
+  {
+    label: "ours (the default lexical retriever)",
+    fields: FIELDS,
+    docs: ours,
+    tokenize,
+    processTerm,
+    boost: LEXICAL_DEFAULTS.boost
+  }
 ]
 
 /** A variant as a Retriever, so the same evaluation scores it. */
@@ -42,6 +80,10 @@ export const variantRetriever = (library: ToolLibrary, variant: Variant): Retrie
     searchOptions: { boost: variant.boost ?? {}, bm25: LEXICAL_DEFAULTS.bm25 }
   })
   index.addAll(library.tools.map(variant.docs))
-  const lexical = (query: string, k: number): Array<Ranked> => index.search(query).slice(0, k).map((h) => ({ name: String(h.id), score: h.score }))
+  const lexical = (query: string, k: number): Array<Ranked> =>
+    index
+      .search(query)
+      .slice(0, k)
+      .map((h) => ({ name: String(h.id), score: h.score }))
   return { library, mode: "lexical", lexical, search: (query, k) => Effect.succeed(lexical(query, k)) }
 }

@@ -31,7 +31,12 @@ const scoresOf = (rows: ReadonlyArray<{ recall: Record<number, number>; ndcg: Re
 })
 
 /** Rank the corpus for every query (queries without relevant APIs in the corpus are skipped). */
-export const evaluateRetriever = (retriever: Retriever, corpus: Corpus, queries: ReadonlyArray<BenchQuery>, concurrency = 1) =>
+export const evaluateRetriever = (
+  retriever: Retriever,
+  corpus: Corpus,
+  queries: ReadonlyArray<BenchQuery>,
+  concurrency = 1
+) =>
   Effect.gen(function* () {
     const judged = queries.flatMap((query) => {
       const relevant = new Set(relevantNames(corpus, query))
@@ -43,7 +48,9 @@ export const evaluateRetriever = (retriever: Retriever, corpus: Corpus, queries:
       judged,
       ({ query, relevant }) =>
         Effect.map(
-          retriever.search(query.query, Math.max(...CUTOFFS)).pipe(Effect.catch(() => Effect.sync(() => (failed++, [])))),
+          retriever
+            .search(query.query, Math.max(...CUTOFFS))
+            .pipe(Effect.catch(() => Effect.sync(() => (failed++, [])))),
           (ranked) => {
             const ranking = ranked.map((r) => r.name)
             return {

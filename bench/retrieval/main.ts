@@ -3,11 +3,11 @@ import { resolve } from "node:path"
 import { parseArgs } from "node:util"
 import * as Effect from "effect/Effect"
 import "../sim/provider.ts"
-import { modelLayer as resolveModelLayer } from "../../src/llm/spec.ts"
 import { LanguageModel } from "../../src/llm/language-model.ts"
+import { modelLayer as resolveModelLayer } from "../../src/llm/spec.ts"
 import { makeOfflineEnvironment } from "../../src/tools/environments/offline.ts"
-import { defaultEmbeddingCache } from "../../src/tools/retrieval/embedding-cache.ts"
 import { makeEmbedder } from "../../src/tools/retrieval/embedder.ts"
+import { defaultEmbeddingCache } from "../../src/tools/retrieval/embedding-cache.ts"
 import { makeRetriever, type Retriever } from "../../src/tools/retrieval/retriever.ts"
 import { toolbenchCorpus } from "../corpus.ts"
 import { DEFAULT_DATA_DIR, loadQueries } from "../datasets.ts"
@@ -61,34 +61,51 @@ const program = Effect.gen(function* () {
   const indexMs = performance.now() - built
   const results: Array<{ label: string; evaluation: Evaluation }> = []
   const score = (label: string, retriever: Retriever, concurrency = 1) =>
-    Effect.map(evaluateRetriever(retriever, corpus, queries, concurrency), (evaluation) => void results.push({ label, evaluation }))
+    Effect.map(
+      evaluateRetriever(retriever, corpus, queries, concurrency),
+      (evaluation) => void results.push({ label, evaluation })
+    )
 
-  if (values.ablation) for (const variant of VARIANTS.slice(0, -1)) yield* score(variant.label, variantRetriever(corpus.library, variant))
+  if (values.ablation)
+    for (const variant of VARIANTS.slice(0, -1)) yield* score(variant.label, variantRetriever(corpus.library, variant))
   yield* score("lexical (BM25+, weighted fields)", lexical)
   let firstStage = lexical
   if (values.embed) {
     const embedder = yield* makeEmbedder(values.embed)
-    firstStage = yield* makeRetriever(corpus.library, { embedder, embeddingCache: values["embed-cache"] ?? defaultEmbeddingCache() })
+    firstStage = yield* makeRetriever(corpus.library, {
+      embedder,
+      embeddingCache: values["embed-cache"] ?? defaultEmbeddingCache()
+    })
     yield* score(`hybrid (BM25+ and ${values.embed}, RRF)`, firstStage, 4)
   }
   if (values.rerank) {
     const model = yield* Effect.provide(Effect.service(LanguageModel), resolveModelLayer(values.rerank))
     const reranked = yield* makeRetriever(corpus.library, {
-      ...(values.embed ? { embedder: yield* makeEmbedder(values.embed), embeddingCache: values["embed-cache"] ?? defaultEmbeddingCache() } : {}),
+      ...(values.embed
+        ? {
+            embedder: yield* makeEmbedder(values.embed),
+            embeddingCache: values["embed-cache"] ?? defaultEmbeddingCache()
+          }
+        : {}),
       reranker: model
     })
     yield* score(`${firstStage.mode} + re-ranked by ${values.rerank}`, reranked, 4)
   }
   if (values.json) {
-    console.log(JSON.stringify({ data, queries: queries.length, apis: corpus.library.tools.length, indexMs, results }, null, 2))
+    console.log(
+      JSON.stringify({ data, queries: queries.length, apis: corpus.library.tools.length, indexMs, results }, null, 2)
+    )
     return
   }
-  console.log(`${queries.length} queries, pooled corpus of ${corpus.library.tools.length} APIs (${data}); lexical index built in ${indexMs.toFixed(0)} ms\n`)
+  console.log(
+    `${queries.length} queries, pooled corpus of ${corpus.library.tools.length} APIs (${data}); lexical index built in ${indexMs.toFixed(0)} ms\n`
+  )
   console.log(`${"retriever".padEnd(58)} recall@1/5/10         nDCG@1/5/10            ms/query`)
   for (const { label, evaluation } of results) console.log(row(label, evaluation))
   const main = results.find((r) => r.label.startsWith("lexical"))!.evaluation
   console.log(`\nlexical, per group (recall@5 / nDCG@5):`)
-  for (const [group, s] of Object.entries(main.groups)) console.log(`  ${group.padEnd(16)} ${pct(s.recall[5]!)} / ${pct(s.ndcg[5]!)}  (${s.queries} queries)`)
+  for (const [group, s] of Object.entries(main.groups))
+    console.log(`  ${group.padEnd(16)} ${pct(s.recall[5]!)} / ${pct(s.ndcg[5]!)}  (${s.queries} queries)`)
 })
 
 Effect.runPromise(program).catch((e: unknown) => {

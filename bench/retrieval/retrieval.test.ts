@@ -2,11 +2,11 @@ import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { makeOfflineEnvironment } from "../../src/tools/environments/offline.ts"
 import { makeRetriever } from "../../src/tools/retrieval/retriever.ts"
+import { FULL_DATA, lacks, skipNote } from "../../test/data.ts"
 import { relevantNames, toolbenchCorpus } from "../corpus.ts"
 import { loadQueries } from "../datasets.ts"
 import { evaluateRetriever } from "./evaluate.ts"
 import { ndcgAt, recallAt } from "./metrics.ts"
-import { FULL_DATA, lacks, skipNote } from "../../test/data.ts"
 
 describe("retrieval metrics", () => {
   it("recall@k and nDCG@k with binary relevance", () => {

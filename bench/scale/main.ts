@@ -34,12 +34,21 @@ const reply = (body: { messages?: Array<{ role: string }>; tools?: Array<{ funct
   const called = (body.messages ?? []).some((m) => m.role === "tool")
   const first = body.tools?.find((t) => t.function.name !== "Finish")?.function.name
   return called || !first
-    ? { toolCalls: [{ name: "Finish", arguments: { return_type: "give_answer", final_answer: "The tool answered the question." } }], delayMs: LATENCY_MS }
+    ? {
+        toolCalls: [
+          { name: "Finish", arguments: { return_type: "give_answer", final_answer: "The tool answered the question." } }
+        ],
+        delayMs: LATENCY_MS
+      }
     : { toolCalls: [{ name: first, arguments: {} }], delayMs: LATENCY_MS }
 }
 
 const spawnCli = (args: ReadonlyArray<string>, env: Record<string, string> = {}) => {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd: REPO, env: { ...process.env, NO_COLOR: "1", ...env }, stdio: ["ignore", "ignore", "pipe"] })
+  const child = spawn(process.execPath, [CLI, ...args], {
+    cwd: REPO,
+    env: { ...process.env, NO_COLOR: "1", ...env },
+    stdio: ["ignore", "ignore", "pipe"]
+  })
   let stderr = ""
   child.stderr!.on("data", (c: Buffer) => void (stderr += c.toString()))
   return { child, stderr: () => stderr, exited: new Promise<number | null>((r) => child.on("exit", (code) => r(code))) }
@@ -56,7 +65,9 @@ const waitFor = async (check: () => boolean, what: string) => {
 /** Tasks per second over the records: from the first task's start to the last one's end, as the workers stamped them. */
 const throughput = (out: string): { tasks: number; seconds: number } => {
   const dir = join(out, "tasks", "react", "G1_instruction")
-  const spans = readdirSync(dir).map((f) => JSON.parse(readFileSync(join(dir, f), "utf8")) as { startedAt: string; finishedAt: string })
+  const spans = readdirSync(dir).map(
+    (f) => JSON.parse(readFileSync(join(dir, f), "utf8")) as { startedAt: string; finishedAt: string }
+  )
   const first = Math.min(...spans.map((s) => Date.parse(s.startedAt)))
   const last = Math.max(...spans.map((s) => Date.parse(s.finishedAt)))
   return { tasks: spans.length, seconds: (last - first) / 1000 }
@@ -68,23 +79,54 @@ const main = async () => {
     log(`bench:scale needs ${missing}`)
     process.exit(3)
   }
-  log(`NOTE: fake model servers on loopback (${LATENCY_MS} ms a call, 2 calls a task); these figures measure the queue and the workers, never a model.`)
+  log(
+    `NOTE: fake model servers on loopback (${LATENCY_MS} ms a call, 2 calls a task); these figures measure the queue and the workers, never a model.`
+  )
   const redis = await startRedis()
   const scratch = mkdtempSync(join(tmpdir(), "smurfs-scale-"))
   const rows: Array<{ workers: number; tasks: number; seconds: number; perSecond: number }> = []
   const running: Array<ChildProcess> = []
   try {
     for (const count of WORKER_COUNTS) {
-      const servers = await Promise.all(Array.from({ length: count }, () => startFakeOllama({ chat: (body) => reply(body) })))
+      const servers = await Promise.all(
+        Array.from({ length: count }, () => startFakeOllama({ chat: (body) => reply(body) }))
+      )
       const workers = servers.map((s) =>
-        spawnCli(["worker", "--queue", redis.url, "--concurrency", String(CONCURRENCY), "--endpoints", `${s.url}*${CONCURRENCY}`])
+        spawnCli([
+          "worker",
+          "--queue",
+          redis.url,
+          "--concurrency",
+          String(CONCURRENCY),
+          "--endpoints",
+          `${s.url}*${CONCURRENCY}`
+        ])
       )
       running.push(...workers.map((w) => w.child))
       await waitFor(() => workers.every((w) => w.stderr().includes("taking ")), "the workers")
       const out = join(scratch, `workers-${count}`)
       const coordinator = spawnCli(
-        ["bench", "--queue", redis.url, "--data", values.data!, "--group", "G1_instruction", "--limit", String(TASKS), "--method", "react",
-          "--env", "replay,offline", "--tool-calling", "native", "--model", "ollama:qwen2.5:7b", "--out", out],
+        [
+          "bench",
+          "--queue",
+          redis.url,
+          "--data",
+          values.data!,
+          "--group",
+          "G1_instruction",
+          "--limit",
+          String(TASKS),
+          "--method",
+          "react",
+          "--env",
+          "replay,offline",
+          "--tool-calling",
+          "native",
+          "--model",
+          "ollama:qwen2.5:7b",
+          "--out",
+          out
+        ],
         { OLLAMA_HOST: servers[0]!.url }
       )
       const code = await coordinator.exited
@@ -108,7 +150,9 @@ const main = async () => {
       rows.map((r) => [r.workers, r.tasks, r.seconds, r.perSecond, `${(r.perSecond / base).toFixed(2)}x`])
     )
   )
-  console.log(`each worker: --concurrency ${CONCURRENCY}, its own fake Ollama at ${LATENCY_MS} ms a call; redis-server on loopback; ${process.version}, ${(await import("node:os")).cpus().length} cores`)
+  console.log(
+    `each worker: --concurrency ${CONCURRENCY}, its own fake Ollama at ${LATENCY_MS} ms a call; redis-server on loopback; ${process.version}, ${(await import("node:os")).cpus().length} cores`
+  )
 }
 
 await main()

@@ -26,7 +26,10 @@ export const makeCatalog = (dataDir: string, recordings: Recordings): Catalog =>
   let all: ReadonlyArray<SimQuery> | undefined
   let byLine: Map<string, SimQuery> | undefined
   let anyApi: Map<string, KnownApi> | undefined
-  const queries = () => (all ??= Effect.runSync(loadQueries({ dir: dataDir }).pipe(Effect.orElseSucceed((): ReadonlyArray<SimQuery> => []))))
+  const queries = () =>
+    (all ??= Effect.runSync(
+      loadQueries({ dir: dataDir }).pipe(Effect.orElseSucceed((): ReadonlyArray<SimQuery> => []))
+    ))
   const lines = () => {
     if (!byLine) {
       byLine = new Map()
@@ -49,7 +52,8 @@ export const makeCatalog = (dataDir: string, recordings: Recordings): Catalog =>
     get anyApi() {
       if (!anyApi) {
         anyApi = new Map()
-        for (const q of queries()) for (const [name, api] of taskOf(q).byName) if (!anyApi.has(name)) anyApi.set(name, api)
+        for (const q of queries())
+          for (const [name, api] of taskOf(q).byName) if (!anyApi.has(name)) anyApi.set(name, api)
       }
       return anyApi
     }

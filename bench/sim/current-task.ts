@@ -8,7 +8,9 @@ import type { SimQuery } from "./knowledge.ts"
  * from the calling fiber's context; without it the model still answers every role validly, only
  * without knowing which APIs and arguments the task needs.
  */
-export const CurrentTask = Context.Reference<SimQuery | undefined>("smurfs/bench/sim/CurrentTask", { defaultValue: () => undefined })
+export const CurrentTask = Context.Reference<SimQuery | undefined>("smurfs/bench/sim/CurrentTask", {
+  defaultValue: () => undefined
+})
 
 /** Run `effect` with `query` as the current task. */
 export const withCurrentTask =

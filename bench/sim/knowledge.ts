@@ -2,7 +2,13 @@
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { ApiDoc } from "../../src/tools/toolbench/api-doc.ts"
-import { functionName, standardizeName, standardizeParameterName, stdApiName, stdToolName } from "../../src/tools/toolbench/names.ts"
+import {
+  functionName,
+  standardizeName,
+  standardizeParameterName,
+  stdApiName,
+  stdToolName
+} from "../../src/tools/toolbench/names.ts"
 
 /** A ToolBench query as the simulated model needs it (the runner's `BenchQuery` fits). */
 export interface SimQuery {
@@ -79,17 +85,23 @@ const rank = (r: Recorded): number => (r.cls.startsWith("content") ? 2 : r.cls =
 
 /** The recording to replay: one that returned content, then the most seen. */
 const bestRecording = (list: ReadonlyArray<Recorded> | undefined): Recorded | undefined =>
-  list?.reduce<Recorded | undefined>((best, r) => (!best || rank(r) > rank(best) || (rank(r) === rank(best) && r.n > best.n) ? r : best), undefined)
+  list?.reduce<Recorded | undefined>(
+    (best, r) => (!best || rank(r) > rank(best) || (rank(r) === rank(best) && r.n > best.n) ? r : best),
+    undefined
+  )
 
 const typed = (value: unknown, type: string | undefined): unknown => {
   const t = (type ?? "").toUpperCase()
   if (typeof value === "string" && t === "NUMBER" && /^-?\d+$/.test(value.trim())) return Number(value)
-  if (typeof value === "string" && t === "BOOLEAN" && /^(true|false)$/i.test(value.trim())) return value.trim().toLowerCase() === "true"
+  if (typeof value === "string" && t === "BOOLEAN" && /^(true|false)$/i.test(value.trim()))
+    return value.trim().toLowerCase() === "true"
   return value
 }
 
 /** The doc's parameters keyed by the name the tool declares (reserved names get their `is_` prefix). */
-const paramsOf = (doc: ApiDoc | undefined): ReadonlyMap<string, ApiDoc["required_parameters"][number] & { required: boolean }> => {
+const paramsOf = (
+  doc: ApiDoc | undefined
+): ReadonlyMap<string, ApiDoc["required_parameters"][number] & { required: boolean }> => {
   const out = new Map<string, ApiDoc["required_parameters"][number] & { required: boolean }>()
   for (const p of doc?.required_parameters ?? []) out.set(standardizeParameterName(p.name), { ...p, required: true })
   for (const p of doc?.optional_parameters ?? []) out.set(standardizeParameterName(p.name), { ...p, required: false })
@@ -108,12 +120,17 @@ const argsFor = (doc: ApiDoc | undefined, recording: Recorded | undefined): Reco
       raw = {}
     }
     for (const [key, value] of Object.entries(raw)) {
-      const name = params.has(key) ? key : params.has(standardizeParameterName(key)) ? standardizeParameterName(key) : key
+      const name = params.has(key)
+        ? key
+        : params.has(standardizeParameterName(key))
+          ? standardizeParameterName(key)
+          : key
       out[name] = typed(value, params.get(name)?.type)
     }
     return out
   }
-  for (const [name, p] of params) if (p.required) out[name] = typed(p.default === undefined || p.default === null ? "" : String(p.default), p.type)
+  for (const [name, p] of params)
+    if (p.required) out[name] = typed(p.default === undefined || p.default === null ? "" : String(p.default), p.type)
   return out
 }
 
@@ -125,7 +142,8 @@ export const simTaskOf = (item: SimQuery, recordings: Recordings): SimTask => {
     const doc = parsed?.success ? parsed.data : undefined
     const names = { tool_name: toolName, api_name: apiName }
     const recording =
-      bestRecording(recordings.byApi.get(`${stdToolName(names)}/${stdApiName(names)}`)) ?? bestRecording(recordings.byApi.get(`${stdToolName(names)}/${standardizeName(apiName)}`))
+      bestRecording(recordings.byApi.get(`${stdToolName(names)}/${stdApiName(names)}`)) ??
+      bestRecording(recordings.byApi.get(`${stdToolName(names)}/${standardizeName(apiName)}`))
     return {
       name: functionName(names),
       toolName,
@@ -140,6 +158,9 @@ export const simTaskOf = (item: SimQuery, recordings: Recordings): SimTask => {
     const api = known(doc.tool_name, doc.api_name)
     if (!byName.has(api.name)) byName.set(api.name, api)
   }
-  const apis = item.relevant.map(([toolName, apiName]) => byName.get(functionName({ tool_name: toolName, api_name: apiName })) ?? known(toolName, apiName))
+  const apis = item.relevant.map(
+    ([toolName, apiName]) =>
+      byName.get(functionName({ tool_name: toolName, api_name: apiName })) ?? known(toolName, apiName)
+  )
   return { id: item.id, query: item.query, apis, byName }
 }

@@ -4,16 +4,22 @@ import { existsSync } from "node:fs"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { InvalidModelSpec } from "../../src/llm/errors.ts"
-import { type GenerateRequest, type GenerateResponse, LanguageModel, type LanguageModelShape, type ToolCallRequest } from "../../src/llm/language-model.ts"
+import {
+  type GenerateRequest,
+  type GenerateResponse,
+  LanguageModel,
+  type LanguageModelShape,
+  type ToolCallRequest
+} from "../../src/llm/language-model.ts"
 import { hashSeed, rngFor } from "../eval/rng.ts"
+import { makeCatalog } from "./catalog.ts"
 import { CurrentTask } from "./current-task.ts"
 import { drawFault, malformed, refusal } from "./faults.ts"
-import { makeCatalog } from "./catalog.ts"
-import { readRecordings, type Recordings, type SimQuery, type SimTask } from "./knowledge.ts"
+import { type Recordings, readRecordings, type SimQuery, type SimTask } from "./knowledge.ts"
 import { FAULT_KINDS, type FaultKind, parseSimSpec, type SimOptions, simDefaults } from "./options.ts"
 import { decide, faultSurface, type Intent } from "./policy.ts"
-import { schemaValueOf } from "./schema-value.ts"
 import { makePrefixCache, type PrefixCacheTotals } from "./prefix-cache.ts"
+import { schemaValueOf } from "./schema-value.ts"
 import { makeTokenCounter, TOKENIZER } from "./tokens.ts"
 
 /** Counters of one simulated model, for the perf harness. */
@@ -40,11 +46,18 @@ export interface SimModel {
 }
 
 /** The reply an intent becomes: a native tool call when the request offers tools, else JSON text in the requested format. */
-const write = (intent: Intent, request: GenerateRequest, callId: string): { text: string; toolCalls?: ReadonlyArray<ToolCallRequest> } => {
+const write = (
+  intent: Intent,
+  request: GenerateRequest,
+  callId: string
+): { text: string; toolCalls?: ReadonlyArray<ToolCallRequest> } => {
   if (intent.kind === "object") return { text: JSON.stringify(intent.value) }
-  if (request.tools && request.tools.length > 0) return { text: intent.thought, toolCalls: [{ id: callId, name: intent.name, arguments: intent.args }] }
+  if (request.tools && request.tools.length > 0)
+    return { text: intent.thought, toolCalls: [{ id: callId, name: intent.name, arguments: intent.args }] }
   const fields: Record<string, unknown> = { thought: intent.thought, action: intent.name, action_input: intent.args }
-  const value = request.format ? schemaValueOf(request.format, (path) => (path.length === 1 ? fields[path[0]!] : undefined)) : fields
+  const value = request.format
+    ? schemaValueOf(request.format, (path) => (path.length === 1 ? fields[path[0]!] : undefined))
+    : fields
   return { text: JSON.stringify(value) }
 }
 
@@ -60,18 +73,36 @@ const asGraphPlan = (intent: Intent): Intent => {
   if (intent.kind !== "object" || typeof intent.value !== "object" || intent.value === null) return intent
   const subtasks = (intent.value as { subtasks?: unknown }).subtasks
   if (!Array.isArray(subtasks)) return intent
-  return { kind: "object", value: { ...intent.value, subtasks: subtasks.map((task) => ({ task: String(task), dependsOn: [] })) } }
+  return {
+    kind: "object",
+    value: { ...intent.value, subtasks: subtasks.map((task) => ({ task: String(task), dependsOn: [] })) }
+  }
 }
 
 /** A simulated model over the given recordings. */
-export const makeSimModel = (options: SimOptions = simDefaults, recordings: Recordings = readRecordings(options.data), spec = "sim"): SimModel => {
+export const makeSimModel = (
+  options: SimOptions = simDefaults,
+  recordings: Recordings = readRecordings(options.data),
+  spec = "sim"
+): SimModel => {
   const prefixCache = options.prefixCache ? makePrefixCache(options.prefixCache) : undefined
-  const stats: SimStats = { calls: 0, promptTokens: 0, completionTokens: 0, faults: Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>, simMs: 0, sleptMs: 0, prefixCache: prefixCache?.totals, prefixCacheByRole: new Map() }
+  const stats: SimStats = {
+    calls: 0,
+    promptTokens: 0,
+    completionTokens: 0,
+    faults: Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>,
+    simMs: 0,
+    sleptMs: 0,
+    prefixCache: prefixCache?.totals,
+    prefixCacheByRole: new Map()
+  }
   const tokens = makeTokenCounter()
   const catalog = makeCatalog(options.data, recordings)
   /** The runner's task, else the ToolBench query the prompt quotes, else only what any API of the data set takes. */
   const taskOf = (request: GenerateRequest, query: SimQuery | undefined): SimTask =>
-    query !== undefined ? catalog.taskOf(query) : (catalog.recognize(request) ?? { id: "", query: "", apis: [], byName: catalog.anyApi })
+    query !== undefined
+      ? catalog.taskOf(query)
+      : (catalog.recognize(request) ?? { id: "", query: "", apis: [], byName: catalog.anyApi })
   const answer = (request: GenerateRequest, query: SimQuery | undefined) => {
     const print = fingerprint(request)
     const rng = rngFor(options.seed, request.role, print)
@@ -79,14 +110,30 @@ export const makeSimModel = (options: SimOptions = simDefaults, recordings: Reco
     const decided = decide(request, taskOf(request, query), fault, rng)
     const intent = options.plan === "graph" && request.role === "planner" ? asGraphPlan(decided) : decided
     const written = write(intent, request, `call_${print.toString(36)}`)
-    const reply = fault === "refusal" ? { text: refusal() } : fault === "malformed" ? { text: malformed(written.toolCalls ? `{"name": "${written.toolCalls[0]!.name}", "arguments": ` : written.text, rng) } : written
+    const reply =
+      fault === "refusal"
+        ? { text: refusal() }
+        : fault === "malformed"
+          ? {
+              text: malformed(
+                written.toolCalls ? `{"name": "${written.toolCalls[0]!.name}", "arguments": ` : written.text,
+                rng
+              )
+            }
+          : written
     if (fault) stats.faults[fault]++
     const promptTokens = tokens.prompt(request)
-    const completionTokens = tokens.text(reply.text) + (reply.toolCalls ?? []).reduce((n, c) => n + tokens.text(c.name) + tokens.text(JSON.stringify(c.arguments)), 0)
+    const completionTokens =
+      tokens.text(reply.text) +
+      (reply.toolCalls ?? []).reduce((n, c) => n + tokens.text(c.name) + tokens.text(JSON.stringify(c.arguments)), 0)
     if (prefixCache) {
       const served = prefixCache.serve(tokens.encodePrompt(request), tokens.encodeReply(reply))
       const role = stats.prefixCacheByRole.get(request.role) ?? { requests: 0, uncachedTokens: 0, gpuMs: 0 }
-      stats.prefixCacheByRole.set(request.role, { requests: role.requests + 1, uncachedTokens: role.uncachedTokens + served.uncachedTokens, gpuMs: role.gpuMs + served.gpuMs })
+      stats.prefixCacheByRole.set(request.role, {
+        requests: role.requests + 1,
+        uncachedTokens: role.uncachedTokens + served.uncachedTokens,
+        gpuMs: role.gpuMs + served.gpuMs
+      })
     }
     return { reply, usage: { promptTokens, completionTokens } }
   }
@@ -99,8 +146,13 @@ export const makeSimModel = (options: SimOptions = simDefaults, recordings: Reco
         stats.promptTokens += usage.promptTokens
         stats.completionTokens += usage.completionTokens
         stats.simMs += performance.now() - started
-        const waitMs = options.latencyMs + usage.promptTokens * options.promptTokenMs + usage.completionTokens * options.completionTokenMs
-        const respond = Effect.sync((): GenerateResponse => ({ ...reply, usage, model: options.name, durationMs: performance.now() - started }))
+        const waitMs =
+          options.latencyMs +
+          usage.promptTokens * options.promptTokenMs +
+          usage.completionTokens * options.completionTokenMs
+        const respond = Effect.sync(
+          (): GenerateResponse => ({ ...reply, usage, model: options.name, durationMs: performance.now() - started })
+        )
         if (waitMs <= 0) return respond
         stats.sleptMs += waitMs
         return Effect.andThen(Effect.sleep(waitMs), respond)
@@ -130,7 +182,12 @@ export const simModelLayer = (spec: string): Layer.Layer<LanguageModel, InvalidM
       const parsed = parseSimSpec(spec)
       if ("error" in parsed) return Effect.fail(parsed.error)
       if (parsed.options.data !== simDefaults.data && !existsSync(parsed.options.data))
-        return Effect.fail(new InvalidModelSpec({ spec, reason: `the data directory ${parsed.options.data} does not exist (data= must point at a ToolBench directory with responses.jsonl)` }))
+        return Effect.fail(
+          new InvalidModelSpec({
+            spec,
+            reason: `the data directory ${parsed.options.data} does not exist (data= must point at a ToolBench directory with responses.jsonl)`
+          })
+        )
       return Effect.succeed(makeSimModel(parsed.options, undefined, spec).model)
     })
   )

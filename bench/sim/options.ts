@@ -94,11 +94,17 @@ export const parseSimSpec = (spec: string): { readonly options: SimOptions } | {
   const fail = (reason: string) => ({ error: new InvalidModelSpec({ spec, reason }) })
   if (spec !== "sim" && !spec.startsWith("sim:")) return fail('a simulated model spec starts with "sim"')
   const body = spec === "sim" ? "" : spec.slice(4)
-  let options: { -readonly [K in keyof SimOptions]: SimOptions[K] } = { ...simDefaults, faults: { ...simDefaults.faults } }
+  let options: { -readonly [K in keyof SimOptions]: SimOptions[K] } = {
+    ...simDefaults,
+    faults: { ...simDefaults.faults }
+  }
   const faults = { ...simDefaults.faults }
   // prefill/decode alone model the default slots; cache=0 models none
   let cache: PrefixCacheOptions | undefined
-  for (const part of body.split(",").map((p) => p.trim()).filter((p) => p.length > 0)) {
+  for (const part of body
+    .split(",")
+    .map((p) => p.trim())
+    .filter((p) => p.length > 0)) {
     const eq = part.indexOf("=")
     if (eq <= 0) return fail(`"${part}" is not key=value (keys: ${KEYS})`)
     const key = part.slice(0, eq).trim()
@@ -154,7 +160,8 @@ export const parseSimSpec = (spec: string): { readonly options: SimOptions } | {
         break
       case "cache": {
         const n = Number(value)
-        if (!Number.isInteger(n) || n < 0) return fail(`cache "${value}" is not a number of slots (0 for no prefix cache)`)
+        if (!Number.isInteger(n) || n < 0)
+          return fail(`cache "${value}" is not a number of slots (0 for no prefix cache)`)
         cache = { ...prefixCacheDefaults, ...cache, slots: n }
         break
       }
@@ -182,7 +189,8 @@ export const parseSimSpec = (spec: string): { readonly options: SimOptions } | {
       }
     }
   }
-  if (options.fault + Object.values(faults).reduce((a, b) => a + b, 0) > 1) return fail("the fault rates add up to more than 1")
+  if (options.fault + Object.values(faults).reduce((a, b) => a + b, 0) > 1)
+    return fail("the fault rates add up to more than 1")
   const prefixCache = cache !== undefined && cache.slots > 0 ? cache : undefined
   return { options: { ...options, faults, prefixCache } }
 }

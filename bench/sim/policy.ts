@@ -1,7 +1,8 @@
 // What the simulated model decides for a request: by the calling agent's role, from the task it knows and the values the
 // prompts were rendered from (`Message.values`), never their wording.
-import type { GenerateRequest, Message, ToolSpec } from "../../src/llm/language-model.ts"
+
 import { METHODS } from "../../src/agents/methods.ts"
+import type { GenerateRequest, Message, ToolSpec } from "../../src/llm/language-model.ts"
 import { standardizeParameterName } from "../../src/tools/toolbench/names.ts"
 import type { KnownApi, SimTask } from "./knowledge.ts"
 import type { FaultKind } from "./options.ts"
@@ -23,7 +24,11 @@ export const NO_INFORMATION = "The tool gave no usable information."
 
 const FINISH = "Finish"
 // the chain methods' model roles start with their names (react.step, dfsdt.expand)
-const ACTION_ROLES = new RegExp(`^(${METHODS.filter((m) => m.kind === "chain").map((m) => m.name).join("|")})(\\.|$)`)
+const ACTION_ROLES = new RegExp(
+  `^(${METHODS.filter((m) => m.kind === "chain")
+    .map((m) => m.name)
+    .join("|")})(\\.|$)`
+)
 
 type Schema = Record<string, unknown>
 const asSchema = (v: unknown): Schema => (typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Schema) : {})
@@ -50,10 +55,14 @@ const list = (message: Message | undefined, key: string): ReadonlyArray<string> 
 
 /** Whether a request is a ReAct/DFSDT step: it offers tools, asks for an `action`, or says so by its role. */
 export const isActionRequest = (request: GenerateRequest): boolean =>
-  (request.tools !== undefined && request.tools.length > 0) || "action" in propertiesOf(request.format) || ACTION_ROLES.test(request.role)
+  (request.tools !== undefined && request.tools.length > 0) ||
+  "action" in propertiesOf(request.format) ||
+  ACTION_ROLES.test(request.role)
 
 export const faultSurface = (request: GenerateRequest): FaultSurface =>
-  isActionRequest(request) ? { tool: true, args: true } : { tool: request.role === "executor.choose", args: request.role === "executor.args" }
+  isActionRequest(request)
+    ? { tool: true, args: true }
+    : { tool: request.role === "executor.choose", args: request.role === "executor.args" }
 
 /** The text of a tool's response, or undefined when it carries no content (an error, an empty response). */
 export const contentOf = (observation: string): string | undefined => {
@@ -65,7 +74,12 @@ export const contentOf = (observation: string): string | undefined => {
   } catch {
     return text
   }
-  if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) && ("error" in parsed || "response" in parsed)) {
+  if (
+    typeof parsed === "object" &&
+    parsed !== null &&
+    !Array.isArray(parsed) &&
+    ("error" in parsed || "response" in parsed)
+  ) {
     const { error, response } = parsed as { error?: unknown; response?: unknown }
     if (typeof error === "string" && error.trim().length > 0) return undefined
     const body = typeof response === "string" ? response.trim() : JSON.stringify(response ?? "")
@@ -81,7 +95,8 @@ export const digest = (observation: string): string => {
 }
 
 /** Whether an answer carries information: not empty, not the no-information sentence, not a failed call's note from memory. */
-const hasInformation = (answer: string): boolean => answer.trim().length > 0 && !answer.includes(NO_INFORMATION) && !/^\s*The call failed\b/.test(answer)
+const hasInformation = (answer: string): boolean =>
+  answer.trim().length > 0 && !answer.includes(NO_INFORMATION) && !/^\s*The call failed\b/.test(answer)
 
 /** The known API a text names (the longest, since one function name can end another). */
 const apiNamedIn = (task: SimTask | undefined, text: string): KnownApi | undefined =>
@@ -114,7 +129,9 @@ const conformArgs = (args: Readonly<Record<string, unknown>>, schema: Schema | u
   if (declared.length === 0) return { ...args }
   const out: Record<string, unknown> = {}
   for (const [key, value] of Object.entries(args)) {
-    const name = declared.includes(key) ? key : declared.find((d) => d === standardizeParameterName(key) || d === `is_${key}` || `is_${d}` === key)
+    const name = declared.includes(key)
+      ? key
+      : declared.find((d) => d === standardizeParameterName(key) || d === `is_${key}` || `is_${d}` === key)
     if (name !== undefined) out[name] = value
   }
   for (const name of Array.isArray(schema?.["required"]) ? (schema["required"] as ReadonlyArray<string>) : []) {
@@ -126,9 +143,15 @@ const conformArgs = (args: Readonly<Record<string, unknown>>, schema: Schema | u
 }
 
 /** Arguments made wrong in one of three ways a model gets them wrong: a missing required one, an undeclared one, a wrong type. */
-const breakArgs = (args: Record<string, unknown>, schema: Schema | undefined, rng: () => number): Record<string, unknown> => {
+const breakArgs = (
+  args: Record<string, unknown>,
+  schema: Schema | undefined,
+  rng: () => number
+): Record<string, unknown> => {
   const required = Array.isArray(schema?.["required"]) ? (schema["required"] as ReadonlyArray<string>) : []
-  const numeric = Object.entries(propertiesOf(schema)).find(([, p]) => ["integer", "number"].includes(String(asSchema(p)["type"])))
+  const numeric = Object.entries(propertiesOf(schema)).find(([, p]) =>
+    ["integer", "number"].includes(String(asSchema(p)["type"]))
+  )
   const way = Math.floor(rng() * 3)
   if (way === 0 && required.length > 0) {
     const { [required[0]!]: _dropped, ...rest } = args
@@ -166,18 +189,25 @@ const offeredSpecs = (request: GenerateRequest): ReadonlyArray<ToolSpec> => {
 }
 
 /** The parameters JSON Schema of an offered function. */
-const parametersOf = (request: GenerateRequest, name: string): Schema | undefined => offeredSpecs(request).find((t) => t.name === name)?.parameters
+const parametersOf = (request: GenerateRequest, name: string): Schema | undefined =>
+  offeredSpecs(request).find((t) => t.name === name)?.parameters
 
 /**
  * A ReAct/DFSDT step: the next relevant API not called yet (and not among the candidates the
  * diversity prompt lists), then Finish with what the observations said.
  */
-const nextAction = (request: GenerateRequest, task: SimTask | undefined, fault: FaultKind | undefined, rng: () => number): Intent => {
+const nextAction = (
+  request: GenerateRequest,
+  task: SimTask | undefined,
+  fault: FaultKind | undefined,
+  rng: () => number
+): Intent => {
   const offered = offeredSpecs(request).map((s) => s.name)
   const called = calledNames(request.messages)
   // the diversity prompt's candidates: the actions already tried from this state
   const tried = new Set(list(lastUser(request.messages), "candidates") ?? [])
-  const candidates = task && task.apis.length > 0 ? task.apis.map((a) => a.name) : offered.filter((n) => n !== FINISH).slice(0, 1)
+  const candidates =
+    task && task.apis.length > 0 ? task.apis.map((a) => a.name) : offered.filter((n) => n !== FINISH).slice(0, 1)
   const next = candidates.find((name) => offered.includes(name) && !called.has(name) && !tried.has(name))
   let action: { thought: string; name: string; args: Record<string, unknown> }
   if (next !== undefined) {
@@ -196,22 +226,39 @@ const nextAction = (request: GenerateRequest, task: SimTask | undefined, fault: 
         ? {
             thought: "I have the information the task needs, so I give the final answer.",
             name: FINISH,
-            args: { return_type: "give_answer", final_answer: found.length > 0 ? `Here is what I found: ${found.join(" ")}` : "I found no information for this task." }
+            args: {
+              return_type: "give_answer",
+              final_answer:
+                found.length > 0 ? `Here is what I found: ${found.join(" ")}` : "I found no information for this task."
+            }
           }
-        : { thought: "None of the calls returned usable information, so I restart.", name: FINISH, args: { return_type: "give_up_and_restart" } }
-    if (fault === "wrong_args") action = { ...action, args: { final_answer: String(action.args["final_answer"] ?? "") } }
+        : {
+            thought: "None of the calls returned usable information, so I restart.",
+            name: FINISH,
+            args: { return_type: "give_up_and_restart" }
+          }
+    if (fault === "wrong_args")
+      action = { ...action, args: { final_answer: String(action.args["final_answer"] ?? "") } }
   }
-  return fault === "unknown_tool" ? { kind: "action", ...action, name: unknownName(action.name, rng) } : { kind: "action", ...action }
+  return fault === "unknown_tool"
+    ? { kind: "action", ...action, name: unknownName(action.name, rng) }
+    : { kind: "action", ...action }
 }
 
 /** The string fields of the Smurfs agents' replies, by role; the schema shapes the rest. */
-const smurfsValue = (request: GenerateRequest, task: SimTask | undefined, fault: FaultKind | undefined, rng: () => number): unknown => {
+const smurfsValue = (
+  request: GenerateRequest,
+  task: SimTask | undefined,
+  fault: FaultKind | undefined,
+  rng: () => number
+): unknown => {
   const format = request.format ?? {}
   const prompt = lastUser(request.messages)
   const user = prompt?.content ?? ""
   const subtask = text(prompt, "subtask") ?? ""
   const target = apiNamedIn(task, subtask)
-  const fill = (fields: Record<string, unknown>) => schemaValueOf(format, (path) => (path.length === 1 ? fields[path[0]!] : undefined))
+  const fill = (fields: Record<string, unknown>) =>
+    schemaValueOf(format, (path) => (path.length === 1 ? fields[path[0]!] : undefined))
   switch (request.role) {
     case "planner": {
       const question = text(prompt, "query") ?? task?.query ?? user
@@ -232,8 +279,11 @@ const smurfsValue = (request: GenerateRequest, task: SimTask | undefined, fault:
       const allowed = Array.isArray(enumerated) ? enumerated.map(String) : [...(list(prompt, "allowed") ?? [])]
       // When the planned tool is excluded, the fallback reads only the prompt (a sibling API of the same tool, else the
       // first allowed), so that equal prompts get equal replies, as from a real model at temperature 0 (caches rely on it).
-      const sibling = target ? allowed.find((n) => n !== target.name && n.endsWith(target.name.slice(target.name.lastIndexOf("_for_")))) : undefined
-      const choice = target && allowed.includes(target.name) ? target.name : (sibling ?? allowed[0] ?? target?.name ?? "none")
+      const sibling = target
+        ? allowed.find((n) => n !== target.name && n.endsWith(target.name.slice(target.name.lastIndexOf("_for_"))))
+        : undefined
+      const choice =
+        target && allowed.includes(target.name) ? target.name : (sibling ?? allowed[0] ?? target?.name ?? "none")
       // An unknown name goes out as it is: the schema's enum would otherwise replace it with a valid one.
       return fault === "unknown_tool" ? { tool: unknownName(choice, rng) } : fill({ tool: choice })
     }
@@ -242,18 +292,29 @@ const smurfsValue = (request: GenerateRequest, task: SimTask | undefined, fault:
       const api = task?.byName.get(tool)
       const args = conformArgs(api?.args ?? {}, format)
       // Broken arguments go out as they are: filling them in from the schema would repair them.
-      return fault === "wrong_args" ? breakArgs(args, format, rng) : schemaValueOf(format, (path) => (path.length === 0 ? args : undefined))
+      return fault === "wrong_args"
+        ? breakArgs(args, format, rng)
+        : schemaValueOf(format, (path) => (path.length === 0 ? args : undefined))
     }
     case "answerer.step":
       // the response is a tool message, or inside the user message for a model without a tool role
-      return fill({ answer: digest(request.messages.findLast((m) => m.role === "tool")?.content ?? text(prompt, "observation") ?? "") })
+      return fill({
+        answer: digest(
+          request.messages.findLast((m) => m.role === "tool")?.content ?? text(prompt, "observation") ?? ""
+        )
+      })
     case "answerer.subtask": {
       const answers = (list(prompt, "answers") ?? []).filter(hasInformation)
       return fill({ answer: answers.length > 0 ? answers.join(" ") : NO_INFORMATION })
     }
     case "answerer.final": {
       const answers = (list(prompt, "answers") ?? []).filter(hasInformation)
-      return fill({ answer: answers.length > 0 ? `Here is what I found: ${answers.join(" ")}` : "I could not find the information for this question." })
+      return fill({
+        answer:
+          answers.length > 0
+            ? `Here is what I found: ${answers.join(" ")}`
+            : "I could not find the information for this question."
+      })
     }
     case "verifier": {
       const answer = text(prompt, "answer") ?? ""
@@ -261,21 +322,34 @@ const smurfsValue = (request: GenerateRequest, task: SimTask | undefined, fault:
       return schemaValueOf(format, (path, schema) => {
         const key = path[path.length - 1]
         if (path.length !== 1) return undefined
-        if (key === "reason") return solved ? "The answer gives the information the subtask asks for." : "The tool gave no usable information."
+        if (key === "reason")
+          return solved
+            ? "The answer gives the information the subtask asks for."
+            : "The tool gave no usable information."
         if (key === "hint") return solved ? undefined : "Try another tool or other arguments."
         const options = asSchema(schema)["enum"]
-        if (Array.isArray(options)) return options.find((o) => (solved ? /^(solved|yes|true|pass|accept)/i : /^(pending|unsolved|no|false|fail|reject)/i).test(String(o)))
+        if (Array.isArray(options))
+          return options.find((o) =>
+            (solved ? /^(solved|yes|true|pass|accept)/i : /^(pending|unsolved|no|false|fail|reject)/i).test(String(o))
+          )
         if (asSchema(schema)["type"] === "boolean") return solved
         return undefined
       })
     }
     default:
-      return schemaValueOf(format, (_path, schema) => (asSchema(schema)["type"] === "string" ? digest(user) : undefined))
+      return schemaValueOf(format, (_path, schema) =>
+        asSchema(schema)["type"] === "string" ? digest(user) : undefined
+      )
   }
 }
 
 /** The intent for a request; `fault` (unknown tool, wrong arguments) is applied here because only the policy knows where names and arguments sit. */
-export const decide = (request: GenerateRequest, task: SimTask | undefined, fault: FaultKind | undefined, rng: () => number): Intent => {
+export const decide = (
+  request: GenerateRequest,
+  task: SimTask | undefined,
+  fault: FaultKind | undefined,
+  rng: () => number
+): Intent => {
   if (isActionRequest(request)) return nextAction(request, task, fault, rng)
   return { kind: "object", value: smurfsValue(request, task, fault, rng) }
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest"
+import { parseSimSpec } from "./options.ts"
 import { commonPrefixLength, makePrefixCache } from "./prefix-cache.ts"
 import { makeTokenCounter } from "./tokens.ts"
-import { parseSimSpec } from "./options.ts"
 
 const costs = { prefillMsPerToken: 0.5, decodeMsPerToken: 10, similarity: 0 }
 const range = (from: number, n: number) => Array.from({ length: n }, (_, i) => from + i)
@@ -11,16 +11,35 @@ describe("prefix cache model", () => {
     const cache = makePrefixCache({ slots: 2, ...costs })
     const a = range(0, 100)
     const b = range(1000, 100)
-    expect(cache.serve(a, [7, 8])).toEqual({ slot: 0, cachedTokens: 0, uncachedTokens: 100, outputTokens: 2, gpuMs: 100 * 0.5 + 2 * 10 })
+    expect(cache.serve(a, [7, 8])).toEqual({
+      slot: 0,
+      cachedTokens: 0,
+      uncachedTokens: 100,
+      outputTokens: 2,
+      gpuMs: 100 * 0.5 + 2 * 10
+    })
     // the other slot is empty and less recently used: a prompt sharing nothing goes there
     expect(cache.serve(b, [9]).slot).toBe(1)
     // a's continuation (its prompt, its reply, then more) reuses slot 0 whole
     const next = [...a, 7, 8, 50, 51, 52]
-    expect(cache.serve(next, [])).toEqual({ slot: 0, cachedTokens: 102, uncachedTokens: 3, outputTokens: 0, gpuMs: 1.5 })
+    expect(cache.serve(next, [])).toEqual({
+      slot: 0,
+      cachedTokens: 102,
+      uncachedTokens: 3,
+      outputTokens: 0,
+      gpuMs: 1.5
+    })
     // b's prefix with another ending reuses slot 1 up to where they differ
     const c = [...range(1000, 60), 5, 5, 5]
     expect(cache.serve(c, [1])).toMatchObject({ slot: 1, cachedTokens: 60, uncachedTokens: 3 })
-    expect(cache.totals).toEqual({ requests: 4, promptTokens: 100 + 100 + 105 + 63, cachedTokens: 162, uncachedTokens: 206, outputTokens: 4, gpuMs: 206 * 0.5 + 4 * 10 })
+    expect(cache.totals).toEqual({
+      requests: 4,
+      promptTokens: 100 + 100 + 105 + 63,
+      cachedTokens: 162,
+      uncachedTokens: 206,
+      outputTokens: 4,
+      gpuMs: 206 * 0.5 + 4 * 10
+    })
   })
 
   it("breaks ties by the least recently used slot, and evicts it", () => {
@@ -60,11 +79,21 @@ describe("prefix cache model", () => {
 
   it("encodes a request as the token counter counts it, framing each message, so a reply continues its prompt", () => {
     const tokens = makeTokenCounter()
-    const request = { role: "x", messages: [{ role: "system" as const, content: "You are a helper." }, { role: "user" as const, content: "What is 2 + 2?" }], tools: [{ name: "add", description: "adds", parameters: { type: "object" } }] }
+    const request = {
+      role: "x",
+      messages: [
+        { role: "system" as const, content: "You are a helper." },
+        { role: "user" as const, content: "What is 2 + 2?" }
+      ],
+      tools: [{ name: "add", description: "adds", parameters: { type: "object" } }]
+    }
     const prompt = tokens.encodePrompt(request)
     expect(prompt.length).toBe(tokens.prompt(request))
     const reply = tokens.encodeReply({ text: "4" })
-    const followUp = tokens.encodePrompt({ ...request, messages: [...request.messages, { role: "assistant", content: "4" }, { role: "user", content: "And 3 + 3?" }] })
+    const followUp = tokens.encodePrompt({
+      ...request,
+      messages: [...request.messages, { role: "assistant", content: "4" }, { role: "user", content: "And 3 + 3?" }]
+    })
     expect(commonPrefixLength([...prompt, ...reply], followUp)).toBe(prompt.length + reply.length)
   })
 

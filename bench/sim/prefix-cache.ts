@@ -20,7 +20,12 @@ export interface PrefixCacheOptions {
   readonly similarity: number
 }
 
-export const prefixCacheDefaults: PrefixCacheOptions = { slots: 4, prefillMsPerToken: 0.25, decodeMsPerToken: 20, similarity: 0.1 }
+export const prefixCacheDefaults: PrefixCacheOptions = {
+  slots: 4,
+  prefillMsPerToken: 0.25,
+  decodeMsPerToken: 20,
+  similarity: 0.1
+}
 
 /** What serving one request cost. */
 export interface ServedRequest {
@@ -60,9 +65,17 @@ export const commonPrefixLength = (a: ReadonlyArray<number>, b: ReadonlyArray<nu
  * A prompt the slot holds whole still computes its last token, as both do, to have the next token's logits.
  */
 export const makePrefixCache = (options: PrefixCacheOptions = prefixCacheDefaults) => {
-  if (!Number.isInteger(options.slots) || options.slots < 1) throw new RangeError(`a prefix cache needs at least one slot (got ${options.slots})`)
+  if (!Number.isInteger(options.slots) || options.slots < 1)
+    throw new RangeError(`a prefix cache needs at least one slot (got ${options.slots})`)
   const slots = Array.from({ length: options.slots }, () => ({ tokens: [] as ReadonlyArray<number>, lastUsed: -1 }))
-  const totals: PrefixCacheTotals = { requests: 0, promptTokens: 0, cachedTokens: 0, uncachedTokens: 0, outputTokens: 0, gpuMs: 0 }
+  const totals: PrefixCacheTotals = {
+    requests: 0,
+    promptTokens: 0,
+    cachedTokens: 0,
+    uncachedTokens: 0,
+    outputTokens: 0,
+    gpuMs: 0
+  }
   let clock = 0
   /** The slot a prompt takes, and how many of its tokens that slot holds. */
   const choose = (prompt: ReadonlyArray<number>): { slot: number; shared: number } => {

@@ -11,7 +11,11 @@ const simLayer = (spec: string): Layer.Layer<LanguageModel, InvalidModelSpec> =>
   Layer.unwrap(
     Effect.tryPromise({
       try: async () => (await import("./model.ts")).simModelLayer(spec),
-      catch: (e) => new InvalidModelSpec({ spec, reason: `the simulated model is unavailable in this build (${(e as Error).message})` })
+      catch: (e) =>
+        new InvalidModelSpec({
+          spec,
+          reason: `the simulated model is unavailable in this build (${(e as Error).message})`
+        })
     })
   )
 
@@ -20,7 +24,8 @@ registerProvider({
   usage: "sim[:options]",
   bare: true,
   layer: (_rest, spec) => simLayer(spec),
-  doctor: () => Effect.succeed({ checks: [{ name: "server", status: "skip", detail: "simulated model; no server involved" }] }),
+  doctor: () =>
+    Effect.succeed({ checks: [{ name: "server", status: "skip", detail: "simulated model; no server involved" }] }),
   // data=<dir> names a folder of the machine that builds it
   portable: (rest) => !rest.split(",").some((part) => part.trim().startsWith("data=")),
   testModel: true

@@ -8,9 +8,11 @@ type Schema = Record<string, unknown>
  */
 export type Hint = (path: ReadonlyArray<string>, schema: Schema) => unknown
 
-const samePath = (a: ReadonlyArray<string>, b: ReadonlyArray<string>): boolean => a.length === b.length && a.every((x, i) => x === b[i])
+const samePath = (a: ReadonlyArray<string>, b: ReadonlyArray<string>): boolean =>
+  a.length === b.length && a.every((x, i) => x === b[i])
 
-const asSchema = (value: unknown): Schema => (typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Schema) : {})
+const asSchema = (value: unknown): Schema =>
+  typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Schema) : {}
 
 /** Follow a local `$ref` ("#/$defs/x", "#/definitions/x", "#"). */
 const resolve = (schema: Schema, root: Schema): Schema => {
@@ -19,7 +21,11 @@ const resolve = (schema: Schema, root: Schema): Schema => {
     const ref = current["$ref"] as string
     if (!ref.startsWith("#")) return {}
     let target: unknown = root
-    for (const part of ref.slice(1).split("/").filter((p) => p.length > 0)) target = asSchema(target)[decodeURIComponent(part.replace(/~1/g, "/").replace(/~0/g, "~"))]
+    for (const part of ref
+      .slice(1)
+      .split("/")
+      .filter((p) => p.length > 0))
+      target = asSchema(target)[decodeURIComponent(part.replace(/~1/g, "/").replace(/~0/g, "~"))]
     const { $ref: _ref, ...rest } = current
     current = { ...asSchema(target), ...rest }
   }
@@ -43,8 +49,18 @@ const pickAlternative = (alternatives: ReadonlyArray<unknown>, root: Schema): Sc
 
 const clampNumber = (value: number, schema: Schema, integer: boolean): number => {
   let v = integer ? Math.round(value) : value
-  const min = typeof schema["minimum"] === "number" ? schema["minimum"] : typeof schema["exclusiveMinimum"] === "number" ? schema["exclusiveMinimum"] + (integer ? 1 : 1e-6) : undefined
-  const max = typeof schema["maximum"] === "number" ? schema["maximum"] : typeof schema["exclusiveMaximum"] === "number" ? schema["exclusiveMaximum"] - (integer ? 1 : 1e-6) : undefined
+  const min =
+    typeof schema["minimum"] === "number"
+      ? schema["minimum"]
+      : typeof schema["exclusiveMinimum"] === "number"
+        ? schema["exclusiveMinimum"] + (integer ? 1 : 1e-6)
+        : undefined
+  const max =
+    typeof schema["maximum"] === "number"
+      ? schema["maximum"]
+      : typeof schema["exclusiveMaximum"] === "number"
+        ? schema["exclusiveMaximum"] - (integer ? 1 : 1e-6)
+        : undefined
   if (min !== undefined && v < min) v = integer ? Math.ceil(min) : min
   if (max !== undefined && v > max) v = integer ? Math.floor(max) : max
   return v
@@ -63,17 +79,24 @@ const fitString = (value: string, schema: Schema): string => {
 const conform = (value: unknown, schema: Schema): unknown => {
   const types = typesOf(schema)
   const enumValues = Array.isArray(schema["enum"]) ? (schema["enum"] as ReadonlyArray<unknown>) : undefined
-  if (enumValues && enumValues.length > 0) return enumValues.includes(value) ? value : (enumValues.find((e) => String(e) === String(value)) ?? enumValues[0])
-  if (types.length === 0 || types.includes(typeof value === "number" && Number.isInteger(value) ? "integer" : typeof value)) {
+  if (enumValues && enumValues.length > 0)
+    return enumValues.includes(value) ? value : (enumValues.find((e) => String(e) === String(value)) ?? enumValues[0])
+  if (
+    types.length === 0 ||
+    types.includes(typeof value === "number" && Number.isInteger(value) ? "integer" : typeof value)
+  ) {
     if (typeof value === "string") return fitString(value, schema)
     return value
   }
   if (types.includes("integer") || types.includes("number")) {
     const n = typeof value === "boolean" ? Number(value) : Number(value)
-    return Number.isFinite(n) ? clampNumber(n, schema, !types.includes("number")) : clampNumber(0, schema, !types.includes("number"))
+    return Number.isFinite(n)
+      ? clampNumber(n, schema, !types.includes("number"))
+      : clampNumber(0, schema, !types.includes("number"))
   }
   if (types.includes("boolean")) return value === true || value === "true" || value === 1 || value === "1"
-  if (types.includes("string")) return fitString(typeof value === "string" ? value : JSON.stringify(value) ?? "", schema)
+  if (types.includes("string"))
+    return fitString(typeof value === "string" ? value : (JSON.stringify(value) ?? ""), schema)
   if (types.includes("array")) return Array.isArray(value) ? value : [value]
   return value
 }
@@ -83,11 +106,16 @@ const conform = (value: unknown, schema: Schema): unknown => {
  * arrays get their minimum count (at least one item); strings, numbers and booleans a neutral
  * value, or the `default`/`const`/first `enum` when there is one.
  */
-export const schemaValueOf = (schema: Record<string, unknown>, hint: Hint = () => undefined): unknown => build(schema, schema, [], hint, 0)
+export const schemaValueOf = (schema: Record<string, unknown>, hint: Hint = () => undefined): unknown =>
+  build(schema, schema, [], hint, 0)
 
 const build = (raw: Schema, root: Schema, path: ReadonlyArray<string>, hint: Hint, depth: number): unknown => {
   let schema = resolve(raw, root)
-  if (Array.isArray(schema["allOf"])) schema = Object.assign({}, ...(schema["allOf"] as ReadonlyArray<unknown>).map((s) => resolve(asSchema(s), root)), { ...schema, allOf: undefined })
+  if (Array.isArray(schema["allOf"]))
+    schema = Object.assign({}, ...(schema["allOf"] as ReadonlyArray<unknown>).map((s) => resolve(asSchema(s), root)), {
+      ...schema,
+      allOf: undefined
+    })
   if (Array.isArray(schema["anyOf"]) || Array.isArray(schema["oneOf"])) {
     const hinted = hint(path, schema)
     const alternative = pickAlternative((schema["anyOf"] ?? schema["oneOf"]) as ReadonlyArray<unknown>, root)
@@ -97,8 +125,10 @@ const build = (raw: Schema, root: Schema, path: ReadonlyArray<string>, hint: Hin
   const hinted = hint(path, schema)
   const types = typesOf(schema)
   if (hinted !== undefined) {
-    if (types.includes("object") && typeof hinted === "object" && hinted !== null && !Array.isArray(hinted)) return buildObject(schema, root, path, hint, depth, hinted as Record<string, unknown>)
-    if (types.includes("array") && Array.isArray(hinted)) return hinted.map((item, i) => conformItem(item, schema, root, [...path, String(i)], hint, depth))
+    if (types.includes("object") && typeof hinted === "object" && hinted !== null && !Array.isArray(hinted))
+      return buildObject(schema, root, path, hint, depth, hinted as Record<string, unknown>)
+    if (types.includes("array") && Array.isArray(hinted))
+      return hinted.map((item, i) => conformItem(item, schema, root, [...path, String(i)], hint, depth))
     return conform(hinted, schema)
   }
   if (Array.isArray(schema["enum"]) && schema["enum"].length > 0) return schema["enum"][0]
@@ -112,7 +142,9 @@ const build = (raw: Schema, root: Schema, path: ReadonlyArray<string>, hint: Hin
       const min = typeof schema["minItems"] === "number" ? schema["minItems"] : 1
       const max = typeof schema["maxItems"] === "number" ? schema["maxItems"] : Math.max(1, min)
       const items = asSchema(schema["items"])
-      return Array.from({ length: Math.max(0, Math.min(Math.max(1, min), max)) }, (_, i) => build(items, root, [...path, String(i)], hint, depth + 1))
+      return Array.from({ length: Math.max(0, Math.min(Math.max(1, min), max)) }, (_, i) =>
+        build(items, root, [...path, String(i)], hint, depth + 1)
+      )
     }
     case "integer":
       return clampNumber(1, schema, true)
@@ -123,18 +155,39 @@ const build = (raw: Schema, root: Schema, path: ReadonlyArray<string>, hint: Hin
     case "null":
       return null
     case "string":
-      return fitString(schema["format"] === "date" ? "2024-01-01" : schema["format"] === "date-time" ? "2024-01-01T00:00:00Z" : "value", schema)
+      return fitString(
+        schema["format"] === "date"
+          ? "2024-01-01"
+          : schema["format"] === "date-time"
+            ? "2024-01-01T00:00:00Z"
+            : "value",
+        schema
+      )
     default:
       return "value"
   }
 }
 
-const conformItem = (item: unknown, schema: Schema, root: Schema, path: ReadonlyArray<string>, hint: Hint, depth: number): unknown => {
+const conformItem = (
+  item: unknown,
+  schema: Schema,
+  root: Schema,
+  path: ReadonlyArray<string>,
+  hint: Hint,
+  depth: number
+): unknown => {
   const items = resolve(asSchema(schema["items"]), root)
   return build({ ...items }, root, path, (p, s) => (samePath(p, path) ? item : hint(p, s)), depth + 1)
 }
 
-const buildObject = (schema: Schema, root: Schema, path: ReadonlyArray<string>, hint: Hint, depth: number, given: Record<string, unknown>): Record<string, unknown> => {
+const buildObject = (
+  schema: Schema,
+  root: Schema,
+  path: ReadonlyArray<string>,
+  hint: Hint,
+  depth: number,
+  given: Record<string, unknown>
+): Record<string, unknown> => {
   const properties = asSchema(schema["properties"])
   const required = new Set(Array.isArray(schema["required"]) ? (schema["required"] as ReadonlyArray<string>) : [])
   const out: Record<string, unknown> = {}

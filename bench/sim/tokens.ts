@@ -27,7 +27,9 @@ const encodePieces = (text: string): Array<number> => {
 const encodeText = tokenizer?.encode ?? encodePieces
 
 /** The tokenizer the simulated model counts with, for outputs that report its figures. */
-export const TOKENIZER = exact ? "gpt-tokenizer o200k_base" : "an estimate of 4 characters a token (install gpt-tokenizer for exact counts)"
+export const TOKENIZER = exact
+  ? "gpt-tokenizer o200k_base"
+  : "an estimate of 4 characters a token (install gpt-tokenizer for exact counts)"
 
 /** Tokens a chat template adds around each message (OpenAI's documented overhead). */
 const PER_MESSAGE = 4
@@ -58,14 +60,23 @@ export interface TokenCounter {
    * framed, the tool specs at the end of the system message (as Qwen's templates put them), then the
    * reply's start. Its length is `prompt(request)`; the prefix cache compares these.
    */
-  readonly encodePrompt: (request: { readonly messages: ReadonlyArray<EncodableMessage>; readonly tools?: GenerateRequest["tools"] }) => ReadonlyArray<number>
+  readonly encodePrompt: (request: {
+    readonly messages: ReadonlyArray<EncodableMessage>
+    readonly tools?: GenerateRequest["tools"]
+  }) => ReadonlyArray<number>
   /** The token ids of a reply (its text and tool calls, then END): what a server's slot holds after the prompt. */
-  readonly encodeReply: (reply: { readonly text: string; readonly toolCalls?: EncodableMessage["toolCalls"] }) => ReadonlyArray<number>
+  readonly encodeReply: (reply: {
+    readonly text: string
+    readonly toolCalls?: EncodableMessage["toolCalls"]
+  }) => ReadonlyArray<number>
 }
 
 /** A counter with its own memo (bounded by total characters held). */
 export const makeTokenCounter = (maxChars = 32_000_000): TokenCounter => {
-  const memo = new LRUCache<string, number>({ maxSize: maxChars, sizeCalculation: (_v, key) => Math.max(1, key.length) })
+  const memo = new LRUCache<string, number>({
+    maxSize: maxChars,
+    sizeCalculation: (_v, key) => Math.max(1, key.length)
+  })
   const text = (t: string): number => {
     if (t.length === 0) return 0
     const hit = memo.get(t)
@@ -83,7 +94,10 @@ export const makeTokenCounter = (maxChars = 32_000_000): TokenCounter => {
     if (request.tools && request.tools.length > 0) n += text(JSON.stringify(request.tools))
     return n
   }
-  const encoded = new LRUCache<string, ReadonlyArray<number>>({ maxSize: maxChars, sizeCalculation: (_v, key) => Math.max(1, key.length) })
+  const encoded = new LRUCache<string, ReadonlyArray<number>>({
+    maxSize: maxChars,
+    sizeCalculation: (_v, key) => Math.max(1, key.length)
+  })
   const encode = (t: string): ReadonlyArray<number> => {
     if (t.length === 0) return []
     const hit = encoded.get(t)

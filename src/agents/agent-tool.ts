@@ -34,30 +34,56 @@ export const agentToolDefaults = { maxDepth: 2, timeoutMs: 600_000 } as const
  * budget); its events are nested in the caller's trace, marked with the agent's name and depth.
  */
 export const defineAgentTool = (definition: AgentToolDefinition): Tool => {
-  const library: ToolLibrary = Array.isArray(definition.tools) ? { name: definition.name, tools: definition.tools } : (definition.tools as ToolLibrary)
+  const library: ToolLibrary = Array.isArray(definition.tools)
+    ? { name: definition.name, tools: definition.tools }
+    : (definition.tools as ToolLibrary)
   const maxDepth = definition.maxDepth ?? agentToolDefaults.maxDepth
   let calls = 0
   return {
     name: definition.name,
     description: definition.description,
-    parameters: z.object({ task: z.string().min(1).describe("the task for the agent, self-contained: every name, number and unit it needs") }) as unknown as z.ZodObject<z.ZodRawShape>,
+    parameters: z.object({
+      task: z.string().min(1).describe("the task for the agent, self-contained: every name, number and unit it needs")
+    }) as unknown as z.ZodObject<z.ZodRawShape>,
     // a whole pipeline outlasts the timeout meant for one tool call
-    meta: { agent: true, tools: library.tools.map((t) => t.name), timeoutMs: definition.timeoutMs ?? agentToolDefaults.timeoutMs },
+    meta: {
+      agent: true,
+      tools: library.tools.map((t) => t.name),
+      timeoutMs: definition.timeoutMs ?? agentToolDefaults.timeoutMs
+    },
     call: (args) =>
       Effect.gen(function* () {
         const depth = (yield* AgentDepth) + 1
-        if (depth > maxDepth) return { ok: false, content: "", error: `agent "${definition.name}" would run at depth ${depth}, deeper than its limit ${maxDepth}; solve this step with another tool` }
+        if (depth > maxDepth)
+          return {
+            ok: false,
+            content: "",
+            error: `agent "${definition.name}" would run at depth ${depth}, deeper than its limit ${maxDepth}; solve this step with another tool`
+          }
         const model = yield* Effect.serviceOption(LanguageModel)
-        if (Option.isNone(model)) return { ok: false, content: "", error: `agent "${definition.name}" has no model to run on; call it from a pipeline` }
+        if (Option.isNone(model))
+          return {
+            ok: false,
+            content: "",
+            error: `agent "${definition.name}" has no model to run on; call it from a pipeline`
+          }
         const parent = yield* Trace
         const id = `${definition.name}-${++calls}`
         const trajectory = yield* smurfs({
           ...definition.options,
-          onEvent: (event) => parent.forward?.({ ...event, agent: event.agent ?? definition.name, agentdepth: event.agentdepth ?? depth })
-        })({ id, query: String(args["task"] ?? ""), tools: library }).pipe(Effect.provideService(LanguageModel, model.value), Effect.provideService(AgentDepth, depth))
+          onEvent: (event) =>
+            parent.forward?.({ ...event, agent: event.agent ?? definition.name, agentdepth: event.agentdepth ?? depth })
+        })({ id, query: String(args["task"] ?? ""), tools: library }).pipe(
+          Effect.provideService(LanguageModel, model.value),
+          Effect.provideService(AgentDepth, depth)
+        )
         return trajectory.finishType === "give_answer"
           ? { ok: true, content: trajectory.finalAnswer }
-          : { ok: false, content: "", error: `agent "${definition.name}" found no answer${trajectory.error ? `: ${trajectory.error}` : ""}` }
+          : {
+              ok: false,
+              content: "",
+              error: `agent "${definition.name}" found no answer${trajectory.error ? `: ${trajectory.error}` : ""}`
+            }
       })
   }
 }

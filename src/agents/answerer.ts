@@ -3,12 +3,16 @@ import * as Effect from "effect/Effect"
 import { z } from "zod"
 import type { Step } from "../memory/step.ts"
 import { type AgentContext, ask } from "./ask.ts"
-import { subtaskContext, type SubtaskView } from "./subtask-context.ts"
+import { type SubtaskView, subtaskContext } from "./subtask-context.ts"
 
 export const Answer = z.object({ answer: z.string() })
 
 /** The subtask's answer from one tool response and the local memory before it (`view.memory`, the executor's prefix). */
-export const answerStep = Effect.fn("Answerer.answerStep")(function* (ctx: AgentContext, view: SubtaskView, step: Pick<Step, "tool" | "args" | "observation">) {
+export const answerStep = Effect.fn("Answerer.answerStep")(function* (
+  ctx: AgentContext,
+  view: SubtaskView,
+  step: Pick<Step, "tool" | "args" | "observation">
+) {
   const { answer } = yield* ask(ctx, {
     role: "answerer.step",
     template: "answerer-step",
@@ -24,7 +28,11 @@ export const answerStep = Effect.fn("Answerer.answerStep")(function* (ctx: Agent
 })
 
 /** When the step limit is hit: the subtask's answer from every step global memory holds for it (`steps`, in the subtask's prefix). */
-export const answerSubtask = Effect.fn("Answerer.answerSubtask")(function* (ctx: AgentContext, view: Omit<SubtaskView, "memory">, steps: ReadonlyArray<Step>) {
+export const answerSubtask = Effect.fn("Answerer.answerSubtask")(function* (
+  ctx: AgentContext,
+  view: Omit<SubtaskView, "memory">,
+  steps: ReadonlyArray<Step>
+) {
   const { answer } = yield* ask(ctx, {
     role: "answerer.subtask",
     template: "answerer-subtask",
@@ -37,7 +45,11 @@ export const answerSubtask = Effect.fn("Answerer.answerSubtask")(function* (ctx:
 })
 
 /** The query's answer from the subtask answers in global memory. */
-export const answerFinal = Effect.fn("Answerer.answerFinal")(function* (ctx: AgentContext, query: string, answers: ReadonlyArray<{ subtask: string; answer: string }>) {
+export const answerFinal = Effect.fn("Answerer.answerFinal")(function* (
+  ctx: AgentContext,
+  query: string,
+  answers: ReadonlyArray<{ subtask: string; answer: string }>
+) {
   const text = answers.map((a, i) => `${i + 1}. ${a.subtask}\n   Answer: ${a.answer || "(no answer)"}`).join("\n")
   const { answer } = yield* ask(ctx, {
     role: "answerer.final",

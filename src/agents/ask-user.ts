@@ -1,9 +1,9 @@
 // Human in the loop: the `ask_user` pseudo-tool, an interrupt that the caller of the pipeline answers.
 import * as Effect from "effect/Effect"
 import { z } from "zod"
+import { loadTemplate } from "../text/prompt-template.ts"
 import type { Tool, ToolResult } from "../tools/tool.ts"
 import { emit } from "../trace/events.ts"
-import { loadTemplate } from "../text/prompt-template.ts"
 
 export const ASK_USER = "ask_user"
 
@@ -29,15 +29,27 @@ export const askUserTool = (askUser: AskUser): Tool => ({
   name: ASK_USER,
   description: loadTemplate("ask-user-tool").user,
   meta: { timeoutMs: ASK_USER_TIMEOUT_MS },
-  parameters: z.object({ question: z.string().min(1).describe("the question for the person, one sentence") }) as unknown as z.ZodObject<z.ZodRawShape>,
+  parameters: z.object({
+    question: z.string().min(1).describe("the question for the person, one sentence")
+  }) as unknown as z.ZodObject<z.ZodRawShape>,
   call: (args) =>
     Effect.gen(function* () {
       const question = String(args["question"] ?? "").trim()
-      const reply = yield* Effect.tryPromise({ try: async () => await askUser({ question }), catch: (e) => (e instanceof Error ? e : new Error(String(e))) }).pipe(
-        Effect.map((r): Reply => (r === undefined || r.trim().length === 0 ? { error: "the person gave no answer" } : { reply: r.trim() })),
+      const reply = yield* Effect.tryPromise({
+        try: async () => await askUser({ question }),
+        catch: (e) => (e instanceof Error ? e : new Error(String(e)))
+      }).pipe(
+        Effect.map(
+          (r): Reply =>
+            r === undefined || r.trim().length === 0 ? { error: "the person gave no answer" } : { reply: r.trim() }
+        ),
         Effect.catch((e) => Effect.succeed<Reply>({ error: e.message }))
       )
       yield* emit("ask_user", { question, ...reply })
-      return (reply.reply !== undefined ? { ok: true, content: reply.reply } : { ok: false, content: "", error: `${reply.error}; continue without asking` }) satisfies ToolResult
+      return (
+        reply.reply !== undefined
+          ? { ok: true, content: reply.reply }
+          : { ok: false, content: "", error: `${reply.error}; continue without asking` }
+      ) satisfies ToolResult
     })
 })

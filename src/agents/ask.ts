@@ -4,12 +4,12 @@ import type { z } from "zod"
 import { LanguageModel, type Message } from "../llm/language-model.ts"
 import { generateObject, jsonSchemaOf, type ObjectRequest } from "../llm/structured.ts"
 import type { ContextBudget } from "../memory/context-budget.ts"
-import type { BudgetExhausted } from "./errors.ts"
-import { emit } from "../trace/events.ts"
+import { fenceFor } from "../text/fenced-data.ts"
 import { jsonShape } from "../text/json-shape.ts"
 import { loadTemplate, renderTemplate } from "../text/prompt-template.ts"
+import { emit } from "../trace/events.ts"
+import type { BudgetExhausted } from "./errors.ts"
 import type { GuardrailOptions } from "./smurfs-options.ts"
-import { fenceFor } from "../text/fenced-data.ts"
 
 /** What every agent call needs from its pipeline. */
 export interface AgentContext {
@@ -44,7 +44,9 @@ export interface AskRequest<A> {
    * `response` (a key of `fit`), before the user part. A model without a tool role (`supportsTools`
    * false) gets it at the start of the user message instead, fenced and labelled as data.
    */
-  readonly toolResult?: { readonly tool: string; readonly args: Record<string, unknown>; readonly response: string } | undefined
+  readonly toolResult?:
+    | { readonly tool: string; readonly args: Record<string, unknown>; readonly response: string }
+    | undefined
   /**
    * The prefix this request shares with the other requests of its subtask (`subtaskContext`): its template's
    * system part is the system message and its user part starts the user message, so that a server's prefix
@@ -65,7 +67,13 @@ export interface SharedContext {
 /** A copy of a parsed reply with each string passed through `clip`. */
 const clipStrings = <A>(value: A, clip: (text: string) => string): A => {
   const walk = (v: unknown): unknown =>
-    typeof v === "string" ? clip(v) : Array.isArray(v) ? v.map(walk) : v !== null && typeof v === "object" ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)])) : v
+    typeof v === "string"
+      ? clip(v)
+      : Array.isArray(v)
+        ? v.map(walk)
+        : v !== null && typeof v === "object"
+          ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]))
+          : v
   return walk(value) as A
 }
 
@@ -152,8 +160,18 @@ export const renderFitted = (
     const shared = renderTemplate(context, values)
     return { system: shared.system, user: `${shared.user}\n\n${own.user}`, shared: shared.user, own: own.user }
   }
-  const blankOf = (kept: Readonly<Record<string, string | number>>) => renderAll({ ...kept, ...statics, ...Object.fromEntries(keys.map((k) => [k, ""])) })
-  const { kept, cuts } = cutValues(budget, values, (k) => { const blank = blankOf(k); return budget.room(blank.system, blank.user) }, fitRoom, keys)
+  const blankOf = (kept: Readonly<Record<string, string | number>>) =>
+    renderAll({ ...kept, ...statics, ...Object.fromEntries(keys.map((k) => [k, ""])) })
+  const { kept, cuts } = cutValues(
+    budget,
+    values,
+    (k) => {
+      const blank = blankOf(k)
+      return budget.room(blank.system, blank.user)
+    },
+    fitRoom,
+    keys
+  )
   const blank = blankOf(kept)
   const share = Math.floor(budget.room(blank.system, blank.user) / Math.max(1, keys.length))
   const fitted = Object.fromEntries(keys.map((k) => [k, fit[k]!(Math.max(0, share))]))
@@ -163,7 +181,10 @@ export const renderFitted = (
 const TOOL_CALL_ID = "call_0"
 
 /** The call and its response as the two messages a chat model expects for tool results. */
-const toolResultMessages = (result: NonNullable<AskRequest<unknown>["toolResult"]>, content: string): Array<Message> => [
+const toolResultMessages = (
+  result: NonNullable<AskRequest<unknown>["toolResult"]>,
+  content: string
+): Array<Message> => [
   { role: "assistant", content: "", toolCalls: [{ id: TOOL_CALL_ID, name: result.tool, arguments: result.args }] },
   { role: "tool", content, toolCallId: TOOL_CALL_ID, toolName: result.tool }
 ]
@@ -173,7 +194,12 @@ const toolResultMessages = (result: NonNullable<AskRequest<unknown>["toolResult"
  * has no tool role (a `tool` message would be dropped or garbled there, and the answer made up).
  */
 const inlineToolResult = (result: NonNullable<AskRequest<unknown>["toolResult"]>, content: string): string =>
-  renderTemplate("tool-response-inline", { tool: result.tool, args: JSON.stringify(result.args), fence: fenceFor(content), response: content }).user
+  renderTemplate("tool-response-inline", {
+    tool: result.tool,
+    args: JSON.stringify(result.args),
+    fence: fenceFor(content),
+    response: content
+  }).user
 
 /** `{{format}}`, when the template shows the reply's JSON shape: rendered from the reply's schema and the template's example wording. */
 const formatOf = (template: string, schema: z.ZodType): Record<string, string> => {
@@ -209,7 +235,11 @@ export const ask = <A>(ctx: AgentContext, request: AskRequest<A>) =>
         { role: "system", content: prompt.system },
         ...(split ? [{ role: "user" as const, content: prompt.shared! }] : []),
         ...(tool && !inline ? toolResultMessages(tool, response) : []),
-        { role: "user", content: inline ? `${inlineToolResult(tool, response)}\n\n${prompt.user}` : split ? prompt.own : prompt.user, values: { ...prompt.values, ...request.data } }
+        {
+          role: "user",
+          content: inline ? `${inlineToolResult(tool, response)}\n\n${prompt.user}` : split ? prompt.own : prompt.user,
+          values: { ...prompt.values, ...request.data }
+        }
       ]
     })
     return request.clipText === false ? result.value : clipStrings(result.value, (text) => ctx.budget.agentText(text))

@@ -1,8 +1,15 @@
 // The texts the ReAct/DFSDT baselines send: StableToolBench's own (read from a checkout) or ours
 // (prompts/*.md), which state the same rules in our words. Either way the shapes are StableToolBench's.
-import { FINISH } from "./finish.ts"
+
 import { loadTemplate, render } from "../text/prompt-template.ts"
-import { pythonConstant, pythonStringAfter, readStbFile, STB_FILES, StbFilesError } from "../text/stabletoolbench-files.ts"
+import {
+  pythonConstant,
+  pythonStringAfter,
+  readStbFile,
+  STB_FILES,
+  StbFilesError
+} from "../text/stabletoolbench-files.ts"
+import { FINISH } from "./finish.ts"
 
 export interface BaselinePrompts {
   /** Which texts these are, recorded in run.json: "smurfs" or "stabletoolbench:<dir>". */
@@ -48,14 +55,19 @@ export const stabletoolbenchBaselinePrompts = (dir: string): BaselinePrompts => 
   const react = readStbFile(dir, STB_FILES.react)
   const system = pythonConstant(react, "FORMAT_INSTRUCTIONS_SYSTEM_FUNCTION", reactPath)
   const user = pythonConstant(react, "FORMAT_INSTRUCTIONS_USER_FUNCTION", reactPath)
-  const diversity = pythonConstant(readStbFile(dir, STB_FILES.treeSearch), "DIVERSITY_PROMPT", `${dir}/${STB_FILES.treeSearch}`)
+  const diversity = pythonConstant(
+    readStbFile(dir, STB_FILES.treeSearch),
+    "DIVERSITY_PROMPT",
+    `${dir}/${STB_FILES.treeSearch}`
+  )
   const rapidPath = `${dir}/${STB_FILES.rapidapi}`
   const rapid = readStbFile(dir, STB_FILES.rapidapi)
   const finishAt = rapid.indexOf(`"name": "${FINISH}"`)
   if (finishAt < 0) throw new StbFilesError({ path: rapidPath, problem: "no Finish function found" })
   const finish = pythonStringAfter(rapid, finishAt, "description", rapidPath)
   const answerAt = rapid.indexOf('"final_answer"', finish.end)
-  if (answerAt < 0) throw new StbFilesError({ path: rapidPath, problem: "no final_answer parameter found in the Finish function" })
+  if (answerAt < 0)
+    throw new StbFilesError({ path: rapidPath, problem: "no final_answer parameter found in the Finish function" })
   const answer = pythonStringAfter(rapid, answerAt, "description", rapidPath)
   const task = /self\.task_description\s*=\s*f?'''([\s\S]*?)'''/.exec(rapid)
   if (!task) throw new StbFilesError({ path: rapidPath, problem: "no task_description found" })

@@ -4,8 +4,8 @@ import { z } from "zod"
 import { type GenerateRequest, LanguageModel } from "../llm/language-model.ts"
 import { makeScriptedModel, type Script, scriptedLayer } from "../llm/scripted.ts"
 import type { ToolEnvironment } from "../tools/environments/environment.ts"
-import { toolbenchLibrary } from "../tools/toolbench/adapter.ts"
 import type { Tool } from "../tools/tool.ts"
+import { toolbenchLibrary } from "../tools/toolbench/adapter.ts"
 import { isKind } from "../trace/events.ts"
 import { toolLines } from "./chain.ts"
 import { dfsdt } from "./dfsdt.ts"
@@ -21,12 +21,24 @@ const weather: Tool = {
   call: (args) => Effect.sync(() => (calls.push(args), { ok: true, content: `Sunny in ${String(args["city"])}` }))
 }
 const task: Task = { id: "t1", query: "Weather in Paris and Rome?", tools: { name: "meteo", tools: [weather] } }
-const finish = (final_answer: string) => ({ toolCalls: [{ name: "Finish", arguments: { return_type: "give_answer", final_answer } }] })
+const finish = (final_answer: string) => ({
+  toolCalls: [{ name: "Finish", arguments: { return_type: "give_answer", final_answer } }]
+})
 
-const run = (method: typeof react | typeof dfsdt, script: Array<unknown>, options: Record<string, unknown>, on: Task = task) => {
+const run = (
+  method: typeof react | typeof dfsdt,
+  script: Array<unknown>,
+  options: Record<string, unknown>,
+  on: Task = task
+) => {
   const requests: Array<GenerateRequest> = []
-  const recorded: Script = script.map((reply) => (request: GenerateRequest) => (requests.push(request), reply as object))
-  return Effect.runPromise(method(options)(on).pipe(Effect.provide(scriptedLayer(recorded)))).then((trajectory) => ({ trajectory, requests }))
+  const recorded: Script = script.map(
+    (reply) => (request: GenerateRequest) => (requests.push(request), reply as object)
+  )
+  return Effect.runPromise(method(options)(on).pipe(Effect.provide(scriptedLayer(recorded)))).then((trajectory) => ({
+    trajectory,
+    requests
+  }))
 }
 
 describe("ReAct and DFSDT under the reference profile (StableToolBench as it runs them)", () => {
@@ -39,7 +51,12 @@ describe("ReAct and DFSDT under the reference profile (StableToolBench as it run
         method,
         [
           "Let me think.",
-          { toolCalls: [{ name: "weather_for_meteo", arguments: { city: "Paris" } }, { name: "weather_for_meteo", arguments: { city: "Rome" } }] },
+          {
+            toolCalls: [
+              { name: "weather_for_meteo", arguments: { city: "Paris" } },
+              { name: "weather_for_meteo", arguments: { city: "Rome" } }
+            ]
+          },
           finish("Sunny in both")
         ],
         reference
@@ -62,7 +79,16 @@ describe("ReAct and DFSDT under the reference profile (StableToolBench as it run
     calls.length = 0
     const { requests } = await run(
       react,
-      ["Let me think.", { toolCalls: [{ name: "weather_for_meteo", arguments: { city: "Paris" } }, { name: "weather_for_meteo", arguments: { city: "Rome" } }] }, finish("ok")],
+      [
+        "Let me think.",
+        {
+          toolCalls: [
+            { name: "weather_for_meteo", arguments: { city: "Paris" } },
+            { name: "weather_for_meteo", arguments: { city: "Rome" } }
+          ]
+        },
+        finish("ok")
+      ],
       {}
     )
     expect(requests.map((r) => r.options?.temperature)).toEqual([undefined, undefined, undefined])
@@ -72,12 +98,20 @@ describe("ReAct and DFSDT under the reference profile (StableToolBench as it run
 
   it("sends the arguments as the model wrote them: the environment answers, no validation in between", async () => {
     calls.length = 0
-    const { requests } = await run(react, [{ toolCalls: [{ name: "weather_for_meteo", arguments: { town: 7 } }] }, finish("ok")], reference)
+    const { requests } = await run(
+      react,
+      [{ toolCalls: [{ name: "weather_for_meteo", arguments: { town: 7 } }] }, finish("ok")],
+      reference
+    )
     expect(calls).toEqual([{ town: 7 }])
     expect(JSON.parse(requests[1]!.messages.at(-1)!.content).error).toBe("")
     // ours reports the violation as an error observation and calls nothing
     calls.length = 0
-    const ours = await run(react, [{ toolCalls: [{ name: "weather_for_meteo", arguments: { town: 7 } }] }, finish("ok")], {})
+    const ours = await run(
+      react,
+      [{ toolCalls: [{ name: "weather_for_meteo", arguments: { town: 7 } }] }, finish("ok")],
+      {}
+    )
     expect(calls).toEqual([])
     expect(JSON.parse(ours.requests[1]!.messages.at(-1)!.content).error).toContain("invalid arguments")
   })
@@ -96,12 +130,22 @@ describe("tool lines of the task description", () => {
   })
 
   it("carry the tool's own description, else its first described API's: never None for a described tool", () => {
-    const library = toolbenchLibrary("t", [doc("Meteo", "today", { tool_description: "Weather everywhere." }), doc("Meteo", "tomorrow"), doc("Geo Coder", "lookup")], env)
+    const library = toolbenchLibrary(
+      "t",
+      [
+        doc("Meteo", "today", { tool_description: "Weather everywhere." }),
+        doc("Meteo", "tomorrow"),
+        doc("Geo Coder", "lookup")
+      ],
+      env
+    )
     expect(toolLines(library)).toBe("1.meteo: Weather everywhere.\n2.geo_coder: lookup of Geo Coder\n")
   })
 
   const long = "A very long description of what this endpoint returns. ".repeat(40)
-  const docs = Array.from({ length: 12 }, (_, k) => doc("Big Tool", `endpoint ${k}`, { api_description: long, tool_description: long }))
+  const docs = Array.from({ length: 12 }, (_, k) =>
+    doc("Big Tool", `endpoint ${k}`, { api_description: long, tool_description: long })
+  )
   const query = `Which endpoint? ${"Some detail about the request. ".repeat(30)}`
   const big: Task = { id: "t2", query, tools: toolbenchLibrary("big", docs, env) }
   /** A scripted model with a small context window. */

@@ -3,10 +3,18 @@
 import * as Effect from "effect/Effect"
 import { z } from "zod"
 import { ContextOverflow, type GenerateError } from "../llm/errors.ts"
-import { type GenerateOptions, LanguageModel, type Message, type ModelInfo, type ToolSpec } from "../llm/language-model.ts"
+import {
+  type GenerateOptions,
+  LanguageModel,
+  type Message,
+  type ModelInfo,
+  type ToolSpec
+} from "../llm/language-model.ts"
+import { NestingTooDeep, parseJsonBounded } from "../llm/nesting.ts"
 import { generateObject, jsonSchemaOf } from "../llm/structured.ts"
 import { ContextBudget } from "../memory/context-budget.ts"
-import { type ContextCut, warnCuts } from "./ask.ts"
+import { fencedData } from "../text/fenced-data.ts"
+import { loadTemplate, renderTemplate } from "../text/prompt-template.ts"
 import { guardToolCall, OBSERVATION_MAX_CHARS, truncateObservation } from "../tools/call.ts"
 import { pythonJsonDumps } from "../tools/environments/canonical.ts"
 import { resolveTool, toolSpecs } from "../tools/library.ts"
@@ -14,13 +22,11 @@ import { parseToolArgs } from "../tools/tool.ts"
 import { emit } from "../trace/events.ts"
 import { capText, SIZE_CAPS } from "../trace/size-caps.ts"
 import { recording, type Trajectory, totalsOf } from "../trace/trajectory.ts"
+import { type ContextCut, warnCuts } from "./ask.ts"
 import { type BaselinePrompts, smurfsBaselinePrompts } from "./baseline-prompts.ts"
-import { callNative } from "./tool-call-recovery.ts"
 import { FINISH, FinishArgs, finishSpec } from "./finish.ts"
-import { loadTemplate, renderTemplate } from "../text/prompt-template.ts"
 import type { Task } from "./task.ts"
-import { fencedData } from "../text/fenced-data.ts"
-import { NestingTooDeep, parseJsonBounded } from "../llm/nesting.ts"
+import { callNative } from "./tool-call-recovery.ts"
 
 export interface ChainOptions {
   /** How the model acts: "native" tool calls, a "json" object `{thought, action, action_input}`, or "auto" (native when the model supports tools). */
@@ -170,10 +176,19 @@ export const toolLines = (tools: Task["tools"], max = 512): string => {
     // StableToolBench reads a tool's description from its tools folder; a query's api_list does not carry
     // it, so without one the tool's first described API stands in for it (never "None" for a described tool)
     const api = (tool.meta?.["doc"] as { api_description?: unknown } | undefined)?.api_description
-    const description = typeof own === "string" && own.trim() !== "" ? own : typeof std !== "string" ? tool.description : typeof api === "string" ? api : ""
+    const description =
+      typeof own === "string" && own.trim() !== ""
+        ? own
+        : typeof std !== "string"
+          ? tool.description
+          : typeof api === "string"
+            ? api
+            : ""
     if (!described.has(name) || described.get(name)!.trim() === "") described.set(name, description)
   }
-  return [...described].map(([name, d], k) => `${k + 1}.${name}: ${d.slice(0, max).replace(/\n/g, "").trim() || "None"}\n`).join("")
+  return [...described]
+    .map(([name, d], k) => `${k + 1}.${name}: ${d.slice(0, max).replace(/\n/g, "").trim() || "None"}\n`)
+    .join("")
 }
 
 /** A function with its description and its parameters' descriptions cut to `max` characters (Finish is left whole). */
@@ -183,10 +198,19 @@ const shortenSpec = (spec: ToolSpec, max: number): ToolSpec => {
   const shortened =
     properties !== null && typeof properties === "object"
       ? Object.fromEntries(
-          Object.entries(properties as Record<string, Record<string, unknown>>).map(([k, p]) => [k, typeof p?.["description"] === "string" ? { ...p, description: (p["description"] as string).slice(0, max) } : p])
+          Object.entries(properties as Record<string, Record<string, unknown>>).map(([k, p]) => [
+            k,
+            typeof p?.["description"] === "string"
+              ? { ...p, description: (p["description"] as string).slice(0, max) }
+              : p
+          ])
         )
       : properties
-  return { ...spec, description: spec.description.slice(0, max), parameters: { ...spec.parameters, ...(shortened !== undefined ? { properties: shortened } : {}) } }
+  return {
+    ...spec,
+    description: spec.description.slice(0, max),
+    parameters: { ...spec.parameters, ...(shortened !== undefined ? { properties: shortened } : {}) }
+  }
 }
 
 /** Description lengths tried, longest first, when a task's tools leave the query too little room: StableToolBench's own cut, then shorter. */
@@ -208,7 +232,11 @@ export const makeChain = (task: Task, options: ChainOptions, info: ModelInfo, ro
     const user = prompts.user(task.query)
     const start: Array<Message> = [
       { role: "system", content: json ? `${system}\n\n${json.system}` : system },
-      { role: "user", content: json ? `${json.user}\n\n${user}` : user, values: { query: task.query, ...(json ? { functions: specs } : {}) } }
+      {
+        role: "user",
+        content: json ? `${json.user}\n\n${user}` : user,
+        values: { query: task.query, ...(json ? { functions: specs } : {}) }
+      }
     ]
     return { specs, start, jsonPrompt }
   }
@@ -220,7 +248,12 @@ export const makeChain = (task: Task, options: ChainOptions, info: ModelInfo, ro
     const measure = (max: number | undefined) => {
       const s = max === undefined ? whole : shaped(max)
       const sentTokens =
-        mode === "json" ? schema : Math.max(budget.count(JSON.stringify(s.specs)), budget.count(`${s.jsonPrompt.system}\n\n${s.jsonPrompt.user}`) + schema)
+        mode === "json"
+          ? schema
+          : Math.max(
+              budget.count(JSON.stringify(s.specs)),
+              budget.count(`${s.jsonPrompt.system}\n\n${s.jsonPrompt.user}`) + schema
+            )
       return { ...s, sentTokens, room: budget.room(...s.start.map((m) => m.content)) - sentTokens }
     }
     // The query is never cut: when the tools leave less than half the prompt for the conversation, their descriptions are (as StableToolBench cuts them to 256 characters, then shorter).
@@ -234,10 +267,32 @@ export const makeChain = (task: Task, options: ChainOptions, info: ModelInfo, ro
     }
     const descriptionChars = (specs: ReadonlyArray<ToolSpec>) => specs.reduce((n, s) => n + s.description.length, 0)
     const cuts: Array<ContextCut> =
-      cutTo === undefined ? [] : [{ key: `tool descriptions (cut to ${cutTo} characters each)`, fromChars: descriptionChars(allSpecs), fromTokens: budget.count(JSON.stringify(allSpecs)), toTokens: budget.count(JSON.stringify(chosen.specs)) }]
+      cutTo === undefined
+        ? []
+        : [
+            {
+              key: `tool descriptions (cut to ${cutTo} characters each)`,
+              fromChars: descriptionChars(allSpecs),
+              fromTokens: budget.count(JSON.stringify(allSpecs)),
+              toTokens: budget.count(JSON.stringify(chosen.specs))
+            }
+          ]
     // not even the query and Finish fit beside the functions' names and parameters: the task cannot run at this context size
-    const overflow = chosen.room <= 0 ? new ContextOverflow({ role, promptTokens: budget.promptTokens - chosen.room, contextTokens: info.contextTokens }) : undefined
-    return { start: chosen.start, specs: chosen.specs, cuts, sentTokens: chosen.sentTokens, ...(overflow ? { overflow } : {}) }
+    const overflow =
+      chosen.room <= 0
+        ? new ContextOverflow({
+            role,
+            promptTokens: budget.promptTokens - chosen.room,
+            contextTokens: info.contextTokens
+          })
+        : undefined
+    return {
+      start: chosen.start,
+      specs: chosen.specs,
+      cuts,
+      sentTokens: chosen.sentTokens,
+      ...(overflow ? { overflow } : {})
+    }
   }
   // Refitted only when a reply's usage changed the estimate (calibration only ever lowers it).
   let fitted = { charsPerToken: budget.charsPerToken, value: fit() }
@@ -272,7 +327,12 @@ export const nodesOf = (decision: Decision): number =>
   decision.action ? (decision.thought.trim() ? 1 : 0) + 2 * (1 + (decision.more?.length ?? 0)) : 1
 
 /** The step recorded for a reply that called no function. */
-export const proseStep = (decision: Decision): ChainStep => ({ thought: decision.thought, tool: "", arguments: "", response: "" })
+export const proseStep = (decision: Decision): ChainStep => ({
+  thought: decision.thought,
+  tool: "",
+  arguments: "",
+  response: ""
+})
 
 const parseArgs = (input: unknown): { args: Record<string, unknown>; argsError?: string } => {
   if (input === undefined || input === null || input === "") return { args: {} }
@@ -280,7 +340,8 @@ const parseArgs = (input: unknown): { args: Record<string, unknown>; argsError?:
   if (typeof input === "string") {
     try {
       const parsed: unknown = parseJsonBounded(input)
-      if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) return { args: parsed as Record<string, unknown> }
+      if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed))
+        return { args: parsed as Record<string, unknown> }
     } catch (e) {
       if (e instanceof NestingTooDeep) return { args: {}, argsError: `the arguments could not be read: ${e.message}` }
       // else reported below
@@ -293,36 +354,72 @@ const parseArgs = (input: unknown): { args: Record<string, unknown>; argsError?:
 const jsonFallback = (chain: Chain, messages: ReadonlyArray<Message>) =>
   Effect.gen(function* () {
     const prompt = renderTemplate("react-json", { functions: functionsList(chain.specs) })
-    const { value, response } = yield* generateObject({ role: chain.role, messages: [...messages, { role: "user", content: `${prompt.system}\n\n${prompt.user}`, values: { functions: chain.specs } }], schema: JsonAction, options: chain.sampling })
+    const { value, response } = yield* generateObject({
+      role: chain.role,
+      messages: [
+        ...messages,
+        { role: "user", content: `${prompt.system}\n\n${prompt.user}`, values: { functions: chain.specs } }
+      ],
+      schema: JsonAction,
+      options: chain.sampling
+    })
     const args = parseArgs(value.action_input)
-    return { ...response, text: value.thought, toolCalls: [{ name: value.action, arguments: args.argsError ? { _raw: value.action_input } : args.args }] }
+    return {
+      ...response,
+      text: value.thought,
+      toolCalls: [{ name: value.action, arguments: args.argsError ? { _raw: value.action_input } : args.args }]
+    }
   })
 
 /** Ask the model for the next action from the conversation so far. */
-export const decide = (chain: Chain, conversation: ReadonlyArray<Message>, step: number): Effect.Effect<Decision, GenerateError, LanguageModel> =>
+export const decide = (
+  chain: Chain,
+  conversation: ReadonlyArray<Message>,
+  step: number
+): Effect.Effect<Decision, GenerateError, LanguageModel> =>
   Effect.gen(function* () {
     const fit = chain.fitted()
     if (fit.overflow) return yield* Effect.fail(fit.overflow)
     yield* warnCuts(chain.budget, chain.role, fit.cuts)
     // The conversation (from `chain.start`, the query whole) is kept whole; each request gets it fitted to the context.
-    const messages = chain.budget.conversation([...fit.start, ...conversation.slice(fit.start.length)], fit.start.length, fit.sentTokens)
+    const messages = chain.budget.conversation(
+      [...fit.start, ...conversation.slice(fit.start.length)],
+      fit.start.length,
+      fit.sentTokens
+    )
     const callId = `call_${step}`
     if (chain.mode === "native") {
-      const response = yield* callNative({ role: chain.role, messages, tools: fit.specs, options: chain.sampling }, (tried) => jsonFallback(chain, tried))
+      const response = yield* callNative(
+        { role: chain.role, messages, tools: fit.specs, options: chain.sampling },
+        (tried) => jsonFallback(chain, tried)
+      )
       // without parallel calls the first call is the reply's action, and the only one kept in the conversation
       const calls = (response.toolCalls ?? []).slice(0, chain.parallelCalls ? undefined : 1)
       const thought = response.text.trim()
       if (thought) yield* emit("thought", { thought, step })
-      if (calls.length === 0) return { thought, message: { role: "assistant", content: capText(response.text, SIZE_CAPS.sentBackChars) } }
+      if (calls.length === 0)
+        return { thought, message: { role: "assistant", content: capText(response.text, SIZE_CAPS.sentBackChars) } }
       // arguments the provider could not use (nested too deep) are a bad call the model is told about
       const argsOf = (call: (typeof calls)[number]) =>
-        call.argumentsError !== undefined ? { args: {}, argsError: `the arguments could not be read: ${call.argumentsError}` } : parseArgs(call.arguments)
-      const actions = calls.map((call, k): Action => ({ name: call.name, ...argsOf(call), callId: call.id ?? (k === 0 ? callId : `${callId}_${k}`) }))
+        call.argumentsError !== undefined
+          ? { args: {}, argsError: `the arguments could not be read: ${call.argumentsError}` }
+          : parseArgs(call.arguments)
+      const actions = calls.map(
+        (call, k): Action => ({
+          name: call.name,
+          ...argsOf(call),
+          callId: call.id ?? (k === 0 ? callId : `${callId}_${k}`)
+        })
+      )
       return {
         thought,
         action: actions[0]!,
         ...(actions.length > 1 ? { more: actions.slice(1) } : {}),
-        message: { role: "assistant", content: capText(response.text, SIZE_CAPS.sentBackChars), toolCalls: actions.map((a) => ({ id: a.callId, name: a.name, arguments: a.args })) }
+        message: {
+          role: "assistant",
+          content: capText(response.text, SIZE_CAPS.sentBackChars),
+          toolCalls: actions.map((a) => ({ id: a.callId, name: a.name, arguments: a.args }))
+        }
       }
     }
     const { value } = yield* generateObject({ role: chain.role, messages, schema: JsonAction, options: chain.sampling })
@@ -342,14 +439,25 @@ const toolError = (error: string) => toolResponse(error, "")
 const observationMessage = (chain: Chain, action: Action, observation: string): Message =>
   chain.mode === "native"
     ? { role: "tool", content: observation, toolCallId: action.callId, toolName: action.name }
-    : { role: "user", content: renderTemplate("react-observation", { tool: action.name, observation: fencedData("observation", observation) }).user, values: { tool: action.name, observation } }
+    : {
+        role: "user",
+        content: renderTemplate("react-observation", {
+          tool: action.name,
+          observation: fencedData("observation", observation)
+        }).user,
+        values: { tool: action.name, observation }
+      }
 
 /**
  * Perform a reply's action (and, with parallel calls, every later call of the reply in order, each
  * with its observation in the conversation). Finish ends the chain; every other misstep (unknown
  * function, bad arguments, a failing tool) becomes an error observation the model sees on its next step.
  */
-export const act = (chain: Chain, decision: Decision & { action: Action }, messages: ReadonlyArray<Message>): Effect.Effect<Outcome> =>
+export const act = (
+  chain: Chain,
+  decision: Decision & { action: Action },
+  messages: ReadonlyArray<Message>
+): Effect.Effect<Outcome> =>
   Effect.gen(function* () {
     let conversation: ReadonlyArray<Message> = [...messages, decision.message]
     const before: Array<ChainStep> = []
@@ -357,7 +465,8 @@ export const act = (chain: Chain, decision: Decision & { action: Action }, messa
     for (const [k, action] of actions.entries()) {
       // a reply's text is the thought of its first call only
       const outcome = yield* actOne(chain, action, k === 0 ? decision.thought : "", conversation)
-      if (outcome.kind !== "observation" || k === actions.length - 1) return before.length > 0 ? { ...outcome, before } : outcome
+      if (outcome.kind !== "observation" || k === actions.length - 1)
+        return before.length > 0 ? { ...outcome, before } : outcome
       before.push(outcome.step)
       conversation = outcome.messages
     }
@@ -365,16 +474,27 @@ export const act = (chain: Chain, decision: Decision & { action: Action }, messa
   })
 
 /** Perform one action; `conversation` already ends with the reply that made it. */
-const actOne = (chain: Chain, action: Action, thought: string, conversation: ReadonlyArray<Message>): Effect.Effect<Outcome> =>
+const actOne = (
+  chain: Chain,
+  action: Action,
+  thought: string,
+  conversation: ReadonlyArray<Message>
+): Effect.Effect<Outcome> =>
   Effect.gen(function* () {
     const argsText = JSON.stringify(action.args, null, 2)
     const observe = (raw: string) => {
       const observation = truncateObservation(raw, chain.observationLimit)
       const step: ChainStep = { thought, tool: action.name, arguments: argsText, response: observation }
-      return { kind: "observation", step, messages: [...conversation, observationMessage(chain, action, observation)] } as const
+      return {
+        kind: "observation",
+        step,
+        messages: [...conversation, observationMessage(chain, action, observation)]
+      } as const
     }
     const misstep = (guardrail: string, error: string) =>
-      emit("guardrail", { guardrail, role: chain.role, error, attempt: 1, recovered: false }).pipe(Effect.as(observe(toolError(error))))
+      emit("guardrail", { guardrail, role: chain.role, error, attempt: 1, recovered: false }).pipe(
+        Effect.as(observe(toolError(error)))
+      )
 
     if (action.argsError) return yield* misstep("bad_args", `${action.name}: ${action.argsError}`)
     if (action.name === FINISH) {
@@ -383,17 +503,25 @@ const actOne = (chain: Chain, action: Action, thought: string, conversation: Rea
       const step: ChainStep = { thought, tool: FINISH, arguments: argsText, response: "" }
       if (finish.data.return_type === "give_up_and_restart") return { kind: "give_up", step } as const
       const answer = finish.data.final_answer?.trim() ?? ""
-      if (!answer) return yield* misstep("bad_args", 'Finish: "final_answer" is required when return_type is "give_answer"')
+      if (!answer)
+        return yield* misstep("bad_args", 'Finish: "final_answer" is required when return_type is "give_answer"')
       return { kind: "answer", step, answer } as const
     }
     const tool = resolveTool(chain.task.tools, action.name)
-    if (!tool) return yield* misstep("unknown_tool", `No such function name: ${action.name}. Use one of: ${chain.specs.map((s) => s.name).join(", ")}`)
+    if (!tool)
+      return yield* misstep(
+        "unknown_tool",
+        `No such function name: ${action.name}. Use one of: ${chain.specs.map((s) => s.name).join(", ")}`
+      )
     // without validation the arguments go as the model wrote them and the environment answers (StableToolBench)
     const args = chain.validateArgs ? parseToolArgs(tool, action.args) : ({ success: true, data: action.args } as const)
-    if (!args.success) return yield* misstep("bad_args", `${action.name}: invalid arguments: ${z.prettifyError(args.error)}`)
+    if (!args.success)
+      return yield* misstep("bad_args", `${action.name}: invalid arguments: ${z.prettifyError(args.error)}`)
     const started = Date.now()
     // Tools promise never to fail, but a hand-written one may still die or hang: that is a failed call too.
-    const result = yield* guardToolCall(tool.name, tool.call(args.data as Record<string, unknown>), { timeoutMs: chain.toolTimeoutMs })
+    const result = yield* guardToolCall(tool.name, tool.call(args.data as Record<string, unknown>), {
+      timeoutMs: chain.toolTimeoutMs
+    })
     const raw = toolResponse(result.ok ? "" : (result.error ?? "the tool failed"), result.content)
     const outcome = observe(raw)
     yield* emit("tool_call", {
@@ -414,7 +542,11 @@ const actOne = (chain: Chain, action: Action, thought: string, conversation: Rea
 export const noActionMessage = (): Message => ({ role: "user", content: loadTemplate("react-no-action").user })
 
 /** The conversation after a reply without a function call: the reply, then our reminder when the chain sends one. */
-export const afterProse = (chain: Chain, messages: ReadonlyArray<Message>, decision: Decision): ReadonlyArray<Message> =>
+export const afterProse = (
+  chain: Chain,
+  messages: ReadonlyArray<Message>,
+  decision: Decision
+): ReadonlyArray<Message> =>
   chain.nudge ? [...messages, decision.message, noActionMessage()] : [...messages, decision.message]
 
 /** How a chain ended. */
@@ -449,7 +581,11 @@ export const runChain = (chain: Chain): Effect.Effect<ChainEnd, GenerateError, L
 export const asTrajectory = (
   task: Task,
   method: string,
-  body: Effect.Effect<{ answer?: string | undefined; chain: ReadonlyArray<ChainStep>; error?: string | undefined }, never, LanguageModel>
+  body: Effect.Effect<
+    { answer?: string | undefined; chain: ReadonlyArray<ChainStep>; error?: string | undefined },
+    never,
+    LanguageModel
+  >
 ): Effect.Effect<Trajectory, never, LanguageModel> =>
   Effect.gen(function* () {
     const model = yield* LanguageModel
@@ -476,5 +612,5 @@ export const asTrajectory = (
   })
 
 /** Record a model failure as data: an `error` event whose `tag` lets the runner tell a dead server from a bad reply. */
-export const modelFailure = (e: GenerateError) => emit("error", { tag: e._tag, message: e.message }).pipe(Effect.as(e.message))
-
+export const modelFailure = (e: GenerateError) =>
+  emit("error", { tag: e._tag, message: e.message }).pipe(Effect.as(e.message))

@@ -4,9 +4,9 @@ import { z } from "zod"
 import type { GenerateRequest } from "../llm/language-model.ts"
 import { type Script, scriptedLayer } from "../llm/scripted.ts"
 import type { Tool } from "../tools/tool.ts"
-import { dfsdt, type DfsdtOptions } from "./dfsdt.ts"
-import type { Task } from "./task.ts"
 import { isKind } from "../trace/events.ts"
+import { type DfsdtOptions, dfsdt } from "./dfsdt.ts"
+import type { Task } from "./task.ts"
 
 const search: Tool = {
   name: "search_for_web",
@@ -16,15 +16,22 @@ const search: Tool = {
 }
 const task: Task = { id: "t1", query: "Find x", tools: { name: "web", tools: [search] } }
 
-const finish = (final_answer: string) => ({ toolCalls: [{ name: "Finish", arguments: { return_type: "give_answer", final_answer } }] })
+const finish = (final_answer: string) => ({
+  toolCalls: [{ name: "Finish", arguments: { return_type: "give_answer", final_answer } }]
+})
 const giveUp = { toolCalls: [{ name: "Finish", arguments: { return_type: "give_up_and_restart" } }] }
 const searchFor = (q: string) => ({ toolCalls: [{ name: "search_for_web", arguments: { q } }] })
 const DIVERSITY = "every earlier attempt failed"
 
 const run = (script: Array<unknown>, options: DfsdtOptions = {}) => {
   const requests: Array<GenerateRequest> = []
-  const recorded: Script = script.map((reply) => (request: GenerateRequest) => (requests.push(request), reply as object))
-  return Effect.runPromise(dfsdt(options)(task).pipe(Effect.provide(scriptedLayer(recorded)))).then((trajectory) => ({ trajectory, requests }))
+  const recorded: Script = script.map(
+    (reply) => (request: GenerateRequest) => (requests.push(request), reply as object)
+  )
+  return Effect.runPromise(dfsdt(options)(task).pipe(Effect.provide(scriptedLayer(recorded)))).then((trajectory) => ({
+    trajectory,
+    requests
+  }))
 }
 const hasDiversity = (request: GenerateRequest) => request.messages.some((m) => m.content.includes(DIVERSITY))
 
@@ -59,7 +66,10 @@ describe("dfsdt", () => {
   })
 
   it("stops at the budget of model calls with a give-up", async () => {
-    const { trajectory, requests } = await run(Array.from({ length: 50 }, (_, i) => searchFor(`q${i}`)), { budget: 7, singleChainMaxStep: 6 })
+    const { trajectory, requests } = await run(
+      Array.from({ length: 50 }, (_, i) => searchFor(`q${i}`)),
+      { budget: 7, singleChainMaxStep: 6 }
+    )
     expect(requests).toHaveLength(7)
     expect(trajectory.finishType).toBe("give_up")
     expect(trajectory.error).toContain("budget")
@@ -92,7 +102,14 @@ describe("dfsdt", () => {
     // back length 2: the root's own give-up ends the search, as in StableToolBench; with 1 the sibling is tried too
     const { trajectory, requests } = await run(Array.from({ length: 10 }, () => giveUp))
     expect(requests).toHaveLength(1)
-    expect((await run(Array.from({ length: 10 }, () => giveUp), { giveUpBackLength: 1 })).requests).toHaveLength(2)
+    expect(
+      (
+        await run(
+          Array.from({ length: 10 }, () => giveUp),
+          { giveUpBackLength: 1 }
+        )
+      ).requests
+    ).toHaveLength(2)
     expect(trajectory.finishType).toBe("give_up")
   })
 

@@ -6,25 +6,25 @@ import * as Effect from "effect/Effect"
 import { type GenerateError, MalformedOutput } from "../llm/errors.ts"
 import { LanguageModel, type Message } from "../llm/language-model.ts"
 import { calibrating } from "../memory/calibrated-model.ts"
-import { emit } from "../trace/events.ts"
+import { fencedData } from "../text/fenced-data.ts"
 import { renderTemplate } from "../text/prompt-template.ts"
+import { emit } from "../trace/events.ts"
 import {
   act,
+  afterProse,
   asTrajectory,
+  CHAIN_DEFAULTS,
   type Chain,
   type ChainOptions,
   type ChainStep,
-  CHAIN_DEFAULTS,
   decide,
   makeChain,
-  afterProse,
   modelFailure,
   nodesOf,
   proseStep,
   stepsOf
 } from "./chain.ts"
 import type { Method } from "./task.ts"
-import { fencedData } from "../text/fenced-data.ts"
 
 export interface DfsdtOptions extends ChainOptions {
   /** Children a state may get (the tree's width). */
@@ -62,8 +62,14 @@ const diversityMessage = (chain: Chain, node: Node): Message => {
   )
   const last = node.path.at(-1)
   const observation = last && last.tool !== "" ? last.response : ""
-  const again = observation ? `${renderTemplate("dfsdt-observation", { observation: fencedData("observation", observation) }).user}\n` : ""
-  return { role: "user", content: chain.prompts.diversity(`${fencedData("previous-candidates", candidates)}\n${again}`), values: { candidates: calls.map((s) => s.tool) } }
+  const again = observation
+    ? `${renderTemplate("dfsdt-observation", { observation: fencedData("observation", observation) }).user}\n`
+    : ""
+  return {
+    role: "user",
+    content: chain.prompts.diversity(`${fencedData("previous-candidates", candidates)}\n${again}`),
+    values: { candidates: calls.map((s) => s.tool) }
+  }
 }
 
 type Search = { answer?: string; chain: ReadonlyArray<ChainStep>; error?: string }
@@ -82,7 +88,10 @@ export const dfsdt =
       let calls = 0
       // Every reply's usage calibrates the chain's budget, as in ReAct and Smurfs.
       const calibrated = calibrating(model, chain.budget)
-      const counted = LanguageModel.of({ info: model.info, generate: (request) => Effect.suspend(() => (calls++, calibrated.generate(request))) })
+      const counted = LanguageModel.of({
+        info: model.info,
+        generate: (request) => Effect.suspend(() => (calls++, calibrated.generate(request)))
+      })
       let found: { answer: string; chain: ReadonlyArray<ChainStep> } | undefined
       let deepest: ReadonlyArray<ChainStep> = []
       const SOLVED = Number.POSITIVE_INFINITY
@@ -99,8 +108,12 @@ export const dfsdt =
           }
           for (let i = 0; i < width; i++) {
             if (calls >= budget) return SOLVED
-            const prompt = node.tried.some((s) => s.tool !== "") ? [...node.messages, diversityMessage(chain, node)] : node.messages
-            const decided = yield* Effect.result(decide(chain, prompt, node.path.length + 1).pipe(Effect.provideService(LanguageModel, counted)))
+            const prompt = node.tried.some((s) => s.tool !== "")
+              ? [...node.messages, diversityMessage(chain, node)]
+              : node.messages
+            const decided = yield* Effect.result(
+              decide(chain, prompt, node.path.length + 1).pipe(Effect.provideService(LanguageModel, counted))
+            )
             if (decided._tag === "Failure") {
               // A reply that stayed malformed prunes this expansion only; a dead server ends the search.
               if (!(decided.failure instanceof MalformedOutput)) return yield* Effect.fail(decided.failure)
@@ -113,7 +126,12 @@ export const dfsdt =
               // A reply without a call is a thought node: it deepens the tree like any other.
               const step = proseStep(decision)
               node.tried.push(step)
-              const child: Node = { messages: afterProse(chain, node.messages, decision), path: [...node.path, step], depth, tried: [] }
+              const child: Node = {
+                messages: afterProse(chain, node.messages, decision),
+                path: [...node.path, step],
+                depth,
+                tried: []
+              }
               const back = yield* expand(child)
               if (back > 1) return back - 1
               continue
@@ -138,8 +156,19 @@ export const dfsdt =
           return 1
         })
 
-      const body: Effect.Effect<Search, never, LanguageModel> = expand({ messages: chain.start, path: [], depth: 0, tried: [] }).pipe(
-        Effect.map((): Search => found ?? { chain: deepest, error: calls >= budget ? `the budget of ${budget} model calls ran out` : "every branch gave up" }),
+      const body: Effect.Effect<Search, never, LanguageModel> = expand({
+        messages: chain.start,
+        path: [],
+        depth: 0,
+        tried: []
+      }).pipe(
+        Effect.map(
+          (): Search =>
+            found ?? {
+              chain: deepest,
+              error: calls >= budget ? `the budget of ${budget} model calls ran out` : "every branch gave up"
+            }
+        ),
         Effect.catch((e: GenerateError) =>
           // A failure mid-search keeps an answer already found; otherwise it is recorded as a give-up.
           Effect.map(modelFailure(e), (error): Search => found ?? { chain: deepest, error })

@@ -1,11 +1,11 @@
 // Executor agent, in the paper's three calls: a thought, a tool choice, then the tool's arguments.
 import * as Effect from "effect/Effect"
 import { z } from "zod"
-import { emit } from "../trace/events.ts"
 import { parseToolArgs, type Tool } from "../tools/tool.ts"
+import { emit } from "../trace/events.ts"
 import { type AgentContext, ask } from "./ask.ts"
 import { argsSchema, checkArgs, checkToolName, choiceSchema, declaredArgs } from "./guardrails.ts"
-import { subtaskContext, type SubtaskView } from "./subtask-context.ts"
+import { type SubtaskView, subtaskContext } from "./subtask-context.ts"
 import { toolDoc } from "./tool-docs.ts"
 
 export const Thought = z.object({ thought: z.string() })
@@ -34,7 +34,11 @@ export const think = Effect.fn("Executor.think")(function* (ctx: AgentContext, v
   return thought
 })
 
-export const chooseTool = Effect.fn("Executor.chooseTool")(function* (ctx: AgentContext, view: ExecutorView, thought: string) {
+export const chooseTool = Effect.fn("Executor.chooseTool")(function* (
+  ctx: AgentContext,
+  view: ExecutorView,
+  thought: string
+) {
   const all = view.tools.map((t) => t.name)
   const allowed = all.filter((n) => !view.excluded.includes(n))
   const { tool } = yield* ask(ctx, {
@@ -53,7 +57,13 @@ export const chooseTool = Effect.fn("Executor.chooseTool")(function* (ctx: Agent
 
 /** Arguments for `tool`, validated by its schema; undeclared parameters are dropped with a traced event. */
 /** `grounding` is the text argument values must come from (query, subtask, memory), for the optional grounding guardrail. */
-export const writeArgs = Effect.fn("Executor.writeArgs")(function* (ctx: AgentContext, view: ExecutorView, thought: string, tool: Tool, grounding: string) {
+export const writeArgs = Effect.fn("Executor.writeArgs")(function* (
+  ctx: AgentContext,
+  view: ExecutorView,
+  thought: string,
+  tool: Tool,
+  grounding: string
+) {
   const raw = yield* ask(ctx, {
     role: "executor.args",
     template: "executor-args",
@@ -66,7 +76,13 @@ export const writeArgs = Effect.fn("Executor.writeArgs")(function* (ctx: AgentCo
   if (!ctx.guardrails.extraParams) return raw
   const { args, dropped } = declaredArgs(tool, raw)
   if (dropped.length > 0)
-    yield* emit("guardrail", { guardrail: "extra_params", role: "executor.args", error: `dropped undeclared parameter(s) ${dropped.join(", ")} of the tool "${tool.name}"`, attempt: 1, recovered: true })
+    yield* emit("guardrail", {
+      guardrail: "extra_params",
+      role: "executor.args",
+      error: `dropped undeclared parameter(s) ${dropped.join(", ")} of the tool "${tool.name}"`,
+      attempt: 1,
+      recovered: true
+    })
   // Parse to apply the schema's coercions and defaults; on a rule violation that guardrails let through, keep the raw values.
   const parsed = parseToolArgs(tool, args)
   return parsed.success ? (parsed.data as Record<string, unknown>) : args

@@ -33,16 +33,29 @@ export const closestName = (name: string, names: ReadonlyArray<string>): string 
 }
 
 /** Unknown or excluded tool name: the reflection names the valid tools (and the likely intended one). */
-export const checkToolName = (name: string, allowed: ReadonlyArray<string>, all: ReadonlyArray<string>, options: GuardrailOptions): Problem | undefined => {
+export const checkToolName = (
+  name: string,
+  allowed: ReadonlyArray<string>,
+  all: ReadonlyArray<string>,
+  options: GuardrailOptions
+): Problem | undefined => {
   if (!options.unknownTool || allowed.includes(name)) return undefined
   const valid = `Valid tools: ${allowed.join(", ")}.`
-  if (all.includes(name)) return { guardrail: "excluded_tool", error: `the tool "${name}" already failed at this step; choose another one. ${valid}` }
+  if (all.includes(name))
+    return {
+      guardrail: "excluded_tool",
+      error: `the tool "${name}" already failed at this step; choose another one. ${valid}`
+    }
   const guess = options.suggestTool ? closestName(name, allowed) : undefined
-  return { guardrail: "unknown_tool", error: `there is no tool named "${name}". ${valid}${guess ? ` Did you mean "${guess}"?` : ""}` }
+  return {
+    guardrail: "unknown_tool",
+    error: `there is no tool named "${name}". ${valid}${guess ? ` Did you mean "${guess}"?` : ""}`
+  }
 }
 
 /** The tool choice schema: any string parses (so the guardrail can name the valid tools), the JSON Schema lists the allowed ones. */
-export const choiceSchema = (allowed: ReadonlyArray<string>) => z.object({ tool: z.string().meta({ enum: [...allowed] }) })
+export const choiceSchema = (allowed: ReadonlyArray<string>) =>
+  z.object({ tool: z.string().meta({ enum: [...allowed] }) })
 
 /**
  * The arguments schema: any object parses (so guardrails can classify problems); the model sees the
@@ -51,14 +64,15 @@ export const choiceSchema = (allowed: ReadonlyArray<string>) => z.object({ tool:
  * "any name but these" letter by letter: for ToolBench's 60-parameter Airbnb search that rule alone
  * was half of a 23.9 KB grammar, near Ollama's 32 KB cut-off (`npm run bench:grammar`).
  */
-export const argsSchema = (tool: Tool) => z.record(z.string(), z.unknown()).meta({ ...parametersJsonSchema(tool), additionalProperties: false })
+export const argsSchema = (tool: Tool) =>
+  z.record(z.string(), z.unknown()).meta({ ...parametersJsonSchema(tool), additionalProperties: false })
 
 /** Split raw arguments into the declared ones and the names of undeclared ones. */
 export const declaredArgs = (tool: Tool, raw: Record<string, unknown>) => {
   const declared = new Set(Object.keys(tool.parameters.shape))
   const args: Record<string, unknown> = {}
   const dropped: Array<string> = []
-  for (const [key, value] of Object.entries(raw)) (declared.has(key) ? (args[key] = value) : dropped.push(key))
+  for (const [key, value] of Object.entries(raw)) declared.has(key) ? (args[key] = value) : dropped.push(key)
   return { args, dropped }
 }
 
@@ -84,20 +98,35 @@ export const ungrounded = (args: Record<string, unknown>, context: string): Arra
  * Check arguments against the tool's schema: missing required parameters and static rules each
  * have their own guardrail; undeclared parameters are not a problem here (they are dropped).
  */
-export const checkArgs = (tool: Tool, raw: Record<string, unknown>, options: GuardrailOptions, groundingContext: string): Problem | undefined => {
+export const checkArgs = (
+  tool: Tool,
+  raw: Record<string, unknown>,
+  options: GuardrailOptions,
+  groundingContext: string
+): Problem | undefined => {
   const { args } = options.extraParams ? declaredArgs(tool, raw) : { args: raw }
   const result = parseToolArgs(tool, args)
   if (!result.success) {
     const missing = result.error.issues.filter((i) => i.path.length === 1 && !(String(i.path[0]) in args))
     if (missing.length > 0 && options.missingParams)
-      return { guardrail: "missing_params", error: `missing required parameter(s) ${missing.map((i) => `"${String(i.path[0])}"`).join(", ")} of the tool "${tool.name}". Give a value for each.` }
+      return {
+        guardrail: "missing_params",
+        error: `missing required parameter(s) ${missing.map((i) => `"${String(i.path[0])}"`).join(", ")} of the tool "${tool.name}". Give a value for each.`
+      }
     const rules = new z.ZodError(result.error.issues.filter((i) => !missing.includes(i)))
-    if (rules.issues.length > 0 && options.paramRules) return { guardrail: "param_rules", error: `arguments break the rules of the tool "${tool.name}":\n${z.prettifyError(rules)}` }
+    if (rules.issues.length > 0 && options.paramRules)
+      return {
+        guardrail: "param_rules",
+        error: `arguments break the rules of the tool "${tool.name}":\n${z.prettifyError(rules)}`
+      }
   }
   if (options.grounding) {
     const invented = ungrounded(args, groundingContext)
     if (invented.length > 0)
-      return { guardrail: "grounding", error: `the value(s) ${invented.map((v) => JSON.stringify(v)).join(", ")} appear nowhere in the subtask or the steps taken; use values from them.` }
+      return {
+        guardrail: "grounding",
+        error: `the value(s) ${invented.map((v) => JSON.stringify(v)).join(", ")} appear nowhere in the subtask or the steps taken; use values from them.`
+      }
   }
   return undefined
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { METHOD_NAMES, methodFor, METHODS, methodSpec, UnknownMethod } from "./methods.ts"
+import { METHOD_NAMES, METHODS, methodFor, methodSpec, UnknownMethod } from "./methods.ts"
 
 describe("the method registry", () => {
   it("lists each method once, with its label and the run options it reads", () => {

@@ -57,7 +57,11 @@ export const METHODS = [
     kind: "pipeline",
     build: smurfs,
     reads: ["smurfsMaxSteps", "reportUnavailable", "smurfsProfile"],
-    optionsOf: (run) => ({ maxSteps: run.smurfsMaxSteps, reportUnavailable: run.reportUnavailable, ...run.smurfsProfile })
+    optionsOf: (run) => ({
+      maxSteps: run.smurfsMaxSteps,
+      reportUnavailable: run.reportUnavailable,
+      ...run.smurfsProfile
+    })
   }),
   entry<ReactOptions>({
     name: "react",

@@ -24,12 +24,15 @@ export const planProblem = (subtasks: ReadonlyArray<PlannedSubtask>): string | u
     if (s.task.trim().length === 0) problems.push(`subtask ${i} is empty`)
     for (const d of s.dependsOn) {
       if (d === i) problems.push(`subtask ${i} depends on itself`)
-      else if (!Number.isInteger(d) || d < 0 || d >= n) problems.push(`subtask ${i} depends on ${d}, but the subtasks are numbered 0 to ${n - 1}`)
+      else if (!Number.isInteger(d) || d < 0 || d >= n)
+        problems.push(`subtask ${i} depends on ${d}, but the subtasks are numbered 0 to ${n - 1}`)
     }
   })
   if (problems.length > 0) return `${problems.join("; ")}.`
   const cycle = findCycle(subtasks)
-  return cycle ? `the dependencies form a cycle (${cycle.join(" -> ")}); a subtask can only depend on subtasks that do not depend on it.` : undefined
+  return cycle
+    ? `the dependencies form a cycle (${cycle.join(" -> ")}); a subtask can only depend on subtasks that do not depend on it.`
+    : undefined
 }
 
 /** A dependency cycle as a list of indices (first repeated at the end), if there is one. */
@@ -65,4 +68,5 @@ export const sequentialPlan = (tasks: ReadonlyArray<string>): PlanGraph => ({
 })
 
 /** Indices a subtask's executor may read answers from: its dependencies, or every earlier one in a sequential plan. */
-export const dependenciesOf = (plan: PlanGraph, index: number): ReadonlyArray<number> => plan.subtasks[index]?.dependsOn ?? []
+export const dependenciesOf = (plan: PlanGraph, index: number): ReadonlyArray<number> =>
+  plan.subtasks[index]?.dependsOn ?? []

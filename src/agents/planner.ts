@@ -6,7 +6,10 @@ import { type AgentContext, ask } from "./ask.ts"
 import { type PlanGraph, type PlannedSubtask, planProblem, sequentialPlan } from "./plan-graph.ts"
 
 /** A subtask is its text, or an object with the indices of the subtasks it depends on. */
-export const PlanEntry = z.union([z.string(), z.object({ task: z.string(), dependsOn: z.array(z.number().int()).optional() })])
+export const PlanEntry = z.union([
+  z.string(),
+  z.object({ task: z.string(), dependsOn: z.array(z.number().int()).optional() })
+])
 export const Plan = z.object({ subtasks: z.array(PlanEntry) })
 type Plan = z.infer<typeof Plan>
 
@@ -17,7 +20,9 @@ const hasDependencies = (p: Plan) => p.subtasks.some((e) => typeof e !== "string
 
 /** The plan's subtasks (at most `max`) with their dependencies, as the planner wrote them. */
 const graphEntries = (p: Plan, max: number): Array<PlannedSubtask> =>
-  p.subtasks.slice(0, max).map((e) => ({ task: entryTask(e), dependsOn: typeof e === "string" ? [] : [...new Set(e.dependsOn ?? [])] }))
+  p.subtasks
+    .slice(0, max)
+    .map((e) => ({ task: entryTask(e), dependsOn: typeof e === "string" ? [] : [...new Set(e.dependsOn ?? [])] }))
 
 /**
  * The subtasks for `query`, at most `maxSubtasks`. A plan without dependencies is sequential, as in
@@ -33,15 +38,31 @@ export const plan = Effect.fn("Planner.plan")(function* (ctx: AgentContext, quer
     const problem = planProblem(graphEntries(p, maxSubtasks))
     return problem ? { guardrail: "plan_dependencies", error: `invalid dependsOn: ${problem}` } : undefined
   }
-  const reply = yield* ask(ctx, { role: "planner", template: "planner", values: { query, maxSubtasks }, schema: Plan, check }).pipe(
-    Effect.catchTag("MalformedOutput", (e) => (last !== undefined && e.error.startsWith("invalid dependsOn") ? Effect.succeed({ fallback: last, error: e.error }) : Effect.fail(e)))
+  const reply = yield* ask(ctx, {
+    role: "planner",
+    template: "planner",
+    values: { query, maxSubtasks },
+    schema: Plan,
+    check
+  }).pipe(
+    Effect.catchTag("MalformedOutput", (e) =>
+      last !== undefined && e.error.startsWith("invalid dependsOn")
+        ? Effect.succeed({ fallback: last, error: e.error })
+        : Effect.fail(e)
+    )
   )
   if ("fallback" in reply) {
-    const tasks = reply.fallback.subtasks.map(entryTask).filter((s) => s.length > 0).slice(0, maxSubtasks)
+    const tasks = reply.fallback.subtasks
+      .map(entryTask)
+      .filter((s) => s.length > 0)
+      .slice(0, maxSubtasks)
     yield* emit("plan_invalid", { error: reply.error, fallback: "sequential" })
     return sequentialPlan(tasks.length > 0 ? tasks : [query])
   }
   if (hasDependencies(reply)) return { mode: "graph", subtasks: graphEntries(reply, maxSubtasks) } satisfies PlanGraph
-  const tasks = reply.subtasks.map(entryTask).filter((s) => s.length > 0).slice(0, maxSubtasks)
+  const tasks = reply.subtasks
+    .map(entryTask)
+    .filter((s) => s.length > 0)
+    .slice(0, maxSubtasks)
   return sequentialPlan(tasks.length > 0 ? tasks : [query])
 })

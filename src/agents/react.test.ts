@@ -4,9 +4,9 @@ import { z } from "zod"
 import { type GenerateRequest, LanguageModel } from "../llm/language-model.ts"
 import { makeScriptedModel, type Script, scriptedLayer } from "../llm/scripted.ts"
 import type { Tool } from "../tools/tool.ts"
+import { isKind } from "../trace/events.ts"
 import { react } from "./react.ts"
 import type { Task } from "./task.ts"
-import { isKind } from "../trace/events.ts"
 
 const calls: Array<Record<string, unknown>> = []
 const weather: Tool = {
@@ -23,20 +23,33 @@ const big: Tool = {
 }
 const task: Task = { id: "t1", query: "Weather in Paris?", tools: { name: "meteo", tools: [weather, big] } }
 
-const finish = (final_answer: string) => ({ toolCalls: [{ name: "Finish", arguments: { return_type: "give_answer", final_answer } }] })
+const finish = (final_answer: string) => ({
+  toolCalls: [{ name: "Finish", arguments: { return_type: "give_answer", final_answer } }]
+})
 const giveUp = { toolCalls: [{ name: "Finish", arguments: { return_type: "give_up_and_restart" } }] }
-const call = (name: string, args: Record<string, unknown>, text = "") => ({ toolCalls: [{ name, arguments: args }], text })
+const call = (name: string, args: Record<string, unknown>, text = "") => ({
+  toolCalls: [{ name, arguments: args }],
+  text
+})
 
 /** Run a method with a script, recording the requests the model saw. */
 const run = (script: Array<unknown>, options: Parameters<typeof react>[0] = {}) => {
   const requests: Array<GenerateRequest> = []
-  const recorded: Script = script.map((reply) => (request: GenerateRequest) => (requests.push(request), reply as object))
-  return Effect.runPromise(react(options)(task).pipe(Effect.provide(scriptedLayer(recorded)))).then((trajectory) => ({ trajectory, requests }))
+  const recorded: Script = script.map(
+    (reply) => (request: GenerateRequest) => (requests.push(request), reply as object)
+  )
+  return Effect.runPromise(react(options)(task).pipe(Effect.provide(scriptedLayer(recorded)))).then((trajectory) => ({
+    trajectory,
+    requests
+  }))
 }
 
 describe("react", () => {
   it("calls a tool, sees its observation and reaches Finish give_answer (native tool calling)", async () => {
-    const { trajectory, requests } = await run([call("weather_for_meteo", { city: "Paris" }, "I look it up"), finish("Sunny in Paris")])
+    const { trajectory, requests } = await run([
+      call("weather_for_meteo", { city: "Paris" }, "I look it up"),
+      finish("Sunny in Paris")
+    ])
     expect(trajectory.finishType).toBe("give_answer")
     expect(trajectory.finalAnswer).toBe("Sunny in Paris")
     expect(trajectory.method).toBe("CoT@1")
@@ -64,7 +77,11 @@ describe("react", () => {
   })
 
   it("turns unknown tools and bad arguments into error observations and continues", async () => {
-    const { trajectory, requests } = await run([call("nope", {}), call("weather_for_meteo", { city: 3 }), finish("done")])
+    const { trajectory, requests } = await run([
+      call("nope", {}),
+      call("weather_for_meteo", { city: 3 }),
+      finish("done")
+    ])
     expect(trajectory.finishType).toBe("give_answer")
     expect(JSON.parse(requests[1]!.messages.at(-1)!.content).error).toContain("No such function name: nope")
     expect(JSON.parse(requests[2]!.messages.at(-1)!.content).error).toContain("invalid arguments")
@@ -96,7 +113,10 @@ describe("react", () => {
   })
 
   it("a Finish on the last allowed node still answers", async () => {
-    const { trajectory } = await run([...Array.from({ length: 3 }, () => call("weather_for_meteo", { city: "Rome" }, "t")), { ...finish("Rome is sunny"), text: "done" }])
+    const { trajectory } = await run([
+      ...Array.from({ length: 3 }, () => call("weather_for_meteo", { city: "Rome" }, "t")),
+      { ...finish("Rome is sunny"), text: "done" }
+    ])
     expect(trajectory.finishType).toBe("give_answer")
   })
 
@@ -104,7 +124,11 @@ describe("react", () => {
     const { trajectory, requests } = await run(
       [
         { thought: "look it up", action: "weather_for_meteo", action_input: { city: "Oslo" } },
-        { thought: "done", action: "Finish", action_input: JSON.stringify({ return_type: "give_answer", final_answer: "Sunny in Oslo" }) }
+        {
+          thought: "done",
+          action: "Finish",
+          action_input: JSON.stringify({ return_type: "give_answer", final_answer: "Sunny in Oslo" })
+        }
       ],
       { toolCalling: "json" }
     )
@@ -118,7 +142,12 @@ describe("react", () => {
 
   it("falls back to JSON by itself when the model does not support tools", async () => {
     const requests: Array<GenerateRequest> = []
-    const script: Script = [(r: GenerateRequest) => (requests.push(r), { thought: "t", action: "Finish", action_input: { return_type: "give_answer", final_answer: "ok" } })]
+    const script: Script = [
+      (r: GenerateRequest) => (
+        requests.push(r),
+        { thought: "t", action: "Finish", action_input: { return_type: "give_answer", final_answer: "ok" } }
+      )
+    ]
     const noTools = Layer.sync(LanguageModel, () => {
       const inner = makeScriptedModel(script)
       return LanguageModel.of({ ...inner, info: { ...inner.info, supportsTools: false } })

@@ -4,7 +4,15 @@ import { MalformedOutput } from "../llm/errors.ts"
 import { LanguageModel } from "../llm/language-model.ts"
 import { calibrating } from "../memory/calibrated-model.ts"
 import { emit } from "../trace/events.ts"
-import { asTrajectory, CHAIN_DEFAULTS, type ChainOptions, type ChainStep, makeChain, modelFailure, runChain } from "./chain.ts"
+import {
+  asTrajectory,
+  CHAIN_DEFAULTS,
+  type ChainOptions,
+  type ChainStep,
+  makeChain,
+  modelFailure,
+  runChain
+} from "./chain.ts"
 import type { Method } from "./task.ts"
 
 export interface ReactOptions extends ChainOptions {

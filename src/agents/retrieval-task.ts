@@ -2,7 +2,7 @@
 import type * as Effect from "effect/Effect"
 import { makeToolLibrary } from "../tools/library.ts"
 import type { Ranked } from "../tools/retrieval/lexical.ts"
-import { narrowLibrary, rankTools, type Retriever } from "../tools/retrieval/retriever.ts"
+import { narrowLibrary, type Retriever, rankTools } from "../tools/retrieval/retriever.ts"
 import type { Tool } from "../tools/tool.ts"
 import type { Task } from "./task.ts"
 
@@ -10,7 +10,8 @@ import type { Task } from "./task.ts"
 export type SetEntry = { readonly name: string; readonly score?: number | undefined }
 
 /** The top-k tools for the whole query, best first. */
-export const retrieveTaskSet = (retriever: Retriever, query: string, k: number): Effect.Effect<Array<Ranked>> => rankTools(retriever, query, k)
+export const retrieveTaskSet = (retriever: Retriever, query: string, k: number): Effect.Effect<Array<Ranked>> =>
+  rankTools(retriever, query, k)
 
 /**
  * The task on a retrieved set: `tools` is the query's set (what ReAct and DFSDT see, recorded in the
@@ -29,7 +30,10 @@ export const retrievalTask = (
   return {
     id: task.id,
     query: task.query,
-    tools: makeToolLibrary(task.name, entries.map((e) => byName.get(e.name)).filter((t): t is Tool => t !== undefined)),
+    tools: makeToolLibrary(
+      task.name,
+      entries.map((e) => byName.get(e.name)).filter((t): t is Tool => t !== undefined)
+    ),
     retrieve: (subtask) => narrowLibrary(retriever, subtask, k, "subtask"),
     retrieved: { query: task.query, k, mode: retriever.mode, tools: entries }
   }

@@ -31,8 +31,20 @@ export const SERVER_ERROR_STRINGS = [
   "Message error..."
 ] as const
 
-export const ourLoopRules: LoopRules = { stall: true, forceToolAfter: undefined, keepHint: false, errorObservations: [], wholeObservations: false }
-export const referenceLoopRules: LoopRules = { stall: false, forceToolAfter: 4, keepHint: true, errorObservations: SERVER_ERROR_STRINGS, wholeObservations: true }
+export const ourLoopRules: LoopRules = {
+  stall: true,
+  forceToolAfter: undefined,
+  keepHint: false,
+  errorObservations: [],
+  wholeObservations: false
+}
+export const referenceLoopRules: LoopRules = {
+  stall: false,
+  forceToolAfter: 4,
+  keepHint: true,
+  errorObservations: SERVER_ERROR_STRINGS,
+  wholeObservations: true
+}
 
 /** Guardrails (MARCO) on the agents' outputs; each can be switched off. */
 export interface GuardrailOptions {

@@ -4,8 +4,8 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Semaphore from "effect/Semaphore"
 import { emit, linked } from "../trace/events.ts"
-import type { PlanGraph } from "./plan-graph.ts"
 import type { PipelineContext } from "./pipeline-context.ts"
+import type { PlanGraph } from "./plan-graph.ts"
 import type { Fatal } from "./smurfs-step.ts"
 
 /** How a subtask was answered (verified, unverified, step_limit...), as its solver reports it. */
@@ -14,7 +14,11 @@ export interface SubtaskOutcome {
   readonly source: string
 }
 
-export type SolveSubtask<R> = (ctx: PipelineContext, index: number, subtask: string) => Effect.Effect<SubtaskOutcome, Fatal, R>
+export type SolveSubtask<R> = (
+  ctx: PipelineContext,
+  index: number,
+  subtask: string
+) => Effect.Effect<SubtaskOutcome, Fatal, R>
 
 /**
  * Why a subtask's answer is not a fact, or undefined when it is: no tool call of the subtask
@@ -26,7 +30,9 @@ const unavailableReason = (ctx: PipelineContext, index: number, outcome: Subtask
   // an answer from memory (step limit, every tool failed, stalled) is a fact only when a call succeeded
   if (outcome.answer.trim().length > 0 && (succeeded || outcome.source === "verified")) return undefined
   const lastFailure = steps.findLast((s) => s.failed)
-  return lastFailure ? `no tool call succeeded (last: ${lastFailure.tool}: ${lastFailure.answer})` : "no tool call succeeded"
+  return lastFailure
+    ? `no tool call succeeded (last: ${lastFailure.tool}: ${lastFailure.answer})`
+    : "no tool call succeeded"
 }
 
 /** Solve one subtask and record its answer; true when the answer is available. */
@@ -37,7 +43,13 @@ const solveOne = <R>(ctx: PipelineContext, solve: SolveSubtask<R>, index: number
       const outcome = yield* solve(ctx, index, subtask)
       const unavailable = unavailableReason(ctx, index, outcome)
       ctx.global.answer(subtask, outcome.answer, index, unavailable)
-      yield* emit("subtask_answered", { index, subtask, answer: outcome.answer, source: outcome.source, ...(unavailable ? { available: false, reason: unavailable } : {}) })
+      yield* emit("subtask_answered", {
+        index,
+        subtask,
+        answer: outcome.answer,
+        source: outcome.source,
+        ...(unavailable ? { available: false, reason: unavailable } : {})
+      })
       return unavailable === undefined
     })
   )
@@ -74,7 +86,10 @@ export const runPlan = <R>(ctx: PipelineContext, plan: PlanGraph, solve: SolveSu
         Effect.gen(function* () {
           const ready = yield* Effect.forEach(s.dependsOn, (d) => Deferred.await(done[d]!))
           const missing = s.dependsOn.filter((_, k) => !ready[k])
-          const available = missing.length > 0 ? yield* skip(ctx, index, s.task, missing) : yield* permits.withPermits(1)(solveOne(ctx, solve, index, s.task))
+          const available =
+            missing.length > 0
+              ? yield* skip(ctx, index, s.task, missing)
+              : yield* permits.withPermits(1)(solveOne(ctx, solve, index, s.task))
           yield* Deferred.succeed(done[index]!, available)
         }),
       { concurrency: "unbounded", discard: true }
@@ -82,7 +97,9 @@ export const runPlan = <R>(ctx: PipelineContext, plan: PlanGraph, solve: SolveSu
   })
 
 /** The final answer's note on what could not be found, so an answer never hides a missing part. */
-export const unavailableNote = (answers: ReadonlyArray<{ subtask: string; unavailable?: string | undefined }>): string =>
+export const unavailableNote = (
+  answers: ReadonlyArray<{ subtask: string; unavailable?: string | undefined }>
+): string =>
   answers
     .filter((a) => a.unavailable !== undefined)
     .map((a) => `Unavailable: ${a.subtask} (${a.unavailable})`)

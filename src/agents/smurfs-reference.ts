@@ -6,10 +6,10 @@ import { type GenerateOptions, LanguageModel } from "../llm/language-model.ts"
 import { callModel } from "../llm/structured.ts"
 import { splitThinking } from "../llm/thinking.ts"
 import type { Step } from "../memory/step.ts"
-import { parametersJsonSchema } from "../tools/library.ts"
 import { parsePythonLiteral, pythonRepr } from "../tools/environments/python-repr.ts"
-import { changeName } from "../tools/toolbench/names.ts"
+import { parametersJsonSchema } from "../tools/library.ts"
 import type { Tool } from "../tools/tool.ts"
+import { changeName } from "../tools/toolbench/names.ts"
 import { emit } from "../trace/events.ts"
 import type { AgentContext } from "./ask.ts"
 import type { SmurfsPromptName, SmurfsSource } from "./smurfs-source.ts"
@@ -33,29 +33,58 @@ export interface ReferenceAgents {
 }
 
 /** The JSON between the first `{` and the first (or last) `}`, read as Python's `eval` reads a literal. */
-const braced = (text: string, end: "first" | "last", prepare: (s: string) => string = (s) => s): Record<string, unknown> | undefined => {
+const braced = (
+  text: string,
+  end: "first" | "last",
+  prepare: (s: string) => string = (s) => s
+): Record<string, unknown> | undefined => {
   const start = text.indexOf("{")
   const stop = end === "first" ? text.indexOf("}") : text.lastIndexOf("}")
   if (start < 0 || stop < start) return undefined
   const value = parsePythonLiteral(prepare(text.slice(start, stop + 1)))
-  return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined
+  return value !== null && typeof value === "object" && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined
 }
 
 /** One agent call as theirs: the filled prompt as the only (user) message, asked again until `parse` reads the reply. */
-const askText = <A>(ctx: AgentContext, agents: ReferenceAgents, role: string, prompt: SmurfsPromptName, values: Readonly<Record<string, string>>, parse: (text: string) => A | undefined, attempts = 1) =>
+const askText = <A>(
+  ctx: AgentContext,
+  agents: ReferenceAgents,
+  role: string,
+  prompt: SmurfsPromptName,
+  values: Readonly<Record<string, string>>,
+  parse: (text: string) => A | undefined,
+  attempts = 1
+) =>
   Effect.gen(function* () {
     const model = yield* LanguageModel
     const content = agents.source.render(prompt, values)
     let last = ""
     for (let attempt = 1; attempt <= attempts; attempt++) {
       yield* ctx.charge
-      const response = yield* callModel(model.generate, { role, messages: [{ role: "user", content }], options: agents.sampling }, attempt)
+      const response = yield* callModel(
+        model.generate,
+        { role, messages: [{ role: "user", content }], options: agents.sampling },
+        attempt
+      )
       last = splitThinking(response.text).text
       const value = parse(last)
       if (value !== undefined) return value
-      yield* emit("guardrail", { guardrail: "format", role, error: `the reply does not read as the authors' code reads it (${prompt})`, attempt, recovered: false })
+      yield* emit("guardrail", {
+        guardrail: "format",
+        role,
+        error: `the reply does not read as the authors' code reads it (${prompt})`,
+        attempt,
+        recovered: false
+      })
     }
-    return yield* new MalformedOutput({ role, error: `no reply of ${attempts} read as the authors' code reads it`, text: last.slice(0, 2000), attempts })
+    return yield* new MalformedOutput({
+      role,
+      error: `no reply of ${attempts} read as the authors' code reads it`,
+      text: last.slice(0, 2000),
+      attempts
+    })
   })
 
 /** Python's `int()` of a reply's value: an int, a float (truncated) or a string of digits; undefined where int() raises. */
@@ -82,10 +111,23 @@ export const apiDic = (tool: Tool, id: number): Record<string, unknown> => {
       optional_parameters: doc["optional_parameters"] ?? []
     }
   // a tool outside ToolBench: its JSON Schema's parameters in ToolBench's shape
-  const schema = parametersJsonSchema(tool) as { properties?: Record<string, { type?: unknown; description?: unknown }>; required?: ReadonlyArray<string> }
-  const entries = Object.entries(schema.properties ?? {}).map(([name, p]) => ({ name, type: String(p.type ?? "string").toUpperCase(), description: String(p.description ?? "") }))
+  const schema = parametersJsonSchema(tool) as {
+    properties?: Record<string, { type?: unknown; description?: unknown }>
+    required?: ReadonlyArray<string>
+  }
+  const entries = Object.entries(schema.properties ?? {}).map(([name, p]) => ({
+    name,
+    type: String(p.type ?? "string").toUpperCase(),
+    description: String(p.description ?? "")
+  }))
   const required = new Set(schema.required ?? [])
-  return { ID: id, tool_name: tool.name, description: tool.description, required_parameters: entries.filter((e) => required.has(e.name)), optional_parameters: entries.filter((e) => !required.has(e.name)) }
+  return {
+    ID: id,
+    tool_name: tool.name,
+    description: tool.description,
+    required_parameters: entries.filter((e) => required.has(e.name)),
+    optional_parameters: entries.filter((e) => !required.has(e.name))
+  }
 }
 
 /** The tool list their executor shows: `[{'ID': '0', 'tool_name': ..., 'description': ...}, ...]` of the tools not excluded here. */
@@ -101,14 +143,23 @@ const toolListOf = (tools: ReadonlyArray<Tool>, excluded: ReadonlyArray<string>,
 
 /** Their subtask "question": every earlier subtask with its answer, then this one (`task_log`). */
 export const taskLog = (earlier: ReadonlyArray<{ subtask: string; answer: string }>, subtask?: string): string =>
-  earlier.map((a) => `question: ${a.subtask}\nanswer: ${a.answer}\n`).join("") + (subtask === undefined ? "" : `question: ${subtask}\n`)
+  earlier.map((a) => `question: ${a.subtask}\nanswer: ${a.answer}\n`).join("") +
+  (subtask === undefined ? "" : `question: ${subtask}\n`)
 
 /** Their planner: the `Tasks` list between the first `{` and the first `}`; undefined after their 12 attempts. */
 export const planReference = (ctx: AgentContext, agents: ReferenceAgents, query: string) =>
-  askText(ctx, agents, "planner", "task_decompose_prompt", { question: query }, (text) => {
-    const tasks = braced(text, "first")?.["Tasks"]
-    return Array.isArray(tasks) ? tasks.map((t) => (typeof t === "string" ? t : pythonRepr(t))) : undefined
-  }, THEIR_ATTEMPTS)
+  askText(
+    ctx,
+    agents,
+    "planner",
+    "task_decompose_prompt",
+    { question: query },
+    (text) => {
+      const tasks = braced(text, "first")?.["Tasks"]
+      return Array.isArray(tasks) ? tasks.map((t) => (typeof t === "string" ? t : pythonRepr(t))) : undefined
+    },
+    THEIR_ATTEMPTS
+  )
 
 export interface ReferenceView {
   readonly tools: ReadonlyArray<Tool>
@@ -125,19 +176,34 @@ export interface ReferenceView {
 
 /** Their thought: the whole reply. */
 export const thinkReference = (ctx: AgentContext, agents: ReferenceAgents, view: ReferenceView) =>
-  askText(ctx, agents, "executor.thought", "generate_thought_prompt", {
-    question: view.question,
-    tool_list: toolListOf(view.tools, view.excluded, view.forced),
-    previous_log: answerLog(agents, view.path),
-    hint: view.hint ?? agents.source.firstHint
-  }, (text) => text)
+  askText(
+    ctx,
+    agents,
+    "executor.thought",
+    "generate_thought_prompt",
+    {
+      question: view.question,
+      tool_list: toolListOf(view.tools, view.excluded, view.forced),
+      previous_log: answerLog(agents, view.path),
+      hint: view.hint ?? agents.source.firstHint
+    },
+    (text) => text
+  )
 
 /** Their tool choice: `ID` between the first `{` and the last `}`, then `int()`; undefined when no tool has that ID (a bad choice). */
 export const chooseReference = (ctx: AgentContext, agents: ReferenceAgents, view: ReferenceView, thought: string) =>
-  askText(ctx, agents, "executor.choose", "choose_tool_prompt", { question: `${view.subtask}thought: ${thought}\n`, tool_list: toolListOf(view.tools, view.excluded, undefined) }, (text) => {
-    const parsed = braced(text, "last")
-    return parsed && "ID" in parsed ? { id: parsed["ID"] } : undefined
-  }, THEIR_ATTEMPTS).pipe(
+  askText(
+    ctx,
+    agents,
+    "executor.choose",
+    "choose_tool_prompt",
+    { question: `${view.subtask}thought: ${thought}\n`, tool_list: toolListOf(view.tools, view.excluded, undefined) },
+    (text) => {
+      const parsed = braced(text, "last")
+      return parsed && "ID" in parsed ? { id: parsed["ID"] } : undefined
+    },
+    THEIR_ATTEMPTS
+  ).pipe(
     Effect.map(({ id }) => {
       const n = pythonInt(id)
       // as theirs, any tool of the task may be chosen (an excluded one too); only an unknown ID is a bad choice
@@ -148,50 +214,111 @@ export const chooseReference = (ctx: AgentContext, agents: ReferenceAgents, view
 /** True when the API declares no parameter: their executor then calls it with `{}` without asking the model. */
 export const takesNoArguments = (tool: Tool): boolean => {
   const dic = apiDic(tool, 0)
-  return (dic["required_parameters"] as ReadonlyArray<unknown>).length === 0 && (dic["optional_parameters"] as ReadonlyArray<unknown>).length === 0
+  return (
+    (dic["required_parameters"] as ReadonlyArray<unknown>).length === 0 &&
+    (dic["optional_parameters"] as ReadonlyArray<unknown>).length === 0
+  )
 }
 
 /** Their arguments: a dict between the first `{` and the last `}` (`true`/`false` made Python's), names through `change_name`. */
-export const writeArgsReference = (ctx: AgentContext, agents: ReferenceAgents, view: ReferenceView, thought: string, tool: Tool) =>
+export const writeArgsReference = (
+  ctx: AgentContext,
+  agents: ReferenceAgents,
+  view: ReferenceView,
+  thought: string,
+  tool: Tool
+) =>
   Effect.gen(function* () {
     if (takesNoArguments(tool)) return {}
-    const values = { api_dic: pythonRepr(apiDic(tool, view.tools.indexOf(tool))), question: `${view.question}thought: ${thought}\n`, previous_log: answerLog(agents, view.path) }
-    const parse = (text: string) => braced(text, "last", (s) => s.replaceAll(": true", ": True").replaceAll(": false", ": False").replaceAll("```", "").trim())
+    const values = {
+      api_dic: pythonRepr(apiDic(tool, view.tools.indexOf(tool))),
+      question: `${view.question}thought: ${thought}\n`,
+      previous_log: answerLog(agents, view.path)
+    }
+    const parse = (text: string) =>
+      braced(text, "last", (s) =>
+        s.replaceAll(": true", ": True").replaceAll(": false", ": False").replaceAll("```", "").trim()
+      )
     // each set is one request read up to 12 times; after four sets without arguments the tool is excluded
     for (let set = 1; set <= THEIR_ARGUMENT_SETS; set++) {
-      const result = yield* Effect.result(askText(ctx, agents, "executor.args", "choose_parameter_prompt", values, parse, THEIR_ATTEMPTS))
-      if (result._tag === "Success") return Object.fromEntries(Object.entries(result.success).map(([k, v]) => [changeName(k), v]))
+      const result = yield* Effect.result(
+        askText(ctx, agents, "executor.args", "choose_parameter_prompt", values, parse, THEIR_ATTEMPTS)
+      )
+      if (result._tag === "Success")
+        return Object.fromEntries(Object.entries(result.success).map(([k, v]) => [changeName(k), v]))
       if (result.failure._tag !== "MalformedOutput") return yield* Effect.fail(result.failure)
     }
-    return yield* new MalformedOutput({ role: "executor.args", error: `no arguments for ${tool.name} after ${THEIR_ARGUMENT_SETS} sets`, text: "", attempts: THEIR_ARGUMENT_SETS })
+    return yield* new MalformedOutput({
+      role: "executor.args",
+      error: `no arguments for ${tool.name} after ${THEIR_ARGUMENT_SETS} sets`,
+      text: "",
+      attempts: THEIR_ARGUMENT_SETS
+    })
   })
 
 /** Their step answer: the whole reply, from the path's answers and this step's observation (`get_observation_log`). */
-export const answerStepReference = (ctx: AgentContext, agents: ReferenceAgents, subtask: string, path: ReadonlyArray<Step>, thought: string, observation: string) =>
-  askText(ctx, agents, "answerer.step", "answer_generation_prompt", {
-    question: subtask,
-    call_result: pythonRepr([...path.map((s) => ({ thought: s.thought, answer: s.answer })), { thought, observation }])
-  }, (text) => text)
+export const answerStepReference = (
+  ctx: AgentContext,
+  agents: ReferenceAgents,
+  subtask: string,
+  path: ReadonlyArray<Step>,
+  thought: string,
+  observation: string
+) =>
+  askText(
+    ctx,
+    agents,
+    "answerer.step",
+    "answer_generation_prompt",
+    {
+      question: subtask,
+      call_result: pythonRepr([
+        ...path.map((s) => ({ thought: s.thought, answer: s.answer })),
+        { thought, observation }
+      ])
+    },
+    (text) => text
+  )
 
 /** Their verifier: `Speak` and `Status` between the first `{` and the first `}`; `int(Status)` 0 is a hint, any other int solves. */
 export const verifyReference = (ctx: AgentContext, agents: ReferenceAgents, subtask: string, answer: string) =>
-  askText(ctx, agents, "verifier", "final_answer_check_prompt", { question: subtask, answer }, (text) => {
-    const parsed = braced(text, "first")
-    return parsed && "Speak" in parsed && "Status" in parsed ? { speak: parsed["Speak"], status: parsed["Status"] } : undefined
-  }, THEIR_ATTEMPTS).pipe(
+  askText(
+    ctx,
+    agents,
+    "verifier",
+    "final_answer_check_prompt",
+    { question: subtask, answer },
+    (text) => {
+      const parsed = braced(text, "first")
+      return parsed && "Speak" in parsed && "Status" in parsed
+        ? { speak: parsed["Speak"], status: parsed["Status"] }
+        : undefined
+    },
+    THEIR_ATTEMPTS
+  ).pipe(
     Effect.map(({ speak, status }): Verdict => {
       const n = pythonInt(status)
       const said = typeof speak === "string" ? speak : pythonRepr(speak)
       // a Status int() cannot read costs the step and keeps the previous hint, as theirs
-      if (n === undefined) return { status: "pending", reason: `unreadable Status ${pythonRepr(status)}`, hint: undefined }
+      if (n === undefined)
+        return { status: "pending", reason: `unreadable Status ${pythonRepr(status)}`, hint: undefined }
       return n === 0 ? { status: "pending", reason: said, hint: said } : { status: "solved", reason: said, hint: null }
     })
   )
 
 /** Their final-answer prompt over a log: a subtask's answer from its steps (step limit, root exhaustion) or the query's from `task_log`. */
-export const finalReference = (ctx: AgentContext, agents: ReferenceAgents, role: string, question: string, log: string) =>
-  askText(ctx, agents, role, "final_answer_generation_prompt", { question, previous_log: log }, (text) => text)
+export const finalReference = (
+  ctx: AgentContext,
+  agents: ReferenceAgents,
+  role: string,
+  question: string,
+  log: string
+) => askText(ctx, agents, role, "final_answer_generation_prompt", { question, previous_log: log }, (text) => text)
 
 /** A subtask's answer from every answered step it took, with their final-answer prompt. */
-export const answerSubtaskReference = (ctx: AgentContext, agents: ReferenceAgents, question: string, steps: ReadonlyArray<Step>) =>
-  finalReference(ctx, agents, "answerer.subtask", question, answerLog(agents, steps))
+export const answerSubtaskReference = (
+  ctx: AgentContext,
+  agents: ReferenceAgents,
+  question: string,
+  steps: ReadonlyArray<Step>
+) => finalReference(ctx, agents, "answerer.subtask", question, answerLog(agents, steps))

@@ -35,7 +35,10 @@ const PROMPTS = {
 export type SmurfsPromptName = keyof typeof PROMPTS
 
 /** A Smurfs checkout is missing or does not hold what is read from it. */
-export class SmurfsSourceError extends Data.TaggedError("SmurfsSourceError")<{ readonly path: string; readonly problem: string }> {
+export class SmurfsSourceError extends Data.TaggedError("SmurfsSourceError")<{
+  readonly path: string
+  readonly problem: string
+}> {
   override get message() {
     return `${this.path}: ${this.problem}. --profile reference runs the Smurfs authors' prompts from a checkout of their code: clone ${SMURFS_REPO} and pass its folder (the one holding Smurfs/) with --smurfs-src <dir> or ${SMURFS_SRC_ENV}.`
   }
@@ -74,7 +77,10 @@ const cache = new Map<string, SmurfsSource>()
 export const readSmurfsSource = (dir: string): SmurfsSource => {
   const hit = cache.get(dir)
   if (hit) return hit
-  const files = Object.fromEntries(Object.entries(SMURFS_FILES).map(([k, f]) => [k, read(dir, f)])) as Record<keyof typeof SMURFS_FILES, string>
+  const files = Object.fromEntries(Object.entries(SMURFS_FILES).map(([k, f]) => [k, read(dir, f)])) as Record<
+    keyof typeof SMURFS_FILES,
+    string
+  >
   const templates = Object.fromEntries(
     Object.entries(PROMPTS).map(([name, file]) => {
       const path = join(dir, SMURFS_FILES[file])
@@ -86,12 +92,27 @@ export const readSmurfsSource = (dir: string): SmurfsSource => {
     })
   ) as Record<SmurfsPromptName, string>
   const inference = join(dir, SMURFS_FILES.inference)
-  const firstHint = literal(files.inference, /\bhint\s*=\s*"((?:[^"\\\n]|\\.)*)"/, inference, "first hint (hint = \"...\")")
+  const firstHint = literal(
+    files.inference,
+    /\bhint\s*=\s*"((?:[^"\\\n]|\\.)*)"/,
+    inference,
+    'first hint (hint = "...")'
+  )
   // the f-string around {partial_answer}: their subtask answer when every tool failed at the root
-  const sorry = literal(files.inference, /f"((?:[^"\\\n]|\\.)*\{partial_answer\}(?:[^"\\\n]|\\.)*)"/, inference, 'subtask answer f"...{partial_answer}"')
+  const sorry = literal(
+    files.inference,
+    /f"((?:[^"\\\n]|\\.)*\{partial_answer\}(?:[^"\\\n]|\\.)*)"/,
+    inference,
+    'subtask answer f"...{partial_answer}"'
+  )
   const [before, after] = sorry.split("{partial_answer}") as [string, string]
   const utils = join(dir, SMURFS_FILES.utils)
-  const emptyLog = literal(files.utils, /def get_answer_log[\s\S]*?return\s+"((?:[^"\\\n]|\\.)*)"/, utils, "empty log text of get_answer_log")
+  const emptyLog = literal(
+    files.utils,
+    /def get_answer_log[\s\S]*?return\s+"((?:[^"\\\n]|\\.)*)"/,
+    utils,
+    "empty log text of get_answer_log"
+  )
   const source: SmurfsSource = {
     source: `smurfs-src:${dir}`,
     render: (name, values) => pythonFormat(templates[name], values),

@@ -6,16 +6,23 @@ import type { LocalMemory } from "../memory/local-memory.ts"
 import { renderStep } from "../memory/render.ts"
 import type { Step } from "../memory/step.ts"
 import { guardToolCall } from "../tools/call.ts"
+import { pythonJsonDumps } from "../tools/environments/canonical.ts"
 import type { Tool, ToolResult } from "../tools/tool.ts"
 import { emit, type ToolCallData } from "../trace/events.ts"
 import { answerStep } from "./answerer.ts"
 import type { BudgetExhausted } from "./errors.ts"
 import { chooseTool, type ExecutorView, think, writeArgs } from "./executor.ts"
-import type { SubtaskView } from "./subtask-context.ts"
 import type { PipelineContext } from "./pipeline-context.ts"
 import { smurfsDefaults } from "./smurfs-options.ts"
-import { answerStepReference, chooseReference, type ReferenceAgents, taskLog, thinkReference, writeArgsReference } from "./smurfs-reference.ts"
-import { pythonJsonDumps } from "../tools/environments/canonical.ts"
+import {
+  answerStepReference,
+  chooseReference,
+  type ReferenceAgents,
+  taskLog,
+  thinkReference,
+  writeArgsReference
+} from "./smurfs-reference.ts"
+import type { SubtaskView } from "./subtask-context.ts"
 
 /** Failures that end the whole task; every other failure ends only the current step. */
 export type Fatal = ModelUnreachable | ModelNotFound | BudgetExhausted
@@ -24,16 +31,27 @@ export type Fatal = ModelUnreachable | ModelNotFound | BudgetExhausted
 const isFatal = (e: GenerateError | BudgetExhausted): e is Fatal => e.fatalToTask
 
 /** Run an agent call; a non-fatal failure is recorded as an `error` event and becomes `undefined`. */
-export const soft = <A, R>(role: string, effect: Effect.Effect<A, GenerateError | BudgetExhausted, R>): Effect.Effect<A | undefined, Fatal, R> =>
+export const soft = <A, R>(
+  role: string,
+  effect: Effect.Effect<A, GenerateError | BudgetExhausted, R>
+): Effect.Effect<A | undefined, Fatal, R> =>
   effect.pipe(
-    Effect.catch((e) => (isFatal(e) ? Effect.fail(e) : Effect.as(emit("error", { role, tag: e._tag, error: e.message }), undefined)))
+    Effect.catch((e) =>
+      isFatal(e) ? Effect.fail(e) : Effect.as(emit("error", { role, tag: e._tag, error: e.message }), undefined)
+    )
   )
 
 /**
  * Call a tool and trace it. Tools promise never to fail, but a hand-written one may still die or hang:
  * the guard turns a defect, a failure or a call past `timeoutMs` into a failed result.
  */
-export const callTool = (budget: ContextBudget, tool: Tool, args: Record<string, unknown>, timeoutMs: number = smurfsDefaults.toolTimeoutMs, whole = false) =>
+export const callTool = (
+  budget: ContextBudget,
+  tool: Tool,
+  args: Record<string, unknown>,
+  timeoutMs: number = smurfsDefaults.toolTimeoutMs,
+  whole = false
+) =>
   Effect.gen(function* () {
     const started = Date.now()
     // a tool that waits on a person or runs a whole agent declares its own, longer limit
@@ -70,10 +88,19 @@ export type StepOutcome =
  * call -> answer. A failed call is recorded in global memory and reported so the tool gets excluded.
  */
 /** The answers to a subtask's earlier subtasks, as its agents read them. */
-const earlierAnswers = (ctx: PipelineContext, index: number): string => ctx.global.answersFor(index).map((a) => `- ${a.subtask}: ${a.answer}`).join("\n") || "none"
+const earlierAnswers = (ctx: PipelineContext, index: number): string =>
+  ctx.global
+    .answersFor(index)
+    .map((a) => `- ${a.subtask}: ${a.answer}`)
+    .join("\n") || "none"
 
 /** What every agent of a subtask sees first (their shared prefix), with `steps` as the memory. */
-export const subtaskViewOf = (ctx: PipelineContext, index: number, subtask: string, steps: ReadonlyArray<Step>): SubtaskView => {
+export const subtaskViewOf = (
+  ctx: PipelineContext,
+  index: number,
+  subtask: string,
+  steps: ReadonlyArray<Step>
+): SubtaskView => {
   const earlier = earlierAnswers(ctx, index)
   return {
     subtask,
@@ -83,7 +110,14 @@ export const subtaskViewOf = (ctx: PipelineContext, index: number, subtask: stri
   }
 }
 
-export const executeStep = Effect.fn("Smurfs.step")(function* (ctx: PipelineContext, index: number, subtask: string, local: LocalMemory, excluded: ReadonlyArray<string>, hint: string | undefined) {
+export const executeStep = Effect.fn("Smurfs.step")(function* (
+  ctx: PipelineContext,
+  index: number,
+  subtask: string,
+  local: LocalMemory,
+  excluded: ReadonlyArray<string>,
+  hint: string | undefined
+) {
   const depth = local.depth
   const earlier = earlierAnswers(ctx, index)
   // the path before this step: the executor's, the answerer's and the verifier's memory (one prefix)
@@ -104,11 +138,24 @@ export const executeStep = Effect.fn("Smurfs.step")(function* (ctx: PipelineCont
   if (args === undefined) return { kind: "failed", tool: tool.name, called: false } satisfies StepOutcome
   const result = yield* callTool(ctx.budget, tool, args, ctx.options.toolTimeoutMs)
   if (!result.ok) {
-    ctx.global.record(index, depth, { thought, tool: tool.name, args, observation: result.content, answer: `The call failed: ${result.error ?? result.content}` }, true)
+    ctx.global.record(
+      index,
+      depth,
+      {
+        thought,
+        tool: tool.name,
+        args,
+        observation: result.content,
+        answer: `The call failed: ${result.error ?? result.content}`
+      },
+      true
+    )
     return { kind: "failed", tool: tool.name, called: true } satisfies StepOutcome
   }
   const observation = result.content
-  const answered = ctx.options.answerer ? yield* soft("answerer.step", answerStep(ctx, shared, { tool: tool.name, args, observation })) : undefined
+  const answered = ctx.options.answerer
+    ? yield* soft("answerer.step", answerStep(ctx, shared, { tool: tool.name, args, observation }))
+    : undefined
   const answer = answered ?? observation
   yield* emit("answer", { subtask: index, depth, answer })
   return { kind: "step", step: { thought, tool: tool.name, args, observation, answer } } satisfies StepOutcome
@@ -132,7 +179,15 @@ export const executeReferenceStep = Effect.fn("Smurfs.referenceStep")(function* 
 ) {
   const depth = local.depth
   const tools = ctx.task.tools.tools
-  const view = { tools, excluded, forced, subtask, question: taskLog(ctx.global.answersFor(index), subtask), path: local.steps, hint }
+  const view = {
+    tools,
+    excluded,
+    forced,
+    subtask,
+    question: taskLog(ctx.global.answersFor(index), subtask),
+    path: local.steps,
+    hint
+  }
   const thought = yield* soft("executor.thought", thinkReference(ctx, agents, view))
   if (thought === undefined) return { kind: "error" } satisfies StepOutcome
   yield* emit("thought", { subtask: index, depth, thought })
@@ -146,11 +201,18 @@ export const executeReferenceStep = Effect.fn("Smurfs.referenceStep")(function* 
   const result = yield* callTool(ctx.budget, tool, args, ctx.options.toolTimeoutMs, ctx.options.rules.wholeObservations)
   const error = result.ok ? "" : (result.error ?? "the tool failed")
   if (!result.ok && !ctx.options.rules.errorObservations.includes(error)) {
-    ctx.global.record(index, depth, { thought, tool: tool.name, args, observation: result.content, answer: `The call failed: ${error}` }, true)
+    ctx.global.record(
+      index,
+      depth,
+      { thought, tool: tool.name, args, observation: result.content, answer: `The call failed: ${error}` },
+      true
+    )
     return { kind: "failed", tool: tool.name, called: true } satisfies StepOutcome
   }
   const observation = pythonJsonDumps({ error, response: result.content })
-  const answered = ctx.options.answerer ? yield* soft("answerer.step", answerStepReference(ctx, agents, subtask, local.steps, thought, observation)) : undefined
+  const answered = ctx.options.answerer
+    ? yield* soft("answerer.step", answerStepReference(ctx, agents, subtask, local.steps, thought, observation))
+    : undefined
   const answer = answered ?? observation
   yield* emit("answer", { subtask: index, depth, answer })
   return { kind: "step", step: { thought, tool: tool.name, args, observation, answer } } satisfies StepOutcome
@@ -165,5 +227,11 @@ export const backtrack = (ctx: PipelineContext, index: number, local: LocalMemor
     const above = excluded[from - 1]!
     above.add(popped.tool)
     ctx.global.markBacktracked(index, from - 1)
-    yield* emit("backtrack", { subtask: index, fromDepth: from, toDepth: from - 1, tool: popped.tool, excluded: [...above] })
+    yield* emit("backtrack", {
+      subtask: index,
+      fromDepth: from,
+      toDepth: from - 1,
+      tool: popped.tool,
+      excluded: [...above]
+    })
   })

@@ -3,11 +3,11 @@ import * as Effect from "effect/Effect"
 import type { GlobalMemory } from "../memory/global-memory.ts"
 import { LocalMemory } from "../memory/local-memory.ts"
 import { emit } from "../trace/events.ts"
-import { BudgetExhausted } from "./errors.ts"
 import { answerSubtask } from "./answerer.ts"
+import { BudgetExhausted } from "./errors.ts"
 import type { PipelineContext } from "./pipeline-context.ts"
-import { backtrack, executeReferenceStep, executeStep, soft, type StepOutcome, subtaskViewOf } from "./smurfs-step.ts"
 import { answerSubtaskReference, taskLog, verifyReference } from "./smurfs-reference.ts"
+import { backtrack, executeReferenceStep, executeStep, type StepOutcome, soft, subtaskViewOf } from "./smurfs-step.ts"
 import { withSubtaskTools } from "./subtask-tools.ts"
 import { verify } from "./verifier.ts"
 
@@ -31,7 +31,11 @@ const rawAnswer = (global: GlobalMemory, index: number, local: LocalMemory): str
  * model-call budget (when it runs out, the subtask's best answer so far is kept in global memory) and,
  * as the reference's retry counters do, `maxAgentErrors` attempts in a row that reach no tool.
  */
-export const solveSubtask = Effect.fn("Smurfs.subtask")(function* (parent: PipelineContext, index: number, subtask: string) {
+export const solveSubtask = Effect.fn("Smurfs.subtask")(function* (
+  parent: PipelineContext,
+  index: number,
+  subtask: string
+) {
   // with a recommender (--toolset retrieve), the subtask sees the tools retrieved for it
   const ctx = yield* withSubtaskTools(parent, subtask)
   const { options, global, task } = ctx
@@ -50,12 +54,20 @@ export const solveSubtask = Effect.fn("Smurfs.subtask")(function* (parent: Pipel
         continue
       }
       if (rules.stall && stalled >= options.maxAgentErrors) return "stalled" as const
-      const forced = rules.forceToolAfter !== undefined && badChoices >= rules.forceToolAfter ? task.tools.tools.find((t) => !failed.has(t.name)) : undefined
+      const forced =
+        rules.forceToolAfter !== undefined && badChoices >= rules.forceToolAfter
+          ? task.tools.tools.find((t) => !failed.has(t.name))
+          : undefined
       const outcome: StepOutcome = reference
         ? yield* executeReferenceStep(ctx, reference, index, subtask, local, [...failed], hint, forced)
         : yield* executeStep(ctx, index, subtask, local, [...failed], hint)
       stalled = outcome.kind === "error" || (outcome.kind === "failed" && !outcome.called) ? stalled + 1 : 0
-      badChoices = outcome.kind === "error" && outcome.badChoice === true ? badChoices + 1 : outcome.kind === "error" ? badChoices : 0
+      badChoices =
+        outcome.kind === "error" && outcome.badChoice === true
+          ? badChoices + 1
+          : outcome.kind === "error"
+            ? badChoices
+            : 0
       if (outcome.kind === "failed") failed.add(outcome.tool)
       if (outcome.kind !== "step") continue
       global.record(index, local.depth, outcome.step)
@@ -63,17 +75,35 @@ export const solveSubtask = Effect.fn("Smurfs.subtask")(function* (parent: Pipel
       excluded[local.depth] = new Set()
       // Verifier off (the paper's ablation): a plain DFS that keeps calling tools until the step limit.
       if (!options.verifier) continue
-      const verdict = yield* soft("verifier", reference ? verifyReference(ctx, reference, subtask, outcome.step.answer) : verify(ctx, subtaskViewOf(ctx, index, subtask, local.steps.slice(0, -1)), outcome.step.answer))
-      yield* emit("verdict", { subtask: index, status: verdict?.status ?? "pending", reason: verdict?.reason ?? "the verifier failed", hint: verdict?.hint ?? null })
+      const verdict = yield* soft(
+        "verifier",
+        reference
+          ? verifyReference(ctx, reference, subtask, outcome.step.answer)
+          : verify(ctx, subtaskViewOf(ctx, index, subtask, local.steps.slice(0, -1)), outcome.step.answer)
+      )
+      yield* emit("verdict", {
+        subtask: index,
+        status: verdict?.status ?? "pending",
+        reason: verdict?.reason ?? "the verifier failed",
+        hint: verdict?.hint ?? null
+      })
       if (verdict?.status === "solved") return "verified" as const
       // a failed verifier call gives no hint; the step stays on the path, as in the reference, which keeps the hint it had
-      hint = rules.keepHint ? (typeof verdict?.hint === "string" ? verdict.hint : hint) : verdict ? (verdict.hint ?? verdict.reason) : undefined
+      hint = rules.keepHint
+        ? typeof verdict?.hint === "string"
+          ? verdict.hint
+          : hint
+        : verdict
+          ? (verdict.hint ?? verdict.reason)
+          : undefined
     }
     return "step_limit" as const
   })
   const ended = yield* search.pipe(
     // Out of model calls: keep what the subtask found so far in global memory, then end the task.
-    Effect.tapError((e) => (e instanceof BudgetExhausted ? keep(ctx, index, subtask, rawAnswer(global, index, local)) : Effect.void))
+    Effect.tapError((e) =>
+      e instanceof BudgetExhausted ? keep(ctx, index, subtask, rawAnswer(global, index, local)) : Effect.void
+    )
   )
   if (ended === "verified") return { answer: local.steps.at(-1)!.answer, source: ended satisfies AnswerSource }
   // Step limit, every tool failed at the root, or the agents stalled: answer from everything global memory holds for the subtask.
@@ -83,10 +113,18 @@ export const solveSubtask = Effect.fn("Smurfs.subtask")(function* (parent: Pipel
     // the authors' final-answer prompt over the subtask's answered steps; when every tool failed at the root, wrapped in their "Sorry" form
     const question = taskLog(global.answersFor(index), subtask)
     const answered = all.filter((s) => !s.failed)
-    const partial = options.answerer ? ((yield* soft("answerer.subtask", answerSubtaskReference(ctx, reference, question, answered))) ?? fallback) : fallback
-    return { answer: ended === "exhausted" ? reference.source.sorry(partial) : partial, source: ended satisfies AnswerSource }
+    const partial = options.answerer
+      ? ((yield* soft("answerer.subtask", answerSubtaskReference(ctx, reference, question, answered))) ?? fallback)
+      : fallback
+    return {
+      answer: ended === "exhausted" ? reference.source.sorry(partial) : partial,
+      source: ended satisfies AnswerSource
+    }
   }
-  const answer = options.answerer && all.length > 0 ? ((yield* soft("answerer.subtask", answerSubtask(ctx, subtaskViewOf(ctx, index, subtask, []), all))) ?? fallback) : fallback
+  const answer =
+    options.answerer && all.length > 0
+      ? ((yield* soft("answerer.subtask", answerSubtask(ctx, subtaskViewOf(ctx, index, subtask, []), all))) ?? fallback)
+      : fallback
   return { answer, source: ended satisfies AnswerSource }
 })
 

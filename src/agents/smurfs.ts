@@ -6,21 +6,21 @@ import { LanguageModel } from "../llm/language-model.ts"
 import { calibrating } from "../memory/calibrated-model.ts"
 import { ContextBudget } from "../memory/context-budget.ts"
 import { GlobalMemory } from "../memory/global-memory.ts"
+import { pythonJsonDumps } from "../tools/environments/canonical.ts"
 import { retrievalEventData } from "../tools/retrieval/retrieval-event.ts"
 import { emit } from "../trace/events.ts"
-import { recording, totalsOf, type Trajectory } from "../trace/trajectory.ts"
+import { recording, type Trajectory, totalsOf } from "../trace/trajectory.ts"
 import { answerFinal } from "./answerer.ts"
 import { askUserTool } from "./ask-user.ts"
 import { BudgetExhausted } from "./errors.ts"
+import type { PipelineContext } from "./pipeline-context.ts"
 import { sequentialPlan } from "./plan-graph.ts"
 import { plan } from "./planner.ts"
-import type { PipelineContext } from "./pipeline-context.ts"
-import { soft } from "./smurfs-step.ts"
-import { solveSubtask } from "./smurfs-subtask.ts"
 import { resolveOptions, type SmurfsOptions } from "./smurfs-options.ts"
 import { runPlan, unavailableNote } from "./smurfs-plan.ts"
 import { finalReference, planReference, taskLog } from "./smurfs-reference.ts"
-import { pythonJsonDumps } from "../tools/environments/canonical.ts"
+import { soft } from "./smurfs-step.ts"
+import { solveSubtask } from "./smurfs-subtask.ts"
 import type { Method, Task } from "./task.ts"
 
 /** The available subtask answers global memory holds, one per line: the final answer when no model call may write it. */
@@ -36,12 +36,22 @@ const joinAnswers = (global: GlobalMemory): string =>
  * under its API's name with its response as the full `{"error", "response"}` JSON (no thought).
  */
 const acceptedPaths = (ctx: PipelineContext) => {
-  const names = new Map(ctx.task.tools.tools.map((t) => [t.name, typeof t.meta?.["stdApi"] === "string" ? (t.meta["stdApi"] as string) : t.name]))
+  const names = new Map(
+    ctx.task.tools.tools.map((t) => [
+      t.name,
+      typeof t.meta?.["stdApi"] === "string" ? (t.meta["stdApi"] as string) : t.name
+    ])
+  )
   return ctx.global.answers.flatMap((a) =>
     ctx.global
       .stepsOf(a.index)
       .filter((s) => !s.failed && !s.backtracked)
-      .map((s) => ({ thought: "", tool: names.get(s.tool) ?? s.tool, arguments: JSON.stringify(s.args, null, 2), response: s.observation ?? pythonJsonDumps({ error: "", response: s.answer }) }))
+      .map((s) => ({
+        thought: "",
+        tool: names.get(s.tool) ?? s.tool,
+        arguments: JSON.stringify(s.args, null, 2),
+        response: s.observation ?? pythonJsonDumps({ error: "", response: s.answer })
+      }))
   )
 }
 
@@ -56,28 +66,47 @@ const solveTask = Effect.fn("Smurfs.task")(function* (ctx: PipelineContext) {
     yield* emit("plan", { subtasks: graph.subtasks.map((s) => s.task), planner: options.planner })
     yield* runPlan(ctx, graph, solveSubtask)
     const log = taskLog(global.answers)
-    const final = (yield* soft("answerer.final", finalReference(ctx, reference, "answerer.final", task.query, log))) ?? joinAnswers(global)
+    const final =
+      (yield* soft("answerer.final", finalReference(ctx, reference, "answerer.final", task.query, log))) ??
+      joinAnswers(global)
     // their converted answer: the accepted paths, then Finish with the final answer as plain text
-    yield* emit("final_answer", { answer: final, chain: acceptedPaths(ctx), method: "smurfs", finalAnswerText: "plain" })
+    yield* emit("final_answer", {
+      answer: final,
+      chain: acceptedPaths(ctx),
+      method: "smurfs",
+      finalAnswerText: "plain"
+    })
     return final
   }
   const planned = options.planner ? yield* soft("planner", plan(ctx, task.query, options.maxSubtasks)) : undefined
   // an unparseable plan (or the planner off) degrades to the query as the one subtask
   const graph = planned ?? sequentialPlan([task.query])
   const subtasks = graph.subtasks.map((s) => s.task)
-  yield* emit("plan", { subtasks, planner: options.planner, ...(graph.mode === "graph" ? { dependsOn: graph.subtasks.map((s) => s.dependsOn) } : {}) })
+  yield* emit("plan", {
+    subtasks,
+    planner: options.planner,
+    ...(graph.mode === "graph" ? { dependsOn: graph.subtasks.map((s) => s.dependsOn) } : {})
+  })
   yield* runPlan(ctx, graph, solveSubtask)
   const answers = global.answers
   const available = answers.filter((a) => a.unavailable === undefined)
   const joined = joinAnswers(global)
   // the final answerer reads an unavailable subtask as such, never its failed attempts as a fact
-  const shown = answers.map((a) => (a.unavailable === undefined ? a : { subtask: a.subtask, answer: `unavailable (${a.unavailable})` }))
+  const shown = answers.map((a) =>
+    a.unavailable === undefined ? a : { subtask: a.subtask, answer: `unavailable (${a.unavailable})` }
+  )
   // the final answer is written with the Answer agent off too: that ablation drops only the per-step summaries
   const answered = (yield* soft("answerer.final", answerFinal(ctx, task.query, shown))) ?? joined
   // AMCP: the others still answer, and the answer says what is missing
   const missing = answers.length - available.length
-  const final = options.reportUnavailable && missing > 0 && available.length > 0 && answered.trim().length > 0 ? `${answered.trim()}\n\n${unavailableNote(answers)}` : answered
-  yield* emit("final_answer", { answer: final, ...(missing > 0 ? { unavailable: answers.filter((a) => a.unavailable !== undefined).map((a) => a.index) } : {}) })
+  const final =
+    options.reportUnavailable && missing > 0 && available.length > 0 && answered.trim().length > 0
+      ? `${answered.trim()}\n\n${unavailableNote(answers)}`
+      : answered
+  yield* emit("final_answer", {
+    answer: final,
+    ...(missing > 0 ? { unavailable: answers.filter((a) => a.unavailable !== undefined).map((a) => a.index) } : {})
+  })
   return final
 })
 
@@ -94,27 +123,51 @@ export const smurfs =
       const budget = new ContextBudget({ ...resolved.budget, contextTokens: model.info.contextTokens })
       // The server's reported prompt tokens calibrate the budget's characters-a-token for this model.
       const calibrated = calibrating(model, budget)
-      const counted = LanguageModel.of({ info: model.info, generate: (request) => Effect.suspend(() => (calls++, calibrated.generate(request))) })
+      const counted = LanguageModel.of({
+        info: model.info,
+        generate: (request) => Effect.suspend(() => (calls++, calibrated.generate(request)))
+      })
       const ctx: PipelineContext = {
-        task: resolved.askUser ? { ...task, tools: { ...task.tools, tools: [...task.tools.tools, askUserTool(resolved.askUser)] } } : task,
+        task: resolved.askUser
+          ? { ...task, tools: { ...task.tools, tools: [...task.tools.tools, askUserTool(resolved.askUser)] } }
+          : task,
         options: resolved,
         global: new GlobalMemory(),
         guardrails: resolved.guardrails,
         budget,
-        charge: Effect.suspend(() => (calls >= resolved.maxModelCalls ? Effect.fail(new BudgetExhausted({ maxModelCalls: resolved.maxModelCalls })) : Effect.void))
+        charge: Effect.suspend(() =>
+          calls >= resolved.maxModelCalls
+            ? Effect.fail(new BudgetExhausted({ maxModelCalls: resolved.maxModelCalls }))
+            : Effect.void
+        )
       }
       const run = Effect.gen(function* () {
-        yield* emit("task_started", { query: task.query, method: "smurfs", model: model.info.spec, tools: task.tools.tools.map((t) => t.name) })
+        yield* emit("task_started", {
+          query: task.query,
+          method: "smurfs",
+          model: model.info.spec,
+          tools: task.tools.tools.map((t) => t.name)
+        })
         const retrieved = task.retrieved
-        if (retrieved) yield* emit("retrieval", retrievalEventData("task", retrieved.query, retrieved.k, retrieved.mode, retrieved.tools))
+        if (retrieved)
+          yield* emit(
+            "retrieval",
+            retrievalEventData("task", retrieved.query, retrieved.k, retrieved.mode, retrieved.tools)
+          )
         const outcome = yield* Effect.result(solveTask(ctx))
         const failure = Result.isFailure(outcome) ? outcome.failure : undefined
         // Out of model calls is not an empty give-up: the subtasks answered so far are the answer.
-        const finalAnswer = Result.isSuccess(outcome) ? outcome.success.trim() : failure instanceof BudgetExhausted ? joinAnswers(ctx.global) : ""
-        if (failure instanceof BudgetExhausted && finalAnswer.length > 0) yield* emit("final_answer", { answer: finalAnswer, source: "budget" })
+        const finalAnswer = Result.isSuccess(outcome)
+          ? outcome.success.trim()
+          : failure instanceof BudgetExhausted
+            ? joinAnswers(ctx.global)
+            : ""
+        if (failure instanceof BudgetExhausted && finalAnswer.length > 0)
+          yield* emit("final_answer", { answer: finalAnswer, source: "budget" })
         const error = failure?.message
         const finishType = finalAnswer.length > 0 ? ("give_answer" as const) : ("give_up" as const)
-        if (finishType === "give_up") yield* emit("give_up", { reason: error ?? "no answer was found", ...(failure ? { tag: failure._tag } : {}) })
+        if (finishType === "give_up")
+          yield* emit("give_up", { reason: error ?? "no answer was found", ...(failure ? { tag: failure._tag } : {}) })
         yield* emit("task_finished", { finishType, ...(error ? { error } : {}) })
         return { finalAnswer, finishType, error }
       }).pipe(Effect.provideService(LanguageModel, counted))

@@ -6,11 +6,12 @@ import * as Exit from "effect/Exit"
 import { type GenerateError, ModelServerError } from "../llm/errors.ts"
 import { type GenerateRequest, type GenerateResponse, LanguageModel, type Message } from "../llm/language-model.ts"
 import { callModel, MAX_REFLECTIONS } from "../llm/structured.ts"
-import { emit } from "../trace/events.ts"
 import { renderTemplate } from "../text/prompt-template.ts"
+import { emit } from "../trace/events.ts"
 
 /** The server's tool-call parse error (a bad reply, not a server failure), as the provider classified it. */
-const unparsedToolCall = (e: GenerateError): e is ModelServerError => e instanceof ModelServerError && e.unparsedToolCall === true
+const unparsedToolCall = (e: GenerateError): e is ModelServerError =>
+  e instanceof ModelServerError && e.unparsedToolCall === true
 
 /**
  * A native tool-calling request. A tool-call parse error is reflected to the model (at most
@@ -33,14 +34,28 @@ export const callNative = (
       const error = result.failure.detail
       errors.push({ error, attempt })
       if (attempt > retries) return yield* fallback(messages)
-      messages = [...request.messages, { role: "reflection", content: renderTemplate("tool-call-parse-error", { error }).user }]
+      messages = [
+        ...request.messages,
+        { role: "reflection", content: renderTemplate("tool-call-parse-error", { error }).user }
+      ]
     }
   })
   return attempts.pipe(
     Effect.onExit((exit) =>
-      Effect.forEach(errors, (e) => emit("guardrail", { guardrail: "tool_call_parse", role: request.role, error: e.error, attempt: e.attempt, recovered: Exit.isSuccess(exit) }), {
-        discard: true
-      })
+      Effect.forEach(
+        errors,
+        (e) =>
+          emit("guardrail", {
+            guardrail: "tool_call_parse",
+            role: request.role,
+            error: e.error,
+            attempt: e.attempt,
+            recovered: Exit.isSuccess(exit)
+          }),
+        {
+          discard: true
+        }
+      )
     )
   )
 }

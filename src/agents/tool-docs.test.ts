@@ -4,7 +4,12 @@ import { z } from "zod"
 import type { Tool } from "../tools/tool.ts"
 import { LISTED_DESCRIPTION, toolDoc, toolList } from "./tool-docs.ts"
 
-const tool = (description: string): Tool => ({ name: "weather", description, parameters: z.object({ city: z.string() }), call: () => Effect.succeed({ ok: true, content: "" }) })
+const tool = (description: string): Tool => ({
+  name: "weather",
+  description,
+  parameters: z.object({ city: z.string() }),
+  call: () => Effect.succeed({ ok: true, content: "" })
+})
 
 describe("tool docs", () => {
   it("repeats a description in the argument doc only when the tool list does not show it whole", () => {

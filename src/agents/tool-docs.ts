@@ -22,6 +22,7 @@ export const LISTED_DESCRIPTION = "as in the tool list"
  */
 export const toolDoc = (tool: Tool, listed = false) => ({
   tool: tool.name,
-  description: listed && shorten(tool.description, MAX_DESCRIPTION) === tool.description ? LISTED_DESCRIPTION : tool.description,
+  description:
+    listed && shorten(tool.description, MAX_DESCRIPTION) === tool.description ? LISTED_DESCRIPTION : tool.description,
   schema: JSON.stringify(parametersJsonSchema(tool))
 })

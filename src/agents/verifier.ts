@@ -2,7 +2,7 @@
 import * as Effect from "effect/Effect"
 import { z } from "zod"
 import { type AgentContext, ask } from "./ask.ts"
-import { subtaskContext, type SubtaskView } from "./subtask-context.ts"
+import { type SubtaskView, subtaskContext } from "./subtask-context.ts"
 
 export const Verdict = z.object({
   status: z.enum(["solved", "pending"]),

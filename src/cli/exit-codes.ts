@@ -31,15 +31,28 @@ export const EXIT_CODE_OF_KIND: Readonly<Record<FailureKind, ExitCode>> = {
  * bad input 3, the model server or queue unavailable 4, any other expected failure 1. An error that
  * says no kind (a defect, a TypeError) is a bug: 1, never "model unavailable".
  */
-export const exitCodeOf = (error: unknown): ExitCode => (isFailure(error) ? EXIT_CODE_OF_KIND[error.kind] : ExitCode.Failure)
+export const exitCodeOf = (error: unknown): ExitCode =>
+  isFailure(error) ? EXIT_CODE_OF_KIND[error.kind] : ExitCode.Failure
 
 /** What each code means, for the README's table (checked against it by test/cli/exit-codes.test.ts). */
 export const EXIT_CODE_TABLE: ReadonlyArray<{ readonly code: ExitCode; readonly meaning: string }> = [
   { code: ExitCode.Ok, meaning: "done" },
-  { code: ExitCode.Failure, meaning: "the command ran but failed (a task gave up with `--strict`, tasks left undone, doctor's test reply failed), or a bug in smurfs (it says so)" },
+  {
+    code: ExitCode.Failure,
+    meaning:
+      "the command ran but failed (a task gave up with `--strict`, tasks left undone, doctor's test reply failed), or a bug in smurfs (it says so)"
+  },
   { code: ExitCode.Usage, meaning: "bad usage: an unknown command or flag, a missing or malformed value" },
-  { code: ExitCode.BadInput, meaning: "bad input: a model spec, file, tools path, run directory or settings file that cannot be used, an `--out` that is a file" },
-  { code: ExitCode.ModelUnavailable, meaning: "the model server (or the queue) is unavailable: unreachable, without the model, overloaded or timing out after retries" },
+  {
+    code: ExitCode.BadInput,
+    meaning:
+      "bad input: a model spec, file, tools path, run directory or settings file that cannot be used, an `--out` that is a file"
+  },
+  {
+    code: ExitCode.ModelUnavailable,
+    meaning:
+      "the model server (or the queue) is unavailable: unreachable, without the model, overloaded or timing out after retries"
+  },
   { code: ExitCode.Interrupted, meaning: "interrupted (Ctrl-C or SIGTERM); work done so far is kept" }
 ]
 

@@ -1,20 +1,49 @@
 // The `smurfs` command line: dispatches to one module per subcommand.
-import { holdSignals } from "./early-signals.ts"
+
 import { closest } from "./did-you-mean.ts"
+import { holdSignals } from "./early-signals.ts"
 import { ExitCode } from "./exit-codes.ts"
 
-const commands: Record<string, { summary: string; load: () => Promise<{ run: (argv: string[]) => Promise<number> }> }> = {
-  run: { summary: "solve one query with the Smurfs agents and print each step", load: () => import("./commands/run.ts") },
-  chat: { summary: "talk with the Smurfs agents: several turns, remembered, with your tools", load: () => import("./commands/chat.ts") },
-  tools: { summary: "list the tools of a library", load: () => import("./commands/tools.ts") },
-  doctor: { summary: "check that the model server is reachable and the model usable", load: () => import("./commands/doctor.ts") },
-  bench: { summary: "run methods on ToolBench tasks into a resumable run directory", load: () => import("./commands/bench.ts") },
-  eval: { summary: "judge a run's pass rate (and win rate against a reference)", load: () => import("./commands/eval.ts") },
-  compare: { summary: "set runs side by side in one table (and an HTML report)", load: () => import("./commands/compare.ts") },
-  results: { summary: "list a run's tasks with their labels, the judge's reasons and costs", load: () => import("./commands/results.ts") },
-  show: { summary: "print a recorded trajectory as the live view showed it (or one HTML page)", load: () => import("./commands/show.ts") },
-  worker: { summary: "run bench tasks from a Redis queue (smurfs bench --queue) on this machine", load: () => import("./commands/worker.ts") }
-}
+const commands: Record<string, { summary: string; load: () => Promise<{ run: (argv: string[]) => Promise<number> }> }> =
+  {
+    run: {
+      summary: "solve one query with the Smurfs agents and print each step",
+      load: () => import("./commands/run.ts")
+    },
+    chat: {
+      summary: "talk with the Smurfs agents: several turns, remembered, with your tools",
+      load: () => import("./commands/chat.ts")
+    },
+    tools: { summary: "list the tools of a library", load: () => import("./commands/tools.ts") },
+    doctor: {
+      summary: "check that the model server is reachable and the model usable",
+      load: () => import("./commands/doctor.ts")
+    },
+    bench: {
+      summary: "run methods on ToolBench tasks into a resumable run directory",
+      load: () => import("./commands/bench.ts")
+    },
+    eval: {
+      summary: "judge a run's pass rate (and win rate against a reference)",
+      load: () => import("./commands/eval.ts")
+    },
+    compare: {
+      summary: "set runs side by side in one table (and an HTML report)",
+      load: () => import("./commands/compare.ts")
+    },
+    results: {
+      summary: "list a run's tasks with their labels, the judge's reasons and costs",
+      load: () => import("./commands/results.ts")
+    },
+    show: {
+      summary: "print a recorded trajectory as the live view showed it (or one HTML page)",
+      load: () => import("./commands/show.ts")
+    },
+    worker: {
+      summary: "run bench tasks from a Redis queue (smurfs bench --queue) on this machine",
+      load: () => import("./commands/worker.ts")
+    }
+  }
 
 /** The subcommands, in the order `smurfs help` lists them. */
 export const commandNames = (): Array<string> => Object.keys(commands)
@@ -44,7 +73,9 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
   const command = commands[commandName]
   if (!command) {
     const suggestion = closest(commandName, Object.keys(commands))
-    console.error(`smurfs: unknown command "${commandName}"${suggestion ? ` (did you mean "${suggestion}"?)` : ""}\n${"hint: `smurfs help` lists the commands"}`)
+    console.error(
+      `smurfs: unknown command "${commandName}"${suggestion ? ` (did you mean "${suggestion}"?)` : ""}\n${"hint: `smurfs help` lists the commands"}`
+    )
     return ExitCode.Usage
   }
   let module: { run: (argv: string[]) => Promise<number> }

@@ -17,9 +17,13 @@ export const normalizeModelSpec = (spec: string): { spec: string; notice?: strin
   if (trimmed === "" || providers.includes(trimmed)) return { spec: trimmed }
   const prefix = trimmed.includes(":") ? trimmed.slice(0, trimmed.indexOf(":")).toLowerCase() : trimmed.toLowerCase()
   if (providers.includes(prefix)) return { spec: trimmed }
-  if (/\.(json|jsonl)$/i.test(trimmed) || trimmed.includes("/") && !trimmed.includes(":")) return { spec: trimmed }
+  if (/\.(json|jsonl)$/i.test(trimmed) || (trimmed.includes("/") && !trimmed.includes(":"))) return { spec: trimmed }
   // a one-letter slip of a provider's name (olama:, opnai:), not a model family that merely looks alike (llama3:)
   const typo = closest(prefix, providers)
-  if (trimmed.includes(":") && /^[a-z]+$/.test(prefix) && typo !== undefined && typo[0] === prefix[0]) return { spec: trimmed }
-  return { spec: `ollama:${trimmed}`, notice: `"${trimmed}" is read as ollama:${trimmed} (write openai:, scripted: or sim for another provider)` }
+  if (trimmed.includes(":") && /^[a-z]+$/.test(prefix) && typo !== undefined && typo[0] === prefix[0])
+    return { spec: trimmed }
+  return {
+    spec: `ollama:${trimmed}`,
+    notice: `"${trimmed}" is read as ollama:${trimmed} (write openai:, scripted: or sim for another provider)`
+  }
 }

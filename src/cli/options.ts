@@ -2,12 +2,12 @@
 import { existsSync, readFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { join } from "node:path"
-import { parseArgs, type ParseArgsOptionsConfig } from "node:util"
-import { ExitCode } from "./exit-codes.ts"
-import { reportFailure } from "./run-program.ts"
-import { closest } from "./did-you-mean.ts"
-import { normalizeModelSpec } from "./model-option.ts"
+import { type ParseArgsOptionsConfig, parseArgs } from "node:util"
 import { parseThink, type Think } from "../llm/spec.ts"
+import { closest } from "./did-you-mean.ts"
+import { ExitCode } from "./exit-codes.ts"
+import { normalizeModelSpec } from "./model-option.ts"
+import { reportFailure } from "./run-program.ts"
 
 /** A command's options, in the shape node:util's parseArgs takes (so an option is one line in its table). */
 export interface CommandSpec<O extends ParseArgsOptionsConfig> {
@@ -65,7 +65,9 @@ export interface ParseContext {
   readonly notice?: ((text: string) => void) | undefined
 }
 
-type Parsed<O extends ParseArgsOptionsConfig> = ReturnType<typeof parseArgs<{ args: string[]; options: O; strict: true; allowPositionals: true }>>
+type Parsed<O extends ParseArgsOptionsConfig> = ReturnType<
+  typeof parseArgs<{ args: string[]; options: O; strict: true; allowPositionals: true }>
+>
 
 export interface ParsedCommand<O extends ParseArgsOptionsConfig> {
   readonly values: Parsed<O>["values"] & { readonly help?: boolean | undefined }
@@ -89,13 +91,21 @@ export const loadConfigFile = (cwd: string): { path: string; config: ConfigFile 
       content = module.default ?? module
     }
   } catch (e) {
-    throw new ConfigError(`${file}: cannot read it (${(e as Error).message.split("\n")[0]}). Fix the file or remove it.`)
+    throw new ConfigError(
+      `${file}: cannot read it (${(e as Error).message.split("\n")[0]}). Fix the file or remove it.`
+    )
   }
-  if (!isRecord(content)) throw new ConfigError(`${file}: must hold an object of settings, e.g. { "model": "ollama:qwen2.5:7b" }.`)
+  if (!isRecord(content))
+    throw new ConfigError(`${file}: must hold an object of settings, e.g. { "model": "ollama:qwen2.5:7b" }.`)
   return { path: file, config: content as ConfigFile }
 }
 
-const settingText = (file: string, key: string, value: unknown, multiple: boolean): string | boolean | Array<string> => {
+const settingText = (
+  file: string,
+  key: string,
+  value: unknown,
+  multiple: boolean
+): string | boolean | Array<string> => {
   if (typeof value === "boolean") return value
   if (typeof value === "string" || typeof value === "number") return multiple ? [String(value)] : String(value)
   if (Array.isArray(value) && value.every((v) => typeof v === "string" || typeof v === "number")) {
@@ -107,7 +117,10 @@ const settingText = (file: string, key: string, value: unknown, multiple: boolea
 
 /** Comma lists and repeated flags alike: `--method a,b --method c` is a, b, c. */
 export const splitList = (values: ReadonlyArray<string>): Array<string> =>
-  values.flatMap((v) => v.split(",")).map((v) => v.trim()).filter((v) => v.length > 0)
+  values
+    .flatMap((v) => v.split(","))
+    .map((v) => v.trim())
+    .filter((v) => v.length > 0)
 
 /** The flags of a table, as typed: `--name` and `-x`. */
 const flagNames = (options: ParseArgsOptionsConfig): Array<string> => Object.keys(options).map((n) => `--${n}`)
@@ -123,53 +136,79 @@ const unknownOption = (spec: CommandSpec<ParseArgsOptionsConfig>, raw: string): 
  * comma lists, model specs may be bare Ollama names, and an option not given on the command line
  * takes its value from its environment variable, then smurfs.config.json, then the table's default.
  */
-export const parseCommand = <const O extends ParseArgsOptionsConfig>(spec: CommandSpec<O>, argv: ReadonlyArray<string>, context: ParseContext = {}): ParsedCommand<O> => {
+export const parseCommand = <const O extends ParseArgsOptionsConfig>(
+  spec: CommandSpec<O>,
+  argv: ReadonlyArray<string>,
+  context: ParseContext = {}
+): ParsedCommand<O> => {
   const options: ParseArgsOptionsConfig = { help: { type: "boolean", short: "h" }, ...spec.options }
   // Defaults are applied below, after the environment and the config file, so parseArgs must not fill them in.
   const bare = Object.fromEntries(Object.entries(options).map(([name, { default: _default, ...rest }]) => [name, rest]))
   const loose = parseArgs({ args: [...argv], options: bare, strict: false, allowPositionals: true, tokens: true })
-  for (const token of loose.tokens) if (token.kind === "option" && !(token.name in options)) throw unknownOption(spec, token.rawName)
+  for (const token of loose.tokens)
+    if (token.kind === "option" && !(token.name in options)) throw unknownOption(spec, token.rawName)
   let strict
   try {
     strict = parseArgs({ args: [...argv], options: bare, strict: true, allowPositionals: true })
   } catch (e) {
-    throw new UsageError((e as Error).message.replace(/\. To specify a positional argument.*$/s, "").replace(/^Option '(.*?)' argument missing$/, "$1: the value is missing"))
+    throw new UsageError(
+      (e as Error).message
+        .replace(/\. To specify a positional argument.*$/s, "")
+        .replace(/^Option '(.*?)' argument missing$/, "$1: the value is missing")
+    )
   }
   const values: Record<string, unknown> = { ...strict.values }
   const given = new Set(Object.keys(values))
-  if (values["help"] === true) return { values: values as ParsedCommand<O>["values"], positionals: strict.positionals, given }
+  if (values["help"] === true)
+    return { values: values as ParsedCommand<O>["values"], positionals: strict.positionals, given }
   if (!spec.positionals && strict.positionals.length > 0) {
     const first = strict.positionals[0]!
-    throw new UsageError(`unexpected argument "${first}"${first.startsWith("-") ? "" : "; this command takes only --options"}`)
+    throw new UsageError(
+      `unexpected argument "${first}"${first.startsWith("-") ? "" : "; this command takes only --options"}`
+    )
   }
 
   const env = context.env ?? process.env
   const loaded = loadConfigFile(context.cwd ?? process.cwd())
   const section = loaded?.config[spec.name]
-  if (section !== undefined && !isRecord(section)) throw new ConfigError(`${loaded!.path}: "${spec.name}" must be an object of ${spec.name}'s settings.`)
+  if (section !== undefined && !isRecord(section))
+    throw new ConfigError(`${loaded!.path}: "${spec.name}" must be an object of ${spec.name}'s settings.`)
   if (section !== undefined)
     for (const key of Object.keys(section))
       if (!(key in spec.options)) {
         const suggestion = closest(key, Object.keys(spec.options))
-        throw new ConfigError(`${loaded!.path}: "${spec.name}" has no setting "${key}"${suggestion ? ` (did you mean "${suggestion}"?)` : ""}; the settings are its --options, without the dashes.`)
+        throw new ConfigError(
+          `${loaded!.path}: "${spec.name}" has no setting "${key}"${suggestion ? ` (did you mean "${suggestion}"?)` : ""}; the settings are its --options, without the dashes.`
+        )
       }
 
   for (const [name, option] of Object.entries(spec.options)) {
     const multiple = option.multiple === true
     if (!given.has(name)) {
       const fromEnv = OPTION_ENV[name] !== undefined ? env[OPTION_ENV[name]!]?.trim() : undefined
-      const fromFile = (section as Record<string, unknown> | undefined)?.[name] ?? (isRecord(loaded?.config[name]) ? undefined : loaded?.config[name])
-      if (fromEnv) values[name] = option.type === "boolean" ? fromEnv !== "0" && fromEnv !== "false" : multiple ? [fromEnv] : fromEnv
+      const fromFile =
+        (section as Record<string, unknown> | undefined)?.[name] ??
+        (isRecord(loaded?.config[name]) ? undefined : loaded?.config[name])
+      if (fromEnv)
+        values[name] =
+          option.type === "boolean" ? fromEnv !== "0" && fromEnv !== "false" : multiple ? [fromEnv] : fromEnv
       else if (fromFile !== undefined) {
         const value = settingText(loaded!.path, name, fromFile, multiple)
-        if ((option.type === "boolean") !== (typeof value === "boolean")) throw new ConfigError(`${loaded!.path}: "${name}" must be ${option.type === "boolean" ? "true or false" : "a value, not true/false"}.`)
+        if ((option.type === "boolean") !== (typeof value === "boolean"))
+          throw new ConfigError(
+            `${loaded!.path}: "${name}" must be ${option.type === "boolean" ? "true or false" : "a value, not true/false"}.`
+          )
         values[name] = value
       } else if (option.default !== undefined) values[name] = option.default
     }
-    if (multiple && Array.isArray(values[name]) && !VERBATIM_LISTS.has(name)) values[name] = splitList(values[name] as string[])
+    if (multiple && Array.isArray(values[name]) && !VERBATIM_LISTS.has(name))
+      values[name] = splitList(values[name] as string[])
     if (MODEL_OPTIONS.has(name) && typeof values[name] === "string") {
       const normalized = normalizeModelSpec(values[name] as string)
-      if (normalized.notice) (context.notice ?? ((t: string) => process.stderr.write(`${t}\n`)))(`smurfs ${spec.name}: --${name} ${normalized.notice}`)
+      if (normalized.notice)
+        (context.notice ?? ((t: string) => process.stderr.write(`${t}\n`)))(
+          `smurfs ${spec.name}: --${name} ${normalized.notice}`
+        )
       values[name] = normalized.spec
     }
   }
@@ -209,7 +248,8 @@ export const runCommand = async <const O extends ParseArgsOptionsConfig>(
 export const intOption = (name: string, text: string | undefined, min = 1): number | undefined => {
   if (text === undefined) return undefined
   const n = Number(text)
-  if (!Number.isInteger(n) || n < min) throw new UsageError(`--${name} needs a ${min === 0 ? "non-negative" : "positive"} whole number (got "${text}")`)
+  if (!Number.isInteger(n) || n < min)
+    throw new UsageError(`--${name} needs a ${min === 0 ? "non-negative" : "positive"} whole number (got "${text}")`)
   return n
 }
 
@@ -217,24 +257,38 @@ export const intOption = (name: string, text: string | undefined, min = 1): numb
 export const numberOption = (name: string, text: string | undefined, min: number, max: number): number | undefined => {
   if (text === undefined) return undefined
   const n = Number(text)
-  if (text.trim() === "" || !Number.isFinite(n) || n < min || n > max) throw new UsageError(`--${name} needs a number from ${min} to ${max} (got "${text}")`)
+  if (text.trim() === "" || !Number.isFinite(n) || n < min || n > max)
+    throw new UsageError(`--${name} needs a number from ${min} to ${max} (got "${text}")`)
   return n
 }
 
 /** One of a fixed set of words, or a UsageError naming them. */
-export const choiceOption = <const C extends string>(name: string, text: string | undefined, choices: ReadonlyArray<C>, fallback: C): C => {
+export const choiceOption = <const C extends string>(
+  name: string,
+  text: string | undefined,
+  choices: ReadonlyArray<C>,
+  fallback: C
+): C => {
   if (text === undefined) return fallback
   if ((choices as ReadonlyArray<string>).includes(text)) return text as C
   const suggestion = closest(text, choices)
-  throw new UsageError(`--${name} must be ${choices.join(", ")} (got "${text}")${suggestion ? `; did you mean ${suggestion}?` : ""}`)
+  throw new UsageError(
+    `--${name} must be ${choices.join(", ")} (got "${text}")${suggestion ? `; did you mean ${suggestion}?` : ""}`
+  )
 }
 
 /** Every entry of a list must be one of `choices`. */
-export const choiceList = <const C extends string>(name: string, values: ReadonlyArray<string>, choices: ReadonlyArray<C>): Array<C> => {
+export const choiceList = <const C extends string>(
+  name: string,
+  values: ReadonlyArray<string>,
+  choices: ReadonlyArray<C>
+): Array<C> => {
   const unknown = values.filter((v) => !(choices as ReadonlyArray<string>).includes(v))
   if (unknown.length > 0) {
     const suggestion = closest(unknown[0]!, choices)
-    throw new UsageError(`--${name}: unknown ${unknown.map((u) => `"${u}"`).join(", ")}; use ${choices.join(", ")}${suggestion ? ` (did you mean ${suggestion}?)` : ""}`)
+    throw new UsageError(
+      `--${name}: unknown ${unknown.map((u) => `"${u}"`).join(", ")}; use ${choices.join(", ")}${suggestion ? ` (did you mean ${suggestion}?)` : ""}`
+    )
   }
   // a choice named twice is one: `--method react,react` would run (or queue) the same task twice under one record
   return [...new Set(values)] as Array<C>

@@ -28,7 +28,9 @@ describe("runProgram", () => {
   it("succeeds with the program's code; a failure says its message (and hint) and ends with its kind's code", async () => {
     expect(await runProgram(Effect.succeed(7), { command: "t" })).toBe(7)
     const down = new ModelUnreachable({ provider: "ollama", host: "http://127.0.0.1:1" })
-    expect(await runProgram(Effect.fail(down), { command: "t", hint: () => "then rerun" })).toBe(ExitCode.ModelUnavailable)
+    expect(await runProgram(Effect.fail(down), { command: "t", hint: () => "then rerun" })).toBe(
+      ExitCode.ModelUnavailable
+    )
     expect(err).toEqual([`smurfs t: ${down.message}`, "then rerun"])
   })
 

@@ -34,7 +34,10 @@ export const DEBUG_ENV = "SMURFS_DEBUG"
  * installed before the first await, so a signal held while the command loaded (early-signals.ts)
  * reaches the program as an interruption.
  */
-export const runProgram = async <E extends Failure>(program: Effect.Effect<number, E>, edge: Edge<E>): Promise<number> => {
+export const runProgram = async <E extends Failure>(
+  program: Effect.Effect<number, E>,
+  edge: Edge<E>
+): Promise<number> => {
   const controller = new AbortController()
   const interrupt = () => controller.abort()
   for (const s of SIGNALS) process.on(s, interrupt)
@@ -80,10 +83,16 @@ export const reportFailure = <E>(error: unknown, edge: Edge<E>, cause?: Cause.Ca
  * What a bug says: the error, the first frame of its stack (the whole stack with SMURFS_DEBUG=1), and
  * how to report it. It never reads "model unavailable" or any advice meant for an expected failure.
  */
-export const bugReport = (command: string, error: unknown, cause?: Cause.Cause<unknown>, env: NodeJS.ProcessEnv = process.env): string => {
+export const bugReport = (
+  command: string,
+  error: unknown,
+  cause?: Cause.Cause<unknown>,
+  env: NodeJS.ProcessEnv = process.env
+): string => {
   const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error)
   const debug = env[DEBUG_ENV] !== undefined && env[DEBUG_ENV] !== "" && env[DEBUG_ENV] !== "0"
-  const stack = error instanceof Error ? (error.stack ?? "").split("\n").filter((l) => l.trimStart().startsWith("at ")) : []
+  const stack =
+    error instanceof Error ? (error.stack ?? "").split("\n").filter((l) => l.trimStart().startsWith("at ")) : []
   const where = debug ? (cause ? Cause.pretty(cause) : stack.join("\n")) : (stack[0]?.trim() ?? "")
   return [
     `smurfs ${command}: unexpected error: ${message}`,

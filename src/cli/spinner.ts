@@ -33,7 +33,13 @@ export const makeSpinner = (options: SpinnerOptions): Spinner => {
   }
   const draw = () => {
     if (pending.length === 0) return clear()
-    options.stream.write(`\r\x1b[2K${spinnerText(frame++, pending.map((p) => p.role), now() - pending[0]!.since)}`)
+    options.stream.write(
+      `\r\x1b[2K${spinnerText(
+        frame++,
+        pending.map((p) => p.role),
+        now() - pending[0]!.since
+      )}`
+    )
     drawn = true
   }
   const halt = () => {

@@ -28,7 +28,21 @@ describe("the report's trajectory pages", () => {
     const shared = tasks.filter((t) => t.taskId === "a/b")
     expect(new Set(shared.map((t) => t.href)).size).toBe(1)
     const page = readFileSync(join(dirname(report), ...shared[0]!.href!.split("/").map(decodeURIComponent)), "utf8")
-    expect([...page.matchAll(/<h2>([^<]+)<\/h2>/g)].map((m) => m[1])).toEqual(["react G1_instruction/a/b", "smurfs G1_instruction/a/b"])
-    expect(readFileSync(join(dirname(report), ...tasks.find((t) => t.group === "G2 <cat>")!.href!.split("/").map(decodeURIComponent)), "utf8")).toContain("G2 &lt;cat&gt;")
+    expect([...page.matchAll(/<h2>([^<]+)<\/h2>/g)].map((m) => m[1])).toEqual([
+      "react G1_instruction/a/b",
+      "smurfs G1_instruction/a/b"
+    ])
+    expect(
+      readFileSync(
+        join(
+          dirname(report),
+          ...tasks
+            .find((t) => t.group === "G2 <cat>")!
+            .href!.split("/")
+            .map(decodeURIComponent)
+        ),
+        "utf8"
+      )
+    ).toContain("G2 &lt;cat&gt;")
   })
 })

@@ -1,6 +1,7 @@
 // One task's trajectory as one self-contained HTML page (`show --html`, the pages `compare --html` links to): labels and reasons, each step collapsible with its full tool response and the prompt the model saw, methods side by side.
-import { methodColor } from "../../bench/report/svg.ts"
+
 import type { TaskLabel } from "../../bench/report/results.ts"
+import { methodColor } from "../../bench/report/svg.ts"
 import { plural } from "../plural.ts"
 import { dataOf, isKind, kindOf } from "../trace/events.ts"
 import type { RunEvent, Totals } from "../trace/record.ts"
@@ -23,7 +24,8 @@ export interface TrajectoryView {
   readonly labels?: ReadonlyArray<TaskLabel> | undefined
 }
 
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!)
+const escapeHtml = (text: string) =>
+  text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!)
 
 /** Text from a record, as the page shows it: secrets redacted (a tool may have echoed a key), control characters made visible, then escaped. */
 const shown = (text: string, secrets: ReadonlyArray<string>) => escapeHtml(redactText(visibleText(text), secrets))
@@ -69,10 +71,14 @@ details.prompt { margin: 4px 0; } details.prompt > summary { cursor: pointer; co
 
 /** The judge runs' labels and reasons of one method's run. */
 const labelsTable = (labels: ReadonlyArray<TaskLabel>, secrets: ReadonlyArray<string>): string => {
-  if (labels.length === 0) return `<p class="muted">Not judged yet (\`smurfs eval --run &lt;dir&gt; --judge &lt;spec&gt;\` labels it).</p>`
+  if (labels.length === 0)
+    return `<p class="muted">Not judged yet (\`smurfs eval --run &lt;dir&gt; --judge &lt;spec&gt;\` labels it).</p>`
   const judges = new Set(labels.map((l) => l.judge)).size > 1
   return `<table class="labels"><colgroup>${judges ? '<col class="narrow">' : ""}<col class="narrow"><col class="narrow"><col></colgroup><thead><tr>${judges ? "<th>judge</th>" : ""}<th>run</th><th>label</th><th>reason</th></tr></thead><tbody>${labels
-    .map((l) => `<tr>${judges ? `<td>${shown(l.judge, secrets)}</td>` : ""}<td>${l.run}</td><td class="${l.label}">${l.label}</td><td>${shown(l.reason, secrets)}</td></tr>`)
+    .map(
+      (l) =>
+        `<tr>${judges ? `<td>${shown(l.judge, secrets)}</td>` : ""}<td>${l.run}</td><td class="${l.label}">${l.label}</td><td>${shown(l.reason, secrets)}</td></tr>`
+    )
     .join("")}</tbody></table>`
 }
 
@@ -107,7 +113,9 @@ const steps = (events: ReadonlyArray<RunEvent>, secrets: ReadonlyArray<string>, 
     if (isKind(event, "model_call")) {
       const d = dataOf(event, "model_call")
       if (!d.messages?.length && d.reply === undefined) continue
-      out.push(`<details class="step model"><summary>model call: ${shown(String(d.role ?? ""), secrets)}, ${plural((d.promptTokens ?? 0) + (d.completionTokens ?? 0), "token")}</summary>${stepBody(event, secrets)}</details>`)
+      out.push(
+        `<details class="step model"><summary>model call: ${shown(String(d.role ?? ""), secrets)}, ${plural((d.promptTokens ?? 0) + (d.completionTokens ?? 0), "token")}</summary>${stepBody(event, secrets)}</details>`
+      )
       continue
     }
     // the header shows the query already
@@ -118,9 +126,18 @@ const steps = (events: ReadonlyArray<RunEvent>, secrets: ReadonlyArray<string>, 
     // opened, a step shows its text whole (a thought, an answer); a tool call's "-> ok ..." line is its response cut short: the body has it whole
     const whole = formatEvent(event, { maxChars: Number.MAX_SAFE_INTEGER }).filter((l) => l.trim() !== "")
     const cut = whole.join("\n") !== lines.join("\n")
-    const rest = isKind(event, "tool_call") ? "" : cut ? pre(whole.map((l) => l.trim()).join("\n"), secrets) : lines.slice(1).map((l) => pre(l, secrets)).join("")
+    const rest = isKind(event, "tool_call")
+      ? ""
+      : cut
+        ? pre(whole.map((l) => l.trim()).join("\n"), secrets)
+        : lines
+            .slice(1)
+            .map((l) => pre(l, secrets))
+            .join("")
     const look = lines.some((l) => classOf(l) === "fail") ? "fail" : classOf(lines[0]!)
-    out.push(`<details class="step ${look} ${escapeHtml(kindOf(event))}"><summary>${shown(lines[0]!.trim(), secrets)}</summary>${rest}${body || (rest ? "" : '<p class="muted">(nothing more recorded)</p>')}</details>`)
+    out.push(
+      `<details class="step ${look} ${escapeHtml(kindOf(event))}"><summary>${shown(lines[0]!.trim(), secrets)}</summary>${rest}${body || (rest ? "" : '<p class="muted">(nothing more recorded)</p>')}</details>`
+    )
   }
   return out.join("\n")
 }
@@ -143,7 +160,10 @@ const column = (v: TrajectoryView, secrets: ReadonlyArray<string>): string => {
 }
 
 /** The page: one column per method (side by side on a wide screen, one under another on a narrow one). */
-export const renderTrajectoryPage = (views: ReadonlyArray<TrajectoryView>, options: { title?: string; back?: string } = {}): string => {
+export const renderTrajectoryPage = (
+  views: ReadonlyArray<TrajectoryView>,
+  options: { title?: string; back?: string } = {}
+): string => {
   const secrets = secretValues()
   const title = options.title ?? "smurfs show"
   return [

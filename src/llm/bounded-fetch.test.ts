@@ -19,11 +19,26 @@ beforeAll(async () => {
     const coded = /^\/coded\/(gzip|br|deflate|gzip, br)$/.exec(decodeURIComponent(req.url ?? ""))
     if (coded) {
       const body = Buffer.from(JSON.stringify({ ok: true, coding: coded[1] }))
-      const encoded = coded[1] === "br" ? brotliCompressSync(body) : coded[1] === "deflate" ? deflateSync(body) : coded[1] === "gzip" ? gzipSync(body) : brotliCompressSync(gzipSync(body))
-      res.writeHead(200, { "content-type": "application/json", "content-encoding": coded[1]!, "content-length": String(encoded.length) })
+      const encoded =
+        coded[1] === "br"
+          ? brotliCompressSync(body)
+          : coded[1] === "deflate"
+            ? deflateSync(body)
+            : coded[1] === "gzip"
+              ? gzipSync(body)
+              : brotliCompressSync(gzipSync(body))
+      res.writeHead(200, {
+        "content-type": "application/json",
+        "content-encoding": coded[1]!,
+        "content-length": String(encoded.length)
+      })
       res.end(encoded)
     } else if (req.url === "/gzip") {
-      res.writeHead(200, { "content-type": "application/json", "content-encoding": "gzip", "content-length": String(bomb.length) })
+      res.writeHead(200, {
+        "content-type": "application/json",
+        "content-encoding": "gzip",
+        "content-length": String(bomb.length)
+      })
       res.end(bomb)
     } else if (req.url === "/declared") {
       res.writeHead(200, { "content-type": "application/json", "content-length": String(3 * MiB) })
@@ -59,7 +74,10 @@ const bodyOf = (req: IncomingMessage): Promise<string> =>
   })
 
 /** Run `use` against a server of its own on loopback, then close the server and its connections. */
-const serving = async (handler: RequestListener, use: (url: string, server: Server) => Promise<void>): Promise<void> => {
+const serving = async (
+  handler: RequestListener,
+  use: (url: string, server: Server) => Promise<void>
+): Promise<void> => {
   const own = createServer(handler)
   await new Promise<void>((r) => own.listen(0, "127.0.0.1", r))
   try {
@@ -94,7 +112,9 @@ describe("boundedFetch", () => {
     await new Promise<void>((r) => closed.listen(0, "127.0.0.1", r))
     const port = (closed.address() as AddressInfo).port
     await new Promise<void>((r) => closed.close(() => r()))
-    const error = (await boundedFetch(MiB)(`http://127.0.0.1:${port}/`).catch((e: unknown) => e)) as TypeError & { cause?: { code?: string } }
+    const error = (await boundedFetch(MiB)(`http://127.0.0.1:${port}/`).catch((e: unknown) => e)) as TypeError & {
+      cause?: { code?: string }
+    }
     expect(error).toBeInstanceOf(TypeError)
     expect(error.message).toBe("fetch failed")
     expect(error.cause?.code).toBe("ECONNREFUSED")
@@ -111,7 +131,10 @@ describe("boundedFetch", () => {
     }
     await serving(dropping, async (at, own) => {
       own.on("connection", () => connections++)
-      const post = (body: string) => boundedFetch(MiB)(`${at}/`, { method: "POST", body, headers: { "content-type": "application/json" } }).then((r) => r.json())
+      const post = (body: string) =>
+        boundedFetch(MiB)(`${at}/`, { method: "POST", body, headers: { "content-type": "application/json" } }).then(
+          (r) => r.json()
+        )
       expect(await post("one")).toEqual({ echo: "one" })
       expect(await post("two")).toEqual({ echo: "two" }) // the kept-alive connection was dropped: sent again, whole
       expect(connections).toBe(2)
@@ -128,8 +151,14 @@ describe("boundedFetch", () => {
       else res.end(JSON.stringify({ method: req.method, body }))
     }
     await serving(redirecting, async (at) => {
-      expect(await (await boundedFetch(MiB)(`${at}/307`, { method: "POST", body: "x" })).json()).toEqual({ method: "POST", body: "x" })
-      expect(await (await boundedFetch(MiB)(`${at}/303`, { method: "POST", body: "x" })).json()).toEqual({ method: "GET", body: "" })
+      expect(await (await boundedFetch(MiB)(`${at}/307`, { method: "POST", body: "x" })).json()).toEqual({
+        method: "POST",
+        body: "x"
+      })
+      expect(await (await boundedFetch(MiB)(`${at}/303`, { method: "POST", body: "x" })).json()).toEqual({
+        method: "GET",
+        body: ""
+      })
       expect(seen).toEqual(["POST /307 x", "POST /target x", "POST /303 x", "GET /target "])
     })
   })
@@ -158,7 +187,9 @@ describe("boundedFetch", () => {
 
   it("a 40 MB reply to the OpenAI-compatible provider fails the call with a message that says so, never as unreachable", async () => {
     const model = makeOpenAIModel(openaiSettings("m", { baseURL: `${url}/v1`, timeoutMs: 20_000 }))
-    const error = await Effect.runPromise(Effect.flip(model.generate({ role: "executor.thought", messages: [{ role: "user", content: "hi" }] })))
+    const error = await Effect.runPromise(
+      Effect.flip(model.generate({ role: "executor.thought", messages: [{ role: "user", content: "hi" }] }))
+    )
     expect(error._tag).toBe("ModelServerError")
     expect(error.message).toContain("larger than 32 MiB")
   })

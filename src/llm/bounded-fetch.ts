@@ -1,6 +1,6 @@
 // The fetch the model clients (ollama, openai) are given: Node's HTTP client under fetch's contract, with
 // a cap on the reply's bytes, so that a model server cannot make a run hold gigabytes.
-import { Agent as HttpAgent, type IncomingMessage, request as httpRequest } from "node:http"
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http"
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https"
 import { promisify } from "node:util"
 import { brotliDecompress, gunzip, inflate, inflateRaw, type ZlibOptions } from "node:zlib"
@@ -50,13 +50,17 @@ const MAX_REDIRECTS = 20
 const DECODERS: Readonly<Record<string, (bytes: Buffer, options: ZlibOptions) => Promise<Buffer>>> = {
   gzip: promisify(gunzip),
   "x-gzip": promisify(gunzip),
-  deflate: async (bytes, options) => promisify(inflate)(bytes, options).catch(() => promisify(inflateRaw)(bytes, options)),
+  deflate: async (bytes, options) =>
+    promisify(inflate)(bytes, options).catch(() => promisify(inflateRaw)(bytes, options)),
   br: promisify(brotliDecompress)
 }
 
 /** The content codings of a reply to undo, last applied first; undefined when one is unknown (fetch leaves such a body as it is). */
 const codingsOf = (encoding: string | undefined): ReadonlyArray<string> | undefined => {
-  const codings = (encoding ?? "").split(",").map((c) => c.trim().toLowerCase()).filter((c) => c !== "" && c !== "identity")
+  const codings = (encoding ?? "")
+    .split(",")
+    .map((c) => c.trim().toLowerCase())
+    .filter((c) => c !== "" && c !== "identity")
   return codings.every((c) => Object.hasOwn(DECODERS, c)) ? codings.reverse() : undefined
 }
 
@@ -77,7 +81,8 @@ const decode = async (bytes: Buffer, codings: ReadonlyArray<string>, limitBytes:
 const NULL_BODY_STATUS = new Set([204, 205, 304])
 
 /** A request body sent as it is; anything else (a stream, a form) goes through fetch. */
-const plainBody = (body: RequestInit["body"]): body is string | Uint8Array | null | undefined => body === undefined || body === null || typeof body === "string" || body instanceof Uint8Array
+const plainBody = (body: RequestInit["body"]): body is string | Uint8Array | null | undefined =>
+  body === undefined || body === null || typeof body === "string" || body instanceof Uint8Array
 
 /** Read a reply's body, failing as soon as it passes `limitBytes`. */
 const readCapped = (body: IncomingMessage, limitBytes: number): Promise<Buffer> =>
@@ -114,7 +119,8 @@ const send = (out: Outgoing, retried = false): Promise<IncomingMessage> =>
     const agent = agents[out.url.protocol as keyof typeof agents]
     const req = client(out.url, { method: out.method, headers: out.headers, agent, signal: out.signal }, resolve)
     req.once("error", (e: NodeJS.ErrnoException) => {
-      if (!retried && req.reusedSocket && (e.code === "ECONNRESET" || e.code === "EPIPE") && !out.signal?.aborted) send(out, true).then(resolve, reject)
+      if (!retried && req.reusedSocket && (e.code === "ECONNRESET" || e.code === "EPIPE") && !out.signal?.aborted)
+        send(out, true).then(resolve, reject)
       else reject(e)
     })
     req.end(out.body)
@@ -127,7 +133,9 @@ const redirected = (out: Outgoing, status: number, location: string): Outgoing =
   const headers = { ...out.headers }
   if (toGet) for (const name of Object.keys(headers)) if (/^content-/i.test(name)) delete headers[name]
   // credentials stay with their origin
-  if (url.origin !== out.url.origin) for (const name of Object.keys(headers)) if (/^(authorization|cookie|proxy-authorization)$/i.test(name)) delete headers[name]
+  if (url.origin !== out.url.origin)
+    for (const name of Object.keys(headers))
+      if (/^(authorization|cookie|proxy-authorization)$/i.test(name)) delete headers[name]
   return { ...out, url, headers, method: toGet ? "GET" : out.method, body: toGet ? undefined : out.body }
 }
 
@@ -136,7 +144,11 @@ const CREDENTIAL_HEADERS = /^(authorization|proxy-authorization|x-api-key|api-ke
 
 /** Request headers as a plain object, whatever form fetch was given them in. */
 const plainHeaders = (headers: RequestInit["headers"]): Record<string, string> =>
-  headers === undefined ? {} : headers instanceof Headers || Array.isArray(headers) ? Object.fromEntries(new Headers(headers)) : { ...(headers as Record<string, string>) }
+  headers === undefined
+    ? {}
+    : headers instanceof Headers || Array.isArray(headers)
+      ? Object.fromEntries(new Headers(headers))
+      : { ...(headers as Record<string, string>) }
 
 /**
  * `fetch` for calls to a model server: the reply is read whole through a counter (a declared length above
@@ -150,11 +162,22 @@ export const boundedFetch =
     const url = input instanceof URL ? input : typeof input === "string" ? new URL(input) : undefined
     const headers = plainHeaders(init?.headers)
     for (const [name, value] of Object.entries(headers)) if (CREDENTIAL_HEADERS.test(name)) addSecret(value)
-    if (url === undefined || !Object.hasOwn(agents, url.protocol) || !plainBody(init?.body)) return streamedBoundedFetch(limitBytes, input, init)
+    if (url === undefined || !Object.hasOwn(agents, url.protocol) || !plainBody(init?.body))
+      return streamedBoundedFetch(limitBytes, input, init)
     const signal = init?.signal ?? undefined
     const failed = (cause: unknown, message: string) =>
-      signal?.aborted ? signal.reason : cause instanceof ReplyTooLarge || cause instanceof TooManyRedirects ? cause : new TypeError(message, { cause })
-    let out: Outgoing = { url, method: (init?.method ?? "GET").toUpperCase(), headers, body: init?.body ?? undefined, signal }
+      signal?.aborted
+        ? signal.reason
+        : cause instanceof ReplyTooLarge || cause instanceof TooManyRedirects
+          ? cause
+          : new TypeError(message, { cause })
+    let out: Outgoing = {
+      url,
+      method: (init?.method ?? "GET").toUpperCase(),
+      headers,
+      body: init?.body ?? undefined,
+      signal
+    }
     for (let redirects = 0; ; redirects++) {
       let reply: IncomingMessage
       try {
@@ -165,12 +188,16 @@ export const boundedFetch =
       const status = reply.statusCode ?? 0
       if (status < 200 || status > 599) {
         reply.destroy()
-        throw failed(new Error(`the server answered with the status ${status}, which HTTP does not have`), "fetch failed")
+        throw failed(
+          new Error(`the server answered with the status ${status}, which HTTP does not have`),
+          "fetch failed"
+        )
       }
       const location = reply.headers.location
       if ([301, 302, 303, 307, 308].includes(status) && location !== undefined) {
         reply.resume() // the redirect's own body is not wanted; reading it frees the connection
-        if (redirects >= MAX_REDIRECTS) throw failed(new TooManyRedirects(new URL(location, out.url).href, MAX_REDIRECTS), "fetch failed")
+        if (redirects >= MAX_REDIRECTS)
+          throw failed(new TooManyRedirects(new URL(location, out.url).href, MAX_REDIRECTS), "fetch failed")
         out = redirected(out, status, location)
         continue
       }
@@ -189,15 +216,24 @@ export const boundedFetch =
       }
       const headers = new Headers()
       for (const [name, value] of Object.entries(reply.headers))
-        if (codings !== undefined && codings.length > 0 && (name === "content-encoding" || name === "content-length")) continue // decoded already
+        if (codings !== undefined && codings.length > 0 && (name === "content-encoding" || name === "content-length"))
+          continue // decoded already
         else if (Array.isArray(value)) for (const v of value) headers.append(name, v)
         else if (value !== undefined) headers.append(name, value)
-      return new Response(NULL_BODY_STATUS.has(status) ? null : bytes, { status, statusText: reply.statusMessage ?? "", headers })
+      return new Response(NULL_BODY_STATUS.has(status) ? null : bytes, {
+        status,
+        statusText: reply.statusMessage ?? "",
+        headers
+      })
     }
   }
 
 /** The general case, through fetch: the body read through a counter, as above. */
-const streamedBoundedFetch = async (limitBytes: number, input: Parameters<typeof fetch>[0], init: RequestInit | undefined): Promise<Response> => {
+const streamedBoundedFetch = async (
+  limitBytes: number,
+  input: Parameters<typeof fetch>[0],
+  init: RequestInit | undefined
+): Promise<Response> => {
   const response = await fetch(input, init)
   const length = response.headers.get("content-length")
   const declared = length === null ? Number.NaN : Number(length)

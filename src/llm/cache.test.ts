@@ -22,11 +22,18 @@ afterEach(() => {
 /** A model that answers with a running count, so a repeated reply can only come from the cache. */
 const counting = () => {
   let calls = 0
-  const model = makeScriptedModel({ "*": [(r: GenerateRequest) => `reply ${++calls} to ${r.messages.at(-1)?.content}`], $cycle: true }, "counter")
+  const model = makeScriptedModel(
+    { "*": [(r: GenerateRequest) => `reply ${++calls} to ${r.messages.at(-1)?.content}`], $cycle: true },
+    "counter"
+  )
   return { model, calls: () => calls }
 }
 
-const ask = (content: string, extra: Partial<GenerateRequest> = {}): GenerateRequest => ({ role: "planner", messages: [{ role: "user", content }], ...extra })
+const ask = (content: string, extra: Partial<GenerateRequest> = {}): GenerateRequest => ({
+  role: "planner",
+  messages: [{ role: "user", content }],
+  ...extra
+})
 
 const run = (model: LanguageModelShape, request: GenerateRequest) => Effect.runPromise(model.generate(request))
 
@@ -62,7 +69,9 @@ describe("model cache", () => {
   })
 
   it("keys by canonical JSON: object key order does not matter", () => {
-    expect(canonicalJson({ b: 1, a: { d: [1, { y: 2, x: 1 }], c: undefined } })).toBe('{"a":{"d":[1,{"x":1,"y":2}]},"b":1}')
+    expect(canonicalJson({ b: 1, a: { d: [1, { y: 2, x: 1 }], c: undefined } })).toBe(
+      '{"a":{"d":[1,{"x":1,"y":2}]},"b":1}'
+    )
     const one = requestKey("m", ask("x", { format: { type: "object", properties: { a: {}, b: {} } } }))
     const two = requestKey("m", ask("x", { format: { properties: { b: {}, a: {} }, type: "object" } }))
     expect(one).toBe(two)
@@ -114,10 +123,13 @@ describe("model cache", () => {
     const layer = Layer.provide(modelCacheLayer(), Layer.succeed(LanguageModel, inner.model))
     const program = Effect.gen(function* () {
       const model = yield* LanguageModel
-      const { events } = yield* recording("t", Effect.gen(function* () {
-        yield* callModel(model.generate, ask("same"))
-        yield* callModel(model.generate, ask("same"))
-      }))
+      const { events } = yield* recording(
+        "t",
+        Effect.gen(function* () {
+          yield* callModel(model.generate, ask("same"))
+          yield* callModel(model.generate, ask("same"))
+        })
+      )
       return totalsOf(events, 0)
     })
     const totals = await Effect.runPromise(Effect.provide(program, layer))

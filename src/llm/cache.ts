@@ -6,11 +6,17 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { LRUCache } from "lru-cache"
-import { type GenerateOptions, type GenerateRequest, type GenerateResponse, LanguageModel, type LanguageModelShape } from "./language-model.ts"
+import type { FailureKind } from "../failure.ts"
 import { readFileBounded } from "../trace/guarded-fs.ts"
 import { appendJsonLine, parseAppendedLines } from "../trace/jsonl.ts"
 import { redactValue } from "../trace/redact.ts"
-import type { FailureKind } from "../failure.ts"
+import {
+  type GenerateOptions,
+  type GenerateRequest,
+  type GenerateResponse,
+  LanguageModel,
+  type LanguageModelShape
+} from "./language-model.ts"
 
 export interface CacheOptions {
   /** Directory that keeps the cache across processes (one JSON-lines file per cache); none keeps it in memory only. */
@@ -77,7 +83,10 @@ export interface KeyedStore<V> {
  * same key wins. Appends are single small writes to an O_APPEND file, so that concurrent processes
  * sharing a directory interleave whole lines.
  */
-export const openStore = <V extends {}>(file: string | undefined, maxEntries: number = CACHE_DEFAULTS.maxEntries): Effect.Effect<KeyedStore<V>, CacheUnavailable> =>
+export const openStore = <V extends {}>(
+  file: string | undefined,
+  maxEntries: number = CACHE_DEFAULTS.maxEntries
+): Effect.Effect<KeyedStore<V>, CacheUnavailable> =>
   Effect.try({
     try: () => {
       const lru = new LRUCache<string, V>({ max: Math.max(1, maxEntries) })
@@ -86,7 +95,10 @@ export const openStore = <V extends {}>(file: string | undefined, maxEntries: nu
         mkdirSync(join(file, ".."), { recursive: true })
         if (existsSync(file)) {
           // a torn line from an interrupted run is skipped: that entry is simply missing
-          for (const entry of parseAppendedLines(readFileBounded(file)).entries as ReadonlyArray<{ key?: unknown; value?: V } | null>) {
+          for (const entry of parseAppendedLines(readFileBounded(file)).entries as ReadonlyArray<{
+            key?: unknown
+            value?: V
+          } | null>) {
             if (typeof entry?.key === "string" && entry.value !== undefined) {
               lru.set(entry.key, entry.value)
               stats.loaded++
@@ -136,7 +148,11 @@ export const requestKey = (model: string, request: GenerateRequest): string =>
     messages: request.messages.map(({ values: _values, ...message }) => message),
     format: request.format,
     tools: request.tools,
-    options: { temperature: request.options?.temperature ?? 0, seed: request.options?.seed, maxTokens: request.options?.maxTokens }
+    options: {
+      temperature: request.options?.temperature ?? 0,
+      seed: request.options?.seed,
+      maxTokens: request.options?.maxTokens
+    }
   })
 
 export interface ModelCache {
@@ -148,7 +164,10 @@ export interface ModelCache {
 /** A model cache over a store opened from `options` (`<dir>/model-cache.jsonl` when a dir is given). */
 export const makeModelCache = (options: CacheOptions = {}): Effect.Effect<ModelCache, CacheUnavailable> =>
   Effect.map(
-    openStore<GenerateResponse>(options.dir === undefined ? undefined : join(options.dir, CACHE_DEFAULTS.modelFile), options.maxEntries),
+    openStore<GenerateResponse>(
+      options.dir === undefined ? undefined : join(options.dir, CACHE_DEFAULTS.modelFile),
+      options.maxEntries
+    ),
     (store) => ({ store, wrap: (inner) => wrapModel(inner, store) })
   )
 
@@ -161,7 +180,8 @@ const wrapModel = (inner: LanguageModelShape, store: KeyedStore<GenerateResponse
         const started = performance.now()
         const key = requestKey(inner.info.spec, request)
         const hit = store.get(key)
-        if (hit !== undefined) return Effect.succeed<GenerateResponse>({ ...hit, cached: true, durationMs: performance.now() - started })
+        if (hit !== undefined)
+          return Effect.succeed<GenerateResponse>({ ...hit, cached: true, durationMs: performance.now() - started })
         return Effect.tap(inner.generate(request), (response) =>
           Effect.sync(() => {
             const { cached: _cached, ...stored } = response
@@ -173,7 +193,9 @@ const wrapModel = (inner: LanguageModelShape, store: KeyedStore<GenerateResponse
   })
 
 /** A Layer that puts the cache in front of the LanguageModel below it: `Layer.provide(modelCacheLayer(opts), providerLayer)`. */
-export const modelCacheLayer = (options: CacheOptions = {}): Layer.Layer<LanguageModel, CacheUnavailable, LanguageModel> =>
+export const modelCacheLayer = (
+  options: CacheOptions = {}
+): Layer.Layer<LanguageModel, CacheUnavailable, LanguageModel> =>
   Layer.effect(
     LanguageModel,
     Effect.gen(function* () {

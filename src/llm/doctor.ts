@@ -37,7 +37,9 @@ const problemOf = (e: GenerateError | InvalidModelSpec): DoctorProblem =>
   e.kind === "bad-input" ? "bad-spec" : "fatalToTask" in e && e.fatalToTask ? "unavailable" : "failed"
 
 /** One small structured-output call through the model layer the commands use. */
-const structuredCheck = (layer: Layer.Layer<LanguageModel, InvalidModelSpec>): Effect.Effect<{ check: DoctorCheck; problem?: DoctorProblem }> => {
+const structuredCheck = (
+  layer: Layer.Layer<LanguageModel, InvalidModelSpec>
+): Effect.Effect<{ check: DoctorCheck; problem?: DoctorProblem }> => {
   const prompt = renderTemplate("doctor", PROBE_ARGS)
   const ask = generateObject({
     role: "doctor",
@@ -50,7 +52,8 @@ const structuredCheck = (layer: Layer.Layer<LanguageModel, InvalidModelSpec>): E
   return Effect.provide(ask, layer).pipe(
     Effect.map((result) => {
       const expected = PROBE_ARGS.a + PROBE_ARGS.b
-      const arithmetic = result.value.sum === expected ? "" : `; its arithmetic was off (${result.value.sum} for ${expected})`
+      const arithmetic =
+        result.value.sum === expected ? "" : `; its arithmetic was off (${result.value.sum} for ${expected})`
       const tries = result.attempts > 1 ? ` after ${result.attempts} attempts` : ""
       return {
         check: {
@@ -61,7 +64,10 @@ const structuredCheck = (layer: Layer.Layer<LanguageModel, InvalidModelSpec>): E
       }
     }),
     Effect.catch((e: ProviderError | InvalidModelSpec | GenerateError) =>
-      Effect.succeed({ check: { name: "structured output", status: "fail" as const, detail: e.message }, problem: problemOf(e) })
+      Effect.succeed({
+        check: { name: "structured output", status: "fail" as const, detail: e.message },
+        problem: problemOf(e)
+      })
     )
   )
 }
@@ -70,15 +76,31 @@ const structuredCheck = (layer: Layer.Layer<LanguageModel, InvalidModelSpec>): E
  * Run the checks for a spec: the provider's own (server, model, script...), then one structured call through
  * `layer`, the model the commands would use. Never fails: every problem is a check in the report.
  */
-export const runDoctor = (spec: string, layer: Layer.Layer<LanguageModel, InvalidModelSpec>, options: ModelOptions = {}): Effect.Effect<DoctorReport> =>
+export const runDoctor = (
+  spec: string,
+  layer: Layer.Layer<LanguageModel, InvalidModelSpec>,
+  options: ModelOptions = {}
+): Effect.Effect<DoctorReport> =>
   Effect.gen(function* () {
     const parsed = yield* Effect.result(parseModelSpec(spec))
-    if (parsed._tag === "Failure") return { spec, checks: [{ name: "model spec", status: "fail", detail: parsed.failure.message }], problem: "bad-spec" } satisfies DoctorReport
+    if (parsed._tag === "Failure")
+      return {
+        spec,
+        checks: [{ name: "model spec", status: "fail", detail: parsed.failure.message }],
+        problem: "bad-spec"
+      } satisfies DoctorReport
     const own = yield* parsed.success.registered.doctor(parsed.success.rest, options)
     // a spec that cannot be used has nothing to try; a server that cannot serve is said to block the call
     if (own.problem === "bad-spec") return { spec, checks: own.checks, problem: own.problem } satisfies DoctorReport
     if (own.problem)
-      return { spec, checks: [...own.checks, { name: "structured output", status: "skip", detail: "not tried: fix the problem above first" }], problem: own.problem } satisfies DoctorReport
+      return {
+        spec,
+        checks: [
+          ...own.checks,
+          { name: "structured output", status: "skip", detail: "not tried: fix the problem above first" }
+        ],
+        problem: own.problem
+      } satisfies DoctorReport
     if (own.instead) return { spec, checks: [...own.checks, own.instead] } satisfies DoctorReport
     const structured = yield* structuredCheck(layer)
     return { spec, checks: [...own.checks, structured.check], problem: structured.problem } satisfies DoctorReport

@@ -40,7 +40,9 @@ export class ModelUnreachable extends Data.TaggedError("ModelUnreachable")<{
 
 /** The models a server has, for advice when the requested one is missing (for a typo, the right name is among them). */
 export const modelListing = (names: ReadonlyArray<string>): string =>
-  names.length === 0 ? "The server has no models yet." : `The server has: ${names.slice(0, 12).join(", ")}${names.length > 12 ? ", ..." : ""}.`
+  names.length === 0
+    ? "The server has no models yet."
+    : `The server has: ${names.slice(0, 12).join(", ")}${names.length > 12 ? ", ..." : ""}.`
 
 /** The server answered, but does not have the requested model. */
 export class ModelNotFound extends Data.TaggedError("ModelNotFound")<{
@@ -205,8 +207,9 @@ export class InvalidModelSpec extends Data.TaggedError("InvalidModelSpec")<{
 type Described<E extends ModelFailure> = E
 
 /** Errors a provider call can fail with. */
-export type ProviderError = Described<ModelUnreachable | ModelNotFound | Overloaded | Timeout | ModelServerError | ContextOverflow>
+export type ProviderError = Described<
+  ModelUnreachable | ModelNotFound | Overloaded | Timeout | ModelServerError | ContextOverflow
+>
 
 /** Errors a structured generation can fail with. */
 export type GenerateError = Described<ProviderError | MalformedOutput>
-

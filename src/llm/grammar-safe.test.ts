@@ -2,8 +2,8 @@
 // the constructs llama.cpp's JSON-Schema-to-grammar converter reads differently from what zod validates.
 import { describe, expect, it } from "vitest"
 import { allLibraries, type Schema, sentSchemas } from "../../bench/grammar/sent-schemas.ts"
+import { FULL_DATA, lacks, MINI_DATA, skipNote } from "../../test/data.ts"
 import { grammarSafe, isAnySchema } from "./grammar-safe.ts"
-import { FULL_DATA, MINI_DATA, lacks, skipNote } from "../../test/data.ts"
 
 /** Every subschema in a position that constrains a value, with its path. */
 const subschemas = (schema: unknown, path = "$"): Array<{ path: string; schema: unknown }> => {
@@ -15,14 +15,19 @@ const subschemas = (schema: unknown, path = "$"): Array<{ path: string; schema: 
     out.push({ path: at, schema: sub }, ...subschemas(sub, at))
   }
   for (const key of ["additionalProperties", "items", "not", "contains"]) if (key in s) visit(s[key], `${path}.${key}`)
-  for (const key of ["anyOf", "oneOf", "allOf", "prefixItems"]) if (Array.isArray(s[key])) for (const [i, x] of (s[key] as unknown[]).entries()) visit(x, `${path}.${key}[${i}]`)
+  for (const key of ["anyOf", "oneOf", "allOf", "prefixItems"])
+    if (Array.isArray(s[key])) for (const [i, x] of (s[key] as unknown[]).entries()) visit(x, `${path}.${key}[${i}]`)
   for (const key of ["properties", "$defs", "definitions"])
-    if (typeof s[key] === "object" && s[key] !== null) for (const [k, v] of Object.entries(s[key] as Schema)) visit(v, `${path}.${key}.${k}`)
+    if (typeof s[key] === "object" && s[key] !== null)
+      for (const [k, v] of Object.entries(s[key] as Schema)) visit(v, `${path}.${key}.${k}`)
   return out
 }
 
 /** An empty schema `{}` means "any value" to zod and "a JSON object" to the grammar converter. */
-const emptySchemas = (schema: Schema) => subschemas(schema).filter((x) => isAnySchema(x.schema)).map((x) => x.path)
+const emptySchemas = (schema: Schema) =>
+  subschemas(schema)
+    .filter((x) => isAnySchema(x.schema))
+    .map((x) => x.path)
 
 describe("grammar-safe schemas", () => {
   const libraries = lacks(FULL_DATA) ? [] : allLibraries(`${FULL_DATA.path}/`)
@@ -34,25 +39,48 @@ describe("grammar-safe schemas", () => {
     expect(sent.flatMap(({ name, schema }) => emptySchemas(schema).map((p) => `${name}: ${p}`))).toEqual([])
     const tools = sent.filter((x) => x.name.startsWith("tool "))
     expect(tools.length).toBeGreaterThan(20)
-    expect(tools.flatMap(({ name, schema }) => subschemas(schema).filter((x) => (x.schema as Schema)["type"] === "integer").map((x) => `${name}: ${x.path}`))).toEqual([])
+    expect(
+      tools.flatMap(({ name, schema }) =>
+        subschemas(schema)
+          .filter((x) => (x.schema as Schema)["type"] === "integer")
+          .map((x) => `${name}: ${x.path}`)
+      )
+    ).toEqual([])
   })
 
-  it.skipIf(lacks(FULL_DATA))(`no schema sent to a model holds an empty schema \`{}\` (read as 'an object' by the grammar converter)${skipNote(FULL_DATA)}`, () => {
-    expect(tools.length).toBeGreaterThan(1000)
-    const offenders = sent.flatMap(({ name, schema }) => emptySchemas(schema).map((p) => `${name}: ${p}`))
-    expect(offenders).toEqual([])
-  })
+  it.skipIf(lacks(FULL_DATA))(
+    `no schema sent to a model holds an empty schema \`{}\` (read as 'an object' by the grammar converter)${skipNote(FULL_DATA)}`,
+    () => {
+      expect(tools.length).toBeGreaterThan(1000)
+      const offenders = sent.flatMap(({ name, schema }) => emptySchemas(schema).map((p) => `${name}: ${p}`))
+      expect(offenders).toEqual([])
+    }
+  )
 
-  it.skipIf(lacks(FULL_DATA))(`ToolBench NUMBER parameters are \`number\` (decimals valid), never \`integer\`${skipNote(FULL_DATA)}`, () => {
-    const integers = sent.filter((x) => x.name.startsWith("tool ")).flatMap(({ name, schema }) => subschemas(schema).filter((x) => (x.schema as Schema)["type"] === "integer").map((x) => `${name}: ${x.path}`))
-    expect(integers).toEqual([])
-    const numbers = sent.filter((x) => x.name.startsWith("tool ")).flatMap(({ schema }) => subschemas(schema).filter((x) => (x.schema as Schema)["type"] === "number"))
-    expect(numbers.length).toBeGreaterThan(100)
-  })
+  it.skipIf(lacks(FULL_DATA))(
+    `ToolBench NUMBER parameters are \`number\` (decimals valid), never \`integer\`${skipNote(FULL_DATA)}`,
+    () => {
+      const integers = sent
+        .filter((x) => x.name.startsWith("tool "))
+        .flatMap(({ name, schema }) =>
+          subschemas(schema)
+            .filter((x) => (x.schema as Schema)["type"] === "integer")
+            .map((x) => `${name}: ${x.path}`)
+        )
+      expect(integers).toEqual([])
+      const numbers = sent
+        .filter((x) => x.name.startsWith("tool "))
+        .flatMap(({ schema }) => subschemas(schema).filter((x) => (x.schema as Schema)["type"] === "number"))
+      expect(numbers.length).toBeGreaterThan(100)
+    }
+  )
 
   it("the walk catches what it must: raw zod output of a record of unknowns has `{}`, the safe one has none", async () => {
     const { z } = await import("zod")
-    const raw = z.toJSONSchema(z.object({ action_input: z.record(z.string(), z.unknown()), list: z.array(z.unknown()) }), { io: "input" }) as Schema
+    const raw = z.toJSONSchema(
+      z.object({ action_input: z.record(z.string(), z.unknown()), list: z.array(z.unknown()) }),
+      { io: "input" }
+    ) as Schema
     expect(emptySchemas(raw)).toEqual(["$.properties.action_input.additionalProperties", "$.properties.list.items"])
     expect(emptySchemas(grammarSafe(raw))).toEqual([])
   })

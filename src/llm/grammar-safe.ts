@@ -4,27 +4,59 @@
 // "any JSON" must say so with explicit types.
 
 /** Any JSON value, spelled so that the converter allows every kind. */
-export const ANY_JSON_VALUE: Readonly<Record<string, unknown>> = { type: ["string", "number", "integer", "boolean", "object", "array", "null"] }
+export const ANY_JSON_VALUE: Readonly<Record<string, unknown>> = {
+  type: ["string", "number", "integer", "boolean", "object", "array", "null"]
+}
 
 /** Keys that only annotate a schema; a schema with nothing else constrains nothing. */
-const ANNOTATIONS = new Set(["description", "title", "default", "examples", "example_value", "$comment", "deprecated", "readOnly", "writeOnly"])
+const ANNOTATIONS = new Set([
+  "description",
+  "title",
+  "default",
+  "examples",
+  "example_value",
+  "$comment",
+  "deprecated",
+  "readOnly",
+  "writeOnly"
+])
 
 /** True for a schema that allows any value (`{}`, or only annotations). */
 export const isAnySchema = (schema: unknown): boolean =>
-  typeof schema === "object" && schema !== null && !Array.isArray(schema) && Object.keys(schema).every((k) => ANNOTATIONS.has(k))
+  typeof schema === "object" &&
+  schema !== null &&
+  !Array.isArray(schema) &&
+  Object.keys(schema).every((k) => ANNOTATIONS.has(k))
 
 /** Keys whose value is one subschema, and keys whose value is a list or a map of them. */
-const ONE = ["additionalProperties", "items", "not", "contains", "propertyNames", "if", "then", "else", "unevaluatedProperties", "unevaluatedItems"]
+const ONE = [
+  "additionalProperties",
+  "items",
+  "not",
+  "contains",
+  "propertyNames",
+  "if",
+  "then",
+  "else",
+  "unevaluatedProperties",
+  "unevaluatedItems"
+]
 const LIST = ["anyOf", "oneOf", "allOf", "prefixItems"]
 const MAP = ["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"]
 
 /** A copy of `schema` with every "any value" subschema (`{}`, or only annotations) spelled out. */
 export const grammarSafe = (schema: Record<string, unknown>): Record<string, unknown> => {
-  const sub = (s: unknown): unknown => (isAnySchema(s) ? { ...(s as object), ...ANY_JSON_VALUE } : typeof s === "object" && s !== null && !Array.isArray(s) ? grammarSafe(s as Record<string, unknown>) : s)
+  const sub = (s: unknown): unknown =>
+    isAnySchema(s)
+      ? { ...(s as object), ...ANY_JSON_VALUE }
+      : typeof s === "object" && s !== null && !Array.isArray(s)
+        ? grammarSafe(s as Record<string, unknown>)
+        : s
   const out: Record<string, unknown> = { ...schema }
   for (const key of ONE) if (key in out) out[key] = sub(out[key])
   for (const key of LIST) if (Array.isArray(out[key])) out[key] = (out[key] as unknown[]).map(sub)
   for (const key of MAP)
-    if (typeof out[key] === "object" && out[key] !== null) out[key] = Object.fromEntries(Object.entries(out[key] as Record<string, unknown>).map(([k, v]) => [k, sub(v)]))
+    if (typeof out[key] === "object" && out[key] !== null)
+      out[key] = Object.fromEntries(Object.entries(out[key] as Record<string, unknown>).map(([k, v]) => [k, sub(v)]))
   return out
 }

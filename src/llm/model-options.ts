@@ -51,13 +51,22 @@ export interface ModelOptions {
 /** Thinking of a reasoning model: on, off, or an effort level. */
 export type Think = boolean | "low" | "medium" | "high"
 
-const THINK_WORDS: Readonly<Record<string, Think>> = { on: true, true: true, off: false, false: false, low: "low", medium: "medium", high: "high" }
+const THINK_WORDS: Readonly<Record<string, Think>> = {
+  on: true,
+  true: true,
+  off: false,
+  false: false,
+  low: "low",
+  medium: "medium",
+  high: "high"
+}
 
 /** The `--think` value: on|off|low|medium|high; undefined for anything else. */
 export const parseThink = (value: string): Think | undefined => THINK_WORDS[value.trim().toLowerCase()]
 
 /** The help text of `--think`, shared by the commands that take it. */
-export const THINK_HELP = "reasoning models: thinking on, off or an effort level (Ollama think; OpenAI-compatible reasoning_effort / enable_thinking); default: the server's"
+export const THINK_HELP =
+  "reasoning models: thinking on, off or an effort level (Ollama think; OpenAI-compatible reasoning_effort / enable_thinking); default: the server's"
 
 /** The defaults of `ModelOptions`, in one place. */
 export const MODEL_DEFAULTS = {
@@ -104,12 +113,20 @@ export const resilienceSettings = (provider: string, host: string, options: Mode
 })
 
 /** `url` or `url*N` of --endpoints: the address and the requests it serves at once. */
-export const parseEndpoint = (text: string): Effect.Effect<{ readonly url: string; readonly concurrency: number | undefined }, InvalidModelSpec> =>
+export const parseEndpoint = (
+  text: string
+): Effect.Effect<{ readonly url: string; readonly concurrency: number | undefined }, InvalidModelSpec> =>
   Effect.suspend(() => {
     const match = /^(.*?)(?:\*(\d+))?$/.exec(text.trim())
     const url = match?.[1]?.trim() ?? ""
     const concurrency = match?.[2] === undefined ? undefined : Number(match[2])
     if (!/^https?:\/\/[^\s/]+/.test(url) || concurrency === 0)
-      return Effect.fail(new InvalidModelSpec({ spec: text, reason: "an endpoint is http(s)://host:port, optionally followed by *N for the requests it serves at once (e.g. http://gpu1:11434*2)" }))
+      return Effect.fail(
+        new InvalidModelSpec({
+          spec: text,
+          reason:
+            "an endpoint is http(s)://host:port, optionally followed by *N for the requests it serves at once (e.g. http://gpu1:11434*2)"
+        })
+      )
     return Effect.succeed({ url, concurrency })
   })

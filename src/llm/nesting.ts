@@ -44,7 +44,8 @@ export const valueNestsDeeper = (value: unknown, max: number = MAX_NESTING): boo
     if (typeof v !== "object" || v === null || seen.has(v)) continue
     seen.add(v)
     if (depth + 1 > max) return true
-    for (const child of Array.isArray(v) ? v : Object.values(v)) if (typeof child === "object" && child !== null) stack.push([child, depth + 1])
+    for (const child of Array.isArray(v) ? v : Object.values(v))
+      if (typeof child === "object" && child !== null) stack.push([child, depth + 1])
   }
   return false
 }

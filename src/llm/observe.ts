@@ -25,4 +25,7 @@ export const observeModel = (inner: LanguageModelShape, observer: ModelCallObser
 
 /** A Layer putting the observer in front of the LanguageModel below it: `Layer.provide(observedModelLayer(o), providerLayer)`. */
 export const observedModelLayer = (observer: ModelCallObserver): Layer.Layer<LanguageModel, never, LanguageModel> =>
-  Layer.effect(LanguageModel, Effect.map(LanguageModel, (inner: LanguageModelShape) => observeModel(inner, observer)))
+  Layer.effect(
+    LanguageModel,
+    Effect.map(LanguageModel, (inner: LanguageModelShape) => observeModel(inner, observer))
+  )

@@ -1,10 +1,10 @@
 import { Effect } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import { z } from "zod"
-import { startFakeOllama, type FakeOllama } from "../../test/fake-servers/ollama.ts"
+import { type FakeOllama, startFakeOllama } from "../../test/fake-servers/ollama.ts"
 import { LanguageModel } from "./language-model.ts"
 import { normalizeOllamaHost, toOllamaMessages } from "./ollama.ts"
-import { modelLayer, type ModelOptions } from "./spec.ts"
+import { type ModelOptions, modelLayer } from "./spec.ts"
 import { generateObject, jsonSchemaOf } from "./structured.ts"
 
 const servers: FakeOllama[] = []
@@ -18,14 +18,23 @@ afterEach(async () => {
 })
 
 const run = <A, E>(server: FakeOllama, effect: Effect.Effect<A, E, LanguageModel>, options: ModelOptions = {}) =>
-  Effect.runPromise(Effect.provide(effect, modelLayer("ollama:qwen2.5:7b", { host: server.url, retryBaseMs: 1, ...options })))
+  Effect.runPromise(
+    Effect.provide(effect, modelLayer("ollama:qwen2.5:7b", { host: server.url, retryBaseMs: 1, ...options }))
+  )
 
 const Plan = z.object({ subtasks: z.array(z.string()).min(1), done: z.boolean() })
 
 describe("ollama provider", () => {
   it("sends the JSON Schema as format with constant num_ctx, keep_alive, temperature 0 and the seed", async () => {
     const server = await fake()
-    const ask = generateObject({ role: "planner", schema: Plan, messages: [{ role: "system", content: "plan" }, { role: "user", content: "q" }] })
+    const ask = generateObject({
+      role: "planner",
+      schema: Plan,
+      messages: [
+        { role: "system", content: "plan" },
+        { role: "user", content: "q" }
+      ]
+    })
     const [first, second] = await run(server, Effect.all([ask, ask]))
     expect(first.value).toEqual({ subtasks: ["x"], done: true })
     expect(second.attempts).toBe(1)
@@ -45,7 +54,9 @@ describe("ollama provider", () => {
     const server = await fake(["{}"])
     await run(
       server,
-      Effect.flatMap(Effect.service(LanguageModel), (m) => m.generate({ role: "r", messages: [{ role: "user", content: "hi" }], options: { temperature: 0.7 } })),
+      Effect.flatMap(Effect.service(LanguageModel), (m) =>
+        m.generate({ role: "r", messages: [{ role: "user", content: "hi" }], options: { temperature: 0.7 } })
+      ),
       { numCtx: 16384, seed: 7, keepAlive: "1h" }
     )
     expect(server.chatRequests()[0].options).toMatchObject({ num_ctx: 16384, seed: 7, temperature: 0.7 })
@@ -53,8 +64,14 @@ describe("ollama provider", () => {
   })
 
   it("recovers a malformed JSON reply through a reflection turn", async () => {
-    const server = await fake(["Sure! here is the plan: first find the weather", '{"subtasks": ["find the weather"], "done": false}'])
-    const result = await run(server, generateObject({ role: "planner", schema: Plan, messages: [{ role: "user", content: "q" }] }))
+    const server = await fake([
+      "Sure! here is the plan: first find the weather",
+      '{"subtasks": ["find the weather"], "done": false}'
+    ])
+    const result = await run(
+      server,
+      generateObject({ role: "planner", schema: Plan, messages: [{ role: "user", content: "q" }] })
+    )
     expect(result.attempts).toBe(2)
     expect(result.value.subtasks).toEqual(["find the weather"])
     const retry = server.chatRequests()[1]
@@ -62,15 +79,38 @@ describe("ollama provider", () => {
     expect(last.role).toBe("user")
     expect(last.content.startsWith("[guardrail reflection]")).toBe(true)
     expect(last.content).toContain("invalid JSON")
-    expect(retry.messages.at(-2)).toMatchObject({ role: "assistant", content: "Sure! here is the plan: first find the weather" })
+    expect(retry.messages.at(-2)).toMatchObject({
+      role: "assistant",
+      content: "Sure! here is the plan: first find the weather"
+    })
   })
 
   it("sends native tools without format and returns the tool calls and usage", async () => {
-    const server = await fake([{ content: "", toolCalls: [{ name: "get_weather", arguments: { city: "Paris" } }], promptTokens: 33, completionTokens: 5 }])
-    const tools = [{ name: "get_weather", description: "Weather of a city", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } }]
+    const server = await fake([
+      {
+        content: "",
+        toolCalls: [{ name: "get_weather", arguments: { city: "Paris" } }],
+        promptTokens: 33,
+        completionTokens: 5
+      }
+    ])
+    const tools = [
+      {
+        name: "get_weather",
+        description: "Weather of a city",
+        parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] }
+      }
+    ]
     const response = await run(
       server,
-      Effect.flatMap(Effect.service(LanguageModel), (m) => m.generate({ role: "executor", messages: [{ role: "user", content: "weather?" }], tools, format: { type: "object" } }))
+      Effect.flatMap(Effect.service(LanguageModel), (m) =>
+        m.generate({
+          role: "executor",
+          messages: [{ role: "user", content: "weather?" }],
+          tools,
+          format: { type: "object" }
+        })
+      )
     )
     expect(response.toolCalls).toEqual([{ name: "get_weather", arguments: { city: "Paris" } }])
     expect(response.usage).toEqual({ promptTokens: 33, completionTokens: 5 })
@@ -82,12 +122,27 @@ describe("ollama provider", () => {
   })
 
   it("reads tool support from /api/show", async () => {
-    const server = await fake({ models: [{ name: "qwen2.5:7b", capabilities: ["completion"] }, { name: "llama3.1:8b", capabilities: ["completion", "tools"] }] })
+    const server = await fake({
+      models: [
+        { name: "qwen2.5:7b", capabilities: ["completion"] },
+        { name: "llama3.1:8b", capabilities: ["completion", "tools"] }
+      ]
+    })
     const info = (spec: string) =>
-      Effect.runPromise(Effect.provide(Effect.map(Effect.service(LanguageModel), (m) => m.info), modelLayer(spec, { host: server.url })))
+      Effect.runPromise(
+        Effect.provide(
+          Effect.map(Effect.service(LanguageModel), (m) => m.info),
+          modelLayer(spec, { host: server.url })
+        )
+      )
     expect((await info("ollama:qwen2.5:7b")).supportsTools).toBe(false)
     expect((await info("ollama:llama3.1:8b")).supportsTools).toBe(true)
-    expect(await info("ollama:llama3.1:8b")).toMatchObject({ provider: "ollama", model: "llama3.1:8b", contextTokens: 8192, spec: "ollama:llama3.1:8b" })
+    expect(await info("ollama:llama3.1:8b")).toMatchObject({
+      provider: "ollama",
+      model: "llama3.1:8b",
+      contextTokens: 8192,
+      spec: "ollama:llama3.1:8b"
+    })
     const shows = server.requests.filter((r) => r.path === "/api/show").map((r) => r.body.model)
     expect(shows).toContain("qwen2.5:7b")
   })
@@ -120,4 +175,3 @@ describe("ollama message and host mapping", () => {
     expect(normalizeOllamaHost("http://localhost:11434/")).toBe("http://localhost:11434")
   })
 })
-

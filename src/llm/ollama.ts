@@ -1,10 +1,17 @@
 // The Ollama provider: the official `ollama` client, JSON Schema `format`, native tools, constant num_ctx.
-import { boundedFetch } from "./bounded-fetch.ts"
-import { NestingTooDeep, parseJsonBounded, tooDeepMessage, valueNestsDeeper } from "./nesting.ts"
+
 import * as Effect from "effect/Effect"
 import type { ChatRequest, ChatResponse, Ollama, Message as OllamaMessage, Tool as OllamaTool } from "ollama"
+import { boundedFetch } from "./bounded-fetch.ts"
 import { ModelServerError } from "./errors.ts"
-import type { GenerateRequest, GenerateResponse, LanguageModelShape, Message, ToolCallRequest } from "./language-model.ts"
+import type {
+  GenerateRequest,
+  GenerateResponse,
+  LanguageModelShape,
+  Message,
+  ToolCallRequest
+} from "./language-model.ts"
+import { NestingTooDeep, parseJsonBounded, tooDeepMessage, valueNestsDeeper } from "./nesting.ts"
 import { type CallSite, deadline, displayHost, fromStatus, fromTransport } from "./provider-errors.ts"
 import { replyWithThinking } from "./thinking.ts"
 
@@ -61,7 +68,9 @@ export const toOllamaMessages = (messages: ReadonlyArray<Message>): OllamaMessag
         return {
           role: "assistant",
           content: m.content,
-          ...(m.toolCalls && m.toolCalls.length > 0 ? { tool_calls: m.toolCalls.map((c) => ({ function: { name: c.name, arguments: c.arguments } })) } : {})
+          ...(m.toolCalls && m.toolCalls.length > 0
+            ? { tool_calls: m.toolCalls.map((c) => ({ function: { name: c.name, arguments: c.arguments } })) }
+            : {})
         }
       default:
         return { role: m.role, content: m.content }
@@ -85,7 +94,18 @@ export const toChatRequest = (settings: OllamaSettings, request: GenerateRequest
       ...(o?.maxTokens !== undefined ? { num_predict: o.maxTokens } : {})
     },
     ...(tools
-      ? { tools: tools.map((t): OllamaTool => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.parameters as OllamaTool["function"]["parameters"] } })) }
+      ? {
+          tools: tools.map(
+            (t): OllamaTool => ({
+              type: "function",
+              function: {
+                name: t.name,
+                description: t.description,
+                parameters: t.parameters as OllamaTool["function"]["parameters"]
+              }
+            })
+          )
+        }
       : request.format
         ? { format: request.format }
         : {})
@@ -118,8 +138,15 @@ const toToolCalls = (response: ChatResponse): ReadonlyArray<ToolCallRequest> | u
 
 /** The status and message of the client's ResponseError (not exported by the package). */
 const responseError = (e: unknown): { status: number; message: string } | undefined => {
-  if (e instanceof Error && e.name === "ResponseError" && typeof (e as { status_code?: unknown }).status_code === "number")
-    return { status: (e as unknown as { status_code: number }).status_code, message: (e as { error?: string }).error ?? e.message }
+  if (
+    e instanceof Error &&
+    e.name === "ResponseError" &&
+    typeof (e as { status_code?: unknown }).status_code === "number"
+  )
+    return {
+      status: (e as unknown as { status_code: number }).status_code,
+      message: (e as { error?: string }).error ?? e.message
+    }
   return undefined
 }
 
@@ -134,7 +161,11 @@ const asJsonError = async (response: Response): Promise<Response> => {
   headers.set("content-type", "application/json")
   headers.delete("content-length")
   headers.delete("content-encoding")
-  return new Response(JSON.stringify({ error: text || `HTTP ${response.status} ${response.statusText}`.trim() }), { status: response.status, statusText: response.statusText, headers })
+  return new Response(JSON.stringify({ error: text || `HTTP ${response.status} ${response.statusText}`.trim() }), {
+    status: response.status,
+    statusText: response.statusText,
+    headers
+  })
 }
 
 let sdk: Promise<typeof import("ollama")> | undefined
@@ -177,19 +208,36 @@ const ADMIN_TIMEOUT_MS = 5000
 /** A short call to Ollama's own API (/api/show, /api/tags, /api/version) with a few seconds' deadline. */
 const adminCall = <A>(settings: OllamaSettings, role: string, run: (client: Ollama) => Promise<A>) => {
   const host = normalizeOllamaHost(settings.host)
-  const site: CallSite = { provider: "ollama", host: displayHost(host), model: settings.model, role, timeoutMs: Math.min(settings.timeoutMs, ADMIN_TIMEOUT_MS) }
+  const site: CallSite = {
+    provider: "ollama",
+    host: displayHost(host),
+    model: settings.model,
+    role,
+    timeoutMs: Math.min(settings.timeoutMs, ADMIN_TIMEOUT_MS)
+  }
   return call(host, site, run)
 }
 
 /** The server's version (GET /api/version): the cheapest proof that Ollama is up. */
-export const ollamaVersion = (settings: OllamaSettings) => Effect.map(adminCall(settings, "version", (c) => c.version()), (v) => v.version)
+export const ollamaVersion = (settings: OllamaSettings) =>
+  Effect.map(
+    adminCall(settings, "version", (c) => c.version()),
+    (v) => v.version
+  )
 
 /** Names of the models the server has (GET /api/tags). */
-export const ollamaModels = (settings: OllamaSettings) => Effect.map(adminCall(settings, "tags", (c) => c.list()), (l) => l.models.map((m) => m.name))
+export const ollamaModels = (settings: OllamaSettings) =>
+  Effect.map(
+    adminCall(settings, "tags", (c) => c.list()),
+    (l) => l.models.map((m) => m.name)
+  )
 
 /** The model's capabilities (POST /api/show); fails with ModelNotFound when the server lacks it. */
 export const ollamaCapabilities = (settings: OllamaSettings) =>
-  Effect.map(adminCall(settings, "show", (c) => c.show({ model: settings.model })), (show) => (Array.isArray(show.capabilities) ? show.capabilities : []))
+  Effect.map(
+    adminCall(settings, "show", (c) => c.show({ model: settings.model })),
+    (show) => (Array.isArray(show.capabilities) ? show.capabilities : [])
+  )
 
 /** Whether the model declares the "tools" capability; undefined when the server cannot tell. */
 export const probeToolSupport = (settings: OllamaSettings): Effect.Effect<boolean | undefined> =>
@@ -204,11 +252,24 @@ export const makeOllamaModel = (settings: OllamaSettings): LanguageModelShape =>
   const shown = displayHost(host)
   const generate = Effect.fn("Ollama.generate")(function* (request: GenerateRequest) {
     const started = performance.now()
-    const site: CallSite = { provider: "ollama", host: shown, model: settings.model, role: request.role, contextTokens: settings.numCtx, timeoutMs: request.options?.timeoutMs ?? settings.timeoutMs }
+    const site: CallSite = {
+      provider: "ollama",
+      host: shown,
+      model: settings.model,
+      role: request.role,
+      contextTokens: settings.numCtx,
+      timeoutMs: request.options?.timeoutMs ?? settings.timeoutMs
+    }
     const response = yield* call(host, site, (client) => client.chat(toChatRequest(settings, request)))
     if (!response || typeof response.message !== "object" || response.message === null)
-      return yield* new ModelServerError({ host: shown, detail: "the reply has no `message`: is Ollama listening at this address?" })
-    const reply = replyWithThinking(response.message.content ?? "", (response.message as { thinking?: unknown }).thinking)
+      return yield* new ModelServerError({
+        host: shown,
+        detail: "the reply has no `message`: is Ollama listening at this address?"
+      })
+    const reply = replyWithThinking(
+      response.message.content ?? "",
+      (response.message as { thinking?: unknown }).thinking
+    )
     return {
       ...reply,
       toolCalls: toToolCalls(response),
@@ -218,7 +279,13 @@ export const makeOllamaModel = (settings: OllamaSettings): LanguageModelShape =>
     } satisfies GenerateResponse
   })
   return {
-    info: { spec: `ollama:${settings.model}`, provider: "ollama", model: settings.model, contextTokens: settings.numCtx, supportsTools: settings.supportsTools ?? true },
+    info: {
+      spec: `ollama:${settings.model}`,
+      provider: "ollama",
+      model: settings.model,
+      contextTokens: settings.numCtx,
+      supportsTools: settings.supportsTools ?? true
+    },
     generate
   }
 }

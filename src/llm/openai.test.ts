@@ -5,7 +5,7 @@ import { type FakeOpenAI, startFakeOpenAI } from "../../test/fake-servers/openai
 import { LanguageModel } from "./language-model.ts"
 import { listOpenAIModels, toOpenAIMessages } from "./openai.ts"
 import { openaiSettings } from "./providers/openai.ts"
-import { modelLayer, type ModelOptions } from "./spec.ts"
+import { type ModelOptions, modelLayer } from "./spec.ts"
 import { generateObject, jsonSchemaOf } from "./structured.ts"
 
 const servers: FakeOpenAI[] = []
@@ -19,7 +19,9 @@ afterEach(async () => {
 })
 
 const run = <A, E>(server: FakeOpenAI, effect: Effect.Effect<A, E, LanguageModel>, options: ModelOptions = {}) =>
-  Effect.runPromise(Effect.provide(effect, modelLayer("openai:qwen2.5:7b", { baseURL: server.baseURL, retryBaseMs: 1, ...options })))
+  Effect.runPromise(
+    Effect.provide(effect, modelLayer("openai:qwen2.5:7b", { baseURL: server.baseURL, retryBaseMs: 1, ...options }))
+  )
 
 const Verdict = z.object({ verdict: z.enum(["accept", "reject"]), hint: z.string() })
 
@@ -32,7 +34,10 @@ describe("openai-compatible provider", () => {
     const bodies = server.chatRequests()
     expect(bodies).toHaveLength(2)
     for (const body of bodies) {
-      expect(body.response_format).toEqual({ type: "json_schema", json_schema: { name: "reply", schema: jsonSchemaOf(Verdict), strict: false } })
+      expect(body.response_format).toEqual({
+        type: "json_schema",
+        json_schema: { name: "reply", schema: jsonSchemaOf(Verdict), strict: false }
+      })
       expect(body.tools).toBeUndefined()
       expect(body.temperature).toBe(0)
       expect(body.seed).toBe(42)
@@ -42,7 +47,10 @@ describe("openai-compatible provider", () => {
 
   it("recovers a malformed JSON reply through a reflection turn", async () => {
     const server = await fake(['{"verdict": "maybe"}', '{"verdict": "reject", "hint": "use another tool"}'])
-    const result = await run(server, generateObject({ role: "verifier", schema: Verdict, messages: [{ role: "user", content: "check" }] }))
+    const result = await run(
+      server,
+      generateObject({ role: "verifier", schema: Verdict, messages: [{ role: "user", content: "check" }] })
+    )
     expect(result.attempts).toBe(2)
     expect(result.value).toEqual({ verdict: "reject", hint: "use another tool" })
     const last = server.chatRequests()[1].messages.at(-1)
@@ -52,11 +60,26 @@ describe("openai-compatible provider", () => {
   })
 
   it("sends native tools, parses tool calls and reads usage", async () => {
-    const server = await fake([{ content: "", toolCalls: [{ name: "search", arguments: { q: "smurfs" } }], promptTokens: 12, completionTokens: 3 }])
-    const tools = [{ name: "search", description: "Search the web", parameters: { type: "object", properties: { q: { type: "string" } }, required: ["q"] } }]
+    const server = await fake([
+      {
+        content: "",
+        toolCalls: [{ name: "search", arguments: { q: "smurfs" } }],
+        promptTokens: 12,
+        completionTokens: 3
+      }
+    ])
+    const tools = [
+      {
+        name: "search",
+        description: "Search the web",
+        parameters: { type: "object", properties: { q: { type: "string" } }, required: ["q"] }
+      }
+    ]
     const response = await run(
       server,
-      Effect.flatMap(Effect.service(LanguageModel), (m) => m.generate({ role: "executor", messages: [{ role: "user", content: "find" }], tools }))
+      Effect.flatMap(Effect.service(LanguageModel), (m) =>
+        m.generate({ role: "executor", messages: [{ role: "user", content: "find" }], tools })
+      )
     )
     expect(response.toolCalls).toEqual([{ id: "call_0_0", name: "search", arguments: { q: "smurfs" } }])
     expect(response.usage).toEqual({ promptTokens: 12, completionTokens: 3 })
@@ -67,9 +90,15 @@ describe("openai-compatible provider", () => {
 
   it("sends the API key as a bearer token and defaults to a placeholder key", async () => {
     const server = await fake({ apiKey: "sk-local-secret-123" })
-    const ok = await run(server, Effect.flatMap(Effect.service(LanguageModel), (m) => m.generate({ role: "r", messages: [{ role: "user", content: "hi" }] })), {
-      apiKey: "sk-local-secret-123"
-    })
+    const ok = await run(
+      server,
+      Effect.flatMap(Effect.service(LanguageModel), (m) =>
+        m.generate({ role: "r", messages: [{ role: "user", content: "hi" }] })
+      ),
+      {
+        apiKey: "sk-local-secret-123"
+      }
+    )
     expect(ok.text).toBe("ok")
     const previous = process.env.OPENAI_API_KEY
     delete process.env.OPENAI_API_KEY
@@ -82,7 +111,10 @@ describe("openai-compatible provider", () => {
 
   it("lists the server's models", async () => {
     const server = await fake({ models: ["a", "b:1b"] })
-    expect(await Effect.runPromise(listOpenAIModels(openaiSettings("a", { baseURL: server.baseURL })))).toEqual(["a", "b:1b"])
+    expect(await Effect.runPromise(listOpenAIModels(openaiSettings("a", { baseURL: server.baseURL })))).toEqual([
+      "a",
+      "b:1b"
+    ])
   })
 })
 
@@ -90,7 +122,14 @@ describe("openai message mapping", () => {
   it("pairs tool results with the assistant's tool call ids and marks reflections", () => {
     const messages = toOpenAIMessages([
       { role: "user", content: "q" },
-      { role: "assistant", content: "", toolCalls: [{ name: "f", arguments: { a: 1 } }, { id: "given", name: "g", arguments: {} }] },
+      {
+        role: "assistant",
+        content: "",
+        toolCalls: [
+          { name: "f", arguments: { a: 1 } },
+          { id: "given", name: "g", arguments: {} }
+        ]
+      },
       { role: "tool", content: "1", toolName: "f" },
       { role: "tool", content: "2", toolName: "g", toolCallId: "given" },
       { role: "reflection", content: "again" }

@@ -1,16 +1,27 @@
 // The OpenAI-compatible provider: the official `openai` client against any /v1 server (Ollama, vLLM, llama.cpp...).
-import { boundedFetch } from "./bounded-fetch.ts"
-import { NestingTooDeep, parseJsonBounded } from "./nesting.ts"
+
 import * as Effect from "effect/Effect"
 import type OpenAI from "openai"
 import type { APIError } from "openai"
-import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from "openai/resources/chat/completions"
+import type {
+  ChatCompletion,
+  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionMessageParam
+} from "openai/resources/chat/completions"
+import { addSecret } from "../trace/redact.ts"
+import { boundedFetch } from "./bounded-fetch.ts"
 import { ModelServerError, type ProviderError } from "./errors.ts"
-import type { GenerateRequest, GenerateResponse, LanguageModelShape, Message, ToolCallRequest } from "./language-model.ts"
+import type {
+  GenerateRequest,
+  GenerateResponse,
+  LanguageModelShape,
+  Message,
+  ToolCallRequest
+} from "./language-model.ts"
+import { NestingTooDeep, parseJsonBounded } from "./nesting.ts"
 import { REFLECTION_PREFIX } from "./ollama.ts"
 import { type CallSite, deadline, displayHost, fromStatus, fromTransport } from "./provider-errors.ts"
 import { replyWithThinking } from "./thinking.ts"
-import { addSecret } from "../trace/redact.ts"
 
 /** Everything the provider needs, defaults already applied (see `ModelOptions` in spec.ts for their meaning). */
 export interface OpenAISettings {
@@ -43,16 +54,26 @@ export const toOpenAIMessages = (messages: ReadonlyArray<Message>): ChatCompleti
         return { role: "user", content: `${REFLECTION_PREFIX} ${m.content}` }
       case "assistant": {
         if (!m.toolCalls || m.toolCalls.length === 0) return { role: "assistant", content: m.content }
-        const calls = m.toolCalls.map((c, i) => ({ id: c.id ?? `call_${index}_${i}`, name: c.name, arguments: c.arguments }))
+        const calls = m.toolCalls.map((c, i) => ({
+          id: c.id ?? `call_${index}_${i}`,
+          name: c.name,
+          arguments: c.arguments
+        }))
         open.push(...calls.map((c) => ({ id: c.id, name: c.name })))
         return {
           role: "assistant",
           content: m.content.length > 0 ? m.content : null,
-          tool_calls: calls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: JSON.stringify(c.arguments) } }))
+          tool_calls: calls.map((c) => ({
+            id: c.id,
+            type: "function",
+            function: { name: c.name, arguments: JSON.stringify(c.arguments) }
+          }))
         }
       }
       case "tool": {
-        const match = m.toolCallId ? open.findIndex((c) => c.id === m.toolCallId) : open.findLastIndex((c) => c.name === m.toolName)
+        const match = m.toolCallId
+          ? open.findIndex((c) => c.id === m.toolCallId)
+          : open.findLastIndex((c) => c.name === m.toolName)
         const id = m.toolCallId ?? (match >= 0 ? open[match]!.id : `call_${m.toolName ?? "tool"}`)
         if (match >= 0) open.splice(match, 1)
         return { role: "tool", tool_call_id: id, content: m.content }
@@ -68,10 +89,17 @@ export const toOpenAIMessages = (messages: ReadonlyArray<Message>): ChatCompleti
  * the chat template's `enable_thinking` (vLLM, llama.cpp's server; others ignore unknown fields).
  */
 const thinkParams = (think: OpenAISettings["think"]): Record<string, unknown> =>
-  think === undefined ? {} : typeof think === "string" ? { reasoning_effort: think } : { chat_template_kwargs: { enable_thinking: think } }
+  think === undefined
+    ? {}
+    : typeof think === "string"
+      ? { reasoning_effort: think }
+      : { chat_template_kwargs: { enable_thinking: think } }
 
 /** The chat-completions body for a request; `response_format` and `tools` are never sent together. */
-export const toCompletionRequest = (settings: OpenAISettings, request: GenerateRequest): ChatCompletionCreateParamsNonStreaming => {
+export const toCompletionRequest = (
+  settings: OpenAISettings,
+  request: GenerateRequest
+): ChatCompletionCreateParamsNonStreaming => {
   const tools = request.tools && request.tools.length > 0 ? request.tools : undefined
   const o = request.options
   return {
@@ -83,9 +111,19 @@ export const toCompletionRequest = (settings: OpenAISettings, request: GenerateR
     ...(o?.maxTokens !== undefined ? { max_tokens: o.maxTokens } : {}),
     ...thinkParams(settings.think),
     ...(tools
-      ? { tools: tools.map((t) => ({ type: "function" as const, function: { name: t.name, description: t.description, parameters: t.parameters } })) }
+      ? {
+          tools: tools.map((t) => ({
+            type: "function" as const,
+            function: { name: t.name, description: t.description, parameters: t.parameters }
+          }))
+        }
       : request.format
-        ? { response_format: { type: "json_schema" as const, json_schema: { name: SCHEMA_NAME, schema: request.format, strict: false } } }
+        ? {
+            response_format: {
+              type: "json_schema" as const,
+              json_schema: { name: SCHEMA_NAME, schema: request.format, strict: false }
+            }
+          }
         : {})
   }
 }
@@ -98,9 +136,13 @@ const toToolCalls = (completion: ChatCompletion): ReadonlyArray<ToolCallRequest>
     let args: Record<string, unknown>
     try {
       const parsed: unknown = parseJsonBounded(c.function.arguments || "{}")
-      args = parsed && typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : { _raw: c.function.arguments }
+      args =
+        parsed && typeof parsed === "object" && !Array.isArray(parsed)
+          ? (parsed as Record<string, unknown>)
+          : { _raw: c.function.arguments }
     } catch (e) {
-      if (e instanceof NestingTooDeep) return [{ id: c.id, name: c.function.name, arguments: {}, argumentsError: e.message }]
+      if (e instanceof NestingTooDeep)
+        return [{ id: c.id, name: c.function.name, arguments: {}, argumentsError: e.message }]
       // Kept as data: the caller's argument validation reflects the problem back to the model.
       args = { _raw: c.function.arguments }
     }
@@ -137,8 +179,10 @@ const call = <A>(site: CallSite, lazy: LazyClient, run: (client: OpenAI, signal:
       },
       catch: (e) => {
         if (loaded !== undefined) {
-          if (e instanceof loaded.APIConnectionTimeoutError || (e instanceof loaded.APIUserAbortError && timedOut())) return fromTransport(site, e, true)
-          if (e instanceof loaded.APIError && typeof e.status === "number") return fromStatus(site, e.status, serverMessage(e), e.headers)
+          if (e instanceof loaded.APIConnectionTimeoutError || (e instanceof loaded.APIUserAbortError && timedOut()))
+            return fromTransport(site, e, true)
+          if (e instanceof loaded.APIError && typeof e.status === "number")
+            return fromStatus(site, e.status, serverMessage(e), e.headers)
         }
         return fromTransport(site, e, timedOut())
       }
@@ -152,14 +196,27 @@ export const makeOpenAIClient = (settings: OpenAISettings): LazyClient => {
   return () =>
     (built ??= loadSdk().then((sdk) => ({
       sdk,
-      client: new sdk.default({ baseURL: settings.baseURL, apiKey: settings.apiKey, maxRetries: 0, timeout: settings.timeoutMs, fetch: boundedFetch() })
+      client: new sdk.default({
+        baseURL: settings.baseURL,
+        apiKey: settings.apiKey,
+        maxRetries: 0,
+        timeout: settings.timeoutMs,
+        fetch: boundedFetch()
+      })
     })))
 }
 
 /** Model ids the server lists at /v1/models. */
 export const listOpenAIModels = (settings: OpenAISettings): Effect.Effect<ReadonlyArray<string>, ProviderError> => {
   const client = makeOpenAIClient(settings)
-  const site: CallSite = { provider: "openai", host: displayHost(settings.baseURL), model: settings.model, role: "models", timeoutMs: settings.timeoutMs, secrets: [settings.apiKey] }
+  const site: CallSite = {
+    provider: "openai",
+    host: displayHost(settings.baseURL),
+    model: settings.model,
+    role: "models",
+    timeoutMs: settings.timeoutMs,
+    secrets: [settings.apiKey]
+  }
   return call(site, client, async (client, signal) => {
     const page = await client.models.list({ signal })
     return page.data.map((m) => m.id)
@@ -173,23 +230,47 @@ export const makeOpenAIModel = (settings: OpenAISettings): LanguageModelShape =>
   const generate = Effect.fn("OpenAI.generate")(function* (request: GenerateRequest) {
     const started = performance.now()
     const timeoutMs = request.options?.timeoutMs ?? settings.timeoutMs
-    const site: CallSite = { provider: "openai", host, model: settings.model, role: request.role, contextTokens: settings.numCtx, timeoutMs, secrets: [settings.apiKey] }
-    const completion = yield* call(site, client, (client, signal) => client.chat.completions.create(toCompletionRequest(settings, request), { signal, timeout: timeoutMs }))
+    const site: CallSite = {
+      provider: "openai",
+      host,
+      model: settings.model,
+      role: request.role,
+      contextTokens: settings.numCtx,
+      timeoutMs,
+      secrets: [settings.apiKey]
+    }
+    const completion = yield* call(site, client, (client, signal) =>
+      client.chat.completions.create(toCompletionRequest(settings, request), { signal, timeout: timeoutMs })
+    )
     if (!completion || !Array.isArray(completion.choices))
-      return yield* new ModelServerError({ host, detail: "the reply has no `choices`: is this an OpenAI-compatible /v1 endpoint?" })
-    const message = completion.choices[0]?.message as { content?: string | null; reasoning_content?: unknown; reasoning?: unknown } | undefined
+      return yield* new ModelServerError({
+        host,
+        detail: "the reply has no `choices`: is this an OpenAI-compatible /v1 endpoint?"
+      })
+    const message = completion.choices[0]?.message as
+      | { content?: string | null; reasoning_content?: unknown; reasoning?: unknown }
+      | undefined
     // vLLM, llama.cpp and DeepSeek name the field reasoning_content; Ollama's /v1 names it reasoning.
     const reply = replyWithThinking(message?.content ?? "", message?.reasoning_content ?? message?.reasoning)
     return {
       ...reply,
       toolCalls: toToolCalls(completion),
-      usage: { promptTokens: completion.usage?.prompt_tokens ?? 0, completionTokens: completion.usage?.completion_tokens ?? 0 },
+      usage: {
+        promptTokens: completion.usage?.prompt_tokens ?? 0,
+        completionTokens: completion.usage?.completion_tokens ?? 0
+      },
       model: completion.model ?? settings.model,
       durationMs: Math.round(performance.now() - started)
     } satisfies GenerateResponse
   })
   return {
-    info: { spec: `openai:${settings.model}`, provider: "openai", model: settings.model, contextTokens: settings.numCtx, supportsTools: settings.supportsTools ?? true },
+    info: {
+      spec: `openai:${settings.model}`,
+      provider: "openai",
+      model: settings.model,
+      contextTokens: settings.numCtx,
+      supportsTools: settings.supportsTools ?? true
+    },
     generate
   }
 }

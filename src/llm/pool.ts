@@ -4,7 +4,12 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import { type InvalidModelSpec, ModelUnreachable, type ProviderError } from "./errors.ts"
-import { type GenerateRequest, type GenerateResponse, LanguageModel, type LanguageModelShape } from "./language-model.ts"
+import {
+  type GenerateRequest,
+  type GenerateResponse,
+  LanguageModel,
+  type LanguageModelShape
+} from "./language-model.ts"
 import { type ModelOptions, parseEndpoint } from "./model-options.ts"
 
 /** One endpoint of the pool: the model as served there (already wrapped in its own resilience). */
@@ -42,7 +47,10 @@ export interface EndpointStats {
 /** Where pools report: every pool built while this service is provided adds its endpoints' stats. */
 export class PoolStats extends Context.Service<
   PoolStats,
-  { readonly register: (stats: () => ReadonlyArray<EndpointStats>) => void; readonly snapshot: () => ReadonlyArray<EndpointStats> }
+  {
+    readonly register: (stats: () => ReadonlyArray<EndpointStats>) => void
+    readonly snapshot: () => ReadonlyArray<EndpointStats>
+  }
 >()("smurfs/PoolStats") {}
 
 interface EndpointState {
@@ -95,7 +103,11 @@ const pick = (states: ReadonlyArray<EndpointState>, tried: ReadonlySet<EndpointS
 export const makePool = (
   endpoints: ReadonlyArray<PoolEndpoint>,
   options: Partial<PoolOptions> = {}
-): Effect.Effect<{ readonly model: LanguageModelShape; readonly stats: () => ReadonlyArray<EndpointStats> }, never, Scope.Scope> =>
+): Effect.Effect<
+  { readonly model: LanguageModelShape; readonly stats: () => ReadonlyArray<EndpointStats> },
+  never,
+  Scope.Scope
+> =>
   Effect.gen(function* () {
     const settings = { ...POOL_DEFAULTS, ...options }
     const scope = yield* Effect.scope
@@ -173,7 +185,11 @@ export const makePool = (
           if (isRequestError(last)) break
         }
         // every endpoint is out (or failed this request): the caller sees a server that cannot be reached
-        return yield* (last ?? new ModelUnreachable({ provider: endpoints[0]!.model.info.provider, host: endpoints.map((e) => e.name).join(", ") }))
+        return yield* last ??
+          new ModelUnreachable({
+            provider: endpoints[0]!.model.info.provider,
+            host: endpoints.map((e) => e.name).join(", ")
+          })
       })
 
     const stats = (): ReadonlyArray<EndpointStats> =>
@@ -210,7 +226,9 @@ export const endpointsLayer = (
     LanguageModel,
     Effect.gen(function* () {
       const members = yield* Effect.forEach(endpoints, (endpoint) =>
-        Effect.flatMap(parseEndpoint(endpoint), ({ url, concurrency }) => member(url, { ...options, concurrency: concurrency ?? options.concurrency }))
+        Effect.flatMap(parseEndpoint(endpoint), ({ url, concurrency }) =>
+          member(url, { ...options, concurrency: concurrency ?? options.concurrency })
+        )
       )
       return (yield* makePool(members)).model
     })

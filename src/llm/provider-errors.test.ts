@@ -4,7 +4,14 @@ import { type CallSite, displayHost, fromStatus, fromTransport, parseRetryAfter,
 import "./spec.ts"
 
 const headers = (values: Record<string, string>) => new Headers(values)
-const site: CallSite = { provider: "ollama", host: "http://127.0.0.1:11434", model: "qwen2.5:7b", role: "planner", timeoutMs: 1000, secrets: ["top-secret-key"] }
+const site: CallSite = {
+  provider: "ollama",
+  host: "http://127.0.0.1:11434",
+  model: "qwen2.5:7b",
+  role: "planner",
+  timeoutMs: 1000,
+  secrets: ["top-secret-key"]
+}
 
 describe("parseRetryAfter", () => {
   it("reads seconds, milliseconds and HTTP dates", () => {
@@ -39,9 +46,24 @@ describe("redaction", () => {
 
 describe("error mapping", () => {
   it("a 500 saying the server could not parse the model's tool call is the model's bad reply, not the server's fault", () => {
-    const unparsed = fromStatus(site, 500, "error parsing tool call: raw='{expression: 6*7}', err=invalid character", undefined)
-    expect(unparsed).toMatchObject({ _tag: "ModelServerError", status: 500, unparsedToolCall: true, serverFault: false, retryable: false })
-    expect(fromStatus(site, 500, "boom", undefined)).toMatchObject({ serverFault: true, fatalToTask: false, kind: "unavailable" })
+    const unparsed = fromStatus(
+      site,
+      500,
+      "error parsing tool call: raw='{expression: 6*7}', err=invalid character",
+      undefined
+    )
+    expect(unparsed).toMatchObject({
+      _tag: "ModelServerError",
+      status: 500,
+      unparsedToolCall: true,
+      serverFault: false,
+      retryable: false
+    })
+    expect(fromStatus(site, 500, "boom", undefined)).toMatchObject({
+      serverFault: true,
+      fatalToTask: false,
+      kind: "unavailable"
+    })
   })
 
   it("maps statuses to tagged errors", () => {
@@ -51,13 +73,24 @@ describe("error mapping", () => {
     expect(wrongPath).toMatchObject({ _tag: "ModelServerError", status: 404 })
     expect(wrongPath.message).toContain("OPENAI_BASE_URL")
     expect(fromStatus(site, 400, 'model "x" not found, try pulling it first', undefined)._tag).toBe("ModelNotFound")
-    expect(fromStatus(site, 503, "busy", headers({ "retry-after": "1" }))).toMatchObject({ _tag: "Overloaded", status: 503, retryAfterMs: 1000 })
+    expect(fromStatus(site, 503, "busy", headers({ "retry-after": "1" }))).toMatchObject({
+      _tag: "Overloaded",
+      status: 503,
+      retryAfterMs: 1000
+    })
     expect(fromStatus(site, 429, "slow down", undefined)).toMatchObject({ _tag: "Overloaded", status: 429 })
     expect(fromStatus(site, 500, "boom", undefined)).toMatchObject({ _tag: "ModelServerError", status: 500 })
     expect(
-      fromStatus({ ...site, contextTokens: 8192 }, 400, "This model's maximum context length is 8192 tokens. However, you requested 9500 tokens (9000 in the messages).", undefined)
+      fromStatus(
+        { ...site, contextTokens: 8192 },
+        400,
+        "This model's maximum context length is 8192 tokens. However, you requested 9500 tokens (9000 in the messages).",
+        undefined
+      )
     ).toMatchObject({ _tag: "ContextOverflow", role: "planner", promptTokens: 9500, contextTokens: 8192 })
-    expect(fromStatus(site, 400, "the request exceeds the available context size, try increasing it", undefined)._tag).toBe("ContextOverflow")
+    expect(
+      fromStatus(site, 400, "the request exceeds the available context size, try increasing it", undefined)._tag
+    ).toBe("ContextOverflow")
     expect(fromStatus(site, 400, "invalid tool schema", undefined)._tag).toBe("ModelServerError")
     const auth = fromStatus(site, 401, "bad key top-secret-key", undefined)
     expect(auth.message).toContain("OPENAI_API_KEY")
@@ -65,18 +98,41 @@ describe("error mapping", () => {
   })
 
   it("maps transport failures to tagged errors", () => {
-    const refused = new TypeError("fetch failed", { cause: Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:11434"), { code: "ECONNREFUSED" }) })
+    const refused = new TypeError("fetch failed", {
+      cause: Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:11434"), { code: "ECONNREFUSED" })
+    })
     expect(fromTransport(site, refused, false)._tag).toBe("ModelUnreachable")
-    const dns = new TypeError("fetch failed", { cause: Object.assign(new Error("getaddrinfo ENOTFOUND gpu-box"), { code: "ENOTFOUND" }) })
+    const dns = new TypeError("fetch failed", {
+      cause: Object.assign(new Error("getaddrinfo ENOTFOUND gpu-box"), { code: "ENOTFOUND" })
+    })
     expect(fromTransport(site, dns, false)._tag).toBe("ModelUnreachable")
-    const both = new TypeError("fetch failed", { cause: new AggregateError([Object.assign(new Error("a"), { code: "ECONNREFUSED" })]) })
+    const both = new TypeError("fetch failed", {
+      cause: new AggregateError([Object.assign(new Error("a"), { code: "ECONNREFUSED" })])
+    })
     expect(fromTransport(site, both, false)._tag).toBe("ModelUnreachable")
-    expect(fromTransport(site, new TypeError("terminated", { cause: Object.assign(new Error("other side closed"), { code: "UND_ERR_SOCKET" }) }), false)._tag).toBe(
-      "ModelServerError"
+    expect(
+      fromTransport(
+        site,
+        new TypeError("terminated", {
+          cause: Object.assign(new Error("other side closed"), { code: "UND_ERR_SOCKET" })
+        }),
+        false
+      )._tag
+    ).toBe("ModelServerError")
+    expect(fromTransport(site, new SyntaxError("Unexpected end of JSON input"), false).message).toContain(
+      "not valid JSON"
     )
-    expect(fromTransport(site, new SyntaxError("Unexpected end of JSON input"), false).message).toContain("not valid JSON")
-    const headersTimeout = new TypeError("fetch failed", { cause: Object.assign(new Error("Headers Timeout Error"), { code: "UND_ERR_HEADERS_TIMEOUT" }) })
-    expect(fromTransport({ ...site, timeoutMs: 600_000 }, headersTimeout, false)).toMatchObject({ _tag: "Timeout", ms: 300_000 })
-    expect(fromTransport(site, new DOMException("aborted", "AbortError"), true)).toMatchObject({ _tag: "Timeout", ms: 1000, role: "planner" })
+    const headersTimeout = new TypeError("fetch failed", {
+      cause: Object.assign(new Error("Headers Timeout Error"), { code: "UND_ERR_HEADERS_TIMEOUT" })
+    })
+    expect(fromTransport({ ...site, timeoutMs: 600_000 }, headersTimeout, false)).toMatchObject({
+      _tag: "Timeout",
+      ms: 300_000
+    })
+    expect(fromTransport(site, new DOMException("aborted", "AbortError"), true)).toMatchObject({
+      _tag: "Timeout",
+      ms: 1000,
+      role: "planner"
+    })
   })
 })

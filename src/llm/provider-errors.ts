@@ -1,7 +1,16 @@
 // Turns what an HTTP model client threw into the model layer's tagged errors, without leaking secrets.
-import { ReplyTooLarge, TooManyRedirects } from "./bounded-fetch.ts"
+
 import { redactText, secretValues } from "../trace/redact.ts"
-import { ContextOverflow, ModelNotFound, ModelServerError, ModelUnreachable, Overloaded, type ProviderError, Timeout } from "./errors.ts"
+import { ReplyTooLarge, TooManyRedirects } from "./bounded-fetch.ts"
+import {
+  ContextOverflow,
+  ModelNotFound,
+  ModelServerError,
+  ModelUnreachable,
+  Overloaded,
+  type ProviderError,
+  Timeout
+} from "./errors.ts"
 import { providerWording } from "./providers.ts"
 
 /** Who was called, for the error messages. */
@@ -20,7 +29,16 @@ export interface CallSite {
 }
 
 /** Socket-level codes that mean "nobody answers there" (a reset mid-reply is not one: see fromTransport). */
-const UNREACHABLE_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "EADDRNOTAVAIL", "UND_ERR_CONNECT_TIMEOUT"])
+const UNREACHABLE_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EADDRNOTAVAIL",
+  "UND_ERR_CONNECT_TIMEOUT"
+])
 
 /** undici's default headers and body timeouts, which bound every fetch whatever our own timeout. */
 const NODE_FETCH_TIMEOUT_MS = 300_000
@@ -61,10 +79,11 @@ const codeOf = (error: unknown): string | undefined => {
     if (typeof code === "string") return code
     // AggregateError (happy eyeballs: ::1 and 127.0.0.1 both refused)
     const errors = typeof c === "object" && c !== null ? (c as { errors?: unknown }).errors : undefined
-    if (Array.isArray(errors)) for (const inner of errors) {
-      const innerCode = codeOf(inner)
-      if (innerCode) return innerCode
-    }
+    if (Array.isArray(errors))
+      for (const inner of errors) {
+        const innerCode = codeOf(inner)
+        if (innerCode) return innerCode
+      }
   }
   return undefined
 }
@@ -79,7 +98,10 @@ const messageOf = (error: unknown): string =>
  * Milliseconds to wait from `retry-after-ms` (OpenAI) or `retry-after` (seconds or an HTTP date).
  * Undefined when the server gave no usable hint.
  */
-export const parseRetryAfter = (headers: { get(name: string): string | null } | undefined, now = Date.now()): number | undefined => {
+export const parseRetryAfter = (
+  headers: { get(name: string): string | null } | undefined,
+  now = Date.now()
+): number | undefined => {
   if (!headers) return undefined
   const ms = Number.parseFloat(headers.get("retry-after-ms") ?? "")
   if (Number.isFinite(ms) && ms >= 0) return Math.round(ms)
@@ -92,7 +114,8 @@ export const parseRetryAfter = (headers: { get(name: string): string | null } | 
 }
 
 /** Ollama's words (and llama.cpp's) for a tool call it could not parse out of the model's text. */
-const TOOL_CALL_PARSE_ERROR = /error parsing tool call|failed to parse tool call|tool call.{0,40}pars(e|ing) (error|failed)/i
+const TOOL_CALL_PARSE_ERROR =
+  /error parsing tool call|failed to parse tool call|tool call.{0,40}pars(e|ing) (error|failed)/i
 
 /** The setting that says where a provider's server listens, as advice for a path nobody serves. */
 const addressPathOf = (provider: string): string => {
@@ -118,7 +141,8 @@ export const fromStatus = (
       })
     return new ModelNotFound({ provider: site.provider, model: site.model })
   }
-  if (status === 429 || status === 503) return new Overloaded({ status, retryAfterMs: parseRetryAfter(headers), host: site.host })
+  if (status === 429 || status === 503)
+    return new Overloaded({ status, retryAfterMs: parseRetryAfter(headers), host: site.host })
   if (status === 401 || status === 403)
     return new ModelServerError({
       status,
@@ -126,14 +150,27 @@ export const fromStatus = (
       detail: `the server refused the credentials (${detail}). Set OPENAI_API_KEY to a key this server accepts.`
     })
   // vLLM, llama.cpp and OpenAI refuse prompts longer than the window with a 400 that says so.
-  if (status === 400 && /context length|context window|maximum context|exceeds the available context|too many tokens/i.test(serverMessage)) {
+  if (
+    status === 400 &&
+    /context length|context window|maximum context|exceeds the available context|too many tokens/i.test(serverMessage)
+  ) {
     const requested = /(?:requested|resulted in|prompt has|contains)\D{0,20}(\d+)\s*tokens/i.exec(serverMessage)?.[1]
-    return new ContextOverflow({ role: site.role, promptTokens: requested ? Number(requested) : 0, contextTokens: site.contextTokens ?? 0 })
+    return new ContextOverflow({
+      role: site.role,
+      promptTokens: requested ? Number(requested) : 0,
+      contextTokens: site.contextTokens ?? 0
+    })
   }
   // Ollama answers 400 "model ... not found" on some versions.
-  if (/model\b.*\bnot found/i.test(serverMessage)) return new ModelNotFound({ provider: site.provider, model: site.model })
+  if (/model\b.*\bnot found/i.test(serverMessage))
+    return new ModelNotFound({ provider: site.provider, model: site.model })
   // a tool call the server could not read is the model's bad reply, said with a 500 (see ModelServerError)
-  return new ModelServerError({ status, host: site.host, detail: detail || `HTTP ${status}`, ...(TOOL_CALL_PARSE_ERROR.test(serverMessage) ? { unparsedToolCall: true } : {}) })
+  return new ModelServerError({
+    status,
+    host: site.host,
+    detail: detail || `HTTP ${status}`,
+    ...(TOOL_CALL_PARSE_ERROR.test(serverMessage) ? { unparsedToolCall: true } : {})
+  })
 }
 
 /**
@@ -143,7 +180,11 @@ export const fromStatus = (
 export const fromTransport = (site: CallSite, error: unknown, timedOut: boolean): ProviderError => {
   if (timedOut) return new Timeout({ ms: site.timeoutMs, role: site.role })
   const tooLarge = causes(error).find((c): c is ReplyTooLarge => c instanceof ReplyTooLarge)
-  if (tooLarge) return new ModelServerError({ host: site.host, detail: `${tooLarge.message}: check the server (a runaway generation) or lower the reply length (num_predict, max_tokens)` })
+  if (tooLarge)
+    return new ModelServerError({
+      host: site.host,
+      detail: `${tooLarge.message}: check the server (a runaway generation) or lower the reply length (num_predict, max_tokens)`
+    })
   // a redirect loop is an answer, not silence: "start the server" would send the user the wrong way
   const redirects = causes(error).find((c): c is TooManyRedirects => c instanceof TooManyRedirects)
   if (redirects || /redirect count exceeded/i.test(messageOf(error)))
@@ -153,7 +194,8 @@ export const fromTransport = (site: CallSite, error: unknown, timedOut: boolean)
     })
   const code = codeOf(error)
   // Node's fetch gives up on its own after 300 s without headers (a long non-streaming reply).
-  if (code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT") return new Timeout({ ms: Math.min(site.timeoutMs, NODE_FETCH_TIMEOUT_MS), role: site.role })
+  if (code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT")
+    return new Timeout({ ms: Math.min(site.timeoutMs, NODE_FETCH_TIMEOUT_MS), role: site.role })
   const text = messageOf(error)
   // A reset while the body streams ("terminated") means the server answered and then dropped the
   // connection (a crash, out of memory, a proxy): "start the server" would be the wrong advice.
@@ -162,13 +204,24 @@ export const fromTransport = (site: CallSite, error: unknown, timedOut: boolean)
       host: site.host,
       detail: `the server reset the connection (${code}) in the middle of its reply. It is running but dropped the request: check its log (a crash, running out of memory) or a proxy in between`
     })
-  if (code && UNREACHABLE_CODES.has(code)) return new ModelUnreachable({ provider: site.provider, host: site.host, cause: code })
+  if (code && UNREACHABLE_CODES.has(code))
+    return new ModelUnreachable({ provider: site.provider, host: site.host, cause: code })
   if (error instanceof SyntaxError || causes(error).some((c) => c instanceof SyntaxError))
-    return new ModelServerError({ host: site.host, detail: `the reply was not valid JSON (${redact(text, site.secrets).slice(0, MAX_DETAIL)})` })
+    return new ModelServerError({
+      host: site.host,
+      detail: `the reply was not valid JSON (${redact(text, site.secrets).slice(0, MAX_DETAIL)})`
+    })
   if (code === "UND_ERR_SOCKET" || /terminated|other side closed|socket hang up|premature close/i.test(text))
-    return new ModelServerError({ host: site.host, detail: "the server closed the connection before the reply was complete" })
-  if (/fetch failed|network|connect/i.test(text)) return new ModelUnreachable({ provider: site.provider, host: site.host, cause: code ?? "network error" })
-  return new ModelServerError({ host: site.host, detail: redact(text || String(error), site.secrets).slice(0, MAX_DETAIL) })
+    return new ModelServerError({
+      host: site.host,
+      detail: "the server closed the connection before the reply was complete"
+    })
+  if (/fetch failed|network|connect/i.test(text))
+    return new ModelUnreachable({ provider: site.provider, host: site.host, cause: code ?? "network error" })
+  return new ModelServerError({
+    host: site.host,
+    detail: redact(text || String(error), site.secrets).slice(0, MAX_DETAIL)
+  })
 }
 
 /** A signal that aborts after `ms` or when `outer` aborts; `timedOut()` tells which happened. */

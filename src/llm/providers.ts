@@ -95,8 +95,10 @@ export const registeredSpec = (spec: string): { readonly provider: Provider; rea
 }
 
 const GENERIC_WORDING: ProviderWording = {
-  unreachable: (host) => `Cannot reach the model server at ${host}. Start the server, or check the address it was given.`,
-  modelMissing: (model) => `The server does not serve the model "${model}". Check the model's name, or load it on the server.`,
+  unreachable: (host) =>
+    `Cannot reach the model server at ${host}. Start the server, or check the address it was given.`,
+  modelMissing: (model) =>
+    `The server does not serve the model "${model}". Check the model's name, or load it on the server.`,
   address: "the server's address"
 }
 

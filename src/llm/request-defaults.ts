@@ -5,7 +5,9 @@ import * as Layer from "effect/Layer"
 import { type GenerateOptions, LanguageModel } from "./language-model.ts"
 
 /** A LanguageModel that fills `defaults` into each request's options where the request sets none. */
-export const requestDefaultsLayer = (defaults: Pick<GenerateOptions, "temperature" | "seed">): Layer.Layer<LanguageModel, never, LanguageModel> =>
+export const requestDefaultsLayer = (
+  defaults: Pick<GenerateOptions, "temperature" | "seed">
+): Layer.Layer<LanguageModel, never, LanguageModel> =>
   Layer.effect(
     LanguageModel,
     Effect.gen(function* () {

@@ -2,11 +2,23 @@ import { Duration, Effect, Schedule } from "effect"
 import { describe, expect, it } from "vitest"
 import { ModelServerError, Overloaded, type ProviderError } from "./errors.ts"
 import type { GenerateRequest, GenerateResponse, LanguageModelShape } from "./language-model.ts"
-import { endpointLimitsLayer, resilient, type ResilienceOptions, retryDelayMs, retrySchedule } from "./resilience.ts"
+import { endpointLimitsLayer, type ResilienceOptions, resilient, retryDelayMs, retrySchedule } from "./resilience.ts"
 
 const request: GenerateRequest = { role: "executor", messages: [{ role: "user", content: "hi" }] }
-const reply: GenerateResponse = { text: "ok", usage: { promptTokens: 1, completionTokens: 1 }, model: "m", durationMs: 0 }
-const OPTIONS: ResilienceOptions = { concurrency: 1, maxRetries: 4, retryBaseMs: 1, maxRetryDelayMs: 10, timeoutMs: 5_000, endpoint: "test:1" }
+const reply: GenerateResponse = {
+  text: "ok",
+  usage: { promptTokens: 1, completionTokens: 1 },
+  model: "m",
+  durationMs: 0
+}
+const OPTIONS: ResilienceOptions = {
+  concurrency: 1,
+  maxRetries: 4,
+  retryBaseMs: 1,
+  maxRetryDelayMs: 10,
+  timeoutMs: 5_000,
+  endpoint: "test:1"
+}
 const overloaded = (retryAfterMs?: number) => new Overloaded({ status: 503, retryAfterMs, host: "h" })
 
 /** A model whose n-th call does what `script[n]` says (the last entry repeats), counting calls and concurrency. */
@@ -35,7 +47,8 @@ const scriptedModel = (script: ReadonlyArray<ProviderError | "ok" | "never" | { 
   return { model, stats }
 }
 
-const build = (model: LanguageModelShape, options: Partial<ResilienceOptions> = {}) => Effect.runSync(resilient(model, { ...OPTIONS, ...options }))
+const build = (model: LanguageModelShape, options: Partial<ResilienceOptions> = {}) =>
+  Effect.runSync(resilient(model, { ...OPTIONS, ...options }))
 
 describe("retries", () => {
   it("retries Overloaded until it succeeds", async () => {
@@ -102,7 +115,9 @@ describe("timeouts", () => {
 
   it("a request's timeoutMs overrides the default", async () => {
     const { model } = scriptedModel(["never"])
-    const error = await Effect.runPromise(Effect.flip(build(model, { timeoutMs: 60_000 }).generate({ ...request, options: { timeoutMs: 20 } })))
+    const error = await Effect.runPromise(
+      Effect.flip(build(model, { timeoutMs: 60_000 }).generate({ ...request, options: { timeoutMs: 20 } }))
+    )
     expect(error).toMatchObject({ _tag: "Timeout", ms: 20 })
   })
 })
@@ -111,7 +126,12 @@ describe("concurrency", () => {
   it("holds in-flight calls to the configured number", async () => {
     const { model, stats } = scriptedModel([{ sleepMs: 15 }])
     const m = build(model, { concurrency: 3 })
-    await Effect.runPromise(Effect.all(Array.from({ length: 10 }, () => m.generate(request)), { concurrency: "unbounded" }))
+    await Effect.runPromise(
+      Effect.all(
+        Array.from({ length: 10 }, () => m.generate(request)),
+        { concurrency: "unbounded" }
+      )
+    )
     expect(stats.calls).toBe(10)
     expect(stats.maxInFlight).toBe(3)
   })
@@ -121,7 +141,13 @@ describe("concurrency", () => {
     const program = Effect.gen(function* () {
       const a = yield* resilient(shared.model, { ...OPTIONS, concurrency: 2 })
       const b = yield* resilient(shared.model, { ...OPTIONS, concurrency: 2 })
-      yield* Effect.all([...Array.from({ length: 4 }, () => a.generate(request)), ...Array.from({ length: 4 }, () => b.generate(request))], { concurrency: "unbounded" })
+      yield* Effect.all(
+        [
+          ...Array.from({ length: 4 }, () => a.generate(request)),
+          ...Array.from({ length: 4 }, () => b.generate(request))
+        ],
+        { concurrency: "unbounded" }
+      )
     })
     await Effect.runPromise(Effect.provide(program, endpointLimitsLayer))
     expect(shared.stats.maxInFlight).toBe(2)

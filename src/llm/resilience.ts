@@ -70,12 +70,19 @@ export const retrySchedule = (options: Pick<ResilienceOptions, "maxRetries" | "r
  * attempt, and retries of `Overloaded` only. Every path ends: attempts are timed out, retries are
  * counted and their delays capped.
  */
-export const withResilience = (model: LanguageModelShape, options: ResilienceOptions, semaphore: Semaphore.Semaphore): LanguageModelShape => {
+export const withResilience = (
+  model: LanguageModelShape,
+  options: ResilienceOptions,
+  semaphore: Semaphore.Semaphore
+): LanguageModelShape => {
   const schedule = retrySchedule(options)
   const generate = (request: GenerateRequest) => {
     const ms = request.options?.timeoutMs ?? options.timeoutMs
     const attempt = model.generate(request).pipe(
-      Effect.timeoutOrElse({ duration: Duration.millis(ms), orElse: () => Effect.fail(new Timeout({ ms, role: request.role })) }),
+      Effect.timeoutOrElse({
+        duration: Duration.millis(ms),
+        orElse: () => Effect.fail(new Timeout({ ms, role: request.role }))
+      }),
       semaphore.withPermits(1)
     )
     return attempt.pipe(Effect.retry({ schedule, while: (e) => e.retryable }))

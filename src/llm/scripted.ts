@@ -17,7 +17,9 @@ export type ScriptedReply =
  * A script. A list is consumed in order by every role; a record maps a role (or a role prefix such
  * as "executor", or "*") to its own list. `cycle` restarts a list when it runs out instead of failing.
  */
-export type Script = ReadonlyArray<ScriptedReply> | { readonly [role: string]: ReadonlyArray<ScriptedReply> | boolean | undefined; readonly $cycle?: boolean }
+export type Script =
+  | ReadonlyArray<ScriptedReply>
+  | { readonly [role: string]: ReadonlyArray<ScriptedReply> | boolean | undefined; readonly $cycle?: boolean }
 
 /** A rough token count (4 characters a token) for providers that report none. */
 export const estimateTokens = (text: string): number => Math.ceil(text.length / 4)
@@ -44,17 +46,34 @@ export const makeScriptedModel = (script: Script, name = "scripted") => {
     Effect.suspend(() => {
       const started = Date.now()
       const key = queueKey(script, request.role)
-      const list = key === undefined ? undefined : ((Array.isArray(script) ? script : (script as Record<string, unknown>)[key]) as ReadonlyArray<ScriptedReply>)
+      const list =
+        key === undefined
+          ? undefined
+          : ((Array.isArray(script)
+              ? script
+              : (script as Record<string, unknown>)[key]) as ReadonlyArray<ScriptedReply>)
       if (!list || list.length === 0)
-        return Effect.fail(new ModelServerError({ host: name, detail: `the script has no replies for role "${request.role}"` }))
+        return Effect.fail(
+          new ModelServerError({ host: name, detail: `the script has no replies for role "${request.role}"` })
+        )
       const index = cursors.get(key!) ?? 0
       if (index >= list.length && !cycle)
-        return Effect.fail(new ModelServerError({ host: name, detail: `the script ran out of replies for role "${request.role}" after ${list.length}` }))
+        return Effect.fail(
+          new ModelServerError({
+            host: name,
+            detail: `the script ran out of replies for role "${request.role}" after ${list.length}`
+          })
+        )
       cursors.set(key!, index + 1)
       const entry = list[index % list.length]!
       const reply = typeof entry === "function" ? entry(request) : entry
       const toolCalls = isToolCallsReply(reply) ? reply.toolCalls : undefined
-      const text = typeof reply === "string" ? reply : toolCalls ? ((reply as { text?: string }).text ?? "") : JSON.stringify(reply)
+      const text =
+        typeof reply === "string"
+          ? reply
+          : toolCalls
+            ? ((reply as { text?: string }).text ?? "")
+            : JSON.stringify(reply)
       const promptText = request.messages.map((m) => m.content).join("\n")
       const response: GenerateResponse = {
         text,
@@ -72,21 +91,34 @@ export const makeScriptedModel = (script: Script, name = "scripted") => {
 }
 
 /** A scripted model Layer from a script value. */
-export const scriptedLayer = (script: Script, name = "scripted") => Layer.sync(LanguageModel, () => makeScriptedModel(script, name))
+export const scriptedLayer = (script: Script, name = "scripted") =>
+  Layer.sync(LanguageModel, () => makeScriptedModel(script, name))
 
 /** Read a script file (JSON); a clear error when it is missing or malformed. */
 export const readScript = (file: string): Effect.Effect<Script, InvalidModelSpec> =>
   Effect.try({
     try: () => JSON.parse(readFileSync(file, "utf8")) as unknown,
-    catch: (e) => new InvalidModelSpec({ spec: `scripted:${file}`, reason: `cannot read the script file (${(e as Error).message})` })
+    catch: (e) =>
+      new InvalidModelSpec({
+        spec: `scripted:${file}`,
+        reason: `cannot read the script file (${(e as Error).message})`
+      })
   }).pipe(
     Effect.flatMap((value) =>
       Array.isArray(value) || (typeof value === "object" && value !== null)
         ? Effect.succeed(value as Script)
-        : Effect.fail(new InvalidModelSpec({ spec: `scripted:${file}`, reason: "the script must be a JSON list of replies or an object of lists keyed by role" }))
+        : Effect.fail(
+            new InvalidModelSpec({
+              spec: `scripted:${file}`,
+              reason: "the script must be a JSON list of replies or an object of lists keyed by role"
+            })
+          )
     )
   )
 
 /** A scripted model Layer from a JSON file. */
 export const scriptedFileLayer = (file: string) =>
-  Layer.effect(LanguageModel, Effect.map(readScript(file), (script) => makeScriptedModel(script, file)))
+  Layer.effect(
+    LanguageModel,
+    Effect.map(readScript(file), (script) => makeScriptedModel(script, file))
+  )

@@ -1,6 +1,14 @@
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
-import { ContextOverflow, ModelNotFound, ModelServerError, ModelUnreachable, Overloaded, type ProviderError, Timeout } from "./errors.ts"
+import {
+  ContextOverflow,
+  ModelNotFound,
+  ModelServerError,
+  ModelUnreachable,
+  Overloaded,
+  type ProviderError,
+  Timeout
+} from "./errors.ts"
 import type { GenerateRequest, LanguageModelShape } from "./language-model.ts"
 import { isServerFailure, watchServer } from "./server-watch.ts"
 
@@ -14,7 +22,14 @@ const model = (outcomes: ReadonlyArray<ProviderError | "ok">) => {
     generate: () =>
       Effect.suspend(() => {
         const outcome = outcomes[Math.min(calls++, outcomes.length - 1)]!
-        return outcome === "ok" ? Effect.succeed({ text: "ok", usage: { promptTokens: 1, completionTokens: 1 }, model: "test", durationMs: 0 }) : Effect.fail(outcome)
+        return outcome === "ok"
+          ? Effect.succeed({
+              text: "ok",
+              usage: { promptTokens: 1, completionTokens: 1 },
+              model: "test",
+              durationMs: 0
+            })
+          : Effect.fail(outcome)
       })
   }
   return { shape, calls: () => calls }
@@ -29,7 +44,11 @@ describe("server failures", () => {
     ["429/503 after retries", new Overloaded({ status: 503, host: "h" }), true],
     ["timeout", new Timeout({ ms: 10, role: "planner" }), true],
     ["context overflow", new ContextOverflow({ role: "planner", promptTokens: 9000, contextTokens: 8192 }), false],
-    ["a tool call the server could not parse", new ModelServerError({ status: 500, host: "h", detail: "error parsing tool call", unparsedToolCall: true }), false]
+    [
+      "a tool call the server could not parse",
+      new ModelServerError({ status: 500, host: "h", detail: "error parsing tool call", unparsedToolCall: true }),
+      false
+    ]
   ])("%s is a server failure: %s", (_label, error, expected) => {
     expect(isServerFailure(error)).toBe(expected)
   })

@@ -1,6 +1,13 @@
 // Which model-layer failures mean the server failed (not the model's reply), and a per-task watch that stops calling it then.
 import * as Effect from "effect/Effect"
-import { type GenerateError, type ModelNotFound, type ModelServerError, type ModelUnreachable, type Overloaded, Timeout } from "./errors.ts"
+import {
+  type GenerateError,
+  type ModelNotFound,
+  type ModelServerError,
+  type ModelUnreachable,
+  type Overloaded,
+  Timeout
+} from "./errors.ts"
 import { type GenerateRequest, LanguageModel, type LanguageModelShape } from "./language-model.ts"
 
 /** A failure of the model server: no reply came, whatever the model would have said. */

@@ -10,8 +10,15 @@ import { openaiSettings } from "./providers/openai.ts"
 import { MODEL_DEFAULTS, modelLayer, parseModelSpec, resilienceSettings } from "./spec.ts"
 
 const parse = (spec: string) => Effect.runPromise(Effect.result(parseModelSpec(spec)))
-const info = (layer: ReturnType<typeof modelLayer>) => Effect.runPromise(Effect.provide(Effect.map(Effect.service(LanguageModel), (m) => m.info), layer))
-const buildError = (layer: ReturnType<typeof modelLayer>) => Effect.runPromise(Effect.flip(Effect.provide(Effect.service(LanguageModel), layer)))
+const info = (layer: ReturnType<typeof modelLayer>) =>
+  Effect.runPromise(
+    Effect.provide(
+      Effect.map(Effect.service(LanguageModel), (m) => m.info),
+      layer
+    )
+  )
+const buildError = (layer: ReturnType<typeof modelLayer>) =>
+  Effect.runPromise(Effect.flip(Effect.provide(Effect.service(LanguageModel), layer)))
 
 const saved = {
   OLLAMA_HOST: process.env.OLLAMA_HOST,
@@ -28,9 +35,14 @@ afterEach(() => {
 
 describe("parseModelSpec", () => {
   it("keeps the colons of model names", async () => {
-    expect(await parse("ollama:qwen2.5:7b")).toMatchObject({ _tag: "Success", success: { provider: "ollama", model: "qwen2.5:7b" } })
+    expect(await parse("ollama:qwen2.5:7b")).toMatchObject({
+      _tag: "Success",
+      success: { provider: "ollama", model: "qwen2.5:7b" }
+    })
     expect(await parse("openai:gpt-4o-mini")).toMatchObject({ success: { provider: "openai", model: "gpt-4o-mini" } })
-    expect(await parse("scripted:test/replies.json")).toMatchObject({ success: { provider: "scripted", file: "test/replies.json" } })
+    expect(await parse("scripted:test/replies.json")).toMatchObject({
+      success: { provider: "scripted", file: "test/replies.json" }
+    })
     expect(await parse("sim")).toMatchObject({ success: { provider: "sim", options: "" } })
     expect(await parse("sim:latency=10")).toMatchObject({ success: { provider: "sim", options: "latency=10" } })
   })
@@ -55,21 +67,37 @@ describe("settings", () => {
     delete process.env.OLLAMA_HOST
     delete process.env.OPENAI_BASE_URL
     delete process.env.OPENAI_API_KEY
-    expect(ollamaSettings("m")).toMatchObject({ host: "http://127.0.0.1:11434", numCtx: 8192, keepAlive: "30m", timeoutMs: 120_000, seed: 42, temperature: 0 })
+    expect(ollamaSettings("m")).toMatchObject({
+      host: "http://127.0.0.1:11434",
+      numCtx: 8192,
+      keepAlive: "30m",
+      timeoutMs: 120_000,
+      seed: 42,
+      temperature: 0
+    })
     expect(openaiSettings("m")).toMatchObject({ baseURL: MODEL_DEFAULTS.openaiBaseURL, apiKey: "ollama" })
     process.env.OLLAMA_HOST = "gpu-box:11500"
     process.env.OPENAI_BASE_URL = "http://llama-cpp:8080/v1/"
     process.env.OPENAI_API_KEY = "k-123"
     expect(ollamaSettings("m").host).toBe("http://gpu-box:11500")
     expect(openaiSettings("m")).toMatchObject({ baseURL: "http://llama-cpp:8080/v1", apiKey: "k-123" })
-    expect(ollamaSettings("m", { host: "http://other:1", numCtx: 4096 })).toMatchObject({ host: "http://other:1", numCtx: 4096 })
+    expect(ollamaSettings("m", { host: "http://other:1", numCtx: 4096 })).toMatchObject({
+      host: "http://other:1",
+      numCtx: 4096
+    })
   })
 })
 
 describe("resilience settings", () => {
   it("size the endpoint's slots from --concurrency, else OLLAMA_NUM_PARALLEL, else the provider default", () => {
     delete process.env.OLLAMA_NUM_PARALLEL
-    expect(resilienceSettings("ollama", "http://h:1")).toMatchObject({ concurrency: 1, maxRetries: 4, retryBaseMs: 500, timeoutMs: 120_000, endpoint: "ollama:http://h:1" })
+    expect(resilienceSettings("ollama", "http://h:1")).toMatchObject({
+      concurrency: 1,
+      maxRetries: 4,
+      retryBaseMs: 500,
+      timeoutMs: 120_000,
+      endpoint: "ollama:http://h:1"
+    })
     expect(resilienceSettings("openai", "http://h:1/v1").concurrency).toBe(4)
     process.env.OLLAMA_NUM_PARALLEL = "3"
     expect(resilienceSettings("ollama", "http://h:1").concurrency).toBe(3)
@@ -92,8 +120,13 @@ describe("modelLayer", () => {
   })
 
   it("builds an Ollama model even when the server is down (tool support then defaults to true)", async () => {
-    expect(await info(modelLayer("ollama:qwen2.5:7b", { host: "http://127.0.0.1:9" }))).toMatchObject({ provider: "ollama", supportsTools: true })
-    expect(await info(modelLayer("ollama:qwen2.5:7b", { host: "http://127.0.0.1:9", supportsTools: false }))).toMatchObject({ supportsTools: false })
+    expect(await info(modelLayer("ollama:qwen2.5:7b", { host: "http://127.0.0.1:9" }))).toMatchObject({
+      provider: "ollama",
+      supportsTools: true
+    })
+    expect(
+      await info(modelLayer("ollama:qwen2.5:7b", { host: "http://127.0.0.1:9", supportsTools: false }))
+    ).toMatchObject({ supportsTools: false })
   })
 
   it("builds a scripted model from a file and reports a missing file as InvalidModelSpec", async () => {
@@ -123,7 +156,10 @@ describe("resolveModelLayer", () => {
   })
 
   it("passes other specs to modelLayer", async () => {
-    expect(await info(resolveModelLayer("openai:m", { baseURL: "http://127.0.0.1:9/v1" }))).toMatchObject({ provider: "openai", model: "m" })
+    expect(await info(resolveModelLayer("openai:m", { baseURL: "http://127.0.0.1:9/v1" }))).toMatchObject({
+      provider: "openai",
+      model: "m"
+    })
     expect(await buildError(resolveModelLayer("bogus"))).toMatchObject({ _tag: "InvalidModelSpec" })
   })
 })

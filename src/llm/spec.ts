@@ -19,13 +19,15 @@ export {
   parseEndpoint,
   parseThink,
   resilienceSettings,
-  type Think,
-  THINK_HELP
+  THINK_HELP,
+  type Think
 } from "./model-options.ts"
 export { type Provider, registerProvider } from "./providers.ts"
 
 /** A parsed spec: the provider, the rest after its prefix, and the rest again under the provider's name for it (`model`, `file`). */
-export type ModelSpec = { readonly provider: string; readonly rest: string; readonly registered: Provider } & { readonly [restName: string]: unknown }
+export type ModelSpec = { readonly provider: string; readonly rest: string; readonly registered: Provider } & {
+  readonly [restName: string]: unknown
+}
 
 /** The providers a spec may name before its first colon: the library's own and the registered ones (the bench's `sim`). */
 export const providerNames = (): Array<string> => registeredProviders().map((p) => p.name)
@@ -39,15 +41,27 @@ export const parseModelSpec = (spec: string): Effect.Effect<ModelSpec, InvalidMo
       const { provider, rest } = found
       const refused = provider.refuse?.(rest)
       if (refused !== undefined) return Effect.fail(new InvalidModelSpec({ spec, reason: refused }))
-      return Effect.succeed({ provider: provider.name, rest, [provider.restName ?? "options"]: rest, registered: provider })
+      return Effect.succeed({
+        provider: provider.name,
+        rest,
+        [provider.restName ?? "options"]: rest,
+        registered: provider
+      })
     }
     const colon = trimmed.indexOf(":")
     if (colon < 0) {
       const guess = registeredProviders().find((p) => p.claims?.(trimmed) === true)
-      return Effect.fail(new InvalidModelSpec({ spec, reason: guess ? `no provider given (did you mean "${guess.name}:${trimmed}"?)` : "no provider given" }))
+      return Effect.fail(
+        new InvalidModelSpec({
+          spec,
+          reason: guess ? `no provider given (did you mean "${guess.name}:${trimmed}"?)` : "no provider given"
+        })
+      )
     }
     const prefix = trimmed.slice(0, colon).toLowerCase()
-    return Effect.fail(new InvalidModelSpec({ spec, reason: `unknown provider "${prefix}" (known: ${providerNames().join(", ")})` }))
+    return Effect.fail(
+      new InvalidModelSpec({ spec, reason: `unknown provider "${prefix}" (known: ${providerNames().join(", ")})` })
+    )
   })
 
 /** A LanguageModel layer for a spec, built by the provider it names (servers wrapped in resilience, or a pool of `endpoints`). */
@@ -55,7 +69,8 @@ export const modelLayer = (spec: string, options: ModelOptions = {}): Layer.Laye
   Layer.unwrap(Effect.map(parseModelSpec(spec), (parsed) => parsed.registered.layer(parsed.rest, spec.trim(), options)))
 
 /** A model of its own (its own server), apart from the LanguageModel in context: e.g. the tool simulator of a run. */
-export const standaloneModel = (spec: string, options: ModelOptions = {}) => Effect.provide(Effect.service(LanguageModel), modelLayer(spec, options))
+export const standaloneModel = (spec: string, options: ModelOptions = {}) =>
+  Effect.provide(Effect.service(LanguageModel), modelLayer(spec, options))
 
 /**
  * Whether a spec names nothing of the machine that builds it (no script file, no data folder): the

@@ -5,12 +5,12 @@ import { jsonrepair } from "jsonrepair"
 import { z } from "zod"
 import { renderTemplate } from "../text/prompt-template.ts"
 import { emit } from "../trace/events.ts"
+import { capText, SIZE_CAPS } from "../trace/size-caps.ts"
 import { MalformedOutput, type ProviderError } from "./errors.ts"
 import { grammarSafe } from "./grammar-safe.ts"
 import { type GenerateRequest, type GenerateResponse, LanguageModel, type Message } from "./language-model.ts"
 import { NestingTooDeep, parseJsonBounded, textNestsDeeper } from "./nesting.ts"
 import { splitThinking } from "./thinking.ts"
-import { capText, SIZE_CAPS } from "../trace/size-caps.ts"
 
 /** At most this many reflection retries after the first attempt, as in the paper. */
 export const MAX_REFLECTIONS = 2
@@ -34,7 +34,10 @@ export interface ObjectResult<A> {
 export const jsonSchemaOf = (schema: z.ZodType): Record<string, unknown> => {
   const known = jsonSchemas.get(schema)
   if (known) return known
-  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as Record<
+    string,
+    unknown
+  >
   // Servers turn this schema into a decoding grammar, where `{}` would mean "an object": say "any value" explicitly.
   const safe = grammarSafe(rest)
   jsonSchemas.set(schema, safe)
@@ -130,9 +133,20 @@ export const generateObject = Effect.fn("LanguageModel.generateObject")(function
   const rejections: Array<Rejection> = []
   // Emitted on every exit (success, MalformedOutput, a provider error, interruption) so none is lost.
   const traceRejections = (recovered: boolean) =>
-    Effect.forEach(rejections, (r) => emit("guardrail", { guardrail: r.guardrail, role: request.role, error: r.error, attempt: r.attempt, recovered: recovered || r.guardrail === REPAIR }), {
-      discard: true
-    })
+    Effect.forEach(
+      rejections,
+      (r) =>
+        emit("guardrail", {
+          guardrail: r.guardrail,
+          role: request.role,
+          error: r.error,
+          attempt: r.attempt,
+          recovered: recovered || r.guardrail === REPAIR
+        }),
+      {
+        discard: true
+      }
+    )
   return yield* attempts(request, rejections).pipe(Effect.onExit((exit) => traceRejections(Exit.isSuccess(exit))))
 })
 
@@ -153,9 +167,18 @@ const attempts = <A>(request: ObjectRequest<A>, rejections: Array<Rejection>) =>
       rejections.push({ guardrail: parsed.guardrail, error: parsed.error, attempt })
       last = { text: response.text, error: parsed.error }
       const said = splitThinking(response.text).text
-      messages = [...request.messages, { role: "assistant", content: said.slice(0, 4000) }, reflection(parsed.error, said)]
+      messages = [
+        ...request.messages,
+        { role: "assistant", content: said.slice(0, 4000) },
+        reflection(parsed.error, said)
+      ]
     }
-    return yield* new MalformedOutput({ role: request.role, error: last.error, text: last.text.slice(0, 2000), attempts: maxReflections + 1 })
+    return yield* new MalformedOutput({
+      role: request.role,
+      error: last.error,
+      text: last.text.slice(0, 2000),
+      attempts: maxReflections + 1
+    })
   })
 
 /** One traced call to the model. */
@@ -166,7 +189,9 @@ export const callModel = (
 ): Effect.Effect<GenerateResponse, ProviderError> =>
   generate(request).pipe(
     // a reply far longer than any agent uses is cut where it is read, so its copies (parsing, events) stay small
-    Effect.map((r) => (r.text.length > SIZE_CAPS.replyChars ? { ...r, text: capText(r.text, SIZE_CAPS.replyChars) } : r)),
+    Effect.map((r) =>
+      r.text.length > SIZE_CAPS.replyChars ? { ...r, text: capText(r.text, SIZE_CAPS.replyChars) } : r
+    ),
     Effect.tap((r) =>
       emit("model_call", {
         role: request.role,
@@ -191,6 +216,17 @@ export const callModel = (
         cached: r.cached ?? false
       })
     ),
-    Effect.tapError((e) => emit("model_call", { role: request.role, model: "", promptTokens: 0, completionTokens: 0, durationMs: 0, attempt, ok: false, error: e.message })),
+    Effect.tapError((e) =>
+      emit("model_call", {
+        role: request.role,
+        model: "",
+        promptTokens: 0,
+        completionTokens: 0,
+        durationMs: 0,
+        attempt,
+        ok: false,
+        error: e.message
+      })
+    ),
     Effect.withSpan("LanguageModel.call", { attributes: { role: request.role, attempt } })
   )

@@ -40,7 +40,10 @@ export const splitThinking = (raw: string): SplitReply => {
       text = text.slice(0, start) + text.slice(end + close.length)
     }
   }
-  const thinking = thoughts.map((t) => t.trim()).filter((t) => t.length > 0).join("\n\n")
+  const thinking = thoughts
+    .map((t) => t.trim())
+    .filter((t) => t.length > 0)
+    .join("\n\n")
   return thoughts.length === 0 ? { text: raw } : { text: text.trim(), ...(thinking ? { thinking } : {}) }
 }
 

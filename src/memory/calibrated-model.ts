@@ -10,5 +10,12 @@ import { type ContextBudget, requestChars } from "./context-budget.ts"
 export const calibrating = (model: LanguageModelShape, budget: ContextBudget): LanguageModelShape =>
   LanguageModel.of({
     info: model.info,
-    generate: (request) => model.generate(request).pipe(Effect.tap((r) => Effect.sync(() => r.cached || budget.calibrate(requestChars(request), r.usage.promptTokens))))
+    generate: (request) =>
+      model
+        .generate(request)
+        .pipe(
+          Effect.tap((r) =>
+            Effect.sync(() => r.cached || budget.calibrate(requestChars(request), r.usage.promptTokens))
+          )
+        )
   })

@@ -41,10 +41,16 @@ export class ContextBudget {
   readonly warned = new Set<string>()
 
   constructor(options: ContextBudgetOptions) {
-    const reserve = Math.min(options.reserveTokens ?? budgetDefaults.reserveTokens, Math.floor(options.contextTokens / 2))
+    const reserve = Math.min(
+      options.reserveTokens ?? budgetDefaults.reserveTokens,
+      Math.floor(options.contextTokens / 2)
+    )
     this.promptTokens = Math.max(1, options.contextTokens - reserve)
     this.count = options.countTokens ?? ((text) => Math.ceil(text.length / this.charsPerToken))
-    this.maxObservationTokens = Math.min(options.maxObservationTokens ?? budgetDefaults.maxObservationTokens, Math.floor(this.promptTokens / 4))
+    this.maxObservationTokens = Math.min(
+      options.maxObservationTokens ?? budgetDefaults.maxObservationTokens,
+      Math.floor(this.promptTokens / 4)
+    )
   }
 
   /**
@@ -64,7 +70,8 @@ export class ContextBudget {
     // Shrink proportionally, then step down until the counter agrees: works for any tokenizer.
     let chars = Math.floor((text.length * maxTokens) / this.count(text))
     for (;;) {
-      const cut = keep === "start" ? text.slice(0, chars) + TRUNCATED : `${TRUNCATED.trim()} ${text.slice(text.length - chars)}`
+      const cut =
+        keep === "start" ? text.slice(0, chars) + TRUNCATED : `${TRUNCATED.trim()} ${text.slice(text.length - chars)}`
       if (this.count(cut) <= maxTokens || chars === 0) return cut
       chars = Math.floor(chars * 0.9)
     }
@@ -91,7 +98,10 @@ export class ContextBudget {
 
   /** Tokens of a message as sent: its text and the tool calls it carries. */
   messageTokens(message: Message): number {
-    return this.count(message.content) + (message.toolCalls && message.toolCalls.length > 0 ? this.count(JSON.stringify(message.toolCalls)) : 0)
+    return (
+      this.count(message.content) +
+      (message.toolCalls && message.toolCalls.length > 0 ? this.count(JSON.stringify(message.toolCalls)) : 0)
+    )
   }
 
   /**
@@ -105,7 +115,8 @@ export class ContextBudget {
       const over = sentTokens + out.reduce((n, m) => n + this.messageTokens(m), 0) - this.promptTokens
       if (over <= 0) return out
       let largest = -1
-      for (let i = keep; i < out.length; i++) if (largest < 0 || this.count(out[i]!.content) > this.count(out[largest]!.content)) largest = i
+      for (let i = keep; i < out.length; i++)
+        if (largest < 0 || this.count(out[i]!.content) > this.count(out[largest]!.content)) largest = i
       const tokens = largest < 0 ? 0 : this.count(out[largest]!.content)
       if (tokens === 0) return out // only the task and tool calls left: nothing of ours to cut
       out[largest] = { ...out[largest]!, content: this.truncate(out[largest]!.content, Math.max(0, tokens - over)) }
@@ -131,7 +142,10 @@ export class ContextBudget {
 
 /** The characters of a request as the server tokenizes them (messages with their tool calls, and the schema or tools it carries), for `calibrate`. */
 export const requestChars = (request: GenerateRequest): number =>
-  request.messages.reduce((n, m) => n + m.content.length + (m.toolCalls && m.toolCalls.length > 0 ? JSON.stringify(m.toolCalls).length : 0), 0) +
+  request.messages.reduce(
+    (n, m) => n + m.content.length + (m.toolCalls && m.toolCalls.length > 0 ? JSON.stringify(m.toolCalls).length : 0),
+    0
+  ) +
   (request.format ? jsonChars(request.format) : 0) +
   (request.tools && request.tools.length > 0 ? jsonChars(request.tools) : 0)
 

@@ -100,7 +100,11 @@ describe("ContextBudget", () => {
       { role: "user" as const, content: "q".repeat(1000) }
     ]
     const later = [
-      { role: "assistant" as const, content: "a".repeat(4000), toolCalls: [{ id: "call_1", name: "calculator", arguments: { expression: "6 * 7" } }] },
+      {
+        role: "assistant" as const,
+        content: "a".repeat(4000),
+        toolCalls: [{ id: "call_1", name: "calculator", arguments: { expression: "6 * 7" } }]
+      },
       { role: "tool" as const, content: "42", toolCallId: "call_1", toolName: "calculator" },
       { role: "assistant" as const, content: "b".repeat(1200) }
     ]

@@ -10,7 +10,12 @@ const oneLine = (text: string, max: number): string => {
 
 /** A step as the executor and answerer read it. */
 export const renderStep = (step: Step, index: number): string =>
-  [`Step ${index + 1}:`, `  Thought: ${step.thought}`, `  Action: ${step.tool} ${JSON.stringify(step.args)}`, `  Answer: ${step.answer}`].join("\n")
+  [
+    `Step ${index + 1}:`,
+    `  Thought: ${step.thought}`,
+    `  Action: ${step.tool} ${JSON.stringify(step.args)}`,
+    `  Answer: ${step.answer}`
+  ].join("\n")
 
 /** Steps folded into a short summary: one line each, the answer shortened. */
 export const renderFolded = (steps: ReadonlyArray<Step>, firstIndex = 0): string =>

@@ -16,7 +16,12 @@ const shapeValueOf = (property: Schema, example: string | undefined): string => 
   const schema = present(property)
   if (example !== undefined)
     // a list's example names its items, separated by " | "
-    return schema["type"] === "array" ? `[${example.split(" | ").map((item) => JSON.stringify(item)).join(", ")}]` : JSON.stringify(example)
+    return schema["type"] === "array"
+      ? `[${example
+          .split(" | ")
+          .map((item) => JSON.stringify(item))
+          .join(", ")}]`
+      : JSON.stringify(example)
   if (Array.isArray(schema["enum"])) return schema["enum"].map((o) => JSON.stringify(o)).join(" or ")
   switch (schema["type"]) {
     case "boolean":
@@ -38,7 +43,8 @@ const shapeValueOf = (property: Schema, example: string | undefined): string => 
 export const jsonShape = (schema: Schema, examples: Readonly<Record<string, string>> = {}): string => {
   const properties = asSchema(schema["properties"])
   const unknown = Object.keys(examples).filter((k) => !(k in properties))
-  if (unknown.length > 0) throw new Error(`the prompt's example names ${unknown.join(", ")}, which the reply's schema does not have`)
+  if (unknown.length > 0)
+    throw new Error(`the prompt's example names ${unknown.join(", ")}, which the reply's schema does not have`)
   return `{${Object.entries(properties)
     .map(([key, property]) => `${JSON.stringify(key)}: ${shapeValueOf(asSchema(property), examples[key])}`)
     .join(", ")}}`

@@ -25,7 +25,10 @@ export const STB_FILES = {
 export const STB_ENV = "SMURFS_STB"
 
 /** A StableToolBench file is missing or does not hold what we read from it. */
-export class StbFilesError extends Data.TaggedError("StbFilesError")<{ readonly path: string; readonly problem: string }> {
+export class StbFilesError extends Data.TaggedError("StbFilesError")<{
+  readonly path: string
+  readonly problem: string
+}> {
   get kind(): FailureKind {
     return "bad-input"
   }
@@ -49,7 +52,9 @@ export const readStbFile = (dir: string, file: string): string => {
 
 /** Python string escapes as they appear in their sources (\" \' \\ \n \t and line continuations). */
 export const unescapePython = (text: string): string =>
-  text.replace(/\\(\n|\\|"|'|n|t|r)/g, (_, c: string) => (c === "\n" ? "" : c === "n" ? "\n" : c === "t" ? "\t" : c === "r" ? "\r" : c))
+  text.replace(/\\(\n|\\|"|'|n|t|r)/g, (_, c: string) =>
+    c === "\n" ? "" : c === "n" ? "\n" : c === "t" ? "\t" : c === "r" ? "\r" : c
+  )
 
 /** The value of a module-level string constant `NAME = """..."""` (or '''...''', "...", '...'). */
 export const pythonConstant = (source: string, name: string, path: string): string => {
@@ -59,7 +64,12 @@ export const pythonConstant = (source: string, name: string, path: string): stri
 }
 
 /** The first double-quoted string value of `"key": "..."` after `from` in `source`. */
-export const pythonStringAfter = (source: string, from: number, key: string, path: string): { value: string; end: number } => {
+export const pythonStringAfter = (
+  source: string,
+  from: number,
+  key: string,
+  path: string
+): { value: string; end: number } => {
   const re = new RegExp(`"${key}"\\s*:\\s*"((?:[^"\\\\]|\\\\.)*)"`, "g")
   re.lastIndex = from
   const match = re.exec(source)

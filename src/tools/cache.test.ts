@@ -23,7 +23,9 @@ const weather = () => {
     call: (args) =>
       Effect.sync((): ToolResult => {
         calls++
-        return args["city"] === "nowhere" ? { ok: false, content: "", error: "unknown city" } : { ok: true, content: `call ${calls}: sunny in ${String(args["city"])}` }
+        return args["city"] === "nowhere"
+          ? { ok: false, content: "", error: "unknown city" }
+          : { ok: true, content: `call ${calls}: sunny in ${String(args["city"])}` }
       })
   }
   return { tool, calls: () => calls }
@@ -69,7 +71,9 @@ describe("tool cache", () => {
     const first = weather()
     const stored = await call((await Effect.runPromise(makeToolCache({ dir }))).wrapTool(first.tool), { city: "Paris" })
     const second = weather()
-    const replayed = await call((await Effect.runPromise(makeToolCache({ dir }))).wrapTool(second.tool), { city: "Paris" })
+    const replayed = await call((await Effect.runPromise(makeToolCache({ dir }))).wrapTool(second.tool), {
+      city: "Paris"
+    })
     expect(second.calls()).toBe(0)
     expect(replayed).toEqual({ ...stored, cached: true })
   })
@@ -91,7 +95,8 @@ describe("tool cache", () => {
     let served = 0
     const env: ToolEnvironment = {
       name: "replay",
-      serve: (call) => Effect.sync(() => (served++, call.stdApi === "missing" ? undefined : { ok: true, content: `served ${served}` }))
+      serve: (call) =>
+        Effect.sync(() => (served++, call.stdApi === "missing" ? undefined : { ok: true, content: `served ${served}` }))
     }
     const cached = (await Effect.runPromise(makeToolCache())).wrapEnvironment(env)
     const doc = { tool_name: "T", api_name: "A" } as never

@@ -11,7 +11,11 @@ describe("safeCall", () => {
   })
 
   it("turns a throw into ok:false naming the tool and the error", async () => {
-    const result = await run(safeCall("boom", () => { throw new Error("kaput") }))
+    const result = await run(
+      safeCall("boom", () => {
+        throw new Error("kaput")
+      })
+    )
     expect(result.ok).toBe(false)
     expect(result.error).toBe('tool "boom" failed: kaput')
   })
@@ -56,8 +60,14 @@ describe("safeCall", () => {
   })
 
   it("reports undefined and functions as failures", async () => {
-    expect(await run(safeCall("void", () => undefined))).toMatchObject({ ok: false, error: 'tool "void" returned nothing (undefined)' })
-    expect(await run(safeCall("fn", () => () => 1))).toMatchObject({ ok: false, error: 'tool "fn" returned a function, not data' })
+    expect(await run(safeCall("void", () => undefined))).toMatchObject({
+      ok: false,
+      error: 'tool "void" returned nothing (undefined)'
+    })
+    expect(await run(safeCall("fn", () => () => 1))).toMatchObject({
+      ok: false,
+      error: 'tool "fn" returned a function, not data'
+    })
     expect(await run(safeCall("null", () => null))).toEqual({ ok: true, content: "null" })
   })
 })

@@ -1,7 +1,8 @@
 // The safe tool call shared by all tools: timeout, caught failures, serialized and size-capped content.
-import { tooDeepMessage, valueNestsDeeper } from "../llm/nesting.ts"
+
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import { tooDeepMessage, valueNestsDeeper } from "../llm/nesting.ts"
 import { redactText, secretValues } from "../trace/redact.ts"
 import { trackToolCall } from "./exit-guard.ts"
 import type { ToolResult } from "./tool.ts"
@@ -67,16 +68,27 @@ const redactResult = (result: ToolResult): ToolResult => {
   const secrets = secretValues() // read the environment once for both texts
   const content = redactText(result.content, secrets)
   const error = result.error === undefined ? undefined : redactText(result.error, secrets)
-  return content === result.content && error === result.error ? result : { ...result, content, ...(error === undefined ? {} : { error }) }
+  return content === result.content && error === result.error
+    ? result
+    : { ...result, content, ...(error === undefined ? {} : { error }) }
 }
 
 /** A tool implementation's return value as a result: `undefined`, functions and symbols are failures, the rest is content. */
-export const toToolResult = (toolName: string, value: unknown, maxChars: number = SAFE_CALL_DEFAULTS.maxContentChars): ToolResult => {
+export const toToolResult = (
+  toolName: string,
+  value: unknown,
+  maxChars: number = SAFE_CALL_DEFAULTS.maxContentChars
+): ToolResult => {
   if (value === undefined) return { ok: false, content: "", error: `tool "${toolName}" returned nothing (undefined)` }
   if (typeof value === "function" || typeof value === "symbol")
     return { ok: false, content: "", error: `tool "${toolName}" returned a ${typeof value}, not data` }
   // serializing (and every later walk) would overflow the stack
-  if (valueNestsDeeper(value)) return { ok: false, content: "", error: `tool "${toolName}" returned a value that cannot be used: ${tooDeepMessage()}` }
+  if (valueNestsDeeper(value))
+    return {
+      ok: false,
+      content: "",
+      error: `tool "${toolName}" returned a value that cannot be used: ${tooDeepMessage()}`
+    }
   return capContent({ ok: true, content: stringifyOutput(value) }, maxChars)
 }
 
@@ -91,17 +103,28 @@ export const guardToolCall = (
 ): Effect.Effect<ToolResult> => {
   const timeoutMs = options.timeoutMs ?? SAFE_CALL_DEFAULTS.timeoutMs
   const maxChars = options.maxContentChars ?? SAFE_CALL_DEFAULTS.maxContentChars
-  return trackToolCall(toolName, Effect.suspend(() => effect)).pipe(
+  return trackToolCall(
+    toolName,
+    Effect.suspend(() => effect)
+  ).pipe(
     Effect.timeoutOrElse({
       duration: timeoutMs,
       orElse: () =>
-        Effect.succeed<ToolResult>({ ok: false, content: "", error: `tool "${toolName}" did not answer within ${timeoutMs} ms (timeout)` })
+        Effect.succeed<ToolResult>({
+          ok: false,
+          content: "",
+          error: `tool "${toolName}" did not answer within ${timeoutMs} ms (timeout)`
+        })
     }),
     // secrets a tool returned never reach a model server (nor anything written later)
     Effect.map((result) => redactResult(capContent(result, maxChars))),
     Effect.catchCause((cause) => {
       const failure = Cause.squash(cause)
-      return Effect.succeed<ToolResult>({ ok: false, content: "", error: `tool "${toolName}" failed: ${errorText(failure)}` })
+      return Effect.succeed<ToolResult>({
+        ok: false,
+        content: "",
+        error: `tool "${toolName}" failed: ${errorText(failure)}`
+      })
     })
   )
 }
@@ -119,9 +142,8 @@ export const safeCall = (
   const maxChars = options.maxContentChars ?? SAFE_CALL_DEFAULTS.maxContentChars
   return guardToolCall(
     toolName,
-    Effect.map(
-      Effect.tryPromise({ try: async (signal) => await run(signal), catch: (e) => e }),
-      (value) => toToolResult(toolName, value, maxChars)
+    Effect.map(Effect.tryPromise({ try: async (signal) => await run(signal), catch: (e) => e }), (value) =>
+      toToolResult(toolName, value, maxChars)
     ),
     options
   )

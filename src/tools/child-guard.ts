@@ -43,7 +43,8 @@ export const watchToolChildren = (): { readonly end: (warn: (line: string) => vo
           child.kill("SIGTERM")
         }
         child.unref()
-        for (const stream of [child.stdin, child.stdout, child.stderr]) (stream as { unref?: () => void } | null)?.unref?.()
+        for (const stream of [child.stdin, child.stdout, child.stderr])
+          (stream as { unref?: () => void } | null)?.unref?.()
       }
       started.clear()
     }

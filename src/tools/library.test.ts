@@ -23,8 +23,17 @@ describe("defineTool", () => {
   })
 
   it("applies its own timeout", async () => {
-    const hang = defineTool({ name: "hang", description: "", parameters: z.object({}), execute: () => new Promise(() => {}), timeoutMs: 10 })
-    expect(await Effect.runPromise(hang.call({}))).toMatchObject({ ok: false, error: 'tool "hang" did not answer within 10 ms (timeout)' })
+    const hang = defineTool({
+      name: "hang",
+      description: "",
+      parameters: z.object({}),
+      execute: () => new Promise(() => {}),
+      timeoutMs: 10
+    })
+    expect(await Effect.runPromise(hang.call({}))).toMatchObject({
+      ok: false,
+      error: 'tool "hang" did not answer within 10 ms (timeout)'
+    })
   })
 })
 

@@ -1,9 +1,9 @@
 // Tool libraries: a named set of tools with unique names, lookups, and their specs for native tool calling.
 import * as Data from "effect/Data"
+import type { FailureKind } from "../failure.ts"
 import type { ToolSpec } from "../llm/language-model.ts"
 import { jsonSchemaOf } from "../llm/structured.ts"
 import { STB_JSON_SCHEMA, STB_PARAMETERS, stableToolBenchParameters, type Tool, type ToolLibrary } from "./tool.ts"
-import type { FailureKind } from "../failure.ts"
 
 /** Two tools of one library share a name. */
 export class DuplicateToolName extends Data.TaggedError("DuplicateToolName")<{
@@ -29,7 +29,8 @@ export const makeToolLibrary = (name: string, tools: ReadonlyArray<Tool>): ToolL
 }
 
 /** The tool with exactly this name. */
-export const findTool = (library: ToolLibrary, name: string): Tool | undefined => library.tools.find((t) => t.name === name)
+export const findTool = (library: ToolLibrary, name: string): Tool | undefined =>
+  library.tools.find((t) => t.name === name)
 
 /**
  * The tool a model meant: the exact name, else a case-insensitive match, else the one tool whose name
@@ -65,7 +66,9 @@ const stableToolBenchJsonSchema = (tool: Tool): Record<string, unknown> => {
   const given = tool.meta?.[STB_JSON_SCHEMA]
   if (typeof given === "object" && given !== null) return given as Record<string, unknown>
   // only a tool that declares a StableToolBench view pays for reading it (a lazy `parameters` stays unbuilt)
-  return tool.meta?.[STB_PARAMETERS] === undefined ? parametersJsonSchema(tool) : jsonSchemaOf(stableToolBenchParameters(tool))
+  return tool.meta?.[STB_PARAMETERS] === undefined
+    ? parametersJsonSchema(tool)
+    : jsonSchemaOf(stableToolBenchParameters(tool))
 }
 
 /**

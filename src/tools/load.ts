@@ -4,6 +4,7 @@ import { extname, resolve } from "node:path"
 import { pathToFileURL } from "node:url"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
+import { loadWithPeers, MCP_PEERS } from "../peer-packages.ts"
 import { demoLibrary } from "./demo/index.ts"
 import { chainEnvironments } from "./environments/chain.ts"
 import type { ToolEnvironment } from "./environments/environment.ts"
@@ -12,12 +13,11 @@ import { loadReplayIndex, makeReplayEnvironment } from "./environments/replay.ts
 import { makeToolLibrary } from "./library.ts"
 import { ToolLoadError } from "./load-error.ts"
 import { combineLibraries } from "./sources/combine.ts"
-import { loadWithPeers, MCP_PEERS } from "../peer-packages.ts"
 import type { McpOptions, McpServer } from "./sources/mcp.ts"
 import { parseToolSource } from "./sources/source-spec.ts"
 import { describeSyntaxError } from "./syntax-location.ts"
 import type { Tool, ToolLibrary } from "./tool.ts"
-import { toolbenchLibrary, type ToolbenchToolOptions } from "./toolbench/adapter.ts"
+import { type ToolbenchToolOptions, toolbenchLibrary } from "./toolbench/adapter.ts"
 
 export { ToolLoadError }
 
@@ -37,13 +37,24 @@ export interface LoadToolsOptions extends ToolbenchToolOptions {
 const MODULE_EXTENSIONS = [".ts", ".mts", ".js", ".mjs", ".cts", ".cjs"]
 
 const isTool = (x: unknown): x is Tool =>
-  typeof x === "object" && x !== null && typeof (x as Tool).name === "string" && typeof (x as Tool).call === "function" && typeof (x as Tool).parameters === "object"
+  typeof x === "object" &&
+  x !== null &&
+  typeof (x as Tool).name === "string" &&
+  typeof (x as Tool).call === "function" &&
+  typeof (x as Tool).parameters === "object"
 
 const isLibrary = (x: unknown): x is ToolLibrary =>
-  typeof x === "object" && x !== null && typeof (x as ToolLibrary).name === "string" && Array.isArray((x as ToolLibrary).tools)
+  typeof x === "object" &&
+  x !== null &&
+  typeof (x as ToolLibrary).name === "string" &&
+  Array.isArray((x as ToolLibrary).tools)
 
 /** A module's tools: its default export or its `tools` export, a ToolLibrary or an array of Tools. */
-const libraryFromModule = (source: string, name: string, module: Record<string, unknown>): Effect.Effect<ToolLibrary, ToolLoadError> =>
+const libraryFromModule = (
+  source: string,
+  name: string,
+  module: Record<string, unknown>
+): Effect.Effect<ToolLibrary, ToolLoadError> =>
   Effect.try({
     try: () => {
       for (const candidate of [module.default, module.tools]) {
@@ -54,7 +65,9 @@ const libraryFromModule = (source: string, name: string, module: Record<string, 
           return makeToolLibrary(name, candidate as Tool[])
         }
       }
-      throw new Error("the module exports no tools: export default a ToolLibrary or an array of Tools (or export const tools = [...])")
+      throw new Error(
+        "the module exports no tools: export default a ToolLibrary or an array of Tools (or export const tools = [...])"
+      )
     },
     catch: (e) => new ToolLoadError({ source, reason: (e as Error).message })
   })
@@ -64,29 +77,46 @@ const loadModule = (source: string, path: string): Effect.Effect<ToolLibrary, To
     try: () => import(pathToFileURL(path).href) as Promise<Record<string, unknown>>,
     catch: (e) => {
       const syntax = describeSyntaxError(path, e)
-      return new ToolLoadError({ source, reason: syntax ? `${syntax}. Fix the module and run again.` : `the module threw while loading: ${(e as Error)?.message ?? String(e)}` })
+      return new ToolLoadError({
+        source,
+        reason: syntax
+          ? `${syntax}. Fix the module and run again.`
+          : `the module threw while loading: ${(e as Error)?.message ?? String(e)}`
+      })
     }
-  }).pipe(Effect.flatMap((module) => libraryFromModule(source, path.replace(/^.*[\\/]/, "").replace(/\.[^.]+$/, ""), module)))
+  }).pipe(
+    Effect.flatMap((module) => libraryFromModule(source, path.replace(/^.*[\\/]/, "").replace(/\.[^.]+$/, ""), module))
+  )
 
 /** The api_list inside an api_list file: an array of docs, a query with `api_list`, or a list of queries. */
-const apiListOf = (source: string, data: unknown, queryId: string | number | undefined): { apiList: unknown[]; name: string } => {
+const apiListOf = (
+  source: string,
+  data: unknown,
+  queryId: string | number | undefined
+): { apiList: unknown[]; name: string } => {
   const fail = (reason: string): never => {
     throw new ToolLoadError({ source, reason })
   }
   const isQuery = (x: unknown): x is { api_list: unknown[]; query_id?: unknown } =>
     typeof x === "object" && x !== null && Array.isArray((x as { api_list?: unknown }).api_list)
   if (isQuery(data)) return { apiList: data.api_list, name: `toolbench:${String(data.query_id ?? "query")}` }
-  if (!Array.isArray(data)) return fail("the JSON is neither an api_list (array of API docs), a query with api_list, nor a list of queries")
+  if (!Array.isArray(data))
+    return fail("the JSON is neither an api_list (array of API docs), a query with api_list, nor a list of queries")
   if (data.length === 0) return fail("the JSON array is empty: it holds no API docs")
   if (isQuery(data[0])) {
-    const query = queryId === undefined ? data[0] : data.find((q) => isQuery(q) && String(q.query_id) === String(queryId))
+    const query =
+      queryId === undefined ? data[0] : data.find((q) => isQuery(q) && String(q.query_id) === String(queryId))
     if (!isQuery(query)) return fail(`no query with query_id ${String(queryId)} in the file`)
     return { apiList: query.api_list, name: `toolbench:${String(query.query_id ?? "query")}` }
   }
   return { apiList: data, name: "toolbench" }
 }
 
-const loadApiList = (source: string, path: string, options: LoadToolsOptions): Effect.Effect<ToolLibrary, ToolLoadError> =>
+const loadApiList = (
+  source: string,
+  path: string,
+  options: LoadToolsOptions
+): Effect.Effect<ToolLibrary, ToolLoadError> =>
   Effect.gen(function* () {
     const data = yield* Effect.try({
       try: () => JSON.parse(readFileSync(path, "utf8")) as unknown,
@@ -101,9 +131,10 @@ const loadApiList = (source: string, path: string, options: LoadToolsOptions): E
       (yield* Effect.gen(function* () {
         const offline = makeOfflineEnvironment(options.offlineMode ?? "error")
         if (!options.responses && !options.cacheDir) return chainEnvironments([offline])
-        const index = yield* loadReplayIndex({ responses: options.responses ? [options.responses] : [], cacheDirs: options.cacheDir ? [options.cacheDir] : [] }).pipe(
-          Effect.mapError((e) => new ToolLoadError({ source, reason: e.message }))
-        )
+        const index = yield* loadReplayIndex({
+          responses: options.responses ? [options.responses] : [],
+          cacheDirs: options.cacheDir ? [options.cacheDir] : []
+        }).pipe(Effect.mapError((e) => new ToolLoadError({ source, reason: e.message })))
         return chainEnvironments([makeReplayEnvironment(index), offline])
       }))
     return yield* Effect.try({
@@ -117,23 +148,43 @@ const loadApiList = (source: string, path: string, options: LoadToolsOptions): E
  * (default export or `tools` export: a ToolLibrary or an array of Tools); a .json path is a StableToolBench
  * api_list, served by a replay environment when `options.responses`/`cacheDir` are given, else offline.
  */
-export const loadToolLibrary = (source: string, options: LoadToolsOptions = {}): Effect.Effect<ToolLibrary, ToolLoadError> =>
+export const loadToolLibrary = (
+  source: string,
+  options: LoadToolsOptions = {}
+): Effect.Effect<ToolLibrary, ToolLoadError> =>
   Effect.suspend(() => {
     if (source === "demo") return Effect.succeed(demoLibrary())
     if (/^mcp(:|\+https?:)/i.test(source.trim()))
-      return Effect.fail(new ToolLoadError({ source, reason: "an MCP server stays connected while its tools are used: load it with loadTools (inside a Scope)" }))
+      return Effect.fail(
+        new ToolLoadError({
+          source,
+          reason: "an MCP server stays connected while its tools are used: load it with loadTools (inside a Scope)"
+        })
+      )
     const path = resolve(source)
-    if (!existsSync(path)) return Effect.fail(new ToolLoadError({ source, reason: `the path ${path} does not exist (use "demo", a .ts/.js module, or an api_list .json file)` }))
+    if (!existsSync(path))
+      return Effect.fail(
+        new ToolLoadError({
+          source,
+          reason: `the path ${path} does not exist (use "demo", a .ts/.js module, or an api_list .json file)`
+        })
+      )
     const ext = extname(path).toLowerCase()
     if (MODULE_EXTENSIONS.includes(ext)) return loadModule(source, path)
     if (ext === ".json") return loadApiList(source, path, options)
-    return Effect.fail(new ToolLoadError({ source, reason: `unknown kind of file "${ext}": use a .ts/.js module or an api_list .json file` }))
+    return Effect.fail(
+      new ToolLoadError({
+        source,
+        reason: `unknown kind of file "${ext}": use a .ts/.js module or an api_list .json file`
+      })
+    )
   })
 
 export interface LoadSourcesOptions extends LoadToolsOptions, McpOptions {}
 
 /** The prefix of a source's tools when names clash: the MCP server's own name, else the library's. */
-const prefixOf = (library: ToolLibrary, server?: McpServer): string => (server?.serverName ?? library.name).replace(/^.*[\\/]/, "")
+const prefixOf = (library: ToolLibrary, server?: McpServer): string =>
+  (server?.serverName ?? library.name).replace(/^.*[\\/]/, "")
 
 /**
  * Load and combine tool sources (each a `--tools` value): `demo`, a module, an api_list file,
@@ -141,17 +192,32 @@ const prefixOf = (library: ToolLibrary, server?: McpServer): string => (server?.
  * Scope closes, which stops their server processes. Tool names shared by two sources are prefixed
  * with their source's name.
  */
-export const loadTools = (sources: ReadonlyArray<string>, options: LoadSourcesOptions = {}): Effect.Effect<ToolLibrary, ToolLoadError, Scope.Scope> =>
+export const loadTools = (
+  sources: ReadonlyArray<string>,
+  options: LoadSourcesOptions = {}
+): Effect.Effect<ToolLibrary, ToolLoadError, Scope.Scope> =>
   Effect.gen(function* () {
-    if (sources.length === 0) return yield* new ToolLoadError({ source: "--tools", reason: "no source was given; use demo, a module, an api_list .json, mcp:<command> or mcp+http(s)://..." })
+    if (sources.length === 0)
+      return yield* new ToolLoadError({
+        source: "--tools",
+        reason: "no source was given; use demo, a module, an api_list .json, mcp:<command> or mcp+http(s)://..."
+      })
     const named = yield* Effect.forEach(sources, (source) =>
       Effect.gen(function* () {
-        const spec = yield* Effect.try({ try: () => parseToolSource(source), catch: (e) => new ToolLoadError({ source, reason: (e as Error).message }) })
+        const spec = yield* Effect.try({
+          try: () => parseToolSource(source),
+          catch: (e) => new ToolLoadError({ source, reason: (e as Error).message })
+        })
         if (spec.kind === "mcp-stdio" || spec.kind === "mcp-http") {
           // The MCP SDK (an optional peer package) is loaded only when an MCP source is given: `import "smurfs"` stays light.
-          const { connectMcp } = yield* loadWithPeers(MCP_PEERS, () => import("./sources/mcp.ts")).pipe(Effect.mapError((e) => new ToolLoadError({ source, reason: e.message })))
+          const { connectMcp } = yield* loadWithPeers(MCP_PEERS, () => import("./sources/mcp.ts")).pipe(
+            Effect.mapError((e) => new ToolLoadError({ source, reason: e.message }))
+          )
           const server = yield* connectMcp(spec, options)
-          const library = yield* Effect.try({ try: () => makeToolLibrary(server.serverName, server.tools), catch: (e) => new ToolLoadError({ source, reason: (e as Error).message }) })
+          const library = yield* Effect.try({
+            try: () => makeToolLibrary(server.serverName, server.tools),
+            catch: (e) => new ToolLoadError({ source, reason: (e as Error).message })
+          })
           return { prefix: prefixOf(library, server), library }
         }
         const library = yield* loadToolLibrary(spec.kind === "demo" ? "demo" : spec.path, options)

@@ -5,8 +5,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect, Fiber } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
-import { writeJsonAtomic, writeTextAtomic } from "./atomic-write.ts"
 import { diskWith } from "../../test/disk.ts"
+import { writeJsonAtomic, writeTextAtomic } from "./atomic-write.ts"
 
 const scratch = mkdtempSync(join(tmpdir(), "smurfs-atomic-"))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
@@ -46,7 +46,9 @@ describe("atomic writes do not block the event loop", () => {
     const disk = gate()
     const slow = slowDisk(disk.opened)
     const order: Array<string> = []
-    const writing = Effect.runPromise(writeJsonAtomic(file, { answer: "new" }, slow.fs)).then(() => order.push("written"))
+    const writing = Effect.runPromise(writeJsonAtomic(file, { answer: "new" }, slow.fs)).then(() =>
+      order.push("written")
+    )
     await slow.entered
     // A synchronous writer would hold the event loop until the disk answered: this timer could not run, and the
     // disk (opened by the timer) would never answer.

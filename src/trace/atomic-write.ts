@@ -3,7 +3,7 @@ import { open, rename, unlink } from "node:fs/promises"
 import { basename, dirname, join } from "node:path"
 import * as Effect from "effect/Effect"
 import { makeDirectory, RunDirError, writeProblem } from "./fs-problem.ts"
-import { refuseSymlinks, type RootedPath } from "./guarded-fs.ts"
+import { type RootedPath, refuseSymlinks } from "./guarded-fs.ts"
 
 /** Temporary files of an unfinished atomic write carry this marker; a run directory removes them when it is opened. */
 export const TMP_MARK = ".tmp-"
@@ -115,8 +115,15 @@ const writeRendered = Effect.fn("writeAtomic")(function* (file: WriteTarget, ren
  * RunDirError naming the cause and what to do: a full disk (ENOSPC), a read-only file system (EROFS), a quota (EDQUOT),
  * a symbolic link inside the root it must stay in...
  */
-export const writeTextAtomic = (file: WriteTarget, text: string, fs: AtomicWriteFs = nodeAtomicWriteFs): Effect.Effect<void, RunDirError> => writeRendered(file, () => text, fs)
+export const writeTextAtomic = (
+  file: WriteTarget,
+  text: string,
+  fs: AtomicWriteFs = nodeAtomicWriteFs
+): Effect.Effect<void, RunDirError> => writeRendered(file, () => text, fs)
 
 /** `value` as indented JSON and a final newline, written atomically (see writeTextAtomic). */
-export const writeJsonAtomic = (file: WriteTarget, value: unknown, fs: AtomicWriteFs = nodeAtomicWriteFs): Effect.Effect<void, RunDirError> =>
-  writeRendered(file, () => `${JSON.stringify(value, null, 2)}\n`, fs)
+export const writeJsonAtomic = (
+  file: WriteTarget,
+  value: unknown,
+  fs: AtomicWriteFs = nodeAtomicWriteFs
+): Effect.Effect<void, RunDirError> => writeRendered(file, () => `${JSON.stringify(value, null, 2)}\n`, fs)

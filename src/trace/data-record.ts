@@ -13,7 +13,10 @@ const issueMessage = (issue: z.core.$ZodIssue): string =>
 export const parseProblem = (error: z.ZodError, max = 3): string =>
   error.issues
     .slice(0, max)
-    .map((issue) => `${issueMessage(issue)}${issue.path.length > 0 ? ` (at ${issue.path.map((p) => JSON.stringify(String(p))).join(" > ")})` : ""}`)
+    .map(
+      (issue) =>
+        `${issueMessage(issue)}${issue.path.length > 0 ? ` (at ${issue.path.map((p) => JSON.stringify(String(p))).join(" > ")})` : ""}`
+    )
     .join("; ")
 
 /**
@@ -25,18 +28,23 @@ export const dataRecord = <K extends z.ZodType<string>, V extends z.ZodType>(key
   z.unknown().transform((input, ctx): Record<z.output<K>, z.output<V>> => {
     const out = keyedObject<z.output<V>>()
     if (typeof input !== "object" || input === null || Array.isArray(input)) {
-      ctx.addIssue({ code: "custom", message: `expected an object, got ${Array.isArray(input) ? "an array" : input === null ? "null" : typeof input}` })
+      ctx.addIssue({
+        code: "custom",
+        message: `expected an object, got ${Array.isArray(input) ? "an array" : input === null ? "null" : typeof input}`
+      })
       return out
     }
     for (const [k, v] of Object.entries(input)) {
       const parsedKey = key.safeParse(k)
       if (!parsedKey.success) {
-        for (const issue of parsedKey.error.issues) ctx.addIssue({ code: "custom", message: issueMessage(issue), path: [k] })
+        for (const issue of parsedKey.error.issues)
+          ctx.addIssue({ code: "custom", message: issueMessage(issue), path: [k] })
         continue
       }
       const parsed = value.safeParse(v)
       if (!parsed.success) {
-        for (const issue of parsed.error.issues) ctx.addIssue({ code: "custom", message: issueMessage(issue), path: [k, ...issue.path] })
+        for (const issue of parsed.error.issues)
+          ctx.addIssue({ code: "custom", message: issueMessage(issue), path: [k, ...issue.path] })
         continue
       }
       out[parsedKey.data] = parsed.data

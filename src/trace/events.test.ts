@@ -39,19 +39,37 @@ describe("run events", () => {
     const inSubtask = t.events.filter((e) => e.subtask !== undefined)
     expect(new Set(inSubtask.map((e) => e.subtask))).toEqual(new Set([0, 1]))
     for (const kind of ["thought", "model_call", "tool_call", "verdict", "subtask_answered"] as const)
-      expect(t.events.filter((e) => isKind(e, kind) && e.data["role"] !== "planner" && e.data["role"] !== "answerer.final").every((e) => e.subtask !== undefined)).toBe(true)
+      expect(
+        t.events
+          .filter((e) => isKind(e, kind) && e.data["role"] !== "planner" && e.data["role"] !== "answerer.final")
+          .every((e) => e.subtask !== undefined)
+      ).toBe(true)
     const toolCalls = t.events.filter((e) => isKind(e, "tool_call"))
     expect(toolCalls.map((e) => [e.data["tool"], e.subtask])).toEqual([
       ["mountain_height", 0],
       ["percent_of", 1]
     ])
     // the planner's and the final answer's events belong to the task, not to a subtask
-    expect(t.events.filter((e) => isKind(e, "plan") || isKind(e, "final_answer")).every((e) => e.subtask === undefined)).toBe(true)
+    expect(
+      t.events.filter((e) => isKind(e, "plan") || isKind(e, "final_answer")).every((e) => e.subtask === undefined)
+    ).toBe(true)
   })
 
   it("the validator rejects what the spec forbids, so the check above can fail", () => {
-    expect(() => new CloudEvent({ specversion: "1.0", id: "1", source: "/smurfs", type: "dev.smurfs.plan", Bad_Name: 1 } as never, true)).toThrow(ValidationError)
-    expect(() => new CloudEvent({ specversion: "1.0", id: "1", source: "/smurfs", type: "dev.smurfs.plan", time: "yesterday" }, true)).toThrow(ValidationError)
+    expect(
+      () =>
+        new CloudEvent(
+          { specversion: "1.0", id: "1", source: "/smurfs", type: "dev.smurfs.plan", Bad_Name: 1 } as never,
+          true
+        )
+    ).toThrow(ValidationError)
+    expect(
+      () =>
+        new CloudEvent(
+          { specversion: "1.0", id: "1", source: "/smurfs", type: "dev.smurfs.plan", time: "yesterday" },
+          true
+        )
+    ).toThrow(ValidationError)
   })
 
   it("reads legacy `smurfs.<kind>` types of older run directories", () => {

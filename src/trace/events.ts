@@ -17,7 +17,11 @@ export const eventType = (kind: EventKind): EventType => `dev.smurfs.${kind}`
 
 /** The kind of an event, also for the legacy `smurfs.<kind>` types of older run directories. */
 export const kindOf = (event: { readonly type: string }): string =>
-  event.type.startsWith(EVENT_TYPE_PREFIX) ? event.type.slice(EVENT_TYPE_PREFIX.length) : event.type.startsWith(LEGACY_PREFIX) ? event.type.slice(LEGACY_PREFIX.length) : event.type
+  event.type.startsWith(EVENT_TYPE_PREFIX)
+    ? event.type.slice(EVENT_TYPE_PREFIX.length)
+    : event.type.startsWith(LEGACY_PREFIX)
+      ? event.type.slice(LEGACY_PREFIX.length)
+      : event.type
 
 /** True when `event` is of `kind` (either type prefix). */
 export const isKind = (event: { readonly type: string }, kind: EventKind): boolean => kindOf(event) === kind
@@ -52,15 +56,28 @@ export const linked =
       Effect.provideService(effect, Trace, {
         emit: (kind, data, inner) => parent.emit(kind, data, { ...link, ...inner }),
         // a nested agent's event keeps its own subtask; the subtask here is the one that called the agent
-        forward: (event) => parent.forward?.(event.parentsubtask === undefined && link.subtask !== undefined ? { ...event, parentsubtask: link.subtask } : event)
+        forward: (event) =>
+          parent.forward?.(
+            event.parentsubtask === undefined && link.subtask !== undefined
+              ? { ...event, parentsubtask: link.subtask }
+              : event
+          )
       })
     )
 
 let counter = 0
 
 /** Build a CloudEvents 1.0 event; extension attributes that are undefined are left out (the spec has no null). */
-export const makeEvent = (subject: string, kind: EventKind, data: Record<string, unknown>, link: EventLink = {}, source = "/smurfs"): RunEvent => {
-  const extensions = Object.fromEntries(Object.entries({ correlationid: subject, ...link }).filter(([, v]) => v !== undefined))
+export const makeEvent = (
+  subject: string,
+  kind: EventKind,
+  data: Record<string, unknown>,
+  link: EventLink = {},
+  source = "/smurfs"
+): RunEvent => {
+  const extensions = Object.fromEntries(
+    Object.entries({ correlationid: subject, ...link }).filter(([, v]) => v !== undefined)
+  )
   return {
     specversion: "1.0",
     id: `${Date.now().toString(36)}-${(counter++).toString(36)}`,
@@ -78,5 +95,7 @@ export const makeEvent = (subject: string, kind: EventKind, data: Record<string,
  * The data of an event of `kind`, typed as its producers wrote it (a reader's field is checked against
  * the kind's schema at compile time). Not validated: records of older versions may lack a field.
  */
-export const dataOf = <K extends EventKind>(event: Pick<RunEvent, "data">, _kind: K): Partial<z.output<(typeof EventData)[K]>> =>
-  event.data as Partial<z.output<(typeof EventData)[K]>>
+export const dataOf = <K extends EventKind>(
+  event: Pick<RunEvent, "data">,
+  _kind: K
+): Partial<z.output<(typeof EventData)[K]>> => event.data as Partial<z.output<(typeof EventData)[K]>>

@@ -71,6 +71,7 @@ export class PathOutsideRoot extends Data.TaggedError("PathOutsideRoot")<{
 export const pathInside = (root: string, ...segments: ReadonlyArray<string>): string => {
   const path = join(root, ...segments)
   const rel = relative(resolve(root), resolve(path))
-  if (rel === "" || rel === ".." || rel.startsWith(`..${"/"}`) || rel.startsWith("..\\") || isAbsolute(rel)) throw new PathOutsideRoot({ root, path })
+  if (rel === "" || rel === ".." || rel.startsWith(`..${"/"}`) || rel.startsWith("..\\") || isAbsolute(rel))
+    throw new PathOutsideRoot({ root, path })
   return path
 }

@@ -3,8 +3,8 @@ import { existsSync } from "node:fs"
 import { mkdir } from "node:fs/promises"
 import { dirname, resolve } from "node:path"
 import * as Data from "effect/Data"
-import { SymlinkBelowRoot } from "./guarded-fs.ts"
 import type { FailureKind } from "../failure.ts"
+import { SymlinkBelowRoot } from "./guarded-fs.ts"
 
 /** A run directory (or another file smurfs keeps) cannot be written or used as asked. */
 export class RunDirError extends Data.TaggedError("RunDirError")<{
@@ -37,19 +37,37 @@ export const writeProblem = (error: unknown): FsProblem => {
     }
   switch (code) {
     case "EROFS":
-      return { problem: "cannot write: the file system is read-only (EROFS)", hint: "Choose a directory on a writable file system (--out), or remount this one read-write." }
+      return {
+        problem: "cannot write: the file system is read-only (EROFS)",
+        hint: "Choose a directory on a writable file system (--out), or remount this one read-write."
+      }
     case "ENOSPC":
-      return { problem: "cannot write: the disk is full (ENOSPC)", hint: "Free some space (or choose another --out), then run the same command again." }
+      return {
+        problem: "cannot write: the disk is full (ENOSPC)",
+        hint: "Free some space (or choose another --out), then run the same command again."
+      }
     case "EDQUOT":
-      return { problem: "cannot write: the disk quota is exceeded (EDQUOT)", hint: "Free some space within your quota (or choose another --out), then run the same command again." }
+      return {
+        problem: "cannot write: the disk quota is exceeded (EDQUOT)",
+        hint: "Free some space within your quota (or choose another --out), then run the same command again."
+      }
     case "EACCES":
     case "EPERM":
-      return { problem: `cannot write: permission denied (${code})`, hint: "Choose a directory you can write to (--out), or fix its permissions." }
+      return {
+        problem: `cannot write: permission denied (${code})`,
+        hint: "Choose a directory you can write to (--out), or fix its permissions."
+      }
     case "ENOTDIR":
     case "EEXIST":
-      return { problem: `cannot write: a file stands where a directory should be (${code})`, hint: "Choose another --out, or move that file away." }
+      return {
+        problem: `cannot write: a file stands where a directory should be (${code})`,
+        hint: "Choose another --out, or move that file away."
+      }
     default:
-      return { problem: `cannot write (${error instanceof Error ? error.message : String(error)})`, hint: "Check that the run directory is writable and the disk is not full." }
+      return {
+        problem: `cannot write (${error instanceof Error ? error.message : String(error)})`,
+        hint: "Check that the run directory is writable and the disk is not full."
+      }
   }
 }
 

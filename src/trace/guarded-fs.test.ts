@@ -49,7 +49,9 @@ describe("writes below a root follow no symbolic link", () => {
     mkdirSync(join(root, "tasks"), { recursive: true })
     mkdirSync(outside, { recursive: true })
     symlinkSync(outside, join(root, "tasks", "m"))
-    const error = await Effect.runPromise(Effect.flip(writeJsonAtomic({ root, path: join(root, "tasks", "m", "g", "1.json") }, { x: 1 })))
+    const error = await Effect.runPromise(
+      Effect.flip(writeJsonAtomic({ root, path: join(root, "tasks", "m", "g", "1.json") }, { x: 1 }))
+    )
     expect(error.message).toContain(`refusing to write through ${join(root, "tasks", "m")}: it is a symbolic link`)
     expect(readdirSync(outside)).toEqual([])
     await Effect.runPromise(writeJsonAtomic(join(root, "tasks", "m", "report.json"), { x: 1 }))

@@ -81,8 +81,22 @@ export class UnreadableFile extends Error {
 /** Larger than any file smurfs writes (a task record is at most 1 MiB by default; a converted file holds a group's). */
 export const READ_CAP_BYTES = 512 * 1024 * 1024
 
-const kindOf = (stat: { isDirectory(): boolean; isFIFO(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean; isSocket(): boolean }) =>
-  stat.isDirectory() ? "a directory" : stat.isFIFO() ? "a FIFO (named pipe)" : stat.isCharacterDevice() || stat.isBlockDevice() ? "a device" : stat.isSocket() ? "a socket" : "not a regular file"
+const kindOf = (stat: {
+  isDirectory(): boolean
+  isFIFO(): boolean
+  isCharacterDevice(): boolean
+  isBlockDevice(): boolean
+  isSocket(): boolean
+}) =>
+  stat.isDirectory()
+    ? "a directory"
+    : stat.isFIFO()
+      ? "a FIFO (named pipe)"
+      : stat.isCharacterDevice() || stat.isBlockDevice()
+        ? "a device"
+        : stat.isSocket()
+          ? "a socket"
+          : "not a regular file"
 
 /**
  * The text of a regular file, at most `maxBytes` long. A FIFO, a device, a socket or a directory is
@@ -97,7 +111,8 @@ export const readFileBounded = (path: string, maxBytes: number = READ_CAP_BYTES)
   try {
     const stat = fstatSync(fd)
     if (!stat.isFile()) throw new UnreadableFile(path, `${kindOf(stat)}, not a file smurfs reads`)
-    if (stat.size > maxBytes) throw new UnreadableFile(path, `${stat.size} bytes, more than the ${maxBytes} smurfs reads of one file`)
+    if (stat.size > maxBytes)
+      throw new UnreadableFile(path, `${stat.size} bytes, more than the ${maxBytes} smurfs reads of one file`)
     // read to the end, but never past the cap, even if the file grows meanwhile
     const chunks: Array<Buffer> = []
     let total = 0

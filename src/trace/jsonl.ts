@@ -54,7 +54,9 @@ export const appendJsonLine = (file: string, value: unknown): void => {
  * The entries of a JSON-lines file this project appended to: lines that do not parse are torn writes of an
  * interrupted run and are skipped (counted in `torn`), never an error.
  */
-export const parseAppendedLines = (text: string): { readonly entries: ReadonlyArray<unknown>; readonly torn: number } => {
+export const parseAppendedLines = (
+  text: string
+): { readonly entries: ReadonlyArray<unknown>; readonly torn: number } => {
   const entries: Array<unknown> = []
   let torn = 0
   for (const line of text.split("\n")) {

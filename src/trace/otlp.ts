@@ -1,7 +1,8 @@
 // Opt-in OpenTelemetry export: with OTEL_EXPORTER_OTLP_ENDPOINT set, every span (the `Effect.fn` spans of the
 // pipeline, model calls, tool calls, verdicts) goes to that collector over OTLP/HTTP (JSON); without it, nothing.
-import * as Layer from "effect/Layer"
+
 import { FetchHttpClient } from "effect/http"
+import * as Layer from "effect/Layer"
 import { OtlpSerialization, OtlpTracer } from "effect/observability"
 import { version } from "../version.ts"
 
@@ -19,15 +20,22 @@ export const otlpTracesUrl = (env: NodeJS.ProcessEnv = process.env): string | un
  * An endpoint that is not a URL is reported once and export is skipped: a typo never stops a run.
  * The exporter flushes the spans still queued when the layer's scope closes, so provide it around the whole program.
  */
-export const otlpLayer = (env: NodeJS.ProcessEnv = process.env, warn: (line: string) => void = (line) => console.error(line)) => {
+export const otlpLayer = (
+  env: NodeJS.ProcessEnv = process.env,
+  warn: (line: string) => void = (line) => console.error(line)
+) => {
   const url = otlpTracesUrl(env)
   if (url === undefined || env["OTEL_SDK_DISABLED"]?.trim().toLowerCase() === "true") return Layer.empty
   if (!URL.canParse(url)) {
-    warn(`smurfs: OTEL_EXPORTER_OTLP_ENDPOINT "${url}" is not a URL; no traces are exported. Set it to the collector's base URL, e.g. http://127.0.0.1:4318`)
+    warn(
+      `smurfs: OTEL_EXPORTER_OTLP_ENDPOINT "${url}" is not a URL; no traces are exported. Set it to the collector's base URL, e.g. http://127.0.0.1:4318`
+    )
     return Layer.empty
   }
-  return OtlpTracer.layer({ url, resource: { serviceName: "smurfs", serviceVersion: version }, exportInterval: "1 second", shutdownTimeout: "3 seconds" }).pipe(
-    Layer.provide(FetchHttpClient.layer),
-    Layer.provide(OtlpSerialization.layerJson)
-  )
+  return OtlpTracer.layer({
+    url,
+    resource: { serviceName: "smurfs", serviceVersion: version },
+    exportInterval: "1 second",
+    shutdownTimeout: "3 seconds"
+  }).pipe(Layer.provide(FetchHttpClient.layer), Layer.provide(OtlpSerialization.layerJson))
 }

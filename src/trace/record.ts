@@ -81,7 +81,11 @@ export type ToolCallData = z.infer<typeof ToolCallData>
  */
 export const EventData = {
   task_started: z.object({ query: z.string(), method: z.string(), model: z.string(), tools: z.array(z.string()) }),
-  plan: z.object({ subtasks: z.array(z.string()), planner: z.boolean(), dependsOn: z.array(z.array(z.number()).readonly()).readonly().optional() }),
+  plan: z.object({
+    subtasks: z.array(z.string()),
+    planner: z.boolean(),
+    dependsOn: z.array(z.array(z.number()).readonly()).readonly().optional()
+  }),
   retrieval: z.object({
     scope: z.string(),
     query: z.string(),
@@ -90,7 +94,12 @@ export const EventData = {
     tools: z.array(z.object({ name: z.string(), score: z.number().optional() }))
   }),
   subtask_started: z.object({ index: z.number(), subtask: z.string() }),
-  thought: z.object({ thought: z.string(), step: z.number().optional(), subtask: z.number().optional(), depth: z.number().optional() }),
+  thought: z.object({
+    thought: z.string(),
+    step: z.number().optional(),
+    subtask: z.number().optional(),
+    depth: z.number().optional()
+  }),
   model_call: ModelCallData,
   tool_call: ToolCallData,
   answer: z.object({ subtask: z.number(), depth: z.number(), answer: z.string() }),
@@ -106,7 +115,13 @@ export const EventData = {
     tool: z.string().optional(),
     excluded: z.array(z.string()).optional()
   }),
-  guardrail: z.object({ guardrail: z.string(), role: z.string(), error: z.string(), attempt: z.number(), recovered: z.boolean() }),
+  guardrail: z.object({
+    guardrail: z.string(),
+    role: z.string(),
+    error: z.string(),
+    attempt: z.number(),
+    recovered: z.boolean()
+  }),
   subtask_answered: z.object({
     index: z.number(),
     subtask: z.string(),
@@ -126,9 +141,19 @@ export const EventData = {
     /** Smurfs under the reference profile: the converted answer's Finish carries the final answer as plain text ("plain"). */
     finalAnswerText: z.literal("plain").optional()
   }),
-  give_up: z.object({ reason: z.string(), method: z.string().optional(), chain: z.array(ChainStep).readonly().optional(), tag: z.string().optional() }),
+  give_up: z.object({
+    reason: z.string(),
+    method: z.string().optional(),
+    chain: z.array(ChainStep).readonly().optional(),
+    tag: z.string().optional()
+  }),
   /** A failure recorded as data: `tag` names the error class; Smurfs says which role failed (`error`), ReAct/DFSDT give the `message`. */
-  error: z.object({ tag: z.string(), role: z.string().optional(), error: z.string().optional(), message: z.string().optional() }),
+  error: z.object({
+    tag: z.string(),
+    role: z.string().optional(),
+    error: z.string().optional(),
+    message: z.string().optional()
+  }),
   task_finished: z.object({ finishType: z.enum(["give_answer", "give_up"]), error: z.string().optional() }),
   plan_invalid: z.object({ error: z.string(), fallback: z.string() }),
   ask_user: z.object({ question: z.string(), reply: z.string().optional(), error: z.string().optional() }),

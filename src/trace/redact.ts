@@ -8,7 +8,8 @@
 export const REDACTED = "[REDACTED]"
 
 /** Environment variables whose values are secrets wherever they appear: the key names, then any *_KEY / *_TOKEN / *_SECRET / *_PASSWORD / *_AUTHORIZATION. */
-const SECRET_ENV = /^(OPENAI_API_KEY|OLLAMA_API_KEY|.*(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|AUTHORI[SZ]ATION))$/i
+const SECRET_ENV =
+  /^(OPENAI_API_KEY|OLLAMA_API_KEY|.*(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|AUTHORI[SZ]ATION))$/i
 
 /** Values shorter than this are not treated as secrets: redacting "1" or "true" everywhere would destroy the text. */
 const MIN_SECRET_CHARS = 8
@@ -18,11 +19,17 @@ const MIN_SECRET_CHARS = 8
  * bearer tokens), OpenAI-style keys, and `api_key=...` style assignments.
  */
 const PATTERNS: ReadonlyArray<[RegExp, (match: string, ...groups: string[]) => string]> = [
-  [/\b(authorization|proxy-authorization|x-api-key|api-key)(["']?\s*[:=]\s*["']?)(?:(?:bearer|basic|token)\s+)?[^\s"',;}]+/gi, (_m, name: string, sep: string) => `${name}${sep}${REDACTED}`],
+  [
+    /\b(authorization|proxy-authorization|x-api-key|api-key)(["']?\s*[:=]\s*["']?)(?:(?:bearer|basic|token)\s+)?[^\s"',;}]+/gi,
+    (_m, name: string, sep: string) => `${name}${sep}${REDACTED}`
+  ],
   // a bearer token anywhere; it must hold a digit, so that prose such as "bearer instruments" stays
   [/\b(bearer)\s+(?=[A-Za-z._~+/=-]*\d)[A-Za-z0-9._~+/=-]{8,}/gi, (_m, scheme: string) => `${scheme} ${REDACTED}`],
   [/\bsk-[A-Za-z0-9_-]{8,}/g, () => REDACTED],
-  [/\b(api[_-]?key|access[_-]?token|secret)(["']?\s*[:=]\s*["']?)[^\s"',;}&]{8,}/gi, (_m, name: string, sep: string) => `${name}${sep}${REDACTED}`]
+  [
+    /\b(api[_-]?key|access[_-]?token|secret)(["']?\s*[:=]\s*["']?)[^\s"',;}&]{8,}/gi,
+    (_m, name: string, sep: string) => `${name}${sep}${REDACTED}`
+  ]
 ]
 
 /**
@@ -88,7 +95,8 @@ export const redactText = (text: string, secrets: ReadonlyArray<string> = secret
   for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED)
   for (const secret of given()) if (out.includes(secret)) out = out.split(secret).join(REDACTED)
   if (!PATTERN_WORDS.test(out)) return out
-  for (const [pattern, replace] of PATTERNS) out = out.replace(pattern, replace as (substring: string, ...args: unknown[]) => string)
+  for (const [pattern, replace] of PATTERNS)
+    out = out.replace(pattern, replace as (substring: string, ...args: unknown[]) => string)
   return out
 }
 
@@ -100,7 +108,11 @@ export const redactValue = <A>(value: A, secrets: ReadonlyArray<string> = secret
   const walk = (v: unknown): unknown => {
     if (typeof v === "string") return redactText(v, secrets)
     if (Array.isArray(v)) return v.map(walk)
-    if (v !== null && typeof v === "object" && (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null))
+    if (
+      v !== null &&
+      typeof v === "object" &&
+      (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null)
+    )
       return Object.fromEntries(Object.entries(v).map(([k, x]) => [redactText(k, secrets), walk(x)]))
     return v
   }

@@ -51,7 +51,11 @@ const mapStrings = <A>(value: A, cut: (text: string) => string): A => {
   const walk = (v: unknown): unknown => {
     if (typeof v === "string") return cut(v)
     if (Array.isArray(v)) return v.map(walk)
-    if (v !== null && typeof v === "object" && (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null))
+    if (
+      v !== null &&
+      typeof v === "object" &&
+      (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null)
+    )
       return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]))
     return v
   }
@@ -59,7 +63,8 @@ const mapStrings = <A>(value: A, cut: (text: string) => string): A => {
 }
 
 /** A copy of a JSON-like value with every string longer than `max` cut by {@link capText}. */
-export const capStrings = <A>(value: A, max: number = SIZE_CAPS.recordStringChars): A => mapStrings(value, (text) => capText(text, max))
+export const capStrings = <A>(value: A, max: number = SIZE_CAPS.recordStringChars): A =>
+  mapStrings(value, (text) => capText(text, max))
 
 /** Bytes of a value as a record file holds it (indented JSON). */
 export const recordBytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value, null, 2) ?? "", "utf8")

@@ -10,7 +10,14 @@ export type { FinishType, Totals, Trajectory } from "./record.ts"
 
 /** Sum the totals of a list of events. */
 export const totalsOf = (events: ReadonlyArray<RunEvent>, wallMs: number): Totals => {
-  let modelCalls = 0, promptTokens = 0, completionTokens = 0, toolCalls = 0, backtracks = 0, cachedModelCalls = 0, cachedToolCalls = 0, missedToolCalls = 0
+  let modelCalls = 0,
+    promptTokens = 0,
+    completionTokens = 0,
+    toolCalls = 0,
+    backtracks = 0,
+    cachedModelCalls = 0,
+    cachedToolCalls = 0,
+    missedToolCalls = 0
   const guardrails: Record<string, number> = {}
   const guardrailsRecovered: Record<string, number> = {}
   for (const e of events) {
@@ -40,7 +47,19 @@ export const totalsOf = (events: ReadonlyArray<RunEvent>, wallMs: number): Total
       }
     }
   }
-  return { modelCalls, promptTokens, completionTokens, toolCalls, backtracks, wallMs, guardrails, guardrailsRecovered, cachedModelCalls, cachedToolCalls, missedToolCalls }
+  return {
+    modelCalls,
+    promptTokens,
+    completionTokens,
+    toolCalls,
+    backtracks,
+    wallMs,
+    guardrails,
+    guardrailsRecovered,
+    cachedModelCalls,
+    cachedToolCalls,
+    missedToolCalls
+  }
 }
 
 /**
@@ -62,7 +81,9 @@ export const makeRecorder = (taskId: string, listener?: (event: RunEvent) => voi
       // strings are capped as they are recorded, not when the task ends: a task of many 30 MB replies keeps
       // 64 Ki characters of each, not every reply whole until its record is written
       emit: (kind, data, link) =>
-        Effect.sync(() => record(makeEvent(taskId, kind, capStrings(data), link))).pipe(Effect.flatMap((event) => Ref.update(events, (all) => (all.push(event), all)))),
+        Effect.sync(() => record(makeEvent(taskId, kind, capStrings(data), link))).pipe(
+          Effect.flatMap((event) => Ref.update(events, (all) => (all.push(event), all)))
+        ),
       // a sub-agent's event joins this run: same correlation id as every event of this task
       forward: (event) => {
         const nested = record({ ...event, correlationid: taskId })
@@ -81,10 +102,25 @@ export const EventListener = Context.Reference<((event: RunEvent) => void) | und
 })
 
 /** Run `effect` with a recording Trace; returns its value and the recorded events. */
-export const recording = <A, E, R>(taskId: string, effect: Effect.Effect<A, E, R>, listener?: (event: RunEvent) => void) =>
+export const recording = <A, E, R>(
+  taskId: string,
+  effect: Effect.Effect<A, E, R>,
+  listener?: (event: RunEvent) => void
+) =>
   Effect.gen(function* () {
     const outer = yield* Effect.service(EventListener)
-    const recorder = yield* makeRecorder(taskId, outer && listener ? (e: RunEvent) => { try { listener(e) } finally { outer(e) } } : (listener ?? outer))
+    const recorder = yield* makeRecorder(
+      taskId,
+      outer && listener
+        ? (e: RunEvent) => {
+            try {
+              listener(e)
+            } finally {
+              outer(e)
+            }
+          }
+        : (listener ?? outer)
+    )
     const value = yield* Effect.provideService(effect, Trace, recorder.trace)
     return { value, events: yield* recorder.events }
   })

@@ -22,7 +22,11 @@ export const visibleValue = <A>(value: A): A => {
     if (typeof v === "string") return visibleText(v)
     if (depth > 64) return v // data nested this deep is not shown in a line anyway
     if (Array.isArray(v)) return v.map((x) => walk(x, depth + 1))
-    if (v !== null && typeof v === "object" && (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null))
+    if (
+      v !== null &&
+      typeof v === "object" &&
+      (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null)
+    )
       return Object.fromEntries(Object.entries(v).map(([k, x]) => [visibleText(k), walk(x, depth + 1)]))
     return v
   }

@@ -7,12 +7,12 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it, vi } from "vitest"
-import { run } from "../../src/cli/commands/bench.ts"
-import { ExitCode } from "../../src/cli/exit-codes.ts"
-import { MINI_DATA, STB_CHECKOUT, lacks, skipNote } from "../data.ts"
-import { startFakeOllama } from "../fake-servers/ollama.ts"
 import { collectRows } from "../../bench/report/collect.ts"
 import { renderTable } from "../../bench/report/table.ts"
+import { run } from "../../src/cli/commands/bench.ts"
+import { ExitCode } from "../../src/cli/exit-codes.ts"
+import { lacks, MINI_DATA, STB_CHECKOUT, skipNote } from "../data.ts"
+import { startFakeOllama } from "../fake-servers/ollama.ts"
 
 const REPO = fileURLToPath(new URL("../../", import.meta.url))
 const DATA = MINI_DATA.path
@@ -23,7 +23,10 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 /** Run the command in-process, capturing what it prints on stderr. */
 const bench = async (argv: Array<string>, env: Record<string, string> = {}) => {
   const lines: Array<string> = []
-  const spies = [vi.spyOn(console, "error").mockImplementation((...a) => void lines.push(a.join(" "))), vi.spyOn(console, "log").mockImplementation(() => {})]
+  const spies = [
+    vi.spyOn(console, "error").mockImplementation((...a) => void lines.push(a.join(" "))),
+    vi.spyOn(console, "log").mockImplementation(() => {})
+  ]
   const write = vi.spyOn(process.stderr, "write").mockImplementation(() => true)
   const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]))
   Object.assign(process.env, env)
@@ -54,59 +57,149 @@ describe("smurfs bench --profile", () => {
   const smurfsSrc = join(REPO, "test", "fixtures", "smurfs-src")
 
   it("reference without the checkouts is bad input that names what is missing and where to get it", async () => {
-    const { code, stderr } = await bench(["--data", DATA, "--group", "G1_instruction", "--method", "smurfs,react", "--ids", "1073", "--out", join(scratch, "run-ref-missing"), "--model", `scripted:${SCRIPT}`, "--profile", "reference"])
+    const { code, stderr } = await bench([
+      "--data",
+      DATA,
+      "--group",
+      "G1_instruction",
+      "--method",
+      "smurfs,react",
+      "--ids",
+      "1073",
+      "--out",
+      join(scratch, "run-ref-missing"),
+      "--model",
+      `scripted:${SCRIPT}`,
+      "--profile",
+      "reference"
+    ])
     expect(code).toBe(ExitCode.BadInput)
     expect(stderr).toMatch(/FreedomIntelligence\/Smurfs[\s\S]*--smurfs-src/)
     expect(stderr).toMatch(/THUNLP-MT\/StableToolBench[\s\S]*--stb/)
   })
 
-  it.skipIf(lacks(STB_CHECKOUT))(`reference records the profile and every setting it changed in run.json; --temperature, --seed and --num-ctx are recorded and override it${skipNote(STB_CHECKOUT)}`, async () => {
-    const refOut = join(scratch, "run-ref")
-    const argv = ["--data", DATA, "--group", "G1_instruction", "--method", "react", "--ids", "1073", "--out", refOut, "--model", `scripted:${SCRIPT}`, "--profile", "reference", "--stb", stb, "--smurfs-src", smurfsSrc]
-    const first = await bench([...argv, "--seed", "7", "--num-ctx", "16384"])
-    expect(first.code).toBe(ExitCode.Ok)
-    const config = JSON.parse(readFileSync(join(refOut, "run.json"), "utf8")) as { options: Record<string, any> }
-    expect(config.options["profile"]).toMatchObject({ name: "reference", chain: { temperature: 1, nudge: false, validateArgs: false, parallelCalls: true }, smurfs: { temperature: 0.95, prompts: `smurfs-src:${smurfsSrc}` } })
-    expect(config.options).toMatchObject({ seed: 7, numCtx: 16384, temperature: 0 })
-    // compare labels the run's rows with the profile
-    expect(collectRows([refOut]).map((r) => r.profile)).toEqual(["reference"])
-    expect(renderTable(collectRows([refOut]))).toContain("react (reference)")
-    const overridden = join(scratch, "run-ref-t")
-    expect((await bench([...argv.slice(0, 9), overridden, ...argv.slice(10), "--temperature", "0.3", "--nudge", "on"])).code).toBe(ExitCode.Ok)
-    const config2 = JSON.parse(readFileSync(join(overridden, "run.json"), "utf8")) as { options: Record<string, any> }
-    expect(config2.options["profile"]).toMatchObject({ chain: { temperature: 0.3, nudge: true, validateArgs: false }, smurfs: { temperature: 0.3 } })
-    expect(config2.options["temperature"]).toBe(0.3)
-  })
+  it.skipIf(lacks(STB_CHECKOUT))(
+    `reference records the profile and every setting it changed in run.json; --temperature, --seed and --num-ctx are recorded and override it${skipNote(STB_CHECKOUT)}`,
+    async () => {
+      const refOut = join(scratch, "run-ref")
+      const argv = [
+        "--data",
+        DATA,
+        "--group",
+        "G1_instruction",
+        "--method",
+        "react",
+        "--ids",
+        "1073",
+        "--out",
+        refOut,
+        "--model",
+        `scripted:${SCRIPT}`,
+        "--profile",
+        "reference",
+        "--stb",
+        stb,
+        "--smurfs-src",
+        smurfsSrc
+      ]
+      const first = await bench([...argv, "--seed", "7", "--num-ctx", "16384"])
+      expect(first.code).toBe(ExitCode.Ok)
+      const config = JSON.parse(readFileSync(join(refOut, "run.json"), "utf8")) as { options: Record<string, any> }
+      expect(config.options["profile"]).toMatchObject({
+        name: "reference",
+        chain: { temperature: 1, nudge: false, validateArgs: false, parallelCalls: true },
+        smurfs: { temperature: 0.95, prompts: `smurfs-src:${smurfsSrc}` }
+      })
+      expect(config.options).toMatchObject({ seed: 7, numCtx: 16384, temperature: 0 })
+      // compare labels the run's rows with the profile
+      expect(collectRows([refOut]).map((r) => r.profile)).toEqual(["reference"])
+      expect(renderTable(collectRows([refOut]))).toContain("react (reference)")
+      const overridden = join(scratch, "run-ref-t")
+      expect(
+        (await bench([...argv.slice(0, 9), overridden, ...argv.slice(10), "--temperature", "0.3", "--nudge", "on"]))
+          .code
+      ).toBe(ExitCode.Ok)
+      const config2 = JSON.parse(readFileSync(join(overridden, "run.json"), "utf8")) as { options: Record<string, any> }
+      expect(config2.options["profile"]).toMatchObject({
+        chain: { temperature: 0.3, nudge: true, validateArgs: false },
+        smurfs: { temperature: 0.3 }
+      })
+      expect(config2.options["temperature"]).toBe(0.3)
+    }
+  )
 })
 
 describe("smurfs bench", () => {
   const out = join(scratch, "run")
   const base = ["--data", DATA, "--group", "G1_instruction", "--method", "react,dfsdt", "--out", out]
 
-  it.skipIf(lacks(STB_CHECKOUT))(`with --stb, react/dfsdt send StableToolBench's texts and run.json and the converted files say so; a wrong --stb is bad input${skipNote(STB_CHECKOUT)}`, async () => {
-    const stbOut = join(scratch, "run-stb")
-    const stb = STB_CHECKOUT.path
-    const { code } = await bench(["--data", DATA, "--group", "G1_instruction", "--method", "react", "--ids", "1073", "--out", stbOut, "--model", `scripted:${SCRIPT}`, "--stb", stb])
-    expect(code).toBe(ExitCode.Ok)
-    const config = JSON.parse(readFileSync(join(stbOut, "run.json"), "utf8")) as { options: Record<string, unknown> }
-    expect(config.options).toMatchObject({ prompts: `stabletoolbench:${stb}`, singleChainMaxStep: 12, giveUpBackLength: 2 })
-    const converted = JSON.parse(readFileSync(join(stbOut, "converted", "react", "G1_instruction.json"), "utf8")) as Record<string, { available_tools: Array<{ name: string; description: string }> }>
-    const finish = converted["1073"]!.available_tools.find((t) => t.name === "Finish")!
-    expect(readFileSync(join(stb, "toolbench/inference/Downstream_tasks/rapidapi.py"), "utf8")).toContain(finish.description)
-    const bad = await bench(["--data", DATA, "--method", "react", "--out", join(scratch, "run-bad-stb"), "--model", `scripted:${SCRIPT}`, "--stb", join(scratch, "nope")])
-    expect(bad.code).toBe(ExitCode.BadInput)
-    expect(bad.stderr).toMatch(/ReAct_prompts\.py: not found\. Pass --stb/)
-  })
+  it.skipIf(lacks(STB_CHECKOUT))(
+    `with --stb, react/dfsdt send StableToolBench's texts and run.json and the converted files say so; a wrong --stb is bad input${skipNote(STB_CHECKOUT)}`,
+    async () => {
+      const stbOut = join(scratch, "run-stb")
+      const stb = STB_CHECKOUT.path
+      const { code } = await bench([
+        "--data",
+        DATA,
+        "--group",
+        "G1_instruction",
+        "--method",
+        "react",
+        "--ids",
+        "1073",
+        "--out",
+        stbOut,
+        "--model",
+        `scripted:${SCRIPT}`,
+        "--stb",
+        stb
+      ])
+      expect(code).toBe(ExitCode.Ok)
+      const config = JSON.parse(readFileSync(join(stbOut, "run.json"), "utf8")) as { options: Record<string, unknown> }
+      expect(config.options).toMatchObject({
+        prompts: `stabletoolbench:${stb}`,
+        singleChainMaxStep: 12,
+        giveUpBackLength: 2
+      })
+      const converted = JSON.parse(
+        readFileSync(join(stbOut, "converted", "react", "G1_instruction.json"), "utf8")
+      ) as Record<string, { available_tools: Array<{ name: string; description: string }> }>
+      const finish = converted["1073"]!.available_tools.find((t) => t.name === "Finish")!
+      expect(readFileSync(join(stb, "toolbench/inference/Downstream_tasks/rapidapi.py"), "utf8")).toContain(
+        finish.description
+      )
+      const bad = await bench([
+        "--data",
+        DATA,
+        "--method",
+        "react",
+        "--out",
+        join(scratch, "run-bad-stb"),
+        "--model",
+        `scripted:${SCRIPT}`,
+        "--stb",
+        join(scratch, "nope")
+      ])
+      expect(bad.code).toBe(ExitCode.BadInput)
+      expect(bad.stderr).toMatch(/ReAct_prompts\.py: not found\. Pass --stb/)
+    }
+  )
 
   it("runs the scripted model into a run directory with records and converted files", async () => {
     const { code } = await bench([...base, "--ids", "1073,588", "--model", `scripted:${SCRIPT}`])
     expect(code).toBe(ExitCode.Ok)
     expect(records(out, "react", "G1_instruction")).toEqual(["1073.json", "588.json"])
     expect(records(out, "dfsdt", "G1_instruction")).toEqual(["1073.json", "588.json"])
-    const converted = JSON.parse(readFileSync(join(out, "converted", "dfsdt", "G1_instruction.json"), "utf8")) as Record<string, { answer: { method: string } }>
+    const converted = JSON.parse(
+      readFileSync(join(out, "converted", "dfsdt", "G1_instruction.json"), "utf8")
+    ) as Record<string, { answer: { method: string } }>
     expect(Object.keys(converted).sort()).toEqual(["1073", "588"])
     expect(converted["588"]!.answer.method).toBe("DFS_woFilter_w2")
-    expect(JSON.parse(readFileSync(join(out, "run.json"), "utf8"))).toMatchObject({ methods: ["react", "dfsdt"], model: `scripted:${SCRIPT}`, modelName: SCRIPT })
+    expect(JSON.parse(readFileSync(join(out, "run.json"), "utf8"))).toMatchObject({
+      methods: ["react", "dfsdt"],
+      model: `scripted:${SCRIPT}`,
+      modelName: SCRIPT
+    })
   })
 
   it("refuses to write into a non-empty run directory without --resume", async () => {
@@ -119,14 +212,21 @@ describe("smurfs bench", () => {
   it("stops with ModelUnavailable when the server is down, keeping finished work", async () => {
     const before = readFileSync(join(out, "tasks", "react", "G1_instruction", "588.json"), "utf8")
     const port = await deadPort()
-    const { code, stderr } = await bench([...base, "--ids", "1073,588,608,1572,1856,2121", "--model", "openai:any", "--resume", "--force"], {
-      OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`
-    })
+    const { code, stderr } = await bench(
+      [...base, "--ids", "1073,588,608,1572,1856,2121", "--model", "openai:any", "--resume", "--force"],
+      {
+        OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`
+      }
+    )
     expect(code).toBe(ExitCode.ModelUnavailable)
     expect(stderr).toContain("looks down")
     expect(stderr).toContain("--resume")
     const failed = records(out, "react", "G1_instruction").filter((f) => f !== "1073.json" && f !== "588.json")
-    for (const file of failed) expect(JSON.parse(readFileSync(join(out, "tasks", "react", "G1_instruction", file), "utf8"))).toMatchObject({ finishType: "error", errorTag: "ModelUnreachable" })
+    for (const file of failed)
+      expect(JSON.parse(readFileSync(join(out, "tasks", "react", "G1_instruction", file), "utf8"))).toMatchObject({
+        finishType: "error",
+        errorTag: "ModelUnreachable"
+      })
     expect(failed.length + records(out, "dfsdt", "G1_instruction").length - 2).toBeGreaterThanOrEqual(3)
     expect(readFileSync(join(out, "tasks", "react", "G1_instruction", "588.json"), "utf8")).toBe(before)
   })
@@ -136,10 +236,29 @@ describe("smurfs bench", () => {
     await new Promise<void>((r) => hanging.listen(0, "127.0.0.1", r))
     const port = (hanging.address() as AddressInfo).port
     const dir = join(scratch, "interrupted")
-    const child = spawn(process.execPath, ["bin/smurfs.js", "bench", "--data", DATA, "--group", "G1_tool", "--limit", "2", "--method", "react", "--model", "openai:any", "--out", dir], {
-      cwd: REPO,
-      env: { ...process.env, OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1` }
-    })
+    const child = spawn(
+      process.execPath,
+      [
+        "bin/smurfs.js",
+        "bench",
+        "--data",
+        DATA,
+        "--group",
+        "G1_tool",
+        "--limit",
+        "2",
+        "--method",
+        "react",
+        "--model",
+        "openai:any",
+        "--out",
+        dir
+      ],
+      {
+        cwd: REPO,
+        env: { ...process.env, OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1` }
+      }
+    )
     let stderr = ""
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
     // interrupt once the run has started (its first line) and is waiting on the model
@@ -158,7 +277,23 @@ describe("smurfs bench", () => {
     const server = await startFakeOllama()
     try {
       const missing = join(scratch, "run-missing-model")
-      const { code, stderr } = await bench(["--data", DATA, "--group", "G1_instruction", "--limit", "1", "--method", "react", "--out", missing, "--model", "ollama:qwen2.5:7bb"], { OLLAMA_HOST: server.url })
+      const { code, stderr } = await bench(
+        [
+          "--data",
+          DATA,
+          "--group",
+          "G1_instruction",
+          "--limit",
+          "1",
+          "--method",
+          "react",
+          "--out",
+          missing,
+          "--model",
+          "ollama:qwen2.5:7bb"
+        ],
+        { OLLAMA_HOST: server.url }
+      )
       expect(code).toBe(ExitCode.ModelUnavailable)
       expect(stderr).toContain("ollama pull qwen2.5:7bb")
       expect(stderr).toContain("The server has: qwen2.5:7b")

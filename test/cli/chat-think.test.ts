@@ -8,7 +8,12 @@ import { bin, repo } from "./spawn.ts"
 /** Run `smurfs chat` with `lines` typed on stdin, then end of input (Ctrl-D). */
 const chat = (args: ReadonlyArray<string>, lines: ReadonlyArray<string>, host = "http://127.0.0.1:9") =>
   new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: "1", SMURFS_MODEL: undefined, OLLAMA_HOST: host }
+    const env: Record<string, string | undefined> = {
+      ...process.env,
+      NO_COLOR: "1",
+      SMURFS_MODEL: undefined,
+      OLLAMA_HOST: host
+    }
     for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key]
     const child = execFile(process.execPath, [bin, "chat", ...args], { cwd: repo, env }, (error, stdout, stderr) =>
       resolve({ code: error ? Number((error as { code?: unknown }).code ?? 1) : 0, stdout, stderr })
@@ -27,9 +32,15 @@ describe("smurfs chat --think", () => {
     ["high", "high"]
   ] as const) {
     it(`--think ${flag} sends think: ${JSON.stringify(sent)} on every call, and the turn is answered`, async () => {
-      const server = await startFakeOllama({ chat: (body: any) => ({ content: JSON.stringify(answerFor(body.format)) }) })
+      const server = await startFakeOllama({
+        chat: (body: any) => ({ content: JSON.stringify(answerFor(body.format)) })
+      })
       closers.push(() => server.close())
-      const r = await chat(["--model", "ollama:qwen2.5:7b", "--think", flag], ["What is 6 times 7?", "/exit"], server.url)
+      const r = await chat(
+        ["--model", "ollama:qwen2.5:7b", "--think", flag],
+        ["What is 6 times 7?", "/exit"],
+        server.url
+      )
       expect(r.stderr).not.toMatch(/error/i)
       expect(r.code).toBe(0)
       expect(r.stdout).toContain("42")

@@ -47,11 +47,27 @@ const script = {
     { intent: "task", task: "What is (3 + 4) * 6?" }
   ],
   planner: [{ subtasks: ["What is the capital of the user's country?"] }, { subtasks: ["Compute (3 + 4) * 6"] }],
-  "executor.thought": [{ thought: "I need the country; ask the user." }, { thought: "Look up the capital." }, { thought: "Use the calculator." }],
+  "executor.thought": [
+    { thought: "I need the country; ask the user." },
+    { thought: "Look up the capital." },
+    { thought: "Use the calculator." }
+  ],
   "executor.choose": [{ tool: "ask_user" }, { tool: "lookup_fact" }, { tool: "calculator" }],
-  "executor.args": [{ question: "Which country are you in?" }, { subject: "France", attribute: "capital" }, { expression: "(3 + 4) * 6" }],
-  "answerer.step": [{ answer: "The user is in France." }, { answer: "The capital of France is Paris." }, { answer: "(3 + 4) * 6 = 42" }],
-  verifier: [{ status: "pending", reason: "the country is not the capital", hint: "look up the capital of France" }, { status: "solved", reason: "ok" }, { status: "solved", reason: "ok" }],
+  "executor.args": [
+    { question: "Which country are you in?" },
+    { subject: "France", attribute: "capital" },
+    { expression: "(3 + 4) * 6" }
+  ],
+  "answerer.step": [
+    { answer: "The user is in France." },
+    { answer: "The capital of France is Paris." },
+    { answer: "(3 + 4) * 6 = 42" }
+  ],
+  verifier: [
+    { status: "pending", reason: "the country is not the capital", hint: "look up the capital of France" },
+    { status: "solved", reason: "ok" },
+    { status: "solved", reason: "ok" }
+  ],
   "answerer.final": [{ answer: "The capital of France is Paris." }, { answer: "(3 + 4) * 6 is 42." }]
 }
 
@@ -91,8 +107,18 @@ describe.skipIf(!hasTmux)("smurfs chat in a terminal (tmux)", () => {
       expect(screen).toContain("bye")
       const transcript = JSON.parse(readFileSync(save, "utf8"))
       expect(transcript.format).toBe("smurfs-chat/1")
-      expect(transcript.turns.map((t: { intent: string }) => t.intent)).toEqual(["small_talk", "capabilities", "task", "task"])
-      expect(transcript.turns[2].trajectory.events.some((e: { type: string; data: { reply?: string } }) => e.type === "dev.smurfs.ask_user" && e.data.reply === "France")).toBe(true)
+      expect(transcript.turns.map((t: { intent: string }) => t.intent)).toEqual([
+        "small_talk",
+        "capabilities",
+        "task",
+        "task"
+      ])
+      expect(
+        transcript.turns[2].trajectory.events.some(
+          (e: { type: string; data: { reply?: string } }) =>
+            e.type === "dev.smurfs.ask_user" && e.data.reply === "France"
+        )
+      ).toBe(true)
     } finally {
       chat.close()
     }
@@ -124,7 +150,11 @@ describe.skipIf(!hasTmux)("smurfs chat in a terminal (tmux)", () => {
 describe.skipIf(!hasTmux)("Ctrl-C at an ask_user question (tmux)", () => {
   it("cancels that question only: the agents go on without the answer and the chat continues", async () => {
     const save = join(mkdtempSync(join(tmpdir(), "smurfs-chat-save-")), "transcript.json")
-    const chat = startChat(`smurfs-chat-${process.pid}-q`, { ...script, "chat.intent": [script["chat.intent"][2]!, script["chat.intent"][3]!] }, save)
+    const chat = startChat(
+      `smurfs-chat-${process.pid}-q`,
+      { ...script, "chat.intent": [script["chat.intent"][2]!, script["chat.intent"][3]!] },
+      save
+    )
     try {
       await chat.waitFor("you>")
       chat.type("what is the capital of my country?")
@@ -142,7 +172,9 @@ describe.skipIf(!hasTmux)("Ctrl-C at an ask_user question (tmux)", () => {
       chat.key("Enter")
       await chat.waitFor("EXITED:0")
       const transcript = JSON.parse(readFileSync(save, "utf8"))
-      const asked = transcript.turns[0].trajectory.events.find((e: { type: string }) => e.type === "dev.smurfs.ask_user")
+      const asked = transcript.turns[0].trajectory.events.find(
+        (e: { type: string }) => e.type === "dev.smurfs.ask_user"
+      )
       expect(asked.data.error).toMatch(/cancelled the question/)
     } finally {
       chat.close()

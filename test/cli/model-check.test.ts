@@ -12,7 +12,9 @@ describe("a judge model the server does not have", { timeout: 120_000 }, () => {
     const before = readdirSync(run).sort()
     const server = await startFakeOllama()
     try {
-      const result = await smurfs(["eval", "--run", run, "--judge", "ollama:qwen2.5:7bb", "--k", "1"], { env: { OLLAMA_HOST: server.url } })
+      const result = await smurfs(["eval", "--run", run, "--judge", "ollama:qwen2.5:7bb", "--k", "1"], {
+        env: { OLLAMA_HOST: server.url }
+      })
       expect(result.code, result.stderr).toBe(4)
       expect(result.stderr).toContain("ollama pull qwen2.5:7bb")
       expect(result.stderr).toContain("The server has: qwen2.5:7b")

@@ -5,10 +5,10 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterEach, describe, expect, it, vi } from "vitest"
 import { main } from "../../src/cli/main.ts"
-import { choiceList, ConfigError, parseCommand } from "../../src/cli/options.ts"
+import { ConfigError, choiceList, parseCommand } from "../../src/cli/options.ts"
 import { captureConsole } from "../capture-console.ts"
-import { bin, demoQuery, demoScript, repo, smurfs } from "./spawn.ts"
 import { DEFAULT_DATA, lacks, skipNote } from "../data.ts"
+import { bin, demoQuery, demoScript, repo, smurfs } from "./spawn.ts"
 
 const temp = () => mkdtempSync(join(tmpdir(), "smurfs-cli-"))
 /** A loopback port nothing listens on, so an Ollama model fails fast as unreachable. */
@@ -21,7 +21,10 @@ describe("one way to do each thing", () => {
   it("an unknown flag gets a did-you-mean, one line and a hint, exit 2", async () => {
     const r = await smurfs(["bench", "--concurency", "4"])
     expect(r.code).toBe(2)
-    expect(r.stderr.trim().split("\n")).toEqual(["smurfs bench: unknown option --concurency (did you mean --concurrency?)", "hint: `smurfs help bench` lists its options"])
+    expect(r.stderr.trim().split("\n")).toEqual([
+      "smurfs bench: unknown option --concurency (did you mean --concurrency?)",
+      "hint: `smurfs help bench` lists its options"
+    ])
     for (const [command, typo, meant] of [
       ["run", "--modle", "--model"],
       ["eval", "--jduge", "--judge"],
@@ -31,7 +34,9 @@ describe("one way to do each thing", () => {
     ] as const) {
       const { err } = captureConsole()
       expect(await main([command, typo, "x"]), command).toBe(2)
-      expect(err.join("\n")).toBe(`smurfs ${command}: unknown option ${typo} (did you mean ${meant}?)\nhint: \`smurfs help ${command}\` lists its options`)
+      expect(err.join("\n")).toBe(
+        `smurfs ${command}: unknown option ${typo} (did you mean ${meant}?)\nhint: \`smurfs help ${command}\` lists its options`
+      )
       vi.restoreAllMocks()
     }
     const { err } = captureConsole()
@@ -56,19 +61,39 @@ describe("one way to do each thing", () => {
   })
 
   it("comma lists work on eval's --method and --group as on bench's", async () => {
-    const r = await smurfs(["eval", "--run", join(repo, "no-such-run"), "--judge", "sim", "--method", "smurfs,reakt", "--group", "G1_instruction,G2_category"])
+    const r = await smurfs([
+      "eval",
+      "--run",
+      join(repo, "no-such-run"),
+      "--judge",
+      "sim",
+      "--method",
+      "smurfs,reakt",
+      "--group",
+      "G1_instruction,G2_category"
+    ])
     // the options parse; the missing run directory is the (bad input) error
     expect(r.code).toBe(3)
     expect(r.stderr).toContain("no-such-run does not exist")
     const { err } = captureConsole()
     expect(await main(["bench", "--out", join(temp(), "run"), "--method", "smurfs,reakt"])).toBe(2)
     expect(err.join("\n")).toContain('--method: unknown "reakt"; use smurfs, react, dfsdt (did you mean react?)')
-    const parsed = parseCommand({ name: "x", help: "", options: { method: { type: "string", multiple: true }, tools: { type: "string", multiple: true } } }, ["--method", "a,b", "--method", "c", "--tools", "mcp:server --x a,b"])
+    const parsed = parseCommand(
+      {
+        name: "x",
+        help: "",
+        options: { method: { type: "string", multiple: true }, tools: { type: "string", multiple: true } }
+      },
+      ["--method", "a,b", "--method", "c", "--tools", "mcp:server --x a,b"]
+    )
     expect(parsed.values.method).toEqual(["a", "b", "c"])
     // a tool source is a command line that may hold commas: never split
     expect(parsed.values.tools).toEqual(["mcp:server --x a,b"])
     // a method named twice runs once
-    expect(choiceList("method", ["react", "smurfs", "react"], ["smurfs", "react", "dfsdt"])).toEqual(["react", "smurfs"])
+    expect(choiceList("method", ["react", "smurfs", "react"], ["smurfs", "react", "dfsdt"])).toEqual([
+      "react",
+      "smurfs"
+    ])
   })
 
   it("an --out that is a file is bad input (exit 3)", async () => {
@@ -79,11 +104,24 @@ describe("one way to do each thing", () => {
     expect(bench.stderr).toContain("is a file; give a directory")
   })
 
-  it.skipIf(lacks(DEFAULT_DATA))(`an unknown --ids entry is an error, not a smaller run${skipNote(DEFAULT_DATA)}`, async () => {
-    const r = await smurfs(["bench", "--out", join(temp(), "run"), "--model", "sim", "--group", "G1_instruction", "--ids", "no-such-id"])
-    expect(r.code).toBe(3)
-    expect(r.stderr).toContain("no query has the id no-such-id in G1_instruction")
-  })
+  it.skipIf(lacks(DEFAULT_DATA))(
+    `an unknown --ids entry is an error, not a smaller run${skipNote(DEFAULT_DATA)}`,
+    async () => {
+      const r = await smurfs([
+        "bench",
+        "--out",
+        join(temp(), "run"),
+        "--model",
+        "sim",
+        "--group",
+        "G1_instruction",
+        "--ids",
+        "no-such-id"
+      ])
+      expect(r.code).toBe(3)
+      expect(r.stderr).toContain("no query has the id no-such-id in G1_instruction")
+    }
+  )
 
   it("a syntax error in a tool module shows file:line:column; counts say 1 tool", async () => {
     const dir = temp()
@@ -109,7 +147,10 @@ describe("one way to do each thing", () => {
   })
 
   it("smurfs run ... | head: a reader that closes the pipe early ends the run with 0", async () => {
-    const child = spawn(process.execPath, [bin, "run", demoQuery, "--model", `scripted:${demoScript}`, "--json"], { cwd: repo, stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(process.execPath, [bin, "run", demoQuery, "--model", `scripted:${demoScript}`, "--json"], {
+      cwd: repo,
+      stdio: ["ignore", "pipe", "pipe"]
+    })
     let stderr = ""
     child.stderr.on("data", (d) => (stderr += String(d)))
     // the reader goes away before the answer is written, as `head` does after its lines
@@ -122,7 +163,9 @@ describe("one way to do each thing", () => {
       `const { exitQuietlyOnClosedPipe } = await import(${JSON.stringify(join(repo, "src/cli/main.ts"))});` +
       `${handler ? "exitQuietlyOnClosedPipe();" : ""}setTimeout(() => { for (let i = 0; i < 1e4; i++) process.stdout.write("x".repeat(100) + "\\n") }, 300)`
     for (const handler of [false, true]) {
-      const c = spawn(process.execPath, ["--input-type=module", "-e", writer(handler)], { stdio: ["ignore", "pipe", "pipe"] })
+      const c = spawn(process.execPath, ["--input-type=module", "-e", writer(handler)], {
+        stdio: ["ignore", "pipe", "pipe"]
+      })
       let err = ""
       c.stderr.on("data", (d) => (err += String(d)))
       c.stdout.once("data", () => c.stdout.destroy())
@@ -134,22 +177,45 @@ describe("one way to do each thing", () => {
 })
 
 describe("settings without long command lines", () => {
-  const spec = { name: "bench", help: "", options: { model: { type: "string" }, concurrency: { type: "string" }, env: { type: "string", multiple: true } } } as const
+  const spec = {
+    name: "bench",
+    help: "",
+    options: { model: { type: "string" }, concurrency: { type: "string" }, env: { type: "string", multiple: true } }
+  } as const
 
   it("smurfs.config.json gives defaults; the environment overrides it; a flag overrides both", async () => {
     const cwd = temp()
-    writeFileSync(join(cwd, "smurfs.config.json"), JSON.stringify({ model: `scripted:${demoScript}`, run: { "max-steps": 3 } }))
+    writeFileSync(
+      join(cwd, "smurfs.config.json"),
+      JSON.stringify({ model: `scripted:${demoScript}`, run: { "max-steps": 3 } })
+    )
     const fromFile = await smurfs(["run", demoQuery, "--json"], { cwd })
     expect(fromFile.code).toBe(0)
     expect(JSON.parse(fromFile.stdout).finishType).toBe("give_answer")
-    const fromFlag = await smurfs(["run", demoQuery, "--json", "--model", `scripted:${demoScript}`], { cwd, env: { SMURFS_MODEL: "scripted:env-script-missing.json" } })
+    const fromFlag = await smurfs(["run", demoQuery, "--json", "--model", `scripted:${demoScript}`], {
+      cwd,
+      env: { SMURFS_MODEL: "scripted:env-script-missing.json" }
+    })
     expect(fromFlag.code).toBe(0)
 
-    writeFileSync(join(cwd, "smurfs.config.json"), JSON.stringify({ model: "sim", concurrency: 3, bench: { env: "replay,simulated", concurrency: 8 } }))
+    writeFileSync(
+      join(cwd, "smurfs.config.json"),
+      JSON.stringify({ model: "sim", concurrency: 3, bench: { env: "replay,simulated", concurrency: 8 } })
+    )
     const notice = () => {}
-    expect(parseCommand(spec, [], { cwd, env: {}, notice }).values).toEqual({ model: "sim", concurrency: "8", env: ["replay", "simulated"] })
+    expect(parseCommand(spec, [], { cwd, env: {}, notice }).values).toEqual({
+      model: "sim",
+      concurrency: "8",
+      env: ["replay", "simulated"]
+    })
     expect(parseCommand(spec, [], { cwd, env: { SMURFS_MODEL: "openai:gpt" }, notice }).values.model).toBe("openai:gpt")
-    expect(parseCommand(spec, ["--model", "ollama:x", "--concurrency", "2"], { cwd, env: { SMURFS_MODEL: "openai:gpt" }, notice }).values).toMatchObject({ model: "ollama:x", concurrency: "2" })
+    expect(
+      parseCommand(spec, ["--model", "ollama:x", "--concurrency", "2"], {
+        cwd,
+        env: { SMURFS_MODEL: "openai:gpt" },
+        notice
+      }).values
+    ).toMatchObject({ model: "ollama:x", concurrency: "2" })
   })
 
   it("a setting the command does not have is bad input, with a did-you-mean", async () => {
@@ -164,7 +230,10 @@ describe("settings without long command lines", () => {
 
   it("a smurfs.config.ts works too", () => {
     const cwd = temp()
-    writeFileSync(join(cwd, "smurfs.config.ts"), 'const config: Record<string, unknown> = { model: "sim", bench: { concurrency: 5 } }\nexport default config\n')
+    writeFileSync(
+      join(cwd, "smurfs.config.ts"),
+      'const config: Record<string, unknown> = { model: "sim", bench: { concurrency: 5 } }\nexport default config\n'
+    )
     expect(parseCommand(spec, [], { cwd, env: {} }).values).toMatchObject({ model: "sim", concurrency: "5" })
   })
 })

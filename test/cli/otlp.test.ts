@@ -15,7 +15,10 @@ interface OtlpSpan {
   readonly attributes: ReadonlyArray<OtlpAttribute>
 }
 interface OtlpRequest {
-  readonly resourceSpans: ReadonlyArray<{ readonly resource: { readonly attributes: ReadonlyArray<OtlpAttribute> }; readonly scopeSpans: ReadonlyArray<{ readonly spans: ReadonlyArray<OtlpSpan> }> }>
+  readonly resourceSpans: ReadonlyArray<{
+    readonly resource: { readonly attributes: ReadonlyArray<OtlpAttribute> }
+    readonly scopeSpans: ReadonlyArray<{ readonly spans: ReadonlyArray<OtlpSpan> }>
+  }>
 }
 
 const requests: Array<{ path: string; contentType: string; body: OtlpRequest }> = []
@@ -27,7 +30,11 @@ beforeAll(async () => {
     const chunks: Array<Buffer> = []
     req.on("data", (c: Buffer) => chunks.push(c))
     req.on("end", () => {
-      requests.push({ path: `${req.method} ${req.url}`, contentType: String(req.headers["content-type"]), body: JSON.parse(Buffer.concat(chunks).toString("utf8")) as OtlpRequest })
+      requests.push({
+        path: `${req.method} ${req.url}`,
+        contentType: String(req.headers["content-type"]),
+        body: JSON.parse(Buffer.concat(chunks).toString("utf8")) as OtlpRequest
+      })
       res.writeHead(200, { "content-type": "application/json" }).end("{}")
     })
   })
@@ -43,7 +50,9 @@ const attr = (span: OtlpSpan, key: string) => {
 
 describe("OpenTelemetry export", () => {
   it("sends model-call, tool-call and verifier spans with token counts before the process exits", async () => {
-    const r = await smurfs(["run", demoQuery, "--model", `scripted:${demoScript}`, "--tools", "demo"], { env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint } })
+    const r = await smurfs(["run", demoQuery, "--model", `scripted:${demoScript}`, "--tools", "demo"], {
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint }
+    })
     expect(r.code).toBe(0)
     expect(r.stdout).toContain("3483.86 feet")
     expect(requests.length).toBeGreaterThan(0)
@@ -70,12 +79,16 @@ describe("OpenTelemetry export", () => {
 
   it("derives the traces URL as OpenTelemetry does and skips a value that is not a URL", () => {
     expect(otlpTracesUrl({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://h:4318/" })).toBe("http://h:4318/v1/traces")
-    expect(otlpTracesUrl({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://h:4318", OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://t/x" })).toBe("http://t/x")
+    expect(
+      otlpTracesUrl({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://h:4318", OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://t/x" })
+    ).toBe("http://t/x")
     expect(otlpTracesUrl({})).toBeUndefined()
   })
 
   it("runs normally with a warning when the endpoint is not a URL", async () => {
-    const r = await smurfs(["run", demoQuery, "--model", `scripted:${demoScript}`, "--tools", "demo"], { env: { OTEL_EXPORTER_OTLP_ENDPOINT: "not a url" } })
+    const r = await smurfs(["run", demoQuery, "--model", `scripted:${demoScript}`, "--tools", "demo"], {
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: "not a url" }
+    })
     expect(r.code).toBe(0)
     expect(r.stdout).toContain("3483.86 feet")
     expect(r.stderr).toContain("is not a URL; no traces are exported")

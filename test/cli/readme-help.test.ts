@@ -1,8 +1,8 @@
 // The command reference (docs/cli.md, linked from the README) says what `smurfs <command> --help` says, line by line, for every command.
 import { readFileSync } from "node:fs"
 import { describe, expect, it } from "vitest"
-import { commandNames } from "../../src/cli/main.ts"
 import { CLI_DOC, helpOf, locate } from "../../scripts/readme-help.ts"
+import { commandNames } from "../../src/cli/main.ts"
 
 const FIX = "run `node scripts/readme-help.ts` to rewrite the reference from --help"
 
@@ -18,7 +18,8 @@ const firstDifference = (readme: string, command: string, help: string): string 
     if (inside[i] !== wanted[i]) {
       const where = `docs/cli.md line ${at.start + 2 + i} (smurfs ${command} --help line ${i + 1})`
       if (inside[i] === undefined) return `${where}: the reference lacks ${JSON.stringify(wanted[i])}; ${FIX}`
-      if (wanted[i] === undefined) return `${where}: the reference has ${JSON.stringify(inside[i])} but --help ends before it; ${FIX}`
+      if (wanted[i] === undefined)
+        return `${where}: the reference has ${JSON.stringify(inside[i])} but --help ends before it; ${FIX}`
       return `${where}: the reference says ${JSON.stringify(inside[i])} but --help says ${JSON.stringify(wanted[i])}; ${FIX}`
     }
   }
@@ -32,11 +33,15 @@ describe("the command reference (docs/cli.md)", () => {
   })
 
   it("names the differing line when they drift", () => {
-    const text = ["x", "<!-- help:demo -->", "```text", "usage: demo", "  --a  one", "```", "<!-- /help:demo -->"].join("\n")
+    const text = ["x", "<!-- help:demo -->", "```text", "usage: demo", "  --a  one", "```", "<!-- /help:demo -->"].join(
+      "\n"
+    )
     expect(firstDifference(text, "demo", "usage: demo\n  --a  one")).toBeUndefined()
     expect(firstDifference(text, "demo", "usage: demo\n  --a  two")).toBe(
       `docs/cli.md line 5 (smurfs demo --help line 2): the reference says "  --a  one" but --help says "  --a  two"; ${FIX}`
     )
-    expect(firstDifference(text, "demo", "usage: demo\n  --a  one\n  --b  new")).toContain("docs/cli.md line 6 (smurfs demo --help line 3): the reference lacks")
+    expect(firstDifference(text, "demo", "usage: demo\n  --a  one\n  --b  new")).toContain(
+      "docs/cli.md line 6 (smurfs demo --help line 3): the reference lacks"
+    )
   })
 })

@@ -5,8 +5,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it, vi } from "vitest"
 import { kindOf } from "../../src/trace/events.ts"
-import { repo, smurfs } from "./spawn.ts"
 import { DEFAULT_DATA, lacks, skipNote } from "../data.ts"
+import { repo, smurfs } from "./spawn.ts"
 
 vi.setConfig({ testTimeout: 300_000 })
 
@@ -34,10 +34,23 @@ describe("smurfs run --toolset retrieve", () => {
       "executor.choose": [{ tool: "add" }, { tool: "echo" }],
       "executor.args": [{ a: 2, b: 3 }, { text: "hello" }],
       "answerer.step": [{ answer: "5" }, { answer: "hello" }],
-      verifier: [{ status: "solved", reason: "The sum." }, { status: "solved", reason: "The echo." }],
+      verifier: [
+        { status: "solved", reason: "The sum." },
+        { status: "solved", reason: "The echo." }
+      ],
       "answerer.final": [{ answer: "2 + 3 = 5, and the echo says hello." }]
     })
-    const r = await smurfs(["run", "Add the numbers 2 and 3", "--tools", fakeMcp, "--toolset", "retrieve:2", "--model", `scripted:${model}`, "--json"])
+    const r = await smurfs([
+      "run",
+      "Add the numbers 2 and 3",
+      "--tools",
+      fakeMcp,
+      "--toolset",
+      "retrieve:2",
+      "--model",
+      `scripted:${model}`,
+      "--json"
+    ])
     expect(r.code, r.stderr).toBe(0)
     const [started] = eventsOf(r.stdout, "task_started")
     // the task's own set: 2 of the server's 20 tools, the adder first
@@ -62,35 +75,70 @@ describe("smurfs run --toolset retrieve", () => {
       ["echo", true, "hello"]
     ])
 
-    const live = await smurfs(["run", "Add 2 and 3", "--tools", fakeMcp, "--toolset", "retrieve:2", "--model", `scripted:${model}`])
+    const live = await smurfs([
+      "run",
+      "Add 2 and 3",
+      "--tools",
+      fakeMcp,
+      "--toolset",
+      "retrieve:2",
+      "--model",
+      `scripted:${model}`
+    ])
     expect(live.code, live.stderr).toBe(0)
     expect(live.stderr).toMatch(/tools retrieved for the task \(lexical, top 2\): add/)
     expect(live.stderr).toMatch(/tools retrieved for the subtask \(lexical, top 2\): echo$/m)
   })
 
-  it.skipIf(lacks(DEFAULT_DATA))(`a ToolBench task (--query-id) retrieves from every API under --data, as smurfs bench does${skipNote(DEFAULT_DATA)}`, async () => {
-    const model = script("toolbench", {
-      $cycle: true,
-      planner: [{ subtasks: ["Find popular sites for the query 'birthday party ideas'", "Find the main keywords of the query 'birthday party ideas'"] }],
-      "executor.thought": [{ thought: "Use the best tool offered." }],
-      "executor.choose": [{ tool: "popularsitesforquery_for_keyword_analysis" }, { tool: "querykeywords_for_keyword_analysis" }],
-      "executor.args": [{ q: "birthday party ideas" }, { q: "birthday party ideas" }],
-      answerer: [{ answer: "Found it." }],
-      verifier: [{ status: "solved", reason: "Answered." }]
-    })
-    const r = await smurfs(["run", "--query-id", "1073", "--env", "offline", "--toolset", "retrieve:3", "--model", `scripted:${model}`, "--json"])
-    expect(r.code, r.stderr).toBe(0)
-    const [started] = eventsOf(r.stdout, "task_started")
-    const set = (started!["tools"] as Array<string>).filter((t) => t !== "ask_user")
-    // the same set smurfs bench records for this task (test/bench-retrieve.test.ts)
-    expect(set).toHaveLength(3)
-    expect(set).toEqual(expect.arrayContaining(["popularsitesforquery_for_keyword_analysis", "querykeywords_for_keyword_analysis"]))
-    const retrievals = eventsOf(r.stdout, "retrieval")
-    expect(retrievals.map((e) => e["scope"])).toEqual(["task", "subtask", "subtask"])
-    expect(names(retrievals[0]!)).toEqual(set)
-    expect(names(retrievals[1]!)[0]).toBe("popularsitesforquery_for_keyword_analysis")
-    expect(names(retrievals[2]!)).toContain("querykeywords_for_keyword_analysis")
-  })
+  it.skipIf(lacks(DEFAULT_DATA))(
+    `a ToolBench task (--query-id) retrieves from every API under --data, as smurfs bench does${skipNote(DEFAULT_DATA)}`,
+    async () => {
+      const model = script("toolbench", {
+        $cycle: true,
+        planner: [
+          {
+            subtasks: [
+              "Find popular sites for the query 'birthday party ideas'",
+              "Find the main keywords of the query 'birthday party ideas'"
+            ]
+          }
+        ],
+        "executor.thought": [{ thought: "Use the best tool offered." }],
+        "executor.choose": [
+          { tool: "popularsitesforquery_for_keyword_analysis" },
+          { tool: "querykeywords_for_keyword_analysis" }
+        ],
+        "executor.args": [{ q: "birthday party ideas" }, { q: "birthday party ideas" }],
+        answerer: [{ answer: "Found it." }],
+        verifier: [{ status: "solved", reason: "Answered." }]
+      })
+      const r = await smurfs([
+        "run",
+        "--query-id",
+        "1073",
+        "--env",
+        "offline",
+        "--toolset",
+        "retrieve:3",
+        "--model",
+        `scripted:${model}`,
+        "--json"
+      ])
+      expect(r.code, r.stderr).toBe(0)
+      const [started] = eventsOf(r.stdout, "task_started")
+      const set = (started!["tools"] as Array<string>).filter((t) => t !== "ask_user")
+      // the same set smurfs bench records for this task (test/bench-retrieve.test.ts)
+      expect(set).toHaveLength(3)
+      expect(set).toEqual(
+        expect.arrayContaining(["popularsitesforquery_for_keyword_analysis", "querykeywords_for_keyword_analysis"])
+      )
+      const retrievals = eventsOf(r.stdout, "retrieval")
+      expect(retrievals.map((e) => e["scope"])).toEqual(["task", "subtask", "subtask"])
+      expect(names(retrievals[0]!)).toEqual(set)
+      expect(names(retrievals[1]!)[0]).toBe("popularsitesforquery_for_keyword_analysis")
+      expect(names(retrievals[2]!)).toContain("querykeywords_for_keyword_analysis")
+    }
+  )
 
   it("refuses retrieval options without retrieve, relevant without a task, and says what a bad embedding spec should be", async () => {
     const embed = await smurfs(["run", "q", "--embed", "ollama:nomic-embed-text"])

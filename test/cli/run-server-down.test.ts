@@ -1,5 +1,5 @@
 // `smurfs run` with no model server: the failure is said once, with what to do, and exit 4.
-import { createServer, type AddressInfo } from "node:net"
+import { type AddressInfo, createServer } from "node:net"
 import { describe, expect, it } from "vitest"
 import { smurfs } from "./spawn.ts"
 
@@ -13,7 +13,7 @@ const closedPort = () =>
   })
 
 describe("smurfs run with no server", () => {
-  it("prints the server's error once (no \"Gave up\" line repeating it) and exits 4", async () => {
+  it('prints the server\'s error once (no "Gave up" line repeating it) and exits 4', async () => {
     const host = `http://127.0.0.1:${await closedPort()}`
     const r = await smurfs(["run", "what is 2+2", "--model", "ollama:m"], { env: { OLLAMA_HOST: host } })
     expect(r.code, r.stderr).toBe(4)

@@ -3,8 +3,8 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, it, vi } from "vitest"
-import { repo, smurfs } from "./spawn.ts"
 import { DEFAULT_DATA, lacks, skipNote } from "../data.ts"
+import { repo, smurfs } from "./spawn.ts"
 
 vi.setConfig({ testTimeout: 300_000 })
 
@@ -16,7 +16,9 @@ describe.skipIf(lacks(DEFAULT_DATA))(`one ToolBench task from the command line${
     expect(t.taskId).toBe("588")
     expect(t.finishType).toBe("give_answer")
     expect(t.query).toContain("Messi")
-    const calls = t.events.filter((e: { type: string }) => e.type.endsWith("tool_call")).map((e: { data: { tool: string; ok: boolean; content: string } }) => e.data)
+    const calls = t.events
+      .filter((e: { type: string }) => e.type.endsWith("tool_call"))
+      .map((e: { data: { tool: string; ok: boolean; content: string } }) => e.data)
     const search = calls.find((c: { tool: string }) => c.tool === "transfermarkt_search_for_theclique")
     expect(search?.ok).toBe(true)
     // the recorded response of ../shared/toolbench/responses.jsonl, not an offline error
@@ -32,29 +34,64 @@ describe.skipIf(lacks(DEFAULT_DATA))(`one ToolBench task from the command line${
   it("smurfs run --simulator answers calls with a separate simulator model and stores them in StableToolBench's cache layout", async () => {
     const dir = mkdtempSync(join(tmpdir(), "smurfs-run-sim-"))
     const script = join(dir, "simulator.json")
-    writeFileSync(script, JSON.stringify({ $cycle: true, "tool.simulate": [{ error: "", response: "SIMULATED by the simulator" }] }))
+    writeFileSync(
+      script,
+      JSON.stringify({ $cycle: true, "tool.simulate": [{ error: "", response: "SIMULATED by the simulator" }] })
+    )
     // query 588 alone, without recorded responses: every call is a miss the simulator answers
     const data = join(dir, "data")
     const shared = join(repo, "..", "shared", "toolbench")
     mkdirSync(join(data, "queries"), { recursive: true })
     mkdirSync(join(data, "query_ids"), { recursive: true })
-    const queries = JSON.parse(readFileSync(join(shared, "queries", "G1_instruction.json"), "utf8")) as Array<{ query_id: unknown }>
-    writeFileSync(join(data, "queries", "G1_instruction.json"), JSON.stringify(queries.filter((q) => String(q.query_id) === "588")))
-    writeFileSync(join(data, "query_ids", "G1_instruction.json"), JSON.stringify({ "588": JSON.parse(readFileSync(join(shared, "query_ids", "G1_instruction.json"), "utf8"))["588"] }))
+    const queries = JSON.parse(readFileSync(join(shared, "queries", "G1_instruction.json"), "utf8")) as Array<{
+      query_id: unknown
+    }>
+    writeFileSync(
+      join(data, "queries", "G1_instruction.json"),
+      JSON.stringify(queries.filter((q) => String(q.query_id) === "588"))
+    )
+    writeFileSync(
+      join(data, "query_ids", "G1_instruction.json"),
+      JSON.stringify({
+        "588": JSON.parse(readFileSync(join(shared, "query_ids", "G1_instruction.json"), "utf8"))["588"]
+      })
+    )
     const store = join(dir, "store")
     // (no --env: with a simulator the default is replay,simulated)
-    const r = await smurfs(["run", "--query-id", "588", "--data", data, "--model", "sim", "--simulator", `scripted:${script}`, "--store-dir", store, "--json"])
+    const r = await smurfs([
+      "run",
+      "--query-id",
+      "588",
+      "--data",
+      data,
+      "--model",
+      "sim",
+      "--simulator",
+      `scripted:${script}`,
+      "--store-dir",
+      store,
+      "--json"
+    ])
     expect(r.code, r.stderr).toBe(0)
-    const calls = JSON.parse(r.stdout).events.filter((e: { type: string }) => e.type.endsWith("tool_call")).map((e: { data: { ok: boolean; content: string } }) => e.data)
+    const calls = JSON.parse(r.stdout)
+      .events.filter((e: { type: string }) => e.type.endsWith("tool_call"))
+      .map((e: { data: { ok: boolean; content: string } }) => e.data)
     expect(calls.length).toBeGreaterThan(0)
-    expect(calls.every((c: { ok: boolean; content: string }) => c.ok && c.content.includes("SIMULATED by the simulator"))).toBe(true)
-    expect(readdirSync(join(store, "tool_response_cache", "Data", "theclique_for_Data")).sort()).toEqual(["transfermarkt_details.json", "transfermarkt_search.json"])
+    expect(
+      calls.every((c: { ok: boolean; content: string }) => c.ok && c.content.includes("SIMULATED by the simulator"))
+    ).toBe(true)
+    expect(readdirSync(join(store, "tool_response_cache", "Data", "theclique_for_Data")).sort()).toEqual([
+      "transfermarkt_details.json",
+      "transfermarkt_search.json"
+    ])
   })
 
   it("smurfs tools --query-id lists the task's tools; --data without --query-id is bad usage; an unknown id is bad input", async () => {
     const listed = await smurfs(["tools", "--query-id", "588", "--json"])
     expect(listed.code, listed.stderr).toBe(0)
-    expect(JSON.parse(listed.stdout).tools.map((t: { name: string }) => t.name)).toContain("transfermarkt_details_for_theclique")
+    expect(JSON.parse(listed.stdout).tools.map((t: { name: string }) => t.name)).toContain(
+      "transfermarkt_details_for_theclique"
+    )
     const usage = await smurfs(["run", "a query", "--data", "../shared/toolbench"])
     expect(usage.code).toBe(2)
     expect(usage.stderr).toContain("add --query-id <id>")

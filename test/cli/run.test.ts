@@ -12,7 +12,10 @@ const [major, minor] = process.versions.node.split(".").map(Number) as [number, 
 const nodeOk = major > 22 || (major === 22 && minor >= 18)
 
 const smurfs = (...args: string[]) =>
-  promisify(execFile)(process.execPath, ["bin/smurfs.js", "run", ...args], { cwd: repo, env: { ...process.env, NO_COLOR: "1" } }).then(
+  promisify(execFile)(process.execPath, ["bin/smurfs.js", "run", ...args], {
+    cwd: repo,
+    env: { ...process.env, NO_COLOR: "1" }
+  }).then(
     (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
     (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr })
   )
@@ -54,14 +57,23 @@ describe("live view", () => {
   it("shows a backtrack and a guardrail readably", () => {
     const lines = [
       ...formatEvent(makeEvent("t", "backtrack", { subtask: 0, fromDepth: 1, toDepth: 0, tool: "tool_a" })),
-      ...formatEvent(makeEvent("t", "guardrail", { guardrail: "unknown_tool", role: "executor.choose", error: "no tool named x" })),
+      ...formatEvent(
+        makeEvent("t", "guardrail", { guardrail: "unknown_tool", role: "executor.choose", error: "no tool named x" })
+      ),
       ...formatEvent(makeEvent("t", "model_call", { role: "planner" }))
     ]
-    expect(lines).toEqual(["  backtrack from depth 1 to 0; tool_a excluded there", "  guardrail unknown_tool (executor.choose): no tool named x"])
+    expect(lines).toEqual([
+      "  backtrack from depth 1 to 0; tool_a excluded there",
+      "  guardrail unknown_tool (executor.choose): no tool named x"
+    ])
   })
 
   it("shows a failed model call of every method: Smurfs names the role, ReAct and DFSDT give the message", () => {
-    expect(formatEvent(makeEvent("t", "error", { role: "verifier", tag: "MalformedOutput", error: "bad JSON" }))).toEqual(["  verifier failed: bad JSON"])
-    expect(formatEvent(makeEvent("t", "error", { tag: "Timeout", message: "no reply in 60 s" }))).toEqual(["  model call failed: no reply in 60 s"])
+    expect(
+      formatEvent(makeEvent("t", "error", { role: "verifier", tag: "MalformedOutput", error: "bad JSON" }))
+    ).toEqual(["  verifier failed: bad JSON"])
+    expect(formatEvent(makeEvent("t", "error", { tag: "Timeout", message: "no reply in 60 s" }))).toEqual([
+      "  model call failed: no reply in 60 s"
+    ])
   })
 })

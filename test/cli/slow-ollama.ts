@@ -3,5 +3,8 @@ import { defaultReply } from "../fake-servers/core.ts"
 import { startFakeOllama } from "../fake-servers/ollama.ts"
 
 const delayMs = Number(process.env["SLOW_MS"] ?? 1500)
-const server = await startFakeOllama((body: { format?: unknown; tools?: [] }) => ({ ...defaultReply(body.format, body.tools), delayMs }))
+const server = await startFakeOllama((body: { format?: unknown; tools?: [] }) => ({
+  ...defaultReply(body.format, body.tools),
+  delayMs
+}))
 console.log(server.url)

@@ -20,11 +20,22 @@ export interface CliOptions {
 
 /** Run `smurfs <args>`; the environment is the test's, without SMURFS_* settings and colors, plus `env`. */
 export const smurfs = (args: ReadonlyArray<string>, options: CliOptions = {}): Promise<CliResult> => {
-  const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: "1", SMURFS_MODEL: undefined, SMURFS_DATA: undefined, OTEL_EXPORTER_OTLP_ENDPOINT: undefined, ...options.env }
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    NO_COLOR: "1",
+    SMURFS_MODEL: undefined,
+    SMURFS_DATA: undefined,
+    OTEL_EXPORTER_OTLP_ENDPOINT: undefined,
+    ...options.env
+  }
   for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key]
   return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { cwd: options.cwd ?? repo, env, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) =>
-      resolve({ code: error ? Number((error as { code?: unknown }).code ?? 1) : 0, stdout, stderr })
+    execFile(
+      process.execPath,
+      [bin, ...args],
+      { cwd: options.cwd ?? repo, env, maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? Number((error as { code?: unknown }).code ?? 1) : 0, stdout, stderr })
     )
   })
 }

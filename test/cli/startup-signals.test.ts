@@ -41,13 +41,41 @@ describe("signals during start-up", () => {
     try {
       for (const signal of ["SIGTERM", "SIGINT"] as const) {
         const gate = join(scratch, `gate-${signal}`)
-        const child = spawn(process.execPath, ["--import", GATE, "bin/smurfs.js", "bench", "--data", DATA, "--group", "G1_tool", "--limit", "2", "--method", "react", "--model", "openai:any", "--out", join(scratch, signal)], {
-          cwd: REPO,
-          env: { ...process.env, OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`, NO_COLOR: "1", SMURFS_TEST_GATE: gate }
-        })
+        const child = spawn(
+          process.execPath,
+          [
+            "--import",
+            GATE,
+            "bin/smurfs.js",
+            "bench",
+            "--data",
+            DATA,
+            "--group",
+            "G1_tool",
+            "--limit",
+            "2",
+            "--method",
+            "react",
+            "--model",
+            "openai:any",
+            "--out",
+            join(scratch, signal)
+          ],
+          {
+            cwd: REPO,
+            env: {
+              ...process.env,
+              OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`,
+              NO_COLOR: "1",
+              SMURFS_TEST_GATE: gate
+            }
+          }
+        )
         let stderr = ""
         child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
-        const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.on("exit", (code, sig) => r({ code, signal: sig })))
+        const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
+          child.on("exit", (code, sig) => r({ code, signal: sig }))
+        )
         // the CLI is loading the bench command: signal it there, then let the loading finish
         while (!existsSync(`${gate}.loading`)) await new Promise((r) => setTimeout(r, 5))
         child.kill(signal)

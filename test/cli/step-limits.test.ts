@@ -37,7 +37,10 @@ writeFileSync(
 const capture = async (command: (argv: Array<string>) => Promise<number>, argv: Array<string>) => {
   const out: Array<string> = []
   const err: Array<string> = []
-  const spies = [vi.spyOn(console, "log").mockImplementation((...a) => void out.push(a.join(" "))), vi.spyOn(console, "error").mockImplementation((...a) => void err.push(a.join(" ")))]
+  const spies = [
+    vi.spyOn(console, "log").mockImplementation((...a) => void out.push(a.join(" "))),
+    vi.spyOn(console, "error").mockImplementation((...a) => void err.push(a.join(" ")))
+  ]
   const write = vi.spyOn(process.stderr, "write").mockImplementation(() => true)
   try {
     const code = await command(argv)
@@ -70,19 +73,36 @@ describe("smurfs run: --smurfs-max-steps", () => {
 })
 
 describe("smurfs bench: each method's own limit", () => {
-  const base = ["--data", DATA, "--group", "G1_instruction", "--method", "react", "--ids", "1073", "--model", `scripted:${BENCH_SCRIPT}`]
-  const options = (out: string) => (JSON.parse(readFileSync(join(out, "run.json"), "utf8")) as { options: Record<string, unknown> }).options
+  const base = [
+    "--data",
+    DATA,
+    "--group",
+    "G1_instruction",
+    "--method",
+    "react",
+    "--ids",
+    "1073",
+    "--model",
+    `scripted:${BENCH_SCRIPT}`
+  ]
+  const options = (out: string) =>
+    (JSON.parse(readFileSync(join(out, "run.json"), "utf8")) as { options: Record<string, unknown> }).options
 
   it("records in run.json the limits that ran: smurfs 3 steps and StableToolBench's 12 nodes by default", async () => {
     const out = join(scratch, "defaults")
     expect((await capture(bench, [...base, "--out", out])).code).toBe(ExitCode.Ok)
-    expect(options(out)).toMatchObject({ smurfs: { maxSteps: 3, maxAgentErrors: 4, maxSubtasks: 6, maxModelCalls: 150 }, singleChainMaxStep: 12 })
+    expect(options(out)).toMatchObject({
+      smurfs: { maxSteps: 3, maxAgentErrors: 4, maxSubtasks: 6, maxModelCalls: 150 },
+      singleChainMaxStep: 12
+    })
     expect(options(out)).not.toHaveProperty("maxSteps")
   })
 
   it("passes --smurfs-max-steps and --single-chain-max-step separately", async () => {
     const out = join(scratch, "given")
-    expect((await capture(bench, [...base, "--out", out, "--smurfs-max-steps", "2", "--single-chain-max-step", "4"])).code).toBe(ExitCode.Ok)
+    expect(
+      (await capture(bench, [...base, "--out", out, "--smurfs-max-steps", "2", "--single-chain-max-step", "4"])).code
+    ).toBe(ExitCode.Ok)
     expect(options(out)).toMatchObject({ smurfs: { maxSteps: 2 }, singleChainMaxStep: 4 })
   })
 

@@ -45,7 +45,9 @@ export class RawJson {
 /** JSON text of a reply, with each RawJson written as its own text. */
 export const replyText = (value: unknown): string => {
   const raws: Array<string> = []
-  const text = JSON.stringify(value, (_key, v: unknown) => (v instanceof RawJson ? `\u0000raw${raws.push(v.text) - 1}\u0000` : v))
+  const text = JSON.stringify(value, (_key, v: unknown) =>
+    v instanceof RawJson ? `\u0000raw${raws.push(v.text) - 1}\u0000` : v
+  )
   return raws.length === 0 ? text : text.replace(/"\\u0000raw(\d+)\\u0000"/g, (_m, i: string) => raws[Number(i)]!)
 }
 
@@ -105,7 +107,12 @@ export const startServer = async (route: (ctx: RouteContext) => Promise<void> | 
       } catch {
         body = undefined
       }
-      const request: RecordedRequest = { method: req.method ?? "GET", path: (req.url ?? "/").split("?")[0]!, headers: req.headers, body }
+      const request: RecordedRequest = {
+        method: req.method ?? "GET",
+        path: (req.url ?? "/").split("?")[0]!,
+        headers: req.headers,
+        body
+      }
       requests.push(request)
       let counted = false
       const done = () => {
@@ -121,7 +128,11 @@ export const startServer = async (route: (ctx: RouteContext) => Promise<void> | 
         sendJson: (status, value, headers = {}) => {
           if (res.destroyed) return
           const text = replyText(value)
-          res.writeHead(status, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(text), ...headers })
+          res.writeHead(status, {
+            "content-type": "application/json; charset=utf-8",
+            "content-length": Buffer.byteLength(text),
+            ...headers
+          })
           res.end(text)
         },
         sendStatusFault: (fault, jsonBody) => {
@@ -129,7 +140,11 @@ export const startServer = async (route: (ctx: RouteContext) => Promise<void> | 
           const headers: Record<string, string> = fault.retryAfter ? { "retry-after": fault.retryAfter } : {}
           if (!fault.plainText) return ctx.sendJson(fault.status, jsonBody, headers)
           const text = fault.message ?? `fake fault ${fault.status}`
-          res.writeHead(fault.status, { "content-type": "text/html", "content-length": Buffer.byteLength(text), ...headers })
+          res.writeHead(fault.status, {
+            "content-type": "text/html",
+            "content-length": Buffer.byteLength(text),
+            ...headers
+          })
           res.end(text)
         },
         wait: (ms) =>
@@ -153,7 +168,9 @@ export const startServer = async (route: (ctx: RouteContext) => Promise<void> | 
           maxInFlight = Math.max(maxInFlight, inFlight)
         }
       }
-      Promise.resolve(route(ctx)).catch((e: unknown) => ctx.sendJson(500, { error: `fake server bug: ${(e as Error).message}` }))
+      Promise.resolve(route(ctx)).catch((e: unknown) =>
+        ctx.sendJson(500, { error: `fake server bug: ${(e as Error).message}` })
+      )
     })
   })
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
@@ -179,7 +196,10 @@ export const applyTransportFault = (ctx: RouteContext, fault: Fault, partialBody
       ctx.res.socket?.destroy()
       return true
     case "cut": {
-      ctx.res.writeHead(200, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(partialBody) * 2 })
+      ctx.res.writeHead(200, {
+        "content-type": "application/json; charset=utf-8",
+        "content-length": Buffer.byteLength(partialBody) * 2
+      })
       ctx.res.write(partialBody.slice(0, Math.max(1, Math.floor(partialBody.length / 2))))
       // Destroy after the partial chunk is flushed, so the client sees headers then a broken body.
       setTimeout(() => ctx.res.socket?.destroy(), 10)
@@ -187,12 +207,18 @@ export const applyTransportFault = (ctx: RouteContext, fault: Fault, partialBody
     }
     case "invalid-json": {
       const text = '{"model": "broken", "message": {'
-      ctx.res.writeHead(200, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(text) })
+      ctx.res.writeHead(200, {
+        "content-type": "application/json; charset=utf-8",
+        "content-length": Buffer.byteLength(text)
+      })
       ctx.res.end(text)
       return true
     }
     case "reset-mid-body": {
-      ctx.res.writeHead(200, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(partialBody) * 2 })
+      ctx.res.writeHead(200, {
+        "content-type": "application/json; charset=utf-8",
+        "content-length": Buffer.byteLength(partialBody) * 2
+      })
       ctx.res.write(partialBody.slice(0, Math.max(1, Math.floor(partialBody.length / 2))))
       setTimeout(() => ctx.res.socket?.resetAndDestroy(), 10)
       return true
@@ -205,7 +231,11 @@ export const applyTransportFault = (ctx: RouteContext, fault: Fault, partialBody
 }
 
 /** A script of steps consumed in order; when it runs out the last step repeats. */
-export const stepFrom = (script: ReadonlyArray<Step> | ((body: any, index: number) => Step | Promise<Step>), body: unknown, index: number): Step | Promise<Step> => {
+export const stepFrom = (
+  script: ReadonlyArray<Step> | ((body: any, index: number) => Step | Promise<Step>),
+  body: unknown,
+  index: number
+): Step | Promise<Step> => {
   if (typeof script === "function") return script(body, index)
   if (script.length === 0) return { fault: "status", status: 500, message: "the fake server has an empty script" }
   return script[Math.min(index, script.length - 1)]!
@@ -251,15 +281,27 @@ export const sampleOf = (schema: any, root: any = schema, depth = 0): unknown =>
 }
 
 /** The default reply of a fake model: a sample of the requested format, or a call of the first tool, or plain text. */
-export const defaultReply = (format: unknown, tools: ReadonlyArray<{ function?: { name?: string; parameters?: unknown } }> | undefined): Reply => {
+export const defaultReply = (
+  format: unknown,
+  tools: ReadonlyArray<{ function?: { name?: string; parameters?: unknown } }> | undefined
+): Reply => {
   if (tools && tools.length > 0 && tools[0]?.function?.name)
-    return { content: "", toolCalls: [{ name: tools[0].function.name, arguments: (sampleOf(tools[0].function.parameters ?? {}) ?? {}) as Record<string, unknown> }] }
+    return {
+      content: "",
+      toolCalls: [
+        {
+          name: tools[0].function.name,
+          arguments: (sampleOf(tools[0].function.parameters ?? {}) ?? {}) as Record<string, unknown>
+        }
+      ]
+    }
   if (format === "json") return { content: "{}" }
   if (format && typeof format === "object") return { content: JSON.stringify(sampleOf(format)) }
   return { content: "ok" }
 }
 
-export const normalizeStep = (step: Step): (Reply | Fault) & { readonly delayMs?: number } => (typeof step === "string" ? { content: step } : step)
+export const normalizeStep = (step: Step): (Reply | Fault) & { readonly delayMs?: number } =>
+  typeof step === "string" ? { content: step } : step
 
 export const estimateTokens = (text: string): number => Math.ceil(text.length / 4)
 
@@ -270,7 +312,10 @@ export const estimateTokens = (text: string): number => Math.ceil(text.length / 
  */
 export const fakeEmbedding = (text: string, dims = 64): Array<number> => {
   const vector = new Array<number>(dims).fill(0)
-  for (const word of text.toLowerCase().split(/[^a-z0-9]+/).filter((w) => w.length > 2)) {
+  for (const word of text
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((w) => w.length > 2)) {
     let hash = 0x811c9dc5
     for (let i = 0; i < word.length; i++) hash = Math.imul(hash ^ word.charCodeAt(i), 0x01000193) >>> 0
     vector[hash % dims]! += 1

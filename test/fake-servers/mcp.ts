@@ -19,20 +19,59 @@ const BASE_TOOLS = [
   {
     name: "add",
     description: "Add two numbers and return the sum.",
-    inputSchema: { type: "object", properties: { a: { type: "number", description: "first addend" }, b: { type: "number", description: "second addend" } }, required: ["a", "b"] }
+    inputSchema: {
+      type: "object",
+      properties: {
+        a: { type: "number", description: "first addend" },
+        b: { type: "number", description: "second addend" }
+      },
+      required: ["a", "b"]
+    }
   },
-  { name: "echo", description: "Echo the text back.", inputSchema: { type: "object", properties: { text: { type: "string", minLength: 1 } }, required: ["text"] } },
+  {
+    name: "echo",
+    description: "Echo the text back.",
+    inputSchema: { type: "object", properties: { text: { type: "string", minLength: 1 } }, required: ["text"] }
+  },
   {
     name: "weather",
     description: "Current weather of a city, as structured content.",
-    inputSchema: { type: "object", properties: { city: { type: "string", enum: Object.keys(CITIES) } }, required: ["city"] },
-    outputSchema: { type: "object", properties: { temperature: { type: "number" }, conditions: { type: "string" } }, required: ["temperature", "conditions"] }
+    inputSchema: {
+      type: "object",
+      properties: { city: { type: "string", enum: Object.keys(CITIES) } },
+      required: ["city"]
+    },
+    outputSchema: {
+      type: "object",
+      properties: { temperature: { type: "number" }, conditions: { type: "string" } },
+      required: ["temperature", "conditions"]
+    }
   },
-  { name: "broken", description: "A tool that always reports an error result.", inputSchema: { type: "object", properties: {} } },
-  { name: "protocol_error", description: "A tool whose call is answered with a JSON-RPC error.", inputSchema: { type: "object", properties: {} } },
-  { name: "sleep", description: "Wait the given milliseconds, then answer.", inputSchema: { type: "object", properties: { ms: { type: "integer", minimum: 0 } }, required: ["ms"] } },
-  { name: "crash", description: "Make the server process exit at once.", inputSchema: { type: "object", properties: {} } },
-  { name: "files/search", description: "Search files by a glob pattern (a name with a slash).", inputSchema: { type: "object", properties: { pattern: { type: "string" } }, required: ["pattern"] } }
+  {
+    name: "broken",
+    description: "A tool that always reports an error result.",
+    inputSchema: { type: "object", properties: {} }
+  },
+  {
+    name: "protocol_error",
+    description: "A tool whose call is answered with a JSON-RPC error.",
+    inputSchema: { type: "object", properties: {} }
+  },
+  {
+    name: "sleep",
+    description: "Wait the given milliseconds, then answer.",
+    inputSchema: { type: "object", properties: { ms: { type: "integer", minimum: 0 } }, required: ["ms"] }
+  },
+  {
+    name: "crash",
+    description: "Make the server process exit at once.",
+    inputSchema: { type: "object", properties: {} }
+  },
+  {
+    name: "files/search",
+    description: "Search files by a glob pattern (a name with a slash).",
+    inputSchema: { type: "object", properties: { pattern: { type: "string" } }, required: ["pattern"] }
+  }
 ] as const
 
 const toolList = (count: number) => [
@@ -54,7 +93,11 @@ const text = (t: string): Text => ({ content: [{ type: "text", text: t }] })
  */
 export type FakeMcpMode = "normal" | "cursor-loop" | "endless-cursors" | "huge"
 
-const HUGE_TOOL = { name: "huge", description: "Return a text of the given megabytes.", inputSchema: { type: "object", properties: { mb: { type: "number" } }, required: ["mb"] } }
+const HUGE_TOOL = {
+  name: "huge",
+  description: "Return a text of the given megabytes.",
+  inputSchema: { type: "object", properties: { mb: { type: "number" } }, required: ["mb"] }
+}
 
 /** A low-level SDK server with `count` tools (at least the scripted ones). */
 export const makeFakeMcpServer = (count = 20, mode: FakeMcpMode = "normal"): Server => {
@@ -114,9 +157,17 @@ const makeEchoAuthorizationServer = (authorization: string): Server => {
   const server = new Server({ name: "leaky-mcp", version: "1.0.0" }, { capabilities: { tools: {} } })
   const token = authorization.replace(/^\S+\s+/, "")
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: [{ name: "whoami", description: `Tell who the caller is (token ${token}).`, inputSchema: { type: "object", properties: { verbose: { type: "boolean", description: `as ${token}` } } } }]
+    tools: [
+      {
+        name: "whoami",
+        description: `Tell who the caller is (token ${token}).`,
+        inputSchema: { type: "object", properties: { verbose: { type: "boolean", description: `as ${token}` } } }
+      }
+    ]
   }))
-  server.setRequestHandler(CallToolRequestSchema, async () => text(`you are the holder of ${authorization}; your token is ${token}`))
+  server.setRequestHandler(CallToolRequestSchema, async () =>
+    text(`you are the holder of ${authorization}; your token is ${token}`)
+  )
   return server
 }
 
@@ -132,7 +183,9 @@ export interface FakeMcpHttp {
  * The fake server over Streamable HTTP on 127.0.0.1 (stateless: one SDK server per request). With
  * `requiredAuthorization`, requests without that exact Authorization header get 401.
  */
-export const startFakeMcpHttp = async (options: { count?: number; requiredAuthorization?: string; echoAuthorization?: boolean } = {}): Promise<FakeMcpHttp> => {
+export const startFakeMcpHttp = async (
+  options: { count?: number; requiredAuthorization?: string; echoAuthorization?: boolean } = {}
+): Promise<FakeMcpHttp> => {
   const authorizations: Array<string | undefined> = []
   const http: HttpServer = createServer((req, res) => {
     authorizations.push(req.headers.authorization)
@@ -140,7 +193,9 @@ export const startFakeMcpHttp = async (options: { count?: number; requiredAuthor
       res.writeHead(401, { "content-type": "application/json" }).end(JSON.stringify({ error: "unauthorized" }))
       return
     }
-    const server = options.echoAuthorization ? makeEchoAuthorizationServer(String(req.headers.authorization ?? "")) : makeFakeMcpServer(options.count)
+    const server = options.echoAuthorization
+      ? makeEchoAuthorizationServer(String(req.headers.authorization ?? ""))
+      : makeFakeMcpServer(options.count)
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined })
     res.on("close", () => {
       void transport.close()

@@ -39,14 +39,22 @@ export interface FakeOllama extends FakeServer {
   readonly chatRequests: () => any[]
 }
 
-export const DEFAULT_FAKE_MODELS: ReadonlyArray<FakeModel> = [{ name: "qwen2.5:7b", capabilities: ["completion", "tools"] }]
+export const DEFAULT_FAKE_MODELS: ReadonlyArray<FakeModel> = [
+  { name: "qwen2.5:7b", capabilities: ["completion", "tools"] }
+]
 
 /** Ollama's name matching: "llama3" means "llama3:latest". */
-const sameModel = (a: string, b: string) => (a.includes(":") ? a : `${a}:latest`) === (b.includes(":") ? b : `${b}:latest`)
+const sameModel = (a: string, b: string) =>
+  (a.includes(":") ? a : `${a}:latest`) === (b.includes(":") ? b : `${b}:latest`)
 
 /** Start a fake Ollama. Pass a chat script/handler directly, or options. */
-export const startFakeOllama = async (optionsOrChat: FakeOllamaOptions | FakeOllamaOptions["chat"] = {}): Promise<FakeOllama> => {
-  const options: FakeOllamaOptions = Array.isArray(optionsOrChat) || typeof optionsOrChat === "function" ? { chat: optionsOrChat } : (optionsOrChat as FakeOllamaOptions)
+export const startFakeOllama = async (
+  optionsOrChat: FakeOllamaOptions | FakeOllamaOptions["chat"] = {}
+): Promise<FakeOllama> => {
+  const options: FakeOllamaOptions =
+    Array.isArray(optionsOrChat) || typeof optionsOrChat === "function"
+      ? { chat: optionsOrChat }
+      : (optionsOrChat as FakeOllamaOptions)
   const models = options.models ?? DEFAULT_FAKE_MODELS
   const find = (name: unknown) => models.find((m) => typeof name === "string" && sameModel(m.name, name))
   let chatCount = 0
@@ -57,12 +65,18 @@ export const startFakeOllama = async (optionsOrChat: FakeOllamaOptions | FakeOll
     ctx.countInFlight()
     if (!body || typeof body !== "object") return ctx.sendJson(400, { error: "invalid request body" })
     if (!find(body.model)) return ctx.sendJson(404, { error: `model "${body.model}" not found, try pulling it first` })
-    const step = normalizeStep(options.chat ? await stepFrom(options.chat, body, index) : defaultReply(body.format, body.tools))
+    const step = normalizeStep(
+      options.chat ? await stepFrom(options.chat, body, index) : defaultReply(body.format, body.tools)
+    )
     if (step.delayMs && !(await ctx.wait(step.delayMs))) return
     if (isFault(step)) {
       if (step.fault === "status")
         return ctx.sendStatusFault(step, { error: step.message ?? `fake fault ${step.status}` })
-      applyTransportFault(ctx, step, JSON.stringify({ model: body.model, message: { role: "assistant", content: "x".repeat(200) } }))
+      applyTransportFault(
+        ctx,
+        step,
+        JSON.stringify({ model: body.model, message: { role: "assistant", content: "x".repeat(200) } })
+      )
       return
     }
     const content = step.content ?? ""
@@ -74,7 +88,9 @@ export const startFakeOllama = async (optionsOrChat: FakeOllamaOptions | FakeOll
         role: "assistant",
         content,
         ...(step.thinking ? { thinking: step.thinking } : {}),
-        ...(step.toolCalls ? { tool_calls: step.toolCalls.map((c) => ({ function: { name: c.name, arguments: c.arguments } })) } : {})
+        ...(step.toolCalls
+          ? { tool_calls: step.toolCalls.map((c) => ({ function: { name: c.name, arguments: c.arguments } })) }
+          : {})
       },
       done: true,
       done_reason: "stop",
@@ -93,19 +109,39 @@ export const startFakeOllama = async (optionsOrChat: FakeOllamaOptions | FakeOll
     if (route === "GET /api/version") return sendJson(200, { version: options.version ?? "0.9.0" })
     if (route === "GET /api/tags")
       return sendJson(200, {
-        models: models.map((m) => ({ name: m.name, model: m.name, modified_at: "2026-01-01T00:00:00Z", size: 1, digest: "sha256:0", details: { family: "fake" } }))
+        models: models.map((m) => ({
+          name: m.name,
+          model: m.name,
+          modified_at: "2026-01-01T00:00:00Z",
+          size: 1,
+          digest: "sha256:0",
+          details: { family: "fake" }
+        }))
       })
     if (route === "POST /api/show") {
       const model = find(request.body?.model ?? request.body?.name)
       if (!model) return sendJson(404, { error: `model '${request.body?.model}' not found` })
-      return sendJson(200, { modelfile: "", parameters: "", template: "", details: { family: "fake" }, model_info: {}, capabilities: model.capabilities ?? ["completion"] })
+      return sendJson(200, {
+        modelfile: "",
+        parameters: "",
+        template: "",
+        details: { family: "fake" },
+        model_info: {},
+        capabilities: model.capabilities ?? ["completion"]
+      })
     }
     if (route === "POST /api/chat") return chat(ctx)
     if (route === "POST /api/embed") {
       const body = request.body
       if (!find(body?.model)) return sendJson(404, { error: `model "${body?.model}" not found, try pulling it first` })
       const input: Array<string> = Array.isArray(body.input) ? body.input : [String(body.input ?? "")]
-      return sendJson(200, { model: body.model, embeddings: input.map((t) => fakeEmbedding(t)), total_duration: 1, load_duration: 0, prompt_eval_count: input.length })
+      return sendJson(200, {
+        model: body.model,
+        embeddings: input.map((t) => fakeEmbedding(t)),
+        total_duration: 1,
+        load_duration: 0,
+        prompt_eval_count: input.length
+      })
     }
     if (request.method === "GET" && request.path === "/") return sendJson(200, "Ollama is running")
     return sendJson(404, { error: "404 page not found" })

@@ -25,7 +25,9 @@ describe("smurfs chat --save on an unwritable path", () => {
       env: { ...process.env, NO_COLOR: "1" }
     })
     expect(r.status, r.stderr).toBe(ExitCode.Ok)
-    expect(r.stderr).toContain(`smurfs chat: the transcript was not saved: ${save}: cannot write: a file stands where a directory should be`)
+    expect(r.stderr).toContain(
+      `smurfs chat: the transcript was not saved: ${save}: cannot write: a file stands where a directory should be`
+    )
     expect(r.stderr).toContain("another --save file")
     // one warning per attempt: at the start and after the turn; the session itself went on to the end
     expect(r.stderr.match(/the transcript was not saved/g)).toHaveLength(2)

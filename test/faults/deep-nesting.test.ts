@@ -7,11 +7,11 @@ import { dfsdt } from "../../src/agents/dfsdt.ts"
 import { react } from "../../src/agents/react.ts"
 import type { Method } from "../../src/agents/task.ts"
 import { MAX_NESTING, parseJsonBounded } from "../../src/llm/nesting.ts"
+import { modelLayer } from "../../src/llm/spec.ts"
 import { repairJson } from "../../src/llm/structured.ts"
 import { safeCall } from "../../src/tools/call.ts"
-import { mcpResultToToolResult } from "../../src/tools/sources/mcp-result.ts"
-import { modelLayer } from "../../src/llm/spec.ts"
 import { demoLibrary } from "../../src/tools/demo/index.ts"
+import { mcpResultToToolResult } from "../../src/tools/sources/mcp-result.ts"
 import { isKind } from "../../src/trace/events.ts"
 import { type FakeServer, RawJson, type Step } from "../fake-servers/core.ts"
 import { startFakeOllama } from "../fake-servers/ollama.ts"
@@ -42,10 +42,18 @@ describe("a native tool call with arguments nested 1e6 deep", () => {
       const chat = (_body: unknown, i: number) => script[Math.min(i, 1)]!
       const server = provider === "ollama" ? await startFakeOllama({ chat }) : await startFakeOpenAI({ chat })
       servers.push(server)
-      const layer = provider === "ollama" ? modelLayer("ollama:qwen2.5:7b", { host: server.url }) : modelLayer("openai:qwen2.5:7b", { baseURL: `${server.url}/v1`, apiKey: "none" })
+      const layer =
+        provider === "ollama"
+          ? modelLayer("ollama:qwen2.5:7b", { host: server.url })
+          : modelLayer("openai:qwen2.5:7b", { baseURL: `${server.url}/v1`, apiKey: "none" })
       const query = { id: "deep", group: "G1_instruction", query: "What is 6 * 7?", apiList: [], relevant: [] } as never
       const exit = await Effect.runPromiseExit(
-        executeTask(make(), { id: "deep", query: "What is 6 * 7?", tools: demoLibrary() }, { method: "m", query }, { modelSpec: "m", fullTrace: false }).pipe(Effect.provide(layer))
+        executeTask(
+          make(),
+          { id: "deep", query: "What is 6 * 7?", tools: demoLibrary() },
+          { method: "m", query },
+          { modelSpec: "m", fullTrace: false }
+        ).pipe(Effect.provide(layer))
       )
       expect(Exit.isSuccess(exit)).toBe(true)
       const result = (exit as Exit.Success<any>).value
@@ -53,7 +61,9 @@ describe("a native tool call with arguments nested 1e6 deep", () => {
       expect(result.record.finishType, result.record.error).not.toBe("error")
       expect(server.requests.length).toBeGreaterThan(1)
       const guardrails = result.record.events.filter((e: any) => isKind(e, "guardrail"))
-      expect(guardrails.map((e: any) => e.data.error).join("\n")).toMatch(new RegExp(`calculator: .*nested deeper than ${MAX_NESTING} levels`))
+      expect(guardrails.map((e: any) => e.data.error).join("\n")).toMatch(
+        new RegExp(`calculator: .*nested deeper than ${MAX_NESTING} levels`)
+      )
       expect(JSON.stringify(result.record).length).toBeLessThan(2_000_000) // a record like any other
     },
     60_000
@@ -74,11 +84,20 @@ describe("the nesting bound", () => {
   it("a tool that returns a value nested a million deep gives a failed result saying so (a local tool, an MCP result)", async () => {
     const deep = JSON.parse(deepArguments) as unknown
     const local = await Effect.runPromise(safeCall("deep_tool", () => deep))
-    expect(local).toMatchObject({ ok: false, error: `tool "deep_tool" returned a value that cannot be used: the value is nested deeper than ${MAX_NESTING} levels` })
-    expect(mcpResultToToolResult("deep_mcp", { content: [], structuredContent: deep })).toMatchObject({ ok: false, error: expect.stringContaining("nested deeper than") })
+    expect(local).toMatchObject({
+      ok: false,
+      error: `tool "deep_tool" returned a value that cannot be used: the value is nested deeper than ${MAX_NESTING} levels`
+    })
+    expect(mcpResultToToolResult("deep_mcp", { content: [], structuredContent: deep })).toMatchObject({
+      ok: false,
+      error: expect.stringContaining("nested deeper than")
+    })
     // a cycle is not depth: it is written as a placeholder, as before
     const cyclic: Record<string, unknown> = { a: 1 }
     cyclic["self"] = cyclic
-    expect(await Effect.runPromise(safeCall("cyclic", () => cyclic))).toMatchObject({ ok: true, content: '{"a":1,"self":"[Circular]"}' })
+    expect(await Effect.runPromise(safeCall("cyclic", () => cyclic))).toMatchObject({
+      ok: true,
+      content: '{"a":1,"self":"[Circular]"}'
+    })
   })
 })

@@ -64,7 +64,12 @@ describe("atomic writes on a filling disk (simulated)", () => {
   })
 
   it("a failing rename removes the temp file", async () => {
-    const fs: AtomicWriteFs = { ...fillingDisk(Number.POSITIVE_INFINITY), rename: async () => { throw errno("EXDEV") } }
+    const fs: AtomicWriteFs = {
+      ...fillingDisk(Number.POSITIVE_INFINITY),
+      rename: async () => {
+        throw errno("EXDEV")
+      }
+    }
     const { file } = await attempt(join(scratch, "rename"), fs)
     expect(readdirSync(join(scratch, "rename"))).toEqual(["1.json"])
     expect(readFileSync(file, "utf8")).toBe('{"old": true}\n')
@@ -87,19 +92,22 @@ afterAll(() => {
   if (tmpfs) execFileSync("umount", [tmpfs], { stdio: "ignore" })
 })
 
-describe.skipIf(tmpfs === undefined)("atomic writes on a real full disk (64 KiB tmpfs; skipped: mounting needs root on Linux)", () => {
-  it("a record larger than the free space is refused as disk full, the old record stays, no temp file is left", async () => {
-    const dir = tmpfs!
-    const file = join(dir, "1.json")
-    writeFileSync(file, '{"old": true}\n')
-    writeFileSync(join(dir, "filler"), Buffer.alloc(40 * 1024))
-    const error = await Effect.runPromise(Effect.flip(writeJsonAtomic(file, big)))
-    expect(error.message).toContain("disk is full")
-    expect(readFileSync(file, "utf8")).toBe('{"old": true}\n')
-    expect(readdirSync(dir).sort()).toEqual(["1.json", "filler"])
-    // once space is freed the same write commits whole
-    rmSync(join(dir, "filler"))
-    await Effect.runPromise(writeJsonAtomic(file, big))
-    expect(JSON.parse(readFileSync(file, "utf8"))).toEqual(big)
-  })
-})
+describe.skipIf(tmpfs === undefined)(
+  "atomic writes on a real full disk (64 KiB tmpfs; skipped: mounting needs root on Linux)",
+  () => {
+    it("a record larger than the free space is refused as disk full, the old record stays, no temp file is left", async () => {
+      const dir = tmpfs!
+      const file = join(dir, "1.json")
+      writeFileSync(file, '{"old": true}\n')
+      writeFileSync(join(dir, "filler"), Buffer.alloc(40 * 1024))
+      const error = await Effect.runPromise(Effect.flip(writeJsonAtomic(file, big)))
+      expect(error.message).toContain("disk is full")
+      expect(readFileSync(file, "utf8")).toBe('{"old": true}\n')
+      expect(readdirSync(dir).sort()).toEqual(["1.json", "filler"])
+      // once space is freed the same write commits whole
+      rmSync(join(dir, "filler"))
+      await Effect.runPromise(writeJsonAtomic(file, big))
+      expect(JSON.parse(readFileSync(file, "utf8"))).toEqual(big)
+    })
+  }
+)

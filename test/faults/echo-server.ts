@@ -24,7 +24,9 @@ const replyFor = (schema: Schema | undefined, leak: string): unknown => {
   if (props["thought"]) return { thought: `Use a tool. ${leak}` }
   if (props["answer"]) return { answer: `The answer. ${leak}` }
   // tool arguments: a valid value, each string argument leaking too
-  return schemaValueOf(schema ?? {}, (_path, node) => (node["type"] === "string" && !node["enum"] ? `value ${leak}` : undefined))
+  return schemaValueOf(schema ?? {}, (_path, node) =>
+    node["type"] === "string" && !node["enum"] ? `value ${leak}` : undefined
+  )
 }
 
 export const startEchoServer = async (): Promise<EchoServer> => {
@@ -39,11 +41,15 @@ export const startEchoServer = async (): Promise<EchoServer> => {
       bodies.push(Buffer.concat(chunks).toString("utf8"))
       const leak = `Authorization: ${auth} key=${auth.replace(/^Bearer /, "")}`
       if (req.method === "GET" && req.url?.endsWith("/models")) {
-        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ object: "list", data: [{ id: "test-model", object: "model" }] }))
+        res
+          .writeHead(200, { "content-type": "application/json" })
+          .end(JSON.stringify({ object: "list", data: [{ id: "test-model", object: "model" }] }))
         return
       }
       if (req.method !== "POST" || !req.url?.endsWith("/chat/completions")) {
-        res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: `no route ${req.url}` } }))
+        res
+          .writeHead(404, { "content-type": "application/json" })
+          .end(JSON.stringify({ error: { message: `no route ${req.url}` } }))
         return
       }
       const body = JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}")

@@ -7,8 +7,8 @@ import { ModelServerError } from "../../src/llm/errors.ts"
 import { LanguageModel } from "../../src/llm/language-model.ts"
 import { makeScriptedModel, type ScriptedReply } from "../../src/llm/scripted.ts"
 import { generateObject } from "../../src/llm/structured.ts"
-import { recording, totalsOf } from "../../src/trace/trajectory.ts"
 import { isKind, kindOf } from "../../src/trace/events.ts"
+import { recording, totalsOf } from "../../src/trace/trajectory.ts"
 
 const Answer = z.object({ answer: z.string() })
 
@@ -20,13 +20,25 @@ const run = async (replies: ReadonlyArray<ScriptedReply | Error>) => {
     info: scripted.info,
     generate: (request) => {
       const entry = replies[call++]
-      return entry instanceof Error ? Effect.fail(new ModelServerError({ host: "test", detail: entry.message })) : scripted.generate(request)
+      return entry instanceof Error
+        ? Effect.fail(new ModelServerError({ host: "test", detail: entry.message }))
+        : scripted.generate(request)
     }
   })
-  const program = Effect.result(generateObject({ role: "answerer.final", schema: Answer, messages: [{ role: "user", content: "q" }] }))
-  const { value, events } = await Effect.runPromise(recording("t", program).pipe(Effect.provide(Layer.succeed(LanguageModel, model))))
+  const program = Effect.result(
+    generateObject({ role: "answerer.final", schema: Answer, messages: [{ role: "user", content: "q" }] })
+  )
+  const { value, events } = await Effect.runPromise(
+    recording("t", program).pipe(Effect.provide(Layer.succeed(LanguageModel, model)))
+  )
   const guardrails = events.filter((e) => isKind(e, "guardrail"))
-  return { value, events, guardrails: guardrails.map((e) => e.data), totals: totalsOf(events, 0), lines: guardrails.flatMap((e) => formatEvent(e)) }
+  return {
+    value,
+    events,
+    guardrails: guardrails.map((e) => e.data),
+    totals: totalsOf(events, 0),
+    lines: guardrails.flatMap((e) => formatEvent(e))
+  }
 }
 
 describe("guardrail recovery", () => {
@@ -45,7 +57,11 @@ describe("guardrail recovery", () => {
   it("marks them not recovered when the retries run out", async () => {
     const r = await run(["", "nope", { wrong: 1 }])
     expect(r.value._tag).toBe("Failure")
-    expect(r.guardrails.map((g) => [g["guardrail"], g["recovered"]])).toEqual([["format", false], ["format", false], ["schema", false]])
+    expect(r.guardrails.map((g) => [g["guardrail"], g["recovered"]])).toEqual([
+      ["format", false],
+      ["format", false],
+      ["schema", false]
+    ])
     expect(r.totals.guardrailsRecovered).toEqual({})
     expect(r.lines[2]).toMatch(/\(not recovered\)$/)
   })

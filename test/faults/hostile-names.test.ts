@@ -4,16 +4,16 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from "node:os"
 import { join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
-import { afterAll, describe, expect, it } from "vitest"
 import { Cause, Effect, Exit } from "effect"
+import { afterAll, describe, expect, it } from "vitest"
 import type { BenchQuery } from "../../bench/datasets.ts"
 import { readRecords } from "../../bench/run-dir.ts"
 import { RUN_FORMAT_VERSION } from "../../bench/run-format.ts"
 import { runBench } from "../../bench/runner.ts"
 import type { Method } from "../../src/agents/task.ts"
-import { scriptedLayer } from "../../src/llm/scripted.ts"
 import { run } from "../../src/cli/commands/bench.ts"
 import { ExitCode } from "../../src/cli/exit-codes.ts"
+import { scriptedLayer } from "../../src/llm/scripted.ts"
 import { fromSafeName, PathOutsideRoot, pathInside, safeName } from "../../src/trace/file-names.ts"
 import { runCapturingStderr } from "../capture-console.ts"
 
@@ -33,13 +33,42 @@ const bench = (argv: Array<string>) => runCapturingStderr(run, argv)
 
 /** A method that answers at once, without a model. */
 const answering: Method = (task) =>
-  Effect.succeed({ taskId: task.id, query: task.query, method: "count", model: "m", finalAnswer: "ok", finishType: "give_answer" as const, events: [], totals: { modelCalls: 0, promptTokens: 0, completionTokens: 0, toolCalls: 0, backtracks: 0, wallMs: 0, guardrails: {} } })
+  Effect.succeed({
+    taskId: task.id,
+    query: task.query,
+    method: "count",
+    model: "m",
+    finalAnswer: "ok",
+    finishType: "give_answer" as const,
+    events: [],
+    totals: {
+      modelCalls: 0,
+      promptTokens: 0,
+      completionTokens: 0,
+      toolCalls: 0,
+      backtracks: 0,
+      wallMs: 0,
+      guardrails: {}
+    }
+  })
 
 const runQueries = (runDir: string, queries: ReadonlyArray<BenchQuery>, method: string) =>
   Effect.runPromiseExit(
     runBench({
       runDir,
-      config: { formatVersion: RUN_FORMAT_VERSION, packageVersion: "test", createdAt: "2026-01-01T00:00:00.000Z", data: "memory", groups: [...new Set(queries.map((q) => q.group))], methods: [method], model: "m", envs: [], toolset: "all", concurrency: 1, options: {} },
+      config: {
+        formatVersion: RUN_FORMAT_VERSION,
+        packageVersion: "test",
+        createdAt: "2026-01-01T00:00:00.000Z",
+        data: "memory",
+        groups: [...new Set(queries.map((q) => q.group))],
+        methods: [method],
+        model: "m",
+        envs: [],
+        toolset: "all",
+        concurrency: 1,
+        options: {}
+      },
       queries,
       methods: [{ name: method, method: answering }],
       taskOf: (q) => ({ id: q.id, query: q.query, tools: { name: q.id, tools: [] } }),
@@ -52,7 +81,17 @@ const runQueries = (runDir: string, queries: ReadonlyArray<BenchQuery>, method: 
 const query = (id: string, text = `query ${id}`) => ({
   query: text,
   query_id: id,
-  api_list: [{ category_name: "Data", tool_name: "Search Tool", api_name: "search", api_description: "search", required_parameters: [], optional_parameters: [], method: "GET" }]
+  api_list: [
+    {
+      category_name: "Data",
+      tool_name: "Search Tool",
+      api_name: "search",
+      api_description: "search",
+      required_parameters: [],
+      optional_parameters: [],
+      method: "GET"
+    }
+  ]
 })
 
 const dataset = (name: string, queries: ReadonlyArray<object>, group = "G1_instruction") => {
@@ -66,7 +105,18 @@ describe("safeName", () => {
   it("keeps ordinary ids readable and turns anything else into one inert segment", () => {
     expect(safeName("12345")).toBe("12345")
     expect(safeName("G1_instruction")).toBe("G1_instruction")
-    for (const hostile of ["..", ".", "../../../../tmp/victim", "/etc/passwd", "C:\\Windows\\x", "a/b", "x.json.tmp-1-abc", "", "\u0000", "é/ü"]) {
+    for (const hostile of [
+      "..",
+      ".",
+      "../../../../tmp/victim",
+      "/etc/passwd",
+      "C:\\Windows\\x",
+      "a/b",
+      "x.json.tmp-1-abc",
+      "",
+      "\u0000",
+      "é/ü"
+    ]) {
       const encoded = safeName(hostile)
       expect(encoded, hostile).toMatch(/^[A-Za-z0-9_%~-]+$/)
       expect(encoded).not.toMatch(/^\.+$/)
@@ -75,7 +125,21 @@ describe("safeName", () => {
   })
 
   it("never maps two distinct names to one file, long names included", () => {
-    const names = ["a/b", "a%2Fb", "a_b", "a-b", "a.b", "A.b", "", "%", "x".repeat(300), `${"x".repeat(299)}y`, "é".repeat(200), "%41", "A"]
+    const names = [
+      "a/b",
+      "a%2Fb",
+      "a_b",
+      "a-b",
+      "a.b",
+      "A.b",
+      "",
+      "%",
+      "x".repeat(300),
+      `${"x".repeat(299)}y`,
+      "é".repeat(200),
+      "%41",
+      "A"
+    ]
     const encoded = names.map(safeName)
     expect(new Set(encoded).size).toBe(names.length)
     for (const e of encoded) expect(Buffer.byteLength(e)).toBeLessThanOrEqual(200)
@@ -99,21 +163,43 @@ describe("a traversal or absolute query id", () => {
     const out = join(sandbox, "deep", "er", "run")
     const depth = relative(join(out, "tasks", "react", "G1_instruction"), victimDir)
     const ids = [`${depth}/precious`, join(victimDir, "absolute"), "..", ".", "a/b", "a%2Fb"]
-    const data = dataset("traversal", ids.map((id) => query(id)))
+    const data = dataset(
+      "traversal",
+      ids.map((id) => query(id))
+    )
     const before = tree(sandbox).filter((f) => !f.startsWith("deep"))
 
-    const { code, stderr } = await bench(["--data", data, "--group", "G1_instruction", "--method", "react", "--model", `scripted:${SCRIPT}`, "--out", out])
+    const { code, stderr } = await bench([
+      "--data",
+      data,
+      "--group",
+      "G1_instruction",
+      "--method",
+      "react",
+      "--model",
+      `scripted:${SCRIPT}`,
+      "--out",
+      out
+    ])
     expect(code, stderr).toBe(ExitCode.Ok)
     // nothing changed or appeared outside the run directory (the data folder aside, which the test wrote)
-    expect(tree(sandbox).filter((f) => !f.startsWith("deep") && !f.startsWith("data"))).toEqual(before.filter((f) => !f.startsWith("data")))
+    expect(tree(sandbox).filter((f) => !f.startsWith("deep") && !f.startsWith("data"))).toEqual(
+      before.filter((f) => !f.startsWith("data"))
+    )
     expect(readFileSync(join(victimDir, "precious.json"), "utf8")).toBe("keep me")
     expect(existsSync(join(victimDir, "absolute.json"))).toBe(false)
     // every id has its own record, one level deep, named by safeName
     const files = readdirSync(join(out, "tasks", "react", "G1_instruction")).sort()
     expect(files).toEqual(ids.map((id) => `${safeName(id)}.json`).sort())
-    expect(readRecords(out, "react", "G1_instruction").map((r) => r.taskId).sort()).toEqual([...ids].sort())
+    expect(
+      readRecords(out, "react", "G1_instruction")
+        .map((r) => r.taskId)
+        .sort()
+    ).toEqual([...ids].sort())
     // the converted file keys predictions by the original ids
-    const converted = JSON.parse(readFileSync(join(out, "converted", "react", "G1_instruction.json"), "utf8")) as Record<string, unknown>
+    const converted = JSON.parse(
+      readFileSync(join(out, "converted", "react", "G1_instruction.json"), "utf8")
+    ) as Record<string, unknown>
     expect(Object.keys(converted).sort()).toEqual([...ids].sort())
   })
 
@@ -137,14 +223,27 @@ describe("two queries with one id in a group", () => {
     const q = (query: string): BenchQuery => ({ group: "G", id: "7", query, apiList: [], relevant: [] })
     const exit = await runQueries(out, [q("first"), q("second")], "count")
     expect(exit._tag).toBe("Failure")
-    expect(String(Exit.isFailure(exit) ? Cause.squash(exit.cause) : "")).toContain("G/7 is given twice (queries #1 and #2")
+    expect(String(Exit.isFailure(exit) ? Cause.squash(exit.cause) : "")).toContain(
+      "G/7 is given twice (queries #1 and #2"
+    )
     expect(existsSync(out)).toBe(false)
   })
 
   it("are refused with the id and both positions (exit 3), and nothing runs", async () => {
     const data = dataset("duplicates", [query("7", "first"), query("8"), query("7", "second")])
     const out = join(scratch, "duplicates", "run")
-    const { code, stderr } = await bench(["--data", data, "--group", "G1_instruction", "--method", "react", "--model", `scripted:${SCRIPT}`, "--out", out])
+    const { code, stderr } = await bench([
+      "--data",
+      data,
+      "--group",
+      "G1_instruction",
+      "--method",
+      "react",
+      "--model",
+      `scripted:${SCRIPT}`,
+      "--out",
+      out
+    ])
     expect(code).toBe(ExitCode.BadInput)
     expect(stderr).toContain('"7"')
     expect(stderr).toContain("#1 and #3")
@@ -154,7 +253,18 @@ describe("two queries with one id in a group", () => {
   it("ids that differ only in letter case are refused too: on macOS and Windows their records would share one file", async () => {
     const data = dataset("case", [query("q-A", "first"), query("8"), query("q-a", "second")])
     const out = join(scratch, "case", "run")
-    const { code, stderr } = await bench(["--data", data, "--group", "G1_instruction", "--method", "react", "--model", `scripted:${SCRIPT}`, "--out", out])
+    const { code, stderr } = await bench([
+      "--data",
+      data,
+      "--group",
+      "G1_instruction",
+      "--method",
+      "react",
+      "--model",
+      `scripted:${SCRIPT}`,
+      "--out",
+      out
+    ])
     expect(code).toBe(ExitCode.BadInput)
     expect(stderr).toContain('"q-A" and "q-a" differ only in letter case')
     expect(stderr).toContain("#1 and #3")
@@ -162,6 +272,8 @@ describe("two queries with one id in a group", () => {
     // the runner refuses them whatever loaded them
     const q = (id: string): BenchQuery => ({ group: "G", id, query: id, apiList: [], relevant: [] })
     const exit = await runQueries(join(scratch, "case-runner", "run"), [q("Ab"), q("aB")], "count")
-    expect(String(Exit.isFailure(exit) ? Cause.squash(exit.cause) : "")).toContain("G/Ab and G/aB differ only in letter case")
+    expect(String(Exit.isFailure(exit) ? Cause.squash(exit.cause) : "")).toContain(
+      "G/Ab and G/aB differ only in letter case"
+    )
   })
 })

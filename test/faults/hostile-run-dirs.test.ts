@@ -2,16 +2,28 @@
 // devices never hang or flood a command, label files cannot size compare's tables, ids such as `__proto__`
 // survive every step, an HTML report is never left torn, and names that needed encoding are found again.
 import { execFileSync, spawn } from "node:child_process"
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs"
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync
+} from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Cause, Effect, Exit } from "effect"
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest"
+import type { BenchQuery } from "../../bench/datasets.ts"
 import { readConvertedFile } from "../../bench/eval/converted.ts"
 import { passLabelsPath, slug, winVerdictsPath } from "../../bench/eval/labels.ts"
 import { writeFakeRun } from "../../bench/eval/test-fixtures.ts"
-import type { BenchQuery } from "../../bench/datasets.ts"
 import { readRecords } from "../../bench/run-dir.ts"
 import { convertedPath, RUN_FORMAT_VERSION, taskRecordPath } from "../../bench/run-format.ts"
 import { runBench } from "../../bench/runner.ts"
@@ -22,10 +34,10 @@ import { run as evaluate } from "../../src/cli/commands/eval.ts"
 import { run as show } from "../../src/cli/commands/show.ts"
 import { ExitCode } from "../../src/cli/exit-codes.ts"
 import { scriptedLayer } from "../../src/llm/scripted.ts"
-import { safeName } from "../../src/trace/file-names.ts"
 import { makeReplayIndex } from "../../src/tools/environments/recorded.ts"
 import { makeSimulatedEnvironment } from "../../src/tools/environments/simulated.ts"
 import { ApiDoc } from "../../src/tools/toolbench/api-doc.ts"
+import { safeName } from "../../src/trace/file-names.ts"
 import { captureConsole, runCapturingStderr } from "../capture-console.ts"
 import { bin, repo } from "../cli/spawn.ts"
 import { MINI_DATA } from "../data.ts"
@@ -39,24 +51,57 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 afterEach(() => vi.restoreAllMocks())
 
 /** Every file under `dir`, relative to it. */
-const tree = (dir: string): Array<string> => (existsSync(dir) ? readdirSync(dir, { recursive: true, encoding: "utf8" }).sort() : [])
+const tree = (dir: string): Array<string> =>
+  existsSync(dir) ? readdirSync(dir, { recursive: true, encoding: "utf8" }).sort() : []
 
 const judgeFile = (() => {
   const file = join(scratch, "judge.json")
-  writeFileSync(file, JSON.stringify({ "judge.check_answer_status": [{ answer_status: "Solved", reason: "fine" }], $cycle: true }))
+  writeFileSync(
+    file,
+    JSON.stringify({ "judge.check_answer_status": [{ answer_status: "Solved", reason: "fine" }], $cycle: true })
+  )
   return file
 })()
 const JUDGE = `scripted:${judgeFile}`
 
 /** A method that answers at once, without a model. */
 const answering: Method = (task) =>
-  Effect.succeed({ taskId: task.id, query: task.query, method: "count", model: "m", finalAnswer: "ok", finishType: "give_answer" as const, events: [], totals: { modelCalls: 0, promptTokens: 0, completionTokens: 0, toolCalls: 0, backtracks: 0, wallMs: 0, guardrails: {} } })
+  Effect.succeed({
+    taskId: task.id,
+    query: task.query,
+    method: "count",
+    model: "m",
+    finalAnswer: "ok",
+    finishType: "give_answer" as const,
+    events: [],
+    totals: {
+      modelCalls: 0,
+      promptTokens: 0,
+      completionTokens: 0,
+      toolCalls: 0,
+      backtracks: 0,
+      wallMs: 0,
+      guardrails: {}
+    }
+  })
 
 const runQueries = (runDir: string, queries: ReadonlyArray<BenchQuery>, resume: boolean) =>
   Effect.runPromiseExit(
     runBench({
       runDir,
-      config: { formatVersion: RUN_FORMAT_VERSION, packageVersion: "test", createdAt: "2026-01-01T00:00:00.000Z", data: "memory", groups: [...new Set(queries.map((q) => q.group))], methods: ["count"], model: "m", envs: [], toolset: "all", concurrency: 1, options: {} },
+      config: {
+        formatVersion: RUN_FORMAT_VERSION,
+        packageVersion: "test",
+        createdAt: "2026-01-01T00:00:00.000Z",
+        data: "memory",
+        groups: [...new Set(queries.map((q) => q.group))],
+        methods: ["count"],
+        model: "m",
+        envs: [],
+        toolset: "all",
+        concurrency: 1,
+        options: {}
+      },
       queries,
       methods: [{ name: "count", method: answering }],
       taskOf: (q) => ({ id: q.id, query: q.query, tools: { name: q.id, tools: [] } }),
@@ -69,7 +114,17 @@ const runQueries = (runDir: string, queries: ReadonlyArray<BenchQuery>, resume: 
 const query = (id: string) => ({
   query: `query ${id}`,
   query_id: id,
-  api_list: [{ category_name: "Data", tool_name: "Search Tool", api_name: "search", api_description: "search", required_parameters: [], optional_parameters: [], method: "GET" }]
+  api_list: [
+    {
+      category_name: "Data",
+      tool_name: "Search Tool",
+      api_name: "search",
+      api_description: "search",
+      required_parameters: [],
+      optional_parameters: [],
+      method: "GET"
+    }
+  ]
 })
 
 const dataset = (name: string, ids: ReadonlyArray<string>, group = "G1_instruction") => {
@@ -81,16 +136,33 @@ const dataset = (name: string, ids: ReadonlyArray<string>, group = "G1_instructi
 
 /** `smurfs <args>` as a child process; killed (and reported as hung) when it has not ended after `limitMs`. */
 const spawned = (args: ReadonlyArray<string>, options: { limitMs?: number; shell?: string } = {}) => {
-  const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: "1", SMURFS_MODEL: undefined, SMURFS_DATA: undefined }
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    NO_COLOR: "1",
+    SMURFS_MODEL: undefined,
+    SMURFS_DATA: undefined
+  }
   for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key]
   const child = options.shell
-    ? spawn("/bin/sh", ["-c", `${options.shell}; exec "$0" "$@"`, process.execPath, bin, ...args], { cwd: repo, env, stdio: ["ignore", "pipe", "pipe"] })
+    ? spawn("/bin/sh", ["-c", `${options.shell}; exec "$0" "$@"`, process.execPath, bin, ...args], {
+        cwd: repo,
+        env,
+        stdio: ["ignore", "pipe", "pipe"]
+      })
     : spawn(process.execPath, [bin, ...args], { cwd: repo, env, stdio: ["ignore", "pipe", "pipe"] })
-  let stdout = "", stderr = ""
+  let stdout = "",
+    stderr = ""
   child.stdout.on("data", (c: Buffer) => (stdout += c.toString()))
   child.stderr.on("data", (c: Buffer) => (stderr += c.toString()))
   const started = Date.now()
-  const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null; hung: boolean; ms: number; stdout: string; stderr: string }>((resolve) => {
+  const ended = new Promise<{
+    code: number | null
+    signal: NodeJS.Signals | null
+    hung: boolean
+    ms: number
+    stdout: string
+    stderr: string
+  }>((resolve) => {
     let hung = false
     const timer = setTimeout(() => ((hung = true), child.kill("SIGKILL")), options.limitMs ?? 30_000)
     child.on("exit", (code, signal) => {
@@ -107,7 +179,13 @@ describe("symbolic links inside a run directory (point 1)", () => {
     const outside = join(scratch, "symlink-tasks", "outside")
     mkdirSync(outside, { recursive: true })
     writeFileSync(join(outside, "precious.json"), "keep me")
-    const queries: Array<BenchQuery> = ["1", "2"].map((id) => ({ group: "G", id, query: `q${id}`, apiList: [], relevant: [] }))
+    const queries: Array<BenchQuery> = ["1", "2"].map((id) => ({
+      group: "G",
+      id,
+      query: `q${id}`,
+      apiList: [],
+      relevant: []
+    }))
     expect((await runQueries(out, queries, false))._tag).toBe("Success")
     const link = dirname(taskRecordPath(out, "count", "G", "1"))
     rmSync(link, { recursive: true })
@@ -144,11 +222,25 @@ describe("symbolic links inside a run directory (point 1)", () => {
     mkdirSync(out, { recursive: true })
     mkdirSync(outside, { recursive: true })
     symlinkSync(outside, join(out, "simulated"))
-    const doc = ApiDoc.parse({ category_name: "Data", tool_name: "Search", api_name: "find", api_description: "find things", required_parameters: [], template_response: { name: "str" } })
+    const doc = ApiDoc.parse({
+      category_name: "Data",
+      tool_name: "Search",
+      api_name: "find",
+      api_description: "find things",
+      required_parameters: [],
+      template_response: { name: "str" }
+    })
     const layer = scriptedLayer({ "tool.simulate": [{ error: "", response: { name: "found" } }] })
-    const env = await Effect.runPromise(makeSimulatedEnvironment({ index: makeReplayIndex(), storeDir: join(out, "simulated"), storeRoot: out }).pipe(Effect.provide(layer)))
+    const env = await Effect.runPromise(
+      makeSimulatedEnvironment({ index: makeReplayIndex(), storeDir: join(out, "simulated"), storeRoot: out }).pipe(
+        Effect.provide(layer)
+      )
+    )
     // the call is answered; only its copy for the next run is not stored (through the link)
-    expect(await Effect.runPromise(env.serve({ doc, stdTool: "search", stdApi: "find", args: {} }))).toEqual({ ok: true, content: '{"name":"found"}' })
+    expect(await Effect.runPromise(env.serve({ doc, stdTool: "search", stdApi: "find", args: {} }))).toEqual({
+      ok: true,
+      content: '{"name":"found"}'
+    })
     expect(tree(outside)).toEqual([])
   })
 })
@@ -159,9 +251,24 @@ describe("ids that name Object.prototype's members (point 3)", () => {
   it("survive bench, convert, eval and compare (runs, StableToolBench folders and ToolEval results)", async () => {
     const data = dataset("proto", IDS)
     const out = join(scratch, "proto", "run")
-    const ran = await runCapturingStderr(bench, ["--data", data, "--group", "G1_instruction", "--method", "react", "--model", `scripted:${SCRIPT}`, "--out", out])
+    const ran = await runCapturingStderr(bench, [
+      "--data",
+      data,
+      "--group",
+      "G1_instruction",
+      "--method",
+      "react",
+      "--model",
+      `scripted:${SCRIPT}`,
+      "--out",
+      out
+    ])
     expect(ran.code, ran.stderr).toBe(ExitCode.Ok)
-    expect(readRecords(out, "react", "G1_instruction").map((r) => r.taskId).sort()).toEqual([...IDS].sort())
+    expect(
+      readRecords(out, "react", "G1_instruction")
+        .map((r) => r.taskId)
+        .sort()
+    ).toEqual([...IDS].sort())
     // the converted file keeps every id as a key, read back through its schema
     const converted = convertedPath(out, "react", "G1_instruction")
     expect(Object.keys(JSON.parse(readFileSync(converted, "utf8")) as object).sort()).toEqual([...IDS].sort())
@@ -181,7 +288,18 @@ describe("ids that name Object.prototype's members (point 3)", () => {
 
     const { out: printed } = captureConsole()
     expect(await compare([out, stb, "--json"])).toBe(ExitCode.Ok)
-    const rows = (JSON.parse(printed.join("\n")) as { rows: Array<{ source: string; judge: string; n: number; judged: number; total: number; pass?: { mean: number } }> }).rows
+    const rows = (
+      JSON.parse(printed.join("\n")) as {
+        rows: Array<{
+          source: string
+          judge: string
+          n: number
+          judged: number
+          total: number
+          pass?: { mean: number }
+        }>
+      }
+    ).rows
     const ours = rows.find((r) => r.source === "run" && r.judge !== "")!
     expect([ours.n, ours.judged, ours.total, ours.pass?.mean]).toEqual([4, 4, 4, 100])
     const toolEval = rows.find((r) => r.source === "stb" && r.judge === "ToolEval")!
@@ -195,7 +313,16 @@ describe("hostile label files (point 4)", () => {
     const file = passLabelsPath(dir, JUDGE, "smurfs", "G1_instruction", "1")
     mkdirSync(dirname(file), { recursive: true })
     const run = { label: "Solved", reason: "r", stage: "answer" }
-    writeFileSync(file, JSON.stringify({ taskId: "1", method: "smurfs", group: "G1_instruction", judge: JUDGE, runs: { "0": run, [key]: run } }))
+    writeFileSync(
+      file,
+      JSON.stringify({
+        taskId: "1",
+        method: "smurfs",
+        group: "G1_instruction",
+        judge: JUDGE,
+        runs: { "0": run, [key]: run }
+      })
+    )
     return { dir, file }
   }
 
@@ -214,7 +341,10 @@ describe("hostile label files (point 4)", () => {
     const dir = join(scratch, "tooleval-infinity")
     mkdirSync(join(dir, "pass_rate_results"), { recursive: true })
     const file = join(dir, "pass_rate_results", "G1_instruction_react.json")
-    writeFileSync(file, JSON.stringify({ "7": { is_solved: { "0": "AnswerStatus.Solved", Infinity: "AnswerStatus.Solved" } } }))
+    writeFileSync(
+      file,
+      JSON.stringify({ "7": { is_solved: { "0": "AnswerStatus.Solved", Infinity: "AnswerStatus.Solved" } } })
+    )
     const { code, stderr } = await runCapturingStderr(compare, [dir])
     expect(code).toBe(ExitCode.BadInput)
     expect(stderr).toContain(file)
@@ -227,7 +357,9 @@ describe("hostile label files (point 4)", () => {
     const { code, stderr } = await runCapturingStderr(compare, [dir])
     expect(code).toBe(ExitCode.BadInput)
     expect(stderr).toContain('"32" is not a whole number from 0 to 31')
-    expect((await runCapturingStderr(evaluate, ["--run", dir, "--judge", JUDGE, "--k", "33"])).code).toBe(ExitCode.Usage)
+    expect((await runCapturingStderr(evaluate, ["--run", dir, "--judge", JUDGE, "--k", "33"])).code).toBe(
+      ExitCode.Usage
+    )
   })
 })
 
@@ -235,7 +367,20 @@ describe("FIFOs and devices in a run directory (point 6)", () => {
   /** A finished sim run of two tasks. */
   const simRun = async (name: string, extra: ReadonlyArray<string> = []) => {
     const out = join(scratch, name, "run")
-    const args = ["bench", "--data", DATA, "--model", "sim", "--group", "G1_instruction", "--ids", "588,1073", ...extra, "--out", out]
+    const args = [
+      "bench",
+      "--data",
+      DATA,
+      "--model",
+      "sim",
+      "--group",
+      "G1_instruction",
+      "--ids",
+      "588,1073",
+      ...extra,
+      "--out",
+      out
+    ]
     const { ended } = spawned(args, { limitMs: 60_000 })
     const r = await ended
     expect(r.code, r.stderr).toBe(0)
@@ -280,10 +425,25 @@ describe("FIFOs and devices in a run directory (point 6)", () => {
     unlinkSync(record)
     execFileSync("mkfifo", [record])
     // slow tasks, so that the run is still going when the signal comes
-    const args = ["bench", "--data", DATA, "--model", "sim:latency=400ms", "--group", "G1_instruction", "--ids", "588,1073", "--out", out, "--resume", "--force"]
+    const args = [
+      "bench",
+      "--data",
+      DATA,
+      "--model",
+      "sim:latency=400ms",
+      "--group",
+      "G1_instruction",
+      "--ids",
+      "588,1073",
+      "--out",
+      out,
+      "--resume",
+      "--force"
+    ]
     const { child, ended, stderrSoFar } = spawned(args, { limitMs: 45_000 })
     // Ctrl-C once the run has read its records ("2 tasks, 1 already done"), or after 20 s if it never gets there
-    for (let waited = 0; waited < 20_000 && !stderrSoFar().includes("already done"); waited += 100) await new Promise((r) => setTimeout(r, 100))
+    for (let waited = 0; waited < 20_000 && !stderrSoFar().includes("already done"); waited += 100)
+      await new Promise((r) => setTimeout(r, 100))
     const signalled = Date.now()
     child.kill("SIGINT")
     const r = await ended
@@ -310,7 +470,18 @@ describe("names that needed encoding (point 16)", () => {
   it("show finds a task whose id needed encoding, and DFSDT's backtrack line says what happened", async () => {
     const data = dataset("encoded", ["a/b", "x y"])
     const out = join(scratch, "encoded", "run")
-    const ran = await runCapturingStderr(bench, ["--data", data, "--group", "G1_instruction", "--method", "dfsdt", "--model", `scripted:${SCRIPT}`, "--out", out])
+    const ran = await runCapturingStderr(bench, [
+      "--data",
+      data,
+      "--group",
+      "G1_instruction",
+      "--method",
+      "dfsdt",
+      "--model",
+      `scripted:${SCRIPT}`,
+      "--out",
+      out
+    ])
     expect(ran.code, ran.stderr).toBe(ExitCode.Ok)
     const { out: printed, err } = captureConsole()
     expect(await show([out, "a/b"]), err.join("\n")).toBe(ExitCode.Ok)
@@ -328,10 +499,24 @@ describe("names that needed encoding (point 16)", () => {
     expect(file).toContain(safeName(group))
     mkdirSync(dirname(file), { recursive: true })
     const round = { winner: "candidate", order: ["candidate", "reference"], stage: "judge", reason: "better" }
-    writeFileSync(file, JSON.stringify({ taskId: "1", method: "smurfs", group, judge: JUDGE, reference: { source: "ref", method: "react" }, rounds: { "0": round } }))
+    writeFileSync(
+      file,
+      JSON.stringify({
+        taskId: "1",
+        method: "smurfs",
+        group,
+        judge: JUDGE,
+        reference: { source: "ref", method: "react" },
+        rounds: { "0": round }
+      })
+    )
     const { out: printed } = captureConsole()
     expect(await compare([dir, "--json"])).toBe(ExitCode.Ok)
-    const rows = (JSON.parse(printed.join("\n")) as { rows: Array<{ group: string; judge: string; win?: { rate: number; n: number } }> }).rows
+    const rows = (
+      JSON.parse(printed.join("\n")) as {
+        rows: Array<{ group: string; judge: string; win?: { rate: number; n: number } }>
+      }
+    ).rows
     expect(rows.find((r) => r.group === group && r.judge === slug(JUDGE))?.win).toMatchObject({ rate: 100, n: 1 })
   })
 })

@@ -7,14 +7,20 @@ const MB = "lorem ipsum ".repeat(90_000)
 
 describe("huge valid replies", () => {
   it("keep every prompt within the context window, and reach the tool unchanged", async () => {
-    const echo = makeTool("echo", z.object({ text: z.string() }), (args) => ({ ok: true, content: String(args["text"]).slice(0, 50) }))
+    const echo = makeTool("echo", z.object({ text: z.string() }), (args) => ({
+      ok: true,
+      content: String(args["text"]).slice(0, 50)
+    }))
     const t = await runSmurfs("Echo something", [echo], {
       planner: [{ subtasks: [MB] }],
       "executor.thought": [{ thought: MB }],
       "executor.choose": [{ tool: "echo" }],
       "executor.args": [{ text: MB }],
       "answerer.step": [{ answer: MB }],
-      verifier: [{ status: "pending", reason: MB, hint: MB }, { status: "solved", reason: "ok" }],
+      verifier: [
+        { status: "pending", reason: MB, hint: MB },
+        { status: "solved", reason: "ok" }
+      ],
       "answerer.final": [{ answer: MB }],
       $cycle: true
     })

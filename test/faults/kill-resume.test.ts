@@ -18,13 +18,35 @@ const TASKS = 24
 const KILLS = 6
 const SEED = 42
 /** The simulated model with a little latency, so that the run is long enough to be cut in the middle. */
-const args = (out: string) => ["bin/smurfs.js", "bench", "--data", data, "--group", "G1_instruction", "--limit", String(TASKS), "--env", "replay,offline", "--model", "sim:latency=12ms,seed=3", "--concurrency", "4", "--out", out]
+const args = (out: string) => [
+  "bin/smurfs.js",
+  "bench",
+  "--data",
+  data,
+  "--group",
+  "G1_instruction",
+  "--limit",
+  String(TASKS),
+  "--env",
+  "replay,offline",
+  "--model",
+  "sim:latency=12ms,seed=3",
+  "--concurrency",
+  "4",
+  "--out",
+  out
+]
 
 const walk = (dir: string): Array<string> =>
-  existsSync(dir) ? readdirSync(dir).flatMap((name) => (statSync(join(dir, name)).isDirectory() ? walk(join(dir, name)) : [join(dir, name)])) : []
+  existsSync(dir)
+    ? readdirSync(dir).flatMap((name) =>
+        statSync(join(dir, name)).isDirectory() ? walk(join(dir, name)) : [join(dir, name)]
+      )
+    : []
 
 const recordsDir = (out: string) => join(out, "tasks", "smurfs", "G1_instruction")
-const recordFiles = (out: string) => (existsSync(recordsDir(out)) ? readdirSync(recordsDir(out)).filter((f) => f.endsWith(".json")) : [])
+const recordFiles = (out: string) =>
+  existsSync(recordsDir(out)) ? readdirSync(recordsDir(out)).filter((f) => f.endsWith(".json")) : []
 
 interface Spawned {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>
@@ -33,13 +55,19 @@ interface Spawned {
 }
 
 const start = (argv: ReadonlyArray<string>): Spawned => {
-  const child = spawn(process.execPath, argv, { cwd: repo, env: { ...process.env, NO_COLOR: "1", SMURFS_MODEL: "" }, stdio: ["ignore", "ignore", "pipe"] })
+  const child = spawn(process.execPath, argv, {
+    cwd: repo,
+    env: { ...process.env, NO_COLOR: "1", SMURFS_MODEL: "" },
+    stdio: ["ignore", "ignore", "pipe"]
+  })
   let stderr = ""
   child.stderr.on("data", (c: Buffer) => (stderr += c.toString()))
   const spawned: Spawned = {
     done: false,
     kill: () => void child.kill("SIGKILL"),
-    exited: new Promise((resolve) => child.on("exit", (code, signal) => ((spawned.done = true), resolve({ code, signal, stderr }))))
+    exited: new Promise((resolve) =>
+      child.on("exit", (code, signal) => ((spawned.done = true), resolve({ code, signal, stderr })))
+    )
   }
   return spawned
 }
@@ -51,7 +79,8 @@ const checkNoTornFile = (out: string) => {
   for (const file of walk(out).filter((f) => f.endsWith(".json"))) {
     const text = readFileSync(file, "utf8")
     expect(() => JSON.parse(text), `${file} is torn`).not.toThrow()
-    if (file.startsWith(recordsDir(out))) expect(TaskRecord.safeParse(JSON.parse(text)).success, `${file} is not a complete record`).toBe(true)
+    if (file.startsWith(recordsDir(out)))
+      expect(TaskRecord.safeParse(JSON.parse(text)).success, `${file} is not a complete record`).toBe(true)
   }
 }
 
@@ -61,7 +90,10 @@ const resultsOf = (out: string) =>
       .sort()
       .map((f) => {
         const r = TaskRecord.parse(JSON.parse(readFileSync(join(recordsDir(out), f), "utf8")))
-        return [r.taskId, { file: f, finishType: r.finishType, finalAnswer: r.finalAnswer, toolCalls: r.totals.toolCalls }]
+        return [
+          r.taskId,
+          { file: f, finishType: r.finishType, finalAnswer: r.finalAnswer, toolCalls: r.totals.toolCalls }
+        ]
       })
   )
 
@@ -80,21 +112,35 @@ describe.skipIf(lacks(FULL_DATA))(`kill -9 and --resume${skipNote(FULL_DATA)}`, 
       const child = start(k === 0 ? args(out) : [...args(out), "--resume"])
       // three kinds of point, in turn: while starting up, at a random time once the run writes records, once n new records exist
       const kind = k % 3
-      const wait = kind === 0 ? Math.floor(rng() * 1500) : kind === 1 ? Math.floor(rng() * 300) : 1 + Math.floor(rng() * 4)
+      const wait =
+        kind === 0 ? Math.floor(rng() * 1500) : kind === 1 ? Math.floor(rng() * 300) : 1 + Math.floor(rng() * 4)
       let started = Date.now()
       if (kind === 1) {
         while (!child.done && recordFiles(out).length === before) await sleep(2)
         started = Date.now()
       }
-      while (!child.done && (kind === 2 ? recordFiles(out).length < before + wait : Date.now() - started < wait)) await sleep(2)
-      const how = kind === 0 ? `${wait} ms after start` : kind === 1 ? `${wait} ms after its first record` : `after ${wait} new records`
+      while (!child.done && (kind === 2 ? recordFiles(out).length < before + wait : Date.now() - started < wait))
+        await sleep(2)
+      const how =
+        kind === 0
+          ? `${wait} ms after start`
+          : kind === 1
+            ? `${wait} ms after its first record`
+            : `after ${wait} new records`
       child.kill()
       const exit = await child.exited
-      points.push({ how, recordsBefore: before, recordsAfter: recordFiles(out).length, exit: exit.signal ?? `code ${exit.code}` })
+      points.push({
+        how,
+        recordsBefore: before,
+        recordsAfter: recordFiles(out).length,
+        exit: exit.signal ?? `code ${exit.code}`
+      })
       checkNoTornFile(out)
     }
     const final = await start([...args(out), "--resume"]).exited
-    console.log(`kill points:\n${points.map((p, i) => `  ${i + 1}. ${p.how}: records ${p.recordsBefore} -> ${p.recordsAfter} (${p.exit})`).join("\n")}`)
+    console.log(
+      `kill points:\n${points.map((p, i) => `  ${i + 1}. ${p.how}: records ${p.recordsBefore} -> ${p.recordsAfter} (${p.exit})`).join("\n")}`
+    )
     expect(final.code, final.stderr).toBe(0)
     expect(points.filter((p) => p.exit === "SIGKILL").length).toBeGreaterThanOrEqual(5)
     expect(points.some((p) => p.recordsAfter > p.recordsBefore && p.recordsAfter < TASKS)).toBe(true)
@@ -107,7 +153,9 @@ describe.skipIf(lacks(FULL_DATA))(`kill -9 and --resume${skipNote(FULL_DATA)}`, 
     const want = resultsOf(reference)
     expect(Object.keys(got)).toHaveLength(TASKS)
     expect(got).toEqual(want)
-    const converted = JSON.parse(readFileSync(join(out, "converted", "smurfs", "G1_instruction.json"), "utf8")) as Record<string, unknown>
+    const converted = JSON.parse(
+      readFileSync(join(out, "converted", "smurfs", "G1_instruction.json"), "utf8")
+    ) as Record<string, unknown>
     expect(Object.keys(converted).sort()).toEqual(Object.keys(want).sort())
   }, 300_000)
 })

@@ -52,23 +52,35 @@ describe("an MCP server that echoes its Authorization header", () => {
   it.each([
     ["SMURFS_MCP_AUTHORIZATION, run --json", "", "SMURFS_MCP_AUTHORIZATION", ["--json"]],
     ["#auth=TEAM_MCP_CRED, the live view and the final answer", "#auth=TEAM_MCP_CRED", "TEAM_MCP_CRED", []]
-  ] as const)("%s: the value is in no output, span or model request", async (_label, fragment, variable, extra) => {
-    const sentBefore = model.bodies.length
-    spans.length = 0
-    const r = await smurfs(["run", "Who am I?", "--model", "openai:test-model", "--tools", `mcp+${mcp.url}${fragment}`, ...extra], {
-      env: { [variable]: CREDENTIAL, OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: "none", OTEL_EXPORTER_OTLP_ENDPOINT: otlpEndpoint }
-    })
-    expect(r.code, r.stderr).toBe(0)
-    expect(mcp.authorizations).toContain(CREDENTIAL) // the credential was really in play
-    const requests = model.bodies.slice(sentBefore)
-    expect(requests.some((b) => b.includes("whoami"))).toBe(true) // the tool was offered...
-    expect(requests.some((b) => b.includes("you are the holder of"))).toBe(true) // ...called, and its result sent on
-    for (const [i, body] of requests.entries()) expectClean(`model request ${i}`, body)
-    expectClean("stdout", r.stdout)
-    expectClean("stderr", r.stderr)
-    expect(spans.length).toBeGreaterThan(0)
-    for (const [i, body] of spans.entries()) expectClean(`OTLP export ${i}`, body)
-  }, 60_000)
+  ] as const)(
+    "%s: the value is in no output, span or model request",
+    async (_label, fragment, variable, extra) => {
+      const sentBefore = model.bodies.length
+      spans.length = 0
+      const r = await smurfs(
+        ["run", "Who am I?", "--model", "openai:test-model", "--tools", `mcp+${mcp.url}${fragment}`, ...extra],
+        {
+          env: {
+            [variable]: CREDENTIAL,
+            OPENAI_BASE_URL: model.baseURL,
+            OPENAI_API_KEY: "none",
+            OTEL_EXPORTER_OTLP_ENDPOINT: otlpEndpoint
+          }
+        }
+      )
+      expect(r.code, r.stderr).toBe(0)
+      expect(mcp.authorizations).toContain(CREDENTIAL) // the credential was really in play
+      const requests = model.bodies.slice(sentBefore)
+      expect(requests.some((b) => b.includes("whoami"))).toBe(true) // the tool was offered...
+      expect(requests.some((b) => b.includes("you are the holder of"))).toBe(true) // ...called, and its result sent on
+      for (const [i, body] of requests.entries()) expectClean(`model request ${i}`, body)
+      expectClean("stdout", r.stdout)
+      expectClean("stderr", r.stderr)
+      expect(spans.length).toBeGreaterThan(0)
+      for (const [i, body] of spans.entries()) expectClean(`OTLP export ${i}`, body)
+    },
+    60_000
+  )
 
   it("smurfs tools: the tool list shows the description without the value", async () => {
     const r = await smurfs(["tools", "--tools", `mcp+${mcp.url}`], { env: { SMURFS_MCP_AUTHORIZATION: CREDENTIAL } })
@@ -86,14 +98,28 @@ describe("an MCP server that echoes its Authorization header", () => {
       const child = execFile(
         process.execPath,
         [bin, "chat", "--model", "openai:test-model", "--tools", `mcp+${mcp.url}#auth=TEAM_MCP_CRED`, "--save", save],
-        { cwd: repo, timeout: 60_000, env: { ...process.env, NO_COLOR: "1", SMURFS_MODEL: "", TEAM_MCP_CRED: CREDENTIAL, OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: "none" } },
-        (error, stdout, stderr) => resolve({ code: error ? Number((error as { code?: unknown }).code ?? 1) : 0, stdout, stderr })
+        {
+          cwd: repo,
+          timeout: 60_000,
+          env: {
+            ...process.env,
+            NO_COLOR: "1",
+            SMURFS_MODEL: "",
+            TEAM_MCP_CRED: CREDENTIAL,
+            OPENAI_BASE_URL: model.baseURL,
+            OPENAI_API_KEY: "none"
+          }
+        },
+        (error, stdout, stderr) =>
+          resolve({ code: error ? Number((error as { code?: unknown }).code ?? 1) : 0, stdout, stderr })
       )
       child.stdin?.end("Who am I?\n/exit\n")
     })
     expect(r.code, r.stderr).toBe(0)
     // the echo model routes the message as small talk; the tool list it was shown carried the echoed token, redacted
-    expect(model.bodies.slice(sentBefore).some((b) => b.includes("Tell who the caller is (token [REDACTED])"))).toBe(true)
+    expect(model.bodies.slice(sentBefore).some((b) => b.includes("Tell who the caller is (token [REDACTED])"))).toBe(
+      true
+    )
     for (const [i, body] of model.bodies.slice(sentBefore).entries()) expectClean(`model request ${i}`, body)
     expectClean("stdout", r.stdout)
     expectClean("stderr", r.stderr)

@@ -13,28 +13,36 @@ const fake = (mode: string) => `mcp:${process.execPath} ${join(repo, "test/fake-
 
 const open = async (source: string) => {
   const scope = await Effect.runPromise(Scope.make())
-  const exit = await Effect.runPromiseExit(Scope.provide(loadTools([source], { connectTimeoutMs: 10_000, callTimeoutMs: 10_000 }), scope))
+  const exit = await Effect.runPromiseExit(
+    Scope.provide(loadTools([source], { connectTimeoutMs: 10_000, callTimeoutMs: 10_000 }), scope)
+  )
   return { exit, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
 }
 
-const failureText = (exit: Exit.Exit<unknown, unknown>): string => (Exit.isFailure(exit) ? String((Cause.squash(exit.cause) as Error).message) : "")
+const failureText = (exit: Exit.Exit<unknown, unknown>): string =>
+  Exit.isFailure(exit) ? String((Cause.squash(exit.cause) as Error).message) : ""
 
-const call = (library: ToolLibrary, name: string, args: Record<string, unknown> = {}) => Effect.runPromise(findTool(library, name)!.call(args))
+const call = (library: ToolLibrary, name: string, args: Record<string, unknown> = {}) =>
+  Effect.runPromise(findTool(library, name)!.call(args))
 
 describe("an MCP server whose tools/list never ends", () => {
   it.each([
     ["the same cursor again and again", "cursor-loop", /repeated the cursor "again"/],
     ["a new cursor on every empty page", "endless-cursors", /more than \d+ pages/]
-  ])("%s: loading stops within seconds with a message naming the problem", async (_label, mode, reason) => {
-    const started = Date.now()
-    const { exit, close } = await open(fake(mode))
-    await close()
-    expect(Exit.isFailure(exit)).toBe(true)
-    const text = failureText(exit)
-    expect(text).toMatch(reason)
-    expect(text).toMatch(/tools\/list/)
-    expect(Date.now() - started).toBeLessThan(15_000)
-  }, 30_000)
+  ])(
+    "%s: loading stops within seconds with a message naming the problem",
+    async (_label, mode, reason) => {
+      const started = Date.now()
+      const { exit, close } = await open(fake(mode))
+      await close()
+      expect(Exit.isFailure(exit)).toBe(true)
+      const text = failureText(exit)
+      expect(text).toMatch(reason)
+      expect(text).toMatch(/tools\/list/)
+      expect(Date.now() - started).toBeLessThan(15_000)
+    },
+    30_000
+  )
 })
 
 describe("an MCP tool result larger than the stdio transport accepts", () => {

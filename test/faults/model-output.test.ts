@@ -1,9 +1,9 @@
 // Model-output faults: over a thousand seeded bad replies across every Smurfs role; no crash, no lost task, exact guardrail counts.
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
+import { rngFor } from "../../bench/eval/rng.ts"
 import { BAD_KINDS, badReply, goodReply, SMURFS_ROLES } from "../../bench/faults/bad-replies.ts"
 import { formatModelOutputReport, runModelOutputFaults } from "../../bench/faults/model-output.ts"
-import { rngFor } from "../../bench/eval/rng.ts"
 import { argsSchema } from "../../src/agents/guardrails.ts"
 import { jsonSchemaOf } from "../../src/llm/structured.ts"
 import { demoLibrary } from "../../src/tools/demo/index.ts"
@@ -25,7 +25,8 @@ describe("model-output fault suite", () => {
     const caught = Object.fromEntries(Object.entries(report.guardrails).map(([k, f]) => [k, f.caught]))
     expect(caught).toEqual(report.expected)
     expect(report.totals).toEqual(report.guardrails)
-    for (const name of ["format", "schema", "unknown_tool", "missing_params", "param_rules", "extra_params"]) expect(report.expected[name], name).toBeGreaterThan(0)
+    for (const name of ["format", "schema", "unknown_tool", "missing_params", "param_rules", "extra_params"])
+      expect(report.expected[name], name).toBeGreaterThan(0)
     // reflections are told apart from the user by their own role
     expect(report.reflections).toBeGreaterThan(500)
     expect(report.reflectionsInOtherRoles).toBe(0)
@@ -51,7 +52,9 @@ describe("model-output fault suite", () => {
   })
 
   it("with the format guardrail off, a bad reply is not retried and the counts still add up", async () => {
-    const report = await Effect.runPromise(runModelOutputFaults({ seed: 11, tasks: 20, hugeChars: 1000, guardrails: { format: false } }))
+    const report = await Effect.runPromise(
+      runModelOutputFaults({ seed: 11, tasks: 20, hugeChars: 1000, guardrails: { format: false } })
+    )
     expect(report.crashes + report.lost).toBe(0)
     expect(report.mismatches).toEqual([])
     expect(report.reflections).toBe(0)
@@ -63,7 +66,15 @@ describe("bad reply generator", () => {
   const calculator = demoLibrary().tools.find((t) => t.name === "calculator")!
   const requests = {
     planner: { role: "planner", messages: [{ role: "user" as const, content: "Question: What is 2+2?" }] },
-    choose: { role: "executor.choose", messages: [], format: { type: "object", properties: { tool: { type: "string", enum: ["calculator", "lookup_fact"] } }, required: ["tool"] } },
+    choose: {
+      role: "executor.choose",
+      messages: [],
+      format: {
+        type: "object",
+        properties: { tool: { type: "string", enum: ["calculator", "lookup_fact"] } },
+        required: ["tool"]
+      }
+    },
     args: { role: "executor.args", messages: [], format: jsonSchemaOf(argsSchema(calculator)) }
   }
 
@@ -77,8 +88,14 @@ describe("bad reply generator", () => {
   it("classifies each bad reply by the guardrail that must catch it", () => {
     const rng = rngFor(1, "bad")
     expect(badReply(requests.args, "missing_keys", rng).guardrail).toBe("missing_params")
-    expect(badReply(requests.args, "wrong_types", rng)).toMatchObject({ reply: { expression: 12345 }, guardrail: "param_rules" })
-    expect(badReply(requests.planner, "wrong_types", rng)).toMatchObject({ reply: { subtasks: "not a list" }, guardrail: "schema" })
+    expect(badReply(requests.args, "wrong_types", rng)).toMatchObject({
+      reply: { expression: 12345 },
+      guardrail: "param_rules"
+    })
+    expect(badReply(requests.planner, "wrong_types", rng)).toMatchObject({
+      reply: { subtasks: "not a list" },
+      guardrail: "schema"
+    })
     expect(badReply(requests.planner, "extra_keys", rng).guardrail).toBeUndefined()
     expect(badReply(requests.choose, "unknown_tool", rng).guardrail).toBe("unknown_tool")
     const huge = badReply(requests.planner, "huge", rng).reply as string

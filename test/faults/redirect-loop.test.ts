@@ -21,13 +21,17 @@ describe("a redirect loop from the model server", () => {
   it.each([
     ["ollama", { OLLAMA_HOST: () => base }, "/api/chat"],
     ["openai", { OPENAI_BASE_URL: () => `${base}/v1`, OPENAI_API_KEY: () => "none" }, "/v1/chat/completions"]
-  ] as const)("%s: the run fails saying too many redirects and the URL, not that nobody answers", async (provider, env, path) => {
-    const r = await smurfs(["run", "What is 2 + 3?", "--model", `${provider}:m`, "--tools", "demo"], {
-      env: Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v()]))
-    })
-    expect(r.code).not.toBe(0)
-    expect(r.stderr).toMatch(/too many redirects/i)
-    expect(r.stderr).toContain(`${base}${path}`)
-    expect(r.stderr).not.toMatch(/cannot reach|ollama serve/i)
-  }, 60_000)
+  ] as const)(
+    "%s: the run fails saying too many redirects and the URL, not that nobody answers",
+    async (provider, env, path) => {
+      const r = await smurfs(["run", "What is 2 + 3?", "--model", `${provider}:m`, "--tools", "demo"], {
+        env: Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v()]))
+      })
+      expect(r.code).not.toBe(0)
+      expect(r.stderr).toMatch(/too many redirects/i)
+      expect(r.stderr).toContain(`${base}${path}`)
+      expect(r.stderr).not.toMatch(/cannot reach|ollama serve/i)
+    },
+    60_000
+  )
 })

@@ -16,34 +16,58 @@ const { start, killAll } = cliProcesses({ SMURFS_QUEUE_LOST_MS: String(LOST_MS) 
 
 const unavailable = redisUnavailable()
 
-describe.skipIf(unavailable !== undefined)(`Redis gone for good mid-run${unavailable ? ` (skipped: ${unavailable})` : ""}`, { timeout: 120_000 }, () => {
-  afterEach(() => killAll())
-  afterAll(() => rmSync(scratch, { recursive: true, force: true }))
+describe.skipIf(unavailable !== undefined)(
+  `Redis gone for good mid-run${unavailable ? ` (skipped: ${unavailable})` : ""}`,
+  { timeout: 120_000 },
+  () => {
+    afterEach(() => killAll())
+    afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 
-  it("bench --queue ends with exit 4 and says so within the bound (plus closing), instead of waiting forever", async () => {
-    const redis = await startRedis()
-    const out = join(scratch, "run")
-    let stopped = 0
-    try {
-      // no worker: the coordinator's jobs wait in Redis, as they do mid-run while workers are busy
-      const coordinator = start(["bench", "--queue", redis.url, "--data", MINI_DATA.path, "--group", "G1_instruction", "--limit", "2", "--method", "smurfs", "--model", "sim", "--out", out])
-      // the run is under way once its run directory is written and its jobs are queued
-      const until = Date.now() + 60_000
-      while (!existsSync(join(out, "run.json")) && Date.now() < until && coordinator.child.exitCode === null) await new Promise((r) => setTimeout(r, 100))
-      await new Promise((r) => setTimeout(r, 1000))
-      expect(coordinator.child.exitCode, coordinator.stderr).toBeNull()
-      await redis.stop()
-      stopped = Date.now()
-      const code = await Promise.race([coordinator.exited, new Promise<"stuck">((r) => setTimeout(() => r("stuck"), 45_000))])
-      const took = Date.now() - stopped
-      expect(code, coordinator.stderr).toBe(4)
-      expect(coordinator.stderr).toContain("Redis stopped answering and did not come back within 3 s")
-      expect(coordinator.stderr).toContain("--resume")
-      // the bound, then at most a couple of seconds to close what can be closed and drop the rest (slack for a busy machine)
-      expect(took).toBeLessThan(LOST_MS + 15_000)
-    } finally {
-      // stopped once only: a killed redis-server does not exit twice
-      if (stopped === 0) await redis.stop()
-    }
-  })
-})
+    it("bench --queue ends with exit 4 and says so within the bound (plus closing), instead of waiting forever", async () => {
+      const redis = await startRedis()
+      const out = join(scratch, "run")
+      let stopped = 0
+      try {
+        // no worker: the coordinator's jobs wait in Redis, as they do mid-run while workers are busy
+        const coordinator = start([
+          "bench",
+          "--queue",
+          redis.url,
+          "--data",
+          MINI_DATA.path,
+          "--group",
+          "G1_instruction",
+          "--limit",
+          "2",
+          "--method",
+          "smurfs",
+          "--model",
+          "sim",
+          "--out",
+          out
+        ])
+        // the run is under way once its run directory is written and its jobs are queued
+        const until = Date.now() + 60_000
+        while (!existsSync(join(out, "run.json")) && Date.now() < until && coordinator.child.exitCode === null)
+          await new Promise((r) => setTimeout(r, 100))
+        await new Promise((r) => setTimeout(r, 1000))
+        expect(coordinator.child.exitCode, coordinator.stderr).toBeNull()
+        await redis.stop()
+        stopped = Date.now()
+        const code = await Promise.race([
+          coordinator.exited,
+          new Promise<"stuck">((r) => setTimeout(() => r("stuck"), 45_000))
+        ])
+        const took = Date.now() - stopped
+        expect(code, coordinator.stderr).toBe(4)
+        expect(coordinator.stderr).toContain("Redis stopped answering and did not come back within 3 s")
+        expect(coordinator.stderr).toContain("--resume")
+        // the bound, then at most a couple of seconds to close what can be closed and drop the rest (slack for a busy machine)
+        expect(took).toBeLessThan(LOST_MS + 15_000)
+      } finally {
+        // stopped once only: a killed redis-server does not exit twice
+        if (stopped === 0) await redis.stop()
+      }
+    })
+  }
+)

@@ -7,8 +7,8 @@ import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { REDACTED, redactText, redactValue, secretValues } from "../../src/trace/redact.ts"
-import { type EchoServer, startEchoServer } from "./echo-server.ts"
 import { MINI_DATA } from "../data.ts"
+import { type EchoServer, startEchoServer } from "./echo-server.ts"
 
 const repo = fileURLToPath(new URL("../..", import.meta.url))
 const data = MINI_DATA.path
@@ -17,7 +17,12 @@ const SECRET = "sk-test-SECRET-7f3a9c2e41"
 const LEAKS = [SECRET, "SECRET-7f3a", "7f3a9c2e41"]
 
 describe("redaction", () => {
-  const secrets = secretValues({ OPENAI_API_KEY: SECRET, MY_SERVICE_TOKEN: "tok-abcdef123456", HOME: "/home/someone", SHORT_TOKEN: "abc" })
+  const secrets = secretValues({
+    OPENAI_API_KEY: SECRET,
+    MY_SERVICE_TOKEN: "tok-abcdef123456",
+    HOME: "/home/someone",
+    SHORT_TOKEN: "abc"
+  })
 
   it("finds secret values in the environment by name, leaving ordinary variables and short values", () => {
     expect(secrets).toEqual([SECRET, "tok-abcdef123456"])
@@ -40,7 +45,8 @@ describe("redaction", () => {
   })
 
   it("leaves ordinary text alone", () => {
-    const prose = "Basic arithmetic: bearer instruments and the task-12345678 of Mount Everest (29032 ft); secret recipe"
+    const prose =
+      "Basic arithmetic: bearer instruments and the task-12345678 of Mount Everest (29032 ft); secret recipe"
     expect(redactText(prose, secrets)).toBe(prose)
   })
 
@@ -107,7 +113,22 @@ describe("no secret in what a run writes", () => {
 
   it("smurfs bench: records, converted files, run.json and the simulated responses store", async () => {
     const run = join(out, "bench")
-    const r = await smurfs(["bench", "--data", data, "--group", "G1_instruction", "--limit", "2", "--env", "simulated", "--model", "openai:test-model", "--out", run, "--full-trace"])
+    const r = await smurfs([
+      "bench",
+      "--data",
+      data,
+      "--group",
+      "G1_instruction",
+      "--limit",
+      "2",
+      "--env",
+      "simulated",
+      "--model",
+      "openai:test-model",
+      "--out",
+      run,
+      "--full-trace"
+    ])
     expect(r.code, r.stderr).toBe(0)
     expectClean("stdout", r.stdout)
     expectClean("stderr", r.stderr)

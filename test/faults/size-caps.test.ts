@@ -7,8 +7,8 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
 import { capRecordSize, capStrings, capText, recordBytes, SIZE_CAPS } from "../../src/trace/size-caps.ts"
-import { startFakeOpenAI } from "../fake-servers/openai.ts"
 import { MINI_DATA } from "../data.ts"
+import { startFakeOpenAI } from "../fake-servers/openai.ts"
 
 const repo = fileURLToPath(new URL("../..", import.meta.url))
 const data = MINI_DATA.path
@@ -22,8 +22,31 @@ const benchUnderTime = (baseURL: string, out: string, extra: ReadonlyArray<strin
   new Promise<{ code: number; stderr: string }>((resolve) =>
     execFile(
       "/usr/bin/time",
-      ["-f", "max RSS %M KB", process.execPath, "bin/smurfs.js", "bench", "--data", data, "--group", "G1_instruction", "--method", "react", "--ids", "1073", "--model", "openai:test-model", "--out", out, ...extra],
-      { cwd: repo, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, NO_COLOR: "1", OPENAI_API_KEY: "k", OPENAI_BASE_URL: baseURL, SMURFS_MODEL: "" } },
+      [
+        "-f",
+        "max RSS %M KB",
+        process.execPath,
+        "bin/smurfs.js",
+        "bench",
+        "--data",
+        data,
+        "--group",
+        "G1_instruction",
+        "--method",
+        "react",
+        "--ids",
+        "1073",
+        "--model",
+        "openai:test-model",
+        "--out",
+        out,
+        ...extra
+      ],
+      {
+        cwd: repo,
+        maxBuffer: 64 * 1024 * 1024,
+        env: { ...process.env, NO_COLOR: "1", OPENAI_API_KEY: "k", OPENAI_BASE_URL: baseURL, SMURFS_MODEL: "" }
+      },
       (error, _stdout, stderr) => resolve({ code: error ? Number((error as { code?: unknown }).code ?? 1) : 0, stderr })
     )
   )
@@ -47,12 +70,19 @@ describe("size caps", () => {
   })
 
   it("a record as a whole is capped: later long strings are cut harder, each noting its original length", () => {
-    const value = { finalAnswer: "a".repeat(100_000), events: Array.from({ length: 40 }, (_, i) => ({ i, reply: `${i}:${"r".repeat(200_000)}` })) }
+    const value = {
+      finalAnswer: "a".repeat(100_000),
+      events: Array.from({ length: 40 }, (_, i) => ({ i, reply: `${i}:${"r".repeat(200_000)}` }))
+    }
     expect(recordBytes(capStrings(value))).toBeGreaterThan(2_000_000)
     const capped = capRecordSize(value, 300_000)
     expect(recordBytes(capped)).toBeLessThanOrEqual(300_000)
     expect(capped.finalAnswer).toContain("100,000 characters in all")
-    expect(capped.events.every((e) => e.reply.includes("200,002 characters in all") || e.reply.includes("200,003 characters in all"))).toBe(true)
+    expect(
+      capped.events.every(
+        (e) => e.reply.includes("200,002 characters in all") || e.reply.includes("200,003 characters in all")
+      )
+    ).toBe(true)
     expect(capped.events[0]!.reply.length).toBeGreaterThan(capped.events[39]!.reply.length)
     expect(capped.events.map((e) => e.i)).toEqual(value.events.map((e) => e.i)) // the structure stays whole
     // a record under the cap keeps everything the per-string cap keeps
@@ -67,17 +97,25 @@ describe("size caps", () => {
       chat: (_body: unknown, index: number) =>
         index % (REPLIES + 1) < REPLIES
           ? { content: TWO_MB }
-          : { content: "", toolCalls: [{ name: "Finish", arguments: { return_type: "give_answer", final_answer: "done" } }] }
+          : {
+              content: "",
+              toolCalls: [{ name: "Finish", arguments: { return_type: "give_answer", final_answer: "done" } }]
+            }
     })
     try {
-      for (const [name, extra, cap] of [["default", [], SIZE_CAPS.recordBytes], ["lowered", ["--max-record-bytes", "300000"], 300_000]] as const) {
+      for (const [name, extra, cap] of [
+        ["default", [], SIZE_CAPS.recordBytes],
+        ["lowered", ["--max-record-bytes", "300000"], 300_000]
+      ] as const) {
         const out = join(scratch, `run-2mb-${name}`)
         const r = await benchUnderTime(server.baseURL, out, extra)
         expect(r.code, r.stderr).toBe(0)
         const files = recordFiles(out)
         expect(files.length).toBe(1)
         const bytes = statSync(files[0]!).size
-        console.log(`size caps: react replies of 2 MB each, record cap ${cap}: task record ${bytes} bytes, ${r.stderr.split("\n").find((l) => l.startsWith("max RSS")) ?? "max RSS not reported"}`)
+        console.log(
+          `size caps: react replies of 2 MB each, record cap ${cap}: task record ${bytes} bytes, ${r.stderr.split("\n").find((l) => l.startsWith("max RSS")) ?? "max RSS not reported"}`
+        )
         expect(bytes).toBeLessThanOrEqual(cap)
         const record = JSON.parse(readFileSync(files[0]!, "utf8")) as { finishType: string; events: Array<unknown> }
         expect(record.finishType).not.toBe("error")
@@ -95,21 +133,57 @@ describe("size caps", () => {
       chat: (_body: unknown, index: number) =>
         index === 0
           ? { content: HUGE }
-          : { content: "", toolCalls: [{ name: "Finish", arguments: { return_type: "give_answer", final_answer: "done" } }] }
+          : {
+              content: "",
+              toolCalls: [{ name: "Finish", arguments: { return_type: "give_answer", final_answer: "done" } }]
+            }
     })
     try {
       const out = join(scratch, "run")
       const r = await new Promise<{ code: number; stderr: string }>((resolve) =>
         execFile(
           "/usr/bin/time",
-          ["-f", "max RSS %M KB", process.execPath, "bin/smurfs.js", "bench", "--data", data, "--group", "G1_instruction", "--method", "react", "--ids", "1073", "--model", "openai:test-model", "--out", out],
-          { cwd: repo, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, NO_COLOR: "1", OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.baseURL, SMURFS_MODEL: "" } },
-          (error, _stdout, stderr) => resolve({ code: error ? Number((error as { code?: unknown }).code ?? 1) : 0, stderr })
+          [
+            "-f",
+            "max RSS %M KB",
+            process.execPath,
+            "bin/smurfs.js",
+            "bench",
+            "--data",
+            data,
+            "--group",
+            "G1_instruction",
+            "--method",
+            "react",
+            "--ids",
+            "1073",
+            "--model",
+            "openai:test-model",
+            "--out",
+            out
+          ],
+          {
+            cwd: repo,
+            maxBuffer: 64 * 1024 * 1024,
+            env: {
+              ...process.env,
+              NO_COLOR: "1",
+              OPENAI_API_KEY: "k",
+              OPENAI_BASE_URL: server.baseURL,
+              SMURFS_MODEL: ""
+            }
+          },
+          (error, _stdout, stderr) =>
+            resolve({ code: error ? Number((error as { code?: unknown }).code ?? 1) : 0, stderr })
         )
       )
-      console.log(`size caps: ${r.stderr.split("\n").find((l) => l.startsWith("max RSS")) ?? "max RSS not reported"} (bench of one react task with a 20 MB reply)`)
+      console.log(
+        `size caps: ${r.stderr.split("\n").find((l) => l.startsWith("max RSS")) ?? "max RSS not reported"} (bench of one react task with a 20 MB reply)`
+      )
       expect(r.code, r.stderr).toBe(0)
-      const files = readdirSync(join(out, "tasks"), { recursive: true }).map(String).filter((f) => f.endsWith(".json"))
+      const files = readdirSync(join(out, "tasks"), { recursive: true })
+        .map(String)
+        .filter((f) => f.endsWith(".json"))
       expect(files.length).toBe(1)
       const file = join(out, "tasks", files[0]!)
       const bytes = statSync(file).size

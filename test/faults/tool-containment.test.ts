@@ -38,7 +38,15 @@ interface Json {
 
 describe("tool containment (smurfs run)", () => {
   it("a tool module printing to stdout leaves `run --json` parseable; its output goes to stderr", async () => {
-    const r = await smurfs(["run", "What is a smurf?", "--tools", TOOLS, "--model", `scripted:${script("noisy", "noisy_lookup", { word: "smurf" })}`, "--json"])
+    const r = await smurfs([
+      "run",
+      "What is a smurf?",
+      "--tools",
+      TOOLS,
+      "--model",
+      `scripted:${script("noisy", "noisy_lookup", { word: "smurf" })}`,
+      "--json"
+    ])
     expect(r.code, r.stderr).toBe(0)
     const t = JSON.parse(r.stdout) as Json
     expect(t.finishType).toBe("give_answer")
@@ -52,7 +60,15 @@ describe("tool containment (smurfs run)", () => {
   })
 
   it("a tool calling process.exit fails that call with the tool's name; the CLI finishes and prints its JSON", async () => {
-    const r = await smurfs(["run", "What is a smurf?", "--tools", TOOLS, "--model", `scripted:${script("quit", "quitter", {})}`, "--json"])
+    const r = await smurfs([
+      "run",
+      "What is a smurf?",
+      "--tools",
+      TOOLS,
+      "--model",
+      `scripted:${script("quit", "quitter", {})}`,
+      "--json"
+    ])
     expect(r.code, r.stderr).toBe(0)
     const t = JSON.parse(r.stdout) as Json
     const text = JSON.stringify(t.events)
@@ -65,7 +81,9 @@ describe("tool containment (smurfs tools, smurfs doctor)", () => {
   it("a tool module printing while it loads leaves `tools --json` and `doctor --tools --json` parseable", async () => {
     const listed = await smurfs(["tools", "--tools", TOOLS, "--json"])
     expect(listed.code, listed.stderr).toBe(0)
-    expect((JSON.parse(listed.stdout) as { tools: Array<{ name: string }> }).tools.map((t) => t.name)).toContain("noisy_lookup")
+    expect((JSON.parse(listed.stdout) as { tools: Array<{ name: string }> }).tools.map((t) => t.name)).toContain(
+      "noisy_lookup"
+    )
     expect(listed.stderr).toContain("unruly-tools: loaded")
     const checked = await smurfs(["doctor", "--tools", TOOLS, "--json"])
     expect(checked.code, checked.stderr).toBe(0)

@@ -2,7 +2,6 @@
 // (spec, layer, doctor, error wording, the CLI's --model) without spec.ts, doctor.ts or the CLI naming it.
 import { Effect } from "effect"
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from "vitest"
-import { unregisterEcho } from "./echo.ts"
 import { run as doctor } from "../../src/cli/commands/doctor.ts"
 import { ExitCode } from "../../src/cli/exit-codes.ts"
 import { normalizeModelSpec } from "../../src/cli/model-option.ts"
@@ -11,10 +10,16 @@ import { InvalidModelSpec, ModelNotFound, ModelUnreachable } from "../../src/llm
 import { LanguageModel } from "../../src/llm/language-model.ts"
 import { fromStatus } from "../../src/llm/provider-errors.ts"
 import { isPortableSpec, isTestModelSpec, modelLayer, parseModelSpec, providerNames } from "../../src/llm/spec.ts"
+import { unregisterEcho } from "./echo.ts"
 
 const PROBE_REPLY = '{"ok": true, "sum": 5}'
 const reply = (spec: string) =>
-  Effect.runPromise(Effect.provide(Effect.flatMap(Effect.service(LanguageModel), (m) => m.generate({ role: "r", messages: [] })), modelLayer(spec)))
+  Effect.runPromise(
+    Effect.provide(
+      Effect.flatMap(Effect.service(LanguageModel), (m) => m.generate({ role: "r", messages: [] })),
+      modelLayer(spec)
+    )
+  )
 
 let output: string[] = []
 beforeEach(() => {
@@ -57,9 +62,15 @@ describe("a provider registered from its own module", () => {
   })
 
   it("words its servers' errors", () => {
-    expect(new ModelUnreachable({ provider: "echo", host: "http://h:1" }).message).toBe("Nobody echoes at http://h:1. Start the echo server with `echo-serve`.")
-    expect(new ModelNotFound({ provider: "echo", model: "m", available: ["a"] }).message).toBe('The echo server has no "m". The server has: a.')
+    expect(new ModelUnreachable({ provider: "echo", host: "http://h:1" }).message).toBe(
+      "Nobody echoes at http://h:1. Start the echo server with `echo-serve`."
+    )
+    expect(new ModelNotFound({ provider: "echo", model: "m", available: ["a"] }).message).toBe(
+      'The echo server has no "m". The server has: a.'
+    )
     const site = { provider: "echo", host: "http://h:1", model: "m", role: "r", timeoutMs: 1000 }
-    expect(fromStatus(site, 404, "404 page not found", undefined).message).toContain("Check that ECHO_HOST points at the model server")
+    expect(fromStatus(site, 404, "404 page not found", undefined).message).toContain(
+      "Check that ECHO_HOST points at the model server"
+    )
   })
 })

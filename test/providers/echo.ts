@@ -15,10 +15,14 @@ export const unregisterEcho = registerProvider({
       LanguageModel,
       LanguageModel.of({
         info: { spec, provider: "echo", model: "echo", contextTokens: 4096, supportsTools: false },
-        generate: () => Effect.succeed({ text: reply, usage: { promptTokens: 0, completionTokens: 1 }, model: "echo", durationMs: 0 })
+        generate: () =>
+          Effect.succeed({ text: reply, usage: { promptTokens: 0, completionTokens: 1 }, model: "echo", durationMs: 0 })
       })
     ),
-  doctor: (reply) => Effect.succeed({ checks: [{ name: "server", status: "skip", detail: `echoes ${JSON.stringify(reply)}; no server involved` }] }),
+  doctor: (reply) =>
+    Effect.succeed({
+      checks: [{ name: "server", status: "skip", detail: `echoes ${JSON.stringify(reply)}; no server involved` }]
+    }),
   portable: () => true,
   wording: {
     unreachable: (host) => `Nobody echoes at ${host}. Start the echo server with \`echo-serve\`.`,

@@ -16,7 +16,12 @@ export const Intent = z.object({
 export type Intent = z.infer<typeof Intent>
 
 /** Classify the latest message; `history` is the session memory rendered within `room` tokens. */
-export const classifyIntent = Effect.fn("Chat.intent")(function* (ctx: AgentContext, tools: ReadonlyArray<Tool>, history: (room: number) => string, message: string) {
+export const classifyIntent = Effect.fn("Chat.intent")(function* (
+  ctx: AgentContext,
+  tools: ReadonlyArray<Tool>,
+  history: (room: number) => string,
+  message: string
+) {
   return yield* ask(ctx, {
     role: "chat.intent",
     template: "chat-intent",

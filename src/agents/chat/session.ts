@@ -8,8 +8,8 @@ import type { ToolLibrary } from "../../tools/tool.ts"
 import type { RunEvent } from "../../trace/events.ts"
 import { recording, type Trajectory } from "../../trace/trajectory.ts"
 import type { AgentContext } from "../ask.ts"
-import { guardrailDefaults, type SmurfsOptions } from "../smurfs-options.ts"
 import { smurfs } from "../smurfs.ts"
+import { guardrailDefaults, type SmurfsOptions } from "../smurfs-options.ts"
 import { classifyIntent, type Intent } from "./intent.ts"
 
 export type IntentName = Intent["intent"] | "unclassified"
@@ -38,7 +38,10 @@ export interface ChatOptions {
 
 /** The direct reply to "what can you do?": the tools, one line each. */
 export const capabilitiesReply = (tools: ToolLibrary): string =>
-  [`I answer questions with ${tools.tools.length} tools:`, ...tools.tools.map((t) => `- ${t.name}: ${t.description.split("\n")[0]!.trim()}`)].join("\n")
+  [
+    `I answer questions with ${tools.tools.length} tools:`,
+    ...tools.tools.map((t) => `- ${t.name}: ${t.description.split("\n")[0]!.trim()}`)
+  ].join("\n")
 
 /** Session memory as the intent step reads it: earlier turns, the newest kept when the budget is short. */
 const historyText = (turns: ReadonlyArray<ChatTurn>): string =>
@@ -53,31 +56,61 @@ export const makeChatSession = (options: ChatOptions) => {
     Effect.gen(function* () {
       const model = yield* LanguageModel
       const budget = new ContextBudget({ ...options.pipeline?.budget, contextTokens: model.info.contextTokens })
-      const ctx: AgentContext = { budget, guardrails: { ...guardrailDefaults, ...options.pipeline?.guardrails }, charge: Effect.void }
+      const ctx: AgentContext = {
+        budget,
+        guardrails: { ...guardrailDefaults, ...options.pipeline?.guardrails },
+        charge: Effect.void
+      }
       const earlier = historyText(turns)
       const n = turns.length + 1
-      const routed = yield* recording(`${sessionId}-${n}-intent`, Effect.result(classifyIntent(ctx, options.tools.tools, (room) => budget.truncate(earlier, room, "end"), message)), options.pipeline?.onEvent)
+      const routed = yield* recording(
+        `${sessionId}-${n}-intent`,
+        Effect.result(
+          classifyIntent(ctx, options.tools.tools, (room) => budget.truncate(earlier, room, "end"), message)
+        ),
+        options.pipeline?.onEvent
+      )
       const intent: Intent | undefined = Result.isSuccess(routed.value) ? routed.value.success : undefined
       const base = { user: message, intentEvents: routed.events }
       let result: ChatTurn
       switch (intent?.intent) {
         case "small_talk":
-          result = { ...base, intent: "small_talk", reply: intent.reply?.trim() || "Hello! Ask me what I can do, or ask a question." }
+          result = {
+            ...base,
+            intent: "small_talk",
+            reply: intent.reply?.trim() || "Hello! Ask me what I can do, or ask a question."
+          }
           break
         case "capabilities":
           result = { ...base, intent: "capabilities", reply: capabilitiesReply(options.tools) }
           break
         case "out_of_domain":
         case "jailbreak": {
-          const reason = intent.reason?.trim() || (intent.intent === "jailbreak" ? "that asks me to set aside my instructions" : "none of my tools can help with that")
-          result = { ...base, intent: intent.intent, reason, reply: `I can't help with that: ${reason}.`.replace(/\.\.$/, ".") }
+          const reason =
+            intent.reason?.trim() ||
+            (intent.intent === "jailbreak"
+              ? "that asks me to set aside my instructions"
+              : "none of my tools can help with that")
+          result = {
+            ...base,
+            intent: intent.intent,
+            reason,
+            reply: `I can't help with that: ${reason}.`.replace(/\.\.$/, ".")
+          }
           break
         }
         default: {
           // a task, or an intent step that failed: the pipeline answers (AMCP: always answer)
           const task = intent?.task?.trim() || message
-          const trajectory = yield* smurfs(options.pipeline)({ id: `${sessionId}-${n}`, query: task, tools: options.tools })
-          const reply = trajectory.finishType === "give_answer" ? trajectory.finalAnswer : `I could not find an answer${trajectory.error ? `: ${trajectory.error}` : "."}`
+          const trajectory = yield* smurfs(options.pipeline)({
+            id: `${sessionId}-${n}`,
+            query: task,
+            tools: options.tools
+          })
+          const reply =
+            trajectory.finishType === "give_answer"
+              ? trajectory.finalAnswer
+              : `I could not find an answer${trajectory.error ? `: ${trajectory.error}` : "."}`
           result = { ...base, intent: intent ? "task" : "unclassified", task, reply, trajectory }
         }
       }

@@ -6,25 +6,41 @@ import * as Effect from "effect/Effect"
 import { type BenchOutcome, checkBenchSettings, runBenchSettings, summaryValue } from "../../../bench/app.ts"
 import { formatDuration, makeProgress, wrapToWidth } from "../../../bench/progress.ts"
 import { ModelServerDown } from "../../../bench/runner.ts"
-import { type BenchSettings, benchSettings, type BenchSettingsInput, InvalidBenchSettings } from "../../../bench/settings.ts"
+import {
+  type BenchSettings,
+  type BenchSettingsInput,
+  benchSettings,
+  InvalidBenchSettings
+} from "../../../bench/settings.ts"
 import { METHOD_NAMES } from "../../agents/methods.ts"
+import { DEFAULT_PROFILE, PROFILES } from "../../agents/profile.ts"
 import { REACT_DEFAULTS } from "../../agents/react.ts"
 import { smurfsDefaults } from "../../agents/smurfs-options.ts"
+import { smurfsSrcDirOf } from "../../agents/smurfs-source.ts"
+import { defaultModelSpec } from "../../llm/spec.ts"
+import { plural } from "../../plural.ts"
 import { stbDirOf } from "../../text/stabletoolbench-files.ts"
 import { SIMULATOR_STYLES } from "../../tools/environments/simulator-prompts.ts"
-import { RunDirError } from "../../trace/fs-problem.ts"
-import { runProgram } from "../run-program.ts"
-import { BENCH_HELP } from "./bench-help.ts"
-import { SIMULATOR_ENV } from "../simulator-option.ts"
-import { defaultModelSpec } from "../../llm/spec.ts"
-import { DEFAULT_PROFILE, PROFILES } from "../../agents/profile.ts"
-import { smurfsSrcDirOf } from "../../agents/smurfs-source.ts"
-import { plural } from "../../plural.ts"
 import { parseToolset, toolsetLabel } from "../../tools/retrieval/toolset.ts"
+import { RunDirError } from "../../trace/fs-problem.ts"
 import { otlpLayer } from "../../trace/otlp.ts"
 import { redactText } from "../../trace/redact.ts"
 import { ExitCode } from "../exit-codes.ts"
-import { BadInput, choiceList, choiceOption, intOption, numberOption, type ParsedCommand, runCommand, splitList, thinkOption, UsageError } from "../options.ts"
+import {
+  BadInput,
+  choiceList,
+  choiceOption,
+  intOption,
+  numberOption,
+  type ParsedCommand,
+  runCommand,
+  splitList,
+  thinkOption,
+  UsageError
+} from "../options.ts"
+import { runProgram } from "../run-program.ts"
+import { SIMULATOR_ENV } from "../simulator-option.ts"
+import { BENCH_HELP } from "./bench-help.ts"
 
 const METHODS = METHOD_NAMES
 
@@ -52,7 +68,8 @@ const smurfsSrc: Reader = (_name, value) => smurfsSrcDirOf(value as string, {})
 const temperature: Reader = (name, value) => numberOption(name, value as string, 0, 2)
 const seed: Reader = (name, value) => intOption(name, value as string, 0)
 /** An on|off flag; undefined when not given (the profile decides). */
-const onOff = (name: string, text: string | undefined): boolean | undefined => (text === undefined ? undefined : choiceOption(name, text, ["on", "off"], "on") === "on")
+const onOff = (name: string, text: string | undefined): boolean | undefined =>
+  text === undefined ? undefined : choiceOption(name, text, ["on", "off"], "on") === "on"
 
 /** A flag in node:util parseArgs' shape, and the setting it fills (parseArgs ignores `setting`). */
 type BenchOption = ParseArgsOptionDescriptor & { readonly setting?: readonly [keyof BenchSettings, Reader] }
@@ -125,13 +142,23 @@ export const settingsOf = ({ values }: ParsedCommand<typeof OPTIONS>): BenchSett
         `and --single-chain-max-step <n> for react/dfsdt (tree nodes per chain, default ${REACT_DEFAULTS.singleChainMaxStep})`
     )
   const out = resolve(values.out)
-  if (existsSync(out) && !statSync(out).isDirectory()) throw new BadInput(`--out ${values.out} is a file; give a directory for the run (it is created when missing)`)
-  const input: Record<string, unknown> = { out, model: defaultModelSpec(), stb: stbDirOf(undefined), smurfsSrc: smurfsSrcDirOf(undefined) }
+  if (existsSync(out) && !statSync(out).isDirectory())
+    throw new BadInput(`--out ${values.out} is a file; give a directory for the run (it is created when missing)`)
+  const input: Record<string, unknown> = {
+    out,
+    model: defaultModelSpec(),
+    stb: stbDirOf(undefined),
+    smurfsSrc: smurfsSrcDirOf(undefined)
+  }
   for (const [name, option] of Object.entries(OPTIONS) as Array<[string, BenchOption]>) {
     const value = (values as Record<string, unknown>)[name]
     if (option.setting !== undefined && value !== undefined) input[option.setting[0]] = option.setting[1](name, value)
   }
-  input["chainOverrides"] = { nudge: onOff("nudge", values.nudge), validateArgs: onOff("validate-args", values["validate-args"]), parallelCalls: onOff("parallel-calls", values["parallel-calls"]) }
+  input["chainOverrides"] = {
+    nudge: onOff("nudge", values.nudge),
+    validateArgs: onOff("validate-args", values["validate-args"]),
+    parallelCalls: onOff("parallel-calls", values["parallel-calls"])
+  }
   try {
     return { ...benchSettings(input as BenchSettingsInput), json: values.json === true }
   } catch (e) {
@@ -147,34 +174,48 @@ const report = (settings: BenchSettings, json: boolean, outcome: BenchOutcome): 
   }
   const { summary, totals, endpoints, misses, next } = outcome
   for (const e of endpoints)
-    console.error(`  endpoint ${e.endpoint}: ${e.calls} calls, ${e.errors} errors, mean ${e.meanLatencyMs} ms${e.ejections > 0 ? `, taken out ${e.ejections}x` : ""}${e.healthy ? "" : " (out now)"}`)
+    console.error(
+      `  endpoint ${e.endpoint}: ${e.calls} calls, ${e.errors} errors, mean ${e.meanLatencyMs} ms${e.ejections > 0 ? `, taken out ${e.ejections}x` : ""}${e.healthy ? "" : " (out now)"}`
+    )
   // on a terminal the summary is wrapped at spaces: a narrow one never breaks it mid-number
   const columns = process.stderr.isTTY ? process.stderr.columns : undefined
-  console.error(wrapToWidth(
-    `smurfs bench: ${plural(summary.recorded, "task")} recorded now (${summary.answered} answered, not yet judged), ${summary.skipped} already done, ` +
-      `${summary.errors} failed because of the model server, ${summary.notRecorded} left undone, of ${summary.total}.` +
-      (totals ? ` ${plural(totals.modelCalls, "model call")}, ${plural(totals.tokens, "token")}, ${formatDuration(totals.wallMs)}.` : "") +
-      ` Run directory: ${settings.out}`,
-    columns
-  ))
-  if (misses.missedToolCalls > 0)
-    console.error(wrapToWidth(
-      `smurfs bench: ${plural(misses.missedToolCalls, "tool call")} of ${misses.toolCalls} (${plural(misses.tasksWithMisses, "task")}) had no recorded response and no simulator: ` +
-        "they failed, and the pass rates of this run count them as failures.",
+  console.error(
+    wrapToWidth(
+      `smurfs bench: ${plural(summary.recorded, "task")} recorded now (${summary.answered} answered, not yet judged), ${summary.skipped} already done, ` +
+        `${summary.errors} failed because of the model server, ${summary.notRecorded} left undone, of ${summary.total}.` +
+        (totals
+          ? ` ${plural(totals.modelCalls, "model call")}, ${plural(totals.tokens, "token")}, ${formatDuration(totals.wallMs)}.`
+          : "") +
+        ` Run directory: ${settings.out}`,
       columns
-    ))
+    )
+  )
+  if (misses.missedToolCalls > 0)
+    console.error(
+      wrapToWidth(
+        `smurfs bench: ${plural(misses.missedToolCalls, "tool call")} of ${misses.toolCalls} (${plural(misses.tasksWithMisses, "task")}) had no recorded response and no simulator: ` +
+          "they failed, and the pass rates of this run count them as failures.",
+        columns
+      )
+    )
   if (json) console.log(JSON.stringify(summaryValue(settings, outcome), null, 2))
   else for (const file of summary.convertedFiles) console.log(file)
   if (summary.errors === 0 && summary.notRecorded === 0) console.error(`Next: judge the answers with \`${next}\``)
   if (summary.errors > 0 && summary.recorded === 0) {
     // nothing got through: the server (or its address, or the model name) is the problem, not the tasks
-    console.error(redactText(`smurfs bench: every task run failed because of the model server (${summary.lastServerError}).`))
-    console.error(`Check the server and the model with \`smurfs doctor --model ${settings.model}\`, then rerun the same command with --resume.`)
+    console.error(
+      redactText(`smurfs bench: every task run failed because of the model server (${summary.lastServerError}).`)
+    )
+    console.error(
+      `Check the server and the model with \`smurfs doctor --model ${settings.model}\`, then rerun the same command with --resume.`
+    )
     return ExitCode.ModelUnavailable
   }
   if (summary.errors > 0 || summary.notRecorded > 0) {
     if (summary.errors > 0) console.error(redactText(`The last model server failure: ${summary.lastServerError}`))
-    console.error(`Rerun the same command with --resume to retry the ${summary.errors + summary.notRecorded} undone tasks.`)
+    console.error(
+      `Rerun the same command with --resume to retry the ${summary.errors + summary.notRecorded} undone tasks.`
+    )
     return ExitCode.Failure
   }
   return ExitCode.Ok
@@ -201,10 +242,17 @@ const bench = (args: BenchSettings, json: boolean, argv: ReadonlyArray<string>):
   const resumeHint = `Rerun with --resume to continue: smurfs bench ${argv.filter((a) => a !== "--resume").join(" ")} --resume`
   const progress = makeProgress()
   // Ctrl-C / SIGTERM interrupt the run; finished records are already on disk.
-  return runProgram(runBenchSettings(args, progress).pipe(Effect.provide(otlpLayer()), Effect.map((outcome) => report(args, json, outcome))), {
-    command: "bench",
-    interrupted: () => console.error(`\nsmurfs bench: interrupted; finished tasks are kept in ${args.out}. ${resumeHint}`),
-    // what was recorded stays: a down server or a full disk ends the run, and the same command goes on
-    hint: (error) => (error instanceof ModelServerDown || error instanceof RunDirError ? resumeHint : undefined)
-  })
+  return runProgram(
+    runBenchSettings(args, progress).pipe(
+      Effect.provide(otlpLayer()),
+      Effect.map((outcome) => report(args, json, outcome))
+    ),
+    {
+      command: "bench",
+      interrupted: () =>
+        console.error(`\nsmurfs bench: interrupted; finished tasks are kept in ${args.out}. ${resumeHint}`),
+      // what was recorded stays: a down server or a full disk ends the run, and the same command goes on
+      hint: (error) => (error instanceof ModelServerDown || error instanceof RunDirError ? resumeHint : undefined)
+    }
+  )
 }

@@ -1,20 +1,21 @@
 // `smurfs chat`: a multi-turn session in the terminal around the Smurfs pipeline (intent routing,
 // session memory, ask_user answered by the person), with an optional transcript file.
-import { watchToolChildren } from "../../tools/child-guard.ts"
-import { visibleText } from "../../trace/visible-text.ts"
+
 import { createInterface } from "node:readline"
 import type { ParseArgsOptionsConfig } from "node:util"
 import * as Effect from "effect/Effect"
 import { type ChatTurn, makeChatSession } from "../../agents/chat/session.ts"
 import { DEFAULT_MODEL_SPEC, MODEL_DEFAULTS, type ModelOptions, THINK_HELP } from "../../llm/spec.ts"
+import { watchToolChildren } from "../../tools/child-guard.ts"
 import { loadTools } from "../../tools/load.ts"
 import { writeJsonAtomic } from "../../trace/atomic-write.ts"
 import { redactText, redactValue } from "../../trace/redact.ts"
+import { visibleText } from "../../trace/visible-text.ts"
 import { ExitCode } from "../exit-codes.ts"
-import { runProgram } from "../run-program.ts"
 import { liveView } from "../live-view.ts"
 import { defaultModelSpec, resolveModelLayer } from "../model-option.ts"
 import { intOption, type ParsedCommand, runCommand, thinkOption } from "../options.ts"
+import { runProgram } from "../run-program.ts"
 
 const HELP = `usage: smurfs chat [options]
 
@@ -53,7 +54,11 @@ const OPTIONS = {
 export const COMMAND = { name: "chat", help: HELP, options: OPTIONS } as const
 
 const parse = ({ values }: ParsedCommand<typeof OPTIONS>) => {
-  const model: ModelOptions = { timeoutMs: intOption("timeout", values.timeout), numCtx: intOption("num-ctx", values["num-ctx"]), think: thinkOption(values.think) }
+  const model: ModelOptions = {
+    timeoutMs: intOption("timeout", values.timeout),
+    numCtx: intOption("num-ctx", values["num-ctx"]),
+    think: thinkOption(values.think)
+  }
   return { values, model, maxSteps: intOption("smurfs-max-steps", values["smurfs-max-steps"]) }
 }
 
@@ -131,7 +136,15 @@ const converse = (args: ReturnType<typeof parse>): Promise<number> => {
     const save = (turns: ReadonlyArray<ChatTurn>) =>
       values.save === undefined
         ? Effect.void
-        : writeJsonAtomic(values.save, transcriptOf(spec, tools.tools.map((t) => t.name), startedAt, turns)).pipe(
+        : writeJsonAtomic(
+            values.save,
+            transcriptOf(
+              spec,
+              tools.tools.map((t) => t.name),
+              startedAt,
+              turns
+            )
+          ).pipe(
             Effect.catchTag("RunDirError", (e) =>
               Effect.sync(() =>
                 process.stderr.write(

@@ -1,16 +1,16 @@
 // `smurfs compare`: set runs (and ToolEval's published results) side by side in one table, optionally an HTML report.
 import type { ParseArgsOptionsConfig } from "node:util"
+import { slug } from "../../../bench/eval/labels.ts"
 import { collectRows } from "../../../bench/report/collect.ts"
 import { renderHtml } from "../../../bench/report/html.ts"
 import { missingWork } from "../../../bench/report/missing.ts"
 import { renderTable } from "../../../bench/report/table.ts"
-import { slug } from "../../../bench/eval/labels.ts"
+import { plural } from "../../plural.ts"
 import { ExitCode } from "../exit-codes.ts"
-import { writeOutputFile } from "../output-file.ts"
 import { type ParsedCommand, runCommand, UsageError } from "../options.ts"
+import { writeOutputFile } from "../output-file.ts"
 import { reportFailure } from "../run-program.ts"
 import { pagesFolder, writeTaskPages } from "../task-pages.ts"
-import { plural } from "../../plural.ts"
 
 const HELP = `usage: smurfs compare <dir>... [--html <file>] [--judge <spec>] [--json]
 
@@ -47,7 +47,8 @@ export const COMMAND = { name: "compare", help: HELP, options: OPTIONS, position
 export const run = (argv: Array<string>): Promise<number> => runCommand(COMMAND, argv, (parsed) => compare(parsed))
 
 const compare = async (parsed: ParsedCommand<typeof OPTIONS>): Promise<number> => {
-  if (parsed.positionals.length === 0) throw new UsageError("give at least one run directory or ToolEval results folder")
+  if (parsed.positionals.length === 0)
+    throw new UsageError("give at least one run directory or ToolEval results folder")
   let rows
   try {
     rows = collectRows(parsed.positionals)
@@ -70,7 +71,8 @@ const compare = async (parsed: ParsedCommand<typeof OPTIONS>): Promise<number> =
     console.log(renderTable(rows))
     if (missing.length > 0) console.log(`\nMissing work:\n${missing.map((m) => `  ${m}`).join("\n")}`)
   }
-  if (rows.every((r) => !r.pass)) console.error("\nNo judge labels yet: run `smurfs eval --run <dir> --judge <spec>` to add pass and win rates.")
+  if (rows.every((r) => !r.pass))
+    console.error("\nNo judge labels yet: run `smurfs eval --run <dir> --judge <spec>` to add pass and win rates.")
   if (parsed.values.html) {
     const file = parsed.values.html
     let pages
@@ -83,13 +85,18 @@ const compare = async (parsed: ParsedCommand<typeof OPTIONS>): Promise<number> =
       console.error(`smurfs compare: ${pages.problem}; the report was not written`)
       return ExitCode.BadInput
     }
-    const problem = await writeOutputFile(file, renderHtml(rows, { generatedAt: new Date().toISOString(), tasks: pages.tasks }))
+    const problem = await writeOutputFile(
+      file,
+      renderHtml(rows, { generatedAt: new Date().toISOString(), tasks: pages.tasks })
+    )
     if (problem !== undefined) {
       console.error(`smurfs compare: ${file}: ${problem}; the previous file, if any, is kept as it was`)
       return ExitCode.BadInput
     }
     const linked = pages.tasks.filter((t) => t.href).length
-    console.error(`wrote ${file}${linked > 0 ? ` and ${plural(new Set(pages.tasks.filter((t) => t.href).map((t) => t.href)).size, "trajectory page")} in ${pagesFolder(file)}` : ""}`)
+    console.error(
+      `wrote ${file}${linked > 0 ? ` and ${plural(new Set(pages.tasks.filter((t) => t.href).map((t) => t.href)).size, "trajectory page")} in ${pagesFolder(file)}` : ""}`
+    )
   }
   return ExitCode.Ok
 }

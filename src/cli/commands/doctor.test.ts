@@ -3,16 +3,20 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect } from "effect"
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest"
+import type { FakeServer } from "../../../test/fake-servers/core.ts"
 import { startFakeOllama } from "../../../test/fake-servers/ollama.ts"
 import { startFakeOpenAI } from "../../../test/fake-servers/openai.ts"
-import type { FakeServer } from "../../../test/fake-servers/core.ts"
-import { exitCodeOf, formatReport, run } from "./doctor.ts"
-import { ExitCode } from "../exit-codes.ts"
 import { runDoctor } from "../../llm/doctor.ts"
 import { modelLayer } from "../../llm/spec.ts"
+import { ExitCode } from "../exit-codes.ts"
+import { exitCodeOf, formatReport, run } from "./doctor.ts"
 
 const servers: FakeServer[] = []
-const saved = { OLLAMA_HOST: process.env.OLLAMA_HOST, OPENAI_BASE_URL: process.env.OPENAI_BASE_URL, SMURFS_MODEL: process.env.SMURFS_MODEL }
+const saved = {
+  OLLAMA_HOST: process.env.OLLAMA_HOST,
+  OPENAI_BASE_URL: process.env.OPENAI_BASE_URL,
+  SMURFS_MODEL: process.env.SMURFS_MODEL
+}
 let output: string[] = []
 
 beforeEach(() => {
@@ -91,7 +95,9 @@ describe("smurfs doctor", () => {
   it("a model without tool support is a warning, not a failure", async () => {
     const server = await startFakeOllama({ models: [{ name: "gemma2:2b", capabilities: ["completion"] }] })
     servers.push(server)
-    const report = await Effect.runPromise(runDoctor("ollama:gemma2:2b", modelLayer("ollama:gemma2:2b", { host: server.url }), { host: server.url }))
+    const report = await Effect.runPromise(
+      runDoctor("ollama:gemma2:2b", modelLayer("ollama:gemma2:2b", { host: server.url }), { host: server.url })
+    )
     expect(report.problem).toBeUndefined()
     expect(report.checks.find((c) => c.name === "tools")).toMatchObject({ status: "warn" })
     expect(formatReport(report)).toContain("Ready for smurfs, with the warnings (!) above.")

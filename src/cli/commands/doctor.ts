@@ -7,8 +7,8 @@ import { checkToolSource, type SourceCheck } from "../../tools/sources/check.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { defaultModelSpec, resolveModelLayer } from "../model-option.ts"
 import { intOption, type ParsedCommand, runCommand } from "../options.ts"
-import { routeStdoutToStderr } from "../stdout-guard.ts"
 import { runProgram } from "../run-program.ts"
+import { routeStdoutToStderr } from "../stdout-guard.ts"
 
 const HELP = `usage: smurfs doctor [--model <spec>] [--tools <source>]... [--timeout <ms>] [--json]
 
@@ -56,7 +56,9 @@ export const formatReport = (report: DoctorReport): string => {
 export const formatSourceChecks = (checks: ReadonlyArray<SourceCheck>): string => {
   const lines = ["smurfs doctor: tool sources"]
   for (const check of checks) lines.push(`  ${check.ok ? MARK.pass : MARK.fail} ${check.source}`, `    ${check.detail}`)
-  lines.push(checks.every((c) => c.ok) ? "All tool sources answer." : "Some tool source needs fixing: see the ✗ lines above.")
+  lines.push(
+    checks.every((c) => c.ok) ? "All tool sources answer." : "Some tool source needs fixing: see the ✗ lines above."
+  )
   return lines.join("\n")
 }
 
@@ -95,7 +97,9 @@ const check = (values: ParsedCommand<typeof OPTIONS>["values"]): Promise<number>
     if (values.tools !== undefined) {
       // a tool module that prints while it loads must not mix into the report (or break --json): it goes to stderr
       const restoreStdout = routeStdoutToStderr()
-      sources = yield* Effect.forEach(values.tools, (source) => checkToolSource(source)).pipe(Effect.ensuring(Effect.sync(restoreStdout)))
+      sources = yield* Effect.forEach(values.tools, (source) => checkToolSource(source)).pipe(
+        Effect.ensuring(Effect.sync(restoreStdout))
+      )
       if (!values.json) console.log(formatSourceChecks(sources))
       if (sources.some((c) => !c.ok)) toolsCode = ExitCode.BadInput
       if (values.model === undefined) {

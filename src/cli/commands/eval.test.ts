@@ -1,13 +1,13 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { Effect, Layer } from "effect"
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest"
 import { passLabelsPath, slug, winVerdictsPath } from "../../../bench/eval/labels.ts"
+import { evalSettings, prepareEval } from "../../../bench/eval/run-eval.ts"
 import { writeFakeRun } from "../../../bench/eval/test-fixtures.ts"
 import { captureConsole } from "../../../test/capture-console.ts"
-import { DATA_EXAMPLE, STB_CHECKOUT, lacks, skipNote } from "../../../test/data.ts"
-import { Effect, Layer } from "effect"
-import { evalSettings, prepareEval } from "../../../bench/eval/run-eval.ts"
+import { DATA_EXAMPLE, lacks, STB_CHECKOUT, skipNote } from "../../../test/data.ts"
 import { LanguageModel } from "../../llm/language-model.ts"
 import { makeScriptedModel } from "../../llm/scripted.ts"
 import { ExitCode } from "../exit-codes.ts"
@@ -27,7 +27,10 @@ afterEach(() => vi.restoreAllMocks())
 describe("smurfs eval", () => {
   it("judges a run, prints the table, and resumes without judging again", async () => {
     const dir = await writeFakeRun([{ taskId: "1" }, { taskId: "2", finishType: "give_up", finalAnswer: "" }])
-    const file = scriptFile({ "judge.check_answer_status": [{ answer_status: "Solved", reason: "fine" }], $cycle: true })
+    const file = scriptFile({
+      "judge.check_answer_status": [{ answer_status: "Solved", reason: "fine" }],
+      $cycle: true
+    })
     const judge = `scripted:${file}`
     expect(await run(["--run", dir, "--judge", judge, "--k", "2"])).toBe(ExitCode.Ok)
     expect(existsSync(passLabelsPath(dir, judge, "smurfs", "G1_instruction", "1"))).toBe(true)
@@ -51,49 +54,88 @@ describe("smurfs eval", () => {
     expect(out.join("\n")).toMatch(/100\.0 vs /)
   })
 
-  it.skipIf(lacks(STB_CHECKOUT))(`with --fac and --stb, judges FAC beside SoPR and shows it in the table; --fac without --stb is refused${skipNote(STB_CHECKOUT)}`, async () => {
-    const dir = await writeFakeRun([{ taskId: "1" }, { taskId: "2" }])
-    const stb = STB_CHECKOUT.path
-    const judge = `scripted:${scriptFile({ "judge.check_answer_status": [{ answer_status: "Solved", reason: "fine" }], "judge.fac": ["Answer Status\nSolved", "Answer Status\nUnsolved"], $cycle: true })}`
-    expect(await run(["--run", dir, "--judge", judge, "--k", "1", "--fac", "--stb", stb])).toBe(ExitCode.Ok)
-    expect(err.join("\n")).toMatch(/fac: 2 decisions made/)
-    expect(out.join("\n")).toMatch(/100\.0 ± 0\.0 · FAC 50\.0 \(N=2\)/)
-    expect(await run(["--run", dir, "--judge", judge, "--fac"])).toBe(ExitCode.Usage)
-    expect(err.join("\n")).toMatch(/--fac sends the prompt of StableToolBench's toolbench\/tooleval\/fac_eval\.py/)
-  })
+  it.skipIf(lacks(STB_CHECKOUT))(
+    `with --fac and --stb, judges FAC beside SoPR and shows it in the table; --fac without --stb is refused${skipNote(STB_CHECKOUT)}`,
+    async () => {
+      const dir = await writeFakeRun([{ taskId: "1" }, { taskId: "2" }])
+      const stb = STB_CHECKOUT.path
+      const judge = `scripted:${scriptFile({ "judge.check_answer_status": [{ answer_status: "Solved", reason: "fine" }], "judge.fac": ["Answer Status\nSolved", "Answer Status\nUnsolved"], $cycle: true })}`
+      expect(await run(["--run", dir, "--judge", judge, "--k", "1", "--fac", "--stb", stb])).toBe(ExitCode.Ok)
+      expect(err.join("\n")).toMatch(/fac: 2 decisions made/)
+      expect(out.join("\n")).toMatch(/100\.0 ± 0\.0 · FAC 50\.0 \(N=2\)/)
+      expect(await run(["--run", dir, "--judge", judge, "--fac"])).toBe(ExitCode.Usage)
+      expect(err.join("\n")).toMatch(/--fac sends the prompt of StableToolBench's toolbench\/tooleval\/fac_eval\.py/)
+    }
+  )
 
-  it.skipIf(lacks(DATA_EXAMPLE))(`scores StableToolBench converted predictions, writing labels to --out${skipNote(DATA_EXAMPLE)}`, async () => {
-    const example = DATA_EXAMPLE.path
-    const store = mkdtempSync(join(tmpdir(), "smurfs-eval-out-"))
-    const judge = `scripted:${scriptFile({ "judge.check_answer_status": [{ answer_status: "Solved", reason: "fine" }], $cycle: true })}`
-    expect(await run(["--run", example, "--judge", judge, "--k", "3", "--out", store, "--method", "virtual_chatgpt_cot"])).toBe(ExitCode.Ok)
-    // 588 never reached Finish: Unsolved by rule, as in ToolEval's published labels; 608 and 1073 go to the judge
-    const labels = JSON.parse(readFileSync(passLabelsPath(store, judge, "virtual_chatgpt_cot", "G1_instruction", "588"), "utf8"))
-    expect(Object.values(labels.runs).map((r) => (r as { stage: string }).stage)).toEqual(["rule", "rule", "rule"])
-    expect(err.join("\n")).toMatch(/pass: 9 decisions made/)
-    // the label folder points back at the predictions; the judge says Solved to 608 and 1073: (0 + 1 + 1) / 3 -> 66.7
-    expect(out.join("\n")).toMatch(/virtual_chatgpt_cot\s+CoT@1\s+G1_instruction\s+scripted-\S+ \(ours texts\)\s+3\/3\s+66\.7 ± 0\.0/)
-  })
+  it.skipIf(lacks(DATA_EXAMPLE))(
+    `scores StableToolBench converted predictions, writing labels to --out${skipNote(DATA_EXAMPLE)}`,
+    async () => {
+      const example = DATA_EXAMPLE.path
+      const store = mkdtempSync(join(tmpdir(), "smurfs-eval-out-"))
+      const judge = `scripted:${scriptFile({ "judge.check_answer_status": [{ answer_status: "Solved", reason: "fine" }], $cycle: true })}`
+      expect(
+        await run(["--run", example, "--judge", judge, "--k", "3", "--out", store, "--method", "virtual_chatgpt_cot"])
+      ).toBe(ExitCode.Ok)
+      // 588 never reached Finish: Unsolved by rule, as in ToolEval's published labels; 608 and 1073 go to the judge
+      const labels = JSON.parse(
+        readFileSync(passLabelsPath(store, judge, "virtual_chatgpt_cot", "G1_instruction", "588"), "utf8")
+      )
+      expect(Object.values(labels.runs).map((r) => (r as { stage: string }).stage)).toEqual(["rule", "rule", "rule"])
+      expect(err.join("\n")).toMatch(/pass: 9 decisions made/)
+      // the label folder points back at the predictions; the judge says Solved to 608 and 1073: (0 + 1 + 1) / 3 -> 66.7
+      expect(out.join("\n")).toMatch(
+        /virtual_chatgpt_cot\s+CoT@1\s+G1_instruction\s+scripted-\S+ \(ours texts\)\s+3\/3\s+66\.7 ± 0\.0/
+      )
+    }
+  )
 
-  it.skipIf(lacks(DATA_EXAMPLE, STB_CHECKOUT))(`with --stb judges with ToolEval's own template, records it with the labels and says so in the table${skipNote(DATA_EXAMPLE, STB_CHECKOUT)}`, async () => {
-    const example = DATA_EXAMPLE.path
-    const stb = STB_CHECKOUT.path
-    const store = mkdtempSync(join(tmpdir(), "smurfs-eval-stb-"))
-    const judge = `scripted:${scriptFile({ "judge.check_answer_status": [{ answer_status: "Solved", reason: "fine" }], $cycle: true })}`
-    expect(await run(["--run", example, "--judge", judge, "--k", "1", "--out", store, "--method", "virtual_chatgpt_cot", "--stb", stb])).toBe(ExitCode.Ok)
-    const labels = JSON.parse(readFileSync(passLabelsPath(store, judge, "virtual_chatgpt_cot", "G1_instruction", "608"), "utf8"))
-    expect(labels.prompts).toBe(`stabletoolbench:${stb.replace(/\/$/, "")}`)
-    expect(err.join("\n")).toMatch(/judge texts: ToolEval's template from /)
-    expect(out.join("\n")).toMatch(/\(ToolEval texts\)\s+3\/3\s+66\.7/)
-    expect(await run(["--run", example, "--judge", judge, "--out", store, "--stb", "/nonexistent/stb"])).toBe(ExitCode.BadInput)
-    expect(err.join("\n")).toMatch(/template\.txt: not found\. Pass --stb/)
-  })
+  it.skipIf(lacks(DATA_EXAMPLE, STB_CHECKOUT))(
+    `with --stb judges with ToolEval's own template, records it with the labels and says so in the table${skipNote(DATA_EXAMPLE, STB_CHECKOUT)}`,
+    async () => {
+      const example = DATA_EXAMPLE.path
+      const stb = STB_CHECKOUT.path
+      const store = mkdtempSync(join(tmpdir(), "smurfs-eval-stb-"))
+      const judge = `scripted:${scriptFile({ "judge.check_answer_status": [{ answer_status: "Solved", reason: "fine" }], $cycle: true })}`
+      expect(
+        await run([
+          "--run",
+          example,
+          "--judge",
+          judge,
+          "--k",
+          "1",
+          "--out",
+          store,
+          "--method",
+          "virtual_chatgpt_cot",
+          "--stb",
+          stb
+        ])
+      ).toBe(ExitCode.Ok)
+      const labels = JSON.parse(
+        readFileSync(passLabelsPath(store, judge, "virtual_chatgpt_cot", "G1_instruction", "608"), "utf8")
+      )
+      expect(labels.prompts).toBe(`stabletoolbench:${stb.replace(/\/$/, "")}`)
+      expect(err.join("\n")).toMatch(/judge texts: ToolEval's template from /)
+      expect(out.join("\n")).toMatch(/\(ToolEval texts\)\s+3\/3\s+66\.7/)
+      expect(await run(["--run", example, "--judge", judge, "--out", store, "--stb", "/nonexistent/stb"])).toBe(
+        ExitCode.BadInput
+      )
+      expect(err.join("\n")).toMatch(/template\.txt: not found\. Pass --stb/)
+    }
+  )
 
   it("a reference with several methods and none named is bad usage, asking for --reference-method", async () => {
     const dir = await writeFakeRun([{ taskId: "1" }])
-    const ref = await writeFakeRun([{ taskId: "1", method: "react" }, { taskId: "1", method: "dfsdt" }])
+    const ref = await writeFakeRun([
+      { taskId: "1", method: "react" },
+      { taskId: "1", method: "dfsdt" }
+    ])
     expect(await run(["--run", dir, "--judge", "scripted:x.json", "--reference", ref])).toBe(ExitCode.Usage)
-    expect(err.join("\n")).toMatch(/the reference has several methods \(dfsdt, react\); choose one with --reference-method\nhint: `smurfs help eval`/)
+    expect(err.join("\n")).toMatch(
+      /the reference has several methods \(dfsdt, react\); choose one with --reference-method\nhint: `smurfs help eval`/
+    )
   })
 
   it("reports a missing run directory as bad input", async () => {
@@ -118,7 +160,7 @@ describe("smurfs eval", () => {
     expect(out.join("\n")).toMatch(/usage: smurfs eval/)
   })
 
-  it("a bug in the judge's call (a defect) is exit 1 with a bug report, never 4 \"model unavailable\"", async () => {
+  it('a bug in the judge\'s call (a defect) is exit 1 with a bug report, never 4 "model unavailable"', async () => {
     const dir = await writeFakeRun([{ taskId: "1" }])
     const dying = Layer.succeed(
       LanguageModel,
@@ -140,7 +182,9 @@ describe("smurfs eval", () => {
     const dir = await writeFakeRun([{ taskId: "1" }, { taskId: "2" }])
     const judge = `scripted:${scriptFile({ "judge.check_answer_status": ["not a verdict"], $cycle: true })}`
     expect(await run(["--run", dir, "--judge", judge, "--k", "2", "--json"])).toBe(ExitCode.Failure)
-    expect(err.join("\n")).toMatch(/no pass judge decision could be made: all 4 failed \(the first, smurfs\/G1_instruction\/\d: /)
+    expect(err.join("\n")).toMatch(
+      /no pass judge decision could be made: all 4 failed \(the first, smurfs\/G1_instruction\/\d: /
+    )
     expect(err.join("\n")).toMatch(/smurfs doctor --model scripted:/)
     expect(out.join("\n")).not.toMatch(/"rows": \[\]/)
   })
@@ -148,8 +192,21 @@ describe("smurfs eval", () => {
   it("two evals with the same judge at once: one judges, the other is refused naming it (one writer per label folder)", async () => {
     const dir = await writeFakeRun([{ taskId: "1" }, { taskId: "2" }])
     let calls = 0
-    const scripted = makeScriptedModel({ "judge.check_answer_status": [{ answer_status: "Solved", reason: "fine" }], $cycle: true })
-    const slow = Layer.succeed(LanguageModel, LanguageModel.of({ info: scripted.info, generate: (r) => Effect.delay(Effect.suspend(() => (calls++, scripted.generate(r))), "200 millis") }))
+    const scripted = makeScriptedModel({
+      "judge.check_answer_status": [{ answer_status: "Solved", reason: "fine" }],
+      $cycle: true
+    })
+    const slow = Layer.succeed(
+      LanguageModel,
+      LanguageModel.of({
+        info: scripted.info,
+        generate: (r) =>
+          Effect.delay(
+            Effect.suspend(() => (calls++, scripted.generate(r))),
+            "200 millis"
+          )
+      })
+    )
     const input = prepareEval(evalSettings({ run: dir, judge: "test:slow", k: 1, concurrency: 1, seed: 0 }))
     const first = runProgram(evalProgram(input, { json: true, judgeLayer: slow }), EVAL_EDGE)
     await new Promise((r) => setTimeout(r, 100))

@@ -1,16 +1,25 @@
 // `smurfs eval`: judge a run's pass rate (and win rate against a reference run), resumable, with progress.
 import type { ParseArgsOptionsConfig } from "node:util"
+import cliProgress from "cli-progress"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
-import cliProgress from "cli-progress"
 import { EVAL_DEFAULTS, type EvalSummary, WIN_STATUSES } from "../../../bench/eval/evaluate.ts"
-import { type EvalInput, type EvalObserver, evalSettings, InvalidEvalSettings, prepareEval, QUEUE_CONCURRENCY, ReferenceMethodError, runEval } from "../../../bench/eval/run-eval.ts"
+import {
+  type EvalInput,
+  type EvalObserver,
+  evalSettings,
+  InvalidEvalSettings,
+  prepareEval,
+  QUEUE_CONCURRENCY,
+  ReferenceMethodError,
+  runEval
+} from "../../../bench/eval/run-eval.ts"
 import { renderTable } from "../../../bench/report/table.ts"
+import { isFailure } from "../../failure.ts"
 import type { InvalidModelSpec } from "../../llm/errors.ts"
 import type { LanguageModel } from "../../llm/language-model.ts"
 import { MODEL_DEFAULTS } from "../../llm/spec.ts"
 import { STB_ENV, STB_FILES, stbDirOf } from "../../text/stabletoolbench-files.ts"
-import { isFailure } from "../../failure.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { choiceOption, intOption, numberOption, type ParsedCommand, runCommand, UsageError } from "../options.ts"
 import { runProgram } from "../run-program.ts"
@@ -66,11 +75,14 @@ exit codes: 0 judged, 1 every judge decision failed (unreadable replies), 2 bad 
 /** A progress bar on a terminal, a line per tenth otherwise. */
 const progress = (label: string) => {
   if (process.stderr.isTTY) {
-    const bar = new cliProgress.SingleBar({ format: `${label} [{bar}] {value}/{total} tasks`, stream: process.stderr, hideCursor: true }, cliProgress.Presets.shades_classic)
+    const bar = new cliProgress.SingleBar(
+      { format: `${label} [{bar}] {value}/{total} tasks`, stream: process.stderr, hideCursor: true },
+      cliProgress.Presets.shades_classic
+    )
     let started = false
     return {
       update: (done: number, total: number) => {
-        if (!started) (bar.start(total, 0), (started = true))
+        if (!started) bar.start(total, 0), (started = true)
         bar.update(done)
       },
       stop: () => void (started && bar.stop())
@@ -87,18 +99,26 @@ const progress = (label: string) => {
 }
 
 const report = (what: string, s: EvalSummary) => {
-  console.error(`${what}: ${s.judged} decisions made, ${s.kept} kept from earlier${s.failed.length ? `, ${s.failed.length} failed` : ""}`)
+  console.error(
+    `${what}: ${s.judged} decisions made, ${s.kept} kept from earlier${s.failed.length ? `, ${s.failed.length} failed` : ""}`
+  )
   for (const f of s.failed.slice(0, 5)) console.error(`  ${f.method}/${f.group}/${f.taskId}: ${f.error}`)
-  if (s.failed.length > 5) console.error(`  ... and ${s.failed.length - 5} more; run the same command again to retry them`)
+  if (s.failed.length > 5)
+    console.error(`  ... and ${s.failed.length - 5} more; run the same command again to retry them`)
 }
 
 /** What the terminal shows while an eval runs: the judge texts, a progress bar per stage, each stage's decisions. */
 const TERMINAL: EvalObserver = {
   started: (prompts) =>
-    console.error(`judge texts: ${prompts.source === "smurfs" ? "our own wording of ToolEval's rules" : `ToolEval's template from ${prompts.source.slice("stabletoolbench:".length)}`}`),
+    console.error(
+      `judge texts: ${prompts.source === "smurfs" ? "our own wording of ToolEval's rules" : `ToolEval's template from ${prompts.source.slice("stabletoolbench:".length)}`}`
+    ),
   stage: progress,
   judged: report,
-  fac: (fac) => console.error(`fac: ${fac.judged} decisions made, ${fac.kept} kept from earlier (the prompt of ${STB_FILES.facEval})`)
+  fac: (fac) =>
+    console.error(
+      `fac: ${fac.judged} decisions made, ${fac.kept} kept from earlier (the prompt of ${STB_FILES.facEval})`
+    )
 }
 
 /** The options of `smurfs eval`, in node:util parseArgs' shape. */
@@ -129,7 +149,8 @@ export const run = (argv: Array<string>): Promise<number> => runCommand(COMMAND,
 
 /** The flags as the eval's settings; a flag's text that cannot be read, or settings that do not go together, are bad usage. */
 const settingsOf = (parsed: ParsedCommand<typeof OPTIONS>["values"]) => {
-  if (!parsed.run || !parsed.judge) throw new UsageError(`${!parsed.run ? "--run <dir>" : "--judge <model spec>"} is required`)
+  if (!parsed.run || !parsed.judge)
+    throw new UsageError(`${!parsed.run ? "--run <dir>" : "--judge <model spec>"} is required`)
   try {
     return evalSettings({
       run: parsed.run,
@@ -173,14 +194,26 @@ const evaluate = (parsed: ParsedCommand<typeof OPTIONS>["values"]): Promise<numb
 /** How `smurfs eval` meets the process: an interruption keeps what was judged. */
 export const EVAL_EDGE = {
   command: "eval",
-  interrupted: () => console.error("smurfs eval: interrupted; the labels judged so far are kept, run the same command to resume")
+  interrupted: () =>
+    console.error("smurfs eval: interrupted; the labels judged so far are kept, run the same command to resume")
 } as const
 
 /** The eval of `input` with the terminal's progress, then its rows as a table (or JSON); it succeeds with the exit code. */
-export const evalProgram = (input: EvalInput, options: { readonly json: boolean; readonly judgeLayer?: Layer.Layer<LanguageModel, InvalidModelSpec> | undefined }) =>
+export const evalProgram = (
+  input: EvalInput,
+  options: { readonly json: boolean; readonly judgeLayer?: Layer.Layer<LanguageModel, InvalidModelSpec> | undefined }
+) =>
   runEval(input, { observer: TERMINAL, judgeLayer: options.judgeLayer }).pipe(
     Effect.map((outcome) => {
-      console.log(options.json ? JSON.stringify({ runDir: outcome.runDir, store: outcome.store, judge: outcome.judge, rows: outcome.rows }, null, 2) : renderTable(outcome.rows))
+      console.log(
+        options.json
+          ? JSON.stringify(
+              { runDir: outcome.runDir, store: outcome.store, judge: outcome.judge, rows: outcome.rows },
+              null,
+              2
+            )
+          : renderTable(outcome.rows)
+      )
       return ExitCode.Ok
     })
   )

@@ -13,19 +13,44 @@ afterEach(() => vi.restoreAllMocks())
 /** Two methods, two groups; one judge labelled three tasks with K = 2, one task is unjudged. */
 const judgedRun = async () => {
   const run = await writeFakeRun([
-    { taskId: "1", method: "smurfs", modelCalls: 6, promptTokens: 1200, completionTokens: 150, wallMs: 3000, calls: [{ tool: "a", ok: true, content: "x" }] },
+    {
+      taskId: "1",
+      method: "smurfs",
+      modelCalls: 6,
+      promptTokens: 1200,
+      completionTokens: 150,
+      wallMs: 3000,
+      calls: [{ tool: "a", ok: true, content: "x" }]
+    },
     { taskId: "2", method: "smurfs", group: "G2_category", modelCalls: 9, calls: [] },
     { taskId: "1", method: "react", modelCalls: 3, calls: [{ tool: "b", ok: false, content: "" }] },
     { taskId: "7", method: "react" }
   ])
-  const label = (method: string, group: string, taskId: string, runs: Array<["Solved" | "Unsolved" | "Unsure", string]>) =>
+  const label = (
+    method: string,
+    group: string,
+    taskId: string,
+    runs: Array<["Solved" | "Unsolved" | "Unsure", string]>
+  ) =>
     writeJson(passLabelsPath(run, "ollama:judge", method, group, taskId), {
-      taskId, method, group, judge: "ollama:judge",
+      taskId,
+      method,
+      group,
+      judge: "ollama:judge",
       runs: Object.fromEntries(runs.map(([label, reason], r) => [String(r), { label, reason, stage: "answer" }]))
     })
-  await label("smurfs", "G1_instruction", "1", [["Solved", "found the weather"], ["Solved", "ok"]])
-  await label("smurfs", "G2_category", "2", [["Solved", "fine"], ["Unsolved", "the answer names no \u001b[31mcity\u001b[0m"]])
-  await label("react", "G1_instruction", "1", [["Unsure", "cannot tell"], ["Unsolved", "tool b failed"]])
+  await label("smurfs", "G1_instruction", "1", [
+    ["Solved", "found the weather"],
+    ["Solved", "ok"]
+  ])
+  await label("smurfs", "G2_category", "2", [
+    ["Solved", "fine"],
+    ["Unsolved", "the answer names no \u001b[31mcity\u001b[0m"]
+  ])
+  await label("react", "G1_instruction", "1", [
+    ["Unsure", "cannot tell"],
+    ["Unsolved", "tool b failed"]
+  ])
   return run
 }
 
@@ -39,8 +64,17 @@ describe("collectResults", () => {
       ["smurfs", "G1_instruction", "1", "Solved,Solved"],
       ["smurfs", "G2_category", "2", "Solved,Unsolved"]
     ])
-    expect(all[2]).toMatchObject({ modelCalls: 6, toolCalls: 1, tokens: 1350, wallMs: 3000, labels: [{ judge: "ollama-judge", run: 0, reason: "found the weather" }, { run: 1 }] })
-    expect(collectResults(dir, { labels: ["unsolved"] }).map((t) => `${t.method}/${t.taskId}`)).toEqual(["react/1", "smurfs/2"])
+    expect(all[2]).toMatchObject({
+      modelCalls: 6,
+      toolCalls: 1,
+      tokens: 1350,
+      wallMs: 3000,
+      labels: [{ judge: "ollama-judge", run: 0, reason: "found the weather" }, { run: 1 }]
+    })
+    expect(collectResults(dir, { labels: ["unsolved"] }).map((t) => `${t.method}/${t.taskId}`)).toEqual([
+      "react/1",
+      "smurfs/2"
+    ])
     expect(collectResults(dir, { labels: ["unjudged"] }).map((t) => `${t.method}/${t.taskId}`)).toEqual(["react/7"])
     expect(collectResults(dir, { methods: ["smurfs"], groups: ["G2_category"] }).map((t) => t.taskId)).toEqual(["2"])
     expect(collectResults(dir, { judge: "other" }).every((t) => t.labels.length === 0)).toBe(true)
@@ -49,7 +83,13 @@ describe("collectResults", () => {
 
   it("refuses a label file that does not validate, by name", async () => {
     const dir = await judgedRun()
-    await writeJson(passLabelsPath(dir, "ollama:judge", "react", "G1_instruction", "7"), { taskId: "7", method: "react", group: "G1_instruction", judge: "j", runs: { "1e9": { label: "Solved", reason: "", stage: "rule" } } })
+    await writeJson(passLabelsPath(dir, "ollama:judge", "react", "G1_instruction", "7"), {
+      taskId: "7",
+      method: "react",
+      group: "G1_instruction",
+      judge: "j",
+      runs: { "1e9": { label: "Solved", reason: "", stage: "rule" } }
+    })
     expect(() => collectResults(dir)).toThrow(/7\.json.*1e9/)
   })
 })
@@ -60,7 +100,9 @@ describe("smurfs results", () => {
     expect(await run([dir])).toBe(ExitCode.Ok)
     const lines = out.join("\n").split("\n")
     expect(lines[0]).toMatch(/^method\s+group\s+id\s+labels\s+calls\s+tokens\s+wall s\s+misses\s+reason$/)
-    expect(lines.find((l) => l.startsWith("smurfs  G1_instruction"))).toMatch(/\s1\s+S S\s+6\/1\s+1350\s+3\.0\s+-\s+found the weather$/)
+    expect(lines.find((l) => l.startsWith("smurfs  G1_instruction"))).toMatch(
+      /\s1\s+S S\s+6\/1\s+1350\s+3\.0\s+-\s+found the weather$/
+    )
     const failed = lines.find((l) => l.includes("G2_category"))!
     expect(failed).toMatch(/S U .*the answer names no .*city/)
     expect(failed).not.toContain("\u001b")
@@ -71,7 +113,9 @@ describe("smurfs results", () => {
   it("filters by --label and --method, prints JSON with every reason whole", async () => {
     const dir = await judgedRun()
     expect(await run([dir, "--label", "unsolved", "--method", "react", "--json"])).toBe(ExitCode.Ok)
-    const { tasks } = JSON.parse(out.join("\n")) as { tasks: Array<{ taskId: string; labels: Array<{ reason: string }> }> }
+    const { tasks } = JSON.parse(out.join("\n")) as {
+      tasks: Array<{ taskId: string; labels: Array<{ reason: string }> }>
+    }
     expect(tasks.map((t) => t.taskId)).toEqual(["1"])
     expect(tasks[0]!.labels.map((l) => l.reason)).toEqual(["cannot tell", "tool b failed"])
   })

@@ -1,10 +1,18 @@
 // `smurfs results`: list a run's tasks one per row with their labels, the judge's reason and their costs, filtered by method, group and label.
-import * as Effect from "effect/Effect"
+
 import type { ParseArgsOptionsConfig } from "node:util"
-import { collectResults, LABEL_FILTERS, type LabelFilter, labelSummary, leadingReason, type TaskResult } from "../../../bench/report/results.ts"
+import * as Effect from "effect/Effect"
 import type { CompareInputError } from "../../../bench/report/collect.ts"
-import { visibleText } from "../../trace/visible-text.ts"
+import {
+  collectResults,
+  LABEL_FILTERS,
+  type LabelFilter,
+  labelSummary,
+  leadingReason,
+  type TaskResult
+} from "../../../bench/report/results.ts"
 import { plural } from "../../plural.ts"
+import { visibleText } from "../../trace/visible-text.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { type ParsedCommand, runCommand, splitList, UsageError } from "../options.ts"
 import { runProgram } from "../run-program.ts"
@@ -66,7 +74,10 @@ export const renderResults = (tasks: ReadonlyArray<TaskResult>): string => {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
   const numeric = new Set([4, 5, 6, 7])
   const line = (cells: ReadonlyArray<string>) =>
-    cells.map((c, i) => (i === cells.length - 1 ? c : numeric.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join("  ").trimEnd()
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : numeric.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+      .join("  ")
+      .trimEnd()
   return [line(header), ...rows.map(line)].join("\n")
 }
 
@@ -74,7 +85,8 @@ const labelFilters = (values: ReadonlyArray<string> | undefined): Array<LabelFil
   if (values === undefined) return undefined
   return splitList(values).map((v) => {
     const l = v.toLowerCase()
-    if (!(LABEL_FILTERS as ReadonlyArray<string>).includes(l)) throw new UsageError(`--label ${v}: give one of ${LABEL_FILTERS.join(", ")}`)
+    if (!(LABEL_FILTERS as ReadonlyArray<string>).includes(l))
+      throw new UsageError(`--label ${v}: give one of ${LABEL_FILTERS.join(", ")}`)
     return l as LabelFilter
   })
 }
@@ -82,7 +94,8 @@ const labelFilters = (values: ReadonlyArray<string> | undefined): Array<LabelFil
 export const run = (argv: Array<string>): Promise<number> => runCommand(COMMAND, argv, (parsed) => results(parsed))
 
 const results = (parsed: ParsedCommand<typeof OPTIONS>): Promise<number> => {
-  if (parsed.positionals.length !== 1) throw new UsageError("give one run directory (made by `smurfs bench`, judged with `smurfs eval`)")
+  if (parsed.positionals.length !== 1)
+    throw new UsageError("give one run directory (made by `smurfs bench`, judged with `smurfs eval`)")
   const { values } = parsed
   const filter = {
     methods: values.method && splitList(values.method),
@@ -90,7 +103,10 @@ const results = (parsed: ParsedCommand<typeof OPTIONS>): Promise<number> => {
     labels: labelFilters(values.label),
     judge: values.judge
   }
-  const program = Effect.try({ try: () => collectResults(parsed.positionals[0]!, filter), catch: (e) => e as CompareInputError }).pipe(
+  const program = Effect.try({
+    try: () => collectResults(parsed.positionals[0]!, filter),
+    catch: (e) => e as CompareInputError
+  }).pipe(
     Effect.map((tasks) => {
       if (values.json) console.log(JSON.stringify({ tasks }, null, 2))
       else if (tasks.length > 0) console.log(renderResults(tasks))

@@ -1,32 +1,49 @@
 // `smurfs run "<query>"`: solve one query with the Smurfs agents, showing each step as it happens.
-import { visibleText } from "../../trace/visible-text.ts"
+
 import type { ParseArgsOptionsConfig } from "node:util"
 import * as Effect from "effect/Effect"
-import { smurfsDefaults } from "../../agents/smurfs-options.ts"
 import { DEFAULT_PROFILE, PROFILES } from "../../agents/profile.ts"
+import { smurfsDefaults } from "../../agents/smurfs-options.ts"
 import { smurfsSrcDirOf } from "../../agents/smurfs-source.ts"
-import type { ServerFailure } from "../../llm/server-watch.ts"
 import { Timeout } from "../../llm/errors.ts"
+import type { ServerFailure } from "../../llm/server-watch.ts"
 import { DEFAULT_MODEL_SPEC, MODEL_DEFAULTS, THINK_HELP } from "../../llm/spec.ts"
+import { plural } from "../../plural.ts"
+import {
+  checkRunSettings,
+  InvalidRunSettings,
+  type RunOutcome,
+  type RunSettings,
+  runQuery,
+  runSettings
+} from "../../run-query.ts"
+import { stbDirOf } from "../../text/stabletoolbench-files.ts"
 import { watchToolChildren } from "../../tools/child-guard.ts"
 import { containToolExits } from "../../tools/exit-guard.ts"
+import { isKind } from "../../trace/events.ts"
 import { otlpLayer } from "../../trace/otlp.ts"
+import type { RunEvent } from "../../trace/record.ts"
 import { redactText, redactValue } from "../../trace/redact.ts"
 import type { Trajectory } from "../../trace/trajectory.ts"
-import { plural } from "../../plural.ts"
-import { checkRunSettings, InvalidRunSettings, type RunOutcome, runQuery, type RunSettings, runSettings } from "../../run-query.ts"
-import { ExitCode } from "../exit-codes.ts"
+import { visibleText } from "../../trace/visible-text.ts"
 import { terminalAskUser } from "../ask-terminal.ts"
-import { routeStdoutToStderr } from "../stdout-guard.ts"
+import { ExitCode } from "../exit-codes.ts"
 import { liveView } from "../live-view.ts"
-import { isKind } from "../../trace/events.ts"
-import type { RunEvent } from "../../trace/record.ts"
-import { makeSpinner } from "../spinner.ts"
 import { defaultModelSpec } from "../model-option.ts"
-import { simulatorSpecOf } from "../simulator-option.ts"
-import { stbDirOf } from "../../text/stabletoolbench-files.ts"
-import { BadInput, choiceOption, intOption, numberOption, type ParsedCommand, runCommand, thinkOption, UsageError } from "../options.ts"
+import {
+  BadInput,
+  choiceOption,
+  intOption,
+  numberOption,
+  type ParsedCommand,
+  runCommand,
+  thinkOption,
+  UsageError
+} from "../options.ts"
 import { runProgram } from "../run-program.ts"
+import { simulatorSpecOf } from "../simulator-option.ts"
+import { makeSpinner } from "../spinner.ts"
+import { routeStdoutToStderr } from "../stdout-guard.ts"
 
 const HELP = `usage: smurfs run "<query>" [options]
 
@@ -159,9 +176,13 @@ const settingsOf = ({ values, positionals }: ParsedCommand<typeof OPTIONS>): Run
 }
 
 /** --smurfs-max-steps, or its deprecated alias --max-steps with a one-line notice. */
-const smurfsMaxSteps = (values: { readonly "smurfs-max-steps"?: string | undefined; readonly "max-steps"?: string | undefined }): number | undefined => {
+const smurfsMaxSteps = (values: {
+  readonly "smurfs-max-steps"?: string | undefined
+  readonly "max-steps"?: string | undefined
+}): number | undefined => {
   if (values["max-steps"] === undefined) return intOption("smurfs-max-steps", values["smurfs-max-steps"])
-  if (values["smurfs-max-steps"] !== undefined) throw new UsageError("give only --smurfs-max-steps (--max-steps is its deprecated alias)")
+  if (values["smurfs-max-steps"] !== undefined)
+    throw new UsageError("give only --smurfs-max-steps (--max-steps is its deprecated alias)")
   console.error("smurfs run: --max-steps is deprecated; use --smurfs-max-steps (same meaning)")
   return intOption("max-steps", values["max-steps"])
 }
@@ -177,9 +198,13 @@ export const serverAdvice = (failure: ServerFailure, spec: string): string =>
 const summary = (t: Trajectory): string =>
   `${plural(t.totals.modelCalls, "model call")}, ${plural(t.totals.promptTokens + t.totals.completionTokens, "token")}, ${plural(t.totals.toolCalls, "tool call")}, ${plural(t.totals.backtracks, "backtrack")}, ${(t.totals.wallMs / 1000).toFixed(1)} s`
 
-export const run = (argv: string[]): Promise<number> => runCommand(COMMAND, argv, (parsed) => solve(settingsOf(parsed), parsed.values))
+export const run = (argv: string[]): Promise<number> =>
+  runCommand(COMMAND, argv, (parsed) => solve(settingsOf(parsed), parsed.values))
 
-const solve = (settings: RunSettings, values: { readonly json: boolean; readonly strict: boolean }): Promise<number> => {
+const solve = (
+  settings: RunSettings,
+  values: { readonly json: boolean; readonly strict: boolean }
+): Promise<number> => {
   const color = process.stderr.isTTY === true && !process.env["NO_COLOR"]
   // only a person at a terminal sees a spinner: never with --json, never in a pipe or a log file
   const spinner = !values.json && process.stderr.isTTY === true ? makeSpinner({ stream: process.stderr }) : undefined
@@ -187,8 +212,12 @@ const solve = (settings: RunSettings, values: { readonly json: boolean; readonly
   // The run stops at the server's first failure (a timeout gets one retry): no answer made without the model is shown.
   const view = values.json ? undefined : liveView(writeLine, { color })
   // a give-up because the server failed is said once, at the end, with what to do about it
-  const onEvent = view && ((event: RunEvent, serverFailed: boolean) => (isKind(event, "give_up") && serverFailed ? undefined : view(event)))
-  const program = runQuery(settings, { askUser: terminalAskUser(), onEvent, modelCalls: spinner }).pipe(Effect.provide(otlpLayer()))
+  const onEvent =
+    view &&
+    ((event: RunEvent, serverFailed: boolean) => (isKind(event, "give_up") && serverFailed ? undefined : view(event)))
+  const program = runQuery(settings, { askUser: terminalAskUser(), onEvent, modelCalls: spinner }).pipe(
+    Effect.provide(otlpLayer())
+  )
 
   // Tool modules run in this process: their stdout writes go to stderr and a process.exit fails their call.
   const restoreStdout = routeStdoutToStderr()
@@ -197,7 +226,11 @@ const solve = (settings: RunSettings, values: { readonly json: boolean; readonly
     if (failure) {
       if (values.json) console.log(JSON.stringify(redactValue(trajectory), null, 2))
       else console.error(`\n${summary(trajectory)}`)
-      console.error(redactText(`smurfs run: the model server failed, so there is no answer. ${serverAdvice(failure, settings.model)}`))
+      console.error(
+        redactText(
+          `smurfs run: the model server failed, so there is no answer. ${serverAdvice(failure, settings.model)}`
+        )
+      )
       return ExitCode.ModelUnavailable
     }
     if (values.json) {
@@ -215,7 +248,9 @@ const solve = (settings: RunSettings, values: { readonly json: boolean; readonly
   // ...and a child process a tool leaves running does not hold the command open after the answer
   const children = watchToolChildren()
   const shown = program.pipe(
-    Effect.ensuring(Effect.sync(() => (restoreExit(), restoreStdout(), children.end((line) => console.error(line)), spinner?.stop()))),
+    Effect.ensuring(
+      Effect.sync(() => (restoreExit(), restoreStdout(), children.end((line) => console.error(line)), spinner?.stop()))
+    ),
     Effect.map(show)
   )
   return runProgram(shown, { command: "run" })

@@ -1,20 +1,20 @@
 // `smurfs show`: print a recorded trajectory (a run directory's task, or `smurfs run --json` output) as the live view showed it, or as one HTML page.
 import { existsSync, readdirSync, statSync } from "node:fs"
-import { visibleText } from "../../trace/visible-text.ts"
 import { join, resolve } from "node:path"
 import type { ParseArgsOptionsConfig } from "node:util"
+import { InvalidStoredFile } from "../../../bench/eval/store.ts"
+import { type TaskLabel, taskLabels } from "../../../bench/report/results.ts"
 import { plural } from "../../plural.ts"
 import { kindOf } from "../../trace/events.ts"
-import type { RunEvent, Totals } from "../../trace/record.ts"
 import { fromSafeName, safeName } from "../../trace/file-names.ts"
 import { readFileBounded } from "../../trace/guarded-fs.ts"
-import { writeOutputFile } from "../output-file.ts"
+import type { RunEvent, Totals } from "../../trace/record.ts"
+import { visibleText } from "../../trace/visible-text.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { liveView } from "../live-view.ts"
 import { BadInput, runCommand, splitList, UsageError } from "../options.ts"
+import { writeOutputFile } from "../output-file.ts"
 import { renderTrajectoryPage } from "../trajectory-page.ts"
-import { type TaskLabel, taskLabels } from "../../../bench/report/results.ts"
-import { InvalidStoredFile } from "../../../bench/eval/store.ts"
 
 const HELP = `usage: smurfs show <run dir> <task id> [options]
        smurfs show <trajectory.json> [options]
@@ -68,9 +68,20 @@ const readRecorded = (file: string, label: string): Recorded => {
   }
   const record = value as Partial<Recorded> & { trajectory?: Partial<Recorded> }
   const t = Array.isArray(record.events) ? record : record.trajectory
-  if (!t || !Array.isArray(t.events)) throw new BadInput(`${file}: not a trajectory (no events); give a file written by \`smurfs run --json\` or a run directory's task`)
+  if (!t || !Array.isArray(t.events))
+    throw new BadInput(
+      `${file}: not a trajectory (no events); give a file written by \`smurfs run --json\` or a run directory's task`
+    )
   const text = (v: unknown) => (typeof v === "string" ? v : undefined)
-  return { label, method: text(record.method), query: text(record.query) ?? text(t.query), events: t.events, finalAnswer: t.finalAnswer, finishType: t.finishType, totals: t.totals }
+  return {
+    label,
+    method: text(record.method),
+    query: text(record.query) ?? text(t.query),
+    events: t.events,
+    finalAnswer: t.finalAnswer,
+    finishType: t.finishType,
+    totals: t.totals
+  }
 }
 
 /** The judges' labels of a task in a run directory; a label file that does not validate is refused by name. */
@@ -78,7 +89,8 @@ const labelsOf = (dir: string, method: string, group: string, taskId: string): R
   try {
     return taskLabels(dir, method, group, taskId)
   } catch (e) {
-    if (e instanceof InvalidStoredFile) throw new BadInput(`${e.message}. Fix or remove that file (\`smurfs eval\` judges its task again).`)
+    if (e instanceof InvalidStoredFile)
+      throw new BadInput(`${e.message}. Fix or remove that file (\`smurfs eval\` judges its task again).`)
     throw e
   }
 }
@@ -86,14 +98,25 @@ const labelsOf = (dir: string, method: string, group: string, taskId: string): R
 const isDir = (p: string) => existsSync(p) && statSync(p).isDirectory()
 
 /** The records of a task id in a run directory, narrowed by method and group. */
-const findInRun = (dir: string, taskId: string, methods: ReadonlyArray<string> | undefined, group: string | undefined): Array<Recorded> => {
+const findInRun = (
+  dir: string,
+  taskId: string,
+  methods: ReadonlyArray<string> | undefined,
+  group: string | undefined
+): Array<Recorded> => {
   const tasks = join(dir, "tasks")
-  if (!isDir(tasks)) throw new BadInput(`${dir} is not a run directory (it has no tasks/); give one made by \`smurfs bench\`, or a trajectory file`)
+  if (!isDir(tasks))
+    throw new BadInput(
+      `${dir} is not a run directory (it has no tasks/); give one made by \`smurfs bench\`, or a trajectory file`
+    )
   const found: Array<Recorded> = []
   // folders and files are named by safeName: `a/b` is `a%2Fb.json`; the name given may be either
-  const named = (entry: string, wanted: string | undefined) => wanted === undefined || entry === safeName(wanted) || entry === wanted
+  const named = (entry: string, wanted: string | undefined) =>
+    wanted === undefined || entry === safeName(wanted) || entry === wanted
   const shown = (entry: string) => fromSafeName(entry) ?? entry
-  const methodDirs = readdirSync(tasks).filter((m) => (methods === undefined || methods.some((w) => named(m, w))) && isDir(join(tasks, m)))
+  const methodDirs = readdirSync(tasks).filter(
+    (m) => (methods === undefined || methods.some((w) => named(m, w))) && isDir(join(tasks, m))
+  )
   // methods in the order asked for (smurfs,react: smurfs on the left)
   const rank = (m: string) => (methods === undefined ? 0 : methods.findIndex((w) => named(m, w)))
   for (const m of methodDirs.sort((a, b) => rank(a) - rank(b) || a.localeCompare(b)))
@@ -104,7 +127,9 @@ const findInRun = (dir: string, taskId: string, methods: ReadonlyArray<string> |
       found.push({ ...recorded, method: shown(m), labels: labelsOf(dir, shown(m), shown(g), taskId) })
     }
   if (found.length === 0)
-    throw new BadInput(`${dir} has no task "${taskId}"${methods || group ? ` for ${[methods?.join(","), group].filter(Boolean).join(" ")}` : ""}; the ids are the tasks' query ids (file names under ${tasks}/<method>/<group>/, with characters other than letters, digits, _ and - written %XX)`)
+    throw new BadInput(
+      `${dir} has no task "${taskId}"${methods || group ? ` for ${[methods?.join(","), group].filter(Boolean).join(" ")}` : ""}; the ids are the tasks' query ids (file names under ${tasks}/<method>/<group>/, with characters other than letters, digits, _ and - written %XX)`
+    )
   return found
 }
 
@@ -113,30 +138,48 @@ export const renderRecorded = (recorded: Recorded, full = false): Array<string> 
   const lines: Array<string> = []
   const view = liveView((line) => lines.push(line), { maxChars: full ? Number.MAX_SAFE_INTEGER : undefined })
   // ReAct and DFSDT emit no task_started: their query comes from the record
-  if (recorded.query !== undefined && !recorded.events.some((e) => kindOf(e) === "task_started")) lines.push(`Query: ${visibleText(recorded.query)}`)
+  if (recorded.query !== undefined && !recorded.events.some((e) => kindOf(e) === "task_started"))
+    lines.push(`Query: ${visibleText(recorded.query)}`)
   for (const event of recorded.events) view(event)
   lines.push("")
-  if (recorded.finishType === "give_answer" || (recorded.finalAnswer && !recorded.events.some((e) => kindOf(e) === "give_up"))) lines.push(`Answer: ${visibleText(recorded.finalAnswer ?? "")}`)
+  if (
+    recorded.finishType === "give_answer" ||
+    (recorded.finalAnswer && !recorded.events.some((e) => kindOf(e) === "give_up"))
+  )
+    lines.push(`Answer: ${visibleText(recorded.finalAnswer ?? "")}`)
   else if (recorded.finishType) lines.push(`Finished: ${recorded.finishType}`)
   const t = recorded.totals
   if (t)
     lines.push(
       `${plural(t["modelCalls"] ?? 0, "model call")}, ${plural((t["promptTokens"] ?? 0) + (t["completionTokens"] ?? 0), "token")}, ${plural(t["toolCalls"] ?? 0, "tool call")}, ${plural(t["backtracks"] ?? 0, "backtrack")}, ${((t["wallMs"] ?? 0) / 1000).toFixed(1)} s`
     )
-  for (const l of recorded.labels ?? []) lines.push(`${visibleText(l.judge)} run ${l.run}: ${l.label}${l.reason ? ` (${visibleText(l.reason).replace(/\s+/g, " ").trim()})` : ""}`)
+  for (const l of recorded.labels ?? [])
+    lines.push(
+      `${visibleText(l.judge)} run ${l.run}: ${l.label}${l.reason ? ` (${visibleText(l.reason).replace(/\s+/g, " ").trim()})` : ""}`
+    )
   return lines
 }
 
 export const run = (argv: string[]): Promise<number> =>
   runCommand(COMMAND, argv, async ({ values, positionals }) => {
-    if (positionals.length === 0 || positionals.length > 2) throw new UsageError("give a run directory and a task id, or a trajectory file")
+    if (positionals.length === 0 || positionals.length > 2)
+      throw new UsageError("give a run directory and a task id, or a trajectory file")
     const [target, taskId] = positionals as [string, string | undefined]
     const path = resolve(target)
-    if (!existsSync(path)) throw new BadInput(`${target} does not exist; give a run directory made by \`smurfs bench\` and a task id, or a trajectory file`)
+    if (!existsSync(path))
+      throw new BadInput(
+        `${target} does not exist; give a run directory made by \`smurfs bench\` and a task id, or a trajectory file`
+      )
     let recorded: Array<Recorded>
     if (isDir(path)) {
-      if (taskId === undefined) throw new UsageError(`${target} is a run directory: give the task id too (smurfs show ${target} <task id>)`)
-      recorded = findInRun(path, taskId, values.method === undefined ? undefined : splitList([values.method]), values.group)
+      if (taskId === undefined)
+        throw new UsageError(`${target} is a run directory: give the task id too (smurfs show ${target} <task id>)`)
+      recorded = findInRun(
+        path,
+        taskId,
+        values.method === undefined ? undefined : splitList([values.method]),
+        values.group
+      )
     } else {
       if (taskId !== undefined) throw new UsageError(`${target} is a file: a task id goes with a run directory`)
       recorded = [readRecorded(path, target)]
@@ -147,9 +190,12 @@ export const run = (argv: string[]): Promise<number> =>
       console.log(view.lines.join("\n"))
     }
     if (values.html !== undefined) {
-      const page = renderTrajectoryPage(recorded, { title: taskId === undefined ? target : `${taskId}: ${recorded.map((r) => r.method ?? r.label).join(" vs ")}` })
+      const page = renderTrajectoryPage(recorded, {
+        title: taskId === undefined ? target : `${taskId}: ${recorded.map((r) => r.method ?? r.label).join(" vs ")}`
+      })
       const problem = await writeOutputFile(values.html, page)
-      if (problem !== undefined) throw new BadInput(`${values.html}: ${problem}; the previous file, if any, is kept as it was`)
+      if (problem !== undefined)
+        throw new BadInput(`${values.html}: ${problem}; the previous file, if any, is kept as it was`)
       console.error(`wrote ${values.html}`)
     }
     return ExitCode.Ok

@@ -1,6 +1,6 @@
 import { mkdtempSync, writeFileSync } from "node:fs"
+import { type AddressInfo, createServer } from "node:net"
 import { tmpdir } from "node:os"
-import { createServer, type AddressInfo } from "node:net"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterEach, describe, expect, it, vi } from "vitest"
@@ -36,17 +36,39 @@ describe("smurfs tools search", () => {
 
   it("prints tool_name/api_name for the ToolBench corpus, as in the data's api_list", async () => {
     const { out } = captureConsole()
-    expect(await run(["search", "suggest popular sites and main keywords for the search query 'birthday party ideas'", "--data", DATA, "--top", "5", "--json"])).toBe(ExitCode.Ok)
+    expect(
+      await run([
+        "search",
+        "suggest popular sites and main keywords for the search query 'birthday party ideas'",
+        "--data",
+        DATA,
+        "--top",
+        "5",
+        "--json"
+      ])
+    ).toBe(ExitCode.Ok)
     const rows = JSON.parse(out.join("\n")) as Array<Record<string, unknown>>
     expect(rows).toHaveLength(5)
     expect(Object.keys(rows[0]!)).toEqual(["tool_name", "api_name", "score"])
-    expect(rows).toContainEqual(expect.objectContaining({ tool_name: "Keyword Analysis", api_name: "PopularSitesForQuery" }))
+    expect(rows).toContainEqual(
+      expect.objectContaining({ tool_name: "Keyword Analysis", api_name: "PopularSitesForQuery" })
+    )
     expect(rows.map((r) => r.score as number)).toEqual([...rows.map((r) => r.score as number)].sort((a, b) => b - a))
   }, 300_000)
 
   it("prints name/score for other libraries, MCP servers included", async () => {
     const { out } = captureConsole()
-    expect(await run(["search", "echo the text back", "--tools", `mcp:${process.execPath} ${FAKE_MCP}`, "--top", "1", "--json"])).toBe(ExitCode.Ok)
+    expect(
+      await run([
+        "search",
+        "echo the text back",
+        "--tools",
+        `mcp:${process.execPath} ${FAKE_MCP}`,
+        "--top",
+        "1",
+        "--json"
+      ])
+    ).toBe(ExitCode.Ok)
     expect(JSON.parse(out.join("\n"))).toEqual([{ name: "echo", score: expect.any(Number) }])
   }, 300_000)
 
@@ -57,33 +79,63 @@ describe("smurfs tools search", () => {
     try {
       const cache = mkdtempSync(join(tmpdir(), "smurfs-search-"))
       const hybrid = captureConsole()
-      expect(await run(["search", "convert 10 km to miles", "--embed", "ollama:nomic-embed-text", "--embed-cache", cache, "--top", "2"])).toBe(ExitCode.Ok)
+      expect(
+        await run([
+          "search",
+          "convert 10 km to miles",
+          "--embed",
+          "ollama:nomic-embed-text",
+          "--embed-cache",
+          cache,
+          "--top",
+          "2"
+        ])
+      ).toBe(ExitCode.Ok)
       expect(hybrid.out[0]).toContain("(hybrid)")
       vi.restoreAllMocks()
       const script = join(cache, "rerank.json")
       writeFileSync(script, JSON.stringify({ rerank: [{ tools: ["calculator", "convert_units"] }] }))
       const reranked = captureConsole()
-      expect(await run(["search", "convert 10 km to miles with a calculator", "--rerank", "--model", `scripted:${script}`, "--top", "2", "--json"])).toBe(ExitCode.Ok)
-      expect(JSON.parse(reranked.out.join("\n")).map((r: { name: string }) => r.name)).toEqual(["calculator", "convert_units"])
+      expect(
+        await run([
+          "search",
+          "convert 10 km to miles with a calculator",
+          "--rerank",
+          "--model",
+          `scripted:${script}`,
+          "--top",
+          "2",
+          "--json"
+        ])
+      ).toBe(ExitCode.Ok)
+      expect(JSON.parse(reranked.out.join("\n")).map((r: { name: string }) => r.name)).toEqual([
+        "calculator",
+        "convert_units"
+      ])
     } finally {
       saved === undefined ? delete process.env["OLLAMA_HOST"] : (process.env["OLLAMA_HOST"] = saved)
       await ollama.close()
     }
   })
 
-  it("falls back to the lexical ranking with a warning when the re-ranking model cannot be reached; one tool is \"1 tool\"", async () => {
+  it('falls back to the lexical ranking with a warning when the re-ranking model cannot be reached; one tool is "1 tool"', async () => {
     const saved = process.env["OLLAMA_HOST"]
     process.env["OLLAMA_HOST"] = `http://127.0.0.1:${await closedPort()}`
     try {
       const { out, err } = captureConsole()
-      expect(await run(["search", "convert 10 km to miles", "--rerank", "--model", "ollama:m", "--top", "2"])).toBe(ExitCode.Ok)
+      expect(await run(["search", "convert 10 km to miles", "--rerank", "--model", "ollama:m", "--top", "2"])).toBe(
+        ExitCode.Ok
+      )
       expect(out[0]!.trim()).toBe('demo: 2 of 5 tools for "convert 10 km to miles" (lexical)')
       expect(out.join("\n")).toMatch(/1\. convert_units/)
       expect(err.join("\n")).toMatch(/warning: .*the lexical ranking is shown instead/)
       vi.restoreAllMocks()
       const module = join(mkdtempSync(join(tmpdir(), "smurfs-one-tool-")), "one-tool.ts")
       const defineTool = fileURLToPath(new URL("../../tools/define-tool.ts", import.meta.url))
-      writeFileSync(module, `import { z } from "zod"\nimport { defineTool } from ${JSON.stringify(defineTool)}\nexport const tools = [defineTool({ name: "word_count", description: "Count the words in a text.", parameters: z.object({ text: z.string() }), execute: ({ text }) => ({ words: text.split(" ").length }) })]\n`)
+      writeFileSync(
+        module,
+        `import { z } from "zod"\nimport { defineTool } from ${JSON.stringify(defineTool)}\nexport const tools = [defineTool({ name: "word_count", description: "Count the words in a text.", parameters: z.object({ text: z.string() }), execute: ({ text }) => ({ words: text.split(" ").length }) })]\n`
+      )
       const one = captureConsole()
       expect(await run(["search", "count words", "--tools", module]), one.err.join("\n")).toBe(ExitCode.Ok)
       expect(one.out[0]).toMatch(/: 1 of 1 tool for "count words"/)

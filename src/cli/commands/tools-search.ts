@@ -5,19 +5,19 @@ import * as Effect from "effect/Effect"
 import { toolbenchCorpus } from "../../../bench/corpus.ts"
 import { groupsIn, loadQueries } from "../../../bench/datasets.ts"
 import { LanguageModel } from "../../llm/language-model.ts"
+import { plural } from "../../plural.ts"
 import { makeOfflineEnvironment } from "../../tools/environments/offline.ts"
 import { loadTools } from "../../tools/load.ts"
-import { defaultEmbeddingCache } from "../../tools/retrieval/embedding-cache.ts"
 import { makeEmbedder } from "../../tools/retrieval/embedder.ts"
+import { defaultEmbeddingCache } from "../../tools/retrieval/embedding-cache.ts"
 import type { Ranked } from "../../tools/retrieval/lexical.ts"
 import { makeRetriever } from "../../tools/retrieval/retriever.ts"
 import type { Tool } from "../../tools/tool.ts"
-import { ExitCode } from "../exit-codes.ts"
-import { plural } from "../../plural.ts"
 import { redactText } from "../../trace/redact.ts"
-import { runProgram } from "../run-program.ts"
+import { ExitCode } from "../exit-codes.ts"
 import { defaultModelSpec, resolveModelLayer } from "../model-option.ts"
 import { intOption, type ParsedCommand, runCommand, UsageError } from "../options.ts"
+import { runProgram } from "../run-program.ts"
 
 export const SEARCH_HELP = `usage: smurfs tools search "<query>" [--tools <source>... | --data <dir>] [--top K] [--json]
 
@@ -55,8 +55,10 @@ export const COMMAND = { name: "tools search", help: SEARCH_HELP, options: OPTIO
 
 const parse = ({ values, positionals, given }: ParsedCommand<typeof OPTIONS>) => {
   const query = positionals.join(" ").trim()
-  if (query.length === 0) throw new UsageError('give the query, e.g. smurfs tools search "weather in Paris" --tools demo')
-  if (values.tools !== undefined && values.data !== undefined) throw new UsageError("search either --tools or --data, not both")
+  if (query.length === 0)
+    throw new UsageError('give the query, e.g. smurfs tools search "weather in Paris" --tools demo')
+  if (values.tools !== undefined && values.data !== undefined)
+    throw new UsageError("search either --tools or --data, not both")
   const top = intOption("top", values.top) ?? 10
   // a model from the environment or a config file is fine; one given here without --rerank is a mistake
   if (given.has("model") && !values.rerank) throw new UsageError("--model is the re-ranking model: add --rerank")
@@ -72,17 +74,27 @@ const row = (tool: Tool | undefined, ranked: Ranked) => {
     : { name: ranked.name, score }
 }
 
-export const runSearch = (argv: string[]): Promise<number> => runCommand(COMMAND, argv, (parsed) => search(parse(parsed)))
+export const runSearch = (argv: string[]): Promise<number> =>
+  runCommand(COMMAND, argv, (parsed) => search(parse(parsed)))
 
 const search = ({ values, query, top }: ReturnType<typeof parse>): Promise<number> => {
   const program = Effect.gen(function* () {
     const library =
       values.data !== undefined
-        ? toolbenchCorpus(yield* loadQueries({ dir: resolve(values.data), groups: groupsIn(values.data) }), makeOfflineEnvironment("error")).library
+        ? toolbenchCorpus(
+            yield* loadQueries({ dir: resolve(values.data), groups: groupsIn(values.data) }),
+            makeOfflineEnvironment("error")
+          ).library
         : yield* loadTools(values.tools ?? ["demo"])
     const embedder = values.embed === undefined ? undefined : yield* makeEmbedder(values.embed)
-    const reranker = values.rerank ? yield* Effect.provide(Effect.service(LanguageModel), resolveModelLayer(values.model ?? defaultModelSpec())) : undefined
-    const retriever = yield* makeRetriever(library, { embedder, embeddingCache: values["embed-cache"] ?? defaultEmbeddingCache(), reranker })
+    const reranker = values.rerank
+      ? yield* Effect.provide(Effect.service(LanguageModel), resolveModelLayer(values.model ?? defaultModelSpec()))
+      : undefined
+    const retriever = yield* makeRetriever(library, {
+      embedder,
+      embeddingCache: values["embed-cache"] ?? defaultEmbeddingCache(),
+      reranker
+    })
     // as `run` does: a re-ranker or embedding model that fails leaves the lexical ranking, with a warning
     let fellBack = false
     const ranked = yield* retriever.search(query, top).pipe(
@@ -96,10 +108,18 @@ const search = ({ values, query, top }: ReturnType<typeof parse>): Promise<numbe
     )
     const byName = new Map(library.tools.map((t) => [t.name, t]))
     if (values.json) {
-      console.log(JSON.stringify(ranked.map((r) => row(byName.get(r.name), r)), null, 2))
+      console.log(
+        JSON.stringify(
+          ranked.map((r) => row(byName.get(r.name), r)),
+          null,
+          2
+        )
+      )
       return
     }
-    console.log(`${library.name}: ${ranked.length} of ${plural(library.tools.length, "tool")} for "${query}" (${fellBack ? "lexical" : retriever.mode})\n`)
+    console.log(
+      `${library.name}: ${ranked.length} of ${plural(library.tools.length, "tool")} for "${query}" (${fellBack ? "lexical" : retriever.mode})\n`
+    )
     ranked.forEach((r, i) => {
       const tool = byName.get(r.name)
       console.log(`${String(i + 1).padStart(3)}. ${r.name}  ${r.score.toFixed(3)}`)

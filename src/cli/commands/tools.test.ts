@@ -17,14 +17,19 @@ describe("smurfs tools", () => {
     const io = capture()
     expect(await run([])).toBe(ExitCode.Ok)
     expect(io.out()).toContain("demo: 5 tools")
-    expect(io.out()).toContain("calculator\n  Evaluate an arithmetic expression and return its value.\n  - expression: string (required)")
+    expect(io.out()).toContain(
+      "calculator\n  Evaluate an arithmetic expression and return its value.\n  - expression: string (required)"
+    )
     expect(io.out()).toMatch(/- attribute: string {2}Which fact/)
   })
 
   it("prints JSON with the JSON Schema of each tool", async () => {
     const io = capture()
     expect(await run(["--json", "--tools", "demo"])).toBe(ExitCode.Ok)
-    const listed = JSON.parse(io.out()) as { library: string; tools: Array<{ name: string; parameters: { required: string[] } }> }
+    const listed = JSON.parse(io.out()) as {
+      library: string
+      tools: Array<{ name: string; parameters: { required: string[] } }>
+    }
     expect(listed.library).toBe("demo")
     expect(listed.tools.find((t) => t.name === "convert_units")!.parameters.required).toEqual(["value", "from", "to"])
   })

@@ -1,22 +1,23 @@
 // `smurfs tools`: list the tools of a library with their parameters.
-import { watchToolChildren } from "../../tools/child-guard.ts"
-import { visibleText } from "../../trace/visible-text.ts"
-import { redactText, redactValue } from "../../trace/redact.ts"
+
 import type { ParseArgsOptionsConfig } from "node:util"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
+import { DEFAULT_DATA_DIR } from "../../../bench/datasets.ts"
+import { toolbenchTask } from "../../../bench/toolbench-task.ts"
+import type { Failure } from "../../failure.ts"
+import { scriptedLayer } from "../../llm/scripted.ts"
+import { plural } from "../../plural.ts"
+import { watchToolChildren } from "../../tools/child-guard.ts"
 import { parametersJsonSchema } from "../../tools/library.ts"
 import { loadTools } from "../../tools/load.ts"
-import { routeStdoutToStderr } from "../stdout-guard.ts"
 import type { Tool, ToolLibrary } from "../../tools/tool.ts"
-import { plural } from "../../plural.ts"
+import { redactText, redactValue } from "../../trace/redact.ts"
+import { visibleText } from "../../trace/visible-text.ts"
 import { ExitCode } from "../exit-codes.ts"
-import { runProgram } from "../run-program.ts"
-import type { Failure } from "../../failure.ts"
 import { type ParsedCommand, runCommand, UsageError } from "../options.ts"
-import { toolbenchTask } from "../../../bench/toolbench-task.ts"
-import { DEFAULT_DATA_DIR } from "../../../bench/datasets.ts"
-import { scriptedLayer } from "../../llm/scripted.ts"
+import { runProgram } from "../run-program.ts"
+import { routeStdoutToStderr } from "../stdout-guard.ts"
 
 const HELP = `usage: smurfs tools [--tools <source>]... [--json]
        smurfs tools search "<query>" [--tools <source>... | --data <dir>] [--top K] [--json]
@@ -48,7 +49,10 @@ interface ParameterInfo {
 
 /** The parameters of a tool, from its JSON Schema (the same one models see). */
 export const parameterInfo = (tool: Tool): ReadonlyArray<ParameterInfo> => {
-  const schema = parametersJsonSchema(tool) as { properties?: Record<string, { type?: unknown; description?: unknown }>; required?: string[] }
+  const schema = parametersJsonSchema(tool) as {
+    properties?: Record<string, { type?: unknown; description?: unknown }>
+    required?: string[]
+  }
   const required = new Set(schema.required ?? [])
   return Object.entries(schema.properties ?? {}).map(([name, p]) => ({
     name,
@@ -66,7 +70,10 @@ const renderText = (libraryName: string, tools: ReadonlyArray<Tool>): string => 
     lines.push(tool.name, `  ${firstLine(tool.description)}`)
     const params = parameterInfo(tool)
     if (params.length === 0) lines.push("  (no parameters)")
-    for (const p of params) lines.push(`  - ${p.name}: ${p.type}${p.required ? " (required)" : ""}${p.description ? `  ${firstLine(p.description)}` : ""}`)
+    for (const p of params)
+      lines.push(
+        `  - ${p.name}: ${p.type}${p.required ? " (required)" : ""}${p.description ? `  ${firstLine(p.description)}` : ""}`
+      )
     lines.push("")
   }
   return lines.join("\n").trimEnd()
@@ -84,15 +91,22 @@ const OPTIONS = {
 export const COMMAND = { name: "tools", help: HELP, options: OPTIONS } as const
 
 export const run = (argv: string[]): Promise<number> =>
-  argv[0] === "search" ? import("./tools-search.ts").then((m) => m.runSearch(argv.slice(1))) : runCommand(COMMAND, argv, ({ values }) => list(values))
+  argv[0] === "search"
+    ? import("./tools-search.ts").then((m) => m.runSearch(argv.slice(1)))
+    : runCommand(COMMAND, argv, ({ values }) => list(values))
 
 const list = (values: ParsedCommand<typeof OPTIONS>["values"]): Promise<number> => {
   const sources = values.tools ?? ["demo"]
   // without --tools, --query-id names a ToolBench task of --data (as in `smurfs run`)
   const fromData = values.tools === undefined && values["query-id"] !== undefined
-  if (!fromData && (values.data !== undefined || values.env !== undefined)) throw new UsageError("--data and --env choose a ToolBench task's tools: add --query-id <id> (and no --tools)")
+  if (!fromData && (values.data !== undefined || values.env !== undefined))
+    throw new UsageError("--data and --env choose a ToolBench task's tools: add --query-id <id> (and no --tools)")
   const library: Effect.Effect<ToolLibrary, Failure, Scope.Scope> = fromData
-    ? toolbenchTask({ data: values.data ?? DEFAULT_DATA_DIR, queryId: values["query-id"]!, envs: values.env ?? ["replay", "offline"] }).pipe(
+    ? toolbenchTask({
+        data: values.data ?? DEFAULT_DATA_DIR,
+        queryId: values["query-id"]!,
+        envs: values.env ?? ["replay", "offline"]
+      }).pipe(
         Effect.map(({ task }) => task.tools),
         // listing calls no tool, so a simulated environment never asks this (empty) model
         Effect.provide(scriptedLayer([]))
@@ -103,7 +117,11 @@ const list = (values: ParsedCommand<typeof OPTIONS>["values"]): Promise<number> 
   const print = Effect.map(library, (library) => {
     restoreStdout()
     if (values.json) {
-      const tools = library.tools.map((t) => ({ name: t.name, description: t.description, parameters: parametersJsonSchema(t) }))
+      const tools = library.tools.map((t) => ({
+        name: t.name,
+        description: t.description,
+        parameters: parametersJsonSchema(t)
+      }))
       console.log(JSON.stringify(redactValue({ library: library.name, tools }), null, 2))
     } else {
       console.log(visibleText(redactText(renderText(library.name, library.tools))))
@@ -112,5 +130,11 @@ const list = (values: ParsedCommand<typeof OPTIONS>["values"]): Promise<number> 
   // the scope closes MCP connections (and stops their servers) once the list is printed
   // a module that starts a child process while it loads does not hold the command open after the list
   const children = watchToolChildren()
-  return runProgram(Effect.scoped(print).pipe(Effect.ensuring(Effect.sync(() => (restoreStdout(), children.end((line) => console.error(line))))), Effect.as(ExitCode.Ok)), { command: "tools" })
+  return runProgram(
+    Effect.scoped(print).pipe(
+      Effect.ensuring(Effect.sync(() => (restoreStdout(), children.end((line) => console.error(line))))),
+      Effect.as(ExitCode.Ok)
+    ),
+    { command: "tools" }
+  )
 }

@@ -4,20 +4,34 @@ import { join, resolve } from "node:path"
 import type { ParseArgsOptionsConfig } from "node:util"
 import * as Effect from "effect/Effect"
 import * as ManagedRuntime from "effect/ManagedRuntime"
-import { benchModelLayer, methodEntries, taskBuilder, workerBenchSettings, workerModelOf, type WorkerOwnSettings, workerStbOf } from "../../../bench/app.ts"
+import {
+  benchModelLayer,
+  methodEntries,
+  taskBuilder,
+  type WorkerOwnSettings,
+  workerBenchSettings,
+  workerModelOf,
+  workerStbOf
+} from "../../../bench/app.ts"
 import { DEFAULT_DATA_DIR } from "../../../bench/datasets.ts"
-import { connectionOf, displayQueueUrl, probeRedis, QueueUnavailable, WORKER_DEFAULTS } from "../../../bench/queue/connection.ts"
-import type { Session } from "../../../bench/queue/worker.ts"
-import type { JudgeSession } from "../../../bench/queue/judge-queue.ts"
-import { loadWithPeers, QUEUE_PEERS } from "../../peer-packages.ts"
 import { judgePrompts } from "../../../bench/eval/judge-prompts.ts"
+import {
+  connectionOf,
+  displayQueueUrl,
+  probeRedis,
+  QueueUnavailable,
+  WORKER_DEFAULTS
+} from "../../../bench/queue/connection.ts"
+import type { JudgeSession } from "../../../bench/queue/judge-queue.ts"
+import type { Session } from "../../../bench/queue/worker.ts"
 import type { JobSettings } from "../../../bench/settings.ts"
-import { stbDirOf } from "../../text/stabletoolbench-files.ts"
 import { smurfsSrcDirOf } from "../../agents/smurfs-source.ts"
-import { resolveModelLayer } from "../model-option.ts"
+import { loadWithPeers, QUEUE_PEERS } from "../../peer-packages.ts"
+import { stbDirOf } from "../../text/stabletoolbench-files.ts"
 import { ExitCode } from "../exit-codes.ts"
-import { runProgram } from "../run-program.ts"
+import { resolveModelLayer } from "../model-option.ts"
 import { BadInput, intOption, type ParsedCommand, runCommand, splitList, UsageError } from "../options.ts"
+import { runProgram } from "../run-program.ts"
 
 const HELP = `usage: smurfs worker --queue <redis://host:6379/0> [options]
 
@@ -102,7 +116,12 @@ const parse = ({ values }: ParsedCommand<typeof OPTIONS>) => {
     callCache: values["call-cache"] === undefined ? undefined : resolve(values["call-cache"]),
     storeDir: resolve(values["store-dir"] ?? join(tmpdir(), "smurfs-worker", "simulated"))
   }
-  return { queue: values.queue, concurrency, lockMs: intOption("lock-ms", values["lock-ms"]) ?? WORKER_DEFAULTS.lockMs, own }
+  return {
+    queue: values.queue,
+    concurrency,
+    lockMs: intOption("lock-ms", values["lock-ms"]) ?? WORKER_DEFAULTS.lockMs,
+    own
+  }
 }
 
 /** A session for one run's settings: its model (a runtime shared by its tasks), methods and task builder. */
@@ -127,11 +146,13 @@ const judgeSessionOf =
   async (judge: string, prompts: string): Promise<JudgeSession> => {
     const spec = workerModelOf(judge, own)
     const stb = workerStbOf(prompts === "smurfs" ? "smurfs" : "stabletoolbench", own)
-    const runtime = ManagedRuntime.make(resolveModelLayer(spec, {
-      ...(own.timeoutMs === undefined ? {} : { timeoutMs: own.timeoutMs }),
-      ...(own.modelConcurrency === undefined ? {} : { concurrency: own.modelConcurrency }),
-      ...(own.endpoints === undefined ? {} : { endpoints: own.endpoints })
-    }))
+    const runtime = ManagedRuntime.make(
+      resolveModelLayer(spec, {
+        ...(own.timeoutMs === undefined ? {} : { timeoutMs: own.timeoutMs }),
+        ...(own.modelConcurrency === undefined ? {} : { concurrency: own.modelConcurrency }),
+        ...(own.endpoints === undefined ? {} : { endpoints: own.endpoints })
+      })
+    )
     return { runtime, prompts: judgePrompts(stb) }
   }
 
@@ -142,13 +163,32 @@ const work = (args: ReturnType<typeof parse>): Promise<number> => {
   let close: (force?: boolean) => Promise<void> = async () => {}
   const program = Effect.gen(function* () {
     // bullmq and ioredis are optional peer packages: named with their install command when missing
-    const [{ startWorker }, { startJudgeWorker }] = yield* loadWithPeers(QUEUE_PEERS, () => Promise.all([import("../../../bench/queue/worker.ts"), import("../../../bench/queue/judge-queue.ts")]))
-    yield* Effect.tryPromise({ try: () => probeRedis(args.queue, 5000), catch: (e) => new QueueUnavailable({ url: args.queue, detail: (e as Error).message }) })
-    const tasks = startWorker({ queueUrl: args.queue, concurrency: args.concurrency, lockMs: args.lockMs, sessionOf: sessionOf(args.own), log })
-    const judgements = startJudgeWorker({ queueUrl: args.queue, concurrency: args.concurrency, lockMs: args.lockMs, sessionOf: judgeSessionOf(args.own), log })
+    const [{ startWorker }, { startJudgeWorker }] = yield* loadWithPeers(QUEUE_PEERS, () =>
+      Promise.all([import("../../../bench/queue/worker.ts"), import("../../../bench/queue/judge-queue.ts")])
+    )
+    yield* Effect.tryPromise({
+      try: () => probeRedis(args.queue, 5000),
+      catch: (e) => new QueueUnavailable({ url: args.queue, detail: (e as Error).message })
+    })
+    const tasks = startWorker({
+      queueUrl: args.queue,
+      concurrency: args.concurrency,
+      lockMs: args.lockMs,
+      sessionOf: sessionOf(args.own),
+      log
+    })
+    const judgements = startJudgeWorker({
+      queueUrl: args.queue,
+      concurrency: args.concurrency,
+      lockMs: args.lockMs,
+      sessionOf: judgeSessionOf(args.own),
+      log
+    })
     close = async (force?: boolean) => void (await Promise.all([tasks.close(force), judgements.close(force)]))
     yield* Effect.promise(() => Promise.all([tasks.worker.waitUntilReady(), judgements.worker.waitUntilReady()]))
-    log(`taking bench tasks and judge decisions from ${displayQueueUrl(args.queue)}, ${args.concurrency} at a time (Ctrl-C to stop)`)
+    log(
+      `taking bench tasks and judge decisions from ${displayQueueUrl(args.queue)}, ${args.concurrency} at a time (Ctrl-C to stop)`
+    )
     return yield* Effect.never
   }).pipe(
     // Ctrl-C is how a worker is stopped: the running tasks finish first

@@ -5,7 +5,14 @@ import * as Layer from "effect/Layer"
 import { type InvalidModelSpec, ModelNotFound, modelListing } from "../errors.ts"
 import { LanguageModel } from "../language-model.ts"
 import { envSetting, MODEL_DEFAULTS, type ModelOptions, resilienceSettings } from "../model-options.ts"
-import { normalizeOllamaHost, ollamaCapabilities, ollamaModel, ollamaModels, type OllamaSettings, ollamaVersion } from "../ollama.ts"
+import {
+  normalizeOllamaHost,
+  type OllamaSettings,
+  ollamaCapabilities,
+  ollamaModel,
+  ollamaModels,
+  ollamaVersion
+} from "../ollama.ts"
 import { endpointsLayer } from "../pool.ts"
 import { type ProviderCheck, type ProviderChecks, registerProvider } from "../providers.ts"
 import { resilient } from "../resilience.ts"
@@ -34,7 +41,12 @@ const layer = (model: string, _spec: string, options: ModelOptions): Layer.Layer
   options.endpoints !== undefined && options.endpoints.length > 0
     ? endpointsLayer(options.endpoints, options, (url, own) => {
         const one = served(model, { ...own, host: url })
-        return Effect.map(one.model, (m) => ({ name: url, concurrency: one.resilience.concurrency, model: m, probe: ollamaVersion(one.settings) }))
+        return Effect.map(one.model, (m) => ({
+          name: url,
+          concurrency: one.resilience.concurrency,
+          model: m,
+          probe: ollamaVersion(one.settings)
+        }))
       })
     : Layer.effect(LanguageModel, served(model, options).model)
 
@@ -42,13 +54,29 @@ const doctor = (model: string, options: ModelOptions): Effect.Effect<ProviderChe
   Effect.gen(function* () {
     const settings = ollamaSettings(model, options)
     const version = yield* Effect.result(ollamaVersion(settings))
-    if (version._tag === "Failure") return { checks: [{ name: "server", status: "fail", detail: version.failure.message }], problem: "unavailable" } satisfies ProviderChecks
-    const server: ProviderCheck = { name: "server", status: "pass", detail: `Ollama ${version.success} is running at ${settings.host}` }
+    if (version._tag === "Failure")
+      return {
+        checks: [{ name: "server", status: "fail", detail: version.failure.message }],
+        problem: "unavailable"
+      } satisfies ProviderChecks
+    const server: ProviderCheck = {
+      name: "server",
+      status: "pass",
+      detail: `Ollama ${version.success} is running at ${settings.host}`
+    }
     const capabilities = yield* Effect.result(ollamaCapabilities(settings))
     if (capabilities._tag === "Failure") {
       const names = yield* Effect.orElseSucceed(ollamaModels(settings), () => [] as string[])
       return {
-        checks: [server, { name: "model", status: "fail", detail: capabilities.failure.message, advice: capabilities.failure instanceof ModelNotFound ? modelListing(names) : undefined }],
+        checks: [
+          server,
+          {
+            name: "model",
+            status: "fail",
+            detail: capabilities.failure.message,
+            advice: capabilities.failure instanceof ModelNotFound ? modelListing(names) : undefined
+          }
+        ],
         problem: "unavailable"
       } satisfies ProviderChecks
     }
@@ -56,14 +84,19 @@ const doctor = (model: string, options: ModelOptions): Effect.Effect<ProviderChe
     return {
       checks: [
         server,
-        { name: "model", status: "pass", detail: `${model} is present (${capabilities.success.join(", ") || "no capabilities reported"})` },
+        {
+          name: "model",
+          status: "pass",
+          detail: `${model} is present (${capabilities.success.join(", ") || "no capabilities reported"})`
+        },
         tools
           ? { name: "tools", status: "pass", detail: `${model} supports native tool calling` }
           : {
               name: "tools",
               status: "warn",
               detail: `${model} does not declare native tool calling`,
-              advice: "The agents still work: they choose tools through JSON replies. For native tool calls pick a model with the tools capability (e.g. qwen2.5, llama3.1)."
+              advice:
+                "The agents still work: they choose tools through JSON replies. For native tool calls pick a model with the tools capability (e.g. qwen2.5, llama3.1)."
             }
       ]
     } satisfies ProviderChecks
@@ -98,7 +131,8 @@ registerProvider({
   portable: () => true,
   concurrency: () => ollamaParallel() ?? MODEL_DEFAULTS.concurrency.ollama,
   wording: {
-    unreachable: (host) => `Cannot reach Ollama at ${host}. Start it with \`ollama serve\` (or open the Ollama app), or set OLLAMA_HOST to where it listens.`,
+    unreachable: (host) =>
+      `Cannot reach Ollama at ${host}. Start it with \`ollama serve\` (or open the Ollama app), or set OLLAMA_HOST to where it listens.`,
     modelMissing: (model) => `Ollama does not have the model "${model}". Download it with \`ollama pull ${model}\`.`,
     address: "OLLAMA_HOST"
   }

@@ -34,7 +34,12 @@ const layer = (model: string, _spec: string, options: ModelOptions): Layer.Layer
   options.endpoints !== undefined && options.endpoints.length > 0
     ? endpointsLayer(options.endpoints, options, (url, own) => {
         const one = served(model, { ...own, baseURL: url })
-        return Effect.map(one.model, (m) => ({ name: url, concurrency: one.resilience.concurrency, model: m, probe: listOpenAIModels(one.settings) }))
+        return Effect.map(one.model, (m) => ({
+          name: url,
+          concurrency: one.resilience.concurrency,
+          model: m,
+          probe: listOpenAIModels(one.settings)
+        }))
       })
     : Layer.effect(LanguageModel, served(model, options).model)
 
@@ -42,14 +47,27 @@ const doctor = (model: string, options: ModelOptions): Effect.Effect<ProviderChe
   Effect.gen(function* () {
     const settings = openaiSettings(model, options)
     const models = yield* Effect.result(listOpenAIModels(settings))
-    if (models._tag === "Failure") return { checks: [{ name: "server", status: "fail", detail: models.failure.message }], problem: "unavailable" } satisfies ProviderChecks
+    if (models._tag === "Failure")
+      return {
+        checks: [{ name: "server", status: "fail", detail: models.failure.message }],
+        problem: "unavailable"
+      } satisfies ProviderChecks
     const listed = models.success.includes(model)
     return {
       checks: [
-        { name: "server", status: "pass", detail: `the server at ${settings.baseURL} answers (${models.success.length} models listed)` },
+        {
+          name: "server",
+          status: "pass",
+          detail: `the server at ${settings.baseURL} answers (${models.success.length} models listed)`
+        },
         listed
           ? { name: "model", status: "pass", detail: `${model} is listed` }
-          : { name: "model", status: "warn", detail: `${model} is not in /v1/models; some servers serve it anyway`, advice: modelListing(models.success) },
+          : {
+              name: "model",
+              status: "warn",
+              detail: `${model} is not in /v1/models; some servers serve it anyway`,
+              advice: modelListing(models.success)
+            },
         { name: "tools", status: "skip", detail: "OpenAI-compatible servers do not report tool support; assumed" }
       ]
     } satisfies ProviderChecks
@@ -59,7 +77,8 @@ const doctor = (model: string, options: ModelOptions): Effect.Effect<ProviderChe
 const present = (model: string, options: ModelOptions): Effect.Effect<void, ModelNotFound> =>
   Effect.gen(function* () {
     const listed = yield* Effect.orElseSucceed(listOpenAIModels(openaiSettings(model, options)), () => undefined)
-    if (listed !== undefined && listed.length > 0 && !listed.includes(model)) return yield* Effect.fail(new ModelNotFound({ provider: "openai", model, available: listed }))
+    if (listed !== undefined && listed.length > 0 && !listed.includes(model))
+      return yield* Effect.fail(new ModelNotFound({ provider: "openai", model, available: listed }))
   })
 
 registerProvider({
@@ -73,8 +92,10 @@ registerProvider({
   portable: () => true,
   concurrency: () => MODEL_DEFAULTS.concurrency.openai,
   wording: {
-    unreachable: (host) => `Cannot reach the model server at ${host}. Start the server, or set OPENAI_BASE_URL to where it listens.`,
-    modelMissing: (model) => `The server does not serve the model "${model}". Check the name with GET /v1/models, or load the model on the server.`,
+    unreachable: (host) =>
+      `Cannot reach the model server at ${host}. Start the server, or set OPENAI_BASE_URL to where it listens.`,
+    modelMissing: (model) =>
+      `The server does not serve the model "${model}". Check the name with GET /v1/models, or load the model on the server.`,
     address: "OPENAI_BASE_URL",
     addressPath: "OPENAI_BASE_URL (usually ending in /v1)"
   }

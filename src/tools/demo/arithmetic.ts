@@ -62,7 +62,8 @@ export const evaluateArithmetic = (expression: string): number => {
   const peek = () => tokens[pos]
   const isOp = (value: string) => peek()?.kind === "op" && peek()!.value === value
   const expect = (value: string) => {
-    if (!isOp(value)) throw new Error(`expected "${value}"${peek() ? ` before "${String(peek()!.value)}"` : " at the end"}`)
+    if (!isOp(value))
+      throw new Error(`expected "${value}"${peek() ? ` before "${String(peek()!.value)}"` : " at the end"}`)
     pos++
   }
 

@@ -26,13 +26,14 @@ export const DEMO_RATES_PER_USD: Readonly<Record<string, number>> = {
 
 const rate = (code: string): number => {
   const r = DEMO_RATES_PER_USD[code.trim().toUpperCase()]
-  if (r === undefined) throw new Error(`unknown currency "${code}"; known: ${Object.keys(DEMO_RATES_PER_USD).join(", ")}`)
+  if (r === undefined)
+    throw new Error(`unknown currency "${code}"; known: ${Object.keys(DEMO_RATES_PER_USD).join(", ")}`)
   return r
 }
 
 /** Convert an amount between currencies through USD with the fixed demo rates. */
 export const convertCurrency = (amount: number, from: string, to: string): number =>
-  Math.round(((amount / rate(from)) * rate(to)) * 100) / 100
+  Math.round((amount / rate(from)) * rate(to) * 100) / 100
 
 export const convertCurrencyTool = defineTool({
   name: "convert_currency",

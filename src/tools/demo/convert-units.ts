@@ -32,13 +32,22 @@ const LINEAR: Readonly<Record<string, { dimension: string; toBase: number; alias
   tsp: { dimension: "volume", toBase: 0.00492892159375, aliases: ["teaspoon", "teaspoons"] }
 }
 
-const TEMPERATURE: Readonly<Record<string, { toKelvin: (x: number) => number; fromKelvin: (k: number) => number; aliases: ReadonlyArray<string> }>> = {
+const TEMPERATURE: Readonly<
+  Record<string, { toKelvin: (x: number) => number; fromKelvin: (k: number) => number; aliases: ReadonlyArray<string> }>
+> = {
   c: { toKelvin: (x) => x + 273.15, fromKelvin: (k) => k - 273.15, aliases: ["celsius", "°c", "degc", "centigrade"] },
-  f: { toKelvin: (x) => ((x - 32) * 5) / 9 + 273.15, fromKelvin: (k) => ((k - 273.15) * 9) / 5 + 32, aliases: ["fahrenheit", "°f", "degf"] },
+  f: {
+    toKelvin: (x) => ((x - 32) * 5) / 9 + 273.15,
+    fromKelvin: (k) => ((k - 273.15) * 9) / 5 + 32,
+    aliases: ["fahrenheit", "°f", "degf"]
+  },
   k: { toKelvin: (x) => x, fromKelvin: (k) => k, aliases: ["kelvin", "kelvins"] }
 }
 
-const canonicalUnit = (unit: string, table: Readonly<Record<string, { aliases: ReadonlyArray<string> }>>): string | undefined => {
+const canonicalUnit = (
+  unit: string,
+  table: Readonly<Record<string, { aliases: ReadonlyArray<string> }>>
+): string | undefined => {
   const u = unit.trim().toLowerCase()
   if (u in table) return u
   return Object.keys(table).find((key) => table[key]!.aliases.includes(u))
@@ -50,7 +59,8 @@ const tidy = (x: number): number => Number.parseFloat(x.toPrecision(12))
 export const convertUnits = (value: number, from: string, to: string): { result: number; dimension: string } => {
   const tf = canonicalUnit(from, TEMPERATURE)
   const tt = canonicalUnit(to, TEMPERATURE)
-  if (tf && tt) return { result: tidy(TEMPERATURE[tt]!.fromKelvin(TEMPERATURE[tf]!.toKelvin(value))), dimension: "temperature" }
+  if (tf && tt)
+    return { result: tidy(TEMPERATURE[tt]!.fromKelvin(TEMPERATURE[tf]!.toKelvin(value))), dimension: "temperature" }
   const lf = canonicalUnit(from, LINEAR)
   const lt = canonicalUnit(to, LINEAR)
   const known = `known units: ${[...Object.keys(LINEAR), "C", "F", "K"].join(", ")}`

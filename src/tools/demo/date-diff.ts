@@ -34,7 +34,8 @@ export const dateDiff = (start: string, end: string) => {
 
 export const dateDiffTool = defineTool({
   name: "date_diff",
-  description: "Count the days, weeks, whole months and whole years between two dates (YYYY-MM-DD), and name the weekday of the end date.",
+  description:
+    "Count the days, weeks, whole months and whole years between two dates (YYYY-MM-DD), and name the weekday of the end date.",
   parameters: z.object({
     start: z.string().describe("The first date, YYYY-MM-DD"),
     end: z.string().describe("The second date, YYYY-MM-DD")

@@ -46,17 +46,34 @@ export const FACTS: ReadonlyArray<Fact> = [
   { subject: "Denali", attribute: "height", value: 6190, unit: "m", source: "USGS survey 2015" },
   { subject: "Kilimanjaro", attribute: "height", value: 5895, unit: "m", source: SURVEY },
   { subject: "Mount Elbrus", attribute: "height", value: 5642, unit: "m", source: SURVEY },
-  { subject: "Mont Blanc", attribute: "height", value: 4806, unit: "m", source: "varies with the ice cap; rounded survey height" },
+  {
+    subject: "Mont Blanc",
+    attribute: "height",
+    value: 4806,
+    unit: "m",
+    source: "varies with the ice cap; rounded survey height"
+  },
   { subject: "Matterhorn", attribute: "height", value: 4478, unit: "m", source: SURVEY },
   { subject: "Mount Fuji", attribute: "height", value: 3776, unit: "m", source: SURVEY },
   { subject: "Mount Kosciuszko", attribute: "height", value: 2228, unit: "m", source: SURVEY },
   { subject: "speed of light", attribute: "value", value: 299_792_458, unit: "m/s", source: "SI definition" },
   { subject: "Earth", attribute: "mean radius", value: 6371, unit: "km", source: "IUGG mean radius" },
-  { subject: "Moon", attribute: "mean distance from Earth", value: 384_400, unit: "km", source: "NASA fact sheet (semi-major axis)" },
+  {
+    subject: "Moon",
+    attribute: "mean distance from Earth",
+    value: 384_400,
+    unit: "km",
+    source: "NASA fact sheet (semi-major axis)"
+  },
   { subject: "water", attribute: "boiling point at sea level", value: 100, unit: "°C", source: "at 1 atm" }
 ]
 
-const fold = (s: string) => s.trim().toLowerCase().replace(/^the\s+/, "").replace(/^mt\.?\s+/, "mount ")
+const fold = (s: string) =>
+  s
+    .trim()
+    .toLowerCase()
+    .replace(/^the\s+/, "")
+    .replace(/^mt\.?\s+/, "mount ")
 
 /** Facts about a subject (and attribute, when given); matching ignores case and a leading "the". */
 export const lookupFacts = (subject: string, attribute?: string): ReadonlyArray<Fact> => {

@@ -16,12 +16,24 @@ const call = async (name: string, args: Record<string, unknown>): Promise<ToolRe
 describe("demo library", () => {
   it("is named demo and holds the five tools", () => {
     expect(demoLibrary().name).toBe("demo")
-    expect(demoLibrary().tools.map((t) => t.name)).toEqual(["calculator", "convert_units", "convert_currency", "lookup_fact", "date_diff"])
+    expect(demoLibrary().tools.map((t) => t.name)).toEqual([
+      "calculator",
+      "convert_units",
+      "convert_currency",
+      "lookup_fact",
+      "date_diff"
+    ])
   })
 
   it("calculator answers with tidy numbers and fails as data", async () => {
-    expect(JSON.parse((await call("calculator", { expression: "0.1 + 0.2" })).content)).toEqual({ expression: "0.1 + 0.2", result: 0.3 })
-    expect(await call("calculator", { expression: "1/0" })).toMatchObject({ ok: false, error: 'tool "calculator" failed: division by zero' })
+    expect(JSON.parse((await call("calculator", { expression: "0.1 + 0.2" })).content)).toEqual({
+      expression: "0.1 + 0.2",
+      result: 0.3
+    })
+    expect(await call("calculator", { expression: "1/0" })).toMatchObject({
+      ok: false,
+      error: 'tool "calculator" failed: division by zero'
+    })
   })
 
   it("convert_units uses exact factors and refuses mixed dimensions", async () => {

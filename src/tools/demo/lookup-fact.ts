@@ -19,7 +19,9 @@ export const lookupFactTool = defineTool({
     if (found.length === 0) {
       const about = lookupFacts(subject)
       if (about.length > 0)
-        throw new Error(`no "${attribute}" fact about ${about[0]!.subject}; known attributes: ${[...new Set(about.map((f) => f.attribute))].join(", ")}`)
+        throw new Error(
+          `no "${attribute}" fact about ${about[0]!.subject}; known attributes: ${[...new Set(about.map((f) => f.attribute))].join(", ")}`
+        )
       throw new Error(`no facts about "${subject}"; known subjects: ${subjects.join(", ")}`)
     }
     return found

@@ -1,6 +1,16 @@
 // Writing simulated responses into a StableToolBench cache folder, `<Category>/<tool>_for_<Category>/<api>.json`,
 // keyed as their server keys them, so that runs, machines and their own server share one cache.
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from "node:fs"
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync
+} from "node:fs"
 import { dirname, join, resolve, sep } from "node:path"
 import { standardizeCategory } from "../toolbench/names.ts"
 
@@ -16,7 +26,10 @@ export const cacheFilePath = (dir: string, category: string, stdTool: string, st
 
 /** Python's json.dump(indent=4) text: its separators, non-ASCII written as \uXXXX (ensure_ascii). */
 const pythonJsonText = (value: unknown): string =>
-  JSON.stringify(value, null, 4).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
+  JSON.stringify(value, null, 4).replace(
+    /[\u0080-\uffff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`
+  )
 
 const sleep = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
 
@@ -62,7 +75,8 @@ export const addCacheEntry = (file: string, key: string, value: unknown): void =
     if (existsSync(file)) {
       try {
         const parsed: unknown = JSON.parse(readFileSync(file, "utf8"))
-        if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) entries = parsed as Record<string, unknown>
+        if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed))
+          entries = parsed as Record<string, unknown>
       } catch {
         // a file another tool left unreadable: keep it aside rather than lose it, and start the API afresh
         renameSync(file, `${file}.unreadable-${Date.now()}`)

@@ -10,7 +10,9 @@ describe("canonical arguments", () => {
   })
 
   it("writes booleans and null the way Python's str() does", () => {
-    expect(canonicalArgs({ lowercase: true, uppercase: false, x: null })).toBe('{"lowercase":"True","uppercase":"False","x":"None"}')
+    expect(canonicalArgs({ lowercase: true, uppercase: false, x: null })).toBe(
+      '{"lowercase":"True","uppercase":"False","x":"None"}'
+    )
     expect(canonicalValue(1.5)).toBe("1.5")
   })
 

@@ -24,7 +24,9 @@ const numberText = (n: unknown, asFloat: boolean): string => {
 /** JSON text parsed with every number kept as Python's json.loads then repr would print it. */
 export const parseJsonAsPython = (text: string): unknown =>
   JSON.parse(text, (_key, value: unknown, context?: { source?: string }) =>
-    typeof value === "number" && typeof context?.source === "string" ? new PythonNumber(pythonNumberFromJson(context.source, value)) : value
+    typeof value === "number" && typeof context?.source === "string"
+      ? new PythonNumber(pythonNumberFromJson(context.source, value))
+      : value
   )
 
 /** Compare keys by code point, as Python's `sorted` does. */
@@ -81,7 +83,9 @@ export const canonicalArgs = (args: Readonly<Record<string, unknown>>, asFloat =
 export const recanonicalize = (recorded: string): string => {
   try {
     const parsed: unknown = parseJsonAsPython(recorded)
-    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? canonicalArgs(parsed as Record<string, unknown>) : recorded
+    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
+      ? canonicalArgs(parsed as Record<string, unknown>)
+      : recorded
   } catch {
     return recorded
   }

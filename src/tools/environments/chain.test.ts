@@ -3,22 +3,30 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
+import { MINI_DATA } from "../../../test/data.ts"
 import { scriptedLayer } from "../../llm/scripted.ts"
 import { ApiDoc } from "../toolbench/api-doc.ts"
 import { chainEnvironments, makeEnvironmentChain } from "./chain.ts"
 import type { ToolCall, ToolEnvironment } from "./environment.ts"
-import { MINI_DATA } from "../../../test/data.ts"
 
 const RESPONSES = join(MINI_DATA.path, "responses.jsonl")
 const doc = ApiDoc.parse({ tool_name: "Keyword Analysis", api_name: "PopularSitesForQuery" })
-const call = (q: string): ToolCall => ({ doc, stdTool: "keyword_analysis", stdApi: "popularsitesforquery", args: { q } })
+const call = (q: string): ToolCall => ({
+  doc,
+  stdTool: "keyword_analysis",
+  stdApi: "popularsitesforquery",
+  args: { q }
+})
 const miss = (name: string): ToolEnvironment => ({ name, serve: () => Effect.succeed(undefined) })
 const noModel = scriptedLayer([])
 
 describe("environment chains", () => {
   it("asks environments in order and reports when none answered", async () => {
     const answer: ToolEnvironment = { name: "b", serve: () => Effect.succeed({ ok: true, content: "from b" }) }
-    expect(await Effect.runPromise(chainEnvironments([miss("a"), answer]).serve(call("x")))).toEqual({ ok: true, content: "from b" })
+    expect(await Effect.runPromise(chainEnvironments([miss("a"), answer]).serve(call("x")))).toEqual({
+      ok: true,
+      content: "from b"
+    })
     expect(await Effect.runPromise(chainEnvironments([miss("a"), miss("c")]).serve(call("x")))).toEqual({
       ok: false,
       content: "",
@@ -27,24 +35,37 @@ describe("environment chains", () => {
   })
 
   it("builds replay then offline from names", async () => {
-    const env = await Effect.runPromise(makeEnvironmentChain(["replay", "offline"], { responses: RESPONSES }).pipe(Effect.provide(noModel)))
+    const env = await Effect.runPromise(
+      makeEnvironmentChain(["replay", "offline"], { responses: RESPONSES }).pipe(Effect.provide(noModel))
+    )
     expect((await Effect.runPromise(env.serve(call("birthday party ideas"))))?.ok).toBe(true)
-    expect(await Effect.runPromise(env.serve(call("unrecorded")))).toMatchObject({ ok: false, error: expect.stringContaining("offline environment") })
+    expect(await Effect.runPromise(env.serve(call("unrecorded")))).toMatchObject({
+      ok: false,
+      error: expect.stringContaining("offline environment")
+    })
   })
 
   it("replays a simulated response stored by an earlier run", async () => {
     const storeDir = mkdtempSync(join(tmpdir(), "smurfs-chain-"))
     const model = scriptedLayer({ "tool.simulate": [{ error: "", response: "simulated once" }] })
-    const first = await Effect.runPromise(makeEnvironmentChain(["replay", "simulated"], { storeDir }).pipe(Effect.provide(model)))
+    const first = await Effect.runPromise(
+      makeEnvironmentChain(["replay", "simulated"], { storeDir }).pipe(Effect.provide(model))
+    )
     expect(await Effect.runPromise(first.serve(call("new query")))).toEqual({ ok: true, content: "simulated once" })
-    const second = await Effect.runPromise(makeEnvironmentChain(["replay", "offline"], { storeDir }).pipe(Effect.provide(noModel)))
+    const second = await Effect.runPromise(
+      makeEnvironmentChain(["replay", "offline"], { storeDir }).pipe(Effect.provide(noModel))
+    )
     expect(await Effect.runPromise(second.serve(call("new query")))).toEqual({ ok: true, content: "simulated once" })
   })
 
   it("rejects unknown names and a missing responses file", async () => {
-    const unknown = await Effect.runPromise(Effect.flip(makeEnvironmentChain(["replay", "http"]).pipe(Effect.provide(noModel))))
+    const unknown = await Effect.runPromise(
+      Effect.flip(makeEnvironmentChain(["replay", "http"]).pipe(Effect.provide(noModel)))
+    )
     expect(unknown.message).toContain('"http" tool environment: unknown environment')
-    const missing = await Effect.runPromise(Effect.flip(makeEnvironmentChain(["replay"], { responses: "/nonexistent.jsonl" }).pipe(Effect.provide(noModel))))
+    const missing = await Effect.runPromise(
+      Effect.flip(makeEnvironmentChain(["replay"], { responses: "/nonexistent.jsonl" }).pipe(Effect.provide(noModel)))
+    )
     expect(missing.message).toContain("/nonexistent.jsonl does not exist")
   })
 })

@@ -5,7 +5,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { LanguageModel, type LanguageModelShape } from "../../llm/language-model.ts"
 import type { ToolResult } from "../tool.ts"
-import { type ToolEnvironment, ToolEnvError } from "./environment.ts"
+import { ToolEnvError, type ToolEnvironment } from "./environment.ts"
 import { makeOfflineEnvironment, type OfflineMode } from "./offline.ts"
 import { makeReplayIndex } from "./recorded.ts"
 import { loadReplayIndex, makeReplayEnvironment } from "./replay.ts"
@@ -17,7 +17,10 @@ export const ENVIRONMENT_NAMES = ["replay", "simulated", "offline"] as const
 export type EnvironmentName = (typeof ENVIRONMENT_NAMES)[number]
 
 /** An environment that asks each of `envs` in turn; when all miss, the call fails with "no environment answered". */
-export const chainEnvironments = (envs: ReadonlyArray<ToolEnvironment>, marks: Partial<ToolResult> = {}): ToolEnvironment => ({
+export const chainEnvironments = (
+  envs: ReadonlyArray<ToolEnvironment>,
+  marks: Partial<ToolResult> = {}
+): ToolEnvironment => ({
   name: envs.map((e) => e.name).join(">"),
   serve: (call) =>
     Effect.gen(function* () {
@@ -65,15 +68,32 @@ export const makeEnvironmentChain = (
   options: EnvironmentChainOptions = {}
 ): Effect.Effect<ToolEnvironment, ToolEnvError, LanguageModel> =>
   Effect.gen(function* () {
-    if (names.length === 0) return yield* new ToolEnvError({ environment: "chain", reason: `no environment named; use some of ${ENVIRONMENT_NAMES.join(", ")}` })
+    if (names.length === 0)
+      return yield* new ToolEnvError({
+        environment: "chain",
+        reason: `no environment named; use some of ${ENVIRONMENT_NAMES.join(", ")}`
+      })
     const unknown = names.filter((n) => !(ENVIRONMENT_NAMES as ReadonlyArray<string>).includes(n))
     if (unknown.length > 0)
-      return yield* new ToolEnvError({ environment: unknown.join(", "), reason: `unknown environment; use some of ${ENVIRONMENT_NAMES.join(", ")}` })
+      return yield* new ToolEnvError({
+        environment: unknown.join(", "),
+        reason: `unknown environment; use some of ${ENVIRONMENT_NAMES.join(", ")}`
+      })
     const store = options.storeDir === undefined ? undefined : join(options.storeDir, SIMULATED_STORE_FILE)
     const writeDir = options.writeCacheDir
     if (writeDir !== undefined && names.includes("simulated"))
-      yield* Effect.try({ try: () => mkdirSync(writeDir, { recursive: true }), catch: (e) => new ToolEnvError({ environment: "simulated", reason: `cannot create the cache folder ${writeDir}: ${(e as Error).message}` }) })
-    const cacheDirs = [...(options.cacheDir ? [options.cacheDir] : []), ...(writeDir !== undefined && writeDir !== options.cacheDir && existsSync(writeDir) ? [writeDir] : [])]
+      yield* Effect.try({
+        try: () => mkdirSync(writeDir, { recursive: true }),
+        catch: (e) =>
+          new ToolEnvError({
+            environment: "simulated",
+            reason: `cannot create the cache folder ${writeDir}: ${(e as Error).message}`
+          })
+      })
+    const cacheDirs = [
+      ...(options.cacheDir ? [options.cacheDir] : []),
+      ...(writeDir !== undefined && writeDir !== options.cacheDir && existsSync(writeDir) ? [writeDir] : [])
+    ]
     const index = yield* loadReplayIndex(
       {
         responses: options.responses ? [options.responses] : [],
@@ -87,11 +107,20 @@ export const makeEnvironmentChain = (
       if (name === "replay") envs.push(makeReplayEnvironment(index))
       else if (name === "offline") envs.push(markedMisses(makeOfflineEnvironment(options.offlineMode ?? "error")))
       else {
-        const model = options.simulator === undefined ? yield* Effect.serviceOption(LanguageModel) : Option.some(options.simulator)
+        const model =
+          options.simulator === undefined ? yield* Effect.serviceOption(LanguageModel) : Option.some(options.simulator)
         if (Option.isNone(model))
-          return yield* new ToolEnvError({ environment: "simulated", reason: "it needs a model; pass --simulator (or drop simulated from the chain)" })
-        const stored = writeDir === undefined ? { storeDir: options.storeDir, storeRoot: options.storeRoot } : { cacheDir: writeDir }
-        envs.push(yield* makeSimulatedEnvironment({ index, ...stored, prompts: options.simulatorPrompts }).pipe(Effect.provideService(LanguageModel, model.value)))
+          return yield* new ToolEnvError({
+            environment: "simulated",
+            reason: "it needs a model; pass --simulator (or drop simulated from the chain)"
+          })
+        const stored =
+          writeDir === undefined ? { storeDir: options.storeDir, storeRoot: options.storeRoot } : { cacheDir: writeDir }
+        envs.push(
+          yield* makeSimulatedEnvironment({ index, ...stored, prompts: options.simulatorPrompts }).pipe(
+            Effect.provideService(LanguageModel, model.value)
+          )
+        )
       }
     }
     return chainEnvironments(envs, { missed: true })
@@ -100,5 +129,6 @@ export const makeEnvironmentChain = (
 /** The offline environment answers what nothing recorded or simulated: its answers are misses, counted by runs. */
 const markedMisses = (env: ToolEnvironment): ToolEnvironment => ({
   name: env.name,
-  serve: (call) => Effect.map(env.serve(call), (result) => (result === undefined ? undefined : { ...result, missed: true }))
+  serve: (call) =>
+    Effect.map(env.serve(call), (result) => (result === undefined ? undefined : { ...result, missed: true }))
 })

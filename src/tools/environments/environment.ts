@@ -1,9 +1,9 @@
 // A ToolEnvironment decides how a ToolBench call is served (replay, simulated, offline); environments chain.
 import * as Data from "effect/Data"
 import type * as Effect from "effect/Effect"
+import type { FailureKind } from "../../failure.ts"
 import type { ToolResult } from "../tool.ts"
 import type { ApiDoc } from "../toolbench/api-doc.ts"
-import type { FailureKind } from "../../failure.ts"
 
 /** One ToolBench API call as environments see it. */
 export interface ToolCall {

@@ -11,12 +11,26 @@ const callWith = (template_response: unknown): ToolCall => ({
   args: { id_conc: "1" }
 })
 
-const template = { name: "str", date: "str", capacity: "int", rating: "float", sold_out: "bool", venue: "NoneType", line_up: [{ name: "str", _list_length: 3 }], tags: ["list of str with length 4"], extra: "empty list" }
+const template = {
+  name: "str",
+  date: "str",
+  capacity: "int",
+  rating: "float",
+  sold_out: "bool",
+  venue: "NoneType",
+  line_up: [{ name: "str", _list_length: 3 }],
+  tags: ["list of str with length 4"],
+  extra: "empty list"
+}
 
 describe("offline environment", () => {
   it("error mode answers every call with ok:false naming the API", async () => {
     const result = await Effect.runPromise(makeOfflineEnvironment("error").serve(callWith(template)))
-    expect(result).toEqual({ ok: false, content: "", error: "no recorded response for theclique.songkick_concert with these arguments (offline environment)" })
+    expect(result).toEqual({
+      ok: false,
+      content: "",
+      error: "no recorded response for theclique.songkick_concert with these arguments (offline environment)"
+    })
   })
 
   it("template mode answers with a deterministic instance of template_response", async () => {

@@ -71,5 +71,9 @@ const templateAnswer = (tool: string, api: string, template: unknown): ToolResul
 export const makeOfflineEnvironment = (mode: OfflineMode = "error"): ToolEnvironment => ({
   name: `offline:${mode}`,
   serve: (call) =>
-    Effect.succeed(mode === "template" ? templateAnswer(call.stdTool, call.stdApi, call.doc.template_response) : noRecording(call.stdTool, call.stdApi))
+    Effect.succeed(
+      mode === "template"
+        ? templateAnswer(call.stdTool, call.stdApi, call.doc.template_response)
+        : noRecording(call.stdTool, call.stdApi)
+    )
 })

@@ -31,14 +31,26 @@ describe("numbers as Python writes them", () => {
   })
 
   it("recorded JSON keeps its floats: 5.0 stays 5.0, 1E-7 becomes 1e-07, big ints stay ints", () => {
-    expect(recanonicalize('{"lat": 5.0, "eps": 1E-7, "id": 12345678901234567890, "n": 3}')).toBe('{"eps":"1e-07","id":"12345678901234567890","lat":"5.0","n":"3"}')
+    expect(recanonicalize('{"lat": 5.0, "eps": 1E-7, "id": 12345678901234567890, "n": 3}')).toBe(
+      '{"eps":"1e-07","id":"12345678901234567890","lat":"5.0","n":"3"}'
+    )
   })
 
   it("a call with a whole number finds the response recorded with the float the model wrote", () => {
     const index = makeReplayIndex()
     // as responses.jsonl holds them: canonical, every value the text Python's str() gave
-    index.add({ tool: "geo", api: "near", args: '{"lat":"49.0","lon":"2.35","radius":"1e-05"}', response: '{"error": "", "response": "ok"}' })
-    index.add({ tool: "geo", api: "far", args: '{"lat": 49.0, "radius": 1e-05}', response: '{"error": "", "response": "far"}' })
+    index.add({
+      tool: "geo",
+      api: "near",
+      args: '{"lat":"49.0","lon":"2.35","radius":"1e-05"}',
+      response: '{"error": "", "response": "ok"}'
+    })
+    index.add({
+      tool: "geo",
+      api: "far",
+      args: '{"lat": 49.0, "radius": 1e-05}',
+      response: '{"error": "", "response": "far"}'
+    })
     expect(index.lookup("geo", "near", { lat: 49, lon: 2.35, radius: 0.00001 })?.response).toContain("ok")
     expect(index.lookup("geo", "far", { lat: 49, radius: 0.00001 })?.response).toContain("far")
     expect(index.lookup("geo", "near", { lat: 48, lon: 2.35, radius: 0.00001 })).toBeUndefined()

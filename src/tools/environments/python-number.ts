@@ -11,8 +11,11 @@ export const pythonFloat = (n: number): string => {
   if (n === 0) return Object.is(n, -0) ? "-0.0" : "0.0"
   const [mantissa, exp] = n.toExponential().split("e") as [string, string]
   const exponent = Number(exp)
-  if (exponent < -4 || exponent >= 16) return `${mantissa}e${exponent < 0 ? "-" : "+"}${String(Math.abs(exponent)).padStart(2, "0")}`
-  const fixed = String(n).includes("e") ? n.toFixed(Math.max(0, -exponent + mantissa.replace(/^-?\d\.?/, "").length)) : String(n)
+  if (exponent < -4 || exponent >= 16)
+    return `${mantissa}e${exponent < 0 ? "-" : "+"}${String(Math.abs(exponent)).padStart(2, "0")}`
+  const fixed = String(n).includes("e")
+    ? n.toFixed(Math.max(0, -exponent + mantissa.replace(/^-?\d\.?/, "").length))
+    : String(n)
   return fixed.includes(".") ? fixed : `${fixed}.0`
 }
 
@@ -26,4 +29,8 @@ export const pythonNumber = (n: number, asFloat = false): string =>
 
 /** A number literal of JSON text as Python's json.loads then repr would print it: ints as written, floats as floats. */
 export const pythonNumberFromJson = (source: string, value: number): string =>
-  /[.eE]/.test(source) ? pythonFloat(value) : /^-?\d+$/.test(source) ? source.replace(/^(-?)0+(?=\d)/, "$1") : pythonNumber(value)
+  /[.eE]/.test(source)
+    ? pythonFloat(value)
+    : /^-?\d+$/.test(source)
+      ? source.replace(/^(-?)0+(?=\d)/, "$1")
+      : pythonNumber(value)

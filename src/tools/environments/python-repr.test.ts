@@ -19,7 +19,10 @@ describe("Python repr", () => {
 
   it("reads such reprs back", () => {
     expect(parsePythonLiteral("{'q': 'birthday', 'limit': 5}")).toEqual({ q: "birthday", limit: 5 })
-    expect(parsePythonLiteral(`{"it's": [True, False, None, -1.5e3, (1, 2)], 'e': 'a\\nb'}`)).toEqual({ "it's": [true, false, null, -1500, [1, 2]], e: "a\nb" })
+    expect(parsePythonLiteral(`{"it's": [True, False, None, -1.5e3, (1, 2)], 'e': 'a\\nb'}`)).toEqual({
+      "it's": [true, false, null, -1500, [1, 2]],
+      e: "a\nb"
+    })
     expect(parsePythonLiteral("{}")).toEqual({})
     expect(parsePythonLiteral("{'a': }")).toBeUndefined()
     expect(parsePythonLiteral("not python")).toBeUndefined()

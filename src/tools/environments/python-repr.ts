@@ -32,7 +32,19 @@ export const pythonRepr = (value: unknown, asFloat = false): string => {
   return pythonStrRepr(String(value))
 }
 
-const SIMPLE_ESCAPES: Readonly<Record<string, string>> = { n: "\n", r: "\r", t: "\t", "\\": "\\", "'": "'", '"': '"', "0": "\0", a: "\x07", b: "\b", f: "\f", v: "\v" }
+const SIMPLE_ESCAPES: Readonly<Record<string, string>> = {
+  n: "\n",
+  r: "\r",
+  t: "\t",
+  "\\": "\\",
+  "'": "'",
+  '"': '"',
+  "0": "\0",
+  a: "\x07",
+  b: "\b",
+  f: "\f",
+  v: "\v"
+}
 
 /** Read a Python literal (dict, list, tuple, str, int, float, True/False/None); undefined when it is not one. */
 export const parsePythonLiteral = (text: string): unknown => {
@@ -50,7 +62,7 @@ export const parsePythonLiteral = (text: string): unknown => {
       i++
       const out: Record<string, unknown> = {}
       ws()
-      if (text[i] === "}") return i++, out
+      if (text[i] === "}") return (i++, out)
       for (;;) {
         const key = value()
         ws()
@@ -61,7 +73,7 @@ export const parsePythonLiteral = (text: string): unknown => {
         if (sep === "}") return out
         if (sep !== ",") fail()
         ws()
-        if (text[i] === "}") return i++, out
+        if (text[i] === "}") return (i++, out)
       }
     }
     if (c === "[" || c === "(") {
@@ -69,7 +81,7 @@ export const parsePythonLiteral = (text: string): unknown => {
       i++
       const out: unknown[] = []
       ws()
-      if (text[i] === close) return i++, out
+      if (text[i] === close) return (i++, out)
       for (;;) {
         out.push(value())
         ws()
@@ -77,7 +89,7 @@ export const parsePythonLiteral = (text: string): unknown => {
         if (sep === close) return out
         if (sep !== ",") fail()
         ws()
-        if (text[i] === close) return i++, out
+        if (text[i] === close) return (i++, out)
       }
     }
     if (c === "'" || c === '"') {
@@ -99,7 +111,13 @@ export const parsePythonLiteral = (text: string): unknown => {
     if (!word) return fail()
     i += word[0].length
     const w = word[0]
-    return w === "True" ? true : w === "False" ? false : w === "None" ? null : Number(w.replace("inf", "Infinity").replace("nan", "NaN"))
+    return w === "True"
+      ? true
+      : w === "False"
+        ? false
+        : w === "None"
+          ? null
+          : Number(w.replace("inf", "Infinity").replace("nan", "NaN"))
   }
   try {
     const v = value()

@@ -1,6 +1,7 @@
 // Recorded tool responses (`responses.jsonl` lines) and an index of them by tool, API and canonical arguments.
-import type { ToolResult } from "../tool.ts"
+
 import { stringifyOutput } from "../call.ts"
+import type { ToolResult } from "../tool.ts"
 import { canonicalArgs, recanonicalize } from "./canonical.ts"
 import { pythonRepr } from "./python-repr.ts"
 
@@ -69,7 +70,11 @@ export const makeReplayIndex = (options: ReplayIndexOptions = {}): ReplayIndex =
     if (!calls) byApi.set(key, (calls = new Map()))
     const canonical = recanonicalize(recording.args)
     const loose = looseMatch ? looseKey(canonical) : undefined
-    const keys = [canonical, ...(reprKey === undefined ? [] : [`repr:${reprKey}`]), ...(loose === undefined ? [] : [loose])]
+    const keys = [
+      canonical,
+      ...(reprKey === undefined ? [] : [`repr:${reprKey}`]),
+      ...(loose === undefined ? [] : [loose])
+    ]
     for (const k of keys) {
       const previous = calls.get(k)
       if (!previous) {
@@ -85,7 +90,11 @@ export const makeReplayIndex = (options: ReplayIndexOptions = {}): ReplayIndex =
       if (!calls) return undefined
       const canonical = canonicalArgs(args)
       // A whole number may have been recorded as a float (the model wrote 5.0): its key is tried second.
-      const exact = calls.get(canonical) ?? calls.get(`repr:${pythonRepr(args)}`) ?? calls.get(canonicalArgs(args, true)) ?? calls.get(`repr:${pythonRepr(args, true)}`)
+      const exact =
+        calls.get(canonical) ??
+        calls.get(`repr:${pythonRepr(args)}`) ??
+        calls.get(canonicalArgs(args, true)) ??
+        calls.get(`repr:${pythonRepr(args, true)}`)
       if (exact || !looseMatch) return exact
       const loose = looseKey(canonical)
       return loose === undefined ? undefined : calls.get(loose)
@@ -116,7 +125,8 @@ export const parseRecordedResponse = (raw: string): ToolResult => {
     if (body.startsWith('"')) body = body.slice(1).replace(/"$/, "")
     return error === "" ? { ok: true, content: body } : { ok: false, content: body, error }
   }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return { ok: true, content: stringifyOutput(parsed) }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+    return { ok: true, content: stringifyOutput(parsed) }
   const record = parsed as { error?: unknown; response?: unknown }
   const error = record.error === undefined || record.error === null ? "" : stringifyOutput(record.error)
   const content = record.response === undefined || record.response === null ? "" : stringifyOutput(record.response)

@@ -3,15 +3,23 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect } from "effect"
 import { beforeAll, describe, expect, it } from "vitest"
+import { FULL_DATA, lacks, skipNote } from "../../../test/data.ts"
 import type { ToolCall } from "./environment.ts"
 import { makeReplayIndex, parseRecordedResponse, type ReplayIndex } from "./recorded.ts"
 import { loadCacheDir, loadReplayIndex, loadResponsesJsonl, makeReplayEnvironment } from "./replay.ts"
-import { FULL_DATA, lacks, skipNote } from "../../../test/data.ts"
 
 const RESPONSES = join(FULL_DATA.path, "responses.jsonl")
 
 const call = (stdTool: string, stdApi: string, args: Record<string, unknown>): ToolCall => ({
-  doc: { category_name: "", tool_name: stdTool, api_name: stdApi, api_description: "", required_parameters: [], optional_parameters: [], method: "GET" },
+  doc: {
+    category_name: "",
+    tool_name: stdTool,
+    api_name: stdApi,
+    api_description: "",
+    required_parameters: [],
+    optional_parameters: [],
+    method: "GET"
+  },
   stdTool,
   stdApi,
   args
@@ -27,38 +35,74 @@ describe.skipIf(lacks(FULL_DATA))(`replay from responses.jsonl${skipNote(FULL_DA
 
   it("hits recorded calls whatever the spelling of the arguments, and counts hits and misses", async () => {
     const env = makeReplayEnvironment(index)
-    const hit = await Effect.runPromise(env.serve(call("keyword_analysis", "popularsitesforquery", { q: "birthday party ideas" })))
+    const hit = await Effect.runPromise(
+      env.serve(call("keyword_analysis", "popularsitesforquery", { q: "birthday party ideas" }))
+    )
     expect(hit?.ok).toBe(true)
     expect(JSON.parse(hit!.content)[0]).toEqual({ name: "pinterest.com", score: 0.087 })
     const typed = await Effect.runPromise(
-      env.serve(call("password_generator", "generate_password", { uppercase: true, numbers: "True", lowercase: true, length: 15 }))
+      env.serve(
+        call("password_generator", "generate_password", {
+          uppercase: true,
+          numbers: "True",
+          lowercase: true,
+          length: 15
+        })
+      )
     )
     expect(typed).toEqual({ ok: true, content: "Z5kC8vQ2yN1sFtG" })
-    const nested = await Effect.runPromise(env.serve(call("movie_tv_music_search_and_download", "search_torrents", { keywords: ["science fiction", "thriller"], quantity: 40 })))
+    const nested = await Effect.runPromise(
+      env.serve(
+        call("movie_tv_music_search_and_download", "search_torrents", {
+          keywords: ["science fiction", "thriller"],
+          quantity: 40
+        })
+      )
+    )
     expect(nested?.content).toMatch(/^Here are the top downloadable torrent links/)
-    const miss = await Effect.runPromise(env.serve(call("keyword_analysis", "popularsitesforquery", { q: "nothing like this was recorded" })))
+    const miss = await Effect.runPromise(
+      env.serve(call("keyword_analysis", "popularsitesforquery", { q: "nothing like this was recorded" }))
+    )
     expect(miss).toBeUndefined()
     expect(env.stats()).toEqual({ hits: 3, misses: 1 })
   })
 
   it("matches a call that differs from a recording only by empty arguments, unless loose matching is off", async () => {
     const args = { part_slug: "lionel-messi", type_s: "players" }
-    const loose = await Effect.runPromise(makeReplayEnvironment(index).serve(call("theclique", "transfermarkt_details", args)))
+    const loose = await Effect.runPromise(
+      makeReplayEnvironment(index).serve(call("theclique", "transfermarkt_details", args))
+    )
     expect(loose?.ok).toBe(true)
     const strict = makeReplayIndex({ looseMatch: false })
     await Effect.runPromise(loadResponsesJsonl(strict, RESPONSES))
-    expect(await Effect.runPromise(makeReplayEnvironment(strict).serve(call("theclique", "transfermarkt_details", args)))).toBeUndefined()
-    const exact = await Effect.runPromise(makeReplayEnvironment(strict).serve(call("theclique", "transfermarkt_details", { ...args, id_talent: "", other: "" })))
+    expect(
+      await Effect.runPromise(makeReplayEnvironment(strict).serve(call("theclique", "transfermarkt_details", args)))
+    ).toBeUndefined()
+    const exact = await Effect.runPromise(
+      makeReplayEnvironment(strict).serve(
+        call("theclique", "transfermarkt_details", { ...args, id_talent: "", other: "" })
+      )
+    )
     expect(exact).toEqual(loose)
   })
 
   it("replays a recorded error as ok:false", async () => {
-    const result = await Effect.runPromise(makeReplayEnvironment(index).serve(call("theclique", "transfermarkt_details", { type_s: "verein", part_slug: "fc-paris-saint-germain", id_talent: 583 })))
+    const result = await Effect.runPromise(
+      makeReplayEnvironment(index).serve(
+        call("theclique", "transfermarkt_details", {
+          type_s: "verein",
+          part_slug: "fc-paris-saint-germain",
+          id_talent: 583
+        })
+      )
+    )
     expect(result).toEqual({ ok: false, content: "", error: "request invalid, data error. status_code=500" })
   })
 
   it("fails with a clear error for a missing file", async () => {
-    const error = await Effect.runPromise(Effect.flip(loadResponsesJsonl(makeReplayIndex(), "/nonexistent/responses.jsonl")))
+    const error = await Effect.runPromise(
+      Effect.flip(loadResponsesJsonl(makeReplayIndex(), "/nonexistent/responses.jsonl"))
+    )
     expect(error.message).toContain("/nonexistent/responses.jsonl does not exist")
   })
 })
@@ -66,9 +110,16 @@ describe.skipIf(lacks(FULL_DATA))(`replay from responses.jsonl${skipNote(FULL_DA
 describe("recorded responses", () => {
   it("parse StableToolBench's {error, response}, including cut recordings", () => {
     expect(parseRecordedResponse('{"error": "", "response": {"a": 1}}')).toEqual({ ok: true, content: '{"a":1}' })
-    expect(parseRecordedResponse('{"error": "rate limit", "response": "x"}')).toEqual({ ok: false, content: "x", error: "rate limit" })
+    expect(parseRecordedResponse('{"error": "rate limit", "response": "x"}')).toEqual({
+      ok: false,
+      content: "x",
+      error: "rate limit"
+    })
     expect(parseRecordedResponse("{}")).toEqual({ ok: true, content: "" })
-    expect(parseRecordedResponse('{"error": "", "response": "cut in the mid')).toEqual({ ok: true, content: "cut in the mid" })
+    expect(parseRecordedResponse('{"error": "", "response": "cut in the mid')).toEqual({
+      ok: true,
+      content: "cut in the mid"
+    })
   })
 })
 
@@ -98,6 +149,8 @@ describe("replay from a StableToolBench cache folder", () => {
 
   it("combines sources and reports a missing folder", async () => {
     const error = await Effect.runPromise(Effect.flip(loadReplayIndex({ cacheDirs: ["/nonexistent/cache"] })))
-    expect(error.message).toBe('Cannot set up the "replay" tool environment: the folder /nonexistent/cache does not exist')
+    expect(error.message).toBe(
+      'Cannot set up the "replay" tool environment: the folder /nonexistent/cache does not exist'
+    )
   })
 })

@@ -3,15 +3,18 @@ import { createReadStream, existsSync, readdirSync, statSync } from "node:fs"
 import { join } from "node:path"
 import { createInterface } from "node:readline"
 import * as Effect from "effect/Effect"
-import { canonicalArgs } from "./canonical.ts"
-import { type ToolEnvironment, ToolEnvError } from "./environment.ts"
 import { readFileBounded } from "../../trace/guarded-fs.ts"
 import { parseAppendedLines } from "../../trace/jsonl.ts"
+import { canonicalArgs } from "./canonical.ts"
+import { ToolEnvError, type ToolEnvironment } from "./environment.ts"
 import { parsePythonLiteral } from "./python-repr.ts"
 import { makeReplayIndex, parseRecordedResponse, type Recording, type ReplayIndex } from "./recorded.ts"
 
 const isRecording = (row: Partial<Recording> | null): row is Recording =>
-  typeof row?.tool === "string" && typeof row.api === "string" && typeof row.args === "string" && typeof row.response === "string"
+  typeof row?.tool === "string" &&
+  typeof row.api === "string" &&
+  typeof row.args === "string" &&
+  typeof row.response === "string"
 
 /**
  * Read a store this project appended recordings to (the simulated environment's): a line that does not parse
@@ -88,8 +91,20 @@ export const loadCacheDir = (index: ReplayIndex, dir: string): Effect.Effect<num
             for (const [key, response] of Object.entries(entries)) {
               const decoded = parsePythonLiteral(key)
               const args =
-                typeof decoded === "object" && decoded !== null && !Array.isArray(decoded) ? canonicalArgs(decoded as Record<string, unknown>) : `repr:${key}`
-              index.add({ tool, api, args, response: typeof response === "string" ? response : JSON.stringify(response), cls: "cache", key }, key)
+                typeof decoded === "object" && decoded !== null && !Array.isArray(decoded)
+                  ? canonicalArgs(decoded as Record<string, unknown>)
+                  : `repr:${key}`
+              index.add(
+                {
+                  tool,
+                  api,
+                  args,
+                  response: typeof response === "string" ? response : JSON.stringify(response),
+                  cls: "cache",
+                  key
+                },
+                key
+              )
               read++
             }
           }
@@ -143,7 +158,10 @@ export interface ReplaySources {
 }
 
 /** Build an index from files and folders. */
-export const loadReplayIndex = (sources: ReplaySources, index: ReplayIndex = makeReplayIndex()): Effect.Effect<ReplayIndex, ToolEnvError> =>
+export const loadReplayIndex = (
+  sources: ReplaySources,
+  index: ReplayIndex = makeReplayIndex()
+): Effect.Effect<ReplayIndex, ToolEnvError> =>
   Effect.gen(function* () {
     for (const file of sources.responses ?? []) yield* loadResponsesJsonl(index, file)
     for (const dir of sources.cacheDirs ?? []) yield* loadCacheDir(index, dir)

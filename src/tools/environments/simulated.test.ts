@@ -20,7 +20,12 @@ const doc = ApiDoc.parse({
   required_parameters: [{ name: "q", type: "STRING", description: "The query", default: "taylor swift" }],
   template_response: { name: "str", score: "float" }
 })
-const call = (args: Record<string, unknown>): ToolCall => ({ doc, stdTool: "keyword_analysis", stdApi: "popularsitesforquery", args })
+const call = (args: Record<string, unknown>): ToolCall => ({
+  doc,
+  stdTool: "keyword_analysis",
+  stdApi: "popularsitesforquery",
+  args
+})
 
 describe("simulated environment", () => {
   it("asks the model on a miss, stores the response, and replays it without a second model call", async () => {
@@ -35,7 +40,12 @@ describe("simulated environment", () => {
       ]
     })
     const index = makeReplayIndex()
-    index.add({ tool: "keyword_analysis", api: "popularsitesforquery", args: '{"q":"cats"}', response: '{"error": "", "response": "cats.com"}' })
+    index.add({
+      tool: "keyword_analysis",
+      api: "popularsitesforquery",
+      args: '{"q":"cats"}',
+      response: '{"error": "", "response": "cats.com"}'
+    })
     const env = await Effect.runPromise(makeSimulatedEnvironment({ index, storeDir }).pipe(Effect.provide(layer)))
 
     const first = await Effect.runPromise(env.serve(call({ q: "lego" })))
@@ -61,7 +71,12 @@ describe("simulated environment", () => {
     const storeFile = join(storeDir, SIMULATED_STORE_FILE)
     expect(existsSync(storeFile)).toBe(true)
     const line = JSON.parse(readFileSync(storeFile, "utf8").trim())
-    expect(line).toMatchObject({ tool: "keyword_analysis", api: "popularsitesforquery", args: '{"q":"lego"}', cls: "simulated" })
+    expect(line).toMatchObject({
+      tool: "keyword_analysis",
+      api: "popularsitesforquery",
+      args: '{"q":"lego"}',
+      cls: "simulated"
+    })
     const nextRun = makeReplayIndex()
     await Effect.runPromise(loadResponsesJsonl(nextRun, storeFile))
     expect(await Effect.runPromise(makeReplayEnvironment(nextRun).serve(call({ q: "lego" })))).toEqual(first)
@@ -70,7 +85,9 @@ describe("simulated environment", () => {
   it("turns a model failure into an ok:false result that is not stored", async () => {
     const storeDir = mkdtempSync(join(tmpdir(), "smurfs-sim-"))
     const layer = scriptedLayer({ "tool.simulate": ["not json", "still not", "never"] })
-    const env = await Effect.runPromise(makeSimulatedEnvironment({ index: makeReplayIndex(), storeDir }).pipe(Effect.provide(layer)))
+    const env = await Effect.runPromise(
+      makeSimulatedEnvironment({ index: makeReplayIndex(), storeDir }).pipe(Effect.provide(layer))
+    )
     const result = await Effect.runPromise(env.serve(call({ q: "x" })))
     expect(result?.ok).toBe(false)
     expect(result?.error).toContain("the simulated environment could not produce a response")
@@ -86,12 +103,23 @@ describe("simulated environment", () => {
         generate: () =>
           Effect.sync(() => calls++).pipe(
             Effect.andThen(Effect.sleep(5)),
-            Effect.as({ text: '{"error": "", "response": "shared"}', usage: { promptTokens: 1, completionTokens: 1 }, model: "slow", durationMs: 5 })
+            Effect.as({
+              text: '{"error": "", "response": "shared"}',
+              usage: { promptTokens: 1, completionTokens: 1 },
+              model: "slow",
+              durationMs: 5
+            })
           )
       })
     )
-    const env = await Effect.runPromise(makeSimulatedEnvironment({ index: makeReplayIndex() }).pipe(Effect.provide(slowModel)))
-    const results = await Effect.runPromise(Effect.all([env.serve(call({ q: "same" })), env.serve(call({ q: "same" })), env.serve(call({ q: "other" }))], { concurrency: "unbounded" }))
+    const env = await Effect.runPromise(
+      makeSimulatedEnvironment({ index: makeReplayIndex() }).pipe(Effect.provide(slowModel))
+    )
+    const results = await Effect.runPromise(
+      Effect.all([env.serve(call({ q: "same" })), env.serve(call({ q: "same" })), env.serve(call({ q: "other" }))], {
+        concurrency: "unbounded"
+      })
+    )
     expect(results.map((r) => r?.content)).toEqual(["shared", "shared", "shared"])
     expect(calls).toBe(2)
     expect(env.generated()).toBe(2)
@@ -102,11 +130,21 @@ describe("the simulated store after a kill in the middle of a write", () => {
   it("loads what it can, skips the torn line, and the next write starts a fresh line", async () => {
     const storeDir = mkdtempSync(join(tmpdir(), "smurfs-sim-torn-"))
     const storeFile = join(storeDir, SIMULATED_STORE_FILE)
-    const good = { tool: "keyword_analysis", api: "popularsitesforquery", args: '{"q":"cats"}', response: '{"error": "", "response": "cats.com"}', cls: "simulated" }
+    const good = {
+      tool: "keyword_analysis",
+      api: "popularsitesforquery",
+      args: '{"q":"cats"}',
+      response: '{"error": "", "response": "cats.com"}',
+      cls: "simulated"
+    }
     // a run was killed while appending its second recording: no newline, half a JSON object
     writeFileSync(storeFile, `${JSON.stringify(good)}\n{"tool": "keyword_analysis", "api": "popularsite`)
-    const layer = scriptedLayer({ "tool.simulate": [{ error: "", response: { sites: [{ name: "lego.com", score: 0.5 }] } }] })
-    const env = await Effect.runPromise(makeEnvironmentChain(["replay", "simulated"], { storeDir }).pipe(Effect.provide(layer)))
+    const layer = scriptedLayer({
+      "tool.simulate": [{ error: "", response: { sites: [{ name: "lego.com", score: 0.5 }] } }]
+    })
+    const env = await Effect.runPromise(
+      makeEnvironmentChain(["replay", "simulated"], { storeDir }).pipe(Effect.provide(layer))
+    )
     // the good recording replays (the script has a single reply, kept for the miss below)
     expect(await Effect.runPromise(env.serve(call({ q: "cats" })))).toEqual({ ok: true, content: "cats.com" })
     const lego = await Effect.runPromise(env.serve(call({ q: "lego" })))
@@ -115,7 +153,9 @@ describe("the simulated store after a kill in the middle of a write", () => {
     const lines = readFileSync(storeFile, "utf8").split("\n")
     expect(lines[1]).toBe('{"tool": "keyword_analysis", "api": "popularsite')
     expect(JSON.parse(lines[2]!)).toMatchObject({ args: '{"q":"lego"}' })
-    const next = await Effect.runPromise(makeEnvironmentChain(["replay"], { storeDir }).pipe(Effect.provide(scriptedLayer({}))))
+    const next = await Effect.runPromise(
+      makeEnvironmentChain(["replay"], { storeDir }).pipe(Effect.provide(scriptedLayer({})))
+    )
     expect(await Effect.runPromise(next.serve(call({ q: "lego" })))).toEqual(lego)
   })
 })

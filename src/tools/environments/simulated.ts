@@ -5,14 +5,14 @@ import * as Effect from "effect/Effect"
 import { z } from "zod"
 import { LanguageModel } from "../../llm/language-model.ts"
 import { generateObject } from "../../llm/structured.ts"
-import type { ToolResult } from "../tool.ts"
-import { canonicalArgs } from "./canonical.ts"
-import type { ToolCall, ToolEnvironment } from "./environment.ts"
-import { formatRecordedResponse, parseRecordedResponse, type Recording, type ReplayIndex } from "./recorded.ts"
 import { refuseSymlinksSync } from "../../trace/guarded-fs.ts"
 import { appendJsonLine } from "../../trace/jsonl.ts"
 import { redactValue } from "../../trace/redact.ts"
+import type { ToolResult } from "../tool.ts"
 import { addCacheEntry, cacheFilePath } from "./cache-store.ts"
+import { canonicalArgs } from "./canonical.ts"
+import type { ToolCall, ToolEnvironment } from "./environment.ts"
+import { formatRecordedResponse, parseRecordedResponse, type Recording, type ReplayIndex } from "./recorded.ts"
 import { cacheKeyOf, type SimulatorPrompts, smurfsSimulatorPrompts } from "./simulator-prompts.ts"
 
 /** The file, inside a store folder, that simulated responses are appended to (responses.jsonl format). */
@@ -49,7 +49,9 @@ export interface SimulatedEnvironment extends ToolEnvironment {
 }
 
 /** Build the simulated environment with the current LanguageModel. */
-export const makeSimulatedEnvironment = (options: SimulatedOptions): Effect.Effect<SimulatedEnvironment, never, LanguageModel> =>
+export const makeSimulatedEnvironment = (
+  options: SimulatedOptions
+): Effect.Effect<SimulatedEnvironment, never, LanguageModel> =>
   Effect.gen(function* () {
     const model = yield* LanguageModel
     const prompts = options.prompts ?? smurfsSimulatorPrompts()
@@ -61,7 +63,11 @@ export const makeSimulatedEnvironment = (options: SimulatedOptions): Effect.Effe
         options.index.add(recording)
         if (options.cacheDir !== undefined) {
           try {
-            addCacheEntry(cacheFilePath(options.cacheDir, call.doc.category_name, call.stdTool, call.stdApi), recording.key!, redactValue(value))
+            addCacheEntry(
+              cacheFilePath(options.cacheDir, call.doc.category_name, call.stdTool, call.stdApi),
+              recording.key!,
+              redactValue(value)
+            )
           } catch {
             // as below: an unwritable cache only costs a model call next run
           }
@@ -78,7 +84,10 @@ export const makeSimulatedEnvironment = (options: SimulatedOptions): Effect.Effe
       })
 
     const simulate = (call: ToolCall): Effect.Effect<ToolResult> => {
-      const messages = prompts.messages(call, prompts.maxExamples > 0 ? options.index.examples(call.stdTool, call.stdApi, prompts.maxExamples) : [])
+      const messages = prompts.messages(
+        call,
+        prompts.maxExamples > 0 ? options.index.examples(call.stdTool, call.stdApi, prompts.maxExamples) : []
+      )
       return generateObject({
         role: "tool.simulate",
         schema: SimulatedResponse,
@@ -101,10 +110,17 @@ export const makeSimulatedEnvironment = (options: SimulatedOptions): Effect.Effe
             n: 1,
             key: cacheKeyOf(call.args)
           }
-          return Effect.as(store(call, recording, { error: value.error, response: value.response }), parseRecordedResponse(recording.response))
+          return Effect.as(
+            store(call, recording, { error: value.error, response: value.response }),
+            parseRecordedResponse(recording.response)
+          )
         }),
         Effect.catch((e) =>
-          Effect.succeed<ToolResult>({ ok: false, content: "", error: `the simulated environment could not produce a response: ${e.message}` })
+          Effect.succeed<ToolResult>({
+            ok: false,
+            content: "",
+            error: `the simulated environment could not produce a response: ${e.message}`
+          })
         )
       )
     }
@@ -115,10 +131,13 @@ export const makeSimulatedEnvironment = (options: SimulatedOptions): Effect.Effe
       const key = `${call.stdTool}\u0000${call.stdApi}\u0000${canonicalArgs(call.args)}`
       const running = inflight.get(key)
       if (running) return running
-      return Effect.flatMap(Effect.cached(simulate(call).pipe(Effect.ensuring(Effect.sync(() => inflight.delete(key))))), (shared) => {
-        inflight.set(key, shared)
-        return shared
-      })
+      return Effect.flatMap(
+        Effect.cached(simulate(call).pipe(Effect.ensuring(Effect.sync(() => inflight.delete(key))))),
+        (shared) => {
+          inflight.set(key, shared)
+          return shared
+        }
+      )
     }
 
     return {

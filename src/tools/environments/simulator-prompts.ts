@@ -1,13 +1,20 @@
 // What the simulator model is sent on a cache miss: StableToolBench's own server prompts (read from a checkout,
 // GPT style or MirrorAPI style) or our template, which states the same rules.
 import { createRequire } from "node:module"
+import type { Message } from "../../llm/language-model.ts"
 import { fencedData } from "../../text/fenced-data.ts"
 import { renderTemplate } from "../../text/prompt-template.ts"
-import { pythonConstant, pythonFormat, readStbFile, STB_FILES, StbFilesError, unescapePython } from "../../text/stabletoolbench-files.ts"
-import type { Message } from "../../llm/language-model.ts"
+import {
+  pythonConstant,
+  pythonFormat,
+  readStbFile,
+  STB_FILES,
+  StbFilesError,
+  unescapePython
+} from "../../text/stabletoolbench-files.ts"
 import { redactText } from "../../trace/redact.ts"
-import type { ToolCall } from "./environment.ts"
 import { standardizeCategory } from "../toolbench/names.ts"
+import type { ToolCall } from "./environment.ts"
 import { pythonRepr, pythonStrRepr } from "./python-repr.ts"
 import type { Recording } from "./recorded.ts"
 
@@ -51,10 +58,17 @@ export const cacheKeyOf = (args: Readonly<Record<string, unknown>>): string => p
 
 /** Python's str() of `list(cache.items())[:n]`: a list of (key, value) tuples. */
 const examplesRepr = (examples: ReadonlyArray<Recording>): string =>
-  `[${examples.map(cacheEntryOf).map((e) => `(${pythonStrRepr(e.key)}, ${pythonRepr(e.value)})`).join(", ")}]`
+  `[${examples
+    .map(cacheEntryOf)
+    .map((e) => `(${pythonStrRepr(e.key)}, ${pythonRepr(e.value)})`)
+    .join(", ")}]`
 
 const templateText = (template: unknown): string =>
-  template === undefined || template === null || template === "" ? "(none)" : typeof template === "string" ? template : JSON.stringify(template)
+  template === undefined || template === null || template === ""
+    ? "(none)"
+    : typeof template === "string"
+      ? template
+      : JSON.stringify(template)
 
 /** Our own wording (prompts/simulate-tool.md): the same rules as their server's, examples fenced as data. */
 export const smurfsSimulatorPrompts = (): SimulatorPrompts => ({
@@ -79,7 +93,10 @@ export const smurfsSimulatorPrompts = (): SimulatorPrompts => ({
       ),
       template: templateText(call.doc.template_response),
       // recorded responses are data (fenced) and may hold a key a server echoed: redacted before they are sent
-      examples: fencedData("recorded-examples", redactText(text === "" ? "(none)" : text.length > 2048 ? `${text.slice(0, 2048)}...` : text)),
+      examples: fencedData(
+        "recorded-examples",
+        redactText(text === "" ? "(none)" : text.length > 2048 ? `${text.slice(0, 2048)}...` : text)
+      ),
       input: fencedData("api-input", JSON.stringify(call.args))
     })
     return [
@@ -90,7 +107,8 @@ export const smurfsSimulatorPrompts = (): SimulatorPrompts => ({
 })
 
 /** `yaml` loads when a StableToolBench config is read, not with `import "smurfs"` (its node build is CommonJS). */
-const parseYaml = (text: string): unknown => (createRequire(import.meta.url)("yaml") as typeof import("yaml")).parse(text)
+const parseYaml = (text: string): unknown =>
+  (createRequire(import.meta.url)("yaml") as typeof import("yaml")).parse(text)
 
 const Config = (path: string, text: string): Record<string, unknown> => {
   try {
@@ -120,7 +138,8 @@ const userPromptTerms = (source: string, path: string): Array<Term> => {
   const terms: Array<Term> = []
   while (term.lastIndex < expr.length) {
     const m = term.exec(expr)
-    if (!m) throw new StbFilesError({ path, problem: `user_prompt is not a sum of strings and str(...) terms: ${expr}` })
+    if (!m)
+      throw new StbFilesError({ path, problem: `user_prompt is not a sum of strings and str(...) terms: ${expr}` })
     if (m[3] !== undefined) terms.push({ name: m[3], cut: m[4] === undefined ? undefined : Number(m[4]) })
     else terms.push({ text: unescapePython(m[1] ?? m[2] ?? "") })
     if (m[5] === "") break
@@ -157,12 +176,20 @@ export const stabletoolbenchSimulatorPrompts = (dir: string): SimulatorPrompts =
       }
       let shown = examples.slice(0, exampleNum)
       while (examplesRepr(shown).length > 2048 && shown.length > 1) shown = shown.slice(0, -1)
-      const values: Record<string, string> = { api_doc: pythonRepr(apiDoc), api_example: examplesRepr(shown), tool_input: pythonRepr(call.args) }
+      const values: Record<string, string> = {
+        api_doc: pythonRepr(apiDoc),
+        api_example: examplesRepr(shown),
+        tool_input: pythonRepr(call.args)
+      }
       const user = terms
         .map((t) => {
           if ("text" in t) return t.text
           const value = values[t.name]
-          if (value === undefined) throw new StbFilesError({ path, problem: `user_prompt uses str(${t.name}), which this reader does not know` })
+          if (value === undefined)
+            throw new StbFilesError({
+              path,
+              problem: `user_prompt uses str(${t.name}), which this reader does not know`
+            })
           return t.cut === undefined ? value : value.slice(0, t.cut)
         })
         .join("")
@@ -184,7 +211,11 @@ export const mirrorApiSimulatorPrompts = (dir: string): SimulatorPrompts => {
   const key = `mirrorapi\u0000${dir}`
   const hit = cache.get(key)
   if (hit) return hit
-  const system = pythonConstant(readStbFile(dir, STB_FILES.mirrorSystemPrompts), "SFT_SYSTEM", `${dir}/${STB_FILES.mirrorSystemPrompts}`)
+  const system = pythonConstant(
+    readStbFile(dir, STB_FILES.mirrorSystemPrompts),
+    "SFT_SYSTEM",
+    `${dir}/${STB_FILES.mirrorSystemPrompts}`
+  )
   const user = pythonConstant(readStbFile(dir, STB_FILES.mirrorMain), "USER_PROMPT", `${dir}/${STB_FILES.mirrorMain}`)
   const prompts: SimulatorPrompts = {
     source: `mirrorapi:${dir}`,
@@ -216,4 +247,8 @@ export const mirrorApiSimulatorPrompts = (dir: string): SimulatorPrompts => {
 
 /** The simulator's texts: StableToolBench's (with a checkout) in the given style, else ours. */
 export const simulatorPrompts = (stbDir: string | undefined, style: SimulatorStyle = "gpt"): SimulatorPrompts =>
-  stbDir === undefined ? smurfsSimulatorPrompts() : style === "mirrorapi" ? mirrorApiSimulatorPrompts(stbDir) : stabletoolbenchSimulatorPrompts(stbDir)
+  stbDir === undefined
+    ? smurfsSimulatorPrompts()
+    : style === "mirrorapi"
+      ? mirrorApiSimulatorPrompts(stbDir)
+      : stabletoolbenchSimulatorPrompts(stbDir)

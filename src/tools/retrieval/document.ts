@@ -42,4 +42,11 @@ export const toolDocument = (tool: Tool): ToolDocument => {
 
 /** The whole document as one text (for embeddings and content hashes). */
 export const documentText = (doc: ToolDocument): string =>
-  [`${doc.name}${doc.tool ? ` (${doc.tool})` : ""}`, doc.category, doc.description, doc.params ? `parameters: ${doc.params}` : ""].filter((s) => s.length > 0).join("\n")
+  [
+    `${doc.name}${doc.tool ? ` (${doc.tool})` : ""}`,
+    doc.category,
+    doc.description,
+    doc.params ? `parameters: ${doc.params}` : ""
+  ]
+    .filter((s) => s.length > 0)
+    .join("\n")

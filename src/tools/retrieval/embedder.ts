@@ -3,8 +3,8 @@ import * as Effect from "effect/Effect"
 import { Ollama } from "ollama"
 import OpenAI, { APIError } from "openai"
 import type { ProviderError } from "../../llm/errors.ts"
-import { type CallSite, deadline, displayHost, fromStatus, fromTransport } from "../../llm/provider-errors.ts"
 import type { ModelOptions } from "../../llm/model-options.ts"
+import { type CallSite, deadline, displayHost, fromStatus, fromTransport } from "../../llm/provider-errors.ts"
 import { ollamaSettings } from "../../llm/providers/ollama.ts"
 import { openaiSettings } from "../../llm/providers/openai.ts"
 import { InvalidEmbedSpec } from "./errors.ts"
@@ -26,11 +26,17 @@ const BATCH = 64
  * nomic-embed-text was trained with task prefixes and retrieves markedly worse without them;
  * other models get the text as is.
  */
-const prefixes = (model: string) => (/nomic-embed/i.test(model) ? { document: "search_document: ", query: "search_query: " } : { document: "", query: "" })
+const prefixes = (model: string) =>
+  /nomic-embed/i.test(model) ? { document: "search_document: ", query: "search_query: " } : { document: "", query: "" }
 
-const batches = <A>(items: ReadonlyArray<A>): Array<Array<A>> => Array.from({ length: Math.ceil(items.length / BATCH) }, (_, i) => items.slice(i * BATCH, (i + 1) * BATCH))
+const batches = <A>(items: ReadonlyArray<A>): Array<Array<A>> =>
+  Array.from({ length: Math.ceil(items.length / BATCH) }, (_, i) => items.slice(i * BATCH, (i + 1) * BATCH))
 
-const build = (spec: string, model: string, embed: (texts: Array<string>) => Effect.Effect<Array<Float32Array>, ProviderError>): Embedder => {
+const build = (
+  spec: string,
+  model: string,
+  embed: (texts: Array<string>) => Effect.Effect<Array<Float32Array>, ProviderError>
+): Embedder => {
   const prefix = prefixes(model)
   return {
     spec,
@@ -43,7 +49,13 @@ const build = (spec: string, model: string, embed: (texts: Array<string>) => Eff
   }
 }
 
-const site = (provider: string, host: string, model: string, timeoutMs: number, secrets: ReadonlyArray<string> = []): CallSite => ({
+const site = (
+  provider: string,
+  host: string,
+  model: string,
+  timeoutMs: number,
+  secrets: ReadonlyArray<string> = []
+): CallSite => ({
   provider,
   host: displayHost(host),
   model,
@@ -62,13 +74,18 @@ const ollamaEmbedder = (spec: string, model: string, options: ModelOptions): Emb
         try: async (interrupt) => {
           const limit = deadline(interrupt, settings.timeoutMs)
           timedOut = limit.timedOut
-          const client = new Ollama({ host: settings.host, fetch: (url, init) => fetch(url, { ...init, signal: limit.signal }) })
+          const client = new Ollama({
+            host: settings.host,
+            fetch: (url, init) => fetch(url, { ...init, signal: limit.signal })
+          })
           const response = await client.embed({ model, input, truncate: true, keep_alive: settings.keepAlive })
           return response.embeddings.map((v) => Float32Array.from(v))
         },
         catch: (e) => {
           const status = (e as { status_code?: unknown }).status_code
-          return typeof status === "number" ? fromStatus(where, status, (e as Error).message, undefined) : fromTransport(where, e, timedOut())
+          return typeof status === "number"
+            ? fromStatus(where, status, (e as Error).message, undefined)
+            : fromTransport(where, e, timedOut())
         }
       })
     })
@@ -78,14 +95,22 @@ const ollamaEmbedder = (spec: string, model: string, options: ModelOptions): Emb
 const openaiEmbedder = (spec: string, model: string, options: ModelOptions): Embedder => {
   const settings = openaiSettings(model, options)
   const where = site("openai", settings.baseURL, model, settings.timeoutMs, [settings.apiKey])
-  const client = new OpenAI({ baseURL: settings.baseURL, apiKey: settings.apiKey, maxRetries: 0, timeout: settings.timeoutMs })
+  const client = new OpenAI({
+    baseURL: settings.baseURL,
+    apiKey: settings.apiKey,
+    maxRetries: 0,
+    timeout: settings.timeoutMs
+  })
   return build(spec, model, (input) =>
     Effect.tryPromise({
       try: async (signal) => {
         const response = await client.embeddings.create({ model, input, encoding_format: "float" }, { signal })
         return [...response.data].sort((a, b) => a.index - b.index).map((d) => Float32Array.from(d.embedding))
       },
-      catch: (e) => (e instanceof APIError && typeof e.status === "number" ? fromStatus(where, e.status, e.message, e.headers) : fromTransport(where, e, false))
+      catch: (e) =>
+        e instanceof APIError && typeof e.status === "number"
+          ? fromStatus(where, e.status, e.message, e.headers)
+          : fromTransport(where, e, false)
     })
   )
 }
@@ -95,5 +120,7 @@ export const makeEmbedder = (spec: string, options: ModelOptions = {}): Effect.E
   const match = /^(ollama|openai):(.+)$/.exec(spec.trim())
   if (!match) return Effect.fail(new InvalidEmbedSpec({ spec }))
   const [, provider, model] = match as unknown as [string, string, string]
-  return Effect.succeed(provider === "ollama" ? ollamaEmbedder(spec.trim(), model, options) : openaiEmbedder(spec.trim(), model, options))
+  return Effect.succeed(
+    provider === "ollama" ? ollamaEmbedder(spec.trim(), model, options) : openaiEmbedder(spec.trim(), model, options)
+  )
 }

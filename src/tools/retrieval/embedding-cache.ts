@@ -9,7 +9,8 @@ import { readFileBounded } from "../../trace/guarded-fs.ts"
 import type { Embedder } from "./embedder.ts"
 
 /** Where document embeddings are cached unless told otherwise: $XDG_CACHE_HOME/smurfs/embeddings, else ~/.cache/smurfs/embeddings. */
-export const defaultEmbeddingCache = (): string => join(process.env["XDG_CACHE_HOME"] || join(homedir(), ".cache"), "smurfs", "embeddings")
+export const defaultEmbeddingCache = (): string =>
+  join(process.env["XDG_CACHE_HOME"] || join(homedir(), ".cache"), "smurfs", "embeddings")
 
 /** The cache key of a library's documents for one model: the hash of the model spec and every text. */
 export const contentHash = (spec: string, texts: ReadonlyArray<string>): string => {
@@ -43,7 +44,11 @@ const read = (path: string, spec: string, count: number): Array<Float32Array> | 
  * The document vectors of `texts`, from `<dir>/<content hash>.json` when present, else from the model
  * (then written atomically). A damaged or unwritable cache never fails the caller: it embeds again.
  */
-export const cachedDocumentVectors = (embedder: Embedder, texts: ReadonlyArray<string>, dir: string | undefined): Effect.Effect<Array<Float32Array>, ProviderError> =>
+export const cachedDocumentVectors = (
+  embedder: Embedder,
+  texts: ReadonlyArray<string>,
+  dir: string | undefined
+): Effect.Effect<Array<Float32Array>, ProviderError> =>
   Effect.gen(function* () {
     if (dir === undefined) return yield* embedder.embedDocuments(texts)
     const path = join(dir, `${contentHash(embedder.spec, texts)}.json`)
@@ -53,7 +58,12 @@ export const cachedDocumentVectors = (embedder: Embedder, texts: ReadonlyArray<s
     const dims = vectors[0]?.length ?? 0
     const flat = new Float32Array(vectors.length * dims)
     for (const [i, v] of vectors.entries()) flat.set(v.subarray(0, dims), i * dims)
-    const file: CacheFile = { spec: embedder.spec, count: texts.length, dims, vectors: Buffer.from(flat.buffer).toString("base64") }
+    const file: CacheFile = {
+      spec: embedder.spec,
+      count: texts.length,
+      dims,
+      vectors: Buffer.from(flat.buffer).toString("base64")
+    }
     // a read-only or full disk costs the next run an embedding pass, nothing more
     yield* writeTextAtomic(path, JSON.stringify(file)).pipe(Effect.ignore)
     return vectors

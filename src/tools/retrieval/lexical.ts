@@ -36,7 +36,10 @@ export interface LexicalIndex {
 
 const FIELDS: ReadonlyArray<Field> = ["name", "tool", "category", "description", "params"]
 
-export const makeLexicalIndex = (documents: ReadonlyArray<ToolDocument>, options: LexicalOptions = {}): LexicalIndex => {
+export const makeLexicalIndex = (
+  documents: ReadonlyArray<ToolDocument>,
+  options: LexicalOptions = {}
+): LexicalIndex => {
   const boost = { ...LEXICAL_DEFAULTS.boost, ...options.boost }
   // minisearch is an optional peer package: loaded with the first index, named when missing
   const Index = requirePeer<typeof MiniSearch>(RETRIEVAL_PEERS, "minisearch") // its CommonJS build exports the class itself
@@ -45,7 +48,13 @@ export const makeLexicalIndex = (documents: ReadonlyArray<ToolDocument>, options
     fields: [...FIELDS],
     tokenize,
     processTerm: (term) => processTerm(term) ?? null,
-    searchOptions: { boost, bm25: options.bm25 ?? LEXICAL_DEFAULTS.bm25, combineWith: "OR", prefix: false, fuzzy: false }
+    searchOptions: {
+      boost,
+      bm25: options.bm25 ?? LEXICAL_DEFAULTS.bm25,
+      combineWith: "OR",
+      prefix: false,
+      fuzzy: false
+    }
   })
   index.addAll(documents)
   return {

@@ -1,11 +1,11 @@
 // The LLM re-ranker (AutoMAS' second stage): the model orders the retriever's top candidates for the task.
 import * as Effect from "effect/Effect"
 import { z } from "zod"
-import { jsonShape } from "../../text/json-shape.ts"
-import { loadTemplate, renderTemplate } from "../../text/prompt-template.ts"
 import type { GenerateError } from "../../llm/errors.ts"
 import type { LanguageModel } from "../../llm/language-model.ts"
 import { generateObject, jsonSchemaOf } from "../../llm/structured.ts"
+import { jsonShape } from "../../text/json-shape.ts"
+import { loadTemplate, renderTemplate } from "../../text/prompt-template.ts"
 import type { Tool } from "../tool.ts"
 import type { Ranked } from "./lexical.ts"
 
@@ -14,7 +14,8 @@ export const Reranking = z.object({ tools: z.array(z.string()) })
 /** Characters of a candidate's description shown to the re-ranker. */
 const DESCRIPTION_CHARS = 200
 
-const line = (tool: Tool, i: number) => `${i + 1}. ${tool.name}: ${tool.description.replace(/\s+/g, " ").slice(0, DESCRIPTION_CHARS)}`
+const line = (tool: Tool, i: number) =>
+  `${i + 1}. ${tool.name}: ${tool.description.replace(/\s+/g, " ").slice(0, DESCRIPTION_CHARS)}`
 
 /**
  * Order `candidates` for `query` with the model. Structured-output guardrails apply: the reply must
@@ -22,12 +23,20 @@ const line = (tool: Tool, i: number) => `${i + 1}. ${tool.name}: ${tool.descript
  * choices come first, then the candidates it left out in the retriever's order, so that a top-k is
  * always full. Scores of the result are reciprocal ranks.
  */
-export const rerank = (query: string, candidates: ReadonlyArray<Ranked>, tools: ReadonlyMap<string, Tool>): Effect.Effect<Array<Ranked>, GenerateError, LanguageModel> =>
+export const rerank = (
+  query: string,
+  candidates: ReadonlyArray<Ranked>,
+  tools: ReadonlyMap<string, Tool>
+): Effect.Effect<Array<Ranked>, GenerateError, LanguageModel> =>
   Effect.gen(function* () {
     const names = candidates.map((c) => c.name)
     const known = new Set(names)
     const format = jsonShape(jsonSchemaOf(Reranking), loadTemplate("rerank").examples)
-    const prompt = renderTemplate("rerank", { query, candidates: names.map((n, i) => line(tools.get(n)!, i)).join("\n"), format })
+    const prompt = renderTemplate("rerank", {
+      query,
+      candidates: names.map((n, i) => line(tools.get(n)!, i)).join("\n"),
+      format
+    })
     const { value } = yield* generateObject({
       role: "rerank",
       schema: Reranking,
@@ -38,7 +47,10 @@ export const rerank = (query: string, candidates: ReadonlyArray<Ranked>, tools: 
       check: (reply) => {
         const unknown = reply.tools.filter((t) => !known.has(t))
         return unknown.length > 0
-          ? { guardrail: "unknown_tool", error: `there is no candidate named ${unknown.map((u) => `"${u}"`).join(", ")}. Valid names: ${names.join(", ")}.` }
+          ? {
+              guardrail: "unknown_tool",
+              error: `there is no candidate named ${unknown.map((u) => `"${u}"`).join(", ")}. Valid names: ${names.join(", ")}.`
+            }
           : undefined
       }
     })

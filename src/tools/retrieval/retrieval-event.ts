@@ -4,10 +4,18 @@
 export type RetrievalScope = "task" | "subtask"
 
 /** A `retrieval` event's data: which retrieval, for what, how, and the tools best first (scores when known). */
-export const retrievalEventData = (scope: RetrievalScope, query: string, k: number, mode: string, tools: ReadonlyArray<{ readonly name: string; readonly score?: number | undefined }>) => ({
+export const retrievalEventData = (
+  scope: RetrievalScope,
+  query: string,
+  k: number,
+  mode: string,
+  tools: ReadonlyArray<{ readonly name: string; readonly score?: number | undefined }>
+) => ({
   scope,
   query,
   k,
   mode,
-  tools: tools.map((t) => (t.score === undefined ? { name: t.name } : { name: t.name, score: Number(t.score.toFixed(4)) }))
+  tools: tools.map((t) =>
+    t.score === undefined ? { name: t.name } : { name: t.name, score: Number(t.score.toFixed(4)) }
+  )
 })

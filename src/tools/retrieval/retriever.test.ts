@@ -11,8 +11,8 @@ import { isKind, kindOf } from "../../trace/events.ts"
 import { recording } from "../../trace/trajectory.ts"
 import { defineTool } from "../define-tool.ts"
 import { demoLibrary } from "../demo/index.ts"
-import { makeToolLibrary } from "../library.ts"
 import { makeOfflineEnvironment } from "../environments/offline.ts"
+import { makeToolLibrary } from "../library.ts"
 import { toolbenchLibrary } from "../toolbench/adapter.ts"
 import { makeEmbedder } from "./embedder.ts"
 import { reciprocalRankFusion } from "./fusion.ts"
@@ -29,8 +29,14 @@ const tool = (name: string, description: string, params: Record<string, string> 
 
 const library = makeToolLibrary("mixed", [
   tool("get_weather", "Current weather and temperature for a city.", { city: "the city name" }),
-  tool("search_flights", "Find flights between two airports on a date.", { origin: "IATA code of the departure airport", destination: "IATA code" }),
-  tool("translate_text", "Translate a text into another language.", { text: "what to translate", target: "language code" }),
+  tool("search_flights", "Find flights between two airports on a date.", {
+    origin: "IATA code of the departure airport",
+    destination: "IATA code"
+  }),
+  tool("translate_text", "Translate a text into another language.", {
+    text: "what to translate",
+    target: "language code"
+  }),
   tool("stock_quote", "Latest share price of a company by ticker symbol.", { symbol: "the ticker" }),
   tool("convert_currency_rates", "Exchange rates between currencies.", { base: "base currency" })
 ])
@@ -45,7 +51,14 @@ const names = (ranked: ReadonlyArray<{ name: string }>) => ranked.map((r) => r.n
 describe("tokens", () => {
   it("splits identifiers, drops stop words and folds plurals", () => {
     expect(tokenize("getWeatherForecast_v2 by-city")).toEqual(["get", "Weather", "Forecast", "v", "2", "by", "city"])
-    expect(["Concerts", "categories", "news", "the", "I", "address"].map(processTerm)).toEqual(["concert", "category", "news", null, null, "address"])
+    expect(["Concerts", "categories", "news", "the", "I", "address"].map(processTerm)).toEqual([
+      "concert",
+      "category",
+      "news",
+      null,
+      null,
+      "address"
+    ])
   })
 })
 
@@ -53,33 +66,66 @@ describe("lexical retriever", () => {
   it("ranks by name, description and parameter docs", async () => {
     const retriever = await Effect.runPromise(makeRetriever(library))
     expect(retriever.mode).toBe("lexical")
-    expect(names(await Effect.runPromise(retriever.search("What's the temperature in Oslo today?", 2)))[0]).toBe("get_weather")
-    expect(names(await Effect.runPromise(retriever.search("flights from the departure airport CDG", 1)))).toEqual(["search_flights"])
-    expect(names(await Effect.runPromise(retriever.search("share price of ACME by ticker", 1)))).toEqual(["stock_quote"])
+    expect(names(await Effect.runPromise(retriever.search("What's the temperature in Oslo today?", 2)))[0]).toBe(
+      "get_weather"
+    )
+    expect(names(await Effect.runPromise(retriever.search("flights from the departure airport CDG", 1)))).toEqual([
+      "search_flights"
+    ])
+    expect(names(await Effect.runPromise(retriever.search("share price of ACME by ticker", 1)))).toEqual([
+      "stock_quote"
+    ])
     expect(await Effect.runPromise(retriever.search("zzzz qqqq", 3))).toEqual([])
   })
 
   it("uses a ToolBench API's own name, tool and description", async () => {
     const docs = [
-      { category_name: "Music", tool_name: "TheClique", api_name: "Songkick concert", api_description: "Concert info", required_parameters: [], optional_parameters: [] },
-      { category_name: "Sports", tool_name: "Football Data", api_name: "League standings", api_description: "Table of a league", required_parameters: [], optional_parameters: [] }
+      {
+        category_name: "Music",
+        tool_name: "TheClique",
+        api_name: "Songkick concert",
+        api_description: "Concert info",
+        required_parameters: [],
+        optional_parameters: []
+      },
+      {
+        category_name: "Sports",
+        tool_name: "Football Data",
+        api_name: "League standings",
+        api_description: "Table of a league",
+        required_parameters: [],
+        optional_parameters: []
+      }
     ]
     const toolbench = toolbenchLibrary("tb", docs, makeOfflineEnvironment("error"))
     const retriever = await Effect.runPromise(makeRetriever(toolbench))
-    expect(names(await Effect.runPromise(retriever.search("Which concerts does TheClique list?", 1)))).toEqual(["songkick_concert_for_theclique"])
-    expect(names(await Effect.runPromise(retriever.search("show me the football league standings", 1)))).toEqual(["league_standings_for_football_data"])
+    expect(names(await Effect.runPromise(retriever.search("Which concerts does TheClique list?", 1)))).toEqual([
+      "songkick_concert_for_theclique"
+    ])
+    expect(names(await Effect.runPromise(retriever.search("show me the football league standings", 1)))).toEqual([
+      "league_standings_for_football_data"
+    ])
   })
 })
 
 describe("fusion", () => {
   it("reciprocal rank fusion rewards items high in several lists", () => {
     const fused = reciprocalRankFusion([
-      [{ name: "a", score: 9 }, { name: "b", score: 5 }, { name: "c", score: 1 }],
-      [{ name: "d", score: 0.9 }, { name: "b", score: 0.8 }]
+      [
+        { name: "a", score: 9 },
+        { name: "b", score: 5 },
+        { name: "c", score: 1 }
+      ],
+      [
+        { name: "d", score: 0.9 },
+        { name: "b", score: 0.8 }
+      ]
     ])
     expect(names(fused)).toEqual(["b", "a", "d", "c"])
     expect(fused[0]!.score).toBeCloseTo(1 / 62 + 1 / 62)
-    expect(names(reciprocalRankFusion([names(fused).map((name) => ({ name, score: 0 })), [{ name: "a", score: 1 }]]))[0]).toBe("a")
+    expect(
+      names(reciprocalRankFusion([names(fused).map((name) => ({ name, score: 0 })), [{ name: "a", score: 1 }]]))[0]
+    ).toBe("a")
   })
 })
 
@@ -111,10 +157,17 @@ describe("hybrid retriever (fake embedding servers)", () => {
   it("embeds through an OpenAI-compatible /v1/embeddings", async () => {
     const openai = await startFakeOpenAI({ models: ["text-embedding-3-small"] })
     servers.push(openai)
-    const embedder = await Effect.runPromise(makeEmbedder("openai:text-embedding-3-small", { baseURL: openai.baseURL, apiKey: "test" }))
+    const embedder = await Effect.runPromise(
+      makeEmbedder("openai:text-embedding-3-small", { baseURL: openai.baseURL, apiKey: "test" })
+    )
     const retriever = await Effect.runPromise(makeRetriever(library, { embedder }))
-    expect(names(await Effect.runPromise(retriever.search("translate this text into German", 1)))).toEqual(["translate_text"])
-    expect(openai.requests.filter((r) => r.path === "/v1/embeddings").map((r) => r.body.encoding_format)).toEqual(["float", "float"])
+    expect(names(await Effect.runPromise(retriever.search("translate this text into German", 1)))).toEqual([
+      "translate_text"
+    ])
+    expect(openai.requests.filter((r) => r.path === "/v1/embeddings").map((r) => r.body.encoding_format)).toEqual([
+      "float",
+      "float"
+    ])
   })
 
   it("says what to do with a bad --embed spec or a missing embedding model", async () => {
@@ -130,24 +183,38 @@ describe("hybrid retriever (fake embedding servers)", () => {
 
   it("narrowLibrary records the set, and falls back to the lexical ranking when the embedding server is gone", async () => {
     const ollama = await startFakeOllama({ models: [{ name: "nomic-embed-text" }] })
-    const embedder = await Effect.runPromise(makeEmbedder("ollama:nomic-embed-text", { host: ollama.url, timeoutMs: 2000 }))
+    const embedder = await Effect.runPromise(
+      makeEmbedder("ollama:nomic-embed-text", { host: ollama.url, timeoutMs: 2000 })
+    )
     const retriever = await Effect.runPromise(makeRetriever(library, { embedder }))
     await ollama.close()
-    const { value, events } = await Effect.runPromise(recording("t1", narrowLibrary(retriever, "temperature in Paris", 2, "subtask")))
+    const { value, events } = await Effect.runPromise(
+      recording("t1", narrowLibrary(retriever, "temperature in Paris", 2, "subtask"))
+    )
     expect(value.tools.map((t) => t.name)[0]).toBe("get_weather")
     expect(events.map(kindOf)).toEqual(["error", "retrieval"])
     expect(events[0]!.data.error).toContain("lexical ranking was used instead")
-    expect(events[1]!.data).toMatchObject({ scope: "subtask", query: "temperature in Paris", k: 2, mode: "hybrid", tools: [{ name: "get_weather" }] })
+    expect(events[1]!.data).toMatchObject({
+      scope: "subtask",
+      query: "temperature in Paris",
+      k: 2,
+      mode: "hybrid",
+      tools: [{ name: "get_weather" }]
+    })
   })
 })
 
 describe("LLM re-ranker", () => {
   it("orders the candidates as the model says, reflects unknown names, and keeps k full", async () => {
     const demo = demoLibrary()
-    const model = makeScriptedModel({ rerank: [{ tools: ["no_such_tool"] }, { tools: ["convert_units", "calculator"] }] })
+    const model = makeScriptedModel({
+      rerank: [{ tools: ["no_such_tool"] }, { tools: ["convert_units", "calculator"] }]
+    })
     const retriever = await Effect.runPromise(makeRetriever(demo, { reranker: model, rerankDepth: 5 }))
     expect(retriever.mode).toBe("lexical+rerank")
-    const { value, events } = await Effect.runPromise(recording("t2", retriever.search("convert 8849 metres to feet in units, then compute 12% with the calculator", 3)))
+    const { value, events } = await Effect.runPromise(
+      recording("t2", retriever.search("convert 8849 metres to feet in units, then compute 12% with the calculator", 3))
+    )
     expect(names(value).slice(0, 2)).toEqual(["convert_units", "calculator"])
     expect(value).toHaveLength(3)
     const guardrail = events.find((e) => isKind(e, "guardrail"))

@@ -2,6 +2,7 @@
 import * as Effect from "effect/Effect"
 import type { GenerateError, ProviderError } from "../../llm/errors.ts"
 import { LanguageModel, type LanguageModelShape } from "../../llm/language-model.ts"
+import { checkPeers, RETRIEVAL_PEERS } from "../../peer-packages.ts"
 import { emit } from "../../trace/events.ts"
 import { makeToolLibrary } from "../library.ts"
 import type { Tool, ToolLibrary } from "../tool.ts"
@@ -9,11 +10,9 @@ import { documentText, toolDocument } from "./document.ts"
 import type { Embedder } from "./embedder.ts"
 import { cachedDocumentVectors } from "./embedding-cache.ts"
 import { denseRanking, reciprocalRankFusion } from "./fusion.ts"
-import { checkPeers, RETRIEVAL_PEERS } from "../../peer-packages.ts"
 import { type LexicalOptions, makeLexicalIndex, type Ranked } from "./lexical.ts"
-import { retrievalEventData, type RetrievalScope } from "./retrieval-event.ts"
 import { rerank } from "./rerank.ts"
-
+import { type RetrievalScope, retrievalEventData } from "./retrieval-event.ts"
 
 export interface RetrieverOptions {
   readonly lexical?: LexicalOptions | undefined
@@ -43,19 +42,27 @@ export interface Retriever {
 }
 
 /** Build a retriever over a library; with an embedder, the library's documents are embedded (or read from the cache) now. */
-export const makeRetriever = Effect.fn("Retriever.make")(function* (library: ToolLibrary, options: RetrieverOptions = {}) {
+export const makeRetriever = Effect.fn("Retriever.make")(function* (
+  library: ToolLibrary,
+  options: RetrieverOptions = {}
+) {
   yield* checkPeers(RETRIEVAL_PEERS)
   const documents = library.tools.map(toolDocument)
   const lexical = makeLexicalIndex(documents, options.lexical)
   const names = documents.map((d) => d.id)
-  const vectors = options.embedder ? yield* cachedDocumentVectors(options.embedder, documents.map(documentText), options.embeddingCache) : undefined
+  const vectors = options.embedder
+    ? yield* cachedDocumentVectors(options.embedder, documents.map(documentText), options.embeddingCache)
+    : undefined
   const fusionDepth = options.fusionDepth ?? RETRIEVER_DEFAULTS.fusionDepth
   const byName = new Map(library.tools.map((t) => [t.name, t]))
 
   const firstStage = (query: string, depth: number): Effect.Effect<Array<Ranked>, ProviderError> =>
     options.embedder && vectors
       ? Effect.map(options.embedder.embedQuery(query), (q) =>
-          reciprocalRankFusion([lexical.search(query, Math.max(depth, fusionDepth)), denseRanking(q, names, vectors, Math.max(depth, fusionDepth))]).slice(0, depth)
+          reciprocalRankFusion([
+            lexical.search(query, Math.max(depth, fusionDepth)),
+            denseRanking(q, names, vectors, Math.max(depth, fusionDepth))
+          ]).slice(0, depth)
         )
       : Effect.succeed(lexical.search(query, depth))
 
@@ -63,7 +70,10 @@ export const makeRetriever = Effect.fn("Retriever.make")(function* (library: Too
   const search = (query: string, k: number): Effect.Effect<Array<Ranked>, ProviderError | GenerateError> =>
     reranker
       ? Effect.gen(function* () {
-          const candidates = yield* firstStage(query, Math.max(k, options.rerankDepth ?? RETRIEVER_DEFAULTS.rerankDepth))
+          const candidates = yield* firstStage(
+            query,
+            Math.max(k, options.rerankDepth ?? RETRIEVER_DEFAULTS.rerankDepth)
+          )
           if (candidates.length <= 1) return candidates.slice(0, k)
           const ordered = yield* rerank(query, candidates, byName).pipe(Effect.provideService(LanguageModel, reranker))
           return ordered.slice(0, k)
@@ -81,20 +91,34 @@ export const makeRetriever = Effect.fn("Retriever.make")(function* (library: Too
 export const rankTools = (retriever: Retriever, query: string, k: number): Effect.Effect<Array<Ranked>> =>
   retriever.search(query, k).pipe(
     Effect.catch((e) =>
-      Effect.as(emit("error", { role: "retrieval", tag: e._tag, error: `${e.message} (the lexical ranking was used instead)` }), retriever.lexical(query, k))
+      Effect.as(
+        emit("error", {
+          role: "retrieval",
+          tag: e._tag,
+          error: `${e.message} (the lexical ranking was used instead)`
+        }),
+        retriever.lexical(query, k)
+      )
     )
   )
-
 
 /**
  * The library narrowed to the top-k tools for a query, for a pipeline: the set is recorded as a
  * `retrieval` event. It never fails: when the embedding model or the re-ranker fails, the lexical
  * ranking alone is used and the failure is recorded as an `error` event.
  */
-export const narrowLibrary = (retriever: Retriever, query: string, k: number, scope: RetrievalScope): Effect.Effect<ToolLibrary> =>
+export const narrowLibrary = (
+  retriever: Retriever,
+  query: string,
+  k: number,
+  scope: RetrievalScope
+): Effect.Effect<ToolLibrary> =>
   Effect.gen(function* () {
     const ranked = yield* rankTools(retriever, query, k)
     yield* emit("retrieval", retrievalEventData(scope, query, k, retriever.mode, ranked))
     const byName = new Map(retriever.library.tools.map((t) => [t.name, t]))
-    return makeToolLibrary(retriever.library.name, ranked.map((r) => byName.get(r.name)).filter((t): t is Tool => t !== undefined))
+    return makeToolLibrary(
+      retriever.library.name,
+      ranked.map((r) => byName.get(r.name)).filter((t): t is Tool => t !== undefined)
+    )
   })

@@ -16,7 +16,9 @@ const STOP_WORDS = new Set(
 export const tokenize = (text: string): Array<string> =>
   text
     .replace(/([a-z])([A-Z])/g, "$1 $2")
-    .replace(/([A-Za-z])(\d)|(\d)([A-Za-z])/g, (_m, a?: string, b?: string, c?: string, d?: string) => (a ? `${a} ${b}` : `${c} ${d}`))
+    .replace(/([A-Za-z])(\d)|(\d)([A-Za-z])/g, (_m, a?: string, b?: string, c?: string, d?: string) =>
+      a ? `${a} ${b}` : `${c} ${d}`
+    )
     .split(/[^\p{L}\p{N}]+/u)
     .filter((t) => t.length > 0)
 

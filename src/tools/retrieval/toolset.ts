@@ -4,7 +4,10 @@ import { InvalidToolset } from "./errors.ts"
 /** How many tools a task gets from `--toolset retrieve` without `:k`. */
 export const DEFAULT_RETRIEVE_K = 5
 
-export type Toolset = { readonly kind: "all" } | { readonly kind: "relevant" } | { readonly kind: "retrieve"; readonly k: number }
+export type Toolset =
+  | { readonly kind: "all" }
+  | { readonly kind: "relevant" }
+  | { readonly kind: "retrieve"; readonly k: number }
 
 /** Read `all`, `relevant`, `retrieve` or `retrieve:<k>`; throws InvalidToolset with the accepted forms. */
 export const parseToolset = (value: string): Toolset => {
@@ -18,4 +21,5 @@ export const parseToolset = (value: string): Toolset => {
 }
 
 /** The toolset as written in run.json (`retrieve:5`). */
-export const toolsetLabel = (toolset: Toolset): string => (toolset.kind === "retrieve" ? `retrieve:${toolset.k}` : toolset.kind)
+export const toolsetLabel = (toolset: Toolset): string =>
+  toolset.kind === "retrieve" ? `retrieve:${toolset.k}` : toolset.kind

@@ -1,7 +1,7 @@
 // Check one tool source as `smurfs doctor --tools` does: it loads, lists its tools, and (MCP) answers a ping.
 import * as Effect from "effect/Effect"
-import { loadTools, type LoadSourcesOptions } from "../load.ts"
 import { loadWithPeers, MCP_PEERS } from "../../peer-packages.ts"
+import { type LoadSourcesOptions, loadTools } from "../load.ts"
 import { ToolLoadError } from "../load-error.ts"
 import { parseToolSource } from "./source-spec.ts"
 
@@ -28,7 +28,9 @@ export const checkToolSource = (source: string, options: LoadSourcesOptions = {}
     })()
     if (spec && (spec.kind === "mcp-stdio" || spec.kind === "mcp-http")) {
       // the MCP SDK is an optional peer package: loaded here, named with its install command when missing
-      const { connectMcp } = yield* loadWithPeers(MCP_PEERS, () => import("./mcp.ts")).pipe(Effect.mapError((e) => new ToolLoadError({ source, reason: e.message })))
+      const { connectMcp } = yield* loadWithPeers(MCP_PEERS, () => import("./mcp.ts")).pipe(
+        Effect.mapError((e) => new ToolLoadError({ source, reason: e.message }))
+      )
       const server = yield* connectMcp(spec, options)
       const listed = performance.now() - started
       const ping = yield* server.ping
@@ -40,7 +42,12 @@ export const checkToolSource = (source: string, options: LoadSourcesOptions = {}
       } satisfies SourceCheck
     }
     const library = yield* loadTools([source], options)
-    return { source, ok: true, tools: library.tools.length, detail: `${library.name}: ${library.tools.length} tools loaded in ${ms(performance.now() - started)}` } satisfies SourceCheck
+    return {
+      source,
+      ok: true,
+      tools: library.tools.length,
+      detail: `${library.name}: ${library.tools.length} tools loaded in ${ms(performance.now() - started)}`
+    } satisfies SourceCheck
   }).pipe(
     Effect.scoped,
     Effect.catch((e) => Effect.succeed<SourceCheck>({ source, ok: false, tools: 0, detail: e.reason }))

@@ -17,7 +17,8 @@ export interface NamedLibrary {
 export const combineLibraries = (sources: ReadonlyArray<NamedLibrary>): ToolLibrary => {
   if (sources.length === 1) return sources[0]!.library
   const owners = new Map<string, number>()
-  for (const { library } of sources) for (const tool of library.tools) owners.set(tool.name, (owners.get(tool.name) ?? 0) + 1)
+  for (const { library } of sources)
+    for (const tool of library.tools) owners.set(tool.name, (owners.get(tool.name) ?? 0) + 1)
   const prefixes = new Set<string>()
   const taken = new Set<string>()
   const tools: Array<Tool> = []

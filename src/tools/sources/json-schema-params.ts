@@ -8,7 +8,9 @@ const isObject = (x: unknown): x is JsonObject => typeof x === "object" && x !==
 /** zod for one property; a schema zod cannot express becomes `unknown` that still shows the model the original schema. */
 const propertySchema = (schema: unknown, defs: JsonObject): z.ZodType => {
   try {
-    return z.fromJSONSchema((isObject(schema) && Object.keys(defs).length > 0 ? { ...schema, $defs: defs } : schema) as never)
+    return z.fromJSONSchema(
+      (isObject(schema) && Object.keys(defs).length > 0 ? { ...schema, $defs: defs } : schema) as never
+    )
   } catch {
     return z.unknown().meta(isObject(schema) ? schema : {})
   }
@@ -30,7 +32,9 @@ export const parametersFromJsonSchema = (input: unknown): z.ZodObject<z.ZodRawSh
     // fall back to one property at a time
   }
   const properties = isObject(schema.properties) ? schema.properties : {}
-  const required = new Set(Array.isArray(schema.required) ? schema.required.filter((r): r is string => typeof r === "string") : [])
+  const required = new Set(
+    Array.isArray(schema.required) ? schema.required.filter((r): r is string => typeof r === "string") : []
+  )
   const defs = isObject(schema.$defs) ? schema.$defs : isObject(schema.definitions) ? schema.definitions : {}
   const shape: Record<string, z.ZodType> = {}
   for (const [name, property] of Object.entries(properties)) {

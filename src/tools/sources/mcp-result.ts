@@ -35,17 +35,31 @@ const partText = (part: Part): string => {
 export const mcpResultToToolResult = (toolName: string, result: unknown): ToolResult => {
   const record = (typeof result === "object" && result !== null ? result : {}) as Record<string, unknown>
   const parts = Array.isArray(record.content) ? (record.content as Array<Part>) : []
-  const texts = parts.filter((p) => p.type === "text" || (p.type === "resource" && typeof (p.resource as Record<string, unknown> | undefined)?.text === "string"))
+  const texts = parts.filter(
+    (p) =>
+      p.type === "text" ||
+      (p.type === "resource" && typeof (p.resource as Record<string, unknown> | undefined)?.text === "string")
+  )
   const structured = record.structuredContent
   // serializing (and every later walk) would overflow the stack
   if (valueNestsDeeper(structured) || valueNestsDeeper(record.toolResult))
-    return { ok: false, content: "", error: `tool "${toolName}" returned a result that cannot be used: ${tooDeepMessage()}` }
+    return {
+      ok: false,
+      content: "",
+      error: `tool "${toolName}" returned a result that cannot be used: ${tooDeepMessage()}`
+    }
   let content: string
   if (texts.length > 0) content = texts.map(partText).join("\n")
   else if (structured !== undefined && structured !== null) content = stringifyOutput(structured)
   else if (parts.length > 0) content = parts.map(partText).join("\n")
-  else if ("toolResult" in record) content = stringifyOutput(record.toolResult) // the 2024-10-07 protocol's shape
+  else if ("toolResult" in record)
+    content = stringifyOutput(record.toolResult) // the 2024-10-07 protocol's shape
   else content = ""
-  if (record.isError === true) return { ok: false, content, error: `tool "${toolName}" reported an error: ${content.slice(0, 500) || "(no message)"}` }
+  if (record.isError === true)
+    return {
+      ok: false,
+      content,
+      error: `tool "${toolName}" reported an error: ${content.slice(0, 500) || "(no message)"}`
+    }
   return { ok: true, content }
 }

@@ -4,7 +4,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Effect, Exit, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { startFakeMcpHttp, type FakeMcpHttp } from "../../../test/fake-servers/mcp.ts"
+import { type FakeMcpHttp, startFakeMcpHttp } from "../../../test/fake-servers/mcp.ts"
 import { childProcesses } from "../../../test/processes.ts"
 import { checkArgs } from "../../agents/guardrails.ts"
 import { guardrailDefaults } from "../../agents/smurfs-options.ts"
@@ -23,7 +23,8 @@ const open = async (sources: ReadonlyArray<string>, options: Parameters<typeof l
   return { library, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
 }
 
-const call = (library: ToolLibrary, name: string, args: Record<string, unknown> = {}) => Effect.runPromise(findTool(library, name)!.call(args))
+const call = (library: ToolLibrary, name: string, args: Record<string, unknown> = {}) =>
+  Effect.runPromise(findTool(library, name)!.call(args))
 
 const alive = (pid: number) => {
   try {
@@ -35,7 +36,10 @@ const alive = (pid: number) => {
 }
 
 /** Child pids of this process whose command line contains `marker`. */
-const childrenMatching = async (marker: string): Promise<Array<number>> => childProcesses().filter((c) => c.command.includes(marker)).map((c) => c.pid)
+const childrenMatching = async (marker: string): Promise<Array<number>> =>
+  childProcesses()
+    .filter((c) => c.command.includes(marker))
+    .map((c) => c.pid)
 
 /** Poll until `check` holds (a killed process takes a moment to be reaped); false if it never does within 2 s. */
 const eventually = async (check: () => boolean | Promise<boolean>): Promise<boolean> => {
@@ -58,7 +62,9 @@ describe("MCP over stdio (the scripted server)", () => {
       expect(checkArgs(add, { a: 1 }, guardrailDefaults, "")).toMatchObject({ guardrail: "missing_params" })
       expect(checkArgs(add, { a: 1, b: "two" }, guardrailDefaults, "")).toMatchObject({ guardrail: "param_rules" })
       expect(checkArgs(add, { a: 1, b: 2 }, guardrailDefaults, "")).toBeUndefined()
-      expect(checkArgs(findTool(library, "weather")!, { city: "Rome" }, guardrailDefaults, "")).toMatchObject({ guardrail: "param_rules" })
+      expect(checkArgs(findTool(library, "weather")!, { city: "Rome" }, guardrailDefaults, "")).toMatchObject({
+        guardrail: "param_rules"
+      })
     } finally {
       await close()
     }
@@ -68,8 +74,14 @@ describe("MCP over stdio (the scripted server)", () => {
     const { library, close } = await open([fake])
     try {
       expect(await call(library, "add", { a: 2, b: 3 })).toEqual({ ok: true, content: "5" })
-      expect(await call(library, "files_search", { pattern: "*.md" })).toEqual({ ok: true, content: "no file matches *.md" })
-      expect(JSON.parse((await call(library, "weather", { city: "Oslo" })).content)).toEqual({ temperature: 4, conditions: "snow" })
+      expect(await call(library, "files_search", { pattern: "*.md" })).toEqual({
+        ok: true,
+        content: "no file matches *.md"
+      })
+      expect(JSON.parse((await call(library, "weather", { city: "Oslo" })).content)).toEqual({
+        temperature: 4,
+        conditions: "snow"
+      })
       const broken = await call(library, "broken")
       expect(broken).toMatchObject({ ok: false, content: "the widget is broken" })
       expect(broken.error).toContain("the widget is broken")
@@ -104,7 +116,9 @@ describe("MCP over stdio (the scripted server)", () => {
       expect(after.ok).toBe(false)
       expect(after.error).toContain("has stopped")
       expect(after.error).toContain("crashed on purpose")
-      expect(await eventually(() => !alive(pid!) || childrenMatching("fake-servers/mcp.ts").then((p) => p.length === 0))).toBe(true)
+      expect(
+        await eventually(() => !alive(pid!) || childrenMatching("fake-servers/mcp.ts").then((p) => p.length === 0))
+      ).toBe(true)
     } finally {
       await close()
     }
@@ -122,7 +136,15 @@ describe("MCP over stdio (the scripted server)", () => {
   it("says what to do when the command does not exist or is not an MCP server", async () => {
     const missing = await Effect.runPromise(Effect.flip(Effect.scoped(loadTools(["mcp:no-such-mcp-server --flag"]))))
     expect(missing.message).toContain('the command "no-such-mcp-server" was not found')
-    const notMcp = await Effect.runPromise(Effect.flip(Effect.scoped(loadTools([`mcp:${process.execPath} -e "console.error('not a server'); setTimeout(() => {}, 60000)"`], { connectTimeoutMs: 500 }))))
+    const notMcp = await Effect.runPromise(
+      Effect.flip(
+        Effect.scoped(
+          loadTools([`mcp:${process.execPath} -e "console.error('not a server'); setTimeout(() => {}, 60000)"`], {
+            connectTimeoutMs: 500
+          })
+        )
+      )
+    )
     expect(notMcp.message).toContain("did not answer within 500 ms")
     expect(await eventually(async () => (await childrenMatching("not a server")).length === 0)).toBe(true)
     const empty = await Effect.runPromise(Effect.flip(Effect.scoped(loadTools(["mcp:"]))))
@@ -152,7 +174,9 @@ describe("MCP over Streamable HTTP (loopback)", () => {
   afterAll(() => server.close())
 
   it("sends the Authorization header from the named environment variable and calls tools", async () => {
-    const { library, close } = await open([`mcp+${server.url}#auth=MY_MCP_AUTH`], { env: { MY_MCP_AUTH: "Bearer s3cret-t0ken-value" } })
+    const { library, close } = await open([`mcp+${server.url}#auth=MY_MCP_AUTH`], {
+      env: { MY_MCP_AUTH: "Bearer s3cret-t0ken-value" }
+    })
     try {
       expect(library.tools).toHaveLength(20)
       expect(await call(library, "echo", { text: "over http" })).toEqual({ ok: true, content: "over http" })
@@ -165,13 +189,21 @@ describe("MCP over Streamable HTTP (loopback)", () => {
   it("without the header, says which variable to set and never shows a secret", async () => {
     const error = await Effect.runPromise(Effect.flip(Effect.scoped(loadTools([`mcp+${server.url}`], { env: {} }))))
     expect(error.message).toContain("SMURFS_MCP_AUTHORIZATION")
-    const wrong = await Effect.runPromise(Effect.flip(Effect.scoped(loadTools([`mcp+${server.url}`], { env: { SMURFS_MCP_AUTHORIZATION: "Bearer wrong-t0ken-value" } }))))
+    const wrong = await Effect.runPromise(
+      Effect.flip(
+        Effect.scoped(
+          loadTools([`mcp+${server.url}`], { env: { SMURFS_MCP_AUTHORIZATION: "Bearer wrong-t0ken-value" } })
+        )
+      )
+    )
     expect(wrong.message).toContain("401")
     expect(wrong.message).not.toContain("wrong-t0ken-value")
   }, 300_000)
 
   it("says so when nothing listens at the URL", async () => {
-    const error = await Effect.runPromise(Effect.flip(Effect.scoped(loadTools(["mcp+http://127.0.0.1:9/mcp"], { env: {} }))))
+    const error = await Effect.runPromise(
+      Effect.flip(Effect.scoped(loadTools(["mcp+http://127.0.0.1:9/mcp"], { env: {} })))
+    )
     expect(error.message).toContain("cannot reach http://127.0.0.1:9/mcp")
   }, 300_000)
 })
@@ -180,8 +212,13 @@ describe("MCP servers from npm", () => {
   it("server-everything: its tools are listed and called", async () => {
     const { library, close } = await open([`mcp:${bin("mcp-server-everything")}`])
     try {
-      expect(library.tools.map((t) => t.name)).toEqual(expect.arrayContaining(["echo", "get-sum", "get-structured-content"]))
-      expect(await call(library, "get-sum", { a: 2, b: 40 })).toMatchObject({ ok: true, content: expect.stringContaining("42") })
+      expect(library.tools.map((t) => t.name)).toEqual(
+        expect.arrayContaining(["echo", "get-sum", "get-structured-content"])
+      )
+      expect(await call(library, "get-sum", { a: 2, b: 40 })).toMatchObject({
+        ok: true,
+        content: expect.stringContaining("42")
+      })
       const structured = await call(library, "get-structured-content", { location: "Chicago" })
       expect(structured.ok).toBe(true)
       expect(structured.content).toMatch(/temperature/i)
@@ -195,7 +232,10 @@ describe("MCP servers from npm", () => {
     writeFileSync(join(root, "note.txt"), "the answer is 42\n")
     const { library, close } = await open([`mcp:${bin("mcp-server-filesystem")} ${root}`])
     try {
-      expect(await call(library, "read_text_file", { path: join(root, "note.txt") })).toMatchObject({ ok: true, content: "the answer is 42\n" })
+      expect(await call(library, "read_text_file", { path: join(root, "note.txt") })).toMatchObject({
+        ok: true,
+        content: "the answer is 42\n"
+      })
       const outside = await call(library, "read_text_file", { path: "/etc/hostname" })
       expect(outside.ok).toBe(false)
       expect(outside.error).toMatch(/access denied|outside/i)

@@ -1,17 +1,18 @@
 // MCP servers as tool sources: stdio or Streamable HTTP through the official SDK; each server tool becomes a Tool.
-import { tooDeepMessage, valueNestsDeeper } from "../../llm/nesting.ts"
-import { visibleText } from "../../trace/visible-text.ts"
+
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
+import { tooDeepMessage, valueNestsDeeper } from "../../llm/nesting.ts"
 import { addSecret, redactText, redactValue } from "../../trace/redact.ts"
+import { visibleText } from "../../trace/visible-text.ts"
+import { version } from "../../version.ts"
 import { guardToolCall } from "../call.ts"
 import { ToolLoadError } from "../load-error.ts"
 import type { Tool, ToolResult } from "../tool.ts"
-import { version } from "../../version.ts"
 import { parametersFromJsonSchema } from "./json-schema-params.ts"
 import { mcpResultToToolResult } from "./mcp-result.ts"
 import { sourceLabel, type ToolSourceSpec } from "./source-spec.ts"
@@ -68,13 +69,20 @@ const STDERR_TAIL = 2000
 const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e))
 
 /** The transport for a spec; stdio keeps the tail of the server's stderr to explain a crash. */
-const makeTransport = (spec: McpSpec, env: McpOptions["env"]): { transport: Transport; stderrTail: () => string; pid: () => number | null } => {
+const makeTransport = (
+  spec: McpSpec,
+  env: McpOptions["env"]
+): { transport: Transport; stderrTail: () => string; pid: () => number | null } => {
   if (spec.kind === "mcp-http") {
     const authorization = (env ?? process.env)[spec.authEnv]
     // whatever the variable is called, its value is never shown, stored, exported or sent to a model
     addSecret(authorization)
     const headers: Record<string, string> = authorization ? { Authorization: authorization } : {}
-    return { transport: new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers } }), stderrTail: () => "", pid: () => null }
+    return {
+      transport: new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers } }),
+      stderrTail: () => "",
+      pid: () => null
+    }
   }
   const transport = new StdioClientTransport({ command: spec.command, args: [...spec.args], stderr: "pipe" })
   let tail = ""
@@ -139,14 +147,20 @@ const listAllTools = async (client: Client, timeout: number) => {
     const page = await client.listTools(cursor === undefined ? undefined : { cursor }, { timeout })
     tools.push(...page.tools)
     if (tools.length > MCP_LIST_LIMITS.tools)
-      throw new EndlessListing(`its tools/list gave more than ${MCP_LIST_LIMITS.tools} tools (${pages} pages); a library that large is not usable in a prompt: serve a smaller set`)
+      throw new EndlessListing(
+        `its tools/list gave more than ${MCP_LIST_LIMITS.tools} tools (${pages} pages); a library that large is not usable in a prompt: serve a smaller set`
+      )
     cursor = page.nextCursor
     if (cursor === undefined) return tools
     if (cursors.has(cursor))
-      throw new EndlessListing(`its tools/list repeated the cursor ${showCursor(cursor)} on page ${pages + 1} (${tools.length} tools so far), so the listing would never end: a server bug, fix or update the server`)
+      throw new EndlessListing(
+        `its tools/list repeated the cursor ${showCursor(cursor)} on page ${pages + 1} (${tools.length} tools so far), so the listing would never end: a server bug, fix or update the server`
+      )
     cursors.add(cursor)
     if (pages >= MCP_LIST_LIMITS.pages)
-      throw new EndlessListing(`its tools/list went on for more than ${MCP_LIST_LIMITS.pages} pages (${tools.length} tools so far) and was stopped: a server bug, fix or update the server`)
+      throw new EndlessListing(
+        `its tools/list went on for more than ${MCP_LIST_LIMITS.pages} pages (${tools.length} tools so far) and was stopped: a server bug, fix or update the server`
+      )
   }
 }
 
@@ -155,7 +169,10 @@ const OVERSIZED = /ReadBuffer exceeded maximum size of (\d+) bytes/
 
 /** How a connection ended: the server stopped (with the tail of its stderr), or it sent a message too large for the transport. */
 interface ConnectionState {
-  closed: undefined | { readonly kind: "stopped"; readonly stderr: string } | { readonly kind: "oversized"; readonly limitBytes: number }
+  closed:
+    | undefined
+    | { readonly kind: "stopped"; readonly stderr: string }
+    | { readonly kind: "oversized"; readonly limitBytes: number }
 }
 
 interface Connection {
@@ -166,7 +183,12 @@ interface Connection {
 }
 
 /** Start (or restart) a server, connect and list its tools; a failure stops the process and says why. */
-const openConnection = async (spec: McpSpec, label: string, options: McpOptions, connectTimeoutMs: number): Promise<Connection> => {
+const openConnection = async (
+  spec: McpSpec,
+  label: string,
+  options: McpOptions,
+  connectTimeoutMs: number
+): Promise<Connection> => {
   const { transport, stderrTail, pid } = makeTransport(spec, options.env)
   const client = new Client({ name: "smurfs", version })
   const state: ConnectionState = { closed: undefined }
@@ -184,13 +206,19 @@ const openConnection = async (spec: McpSpec, label: string, options: McpOptions,
     const previous = client.onclose
     client.onclose = () => {
       previous?.()
-      state.closed = oversizedBytes !== undefined ? { kind: "oversized", limitBytes: oversizedBytes } : { kind: "stopped", stderr: stderrTail() }
+      state.closed =
+        oversizedBytes !== undefined
+          ? { kind: "oversized", limitBytes: oversizedBytes }
+          : { kind: "stopped", stderr: stderrTail() }
     }
     return { client, listed, state, pid }
   } catch (e) {
     killChild(pid())
     await client.close().catch(() => undefined)
-    throw new ToolLoadError({ source: label, reason: e instanceof EndlessListing ? e.message : connectFailure(spec, e, stderrTail(), connectTimeoutMs) })
+    throw new ToolLoadError({
+      source: label,
+      reason: e instanceof EndlessListing ? e.message : connectFailure(spec, e, stderrTail(), connectTimeoutMs)
+    })
   }
 }
 
@@ -209,14 +237,22 @@ const closeConnection = async (connection: Connection) => {
  * doing): that call fails saying so and the server is started again, once per run. Nothing the server
  * does fails the run.
  */
-export const connectMcp = (spec: McpSpec, options: McpOptions = {}): Effect.Effect<McpServer, ToolLoadError, Scope.Scope> => {
+export const connectMcp = (
+  spec: McpSpec,
+  options: McpOptions = {}
+): Effect.Effect<McpServer, ToolLoadError, Scope.Scope> => {
   const label = sourceLabel(spec)
   const connectTimeoutMs = options.connectTimeoutMs ?? MCP_DEFAULTS.connectTimeoutMs
   const callTimeoutMs = options.callTimeoutMs ?? MCP_DEFAULTS.callTimeoutMs
   return Effect.gen(function* () {
     const holder = yield* Effect.acquireRelease(
       Effect.tryPromise({
-        try: async () => ({ current: await openConnection(spec, label, options, connectTimeoutMs), restarts: 0, restarting: undefined as Promise<void> | undefined, ended: false }),
+        try: async () => ({
+          current: await openConnection(spec, label, options, connectTimeoutMs),
+          restarts: 0,
+          restarting: undefined as Promise<void> | undefined,
+          ended: false
+        }),
         catch: (e) => (e instanceof ToolLoadError ? e : new ToolLoadError({ source: label, reason: errorText(e) }))
       }),
       (holder) =>
@@ -259,7 +295,11 @@ export const connectMcp = (spec: McpSpec, options: McpOptions = {}): Effect.Effe
     const { listed, client } = holder.current
     // a schema nested deeper than any parameter list needs would overflow every walk of it (redaction, zod)
     const deep = listed.find((t) => valueNestsDeeper(t.inputSchema))
-    if (deep) return yield* new ToolLoadError({ source: label, reason: `the input schema of its tool "${visibleText(deep.name.slice(0, 80))}" cannot be used: ${tooDeepMessage()}` })
+    if (deep)
+      return yield* new ToolLoadError({
+        source: label,
+        reason: `the input schema of its tool "${visibleText(deep.name.slice(0, 80))}" cannot be used: ${tooDeepMessage()}`
+      })
     const names = modelSafeNames(listed.map((t) => t.name))
     const server = client.getServerVersion()
     const tools = listed.map((definition, i): Tool => {
@@ -274,10 +314,17 @@ export const connectMcp = (spec: McpSpec, options: McpOptions = {}): Effect.Effe
               if (closed !== undefined) return { ok: false, content: "", error: closed }
               try {
                 // the SDK's own timeout is a backstop; the guard fires first and aborts the request
-                const result = await connection.client.callTool({ name: definition.name, arguments: args }, undefined, { signal, timeout: callTimeoutMs + 1000 })
+                const result = await connection.client.callTool({ name: definition.name, arguments: args }, undefined, {
+                  signal,
+                  timeout: callTimeoutMs + 1000
+                })
                 return mcpResultToToolResult(name, result)
               } catch (e) {
-                return { ok: false, content: "", error: `tool "${name}" failed: ${closedReason(connection.state) ?? errorText(e)}` }
+                return {
+                  ok: false,
+                  content: "",
+                  error: `tool "${name}" failed: ${closedReason(connection.state) ?? errorText(e)}`
+                }
               }
             },
             catch: (e) => e
@@ -287,7 +334,9 @@ export const connectMcp = (spec: McpSpec, options: McpOptions = {}): Effect.Effe
       return {
         name,
         // a server's own texts reach prompts and terminals: a credential it echoes there is removed first
-        description: redactText((definition.description ?? definition.title ?? definition.name).trim() || definition.name),
+        description: redactText(
+          (definition.description ?? definition.title ?? definition.name).trim() || definition.name
+        ),
         parameters: parametersFromJsonSchema(redactValue(definition.inputSchema)),
         call,
         meta: { source: label, server: server?.name ?? label, mcpTool: definition.name }
@@ -304,6 +353,12 @@ export const connectMcp = (spec: McpSpec, options: McpOptions = {}): Effect.Effe
       },
       catch: (e) => new ToolLoadError({ source: label, reason: `the server does not answer a ping: ${errorText(e)}` })
     })
-    return { label, serverName: server?.name ?? label, serverVersion: server?.version ?? "", tools, ping } satisfies McpServer
+    return {
+      label,
+      serverName: server?.name ?? label,
+      serverVersion: server?.version ?? "",
+      tools,
+      ping
+    } satisfies McpServer
   })
 }

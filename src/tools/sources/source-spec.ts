@@ -32,7 +32,9 @@ export const parseToolSource = (value: string): ToolSourceSpec => {
     }
     const [command, ...args] = words
     if (command === undefined)
-      throw new ToolSourceSyntaxError('"mcp:" needs the command that starts the server, e.g. --tools "mcp:npx -y @modelcontextprotocol/server-everything"')
+      throw new ToolSourceSyntaxError(
+        '"mcp:" needs the command that starts the server, e.g. --tools "mcp:npx -y @modelcontextprotocol/server-everything"'
+      )
     return { kind: "mcp-stdio", command, args }
   }
   if (/^mcp\+https?:\/\//i.test(text)) {
@@ -40,16 +42,26 @@ export const parseToolSource = (value: string): ToolSourceSpec => {
     try {
       url = new URL(text.slice(4))
     } catch {
-      throw new ToolSourceSyntaxError(`"${text}" is not a valid URL; write mcp+http://host:port/path or mcp+https://...`)
+      throw new ToolSourceSyntaxError(
+        `"${text}" is not a valid URL; write mcp+http://host:port/path or mcp+https://...`
+      )
     }
     if (url.username || url.password)
-      throw new ToolSourceSyntaxError(`put no credentials in the MCP URL; set the Authorization header in ${DEFAULT_MCP_AUTH_ENV} (or the variable named by #auth=VAR)`)
+      throw new ToolSourceSyntaxError(
+        `put no credentials in the MCP URL; set the Authorization header in ${DEFAULT_MCP_AUTH_ENV} (or the variable named by #auth=VAR)`
+      )
     const auth = /^#auth=([A-Za-z_][A-Za-z0-9_]*)$/.exec(url.hash)
-    if (url.hash && !auth) throw new ToolSourceSyntaxError(`the URL fragment "${url.hash}" is not understood; use #auth=ENV_VAR to name the variable holding the Authorization header`)
+    if (url.hash && !auth)
+      throw new ToolSourceSyntaxError(
+        `the URL fragment "${url.hash}" is not understood; use #auth=ENV_VAR to name the variable holding the Authorization header`
+      )
     url.hash = ""
     return { kind: "mcp-http", url: url.href, authEnv: auth?.[1] ?? DEFAULT_MCP_AUTH_ENV }
   }
-  if (text.length === 0) throw new ToolSourceSyntaxError('--tools is empty; give demo, a module or api_list path, "mcp:<command>" or mcp+http(s)://...')
+  if (text.length === 0)
+    throw new ToolSourceSyntaxError(
+      '--tools is empty; give demo, a module or api_list path, "mcp:<command>" or mcp+http(s)://...'
+    )
   return { kind: "file", path: text }
 }
 

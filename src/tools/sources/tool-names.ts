@@ -4,7 +4,8 @@
 export const MAX_TOOL_NAME = 64
 
 /** One name made model-safe: other characters become `_`, cut to 64; an empty result becomes `tool`. */
-export const modelSafeName = (name: string): string => name.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, MAX_TOOL_NAME) || "tool"
+export const modelSafeName = (name: string): string =>
+  name.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, MAX_TOOL_NAME) || "tool"
 
 /** Append `_2`, `_3`... to a name until it is not taken, keeping within 64 characters. */
 export const uniqueName = (name: string, taken: ReadonlySet<string>): string => {

@@ -2,14 +2,14 @@
 import * as Effect from "effect/Effect"
 import { LRUCache } from "lru-cache"
 import { z } from "zod"
+import { ANY_JSON_VALUE } from "../../llm/grammar-safe.ts"
 import { guardToolCall, OBSERVATION_MAX_CHARS, truncateObservation } from "../call.ts"
 import type { ToolEnvironment } from "../environments/environment.ts"
 import { makeToolLibrary } from "../library.ts"
 import type { Tool, ToolLibrary, ToolResult } from "../tool.ts"
+import { STB_JSON_SCHEMA, STB_PARAMETERS } from "../tool.ts"
 import { type ApiDoc, type ApiDocInput, type ApiParameter, readApiDoc } from "./api-doc.ts"
 import { functionName, standardizeParameterName, stdApiName, stdToolName } from "./names.ts"
-import { STB_JSON_SCHEMA, STB_PARAMETERS } from "../tool.ts"
-import { ANY_JSON_VALUE } from "../../llm/grammar-safe.ts"
 
 /** StableToolBench cuts API and parameter descriptions to this many characters. */
 export const MAX_DESCRIPTION = 256
@@ -55,7 +55,9 @@ const parameterJsonSchema = (p: ApiParameter): Record<string, unknown> => {
   const type = p.type === "NUMBER" ? "number" : p.type === "BOOLEAN" ? "boolean" : "string"
   const description = p.description.slice(0, MAX_DESCRIPTION)
   // StableToolBench shows the default when `len(str(default)) != 0`: only an empty string is hidden
-  return p.default !== undefined && p.default !== "" ? { type, description, example_value: p.default } : { type, description }
+  return p.default !== undefined && p.default !== ""
+    ? { type, description, example_value: p.default }
+    : { type, description }
 }
 
 /** The zod schema of one parameter: its JSON Schema as metadata, with lenient coercion of the value. */
@@ -72,9 +74,13 @@ const parameterSchema = (p: ApiParameter): z.ZodType => {
  * optional parameter named like a required one replaces its description but stays required, as in
  * StableToolBench.
  */
-const argumentsOf = (doc: ApiDoc, quirks: boolean): Map<string, { readonly parameter: ApiParameter; readonly required: boolean }> => {
+const argumentsOf = (
+  doc: ApiDoc,
+  quirks: boolean
+): Map<string, { readonly parameter: ApiParameter; readonly required: boolean }> => {
   const out = new Map<string, { readonly parameter: ApiParameter; readonly required: boolean }>()
-  for (const parameter of doc.required_parameters) out.set(standardizeParameterName(parameter.name), { parameter, required: true })
+  for (const parameter of doc.required_parameters)
+    out.set(standardizeParameterName(parameter.name), { parameter, required: true })
   if (!quirks || doc.required_parameters.length > 0)
     for (const parameter of doc.optional_parameters) {
       const name = standardizeParameterName(parameter.name)
@@ -93,7 +99,12 @@ const buildApiJsonSchema = (doc: ApiDoc, quirks: boolean): Record<string, unknow
   const properties: Record<string, Record<string, unknown>> = {}
   for (const [name, { parameter }] of args) properties[name] = parameterJsonSchema(parameter)
   const required = Object.keys(properties).filter((name) => args.get(name)?.required)
-  return { type: "object", properties, ...(required.length > 0 ? { required } : {}), additionalProperties: { ...ANY_JSON_VALUE } }
+  return {
+    type: "object",
+    properties,
+    ...(required.length > 0 ? { required } : {}),
+    additionalProperties: { ...ANY_JSON_VALUE }
+  }
 }
 
 /** An API's arguments schema as JSON Schema, and as zod once something validates with it. */
@@ -119,10 +130,12 @@ const apiSchemas = (doc: ApiDoc, quirks: boolean): ApiSchemas => {
 }
 
 /** The zod schema of `schemas`, built on first use from `doc` (any doc with the same parameters gives the same schema). */
-const zodOf = (schemas: ApiSchemas, doc: ApiDoc, quirks: boolean): z.ZodObject<z.ZodRawShape> => (schemas.zod ??= buildApiParameters(doc, quirks))
+const zodOf = (schemas: ApiSchemas, doc: ApiDoc, quirks: boolean): z.ZodObject<z.ZodRawShape> =>
+  (schemas.zod ??= buildApiParameters(doc, quirks))
 
 /** The arguments schema of an API: required parameters, then optional ones; unknown keys are kept. */
-export const apiParameters = (doc: ApiDoc, quirks = true): z.ZodObject<z.ZodRawShape> => zodOf(apiSchemas(doc, quirks), doc, quirks)
+export const apiParameters = (doc: ApiDoc, quirks = true): z.ZodObject<z.ZodRawShape> =>
+  zodOf(apiSchemas(doc, quirks), doc, quirks)
 
 /** `apiParameters(doc, quirks)` as JSON Schema, without building the zod schema. */
 export const apiJsonSchema = (doc: ApiDoc, quirks = true): Record<string, unknown> => apiSchemas(doc, quirks).json
@@ -130,7 +143,8 @@ export const apiJsonSchema = (doc: ApiDoc, quirks = true): Record<string, unknow
 /** The arguments schema of an API as zod: unknown keys are kept. */
 const buildApiParameters = (doc: ApiDoc, quirks: boolean): z.ZodObject<z.ZodRawShape> => {
   const shape: Record<string, z.ZodType> = {}
-  for (const [name, { parameter, required }] of argumentsOf(doc, quirks)) shape[name] = required ? parameterSchema(parameter) : parameterSchema(parameter).optional()
+  for (const [name, { parameter, required }] of argumentsOf(doc, quirks))
+    shape[name] = required ? parameterSchema(parameter) : parameterSchema(parameter).optional()
   return z.looseObject(shape) as unknown as z.ZodObject<z.ZodRawShape>
 }
 
@@ -152,16 +166,30 @@ const missResult = (tool: string, api: string): ToolResult => ({
 })
 
 /** A Tool for one API doc; its calls go to `env`, and the content is cut like a ToolBench observation. */
-export const apiDocToTool = (input: ApiDoc | ApiDocInput, env: ToolEnvironment, options: ToolbenchToolOptions = {}): Tool => {
+export const apiDocToTool = (
+  input: ApiDoc | ApiDocInput,
+  env: ToolEnvironment,
+  options: ToolbenchToolOptions = {}
+): Tool => {
   const doc = readApiDoc(input)
   const stdTool = stdToolName(doc)
   const stdApi = stdApiName(doc)
   const name = functionName(doc)
   const maxObservation = options.maxObservationChars ?? OBSERVATION_MAX_CHARS
-  const hidesOptional = (options.stableToolBenchQuirks ?? true) && doc.required_parameters.length === 0 && doc.optional_parameters.length > 0
+  const hidesOptional =
+    (options.stableToolBenchQuirks ?? true) &&
+    doc.required_parameters.length === 0 &&
+    doc.optional_parameters.length > 0
   const schemas = apiSchemas(doc, false)
   const shown = hidesOptional ? apiSchemas(doc, true) : undefined
-  const meta: Record<string, unknown> = { category: doc.category_name, tool: doc.tool_name, api: doc.api_name, stdTool, stdApi, doc }
+  const meta: Record<string, unknown> = {
+    category: doc.category_name,
+    tool: doc.tool_name,
+    api: doc.api_name,
+    stdTool,
+    stdApi,
+    doc
+  }
   // the tool's own description (StableToolBench's task description lists it), when the doc carries one
   if (typeof doc["tool_description"] === "string") meta["toolDescription"] = doc["tool_description"]
   // zod schemas are built when first used (validating a call); showing the tools to a model needs only their JSON Schemas

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest"
-import { changeName, functionName, standardizeCategory, standardizeName, standardizeParameterName, stdApiName } from "./names.ts"
+import {
+  changeName,
+  functionName,
+  standardizeCategory,
+  standardizeName,
+  standardizeParameterName,
+  stdApiName
+} from "./names.ts"
 
 describe("StableToolBench name rules", () => {
   it("standardizes like StableToolBench's standardize()", () => {
@@ -24,8 +31,13 @@ describe("StableToolBench name rules", () => {
   })
 
   it("names a function <api>_for_<tool>, keeping the last 64 characters", () => {
-    expect(functionName({ tool_name: "Keyword Analysis", api_name: "PopularSitesForQuery" })).toBe("popularsitesforquery_for_keyword_analysis")
-    const long = functionName({ tool_name: "A Very Long Tool Name That Goes On And On", api_name: "Get The Most Detailed Statistics Available" })
+    expect(functionName({ tool_name: "Keyword Analysis", api_name: "PopularSitesForQuery" })).toBe(
+      "popularsitesforquery_for_keyword_analysis"
+    )
+    const long = functionName({
+      tool_name: "A Very Long Tool Name That Goes On And On",
+      api_name: "Get The Most Detailed Statistics Available"
+    })
     const full = "get_the_most_detailed_statistics_available_for_a_very_long_tool_name_that_goes_on_and_on"
     expect(long).toHaveLength(64)
     expect(long).toBe(full.slice(-64))

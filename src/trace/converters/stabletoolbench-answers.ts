@@ -12,7 +12,12 @@ const Message = z.looseObject({
   content: z.unknown().optional(),
   function_call: z.looseObject({ name: z.string(), arguments: z.unknown() }).optional(),
   tool_calls: z
-    .array(z.looseObject({ id: z.string().optional(), function: z.looseObject({ name: z.string(), arguments: z.unknown() }) }))
+    .array(
+      z.looseObject({
+        id: z.string().optional(),
+        function: z.looseObject({ name: z.string(), arguments: z.unknown() })
+      })
+    )
     .nullable()
     .optional(),
   tool_call_id: z.string().optional()
@@ -48,7 +53,10 @@ export const AnswerFile = z.looseObject({
 export type AnswerFile = z.infer<typeof AnswerFile>
 
 const text = (value: unknown): string => (typeof value === "string" ? value : JSON.stringify(value ?? ""))
-const tool = (name: string, args: unknown, response: unknown): Flat => ({ role: "tool", message: { name, arguments: text(args), response: text(response) } })
+const tool = (name: string, args: unknown, response: unknown): Flat => ({
+  role: "tool",
+  message: { name, arguments: text(args), response: text(response) }
+})
 
 /** process_valid_data: the chosen path's messages; a reply that called a function becomes its tool node(s) only. */
 const fromMessages = (conversation: ReadonlyArray<Message>): Array<Flat> => {

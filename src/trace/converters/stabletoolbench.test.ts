@@ -5,8 +5,21 @@ import { Effect, Exit } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { type AnswerNode, availableTool, type ConvertibleRun, readConverted, toConverted } from "./stabletoolbench.ts"
 
-const finish = { name: "Finish", description: "finish", parameters: { type: "object", properties: { return_type: { type: "string" } }, required: ["return_type"] } }
-const lookup = { name: "lookup_for_db", description: "Look up", parameters: { type: "object", properties: { key: { type: "string" }, page: { type: "integer" } }, required: ["key"], additionalProperties: false } }
+const finish = {
+  name: "Finish",
+  description: "finish",
+  parameters: { type: "object", properties: { return_type: { type: "string" } }, required: ["return_type"] }
+}
+const lookup = {
+  name: "lookup_for_db",
+  description: "Look up",
+  parameters: {
+    type: "object",
+    properties: { key: { type: "string" }, page: { type: "integer" } },
+    required: ["key"],
+    additionalProperties: false
+  }
+}
 
 const flatten = (nodes: ReadonlyArray<AnswerNode>): Array<AnswerNode> => nodes.flatMap((n) => [n, ...flatten(n.next)])
 
@@ -19,7 +32,10 @@ const smurfsRun = (finishType: "give_answer" | "give_up"): ConvertibleRun => ({
   events: [
     { type: "smurfs.plan", data: { subtasks: ["look up a"] } },
     { type: "smurfs.thought", data: { thought: "look up a" } },
-    { type: "smurfs.tool_call", data: { tool: "lookup_for_db", args: { key: "a" }, ok: true, content: '{"error": "", "response": "1"}' } },
+    {
+      type: "smurfs.tool_call",
+      data: { tool: "lookup_for_db", args: { key: "a" }, ok: true, content: '{"error": "", "response": "1"}' }
+    },
     { type: finishType === "give_answer" ? "smurfs.final_answer" : "smurfs.give_up", data: { answer: "a is 1" } }
   ]
 })
@@ -30,9 +46,16 @@ describe("toConverted", () => {
     const nodes = flatten(converted.answer.answer_details)
     // as convert_to_answer_format.py writes an answered run: no text node beside a call, one Finish node with the answer
     expect(nodes.map((n) => n.role)).toEqual(["system", "user", "tool", "tool"])
-    expect(nodes[2]!.message).toEqual({ name: "lookup_for_db", arguments: '{\n  "key": "a"\n}', response: '{"error": "", "response": "1"}' })
+    expect(nodes[2]!.message).toEqual({
+      name: "lookup_for_db",
+      arguments: '{\n  "key": "a"\n}',
+      response: '{"error": "", "response": "1"}'
+    })
     expect(nodes[3]!.message).toMatchObject({ name: "Finish", response: "" })
-    expect(JSON.parse((nodes[3]!.message as { arguments: string }).arguments)).toEqual({ return_type: "give_answer", final_answer: "a is 1" })
+    expect(JSON.parse((nodes[3]!.message as { arguments: string }).arguments)).toEqual({
+      return_type: "give_answer",
+      final_answer: "a is 1"
+    })
     expect(converted.answer.total_steps).toBe(4)
     expect(converted.answer.method).toBe("smurfs")
     expect(JSON.parse(converted.answer.final_answer)).toEqual({ return_type: "give_answer", final_answer: "a is 1" })
@@ -53,15 +76,25 @@ describe("toConverted", () => {
       { thought: "look up", tool: "lookup_for_db", arguments: "{}", response: "r" },
       { thought: "done", tool: "Finish", arguments: "{}", response: "" }
     ]
-    const run: ConvertibleRun = { ...smurfsRun("give_answer"), events: [{ type: "dev.smurfs.final_answer", data: { answer: "a is 1", chain, method: "CoT@1" } }] }
+    const run: ConvertibleRun = {
+      ...smurfsRun("give_answer"),
+      events: [{ type: "dev.smurfs.final_answer", data: { answer: "a is 1", chain, method: "CoT@1" } }]
+    }
     const nodes = flatten(toConverted(run, [lookup], finish).answer.answer_details)
-    expect(nodes.map((n) => (n.role === "tool" ? (n.message as { name: string }).name : `${n.role}:${String(n.message)}`))).toEqual(["system:", "user:", "assistant:hmm", "lookup_for_db", "Finish"])
+    expect(
+      nodes.map((n) => (n.role === "tool" ? (n.message as { name: string }).name : `${n.role}:${String(n.message)}`))
+    ).toEqual(["system:", "user:", "assistant:hmm", "lookup_for_db", "Finish"])
   })
 
   it("lists tools in StableToolBench's shape: optional names for API functions, Finish last and without them", () => {
     const converted = toConverted(smurfsRun("give_answer"), [lookup], finish)
     expect(converted.available_tools.map((t) => t.name)).toEqual(["lookup_for_db", "Finish"])
-    expect(converted.available_tools[0]!.parameters).toEqual({ type: "object", properties: lookup.parameters.properties, required: ["key"], optional: ["page"] })
+    expect(converted.available_tools[0]!.parameters).toEqual({
+      type: "object",
+      properties: lookup.parameters.properties,
+      required: ["key"],
+      optional: ["page"]
+    })
     expect(availableTool(finish).parameters).not.toHaveProperty("optional")
   })
 })
@@ -84,7 +117,9 @@ describe("readConverted", () => {
     writeFileSync(bad, JSON.stringify({ "1": { query: "q" } }))
     const malformed = await Effect.runPromiseExit(readConverted(bad))
     expect(Exit.isFailure(malformed)).toBe(true)
-    const error = Exit.isFailure(malformed) ? (malformed.cause as unknown as { reasons: Array<{ error: Error }> }).reasons[0]!.error : undefined
+    const error = Exit.isFailure(malformed)
+      ? (malformed.cause as unknown as { reasons: Array<{ error: Error }> }).reasons[0]!.error
+      : undefined
     expect(error?.message).toContain(bad)
     expect(error?.message).toContain("available_tools")
   })

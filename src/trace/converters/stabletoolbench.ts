@@ -2,11 +2,11 @@
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import { z } from "zod"
-import { dataOf, isKind, isTopLevel } from "../events.ts"
-import type { FinishType, RunEvent } from "../record.ts"
-import { dataRecord } from "../data-record.ts"
-import { readFileBounded } from "../guarded-fs.ts"
 import type { FailureKind } from "../../failure.ts"
+import { dataRecord } from "../data-record.ts"
+import { dataOf, isKind, isTopLevel } from "../events.ts"
+import { readFileBounded } from "../guarded-fs.ts"
+import type { FinishType, RunEvent } from "../record.ts"
 
 /** A function as StableToolBench lists it in `available_tools`. */
 export interface FunctionSpec {
@@ -29,13 +29,20 @@ const AnswerNodeSchema: z.ZodType<AnswerNode> = z.lazy(() =>
   })
 )
 
-const FlatFunction = z.looseObject({ name: z.string(), description: z.string(), parameters: z.record(z.string(), z.unknown()) })
+const FlatFunction = z.looseObject({
+  name: z.string(),
+  description: z.string(),
+  parameters: z.record(z.string(), z.unknown())
+})
 
 /**
  * A function of `available_tools`: flat, as older StableToolBench runs wrote it, or
  * `{"type": "function", "function": {...}}` as newer ones do; read as the flat shape.
  */
-export const AvailableTool = z.union([FlatFunction, z.object({ type: z.literal("function"), function: FlatFunction }).transform((t) => t.function)])
+export const AvailableTool = z.union([
+  FlatFunction,
+  z.object({ type: z.literal("function"), function: FlatFunction }).transform((t) => t.function)
+])
 
 /** The `answer` of a converted prediction: what ToolEval's judges are shown. */
 export const ConvertedAnswerBody = z.object({
@@ -78,7 +85,8 @@ export interface ChainStepLike {
 const FINISH = "Finish"
 
 /** StableToolBench's `final_answer`: the Finish call's arguments as pretty JSON text. */
-export const finishAnswerText = (finalAnswer: string): string => JSON.stringify({ return_type: "give_answer", final_answer: finalAnswer }, null, 2)
+export const finishAnswerText = (finalAnswer: string): string =>
+  JSON.stringify({ return_type: "give_answer", final_answer: finalAnswer }, null, 2)
 
 /**
  * A function's entry of `available_tools` as StableToolBench writes it: parameters with `type`,
@@ -100,7 +108,12 @@ const argsText = (args: unknown): string => JSON.stringify(args ?? {}, null, 2)
  */
 export const chainOf = (run: ConvertibleRun): ReadonlyArray<ChainStepLike> => {
   const final = run.events.findLast((e) => isKind(e, "final_answer") || isKind(e, "give_up"))
-  const recorded = final === undefined ? undefined : isKind(final, "give_up") ? dataOf(final, "give_up").chain : dataOf(final, "final_answer").chain
+  const recorded =
+    final === undefined
+      ? undefined
+      : isKind(final, "give_up")
+        ? dataOf(final, "give_up").chain
+        : dataOf(final, "final_answer").chain
   if (Array.isArray(recorded)) return recorded as ReadonlyArray<ChainStepLike>
   const steps: Array<ChainStepLike> = []
   // Subtasks of a plan may run concurrently: a thought pairs with the next call of its own subtask.
@@ -111,7 +124,12 @@ export const chainOf = (run: ConvertibleRun): ReadonlyArray<ChainStepLike> => {
     if (isKind(e, "thought")) thoughts.set(e.subtask, String(dataOf(e, "thought").thought ?? ""))
     if (isKind(e, "tool_call")) {
       const call = dataOf(e, "tool_call")
-      steps.push({ thought: thoughts.get(e.subtask) ?? "", tool: String(call.tool), arguments: argsText(call.args), response: String(call.content ?? "") })
+      steps.push({
+        thought: thoughts.get(e.subtask) ?? "",
+        tool: String(call.tool),
+        arguments: argsText(call.args),
+        response: String(call.content ?? "")
+      })
       thoughts.delete(e.subtask)
     }
   }
@@ -133,10 +151,15 @@ export const answerDetails = (run: ConvertibleRun): { details: Array<AnswerNode>
   const steps = [...chainOf(run)]
   const answered = run.finishType === "give_answer"
   // A method that answers without a Finish call (Smurfs) gets one, so that ToolEval sees a finished chain.
-  if (answered && steps.at(-1)?.tool !== FINISH) steps.push({ tool: FINISH, arguments: finishAnswerText(run.finalAnswer), response: "" })
+  if (answered && steps.at(-1)?.tool !== FINISH)
+    steps.push({ tool: FINISH, arguments: finishAnswerText(run.finalAnswer), response: "" })
   for (const step of steps) {
     if (step.thought && (!answered || step.tool === "")) flat.push({ role: "assistant", message: step.thought })
-    if (step.tool !== "") flat.push({ role: "tool", message: { name: step.tool, arguments: step.arguments, response: step.tool === FINISH ? "" : step.response } })
+    if (step.tool !== "")
+      flat.push({
+        role: "tool",
+        message: { name: step.tool, arguments: step.arguments, response: step.tool === FINISH ? "" : step.response }
+      })
   }
   let details: Array<AnswerNode> = []
   for (const node of flat.reverse()) details = [{ ...node, next: details }]
@@ -146,12 +169,18 @@ export const answerDetails = (run: ConvertibleRun): { details: Array<AnswerNode>
 /** The StableToolBench method name (CoT@1, DFS_woFilter_w2) a run recorded, else its runner name. */
 const methodOf = (run: ConvertibleRun): string => {
   const final = run.events.findLast((e) => isKind(e, "final_answer") || isKind(e, "give_up"))
-  const method = final === undefined ? undefined : isKind(final, "give_up") ? dataOf(final, "give_up").method : dataOf(final, "final_answer").method
+  const method =
+    final === undefined
+      ? undefined
+      : isKind(final, "give_up")
+        ? dataOf(final, "give_up").method
+        : dataOf(final, "final_answer").method
   return typeof method === "string" ? method : run.method
 }
 
 /** True when the run's method writes `final_answer` as plain text, as the Smurfs authors' converter does (ToolBench's is the Finish arguments' JSON). */
-const plainFinalAnswer = (run: ConvertibleRun): boolean => run.events.findLast((e) => isKind(e, "final_answer"))?.data["finalAnswerText"] === "plain"
+const plainFinalAnswer = (run: ConvertibleRun): boolean =>
+  run.events.findLast((e) => isKind(e, "final_answer"))?.data["finalAnswerText"] === "plain"
 
 /** The `answer` part of a run's converted prediction: what ToolEval's judges see of it. */
 export const convertedAnswerOf = (run: ConvertibleRun): ConvertedAnswerBody => {
@@ -159,13 +188,22 @@ export const convertedAnswerOf = (run: ConvertibleRun): ConvertedAnswerBody => {
   return {
     method: methodOf(run),
     total_steps: totalSteps,
-    final_answer: run.finishType === "give_answer" && run.finalAnswer ? (plainFinalAnswer(run) ? run.finalAnswer : finishAnswerText(run.finalAnswer)) : "",
+    final_answer:
+      run.finishType === "give_answer" && run.finalAnswer
+        ? plainFinalAnswer(run)
+          ? run.finalAnswer
+          : finishAnswerText(run.finalAnswer)
+        : "",
     answer_details: details
   }
 }
 
 /** One query's converted answer; `tools` are the task's functions (Finish is added when missing). */
-export const toConverted = (run: ConvertibleRun, tools: ReadonlyArray<FunctionSpec>, finish: FunctionSpec): ConvertedAnswer => {
+export const toConverted = (
+  run: ConvertibleRun,
+  tools: ReadonlyArray<FunctionSpec>,
+  finish: FunctionSpec
+): ConvertedAnswer => {
   const functions = tools.some((t) => t.name === FINISH) ? tools : [...tools, finish]
   return {
     query: run.query,
@@ -192,9 +230,17 @@ export const readConverted = (file: string): Effect.Effect<ConvertedFile, Conver
   Effect.gen(function* () {
     const raw = yield* Effect.try({
       try: () => JSON.parse(readFileBounded(file)) as unknown,
-      catch: (e) => new ConvertedFormatError({ path: file, problem: `cannot read it as JSON (${(e as Error).message.split("\n")[0]})` })
+      catch: (e) =>
+        new ConvertedFormatError({
+          path: file,
+          problem: `cannot read it as JSON (${(e as Error).message.split("\n")[0]})`
+        })
     })
     const parsed = ConvertedFile.safeParse(raw)
-    if (!parsed.success) return yield* new ConvertedFormatError({ path: file, problem: z.prettifyError(parsed.error).split("\n").slice(0, 4).join("; ") })
+    if (!parsed.success)
+      return yield* new ConvertedFormatError({
+        path: file,
+        problem: z.prettifyError(parsed.error).split("\n").slice(0, 4).join("; ")
+      })
     return parsed.data
   })
