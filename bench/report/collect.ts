@@ -95,7 +95,7 @@ const groupBy = <A>(items: ReadonlyArray<A>, key: (a: A) => string) => {
 const textsOf = (prompts: string | undefined): string | undefined => (prompts === undefined ? undefined : prompts.startsWith("stabletoolbench:") ? "ToolEval" : "ours")
 
 /** Whether a label file was made from answers of this profile (undefined: any; files without the field are of `improved`). */
-const ofProfile = (stored: string | undefined, profile: string | undefined) => profile === undefined || (stored ?? DEFAULT_PROFILE) === profile
+export const ofProfile = (stored: string | undefined, profile: string | undefined) => profile === undefined || (stored ?? DEFAULT_PROFILE) === profile
 
 /** One task's stored pass labels, with the settings that decide which row they belong to. */
 interface StoredPass {
