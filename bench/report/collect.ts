@@ -167,8 +167,10 @@ const storedWins = (store: string, judgeSlug: string, method: string, group: str
       const texts = textsOf(v.prompts)
       // files from before the texts were recorded were made with ours
       const key = texts ?? "ours"
-      const wins = byTexts.get(key) ?? { reference, texts, tasks: [], decided: new Set<string>() }
-      byTexts.set(key, { ...wins, texts: wins.texts ?? texts })
+      const known = byTexts.get(key)
+      // (the tasks and the set are shared with the stored entry, which only learns the texts' name here)
+      const wins: StoredWins = { reference, texts: known?.texts ?? texts, tasks: known?.tasks ?? [], decided: known?.decided ?? new Set<string>() }
+      byTexts.set(key, wins)
       if (rounds.length === 0) continue
       wins.decided.add(v.taskId)
       // a task only one side answered was decided without the judge: it is not a comparison
