@@ -129,6 +129,42 @@ describe("stored labels keyed by the settings that decide them", () => {
   )
 })
 
+describe("stored labels keyed by the profile of the judged run", () => {
+  it("makes new pass labels and win rounds when the candidate's or the reference's profile changes, never mixing them", async () => {
+    const run = await writeFakeRun([{ taskId: "1" }])
+    const ref = await writeFakeRun([{ taskId: "1", method: "react", finishType: "give_up", finalAnswer: "" }])
+    const candidates = loadSource(run).entries
+    const references = loadSource(ref).entries
+    const path = passLabelsPath(run, JUDGE, "smurfs", "G1_instruction", "1")
+    const roundsPath = winVerdictsPath(run, JUDGE, "ref-react", "smurfs", "G1_instruction", "1")
+    const judged = async (profile: string | undefined, referenceProfile: string | undefined) => {
+      const judge = countingJudge()
+      const options = { store: run, judge: JUDGE, k: 2, profile, referenceProfile, referenceName: "ref-react", referenceSource: ref, referenceMethod: "react" }
+      const s = await Effect.runPromise(
+        Effect.gen(function* () {
+          const pass = yield* evaluatePass(candidates, options)
+          const win = yield* evaluateWin(candidates, references, options)
+          return { pass, win }
+        }).pipe(Effect.provide(judge.layer))
+      )
+      return { pass: s.pass.judged, win: s.win.judged }
+    }
+    expect(await judged(undefined, undefined)).toEqual({ pass: 2, win: 2 })
+    // "improved" is the default: the same labels
+    expect(await judged("improved", undefined)).toEqual({ pass: 0, win: 0 })
+    expect(JSON.parse(readFileSync(path, "utf8")).profile).toBe(undefined)
+    // the run's answers came from another profile: new labels and rounds, the old ones set aside
+    expect(await judged("reference", undefined)).toEqual({ pass: 2, win: 2 })
+    expect(JSON.parse(readFileSync(path, "utf8")).profile).toBe("reference")
+    expect(JSON.parse(readFileSync(roundsPath, "utf8")).profile).toBe("reference")
+    expect(readdirSync(dirname(path)).filter((f) => f.startsWith("1.json.before-"))).toHaveLength(1)
+    // the reference's profile changed: new rounds (and reference labels), the candidate's pass labels kept
+    expect(await judged("reference", "reference")).toEqual({ pass: 0, win: 2 })
+    expect(JSON.parse(readFileSync(roundsPath, "utf8")).reference.profile).toBe("reference")
+    expect(readdirSync(dirname(roundsPath)).filter((f) => f.startsWith("1.json.before-"))).toHaveLength(2)
+  })
+})
+
 describe("evaluateWin", () => {
   it("judges rounds against a reference, is resumable, and aggregates to SoWR", async () => {
     const run = await writeFakeRun([{ taskId: "1" }, { taskId: "2" }, { taskId: "3" }])

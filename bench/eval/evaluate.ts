@@ -22,6 +22,11 @@ import {
 import { hashSeed, rngFor } from "./rng.ts"
 import { readJsonIf } from "./store.ts"
 import { passLabel } from "./win-rate.ts"
+import { redactText, redactValue } from "../../src/trace/redact.ts"
+import { DEFAULT_PROFILE } from "../../src/agents/profile.ts"
+
+/** The profile field of a label file: written only when it is not the default, so older files read the same. */
+const profileField = (profile: string | undefined) => (profile !== undefined && profile !== DEFAULT_PROFILE ? { profile } : {})
 
 /** Defaults of an evaluation, in one place. */
 export const EVAL_DEFAULTS = { k: 3, concurrency: 4, seed: 0 } as const
@@ -47,19 +52,22 @@ export interface PassOptions<R = LanguageModel> {
   readonly decider?: Decider<R> | undefined
   /** Judge again even where labels of the same settings are stored (the stored ones are set aside, not lost). */
   readonly force?: boolean | undefined
+  /** The profile of the run whose answers are judged (run.json's `--profile`); `improved` when not given. */
+  readonly profile?: string | undefined
 }
 
 /**
  * Whether stored labels were made with the settings that decide them now: the judge (its folder), the
- * texts, K and the seed (each run's recorded seed is derived from it). Labels from before a field was
- * recorded are taken as made with its default.
+ * texts, K, the seed (each run's recorded seed is derived from it) and the profile of the judged run.
+ * Labels from before a field was recorded are taken as made with its default.
  */
 const sameSettings = (
-  stored: { readonly prompts?: string | undefined; readonly k?: number | undefined },
+  stored: { readonly prompts?: string | undefined; readonly k?: number | undefined; readonly profile?: string | undefined },
   runs: Readonly<Record<string, { readonly seed?: number | undefined }>>,
-  want: { readonly prompts: string; readonly k: number; readonly seed: number }
+  want: { readonly prompts: string; readonly k: number; readonly seed: number; readonly profile: string | undefined }
 ): boolean =>
   (stored.prompts ?? "smurfs") === want.prompts &&
+  (stored.profile ?? DEFAULT_PROFILE) === (want.profile ?? DEFAULT_PROFILE) &&
   (stored.k === undefined || stored.k === want.k) &&
   Object.entries(runs).every(([r, run]) => run.seed === undefined || run.seed === judgeSeed(want.seed, Number(r)))
 
@@ -150,19 +158,11 @@ export const evaluatePass = <R = LanguageModel>(
         Effect.gen(function* () {
           const path = pathOf(entry)
           const fresh: PassLabels = {
-            taskId: entry.taskId,
-            method: entry.method,
-            group: entry.group,
-            judge: options.judge,
-            ...(options.prompts ? { prompts: options.prompts.source } : {}),
-            k,
-            runs: {}
+            taskId: entry.taskId, method: entry.method, group: entry.group, judge: options.judge,
+            ...(options.prompts ? { prompts: options.prompts.source } : {}), k, ...profileField(options.profile), runs: {}
           }
           const stored = readJsonIf(path, PassLabels)
-          const reusable =
-            stored !== undefined &&
-            !options.force &&
-            sameSettings(stored, stored.runs, { prompts: prompts.source, k, seed: options.seed ?? EVAL_DEFAULTS.seed })
+          const reusable = stored !== undefined && !options.force && sameSettings(stored, stored.runs, { prompts: prompts.source, k, seed: options.seed ?? EVAL_DEFAULTS.seed, profile: options.profile })
           if (stored !== undefined && !reusable) yield* setAside(path)
           const labels: PassLabels = reusable ? stored : fresh
           for (let r = 0; r < k; r++) {
@@ -205,6 +205,8 @@ export interface WinOptions<R = LanguageModel> extends Omit<PassOptions<R>, "pat
   readonly referenceName: string
   readonly referenceSource: string
   readonly referenceMethod: string
+  /** The profile of the reference's run; `improved` when not given. */
+  readonly referenceProfile?: string | undefined
   /** The reference's answers live in `store` too (a method of the same run): share its pass labels instead of judging them again. */
   readonly referenceInStore?: boolean | undefined
   /**
@@ -247,7 +249,7 @@ export const evaluateWin = <R = LanguageModel>(
     const refs = references.filter((r) => groups.has(r.group))
     const mode: WinStatuses = options.statuses ?? "rejudge"
     // the reference's pass rate, as ToolEval's workflow computes it before a preference run (the pass-label modes read it)
-    const refSummary = yield* evaluatePass(refs, { ...options, pathOf: refPath, onProgress: undefined })
+    const refSummary = yield* evaluatePass(refs, { ...options, profile: options.referenceProfile, pathOf: refPath, onProgress: undefined })
     const key = (e: { group: string; taskId: string }) => `${e.group}\u0000${e.taskId}`
     const candByKey = new Map(candidates.map((c) => [key(c), c]))
     const refByKey = new Map(refs.map((r) => [key(r), r]))
@@ -267,23 +269,19 @@ export const evaluateWin = <R = LanguageModel>(
           const reference = refByKey.get(taskKey)
           const path = winVerdictsPath(options.store, options.judge, options.referenceName, method, group, taskId)
           const fresh: WinVerdicts = {
-            taskId,
-            method,
-            group,
-            judge: options.judge,
-            reference: { source: options.referenceSource, method: options.referenceMethod },
+            taskId, method, group, judge: options.judge,
+            reference: { source: options.referenceSource, method: options.referenceMethod, ...profileField(options.referenceProfile) },
             ...(options.prompts ? { prompts: options.prompts.source } : {}),
+            ...profileField(options.profile),
             statuses: mode,
             k,
             rounds: {}
           }
           const stored = readJsonIf(path, WinVerdicts)
           // rounds decided another way (files without the field used the pass labels) or with other settings are not this eval's
-          const reusable =
-            stored !== undefined &&
-            !options.force &&
-            (stored.statuses ?? "pass-labels") === mode &&
-            sameSettings(stored, stored.rounds, { prompts: prompts.source, k, seed })
+          const reusable = stored !== undefined && !options.force && (stored.statuses ?? "pass-labels") === mode &&
+            (stored.reference.profile ?? DEFAULT_PROFILE) === (options.referenceProfile ?? DEFAULT_PROFILE) &&
+            sameSettings(stored, stored.rounds, { prompts: prompts.source, k, seed, profile: options.profile })
           if (stored !== undefined && !reusable) yield* setAside(path)
           const verdicts: WinVerdicts = reusable ? stored : fresh
           const candStatus = candidate ? statusOf(candPath(candidate)) : {}

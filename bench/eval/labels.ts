@@ -41,6 +41,8 @@ export const PassLabels = z.object({
   prompts: z.string().optional(),
   /** The judge runs asked for (K) when these labels were made. */
   k: z.number().optional(),
+  /** The profile of the run whose answers were judged (`--profile`); absent in older files and for `improved`. */
+  profile: z.string().optional(),
   runs: z.record(RunKey, PassRun)
 })
 export type PassLabels = z.infer<typeof PassLabels>
@@ -67,8 +69,11 @@ export const WinVerdicts = z.object({
   method: z.string(),
   group: z.string(),
   judge: z.string(),
-  reference: z.object({ source: z.string(), method: z.string() }),
+  /** The reference's answers: their directory, method and (when not `improved`) the profile that made them. */
+  reference: z.object({ source: z.string(), method: z.string(), profile: z.string().optional() }),
   prompts: z.string().optional(),
+  /** The profile of the candidate's run; absent in older files and for `improved`. */
+  profile: z.string().optional(),
   /** Where the rounds' answer statuses came from: re-judged in each round (`rejudge`) or the pass labels (`pass-labels`); absent in older files (pass labels). */
   statuses: z.enum(["rejudge", "pass-labels", "stabletoolbench"]).optional(),
   k: z.number().optional(),

@@ -23,7 +23,7 @@ import { evaluateFac, type FacPrompt, type FacSummary, facPrompt } from "./fac.t
 import { type Decider, inProcessDecider } from "./judge-job.ts"
 import { type JudgePrompts, judgePrompts } from "./judge-prompts.ts"
 import { EVAL_SOURCE_FILE, MAX_JUDGE_RUNS, slug } from "./labels.ts"
-import { loadSource, methodsOf, type Source, SourceError } from "./sources.ts"
+import { loadSource, methodsOf, type Source, SourceError, sourceProfile } from "./sources.ts"
 
 /** Tasks in flight when the decisions go to a queue: enough to keep several workers busy. */
 export const QUEUE_CONCURRENCY = 64
@@ -215,17 +215,8 @@ const decide = <R>(input: EvalInput, decider: Decider<R>, observer: EvalObserver
     const { judge, k, concurrency, seed, force } = settings
     observer.started?.(prompts)
     const bar = observer.stage?.(`pass (${judge})`) ?? noStage
-    const pass = yield* evaluatePass(source.entries, {
-      store,
-      judge,
-      k,
-      concurrency,
-      prompts,
-      seed,
-      decider,
-      force,
-      onProgress: bar.update
-    }).pipe(Effect.ensuring(Effect.sync(bar.stop)))
+    const profile = sourceProfile(source.dir)
+    const pass = yield* evaluatePass(source.entries, { store, judge, k, concurrency, prompts, seed, decider, force, profile, onProgress: bar.update }).pipe(Effect.ensuring(Effect.sync(bar.stop)))
     observer.judged?.("pass", pass)
     yield* someDecisions("pass", judge, pass)
     const reference = input.reference
@@ -237,22 +228,7 @@ const decide = <R>(input: EvalInput, decider: Decider<R>, observer: EvalObserver
       const win = yield* evaluateWin(
         source.entries.filter((e) => e.method === method),
         reference.entries.filter((e) => e.method === referenceMethod),
-        {
-          store,
-          judge,
-          k,
-          concurrency,
-          seed,
-          prompts,
-          decider,
-          force,
-          statuses: settings.winStatuses,
-          referenceName,
-          referenceSource: resolve(reference.dir),
-          referenceMethod,
-          referenceInStore: resolve(reference.dir) === resolve(store),
-          onProgress: winBar.update
-        }
+        { store, judge, k, concurrency, seed, prompts, decider, force, profile, referenceProfile: sourceProfile(reference.dir), statuses: settings.winStatuses, referenceName, referenceSource: resolve(reference.dir), referenceMethod, referenceInStore: resolve(reference.dir) === resolve(store), onProgress: winBar.update }
       ).pipe(Effect.ensuring(Effect.sync(winBar.stop)))
       observer.judged?.(`win ${method}`, win)
       yield* someDecisions(`win ${method}`, judge, win)

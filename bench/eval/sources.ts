@@ -10,6 +10,10 @@ import { readFileBounded } from "../../src/trace/guarded-fs.ts"
 import { newerRunFormat, newerRunProblem, readRecord } from "../run-dir.ts"
 import { judgeInputFromConverted, readConvertedFile } from "./converted.ts"
 import { type JudgeInput, judgeInputFromRecord } from "./judge-input.ts"
+import type { FailureKind } from "../../src/failure.ts"
+import { DEFAULT_PROFILE } from "../../src/agents/profile.ts"
+import { RunConfig, runConfigPath } from "../run-format.ts"
+import { readJsonIf } from "./store.ts"
 
 export type SourceKind = "run" | "converted" | "answers"
 
@@ -127,3 +131,13 @@ export const loadSource = (dir: string): Source => {
 
 /** The methods of a source. */
 export const methodsOf = (source: Source): Array<string> => [...new Set(source.entries.map((e) => e.method))].sort()
+
+/**
+ * The profile that made a source's answers (run.json `options.profile.name`): `improved` when the run does
+ * not say (runs from before profiles) and for folders that are not our runs. Labels are keyed by it.
+ */
+export const sourceProfile = (dir: string): string => {
+  if (sourceKind(dir) !== "run") return DEFAULT_PROFILE
+  const profile = readJsonIf(runConfigPath(dir), RunConfig)?.options["profile"] as { name?: unknown } | undefined
+  return typeof profile?.name === "string" ? profile.name : DEFAULT_PROFILE
+}

@@ -8,19 +8,16 @@ import { safeName } from "../../src/trace/file-names.ts"
 import { type PassRate, passRate, type WinRate, winRate } from "../eval/aggregate.ts"
 import { storedFac } from "../eval/fac.ts"
 import { type JudgeInput, missCounts } from "../eval/judge-input.ts"
-import {
-  type AnswerStatus,
-  EVAL_SOURCE_FILE,
-  EvalSource,
-  PassLabels,
-  passLabelsPath,
-  WinVerdicts
-} from "../eval/labels.ts"
-import { loadSource, sourceKind } from "../eval/sources.ts"
+import { type AnswerStatus, EVAL_SOURCE_FILE, EvalSource, PassLabels, passLabelsPath, WinVerdicts } from "../eval/labels.ts"
+import { loadSource, sourceKind, sourceProfile } from "../eval/sources.ts"
 import { InvalidStoredFile, readJsonChecked, readJsonIf } from "../eval/store.ts"
 import { hasToolEvalResults, readToolEvalResults } from "../eval/tooleval-results.ts"
 import { newerRunFormat, newerRunProblem } from "../run-dir.ts"
 import { RunConfig, runConfigPath } from "../run-format.ts"
+import { DEFAULT_PROFILE } from "../../src/agents/profile.ts"
+import { hasToolEvalResults, readToolEvalResults } from "../eval/tooleval-results.ts"
+import { safeName } from "../../src/trace/file-names.ts"
+import type { FailureKind } from "../../src/failure.ts"
 
 export interface Row {
   /** The directory the row comes from (its base name). */
@@ -43,8 +40,15 @@ export interface Row {
   /** Tasks recorded as `error` (the model server failed; `smurfs bench --resume` redoes them). */
   readonly errors: number
   readonly pass?: PassRate | undefined
-  /** Win rate over the tasks both sides have (`n` of WinRate); a task only one side answered is not counted. */
-  readonly win?: (WinRate & { readonly reference: string }) | undefined
+  /**
+   * Win rate over the tasks both sides have (`n` of WinRate); a task only one side answered is not counted.
+   * `incomplete` (only when something is missing): tasks judged in fewer rounds than K, and answered tasks with no round.
+   */
+  readonly win?: (WinRate & { readonly reference: string; readonly incomplete?: WinIncomplete | undefined }) | undefined
+  /** Answered tasks of the row with no pass label of this judge (and texts); their ids, for the missing work. */
+  readonly unjudgedTasks?: ReadonlyArray<string> | undefined
+  /** Labelled tasks with fewer judge runs than K (each missing run scores 0, as in ToolEval). */
+  readonly partialPass?: { readonly k: number; readonly tasks: ReadonlyArray<{ readonly taskId: string; readonly runs: number }> } | undefined
   /** Mean per task, when the source records it. */
   readonly modelCalls?: number | undefined
   readonly promptTokens?: number | undefined
@@ -101,73 +105,108 @@ const groupBy = <A>(items: ReadonlyArray<A>, key: (a: A) => string) => {
   return out
 }
 
+/** Which judge texts a label file names: "ToolEval" (its template, --stb) or "ours"; files from before this was recorded say nothing (they were ours). */
+const textsOf = (prompts: string | undefined): string | undefined => (prompts === undefined ? undefined : prompts.startsWith("stabletoolbench:") ? "ToolEval" : "ours")
+
+/** Whether a label file was made from answers of this profile (undefined: any; files without the field are of `improved`). */
+export const ofProfile = (stored: string | undefined, profile: string | undefined) => profile === undefined || (stored ?? DEFAULT_PROFILE) === profile
+
+/** One task's stored pass labels, with the settings that decide which row they belong to. */
+interface StoredPass {
+  readonly taskId: string
+  readonly texts: string | undefined
+  readonly k: number | undefined
+  readonly runs: PassLabels["runs"]
+}
+
+/** The stored pass labels of these tasks with at least one run; labels made from another profile's answers are not these answers'. */
+const storedPass = (store: string, judgeSlug: string, entries: ReadonlyArray<JudgeInput>, profile?: string): Array<StoredPass> =>
+  entries.flatMap((e) => {
+    const l = readJsonChecked(passLabelsPath(store, judgeSlug, e.method, e.group, e.taskId), PassLabels)
+    if (!l || Object.keys(l.runs).length === 0 || !ofProfile(l.profile, profile)) return []
+    return [{ taskId: e.taskId, texts: textsOf(l.prompts), k: l.k, runs: l.runs }]
+  })
+
+/** The judge runs asked for: the recorded K, or the most runs any task has. */
+const runsOf = (labels: ReadonlyArray<{ readonly k?: number | undefined; readonly runs: Readonly<Record<string, unknown>> }>) =>
+  Math.max(0, ...labels.map((l) => Math.max(l.k ?? 0, Math.max(-1, ...Object.keys(l.runs).map(Number)) + 1)))
+
+/** SoPR from stored pass labels; within a labelled task, a run without a label scores 0 as in ToolEval. */
+const passRateOf = (labels: ReadonlyArray<StoredPass>): PassRate | undefined => {
+  const runs = Math.max(0, ...labels.map((l) => Math.max(-1, ...Object.keys(l.runs).map(Number)) + 1))
+  if (runs === 0) return undefined
+  const table: Array<Array<AnswerStatus | undefined>> = labels.map((l) => Array.from({ length: runs }, (_, r) => l.runs[String(r)]?.label))
+  return passRate(table, runs)
+}
+
 /**
  * SoPR of one method and group from the stored labels, over the tasks the judge labelled (an
  * unjudged task is not counted as Unsolved; the rate's `n` says how many are in); K is the most runs any task has.
  */
-export const storedPassRate = (
-  store: string,
-  judgeSlug: string,
-  entries: ReadonlyArray<JudgeInput>
-): PassRate | undefined => {
-  const labels = entries
-    .map((e) => readJsonChecked(passLabelsPath(store, judgeSlug, e.method, e.group, e.taskId), PassLabels)?.runs)
-    .filter((l): l is NonNullable<typeof l> => l !== undefined && Object.keys(l).length > 0)
-  const runs = Math.max(0, ...labels.map((l) => Math.max(-1, ...Object.keys(l).map(Number)) + 1))
-  if (runs === 0) return undefined
-  // within a labelled task, a run without a label scores 0 as in ToolEval
-  const table: Array<Array<AnswerStatus | undefined>> = labels.map((l) =>
-    Array.from({ length: runs }, (_, r) => l[String(r)]?.label)
-  )
-  return passRate(table, runs)
-}
+export const storedPassRate = (store: string, judgeSlug: string, entries: ReadonlyArray<JudgeInput>): PassRate | undefined => passRateOf(storedPass(store, judgeSlug, entries))
 
 /** Which judge texts made the stored labels of these tasks (labels from before this was recorded say nothing). */
-export const storedJudgeTexts = (
-  store: string,
-  judgeSlug: string,
-  entries: ReadonlyArray<JudgeInput>
-): string | undefined => {
-  const texts = new Set<string>()
-  for (const e of entries) {
-    const prompts = readJsonChecked(passLabelsPath(store, judgeSlug, e.method, e.group, e.taskId), PassLabels)?.prompts
-    if (prompts !== undefined) texts.add(prompts.startsWith("stabletoolbench:") ? "ToolEval" : "ours")
-  }
+export const storedJudgeTexts = (store: string, judgeSlug: string, entries: ReadonlyArray<JudgeInput>): string | undefined => {
+  const texts = new Set(storedPass(store, judgeSlug, entries).flatMap((l) => (l.texts ? [l.texts] : [])))
   return texts.size === 0 ? undefined : [...texts].sort().join("+")
 }
 
-/** SoWR of one method and group from stored verdicts, per reference, over the tasks both sides have (of `taskIds`, when given). */
-export const storedWinRates = (
-  store: string,
-  judgeSlug: string,
-  method: string,
-  group: string,
-  taskIds?: ReadonlySet<string>
-) =>
+/** Decisions a win rate lacks: tasks with fewer rounds than K, and answered tasks with no round at all. */
+export interface WinIncomplete {
+  /** Rounds asked for per task (K). */
+  readonly k: number
+  readonly partial: ReadonlyArray<{ readonly taskId: string; readonly rounds: number }>
+  readonly unjudged: ReadonlyArray<string>
+}
+
+/** One reference's win rounds of one method and group, made with one set of judge texts. */
+interface StoredWins {
+  readonly reference: string
+  readonly texts: string | undefined
+  readonly tasks: Array<{ readonly taskId: string; readonly candidate: number; readonly reference: number; readonly rounds: number; readonly k: number | undefined }>
+  /** Every task with a verdict file of these texts, those decided without the judge (one side has no answer) included. */
+  readonly decided: Set<string>
+}
+
+/** The stored win rounds per reference and judge texts (of `taskIds`, when given); rounds made from another profile's answers are left out. */
+const storedWins = (store: string, judgeSlug: string, method: string, group: string, taskIds?: ReadonlySet<string>, profile?: string): Array<StoredWins> =>
   dirs(join(store, "eval", judgeSlug, "win")).flatMap((reference) => {
     // the evaluator names these folders by safeName (labels.ts): a group `a/b` is `a%2Fb`
     const dir = join(store, "eval", judgeSlug, "win", reference, "rounds", safeName(method), safeName(group))
-    const tasks = files(dir).flatMap((f) => {
+    const byTexts = new Map<string, StoredWins>()
+    for (const f of files(dir)) {
       const v = readJsonChecked(join(dir, f), WinVerdicts)
-      if (!v || (taskIds && !taskIds.has(v.taskId))) return []
+      if (!v || (taskIds && !taskIds.has(v.taskId)) || !ofProfile(v.profile, profile)) continue
       const rounds = Object.values(v.rounds)
+      const texts = textsOf(v.prompts)
+      // files from before the texts were recorded were made with ours
+      const key = texts ?? "ours"
+      const known = byTexts.get(key)
+      // (the tasks and the set are shared with the stored entry, which only learns the texts' name here)
+      const wins: StoredWins = { reference, texts: known?.texts ?? texts, tasks: known?.tasks ?? [], decided: known?.decided ?? new Set<string>() }
+      byTexts.set(key, wins)
+      if (rounds.length === 0) continue
+      wins.decided.add(v.taskId)
       // a task only one side answered was decided without the judge: it is not a comparison
-      if (rounds.length === 0 || rounds.some((r) => r.stage === "missing")) return []
-      return [
-        {
-          candidate: rounds.filter((r) => r.winner === "candidate").length,
-          reference: rounds.filter((r) => r.winner === "reference").length
-        }
-      ]
-    })
-    return tasks.length === 0 ? [] : [{ ...winRate(tasks), reference }]
+      if (rounds.some((r) => r.stage === "missing")) continue
+      wins.tasks.push({ taskId: v.taskId, candidate: rounds.filter((r) => r.winner === "candidate").length, reference: rounds.filter((r) => r.winner === "reference").length, rounds: rounds.length, k: v.k })
+    }
+    return [...byTexts.values()].filter((w) => w.tasks.length > 0)
   })
 
-/** The profile a run recorded (run.json `options.profile.name`), when it is not the default `improved`. */
-const profileOf = (dir: string): string | undefined => {
-  const profile = readJsonIf(runConfigPath(dir), RunConfig)?.options["profile"] as { name?: unknown } | undefined
-  return typeof profile?.name === "string" && profile.name !== "improved" ? profile.name : undefined
+/** A win rate with what it lacks (`incomplete`, only when something does), over the tasks both sides have of `answered`. */
+const winRateOf = (wins: StoredWins, answered: ReadonlyArray<string> | undefined) => {
+  const k = Math.max(0, ...wins.tasks.map((t) => Math.max(t.k ?? 0, t.rounds)))
+  const partial = wins.tasks.filter((t) => t.rounds < k).map((t) => ({ taskId: t.taskId, rounds: t.rounds }))
+  // (a task the reference does not answer has a verdict of stage "missing": decided, not missing work)
+  const unjudged = (answered ?? []).filter((id) => !wins.decided.has(id))
+  const incomplete: WinIncomplete | undefined = partial.length + unjudged.length > 0 ? { k, partial, unjudged } : undefined
+  return { ...winRate(wins.tasks), reference: wins.reference, ...(incomplete ? { incomplete } : {}) }
 }
+
+/** SoWR of one method and group from stored verdicts, per reference, over the tasks both sides have (of `taskIds`, when given). */
+export const storedWinRates = (store: string, judgeSlug: string, method: string, group: string, taskIds?: ReadonlySet<string>) =>
+  storedWins(store, judgeSlug, method, group, taskIds).map((w) => winRateOf(w, taskIds ? [...taskIds] : undefined))
 
 /** Tasks per group the run planned (run.json), when it says. */
 const plannedCounts = (dir: string): Readonly<Record<string, number>> =>
@@ -178,7 +217,9 @@ const sourceRows = (dir: string, store: string): Array<Row> => {
   const source = loadSource(dir)
   const judges = judgesOf(store)
   const planned = source.kind === "run" ? plannedCounts(dir) : {}
-  const profile = source.kind === "run" ? profileOf(dir) : undefined
+  // labels are keyed by the profile of the answers they judged (a label folder may hold another run's)
+  const labelProfile = sourceProfile(dir)
+  const profile = labelProfile !== DEFAULT_PROFILE ? labelProfile : undefined
   const undone = source.undone ?? []
   const rows: Array<Row> = []
   const keyOf = (e: { method: string; group: string }) => `${e.method}\u0000${e.group}`
@@ -203,20 +244,30 @@ const sourceRows = (dir: string, store: string): Array<Row> => {
     }
     const ids = new Set(entries.map((e) => e.taskId))
     const judged = judges.flatMap((judge) => {
-      const pass = storedPassRate(store, judge, entries)
-      const wins = storedWinRates(store, judge, method, group, ids)
+      const passLabels = storedPass(store, judge, entries, labelProfile)
+      const wins = storedWins(store, judge, method, group, ids, labelProfile)
       const fac = storedFac(store, judge, entries)
-      if (!pass && wins.length === 0 && !fac) return []
-      const judgeTexts = storedJudgeTexts(store, judge, entries)
-      return (wins.length === 0 ? [undefined] : wins).map((win) => ({
-        ...base,
-        judge,
-        judgeTexts,
-        judged: pass?.n ?? 0,
-        pass,
-        win,
-        ...(fac ? { fac } : {})
-      }))
+      if (passLabels.length === 0 && wins.length === 0 && !fac) return []
+      // one row per judge texts: labels made with ToolEval's texts never share a row with ours (files that do not say were ours)
+      const keyOf = (texts: string | undefined) => texts ?? "ours"
+      const textsKeys = [...new Set([...passLabels.map((l) => keyOf(l.texts)), ...wins.map((w) => keyOf(w.texts))])].sort()
+      // FAC is judged with ToolEval's texts (--fac needs --stb)
+      const facKey = textsKeys.includes("ToolEval") ? "ToolEval" : textsKeys[0]
+      return (textsKeys.length === 0 ? ["ours"] : textsKeys).flatMap((key) => {
+        const labels = passLabels.filter((l) => keyOf(l.texts) === key)
+        const pass = passRateOf(labels)
+        const said = [...labels.map((l) => l.texts), ...wins.filter((w) => keyOf(w.texts) === key).map((w) => w.texts)].some((t) => t !== undefined)
+        const rates = wins.filter((w) => keyOf(w.texts) === key).map((w) => winRateOf(w, [...ids]))
+        const k = runsOf(labels)
+        const partialPass = labels.filter((l) => Object.keys(l.runs).length < k).map((l) => ({ taskId: l.taskId, runs: Object.keys(l.runs).length }))
+        const labelled = new Set(labels.map((l) => l.taskId))
+        const unjudgedTasks = entries.filter((e) => !labelled.has(e.taskId)).map((e) => e.taskId)
+        // (only when something is missing: a complete row reads as before)
+        const missingPass = { ...(unjudgedTasks.length > 0 ? { unjudgedTasks } : {}), ...(partialPass.length > 0 ? { partialPass: { k, tasks: partialPass } } : {}) }
+        return (rates.length === 0 ? [undefined] : rates).map((win) => ({
+          ...base, judge, judgeTexts: said ? key : undefined, judged: pass?.n ?? 0, pass, win, ...missingPass, ...(fac && key === facKey ? { fac } : {})
+        }))
+      })
     })
     rows.push(...(judged.length > 0 ? judged : [{ ...base, judge: "", judged: 0 }]))
   }

@@ -237,3 +237,91 @@ describe("method colours", () => {
     expect(renderHtml(collectRows([run]))).toContain(`<li><i style="background:${PALETTE[1]}"></i>react</li>`)
   })
 })
+
+describe("a win rate over missing rounds or tasks says so, and every missing decision is listed", () => {
+  const J = "ollama:judge"
+  type Winner = "candidate" | "reference"
+  const verdict = (run: string, taskId: string, winners: ReadonlyArray<Winner>, extra: object = {}, stage = "judge") =>
+    writeJson(winVerdictsPath(run, J, "ref-a", "smurfs", "G1_instruction", taskId), {
+      taskId, method: "smurfs", group: "G1_instruction", judge: J, reference: { source: "ref-a", method: "react" }, k: 3,
+      rounds: Object.fromEntries(winners.map((winner, r) => [String(r), { winner, order: ["candidate", "reference"], stage, reason: "" }])),
+      ...extra
+    })
+  const passLabel = (run: string, taskId: string, runs: number, extra: object = {}) =>
+    writeJson(passLabelsPath(run, J, "smurfs", "G1_instruction", taskId), {
+      taskId, method: "smurfs", group: "G1_instruction", judge: J, k: 3,
+      runs: Object.fromEntries(Array.from({ length: runs }, (_, r) => [String(r), { label: "Solved", reason: "", stage: "answer" }])),
+      ...extra
+    })
+  const tasks = (...ids: Array<string>) => ids.map((taskId) => ({ taskId }))
+
+  it("marks a task of 1 of 3 rounds and a task of 0 rounds, and names an unjudged run beside a judged one", async () => {
+    const run = await writeFakeRun(tasks("1", "2", "3", "4", "5"))
+    for (const id of ["1", "2", "3", "4", "5"]) await passLabel(run, id, id === "2" ? 1 : 3)
+    await verdict(run, "1", ["candidate", "candidate", "candidate"])
+    await verdict(run, "2", ["candidate"])
+    // task 3: no round at all
+    await verdict(run, "4", ["reference", "reference", "reference"])
+    // task 5: the reference has no answer, decided without the judge (not missing work)
+    await verdict(run, "5", ["candidate", "candidate", "candidate"], {}, "missing")
+    const unjudged = await writeFakeRun(tasks("1", "2"))
+    const rows = collectRows([run, unjudged])
+    const judged = rows.find((r) => r.win)!
+    expect(judged.win).toMatchObject({ n: 3, wins: 2, incomplete: { k: 3, partial: [{ taskId: "2", rounds: 1 }], unjudged: ["3"] } })
+    expect(judged.partialPass).toEqual({ k: 3, tasks: [{ taskId: "2", runs: 1 }] })
+    const table = renderTable(rows)
+    expect(table).toContain("66.7 vs ref-a (N=3) · incomplete: 1 task with fewer than 3 rounds, 1 task unjudged")
+    const missing = missingWork(rows)
+    expect(missing).toEqual([
+      expect.stringMatching(/smurfs G1_instruction \(judge ollama-judge\): judge runs missing: task 2 has 1 of 3 .*; win rounds vs ref-a missing: task 2 has 1 of 3 .*; 1 answered task has no win round vs ref-a \(3; not in the win rate's N/),
+      expect.stringMatching(new RegExp(`^${unjudged.split("/").pop()} smurfs G1_instruction: 2 answered tasks not judged at all, while other rows are \\(judge ollama-judge;`))
+    ])
+    const html = renderHtml(rows)
+    expect(html).toContain("incomplete: 1 task with fewer than 3 rounds, 1 task unjudged")
+    expect(html).toContain("1 answered task has no win round vs ref-a (3;")
+    expect(html).toContain("not judged at all")
+  })
+
+  it("leaves a complete win rate as it was", async () => {
+    const run = await writeFakeRun(tasks("1", "2"))
+    for (const id of ["1", "2"]) await passLabel(run, id, 3)
+    await verdict(run, "1", ["candidate", "candidate", "reference"])
+    await verdict(run, "2", ["reference", "reference", "candidate"])
+    const rows = collectRows([run])
+    expect(rows).toHaveLength(1)
+    expect(rows[0]!.win).toEqual({ rate: 50, wins: 1, ties: 0, losses: 1, n: 2, reference: "ref-a" })
+    expect(rows[0]!.partialPass).toBe(undefined)
+    expect(renderTable(rows)).toMatch(/50\.0 vs ref-a \(N=2\)\s/)
+    expect(missingWork(rows)).toEqual([])
+  })
+
+  it("never puts labels of two judge texts in one row", async () => {
+    const run = await writeFakeRun(tasks("1", "2"))
+    // the pass labels were redone with ToolEval's texts; the win rounds left from before are ours
+    for (const id of ["1", "2"]) await passLabel(run, id, 3, { prompts: "stabletoolbench:/stb" })
+    for (const id of ["1", "2"]) await verdict(run, id, ["candidate", "candidate", "candidate"], { prompts: "smurfs" })
+    const rows = collectRows([run])
+    expect(rows.map((r) => [r.judgeTexts, r.judged, r.pass !== undefined, r.win !== undefined])).toEqual([
+      ["ToolEval", 2, true, false],
+      ["ours", 0, false, true]
+    ])
+    const table = renderTable(rows)
+    expect(table).toMatch(/\(ToolEval texts\)\s+2\/2\s+100\.0 ± 0\.0\s+-/)
+    expect(table).toMatch(/\(ours texts\)\s+0\/2\s+-\s+100\.0 vs ref-a \(N=2\)/)
+    expect(missingWork(rows)).toEqual([expect.stringMatching(/\(judge ollama-judge, ours texts\): 2 of 2 answered tasks not judged yet \(1, 2\)/)])
+  })
+
+  it("counts only labels made from answers of the run's profile, and shows the profile", async () => {
+    const run = await writeFakeRun(tasks("1", "2"))
+    const config = JSON.parse(readFileSync(runConfigPath(run), "utf8"))
+    await writeJson(runConfigPath(run), { ...config, options: { ...config.options, profile: { name: "reference" } } })
+    // task 1's labels judged a reference-profile answer; task 2's (no profile: improved) judged other answers
+    await passLabel(run, "1", 3, { profile: "reference" })
+    await passLabel(run, "2", 3)
+    const rows = collectRows([run])
+    expect(rows).toHaveLength(1)
+    expect(rows[0]).toMatchObject({ profile: "reference", judged: 1, unjudgedTasks: ["2"] })
+    expect(renderTable(rows)).toMatch(/smurfs \(reference\)/)
+    expect(missingWork(rows)).toEqual([expect.stringMatching(/smurfs \(reference\) G1_instruction \(judge ollama-judge\): 1 of 2 answered tasks not judged yet \(2\)/)])
+  })
+})

@@ -2,9 +2,9 @@
 import { z } from "zod"
 import type { JudgeInput } from "../eval/judge-input.ts"
 import { AnswerStatus, PassLabels, passLabelsPath, slug } from "../eval/labels.ts"
-import { loadSource } from "../eval/sources.ts"
+import { loadSource, sourceProfile } from "../eval/sources.ts"
 import { readJsonChecked } from "../eval/store.ts"
-import { CompareInputError, judgesOf, refusingInvalid, resolveInput } from "./collect.ts"
+import { CompareInputError, judgesOf, ofProfile, refusingInvalid, resolveInput } from "./collect.ts"
 
 /** One judge run's label of a task. */
 export const TaskLabel = z.object({
@@ -54,16 +54,11 @@ export interface ResultsFilter {
 const sum = (a: number | undefined, b: number | undefined) =>
   a === undefined && b === undefined ? undefined : (a ?? 0) + (b ?? 0)
 
-/** The labels of one task, every judge of the store, runs in order. */
-const labelsOf = (
-  store: string,
-  judges: ReadonlyArray<string>,
-  method: string,
-  group: string,
-  taskId: string
-): Array<TaskLabel> =>
+/** The labels of one task, every judge of the store, runs in order; with `profile`, only labels made from answers of that profile. */
+const labelsOf = (store: string, judges: ReadonlyArray<string>, method: string, group: string, taskId: string, profile?: string): Array<TaskLabel> =>
   judges.flatMap((judge) => {
-    const runs = readJsonChecked(passLabelsPath(store, judge, method, group, taskId), PassLabels)?.runs ?? {}
+    const stored = readJsonChecked(passLabelsPath(store, judge, method, group, taskId), PassLabels)
+    const runs = stored && ofProfile(stored.profile, profile) ? stored.runs : {}
     return Object.entries(runs)
       .map(([run, r]) => ({ judge, run: Number(run), label: r.label, reason: r.reason }))
       .sort((a, b) => a.run - b.run)
@@ -73,14 +68,14 @@ const labelsOf = (
 export const taskLabels = (store: string, method: string, group: string, taskId: string): Array<TaskLabel> =>
   labelsOf(store, judgesOf(store), method, group, taskId)
 
-const resultOf = (store: string, judges: ReadonlyArray<string>, e: JudgeInput): TaskResult => ({
+const resultOf = (store: string, judges: ReadonlyArray<string>, e: JudgeInput, profile: string): TaskResult => ({
   method: e.method,
   group: e.group,
   taskId: e.taskId,
   status: "answered",
   finished: e.finished,
   query: e.query,
-  labels: labelsOf(store, judges, e.method, e.group, e.taskId),
+  labels: labelsOf(store, judges, e.method, e.group, e.taskId, profile),
   modelCalls: e.cost.modelCalls,
   toolCalls: e.cost.toolCalls,
   tokens: sum(e.cost.promptTokens, e.cost.completionTokens),
@@ -115,7 +110,9 @@ export const collectResults = (input: string, filter: ResultsFilter = {}): Array
   const wantedMethod = (m: string) => !filter.methods || filter.methods.length === 0 || filter.methods.includes(m)
   const wantedGroup = (g: string) => !filter.groups || filter.groups.length === 0 || filter.groups.includes(g)
   const answered = source.entries.filter((e) => wantedMethod(e.method) && wantedGroup(e.group))
-  const results = refusingInvalid(() => answered.map((e) => resultOf(store, judges, e)))
+  // labels made from another profile's answers (a reused --out folder) are not this run's
+  const profile = sourceProfile(dir)
+  const results = refusingInvalid(() => answered.map((e) => resultOf(store, judges, e, profile)))
   for (const u of source.undone ?? [])
     if (wantedMethod(u.method) && wantedGroup(u.group))
       results.push({ ...u, status: "error", finished: false, query: "", labels: [] })

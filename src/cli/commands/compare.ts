@@ -18,8 +18,11 @@ Print one table of every method and group in the given directories: judged/N (ta
 the judge of all the row's tasks), pass rate ± std over judge runs (over the judged tasks: an
 unjudged task is never counted as Unsolved), win rate against a reference over the tasks both
 sides have (with that N), mean model calls, prompt and completion tokens, tool calls and wall time
-per task. Below the table, every row with missing work (unjudged tasks, tasks the model server
-failed, tasks not run yet) is named with what to run. A directory is a run from \`smurfs bench\` (judged with \`smurfs eval\`),
+per task. Labels of other judge texts (--stb) or profiles are never mixed: each gets its own row,
+named in it. A win rate over tasks with fewer than K rounds, or beside answered tasks with no round,
+is marked "incomplete". Below the table, every row with missing work (unjudged tasks, missing judge
+runs and win rounds by task id, runs no judge has seen, tasks the model server failed, tasks not run
+yet) is named with what to run. A directory is a run from \`smurfs bench\` (judged with \`smurfs eval\`),
 a StableToolBench folder with model_predictions_converted/, or ToolEval's results
 (pass_rate_results/, preference_results/), whose published labels are shown as judge "ToolEval".
 

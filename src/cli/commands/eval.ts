@@ -58,8 +58,8 @@ options:
                             then the stored statuses) or stabletoolbench (theirs with its pass-rate CSVs found:
                             the same pass-label step, then a re-judge)
   --force                   judge again even where labels of the same settings are stored (labels of other
-                            settings, texts, --seed or --k, are always made anew; the old ones are set aside
-                            beside them as <task>.json.before-<time>)
+                            settings, texts, --seed, --k or the run's --profile, are always made anew; the old
+                            ones are set aside beside them as <task>.json.before-<time>)
   --out <dir>               write eval/ here instead of into the run directory (for read-only folders);
                             \`smurfs compare <dir>\` then shows these labels
   --queue <redis://...>     hand each judge decision to \`smurfs worker\` processes through a BullMQ queue

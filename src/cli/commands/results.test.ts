@@ -1,4 +1,6 @@
+import { readFileSync } from "node:fs"
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest"
+import { runConfigPath } from "../../../bench/run-format.ts"
 import { passLabelsPath } from "../../../bench/eval/labels.ts"
 import { writeFakeRun, writeJson } from "../../../bench/eval/test-fixtures.ts"
 import { collectResults } from "../../../bench/report/results.ts"
@@ -55,6 +57,18 @@ const judgedRun = async () => {
 }
 
 describe("collectResults", () => {
+  it("shows only labels made from answers of the run's profile", async () => {
+    const dir = await writeFakeRun([{ taskId: "1" }, { taskId: "2" }])
+    const config = JSON.parse(readFileSync(runConfigPath(dir), "utf8"))
+    await writeJson(runConfigPath(dir), { ...config, options: { ...config.options, profile: { name: "reference" } } })
+    const label = (taskId: string, extra: object) =>
+      writeJson(passLabelsPath(dir, "j", "smurfs", "G1_instruction", taskId), { taskId, method: "smurfs", group: "G1_instruction", judge: "j", runs: { "0": { label: "Solved", reason: "", stage: "answer" } }, ...extra })
+    await label("1", { profile: "reference" })
+    // no profile: made from an improved run's answers, not these
+    await label("2", {})
+    expect(collectResults(dir).map((t) => [t.taskId, t.labels.length])).toEqual([["1", 1], ["2", 0]])
+  })
+
   it("lists every task with each judge run's label and reason, its costs, and filters by method, group and label", async () => {
     const dir = await judgedRun()
     const all = collectResults(dir)
