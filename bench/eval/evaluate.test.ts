@@ -139,7 +139,16 @@ describe("stored labels keyed by the profile of the judged run", () => {
     const roundsPath = winVerdictsPath(run, JUDGE, "ref-react", "smurfs", "G1_instruction", "1")
     const judged = async (profile: string | undefined, referenceProfile: string | undefined) => {
       const judge = countingJudge()
-      const options = { store: run, judge: JUDGE, k: 2, profile, referenceProfile, referenceName: "ref-react", referenceSource: ref, referenceMethod: "react" }
+      const options = {
+        store: run,
+        judge: JUDGE,
+        k: 2,
+        profile,
+        referenceProfile,
+        referenceName: "ref-react",
+        referenceSource: ref,
+        referenceMethod: "react"
+      }
       const s = await Effect.runPromise(
         Effect.gen(function* () {
           const pass = yield* evaluatePass(candidates, options)

@@ -2,6 +2,7 @@
 import { renameSync } from "node:fs"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import { DEFAULT_PROFILE } from "../../src/agents/profile.ts"
 import type { FailureKind } from "../../src/failure.ts"
 import type { ProviderError } from "../../src/llm/errors.ts"
 import type { LanguageModel } from "../../src/llm/language-model.ts"
@@ -22,11 +23,10 @@ import {
 import { hashSeed, rngFor } from "./rng.ts"
 import { readJsonIf } from "./store.ts"
 import { passLabel } from "./win-rate.ts"
-import { redactText, redactValue } from "../../src/trace/redact.ts"
-import { DEFAULT_PROFILE } from "../../src/agents/profile.ts"
 
 /** The profile field of a label file: written only when it is not the default, so older files read the same. */
-const profileField = (profile: string | undefined) => (profile !== undefined && profile !== DEFAULT_PROFILE ? { profile } : {})
+const profileField = (profile: string | undefined) =>
+  profile !== undefined && profile !== DEFAULT_PROFILE ? { profile } : {}
 
 /** Defaults of an evaluation, in one place. */
 export const EVAL_DEFAULTS = { k: 3, concurrency: 4, seed: 0 } as const
@@ -62,7 +62,11 @@ export interface PassOptions<R = LanguageModel> {
  * Labels from before a field was recorded are taken as made with its default.
  */
 const sameSettings = (
-  stored: { readonly prompts?: string | undefined; readonly k?: number | undefined; readonly profile?: string | undefined },
+  stored: {
+    readonly prompts?: string | undefined
+    readonly k?: number | undefined
+    readonly profile?: string | undefined
+  },
   runs: Readonly<Record<string, { readonly seed?: number | undefined }>>,
   want: { readonly prompts: string; readonly k: number; readonly seed: number; readonly profile: string | undefined }
 ): boolean =>
@@ -158,11 +162,25 @@ export const evaluatePass = <R = LanguageModel>(
         Effect.gen(function* () {
           const path = pathOf(entry)
           const fresh: PassLabels = {
-            taskId: entry.taskId, method: entry.method, group: entry.group, judge: options.judge,
-            ...(options.prompts ? { prompts: options.prompts.source } : {}), k, ...profileField(options.profile), runs: {}
+            taskId: entry.taskId,
+            method: entry.method,
+            group: entry.group,
+            judge: options.judge,
+            ...(options.prompts ? { prompts: options.prompts.source } : {}),
+            k,
+            ...profileField(options.profile),
+            runs: {}
           }
           const stored = readJsonIf(path, PassLabels)
-          const reusable = stored !== undefined && !options.force && sameSettings(stored, stored.runs, { prompts: prompts.source, k, seed: options.seed ?? EVAL_DEFAULTS.seed, profile: options.profile })
+          const reusable =
+            stored !== undefined &&
+            !options.force &&
+            sameSettings(stored, stored.runs, {
+              prompts: prompts.source,
+              k,
+              seed: options.seed ?? EVAL_DEFAULTS.seed,
+              profile: options.profile
+            })
           if (stored !== undefined && !reusable) yield* setAside(path)
           const labels: PassLabels = reusable ? stored : fresh
           for (let r = 0; r < k; r++) {
@@ -249,7 +267,12 @@ export const evaluateWin = <R = LanguageModel>(
     const refs = references.filter((r) => groups.has(r.group))
     const mode: WinStatuses = options.statuses ?? "rejudge"
     // the reference's pass rate, as ToolEval's workflow computes it before a preference run (the pass-label modes read it)
-    const refSummary = yield* evaluatePass(refs, { ...options, profile: options.referenceProfile, pathOf: refPath, onProgress: undefined })
+    const refSummary = yield* evaluatePass(refs, {
+      ...options,
+      profile: options.referenceProfile,
+      pathOf: refPath,
+      onProgress: undefined
+    })
     const key = (e: { group: string; taskId: string }) => `${e.group}\u0000${e.taskId}`
     const candByKey = new Map(candidates.map((c) => [key(c), c]))
     const refByKey = new Map(refs.map((r) => [key(r), r]))
@@ -269,8 +292,15 @@ export const evaluateWin = <R = LanguageModel>(
           const reference = refByKey.get(taskKey)
           const path = winVerdictsPath(options.store, options.judge, options.referenceName, method, group, taskId)
           const fresh: WinVerdicts = {
-            taskId, method, group, judge: options.judge,
-            reference: { source: options.referenceSource, method: options.referenceMethod, ...profileField(options.referenceProfile) },
+            taskId,
+            method,
+            group,
+            judge: options.judge,
+            reference: {
+              source: options.referenceSource,
+              method: options.referenceMethod,
+              ...profileField(options.referenceProfile)
+            },
             ...(options.prompts ? { prompts: options.prompts.source } : {}),
             ...profileField(options.profile),
             statuses: mode,
@@ -279,7 +309,10 @@ export const evaluateWin = <R = LanguageModel>(
           }
           const stored = readJsonIf(path, WinVerdicts)
           // rounds decided another way (files without the field used the pass labels) or with other settings are not this eval's
-          const reusable = stored !== undefined && !options.force && (stored.statuses ?? "pass-labels") === mode &&
+          const reusable =
+            stored !== undefined &&
+            !options.force &&
+            (stored.statuses ?? "pass-labels") === mode &&
             (stored.reference.profile ?? DEFAULT_PROFILE) === (options.referenceProfile ?? DEFAULT_PROFILE) &&
             sameSettings(stored, stored.rounds, { prompts: prompts.source, k, seed, profile: options.profile })
           if (stored !== undefined && !reusable) yield* setAside(path)

@@ -216,7 +216,18 @@ const decide = <R>(input: EvalInput, decider: Decider<R>, observer: EvalObserver
     observer.started?.(prompts)
     const bar = observer.stage?.(`pass (${judge})`) ?? noStage
     const profile = sourceProfile(source.dir)
-    const pass = yield* evaluatePass(source.entries, { store, judge, k, concurrency, prompts, seed, decider, force, profile, onProgress: bar.update }).pipe(Effect.ensuring(Effect.sync(bar.stop)))
+    const pass = yield* evaluatePass(source.entries, {
+      store,
+      judge,
+      k,
+      concurrency,
+      prompts,
+      seed,
+      decider,
+      force,
+      profile,
+      onProgress: bar.update
+    }).pipe(Effect.ensuring(Effect.sync(bar.stop)))
     observer.judged?.("pass", pass)
     yield* someDecisions("pass", judge, pass)
     const reference = input.reference
@@ -228,7 +239,24 @@ const decide = <R>(input: EvalInput, decider: Decider<R>, observer: EvalObserver
       const win = yield* evaluateWin(
         source.entries.filter((e) => e.method === method),
         reference.entries.filter((e) => e.method === referenceMethod),
-        { store, judge, k, concurrency, seed, prompts, decider, force, profile, referenceProfile: sourceProfile(reference.dir), statuses: settings.winStatuses, referenceName, referenceSource: resolve(reference.dir), referenceMethod, referenceInStore: resolve(reference.dir) === resolve(store), onProgress: winBar.update }
+        {
+          store,
+          judge,
+          k,
+          concurrency,
+          seed,
+          prompts,
+          decider,
+          force,
+          profile,
+          referenceProfile: sourceProfile(reference.dir),
+          statuses: settings.winStatuses,
+          referenceName,
+          referenceSource: resolve(reference.dir),
+          referenceMethod,
+          referenceInStore: resolve(reference.dir) === resolve(store),
+          onProgress: winBar.update
+        }
       ).pipe(Effect.ensuring(Effect.sync(winBar.stop)))
       observer.judged?.(`win ${method}`, win)
       yield* someDecisions(`win ${method}`, judge, win)

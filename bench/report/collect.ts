@@ -3,21 +3,25 @@
 import { existsSync, readdirSync, statSync } from "node:fs"
 import { basename, join, resolve } from "node:path"
 import * as Data from "effect/Data"
+import { DEFAULT_PROFILE } from "../../src/agents/profile.ts"
 import type { FailureKind } from "../../src/failure.ts"
 import { safeName } from "../../src/trace/file-names.ts"
 import { type PassRate, passRate, type WinRate, winRate } from "../eval/aggregate.ts"
 import { storedFac } from "../eval/fac.ts"
 import { type JudgeInput, missCounts } from "../eval/judge-input.ts"
-import { type AnswerStatus, EVAL_SOURCE_FILE, EvalSource, PassLabels, passLabelsPath, WinVerdicts } from "../eval/labels.ts"
+import {
+  type AnswerStatus,
+  EVAL_SOURCE_FILE,
+  EvalSource,
+  PassLabels,
+  passLabelsPath,
+  WinVerdicts
+} from "../eval/labels.ts"
 import { loadSource, sourceKind, sourceProfile } from "../eval/sources.ts"
 import { InvalidStoredFile, readJsonChecked, readJsonIf } from "../eval/store.ts"
 import { hasToolEvalResults, readToolEvalResults } from "../eval/tooleval-results.ts"
 import { newerRunFormat, newerRunProblem } from "../run-dir.ts"
 import { RunConfig, runConfigPath } from "../run-format.ts"
-import { DEFAULT_PROFILE } from "../../src/agents/profile.ts"
-import { hasToolEvalResults, readToolEvalResults } from "../eval/tooleval-results.ts"
-import { safeName } from "../../src/trace/file-names.ts"
-import type { FailureKind } from "../../src/failure.ts"
 
 export interface Row {
   /** The directory the row comes from (its base name). */
@@ -48,7 +52,9 @@ export interface Row {
   /** Answered tasks of the row with no pass label of this judge (and texts); their ids, for the missing work. */
   readonly unjudgedTasks?: ReadonlyArray<string> | undefined
   /** Labelled tasks with fewer judge runs than K (each missing run scores 0, as in ToolEval). */
-  readonly partialPass?: { readonly k: number; readonly tasks: ReadonlyArray<{ readonly taskId: string; readonly runs: number }> } | undefined
+  readonly partialPass?:
+    | { readonly k: number; readonly tasks: ReadonlyArray<{ readonly taskId: string; readonly runs: number }> }
+    | undefined
   /** Mean per task, when the source records it. */
   readonly modelCalls?: number | undefined
   readonly promptTokens?: number | undefined
@@ -106,10 +112,12 @@ const groupBy = <A>(items: ReadonlyArray<A>, key: (a: A) => string) => {
 }
 
 /** Which judge texts a label file names: "ToolEval" (its template, --stb) or "ours"; files from before this was recorded say nothing (they were ours). */
-const textsOf = (prompts: string | undefined): string | undefined => (prompts === undefined ? undefined : prompts.startsWith("stabletoolbench:") ? "ToolEval" : "ours")
+const textsOf = (prompts: string | undefined): string | undefined =>
+  prompts === undefined ? undefined : prompts.startsWith("stabletoolbench:") ? "ToolEval" : "ours"
 
 /** Whether a label file was made from answers of this profile (undefined: any; files without the field are of `improved`). */
-export const ofProfile = (stored: string | undefined, profile: string | undefined) => profile === undefined || (stored ?? DEFAULT_PROFILE) === profile
+export const ofProfile = (stored: string | undefined, profile: string | undefined) =>
+  profile === undefined || (stored ?? DEFAULT_PROFILE) === profile
 
 /** One task's stored pass labels, with the settings that decide which row they belong to. */
 interface StoredPass {
@@ -120,7 +128,12 @@ interface StoredPass {
 }
 
 /** The stored pass labels of these tasks with at least one run; labels made from another profile's answers are not these answers'. */
-const storedPass = (store: string, judgeSlug: string, entries: ReadonlyArray<JudgeInput>, profile?: string): Array<StoredPass> =>
+const storedPass = (
+  store: string,
+  judgeSlug: string,
+  entries: ReadonlyArray<JudgeInput>,
+  profile?: string
+): Array<StoredPass> =>
   entries.flatMap((e) => {
     const l = readJsonChecked(passLabelsPath(store, judgeSlug, e.method, e.group, e.taskId), PassLabels)
     if (!l || Object.keys(l.runs).length === 0 || !ofProfile(l.profile, profile)) return []
@@ -128,14 +141,17 @@ const storedPass = (store: string, judgeSlug: string, entries: ReadonlyArray<Jud
   })
 
 /** The judge runs asked for: the recorded K, or the most runs any task has. */
-const runsOf = (labels: ReadonlyArray<{ readonly k?: number | undefined; readonly runs: Readonly<Record<string, unknown>> }>) =>
-  Math.max(0, ...labels.map((l) => Math.max(l.k ?? 0, Math.max(-1, ...Object.keys(l.runs).map(Number)) + 1)))
+const runsOf = (
+  labels: ReadonlyArray<{ readonly k?: number | undefined; readonly runs: Readonly<Record<string, unknown>> }>
+) => Math.max(0, ...labels.map((l) => Math.max(l.k ?? 0, Math.max(-1, ...Object.keys(l.runs).map(Number)) + 1)))
 
 /** SoPR from stored pass labels; within a labelled task, a run without a label scores 0 as in ToolEval. */
 const passRateOf = (labels: ReadonlyArray<StoredPass>): PassRate | undefined => {
   const runs = Math.max(0, ...labels.map((l) => Math.max(-1, ...Object.keys(l.runs).map(Number)) + 1))
   if (runs === 0) return undefined
-  const table: Array<Array<AnswerStatus | undefined>> = labels.map((l) => Array.from({ length: runs }, (_, r) => l.runs[String(r)]?.label))
+  const table: Array<Array<AnswerStatus | undefined>> = labels.map((l) =>
+    Array.from({ length: runs }, (_, r) => l.runs[String(r)]?.label)
+  )
   return passRate(table, runs)
 }
 
@@ -143,10 +159,18 @@ const passRateOf = (labels: ReadonlyArray<StoredPass>): PassRate | undefined => 
  * SoPR of one method and group from the stored labels, over the tasks the judge labelled (an
  * unjudged task is not counted as Unsolved; the rate's `n` says how many are in); K is the most runs any task has.
  */
-export const storedPassRate = (store: string, judgeSlug: string, entries: ReadonlyArray<JudgeInput>): PassRate | undefined => passRateOf(storedPass(store, judgeSlug, entries))
+export const storedPassRate = (
+  store: string,
+  judgeSlug: string,
+  entries: ReadonlyArray<JudgeInput>
+): PassRate | undefined => passRateOf(storedPass(store, judgeSlug, entries))
 
 /** Which judge texts made the stored labels of these tasks (labels from before this was recorded say nothing). */
-export const storedJudgeTexts = (store: string, judgeSlug: string, entries: ReadonlyArray<JudgeInput>): string | undefined => {
+export const storedJudgeTexts = (
+  store: string,
+  judgeSlug: string,
+  entries: ReadonlyArray<JudgeInput>
+): string | undefined => {
   const texts = new Set(storedPass(store, judgeSlug, entries).flatMap((l) => (l.texts ? [l.texts] : [])))
   return texts.size === 0 ? undefined : [...texts].sort().join("+")
 }
@@ -163,13 +187,26 @@ export interface WinIncomplete {
 interface StoredWins {
   readonly reference: string
   readonly texts: string | undefined
-  readonly tasks: Array<{ readonly taskId: string; readonly candidate: number; readonly reference: number; readonly rounds: number; readonly k: number | undefined }>
+  readonly tasks: Array<{
+    readonly taskId: string
+    readonly candidate: number
+    readonly reference: number
+    readonly rounds: number
+    readonly k: number | undefined
+  }>
   /** Every task with a verdict file of these texts, those decided without the judge (one side has no answer) included. */
   readonly decided: Set<string>
 }
 
 /** The stored win rounds per reference and judge texts (of `taskIds`, when given); rounds made from another profile's answers are left out. */
-const storedWins = (store: string, judgeSlug: string, method: string, group: string, taskIds?: ReadonlySet<string>, profile?: string): Array<StoredWins> =>
+const storedWins = (
+  store: string,
+  judgeSlug: string,
+  method: string,
+  group: string,
+  taskIds?: ReadonlySet<string>,
+  profile?: string
+): Array<StoredWins> =>
   dirs(join(store, "eval", judgeSlug, "win")).flatMap((reference) => {
     // the evaluator names these folders by safeName (labels.ts): a group `a/b` is `a%2Fb`
     const dir = join(store, "eval", judgeSlug, "win", reference, "rounds", safeName(method), safeName(group))
@@ -183,13 +220,24 @@ const storedWins = (store: string, judgeSlug: string, method: string, group: str
       const key = texts ?? "ours"
       const known = byTexts.get(key)
       // (the tasks and the set are shared with the stored entry, which only learns the texts' name here)
-      const wins: StoredWins = { reference, texts: known?.texts ?? texts, tasks: known?.tasks ?? [], decided: known?.decided ?? new Set<string>() }
+      const wins: StoredWins = {
+        reference,
+        texts: known?.texts ?? texts,
+        tasks: known?.tasks ?? [],
+        decided: known?.decided ?? new Set<string>()
+      }
       byTexts.set(key, wins)
       if (rounds.length === 0) continue
       wins.decided.add(v.taskId)
       // a task only one side answered was decided without the judge: it is not a comparison
       if (rounds.some((r) => r.stage === "missing")) continue
-      wins.tasks.push({ taskId: v.taskId, candidate: rounds.filter((r) => r.winner === "candidate").length, reference: rounds.filter((r) => r.winner === "reference").length, rounds: rounds.length, k: v.k })
+      wins.tasks.push({
+        taskId: v.taskId,
+        candidate: rounds.filter((r) => r.winner === "candidate").length,
+        reference: rounds.filter((r) => r.winner === "reference").length,
+        rounds: rounds.length,
+        k: v.k
+      })
     }
     return [...byTexts.values()].filter((w) => w.tasks.length > 0)
   })
@@ -200,13 +248,19 @@ const winRateOf = (wins: StoredWins, answered: ReadonlyArray<string> | undefined
   const partial = wins.tasks.filter((t) => t.rounds < k).map((t) => ({ taskId: t.taskId, rounds: t.rounds }))
   // (a task the reference does not answer has a verdict of stage "missing": decided, not missing work)
   const unjudged = (answered ?? []).filter((id) => !wins.decided.has(id))
-  const incomplete: WinIncomplete | undefined = partial.length + unjudged.length > 0 ? { k, partial, unjudged } : undefined
+  const incomplete: WinIncomplete | undefined =
+    partial.length + unjudged.length > 0 ? { k, partial, unjudged } : undefined
   return { ...winRate(wins.tasks), reference: wins.reference, ...(incomplete ? { incomplete } : {}) }
 }
 
 /** SoWR of one method and group from stored verdicts, per reference, over the tasks both sides have (of `taskIds`, when given). */
-export const storedWinRates = (store: string, judgeSlug: string, method: string, group: string, taskIds?: ReadonlySet<string>) =>
-  storedWins(store, judgeSlug, method, group, taskIds).map((w) => winRateOf(w, taskIds ? [...taskIds] : undefined))
+export const storedWinRates = (
+  store: string,
+  judgeSlug: string,
+  method: string,
+  group: string,
+  taskIds?: ReadonlySet<string>
+) => storedWins(store, judgeSlug, method, group, taskIds).map((w) => winRateOf(w, taskIds ? [...taskIds] : undefined))
 
 /** Tasks per group the run planned (run.json), when it says. */
 const plannedCounts = (dir: string): Readonly<Record<string, number>> =>
@@ -250,22 +304,39 @@ const sourceRows = (dir: string, store: string): Array<Row> => {
       if (passLabels.length === 0 && wins.length === 0 && !fac) return []
       // one row per judge texts: labels made with ToolEval's texts never share a row with ours (files that do not say were ours)
       const keyOf = (texts: string | undefined) => texts ?? "ours"
-      const textsKeys = [...new Set([...passLabels.map((l) => keyOf(l.texts)), ...wins.map((w) => keyOf(w.texts))])].sort()
+      const textsKeys = [
+        ...new Set([...passLabels.map((l) => keyOf(l.texts)), ...wins.map((w) => keyOf(w.texts))])
+      ].sort()
       // FAC is judged with ToolEval's texts (--fac needs --stb)
       const facKey = textsKeys.includes("ToolEval") ? "ToolEval" : textsKeys[0]
       return (textsKeys.length === 0 ? ["ours"] : textsKeys).flatMap((key) => {
         const labels = passLabels.filter((l) => keyOf(l.texts) === key)
         const pass = passRateOf(labels)
-        const said = [...labels.map((l) => l.texts), ...wins.filter((w) => keyOf(w.texts) === key).map((w) => w.texts)].some((t) => t !== undefined)
+        const said = [
+          ...labels.map((l) => l.texts),
+          ...wins.filter((w) => keyOf(w.texts) === key).map((w) => w.texts)
+        ].some((t) => t !== undefined)
         const rates = wins.filter((w) => keyOf(w.texts) === key).map((w) => winRateOf(w, [...ids]))
         const k = runsOf(labels)
-        const partialPass = labels.filter((l) => Object.keys(l.runs).length < k).map((l) => ({ taskId: l.taskId, runs: Object.keys(l.runs).length }))
+        const partialPass = labels
+          .filter((l) => Object.keys(l.runs).length < k)
+          .map((l) => ({ taskId: l.taskId, runs: Object.keys(l.runs).length }))
         const labelled = new Set(labels.map((l) => l.taskId))
         const unjudgedTasks = entries.filter((e) => !labelled.has(e.taskId)).map((e) => e.taskId)
         // (only when something is missing: a complete row reads as before)
-        const missingPass = { ...(unjudgedTasks.length > 0 ? { unjudgedTasks } : {}), ...(partialPass.length > 0 ? { partialPass: { k, tasks: partialPass } } : {}) }
+        const missingPass = {
+          ...(unjudgedTasks.length > 0 ? { unjudgedTasks } : {}),
+          ...(partialPass.length > 0 ? { partialPass: { k, tasks: partialPass } } : {})
+        }
         return (rates.length === 0 ? [undefined] : rates).map((win) => ({
-          ...base, judge, judgeTexts: said ? key : undefined, judged: pass?.n ?? 0, pass, win, ...missingPass, ...(fac && key === facKey ? { fac } : {})
+          ...base,
+          judge,
+          judgeTexts: said ? key : undefined,
+          judged: pass?.n ?? 0,
+          pass,
+          win,
+          ...missingPass,
+          ...(fac && key === facKey ? { fac } : {})
         }))
       })
     })

@@ -48,7 +48,15 @@ svg .whisker { stroke: #1f2430; stroke-width: 1.3; fill: none; }
 /** A label naming a row by the parts (source, method, judge) that differ between the rows shown together. */
 const namer = (rows: ReadonlyArray<Row>) => {
   // the profile and the judge texts are part of the name: rows that differ only in them never share a series
-  const parts = (r: Row) => [r.source, r.profile ? `${r.method} (${r.profile})` : r.method, r.judge === "ToolEval" ? "ToolEval labels" : r.judge ? `judge ${r.judge}${r.judgeTexts ? ` (${r.judgeTexts} texts)` : ""}` : ""]
+  const parts = (r: Row) => [
+    r.source,
+    r.profile ? `${r.method} (${r.profile})` : r.method,
+    r.judge === "ToolEval"
+      ? "ToolEval labels"
+      : r.judge
+        ? `judge ${r.judge}${r.judgeTexts ? ` (${r.judgeTexts} texts)` : ""}`
+        : ""
+  ]
   const varies = [0, 1, 2].map((i) => new Set(rows.map((r) => parts(r)[i])).size > 1)
   return (r: Row, always: ReadonlyArray<number> = [1]) =>
     parts(r)

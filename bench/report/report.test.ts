@@ -243,14 +243,27 @@ describe("a win rate over missing rounds or tasks says so, and every missing dec
   type Winner = "candidate" | "reference"
   const verdict = (run: string, taskId: string, winners: ReadonlyArray<Winner>, extra: object = {}, stage = "judge") =>
     writeJson(winVerdictsPath(run, J, "ref-a", "smurfs", "G1_instruction", taskId), {
-      taskId, method: "smurfs", group: "G1_instruction", judge: J, reference: { source: "ref-a", method: "react" }, k: 3,
-      rounds: Object.fromEntries(winners.map((winner, r) => [String(r), { winner, order: ["candidate", "reference"], stage, reason: "" }])),
+      taskId,
+      method: "smurfs",
+      group: "G1_instruction",
+      judge: J,
+      reference: { source: "ref-a", method: "react" },
+      k: 3,
+      rounds: Object.fromEntries(
+        winners.map((winner, r) => [String(r), { winner, order: ["candidate", "reference"], stage, reason: "" }])
+      ),
       ...extra
     })
   const passLabel = (run: string, taskId: string, runs: number, extra: object = {}) =>
     writeJson(passLabelsPath(run, J, "smurfs", "G1_instruction", taskId), {
-      taskId, method: "smurfs", group: "G1_instruction", judge: J, k: 3,
-      runs: Object.fromEntries(Array.from({ length: runs }, (_, r) => [String(r), { label: "Solved", reason: "", stage: "answer" }])),
+      taskId,
+      method: "smurfs",
+      group: "G1_instruction",
+      judge: J,
+      k: 3,
+      runs: Object.fromEntries(
+        Array.from({ length: runs }, (_, r) => [String(r), { label: "Solved", reason: "", stage: "answer" }])
+      ),
       ...extra
     })
   const tasks = (...ids: Array<string>) => ids.map((taskId) => ({ taskId }))
@@ -267,14 +280,24 @@ describe("a win rate over missing rounds or tasks says so, and every missing dec
     const unjudged = await writeFakeRun(tasks("1", "2"))
     const rows = collectRows([run, unjudged])
     const judged = rows.find((r) => r.win)!
-    expect(judged.win).toMatchObject({ n: 3, wins: 2, incomplete: { k: 3, partial: [{ taskId: "2", rounds: 1 }], unjudged: ["3"] } })
+    expect(judged.win).toMatchObject({
+      n: 3,
+      wins: 2,
+      incomplete: { k: 3, partial: [{ taskId: "2", rounds: 1 }], unjudged: ["3"] }
+    })
     expect(judged.partialPass).toEqual({ k: 3, tasks: [{ taskId: "2", runs: 1 }] })
     const table = renderTable(rows)
     expect(table).toContain("66.7 vs ref-a (N=3) · incomplete: 1 task with fewer than 3 rounds, 1 task unjudged")
     const missing = missingWork(rows)
     expect(missing).toEqual([
-      expect.stringMatching(/smurfs G1_instruction \(judge ollama-judge\): judge runs missing: task 2 has 1 of 3 .*; win rounds vs ref-a missing: task 2 has 1 of 3 .*; 1 answered task has no win round vs ref-a \(3; not in the win rate's N/),
-      expect.stringMatching(new RegExp(`^${unjudged.split("/").pop()} smurfs G1_instruction: 2 answered tasks not judged at all, while other rows are \\(judge ollama-judge;`))
+      expect.stringMatching(
+        /smurfs G1_instruction \(judge ollama-judge\): judge runs missing: task 2 has 1 of 3 .*; win rounds vs ref-a missing: task 2 has 1 of 3 .*; 1 answered task has no win round vs ref-a \(3; not in the win rate's N/
+      ),
+      expect.stringMatching(
+        new RegExp(
+          `^${unjudged.split("/").pop()} smurfs G1_instruction: 2 answered tasks not judged at all, while other rows are \\(judge ollama-judge;`
+        )
+      )
     ])
     const html = renderHtml(rows)
     expect(html).toContain("incomplete: 1 task with fewer than 3 rounds, 1 task unjudged")
@@ -308,7 +331,9 @@ describe("a win rate over missing rounds or tasks says so, and every missing dec
     const table = renderTable(rows)
     expect(table).toMatch(/\(ToolEval texts\)\s+2\/2\s+100\.0 ± 0\.0\s+-/)
     expect(table).toMatch(/\(ours texts\)\s+0\/2\s+-\s+100\.0 vs ref-a \(N=2\)/)
-    expect(missingWork(rows)).toEqual([expect.stringMatching(/\(judge ollama-judge, ours texts\): 2 of 2 answered tasks not judged yet \(1, 2\)/)])
+    expect(missingWork(rows)).toEqual([
+      expect.stringMatching(/\(judge ollama-judge, ours texts\): 2 of 2 answered tasks not judged yet \(1, 2\)/)
+    ])
   })
 
   it("counts only labels made from answers of the run's profile, and shows the profile", async () => {
@@ -322,6 +347,10 @@ describe("a win rate over missing rounds or tasks says so, and every missing dec
     expect(rows).toHaveLength(1)
     expect(rows[0]).toMatchObject({ profile: "reference", judged: 1, unjudgedTasks: ["2"] })
     expect(renderTable(rows)).toMatch(/smurfs \(reference\)/)
-    expect(missingWork(rows)).toEqual([expect.stringMatching(/smurfs \(reference\) G1_instruction \(judge ollama-judge\): 1 of 2 answered tasks not judged yet \(2\)/)])
+    expect(missingWork(rows)).toEqual([
+      expect.stringMatching(
+        /smurfs \(reference\) G1_instruction \(judge ollama-judge\): 1 of 2 answered tasks not judged yet \(2\)/
+      )
+    ])
   })
 })

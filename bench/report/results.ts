@@ -55,7 +55,14 @@ const sum = (a: number | undefined, b: number | undefined) =>
   a === undefined && b === undefined ? undefined : (a ?? 0) + (b ?? 0)
 
 /** The labels of one task, every judge of the store, runs in order; with `profile`, only labels made from answers of that profile. */
-const labelsOf = (store: string, judges: ReadonlyArray<string>, method: string, group: string, taskId: string, profile?: string): Array<TaskLabel> =>
+const labelsOf = (
+  store: string,
+  judges: ReadonlyArray<string>,
+  method: string,
+  group: string,
+  taskId: string,
+  profile?: string
+): Array<TaskLabel> =>
   judges.flatMap((judge) => {
     const stored = readJsonChecked(passLabelsPath(store, judge, method, group, taskId), PassLabels)
     const runs = stored && ofProfile(stored.profile, profile) ? stored.runs : {}

@@ -34,9 +34,12 @@ export const cells = (row: Row): Array<string> => [
   // every task of the row counts in N, so that missing work (unjudged, failed, not run) shows
   `${row.judged}/${row.total}`,
   // a pass rate where unrecorded calls failed is never shown without their share
-  (row.pass ? `${row.pass.mean.toFixed(1)} ± ${row.pass.std.toFixed(1)}${missNote(row)}` : "-") + (row.fac ? ` · FAC ${row.fac.rate.toFixed(1)} (N=${row.fac.n})` : ""),
+  (row.pass ? `${row.pass.mean.toFixed(1)} ± ${row.pass.std.toFixed(1)}${missNote(row)}` : "-") +
+    (row.fac ? ` · FAC ${row.fac.rate.toFixed(1)} (N=${row.fac.n})` : ""),
   // a win rate over missing rounds or tasks says so beside its N (the Missing work section names them)
-  row.win ? `${row.win.rate.toFixed(1)} vs ${row.win.reference} (N=${row.win.n})${winIncompleteNote(row) ? ` · ${winIncompleteNote(row)}` : ""}` : "-",
+  row.win
+    ? `${row.win.rate.toFixed(1)} vs ${row.win.reference} (N=${row.win.n})${winIncompleteNote(row) ? ` · ${winIncompleteNote(row)}` : ""}`
+    : "-",
   num(row.modelCalls),
   num(row.promptTokens, 0),
   num(row.completionTokens, 0),

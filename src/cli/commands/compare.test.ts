@@ -2,8 +2,8 @@ import { mkdtempSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest"
-import { writeFakeRun, writeJson } from "../../../bench/eval/test-fixtures.ts"
 import { passLabelsPath, winVerdictsPath } from "../../../bench/eval/labels.ts"
+import { writeFakeRun, writeJson } from "../../../bench/eval/test-fixtures.ts"
 import { captureConsole } from "../../../test/capture-console.ts"
 import { DATA_EXAMPLE, lacks, skipNote } from "../../../test/data.ts"
 import { ExitCode } from "../exit-codes.ts"
@@ -37,14 +37,32 @@ describe("smurfs compare", () => {
     const other = await writeFakeRun([{ taskId: "1" }])
     const base = { method: "smurfs", group: "G1_instruction", judge: "j", k: 3 }
     for (const taskId of ["1", "2", "3"])
-      await writeJson(passLabelsPath(dir, "j", "smurfs", "G1_instruction", taskId), { ...base, taskId, runs: { "0": { label: "Solved", reason: "", stage: "answer" }, "1": { label: "Solved", reason: "", stage: "answer" }, "2": { label: "Solved", reason: "", stage: "answer" } } })
+      await writeJson(passLabelsPath(dir, "j", "smurfs", "G1_instruction", taskId), {
+        ...base,
+        taskId,
+        runs: {
+          "0": { label: "Solved", reason: "", stage: "answer" },
+          "1": { label: "Solved", reason: "", stage: "answer" },
+          "2": { label: "Solved", reason: "", stage: "answer" }
+        }
+      })
     const round = { winner: "candidate", order: ["candidate", "reference"], stage: "judge", reason: "" }
-    await writeJson(winVerdictsPath(dir, "j", "ref", "smurfs", "G1_instruction", "1"), { ...base, taskId: "1", reference: { source: "ref", method: "react" }, rounds: { "0": round } })
+    await writeJson(winVerdictsPath(dir, "j", "ref", "smurfs", "G1_instruction", "1"), {
+      ...base,
+      taskId: "1",
+      reference: { source: "ref", method: "react" },
+      rounds: { "0": round }
+    })
     expect(await run([dir, other, "--json"])).toBe(ExitCode.Ok)
     const { rows, missing } = JSON.parse(out.join("\n"))
-    expect(rows[0].win).toMatchObject({ n: 1, incomplete: { k: 3, partial: [{ taskId: "1", rounds: 1 }], unjudged: ["2", "3"] } })
+    expect(rows[0].win).toMatchObject({
+      n: 1,
+      incomplete: { k: 3, partial: [{ taskId: "1", rounds: 1 }], unjudged: ["2", "3"] }
+    })
     expect(missing).toEqual([
-      expect.stringMatching(/win rounds vs ref missing: task 1 has 1 of 3 .*; 2 answered tasks have no win round vs ref \(2, 3;/),
+      expect.stringMatching(
+        /win rounds vs ref missing: task 1 has 1 of 3 .*; 2 answered tasks have no win round vs ref \(2, 3;/
+      ),
       expect.stringMatching(/1 answered task not judged at all, while other rows are \(judge j;/)
     ])
   })

@@ -12,8 +12,8 @@ import { LanguageModel } from "../../llm/language-model.ts"
 import { makeScriptedModel } from "../../llm/scripted.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { runProgram } from "../run-program.ts"
-import { EVAL_EDGE, evalProgram, run } from "./eval.ts"
 import { run as compare } from "./compare.ts"
+import { EVAL_EDGE, evalProgram, run } from "./eval.ts"
 
 const scriptFile = (script: object) => {
   const file = join(mkdtempSync(join(tmpdir(), "smurfs-judge-")), "judge.json")
@@ -232,21 +232,46 @@ describe("smurfs eval", () => {
     const setUp = async () => {
       const dir = await writeFakeRun([{ taskId: "1" }, { taskId: "2" }])
       // the reference gave up on both: each round is decided by the statuses, never by select_better_answer
-      const ref = await writeFakeRun([{ taskId: "1", method: "react", finishType: "give_up", finalAnswer: "" }, { taskId: "2", method: "react", finishType: "give_up", finalAnswer: "" }])
+      const ref = await writeFakeRun([
+        { taskId: "1", method: "react", finishType: "give_up", finalAnswer: "" },
+        { taskId: "2", method: "react", finishType: "give_up", finalAnswer: "" }
+      ])
       const judge = `scripted:${scriptFile({ "judge.check_answer_status": [{ answer_status: "Solved", reason: "fine" }], $cycle: true })}`
       return { dir, ref, judge }
     }
-    const asides = (dir: string, judge: string) => readdirSync(join(dir, "eval", slug(judge), "pass", "smurfs", "G1_instruction")).filter((f) => f.includes(".json.before-")).length
+    const asides = (dir: string, judge: string) =>
+      readdirSync(join(dir, "eval", slug(judge), "pass", "smurfs", "G1_instruction")).filter((f) =>
+        f.includes(".json.before-")
+      ).length
 
     it("another --seed makes new labels and rounds, the old ones set aside; the table shows one complete row", async () => {
       const { dir, ref, judge } = await setUp()
       expect(await run(["--run", dir, "--judge", judge, "--k", "2", "--reference", ref])).toBe(ExitCode.Ok)
       err.length = 0
-      expect(await run(["--run", dir, "--judge", judge, "--k", "2", "--reference", ref, "--seed", "7"])).toBe(ExitCode.Ok)
+      expect(await run(["--run", dir, "--judge", judge, "--k", "2", "--reference", ref, "--seed", "7"])).toBe(
+        ExitCode.Ok
+      )
       expect(err.join("\n")).toMatch(/pass: 4 decisions made, 0 kept/)
       expect(asides(dir, judge)).toBe(2)
-      expect(JSON.parse(readFileSync(passLabelsPath(dir, judge, "smurfs", "G1_instruction", "1"), "utf8")).runs["0"].seed).not.toBe(
-        JSON.parse(readFileSync(join(dir, "eval", slug(judge), "pass", "smurfs", "G1_instruction", readdirSync(join(dir, "eval", slug(judge), "pass", "smurfs", "G1_instruction")).find((f) => f.startsWith("1.json.before-"))!), "utf8")).runs["0"].seed
+      expect(
+        JSON.parse(readFileSync(passLabelsPath(dir, judge, "smurfs", "G1_instruction", "1"), "utf8")).runs["0"].seed
+      ).not.toBe(
+        JSON.parse(
+          readFileSync(
+            join(
+              dir,
+              "eval",
+              slug(judge),
+              "pass",
+              "smurfs",
+              "G1_instruction",
+              readdirSync(join(dir, "eval", slug(judge), "pass", "smurfs", "G1_instruction")).find((f) =>
+                f.startsWith("1.json.before-")
+              )!
+            ),
+            "utf8"
+          )
+        ).runs["0"].seed
       )
       out.length = 0
       expect(await compare([dir])).toBe(ExitCode.Ok)
@@ -258,33 +283,47 @@ describe("smurfs eval", () => {
     it("records the run's profile with its labels, and the table names it", async () => {
       const { dir, judge } = await setUp()
       const config = JSON.parse(readFileSync(join(dir, "run.json"), "utf8"))
-      writeFileSync(join(dir, "run.json"), JSON.stringify({ ...config, options: { ...config.options, profile: { name: "reference" } } }))
+      writeFileSync(
+        join(dir, "run.json"),
+        JSON.stringify({ ...config, options: { ...config.options, profile: { name: "reference" } } })
+      )
       expect(await run(["--run", dir, "--judge", judge, "--k", "1"])).toBe(ExitCode.Ok)
-      expect(JSON.parse(readFileSync(passLabelsPath(dir, judge, "smurfs", "G1_instruction", "1"), "utf8")).profile).toBe("reference")
+      expect(
+        JSON.parse(readFileSync(passLabelsPath(dir, judge, "smurfs", "G1_instruction", "1"), "utf8")).profile
+      ).toBe("reference")
       out.length = 0
       expect(await compare([dir])).toBe(ExitCode.Ok)
-      expect(out.join("\n")).toMatch(/smurfs \(reference\)\s+scripted:test\s+G1_instruction\s+\S+ \(ours texts\)\s+2\/2\s+100\.0/)
+      expect(out.join("\n")).toMatch(
+        /smurfs \(reference\)\s+scripted:test\s+G1_instruction\s+\S+ \(ours texts\)\s+2\/2\s+100\.0/
+      )
     })
 
-    it.skipIf(lacks(STB_CHECKOUT))("after --stb changes, new pass labels are made and never share a row with ToolEval's win rounds" + skipNote(STB_CHECKOUT), async () => {
-      const { dir, ref, judge } = await setUp()
-      expect(await run(["--run", dir, "--judge", judge, "--k", "1", "--reference", ref, "--stb", STB_CHECKOUT.path])).toBe(ExitCode.Ok)
-      err.length = 0
-      // our texts now, no reference: the pass labels are made again (the issue saw "0 decisions made, 2 kept")
-      expect(await run(["--run", dir, "--judge", judge, "--k", "1"])).toBe(ExitCode.Ok)
-      expect(err.join("\n")).toMatch(/pass: 2 decisions made, 0 kept/)
-      expect(asides(dir, judge)).toBe(2)
-      out.length = 0
-      expect(await compare([dir])).toBe(ExitCode.Ok)
-      const table = out.join("\n")
-      const rows = table.split("\n").filter((l) => /^smurfs-run-\S+\s+smurfs\s/.test(l))
-      // our texts' pass labels in one row, ToolEval's win rounds in another, which says its pass labels are missing
-      expect(table).toMatch(/\(ours texts\)\s+2\/2\s+100\.0 ± 0\.0\s+-/)
-      expect(table).toMatch(/\(ToolEval texts\)\s+0\/2\s+-\s+100\.0 vs \S+ \(N=2\)/)
-      expect(table).not.toMatch(/\(ours texts\)[^\n]*vs /)
-      expect(table).toMatch(/Missing work:\n[^\n]*\(judge [^,]+, ToolEval texts\): 2 of 2 answered tasks not judged yet \(1, 2\)/)
-      expect(rows).toHaveLength(2)
-    })
+    it.skipIf(lacks(STB_CHECKOUT))(
+      "after --stb changes, new pass labels are made and never share a row with ToolEval's win rounds" +
+        skipNote(STB_CHECKOUT),
+      async () => {
+        const { dir, ref, judge } = await setUp()
+        expect(
+          await run(["--run", dir, "--judge", judge, "--k", "1", "--reference", ref, "--stb", STB_CHECKOUT.path])
+        ).toBe(ExitCode.Ok)
+        err.length = 0
+        // our texts now, no reference: the pass labels are made again (the issue saw "0 decisions made, 2 kept")
+        expect(await run(["--run", dir, "--judge", judge, "--k", "1"])).toBe(ExitCode.Ok)
+        expect(err.join("\n")).toMatch(/pass: 2 decisions made, 0 kept/)
+        expect(asides(dir, judge)).toBe(2)
+        out.length = 0
+        expect(await compare([dir])).toBe(ExitCode.Ok)
+        const table = out.join("\n")
+        const rows = table.split("\n").filter((l) => /^smurfs-run-\S+\s+smurfs\s/.test(l))
+        // our texts' pass labels in one row, ToolEval's win rounds in another, which says its pass labels are missing
+        expect(table).toMatch(/\(ours texts\)\s+2\/2\s+100\.0 ± 0\.0\s+-/)
+        expect(table).toMatch(/\(ToolEval texts\)\s+0\/2\s+-\s+100\.0 vs \S+ \(N=2\)/)
+        expect(table).not.toMatch(/\(ours texts\)[^\n]*vs /)
+        expect(table).toMatch(
+          /Missing work:\n[^\n]*\(judge [^,]+, ToolEval texts\): 2 of 2 answered tasks not judged yet \(1, 2\)/
+        )
+        expect(rows).toHaveLength(2)
+      }
+    )
   })
 })
-

@@ -1,9 +1,9 @@
 import { readFileSync } from "node:fs"
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest"
-import { runConfigPath } from "../../../bench/run-format.ts"
 import { passLabelsPath } from "../../../bench/eval/labels.ts"
 import { writeFakeRun, writeJson } from "../../../bench/eval/test-fixtures.ts"
 import { collectResults } from "../../../bench/report/results.ts"
+import { runConfigPath } from "../../../bench/run-format.ts"
 import { captureConsole } from "../../../test/capture-console.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { run } from "./results.ts"
@@ -62,11 +62,21 @@ describe("collectResults", () => {
     const config = JSON.parse(readFileSync(runConfigPath(dir), "utf8"))
     await writeJson(runConfigPath(dir), { ...config, options: { ...config.options, profile: { name: "reference" } } })
     const label = (taskId: string, extra: object) =>
-      writeJson(passLabelsPath(dir, "j", "smurfs", "G1_instruction", taskId), { taskId, method: "smurfs", group: "G1_instruction", judge: "j", runs: { "0": { label: "Solved", reason: "", stage: "answer" } }, ...extra })
+      writeJson(passLabelsPath(dir, "j", "smurfs", "G1_instruction", taskId), {
+        taskId,
+        method: "smurfs",
+        group: "G1_instruction",
+        judge: "j",
+        runs: { "0": { label: "Solved", reason: "", stage: "answer" } },
+        ...extra
+      })
     await label("1", { profile: "reference" })
     // no profile: made from an improved run's answers, not these
     await label("2", {})
-    expect(collectResults(dir).map((t) => [t.taskId, t.labels.length])).toEqual([["1", 1], ["2", 0]])
+    expect(collectResults(dir).map((t) => [t.taskId, t.labels.length])).toEqual([
+      ["1", 1],
+      ["2", 0]
+    ])
   })
 
   it("lists every task with each judge run's label and reason, its costs, and filters by method, group and label", async () => {
