@@ -44,6 +44,10 @@ describe("EvalSettings", () => {
     expect(() => evalSettings({ run: "/r", judge: "j", fac: true, stb: "/stb", queue: "redis://x" })).toThrow(
       /--fac is judged in this process/
     )
+    // the judge's sampling on the queue is the workers': a setting here would be silently ignored there
+    expect(() => evalSettings({ run: "/r", judge: "j", queue: "redis://x", temperature: 0.5 })).toThrow(
+      /with --queue the workers' judge decides/
+    )
     expect(() => evalSettings({ run: "/r", judge: "j", winStatuses: "coin" as never })).toThrow(InvalidEvalSettings)
   })
 })

@@ -78,6 +78,12 @@ export const EvalSettings = z
       })
     else if (s.fac && s.queue !== undefined)
       ctx.addIssue({ code: "custom", message: "--fac is judged in this process: run it without --queue" })
+    if (s.queue !== undefined && (s.temperature !== undefined || s.numCtx !== undefined))
+      ctx.addIssue({
+        code: "custom",
+        message:
+          "--temperature and --num-ctx set the judge model of this process; with --queue the workers' judge decides: run the workers with --model <spec> and their server's settings, or judge here without --queue"
+      })
   })
   .transform((s) => ({
     ...s,
