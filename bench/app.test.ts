@@ -2,14 +2,15 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import { Effect } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
+import { MINI_DATA } from "../test/data.ts"
 import { checkBenchSettings, runBenchSettings, summaryValue, workerBenchSettings } from "./app.ts"
 import { silentProgress } from "./progress.ts"
 import { benchSettings, jobSettingsOf } from "./settings.ts"
 
-const DATA = fileURLToPath(new URL("../../shared/toolbench/", import.meta.url))
+// the repository's few tasks of each group: the test needs some ToolBench data, not the full set
+const DATA = MINI_DATA.path
 const scratch = mkdtempSync(join(tmpdir(), "smurfs-app-"))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 
