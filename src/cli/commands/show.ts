@@ -1,14 +1,10 @@
 // `smurfs show`: print a recorded trajectory (a run directory's task, or `smurfs run --json` output) as the live view showed it, or as one HTML page.
-import { existsSync, readdirSync, statSync } from "node:fs"
-import { join, resolve } from "node:path"
+import { existsSync } from "node:fs"
+import { resolve } from "node:path"
 import type { ParseArgsOptionsConfig } from "node:util"
-import { InvalidStoredFile } from "../../../bench/eval/store.ts"
-import { type TaskLabel, taskLabels } from "../../../bench/report/results.ts"
+import { findInRun, isDir, type Recorded, readRecorded } from "../../../bench/report/recorded.ts"
 import { plural } from "../../plural.ts"
 import { kindOf } from "../../trace/events.ts"
-import { fromSafeName, safeName } from "../../trace/file-names.ts"
-import { readFileBounded } from "../../trace/guarded-fs.ts"
-import type { RunEvent, Totals } from "../../trace/record.ts"
 import { visibleText } from "../../trace/visible-text.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { liveView } from "../live-view.ts"
@@ -46,92 +42,6 @@ const OPTIONS = {
 } as const satisfies ParseArgsOptionsConfig
 
 export const COMMAND = { name: "show", help: HELP, options: OPTIONS, positionals: true } as const
-
-/** What show needs of a trajectory or a task record. */
-interface Recorded {
-  readonly label: string
-  readonly method?: string | undefined
-  readonly query?: string | undefined
-  readonly labels?: ReadonlyArray<TaskLabel> | undefined
-  readonly events: ReadonlyArray<RunEvent>
-  readonly finalAnswer?: string | undefined
-  readonly finishType?: string | undefined
-  readonly totals?: Partial<Totals> | undefined
-}
-
-const readRecorded = (file: string, label: string): Recorded => {
-  let value: unknown
-  try {
-    value = JSON.parse(readFileBounded(file))
-  } catch (e) {
-    throw new BadInput(`${file}: cannot read it as JSON (${(e as Error).message.split("\n")[0]})`)
-  }
-  const record = value as Partial<Recorded> & { trajectory?: Partial<Recorded> }
-  const t = Array.isArray(record.events) ? record : record.trajectory
-  if (!t || !Array.isArray(t.events))
-    throw new BadInput(
-      `${file}: not a trajectory (no events); give a file written by \`smurfs run --json\` or a run directory's task`
-    )
-  const text = (v: unknown) => (typeof v === "string" ? v : undefined)
-  return {
-    label,
-    method: text(record.method),
-    query: text(record.query) ?? text(t.query),
-    events: t.events,
-    finalAnswer: t.finalAnswer,
-    finishType: t.finishType,
-    totals: t.totals
-  }
-}
-
-/** The judges' labels of a task in a run directory; a label file that does not validate is refused by name. */
-const labelsOf = (dir: string, method: string, group: string, taskId: string): ReadonlyArray<TaskLabel> => {
-  try {
-    return taskLabels(dir, method, group, taskId)
-  } catch (e) {
-    if (e instanceof InvalidStoredFile)
-      throw new BadInput(`${e.message}. Fix or remove that file (\`smurfs eval\` judges its task again).`)
-    throw e
-  }
-}
-
-const isDir = (p: string) => existsSync(p) && statSync(p).isDirectory()
-
-/** The records of a task id in a run directory, narrowed by method and group. */
-const findInRun = (
-  dir: string,
-  taskId: string,
-  methods: ReadonlyArray<string> | undefined,
-  group: string | undefined
-): Array<Recorded> => {
-  const tasks = join(dir, "tasks")
-  if (!isDir(tasks))
-    throw new BadInput(
-      `${dir} is not a run directory (it has no tasks/); give one made by \`smurfs bench\`, or a trajectory file`
-    )
-  const found: Array<Recorded> = []
-  // folders and files are named by safeName: `a/b` is `a%2Fb.json`; the name given may be either
-  const named = (entry: string, wanted: string | undefined) =>
-    wanted === undefined || entry === safeName(wanted) || entry === wanted
-  const shown = (entry: string) => fromSafeName(entry) ?? entry
-  const methodDirs = readdirSync(tasks).filter(
-    (m) => (methods === undefined || methods.some((w) => named(m, w))) && isDir(join(tasks, m))
-  )
-  // methods in the order asked for (smurfs,react: smurfs on the left)
-  const rank = (m: string) => (methods === undefined ? 0 : methods.findIndex((w) => named(m, w)))
-  for (const m of methodDirs.sort((a, b) => rank(a) - rank(b) || a.localeCompare(b)))
-    for (const g of readdirSync(join(tasks, m)).filter((g) => named(g, group) && isDir(join(tasks, m, g)))) {
-      const file = join(tasks, m, g, `${safeName(taskId)}.json`)
-      if (!existsSync(file)) continue
-      const recorded = readRecorded(file, `${shown(m)} ${shown(g)}/${taskId}`)
-      found.push({ ...recorded, method: shown(m), labels: labelsOf(dir, shown(m), shown(g), taskId) })
-    }
-  if (found.length === 0)
-    throw new BadInput(
-      `${dir} has no task "${taskId}"${methods || group ? ` for ${[methods?.join(","), group].filter(Boolean).join(" ")}` : ""}; the ids are the tasks' query ids (file names under ${tasks}/<method>/<group>/, with characters other than letters, digits, _ and - written %XX)`
-    )
-  return found
-}
 
 /** The lines of a recorded trajectory, as the live view printed them, then its answer and totals. */
 export const renderRecorded = (recorded: Recorded, full = false): Array<string> => {

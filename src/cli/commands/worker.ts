@@ -3,18 +3,8 @@ import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import type { ParseArgsOptionsConfig } from "node:util"
 import * as Effect from "effect/Effect"
-import * as ManagedRuntime from "effect/ManagedRuntime"
-import {
-  benchModelLayer,
-  methodEntries,
-  taskBuilder,
-  type WorkerOwnSettings,
-  workerBenchSettings,
-  workerModelOf,
-  workerStbOf
-} from "../../../bench/app.ts"
+import type { WorkerOwnSettings } from "../../../bench/app.ts"
 import { DEFAULT_DATA_DIR } from "../../../bench/datasets.ts"
-import { judgePrompts } from "../../../bench/eval/judge-prompts.ts"
 import {
   connectionOf,
   displayQueueUrl,
@@ -22,14 +12,11 @@ import {
   QueueUnavailable,
   WORKER_DEFAULTS
 } from "../../../bench/queue/connection.ts"
-import type { JudgeSession } from "../../../bench/queue/judge-queue.ts"
-import type { Session } from "../../../bench/queue/worker.ts"
-import type { JobSettings } from "../../../bench/settings.ts"
+import { judgeSessionOf, sessionOf } from "../../../bench/queue/sessions.ts"
 import { smurfsSrcDirOf } from "../../agents/smurfs-source.ts"
 import { loadWithPeers, QUEUE_PEERS } from "../../peer-packages.ts"
 import { stbDirOf } from "../../text/stabletoolbench-files.ts"
 import { ExitCode } from "../exit-codes.ts"
-import { resolveModelLayer } from "../model-option.ts"
 import { BadInput, intOption, type ParsedCommand, runCommand, splitList, UsageError } from "../options.ts"
 import { runProgram } from "../run-program.ts"
 
@@ -123,38 +110,6 @@ const parse = ({ values }: ParsedCommand<typeof OPTIONS>) => {
     own
   }
 }
-
-/** A session for one run's settings: its model (a runtime shared by its tasks), methods and task builder. */
-const sessionOf =
-  (own: WorkerOwnSettings) =>
-  async (job: JobSettings): Promise<Session> => {
-    const settings = workerBenchSettings(job, own)
-    const runtime = ManagedRuntime.make(benchModelLayer(settings))
-    const taskOf = await runtime.runPromise(taskBuilder(settings))
-    return {
-      runtime,
-      methods: new Map(methodEntries(settings).map((e) => [e.name, e.method])),
-      taskOf,
-      modelSpec: settings.model,
-      fullTrace: settings.fullTrace
-    }
-  }
-
-/** A judge session for an eval's judge and texts: this worker's model server, and its own checkout for StableToolBench's texts. */
-const judgeSessionOf =
-  (own: WorkerOwnSettings) =>
-  async (judge: string, prompts: string): Promise<JudgeSession> => {
-    const spec = workerModelOf(judge, own)
-    const stb = workerStbOf(prompts === "smurfs" ? "smurfs" : "stabletoolbench", own)
-    const runtime = ManagedRuntime.make(
-      resolveModelLayer(spec, {
-        ...(own.timeoutMs === undefined ? {} : { timeoutMs: own.timeoutMs }),
-        ...(own.modelConcurrency === undefined ? {} : { concurrency: own.modelConcurrency }),
-        ...(own.endpoints === undefined ? {} : { endpoints: own.endpoints })
-      })
-    )
-    return { runtime, prompts: judgePrompts(stb) }
-  }
 
 export const run = (argv: string[]): Promise<number> => runCommand(COMMAND, argv, (parsed) => work(parse(parsed)))
 
