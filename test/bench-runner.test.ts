@@ -16,6 +16,7 @@ import type { Tool } from "../src/tools/tool.ts"
 import { type AtomicWriteFs, nodeAtomicWriteFs } from "../src/trace/atomic-write.ts"
 import { readConverted } from "../src/trace/converters/stabletoolbench.ts"
 import { isKind } from "../src/trace/events.ts"
+import { answeredTrajectory } from "./answering-method.ts"
 import { diskWith } from "./disk.ts"
 
 const dirs: Array<string> = []
@@ -73,24 +74,7 @@ const counting =
   (task) =>
     Effect.sync(() => {
       counts.set(task.id, (counts.get(task.id) ?? 0) + 1)
-      return {
-        taskId: task.id,
-        query: task.query,
-        method: "count",
-        model: "m",
-        finalAnswer: `answer ${task.id}`,
-        finishType: "give_answer" as const,
-        events: [],
-        totals: {
-          modelCalls: 0,
-          promptTokens: 0,
-          completionTokens: 0,
-          toolCalls: 0,
-          backtracks: 0,
-          wallMs: 0,
-          guardrails: {}
-        }
-      }
+      return answeredTrajectory(task, `answer ${task.id}`)
     })
 
 const options = (runDir: string, methods: Array<MethodEntry>, extra: Partial<RunnerOptions> = {}): RunnerOptions => ({

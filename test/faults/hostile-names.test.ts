@@ -10,11 +10,11 @@ import type { BenchQuery } from "../../bench/datasets.ts"
 import { readRecords } from "../../bench/run-dir.ts"
 import { RUN_FORMAT_VERSION } from "../../bench/run-format.ts"
 import { runBench } from "../../bench/runner.ts"
-import type { Method } from "../../src/agents/task.ts"
 import { run } from "../../src/cli/commands/bench.ts"
 import { ExitCode } from "../../src/cli/exit-codes.ts"
 import { scriptedLayer } from "../../src/llm/scripted.ts"
 import { fromSafeName, PathOutsideRoot, pathInside, safeName } from "../../src/trace/file-names.ts"
+import { answering } from "../answering-method.ts"
 import { runCapturingStderr } from "../capture-console.ts"
 
 const SCRIPT = fileURLToPath(new URL("../../examples/bench-script.json", import.meta.url))
@@ -30,27 +30,6 @@ const tree = (dir: string): Array<string> =>
     : []
 
 const bench = (argv: Array<string>) => runCapturingStderr(run, argv)
-
-/** A method that answers at once, without a model. */
-const answering: Method = (task) =>
-  Effect.succeed({
-    taskId: task.id,
-    query: task.query,
-    method: "count",
-    model: "m",
-    finalAnswer: "ok",
-    finishType: "give_answer" as const,
-    events: [],
-    totals: {
-      modelCalls: 0,
-      promptTokens: 0,
-      completionTokens: 0,
-      toolCalls: 0,
-      backtracks: 0,
-      wallMs: 0,
-      guardrails: {}
-    }
-  })
 
 const runQueries = (runDir: string, queries: ReadonlyArray<BenchQuery>, method: string) =>
   Effect.runPromiseExit(

@@ -27,7 +27,6 @@ import { writeFakeRun } from "../../bench/eval/test-fixtures.ts"
 import { readRecords } from "../../bench/run-dir.ts"
 import { convertedPath, RUN_FORMAT_VERSION, taskRecordPath } from "../../bench/run-format.ts"
 import { runBench } from "../../bench/runner.ts"
-import type { Method } from "../../src/agents/task.ts"
 import { run as bench } from "../../src/cli/commands/bench.ts"
 import { run as compare } from "../../src/cli/commands/compare.ts"
 import { run as evaluate } from "../../src/cli/commands/eval.ts"
@@ -38,6 +37,7 @@ import { makeReplayIndex } from "../../src/tools/environments/recorded.ts"
 import { makeSimulatedEnvironment } from "../../src/tools/environments/simulated.ts"
 import { ApiDoc } from "../../src/tools/toolbench/api-doc.ts"
 import { safeName } from "../../src/trace/file-names.ts"
+import { answering } from "../answering-method.ts"
 import { captureConsole, runCapturingStderr } from "../capture-console.ts"
 import { bin, repo } from "../cli/spawn.ts"
 import { MINI_DATA } from "../data.ts"
@@ -63,27 +63,6 @@ const judgeFile = (() => {
   return file
 })()
 const JUDGE = `scripted:${judgeFile}`
-
-/** A method that answers at once, without a model. */
-const answering: Method = (task) =>
-  Effect.succeed({
-    taskId: task.id,
-    query: task.query,
-    method: "count",
-    model: "m",
-    finalAnswer: "ok",
-    finishType: "give_answer" as const,
-    events: [],
-    totals: {
-      modelCalls: 0,
-      promptTokens: 0,
-      completionTokens: 0,
-      toolCalls: 0,
-      backtracks: 0,
-      wallMs: 0,
-      guardrails: {}
-    }
-  })
 
 const runQueries = (runDir: string, queries: ReadonlyArray<BenchQuery>, resume: boolean) =>
   Effect.runPromiseExit(
