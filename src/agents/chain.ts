@@ -155,10 +155,10 @@ export const JsonAction = z.object({
 })
 
 /** The functions as JSON mode lists them: one JSON object per line. */
-const functionsList = (specs: ReadonlyArray<ToolSpec>): string =>
+export const functionsList = (specs: ReadonlyArray<ToolSpec>): string =>
   specs.map((s) => JSON.stringify({ name: s.name, description: s.description, parameters: s.parameters })).join("\n")
 
-const resolveMode = (option: ChainOptions["toolCalling"], info: ModelInfo): "native" | "json" =>
+export const resolveMode = (option: ChainOptions["toolCalling"], info: ModelInfo): "native" | "json" =>
   option === "native" || option === "json" ? option : info.supportsTools ? "native" : "json"
 
 /**

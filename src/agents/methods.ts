@@ -19,6 +19,8 @@ export interface MethodRunOptions {
   readonly prompts?: BaselinePrompts | undefined
   /** Smurfs: whether the final answer lists what could not be found (ToolEval labels such an answer Unsolved). */
   readonly reportUnavailable?: boolean | undefined
+  /** Smurfs (improved profile): the executor's requests per step, three-call (default) or fused (`--executor`). */
+  readonly smurfsExecutor?: SmurfsOptions["executor"]
   /** Smurfs: the profile's agents (the authors' texts under reference) and loop rules. */
   readonly smurfsProfile?: Pick<SmurfsOptions, "reference" | "rules"> | undefined
   /** ReAct/DFSDT: the profile's sampling and chain rules (nudge, argument validation, parallel calls). */
@@ -56,10 +58,13 @@ export const METHODS = [
     label: "Smurfs",
     kind: "pipeline",
     build: smurfs,
-    reads: ["smurfsMaxSteps", "reportUnavailable", "smurfsProfile"],
+    // the fused executor calls tools as ReAct does: natively, or by JSON (`toolCalling`)
+    reads: ["smurfsMaxSteps", "reportUnavailable", "smurfsProfile", "smurfsExecutor", "toolCalling"],
     optionsOf: (run) => ({
       maxSteps: run.smurfsMaxSteps,
       reportUnavailable: run.reportUnavailable,
+      executor: run.smurfsExecutor,
+      toolCalling: run.toolCalling,
       ...run.smurfsProfile
     })
   }),

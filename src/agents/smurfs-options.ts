@@ -31,6 +31,14 @@ export const SERVER_ERROR_STRINGS = [
   "Message error..."
 ] as const
 
+/**
+ * How the Executor agent works in the `improved` profile: the paper's three requests per step (thought,
+ * tool choice, arguments, then the step answer and the verdict), or `fused`: one request with native tool
+ * calling for the thought, the tool and its arguments, and one for the step answer with its verdict.
+ */
+export const EXECUTORS = ["three-call", "fused"] as const
+export type SmurfsExecutor = (typeof EXECUTORS)[number]
+
 export const ourLoopRules: LoopRules = {
   stall: true,
   forceToolAfter: undefined,
@@ -121,6 +129,17 @@ export interface SmurfsOptions {
   readonly reference?: ReferenceAgents | undefined
   /** Loop rules, each overridable; default ours, or the authors' with `reference`. */
   readonly rules?: Partial<LoopRules> | undefined
+  /**
+   * `fused`: one request (native tool calling) returns the thought, the tool and its arguments, and one
+   * returns the step answer with the verifier's verdict; default the paper's separate requests. Each agent
+   * keeps its memory slice and guardrails. Ignored with `reference`, which runs the authors' requests.
+   */
+  readonly executor?: SmurfsExecutor | undefined
+  /**
+   * How the fused executor calls a tool: "native" tool calls, a "json" object `{thought, tool, arguments}`,
+   * or "auto" (native when the model supports tools), as ReAct's `toolCalling`.
+   */
+  readonly toolCalling?: "auto" | "native" | "json" | undefined
 }
 
 export const guardrailDefaults: GuardrailOptions = {
@@ -144,7 +163,9 @@ export const smurfsDefaults = {
   reportUnavailable: true,
   planner: true,
   answerer: true,
-  verifier: true
+  verifier: true,
+  executor: "three-call",
+  toolCalling: "auto"
 } as const
 
 export interface ResolvedOptions {
@@ -164,6 +185,9 @@ export interface ResolvedOptions {
   readonly askUser?: AskUser | undefined
   readonly reference?: ReferenceAgents | undefined
   readonly rules: LoopRules
+  /** Always `three-call` with `reference`. */
+  readonly executor: SmurfsExecutor
+  readonly toolCalling: "auto" | "native" | "json"
 }
 
 export const resolveOptions = (options: SmurfsOptions = {}): ResolvedOptions => ({
@@ -182,5 +206,7 @@ export const resolveOptions = (options: SmurfsOptions = {}): ResolvedOptions => 
   onEvent: options.onEvent,
   askUser: options.askUser,
   reference: options.reference,
-  rules: { ...(options.reference ? referenceLoopRules : ourLoopRules), ...options.rules }
+  rules: { ...(options.reference ? referenceLoopRules : ourLoopRules), ...options.rules },
+  executor: options.reference ? "three-call" : (options.executor ?? smurfsDefaults.executor),
+  toolCalling: options.toolCalling ?? smurfsDefaults.toolCalling
 })

@@ -23,6 +23,7 @@ import {
   writeArgsReference
 } from "./smurfs-reference.ts"
 import type { SubtaskView } from "./subtask-context.ts"
+import type { Verdict } from "./verifier.ts"
 
 /** Failures that end the whole task; every other failure ends only the current step. */
 export type Fatal = ModelUnreachable | ModelNotFound | BudgetExhausted
@@ -79,7 +80,12 @@ export const callTool = (
  * reached the tool, not when the name was unknown or no valid arguments came), or an agent error.
  */
 export type StepOutcome =
-  | { readonly kind: "step"; readonly step: Step }
+  | {
+      readonly kind: "step"
+      readonly step: Step
+      /** The verifier's verdict when it came with the step's answer (`--executor fused`); `undefined` inside when that request failed. */
+      readonly verdict?: { readonly value: Verdict | undefined } | undefined
+    }
   | { readonly kind: "failed"; readonly tool: string; readonly called: boolean }
   | { readonly kind: "error"; readonly badChoice?: boolean | undefined }
 
@@ -110,6 +116,33 @@ export const subtaskViewOf = (
   }
 }
 
+/** The text a step's argument values must come from (query, subtask, earlier answers, hint, path), for the grounding guardrail. */
+export const groundingOf = (
+  ctx: PipelineContext,
+  index: number,
+  subtask: string,
+  local: LocalMemory,
+  hint: string | undefined
+): string =>
+  [ctx.task.query, subtask, earlierAnswers(ctx, index), hint ?? "", ...local.steps.map(renderStep)].join("\n")
+
+/** A call that reached the tool and failed: kept in global memory, reported so that the tool gets excluded at this depth. */
+export const failedCall = (
+  ctx: PipelineContext,
+  index: number,
+  depth: number,
+  step: Pick<Step, "thought" | "tool" | "args">,
+  result: ToolResult
+): StepOutcome => {
+  ctx.global.record(
+    index,
+    depth,
+    { ...step, observation: result.content, answer: `The call failed: ${result.error ?? result.content}` },
+    true
+  )
+  return { kind: "failed", tool: step.tool, called: true }
+}
+
 export const executeStep = Effect.fn("Smurfs.step")(function* (
   ctx: PipelineContext,
   index: number,
@@ -119,7 +152,6 @@ export const executeStep = Effect.fn("Smurfs.step")(function* (
   hint: string | undefined
 ) {
   const depth = local.depth
-  const earlier = earlierAnswers(ctx, index)
   // the path before this step: the executor's, the answerer's and the verifier's memory (one prefix)
   const before = [...local.steps]
   const shared = subtaskViewOf(ctx, index, subtask, before)
@@ -133,25 +165,11 @@ export const executeStep = Effect.fn("Smurfs.step")(function* (
     yield* emit("error", { role: "executor.choose", tag: "UnknownTool", error: `no tool named "${tool}"` })
     return { kind: "failed", tool, called: false } satisfies StepOutcome
   }
-  const grounding = [ctx.task.query, subtask, earlier, hint ?? "", ...local.steps.map(renderStep)].join("\n")
+  const grounding = groundingOf(ctx, index, subtask, local, hint)
   const args = yield* soft("executor.args", writeArgs(ctx, view, thought, tool, grounding))
   if (args === undefined) return { kind: "failed", tool: tool.name, called: false } satisfies StepOutcome
   const result = yield* callTool(ctx.budget, tool, args, ctx.options.toolTimeoutMs)
-  if (!result.ok) {
-    ctx.global.record(
-      index,
-      depth,
-      {
-        thought,
-        tool: tool.name,
-        args,
-        observation: result.content,
-        answer: `The call failed: ${result.error ?? result.content}`
-      },
-      true
-    )
-    return { kind: "failed", tool: tool.name, called: true } satisfies StepOutcome
-  }
+  if (!result.ok) return failedCall(ctx, index, depth, { thought, tool: tool.name, args }, result)
   const observation = result.content
   const answered = ctx.options.answerer
     ? yield* soft("answerer.step", answerStep(ctx, shared, { tool: tool.name, args, observation }))

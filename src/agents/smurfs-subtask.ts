@@ -8,6 +8,7 @@ import { BudgetExhausted } from "./errors.ts"
 import type { PipelineContext } from "./pipeline-context.ts"
 import { answerSubtaskReference, taskLog, verifyReference } from "./smurfs-reference.ts"
 import { backtrack, executeReferenceStep, executeStep, type StepOutcome, soft, subtaskViewOf } from "./smurfs-step.ts"
+import { executeFusedStep } from "./smurfs-step-fused.ts"
 import { withSubtaskTools } from "./subtask-tools.ts"
 import { verify } from "./verifier.ts"
 
@@ -60,7 +61,9 @@ export const solveSubtask = Effect.fn("Smurfs.subtask")(function* (
           : undefined
       const outcome: StepOutcome = reference
         ? yield* executeReferenceStep(ctx, reference, index, subtask, local, [...failed], hint, forced)
-        : yield* executeStep(ctx, index, subtask, local, [...failed], hint)
+        : options.executor === "fused"
+          ? yield* executeFusedStep(ctx, index, subtask, local, [...failed], hint)
+          : yield* executeStep(ctx, index, subtask, local, [...failed], hint)
       stalled = outcome.kind === "error" || (outcome.kind === "failed" && !outcome.called) ? stalled + 1 : 0
       badChoices =
         outcome.kind === "error" && outcome.badChoice === true
@@ -75,12 +78,15 @@ export const solveSubtask = Effect.fn("Smurfs.subtask")(function* (
       excluded[local.depth] = new Set()
       // Verifier off (the paper's ablation): a plain DFS that keeps calling tools until the step limit.
       if (!options.verifier) continue
-      const verdict = yield* soft(
-        "verifier",
-        reference
-          ? verifyReference(ctx, reference, subtask, outcome.step.answer)
-          : verify(ctx, subtaskViewOf(ctx, index, subtask, local.steps.slice(0, -1)), outcome.step.answer)
-      )
+      // the fused executor's step came with its verdict
+      const verdict = outcome.verdict
+        ? outcome.verdict.value
+        : yield* soft(
+            "verifier",
+            reference
+              ? verifyReference(ctx, reference, subtask, outcome.step.answer)
+              : verify(ctx, subtaskViewOf(ctx, index, subtask, local.steps.slice(0, -1)), outcome.step.answer)
+          )
       yield* emit("verdict", {
         subtask: index,
         status: verdict?.status ?? "pending",

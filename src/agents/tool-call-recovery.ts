@@ -18,11 +18,11 @@ const unparsedToolCall = (e: GenerateError): e is ModelServerError =>
  * `retries` times); then `fallback` (JSON mode) makes the step. Each parse error is one
  * `tool_call_parse` guardrail event, recovered when the step ended with a reply.
  */
-export const callNative = (
+export const callNative = <E = never>(
   request: GenerateRequest,
-  fallback: (messages: ReadonlyArray<Message>) => Effect.Effect<GenerateResponse, GenerateError, LanguageModel>,
+  fallback: (messages: ReadonlyArray<Message>) => Effect.Effect<GenerateResponse, GenerateError | E, LanguageModel>,
   retries = MAX_REFLECTIONS
-): Effect.Effect<GenerateResponse, GenerateError, LanguageModel> => {
+): Effect.Effect<GenerateResponse, GenerateError | E, LanguageModel> => {
   const errors: Array<{ error: string; attempt: number }> = []
   const attempts = Effect.gen(function* () {
     const model = yield* LanguageModel

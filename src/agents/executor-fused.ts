@@ -1,0 +1,249 @@
+// Executor agent in one request (`--executor fused`): the thought, the tool and its arguments from one reply
+// with native tool calling (or one JSON object for a model without it), at the end of the subtask's shared prefix.
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import { z } from "zod"
+import { type GenerateError, MalformedOutput } from "../llm/errors.ts"
+import { type GenerateResponse, LanguageModel, type Message, type ToolSpec } from "../llm/language-model.ts"
+import { jsonSchemaOf } from "../llm/structured.ts"
+import { renderTemplate } from "../text/prompt-template.ts"
+import { parseToolArgs, type Tool } from "../tools/tool.ts"
+import { emit } from "../trace/events.ts"
+import { type AgentContext, ask, renderFitted, warnCuts } from "./ask.ts"
+import { functionsList, resolveMode } from "./chain.ts"
+import type { BudgetExhausted } from "./errors.ts"
+import type { ExecutorView } from "./executor.ts"
+import { argsSchema, checkArgs, checkToolName, declaredArgs, type Problem } from "./guardrails.ts"
+import { subtaskContext } from "./subtask-context.ts"
+import { callNative } from "./tool-call-recovery.ts"
+
+/** The fused executor's role: one request in place of `executor.thought`, `executor.choose` and `executor.args`. */
+export const FUSED_ROLE = "executor.fused"
+
+/**
+ * What the fused executor decided: a call to make; a name that is no tool (with the name guardrail off, as
+ * `chooseTool` returns it); or a tool whose arguments stayed invalid after the reflections (as `writeArgs`
+ * failing: the caller excludes the tool at this depth without calling it).
+ */
+export type FusedAction =
+  | { readonly kind: "call"; readonly thought: string; readonly tool: Tool; readonly args: Record<string, unknown> }
+  | { readonly kind: "unknown"; readonly thought: string; readonly name: string }
+  | { readonly kind: "bad_args"; readonly thought: string; readonly tool: Tool }
+
+/** What the fused executor sees: the executor's view (its memory slice), and how the model calls tools. */
+export interface FusedExecutorView extends ExecutorView {
+  readonly toolCalling: "auto" | "native" | "json"
+}
+
+/** The reply of the JSON fallback; the arguments object is checked against the chosen tool's schema. */
+const fusedJson = (allowed: ReadonlyArray<string>) =>
+  z.object({
+    thought: z.string(),
+    tool: z.string().meta({ enum: [...allowed] }),
+    arguments: z.record(z.string(), z.unknown())
+  })
+
+/** A tool as a native function: its own parameters' JSON Schema, closed to undeclared names as `executor.args` sends it. */
+const specOf = (tool: Tool): ToolSpec => ({
+  name: tool.name,
+  description: tool.description,
+  parameters: jsonSchemaOf(argsSchema(tool))
+})
+
+const none = (items: ReadonlyArray<string>) => (items.length > 0 ? items.join(", ") : "none")
+
+/** The checked call: the tool's declared arguments (an undeclared one dropped with a traced event), coerced by its schema. */
+const usableArgs = (ctx: AgentContext, tool: Tool, raw: Record<string, unknown>) =>
+  Effect.gen(function* () {
+    if (!ctx.guardrails.extraParams) return raw
+    const { args, dropped } = declaredArgs(tool, raw)
+    if (dropped.length > 0)
+      yield* emit("guardrail", {
+        guardrail: "extra_params",
+        role: FUSED_ROLE,
+        error: `dropped undeclared parameter(s) ${dropped.join(", ")} of the tool "${tool.name}"`,
+        attempt: 1,
+        recovered: true
+      })
+    const parsed = parseToolArgs(tool, args)
+    return parsed.success ? (parsed.data as Record<string, unknown>) : args
+  })
+
+/** The checks of one proposed call (name, then arguments), as the three-call executor's guardrails make them. */
+const checkCall = (
+  ctx: AgentContext,
+  view: ExecutorView,
+  allowed: ReadonlyArray<Tool>,
+  grounding: string,
+  name: string,
+  args: Record<string, unknown>,
+  argsError?: string
+): { problem?: Problem | undefined; tool?: Tool | undefined } => {
+  const names = allowed.map((t) => t.name)
+  const problem = checkToolName(
+    name,
+    names,
+    view.tools.map((t) => t.name),
+    ctx.guardrails
+  )
+  if (problem) return { problem }
+  const tool = allowed.find((t) => t.name === name)
+  if (!tool) return {}
+  if (argsError !== undefined)
+    return { tool, problem: { guardrail: "bad_args", error: `the arguments could not be read: ${argsError}` } }
+  return { tool, problem: checkArgs(tool, args, ctx.guardrails, grounding) }
+}
+
+/**
+ * The JSON fallback (a model without native tool calling, `toolCalling: "json"`, or a server that kept failing
+ * to parse native calls): one `{thought, tool, arguments}` object, checked by the same guardrails through `ask`.
+ */
+const actJson = (ctx: AgentContext, view: ExecutorView, allowed: ReadonlyArray<Tool>, grounding: string) =>
+  Effect.gen(function* () {
+    const names = allowed.map((t) => t.name)
+    const specs = allowed.map(specOf)
+    // the tool whose arguments were rejected last: when the reflections run out on them, the tool is excluded as a failed call
+    let argsOf: Tool | undefined
+    const reply = yield* Effect.result(
+      ask(ctx, {
+        role: FUSED_ROLE,
+        template: "executor-fused-json",
+        context: subtaskContext(view),
+        values: {
+          excluded: none(view.excluded),
+          hint: view.hint ?? "none",
+          functions: functionsList(specs.map((s) => ({ ...s, description: "" })))
+        },
+        data: { excluded: view.excluded, allowed: names, functions: specs },
+        schema: fusedJson(names),
+        check: (v) => {
+          const { problem, tool } = checkCall(ctx, view, allowed, grounding, v.tool, v.arguments)
+          argsOf = problem && tool ? tool : undefined
+          return problem
+        },
+        clipText: false
+      })
+    )
+    if (reply._tag === "Failure") {
+      if (reply.failure instanceof MalformedOutput && argsOf)
+        return { kind: "bad_args", thought: "", tool: argsOf } satisfies FusedAction
+      return yield* Effect.fail(reply.failure)
+    }
+    const { thought, tool: name, arguments: raw } = reply.success
+    const tool = allowed.find((t) => t.name === name)
+    const clipped = ctx.budget.agentText(thought)
+    if (!tool) return { kind: "unknown", thought: clipped, name } satisfies FusedAction
+    return { kind: "call", thought: clipped, tool, args: yield* usableArgs(ctx, tool, raw) } satisfies FusedAction
+  })
+
+/** One rejected reply, traced when the call's outcome is known (as `generateObject` traces its own). */
+interface Rejection extends Problem {
+  readonly attempt: number
+}
+
+/**
+ * The thought, the tool and its arguments in one request: the task's tools not excluded at this depth are the
+ * request's native tools, and the reply's text is the thought. An unknown or excluded name, arguments that break
+ * the tool's schema, or a reply without a call are reflected back (at most `maxReflections` times), as the
+ * three-call executor's guardrails do; a server that cannot parse the model's call falls back to JSON.
+ * `grounding` is the text argument values must come from, for the optional grounding guardrail.
+ */
+export const actFused = Effect.fn("Executor.actFused")(function* (
+  ctx: AgentContext,
+  view: FusedExecutorView,
+  grounding: string
+) {
+  const allowed = view.tools.filter((t) => !view.excluded.includes(t.name))
+  const { info } = yield* LanguageModel
+  const mode = resolveMode(view.toolCalling, info)
+  if (mode === "json") return yield* actJson(ctx, view, allowed, grounding)
+  yield* ctx.charge
+  const shared = subtaskContext(view)
+  const values = { ...shared.values, excluded: none(view.excluded), hint: view.hint ?? "none" }
+  const prompt = renderFitted(ctx.budget, "executor-fused", values, shared.fit, {}, shared.template)
+  yield* warnCuts(ctx.budget, FUSED_ROLE, prompt.cuts)
+  const specs = allowed.map(specOf)
+  const start: ReadonlyArray<Message> = [
+    { role: "system", content: prompt.system },
+    {
+      role: "user",
+      content: prompt.user,
+      values: { ...prompt.values, excluded: view.excluded, allowed: allowed.map((t) => t.name) }
+    }
+  ]
+  const rejections: Array<Rejection> = []
+  // after the JSON fallback made the step, its own guardrails have judged it: its reply is taken as it is
+  let fellBack: FusedAction | undefined
+  const fallback = (): Effect.Effect<GenerateResponse, GenerateError | BudgetExhausted, LanguageModel> =>
+    Effect.map(actJson(ctx, view, allowed, grounding), (action) => {
+      fellBack = action
+      return { text: "", usage: { promptTokens: 0, completionTokens: 0 }, model: info.model, durationMs: 0 }
+    })
+  const attempts = Effect.gen(function* () {
+    const maxReflections = ctx.guardrails.format ? ctx.guardrails.maxReflections : 0
+    let messages = start
+    let last: { text: string; error: string; tool?: Tool | undefined } = { text: "", error: "" }
+    for (let attempt = 1; attempt <= maxReflections + 1; attempt++) {
+      const response = yield* callNative({ role: FUSED_ROLE, messages, tools: specs }, fallback)
+      if (fellBack) return fellBack
+      const thought = ctx.budget.agentText(response.text.trim())
+      const call = response.toolCalls?.[0]
+      const checked = call
+        ? checkCall(ctx, view, allowed, grounding, call.name, call.arguments, call.argumentsError)
+        : { problem: { guardrail: "no_tool_call", error: "the reply called no tool; call one of the tools" } }
+      if (call && !checked.problem) {
+        const tool = checked.tool
+        if (!tool) return { kind: "unknown", thought, name: call.name } satisfies FusedAction
+        return {
+          kind: "call",
+          thought,
+          tool,
+          args: yield* usableArgs(ctx, tool, call.arguments)
+        } satisfies FusedAction
+      }
+      const problem = checked.problem!
+      rejections.push({ ...problem, attempt })
+      last = { text: response.text, error: problem.error, tool: checked.tool }
+      const reflection = renderTemplate("executor-fused-reflection", { error: problem.error }).user
+      // a call is answered by a tool message (chat templates expect one per call); a reply without one by a reflection
+      const id = call?.id ?? "call_0"
+      messages = [
+        ...start,
+        call
+          ? {
+              role: "assistant",
+              content: response.text,
+              toolCalls: [{ id, name: call.name, arguments: call.arguments }]
+            }
+          : { role: "assistant", content: response.text },
+        call
+          ? { role: "tool", content: reflection, toolCallId: id, toolName: call.name, values: { error: problem.error } }
+          : { role: "reflection", content: reflection, values: { error: problem.error } }
+      ]
+    }
+    if (last.tool) return { kind: "bad_args", thought: last.text.trim(), tool: last.tool } satisfies FusedAction
+    return yield* new MalformedOutput({
+      role: FUSED_ROLE,
+      error: last.error,
+      text: last.text.slice(0, 2000),
+      attempts: maxReflections + 1
+    })
+  })
+  return yield* attempts.pipe(
+    Effect.onExit((exit) =>
+      Effect.forEach(
+        rejections,
+        (r) =>
+          emit("guardrail", {
+            guardrail: r.guardrail,
+            role: FUSED_ROLE,
+            error: r.error,
+            attempt: r.attempt,
+            // a tool left with invalid arguments is excluded, not recovered
+            recovered: Exit.isSuccess(exit) && exit.value.kind !== "bad_args"
+          }),
+        { discard: true }
+      )
+    )
+  )
+})

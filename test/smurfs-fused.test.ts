@@ -1,0 +1,245 @@
+// The fused executor (`executor: "fused"`): one request for thought, tool and arguments (native tool calling, or
+// JSON for a model without it), one for the step answer with its verdict; the three-call guardrails still apply.
+import { describe, expect, it } from "vitest"
+import { z } from "zod"
+import type { GenerateRequest } from "../src/llm/language-model.ts"
+import { eventsOf, fromObservation, heightTool, makeTool, runSmurfs } from "./pipeline-fixtures.ts"
+
+const solved = { status: "solved", reason: "the answer gives what was asked" }
+const pending = { status: "pending", reason: "only partial", hint: "ask tool_b instead" }
+
+/** A native tool call reply: the thought as the text, one call. */
+const call = (name: string, args: Record<string, unknown>, thought = `call ${name}`) => ({
+  text: thought,
+  toolCalls: [{ id: "c1", name, arguments: args }]
+})
+
+/** A tool that answers on the calls listed in `works` (1-based) and fails on the others. */
+const flaky = (name: string, works: ReadonlyArray<number>) =>
+  makeTool(name, z.object({ q: z.string() }), (_, n) =>
+    works.includes(n)
+      ? { ok: true, content: `${name} answer ${n}` }
+      : { ok: false, content: "", error: `${name} broke` }
+  )
+
+const roles = (t: Awaited<ReturnType<typeof runSmurfs>>) => eventsOf(t, "model_call").map((d) => d["role"])
+
+describe("smurfs with the fused executor", () => {
+  it("solves a task in two requests per step where three-call needs five", async () => {
+    const script = {
+      "executor.thought": [{ thought: "look up K2" }],
+      "executor.choose": [{ tool: "mountain_height" }],
+      "executor.args": [{ name: "K2" }],
+      "executor.fused": [call("mountain_height", { name: "K2" }, "look up K2")],
+      "answerer.step": [fromObservation((obs) => ({ answer: obs }))],
+      "answerer.verify": [fromObservation((obs) => ({ answer: obs, ...solved }))],
+      verifier: [solved],
+      "answerer.final": [{ answer: "K2 is 28251 feet high." }]
+    }
+    const options = { planner: false, maxSteps: 1 }
+    const fused = await runSmurfs("How high is K2?", [heightTool()], script, { ...options, executor: "fused" })
+    const three = await runSmurfs("How high is K2?", [heightTool()], script, options)
+    expect(roles(fused)).toEqual(["executor.fused", "answerer.verify", "answerer.final"])
+    expect(roles(three)).toEqual([
+      "executor.thought",
+      "executor.choose",
+      "executor.args",
+      "answerer.step",
+      "verifier",
+      "answerer.final"
+    ])
+    expect(fused.finalAnswer).toBe("K2 is 28251 feet high.")
+    expect(eventsOf(fused, "thought")[0]).toMatchObject({ thought: "look up K2" })
+    expect(eventsOf(fused, "verdict")[0]).toMatchObject({ status: "solved" })
+    expect(eventsOf(fused, "subtask_answered")[0]).toMatchObject({
+      answer: "K2 is 28251 feet high.",
+      source: "verified"
+    })
+  })
+
+  it("declares the task's tools as the request's tools, in the subtask's shared prefix", async () => {
+    const requests: Array<GenerateRequest> = []
+    const t = await runSmurfs(
+      "How high is K2?",
+      [heightTool(), flaky("tool_b", [1])],
+      {
+        "executor.fused": [(r) => (requests.push(r), call("mountain_height", { name: "K2" }))],
+        "answerer.verify": [(r) => (requests.push(r), { answer: "28251 feet", ...solved })],
+        "answerer.final": [{ answer: "done" }]
+      },
+      { planner: false, executor: "fused" }
+    )
+    expect(t.finishType).toBe("give_answer")
+    const [act, verify] = requests
+    expect(act!.tools!.map((s) => s.name)).toEqual(["mountain_height", "tool_b"])
+    expect(act!.tools![0]!.parameters).toMatchObject({ properties: { name: { type: "string" } } })
+    expect(act!.format).toBeUndefined()
+    // one system text for every request of the subtask, and the same start of the user message
+    expect(act!.messages[0]!.content).toBe(verify!.messages[0]!.content)
+    const subtaskStart = verify!.messages[1]!.content
+    expect(act!.messages[1]!.content.startsWith(subtaskStart)).toBe(true)
+    expect(verify!.format).toMatchObject({ required: expect.arrayContaining(["answer", "status", "reason"]) })
+  })
+
+  it("reflects an unknown tool name back, naming the valid tools", async () => {
+    const seen: Array<GenerateRequest> = []
+    const t = await runSmurfs(
+      "How high is K2?",
+      [heightTool()],
+      {
+        "executor.fused": [
+          call("mountain_heights", { name: "K2" }),
+          (r) => (seen.push(r), call("mountain_height", { name: "K2" }))
+        ],
+        "answerer.verify": [{ answer: "28251 feet", ...solved }],
+        "answerer.final": [{ answer: "done" }]
+      },
+      { planner: false, executor: "fused" }
+    )
+    const guard = eventsOf(t, "guardrail").find((g) => g["guardrail"] === "unknown_tool")
+    expect(guard).toMatchObject({ role: "executor.fused", recovered: true })
+    expect(guard!["error"]).toContain('Did you mean "mountain_height"?')
+    // the bad call is answered by a tool message carrying the reflection
+    const reply = seen[0]!.messages.at(-1)!
+    expect(reply).toMatchObject({ role: "tool", toolName: "mountain_heights" })
+    expect(reply.content).toContain('there is no tool named "mountain_heights"')
+    expect(eventsOf(t, "tool_call").map((d) => d["tool"])).toEqual(["mountain_height"])
+  })
+
+  it("reflects arguments that break the tool's schema, then calls with the corrected ones", async () => {
+    const t = await runSmurfs(
+      "How high is K2?",
+      [heightTool()],
+      {
+        "executor.fused": [call("mountain_height", { mountain: "K2" }), call("mountain_height", { name: "K2" })],
+        "answerer.verify": [{ answer: "28251 feet", ...solved }],
+        "answerer.final": [{ answer: "done" }]
+      },
+      { planner: false, executor: "fused" }
+    )
+    expect(eventsOf(t, "guardrail").find((g) => g["guardrail"] === "missing_params")).toMatchObject({
+      role: "executor.fused",
+      recovered: true
+    })
+    // the undeclared name was dropped, the call went out with the valid arguments only
+    expect(eventsOf(t, "tool_call").map((d) => d["args"])).toEqual([{ name: "K2" }])
+  })
+
+  it("excludes a tool whose arguments stay invalid, without calling it", async () => {
+    const a = flaky("tool_a", [1])
+    const b = makeTool("tool_b", z.object({ n: z.number() }), () => ({ ok: true, content: "b answered" }))
+    const offered: Array<ReadonlyArray<string>> = []
+    const act = (name: string, args: Record<string, unknown>) => (r: GenerateRequest) => {
+      offered.push(r.tools!.map((s) => s.name))
+      return call(name, args)
+    }
+    const t = await runSmurfs(
+      "Find the thing",
+      [b, a],
+      {
+        // the first request and its two reflections: tool_b with a text where a number goes
+        "executor.fused": [
+          act("tool_b", { n: "x" }),
+          act("tool_b", { n: "y" }),
+          act("tool_b", { n: "z" }),
+          act("tool_a", { q: "thing" })
+        ],
+        "answerer.verify": [{ answer: "found", ...solved }],
+        "answerer.final": [{ answer: "done" }]
+      },
+      { planner: false, executor: "fused" }
+    )
+    expect(b.calls).toHaveLength(0)
+    expect(a.calls).toHaveLength(1)
+    expect(eventsOf(t, "guardrail").filter((g) => g["guardrail"] === "param_rules")).toHaveLength(3)
+    // tool_b is no longer offered at this depth
+    expect(offered).toEqual([["tool_b", "tool_a"], ["tool_b", "tool_a"], ["tool_b", "tool_a"], ["tool_a"]])
+  })
+
+  it("excludes a failing tool at its depth and backtracks", async () => {
+    // depth 0: a works (pending); depth 1: a and b fail -> backtrack; depth 0: b works (solved)
+    const a = flaky("tool_a", [1])
+    const b = flaky("tool_b", [2])
+    const offered: Array<ReadonlyArray<string>> = []
+    const act = (name: string) => (r: GenerateRequest) => {
+      offered.push(r.tools!.map((s) => s.name))
+      return call(name, { q: "thing" })
+    }
+    const t = await runSmurfs(
+      "Find the thing",
+      [a, b],
+      {
+        "executor.fused": [act("tool_a"), act("tool_a"), act("tool_b"), act("tool_b")],
+        "answerer.verify": [
+          fromObservation((obs) => ({ answer: obs, ...pending })),
+          { answer: "b found it", ...solved }
+        ],
+        "answerer.final": [{ answer: "done" }]
+      },
+      { planner: false, executor: "fused" }
+    )
+    expect(eventsOf(t, "tool_call").map((d) => [d["tool"], d["ok"]])).toEqual([
+      ["tool_a", true],
+      ["tool_a", false],
+      ["tool_b", false],
+      ["tool_b", true]
+    ])
+    // a failed tool is not offered again at its depth; after the backtrack, the popped tool is excluded above
+    expect(offered).toEqual([["tool_a", "tool_b"], ["tool_a", "tool_b"], ["tool_b"], ["tool_b"]])
+    expect(eventsOf(t, "backtrack")).toEqual([
+      { subtask: 0, fromDepth: 1, toDepth: 0, tool: "tool_a", excluded: ["tool_a"] }
+    ])
+    expect(eventsOf(t, "subtask_answered")[0]).toMatchObject({ answer: "b found it", source: "verified" })
+  })
+
+  it("a pending verdict sends its hint to the next fused request", async () => {
+    const seen: Array<GenerateRequest> = []
+    const t = await runSmurfs(
+      "Find the thing",
+      [flaky("tool_a", [1]), flaky("tool_b", [1])],
+      {
+        "executor.fused": [call("tool_a", { q: "thing" }), (r) => (seen.push(r), call("tool_b", { q: "thing" }))],
+        "answerer.verify": [fromObservation((obs) => ({ answer: obs, ...pending })), { answer: "both", ...solved }],
+        "answerer.final": [{ answer: "done" }]
+      },
+      { planner: false, executor: "fused" }
+    )
+    expect(eventsOf(t, "verdict").map((v) => [v["status"], v["hint"]])).toEqual([
+      ["pending", "ask tool_b instead"],
+      ["solved", null]
+    ])
+    const user = seen[0]!.messages.find((m) => m.role === "user")!
+    expect(user.content).toContain("Hint from the verifier: ask tool_b instead")
+    // the second request's memory holds the first step and its answer
+    expect(user.content).toContain("tool_a answer 1")
+  })
+
+  it("falls back to one JSON object when tool calling is json", async () => {
+    const seen: Array<GenerateRequest> = []
+    const t = await runSmurfs(
+      "How high is K2?",
+      [heightTool()],
+      {
+        "executor.fused": [
+          (r) => (seen.push(r), { thought: "look up K2", tool: "mountain_heigth", arguments: { name: "K2" } }),
+          { thought: "look up K2", tool: "mountain_height", arguments: { name: "K2" } }
+        ],
+        "answerer.verify": [{ answer: "28251 feet", ...solved }],
+        "answerer.final": [{ answer: "done" }]
+      },
+      { planner: false, executor: "fused", toolCalling: "json" }
+    )
+    expect(seen[0]!.tools).toBeUndefined()
+    expect(seen[0]!.format).toMatchObject({ required: expect.arrayContaining(["thought", "tool", "arguments"]) })
+    expect(eventsOf(t, "guardrail").find((g) => g["guardrail"] === "unknown_tool")).toMatchObject({ recovered: true })
+    expect(eventsOf(t, "tool_call").map((d) => d["args"])).toEqual([{ name: "K2" }])
+  })
+
+  it("is ignored with the authors' agents: reference keeps its three-call loop", async () => {
+    const { resolveOptions } = await import("../src/agents/smurfs-options.ts")
+    const reference = { source: {}, sampling: {} } as never
+    expect(resolveOptions({ executor: "fused", reference }).executor).toBe("three-call")
+    expect(resolveOptions({ executor: "fused" }).executor).toBe("fused")
+    expect(resolveOptions({}).executor).toBe("three-call")
+  })
+})
