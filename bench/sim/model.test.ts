@@ -211,6 +211,31 @@ describe("simulated model", () => {
     expect(model.stats.calls).toBe(trajectory.totals.modelCalls)
   })
 
+  it("runs Smurfs with the fused executor (native calls or JSON) in fewer calls, to the same tools and answer", async () => {
+    const three = await solve(sim("sim"), smurfs())
+    for (const spec of ["sim", "sim:tools=json"]) {
+      const model = sim(spec)
+      const trajectory = await solve(model, smurfs({ executor: "fused" }))
+      expect(trajectory.finishType).toBe("give_answer")
+      expect(trajectory.finalAnswer).toBe(three.finalAnswer)
+      const toolCalls = trajectory.events.filter((e) => isKind(e, "tool_call")).map((e) => e.data)
+      expect(toolCalls.map((c) => c["tool"])).toEqual(relevantNames())
+      expect(toolCalls.every((c) => c["ok"] === true)).toBe(true)
+      expect(trajectory.totals.guardrails).toEqual({})
+      const roles = trajectory.events.filter((e) => isKind(e, "model_call")).map((e) => e.data["role"])
+      // per step: one executor request and one answer+verdict request, in place of five
+      expect(roles.filter((r) => r === "executor.fused")).toHaveLength(relevantNames().length)
+      expect(roles.filter((r) => r === "answerer.verify")).toHaveLength(relevantNames().length)
+      expect(trajectory.totals.modelCalls).toBe(three.totals.modelCalls - 3 * relevantNames().length)
+    }
+  })
+
+  it("sends faults into the fused executor's reply, which its guardrails reflect", async () => {
+    const trajectory = await solve(sim("sim:unknown_tool=1,seed=3"), smurfs({ executor: "fused", maxModelCalls: 12 }))
+    const guardrails = trajectory.events.filter((e) => isKind(e, "guardrail")).map((e) => e.data)
+    expect(guardrails.some((g) => g["role"] === "executor.fused" && g["guardrail"] === "unknown_tool")).toBe(true)
+  })
+
   it("drives ReAct and DFSDT with native tool calls, and with the JSON format when the model has no tool calling", async () => {
     for (const spec of ["sim", "sim:tools=json"]) {
       for (const method of [react(), dfsdt()]) {

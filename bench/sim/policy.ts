@@ -59,8 +59,11 @@ export const isActionRequest = (request: GenerateRequest): boolean =>
   "action" in propertiesOf(request.format) ||
   ACTION_ROLES.test(request.role)
 
+/** The fused Smurfs executor's role: thought, tool and arguments in one reply (a native call, or JSON without tools). */
+const FUSED_EXECUTOR = "executor.fused"
+
 export const faultSurface = (request: GenerateRequest): FaultSurface =>
-  isActionRequest(request)
+  isActionRequest(request) || request.role === FUSED_EXECUTOR
     ? { tool: true, args: true }
     : { tool: request.role === "executor.choose", args: request.role === "executor.args" }
 
@@ -245,6 +248,66 @@ const nextAction = (
     : { kind: "action", ...action }
 }
 
+/**
+ * The Smurfs executor's tool among `allowed`: the subtask's planned API; when it is excluded, a sibling API of the
+ * same tool, else the first allowed. It reads only the prompt, so that equal prompts get equal replies, as from a
+ * real model at temperature 0 (caches rely on it).
+ */
+const toolFor = (target: KnownApi | undefined, allowed: ReadonlyArray<string>): string => {
+  const sibling = target
+    ? allowed.find((n) => n !== target.name && n.endsWith(target.name.slice(target.name.lastIndexOf("_for_"))))
+    : undefined
+  return target && allowed.includes(target.name) ? target.name : (sibling ?? allowed[0] ?? target?.name ?? "none")
+}
+
+/**
+ * The fused Smurfs executor's step (thought, tool, arguments in one reply): the executor's choice among the tools
+ * offered (native specs, or the JSON fallback's listed ones), with the recorded arguments conformed to the tool's
+ * schema; a native call when the request offers tools, else the JSON object its format asks for.
+ */
+const fusedAction = (
+  request: GenerateRequest,
+  task: SimTask | undefined,
+  fault: FaultKind | undefined,
+  rng: () => number
+): Intent => {
+  const prompt = lastUser(request.messages)
+  const target = apiNamedIn(task, text(prompt, "subtask") ?? "")
+  const offered = offeredSpecs(request).map((s) => s.name)
+  const chosen = toolFor(target, offered.length > 0 ? offered : (list(prompt, "allowed") ?? []))
+  const schema = parametersOf(request, chosen)
+  const args = conformArgs(task?.byName.get(chosen)?.args ?? {}, schema)
+  const api = task?.byName.get(chosen)
+  const thought = `Call ${chosen} to get: ${oneLine(api?.description || api?.apiName || chosen, 120)}.`
+  // faults go out as they are: an unknown name, broken arguments
+  const name = fault === "unknown_tool" ? unknownName(chosen, rng) : chosen
+  const written = fault === "wrong_args" ? breakArgs(args, schema, rng) : args
+  if (request.tools && request.tools.length > 0) return { kind: "action", thought, name, args: written }
+  return { kind: "object", value: { thought, tool: name, arguments: written } }
+}
+
+/** The verifier's fields (status, reason, hint) in the reply's schema, for an answer that does or does not carry information. */
+const verdictOf = (format: Schema, solved: boolean, fields: Record<string, unknown> = {}) =>
+  schemaValueOf(format, (path, schema) => {
+    const key = path[path.length - 1]
+    if (path.length !== 1) return undefined
+    if (key !== undefined && key in fields) return fields[key]
+    if (key === "reason")
+      return solved ? "The answer gives the information the subtask asks for." : "The tool gave no usable information."
+    if (key === "hint") return solved ? undefined : "Try another tool or other arguments."
+    const options = asSchema(schema)["enum"]
+    if (Array.isArray(options))
+      return options.find((o) =>
+        (solved ? /^(solved|yes|true|pass|accept)/i : /^(pending|unsolved|no|false|fail|reject)/i).test(String(o))
+      )
+    if (asSchema(schema)["type"] === "boolean") return solved
+    return undefined
+  })
+
+/** The response a step's answer reads: a tool message, or inside the user message for a model without a tool role. */
+const responseOf = (request: GenerateRequest, prompt: Message | undefined): string =>
+  request.messages.findLast((m) => m.role === "tool")?.content ?? text(prompt, "observation") ?? ""
+
 /** The string fields of the Smurfs agents' replies, by role; the schema shapes the rest. */
 const smurfsValue = (
   request: GenerateRequest,
@@ -277,13 +340,7 @@ const smurfsValue = (
       const listed = propertiesOf(format)["tool"]
       const enumerated = asSchema(listed)["enum"]
       const allowed = Array.isArray(enumerated) ? enumerated.map(String) : [...(list(prompt, "allowed") ?? [])]
-      // When the planned tool is excluded, the fallback reads only the prompt (a sibling API of the same tool, else the
-      // first allowed), so that equal prompts get equal replies, as from a real model at temperature 0 (caches rely on it).
-      const sibling = target
-        ? allowed.find((n) => n !== target.name && n.endsWith(target.name.slice(target.name.lastIndexOf("_for_"))))
-        : undefined
-      const choice =
-        target && allowed.includes(target.name) ? target.name : (sibling ?? allowed[0] ?? target?.name ?? "none")
+      const choice = toolFor(target, allowed)
       // An unknown name goes out as it is: the schema's enum would otherwise replace it with a valid one.
       return fault === "unknown_tool" ? { tool: unknownName(choice, rng) } : fill({ tool: choice })
     }
@@ -297,12 +354,12 @@ const smurfsValue = (
         : schemaValueOf(format, (path) => (path.length === 0 ? args : undefined))
     }
     case "answerer.step":
-      // the response is a tool message, or inside the user message for a model without a tool role
-      return fill({
-        answer: digest(
-          request.messages.findLast((m) => m.role === "tool")?.content ?? text(prompt, "observation") ?? ""
-        )
-      })
+      return fill({ answer: digest(responseOf(request, prompt)) })
+    case "answerer.verify": {
+      // the fused step answer and its verdict: the verdict judges the answer just written
+      const answer = digest(responseOf(request, prompt))
+      return verdictOf(format, hasInformation(answer), { answer })
+    }
     case "answerer.subtask": {
       const answers = (list(prompt, "answers") ?? []).filter(hasInformation)
       return fill({ answer: answers.length > 0 ? answers.join(" ") : NO_INFORMATION })
@@ -316,26 +373,8 @@ const smurfsValue = (
             : "I could not find the information for this question."
       })
     }
-    case "verifier": {
-      const answer = text(prompt, "answer") ?? ""
-      const solved = hasInformation(answer)
-      return schemaValueOf(format, (path, schema) => {
-        const key = path[path.length - 1]
-        if (path.length !== 1) return undefined
-        if (key === "reason")
-          return solved
-            ? "The answer gives the information the subtask asks for."
-            : "The tool gave no usable information."
-        if (key === "hint") return solved ? undefined : "Try another tool or other arguments."
-        const options = asSchema(schema)["enum"]
-        if (Array.isArray(options))
-          return options.find((o) =>
-            (solved ? /^(solved|yes|true|pass|accept)/i : /^(pending|unsolved|no|false|fail|reject)/i).test(String(o))
-          )
-        if (asSchema(schema)["type"] === "boolean") return solved
-        return undefined
-      })
-    }
+    case "verifier":
+      return verdictOf(format, hasInformation(text(prompt, "answer") ?? ""))
     default:
       return schemaValueOf(format, (_path, schema) =>
         asSchema(schema)["type"] === "string" ? digest(user) : undefined
@@ -350,6 +389,7 @@ export const decide = (
   fault: FaultKind | undefined,
   rng: () => number
 ): Intent => {
+  if (request.role === FUSED_EXECUTOR) return fusedAction(request, task, fault, rng)
   if (isActionRequest(request)) return nextAction(request, task, fault, rng)
   return { kind: "object", value: smurfsValue(request, task, fault, rng) }
 }
