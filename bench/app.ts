@@ -83,6 +83,7 @@ export const checkBenchSettings = (settings: BenchSettings): void => {
 /** The method options a run gives its methods. */
 const methodRunOptions = (settings: BenchSettings) => ({
   toolCalling: settings.toolCalling,
+  smurfsExecutor: settings.executor,
   tries: settings.tries,
   smurfsMaxSteps: settings.smurfsMaxSteps,
   singleChainMaxStep: settings.singleChainMaxStep,
@@ -257,6 +258,8 @@ export const runConfigOf = (
     taskCounts: Object.fromEntries(settings.groups.map((g) => [g, queries.filter((q) => q.group === g).length])),
     options: {
       toolCalling: settings.toolCalling,
+      // smurfs' requests per step: results of the two executors never mix (resume refuses, labels are keyed by it)
+      executor: settings.executor,
       tries: limits.tries,
       // what ran, each method with its own limit (smurfs: every loop limit, defaults resolved)
       smurfs: smurfsLimits(settings),

@@ -1,5 +1,6 @@
 // Which settings a resumed run must share with the run it continues: those that change its tasks or their results.
 import { profileRecord } from "../src/agents/profile.ts"
+import { smurfsDefaults } from "../src/agents/smurfs-options.ts"
 import { MODEL_DEFAULTS } from "../src/llm/spec.ts"
 import type { RunConfig } from "./run-format.ts"
 
@@ -18,7 +19,8 @@ const IMPLICIT_OPTIONS: Readonly<Record<string, unknown>> = {
   profile: profileRecord("improved", undefined, {}),
   temperature: MODEL_DEFAULTS.temperature,
   seed: MODEL_DEFAULTS.seed,
-  numCtx: MODEL_DEFAULTS.numCtx
+  numCtx: MODEL_DEFAULTS.numCtx,
+  executor: smurfsDefaults.executor
 }
 
 const show = (value: unknown): string => (value === undefined ? "(not set)" : JSON.stringify(value))

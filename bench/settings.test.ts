@@ -30,6 +30,18 @@ describe("BenchSettings", () => {
     expect(() => benchSettings({ out: "/r", rerank: true })).toThrow(/--toolset retrieve/)
   })
 
+  it("smurfs' executor: three-call by default, fused on request and carried by a job; fused under reference is refused", () => {
+    expect(benchSettings({ out: "/r" }).executor).toBe("three-call")
+    const fused = benchSettings({ out: "/r", executor: "fused" })
+    expect(fused.executor).toBe("fused")
+    expect(jobSettingsOf(fused).executor).toBe("fused")
+    expect(JobSettings.safeParse(jobSettingsOf(fused)).success).toBe(true)
+    expect(() => benchSettings({ out: "/r", executor: "fast" as never })).toThrow(InvalidBenchSettings)
+    expect(() => benchSettings({ out: "/r", executor: "fused", profile: "reference" })).toThrow(
+      /--executor fused is an option of the improved profile[\s\S]*--profile improved/
+    )
+  })
+
   it("a job carries the run options only: no endpoints, folders or checkout paths; the prompt texts by name", () => {
     const settings = benchSettings({
       out: "/r",

@@ -6,7 +6,7 @@ import { DFSDT_DEFAULTS } from "../src/agents/dfsdt.ts"
 import { METHOD_NAMES } from "../src/agents/methods.ts"
 import { DEFAULT_PROFILE, PROFILES } from "../src/agents/profile.ts"
 import { REACT_DEFAULTS } from "../src/agents/react.ts"
-import { smurfsDefaults } from "../src/agents/smurfs-options.ts"
+import { EXECUTORS, executorUnderReference, smurfsDefaults } from "../src/agents/smurfs-options.ts"
 import { DEFAULT_MODEL_SPEC, isPortableSpec } from "../src/llm/spec.ts"
 import { SIMULATOR_STYLES } from "../src/tools/environments/simulator-prompts.ts"
 import { defaultEmbeddingCache } from "../src/tools/retrieval/embedding-cache.ts"
@@ -47,6 +47,8 @@ const RunOptions = {
   toolCalling: z.enum(["auto", "native", "json"]).default("auto"),
   /** react: chains per task (CoT@n). */
   tries: count.optional(),
+  /** smurfs (improved): three-call (the paper's requests per step) or fused (one tool-calling request, one answer+verdict). */
+  executor: z.enum(EXECUTORS).default(smurfsDefaults.executor),
   /** smurfs: accepted steps on a subtask's path. */
   smurfsMaxSteps: count.optional(),
   /** react/dfsdt: tree nodes per chain. */
@@ -134,6 +136,8 @@ export const BenchSettings = z
         code: "custom",
         message: "--force only applies with --resume (it continues a run whose settings differ)"
       })
+    if (s.executor === "fused" && s.profile === "reference")
+      ctx.addIssue({ code: "custom", message: executorUnderReference })
     if ((s.embed !== undefined || s.rerank) && !s.toolset.startsWith("retrieve"))
       ctx.addIssue({
         code: "custom",
@@ -235,6 +239,7 @@ export const jobSettingsOf = (settings: BenchSettings): JobSettings => ({
   ...(settings.simulator === undefined ? {} : { simulator: settings.simulator }),
   simulatorStyle: settings.simulatorStyle,
   toolCalling: settings.toolCalling,
+  executor: settings.executor,
   ...optional("tries", settings.tries),
   ...optional("smurfsMaxSteps", settings.smurfsMaxSteps),
   ...optional("singleChainMaxStep", settings.singleChainMaxStep),

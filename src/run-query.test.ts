@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { InvalidRunSettings, runQuery, runSettings } from "./run-query.ts"
 import { taskIdOf } from "./solve.ts"
-import type { RunEvent } from "./trace/events.ts"
+import { isKind, type RunEvent } from "./trace/events.ts"
 
 const demoScript = fileURLToPath(new URL("../examples/demo-script.json", import.meta.url))
 const query = "What is 12% of the height of Mount Everest in feet?"
@@ -33,6 +33,9 @@ describe("RunSettings", () => {
     expect(() => runSettings({ query: "q", rerank: true })).toThrow(/choose how tools are retrieved/)
     expect(() => runSettings({ query: "q", toolset: "retrieve:x" })).toThrow(InvalidRunSettings)
     expect(runSettings({ queryId: "588", toolset: "relevant" }).queryId).toBe("588")
+    expect(() => runSettings({ query: "q", executor: "fused", profile: "reference" })).toThrow(
+      /--executor fused is an option of the improved profile/
+    )
   })
 })
 
@@ -48,5 +51,18 @@ describe("runQuery", () => {
     expect(trajectory.taskId).toBe(taskIdOf(query))
     expect(trajectory.totals.toolCalls).toBe(3)
     expect(events.length).toBeGreaterThan(0)
+  })
+
+  it("runs the fused executor when the settings ask for it (three-call by default)", async () => {
+    const rolesOf = async (executor?: "fused") => {
+      const { trajectory } = await Effect.runPromise(
+        runQuery(runSettings({ query, model: "sim", ...(executor ? { executor } : {}) }))
+      )
+      return new Set(trajectory.events.filter((e) => isKind(e, "model_call")).map((e) => e.data["role"]))
+    }
+    const fused = await rolesOf("fused")
+    expect(fused.has("executor.fused")).toBe(true)
+    expect(["executor.thought", "executor.choose", "executor.args"].some((r) => fused.has(r))).toBe(false)
+    expect((await rolesOf()).has("executor.thought")).toBe(true)
   })
 })

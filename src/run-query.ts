@@ -12,7 +12,7 @@ import type { AskUser } from "./agents/ask-user.ts"
 import { checkProfile, DEFAULT_PROFILE, PROFILE_SETTINGS, PROFILES, smurfsProfileOptions } from "./agents/profile.ts"
 import { retrievalTask, retrieveTaskSet } from "./agents/retrieval-task.ts"
 import { smurfs } from "./agents/smurfs.ts"
-import type { SmurfsOptions } from "./agents/smurfs-options.ts"
+import { EXECUTORS, executorUnderReference, type SmurfsOptions, smurfsDefaults } from "./agents/smurfs-options.ts"
 import type { Task } from "./agents/task.ts"
 import { LanguageModel, type LanguageModelShape } from "./llm/language-model.ts"
 import { type ModelCallObserver, observedModelLayer } from "./llm/observe.ts"
@@ -62,6 +62,8 @@ export const RunSettings = z
     profile: z.enum(PROFILES).default(DEFAULT_PROFILE),
     /** A checkout of the Smurfs authors' code, for the reference profile. */
     smurfsSrc: z.string().optional(),
+    /** improved: three-call (the paper's requests per step) or fused (one tool-calling request, one answer+verdict). */
+    executor: z.enum(EXECUTORS).default(smurfsDefaults.executor),
     /** A ToolBench task to run: its query (unless one is given) and its api_list as tools. */
     queryId: z.string().optional(),
     /** Where queryId's task is (default DEFAULT_DATA_DIR). */
@@ -89,6 +91,7 @@ export const RunSettings = z
       issue(
         'give the query to solve, e.g. smurfs run "What is 12% of the height of Mount Everest in feet?", or a ToolBench task with --query-id <id>'
       )
+    if (s.executor === "fused" && s.profile === "reference") issue(executorUnderReference)
     if (s.queryId === undefined && (s.data !== undefined || s.envs !== undefined))
       issue("--data and --env choose a ToolBench task's tools: add --query-id <id>")
     let kind: string | undefined
@@ -221,6 +224,7 @@ export const runQuery = (settings: RunSettings, hooks: RunHooks = {}) => {
     planner: settings.planner,
     answerer: settings.answerer,
     verifier: settings.verifier,
+    executor: settings.executor,
     askUser: hooks.askUser,
     ...smurfsProfileOptions(settings.profile, settings.smurfsSrc, settings.modelOptions.temperature),
     onEvent: onEvent && ((event) => onEvent(event, watch?.failure() !== undefined))

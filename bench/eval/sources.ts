@@ -133,10 +133,13 @@ export const methodsOf = (source: Source): Array<string> => [...new Set(source.e
 
 /**
  * The profile that made a source's answers (run.json `options.profile.name`): `improved` when the run does
- * not say (runs from before profiles) and for folders that are not our runs. Labels are keyed by it.
+ * not say (runs from before profiles) and for folders that are not our runs; `improved+fused` for a run with
+ * Smurfs' fused executor (`options.executor`), whose answers are not the three-call executor's. Labels are keyed by it.
  */
 export const sourceProfile = (dir: string): string => {
   if (sourceKind(dir) !== "run") return DEFAULT_PROFILE
-  const profile = readJsonIf(runConfigPath(dir), RunConfig)?.options["profile"] as { name?: unknown } | undefined
-  return typeof profile?.name === "string" ? profile.name : DEFAULT_PROFILE
+  const options = readJsonIf(runConfigPath(dir), RunConfig)?.options
+  const profile = options?.["profile"] as { name?: unknown } | undefined
+  const name = typeof profile?.name === "string" ? profile.name : DEFAULT_PROFILE
+  return options?.["executor"] === "fused" ? `${name}+fused` : name
 }

@@ -4,6 +4,7 @@ import * as Effect from "effect/Effect"
 import { baselinePrompts } from "../../src/agents/baseline-prompts.ts"
 import { type MethodName, methodFor, methodSpec } from "../../src/agents/methods.ts"
 import { chainProfileOptions, type ProfileName, smurfsProfileOptions } from "../../src/agents/profile.ts"
+import type { SmurfsExecutor } from "../../src/agents/smurfs-options.ts"
 import type { Task } from "../../src/agents/task.ts"
 import { makeModelCache } from "../../src/llm/cache.ts"
 import { LanguageModel, type LanguageModelShape } from "../../src/llm/language-model.ts"
@@ -60,6 +61,8 @@ export interface BatchConfig {
   readonly profile?:
     | { readonly name: ProfileName; readonly stb?: string | undefined; readonly smurfsSrc?: string | undefined }
     | undefined
+  /** Smurfs' executor (`--executor`); without it, three-call. */
+  readonly executor?: SmurfsExecutor | undefined
 }
 
 /** What one task of a batch measured. */
@@ -117,13 +120,19 @@ export const runBatch = (setup: PerfSetup, config: BatchConfig) =>
       config.cacheDir === undefined ? undefined : yield* makeToolCache({ dir: config.cacheDir, cacheErrors: true })
     const model: LanguageModelShape = modelCache ? modelCache.wrap(sim.model) : sim.model
     const profile = config.profile
-    const method = profile
-      ? methodFor(config.method, {
-          prompts: baselinePrompts(profile.name === "reference" ? profile.stb : undefined),
-          smurfsProfile: smurfsProfileOptions(profile.name, profile.smurfsSrc),
-          chainProfile: chainProfileOptions(profile.name)
-        })
-      : methodSpec(config.method).build()
+    const method =
+      profile || config.executor
+        ? methodFor(config.method, {
+            ...(profile
+              ? {
+                  prompts: baselinePrompts(profile.name === "reference" ? profile.stb : undefined),
+                  smurfsProfile: smurfsProfileOptions(profile.name, profile.smurfsSrc),
+                  chainProfile: chainProfileOptions(profile.name)
+                }
+              : {}),
+            smurfsExecutor: config.executor
+          })
+        : methodSpec(config.method).build()
     const tasks = longestFirst(config.queries).map((q): [BenchQuery, Task] => {
       const task = taskOf(q, "all", (name, docs) => toolbenchLibrary(name, docs, env))
       return [q, toolCache ? { ...task, tools: toolCache.wrapLibrary(task.tools) } : task]

@@ -8,6 +8,7 @@ import { parseArgs } from "node:util"
 import * as Effect from "effect/Effect"
 import { METHOD_NAMES } from "../../src/agents/methods.ts"
 import type { ProfileName } from "../../src/agents/profile.ts"
+import { EXECUTORS, type SmurfsExecutor } from "../../src/agents/smurfs-options.ts"
 import { SMURFS_SRC_ENV } from "../../src/agents/smurfs-source.ts"
 import { STB_ENV } from "../../src/text/stabletoolbench-files.ts"
 import { isKind } from "../../src/trace/events.ts"
@@ -357,53 +358,66 @@ const run = (setup: PerfSetup, quick: boolean, only: (section: Section) => boole
       const reuse = makeSubtaskReuse(makeTokenCounter())
       const rows: Array<Record<string, unknown>> = []
       const skipped: Array<string> = []
+      // smurfs runs with each executor under improved (the reference runs the authors' three requests only); the
+      // fused one also as a model without native tool calling sees it (its JSON fallback)
+      type Variant = { readonly executor?: SmurfsExecutor; readonly json?: boolean }
+      const variants = (profile: ProfileName, method: MethodName): ReadonlyArray<Variant> =>
+        method === "smurfs" && profile === "improved"
+          ? [...EXECUTORS.map((executor) => ({ executor })), { executor: "fused", json: true }]
+          : [{}]
       for (const profile of ["improved", "reference"] as const satisfies ReadonlyArray<ProfileName>)
-        for (const method of CONTEXT_METHODS) {
-          if (profile === "reference" && method === "smurfs" && prefixConfig.smurfsSrc === undefined) {
-            skipped.push(
-              "smurfs/reference (no --smurfs-src or $SMURFS_SRC: the authors' texts are read from their checkout)"
+        for (const method of CONTEXT_METHODS)
+          for (const { executor, json: jsonCalls } of variants(profile, method)) {
+            if (profile === "reference" && method === "smurfs" && prefixConfig.smurfsSrc === undefined) {
+              skipped.push(
+                "smurfs/reference (no --smurfs-src or $SMURFS_SRC: the authors' texts are read from their checkout)"
+              )
+              continue
+            }
+            if (profile === "reference" && method !== "smurfs" && prefixConfig.stb === undefined) {
+              skipped.push(`${method}/reference (no --stb or $SMURFS_STB)`)
+              continue
+            }
+            const named = executor === "fused" ? `fused${jsonCalls ? " (json)" : ""}` : undefined
+            const label = `${method}/${profile}${named ? `/${named}` : ""}`
+            log(
+              `prefix: ${label} on ${gpuQueries.length} tasks, ${spec}${jsonCalls ? ",tools=json" : ""}, concurrency 1`
             )
-            continue
+            const batch = yield* runBatch(setup, {
+              method,
+              sim: jsonCalls ? `${spec},tools=json` : spec,
+              queries: gpuQueries,
+              concurrency: 1,
+              profile: { name: profile, stb: prefixConfig.stb, smurfsSrc: prefixConfig.smurfsSrc },
+              executor,
+              inspect: (t) => reuse.add(t, label)
+            })
+            const cache = batch.sim.prefixCache!
+            const n = Math.max(1, batch.samples.length)
+            rows.push({
+              method,
+              profile,
+              executor: method === "smurfs" ? (named ?? "three-call") : null,
+              tasks: batch.samples.length,
+              answered: batch.samples.filter((s) => s.answered).length / n,
+              callsPerTask: cache.requests / n,
+              promptTokensPerTask: cache.promptTokens / n,
+              uncachedPromptTokensPerTask: cache.uncachedTokens / n,
+              outputTokensPerTask: cache.outputTokens / n,
+              gpuSecondsPerTask: cache.gpuMs / 1000 / n,
+              prefillSecondsPerTask: (cache.uncachedTokens * prefillMsPerToken) / 1000 / n,
+              byRole: Object.fromEntries(
+                [...batch.sim.prefixCacheByRole].map(([role, r]) => [
+                  role,
+                  {
+                    callsPerTask: round(r.requests / n, 2),
+                    uncachedTokensPerTask: round(r.uncachedTokens / n, 1),
+                    gpuSecondsPerTask: round(r.gpuMs / 1000 / n, 3)
+                  }
+                ])
+              )
+            })
           }
-          if (profile === "reference" && method !== "smurfs" && prefixConfig.stb === undefined) {
-            skipped.push(`${method}/reference (no --stb or $SMURFS_STB)`)
-            continue
-          }
-          const label = `${method}/${profile}`
-          log(`prefix: ${label} on ${gpuQueries.length} tasks, ${spec}, concurrency 1`)
-          const batch = yield* runBatch(setup, {
-            method,
-            sim: spec,
-            queries: gpuQueries,
-            concurrency: 1,
-            profile: { name: profile, stb: prefixConfig.stb, smurfsSrc: prefixConfig.smurfsSrc },
-            inspect: (t) => reuse.add(t, label)
-          })
-          const cache = batch.sim.prefixCache!
-          const n = Math.max(1, batch.samples.length)
-          rows.push({
-            method,
-            profile,
-            tasks: batch.samples.length,
-            answered: batch.samples.filter((s) => s.answered).length / n,
-            callsPerTask: cache.requests / n,
-            promptTokensPerTask: cache.promptTokens / n,
-            uncachedPromptTokensPerTask: cache.uncachedTokens / n,
-            outputTokensPerTask: cache.outputTokens / n,
-            gpuSecondsPerTask: cache.gpuMs / 1000 / n,
-            prefillSecondsPerTask: (cache.uncachedTokens * prefillMsPerToken) / 1000 / n,
-            byRole: Object.fromEntries(
-              [...batch.sim.prefixCacheByRole].map(([role, r]) => [
-                role,
-                {
-                  callsPerTask: round(r.requests / n, 2),
-                  uncachedTokensPerTask: round(r.uncachedTokens / n, 1),
-                  gpuSecondsPerTask: round(r.gpuMs / 1000 / n, 3)
-                }
-              ])
-            )
-          })
-        }
       const react = rows.find((r) => r["method"] === "react" && r["profile"] === "improved")
       const roles = reuse.figures().filter((r) => r.label.startsWith("smurfs/") || r.label.startsWith("react/"))
       json["prefixCache"] = {
@@ -425,6 +439,7 @@ const run = (setup: PerfSetup, quick: boolean, only: (section: Section) => boole
           [
             "method",
             "profile",
+            "executor",
             "answered",
             "calls/task",
             "prompt tok/task",
@@ -437,6 +452,7 @@ const run = (setup: PerfSetup, quick: boolean, only: (section: Section) => boole
           rows.map((r) => [
             String(r["method"]),
             String(r["profile"]),
+            r["executor"] === null ? "" : String(r["executor"]),
             pct(Number(r["answered"])),
             round(Number(r["callsPerTask"]), 1),
             Math.round(Number(r["promptTokensPerTask"])),

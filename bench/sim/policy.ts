@@ -276,12 +276,16 @@ const fusedAction = (
   const offered = offeredSpecs(request).map((s) => s.name)
   const chosen = toolFor(target, offered.length > 0 ? offered : (list(prompt, "allowed") ?? []))
   const schema = parametersOf(request, chosen)
-  const args = conformArgs(task?.byName.get(chosen)?.args ?? {}, schema)
   const api = task?.byName.get(chosen)
+  const args = conformArgs(api?.args ?? {}, schema)
   const thought = `Call ${chosen} to get: ${oneLine(api?.description || api?.apiName || chosen, 120)}.`
   // faults go out as they are: an unknown name, broken arguments
   const name = fault === "unknown_tool" ? unknownName(chosen, rng) : chosen
-  const written = fault === "wrong_args" ? breakArgs(args, schema, rng) : args
+  // as `executor.args` writes them: shaped by the tool's schema (types, required values), unless broken on purpose
+  const written =
+    fault === "wrong_args"
+      ? breakArgs(args, schema, rng)
+      : (schemaValueOf(schema ?? {}, (path) => (path.length === 0 ? args : undefined)) as Record<string, unknown>)
   if (request.tools && request.tools.length > 0) return { kind: "action", thought, name, args: written }
   return { kind: "object", value: { thought, tool: name, arguments: written } }
 }

@@ -16,6 +16,7 @@ import type { ExecutorView } from "./executor.ts"
 import { argsSchema, checkArgs, checkToolName, declaredArgs, type Problem } from "./guardrails.ts"
 import { subtaskContext } from "./subtask-context.ts"
 import { callNative } from "./tool-call-recovery.ts"
+import { toolDoc } from "./tool-docs.ts"
 
 /** The fused executor's role: one request in place of `executor.thought`, `executor.choose` and `executor.args`. */
 export const FUSED_ROLE = "executor.fused"
@@ -43,10 +44,13 @@ const fusedJson = (allowed: ReadonlyArray<string>) =>
     arguments: z.record(z.string(), z.unknown())
   })
 
-/** A tool as a native function: its own parameters' JSON Schema, closed to undeclared names as `executor.args` sends it. */
+/**
+ * A tool as a native function: its own parameters' JSON Schema, closed to undeclared names as `executor.args`
+ * sends it; a description the shared prefix's tool list shows whole is not repeated (as `toolDoc` does).
+ */
 const specOf = (tool: Tool): ToolSpec => ({
   name: tool.name,
-  description: tool.description,
+  description: toolDoc(tool, true).description,
   parameters: jsonSchemaOf(argsSchema(tool))
 })
 

@@ -39,6 +39,10 @@ export const SERVER_ERROR_STRINGS = [
 export const EXECUTORS = ["three-call", "fused"] as const
 export type SmurfsExecutor = (typeof EXECUTORS)[number]
 
+/** Why settings that ask for the fused executor under `reference` are refused (the library ignores it there). */
+export const executorUnderReference =
+  "--executor fused is an option of the improved profile: --profile reference runs the Smurfs authors' three requests per step as they ran. Drop --executor fused, or use --profile improved."
+
 export const ourLoopRules: LoopRules = {
   stall: true,
   forceToolAfter: undefined,

@@ -15,7 +15,7 @@ import {
 import { METHOD_NAMES } from "../../agents/methods.ts"
 import { DEFAULT_PROFILE, PROFILES } from "../../agents/profile.ts"
 import { REACT_DEFAULTS } from "../../agents/react.ts"
-import { smurfsDefaults } from "../../agents/smurfs-options.ts"
+import { EXECUTORS, smurfsDefaults } from "../../agents/smurfs-options.ts"
 import { smurfsSrcDirOf } from "../../agents/smurfs-source.ts"
 import { defaultModelSpec } from "../../llm/spec.ts"
 import { stbDirOf } from "../../text/stabletoolbench-files.ts"
@@ -59,6 +59,7 @@ const toolset: Reader = (_name, value) => {
   }
 }
 const toolCalling: Reader = (name, value) => choiceOption(name, value as string, ["auto", "native", "json"], "auto")
+const executor: Reader = (name, value) => choiceOption(name, value as string, EXECUTORS, smurfsDefaults.executor)
 const think: Reader = (_name, value) => thinkOption(value as string)
 const stb: Reader = (_name, value) => stbDirOf(value as string)
 const simulatorStyle: Reader = (name, value) => choiceOption(name, value as string, SIMULATOR_STYLES, "gpt")
@@ -104,6 +105,7 @@ const OPTIONS = {
   resume: { type: "boolean", setting: ["resume", flag] },
   force: { type: "boolean", setting: ["force", flag] },
   "tool-calling": { type: "string", setting: ["toolCalling", toolCalling] },
+  executor: { type: "string", setting: ["executor", executor] },
   tries: { type: "string", setting: ["tries", int] },
   "smurfs-max-steps": { type: "string", setting: ["smurfsMaxSteps", int] },
   "single-chain-max-step": { type: "string", setting: ["singleChainMaxStep", int] },

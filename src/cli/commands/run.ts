@@ -3,6 +3,7 @@
 import type { ParseArgsOptionsConfig } from "node:util"
 import * as Effect from "effect/Effect"
 import { DEFAULT_PROFILE, PROFILES } from "../../agents/profile.ts"
+import { EXECUTORS, smurfsDefaults } from "../../agents/smurfs-options.ts"
 import { smurfsSrcDirOf } from "../../agents/smurfs-source.ts"
 import { Timeout } from "../../llm/errors.ts"
 import type { ServerFailure } from "../../llm/server-watch.ts"
@@ -58,6 +59,7 @@ const OPTIONS = {
   timeout: { type: "string" },
   "num-ctx": { type: "string" },
   profile: { type: "string" },
+  executor: { type: "string" },
   "smurfs-src": { type: "string" },
   temperature: { type: "string" },
   seed: { type: "string" },
@@ -97,6 +99,7 @@ const settingsOf = ({ values, positionals }: ParsedCommand<typeof OPTIONS>): Run
       answerer: !values["no-answerer"],
       verifier: !values["no-verifier"],
       profile: choiceOption("profile", values.profile, PROFILES, DEFAULT_PROFILE),
+      executor: choiceOption("executor", values.executor, EXECUTORS, smurfsDefaults.executor),
       smurfsSrc: smurfsSrcDirOf(values["smurfs-src"], {}),
       queryId: values["query-id"],
       data: values.data,
