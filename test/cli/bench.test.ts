@@ -129,6 +129,47 @@ describe("smurfs bench --profile", () => {
   )
 })
 
+describe("smurfs bench --executor", () => {
+  const argv = (out: string) => [
+    "--data",
+    DATA,
+    "--group",
+    "G1_instruction",
+    "--method",
+    "smurfs",
+    "--ids",
+    "1073",
+    "--out",
+    out,
+    "--model",
+    "sim"
+  ]
+
+  it("fused is recorded in run.json, a resume with the other executor is refused, and its rows are labelled apart", async () => {
+    const out = join(scratch, "run-fused")
+    expect((await bench([...argv(out), "--executor", "fused"])).code).toBe(ExitCode.Ok)
+    const config = JSON.parse(readFileSync(join(out, "run.json"), "utf8")) as { options: Record<string, unknown> }
+    expect(config.options["executor"]).toBe("fused")
+    const resumed = await bench([...argv(out), "--resume"])
+    expect(resumed.code).not.toBe(ExitCode.Ok)
+    expect(resumed.stderr).toMatch(/executor: the run has "fused", this command asks for "three-call"/)
+    expect(collectRows([out]).map((r) => r.profile)).toEqual(["improved+fused"])
+    expect(renderTable(collectRows([out]))).toContain("smurfs (improved+fused)")
+  })
+
+  it("fused under --profile reference is bad usage that says why", async () => {
+    const { code, stderr } = await bench([
+      ...argv(join(scratch, "run-fused-ref")),
+      "--executor",
+      "fused",
+      "--profile",
+      "reference"
+    ])
+    expect(code).toBe(ExitCode.Usage)
+    expect(stderr).toMatch(/--executor fused is an option of the improved profile/)
+  })
+})
+
 describe("smurfs bench", () => {
   const out = join(scratch, "run")
   const base = ["--data", DATA, "--group", "G1_instruction", "--method", "react,dfsdt", "--out", out]
