@@ -16,7 +16,7 @@ export {
 } from "./agents/profile.ts"
 export { type ReactOptions, react } from "./agents/react.ts"
 export { smurfs } from "./agents/smurfs.ts"
-export type { GuardrailOptions, LoopRules, SmurfsOptions } from "./agents/smurfs-options.ts"
+export type { GuardrailOptions, LoopRules, SmurfsExecutor, SmurfsOptions } from "./agents/smurfs-options.ts"
 export { readSmurfsSource, type SmurfsSource, SmurfsSourceError } from "./agents/smurfs-source.ts"
 export type { Method, Task } from "./agents/task.ts"
 export { type Failure, type FailureKind, isFailure } from "./failure.ts"
