@@ -1,8 +1,11 @@
 // The fused executor (`executor: "fused"`): one request for thought, tool and arguments (native tool calling, or
 // JSON for a model without it), one for the step answer with its verdict; the three-call guardrails still apply.
+import { Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
 import { z } from "zod"
-import type { GenerateRequest } from "../src/llm/language-model.ts"
+import { ModelServerError } from "../src/llm/errors.ts"
+import { type GenerateRequest, LanguageModel } from "../src/llm/language-model.ts"
+import { makeScriptedModel } from "../src/llm/scripted.ts"
 import { eventsOf, fromObservation, heightTool, makeTool, runSmurfs } from "./pipeline-fixtures.ts"
 
 const solved = { status: "solved", reason: "the answer gives what was asked" }
@@ -233,6 +236,51 @@ describe("smurfs with the fused executor", () => {
     expect(seen[0]!.format).toMatchObject({ required: expect.arrayContaining(["thought", "tool", "arguments"]) })
     expect(eventsOf(t, "guardrail").find((g) => g["guardrail"] === "unknown_tool")).toMatchObject({ recovered: true })
     expect(eventsOf(t, "tool_call").map((d) => d["args"])).toEqual([{ name: "K2" }])
+  })
+
+  it("reflects a reply that calls no tool", async () => {
+    const t = await runSmurfs(
+      "How high is K2?",
+      [heightTool()],
+      {
+        "executor.fused": ["I would look up K2.", call("mountain_height", { name: "K2" })],
+        "answerer.verify": [{ answer: "28251 feet", ...solved }],
+        "answerer.final": [{ answer: "done" }]
+      },
+      { planner: false, executor: "fused" }
+    )
+    expect(eventsOf(t, "guardrail").find((g) => g["guardrail"] === "no_tool_call")).toMatchObject({ recovered: true })
+    expect(eventsOf(t, "tool_call").map((d) => d["tool"])).toEqual(["mountain_height"])
+  })
+
+  it("falls back to JSON when the server cannot parse the model's native calls", async () => {
+    const script = makeScriptedModel({
+      "executor.fused": [{ thought: "look up K2", tool: "mountain_height", arguments: { name: "K2" } }],
+      "answerer.verify": [{ answer: "28251 feet", ...solved }],
+      "answerer.final": [{ answer: "done" }]
+    })
+    // every native request fails as Ollama's "error parsing tool call"; JSON requests are answered
+    const layer = Layer.succeed(
+      LanguageModel,
+      LanguageModel.of({
+        ...script,
+        generate: (request) =>
+          request.tools
+            ? Effect.fail(
+                new ModelServerError({
+                  status: 500,
+                  host: "h",
+                  detail: "error parsing tool call",
+                  unparsedToolCall: true
+                })
+              )
+            : script.generate(request)
+      })
+    )
+    const t = await runSmurfs("How high is K2?", [heightTool()], layer, { planner: false, executor: "fused" })
+    expect(eventsOf(t, "guardrail").filter((g) => g["guardrail"] === "tool_call_parse")).toHaveLength(3)
+    expect(eventsOf(t, "tool_call").map((d) => d["args"])).toEqual([{ name: "K2" }])
+    expect(t.finalAnswer).toBe("done")
   })
 
   it("is ignored with the authors' agents: reference keeps its three-call loop", async () => {

@@ -9,6 +9,7 @@ import { jsonSchemaOf } from "../llm/structured.ts"
 import { renderTemplate } from "../text/prompt-template.ts"
 import { parseToolArgs, type Tool } from "../tools/tool.ts"
 import { emit } from "../trace/events.ts"
+import { capText, SIZE_CAPS } from "../trace/size-caps.ts"
 import { type AgentContext, ask, renderFitted, warnCuts } from "./ask.ts"
 import { functionsList, resolveMode } from "./chain.ts"
 import type { BudgetExhausted } from "./errors.ts"
@@ -211,21 +212,27 @@ export const actFused = Effect.fn("Executor.actFused")(function* (
       const reflection = renderTemplate("executor-fused-reflection", { error: problem.error }).user
       // a call is answered by a tool message (chat templates expect one per call); a reply without one by a reflection
       const id = call?.id ?? "call_0"
+      const said = capText(response.text, SIZE_CAPS.sentBackChars)
       messages = [
         ...start,
         call
           ? {
               role: "assistant",
-              content: response.text,
+              content: said,
               toolCalls: [{ id, name: call.name, arguments: call.arguments }]
             }
-          : { role: "assistant", content: response.text },
+          : { role: "assistant", content: said },
         call
           ? { role: "tool", content: reflection, toolCallId: id, toolName: call.name, values: { error: problem.error } }
           : { role: "reflection", content: reflection, values: { error: problem.error } }
       ]
     }
-    if (last.tool) return { kind: "bad_args", thought: last.text.trim(), tool: last.tool } satisfies FusedAction
+    if (last.tool)
+      return {
+        kind: "bad_args",
+        thought: ctx.budget.agentText(last.text.trim()),
+        tool: last.tool
+      } satisfies FusedAction
     return yield* new MalformedOutput({
       role: FUSED_ROLE,
       error: last.error,
