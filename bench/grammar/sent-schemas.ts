@@ -2,9 +2,11 @@
 // name: what the grammar-safety walk (src/llm/grammar-safe.test.ts) and the grammar-size benchmark read.
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
+import { AnswerVerdict } from "../../src/agents/answer-verify.ts"
 import { Answer } from "../../src/agents/answerer.ts"
 import { JsonAction } from "../../src/agents/chain.ts"
 import { Thought } from "../../src/agents/executor.ts"
+import { fusedJson } from "../../src/agents/executor-fused.ts"
 import { finishSpec } from "../../src/agents/finish.ts"
 import { argsSchema, choiceSchema } from "../../src/agents/guardrails.ts"
 import { Plan } from "../../src/agents/planner.ts"
@@ -46,11 +48,21 @@ export const toolbenchLibraries = (dataDir: string): Array<ToolLibrary> => {
 
 /**
  * Every schema sent for these libraries: each agent's and judge's reply format, the Smurfs executor's
- * tool choice (an enum of one library's tool names) and argument formats, and the tools' parameters
+ * tool choice (an enum of one library's tool names), fused reply (its JSON fallback) and argument formats, and the tools' parameters
  * with the Finish function as ReAct/DFSDT send them.
  */
 export const sentSchemas = (libraries: ReadonlyArray<ToolLibrary>): Array<SentSchema> => {
-  const formats = { Plan, Thought, Answer, Verdict, JsonAction, SimulatedResponse, StatusVerdict, IndexVerdict }
+  const formats = {
+    Plan,
+    Thought,
+    Answer,
+    Verdict,
+    AnswerVerdict,
+    JsonAction,
+    SimulatedResponse,
+    StatusVerdict,
+    IndexVerdict
+  }
   const tools = libraries.flatMap((l) => l.tools)
   return [
     ...Object.entries(formats).map(([name, s]) => ({ name, sentAs: "format" as const, schema: jsonSchemaOf(s) })),
@@ -58,6 +70,12 @@ export const sentSchemas = (libraries: ReadonlyArray<ToolLibrary>): Array<SentSc
       name: `choose in ${l.name}`,
       sentAs: "format" as const,
       schema: jsonSchemaOf(choiceSchema(l.tools.map((t) => t.name)))
+    })),
+    // the fused executor's JSON fallback (its native tools' parameters are the argument formats below)
+    ...libraries.map((l) => ({
+      name: `fused in ${l.name}`,
+      sentAs: "format" as const,
+      schema: jsonSchemaOf(fusedJson(l.tools.map((t) => t.name)))
     })),
     ...tools.map((t) => ({
       name: `args of ${t.name}`,

@@ -38,7 +38,7 @@ export interface FusedExecutorView extends ExecutorView {
 }
 
 /** The reply of the JSON fallback; the arguments object is checked against the chosen tool's schema. */
-const fusedJson = (allowed: ReadonlyArray<string>) =>
+export const fusedJson = (allowed: ReadonlyArray<string>) =>
   z.object({
     thought: z.string(),
     tool: z.string().meta({ enum: [...allowed] }),
