@@ -155,7 +155,7 @@ export const JsonAction = z.object({
 })
 
 /** The functions as JSON mode lists them: one JSON object per line. */
-export const functionsList = (specs: ReadonlyArray<ToolSpec>): string =>
+const functionsList = (specs: ReadonlyArray<ToolSpec>): string =>
   specs.map((s) => JSON.stringify({ name: s.name, description: s.description, parameters: s.parameters })).join("\n")
 
 export const resolveMode = (option: ChainOptions["toolCalling"], info: ModelInfo): "native" | "json" =>

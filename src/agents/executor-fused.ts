@@ -11,7 +11,7 @@ import { parseToolArgs, type Tool } from "../tools/tool.ts"
 import { emit } from "../trace/events.ts"
 import { capText, SIZE_CAPS } from "../trace/size-caps.ts"
 import { type AgentContext, ask, renderFitted, warnCuts } from "./ask.ts"
-import { functionsList, resolveMode } from "./chain.ts"
+import { resolveMode } from "./chain.ts"
 import type { BudgetExhausted } from "./errors.ts"
 import type { ExecutorView } from "./executor.ts"
 import { argsSchema, checkArgs, checkToolName, declaredArgs, type Problem } from "./guardrails.ts"
@@ -117,7 +117,8 @@ const actJson = (ctx: AgentContext, view: ExecutorView, allowed: ReadonlyArray<T
         values: {
           excluded: none(view.excluded),
           hint: view.hint ?? "none",
-          functions: functionsList(specs.map((s) => ({ ...s, description: "" })))
+          // the descriptions are in the shared prefix's tool list
+          functions: specs.map((s) => JSON.stringify({ name: s.name, parameters: s.parameters })).join("\n")
         },
         data: { excluded: view.excluded, allowed: names, functions: specs },
         schema: fusedJson(names),
