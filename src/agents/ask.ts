@@ -3,6 +3,7 @@ import * as Effect from "effect/Effect"
 import type { z } from "zod"
 import { LanguageModel, type Message } from "../llm/language-model.ts"
 import { generateObject, jsonSchemaOf, type ObjectRequest } from "../llm/structured.ts"
+import { splitThinking } from "../llm/thinking.ts"
 import type { ContextBudget } from "../memory/context-budget.ts"
 import { fenceFor } from "../text/fenced-data.ts"
 import { jsonShape } from "../text/json-shape.ts"
@@ -55,13 +56,28 @@ export interface AskRequest<A> {
    * and the request's own (a model without a tool role reads them inline, before the whole user text).
    */
   readonly context?: SharedContext | undefined
+  /**
+   * The exchange this request continues (an earlier agent of the same step): its messages, the model's reply
+   * as an assistant message (carrying the tool call when there is a `toolResult`), then this request's own
+   * template as a new user message. A server's cache holds that exchange, reply included, so only the new end
+   * is computed. The shared `context` is already in it and is not rendered again (its values still reach the
+   * last message, for readers that are not a model).
+   */
+  readonly follows?: Turn | undefined
 }
 
-/** A prefix shared by several agents' requests: a template and the values it is rendered from. */
+/** A prefix shared by several agents' requests: templates and the values they are rendered from. */
 export interface SharedContext {
-  readonly template: string
+  /** The first template's system part is the system message; the user parts, in order, start the user message. */
+  readonly template: string | ReadonlyArray<string>
   readonly values: Readonly<Record<string, string | number>>
   readonly fit: Readonly<Record<string, (room: number) => string>>
+}
+
+/** One agent's request and the model's reply (without thinking, as chat templates keep earlier turns). */
+export interface Turn {
+  readonly messages: ReadonlyArray<Message>
+  readonly reply: string
 }
 
 /** A copy of a parsed reply with each string passed through `clip`. */
@@ -149,16 +165,22 @@ export const renderFitted = (
   fit: AskRequest<unknown>["fit"] = {},
   /** Parts of the fixed text (the reply's JSON shape): rendered, never cut. */
   statics: Readonly<Record<string, string>> = {},
-  /** A shared prefix's template (`AskRequest.context`): its system part, then its user part before the template's. */
-  context?: string
+  /** A shared prefix's templates (`AskRequest.context`): the first's system part, then their user parts before the template's. */
+  context?: SharedContext["template"],
+  /** Texts of the earlier messages the prompt continues (`AskRequest.follows`): counted, not rendered. */
+  earlier: ReadonlyArray<string> = []
 ) => {
   const keys = Object.keys(fit)
   const fitRoom = keys.length > 0 ? Math.floor(budget.promptTokens / 4) : 0
   const renderAll = (values: Readonly<Record<string, string | number>>) => {
     const own = renderTemplate(template, values)
     if (context === undefined) return { ...own, shared: undefined, own: own.user }
-    const shared = renderTemplate(context, values)
-    return { system: shared.system, user: `${shared.user}\n\n${own.user}`, shared: shared.user, own: own.user }
+    const parts = (typeof context === "string" ? [context] : context).map((name) => renderTemplate(name, values))
+    const shared = parts
+      .map((p) => p.user)
+      .filter((u) => u.length > 0)
+      .join("\n\n")
+    return { system: parts[0]?.system ?? "", user: `${shared}\n\n${own.user}`, shared, own: own.user }
   }
   const blankOf = (kept: Readonly<Record<string, string | number>>) =>
     renderAll({ ...kept, ...statics, ...Object.fromEntries(keys.map((k) => [k, ""])) })
@@ -167,13 +189,13 @@ export const renderFitted = (
     values,
     (k) => {
       const blank = blankOf(k)
-      return budget.room(blank.system, blank.user)
+      return budget.room(blank.system, blank.user, ...earlier)
     },
     fitRoom,
     keys
   )
   const blank = blankOf(kept)
-  const share = Math.floor(budget.room(blank.system, blank.user) / Math.max(1, keys.length))
+  const share = Math.floor(budget.room(blank.system, blank.user, ...earlier) / Math.max(1, keys.length))
   const fitted = Object.fromEntries(keys.map((k) => [k, fit[k]!(Math.max(0, share))]))
   return { ...renderAll({ ...kept, ...statics, ...fitted }), values: { ...kept, ...fitted }, fitted, cuts }
 }
@@ -207,17 +229,20 @@ const formatOf = (template: string, schema: z.ZodType): Record<string, string> =
   return `${system}\n${user}`.includes("{{format}}") ? { format: jsonShape(jsonSchemaOf(schema), examples) } : {}
 }
 
-export const ask = <A>(ctx: AgentContext, request: AskRequest<A>) =>
+/** One agent call; its value and the exchange (request and reply) a later agent of the step may continue (`follows`). */
+export const askTurn = <A>(ctx: AgentContext, request: AskRequest<A>) =>
   Effect.gen(function* () {
     yield* ctx.charge
     const shared = request.context
+    const follows = request.follows
     const prompt = renderFitted(
       ctx.budget,
       request.template,
-      { ...shared?.values, ...request.values },
-      { ...shared?.fit, ...request.fit },
+      follows ? request.values : { ...shared?.values, ...request.values },
+      follows ? request.fit : { ...shared?.fit, ...request.fit },
       formatOf(request.template, request.schema),
-      shared?.template
+      follows ? undefined : shared?.template,
+      follows ? [...follows.messages.map((m) => m.content), follows.reply] : []
     )
     yield* warnCuts(ctx.budget, request.role, prompt.cuts)
     const { info } = yield* LanguageModel
@@ -226,21 +251,37 @@ export const ask = <A>(ctx: AgentContext, request: AskRequest<A>) =>
     const inline = tool !== undefined && !info.supportsTools
     // With a shared prefix, a tool's call and response come after it (the subtask and memory) and before the request's own end.
     const split = prompt.shared !== undefined && tool !== undefined && !inline
+    const last: Message = {
+      role: "user",
+      content: inline ? `${inlineToolResult(tool, response)}\n\n${prompt.user}` : split ? prompt.own : prompt.user,
+      values: { ...(follows ? shared?.values : {}), ...prompt.values, ...request.data }
+    }
+    const messages: ReadonlyArray<Message> = follows
+      ? [
+          ...follows.messages,
+          // the reply as the server holds it; a tool's call goes on it (a chat template expects it on an assistant message)
+          ...(tool && !inline
+            ? toolResultMessages(tool, response).map((m, i) => (i === 0 ? { ...m, content: follows.reply } : m))
+            : [{ role: "assistant" as const, content: follows.reply }]),
+          last
+        ]
+      : [
+          { role: "system", content: prompt.system },
+          ...(split ? [{ role: "user" as const, content: prompt.shared! }] : []),
+          ...(tool && !inline ? toolResultMessages(tool, response) : []),
+          last
+        ]
     const result = yield* generateObject({
       role: request.role,
       schema: request.schema,
       check: request.check,
       maxReflections: ctx.guardrails.format ? ctx.guardrails.maxReflections : 0,
-      messages: [
-        { role: "system", content: prompt.system },
-        ...(split ? [{ role: "user" as const, content: prompt.shared! }] : []),
-        ...(tool && !inline ? toolResultMessages(tool, response) : []),
-        {
-          role: "user",
-          content: inline ? `${inlineToolResult(tool, response)}\n\n${prompt.user}` : split ? prompt.own : prompt.user,
-          values: { ...prompt.values, ...request.data }
-        }
-      ]
+      messages
     })
-    return request.clipText === false ? result.value : clipStrings(result.value, (text) => ctx.budget.agentText(text))
+    const value =
+      request.clipText === false ? result.value : clipStrings(result.value, (text) => ctx.budget.agentText(text))
+    return { value, turn: { messages, reply: splitThinking(result.response.text).text } satisfies Turn }
   })
+
+export const ask = <A>(ctx: AgentContext, request: AskRequest<A>) =>
+  Effect.map(askTurn(ctx, request), (r) => r.value)
