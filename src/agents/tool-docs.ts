@@ -24,7 +24,7 @@ export const toolList = (tools: ReadonlyArray<Tool>): string =>
   tools.map((t) => `- ${t.name}: ${shorten(ownDescription(t), MAX_DESCRIPTION)}`).join("\n")
 
 /** Said instead of a description the tool list already shows whole (the list is in the same prompt's prefix). */
-export const LISTED_DESCRIPTION = "as in the tool list"
+export const LISTED_DESCRIPTION = "as listed"
 
 /**
  * The doc the executor writes arguments from: description and the parameters' JSON Schema. With
