@@ -49,19 +49,21 @@ export interface AskRequest<A> {
     | { readonly tool: string; readonly args: Record<string, unknown>; readonly response: string }
     | undefined
   /**
-   * The prefix this request shares with the other requests of its subtask (`subtaskContext`): its template's
-   * system part is the system message and its user part starts the user message, so that a server's prefix
-   * cache reuses them; the request's own template (user text only) ends the user message. Its values and
-   * fitted parts are the request's too. A tool's call and response come between the shared user message
-   * and the request's own (a model without a tool role reads them inline, before the whole user text).
+   * The prefix this request shares with the other requests of its task or subtask (`taskContext`,
+   * `subtaskContext`): its first template's system part is the system message and their user parts start the
+   * user message, so that a server's prefix cache reuses them; the request's own template (user text only)
+   * ends the user message. Its values and fitted parts are the request's too. A tool's call and response come
+   * between the shared user message and the request's own (a model without a tool role reads them inline,
+   * before the whole user text).
    */
   readonly context?: SharedContext | undefined
   /**
-   * The exchange this request continues (an earlier agent of the same step): its messages, the model's reply
-   * as an assistant message (carrying the tool call when there is a `toolResult`), then this request's own
-   * template as a new user message. A server's cache holds that exchange, reply included, so only the new end
-   * is computed. The shared `context` is already in it and is not rendered again (its values still reach the
-   * last message, for readers that are not a model).
+   * The exchange this request continues (an earlier agent of the same step, `askTurn`): its messages, the
+   * model's last reply as an assistant message (carrying the call when there is a `toolResult`, whose response
+   * follows as a `tool` message), then this request's own template as a new user message. A server's cache
+   * holds that exchange, reply included, so only the new end is computed. The exchange's `context` is its
+   * prefix (this request's is not used); its values still reach the last message, for readers that are not a
+   * model. The whole exchange is fitted to the budget (`renderExchange`).
    */
   readonly follows?: Turn | undefined
 }

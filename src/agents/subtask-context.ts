@@ -31,16 +31,19 @@ export const subtaskLog = (
   answers: ReadonlyArray<{ readonly index: number; readonly subtask: string; readonly answer: string }>
 ): string => answers.map((a) => `${a.index + 1}. ${a.subtask}\n   Answer: ${a.answer || "(no answer)"}\n`).join("")
 
+/** The values of `prompts/task-context.md`. */
+const taskValues = (view: TaskView) => ({ tools: toolList(view.tools) || "(none listed)", query: view.query })
+
 /** The prefix of every request of a task (`prompts/task-context.md`): the planner's and the final answer's too. */
 export const taskContext = (view: TaskView): SharedContext => ({
   template: "task-context",
-  values: { tools: toolList(view.tools) || "(none listed)", query: view.query },
+  values: taskValues(view),
   fit: {}
 })
 
 /** The shared prefix of a subtask's requests: the task's, then `prompts/subtask-context.md`. */
 export const subtaskContext = (view: SubtaskView): SharedContext => ({
   template: ["task-context", "subtask-context"],
-  values: { tools: toolList(view.tools), query: view.query, subtask: view.subtask, number: view.index + 1 },
+  values: { ...taskValues(view), subtask: view.subtask, number: view.index + 1 },
   fit: { background: view.background, memory: view.memory }
 })
