@@ -32,11 +32,24 @@ export const LISTED_DESCRIPTION = "as listed"
  */
 export const toolDoc = (tool: Tool, listed = false) => {
   const description = ownDescription(tool)
-  // a catch-all for undeclared parameters says nothing the model should use: it gives declared ones only
+  // a catch-all for undeclared parameters says nothing the model should use (it gives declared ones only), nor
+  // does an empty description (many ToolBench parameters have one)
   const { additionalProperties: _, ...schema } = parametersJsonSchema(tool)
+  const properties = schema["properties"] as Record<string, Record<string, unknown>> | undefined
+  const shown = properties
+    ? {
+        ...schema,
+        properties: Object.fromEntries(
+          Object.entries(properties).map(([name, p]) => {
+            const { description, ...rest } = p
+            return [name, description === "" ? rest : p]
+          })
+        )
+      }
+    : schema
   return {
     tool: tool.name,
     description: listed && shorten(description, MAX_DESCRIPTION) === description ? LISTED_DESCRIPTION : description,
-    schema: JSON.stringify(schema)
+    schema: JSON.stringify(shown)
   }
 }
