@@ -10,6 +10,7 @@ import { pythonJsonDumps } from "../tools/environments/canonical.ts"
 import type { Tool, ToolResult } from "../tools/tool.ts"
 import { emit, type ToolCallData } from "../trace/events.ts"
 import { answerStep } from "./answerer.ts"
+import type { Turn } from "./ask.ts"
 import type { BudgetExhausted } from "./errors.ts"
 import { chooseTool, type ExecutorView, think, writeArgs } from "./executor.ts"
 import type { PipelineContext } from "./pipeline-context.ts"
@@ -22,7 +23,7 @@ import {
   thinkReference,
   writeArgsReference
 } from "./smurfs-reference.ts"
-import type { SubtaskView } from "./subtask-context.ts"
+import { type SubtaskView, subtaskLog } from "./subtask-context.ts"
 
 /** Failures that end the whole task; every other failure ends only the current step. */
 export type Fatal = ModelUnreachable | ModelNotFound | BudgetExhausted
@@ -79,20 +80,12 @@ export const callTool = (
  * reached the tool, not when the name was unknown or no valid arguments came), or an agent error.
  */
 export type StepOutcome =
-  | { readonly kind: "step"; readonly step: Step }
+  | { readonly kind: "step"; readonly step: Step; readonly turn?: Turn | undefined }
   | { readonly kind: "failed"; readonly tool: string; readonly called: boolean }
   | { readonly kind: "error"; readonly badChoice?: boolean | undefined }
 
-/**
- * One step at the current node: thought -> tool (among those not excluded here) -> arguments ->
- * call -> answer. A failed call is recorded in global memory and reported so the tool gets excluded.
- */
-/** The answers to a subtask's earlier subtasks, as its agents read them. */
-const earlierAnswers = (ctx: PipelineContext, index: number): string =>
-  ctx.global
-    .answersFor(index)
-    .map((a) => `- ${a.subtask}: ${a.answer}`)
-    .join("\n") || "none"
+/** The earlier subtasks a subtask's agents read (those it depends on, in a graph plan) with their answers. */
+const earlierAnswers = (ctx: PipelineContext, index: number): string => subtaskLog(ctx.global.answersFor(index))
 
 /** What every agent of a subtask sees first (their shared prefix), with `steps` as the memory. */
 export const subtaskViewOf = (
@@ -103,13 +96,20 @@ export const subtaskViewOf = (
 ): SubtaskView => {
   const earlier = earlierAnswers(ctx, index)
   return {
+    query: ctx.task.query,
     subtask,
+    index,
     tools: ctx.task.tools.tools,
     memory: (room) => ctx.budget.steps(steps, room),
     background: (room) => ctx.budget.truncate(earlier, room)
   }
 }
 
+/**
+ * One step at the current node: thought -> tool (among those not excluded here) -> arguments ->
+ * call -> answer, one exchange (the answer's is returned for the verifier to continue). A failed call
+ * is recorded in global memory and reported so the tool gets excluded.
+ */
 export const executeStep = Effect.fn("Smurfs.step")(function* (
   ctx: PipelineContext,
   index: number,
@@ -124,18 +124,21 @@ export const executeStep = Effect.fn("Smurfs.step")(function* (
   const before = [...local.steps]
   const shared = subtaskViewOf(ctx, index, subtask, before)
   const view: ExecutorView = { ...shared, hint, excluded }
-  const thought = yield* soft("executor.thought", think(ctx, view))
-  if (thought === undefined) return { kind: "error" } satisfies StepOutcome
+  const thinking = yield* soft("executor.thought", think(ctx, view))
+  if (thinking === undefined) return { kind: "error" } satisfies StepOutcome
+  const { thought } = thinking
   yield* emit("thought", { subtask: index, depth, thought })
-  const tool = yield* soft("executor.choose", chooseTool(ctx, view, thought))
-  if (tool === undefined) return { kind: "error" } satisfies StepOutcome
+  const choice = yield* soft("executor.choose", chooseTool(ctx, view, thinking.turn))
+  if (choice === undefined) return { kind: "error" } satisfies StepOutcome
+  const { tool } = choice
   if (typeof tool === "string") {
     yield* emit("error", { role: "executor.choose", tag: "UnknownTool", error: `no tool named "${tool}"` })
     return { kind: "failed", tool, called: false } satisfies StepOutcome
   }
   const grounding = [ctx.task.query, subtask, earlier, hint ?? "", ...local.steps.map(renderStep)].join("\n")
-  const args = yield* soft("executor.args", writeArgs(ctx, view, thought, tool, grounding))
-  if (args === undefined) return { kind: "failed", tool: tool.name, called: false } satisfies StepOutcome
+  const written = yield* soft("executor.args", writeArgs(ctx, view, tool, grounding, choice.turn))
+  if (written === undefined) return { kind: "failed", tool: tool.name, called: false } satisfies StepOutcome
+  const { args } = written
   const result = yield* callTool(ctx.budget, tool, args, ctx.options.toolTimeoutMs)
   if (!result.ok) {
     ctx.global.record(
@@ -154,11 +157,15 @@ export const executeStep = Effect.fn("Smurfs.step")(function* (
   }
   const observation = result.content
   const answered = ctx.options.answerer
-    ? yield* soft("answerer.step", answerStep(ctx, shared, { tool: tool.name, args, observation }))
+    ? yield* soft("answerer.step", answerStep(ctx, shared, { tool: tool.name, args, observation }, written.turn))
     : undefined
-  const answer = answered ?? observation
+  const answer = answered?.answer ?? observation
   yield* emit("answer", { subtask: index, depth, answer })
-  return { kind: "step", step: { thought, tool: tool.name, args, observation, answer } } satisfies StepOutcome
+  return {
+    kind: "step",
+    step: { thought, tool: tool.name, args, observation, answer },
+    turn: answered?.turn
+  } satisfies StepOutcome
 })
 
 /**
