@@ -9,7 +9,12 @@ import { fromObservation, heightTool, makeTool, percentTool } from "./pipeline-f
 
 const solved = { status: "solved", reason: "ok" }
 const text = (r: GenerateRequest) => r.messages.map((m) => m.content).join("\n")
-const lastUser = (r: GenerateRequest) => r.messages.findLast((m) => m.role === "user")?.content ?? ""
+/** The user text of a request: every user message (a request that continues an agent's exchange has several). */
+const userText = (r: GenerateRequest) =>
+  r.messages
+    .filter((m) => m.role === "user")
+    .map((m) => m.content)
+    .join("\n")
 
 /** Run a whole session's messages on one scripted model (its replies are consumed across turns). */
 const chat = async (
@@ -25,7 +30,7 @@ const chat = async (
   const intentPrompts: Array<string> = []
   const spy = LanguageModel.of({
     info: model.info,
-    generate: (r) => (r.role === "chat.intent" && intentPrompts.push(lastUser(r)), model.generate(r))
+    generate: (r) => (r.role === "chat.intent" && intentPrompts.push(userText(r)), model.generate(r))
   })
   for (const m of messages) await Effect.runPromise(session.turn(m).pipe(Effect.provideService(LanguageModel, spy)))
   return { turns: session.turns, intentPrompts }
@@ -42,22 +47,22 @@ describe("chat session", () => {
           // the intent step resolves "that mountain" from the session memory in its prompt
           (r) => ({
             intent: "task",
-            task: `What is 12% of ${/Mount Everest is (\d+) feet/.exec(lastUser(r))?.[1] ?? "NOT IN MEMORY"} feet?`
+            task: `What is 12% of ${/Mount Everest is (\d+) feet/.exec(userText(r))?.[1] ?? "NOT IN MEMORY"} feet?`
           })
         ],
         planner: [
           { subtasks: ["How high is Mount Everest in feet?"] },
-          (r) => ({ subtasks: [/Question: (.*)/.exec(lastUser(r))![1]!] })
+          (r) => ({ subtasks: [/Question: (.*)/.exec(userText(r))![1]!] })
         ],
         "executor.thought": [{ thought: "Look it up." }, { thought: "Compute." }],
         "executor.choose": [{ tool: "mountain_height" }, { tool: "percent_of" }],
         "executor.args": [
           { name: "Mount Everest" },
-          (r) => ({ percent: 12, value: Number(/12% of (\d+)/.exec(lastUser(r))?.[1] ?? -1) })
+          (r) => ({ percent: 12, value: Number(/12% of (\d+)/.exec(userText(r))?.[1] ?? -1) })
         ],
         "answerer.step": [fromObservation((obs) => ({ answer: obs }))],
         verifier: [solved],
-        "answerer.final": [(r) => ({ answer: /Answer: (.*)/.exec(lastUser(r))![1]! })],
+        "answerer.final": [(r) => ({ answer: /Answer: (.*)/.exec(userText(r))![1]! })],
         $cycle: true
       },
       tools,
@@ -148,7 +153,7 @@ describe("chat session", () => {
         "executor.choose": [{ tool: "ask_user" }, { tool: "weather" }],
         "executor.args": [
           { question: "Which city are you in?" },
-          (r) => ({ city: /Lima|Paris/.exec(lastUser(r))?.[0] ?? "UNKNOWN" })
+          (r) => ({ city: /Lima|Paris/.exec(userText(r))?.[0] ?? "UNKNOWN" })
         ],
         "answerer.step": [fromObservation((obs) => ({ answer: obs }))],
         verifier: [{ status: "pending", reason: "need the weather", hint: "call weather" }, solved],

@@ -20,8 +20,14 @@ import {
 
 const solved = { status: "solved", reason: "the answer gives what was asked" }
 const text = (r: GenerateRequest) => r.messages.map((m) => m.content).join("\n")
-const lastUser = (r: GenerateRequest) => r.messages.findLast((m) => m.role === "user")?.content ?? ""
-const subtaskOf = (r: GenerateRequest) => /Subtask: (.*)/.exec(lastUser(r))?.[1] ?? "?"
+/** The user text of a request: every user message (a request that continues an agent's exchange has several). */
+const userText = (r: GenerateRequest) =>
+  r.messages
+    .filter((m) => m.role === "user")
+    .map((m) => m.content)
+    .join("\n")
+/** The subtask a call is about: the last entry of its prompt's list of subtasks. */
+const subtaskOf = (r: GenerateRequest) => /\d+\. (.*)\n\nSteps taken for subtask/.exec(userText(r))?.[1] ?? "?"
 
 const weatherTool = () =>
   makeTool("weather", z.object({ city: z.string() }), (args) => ({
@@ -36,7 +42,7 @@ const askScript = {
   // the city comes from the person's reply, which the executor sees in its memory
   "executor.args": [
     { question: "Which city are you in?" },
-    (r: GenerateRequest) => ({ city: /Paris|Rome|Lima/.exec(lastUser(r))?.[0] ?? "UNKNOWN" })
+    (r: GenerateRequest) => ({ city: /Paris|Rome|Lima/.exec(userText(r))?.[0] ?? "UNKNOWN" })
   ],
   "answerer.step": [fromObservation((obs) => ({ answer: obs }))],
   verifier: [
@@ -119,7 +125,7 @@ describe("defineAgentTool", () => {
     verifier: [solved],
     "answerer.final": [
       (r: GenerateRequest) =>
-        /Question: How high is K2/.test(lastUser(r))
+        /Question: How high is K2/.test(userText(r))
           ? { answer: /Answer: (K2 is \d+ feet high\.)/.exec(text(r))?.[1] ?? "?" }
           : { answer: `12% of K2 is ${/Compute[^\n]*\n\s*Answer: (.*)/.exec(text(r))?.[1]} feet.` }
     ],

@@ -78,8 +78,12 @@ export const callsOf = (t: Trajectory, role: string) =>
     promptTokens: number
   }>
 
+/** The user text of a request: every user message (a request that continues an agent's exchange has several). */
 export const userPrompt = (call: { messages: Array<{ role: string; content: string }> }) =>
-  call.messages.find((m) => m.role === "user")!.content
+  call.messages
+    .filter((m) => m.role === "user")
+    .map((m) => m.content)
+    .join("\n\n")
 export const systemPrompt = (call: { messages: Array<{ role: string; content: string }> }) =>
   call.messages.find((m) => m.role === "system")!.content
 

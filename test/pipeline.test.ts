@@ -55,22 +55,20 @@ describe("smurfs pipeline", () => {
     expect(t.totals.toolCalls).toBe(2)
     // the second subtask's executor sees the first subtask's answer
     const thoughts = callsOf(t, "executor.thought")
-    expect(userPrompt(thoughts[0]!)).toContain("Answers to earlier subtasks (facts you may use):\nnone")
+    expect(userPrompt(thoughts[0]!)).toContain("Subtasks:\n1. Find the height of Mount Everest in feet\n\nSteps taken")
     expect(userPrompt(thoughts[1]!)).toContain(
-      "- Find the height of Mount Everest in feet: Mount Everest is 29032 feet high."
+      "1. Find the height of Mount Everest in feet\n   Answer: Mount Everest is 29032 feet high.\n2. Compute 12% of 29032 feet"
     )
     expect(t.totals.backtracks).toBe(0)
     expect(t.events.map((e) => e.type).at(0)).toBe("dev.smurfs.task_started")
     expect(t.events.map((e) => e.type).at(-1)).toBe("dev.smurfs.task_finished")
-    // each agent sees only its slice: the planner the query, the verifier not the query but the prefix the
-    // subtask's requests share (system text, tools, subtask, memory: issue 23, a server's prefix cache reuses it)
+    // every request of the task starts with one prefix (system text, tools, query: issue 23, a server's prefix
+    // cache reuses it); the verifier continues the step's exchange, so it reads the answer the Answer agent gave
     expect(userPrompt(callsOf(t, "planner")[0]!)).toContain(query)
-    expect(
-      callsOf(t, "verifier")[0]!
-        .messages.map((m) => m.content)
-        .join("\n")
-    ).not.toContain(query)
-    expect(systemPrompt(callsOf(t, "verifier")[0]!)).toBe(systemPrompt(thoughts[0]!))
+    const verifier = callsOf(t, "verifier")[0]!
+    expect(systemPrompt(verifier)).toBe(systemPrompt(thoughts[0]!))
+    expect(systemPrompt(callsOf(t, "planner")[0]!)).toBe(systemPrompt(thoughts[0]!))
+    expect(verifier.messages.at(-2)).toMatchObject({ role: "assistant", content: expect.stringContaining("29032") })
   })
 
   it("excludes a failing tool at this depth and uses another", async () => {
@@ -100,12 +98,10 @@ describe("smurfs pipeline", () => {
       ["mountain_height", true]
     ])
     const choose = callsOf(t, "executor.choose")
-    expect(userPrompt(choose[1]!)).toContain("Tools you may choose now: mountain_height")
+    expect(userPrompt(choose[1]!)).toContain("Executor agent, tool (one of: mountain_height)")
     expect(JSON.stringify(formats[0])).toContain("broken_height")
     expect(JSON.stringify(formats[1])).not.toContain("broken_height")
-    expect(userPrompt(callsOf(t, "executor.thought")[1]!)).toContain(
-      "Tools that failed at this step (do not plan to use them): broken_height"
-    )
+    expect(userPrompt(callsOf(t, "executor.thought")[1]!)).toContain("Tools that failed at this step: broken_height")
   })
 
   it("backtracks when every tool fails at a depth, excluding the popped tool one level up", async () => {
@@ -135,7 +131,7 @@ describe("smurfs pipeline", () => {
     expect(t.totals.backtracks).toBe(1)
     // after the backtrack only tool_b may be chosen at depth 0
     const lastChoose = callsOf(t, "executor.choose").at(-1)!
-    expect(userPrompt(lastChoose)).toContain("Tools you may choose now: tool_b")
+    expect(userPrompt(lastChoose)).toContain("Executor agent, tool (one of: tool_b)")
     expect(eventsOf(t, "subtask_answered")[0]!["answer"]).toBe("full answer from b")
     // the popped step no longer appears in the executor's local memory after the backtrack
     expect(userPrompt(callsOf(t, "executor.thought").at(-1)!)).toContain("(no steps yet)")
@@ -168,8 +164,8 @@ describe("smurfs pipeline", () => {
     )
     const thoughts = callsOf(t, "executor.thought")
     expect(thoughts).toHaveLength(2)
-    expect(userPrompt(thoughts[0]!)).toContain("Hint from the verifier: none")
-    expect(userPrompt(thoughts[1]!)).toContain("Hint from the verifier: Use the name K2 instead of Mount Everest.")
+    expect(userPrompt(thoughts[0]!)).toContain("Hint: none\n")
+    expect(userPrompt(thoughts[1]!)).toContain("Hint: Use the name K2 instead of Mount Everest.")
     // the first step is on the path, so the second step's memory shows it
     expect(userPrompt(thoughts[1]!)).toContain("Mount Everest is 29032 feet high.")
     expect(eventsOf(t, "verdict").map((d) => d["status"])).toEqual(["pending", "solved"])

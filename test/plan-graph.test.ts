@@ -25,9 +25,11 @@ const addTool = () =>
     content: String(Number(args["a"]) + Number(args["b"]))
   }))
 
-const text = (r: GenerateRequest) => r.messages.map((m) => m.content).join("\n")
-/** The subtask an executor, answerer or verifier call is about (its prompt's `Subtask:` line). */
-const subtaskOf = (r: GenerateRequest) => /Subtask: (.*)/.exec(text(r))?.[1] ?? "?"
+const text = (r: { readonly messages: ReadonlyArray<{ readonly content: string }> }) =>
+  r.messages.map((m) => m.content).join("\n")
+/** The subtask an executor, answerer or verifier call is about (its prompt's last entry in the list of subtasks). */
+const subtaskOf = (r: { readonly messages: ReadonlyArray<{ readonly content: string }> }) =>
+  /\d+\. (.*)\n\nSteps taken for subtask/.exec(text(r))?.[1] ?? "?"
 
 const A = "Find the value of alpha"
 const B = "Find the value of beta"
@@ -107,11 +109,11 @@ describe("plans with dependencies", () => {
     expect(cStart).toBeGreaterThanOrEqual(Math.max(...[...of(A), ...of(B)].map((x) => x.end)))
     // C's executor saw both answers, A and B none (they depend on nothing)
     const thoughts = callsOf(t, "executor.thought")
-    const promptOf = (s: string) => userPrompt(thoughts.find((c) => userPrompt(c).includes(`Subtask: ${s}`))!)
-    expect(promptOf(C)).toContain(`- ${A}: alpha is 3`)
-    expect(promptOf(C)).toContain(`- ${B}: beta is 4`)
-    expect(promptOf(A)).toContain("facts you may use):\nnone")
-    expect(promptOf(B)).toContain("facts you may use):\nnone")
+    const promptOf = (s: string) => userPrompt(thoughts.find((c) => subtaskOf(c) === s)!)
+    expect(promptOf(C)).toContain(`1. ${A}\n   Answer: alpha is 3\n`)
+    expect(promptOf(C)).toContain(`2. ${B}\n   Answer: beta is 4\n`)
+    expect(promptOf(A)).toContain(`Subtasks:\n1. ${A}\n\nSteps taken`)
+    expect(promptOf(B)).toContain(`Subtasks:\n2. ${B}\n\nSteps taken`)
     // every event of a subtask names it, even though A's and B's events interleave
     const calls = eventsOf(t, "tool_call")
     expect(calls.map((d) => d["tool"]).sort()).toEqual(["add", "lookup_value", "lookup_value"])
@@ -148,8 +150,8 @@ describe("plans with dependencies", () => {
       "executor.args": [(r: GenerateRequest) => ({ name: subtaskOf(r).split(" ").at(-1)! })],
       "answerer.final": [{ answer: "done" }]
     })
-    const third = callsOf(t, "executor.thought").find((c) => userPrompt(c).includes("Subtask: Double"))!
-    expect(userPrompt(third)).toContain(`- ${B}: beta is 4`)
+    const third = callsOf(t, "executor.thought").find((c) => subtaskOf(c).startsWith("Double"))!
+    expect(userPrompt(third)).toContain(`2. ${B}\n   Answer: beta is 4\n`)
     expect(userPrompt(third)).not.toContain("alpha is 3")
   })
 

@@ -51,16 +51,19 @@ export const startRedis = async (port?: number): Promise<RedisServer> => {
       reject(new Error(`redis-server exited with ${code}: ${out}`))
     })
   })
+  // once: a killed child keeps exitCode null (its signalCode is set), so a second stop must not wait for another exit
+  let stopped: Promise<void> | undefined
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child.once("exit", resolve))
+      child.kill("SIGKILL")
+      await exited
+    }
+    rmSync(dir, { recursive: true, force: true })
+  }
   return {
     url: `redis://127.0.0.1:${port}/0`,
     port,
-    stop: async () => {
-      if (child.exitCode === null) {
-        const exited = new Promise((resolve) => child.once("exit", resolve))
-        child.kill("SIGKILL")
-        await exited
-      }
-      rmSync(dir, { recursive: true, force: true })
-    }
+    stop: () => (stopped ??= stop())
   }
 }

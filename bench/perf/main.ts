@@ -469,6 +469,27 @@ const run = (setup: PerfSetup, quick: boolean, only: (section: Section) => boole
       )
       sections.push(
         table(
+          "GPU work per task by the calling agent's role: where the prompt tokens the modelled server computes go",
+          ["method", "profile", "role", "calls/task", "uncached tok/task", "GPU s/task"],
+          rows.flatMap((r) =>
+            Object.entries(
+              r["byRole"] as Record<
+                string,
+                { callsPerTask: number; uncachedTokensPerTask: number; gpuSecondsPerTask: number }
+              >
+            ).map(([role, x]) => [
+              String(r["method"]),
+              String(r["profile"]),
+              role,
+              x.callsPerTask,
+              Math.round(x.uncachedTokensPerTask),
+              round(x.gpuSecondsPerTask, 2)
+            ])
+          )
+        )
+      )
+      sections.push(
+        table(
           "Reuse with the previous request of the same subtask (any role; ReAct: of the task), token-weighted: the share a prefix cache with one slot per subtask reuses",
           ["method/profile", "role", "prompts", "compared", "reused"],
           roles

@@ -2,29 +2,35 @@
 import * as Effect from "effect/Effect"
 import { z } from "zod"
 import type { Step } from "../memory/step.ts"
-import { type AgentContext, ask } from "./ask.ts"
-import { type SubtaskView, subtaskContext } from "./subtask-context.ts"
+import { type AgentContext, ask, askTurn, type Turn } from "./ask.ts"
+import { type SubtaskView, subtaskContext, subtaskLog, type TaskView, taskContext } from "./subtask-context.ts"
 
 export const Answer = z.object({ answer: z.string() })
 
-/** The subtask's answer from one tool response and the local memory before it (`view.memory`, the executor's prefix). */
+/**
+ * The subtask's answer from one tool response and the local memory before it: continues the executor's
+ * exchange `after` (the arguments' request and reply), with the call and its response after it. Returns the
+ * exchange the verifier continues too.
+ */
 export const answerStep = Effect.fn("Answerer.answerStep")(function* (
   ctx: AgentContext,
   view: SubtaskView,
-  step: Pick<Step, "tool" | "args" | "observation">
+  step: Pick<Step, "tool" | "args" | "observation">,
+  after: Turn
 ) {
-  const { answer } = yield* ask(ctx, {
+  const { value, turn } = yield* askTurn(ctx, {
     role: "answerer.step",
     template: "answerer-step",
     context: subtaskContext(view),
-    // arguments are the model's own text and can be huge; the answerer needs only their gist
-    values: { tool: step.tool, args: ctx.budget.agentText(JSON.stringify(step.args)) },
+    follows: after,
+    // the call (tool and arguments) is on the executor's reply just before the response
+    values: {},
     fit: { observation: (room) => ctx.budget.truncate(step.observation ?? "", room) },
     // the response is data: it reaches the model only as the tool message, never inside instructions
     toolResult: { tool: step.tool, args: step.args, response: "observation" },
     schema: Answer
   })
-  return answer
+  return { answer: value.answer, turn }
 })
 
 /** When the step limit is hit: the subtask's answer from every step global memory holds for it (`steps`, in the subtask's prefix). */
@@ -44,17 +50,21 @@ export const answerSubtask = Effect.fn("Answerer.answerSubtask")(function* (
   return answer
 })
 
-/** The query's answer from the subtask answers in global memory. */
+/**
+ * The query's answer from the subtask answers in global memory, after the task's prefix (`view`): the log of
+ * subtasks continues the one the last subtask's requests began with.
+ */
 export const answerFinal = Effect.fn("Answerer.answerFinal")(function* (
   ctx: AgentContext,
-  query: string,
-  answers: ReadonlyArray<{ subtask: string; answer: string }>
+  view: TaskView,
+  answers: ReadonlyArray<{ index: number; subtask: string; answer: string }>
 ) {
-  const text = answers.map((a, i) => `${i + 1}. ${a.subtask}\n   Answer: ${a.answer || "(no answer)"}`).join("\n")
+  const text = subtaskLog(answers)
   const { answer } = yield* ask(ctx, {
     role: "answerer.final",
     template: "answerer-final",
-    values: { query },
+    context: taskContext(view),
+    values: {},
     data: { answers: answers.map((a) => a.answer) },
     fit: { answers: (room) => ctx.budget.truncate(text, room) },
     schema: Answer

@@ -3,6 +3,7 @@ import * as Effect from "effect/Effect"
 import type { z } from "zod"
 import { LanguageModel, type Message } from "../llm/language-model.ts"
 import { generateObject, jsonSchemaOf, type ObjectRequest } from "../llm/structured.ts"
+import { splitThinking } from "../llm/thinking.ts"
 import type { ContextBudget } from "../memory/context-budget.ts"
 import { fenceFor } from "../text/fenced-data.ts"
 import { jsonShape } from "../text/json-shape.ts"
@@ -48,18 +49,29 @@ export interface AskRequest<A> {
     | { readonly tool: string; readonly args: Record<string, unknown>; readonly response: string }
     | undefined
   /**
-   * The prefix this request shares with the other requests of its subtask (`subtaskContext`): its template's
-   * system part is the system message and its user part starts the user message, so that a server's prefix
-   * cache reuses them; the request's own template (user text only) ends the user message. Its values and
-   * fitted parts are the request's too. A tool's call and response come between the shared user message
-   * and the request's own (a model without a tool role reads them inline, before the whole user text).
+   * The prefix this request shares with the other requests of its task or subtask (`taskContext`,
+   * `subtaskContext`): its first template's system part is the system message and their user parts start the
+   * user message, so that a server's prefix cache reuses them; the request's own template (user text only)
+   * ends the user message. Its values and fitted parts are the request's too. A tool's call and response come
+   * between the shared user message and the request's own (a model without a tool role reads them inline,
+   * before the whole user text).
    */
   readonly context?: SharedContext | undefined
+  /**
+   * The exchange this request continues (an earlier agent of the same step, `askTurn`): its messages, the
+   * model's last reply as an assistant message (carrying the call when there is a `toolResult`, whose response
+   * follows as a `tool` message), then this request's own template as a new user message. A server's cache
+   * holds that exchange, reply included, so only the new end is computed. The exchange's `context` is its
+   * prefix (this request's is not used); its values still reach the last message, for readers that are not a
+   * model. The whole exchange is fitted to the budget (`renderExchange`).
+   */
+  readonly follows?: Turn | undefined
 }
 
-/** A prefix shared by several agents' requests: a template and the values it is rendered from. */
+/** A prefix shared by several agents' requests: templates and the values they are rendered from. */
 export interface SharedContext {
-  readonly template: string
+  /** The first template's system part is the system message; the user parts, in order, start the user message. */
+  readonly template: string | ReadonlyArray<string>
   readonly values: Readonly<Record<string, string | number>>
   readonly fit: Readonly<Record<string, (room: number) => string>>
 }
@@ -137,46 +149,117 @@ export const warnCuts = (budget: ContextBudget, role: string, cuts: ReadonlyArra
     { discard: true }
   )
 
-/**
- * Render a template's system and user parts with the fitted parts trimmed to the budget. Plain values
- * too long for the prompt (the query itself can be) are cut too, largest first, so that the fixed
- * parts leave a quarter of the prompt for the fitted ones: no prompt exceeds the context.
- */
-export const renderFitted = (
-  budget: ContextBudget,
-  template: string,
-  values: AskRequest<unknown>["values"],
-  fit: AskRequest<unknown>["fit"] = {},
+/** One request of an exchange: its template, the values it is rendered from and the parts fitted to the room. */
+interface Part {
+  readonly template: string
+  readonly values: AskRequest<unknown>["values"]
+  readonly fit: NonNullable<AskRequest<unknown>["fit"]>
   /** Parts of the fixed text (the reply's JSON shape): rendered, never cut. */
-  statics: Readonly<Record<string, string>> = {},
-  /** A shared prefix's template (`AskRequest.context`): its system part, then its user part before the template's. */
-  context?: string
-) => {
-  const keys = Object.keys(fit)
-  const fitRoom = keys.length > 0 ? Math.floor(budget.promptTokens / 4) : 0
-  const renderAll = (values: Readonly<Record<string, string | number>>) => {
-    const own = renderTemplate(template, values)
-    if (context === undefined) return { ...own, shared: undefined, own: own.user }
-    const shared = renderTemplate(context, values)
-    return { system: shared.system, user: `${shared.user}\n\n${own.user}`, shared: shared.user, own: own.user }
-  }
-  const blankOf = (kept: Readonly<Record<string, string | number>>) =>
-    renderAll({ ...kept, ...statics, ...Object.fromEntries(keys.map((k) => [k, ""])) })
-  const { kept, cuts } = cutValues(
-    budget,
-    values,
-    (k) => {
-      const blank = blankOf(k)
-      return budget.room(blank.system, blank.user)
-    },
-    fitRoom,
-    keys
-  )
-  const blank = blankOf(kept)
-  const share = Math.floor(budget.room(blank.system, blank.user) / Math.max(1, keys.length))
-  const fitted = Object.fromEntries(keys.map((k) => [k, fit[k]!(Math.max(0, share))]))
-  return { ...renderAll({ ...kept, ...statics, ...fitted }), values: { ...kept, ...fitted }, fitted, cuts }
+  readonly statics: Readonly<Record<string, string>>
+  readonly toolResult?: AskRequest<unknown>["toolResult"]
 }
+
+/**
+ * An exchange so far: the prefix it starts with and each request with the model's reply (without thinking, as
+ * chat templates keep earlier turns). A later agent of the same step continues it (`AskRequest.follows`).
+ */
+export interface Turn {
+  readonly context: SharedContext | undefined
+  readonly parts: ReadonlyArray<Part & { readonly reply: string }>
+}
+
+/**
+ * Render an exchange's messages with the fitted parts (the prefix's, then each request's) trimmed to share the
+ * room the rest leaves, so that the whole exchange fits the budget: while it fits, every request renders its
+ * predecessors exactly as they were sent. The last request's plain values too long for the prompt (the query
+ * itself can be) are cut too, largest first, so that the fixed parts leave a quarter of the prompt for the
+ * fitted ones: no prompt exceeds the context. `inline` puts a tool's response in the user message (a model
+ * without a tool role).
+ */
+const renderExchange = (
+  budget: ContextBudget,
+  context: SharedContext | undefined,
+  parts: ReadonlyArray<Part & { readonly reply?: string }>,
+  inline: boolean
+) => {
+  const last = parts.length - 1
+  /** The fitted parts; with `replies`, the earlier replies too (when the exchange would not fit otherwise). */
+  const fitsOf = (replies: boolean) => [
+    ...Object.entries(context?.fit ?? {}).map(([key, fit]) => ({ key, part: -1, fit })),
+    ...parts.flatMap((p, part) => [
+      ...Object.entries(p.fit).map(([key, fit]) => ({ key, part, fit })),
+      ...(replies && part < last
+        ? [{ key: REPLY, part, fit: (room: number) => budget.truncate(p.reply ?? "", room) }]
+        : [])
+    ])
+  ]
+  const renderWith = (fits: ReturnType<typeof fitsOf>) => {
+    const build = (lastValues: Readonly<Record<string, string | number>>, fitted: ReadonlyArray<string>) => {
+      const fittedOf = (part: number) =>
+        Object.fromEntries(fits.flatMap((f, j) => (f.part === part ? [[f.key, fitted[j]!]] : [])))
+      const valuesOf = (i: number) => (i === last ? lastValues : parts[i]!.values)
+      const shared = { ...valuesOf(0), ...fittedOf(-1) }
+      const names =
+        context === undefined ? [] : typeof context.template === "string" ? [context.template] : context.template
+      const prefix = names.map((name) => renderTemplate(name, shared))
+      const messages: Array<Message> = []
+      parts.forEach((p, i) => {
+        const own = renderTemplate(p.template, { ...shared, ...valuesOf(i), ...p.statics, ...fittedOf(i) })
+        const tool = p.toolResult
+        const response = tool ? (fittedOf(i)[tool.response] ?? "") : ""
+        const asMessages = tool !== undefined && !inline
+        let user = own.user
+        if (i === 0) {
+          const sharedUser = prefix
+            .map((r) => r.user)
+            .filter((u) => u.length > 0)
+            .join("\n\n")
+          messages.push({ role: "system", content: context === undefined ? own.system : (prefix[0]?.system ?? "") })
+          // with a shared prefix, a tool's call and response come after it (the subtask and memory), before the request's own end
+          if (context !== undefined && asMessages) messages.push({ role: "user", content: sharedUser })
+          else if (context !== undefined) user = `${sharedUser}\n\n${own.user}`
+          if (asMessages) messages.push(...toolResultMessages(tool, response))
+        } else {
+          // the previous reply as the server holds it; a tool's call goes on it (a chat template expects it on an assistant message)
+          const reply = fittedOf(i - 1)[REPLY] ?? parts[i - 1]!.reply ?? ""
+          messages.push(
+            ...(asMessages
+              ? toolResultMessages(tool, response).map((m, k) => (k === 0 ? { ...m, content: reply } : m))
+              : [{ role: "assistant" as const, content: reply }])
+          )
+        }
+        messages.push({
+          role: "user",
+          content: tool && inline ? `${inlineToolResult(tool, response)}\n\n${user}` : user
+        })
+      })
+      const { [REPLY]: _, ...own } = fittedOf(last)
+      return { messages, fitted: { ...(last === 0 ? fittedOf(-1) : {}), ...own } }
+    }
+    const blanks = fits.map(() => "")
+    const { kept, cuts } = cutValues(
+      budget,
+      parts[last]!.values,
+      (k) => roomOf(build(k, blanks).messages),
+      fits.length > 0 ? Math.floor(budget.promptTokens / 4) : 0,
+      fits.map((f) => f.key)
+    )
+    const share = Math.floor(roomOf(build(kept, blanks).messages) / Math.max(1, fits.length))
+    const rendered = build(
+      kept,
+      fits.map((f) => f.fit(Math.max(0, share)))
+    )
+    return { ...rendered, kept, cuts }
+  }
+  const roomOf = (messages: ReadonlyArray<Message>) =>
+    budget.promptTokens - messages.reduce((n, m) => n + budget.messageTokens(m), 0)
+  const whole = renderWith(fitsOf(false))
+  // replies as they were sent while they fit (a server's cache holds them), else cut with the other fitted parts
+  return last > 0 && roomOf(whole.messages) < 0 ? renderWith(fitsOf(true)) : whole
+}
+
+/** The key of an earlier reply among the fitted parts (no placeholder can be named so). */
+const REPLY = "\u0000reply"
 
 const TOOL_CALL_ID = "call_0"
 
@@ -207,40 +290,60 @@ const formatOf = (template: string, schema: z.ZodType): Record<string, string> =
   return `${system}\n${user}`.includes("{{format}}") ? { format: jsonShape(jsonSchemaOf(schema), examples) } : {}
 }
 
-export const ask = <A>(ctx: AgentContext, request: AskRequest<A>) =>
+/**
+ * A request's messages as `askTurn` sends them (the prefix, the exchange it continues, its own end, fitted to the
+ * budget, with the values on the last message), for an agent that sends them itself (native tool calling), and
+ * the exchange a later agent continues once the reply is known (`turnWith`, the reply without thinking).
+ */
+export const renderRequest = (
+  ctx: AgentContext,
+  request: Omit<AskRequest<unknown>, "schema" | "check" | "clipText"> & { readonly schema?: z.ZodType | undefined }
+) =>
+  Effect.gen(function* () {
+    const follows = request.follows
+    const context = follows ? follows.context : request.context
+    const part: Part = {
+      template: request.template,
+      // the first request renders the prefix too: its values are cut together with the request's own
+      values: follows ? request.values : { ...context?.values, ...request.values },
+      fit: request.fit ?? {},
+      statics: request.schema ? formatOf(request.template, request.schema) : {},
+      toolResult: request.toolResult
+    }
+    const { info } = yield* LanguageModel
+    const inline = request.toolResult !== undefined && !info.supportsTools
+    const earlier = follows?.parts ?? []
+    const prompt = renderExchange(ctx.budget, context, [...earlier, part], inline)
+    yield* warnCuts(ctx.budget, request.role, prompt.cuts)
+    const messages = prompt.messages
+    const end = messages.length - 1
+    messages[end] = {
+      ...messages[end]!,
+      values: { ...(follows ? context?.values : {}), ...prompt.kept, ...prompt.fitted, ...request.data }
+    }
+    // the reply as the next agent of the exchange reads it: a huge one is cut, as the agents' own text is
+    const turnWith = (reply: string): Turn => ({
+      context,
+      parts: [...earlier, { ...part, values: prompt.kept, reply: ctx.budget.agentText(splitThinking(reply).text) }]
+    })
+    return { messages: messages as ReadonlyArray<Message>, turnWith }
+  })
+
+/** One agent call; its value and the exchange (requests and replies) a later agent of the step may continue (`follows`). */
+export const askTurn = <A>(ctx: AgentContext, request: AskRequest<A>) =>
   Effect.gen(function* () {
     yield* ctx.charge
-    const shared = request.context
-    const prompt = renderFitted(
-      ctx.budget,
-      request.template,
-      { ...shared?.values, ...request.values },
-      { ...shared?.fit, ...request.fit },
-      formatOf(request.template, request.schema),
-      shared?.template
-    )
-    yield* warnCuts(ctx.budget, request.role, prompt.cuts)
-    const { info } = yield* LanguageModel
-    const tool = request.toolResult
-    const response = tool ? (prompt.fitted[tool.response] ?? "") : ""
-    const inline = tool !== undefined && !info.supportsTools
-    // With a shared prefix, a tool's call and response come after it (the subtask and memory) and before the request's own end.
-    const split = prompt.shared !== undefined && tool !== undefined && !inline
+    const { messages, turnWith } = yield* renderRequest(ctx, request)
     const result = yield* generateObject({
       role: request.role,
       schema: request.schema,
       check: request.check,
       maxReflections: ctx.guardrails.format ? ctx.guardrails.maxReflections : 0,
-      messages: [
-        { role: "system", content: prompt.system },
-        ...(split ? [{ role: "user" as const, content: prompt.shared! }] : []),
-        ...(tool && !inline ? toolResultMessages(tool, response) : []),
-        {
-          role: "user",
-          content: inline ? `${inlineToolResult(tool, response)}\n\n${prompt.user}` : split ? prompt.own : prompt.user,
-          values: { ...prompt.values, ...request.data }
-        }
-      ]
+      messages
     })
-    return request.clipText === false ? result.value : clipStrings(result.value, (text) => ctx.budget.agentText(text))
+    const value =
+      request.clipText === false ? result.value : clipStrings(result.value, (text) => ctx.budget.agentText(text))
+    return { value, turn: turnWith(result.response.text) }
   })
+
+export const ask = <A>(ctx: AgentContext, request: AskRequest<A>) => Effect.map(askTurn(ctx, request), (r) => r.value)

@@ -10,7 +10,7 @@ import { renderTemplate } from "../text/prompt-template.ts"
 import { parseToolArgs, type Tool } from "../tools/tool.ts"
 import { emit } from "../trace/events.ts"
 import { capText, SIZE_CAPS } from "../trace/size-caps.ts"
-import { type AgentContext, ask, renderFitted, warnCuts } from "./ask.ts"
+import { type AgentContext, askTurn, renderRequest, type Turn } from "./ask.ts"
 import { resolveMode } from "./chain.ts"
 import type { BudgetExhausted } from "./errors.ts"
 import type { ExecutorView } from "./executor.ts"
@@ -28,7 +28,14 @@ export const FUSED_ROLE = "executor.fused"
  * failing: the caller excludes the tool at this depth without calling it).
  */
 export type FusedAction =
-  | { readonly kind: "call"; readonly thought: string; readonly tool: Tool; readonly args: Record<string, unknown> }
+  | {
+      readonly kind: "call"
+      readonly thought: string
+      readonly tool: Tool
+      readonly args: Record<string, unknown>
+      /** The exchange the step's answer continues: this request and its reply (the call goes on it). */
+      readonly turn: Turn
+    }
   | { readonly kind: "unknown"; readonly thought: string; readonly name: string }
   | { readonly kind: "bad_args"; readonly thought: string; readonly tool: Tool }
 
@@ -110,7 +117,7 @@ const actJson = (ctx: AgentContext, view: ExecutorView, allowed: ReadonlyArray<T
     // the tool whose arguments were rejected last: when the reflections run out on them, the tool is excluded as a failed call
     let argsOf: Tool | undefined
     const reply = yield* Effect.result(
-      ask(ctx, {
+      askTurn(ctx, {
         role: FUSED_ROLE,
         template: "executor-fused-json",
         context: subtaskContext(view),
@@ -135,11 +142,12 @@ const actJson = (ctx: AgentContext, view: ExecutorView, allowed: ReadonlyArray<T
         return { kind: "bad_args", thought: "", tool: argsOf } satisfies FusedAction
       return yield* Effect.fail(reply.failure)
     }
-    const { thought, tool: name, arguments: raw } = reply.success
+    const { thought, tool: name, arguments: raw } = reply.success.value
     const tool = allowed.find((t) => t.name === name)
     const clipped = ctx.budget.agentText(thought)
     if (!tool) return { kind: "unknown", thought: clipped, name } satisfies FusedAction
-    return { kind: "call", thought: clipped, tool, args: yield* usableArgs(ctx, tool, raw) } satisfies FusedAction
+    const args = yield* usableArgs(ctx, tool, raw)
+    return { kind: "call", thought: clipped, tool, args, turn: reply.success.turn } satisfies FusedAction
   })
 
 /** One rejected reply, traced when the call's outcome is known (as `generateObject` traces its own). */
@@ -164,19 +172,15 @@ export const actFused = Effect.fn("Executor.actFused")(function* (
   const mode = resolveMode(view.toolCalling, info)
   if (mode === "json") return yield* actJson(ctx, view, allowed, grounding)
   yield* ctx.charge
-  const shared = subtaskContext(view)
-  const values = { ...shared.values, excluded: none(view.excluded), hint: view.hint ?? "none" }
-  const prompt = renderFitted(ctx.budget, "executor-fused", values, shared.fit, {}, shared.template)
-  yield* warnCuts(ctx.budget, FUSED_ROLE, prompt.cuts)
+  const names = allowed.map((t) => t.name)
+  const { messages: start, turnWith } = yield* renderRequest(ctx, {
+    role: FUSED_ROLE,
+    template: "executor-fused",
+    context: subtaskContext(view),
+    values: { excluded: none(view.excluded), hint: view.hint ?? "none" },
+    data: { excluded: view.excluded, allowed: names }
+  })
   const specs = allowed.map(specOf)
-  const start: ReadonlyArray<Message> = [
-    { role: "system", content: prompt.system },
-    {
-      role: "user",
-      content: prompt.user,
-      values: { ...prompt.values, excluded: view.excluded, allowed: allowed.map((t) => t.name) }
-    }
-  ]
   const rejections: Array<Rejection> = []
   // after the JSON fallback made the step, its own guardrails have judged it: its reply is taken as it is
   let fellBack: FusedAction | undefined
@@ -204,7 +208,8 @@ export const actFused = Effect.fn("Executor.actFused")(function* (
           kind: "call",
           thought,
           tool,
-          args: yield* usableArgs(ctx, tool, call.arguments)
+          args: yield* usableArgs(ctx, tool, call.arguments),
+          turn: turnWith(response.text)
         } satisfies FusedAction
       }
       const problem = checked.problem!

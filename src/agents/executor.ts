@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import { z } from "zod"
 import { parseToolArgs, type Tool } from "../tools/tool.ts"
 import { emit } from "../trace/events.ts"
-import { type AgentContext, ask } from "./ask.ts"
+import { type AgentContext, askTurn, type Turn } from "./ask.ts"
 import { argsSchema, checkArgs, checkToolName, choiceSchema, declaredArgs } from "./guardrails.ts"
 import { type SubtaskView, subtaskContext } from "./subtask-context.ts"
 import { toolDoc } from "./tool-docs.ts"
@@ -12,7 +12,9 @@ export const Thought = z.object({ thought: z.string() })
 
 /**
  * What the executor sees (the paper's memory table): the subtask, its local memory, the verifier's hint.
- * Its three requests share one prefix (`subtaskContext`) and differ only at the end.
+ * Its three requests are one exchange: the thought's request starts with the subtask's prefix
+ * (`subtaskContext`), the choice's and the arguments' continue the one before with its reply, so a
+ * server computes only each one's end.
  */
 export interface ExecutorView extends SubtaskView {
   readonly hint?: string | undefined
@@ -22,8 +24,9 @@ export interface ExecutorView extends SubtaskView {
 
 const none = (items: ReadonlyArray<string>) => (items.length > 0 ? items.join(", ") : "none")
 
+/** The thought, and the exchange the tool choice continues. */
 export const think = Effect.fn("Executor.think")(function* (ctx: AgentContext, view: ExecutorView) {
-  const { thought } = yield* ask(ctx, {
+  const { value, turn } = yield* askTurn(ctx, {
     role: "executor.thought",
     template: "executor-thought",
     context: subtaskContext(view),
@@ -31,49 +34,55 @@ export const think = Effect.fn("Executor.think")(function* (ctx: AgentContext, v
     data: { excluded: view.excluded },
     schema: Thought
   })
-  return thought
+  return { thought: value.thought, turn }
 })
 
+/** The tool for the thought of `after` (the thought's exchange), and the exchange the arguments continue. */
 export const chooseTool = Effect.fn("Executor.chooseTool")(function* (
   ctx: AgentContext,
   view: ExecutorView,
-  thought: string
+  after: Turn
 ) {
   const all = view.tools.map((t) => t.name)
   const allowed = all.filter((n) => !view.excluded.includes(n))
-  const { tool } = yield* ask(ctx, {
+  const { value, turn } = yield* askTurn(ctx, {
     role: "executor.choose",
     template: "executor-choose",
     context: subtaskContext(view),
+    follows: after,
     // the names are in the shared prefix's tool list: repeated only when some are excluded (the schema's enum holds them anyway)
-    values: { thought, allowed: view.excluded.length === 0 ? "any tool of the list" : allowed.join(", ") },
+    values: { allowed: view.excluded.length === 0 ? "any listed" : allowed.join(", ") },
     data: { allowed },
     schema: choiceSchema(allowed),
     check: (v) => checkToolName(v.tool, allowed, all, ctx.guardrails)
   })
   // With the name guardrail off, an unknown name reaches here; the caller treats it as a failed call.
-  return view.tools.find((t) => t.name === tool) ?? tool
+  return { tool: view.tools.find((t) => t.name === value.tool) ?? value.tool, turn }
 })
 
-/** Arguments for `tool`, validated by its schema; undeclared parameters are dropped with a traced event. */
-/** `grounding` is the text argument values must come from (query, subtask, memory), for the optional grounding guardrail. */
+/**
+ * Arguments for `tool` (chosen in the exchange `after`), validated by its schema; undeclared parameters are
+ * dropped with a traced event. `grounding` is the text argument values must come from (query, subtask,
+ * memory), for the optional grounding guardrail. Returns the exchange the step's answer continues too.
+ */
 export const writeArgs = Effect.fn("Executor.writeArgs")(function* (
   ctx: AgentContext,
   view: ExecutorView,
-  thought: string,
   tool: Tool,
-  grounding: string
+  grounding: string,
+  after: Turn
 ) {
-  const raw = yield* ask(ctx, {
+  const { value: raw, turn } = yield* askTurn(ctx, {
     role: "executor.args",
     template: "executor-args",
     context: subtaskContext(view),
-    values: { ...toolDoc(tool, true), thought },
+    follows: after,
+    values: toolDoc(tool, true),
     schema: argsSchema(tool),
     check: (v) => checkArgs(tool, v, ctx.guardrails, grounding),
     clipText: false
   })
-  if (!ctx.guardrails.extraParams) return raw
+  if (!ctx.guardrails.extraParams) return { args: raw, turn }
   const { args, dropped } = declaredArgs(tool, raw)
   if (dropped.length > 0)
     yield* emit("guardrail", {
@@ -85,5 +94,5 @@ export const writeArgs = Effect.fn("Executor.writeArgs")(function* (
     })
   // Parse to apply the schema's coercions and defaults; on a rule violation that guardrails let through, keep the raw values.
   const parsed = parseToolArgs(tool, args)
-  return parsed.success ? (parsed.data as Record<string, unknown>) : args
+  return { args: parsed.success ? (parsed.data as Record<string, unknown>) : args, turn }
 })

@@ -1,9 +1,10 @@
-// Planning agent: splits the query into self-contained subtasks (sees only the query), optionally with dependencies.
+// Planning agent: splits the query into self-contained subtasks (sees the query and the tools), optionally with dependencies.
 import * as Effect from "effect/Effect"
 import { z } from "zod"
 import { emit } from "../trace/events.ts"
 import { type AgentContext, ask } from "./ask.ts"
 import { type PlanGraph, type PlannedSubtask, planProblem, sequentialPlan } from "./plan-graph.ts"
+import { type TaskView, taskContext } from "./subtask-context.ts"
 
 /** A subtask is its text, or an object with the indices of the subtasks it depends on. */
 export const PlanEntry = z.union([
@@ -30,7 +31,8 @@ const graphEntries = (p: Plan, max: number): Array<PlannedSubtask> =>
  * unknown index, a self-reference, a cycle) are reflected back to the planner; if they stay invalid,
  * the same subtasks run one after another.
  */
-export const plan = Effect.fn("Planner.plan")(function* (ctx: AgentContext, query: string, maxSubtasks: number) {
+export const plan = Effect.fn("Planner.plan")(function* (ctx: AgentContext, view: TaskView, maxSubtasks: number) {
+  const query = view.query
   let last: Plan | undefined // the last reply that parsed, kept for the sequential fallback
   const check = (p: Plan) => {
     last = p
@@ -41,7 +43,9 @@ export const plan = Effect.fn("Planner.plan")(function* (ctx: AgentContext, quer
   const reply = yield* ask(ctx, {
     role: "planner",
     template: "planner",
-    values: { query, maxSubtasks },
+    // the task's prefix, which every later request of the task starts with
+    context: taskContext(view),
+    values: { maxSubtasks },
     schema: Plan,
     check
   }).pipe(

@@ -40,7 +40,7 @@ export const executeFusedStep = Effect.fn("Smurfs.fusedStep")(function* (
   const call = { tool: tool.name, args, observation }
   const { answerer, verifier } = ctx.options
   if (answerer && verifier) {
-    const both = yield* soft(ANSWER_VERIFY_ROLE, answerAndVerify(ctx, shared, call))
+    const both = yield* soft(ANSWER_VERIFY_ROLE, answerAndVerify(ctx, shared, call, action.turn))
     // the request failed: the raw response is the answer, and the verdict is a failed verifier's (no hint)
     const answer = both?.answer ?? observation
     yield* emit("answer", { subtask: index, depth, answer })
@@ -50,8 +50,12 @@ export const executeFusedStep = Effect.fn("Smurfs.fusedStep")(function* (
       verdict: { value: both?.verdict }
     } satisfies StepOutcome
   }
-  const answered = answerer ? yield* soft("answerer.step", answerStep(ctx, shared, call)) : undefined
-  const answer = answered ?? observation
+  const answered = answerer ? yield* soft("answerer.step", answerStep(ctx, shared, call, action.turn)) : undefined
+  const answer = answered?.answer ?? observation
   yield* emit("answer", { subtask: index, depth, answer })
-  return { kind: "step", step: { thought, tool: tool.name, args, observation, answer } } satisfies StepOutcome
+  return {
+    kind: "step",
+    step: { thought, tool: tool.name, args, observation, answer },
+    turn: answered?.turn
+  } satisfies StepOutcome
 })

@@ -10,6 +10,7 @@ import { pythonJsonDumps } from "../tools/environments/canonical.ts"
 import type { Tool, ToolResult } from "../tools/tool.ts"
 import { emit, type ToolCallData } from "../trace/events.ts"
 import { answerStep } from "./answerer.ts"
+import type { Turn } from "./ask.ts"
 import type { BudgetExhausted } from "./errors.ts"
 import { chooseTool, type ExecutorView, think, writeArgs } from "./executor.ts"
 import type { PipelineContext } from "./pipeline-context.ts"
@@ -22,7 +23,7 @@ import {
   thinkReference,
   writeArgsReference
 } from "./smurfs-reference.ts"
-import type { SubtaskView } from "./subtask-context.ts"
+import { type SubtaskView, subtaskLog } from "./subtask-context.ts"
 import type { Verdict } from "./verifier.ts"
 
 /** Failures that end the whole task; every other failure ends only the current step. */
@@ -83,22 +84,16 @@ export type StepOutcome =
   | {
       readonly kind: "step"
       readonly step: Step
+      /** The exchange the verifier continues (the step answer's request and reply). */
+      readonly turn?: Turn | undefined
       /** The verifier's verdict when it came with the step's answer (`--executor fused`); `undefined` inside when that request failed. */
       readonly verdict?: { readonly value: Verdict | undefined } | undefined
     }
   | { readonly kind: "failed"; readonly tool: string; readonly called: boolean }
   | { readonly kind: "error"; readonly badChoice?: boolean | undefined }
 
-/**
- * One step at the current node: thought -> tool (among those not excluded here) -> arguments ->
- * call -> answer. A failed call is recorded in global memory and reported so the tool gets excluded.
- */
-/** The answers to a subtask's earlier subtasks, as its agents read them. */
-const earlierAnswers = (ctx: PipelineContext, index: number): string =>
-  ctx.global
-    .answersFor(index)
-    .map((a) => `- ${a.subtask}: ${a.answer}`)
-    .join("\n") || "none"
+/** The earlier subtasks a subtask's agents read (those it depends on, in a graph plan) with their answers. */
+const earlierAnswers = (ctx: PipelineContext, index: number): string => subtaskLog(ctx.global.answersFor(index))
 
 /** What every agent of a subtask sees first (their shared prefix), with `steps` as the memory. */
 export const subtaskViewOf = (
@@ -109,7 +104,9 @@ export const subtaskViewOf = (
 ): SubtaskView => {
   const earlier = earlierAnswers(ctx, index)
   return {
+    query: ctx.task.query,
     subtask,
+    index,
     tools: ctx.task.tools.tools,
     memory: (room) => ctx.budget.steps(steps, room),
     background: (room) => ctx.budget.truncate(earlier, room)
@@ -143,6 +140,11 @@ export const failedCall = (
   return { kind: "failed", tool: step.tool, called: true }
 }
 
+/**
+ * One step at the current node: thought -> tool (among those not excluded here) -> arguments ->
+ * call -> answer, one exchange (the answer's is returned for the verifier to continue). A failed call
+ * is recorded in global memory and reported so the tool gets excluded.
+ */
 export const executeStep = Effect.fn("Smurfs.step")(function* (
   ctx: PipelineContext,
   index: number,
@@ -156,27 +158,34 @@ export const executeStep = Effect.fn("Smurfs.step")(function* (
   const before = [...local.steps]
   const shared = subtaskViewOf(ctx, index, subtask, before)
   const view: ExecutorView = { ...shared, hint, excluded }
-  const thought = yield* soft("executor.thought", think(ctx, view))
-  if (thought === undefined) return { kind: "error" } satisfies StepOutcome
+  const thinking = yield* soft("executor.thought", think(ctx, view))
+  if (thinking === undefined) return { kind: "error" } satisfies StepOutcome
+  const { thought } = thinking
   yield* emit("thought", { subtask: index, depth, thought })
-  const tool = yield* soft("executor.choose", chooseTool(ctx, view, thought))
-  if (tool === undefined) return { kind: "error" } satisfies StepOutcome
+  const choice = yield* soft("executor.choose", chooseTool(ctx, view, thinking.turn))
+  if (choice === undefined) return { kind: "error" } satisfies StepOutcome
+  const { tool } = choice
   if (typeof tool === "string") {
     yield* emit("error", { role: "executor.choose", tag: "UnknownTool", error: `no tool named "${tool}"` })
     return { kind: "failed", tool, called: false } satisfies StepOutcome
   }
   const grounding = groundingOf(ctx, index, subtask, local, hint)
-  const args = yield* soft("executor.args", writeArgs(ctx, view, thought, tool, grounding))
-  if (args === undefined) return { kind: "failed", tool: tool.name, called: false } satisfies StepOutcome
+  const written = yield* soft("executor.args", writeArgs(ctx, view, tool, grounding, choice.turn))
+  if (written === undefined) return { kind: "failed", tool: tool.name, called: false } satisfies StepOutcome
+  const { args } = written
   const result = yield* callTool(ctx.budget, tool, args, ctx.options.toolTimeoutMs)
   if (!result.ok) return failedCall(ctx, index, depth, { thought, tool: tool.name, args }, result)
   const observation = result.content
   const answered = ctx.options.answerer
-    ? yield* soft("answerer.step", answerStep(ctx, shared, { tool: tool.name, args, observation }))
+    ? yield* soft("answerer.step", answerStep(ctx, shared, { tool: tool.name, args, observation }, written.turn))
     : undefined
-  const answer = answered ?? observation
+  const answer = answered?.answer ?? observation
   yield* emit("answer", { subtask: index, depth, answer })
-  return { kind: "step", step: { thought, tool: tool.name, args, observation, answer } } satisfies StepOutcome
+  return {
+    kind: "step",
+    step: { thought, tool: tool.name, args, observation, answer },
+    turn: answered?.turn
+  } satisfies StepOutcome
 })
 
 /**

@@ -85,7 +85,12 @@ export const solveSubtask = Effect.fn("Smurfs.subtask")(function* (
             "verifier",
             reference
               ? verifyReference(ctx, reference, subtask, outcome.step.answer)
-              : verify(ctx, subtaskViewOf(ctx, index, subtask, local.steps.slice(0, -1)), outcome.step.answer)
+              : verify(
+                  ctx,
+                  subtaskViewOf(ctx, index, subtask, local.steps.slice(0, -1)),
+                  outcome.step.answer,
+                  outcome.turn
+                )
           )
       yield* emit("verdict", {
         subtask: index,

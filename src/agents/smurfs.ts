@@ -21,6 +21,7 @@ import { runPlan, unavailableNote } from "./smurfs-plan.ts"
 import { finalReference, planReference, taskLog } from "./smurfs-reference.ts"
 import { soft } from "./smurfs-step.ts"
 import { solveSubtask } from "./smurfs-subtask.ts"
+import type { TaskView } from "./subtask-context.ts"
 import type { Method, Task } from "./task.ts"
 
 /** The available subtask answers global memory holds, one per line: the final answer when no model call may write it. */
@@ -55,6 +56,15 @@ const acceptedPaths = (ctx: PipelineContext) => {
   )
 }
 
+/**
+ * What the planner and the final answer see first, as every request of the task does: the query and the tools.
+ * With a recommender each subtask lists the tools retrieved for it, so none are listed here.
+ */
+const taskView = (ctx: PipelineContext): TaskView => ({
+  query: ctx.task.query,
+  tools: ctx.task.retrieve === undefined ? ctx.task.tools.tools : []
+})
+
 /** Plan, solve the subtasks (in order, or as a dependency graph), answer the query; fails only with a fatal error. */
 const solveTask = Effect.fn("Smurfs.task")(function* (ctx: PipelineContext) {
   const { options, task, global } = ctx
@@ -78,7 +88,7 @@ const solveTask = Effect.fn("Smurfs.task")(function* (ctx: PipelineContext) {
     })
     return final
   }
-  const planned = options.planner ? yield* soft("planner", plan(ctx, task.query, options.maxSubtasks)) : undefined
+  const planned = options.planner ? yield* soft("planner", plan(ctx, taskView(ctx), options.maxSubtasks)) : undefined
   // an unparseable plan (or the planner off) degrades to the query as the one subtask
   const graph = planned ?? sequentialPlan([task.query])
   const subtasks = graph.subtasks.map((s) => s.task)
@@ -93,10 +103,10 @@ const solveTask = Effect.fn("Smurfs.task")(function* (ctx: PipelineContext) {
   const joined = joinAnswers(global)
   // the final answerer reads an unavailable subtask as such, never its failed attempts as a fact
   const shown = answers.map((a) =>
-    a.unavailable === undefined ? a : { subtask: a.subtask, answer: `unavailable (${a.unavailable})` }
+    a.unavailable === undefined ? a : { ...a, answer: `unavailable (${a.unavailable})` }
   )
   // the final answer is written with the Answer agent off too: that ablation drops only the per-step summaries
-  const answered = (yield* soft("answerer.final", answerFinal(ctx, task.query, shown))) ?? joined
+  const answered = (yield* soft("answerer.final", answerFinal(ctx, taskView(ctx), shown))) ?? joined
   // AMCP: the others still answer, and the answer says what is missing
   const missing = answers.length - available.length
   const final =

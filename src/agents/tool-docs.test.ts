@@ -23,4 +23,26 @@ describe("tool docs", () => {
     expect(toolDoc(long, true).description).toBe(long.description)
     expect(JSON.parse(toolDoc(long, true).schema)).toMatchObject({ properties: { city: { type: "string" } } })
   })
+
+  it("shows a ToolBench API's own description, and a schema without the catch-all or empty descriptions", () => {
+    const api: Tool = {
+      ...tool(
+        'This is the subfunction for tool "meteo", you can use this tool.The description of this function is: "Weather."'
+      ),
+      meta: { doc: { api_description: "Weather of a city." } },
+      parametersJsonSchema: {
+        type: "object",
+        properties: { city: { type: "string", description: "" }, days: { type: "number", description: "how many" } },
+        required: ["city"],
+        additionalProperties: { type: ["string", "number"] }
+      }
+    }
+    expect(toolList([api])).toBe("- weather: Weather of a city.")
+    expect(toolDoc(api, true).description).toBe(LISTED_DESCRIPTION)
+    expect(JSON.parse(toolDoc(api, true).schema)).toEqual({
+      type: "object",
+      properties: { city: { type: "string" }, days: { type: "number", description: "how many" } },
+      required: ["city"]
+    })
+  })
 })

@@ -1,7 +1,7 @@
 // Verifier agent: accepts a subtask's answer or sends a hint back to the executor (sees the subtask's prefix + the answer).
 import * as Effect from "effect/Effect"
 import { z } from "zod"
-import { type AgentContext, ask } from "./ask.ts"
+import { type AgentContext, ask, type Turn } from "./ask.ts"
 import { type SubtaskView, subtaskContext } from "./subtask-context.ts"
 
 export const Verdict = z.object({
@@ -11,14 +11,23 @@ export const Verdict = z.object({
 })
 export type Verdict = z.infer<typeof Verdict>
 
-/** The verdict on a step's answer, in the subtask's prefix (the memory before the step, as the answerer saw it). */
-export const verify = Effect.fn("Verifier.verify")(function* (ctx: AgentContext, view: SubtaskView, answer: string) {
+/**
+ * The verdict on a step's answer, in the subtask's prefix (the memory before the step, as the answerer saw it):
+ * continuing the Answer agent's exchange `after` when there is one (its reply is the answer), else with the answer
+ * written out (the Answer agent off).
+ */
+export const verify = Effect.fn("Verifier.verify")(function* (
+  ctx: AgentContext,
+  view: SubtaskView,
+  answer: string,
+  after?: Turn
+) {
   return yield* ask(ctx, {
     role: "verifier",
-    template: "verifier",
+    ...(after
+      ? { template: "verifier-after-answer", follows: after, values: {}, data: { answer } }
+      : { template: "verifier", values: {}, fit: { answer: (room: number) => ctx.budget.truncate(answer, room) } }),
     context: subtaskContext(view),
-    values: {},
-    fit: { answer: (room) => ctx.budget.truncate(answer, room) },
     schema: Verdict
   }).pipe(Effect.tap((verdict) => Effect.annotateCurrentSpan("verdict", verdict.status)))
 })

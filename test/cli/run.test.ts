@@ -11,14 +11,15 @@ const query = "What is 12% of the height of Mount Everest in feet?"
 const [major, minor] = process.versions.node.split(".").map(Number) as [number, number]
 const nodeOk = major > 22 || (major === 22 && minor >= 18)
 
-const smurfs = (...args: string[]) =>
-  promisify(execFile)(process.execPath, ["bin/smurfs.js", "run", ...args], {
+const smurfsIn = (env: Record<string, string>, command: ReadonlyArray<string>, ...args: string[]) =>
+  promisify(execFile)(process.execPath, ["bin/smurfs.js", ...command, ...args], {
     cwd: repo,
-    env: { ...process.env, NO_COLOR: "1" }
+    env: { ...process.env, NO_COLOR: "1", ...env }
   }).then(
     (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
     (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr })
   )
+const smurfs = (...args: string[]) => smurfsIn({}, ["run"], ...args)
 
 describe.skipIf(!nodeOk)(`smurfs run (needs Node 22.18+, found ${process.versions.node})`, () => {
   it("answers the demo query through real demo tool calls and streams each step", async () => {
@@ -42,6 +43,22 @@ describe.skipIf(!nodeOk)(`smurfs run (needs Node 22.18+, found ${process.version
     expect(t.finishType).toBe("give_answer")
     expect(t.taskId).toMatch(/^[0-9a-f]{12}$/)
     expect(t.totals.toolCalls).toBe(3)
+  }, 300_000)
+
+  it("takes SMURFS_DATA as a default for --query-id, never as a request without one (run and tools)", async () => {
+    const env = { SMURFS_DATA: "/nonexistent/toolbench" }
+    const run = await smurfsIn(env, ["run"], query, "--model", "scripted:examples/demo-script.json", "--json")
+    expect(run.stderr).toBe("")
+    expect(run.code).toBe(0)
+    const tools = await smurfsIn(env, ["tools"], "--tools", "demo")
+    expect(tools.code).toBe(0)
+    expect(tools.stdout).toContain("convert_units")
+    // the flag itself, without a task to find, is still a mistake
+    const given = await smurfsIn({}, ["run"], query, "--data", "/nonexistent/toolbench")
+    expect(given.code).toBe(2)
+    expect(given.stderr).toContain("add --query-id <id>")
+    const givenTools = await smurfsIn({}, ["tools"], "--data", "/nonexistent/toolbench")
+    expect(givenTools.code).toBe(2)
   }, 300_000)
 
   it("exits with BadInput on a bad model spec and Usage without a query", async () => {

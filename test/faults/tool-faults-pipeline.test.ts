@@ -99,7 +99,7 @@ describe("tool faults during a Smurfs run", () => {
       if (calls[0]!["ok"] === false) {
         // the failed tool is excluded at this depth: the next choice is offered only the others
         const second = callsOf(t, "executor.choose")[1]!
-        expect(userPrompt(second)).toContain("Tools you may choose now: good")
+        expect(userPrompt(second)).toContain("Executor agent, tool (one of: good)")
         expect(good.calls).toHaveLength(1)
       }
     },

@@ -79,7 +79,7 @@ const OPTIONS = {
 export const COMMAND = { name: "run", help: RUN_HELP, options: OPTIONS, positionals: true } as const
 
 /** The command's options (flags, SMURFS_* and smurfs.config.json, as parseCommand read them) as the run's settings. */
-const settingsOf = ({ values, positionals }: ParsedCommand<typeof OPTIONS>): RunSettings => {
+const settingsOf = ({ values, positionals, given }: ParsedCommand<typeof OPTIONS>): RunSettings => {
   const query = positionals.join(" ").trim()
   let settings: RunSettings
   try {
@@ -102,7 +102,8 @@ const settingsOf = ({ values, positionals }: ParsedCommand<typeof OPTIONS>): Run
       executor: choiceOption("executor", values.executor, EXECUTORS, smurfsDefaults.executor),
       smurfsSrc: smurfsSrcDirOf(values["smurfs-src"], {}),
       queryId: values["query-id"],
-      data: values.data,
+      // SMURFS_DATA or smurfs.config.json's data is a default for --query-id, not a request for a task's tools
+      data: given.has("data") || values["query-id"] !== undefined ? values.data : undefined,
       envs: values.env,
       storeDir: values["store-dir"],
       simulator: simulatorSpecOf(values.simulator),

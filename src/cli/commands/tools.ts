@@ -93,13 +93,14 @@ export const COMMAND = { name: "tools", help: HELP, options: OPTIONS } as const
 export const run = (argv: string[]): Promise<number> =>
   argv[0] === "search"
     ? import("./tools-search.ts").then((m) => m.runSearch(argv.slice(1)))
-    : runCommand(COMMAND, argv, ({ values }) => list(values))
+    : runCommand(COMMAND, argv, ({ values, given }) => list(values, given))
 
-const list = (values: ParsedCommand<typeof OPTIONS>["values"]): Promise<number> => {
+const list = (values: ParsedCommand<typeof OPTIONS>["values"], given: ReadonlySet<string>): Promise<number> => {
   const sources = values.tools ?? ["demo"]
   // without --tools, --query-id names a ToolBench task of --data (as in `smurfs run`)
   const fromData = values.tools === undefined && values["query-id"] !== undefined
-  if (!fromData && (values.data !== undefined || values.env !== undefined))
+  // a --data of SMURFS_DATA or smurfs.config.json is a default for when a task is named, not a mistake
+  if (!fromData && (given.has("data") || values.env !== undefined))
     throw new UsageError("--data and --env choose a ToolBench task's tools: add --query-id <id> (and no --tools)")
   const library: Effect.Effect<ToolLibrary, Failure, Scope.Scope> = fromData
     ? toolbenchTask({
