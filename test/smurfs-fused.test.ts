@@ -40,7 +40,11 @@ describe("smurfs with the fused executor", () => {
       "answerer.final": [{ answer: "K2 is 28251 feet high." }]
     }
     const options = { planner: false, maxSteps: 1 }
-    const fused = await runSmurfs("How high is K2?", [heightTool()], script, { ...options, executor: "fused" })
+    const fused = await runSmurfs("How high is K2?", [heightTool()], script, {
+      ...options,
+      executor: "fused",
+      toolCalling: "native"
+    })
     const three = await runSmurfs("How high is K2?", [heightTool()], script, options)
     expect(roles(fused)).toEqual(["executor.fused", "answerer.verify", "answerer.final"])
     expect(roles(three)).toEqual([
@@ -70,7 +74,7 @@ describe("smurfs with the fused executor", () => {
         "answerer.verify": [(r) => (requests.push(r), { answer: "28251 feet", ...solved })],
         "answerer.final": [{ answer: "done" }]
       },
-      { planner: false, executor: "fused" }
+      { planner: false, executor: "fused", toolCalling: "native" }
     )
     expect(t.finishType).toBe("give_answer")
     const [act, verify] = requests
@@ -97,7 +101,7 @@ describe("smurfs with the fused executor", () => {
         "answerer.verify": [{ answer: "28251 feet", ...solved }],
         "answerer.final": [{ answer: "done" }]
       },
-      { planner: false, executor: "fused" }
+      { planner: false, executor: "fused", toolCalling: "native" }
     )
     const guard = eventsOf(t, "guardrail").find((g) => g["guardrail"] === "unknown_tool")
     expect(guard).toMatchObject({ role: "executor.fused", recovered: true })
@@ -118,7 +122,7 @@ describe("smurfs with the fused executor", () => {
         "answerer.verify": [{ answer: "28251 feet", ...solved }],
         "answerer.final": [{ answer: "done" }]
       },
-      { planner: false, executor: "fused" }
+      { planner: false, executor: "fused", toolCalling: "native" }
     )
     expect(eventsOf(t, "guardrail").find((g) => g["guardrail"] === "missing_params")).toMatchObject({
       role: "executor.fused",
@@ -150,7 +154,7 @@ describe("smurfs with the fused executor", () => {
         "answerer.verify": [{ answer: "found", ...solved }],
         "answerer.final": [{ answer: "done" }]
       },
-      { planner: false, executor: "fused" }
+      { planner: false, executor: "fused", toolCalling: "native" }
     )
     expect(b.calls).toHaveLength(0)
     expect(a.calls).toHaveLength(1)
@@ -179,7 +183,7 @@ describe("smurfs with the fused executor", () => {
         ],
         "answerer.final": [{ answer: "done" }]
       },
-      { planner: false, executor: "fused" }
+      { planner: false, executor: "fused", toolCalling: "native" }
     )
     expect(eventsOf(t, "tool_call").map((d) => [d["tool"], d["ok"]])).toEqual([
       ["tool_a", true],
@@ -205,7 +209,7 @@ describe("smurfs with the fused executor", () => {
         "answerer.verify": [fromObservation((obs) => ({ answer: obs, ...pending })), { answer: "both", ...solved }],
         "answerer.final": [{ answer: "done" }]
       },
-      { planner: false, executor: "fused" }
+      { planner: false, executor: "fused", toolCalling: "native" }
     )
     expect(eventsOf(t, "verdict").map((v) => [v["status"], v["hint"]])).toEqual([
       ["pending", "ask tool_b instead"],
@@ -247,7 +251,7 @@ describe("smurfs with the fused executor", () => {
         "answerer.verify": [{ answer: "28251 feet", ...solved }],
         "answerer.final": [{ answer: "done" }]
       },
-      { planner: false, executor: "fused" }
+      { planner: false, executor: "fused", toolCalling: "native" }
     )
     expect(eventsOf(t, "guardrail").find((g) => g["guardrail"] === "no_tool_call")).toMatchObject({ recovered: true })
     expect(eventsOf(t, "tool_call").map((d) => d["tool"])).toEqual(["mountain_height"])
@@ -277,10 +281,51 @@ describe("smurfs with the fused executor", () => {
             : script.generate(request)
       })
     )
-    const t = await runSmurfs("How high is K2?", [heightTool()], layer, { planner: false, executor: "fused" })
+    const t = await runSmurfs("How high is K2?", [heightTool()], layer, { planner: false, executor: "fused", toolCalling: "native" })
     expect(eventsOf(t, "guardrail").filter((g) => g["guardrail"] === "tool_call_parse")).toHaveLength(3)
     expect(eventsOf(t, "tool_call").map((d) => d["args"])).toEqual([{ name: "K2" }])
     expect(t.finalAnswer).toBe("done")
+  })
+
+  it("by default asks for one JSON object inside the task's shared prefix, and the answer+verdict continues its exchange", async () => {
+    const requests: Array<GenerateRequest> = []
+    const seen =
+      <A>(reply: A) =>
+      (r: GenerateRequest) => (requests.push(r), reply)
+    const t = await runSmurfs(
+      "How high is K2?",
+      [heightTool()],
+      {
+        planner: [seen({ subtasks: ["Find the height of K2"] })],
+        "executor.fused": [seen({ thought: "look up K2", tool: "mountain_height", arguments: { name: "K2" } })],
+        "answerer.verify": [(r) => (requests.push(r), { answer: "28251 feet", ...solved })],
+        "answerer.final": [seen({ answer: "K2 is 28251 feet high." })]
+      },
+      { executor: "fused" }
+    )
+    expect(t.finalAnswer).toBe("K2 is 28251 feet high.")
+    const [planner, act, verify, final] = requests
+    expect(requests.map((r) => r.role)).toEqual(["planner", "executor.fused", "answerer.verify", "answerer.final"])
+    // no native tools: the reply is a JSON object, its format sent; the tool's parameters are in the shared tool list
+    expect(act!.tools).toBeUndefined()
+    expect(act!.format).toMatchObject({ required: expect.arrayContaining(["thought", "tool", "arguments"]) })
+    const system = planner!.messages[0]!.content
+    expect(system).toContain('- mountain_height: ')
+    expect(system).toMatch(/Parameters: \{"type":"object".*"name"/)
+    // one system message for every request of the task; the user message starts with the question, as the planner's
+    for (const r of [act, verify, final]) expect(r!.messages[0]).toEqual(planner!.messages[0])
+    const question = "Question: How high is K2?\n\n"
+    expect(planner!.messages[1]!.content.startsWith(question)).toBe(true)
+    expect(act!.messages[1]!.content.startsWith(`${question}Subtasks:\n1. Find the height of K2\n`)).toBe(true)
+    // answer+verdict: the executor's request, its reply with the call on it, the response as a tool message
+    expect(verify!.messages.slice(0, act!.messages.length).map((m) => m.content)).toEqual(
+      act!.messages.map((m) => m.content)
+    )
+    const [reply, response] = verify!.messages.slice(act!.messages.length)
+    expect(reply).toMatchObject({ role: "assistant", toolCalls: [{ name: "mountain_height", arguments: { name: "K2" } }] })
+    expect(JSON.parse(reply!.content)).toMatchObject({ tool: "mountain_height" })
+    expect(response).toMatchObject({ role: "tool", content: "K2 is 28251 feet high." })
+    expect(eventsOf(t, "verdict")[0]).toMatchObject({ status: "solved" })
   })
 
   it("is ignored with the authors' agents: reference keeps its three-call loop", async () => {

@@ -63,6 +63,8 @@ export interface BatchConfig {
     | undefined
   /** Smurfs' executor (`--executor`); without it, three-call. */
   readonly executor?: SmurfsExecutor | undefined
+  /** How the fused executor calls a tool (`--tool-calling`); without it, auto. */
+  readonly toolCalling?: "auto" | "native" | "json" | undefined
 }
 
 /** What one task of a batch measured. */
@@ -121,7 +123,7 @@ export const runBatch = (setup: PerfSetup, config: BatchConfig) =>
     const model: LanguageModelShape = modelCache ? modelCache.wrap(sim.model) : sim.model
     const profile = config.profile
     const method =
-      profile || config.executor
+      profile || config.executor || config.toolCalling
         ? methodFor(config.method, {
             ...(profile
               ? {
@@ -130,7 +132,8 @@ export const runBatch = (setup: PerfSetup, config: BatchConfig) =>
                   chainProfile: chainProfileOptions(profile.name)
                 }
               : {}),
-            smurfsExecutor: config.executor
+            smurfsExecutor: config.executor,
+            toolCalling: config.toolCalling
           })
         : methodSpec(config.method).build()
     const tasks = longestFirst(config.queries).map((q): [BenchQuery, Task] => {

@@ -1,5 +1,5 @@
-// Executor agent in one request (`--executor fused`): the thought, the tool and its arguments from one reply
-// with native tool calling (or one JSON object for a model without it), at the end of the subtask's shared prefix.
+// Executor agent in one request (`--executor fused`): the thought, the tool and its arguments from one reply, a
+// JSON object (or a native tool call when asked for), at the end of the task's and subtask's shared prefix.
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { z } from "zod"
@@ -11,7 +11,6 @@ import { parseToolArgs, type Tool } from "../tools/tool.ts"
 import { emit } from "../trace/events.ts"
 import { capText, SIZE_CAPS } from "../trace/size-caps.ts"
 import { type AgentContext, askTurn, renderRequest, type Turn } from "./ask.ts"
-import { resolveMode } from "./chain.ts"
 import type { BudgetExhausted } from "./errors.ts"
 import type { ExecutorView } from "./executor.ts"
 import { argsSchema, checkArgs, checkToolName, declaredArgs, type Problem } from "./guardrails.ts"
@@ -107,8 +106,9 @@ const checkCall = (
 }
 
 /**
- * The JSON fallback (a model without native tool calling, `toolCalling: "json"`, or a server that kept failing
- * to parse native calls): one `{thought, tool, arguments}` object, checked by the same guardrails through `ask`.
+ * The JSON request (the default, and for a model without native tool calling or a server that kept failing to
+ * parse native calls): one `{thought, tool, arguments}` object, checked by the same guardrails through `askTurn`.
+ * Every tool's parameters are in the task's shared prefix (`TaskView.fused`), so the request adds only its end.
  */
 const actJson = (ctx: AgentContext, view: ExecutorView, allowed: ReadonlyArray<Tool>, grounding: string) =>
   Effect.gen(function* () {
@@ -121,12 +121,8 @@ const actJson = (ctx: AgentContext, view: ExecutorView, allowed: ReadonlyArray<T
         role: FUSED_ROLE,
         template: "executor-fused-json",
         context: subtaskContext(view),
-        values: {
-          excluded: none(view.excluded),
-          hint: view.hint ?? "none",
-          // the descriptions are in the shared prefix's tool list
-          functions: specs.map((s) => JSON.stringify({ name: s.name, parameters: s.parameters })).join("\n")
-        },
+        // the tools' parameters are in the shared prefix's tool list; the functions go along for readers that are not a model
+        values: { excluded: none(view.excluded), hint: view.hint ?? "none" },
         data: { excluded: view.excluded, allowed: names, functions: specs },
         schema: fusedJson(names),
         check: (v) => {
@@ -156,8 +152,9 @@ interface Rejection extends Problem {
 }
 
 /**
- * The thought, the tool and its arguments in one request: the task's tools not excluded at this depth are the
- * request's native tools, and the reply's text is the thought. An unknown or excluded name, arguments that break
+ * The thought, the tool and its arguments in one request, continued by the step's answer (the returned `turn`):
+ * by default one JSON object (`actJson`); with `toolCalling: "native"`, the task's tools not excluded at this depth
+ * are the request's native tools, and the reply's text is the thought. An unknown or excluded name, arguments that break
  * the tool's schema, or a reply without a call are reflected back (at most `maxReflections` times), as the
  * three-call executor's guardrails do; a server that cannot parse the model's call falls back to JSON.
  * `grounding` is the text argument values must come from, for the optional grounding guardrail.
@@ -169,8 +166,10 @@ export const actFused = Effect.fn("Executor.actFused")(function* (
 ) {
   const allowed = view.tools.filter((t) => !view.excluded.includes(t.name))
   const { info } = yield* LanguageModel
-  const mode = resolveMode(view.toolCalling, info)
-  if (mode === "json") return yield* actJson(ctx, view, allowed, grounding)
+  // native only when asked for: its tools field is rendered into the system message, which then differs from every
+  // other request of the task, so a prefix-caching server computes the whole prompt anew (docs/performance.md)
+  if (view.toolCalling !== "native")
+    return yield* actJson(ctx, view, allowed, grounding)
   yield* ctx.charge
   const names = allowed.map((t) => t.name)
   const { messages: start, turnWith } = yield* renderRequest(ctx, {

@@ -134,14 +134,15 @@ export interface SmurfsOptions {
   /** Loop rules, each overridable; default ours, or the authors' with `reference`. */
   readonly rules?: Partial<LoopRules> | undefined
   /**
-   * `fused`: one request (native tool calling) returns the thought, the tool and its arguments, and one
-   * returns the step answer with the verifier's verdict; default the paper's separate requests. Each agent
+   * `fused`: one request returns the thought, the tool and its arguments (a JSON object, or a native tool call
+   * with `toolCalling: "native"`), and one the step answer with the verifier's verdict, in the task's prefix; default the paper's separate requests. Each agent
    * keeps its memory slice and guardrails. Ignored with `reference`, which runs the authors' requests.
    */
   readonly executor?: SmurfsExecutor | undefined
   /**
-   * How the fused executor calls a tool: "native" tool calls, a "json" object `{thought, tool, arguments}`,
-   * or "auto" (native when the model supports tools), as ReAct's `toolCalling`.
+   * How the fused executor calls a tool: a "json" object `{thought, tool, arguments}` ("auto", the default, too:
+   * it keeps the request in the task's shared prefix), or "native" tool calls (their tools field is rendered into
+   * the system message, so a prefix-caching server computes each such request anew).
    */
   readonly toolCalling?: "auto" | "native" | "json" | undefined
 }

@@ -108,6 +108,7 @@ export const subtaskViewOf = (
     subtask,
     index,
     tools: ctx.task.tools.tools,
+    fused: ctx.options.executor === "fused",
     memory: (room) => ctx.budget.steps(steps, room),
     background: (room) => ctx.budget.truncate(earlier, room)
   }

@@ -62,7 +62,8 @@ const acceptedPaths = (ctx: PipelineContext) => {
  */
 const taskView = (ctx: PipelineContext): TaskView => ({
   query: ctx.task.query,
-  tools: ctx.task.retrieve === undefined ? ctx.task.tools.tools : []
+  tools: ctx.task.retrieve === undefined ? ctx.task.tools.tools : [],
+  fused: ctx.options.executor === "fused"
 })
 
 /** Plan, solve the subtasks (in order, or as a dependency graph), answer the query; fails only with a fatal error. */

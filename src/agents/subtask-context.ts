@@ -3,13 +3,18 @@
 // each once: a request differs from the previous one only in its end.
 import type { Tool } from "../tools/tool.ts"
 import type { SharedContext } from "./ask.ts"
-import { toolList } from "./tool-docs.ts"
+import { toolList, toolListWithSchemas } from "./tool-docs.ts"
 
 /** What every agent of a task sees first: the tools and the question (`prompts/task-context.md`). */
 export interface TaskView {
   readonly query: string
   /** Every tool the agents may use. */
   readonly tools: ReadonlyArray<Tool>
+  /**
+   * The fused executor's task (`--executor fused`): its system text (the roles of its two requests per step) and
+   * each tool's parameters in the tool list, which its one executor request reads there.
+   */
+  readonly fused?: boolean | undefined
 }
 
 /** What every agent of a subtask sees first: the task's view, then the subtask's. */
@@ -31,19 +36,25 @@ export const subtaskLog = (
   answers: ReadonlyArray<{ readonly index: number; readonly subtask: string; readonly answer: string }>
 ): string => answers.map((a) => `${a.index + 1}. ${a.subtask}\n   Answer: ${a.answer || "(no answer)"}\n`).join("")
 
-/** The values of `prompts/task-context.md`. */
-const taskValues = (view: TaskView) => ({ tools: toolList(view.tools) || "(none listed)", query: view.query })
+/** The values of `prompts/task-context.md` (`task-context-fused.md`). */
+const taskValues = (view: TaskView) => ({
+  tools: (view.fused ? toolListWithSchemas(view.tools) : toolList(view.tools)) || "(none listed)",
+  query: view.query
+})
+
+/** The task prefix's template: the fused executor's task has its own system text. */
+const taskTemplate = (view: TaskView) => (view.fused ? "task-context-fused" : "task-context")
 
 /** The prefix of every request of a task (`prompts/task-context.md`): the planner's and the final answer's too. */
 export const taskContext = (view: TaskView): SharedContext => ({
-  template: "task-context",
+  template: taskTemplate(view),
   values: taskValues(view),
   fit: {}
 })
 
 /** The shared prefix of a subtask's requests: the task's, then `prompts/subtask-context.md`. */
 export const subtaskContext = (view: SubtaskView): SharedContext => ({
-  template: ["task-context", "subtask-context"],
+  template: [taskTemplate(view), "subtask-context"],
   values: { ...taskValues(view), subtask: view.subtask, number: view.index + 1 },
   fit: { background: view.background, memory: view.memory }
 })

@@ -56,9 +56,10 @@ options:
   --resume                  continue the run in --out, skipping finished tasks; refused when the settings differ
                             (model, data, methods, groups, environments, toolset, limits, method options)
   --force                   with --resume: continue even when the settings differ (run.json records the difference)
-  --tool-calling <m>        auto, native or json: how react/dfsdt (and smurfs' fused executor) act (default auto)
+  --tool-calling <m>        auto, native or json: how react/dfsdt act (default auto); smurfs' fused executor
+                            replies with one JSON object unless native is asked for
   --executor <e>            smurfs (improved): three-call (default: thought, tool, arguments, answer, verdict) or
-                            fused (one tool-calling request per step, one for the answer and verdict)
+                            fused (one request per step for thought, tool and arguments, one for answer and verdict)
   --tries <n>               react: chains per task, CoT@n (default ${REACT_DEFAULTS.tries})
   --smurfs-max-steps <n>    smurfs: accepted steps on a subtask's path before it is answered from memory;
                             a failed call costs none, a backtrack gives one back (default ${smurfsDefaults.maxSteps})

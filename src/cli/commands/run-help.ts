@@ -28,7 +28,7 @@ options:
                         --smurfs-src <dir> (a checkout of their code; default $SMURFS_SRC)
       --executor <three-call|fused>
                         improved: three-call (default: thought, tool, arguments, answer, verdict) or fused
-                        (one tool-calling request per step, one for the answer and verdict)
+                        (one request per step for thought, tool and arguments, one for answer and verdict)
       --temperature <t> sampling temperature (default ${MODEL_DEFAULTS.temperature}; reference: 0.95)
       --seed <n>        sampling seed (default ${MODEL_DEFAULTS.seed})
       --think <on|off|low|medium|high>
