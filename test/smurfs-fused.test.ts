@@ -74,7 +74,8 @@ describe("smurfs with the fused executor", () => {
         "answerer.verify": [(r) => (requests.push(r), { answer: "28251 feet", ...solved })],
         "answerer.final": [{ answer: "done" }]
       },
-      { planner: false, executor: "fused", toolCalling: "native" }
+      // the default (--tool-calling auto) calls natively when the model does, as ReAct
+      { planner: false, executor: "fused" }
     )
     expect(t.finishType).toBe("give_answer")
     const [act, verify] = requests
@@ -281,13 +282,17 @@ describe("smurfs with the fused executor", () => {
             : script.generate(request)
       })
     )
-    const t = await runSmurfs("How high is K2?", [heightTool()], layer, { planner: false, executor: "fused", toolCalling: "native" })
+    const t = await runSmurfs("How high is K2?", [heightTool()], layer, {
+      planner: false,
+      executor: "fused",
+      toolCalling: "native"
+    })
     expect(eventsOf(t, "guardrail").filter((g) => g["guardrail"] === "tool_call_parse")).toHaveLength(3)
     expect(eventsOf(t, "tool_call").map((d) => d["args"])).toEqual([{ name: "K2" }])
     expect(t.finalAnswer).toBe("done")
   })
 
-  it("by default asks for one JSON object inside the task's shared prefix, and the answer+verdict continues its exchange", async () => {
+  it("with --tool-calling json asks for one JSON object inside the task's shared prefix, and the answer+verdict continues its exchange", async () => {
     const requests: Array<GenerateRequest> = []
     const seen =
       <A>(reply: A) =>
@@ -301,7 +306,7 @@ describe("smurfs with the fused executor", () => {
         "answerer.verify": [(r) => (requests.push(r), { answer: "28251 feet", ...solved })],
         "answerer.final": [seen({ answer: "K2 is 28251 feet high." })]
       },
-      { executor: "fused" }
+      { executor: "fused", toolCalling: "json" }
     )
     expect(t.finalAnswer).toBe("K2 is 28251 feet high.")
     const [planner, act, verify, final] = requests
@@ -310,7 +315,7 @@ describe("smurfs with the fused executor", () => {
     expect(act!.tools).toBeUndefined()
     expect(act!.format).toMatchObject({ required: expect.arrayContaining(["thought", "tool", "arguments"]) })
     const system = planner!.messages[0]!.content
-    expect(system).toContain('- mountain_height: ')
+    expect(system).toContain("- mountain_height: ")
     expect(system).toMatch(/Parameters: \{"type":"object".*"name"/)
     // one system message for every request of the task; the user message starts with the question, as the planner's
     for (const r of [act, verify, final]) expect(r!.messages[0]).toEqual(planner!.messages[0])
@@ -322,7 +327,10 @@ describe("smurfs with the fused executor", () => {
       act!.messages.map((m) => m.content)
     )
     const [reply, response] = verify!.messages.slice(act!.messages.length)
-    expect(reply).toMatchObject({ role: "assistant", toolCalls: [{ name: "mountain_height", arguments: { name: "K2" } }] })
+    expect(reply).toMatchObject({
+      role: "assistant",
+      toolCalls: [{ name: "mountain_height", arguments: { name: "K2" } }]
+    })
     expect(JSON.parse(reply!.content)).toMatchObject({ tool: "mountain_height" })
     expect(response).toMatchObject({ role: "tool", content: "K2 is 28251 feet high." })
     expect(eventsOf(t, "verdict")[0]).toMatchObject({ status: "solved" })

@@ -1,16 +1,17 @@
-// Executor agent in one request (`--executor fused`): the thought, the tool and its arguments from one reply, a
-// JSON object (or a native tool call when asked for), at the end of the task's and subtask's shared prefix.
+// Executor agent in one request (`--executor fused`): the thought, the tool and its arguments from one reply, a native
+// tool call (or one JSON object with `--tool-calling json`), at the end of the task's and subtask's shared prefix.
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { z } from "zod"
 import { type GenerateError, MalformedOutput } from "../llm/errors.ts"
-import { type GenerateResponse, LanguageModel, type Message, type ToolSpec } from "../llm/language-model.ts"
+import { type GenerateResponse, LanguageModel, type ToolSpec } from "../llm/language-model.ts"
 import { jsonSchemaOf } from "../llm/structured.ts"
 import { renderTemplate } from "../text/prompt-template.ts"
 import { parseToolArgs, type Tool } from "../tools/tool.ts"
 import { emit } from "../trace/events.ts"
 import { capText, SIZE_CAPS } from "../trace/size-caps.ts"
 import { type AgentContext, askTurn, renderRequest, type Turn } from "./ask.ts"
+import { resolveMode } from "./chain.ts"
 import type { BudgetExhausted } from "./errors.ts"
 import type { ExecutorView } from "./executor.ts"
 import { argsSchema, checkArgs, checkToolName, declaredArgs, type Problem } from "./guardrails.ts"
@@ -106,7 +107,7 @@ const checkCall = (
 }
 
 /**
- * The JSON request (the default, and for a model without native tool calling or a server that kept failing to
+ * The JSON request (`--tool-calling json`, a model without native tool calling, or a server that kept failing to
  * parse native calls): one `{thought, tool, arguments}` object, checked by the same guardrails through `askTurn`.
  * Every tool's parameters are in the task's shared prefix (`TaskView.fused`), so the request adds only its end.
  */
@@ -153,8 +154,9 @@ interface Rejection extends Problem {
 
 /**
  * The thought, the tool and its arguments in one request, continued by the step's answer (the returned `turn`):
- * by default one JSON object (`actJson`); with `toolCalling: "native"`, the task's tools not excluded at this depth
- * are the request's native tools, and the reply's text is the thought. An unknown or excluded name, arguments that break
+ * as a native tool call when the model calls tools (`toolCalling` auto, as ReAct resolves it, or native): the task's tools
+ * not excluded at this depth are the request's native tools, and the reply's text is the thought; else one JSON object
+ * (`actJson`). An unknown or excluded name, arguments that break
  * the tool's schema, or a reply without a call are reflected back (at most `maxReflections` times), as the
  * three-call executor's guardrails do; a server that cannot parse the model's call falls back to JSON.
  * `grounding` is the text argument values must come from, for the optional grounding guardrail.
@@ -166,10 +168,10 @@ export const actFused = Effect.fn("Executor.actFused")(function* (
 ) {
   const allowed = view.tools.filter((t) => !view.excluded.includes(t.name))
   const { info } = yield* LanguageModel
-  // native only when asked for: its tools field is rendered into the system message, which then differs from every
-  // other request of the task, so a prefix-caching server computes the whole prompt anew (docs/performance.md)
-  if (view.toolCalling !== "native")
-    return yield* actJson(ctx, view, allowed, grounding)
+  // native tool calling, as the issue of this executor asks and ReAct does; its tools field is rendered into the system
+  // message, which then differs from every other request of the task, so a prefix-caching server computes more
+  // (docs/performance.md): `--tool-calling json` keeps the whole task in one prefix
+  if (resolveMode(view.toolCalling, info) !== "native") return yield* actJson(ctx, view, allowed, grounding)
   yield* ctx.charge
   const names = allowed.map((t) => t.name)
   const { messages: start, turnWith } = yield* renderRequest(ctx, {

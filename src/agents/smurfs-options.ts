@@ -134,15 +134,16 @@ export interface SmurfsOptions {
   /** Loop rules, each overridable; default ours, or the authors' with `reference`. */
   readonly rules?: Partial<LoopRules> | undefined
   /**
-   * `fused`: one request returns the thought, the tool and its arguments (a JSON object, or a native tool call
-   * with `toolCalling: "native"`), and one the step answer with the verifier's verdict, in the task's prefix; default the paper's separate requests. Each agent
+   * `fused`: one request returns the thought, the tool and its arguments (a native tool call, or a JSON object
+   * with `toolCalling: "json"`), and one the step answer with the verifier's verdict, in the task's prefix; default the paper's separate requests. Each agent
    * keeps its memory slice and guardrails. Ignored with `reference`, which runs the authors' requests.
    */
   readonly executor?: SmurfsExecutor | undefined
   /**
-   * How the fused executor calls a tool: a "json" object `{thought, tool, arguments}` ("auto", the default, too:
-   * it keeps the request in the task's shared prefix), or "native" tool calls (their tools field is rendered into
-   * the system message, so a prefix-caching server computes each such request anew).
+   * How the fused executor calls a tool: "native" tool calls ("auto", the default, when the model calls tools, as
+   * ReAct resolves it; their tools field is rendered into the system message, so a prefix-caching server computes
+   * each such request anew), or a "json" object `{thought, tool, arguments}`, which keeps the request in the task's
+   * shared prefix.
    */
   readonly toolCalling?: "auto" | "native" | "json" | undefined
 }

@@ -28,7 +28,9 @@ export const toolList = (tools: ReadonlyArray<Tool>): string =>
  * the fused executor's task prefix, where its one request per step reads every tool's parameters.
  */
 export const toolListWithSchemas = (tools: ReadonlyArray<Tool>): string =>
-  tools.map((t) => `- ${t.name}: ${shorten(ownDescription(t), MAX_DESCRIPTION)}\n  Parameters: ${toolDoc(t).schema}`).join("\n")
+  tools
+    .map((t) => `- ${t.name}: ${shorten(ownDescription(t), MAX_DESCRIPTION)}\n  Parameters: ${toolDoc(t).schema}`)
+    .join("\n")
 
 /** Said instead of a description the tool list already shows whole (the list is in the same prompt's prefix). */
 export const LISTED_DESCRIPTION = "as listed"

@@ -56,8 +56,8 @@ options:
   --resume                  continue the run in --out, skipping finished tasks; refused when the settings differ
                             (model, data, methods, groups, environments, toolset, limits, method options)
   --force                   with --resume: continue even when the settings differ (run.json records the difference)
-  --tool-calling <m>        auto, native or json: how react/dfsdt act (default auto); smurfs' fused executor
-                            replies with one JSON object unless native is asked for
+  --tool-calling <m>        auto, native or json: how react/dfsdt and smurfs' fused executor act (default auto:
+                            native when the model calls tools); json keeps fused requests in one cached prefix
   --executor <e>            smurfs (improved): three-call (default: thought, tool, arguments, answer, verdict) or
                             fused (one request per step for thought, tool and arguments, one for answer and verdict)
   --tries <n>               react: chains per task, CoT@n (default ${REACT_DEFAULTS.tries})
