@@ -214,8 +214,9 @@ export const runBench = (
     const settled = (query: BenchQuery) => {
       const key = queryKey(query)
       const left = (unsettled.get(key) ?? 1) - 1
-      if (left > 0) unsettled.set(key, left)
-      else (unsettled.delete(key), tasks.delete(key))
+      if (left > 0) return void unsettled.set(key, left)
+      unsettled.delete(key)
+      tasks.delete(key)
     }
 
     let consecutiveFailures = 0

@@ -10,6 +10,7 @@ import { parseArgs } from "node:util"
 import { getHeapStatistics, writeHeapSnapshot } from "node:v8"
 import * as Effect from "effect/Effect"
 import { METHOD_NAMES } from "../../src/agents/methods.ts"
+import { boundHeapGrowth, HEAP_GROWING_PERCENT } from "../../src/cli/heap-growth.ts"
 import { version } from "../../src/version.ts"
 import { runBenchSettings } from "../app.ts"
 import { GROUPS } from "../datasets.ts"
@@ -27,6 +28,7 @@ const usage = `usage: node bench/perf/memory.ts [--runs <queries per group>x<con
   --latency  the simulated model's latency per call (default 100ms)
   --data     the ToolBench data directory (default <repo>/../shared/toolbench)
   --out      where to write the figures as JSON (default runs/memory.json)
+  --v8-defaults  leave V8's heap growth as node sets it (by default each run bounds it as \`smurfs bench\` does)
   --node-flags  extra flags for each run's node process (e.g. "--max-semi-space-size=4")
   --snapshot <file> --snapshot-after <s>  write a heap snapshot of each run's process this long into it (one run)`
 
@@ -52,8 +54,11 @@ const child = async (
   limit: number | undefined,
   concurrency: number,
   latency: string,
-  snapshot: { readonly path: string; readonly afterS: number } | undefined
+  snapshot: { readonly path: string; readonly afterS: number } | undefined,
+  bounded: boolean
 ) => {
+  // as `smurfs bench` runs: the command bounds the heap's growth for itself (src/cli/heap-growth.ts)
+  if (bounded) boundHeapGrowth()
   const out = mkdtempSync(join(tmpdir(), "smurfs-memory-"))
   try {
     const settings = benchSettings({
@@ -141,6 +146,7 @@ const main = async (argv: ReadonlyArray<string>): Promise<number> => {
         out: { type: "string" },
         "node-flags": { type: "string" },
         snapshot: { type: "string" },
+        "v8-defaults": { type: "boolean" },
         "snapshot-after": { type: "string" },
         help: { type: "boolean", short: "h" }
       }
@@ -161,7 +167,8 @@ const main = async (argv: ReadonlyArray<string>): Promise<number> => {
       args.limit === undefined ? undefined : Number(args.limit),
       Number(args.concurrency),
       latency,
-      args.snapshot === undefined ? undefined : { path: args.snapshot, afterS: Number(args["snapshot-after"] ?? 30) }
+      args.snapshot === undefined ? undefined : { path: args.snapshot, afterS: Number(args["snapshot-after"] ?? 30) },
+      args["v8-defaults"] !== true
     )
     return 0
   }
@@ -188,6 +195,7 @@ const main = async (argv: ReadonlyArray<string>): Promise<number> => {
         "--concurrency",
         String(run.concurrency),
         ...(run.limit === undefined ? [] : ["--limit", String(run.limit)]),
+        ...(args["v8-defaults"] === true ? ["--v8-defaults"] : []),
         ...(args.snapshot === undefined
           ? []
           : ["--snapshot", resolve(args.snapshot), "--snapshot-after", args["snapshot-after"] ?? "30"])
@@ -196,7 +204,13 @@ const main = async (argv: ReadonlyArray<string>): Promise<number> => {
     )
     rows.push(figures)
   }
-  console.log(`node ${process.versions.node}, smurfs ${version}${nodeFlags.length > 0 ? `, ${nodeFlags.join(" ")}` : ""}\n`)
+  const growth =
+    args["v8-defaults"] === true
+      ? "V8's default heap growth"
+      : `heap growth bounded as smurfs bench does (--heap-growing-percent=${HEAP_GROWING_PERCENT})`
+  console.log(
+    `node ${process.versions.node}, smurfs ${version}, ${growth}${nodeFlags.length > 0 ? `, ${nodeFlags.join(" ")}` : ""}\n`
+  )
   console.log(
     table(
       "Peak memory of whole bench runs (smurfs, react, dfsdt; records written to a scratch run directory; RSS sampled every 20 ms)",
@@ -233,7 +247,7 @@ const main = async (argv: ReadonlyArray<string>): Promise<number> => {
   mkdirSync(dirname(out), { recursive: true })
   writeFileSync(
     out,
-    `${JSON.stringify({ node: process.versions.node, version, latency, nodeFlags, createdAt: new Date().toISOString(), runs: rows }, null, 2)}\n`
+    `${JSON.stringify({ node: process.versions.node, version, latency, heapGrowth: growth, nodeFlags, createdAt: new Date().toISOString(), runs: rows }, null, 2)}\n`
   )
   console.log(`\nwrote ${out}`)
   return 0
