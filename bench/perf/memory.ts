@@ -29,6 +29,7 @@ const usage = `usage: node bench/perf/memory.ts [--runs <queries per group>x<con
   --data     the ToolBench data directory (default <repo>/../shared/toolbench)
   --out      where to write the figures as JSON (default runs/memory.json)
   --v8-defaults  leave V8's heap growth as node sets it (by default each run bounds it as \`smurfs bench\` does)
+  --live     also the heap that the run still holds once its tasks are done (a full collection then; --expose-gc)
   --node-flags  extra flags for each run's node process (e.g. "--max-semi-space-size=4")
   --snapshot <file> --snapshot-after <s>  write a heap snapshot of each run's process this long into it (one run)`
 
@@ -40,6 +41,8 @@ interface RunFigures {
   readonly baselineRssMb: number
   readonly peakRssMb: number
   readonly tasksPeakRssMb: number
+  /** The heap after a full collection once the tasks are done (--live only). */
+  readonly liveAfterTasksMb?: number | undefined
   readonly maxRssMb: number
   readonly peakHeapMb: number
   readonly endHeapMb: number
@@ -78,7 +81,21 @@ const child = async (
     let tasksPeakRss = 0
     // the CLI's own progress (its counters and line log), written nowhere
     const cli = makeProgress({ stream: createWriteStream("/dev/null") as never, tty: false })
-    const progress = { ...cli, stop: () => (sample(), (tasksPeakRss = peakRss), cli.stop()) }
+    // with --expose-gc (--live): what the run still holds once its tasks are done, after a full collection
+    let liveAfterTasks: number | undefined
+    const gc = (globalThis as { gc?: () => void }).gc
+    const progress = {
+      ...cli,
+      stop: () => {
+        sample()
+        tasksPeakRss = peakRss
+        if (gc) {
+          gc()
+          liveAfterTasks = process.memoryUsage().heapUsed
+        }
+        cli.stop()
+      }
+    }
     const sample = () => {
       const m = process.memoryUsage()
       peakRss = Math.max(peakRss, m.rss)
@@ -101,6 +118,7 @@ const child = async (
       baselineRssMb: baseline / MB,
       peakRssMb: peakRss / MB,
       tasksPeakRssMb: tasksPeakRss / MB,
+      ...(liveAfterTasks === undefined ? {} : { liveAfterTasksMb: liveAfterTasks / MB }),
       maxRssMb: process.resourceUsage().maxRSS / 1024,
       peakHeapMb: peakHeap / MB,
       endHeapMb: getHeapStatistics().used_heap_size / MB,
@@ -147,6 +165,7 @@ const main = async (argv: ReadonlyArray<string>): Promise<number> => {
         "node-flags": { type: "string" },
         snapshot: { type: "string" },
         "v8-defaults": { type: "boolean" },
+        live: { type: "boolean" },
         "snapshot-after": { type: "string" },
         help: { type: "boolean", short: "h" }
       }
@@ -177,7 +196,10 @@ const main = async (argv: ReadonlyArray<string>): Promise<number> => {
     if (!m) throw new Error(`--runs: "${r}" is not <queries per group>x<concurrency>\n${usage}`)
     return { limit: m[1] === "all" ? undefined : Number(m[1]), concurrency: Number(m[2]) }
   })
-  const nodeFlags = (args["node-flags"] ?? "").split(" ").filter((f) => f !== "")
+  const nodeFlags = [
+    ...(args["node-flags"] ?? "").split(" ").filter((f) => f !== ""),
+    ...(args.live === true ? ["--expose-gc"] : [])
+  ]
   console.log(
     `NOTE: bench runs of smurfs, react and dfsdt driven by a ${SIM_NOTE}, ${latency} per call, replay,offline tools; each run in a fresh process.`
   )
@@ -225,7 +247,8 @@ const main = async (argv: ReadonlyArray<string>): Promise<number> => {
         "peak heap MB",
         "heap at end MB",
         "wall s",
-        "CPU s"
+        "CPU s",
+        ...(args.live === true ? ["live heap after tasks MB"] : [])
       ],
       rows.map((r) => [
         r.tasks,
@@ -238,7 +261,8 @@ const main = async (argv: ReadonlyArray<string>): Promise<number> => {
         round(r.peakHeapMb),
         round(r.endHeapMb),
         round(r.wallS, 1),
-        round(r.cpuS, 1)
+        round(r.cpuS, 1),
+        ...(r.liveAfterTasksMb === undefined ? [] : [round(r.liveAfterTasksMb, 1)])
       ]),
       0
     )
