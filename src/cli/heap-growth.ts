@@ -12,9 +12,13 @@ const FLAG = /^--heap[-_]growing[-_]percent\b/
  * objects take about 120 MB peaked near 500 MB of resident memory. Growing by 30% instead held it under
  * 300 MB at the same CPU time (50%: 10 MB more; `npm run bench:memory`, docs/performance.md). V8 reads the
  * flag each time it sets the next limit, so setting it once the process runs takes effect; a value given
- * to node itself (`node --heap-growing-percent=<n>`, or NODE_OPTIONS) is left as it is.
+ * to node itself (`node --heap-growing-percent=<n> bin/smurfs.js`) is left as it is.
  */
 export const boundHeapGrowth = (): void => {
-  const given = [...process.execArgv, ...(process.env["NODE_OPTIONS"] ?? "").split(/\s+/)].some((a) => FLAG.test(a))
-  if (!given) setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`)
+  const flag = heapGrowthFlag(process.execArgv)
+  if (flag !== undefined) setFlagsFromString(flag)
 }
+
+/** The V8 flag `boundHeapGrowth` sets, or undefined when node was given one (NODE_OPTIONS may not carry it). */
+export const heapGrowthFlag = (execArgv: ReadonlyArray<string>): string | undefined =>
+  execArgv.some((a) => FLAG.test(a)) ? undefined : `--heap-growing-percent=${HEAP_GROWING_PERCENT}`
