@@ -44,7 +44,7 @@ import { readFileBounded } from "../src/trace/guarded-fs.ts"
 import { version } from "../src/version.ts"
 import { type BenchQuery, loadQueries } from "./datasets.ts"
 import { missCounts } from "./eval/judge-input.ts"
-import { loadSource } from "./eval/sources.ts"
+import { runMissCounts } from "./eval/sources.ts"
 import type { Progress, ProgressTotals } from "./progress.ts"
 import { QUEUE_DEFAULTS } from "./queue/connection.ts"
 import { type QueuedTask, runIdOf } from "./queue/job.ts"
@@ -364,10 +364,10 @@ const recordEndpointStats = (out: string, endpoints: ReadonlyArray<EndpointStats
  */
 const recordMisses = (out: string) =>
   Effect.gen(function* () {
-    const entries = yield* Effect.try({ try: () => loadSource(out).entries, catch: () => undefined }).pipe(
-      Effect.orElseSucceed(() => [])
+    // the records are read one at a time: a run's records are never all held at once
+    const misses = yield* Effect.try({ try: () => runMissCounts(out), catch: () => undefined }).pipe(
+      Effect.orElseSucceed(() => missCounts([]))
     )
-    const misses = missCounts(entries)
     const path = runConfigPath(out)
     const current = yield* Effect.try({
       try: () => JSON.parse(readFileBounded(path)) as Record<string, unknown>,

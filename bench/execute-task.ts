@@ -7,6 +7,7 @@ import { watchServer } from "../src/llm/server-watch.ts"
 import { isKind, type RunEvent } from "../src/trace/events.ts"
 import { redactText, redactValue } from "../src/trace/redact.ts"
 import { capRecordSize, SIZE_CAPS } from "../src/trace/size-caps.ts"
+import { RecordPrompts } from "../src/trace/trajectory.ts"
 import type { BenchQuery } from "./datasets.ts"
 import { RUN_FORMAT_VERSION, type TaskRecord } from "./run-format.ts"
 
@@ -64,7 +65,11 @@ export const executeTask = (
     // Watch this task's model calls: once the server fails (dead, 404, hung...), the task is not a result.
     const watch = watchServer(base)
     const exit = yield* Effect.exit(
-      Effect.suspend(() => method(task)).pipe(Effect.provideService(LanguageModel, watch.model))
+      Effect.suspend(() => method(task)).pipe(
+        Effect.provideService(LanguageModel, watch.model),
+        // the prompts the record would drop are not held while the task runs
+        Effect.provideService(RecordPrompts, options.fullTrace)
+      )
     )
     if (exit._tag === "Failure") {
       if (Cause.hasInterruptsOnly(exit.cause)) return yield* Effect.interrupt

@@ -102,6 +102,9 @@ export class ModelServerDown extends Data.TaggedError("ModelServerDown")<{
   }
 }
 
+/** A query's key in a run: its group and id (one record per method). */
+const queryKey = (query: BenchQuery) => `${query.group}/${query.id}`
+
 type Outcome = "skipped" | "recorded" | "answered" | "error" | "not_recorded"
 
 /** A record of a finished task (answered or given up), not of one the model server failed. */
@@ -185,13 +188,6 @@ export const runBench = (
     yield* openRunDir(options.runDir, options.config, options.resume, options.force === true)
     const base = yield* LanguageModel
 
-    const tasks = new Map<string, Task>()
-    const taskFor = (query: BenchQuery): Task => {
-      const key = `${query.group}/${query.id}`
-      let task = tasks.get(key)
-      if (!task) tasks.set(key, (task = options.taskOf(query)))
-      return task
-    }
     // Query-major order: a run stopped half-way holds every method on the same queries, ready to compare.
     // Longest expected tasks first, so that the last slots of a run are not left waiting on one long task.
     const jobs = longestFirst(options.queries).flatMap((query) =>
@@ -203,6 +199,25 @@ export const runBench = (
     )
     const pending = jobs.filter((job) => isPending(job.path))
     progress.start(jobs.length, jobs.length - pending.length)
+
+    // A query's Task (its tools) is built when its first job starts and shared by its methods until the last
+    // of its jobs is settled, then dropped: a run holds the tools of the tasks in flight, not of every task.
+    const tasks = new Map<string, Task>()
+    const unsettled = new Map<string, number>()
+    for (const { query } of pending) unsettled.set(queryKey(query), (unsettled.get(queryKey(query)) ?? 0) + 1)
+    const taskFor = (query: BenchQuery): Task => {
+      const key = queryKey(query)
+      let task = tasks.get(key)
+      if (!task) tasks.set(key, (task = options.taskOf(query)))
+      return task
+    }
+    const settled = (query: BenchQuery) => {
+      const key = queryKey(query)
+      const left = (unsettled.get(key) ?? 1) - 1
+      if (left > 0) return void unsettled.set(key, left)
+      unsettled.delete(key)
+      tasks.delete(key)
+    }
 
     let consecutiveFailures = 0
     let lastServerError: string | undefined
@@ -284,7 +299,7 @@ export const runBench = (
           })
         )
         return ran.settled ? ran.outcome : yield* settle(ran.result)
-      })
+      }).pipe(Effect.ensuring(Effect.sync(() => settled(query))))
 
     // A run stopped by a dead server still leaves converted files of everything done so far.
     // the slots, and as many jobs again as records may wait for the disk: a write that stalls (an fsync can take
@@ -295,15 +310,16 @@ export const runBench = (
       }).pipe(Effect.ensuring(Effect.sync(() => progress.stop())))
     )
 
-    const queryById = new Map(options.queries.map((q) => [`${q.group}/${q.id}`, q]))
+    const queryById = new Map(options.queries.map((q) => [queryKey(q), q]))
     const groups = [...new Set(options.queries.map((q) => q.group))]
     const convertedFiles = yield* writeConverted(
       options.runDir,
       options.methods.map((m) => m.name),
       groups,
+      // built again for its converted answer (every task was dropped when it settled), then dropped again
       (group, id) => {
         const query = queryById.get(`${group}/${id}`)
-        return query ? taskFor(query) : undefined
+        return query ? options.taskOf(query) : undefined
       },
       options.finish
     )

@@ -1,6 +1,8 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { basename, join } from "node:path"
+import { setFlagsFromString } from "node:v8"
+import { runInNewContext } from "node:vm"
 import { Effect, Exit, Layer } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import { z } from "zod"
@@ -257,6 +259,59 @@ describe("bench runner", () => {
         JSON.parse(readFileSync(join(runDir, "converted", "react", `${GROUP}.json`), "utf8")) as object
       ).sort()
     ).toEqual(["1", "2", "3", "4", "5", "6"])
+  })
+})
+
+describe("bench runner memory", () => {
+  // `gc` without --expose-gc on the test process: the flag set at run time, the function taken from a new context
+  setFlagsFromString("--expose-gc")
+  const gc = runInNewContext("gc") as () => void
+
+  /** Whether `ref`'s task was collected within a few garbage collections: nothing of the run holds it any more. */
+  const collected = (ref: WeakRef<Task>) =>
+    Effect.gen(function* () {
+      for (let i = 0; i < 30; i++) {
+        gc()
+        if (ref.deref() === undefined) return true
+        yield* Effect.sleep(10)
+      }
+      return false
+    })
+
+  it("drops a query's task (its tools) once every method's record of it is written, not at the end of the run", async () => {
+    const runDir = tempRun()
+    const built = new Map<string, WeakRef<Task>>()
+    const earlierKept: Array<string> = []
+    // each task, before it answers, waits for the task two queries before it (both methods settled by then) to be collected
+    const checking =
+      (name: string): Method =>
+      (task) =>
+        Effect.gen(function* () {
+          const earlier = built.get(String(Number(task.id) - 2))
+          if (name === "b" && earlier !== undefined && !(yield* collected(earlier))) earlierKept.push(task.id)
+          return answeredTrajectory(task, `answer ${task.id}`)
+        })
+    const exit = await run(
+      options(
+        runDir,
+        [
+          { name: "a", method: checking("a") },
+          { name: "b", method: checking("b") }
+        ],
+        {
+          concurrency: 1,
+          taskOf: (q) => {
+            const task = taskOf(q)
+            built.set(q.id, new WeakRef(task))
+            return task
+          }
+        }
+      )
+    )
+    expect(Exit.isSuccess(exit)).toBe(true)
+    // every query from the third on looked; none found the task of two queries before still held
+    expect(earlierKept).toEqual([])
+    expect(built.size).toBe(queries.length)
   })
 })
 

@@ -77,21 +77,24 @@ export const judgeInputFromRecord = (record: TaskRecord): JudgeInput => {
     finalAnswer: record.finalAnswer,
     finished: endsWithFinish(answer),
     steps,
-    cost: {
-      // A method's cost is what it asked for, whether a cache or the server answered.
-      modelCalls: record.totals.modelCalls + (record.totals.cachedModelCalls ?? 0),
-      promptTokens: record.totals.promptTokens,
-      completionTokens: record.totals.completionTokens,
-      toolCalls: record.totals.toolCalls + (record.totals.cachedToolCalls ?? 0),
-      ...(record.totals.missedToolCalls === undefined ? {} : { missedToolCalls: record.totals.missedToolCalls }),
-      wallMs: record.totals.wallMs
-    },
+    cost: costOfRecord(record),
     answer
   }
 }
 
+/** A task record's costs as a judge input carries them. */
+export const costOfRecord = (record: TaskRecord): JudgeCost => ({
+  // A method's cost is what it asked for, whether a cache or the server answered.
+  modelCalls: record.totals.modelCalls + (record.totals.cachedModelCalls ?? 0),
+  promptTokens: record.totals.promptTokens,
+  completionTokens: record.totals.completionTokens,
+  toolCalls: record.totals.toolCalls + (record.totals.cachedToolCalls ?? 0),
+  ...(record.totals.missedToolCalls === undefined ? {} : { missedToolCalls: record.totals.missedToolCalls }),
+  wallMs: record.totals.wallMs
+})
+
 /** Misses over answers: calls nothing recorded or simulated, all tool calls, and the tasks that had a miss. */
-export const missCounts = (entries: ReadonlyArray<JudgeInput>) => {
+export const missCounts = (entries: Iterable<{ readonly cost: JudgeCost }>) => {
   let missedToolCalls = 0,
     toolCalls = 0,
     tasksWithMisses = 0,

@@ -9,9 +9,9 @@ import type { FailureKind } from "../../src/failure.ts"
 import { convertAnswerFile } from "../../src/trace/converters/stabletoolbench-answers.ts"
 import { readFileBounded } from "../../src/trace/guarded-fs.ts"
 import { newerRunFormat, newerRunProblem, readRecord } from "../run-dir.ts"
-import { RunConfig, runConfigPath } from "../run-format.ts"
+import { RunConfig, runConfigPath, type TaskRecord } from "../run-format.ts"
 import { judgeInputFromConverted, readConvertedFile } from "./converted.ts"
-import { type JudgeInput, judgeInputFromRecord } from "./judge-input.ts"
+import { costOfRecord, type JudgeInput, judgeInputFromRecord, missCounts } from "./judge-input.ts"
 import { readJsonIf } from "./store.ts"
 
 export type SourceKind = "run" | "converted" | "answers"
@@ -56,23 +56,44 @@ export const sourceKind = (dir: string): SourceKind | undefined => {
   return undefined
 }
 
-/** Read the task records of a run directory. */
-const readRun = (dir: string): Source => {
-  const entries: Array<JudgeInput> = []
-  const invalid: Array<string> = []
-  const undone: Array<{ method: string; group: string; taskId: string }> = []
+/** The task record files of a run directory, each read when it is reached (undefined: not a complete record). */
+function* runRecords(dir: string): Generator<{ readonly path: string; readonly record: TaskRecord | undefined }> {
   const tasks = join(dir, "tasks")
   for (const method of dirs(tasks))
     for (const group of dirs(join(tasks, method)))
       for (const file of readdirSync(join(tasks, method, group)).filter((f) => f.endsWith(".json"))) {
         const path = join(tasks, method, group, file)
-        const record = readRecord(path)
-        if (record?.finishType === "error")
-          undone.push({ method: record.method, group: record.group, taskId: record.taskId })
-        else if (record) entries.push(judgeInputFromRecord(record))
-        else invalid.push(`${path} is not a complete task record (a crash mid-write, or another format version)`)
+        yield { path, record: readRecord(path) }
       }
+}
+
+/** Read the task records of a run directory. */
+const readRun = (dir: string): Source => {
+  const entries: Array<JudgeInput> = []
+  const invalid: Array<string> = []
+  const undone: Array<{ method: string; group: string; taskId: string }> = []
+  for (const { path, record } of runRecords(dir)) {
+    if (record?.finishType === "error")
+      undone.push({ method: record.method, group: record.group, taskId: record.taskId })
+    else if (record) entries.push(judgeInputFromRecord(record))
+    else invalid.push(`${path} is not a complete task record (a crash mid-write, or another format version)`)
+  }
   return { dir, kind: "run", entries: entries.sort(byKey), invalid, undone }
+}
+
+/**
+ * The misses of a run directory's answered tasks (as `missCounts` over `loadSource(dir).entries`), its
+ * records read one at a time: a long run's records are never all held at once.
+ */
+export const runMissCounts = (dir: string): ReturnType<typeof missCounts> => {
+  const newer = sourceKind(dir) === "run" ? newerRunFormat(dir) : undefined
+  if (newer !== undefined)
+    throw new SourceError({ message: `${dir}: ${newerRunProblem(newer)}. Upgrade smurfs to read it.` })
+  function* costs() {
+    for (const { record } of runRecords(dir))
+      if (record !== undefined && record.finishType !== "error") yield { cost: costOfRecord(record) }
+  }
+  return missCounts(costs())
 }
 
 /** Read `model_predictions_converted/<method>/<group>.json` files. */

@@ -63,19 +63,34 @@ export const totalsOf = (events: ReadonlyArray<RunEvent>, wallMs: number): Total
 }
 
 /**
+ * Whether recorded trajectories keep the prompt of each model call (`messages` of model_call events); listeners
+ * see them either way. A bench writes them only under --full-trace: without it, a task in flight need not hold
+ * every prompt it sent until its record drops them.
+ */
+export const RecordPrompts = Context.Reference<boolean>("smurfs/RecordPrompts", { defaultValue: () => true })
+
+/** `event` without the prompt of its model call. */
+const withoutPrompt = (event: RunEvent): RunEvent => {
+  if (kindOf(event) !== "model_call" || !("messages" in event.data)) return event
+  const { messages: _dropped, ...data } = event.data
+  return { ...event, data }
+}
+
+/**
  * A Trace that records events for one task and forwards each to an optional listener
  * (the CLI's live view, a JSONL file).
  */
 export const makeRecorder = (taskId: string, listener?: (event: RunEvent) => void) =>
   Effect.gen(function* () {
     const events = yield* Ref.make<Array<RunEvent>>([])
+    const prompts = yield* Effect.service(RecordPrompts)
     const record = (event: RunEvent): RunEvent => {
       try {
         listener?.(event)
       } catch {
         // a listener's failure must never break a run
       }
-      return event
+      return prompts ? event : withoutPrompt(event)
     }
     const trace: TraceShape = {
       // strings are capped as they are recorded, not when the task ends: a task of many 30 MB replies keeps

@@ -25,6 +25,7 @@ import { RunDirError } from "../../trace/fs-problem.ts"
 import { otlpLayer } from "../../trace/otlp.ts"
 import { reportBench } from "../bench-summary.ts"
 import { ExitCode } from "../exit-codes.ts"
+import { boundHeapGrowth } from "../heap-growth.ts"
 import {
   BadInput,
   choiceList,
@@ -185,6 +186,8 @@ const bench = (args: BenchSettings, json: boolean, argv: ReadonlyArray<string>):
       `smurfs bench: no simulator: a tool call nothing recorded fails (environments ${args.envs.join(",")}), where StableToolBench's server would ask its simulator model. ` +
         `Such calls are counted as misses per task and in run.json; pass rates are shown with their miss rate. Give --simulator <model spec> (or ${SIMULATOR_ENV}) to answer them as StableToolBench does.`
     )
+  // hundreds of tasks at once for hours: a full collection before the heap grows far past what is alive
+  boundHeapGrowth()
   const resumeHint = `Rerun with --resume to continue: smurfs bench ${argv.filter((a) => a !== "--resume").join(" ")} --resume`
   const progress = makeProgress()
   // Ctrl-C / SIGTERM interrupt the run; finished records are already on disk.

@@ -17,6 +17,7 @@ import { smurfsSrcDirOf } from "../../agents/smurfs-source.ts"
 import { loadWithPeers, QUEUE_PEERS } from "../../peer-packages.ts"
 import { stbDirOf } from "../../text/stabletoolbench-files.ts"
 import { ExitCode } from "../exit-codes.ts"
+import { boundHeapGrowth } from "../heap-growth.ts"
 import { BadInput, intOption, type ParsedCommand, runCommand, splitList, UsageError } from "../options.ts"
 import { runProgram } from "../run-program.ts"
 
@@ -114,6 +115,8 @@ const parse = ({ values }: ParsedCommand<typeof OPTIONS>) => {
 export const run = (argv: string[]): Promise<number> => runCommand(COMMAND, argv, (parsed) => work(parse(parsed)))
 
 const work = (args: ReturnType<typeof parse>): Promise<number> => {
+  // tasks at once for as long as the queue has jobs: a full collection before the heap grows far past what is alive
+  boundHeapGrowth()
   const log = (line: string) => console.error(`smurfs worker: ${line}`)
   let close: (force?: boolean) => Promise<void> = async () => {}
   const program = Effect.gen(function* () {

@@ -116,9 +116,12 @@ interface ApiSchemas {
 /**
  * Arguments schemas by the parameter lists they come from. A bench builds each task's library anew, and
  * many APIs declare the same parameters: sharing the (immutable) schemas saves building them again.
- * Bounded, so a long run's memory stays flat.
+ * Bounded, so a long run's memory stays flat: a tool keeps its own schemas, so the cache only spares the
+ * next tasks building them again (0.06 ms an API as JSON Schema, 0.2 ms as zod). StableToolBench's 765
+ * queries have 1,583 distinct lists, which a bound of 4,096 kept all of by the end of a run, zod schemas
+ * and all (about 8 KB a list).
  */
-const parameterSchemas = new LRUCache<string, ApiSchemas>({ max: 4096 })
+const parameterSchemas = new LRUCache<string, ApiSchemas>({ max: 256 })
 
 const apiSchemas = (doc: ApiDoc, quirks: boolean): ApiSchemas => {
   const key = JSON.stringify([quirks, doc.required_parameters, doc.optional_parameters])
