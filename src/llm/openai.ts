@@ -173,9 +173,13 @@ const call = <A>(site: CallSite, lazy: LazyClient, run: (client: OpenAI, signal:
       try: async (interrupt: AbortSignal) => {
         const limit = deadline(interrupt, site.timeoutMs)
         timedOut = limit.timedOut
-        const { client, sdk } = await lazy()
-        loaded = sdk
-        return run(client, limit.signal)
+        try {
+          const { client, sdk } = await lazy()
+          loaded = sdk
+          return await run(client, limit.signal)
+        } finally {
+          limit.clear()
+        }
       },
       catch: (e) => {
         if (loaded !== undefined) {
@@ -189,21 +193,33 @@ const call = <A>(site: CallSite, lazy: LazyClient, run: (client: OpenAI, signal:
     })
   })
 
+/**
+ * Clients by what they are built from (server, key, timeout), shared by every model of those settings: a
+ * client is costly to build and holds nothing of a call, and a run builds its model once per task.
+ */
+const clients = new Map<string, ReturnType<LazyClient>>()
+
 /** A client that never retries on its own (the resilience layer decides), built when first asked for. */
 export const makeOpenAIClient = (settings: OpenAISettings): LazyClient => {
   addSecret(settings.apiKey) // whatever variable or flag it came from, a server echoing it is never shown
-  let built: ReturnType<LazyClient> | undefined
-  return () =>
-    (built ??= loadSdk().then((sdk) => ({
-      sdk,
-      client: new sdk.default({
-        baseURL: settings.baseURL,
-        apiKey: settings.apiKey,
-        maxRetries: 0,
-        timeout: settings.timeoutMs,
-        fetch: boundedFetch()
-      })
-    })))
+  const key = JSON.stringify([settings.baseURL, settings.apiKey, settings.timeoutMs])
+  return () => {
+    let built = clients.get(key)
+    if (built === undefined) {
+      built = loadSdk().then((sdk) => ({
+        sdk,
+        client: new sdk.default({
+          baseURL: settings.baseURL,
+          apiKey: settings.apiKey,
+          maxRetries: 0,
+          timeout: settings.timeoutMs,
+          fetch: boundedFetch()
+        })
+      }))
+      clients.set(key, built)
+    }
+    return built
+  }
 }
 
 /** Model ids the server lists at /v1/models. */
