@@ -2,7 +2,7 @@
 import { CloudEvent, ValidationError } from "cloudevents"
 import { describe, expect, it } from "vitest"
 import { fromObservation, heightTool, percentTool, runSmurfs } from "../../test/pipeline-fixtures.ts"
-import { EVENT_TYPE_PREFIX, isKind, kindOf, type RunEvent } from "./events.ts"
+import { EVENT_TYPE_PREFIX, isKind, kindOf, makeEvent, type RunEvent } from "./events.ts"
 
 const solved = { status: "solved", reason: "ok" }
 
@@ -77,5 +77,26 @@ describe("run events", () => {
     expect(kindOf({ type: "dev.smurfs.tool_call" })).toBe("tool_call")
     expect(isKind({ type: "smurfs.plan" }, "plan")).toBe(true)
     expect(isKind({ type: "dev.smurfs.plan" }, "tool_call")).toBe(false)
+  })
+
+  it("a built event carries its defined link attributes in order, its correlation id the task's unless the link names another", () => {
+    const event = makeEvent("task-1", "thought", { thought: "x" }, { subtask: 2, agent: undefined, agentdepth: 1 })
+    expect(Object.keys(event)).toEqual([
+      "specversion",
+      "id",
+      "source",
+      "type",
+      "time",
+      "datacontenttype",
+      "subject",
+      "correlationid",
+      "subtask",
+      "agentdepth",
+      "data"
+    ])
+    expect(event).toMatchObject({ correlationid: "task-1", subtask: 2, agentdepth: 1, data: { thought: "x" } })
+    expect(makeEvent("task-1", "thought", {}, { correlationid: "top" }).correlationid).toBe("top")
+    expect("correlationid" in makeEvent("task-1", "thought", {}, { correlationid: undefined })).toBe(false)
+    expect(new Date(makeEvent("t", "thought", {}).time).toISOString()).toMatch(/^\d{4}-/)
   })
 })

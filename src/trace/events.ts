@@ -75,20 +75,25 @@ export const makeEvent = (
   link: EventLink = {},
   source = "/smurfs"
 ): RunEvent => {
-  const extensions = Object.fromEntries(
-    Object.entries({ correlationid: subject, ...link }).filter(([, v]) => v !== undefined)
-  )
-  return {
+  const now = new Date()
+  const event: Record<string, unknown> = {
     specversion: "1.0",
-    id: `${Date.now().toString(36)}-${(counter++).toString(36)}`,
+    id: `${now.getTime().toString(36)}-${(counter++).toString(36)}`,
     source,
     type: eventType(kind),
-    time: new Date().toISOString(),
+    time: now.toISOString(),
     datacontenttype: "application/json",
     subject,
-    ...extensions,
-    data
+    correlationid: subject
   }
+  // a loop, not entries and fromEntries: every event of a run is built here
+  for (const key in link) {
+    const value = link[key as keyof EventLink]
+    if (value !== undefined) event[key] = value
+    else if (key === "correlationid") delete event[key] // as a spread of an undefined one, then dropped, would
+  }
+  event["data"] = data
+  return event as unknown as RunEvent
 }
 
 /**

@@ -1,7 +1,6 @@
 // A run's trajectory: its events, final answer and per-task totals, as one serializable value.
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Ref from "effect/Ref"
 import { dataOf, kindOf, makeEvent, Trace, type TraceShape } from "./events.ts"
 import type { RunEvent, Totals } from "./record.ts"
 import { capStrings } from "./size-caps.ts"
@@ -67,8 +66,10 @@ export const totalsOf = (events: ReadonlyArray<RunEvent>, wallMs: number): Total
  * (the CLI's live view, a JSONL file).
  */
 export const makeRecorder = (taskId: string, listener?: (event: RunEvent) => void) =>
-  Effect.gen(function* () {
-    const events = yield* Ref.make<Array<RunEvent>>([])
+  Effect.sync(() => {
+    // one array, appended to in place: an event is one step of the run, not three (the Ref it was updated
+    // in place through cost a flatMap and an update per event)
+    const events: Array<RunEvent> = []
     const record = (event: RunEvent): RunEvent => {
       try {
         listener?.(event)
@@ -81,16 +82,11 @@ export const makeRecorder = (taskId: string, listener?: (event: RunEvent) => voi
       // strings are capped as they are recorded, not when the task ends: a task of many 30 MB replies keeps
       // 64 Ki characters of each, not every reply whole until its record is written
       emit: (kind, data, link) =>
-        Effect.sync(() => record(makeEvent(taskId, kind, capStrings(data), link))).pipe(
-          Effect.flatMap((event) => Ref.update(events, (all) => (all.push(event), all)))
-        ),
+        Effect.sync(() => void events.push(record(makeEvent(taskId, kind, capStrings(data), link)))),
       // a sub-agent's event joins this run: same correlation id as every event of this task
-      forward: (event) => {
-        const nested = record({ ...event, correlationid: taskId })
-        Effect.runSync(Ref.update(events, (all) => (all.push(nested), all)))
-      }
+      forward: (event) => void events.push(record({ ...event, correlationid: taskId }))
     }
-    return { trace, events: Ref.get(events) }
+    return { trace, events: Effect.sync(() => events) }
   })
 
 /**
