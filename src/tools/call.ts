@@ -63,14 +63,25 @@ export const stringifyOutput = (value: unknown): string => {
 export const capContent = (result: ToolResult, maxChars: number = SAFE_CALL_DEFAULTS.maxContentChars): ToolResult =>
   result.content.length > maxChars ? { ...result, content: result.content.slice(0, maxChars), truncated: true } : result
 
+/**
+ * Results a guard redacted, each a new object of its own. A call is often guarded twice (a defineTool
+ * tool's own safe call inside the agent's guard): the outer guard gets such a result back and does not
+ * read the environment again. A tool's own result object is never trusted as redacted.
+ */
+const redacted = new WeakSet<ToolResult>()
+
 /** A result with every secret in its content and error redacted. */
 const redactResult = (result: ToolResult): ToolResult => {
+  if (redacted.has(result)) return result
   const secrets = secretValues() // read the environment once for both texts
   const content = redactText(result.content, secrets)
   const error = result.error === undefined ? undefined : redactText(result.error, secrets)
-  return content === result.content && error === result.error
-    ? result
-    : { ...result, content, ...(error === undefined ? {} : { error }) }
+  const out: ToolResult =
+    content === result.content && error === result.error
+      ? { ...result }
+      : { ...result, content, ...(error === undefined ? {} : { error }) }
+  redacted.add(out)
+  return out
 }
 
 /** A tool implementation's return value as a result: `undefined`, functions and symbols are failures, the rest is content. */
