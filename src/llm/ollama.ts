@@ -302,7 +302,9 @@ export const makeOllamaModel = (settings: OllamaSettings): LanguageModelShape =>
       contextTokens: settings.numCtx,
       supportsTools: settings.supportsTools ?? true
     },
-    generate
+    generate,
+    // every call aborts at its deadline and fails with Timeout (see `call`)
+    timeoutMs: settings.timeoutMs
   }
 }
 

@@ -287,6 +287,8 @@ export const makeOpenAIModel = (settings: OpenAISettings): LanguageModelShape =>
       contextTokens: settings.numCtx,
       supportsTools: settings.supportsTools ?? true
     },
-    generate
+    generate,
+    // every call aborts at its deadline and fails with Timeout (see `call`)
+    timeoutMs: settings.timeoutMs
   }
 }
