@@ -73,6 +73,17 @@ describe("safeCall", () => {
 })
 
 describe("guardToolCall", () => {
+  it("adds nothing to a call it already guarded as tightly, and its own limits to one guarded more loosely", async () => {
+    const tight = guardToolCall("t", Effect.never, { timeoutMs: 20 })
+    expect(guardToolCall("t", tight, { timeoutMs: 60_000 })).toBe(tight)
+    expect(guardToolCall("other", tight, { timeoutMs: 60_000 })).not.toBe(tight)
+    expect((await run(guardToolCall("t", tight, { timeoutMs: 60_000 }))).error).toContain("within 20 ms")
+    const loose = guardToolCall("t", Effect.never, { timeoutMs: 60_000 })
+    const outer = guardToolCall("t", loose, { timeoutMs: 20 })
+    expect(outer).not.toBe(loose)
+    expect((await run(outer)).error).toContain("within 20 ms")
+  })
+
   it("redacts a result once when guarded twice, and never hands back the tool's own object", async () => {
     process.env["SMURFS_TEST_GUARD_TOKEN"] = "guard-secret-value-123"
     try {

@@ -114,7 +114,12 @@ export const guardToolCall = (
 ): Effect.Effect<ToolResult> => {
   const timeoutMs = options.timeoutMs ?? SAFE_CALL_DEFAULTS.timeoutMs
   const maxChars = options.maxContentChars ?? SAFE_CALL_DEFAULTS.maxContentChars
-  return trackToolCall(
+  // Already guarded as tightly (a defineTool tool's own safe call, which the agents guard again): a second
+  // guard could change nothing, and its timeout is a race of two fibers on every call.
+  const inner = guards.get(effect)
+  if (inner && inner.toolName === toolName && inner.timeoutMs <= timeoutMs && inner.maxChars <= maxChars)
+    return effect as Effect.Effect<ToolResult>
+  const guarded = trackToolCall(
     toolName,
     Effect.suspend(() => effect)
   ).pipe(
@@ -138,7 +143,12 @@ export const guardToolCall = (
       })
     })
   )
+  guards.set(guarded, { toolName, timeoutMs, maxChars })
+  return guarded
 }
+
+/** The effects guardToolCall built, with their limits: each never fails, is timed out, capped and redacted. */
+const guards = new WeakMap<Effect.Effect<ToolResult, unknown>, { toolName: string; timeoutMs: number; maxChars: number }>()
 
 /**
  * Run a tool implementation safely: sync or async, throwing or rejecting, hanging or returning garbage,
