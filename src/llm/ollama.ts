@@ -266,7 +266,9 @@ export const probeToolSupport = (settings: OllamaSettings): Effect.Effect<boolea
 export const makeOllamaModel = (settings: OllamaSettings): LanguageModelShape => {
   const host = normalizeOllamaHost(settings.host)
   const shown = displayHost(host)
-  const generate = Effect.fn("Ollama.generate")(function* (request: GenerateRequest) {
+  // untraced: the caller's LanguageModel.call span is the model call's span; a second one nested in it
+  // would cost a stack trace and a span on every call and say nothing more
+  const generate = Effect.fnUntraced(function* (request: GenerateRequest) {
     const started = performance.now()
     const site: CallSite = {
       provider: "ollama",

@@ -243,7 +243,9 @@ export const listOpenAIModels = (settings: OpenAISettings): Effect.Effect<Readon
 export const makeOpenAIModel = (settings: OpenAISettings): LanguageModelShape => {
   const client = makeOpenAIClient(settings)
   const host = displayHost(settings.baseURL)
-  const generate = Effect.fn("OpenAI.generate")(function* (request: GenerateRequest) {
+  // untraced: the caller's LanguageModel.call span is the model call's span; a second one nested in it
+  // would cost a stack trace and a span on every call and say nothing more
+  const generate = Effect.fnUntraced(function* (request: GenerateRequest) {
     const started = performance.now()
     const timeoutMs = request.options?.timeoutMs ?? settings.timeoutMs
     const site: CallSite = {
