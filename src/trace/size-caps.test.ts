@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { capStrings } from "./size-caps.ts"
+import { capStrings, hasLongString } from "./size-caps.ts"
 
 describe("capStrings", () => {
   it("copies plain data with long strings cut, keys (__proto__ as data) and their order kept, other objects shared", () => {
@@ -19,5 +19,15 @@ describe("capStrings", () => {
     )
     expect(capped["d"]).toBe(when)
     expect(value["a"]).toBe("xxxxxxxxxx")
+  })
+})
+
+describe("hasLongString", () => {
+  it("finds a string longer than the cap anywhere in plain data, and only there", () => {
+    expect(hasLongString({ a: [{ b: "xxxxx" }] }, 4)).toBe(true)
+    expect(hasLongString({ a: [{ b: "xxxx" }], n: 12345678 }, 4)).toBe(false)
+    expect(hasLongString("xxxxx", 4)).toBe(true)
+    expect(hasLongString({ d: new Date(0) }, 4)).toBe(false) // capStrings keeps such objects as they are
+    expect(hasLongString(JSON.parse('{"__proto__":{"b":"xxxxx"}}'), 4)).toBe(true)
   })
 })

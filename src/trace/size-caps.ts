@@ -69,6 +69,23 @@ const mapStrings = <A>(value: A, cut: (text: string) => string): A => {
   return walk(value) as A
 }
 
+/**
+ * Whether a JSON-like value holds a string longer than `max` (that {@link capStrings} would cut): one walk
+ * that allocates nothing, so that a value with nothing to cut need not be copied.
+ */
+export const hasLongString = (value: unknown, max: number = SIZE_CAPS.recordStringChars): boolean => {
+  if (typeof value === "string") return value.length > max
+  if (typeof value !== "object" || value === null) return false
+  if (Array.isArray(value)) {
+    for (const v of value) if (hasLongString(v, max)) return true
+    return false
+  }
+  const proto: unknown = Object.getPrototypeOf(value)
+  if (proto !== Object.prototype && proto !== null) return false
+  for (const k in value) if (hasLongString((value as Record<string, unknown>)[k], max)) return true
+  return false
+}
+
 /** A copy of a JSON-like value with every string longer than `max` cut by {@link capText}. */
 export const capStrings = <A>(value: A, max: number = SIZE_CAPS.recordStringChars): A =>
   mapStrings(value, (text) => capText(text, max))

@@ -3,7 +3,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import { dataOf, kindOf, makeEvent, Trace, type TraceShape } from "./events.ts"
 import type { RunEvent, Totals } from "./record.ts"
-import { capStrings } from "./size-caps.ts"
+import { capStrings, hasLongString } from "./size-caps.ts"
 
 export type { FinishType, Totals, Trajectory } from "./record.ts"
 
@@ -80,9 +80,12 @@ export const makeRecorder = (taskId: string, listener?: (event: RunEvent) => voi
     }
     const trace: TraceShape = {
       // strings are capped as they are recorded, not when the task ends: a task of many 30 MB replies keeps
-      // 64 Ki characters of each, not every reply whole until its record is written
+      // 64 Ki characters of each, not every reply whole until its record is written. Data with nothing to
+      // cut is kept as the emitter built it (each builds its own), not copied once more.
       emit: (kind, data, link) =>
-        Effect.sync(() => void events.push(record(makeEvent(taskId, kind, capStrings(data), link)))),
+        Effect.sync(
+          () => void events.push(record(makeEvent(taskId, kind, hasLongString(data) ? capStrings(data) : data, link)))
+        ),
       // a sub-agent's event joins this run: same correlation id as every event of this task
       forward: (event) => void events.push(record({ ...event, correlationid: taskId }))
     }
