@@ -3,8 +3,9 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import { tooDeepMessage, valueNestsDeeper } from "../llm/nesting.ts"
+import { deadline } from "../llm/provider-errors.ts"
 import { redactText, secretValues } from "../trace/redact.ts"
-import { trackToolCall } from "./exit-guard.ts"
+import { enterToolCall, trackToolCall } from "./exit-guard.ts"
 import type { ToolResult } from "./tool.ts"
 
 /** Limits of a safe call. */
@@ -103,6 +104,28 @@ export const toToolResult = (
   return capContent({ ok: true, content: stringifyOutput(value) }, maxChars)
 }
 
+/** A result capped, redacted, and a failure or defect of `effect` as an ok:false result: the end of every guard. */
+const settle = (toolName: string, effect: Effect.Effect<ToolResult, unknown>, maxChars: number) =>
+  effect.pipe(
+    // secrets a tool returned never reach a model server (nor anything written later)
+    Effect.map((result) => redactResult(capContent(result, maxChars))),
+    Effect.catchCause((cause) => {
+      const failure = Cause.squash(cause)
+      return Effect.succeed<ToolResult>({
+        ok: false,
+        content: "",
+        error: `tool "${toolName}" failed: ${errorText(failure)}`
+      })
+    })
+  )
+
+/** The result of a call abandoned at its timeout. */
+const timedOut = (toolName: string, timeoutMs: number): ToolResult => ({
+  ok: false,
+  content: "",
+  error: `tool "${toolName}" did not answer within ${timeoutMs} ms (timeout)`
+})
+
 /**
  * Guard an effect that produces a ToolResult: a timeout, a failure or a defect becomes an `ok: false`
  * result, and content is capped. The returned effect never fails.
@@ -119,29 +142,15 @@ export const guardToolCall = (
   const inner = guards.get(effect)
   if (inner && inner.toolName === toolName && inner.timeoutMs <= timeoutMs && inner.maxChars <= maxChars)
     return effect as Effect.Effect<ToolResult>
-  const guarded = trackToolCall(
+  const guarded = settle(
     toolName,
-    Effect.suspend(() => effect)
-  ).pipe(
-    Effect.timeoutOrElse({
-      duration: timeoutMs,
-      orElse: () =>
-        Effect.succeed<ToolResult>({
-          ok: false,
-          content: "",
-          error: `tool "${toolName}" did not answer within ${timeoutMs} ms (timeout)`
-        })
-    }),
-    // secrets a tool returned never reach a model server (nor anything written later)
-    Effect.map((result) => redactResult(capContent(result, maxChars))),
-    Effect.catchCause((cause) => {
-      const failure = Cause.squash(cause)
-      return Effect.succeed<ToolResult>({
-        ok: false,
-        content: "",
-        error: `tool "${toolName}" failed: ${errorText(failure)}`
-      })
-    })
+    trackToolCall(
+      toolName,
+      Effect.suspend(() => effect)
+    ).pipe(
+      Effect.timeoutOrElse({ duration: timeoutMs, orElse: () => Effect.succeed(timedOut(toolName, timeoutMs)) })
+    ),
+    maxChars
   )
   guards.set(guarded, { toolName, timeoutMs, maxChars })
   return guarded
@@ -153,19 +162,42 @@ const guards = new WeakMap<Effect.Effect<ToolResult, unknown>, { toolName: strin
 /**
  * Run a tool implementation safely: sync or async, throwing or rejecting, hanging or returning garbage,
  * the answer is a ToolResult. The implementation gets an AbortSignal that fires when the call is abandoned.
- * (A synchronous busy loop cannot be interrupted by any timeout in JavaScript; async work can.)
+ * (A synchronous busy loop cannot be interrupted by any timeout in JavaScript; async work can.) The timeout
+ * and the exit guard's mark live in the promise, not in fibers: a tool call is made on every agent step.
  */
 export const safeCall = (
   toolName: string,
   run: (signal: AbortSignal) => unknown,
   options: SafeCallOptions = {}
 ): Effect.Effect<ToolResult> => {
+  const timeoutMs = options.timeoutMs ?? SAFE_CALL_DEFAULTS.timeoutMs
   const maxChars = options.maxContentChars ?? SAFE_CALL_DEFAULTS.maxContentChars
-  return guardToolCall(
+  const guarded = settle(
     toolName,
-    Effect.map(Effect.tryPromise({ try: async (signal) => await run(signal), catch: (e) => e }), (value) =>
-      toToolResult(toolName, value, maxChars)
-    ),
-    options
+    Effect.tryPromise({
+      try: async (interrupt) => {
+        const limit = deadline(interrupt, timeoutMs)
+        const ended = enterToolCall(toolName)
+        try {
+          const expired = new Promise<typeof TIMED_OUT>((resolve) =>
+            limit.signal.addEventListener("abort", () => resolve(TIMED_OUT), { once: true })
+          )
+          const value = await Promise.race([(async () => await run(limit.signal))(), expired])
+          return value === TIMED_OUT && limit.timedOut()
+            ? timedOut(toolName, timeoutMs)
+            : toToolResult(toolName, value, maxChars)
+        } finally {
+          ended()
+          limit.clear()
+        }
+      },
+      catch: (e) => e
+    }),
+    maxChars
   )
+  guards.set(guarded, { toolName, timeoutMs, maxChars })
+  return guarded
 }
+
+/** What a call's timeout resolves its race with (no tool can return it). */
+const TIMED_OUT: unique symbol = Symbol("timed out")
