@@ -76,17 +76,33 @@ export const makeEvent = (
   source = "/smurfs"
 ): RunEvent => {
   const now = new Date()
+  const id = `${now.getTime().toString(36)}-${(counter++).toString(36)}`
+  const time = now.toISOString()
+  let linked = false
+  for (const key in link) if (link[key as keyof EventLink] !== undefined || key === "correlationid") linked = true
+  // an event of the top-level pipeline (no link) is one literal: every event of a run is built here
+  if (!linked)
+    return {
+      specversion: "1.0",
+      id,
+      source,
+      type: eventType(kind),
+      time,
+      datacontenttype: "application/json",
+      subject,
+      correlationid: subject,
+      data
+    }
   const event: Record<string, unknown> = {
     specversion: "1.0",
-    id: `${now.getTime().toString(36)}-${(counter++).toString(36)}`,
+    id,
     source,
     type: eventType(kind),
-    time: now.toISOString(),
+    time,
     datacontenttype: "application/json",
     subject,
     correlationid: subject
   }
-  // a loop, not entries and fromEntries: every event of a run is built here
   for (const key in link) {
     const value = link[key as keyof EventLink]
     if (value !== undefined) event[key] = value
