@@ -255,7 +255,7 @@ export const boundedFetch =
         else if (Array.isArray(value)) for (const v of value) headers.push([name, v])
         else if (value !== undefined) headers.push([name, value])
       const init = { status, statusText: reply.statusMessage ?? "", headers }
-      return NULL_BODY_STATUS.has(status) ? new Response(null, init) : (new ReadResponse(bytes, init) as unknown as Response)
+      return NULL_BODY_STATUS.has(status) ? new Response(null, init) : readResponse(bytes, init)
     }
   }
 
@@ -265,76 +265,87 @@ export const boundedFetch =
  * model call than the rest of the reply's handling. Anything else (the body as a stream, a form, a
  * clone of a read body) goes through such a Response, built when first asked for.
  */
-class ReadResponse extends (Response as unknown as new (
-  body: null,
-  init: ResponseInit
-) => { readonly status: number; readonly statusText: string; readonly headers: Headers }) {
-  readonly #bytes: Buffer
-  #used = false
-  #full: Response | undefined
+const makeReadResponse = () => {
+  class ReadResponse extends (Response as unknown as new (
+    body: null,
+    init: ResponseInit
+  ) => { readonly status: number; readonly statusText: string; readonly headers: Headers }) {
+    readonly #bytes: Buffer
+    #used = false
+    #full: Response | undefined
 
-  constructor(bytes: Buffer, init: ResponseInit) {
-    super(null, init)
-    this.#bytes = bytes
-  }
+    constructor(bytes: Buffer, init: ResponseInit) {
+      super(null, init)
+      this.#bytes = bytes
+    }
 
-  /** The same reply as a Response of the platform's own. */
-  #real(): Response {
-    this.#full ??= new Response(this.#bytes, { status: this.status, statusText: this.statusText, headers: this.headers })
-    return this.#full
-  }
+    /** The same reply as a Response of the platform's own. */
+    #real(): Response {
+      this.#full ??= new Response(this.#bytes, { status: this.status, statusText: this.statusText, headers: this.headers })
+      return this.#full
+    }
 
-  /** The bytes, once: a body is read at most once, as fetch's are. */
-  #take(): Buffer {
-    if (this.#used || this.#full?.bodyUsed === true || this.#full?.body?.locked === true)
-      throw new TypeError("Body is unusable: Body has already been read")
-    this.#used = true
-    return this.#bytes
-  }
+    /** The bytes, once: a body is read at most once, as fetch's are. */
+    #take(): Buffer {
+      if (this.#used || this.#full?.bodyUsed === true || this.#full?.body?.locked === true)
+        throw new TypeError("Body is unusable: Body has already been read")
+      this.#used = true
+      return this.#bytes
+    }
 
-  get body(): ReadableStream<Uint8Array<ArrayBuffer>> | null {
-    return this.#real().body
-  }
+    get body(): ReadableStream<Uint8Array<ArrayBuffer>> | null {
+      return this.#real().body
+    }
 
-  get bodyUsed(): boolean {
-    return this.#used || (this.#full?.bodyUsed ?? false)
-  }
+    get bodyUsed(): boolean {
+      return this.#used || (this.#full?.bodyUsed ?? false)
+    }
 
-  async text(): Promise<string> {
-    return UTF8.decode(this.#take())
-  }
+    async text(): Promise<string> {
+      return UTF8.decode(this.#take())
+    }
 
-  async json(): Promise<any> {
-    return JSON.parse(UTF8.decode(this.#take()))
-  }
+    async json(): Promise<any> {
+      return JSON.parse(UTF8.decode(this.#take()))
+    }
 
-  async arrayBuffer(): Promise<ArrayBuffer> {
-    const bytes = this.#take()
-    return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer
-  }
+    async arrayBuffer(): Promise<ArrayBuffer> {
+      const bytes = this.#take()
+      return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer
+    }
 
-  async bytes(): Promise<Uint8Array<ArrayBuffer>> {
-    return new Uint8Array(await this.arrayBuffer())
-  }
+    async bytes(): Promise<Uint8Array<ArrayBuffer>> {
+      return new Uint8Array(await this.arrayBuffer())
+    }
 
-  async blob(): Promise<Blob> {
-    return new Blob([await this.arrayBuffer()], { type: this.headers.get("content-type") ?? "" })
-  }
+    async blob(): Promise<Blob> {
+      return new Blob([await this.arrayBuffer()], { type: this.headers.get("content-type") ?? "" })
+    }
 
-  async formData(): Promise<FormData> {
-    this.#take()
-    return new Response(this.#bytes, { status: this.status, headers: this.headers }).formData()
-  }
+    async formData(): Promise<FormData> {
+      this.#take()
+      return new Response(this.#bytes, { status: this.status, headers: this.headers }).formData()
+    }
 
-  clone(): Response {
-    if (this.bodyUsed) throw new TypeError("Response.clone: Body has already been consumed.")
-    return new ReadResponse(this.#bytes, {
-      status: this.status,
-      statusText: this.statusText,
-      headers: this.headers
-    }) as unknown as Response
+    clone(): Response {
+      if (this.bodyUsed) throw new TypeError("Response.clone: Body has already been consumed.")
+      return new ReadResponse(this.#bytes, {
+        status: this.status,
+        statusText: this.statusText,
+        headers: this.headers
+      }) as unknown as Response
+    }
   }
+  return ReadResponse
 }
+
+/**
+ * Made on first use: naming the global Response at import would load Node's whole fetch implementation
+ * with `import "smurfs"`.
+ */
+let ReadResponseClass: ReturnType<typeof makeReadResponse> | undefined
+const readResponse = (bytes: Buffer, init: ResponseInit): Response =>
+  new (ReadResponseClass ??= makeReadResponse())(bytes, init) as unknown as Response
 
 /** UTF-8 as fetch decodes a body (a leading byte order mark dropped, bad bytes replaced). */
 const UTF8 = new TextDecoder()
