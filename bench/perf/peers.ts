@@ -105,7 +105,11 @@ const clients: Record<string, Client> = {
         const call = message.tool_calls?.[0]
         if (call?.type !== "function") return message.content
         const args = JSON.parse(call.function.arguments) as { query: string }
-        messages.push(message, { role: "tool", tool_call_id: call.id, content: toolResult(call.function.name, args.query) })
+        messages.push(message, {
+          role: "tool",
+          tool_call_id: call.id,
+          content: toolResult(call.function.name, args.query)
+        })
       }
     }
   })(),

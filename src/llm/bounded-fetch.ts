@@ -139,7 +139,13 @@ const send = (out: Outgoing, retried = false): Promise<IncomingMessage> =>
     const client = out.url.protocol === "https:" ? httpsRequest : httpRequest
     const agent = agents[out.url.protocol as keyof typeof agents]
     const req = client(
-      { ...(out.target ?? urlToHttpOptions(out.url)), method: out.method, headers: out.headers, agent, signal: out.signal },
+      {
+        ...(out.target ?? urlToHttpOptions(out.url)),
+        method: out.method,
+        headers: out.headers,
+        agent,
+        signal: out.signal
+      },
       resolve
     )
     req.once("error", (e: NodeJS.ErrnoException) => {
@@ -281,7 +287,11 @@ const makeReadResponse = () => {
 
     /** The same reply as a Response of the platform's own. */
     #real(): Response {
-      this.#full ??= new Response(this.#bytes, { status: this.status, statusText: this.statusText, headers: this.headers })
+      this.#full ??= new Response(this.#bytes, {
+        status: this.status,
+        statusText: this.statusText,
+        headers: this.headers
+      })
       return this.#full
     }
 
@@ -305,7 +315,7 @@ const makeReadResponse = () => {
       return UTF8.decode(this.#take())
     }
 
-    async json(): Promise<any> {
+    async json(): Promise<unknown> {
       return JSON.parse(UTF8.decode(this.#take()))
     }
 

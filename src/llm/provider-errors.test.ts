@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest"
-import { type CallSite, deadline, displayHost, fromStatus, fromTransport, parseRetryAfter, redact } from "./provider-errors.ts"
+import {
+  type CallSite,
+  deadline,
+  displayHost,
+  fromStatus,
+  fromTransport,
+  parseRetryAfter,
+  redact
+} from "./provider-errors.ts"
 // the library's providers, whose wording the messages use
 import "./spec.ts"
 

@@ -147,9 +147,7 @@ export const guardToolCall = (
     trackToolCall(
       toolName,
       Effect.suspend(() => effect)
-    ).pipe(
-      Effect.timeoutOrElse({ duration: timeoutMs, orElse: () => Effect.succeed(timedOut(toolName, timeoutMs)) })
-    ),
+    ).pipe(Effect.timeoutOrElse({ duration: timeoutMs, orElse: () => Effect.succeed(timedOut(toolName, timeoutMs)) })),
     maxChars
   )
   guards.set(guarded, { toolName, timeoutMs, maxChars })
@@ -157,7 +155,10 @@ export const guardToolCall = (
 }
 
 /** The effects guardToolCall built, with their limits: each never fails, is timed out, capped and redacted. */
-const guards = new WeakMap<Effect.Effect<ToolResult, unknown>, { toolName: string; timeoutMs: number; maxChars: number }>()
+const guards = new WeakMap<
+  Effect.Effect<ToolResult, unknown>,
+  { toolName: string; timeoutMs: number; maxChars: number }
+>()
 
 /**
  * Run a tool implementation safely: sync or async, throwing or rejecting, hanging or returning garbage,

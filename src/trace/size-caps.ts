@@ -61,7 +61,8 @@ const mapStrings = <A>(value: A, cut: (text: string) => string): A => {
     for (const k of Object.keys(v)) {
       const x = walk((v as Record<string, unknown>)[k])
       // a key named __proto__ is data here, as fromEntries would keep it
-      if (k === "__proto__") Object.defineProperty(out, k, { value: x, enumerable: true, writable: true, configurable: true })
+      if (k === "__proto__")
+        Object.defineProperty(out, k, { value: x, enumerable: true, writable: true, configurable: true })
       else out[k] = x
     }
     return out
