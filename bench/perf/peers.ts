@@ -1,7 +1,8 @@
 // CPU per model call against the libraries a user would pick instead: `npm run bench:peers [-- --tasks 200 --rounds 3]`.
-// One stand-in server (a child process, so its CPU is not counted), four clients in interleaved rounds: our ReAct
+// One stand-in server (a child process, so its CPU is not counted), clients in interleaved rounds: our ReAct
 // through the Ollama client and through the openai client (`solve`), the Vercel AI SDK's tool loop (`generateText`
-// with `@ai-sdk/openai` on the stand-in's /v1) and a bare node:http loop. Prints figures; asserts nothing.
+// with `@ai-sdk/openai` on the stand-in's /v1), the same tool loop written on the bare `openai` and `ollama`
+// clients (the floor each of our providers stands on) and a bare node:http loop. Prints figures; asserts nothing.
 import { fork } from "node:child_process"
 import { Agent, request } from "node:http"
 import { loadavg } from "node:os"
@@ -9,6 +10,8 @@ import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import { createOpenAI } from "@ai-sdk/openai"
 import { generateText, stepCountIs, tool } from "ai"
+import { Ollama } from "ollama"
+import OpenAI from "openai"
 import { z } from "zod"
 import { solve } from "../../src/solve.ts"
 import { defineTool } from "../../src/tools/define-tool.ts"
@@ -81,6 +84,57 @@ const clients: Record<string, Client> = {
         stopWhen: stepCountIs(STEPS + 2),
         prompt: query(i)
       })
+    }
+  })(),
+  "openai client loop (bare)": (() => {
+    let client: OpenAI | undefined
+    const tools = TOOL_NAMES.map((name) => ({
+      type: "function" as const,
+      function: {
+        name,
+        description: name,
+        parameters: { type: "object", properties: { query: { type: "string" } }, required: ["query"] }
+      }
+    }))
+    return async (url: string, i: number) => {
+      client ??= new OpenAI({ baseURL: `${url}/v1`, apiKey: "stand-in", maxRetries: 0 })
+      const messages: Array<OpenAI.ChatCompletionMessageParam> = [{ role: "user", content: query(i) }]
+      for (;;) {
+        const reply = await client.chat.completions.create({ model: "stand-in", messages, tools })
+        const message = reply.choices[0]!.message
+        const call = message.tool_calls?.[0]
+        if (call?.type !== "function") return message.content
+        const args = JSON.parse(call.function.arguments) as { query: string }
+        messages.push(message, {
+          role: "tool",
+          tool_call_id: call.id,
+          content: toolResult(call.function.name, args.query)
+        })
+      }
+    }
+  })(),
+  "ollama client loop (bare)": (() => {
+    let client: Ollama | undefined
+    const tools = TOOL_NAMES.map((name) => ({
+      type: "function",
+      function: {
+        name,
+        description: name,
+        parameters: { type: "object", properties: { query: { type: "string" } }, required: ["query"] }
+      }
+    }))
+    return async (url: string, i: number) => {
+      client ??= new Ollama({ host: url })
+      const messages: Array<{ role: string; content: string }> = [{ role: "user", content: query(i) }]
+      for (;;) {
+        const reply = await client.chat({ model: "stand-in", messages, tools, stream: false })
+        const call = reply.message.tool_calls?.[0]
+        if (!call) return reply.message.content
+        messages.push(reply.message, {
+          role: "tool",
+          content: toolResult(call.function.name, String(call.function.arguments["query"]))
+        })
+      }
     }
   })(),
   "node:http loop": (() => {
@@ -202,7 +256,7 @@ try {
       `\nconcurrency ${concurrency} (median of ${ROUNDS} rounds, range in brackets; load average now ${loadavg()[0]!.toFixed(1)})`
     )
     console.log(
-      `${"client".padEnd(30)} ${"main-thread CPU/call".padStart(24)} ${"process CPU/call".padStart(24)} ${"loop busy/call".padStart(16)} ${"calls/s".padStart(8)} ${"calls/task".padStart(10)}`
+      `${"client".padEnd(31)} ${"main-thread CPU/call".padStart(24)} ${"process CPU/call".padStart(24)} ${"loop busy/call".padStart(16)} ${"calls/s".padStart(8)} ${"calls/task".padStart(10)}`
     )
     const mainOf = (n: string) => median(samples.get(n)!.map((s) => s.mainMs))
     for (const n of names) {
@@ -210,7 +264,7 @@ try {
       const main = s.map((x) => x.mainMs),
         cpu = s.map((x) => x.cpuMs)
       console.log(
-        `${n.padEnd(30)} ${`${median(main).toFixed(3)} ms (${range(main)})`.padStart(24)} ${`${median(cpu).toFixed(3)} ms (${range(cpu)})`.padStart(24)} ${`${median(s.map((x) => x.eluMs)).toFixed(3)} ms`.padStart(16)} ${median(
+        `${n.padEnd(31)} ${`${median(main).toFixed(3)} ms (${range(main)})`.padStart(24)} ${`${median(cpu).toFixed(3)} ms (${range(cpu)})`.padStart(24)} ${`${median(s.map((x) => x.eluMs)).toFixed(3)} ms`.padStart(16)} ${median(
           s.map((x) => x.callsPerSecond)
         )
           .toFixed(0)
@@ -218,10 +272,16 @@ try {
       )
     }
     const [ai, bare] = ["Vercel AI SDK (generateText)", "node:http loop"]
-    for (const ours of names.filter((n) => n.startsWith("smurfs")))
-      console.log(
-        `${ours}: ${samples.has(ai) ? `${(mainOf(ours) / mainOf(ai)).toFixed(2)}× the AI SDK's main-thread CPU per call` : ""}${samples.has(bare) ? `, ${(mainOf(ours) / mainOf(bare)).toFixed(2)}× node:http's` : ""}`
-      )
+    for (const ours of names.filter((n) => n.startsWith("smurfs"))) {
+      // the same package's bare loop: what our provider stands on
+      const own = ours.includes("ollama") ? "ollama client loop (bare)" : "openai client loop (bare)"
+      const ratios = [
+        samples.has(ai) ? `${(mainOf(ours) / mainOf(ai)).toFixed(2)}× the AI SDK's` : undefined,
+        samples.has(bare) ? `${(mainOf(ours) / mainOf(bare)).toFixed(2)}× node:http's` : undefined,
+        samples.has(own) ? `${(mainOf(ours) / mainOf(own)).toFixed(2)}× the ${own}'s` : undefined
+      ].filter((r) => r !== undefined)
+      if (ratios.length > 0) console.log(`${ours}: ${ratios.join(", ")} main-thread CPU per call`)
+    }
   }
 } finally {
   child.kill()

@@ -8,8 +8,9 @@ import { type Script, scriptedLayer } from "../llm/scripted.ts"
 import { loadTemplate } from "../text/prompt-template.ts"
 import { STB_FILES, StbFilesError, stbDirOf } from "../text/stabletoolbench-files.ts"
 import type { Tool } from "../tools/tool.ts"
-import { baselinePrompts } from "./baseline-prompts.ts"
+import { baselinePrompts, smurfsBaselinePrompts } from "./baseline-prompts.ts"
 import { dfsdt } from "./dfsdt.ts"
+import { finishSpec } from "./finish.ts"
 import { react } from "./react.ts"
 import type { Task } from "./task.ts"
 
@@ -47,6 +48,12 @@ const SYSTEM_FIRST_LINE = lacks(STB_CHECKOUT)
   : constantBody(STB_FILES.react, "FORMAT_INSTRUCTIONS_SYSTEM_FUNCTION", '"""').split("\n")[0]!
 
 describe("baseline prompts", () => {
+  it("our wording and its Finish function are built once and shared by every chain", () => {
+    expect(smurfsBaselinePrompts()).toBe(smurfsBaselinePrompts())
+    expect(finishSpec()).toBe(finishSpec(smurfsBaselinePrompts()))
+    expect(finishSpec().description).toBe(loadTemplate("react-finish").user)
+  })
+
   it.skipIf(lacks(STB_CHECKOUT))(
     `with --stb, ReAct sends StableToolBench's system and user prompts, task description and Finish texts${skipNote(STB_CHECKOUT)}`,
     async () => {

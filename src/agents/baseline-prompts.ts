@@ -27,8 +27,11 @@ export interface BaselinePrompts {
   readonly finishAnswerDescription: string
 }
 
-/** Our own wording, from prompts/*.md. */
-export const smurfsBaselinePrompts = (): BaselinePrompts => {
+/** Our own wording, from prompts/*.md (built once: its templates are files of the package). */
+export const smurfsBaselinePrompts = (): BaselinePrompts => (ours ??= buildSmurfsBaselinePrompts())
+let ours: BaselinePrompts | undefined
+
+const buildSmurfsBaselinePrompts = (): BaselinePrompts => {
   const react = loadTemplate("react")
   return {
     source: "smurfs",

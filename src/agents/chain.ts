@@ -154,9 +154,25 @@ export const JsonAction = z.object({
   action_input: z.union([z.record(z.string(), z.unknown()), z.string()]).optional()
 })
 
+/** A function's JSON texts: its line in the JSON mode list, and the spec as sent. Specs are shared and never mutated. */
+const specTexts = new WeakMap<ToolSpec, { readonly line: string; readonly json: string }>()
+const textsOf = (spec: ToolSpec) => {
+  let texts = specTexts.get(spec)
+  if (texts === undefined) {
+    texts = {
+      line: JSON.stringify({ name: spec.name, description: spec.description, parameters: spec.parameters }),
+      json: JSON.stringify(spec)
+    }
+    specTexts.set(spec, texts)
+  }
+  return texts
+}
+
 /** The functions as JSON mode lists them: one JSON object per line. */
-const functionsList = (specs: ReadonlyArray<ToolSpec>): string =>
-  specs.map((s) => JSON.stringify({ name: s.name, description: s.description, parameters: s.parameters })).join("\n")
+const functionsList = (specs: ReadonlyArray<ToolSpec>): string => specs.map((s) => textsOf(s).line).join("\n")
+
+/** `JSON.stringify(specs)`, from each spec's text (the same tools are measured on every task). */
+const specsJson = (specs: ReadonlyArray<ToolSpec>): string => `[${specs.map((s) => textsOf(s).json).join(",")}]`
 
 export const resolveMode = (option: ChainOptions["toolCalling"], info: ModelInfo): "native" | "json" =>
   option === "native" || option === "json" ? option : info.supportsTools ? "native" : "json"
@@ -251,7 +267,7 @@ export const makeChain = (task: Task, options: ChainOptions, info: ModelInfo, ro
         mode === "json"
           ? schema
           : Math.max(
-              budget.count(JSON.stringify(s.specs)),
+              budget.count(specsJson(s.specs)),
               budget.count(`${s.jsonPrompt.system}\n\n${s.jsonPrompt.user}`) + schema
             )
       return { ...s, sentTokens, room: budget.room(...s.start.map((m) => m.content)) - sentTokens }
@@ -273,8 +289,8 @@ export const makeChain = (task: Task, options: ChainOptions, info: ModelInfo, ro
             {
               key: `tool descriptions (cut to ${cutTo} characters each)`,
               fromChars: descriptionChars(allSpecs),
-              fromTokens: budget.count(JSON.stringify(allSpecs)),
-              toTokens: budget.count(JSON.stringify(chosen.specs))
+              fromTokens: budget.count(specsJson(allSpecs)),
+              toTokens: budget.count(specsJson(chosen.specs))
             }
           ]
     // not even the query and Finish fit beside the functions' names and parameters: the task cannot run at this context size

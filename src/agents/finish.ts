@@ -17,7 +17,19 @@ export type FinishArgs = z.infer<typeof FinishArgs>
  * `available_tools` (hand-written rather than from zod, so that the converted files match theirs);
  * its descriptions are theirs with --stb, else ours.
  */
-export const finishSpec = (prompts: BaselinePrompts = smurfsBaselinePrompts()): ToolSpec => ({
+export const finishSpec = (prompts: BaselinePrompts = smurfsBaselinePrompts()): ToolSpec => {
+  let spec = finishSpecs.get(prompts)
+  if (spec === undefined) {
+    spec = buildFinishSpec(prompts)
+    finishSpecs.set(prompts, spec)
+  }
+  return spec
+}
+
+/** Built once per prompt source: every chain lists it. Shared, never mutated. */
+const finishSpecs = new WeakMap<BaselinePrompts, ToolSpec>()
+
+const buildFinishSpec = (prompts: BaselinePrompts): ToolSpec => ({
   name: FINISH,
   description: prompts.finishDescription,
   parameters: {

@@ -107,6 +107,33 @@ describe("boundedFetch", () => {
     }
   })
 
+  it("hands over a reply read whole as a Response that reads as fetch's: once, as text, JSON, bytes, a stream or a clone", async () => {
+    await serving(
+      (_req, res) => {
+        res.writeHead(200, { "content-type": "application/json", "x-kept": "yes" })
+        res.end(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"word":"größe"}')]))
+      },
+      async (at) => {
+        const fetch = boundedFetch()
+        const first = await fetch(`${at}/a`)
+        expect(first).toBeInstanceOf(Response)
+        expect([first.ok, first.status, first.headers.get("x-kept"), first.bodyUsed]).toEqual([true, 200, "yes", false])
+        const copy = first.clone()
+        expect(await first.json()).toEqual({ word: "größe" }) // the byte order mark dropped, as fetch's text does
+        expect(first.bodyUsed).toBe(true)
+        await expect(first.text()).rejects.toThrow(TypeError)
+        expect(() => first.clone()).toThrow(TypeError)
+        expect(await copy.text()).toBe('{"word":"größe"}')
+        const streamed = await fetch(`${at}/b`)
+        expect(await new Response(streamed.body).text()).toBe('{"word":"größe"}')
+        await expect(streamed.text()).rejects.toThrow(TypeError)
+        const bytes = new Uint8Array(await (await fetch(`${at}/c`)).arrayBuffer())
+        expect(bytes.length).toBe(3 + Buffer.byteLength('{"word":"größe"}'))
+        expect((await (await fetch(`${at}/d`)).blob()).type).toBe("application/json")
+      }
+    )
+  })
+
   it("gives fetch's errors: an unreachable server is \"fetch failed\" with the socket's code as the cause", async () => {
     const closed = createServer()
     await new Promise<void>((r) => closed.listen(0, "127.0.0.1", r))

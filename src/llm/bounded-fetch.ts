@@ -2,6 +2,7 @@
 // a cap on the reply's bytes, so that a model server cannot make a run hold gigabytes.
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http"
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https"
+import { urlToHttpOptions } from "node:url"
 import { promisify } from "node:util"
 import { brotliDecompress, gunzip, inflate, inflateRaw, type ZlibOptions } from "node:zlib"
 import { addSecret } from "../trace/redact.ts"
@@ -101,8 +102,28 @@ const readCapped = (body: IncomingMessage, limitBytes: number): Promise<Buffer> 
     body.once("end", () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total)))
   })
 
+/**
+ * The last addresses called, parsed once, with their parts as Node's HTTP client takes them (host, port,
+ * path, credentials): every model call of a run goes to the same few, and reading a URL's parts costs a
+ * call into the runtime each. Only URLs parsed here are kept (a caller's own URL object may change).
+ */
+const parsedUrls = new Map<string, { readonly url: URL; readonly target: ReturnType<typeof urlToHttpOptions> }>()
+const MAX_PARSED_URLS = 64
+const parseUrl = (text: string) => {
+  let parsed = parsedUrls.get(text)
+  if (parsed === undefined) {
+    const url = new URL(text)
+    parsed = { url, target: urlToHttpOptions(url) }
+    if (parsedUrls.size >= MAX_PARSED_URLS) parsedUrls.clear()
+    parsedUrls.set(text, parsed)
+  }
+  return parsed
+}
+
 interface Outgoing {
   readonly url: URL
+  /** `url` as Node's HTTP client takes it, when worked out already. */
+  readonly target?: ReturnType<typeof urlToHttpOptions> | undefined
   readonly method: string
   readonly headers: Record<string, string>
   readonly body: string | Uint8Array | undefined
@@ -117,7 +138,16 @@ const send = (out: Outgoing, retried = false): Promise<IncomingMessage> =>
   new Promise((resolve, reject) => {
     const client = out.url.protocol === "https:" ? httpsRequest : httpRequest
     const agent = agents[out.url.protocol as keyof typeof agents]
-    const req = client(out.url, { method: out.method, headers: out.headers, agent, signal: out.signal }, resolve)
+    const req = client(
+      {
+        ...(out.target ?? urlToHttpOptions(out.url)),
+        method: out.method,
+        headers: out.headers,
+        agent,
+        signal: out.signal
+      },
+      resolve
+    )
     req.once("error", (e: NodeJS.ErrnoException) => {
       if (!retried && req.reusedSocket && (e.code === "ECONNRESET" || e.code === "EPIPE") && !out.signal?.aborted)
         send(out, true).then(resolve, reject)
@@ -136,7 +166,14 @@ const redirected = (out: Outgoing, status: number, location: string): Outgoing =
   if (url.origin !== out.url.origin)
     for (const name of Object.keys(headers))
       if (/^(authorization|cookie|proxy-authorization)$/i.test(name)) delete headers[name]
-  return { ...out, url, headers, method: toGet ? "GET" : out.method, body: toGet ? undefined : out.body }
+  return {
+    ...out,
+    url,
+    target: undefined,
+    headers,
+    method: toGet ? "GET" : out.method,
+    body: toGet ? undefined : out.body
+  }
 }
 
 /** Headers whose values are credentials: each value sent joins the redaction set, so that a server echoing it is never shown. */
@@ -159,7 +196,8 @@ const plainHeaders = (headers: RequestInit["headers"]): Record<string, string> =
 export const boundedFetch =
   (limitBytes: number = SIZE_CAPS.replyBytes): typeof fetch =>
   async (input, init) => {
-    const url = input instanceof URL ? input : typeof input === "string" ? new URL(input) : undefined
+    const parsed = typeof input === "string" ? parseUrl(input) : undefined
+    const url = input instanceof URL ? input : parsed?.url
     const headers = plainHeaders(init?.headers)
     for (const [name, value] of Object.entries(headers)) if (CREDENTIAL_HEADERS.test(name)) addSecret(value)
     if (url === undefined || !Object.hasOwn(agents, url.protocol) || !plainBody(init?.body))
@@ -173,6 +211,7 @@ export const boundedFetch =
           : new TypeError(message, { cause })
     let out: Outgoing = {
       url,
+      target: parsed?.target,
       method: (init?.method ?? "GET").toUpperCase(),
       headers,
       body: init?.body ?? undefined,
@@ -214,19 +253,112 @@ export const boundedFetch =
       } catch (e) {
         throw failed(e, "terminated")
       }
-      const headers = new Headers()
+      // pairs, not a Headers object: the Response would copy one into its own
+      const headers: Array<[string, string]> = []
       for (const [name, value] of Object.entries(reply.headers))
         if (codings !== undefined && codings.length > 0 && (name === "content-encoding" || name === "content-length"))
           continue // decoded already
-        else if (Array.isArray(value)) for (const v of value) headers.append(name, v)
-        else if (value !== undefined) headers.append(name, value)
-      return new Response(NULL_BODY_STATUS.has(status) ? null : bytes, {
-        status,
-        statusText: reply.statusMessage ?? "",
-        headers
-      })
+        else if (Array.isArray(value)) for (const v of value) headers.push([name, v])
+        else if (value !== undefined) headers.push([name, value])
+      const init = { status, statusText: reply.statusMessage ?? "", headers }
+      return NULL_BODY_STATUS.has(status) ? new Response(null, init) : readResponse(bytes, init)
     }
   }
+
+/**
+ * A Response over a body already read whole. Its text, JSON and bytes come straight from the bytes: a
+ * Response built on them sets up a byte stream that the clients then read back, which cost more CPU per
+ * model call than the rest of the reply's handling. Anything else (the body as a stream, a form, a
+ * clone of a read body) goes through such a Response, built when first asked for.
+ */
+const makeReadResponse = () => {
+  class ReadResponse extends (Response as unknown as new (
+    body: null,
+    init: ResponseInit
+  ) => { readonly status: number; readonly statusText: string; readonly headers: Headers }) {
+    readonly #bytes: Buffer
+    #used = false
+    #full: Response | undefined
+
+    constructor(bytes: Buffer, init: ResponseInit) {
+      super(null, init)
+      this.#bytes = bytes
+    }
+
+    /** The same reply as a Response of the platform's own. */
+    #real(): Response {
+      this.#full ??= new Response(this.#bytes, {
+        status: this.status,
+        statusText: this.statusText,
+        headers: this.headers
+      })
+      return this.#full
+    }
+
+    /** The bytes, once: a body is read at most once, as fetch's are. */
+    #take(): Buffer {
+      if (this.#used || this.#full?.bodyUsed === true || this.#full?.body?.locked === true)
+        throw new TypeError("Body is unusable: Body has already been read")
+      this.#used = true
+      return this.#bytes
+    }
+
+    get body(): ReadableStream<Uint8Array<ArrayBuffer>> | null {
+      return this.#real().body
+    }
+
+    get bodyUsed(): boolean {
+      return this.#used || (this.#full?.bodyUsed ?? false)
+    }
+
+    async text(): Promise<string> {
+      return UTF8.decode(this.#take())
+    }
+
+    async json(): Promise<unknown> {
+      return JSON.parse(UTF8.decode(this.#take()))
+    }
+
+    async arrayBuffer(): Promise<ArrayBuffer> {
+      const bytes = this.#take()
+      return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer
+    }
+
+    async bytes(): Promise<Uint8Array<ArrayBuffer>> {
+      return new Uint8Array(await this.arrayBuffer())
+    }
+
+    async blob(): Promise<Blob> {
+      return new Blob([await this.arrayBuffer()], { type: this.headers.get("content-type") ?? "" })
+    }
+
+    async formData(): Promise<FormData> {
+      this.#take()
+      return new Response(this.#bytes, { status: this.status, headers: this.headers }).formData()
+    }
+
+    clone(): Response {
+      if (this.bodyUsed) throw new TypeError("Response.clone: Body has already been consumed.")
+      return new ReadResponse(this.#bytes, {
+        status: this.status,
+        statusText: this.statusText,
+        headers: this.headers
+      }) as unknown as Response
+    }
+  }
+  return ReadResponse
+}
+
+/**
+ * Made on first use: naming the global Response at import would load Node's whole fetch implementation
+ * with `import "smurfs"`.
+ */
+let ReadResponseClass: ReturnType<typeof makeReadResponse> | undefined
+const readResponse = (bytes: Buffer, init: ResponseInit): Response =>
+  new (ReadResponseClass ??= makeReadResponse())(bytes, init) as unknown as Response
+
+/** UTF-8 as fetch decodes a body (a leading byte order mark dropped, bad bytes replaced). */
+const UTF8 = new TextDecoder()
 
 /** The general case, through fetch: the body read through a counter, as above. */
 const streamedBoundedFetch = async (

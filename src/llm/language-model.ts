@@ -97,6 +97,11 @@ export interface ModelInfo {
 export interface LanguageModelShape {
   readonly info: ModelInfo
   readonly generate: (request: GenerateRequest) => Effect.Effect<GenerateResponse, ProviderError>
+  /**
+   * Set when `generate` keeps its own deadline: it fails with Timeout once a request's `timeoutMs` (or
+   * this default) has passed, so a wrapper with the same default need not run a timer of its own.
+   */
+  readonly timeoutMs?: number | undefined
 }
 
 export class LanguageModel extends Context.Service<LanguageModel, LanguageModelShape>()("smurfs/LanguageModel") {}

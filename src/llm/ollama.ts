@@ -172,9 +172,22 @@ let sdk: Promise<typeof import("ollama")> | undefined
 /** The `ollama` package (its fetch polyfill wakes Node's own fetch) loads with the first call, not with `import "smurfs"`. */
 export const loadOllamaSdk = () => (sdk ??= import("ollama"))
 
+/** The client of a host, built on first use and shared by every call to that host (its fetch is set per call). */
+const clients = new Map<string, Promise<Ollama>>()
+const clientOf = (host: string): Promise<Ollama> => {
+  let client = clients.get(host)
+  if (client === undefined) {
+    client = loadOllamaSdk().then(({ Ollama }) => new Ollama({ host }))
+    clients.set(host, client)
+  }
+  return client
+}
+
 /**
- * One call through a fresh client whose fetch carries our abort signal (the client passes none for
- * non-streaming calls) and keeps the last response, for its Retry-After header.
+ * One call through the host's client, with a fetch of this call's own that carries our abort signal
+ * (the client passes none for non-streaming calls) and keeps the last response, for its Retry-After
+ * header. The client reads `this.fetch` on each request: a view of the shared client with its own
+ * `fetch` makes the call without building (and parsing the host of) a client per call.
  */
 const call = <A>(host: string, site: CallSite, run: (client: Ollama) => Promise<A>) =>
   Effect.suspend(() => {
@@ -184,16 +197,16 @@ const call = <A>(host: string, site: CallSite, run: (client: Ollama) => Promise<
       try: async (interrupt: AbortSignal) => {
         const limit = deadline(interrupt, site.timeoutMs)
         timedOut = limit.timedOut
-        const { Ollama } = await loadOllamaSdk()
-        const client = new Ollama({
-          host,
-          fetch: async (input, init) => {
-            const response = await boundedFetch()(input, { ...init, signal: limit.signal })
+        try {
+          const fetch: typeof globalThis.fetch = async (input, init) => {
+            const response = await fetchModel(input, { ...init, signal: limit.signal })
             last = response
             return asJsonError(response)
           }
-        })
-        return run(client)
+          return await run(Object.create(await clientOf(host), { fetch: { value: fetch } }) as Ollama)
+        } finally {
+          limit.clear()
+        }
       },
       catch: (e) => {
         const http = responseError(e)
@@ -201,6 +214,9 @@ const call = <A>(host: string, site: CallSite, run: (client: Ollama) => Promise<
       }
     })
   })
+
+/** The bounded fetch every model call goes through (one, so that its keep-alive connections are shared). */
+const fetchModel = boundedFetch()
 
 /** Admin calls answer at once even when the model is busy; a short deadline keeps checks quick. */
 const ADMIN_TIMEOUT_MS = 5000
@@ -250,7 +266,9 @@ export const probeToolSupport = (settings: OllamaSettings): Effect.Effect<boolea
 export const makeOllamaModel = (settings: OllamaSettings): LanguageModelShape => {
   const host = normalizeOllamaHost(settings.host)
   const shown = displayHost(host)
-  const generate = Effect.fn("Ollama.generate")(function* (request: GenerateRequest) {
+  // untraced: the caller's LanguageModel.call span is the model call's span; a second one nested in it
+  // would cost a stack trace and a span on every call and say nothing more
+  const generate = Effect.fnUntraced(function* (request: GenerateRequest) {
     const started = performance.now()
     const site: CallSite = {
       provider: "ollama",
@@ -286,7 +304,9 @@ export const makeOllamaModel = (settings: OllamaSettings): LanguageModelShape =>
       contextTokens: settings.numCtx,
       supportsTools: settings.supportsTools ?? true
     },
-    generate
+    generate,
+    // every call aborts at its deadline and fails with Timeout (see `call`)
+    timeoutMs: settings.timeoutMs
   }
 }
 

@@ -173,9 +173,13 @@ const call = <A>(site: CallSite, lazy: LazyClient, run: (client: OpenAI, signal:
       try: async (interrupt: AbortSignal) => {
         const limit = deadline(interrupt, site.timeoutMs)
         timedOut = limit.timedOut
-        const { client, sdk } = await lazy()
-        loaded = sdk
-        return run(client, limit.signal)
+        try {
+          const { client, sdk } = await lazy()
+          loaded = sdk
+          return await run(client, limit.signal)
+        } finally {
+          limit.clear()
+        }
       },
       catch: (e) => {
         if (loaded !== undefined) {
@@ -189,21 +193,33 @@ const call = <A>(site: CallSite, lazy: LazyClient, run: (client: OpenAI, signal:
     })
   })
 
+/**
+ * Clients by what they are built from (server, key, timeout), shared by every model of those settings: a
+ * client is costly to build and holds nothing of a call, and a run builds its model once per task.
+ */
+const clients = new Map<string, ReturnType<LazyClient>>()
+
 /** A client that never retries on its own (the resilience layer decides), built when first asked for. */
 export const makeOpenAIClient = (settings: OpenAISettings): LazyClient => {
   addSecret(settings.apiKey) // whatever variable or flag it came from, a server echoing it is never shown
-  let built: ReturnType<LazyClient> | undefined
-  return () =>
-    (built ??= loadSdk().then((sdk) => ({
-      sdk,
-      client: new sdk.default({
-        baseURL: settings.baseURL,
-        apiKey: settings.apiKey,
-        maxRetries: 0,
-        timeout: settings.timeoutMs,
-        fetch: boundedFetch()
-      })
-    })))
+  const key = JSON.stringify([settings.baseURL, settings.apiKey, settings.timeoutMs])
+  return () => {
+    let built = clients.get(key)
+    if (built === undefined) {
+      built = loadSdk().then((sdk) => ({
+        sdk,
+        client: new sdk.default({
+          baseURL: settings.baseURL,
+          apiKey: settings.apiKey,
+          maxRetries: 0,
+          timeout: settings.timeoutMs,
+          fetch: boundedFetch()
+        })
+      }))
+      clients.set(key, built)
+    }
+    return built
+  }
 }
 
 /** Model ids the server lists at /v1/models. */
@@ -227,7 +243,9 @@ export const listOpenAIModels = (settings: OpenAISettings): Effect.Effect<Readon
 export const makeOpenAIModel = (settings: OpenAISettings): LanguageModelShape => {
   const client = makeOpenAIClient(settings)
   const host = displayHost(settings.baseURL)
-  const generate = Effect.fn("OpenAI.generate")(function* (request: GenerateRequest) {
+  // untraced: the caller's LanguageModel.call span is the model call's span; a second one nested in it
+  // would cost a stack trace and a span on every call and say nothing more
+  const generate = Effect.fnUntraced(function* (request: GenerateRequest) {
     const started = performance.now()
     const timeoutMs = request.options?.timeoutMs ?? settings.timeoutMs
     const site: CallSite = {
@@ -271,6 +289,8 @@ export const makeOpenAIModel = (settings: OpenAISettings): LanguageModelShape =>
       contextTokens: settings.numCtx,
       supportsTools: settings.supportsTools ?? true
     },
-    generate
+    generate,
+    // every call aborts at its deadline and fails with Timeout (see `call`)
+    timeoutMs: settings.timeoutMs
   }
 }

@@ -224,8 +224,30 @@ export const fromTransport = (site: CallSite, error: unknown, timedOut: boolean)
   })
 }
 
-/** A signal that aborts after `ms` or when `outer` aborts; `timedOut()` tells which happened. */
+/**
+ * A signal that aborts after `ms` (with a TimeoutError, as AbortSignal.timeout) or when `outer` aborts;
+ * `timedOut()` tells which happened. One controller and one timer, which `clear()` stops when the call
+ * ended: AbortSignal.any and AbortSignal.timeout cost ten times as much per model call, and their timers
+ * stay queued until they fire.
+ */
 export const deadline = (outer: AbortSignal, ms: number) => {
-  const timer = AbortSignal.timeout(ms)
-  return { signal: AbortSignal.any([outer, timer]), timedOut: () => timer.aborted }
+  const controller = new AbortController()
+  let expired = false
+  const onAbort = () => controller.abort(outer.reason)
+  const timer = setTimeout(() => {
+    expired = true
+    outer.removeEventListener("abort", onAbort)
+    controller.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError"))
+  }, ms)
+  timer.unref?.()
+  if (outer.aborted) onAbort()
+  else outer.addEventListener("abort", onAbort, { once: true })
+  return {
+    signal: controller.signal,
+    timedOut: () => expired,
+    clear: () => {
+      clearTimeout(timer)
+      outer.removeEventListener("abort", onAbort)
+    }
+  }
 }

@@ -120,6 +120,16 @@ describe("timeouts", () => {
     )
     expect(error).toMatchObject({ _tag: "Timeout", ms: 20 })
   })
+
+  it("adds no timer to a model that keeps the same deadline itself, and its own to one that keeps another", async () => {
+    // the model says it times out at 30 ms itself (and here takes longer): the wrapper leaves the deadline to it
+    const { model } = scriptedModel([{ sleepMs: 80 }])
+    const own = build({ ...model, timeoutMs: 30 }, { timeoutMs: 30 })
+    expect(own.timeoutMs).toBe(30)
+    expect((await Effect.runPromise(own.generate(request))).text).toBe("ok")
+    const other = build({ ...model, timeoutMs: 60_000 }, { timeoutMs: 30 })
+    expect(await Effect.runPromise(Effect.flip(other.generate(request)))).toMatchObject({ _tag: "Timeout", ms: 30 })
+  })
 })
 
 describe("concurrency", () => {

@@ -76,18 +76,22 @@ export const withResilience = (
   semaphore: Semaphore.Semaphore
 ): LanguageModelShape => {
   const schedule = retrySchedule(options)
+  // a model that keeps this very deadline itself (the HTTP providers abort the request) needs no second
+  // timer: a timeout is a race of two fibers, paid on every call
+  const ownDeadline = model.timeoutMs === options.timeoutMs
   const generate = (request: GenerateRequest) => {
     const ms = request.options?.timeoutMs ?? options.timeoutMs
-    const attempt = model.generate(request).pipe(
-      Effect.timeoutOrElse({
-        duration: Duration.millis(ms),
-        orElse: () => Effect.fail(new Timeout({ ms, role: request.role }))
-      }),
-      semaphore.withPermits(1)
-    )
-    return attempt.pipe(Effect.retry({ schedule, while: (e) => e.retryable }))
+    const timed = ownDeadline
+      ? model.generate(request)
+      : model.generate(request).pipe(
+          Effect.timeoutOrElse({
+            duration: Duration.millis(ms),
+            orElse: () => Effect.fail(new Timeout({ ms, role: request.role }))
+          })
+        )
+    return timed.pipe(semaphore.withPermits(1), Effect.retry({ schedule, while: (e) => e.retryable }))
   }
-  return { info: model.info, generate }
+  return { info: model.info, generate, ...(model.timeoutMs !== undefined ? { timeoutMs: model.timeoutMs } : {}) }
 }
 
 /** `withResilience` with the endpoint's shared semaphore when EndpointLimits is provided, else a new one. */

@@ -228,5 +228,6 @@ export const callModel = (
         error: e.message
       })
     ),
-    Effect.withSpan("LanguageModel.call", { attributes: { role: request.role, attempt } })
+    // the span's place in the code is always this line: capturing a stack trace for it on every call is waste
+    Effect.withSpan("LanguageModel.call", { attributes: { role: request.role, attempt } }, { captureStackTrace: false })
   )

@@ -42,13 +42,34 @@ export const loadTemplate = (name: string, dir: URL = PROMPTS_DIR): Template => 
   return template
 }
 
-/** Fill {{placeholders}}; a placeholder without a value is an error, so a template and its caller cannot drift apart. */
-export const render = (text: string, values: Readonly<Record<string, string | number>>): string =>
-  text.replace(/\{\{\s*([a-zA-Z0-9_]+)\s*\}\}/g, (_, key: string) => {
+/** A template text split at its placeholders: text, name, text, name, ..., text. */
+const compiled = new Map<string, ReadonlyArray<string>>()
+const MAX_COMPILED = 256
+const partsOf = (text: string): ReadonlyArray<string> => {
+  let parts = compiled.get(text)
+  if (parts === undefined) {
+    parts = text.split(/\{\{\s*([a-zA-Z0-9_]+)\s*\}\}/)
+    if (compiled.size >= MAX_COMPILED) compiled.clear()
+    compiled.set(text, parts)
+  }
+  return parts
+}
+
+/**
+ * Fill {{placeholders}}; a placeholder without a value is an error, so a template and its caller cannot
+ * drift apart. Each text is split at its placeholders once (agents render the same few on every call).
+ */
+export const render = (text: string, values: Readonly<Record<string, string | number>>): string => {
+  const parts = partsOf(text)
+  let out = parts[0]!
+  for (let i = 1; i < parts.length; i += 2) {
+    const key = parts[i]!
     const value = values[key]
     if (value === undefined) throw new Error(`prompt placeholder {{${key}}} has no value`)
-    return String(value)
-  })
+    out += String(value) + parts[i + 1]!
+  }
+  return out
+}
 
 /** The system and user messages of a template for the given values. */
 export const renderTemplate = (name: string, values: Readonly<Record<string, string | number>>, dir?: URL) => {

@@ -73,6 +73,35 @@ describe("safeCall", () => {
 })
 
 describe("guardToolCall", () => {
+  it("adds nothing to a call it already guarded as tightly, and its own limits to one guarded more loosely", async () => {
+    const tight = guardToolCall("t", Effect.never, { timeoutMs: 20 })
+    expect(guardToolCall("t", tight, { timeoutMs: 60_000 })).toBe(tight)
+    expect(guardToolCall("other", tight, { timeoutMs: 60_000 })).not.toBe(tight)
+    expect((await run(guardToolCall("t", tight, { timeoutMs: 60_000 }))).error).toContain("within 20 ms")
+    const loose = guardToolCall("t", Effect.never, { timeoutMs: 60_000 })
+    const outer = guardToolCall("t", loose, { timeoutMs: 20 })
+    expect(outer).not.toBe(loose)
+    expect((await run(outer)).error).toContain("within 20 ms")
+  })
+
+  it("redacts a result once when guarded twice, and never hands back the tool's own object", async () => {
+    process.env["SMURFS_TEST_GUARD_TOKEN"] = "guard-secret-value-123"
+    try {
+      const own = { ok: true, content: "token guard-secret-value-123 and more" }
+      const inner = await run(guardToolCall("t", Effect.succeed(own)))
+      expect(inner).not.toBe(own)
+      expect(inner.content).toBe("token [REDACTED] and more")
+      expect(await run(guardToolCall("t", Effect.succeed(inner)))).toBe(inner)
+      const clean = { ok: true, content: "nothing secret" }
+      const once = await run(guardToolCall("t", Effect.succeed(clean)))
+      expect(once).not.toBe(clean)
+      expect(once).toEqual(clean)
+      expect(await run(guardToolCall("t", Effect.succeed(once)))).toBe(once)
+    } finally {
+      delete process.env["SMURFS_TEST_GUARD_TOKEN"]
+    }
+  })
+
   it("turns a defect of an Effect into ok:false", async () => {
     const result = await run(guardToolCall("d", Effect.die(new Error("bug"))))
     expect(result).toMatchObject({ ok: false, error: 'tool "d" failed: bug' })

@@ -3,8 +3,9 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import { tooDeepMessage, valueNestsDeeper } from "../llm/nesting.ts"
+import { deadline } from "../llm/provider-errors.ts"
 import { redactText, secretValues } from "../trace/redact.ts"
-import { trackToolCall } from "./exit-guard.ts"
+import { enterToolCall, trackToolCall } from "./exit-guard.ts"
 import type { ToolResult } from "./tool.ts"
 
 /** Limits of a safe call. */
@@ -63,14 +64,25 @@ export const stringifyOutput = (value: unknown): string => {
 export const capContent = (result: ToolResult, maxChars: number = SAFE_CALL_DEFAULTS.maxContentChars): ToolResult =>
   result.content.length > maxChars ? { ...result, content: result.content.slice(0, maxChars), truncated: true } : result
 
+/**
+ * Results a guard redacted, each a new object of its own. A call is often guarded twice (a defineTool
+ * tool's own safe call inside the agent's guard): the outer guard gets such a result back and does not
+ * read the environment again. A tool's own result object is never trusted as redacted.
+ */
+const redacted = new WeakSet<ToolResult>()
+
 /** A result with every secret in its content and error redacted. */
 const redactResult = (result: ToolResult): ToolResult => {
+  if (redacted.has(result)) return result
   const secrets = secretValues() // read the environment once for both texts
   const content = redactText(result.content, secrets)
   const error = result.error === undefined ? undefined : redactText(result.error, secrets)
-  return content === result.content && error === result.error
-    ? result
-    : { ...result, content, ...(error === undefined ? {} : { error }) }
+  const out: ToolResult =
+    content === result.content && error === result.error
+      ? { ...result }
+      : { ...result, content, ...(error === undefined ? {} : { error }) }
+  redacted.add(out)
+  return out
 }
 
 /** A tool implementation's return value as a result: `undefined`, functions and symbols are failures, the rest is content. */
@@ -92,30 +104,9 @@ export const toToolResult = (
   return capContent({ ok: true, content: stringifyOutput(value) }, maxChars)
 }
 
-/**
- * Guard an effect that produces a ToolResult: a timeout, a failure or a defect becomes an `ok: false`
- * result, and content is capped. The returned effect never fails.
- */
-export const guardToolCall = (
-  toolName: string,
-  effect: Effect.Effect<ToolResult, unknown>,
-  options: SafeCallOptions = {}
-): Effect.Effect<ToolResult> => {
-  const timeoutMs = options.timeoutMs ?? SAFE_CALL_DEFAULTS.timeoutMs
-  const maxChars = options.maxContentChars ?? SAFE_CALL_DEFAULTS.maxContentChars
-  return trackToolCall(
-    toolName,
-    Effect.suspend(() => effect)
-  ).pipe(
-    Effect.timeoutOrElse({
-      duration: timeoutMs,
-      orElse: () =>
-        Effect.succeed<ToolResult>({
-          ok: false,
-          content: "",
-          error: `tool "${toolName}" did not answer within ${timeoutMs} ms (timeout)`
-        })
-    }),
+/** A result capped, redacted, and a failure or defect of `effect` as an ok:false result: the end of every guard. */
+const settle = (toolName: string, effect: Effect.Effect<ToolResult, unknown>, maxChars: number) =>
+  effect.pipe(
     // secrets a tool returned never reach a model server (nor anything written later)
     Effect.map((result) => redactResult(capContent(result, maxChars))),
     Effect.catchCause((cause) => {
@@ -127,24 +118,87 @@ export const guardToolCall = (
       })
     })
   )
+
+/** The result of a call abandoned at its timeout. */
+const timedOut = (toolName: string, timeoutMs: number): ToolResult => ({
+  ok: false,
+  content: "",
+  error: `tool "${toolName}" did not answer within ${timeoutMs} ms (timeout)`
+})
+
+/**
+ * Guard an effect that produces a ToolResult: a timeout, a failure or a defect becomes an `ok: false`
+ * result, and content is capped. The returned effect never fails.
+ */
+export const guardToolCall = (
+  toolName: string,
+  effect: Effect.Effect<ToolResult, unknown>,
+  options: SafeCallOptions = {}
+): Effect.Effect<ToolResult> => {
+  const timeoutMs = options.timeoutMs ?? SAFE_CALL_DEFAULTS.timeoutMs
+  const maxChars = options.maxContentChars ?? SAFE_CALL_DEFAULTS.maxContentChars
+  // Already guarded as tightly (a defineTool tool's own safe call, which the agents guard again): a second
+  // guard could change nothing, and its timeout is a race of two fibers on every call.
+  const inner = guards.get(effect)
+  if (inner && inner.toolName === toolName && inner.timeoutMs <= timeoutMs && inner.maxChars <= maxChars)
+    return effect as Effect.Effect<ToolResult>
+  const guarded = settle(
+    toolName,
+    trackToolCall(
+      toolName,
+      Effect.suspend(() => effect)
+    ).pipe(Effect.timeoutOrElse({ duration: timeoutMs, orElse: () => Effect.succeed(timedOut(toolName, timeoutMs)) })),
+    maxChars
+  )
+  guards.set(guarded, { toolName, timeoutMs, maxChars })
+  return guarded
 }
+
+/** The effects guardToolCall built, with their limits: each never fails, is timed out, capped and redacted. */
+const guards = new WeakMap<
+  Effect.Effect<ToolResult, unknown>,
+  { toolName: string; timeoutMs: number; maxChars: number }
+>()
 
 /**
  * Run a tool implementation safely: sync or async, throwing or rejecting, hanging or returning garbage,
  * the answer is a ToolResult. The implementation gets an AbortSignal that fires when the call is abandoned.
- * (A synchronous busy loop cannot be interrupted by any timeout in JavaScript; async work can.)
+ * (A synchronous busy loop cannot be interrupted by any timeout in JavaScript; async work can.) The timeout
+ * and the exit guard's mark live in the promise, not in fibers: a tool call is made on every agent step.
  */
 export const safeCall = (
   toolName: string,
   run: (signal: AbortSignal) => unknown,
   options: SafeCallOptions = {}
 ): Effect.Effect<ToolResult> => {
+  const timeoutMs = options.timeoutMs ?? SAFE_CALL_DEFAULTS.timeoutMs
   const maxChars = options.maxContentChars ?? SAFE_CALL_DEFAULTS.maxContentChars
-  return guardToolCall(
+  const guarded = settle(
     toolName,
-    Effect.map(Effect.tryPromise({ try: async (signal) => await run(signal), catch: (e) => e }), (value) =>
-      toToolResult(toolName, value, maxChars)
-    ),
-    options
+    Effect.tryPromise({
+      try: async (interrupt) => {
+        const limit = deadline(interrupt, timeoutMs)
+        const ended = enterToolCall(toolName)
+        try {
+          const expired = new Promise<typeof TIMED_OUT>((resolve) =>
+            limit.signal.addEventListener("abort", () => resolve(TIMED_OUT), { once: true })
+          )
+          const value = await Promise.race([(async () => await run(limit.signal))(), expired])
+          return value === TIMED_OUT && limit.timedOut()
+            ? timedOut(toolName, timeoutMs)
+            : toToolResult(toolName, value, maxChars)
+        } finally {
+          ended()
+          limit.clear()
+        }
+      },
+      catch: (e) => e
+    }),
+    maxChars
   )
+  guards.set(guarded, { toolName, timeoutMs, maxChars })
+  return guarded
 }
+
+/** What a call's timeout resolves its race with (no tool can return it). */
+const TIMED_OUT: unique symbol = Symbol("timed out")

@@ -20,17 +20,22 @@ export class ToolCalledExit extends Error {
   }
 }
 
+/** Mark a call of tool `name` as running for the exit guard; the returned function marks it ended. */
+export const enterToolCall = (name: string): (() => void) => {
+  running.set(name, (running.get(name) ?? 0) + 1)
+  return () => {
+    const n = (running.get(name) ?? 1) - 1
+    if (n <= 0) running.delete(name)
+    else running.set(name, n)
+  }
+}
+
 /** Mark `effect` as a call of tool `name` for the exit guard while it runs. */
 export const trackToolCall = <A, E, R>(name: string, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.acquireUseRelease(
-    Effect.sync(() => running.set(name, (running.get(name) ?? 0) + 1)),
+    Effect.sync(() => enterToolCall(name)),
     () => effect,
-    () =>
-      Effect.sync(() => {
-        const n = (running.get(name) ?? 1) - 1
-        if (n <= 0) running.delete(name)
-        else running.set(name, n)
-      })
+    (exit) => Effect.sync(exit)
   )
 
 /**

@@ -63,4 +63,10 @@ describe("tool libraries", () => {
     })
     expect(spec!.parameters).not.toHaveProperty("$schema")
   })
+
+  it("builds a tool's spec once, shared by every library and task that lists the tool", () => {
+    const [first] = toolSpecs(makeToolLibrary("a", [echo]))
+    const [again] = toolSpecs(makeToolLibrary("b", [echo, upper]))
+    expect(again).toBe(first)
+  })
 })

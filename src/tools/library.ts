@@ -76,11 +76,17 @@ const stableToolBenchJsonSchema = (tool: Tool): Record<string, unknown> => {
  * `available_tools`); the JSON Schema comes from its parameters, with StableToolBench's hidden
  * optional parameters hidden here too (see `stableToolBenchParameters`).
  */
-export const toolSpec = (tool: Tool): ToolSpec => ({
-  name: tool.name,
-  description: tool.description,
-  parameters: stableToolBenchJsonSchema(tool)
-})
+export const toolSpec = (tool: Tool): ToolSpec => {
+  let spec = specs.get(tool)
+  if (spec === undefined) {
+    spec = { name: tool.name, description: tool.description, parameters: stableToolBenchJsonSchema(tool) }
+    specs.set(tool, spec)
+  }
+  return spec
+}
+
+/** Each tool's spec, built once: a run lists the same tools to the model on every task. Shared, never mutated. */
+const specs = new WeakMap<Tool, ToolSpec>()
 
 /** Specs of every tool in a library, in order. */
 export const toolSpecs = (library: ToolLibrary): ReadonlyArray<ToolSpec> => library.tools.map(toolSpec)

@@ -1,8 +1,11 @@
 // Run events are CloudEvents 1.0, checked with the CloudEvents SDK; every event links to its task and subtask.
 import { CloudEvent, ValidationError } from "cloudevents"
+import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { fromObservation, heightTool, percentTool, runSmurfs } from "../../test/pipeline-fixtures.ts"
-import { EVENT_TYPE_PREFIX, isKind, kindOf, type RunEvent } from "./events.ts"
+import { EVENT_TYPE_PREFIX, emit, isKind, kindOf, makeEvent, type RunEvent } from "./events.ts"
+import { SIZE_CAPS } from "./size-caps.ts"
+import { recording } from "./trajectory.ts"
 
 const solved = { status: "solved", reason: "ok" }
 
@@ -77,5 +80,38 @@ describe("run events", () => {
     expect(kindOf({ type: "dev.smurfs.tool_call" })).toBe("tool_call")
     expect(isKind({ type: "smurfs.plan" }, "plan")).toBe(true)
     expect(isKind({ type: "dev.smurfs.plan" }, "tool_call")).toBe(false)
+  })
+
+  it("a built event carries its defined link attributes in order, its correlation id the task's unless the link names another", () => {
+    const event = makeEvent("task-1", "thought", { thought: "x" }, { subtask: 2, agent: undefined, agentdepth: 1 })
+    expect(Object.keys(event)).toEqual([
+      "specversion",
+      "id",
+      "source",
+      "type",
+      "time",
+      "datacontenttype",
+      "subject",
+      "correlationid",
+      "subtask",
+      "agentdepth",
+      "data"
+    ])
+    expect(event).toMatchObject({ correlationid: "task-1", subtask: 2, agentdepth: 1, data: { thought: "x" } })
+    expect(makeEvent("task-1", "thought", {}, { correlationid: "top" }).correlationid).toBe("top")
+    expect("correlationid" in makeEvent("task-1", "thought", {}, { correlationid: undefined })).toBe(false)
+    expect(new Date(makeEvent("t", "thought", {}).time).toISOString()).toMatch(/^\d{4}-/)
+  })
+
+  it("are recorded with the emitter's data when nothing in it is too long, and with a capped copy otherwise", async () => {
+    const short = { thought: "short", step: 1 }
+    const long = { thought: "x".repeat(SIZE_CAPS.recordStringChars + 10), step: 2 }
+    const { events } = await Effect.runPromise(
+      recording("task-1", Effect.andThen(emit("thought", short), emit("thought", long)))
+    )
+    expect(events[0]!.data).toBe(short)
+    expect(events[1]!.data).not.toBe(long)
+    expect(String(events[1]!.data["thought"])).toContain("[cut: ")
+    expect(long.thought.length).toBe(SIZE_CAPS.recordStringChars + 10)
   })
 })

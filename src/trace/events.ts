@@ -75,20 +75,41 @@ export const makeEvent = (
   link: EventLink = {},
   source = "/smurfs"
 ): RunEvent => {
-  const extensions = Object.fromEntries(
-    Object.entries({ correlationid: subject, ...link }).filter(([, v]) => v !== undefined)
-  )
-  return {
+  const now = new Date()
+  const id = `${now.getTime().toString(36)}-${(counter++).toString(36)}`
+  const time = now.toISOString()
+  let linked = false
+  for (const key in link) if (link[key as keyof EventLink] !== undefined || key === "correlationid") linked = true
+  // an event of the top-level pipeline (no link) is one literal: every event of a run is built here
+  if (!linked)
+    return {
+      specversion: "1.0",
+      id,
+      source,
+      type: eventType(kind),
+      time,
+      datacontenttype: "application/json",
+      subject,
+      correlationid: subject,
+      data
+    }
+  const event: Record<string, unknown> = {
     specversion: "1.0",
-    id: `${Date.now().toString(36)}-${(counter++).toString(36)}`,
+    id,
     source,
     type: eventType(kind),
-    time: new Date().toISOString(),
+    time,
     datacontenttype: "application/json",
     subject,
-    ...extensions,
-    data
+    correlationid: subject
   }
+  for (const key in link) {
+    const value = link[key as keyof EventLink]
+    if (value !== undefined) event[key] = value
+    else if (key === "correlationid") delete event[key] // as a spread of an undefined one, then dropped, would
+  }
+  event["data"] = data
+  return event as unknown as RunEvent
 }
 
 /**

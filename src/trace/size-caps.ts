@@ -46,20 +46,45 @@ export const capText = (text: string, max: number): string => {
   return `${body.slice(0, max)}… [cut: ${note ? note[1] : body.length.toLocaleString("en-US")} characters in all]`
 }
 
-/** A copy of a JSON-like value with each string replaced by `cut(string)`, in the order JSON.stringify writes them. */
+/**
+ * A copy of a JSON-like value with each string replaced by `cut(string)`, in the order JSON.stringify writes them.
+ * Every event of a run is copied so as it is recorded: a loop over the keys, not entries and fromEntries.
+ */
 const mapStrings = <A>(value: A, cut: (text: string) => string): A => {
   const walk = (v: unknown): unknown => {
     if (typeof v === "string") return cut(v)
+    if (typeof v !== "object" || v === null) return v
     if (Array.isArray(v)) return v.map(walk)
-    if (
-      v !== null &&
-      typeof v === "object" &&
-      (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null)
-    )
-      return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]))
-    return v
+    const proto: unknown = Object.getPrototypeOf(v)
+    if (proto !== Object.prototype && proto !== null) return v
+    const out: Record<string, unknown> = {}
+    for (const k of Object.keys(v)) {
+      const x = walk((v as Record<string, unknown>)[k])
+      // a key named __proto__ is data here, as fromEntries would keep it
+      if (k === "__proto__")
+        Object.defineProperty(out, k, { value: x, enumerable: true, writable: true, configurable: true })
+      else out[k] = x
+    }
+    return out
   }
   return walk(value) as A
+}
+
+/**
+ * Whether a JSON-like value holds a string longer than `max` (that {@link capStrings} would cut): one walk
+ * that allocates nothing, so that a value with nothing to cut need not be copied.
+ */
+export const hasLongString = (value: unknown, max: number = SIZE_CAPS.recordStringChars): boolean => {
+  if (typeof value === "string") return value.length > max
+  if (typeof value !== "object" || value === null) return false
+  if (Array.isArray(value)) {
+    for (const v of value) if (hasLongString(v, max)) return true
+    return false
+  }
+  const proto: unknown = Object.getPrototypeOf(value)
+  if (proto !== Object.prototype && proto !== null) return false
+  for (const k in value) if (hasLongString((value as Record<string, unknown>)[k], max)) return true
+  return false
 }
 
 /** A copy of a JSON-like value with every string longer than `max` cut by {@link capText}. */

@@ -1,10 +1,9 @@
 // A run's trajectory: its events, final answer and per-task totals, as one serializable value.
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Ref from "effect/Ref"
 import { dataOf, kindOf, makeEvent, Trace, type TraceShape } from "./events.ts"
 import type { RunEvent, Totals } from "./record.ts"
-import { capStrings } from "./size-caps.ts"
+import { capStrings, hasLongString } from "./size-caps.ts"
 
 export type { FinishType, Totals, Trajectory } from "./record.ts"
 
@@ -81,9 +80,10 @@ const withoutPrompt = (event: RunEvent): RunEvent => {
  * (the CLI's live view, a JSONL file).
  */
 export const makeRecorder = (taskId: string, listener?: (event: RunEvent) => void) =>
-  Effect.gen(function* () {
-    const events = yield* Ref.make<Array<RunEvent>>([])
-    const prompts = yield* Effect.service(RecordPrompts)
+  Effect.map(Effect.service(RecordPrompts), (prompts) => {
+    // one array, appended to in place: an event is one step of the run, not three (the Ref it was updated
+    // in place through cost a flatMap and an update per event)
+    const events: Array<RunEvent> = []
     const record = (event: RunEvent): RunEvent => {
       try {
         listener?.(event)
@@ -94,18 +94,16 @@ export const makeRecorder = (taskId: string, listener?: (event: RunEvent) => voi
     }
     const trace: TraceShape = {
       // strings are capped as they are recorded, not when the task ends: a task of many 30 MB replies keeps
-      // 64 Ki characters of each, not every reply whole until its record is written
+      // 64 Ki characters of each, not every reply whole until its record is written. Data with nothing to
+      // cut is kept as the emitter built it (each builds its own), not copied once more.
       emit: (kind, data, link) =>
-        Effect.sync(() => record(makeEvent(taskId, kind, capStrings(data), link))).pipe(
-          Effect.flatMap((event) => Ref.update(events, (all) => (all.push(event), all)))
+        Effect.sync(
+          () => void events.push(record(makeEvent(taskId, kind, hasLongString(data) ? capStrings(data) : data, link)))
         ),
       // a sub-agent's event joins this run: same correlation id as every event of this task
-      forward: (event) => {
-        const nested = record({ ...event, correlationid: taskId })
-        Effect.runSync(Ref.update(events, (all) => (all.push(nested), all)))
-      }
+      forward: (event) => void events.push(record({ ...event, correlationid: taskId }))
     }
-    return { trace, events: Ref.get(events) }
+    return { trace, events: Effect.sync(() => events) }
   })
 
 /**

@@ -74,12 +74,16 @@ const ollamaEmbedder = (spec: string, model: string, options: ModelOptions): Emb
         try: async (interrupt) => {
           const limit = deadline(interrupt, settings.timeoutMs)
           timedOut = limit.timedOut
-          const client = new Ollama({
-            host: settings.host,
-            fetch: (url, init) => fetch(url, { ...init, signal: limit.signal })
-          })
-          const response = await client.embed({ model, input, truncate: true, keep_alive: settings.keepAlive })
-          return response.embeddings.map((v) => Float32Array.from(v))
+          try {
+            const client = new Ollama({
+              host: settings.host,
+              fetch: (url, init) => fetch(url, { ...init, signal: limit.signal })
+            })
+            const response = await client.embed({ model, input, truncate: true, keep_alive: settings.keepAlive })
+            return response.embeddings.map((v) => Float32Array.from(v))
+          } finally {
+            limit.clear() // the call ended: its timer goes too
+          }
         },
         catch: (e) => {
           const status = (e as { status_code?: unknown }).status_code
