@@ -10,10 +10,10 @@ import { parseArgs } from "node:util"
 import { getHeapStatistics, writeHeapSnapshot } from "node:v8"
 import * as Effect from "effect/Effect"
 import { METHOD_NAMES } from "../../src/agents/methods.ts"
-import { boundHeapGrowth, HEAP_GROWING_PERCENT } from "../../src/cli/heap-growth.ts"
 import { version } from "../../src/version.ts"
 import { runBenchSettings } from "../app.ts"
 import { GROUPS } from "../datasets.ts"
+import { boundHeapGrowth, HEAP_GROWING_PERCENT } from "../heap-growth.ts"
 import { makeProgress } from "../progress.ts"
 import { benchSettings } from "../settings.ts"
 import { SIM_NOTE } from "../sim/model.ts"
@@ -60,7 +60,7 @@ const child = async (
   snapshot: { readonly path: string; readonly afterS: number } | undefined,
   bounded: boolean
 ) => {
-  // as `smurfs bench` runs: the command bounds the heap's growth for itself (src/cli/heap-growth.ts)
+  // as `smurfs bench` runs: the command bounds the heap's growth for itself (bench/heap-growth.ts)
   if (bounded) boundHeapGrowth()
   const out = mkdtempSync(join(tmpdir(), "smurfs-memory-"))
   try {

@@ -4,6 +4,7 @@ import { resolve } from "node:path"
 import type { ParseArgsOptionDescriptor } from "node:util"
 import * as Effect from "effect/Effect"
 import { checkBenchSettings, runBenchSettings } from "../../../bench/app.ts"
+import { boundHeapGrowth } from "../../../bench/heap-growth.ts"
 import { makeProgress } from "../../../bench/progress.ts"
 import { ModelServerDown } from "../../../bench/runner.ts"
 import {
@@ -25,7 +26,6 @@ import { RunDirError } from "../../trace/fs-problem.ts"
 import { otlpLayer } from "../../trace/otlp.ts"
 import { reportBench } from "../bench-summary.ts"
 import { ExitCode } from "../exit-codes.ts"
-import { boundHeapGrowth } from "../heap-growth.ts"
 import {
   BadInput,
   choiceList,

@@ -5,6 +5,7 @@ import type { ParseArgsOptionsConfig } from "node:util"
 import * as Effect from "effect/Effect"
 import type { WorkerOwnSettings } from "../../../bench/app.ts"
 import { DEFAULT_DATA_DIR } from "../../../bench/datasets.ts"
+import { boundHeapGrowth } from "../../../bench/heap-growth.ts"
 import {
   connectionOf,
   displayQueueUrl,
@@ -17,7 +18,6 @@ import { smurfsSrcDirOf } from "../../agents/smurfs-source.ts"
 import { loadWithPeers, QUEUE_PEERS } from "../../peer-packages.ts"
 import { stbDirOf } from "../../text/stabletoolbench-files.ts"
 import { ExitCode } from "../exit-codes.ts"
-import { boundHeapGrowth } from "../heap-growth.ts"
 import { BadInput, intOption, type ParsedCommand, runCommand, splitList, UsageError } from "../options.ts"
 import { runProgram } from "../run-program.ts"
 
