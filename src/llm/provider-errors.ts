@@ -230,7 +230,13 @@ export const fromTransport = (site: CallSite, error: unknown, timedOut: boolean)
  * ended: AbortSignal.any and AbortSignal.timeout cost ten times as much per model call, and their timers
  * stay queued until they fire.
  */
-export const deadline = (outer: AbortSignal, ms: number) => {
+export interface Deadline {
+  readonly signal: AbortSignal
+  readonly timedOut: () => boolean
+  readonly clear: () => void
+}
+
+export const deadline = (outer: AbortSignal, ms: number): Deadline => {
   const controller = new AbortController()
   let expired = false
   const onAbort = () => controller.abort(outer.reason)
