@@ -1,13 +1,19 @@
-// Before/after CPU per model call in one process: `node bench/perf/peers-ab.ts <other checkout> [--batches 12 --tasks 40 --concurrency 1 --provider ollama --method react]`.
+// Before/after CPU per model call in one process: `node bench/perf/peers-ab.ts <other checkout> [--batches 12 --tasks 40 --concurrency 1 --provider ollama|openai|memory --method react]`.
 // Our ReAct through `solve` of this checkout and of another one (e.g. `git worktree add /tmp/base main`), in
 // alternating batches against one stand-in server, so that a busy machine weighs on both alike. Prints medians.
+// `--provider memory`: a model in the process that answers at once (the stand-in's replies, no HTTP), so that
+// only the framework's own CPU is measured, with much less noise.
 import { fork } from "node:child_process"
 import { resolve } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { parseArgs } from "node:util"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { z } from "zod"
+import type { LanguageModel as LanguageModelTag } from "../../src/llm/language-model.ts"
 import { solve as ours } from "../../src/solve.ts"
 import { defineTool } from "../../src/tools/define-tool.ts"
+import { STEPS } from "./stand-in.ts"
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -51,9 +57,48 @@ const model =
   values.provider === "openai"
     ? { model: "openai:stand-in", modelOptions: { baseURL: `${url}/v1`, apiKey: "stand-in" } }
     : { model: "ollama:stand-in", modelOptions: { host: url, supportsTools: true } }
+/** The stand-in's ReAct replies from a model in the process: STEPS tool calls, then Finish. */
+const memoryModel = async (checkout: string) => {
+  const { LanguageModel } = (await import(pathToFileURL(`${checkout}/src/llm/language-model.ts`).href)) as {
+    LanguageModel: typeof LanguageModelTag
+  }
+  return Layer.succeed(LanguageModel, {
+    info: { spec: "memory", provider: "memory", model: "memory", contextTokens: 8192, supportsTools: true },
+    generate: (request) =>
+      Effect.sync(() => {
+        const done = request.messages.filter((m) => m.role === "tool").length
+        const names = (request.tools ?? []).map((t) => t.name).filter((n) => n !== "Finish")
+        const call =
+          done < STEPS
+            ? { id: `c${done}`, name: names[done % names.length]!, arguments: { query: `step ${done}` } }
+            : { id: "f", name: "Finish", arguments: { return_type: "give_answer", final_answer: "done" } }
+        return {
+          text: "",
+          toolCalls: [call],
+          usage: { promptTokens: 100, completionTokens: 10 },
+          model: "memory",
+          durationMs: 0
+        }
+      })
+  })
+}
+const memory = values.provider === "memory"
+const modelOf = async (checkout: string) => (memory ? { model: await memoryModel(checkout) } : model)
 const sides = [
-  { name: "this checkout", solve: ours, tools: toolsOf(defineTool), samples: [] as Array<number> },
-  { name: other, solve: theirs, tools: toolsOf(theirDefineTool), samples: [] as Array<number> }
+  {
+    name: "this checkout",
+    solve: ours,
+    tools: toolsOf(defineTool),
+    model: await modelOf(fileURLToPath(new URL("../..", import.meta.url))),
+    samples: [] as Array<number>
+  },
+  {
+    name: other,
+    solve: theirs,
+    tools: toolsOf(theirDefineTool),
+    model: await modelOf(other),
+    samples: [] as Array<number>
+  }
 ]
 const requests = async () => ((await (await fetch(`${url}/stats`)).json()) as { requests: number }).requests
 const batch = async (side: (typeof sides)[number]) => {
@@ -62,7 +107,7 @@ const batch = async (side: (typeof sides)[number]) => {
     while (next < TASKS) {
       const i = next++
       await side.solve(`Plan trip ${i}: flights, weather, money and a hotel.`, {
-        ...model,
+        ...side.model,
         tools: side.tools,
         method: values.method as "react",
         id: `t${i}`
@@ -76,17 +121,21 @@ try {
   for (const side of sides) await batch(side) // warm-up
   for (let b = 0; b < BATCHES; b++)
     for (const side of b % 2 === 0 ? sides : [...sides].reverse()) {
-      const before = await requests()
+      const before = memory ? 0 : await requests()
       const cpu = process.threadCpuUsage()
       await batch(side)
       const used = process.threadCpuUsage(cpu)
-      side.samples.push((used.user + used.system) / 1000 / ((await requests()) - before))
+      side.samples.push((used.user + used.system) / 1000 / ((memory ? TASKS * (STEPS + 1) : await requests()) - before))
     }
   for (const side of sides)
     console.log(
       `${side.name.padEnd(30)} ${median(side.samples).toFixed(3)} ms main-thread CPU per call (${Math.min(...side.samples).toFixed(3)}-${Math.max(...side.samples).toFixed(3)}, ${BATCHES} batches of ${TASKS} tasks, concurrency ${CONCURRENCY}, ${values.provider}, ${values.method})`
     )
-  console.log(`ratio ${(median(sides[0]!.samples) / median(sides[1]!.samples)).toFixed(3)}`)
+  // each batch against the other side's batch next to it: a load that changes during the run weighs on both
+  const paired = sides[0]!.samples.map((x, b) => x / sides[1]!.samples[b]!)
+  console.log(
+    `ratio of medians ${(median(sides[0]!.samples) / median(sides[1]!.samples)).toFixed(3)}, median of paired ratios ${median(paired).toFixed(3)}`
+  )
 } finally {
   child.kill()
 }
