@@ -3,6 +3,7 @@
 import * as Effect from "effect/Effect"
 import { z } from "zod"
 import type { Step } from "../memory/step.ts"
+import { spanFn } from "../trace/span-fn.ts"
 import { Answer } from "./answerer.ts"
 import { type AgentContext, ask, type Turn } from "./ask.ts"
 import { type SubtaskView, subtaskContext } from "./subtask-context.ts"
@@ -17,7 +18,7 @@ export const AnswerVerdict = z.object({ ...Answer.shape, ...Verdict.shape })
  * The step's answer and the verifier's verdict on it, from one tool response and the memory before the step:
  * continues the fused executor's exchange `after` (its request and reply, the call on it), the response after it.
  */
-export const answerAndVerify = Effect.fn("Answerer.answerAndVerify")(function* (
+export const answerAndVerify = spanFn("Answerer.answerAndVerify")(function* (
   ctx: AgentContext,
   view: SubtaskView,
   step: Pick<Step, "tool" | "args" | "observation">,

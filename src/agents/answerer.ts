@@ -1,7 +1,7 @@
 // Answer agent: a step's answer from the tool response, a subtask's answer from all its steps, the final answer.
-import * as Effect from "effect/Effect"
 import { z } from "zod"
 import type { Step } from "../memory/step.ts"
+import { spanFn } from "../trace/span-fn.ts"
 import { type AgentContext, ask, askTurn, type Turn } from "./ask.ts"
 import { type SubtaskView, subtaskContext, subtaskLog, type TaskView, taskContext } from "./subtask-context.ts"
 
@@ -12,7 +12,7 @@ export const Answer = z.object({ answer: z.string() })
  * exchange `after` (the arguments' request and reply), with the call and its response after it. Returns the
  * exchange the verifier continues too.
  */
-export const answerStep = Effect.fn("Answerer.answerStep")(function* (
+export const answerStep = spanFn("Answerer.answerStep")(function* (
   ctx: AgentContext,
   view: SubtaskView,
   step: Pick<Step, "tool" | "args" | "observation">,
@@ -34,7 +34,7 @@ export const answerStep = Effect.fn("Answerer.answerStep")(function* (
 })
 
 /** When the step limit is hit: the subtask's answer from every step global memory holds for it (`steps`, in the subtask's prefix). */
-export const answerSubtask = Effect.fn("Answerer.answerSubtask")(function* (
+export const answerSubtask = spanFn("Answerer.answerSubtask")(function* (
   ctx: AgentContext,
   view: Omit<SubtaskView, "memory">,
   steps: ReadonlyArray<Step>
@@ -54,7 +54,7 @@ export const answerSubtask = Effect.fn("Answerer.answerSubtask")(function* (
  * The query's answer from the subtask answers in global memory, after the task's prefix (`view`): the log of
  * subtasks continues the one the last subtask's requests began with.
  */
-export const answerFinal = Effect.fn("Answerer.answerFinal")(function* (
+export const answerFinal = spanFn("Answerer.answerFinal")(function* (
   ctx: AgentContext,
   view: TaskView,
   answers: ReadonlyArray<{ index: number; subtask: string; answer: string }>

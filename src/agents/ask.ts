@@ -134,20 +134,23 @@ export const cutValues = (
  * One `context` guardrail warning per task and cut value: every later prompt cuts the same text the
  * same way, or a little shorter once a reply calibrated the budget, which is not news to the user.
  */
-export const warnCuts = (budget: ContextBudget, role: string, cuts: ReadonlyArray<ContextCut>) =>
-  Effect.forEach(
-    cuts.filter((cut) => {
-      const key = `${cut.key}:${cut.fromChars}`
-      if (budget.warned.has(key)) return false
-      budget.warned.add(key)
-      return true
-    }),
-    (cut) => {
-      const warning = `the ${cut.key} (about ${cut.fromTokens} tokens) does not fit the model's context of ${budget.promptTokens} prompt tokens; it was cut to ${cut.toTokens} tokens. Give a shorter ${cut.key} or a larger context (--num-ctx).`
-      return emit("guardrail", { guardrail: "context", role, error: warning, attempt: 1, recovered: true })
-    },
-    { discard: true }
-  )
+export const warnCuts = (budget: ContextBudget, role: string, cuts: ReadonlyArray<ContextCut>): Effect.Effect<void> =>
+  // asked on every request; nearly always nothing was cut
+  cuts.length === 0
+    ? Effect.void
+    : Effect.forEach(
+        cuts.filter((cut) => {
+          const key = `${cut.key}:${cut.fromChars}`
+          if (budget.warned.has(key)) return false
+          budget.warned.add(key)
+          return true
+        }),
+        (cut) => {
+          const warning = `the ${cut.key} (about ${cut.fromTokens} tokens) does not fit the model's context of ${budget.promptTokens} prompt tokens; it was cut to ${cut.toTokens} tokens. Give a shorter ${cut.key} or a larger context (--num-ctx).`
+          return emit("guardrail", { guardrail: "context", role, error: warning, attempt: 1, recovered: true })
+        },
+        { discard: true }
+      )
 
 /** One request of an exchange: its template, the values it is rendered from and the parts fitted to the room. */
 interface Part {

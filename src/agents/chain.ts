@@ -232,6 +232,10 @@ const shortenSpec = (spec: ToolSpec, max: number): ToolSpec => {
 /** Description lengths tried, longest first, when a task's tools leave the query too little room: StableToolBench's own cut, then shorter. */
 const DESCRIPTION_CUTS = [256, 128, 64, 0] as const
 
+/** The JSON action's schema as sent, written once (it is the same for every task). */
+let actionSchema: string | undefined
+const actionSchemaText = (): string => (actionSchema ??= JSON.stringify(jsonSchemaOf(JsonAction)))
+
 /** Build the chain context and its starting conversation for a task. */
 export const makeChain = (task: Task, options: ChainOptions, info: ModelInfo, role: string): Chain => {
   const mode = resolveMode(options.toolCalling ?? CHAIN_DEFAULTS.toolCalling, info)
@@ -258,7 +262,7 @@ export const makeChain = (task: Task, options: ChainOptions, info: ModelInfo, ro
   }
   const whole = shaped(undefined)
   const budget = new ContextBudget({ contextTokens: info.contextTokens })
-  const schemaText = JSON.stringify(jsonSchemaOf(JsonAction))
+  const schemaText = actionSchemaText()
   const fit = (): FittedStart => {
     const schema = budget.count(schemaText)
     const measure = (max: number | undefined) => {

@@ -10,6 +10,7 @@ import { renderTemplate } from "../text/prompt-template.ts"
 import { parseToolArgs, type Tool } from "../tools/tool.ts"
 import { emit } from "../trace/events.ts"
 import { capText, SIZE_CAPS } from "../trace/size-caps.ts"
+import { spanFn } from "../trace/span-fn.ts"
 import { type AgentContext, askTurn, renderRequest, type Turn } from "./ask.ts"
 import { resolveMode } from "./chain.ts"
 import type { BudgetExhausted } from "./errors.ts"
@@ -161,7 +162,7 @@ interface Rejection extends Problem {
  * three-call executor's guardrails do; a server that cannot parse the model's call falls back to JSON.
  * `grounding` is the text argument values must come from, for the optional grounding guardrail.
  */
-export const actFused = Effect.fn("Executor.actFused")(function* (
+export const actFused = spanFn("Executor.actFused")(function* (
   ctx: AgentContext,
   view: FusedExecutorView,
   grounding: string

@@ -1,8 +1,8 @@
 // Executor agent, in the paper's three calls: a thought, a tool choice, then the tool's arguments.
-import * as Effect from "effect/Effect"
 import { z } from "zod"
 import { parseToolArgs, type Tool } from "../tools/tool.ts"
 import { emit } from "../trace/events.ts"
+import { spanFn } from "../trace/span-fn.ts"
 import { type AgentContext, askTurn, type Turn } from "./ask.ts"
 import { argsSchema, checkArgs, checkToolName, choiceSchema, declaredArgs } from "./guardrails.ts"
 import { type SubtaskView, subtaskContext } from "./subtask-context.ts"
@@ -25,7 +25,7 @@ export interface ExecutorView extends SubtaskView {
 const none = (items: ReadonlyArray<string>) => (items.length > 0 ? items.join(", ") : "none")
 
 /** The thought, and the exchange the tool choice continues. */
-export const think = Effect.fn("Executor.think")(function* (ctx: AgentContext, view: ExecutorView) {
+export const think = spanFn("Executor.think")(function* (ctx: AgentContext, view: ExecutorView) {
   const { value, turn } = yield* askTurn(ctx, {
     role: "executor.thought",
     template: "executor-thought",
@@ -38,11 +38,7 @@ export const think = Effect.fn("Executor.think")(function* (ctx: AgentContext, v
 })
 
 /** The tool for the thought of `after` (the thought's exchange), and the exchange the arguments continue. */
-export const chooseTool = Effect.fn("Executor.chooseTool")(function* (
-  ctx: AgentContext,
-  view: ExecutorView,
-  after: Turn
-) {
+export const chooseTool = spanFn("Executor.chooseTool")(function* (ctx: AgentContext, view: ExecutorView, after: Turn) {
   const all = view.tools.map((t) => t.name)
   const allowed = all.filter((n) => !view.excluded.includes(n))
   const { value, turn } = yield* askTurn(ctx, {
@@ -65,7 +61,7 @@ export const chooseTool = Effect.fn("Executor.chooseTool")(function* (
  * dropped with a traced event. `grounding` is the text argument values must come from (query, subtask,
  * memory), for the optional grounding guardrail. Returns the exchange the step's answer continues too.
  */
-export const writeArgs = Effect.fn("Executor.writeArgs")(function* (
+export const writeArgs = spanFn("Executor.writeArgs")(function* (
   ctx: AgentContext,
   view: ExecutorView,
   tool: Tool,

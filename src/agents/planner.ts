@@ -2,6 +2,7 @@
 import * as Effect from "effect/Effect"
 import { z } from "zod"
 import { emit } from "../trace/events.ts"
+import { spanFn } from "../trace/span-fn.ts"
 import { type AgentContext, ask } from "./ask.ts"
 import { type PlanGraph, type PlannedSubtask, planProblem, sequentialPlan } from "./plan-graph.ts"
 import { type TaskView, taskContext } from "./subtask-context.ts"
@@ -31,7 +32,7 @@ const graphEntries = (p: Plan, max: number): Array<PlannedSubtask> =>
  * unknown index, a self-reference, a cycle) are reflected back to the planner; if they stay invalid,
  * the same subtasks run one after another.
  */
-export const plan = Effect.fn("Planner.plan")(function* (ctx: AgentContext, view: TaskView, maxSubtasks: number) {
+export const plan = spanFn("Planner.plan")(function* (ctx: AgentContext, view: TaskView, maxSubtasks: number) {
   const query = view.query
   let last: Plan | undefined // the last reply that parsed, kept for the sequential fallback
   const check = (p: Plan) => {

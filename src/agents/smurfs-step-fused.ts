@@ -1,8 +1,8 @@
 // One step of the Smurfs loop with the fused executor (`--executor fused`): one request for the thought, the
 // tool and its arguments, the call, then one request for the step answer and the verdict on it.
-import * as Effect from "effect/Effect"
 import type { LocalMemory } from "../memory/local-memory.ts"
 import { emit } from "../trace/events.ts"
+import { spanFn } from "../trace/span-fn.ts"
 import { ANSWER_VERIFY_ROLE, answerAndVerify } from "./answer-verify.ts"
 import { answerStep } from "./answerer.ts"
 import { actFused, FUSED_ROLE } from "./executor-fused.ts"
@@ -14,7 +14,7 @@ import { callTool, failedCall, groundingOf, type StepOutcome, soft, subtaskViewO
  * path before the step, in the subtask's shared prefix) and its guardrails. With the Answer and Verifier agents
  * both on, the step's answer comes with its verdict; with one of them off, that one is skipped as usual.
  */
-export const executeFusedStep = Effect.fn("Smurfs.fusedStep")(function* (
+export const executeFusedStep = spanFn("Smurfs.fusedStep")(function* (
   ctx: PipelineContext,
   index: number,
   subtask: string,

@@ -9,6 +9,7 @@ import { guardToolCall } from "../tools/call.ts"
 import { pythonJsonDumps } from "../tools/environments/canonical.ts"
 import type { Tool, ToolResult } from "../tools/tool.ts"
 import { emit, type ToolCallData } from "../trace/events.ts"
+import { spanFn } from "../trace/span-fn.ts"
 import { answerStep } from "./answerer.ts"
 import type { Turn } from "./ask.ts"
 import type { BudgetExhausted } from "./errors.ts"
@@ -146,7 +147,7 @@ export const failedCall = (
  * call -> answer, one exchange (the answer's is returned for the verifier to continue). A failed call
  * is recorded in global memory and reported so the tool gets excluded.
  */
-export const executeStep = Effect.fn("Smurfs.step")(function* (
+export const executeStep = spanFn("Smurfs.step")(function* (
   ctx: PipelineContext,
   index: number,
   subtask: string,
@@ -195,7 +196,7 @@ export const executeStep = Effect.fn("Smurfs.step")(function* (
  * asked for an API without parameters), the call with its response as the full `{"error", "response"}`
  * JSON (a known server error is a response too), and their step answer.
  */
-export const executeReferenceStep = Effect.fn("Smurfs.referenceStep")(function* (
+export const executeReferenceStep = spanFn("Smurfs.referenceStep")(function* (
   ctx: PipelineContext,
   agents: ReferenceAgents,
   index: number,

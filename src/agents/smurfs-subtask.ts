@@ -3,6 +3,7 @@ import * as Effect from "effect/Effect"
 import type { GlobalMemory } from "../memory/global-memory.ts"
 import { LocalMemory } from "../memory/local-memory.ts"
 import { emit } from "../trace/events.ts"
+import { spanFn } from "../trace/span-fn.ts"
 import { answerSubtask } from "./answerer.ts"
 import { BudgetExhausted } from "./errors.ts"
 import type { PipelineContext } from "./pipeline-context.ts"
@@ -32,7 +33,7 @@ const rawAnswer = (global: GlobalMemory, index: number, local: LocalMemory): str
  * model-call budget (when it runs out, the subtask's best answer so far is kept in global memory) and,
  * as the reference's retry counters do, `maxAgentErrors` attempts in a row that reach no tool.
  */
-export const solveSubtask = Effect.fn("Smurfs.subtask")(function* (
+export const solveSubtask = spanFn("Smurfs.subtask")(function* (
   parent: PipelineContext,
   index: number,
   subtask: string

@@ -9,6 +9,7 @@ import { GlobalMemory } from "../memory/global-memory.ts"
 import { pythonJsonDumps } from "../tools/environments/canonical.ts"
 import { retrievalEventData } from "../tools/retrieval/retrieval-event.ts"
 import { emit } from "../trace/events.ts"
+import { spanFn } from "../trace/span-fn.ts"
 import { recording, type Trajectory, totalsOf } from "../trace/trajectory.ts"
 import { answerFinal } from "./answerer.ts"
 import { askUserTool } from "./ask-user.ts"
@@ -67,7 +68,7 @@ const taskView = (ctx: PipelineContext): TaskView => ({
 })
 
 /** Plan, solve the subtasks (in order, or as a dependency graph), answer the query; fails only with a fatal error. */
-const solveTask = Effect.fn("Smurfs.task")(function* (ctx: PipelineContext) {
+const solveTask = spanFn("Smurfs.task")(function* (ctx: PipelineContext) {
   const { options, task, global } = ctx
   const reference = options.reference
   if (reference) {

@@ -41,21 +41,24 @@ export const callNative = <E = never>(
     }
   })
   return attempts.pipe(
+    // nearly every call has no parse error: nothing to walk then
     Effect.onExit((exit) =>
-      Effect.forEach(
-        errors,
-        (e) =>
-          emit("guardrail", {
-            guardrail: "tool_call_parse",
-            role: request.role,
-            error: e.error,
-            attempt: e.attempt,
-            recovered: Exit.isSuccess(exit)
-          }),
-        {
-          discard: true
-        }
-      )
+      errors.length === 0
+        ? Effect.void
+        : Effect.forEach(
+            errors,
+            (e) =>
+              emit("guardrail", {
+                guardrail: "tool_call_parse",
+                role: request.role,
+                error: e.error,
+                attempt: e.attempt,
+                recovered: Exit.isSuccess(exit)
+              }),
+            {
+              discard: true
+            }
+          )
     )
   )
 }

@@ -1,6 +1,7 @@
 // Verifier agent: accepts a subtask's answer or sends a hint back to the executor (sees the subtask's prefix + the answer).
 import * as Effect from "effect/Effect"
 import { z } from "zod"
+import { spanFn } from "../trace/span-fn.ts"
 import { type AgentContext, ask, type Turn } from "./ask.ts"
 import { type SubtaskView, subtaskContext } from "./subtask-context.ts"
 
@@ -16,7 +17,7 @@ export type Verdict = z.infer<typeof Verdict>
  * continuing the Answer agent's exchange `after` when there is one (its reply is the answer), else with the answer
  * written out (the Answer agent off).
  */
-export const verify = Effect.fn("Verifier.verify")(function* (
+export const verify = spanFn("Verifier.verify")(function* (
   ctx: AgentContext,
   view: SubtaskView,
   answer: string,

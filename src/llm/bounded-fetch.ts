@@ -179,13 +179,18 @@ const redirected = (out: Outgoing, status: number, location: string): Outgoing =
 /** Headers whose values are credentials: each value sent joins the redaction set, so that a server echoing it is never shown. */
 const CREDENTIAL_HEADERS = /^(authorization|proxy-authorization|x-api-key|api-key|cookie)$/i
 
-/** Request headers as a plain object, whatever form fetch was given them in. */
+/**
+ * Request headers as a plain object, whatever form fetch was given them in. A Headers object (the openai
+ * client's, on every call) is read as it is: a copy into another Headers would list the very same entries.
+ */
 const plainHeaders = (headers: RequestInit["headers"]): Record<string, string> =>
   headers === undefined
     ? {}
-    : headers instanceof Headers || Array.isArray(headers)
-      ? Object.fromEntries(new Headers(headers))
-      : { ...(headers as Record<string, string>) }
+    : headers instanceof Headers
+      ? Object.fromEntries(headers)
+      : Array.isArray(headers)
+        ? Object.fromEntries(new Headers(headers))
+        : { ...(headers as Record<string, string>) }
 
 /**
  * `fetch` for calls to a model server: the reply is read whole through a counter (a declared length above

@@ -35,6 +35,18 @@ const DEFAULT_PORT = "11434"
 
 /** OLLAMA_HOST as Ollama reads it: a bare host gets http:// and port 11434; ":port" means localhost. */
 export const normalizeOllamaHost = (raw: string | undefined): string => {
+  // a run builds its model once per task, and twice reads the same address: parsed once
+  let known = normalizedHosts.get(raw ?? "")
+  if (known === undefined) {
+    known = normalizeHost(raw)
+    if (normalizedHosts.size >= 64) normalizedHosts.clear()
+    normalizedHosts.set(raw ?? "", known)
+  }
+  return known
+}
+const normalizedHosts = new Map<string, string>()
+
+const normalizeHost = (raw: string | undefined): string => {
   let host = (raw ?? "").trim()
   if (host === "") return `http://127.0.0.1:${DEFAULT_PORT}`
   let explicit = host.includes("://")

@@ -52,6 +52,18 @@ export const redact = (text: string, secrets: ReadonlyArray<string> = []): strin
 
 /** A URL for messages: credentials removed, no trailing slash. */
 export const displayHost = (url: string): string => {
+  // the same few addresses on every model built (once per task): parsed once
+  let shown = shownHosts.get(url)
+  if (shown === undefined) {
+    shown = hostShown(url)
+    if (shownHosts.size >= 64) shownHosts.clear()
+    shownHosts.set(url, shown)
+  }
+  return shown
+}
+const shownHosts = new Map<string, string>()
+
+const hostShown = (url: string): string => {
   try {
     const parsed = new URL(url)
     parsed.username = ""

@@ -66,6 +66,26 @@ export const retrySchedule = (options: Pick<ResilienceOptions, "maxRetries" | "r
   )
 
 /**
+ * `retrySchedule` with retries of retryable errors only, as `Effect.retry({ schedule, while })` builds it,
+ * built once per setting: Effect.retry given options builds it again on every call, and a schedule is a
+ * description (each call steps through its own), so every model of the same settings shares one.
+ */
+const retryPolicy = (options: Pick<ResilienceOptions, "maxRetries" | "retryBaseMs" | "maxRetryDelayMs">) => {
+  const key = `${options.maxRetries}/${options.retryBaseMs}/${options.maxRetryDelayMs}`
+  let policy = retryPolicies.get(key)
+  if (policy === undefined) {
+    policy = Schedule.passthrough(retrySchedule(options)).pipe(
+      Schedule.while(({ input }) => Effect.succeed(input.retryable))
+    )
+    if (retryPolicies.size >= MAX_RETRY_POLICIES) retryPolicies.clear()
+    retryPolicies.set(key, policy)
+  }
+  return policy
+}
+const retryPolicies = new Map<string, Schedule.Schedule<ProviderError, ProviderError>>()
+const MAX_RETRY_POLICIES = 64
+
+/**
  * The model with a semaphore around each attempt (released while backing off), a timeout per
  * attempt, and retries of `Overloaded` only. Every path ends: attempts are timed out, retries are
  * counted and their delays capped.
@@ -75,7 +95,7 @@ export const withResilience = (
   options: ResilienceOptions,
   semaphore: Semaphore.Semaphore
 ): LanguageModelShape => {
-  const schedule = retrySchedule(options)
+  const policy = retryPolicy(options)
   // a model that keeps this very deadline itself (the HTTP providers abort the request) needs no second
   // timer: a timeout is a race of two fibers, paid on every call
   const ownDeadline = model.timeoutMs === options.timeoutMs
@@ -89,7 +109,7 @@ export const withResilience = (
             orElse: () => Effect.fail(new Timeout({ ms, role: request.role }))
           })
         )
-    return timed.pipe(semaphore.withPermits(1), Effect.retry({ schedule, while: (e) => e.retryable }))
+    return timed.pipe(semaphore.withPermits(1), Effect.retry(policy))
   }
   return { info: model.info, generate, ...(model.timeoutMs !== undefined ? { timeoutMs: model.timeoutMs } : {}) }
 }

@@ -6,6 +6,7 @@ import { z } from "zod"
 import { renderTemplate } from "../text/prompt-template.ts"
 import { emit } from "../trace/events.ts"
 import { capText, SIZE_CAPS } from "../trace/size-caps.ts"
+import { spanFn } from "../trace/span-fn.ts"
 import { MalformedOutput, type ProviderError } from "./errors.ts"
 import { grammarSafe } from "./grammar-safe.ts"
 import { type GenerateRequest, type GenerateResponse, LanguageModel, type Message } from "./language-model.ts"
@@ -129,7 +130,7 @@ interface Rejection {
  * `guardrail` event when the call ends, with `recovered: true` when a later attempt of the same call
  * was valid, so that per-guardrail recovery rates can be read off a trajectory.
  */
-export const generateObject = Effect.fn("LanguageModel.generateObject")(function* <A>(request: ObjectRequest<A>) {
+export const generateObject = spanFn("LanguageModel.generateObject")(function* <A>(request: ObjectRequest<A>) {
   const rejections: Array<Rejection> = []
   // Emitted on every exit (success, MalformedOutput, a provider error, interruption) so none is lost.
   const traceRejections = (recovered: boolean) =>

@@ -10,12 +10,10 @@ import { type ContextBudget, requestChars } from "./context-budget.ts"
 export const calibrating = (model: LanguageModelShape, budget: ContextBudget): LanguageModelShape =>
   LanguageModel.of({
     info: model.info,
+    // one step on the reply, not a tap running an effect: this runs on every model call
     generate: (request) =>
-      model
-        .generate(request)
-        .pipe(
-          Effect.tap((r) =>
-            Effect.sync(() => r.cached || budget.calibrate(requestChars(request), r.usage.promptTokens))
-          )
-        )
+      Effect.map(model.generate(request), (r) => {
+        if (!r.cached) budget.calibrate(requestChars(request), r.usage.promptTokens)
+        return r
+      })
   })

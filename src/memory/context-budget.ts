@@ -100,7 +100,7 @@ export class ContextBudget {
   messageTokens(message: Message): number {
     return (
       this.count(message.content) +
-      (message.toolCalls && message.toolCalls.length > 0 ? this.count(JSON.stringify(message.toolCalls)) : 0)
+      (message.toolCalls && message.toolCalls.length > 0 ? this.count(toolCallsText(message.toolCalls)) : 0)
     )
   }
 
@@ -140,10 +140,21 @@ export class ContextBudget {
   }
 }
 
+/**
+ * A message's tool calls as JSON, written once: a chain's conversation is measured again on every step,
+ * and its messages (and their calls) are never changed once made.
+ */
+const toolCallsTexts = new WeakMap<object, string>()
+const toolCallsText = (calls: NonNullable<Message["toolCalls"]>): string => {
+  let text = toolCallsTexts.get(calls)
+  if (text === undefined) toolCallsTexts.set(calls, (text = JSON.stringify(calls)))
+  return text
+}
+
 /** The characters of a request as the server tokenizes them (messages with their tool calls, and the schema or tools it carries), for `calibrate`. */
 export const requestChars = (request: GenerateRequest): number =>
   request.messages.reduce(
-    (n, m) => n + m.content.length + (m.toolCalls && m.toolCalls.length > 0 ? JSON.stringify(m.toolCalls).length : 0),
+    (n, m) => n + m.content.length + (m.toolCalls && m.toolCalls.length > 0 ? toolCallsText(m.toolCalls).length : 0),
     0
   ) +
   (request.format ? jsonChars(request.format) : 0) +

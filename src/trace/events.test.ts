@@ -3,7 +3,7 @@ import { CloudEvent, ValidationError } from "cloudevents"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { fromObservation, heightTool, percentTool, runSmurfs } from "../../test/pipeline-fixtures.ts"
-import { EVENT_TYPE_PREFIX, emit, isKind, kindOf, makeEvent, type RunEvent } from "./events.ts"
+import { EVENT_TYPE_PREFIX, emit, isKind, isoTime, kindOf, makeEvent, type RunEvent } from "./events.ts"
 import { SIZE_CAPS } from "./size-caps.ts"
 import { recording } from "./trajectory.ts"
 
@@ -113,5 +113,15 @@ describe("run events", () => {
     expect(events[1]!.data).not.toBe(long)
     expect(String(events[1]!.data["thought"])).toContain("[cut: ")
     expect(long.thought.length).toBe(SIZE_CAPS.recordStringChars + 10)
+  })
+})
+
+describe("isoTime", () => {
+  it("writes every time as Date's toISOString does, within a second, across seconds and out of order", () => {
+    const times = [
+      1_764_000_000_000, 1_764_000_000_000, 1_764_000_000_007, 1_764_000_000_999, 1_764_000_001_000, 1_764_000_001_042,
+      1_764_000_000_500, 0, -1, -999, -1000, -1001, 253_402_300_799_999, 253_402_300_800_000, 253_402_300_800_001
+    ]
+    for (const ms of times) expect(isoTime(ms)).toBe(new Date(ms).toISOString())
   })
 })

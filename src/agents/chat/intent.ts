@@ -1,7 +1,7 @@
 // The intent step of a chat (MARCO): small talk and capability questions get a direct reply, tasks go to the pipeline.
-import * as Effect from "effect/Effect"
 import { z } from "zod"
 import type { Tool } from "../../tools/tool.ts"
+import { spanFn } from "../../trace/span-fn.ts"
 import { type AgentContext, ask } from "../ask.ts"
 import { toolList } from "../tool-docs.ts"
 
@@ -16,7 +16,7 @@ export const Intent = z.object({
 export type Intent = z.infer<typeof Intent>
 
 /** Classify the latest message; `history` is the session memory rendered within `room` tokens. */
-export const classifyIntent = Effect.fn("Chat.intent")(function* (
+export const classifyIntent = spanFn("Chat.intent")(function* (
   ctx: AgentContext,
   tools: ReadonlyArray<Tool>,
   history: (room: number) => string,

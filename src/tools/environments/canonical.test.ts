@@ -27,6 +27,11 @@ describe("canonical arguments", () => {
     expect(canonicalArgs({ b: 1, "10": 2, "2": 3, A: 4 })).toBe('{"10":"2","2":"3","A":"4","b":"1"}')
   })
 
+  it("sorts keys beyond the surrogates by code point too (U+FF21 before an emoji, whose UTF-16 units sort lower)", () => {
+    // Python: sorted(["\U0001F600", "\uFF21", "b", "ba"]) == ["b", "ba", "\uFF21", "\U0001F600"]
+    expect(pythonJsonDumps({ "\u{1F600}": 1, "\uFF21": 2, ba: 3, b: 4 })).toBe('{"b": 4, "ba": 3, "Ａ": 2, "😀": 1}')
+  })
+
   it("re-canonicalizes a recorded args text", () => {
     expect(recanonicalize('{"b": 1, "a": "x"}')).toBe('{"a":"x","b":"1"}')
     expect(recanonicalize("not json")).toBe("not json")

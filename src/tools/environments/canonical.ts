@@ -29,8 +29,22 @@ export const parseJsonAsPython = (text: string): unknown =>
       : value
   )
 
-/** Compare keys by code point, as Python's `sorted` does. */
+/**
+ * Compare keys by code point, as Python's `sorted` does. Below the surrogates code units order as code
+ * points do, so keys that differ there first (nearly all) are compared without splitting them.
+ */
 const byCodePoint = (a: string, b: string): number => {
+  for (let i = 0; i < a.length && i < b.length; i++) {
+    const x = a.charCodeAt(i)
+    const y = b.charCodeAt(i)
+    if (x === y) continue
+    if (x < 0xd800 && y < 0xd800) return x - y
+    break
+  }
+  return byCodePoints(a, b)
+}
+
+const byCodePoints = (a: string, b: string): number => {
   const x = [...a]
   const y = [...b]
   for (let i = 0; i < Math.min(x.length, y.length); i++) {
