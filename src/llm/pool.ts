@@ -233,3 +233,25 @@ export const endpointsLayer = (
       return (yield* makePool(members)).model
     })
   )
+
+/** One server of a provider: its model (wrapped in its resilience), requests it serves at once, a liveness probe. */
+export interface ServedModel {
+  readonly model: Effect.Effect<LanguageModelShape, InvalidModelSpec>
+  readonly concurrency: number
+  readonly probe: Effect.Effect<unknown, ProviderError>
+}
+
+/**
+ * A provider's layer: the server of `options`, or each of `options.endpoints` pooled. `serve` builds one
+ * server from its options and, for an endpoint, its address.
+ */
+export const servedLayer = (
+  options: ModelOptions,
+  serve: (options: ModelOptions, url?: string) => ServedModel
+): Layer.Layer<LanguageModel, InvalidModelSpec> =>
+  options.endpoints !== undefined && options.endpoints.length > 0
+    ? endpointsLayer(options.endpoints, options, (url, own) => {
+        const one = serve(own, url)
+        return Effect.map(one.model, (model) => ({ name: url, concurrency: one.concurrency, model, probe: one.probe }))
+      })
+    : Layer.effect(LanguageModel, serve(options).model)

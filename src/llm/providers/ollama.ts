@@ -1,9 +1,9 @@
 // The `ollama:<model>` provider: settings from OLLAMA_HOST, the model wrapped in resilience (or a pool of
 // --endpoints), the doctor's server/model/tools checks, the presence check before a run, and Ollama's wording.
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
+import type * as Layer from "effect/Layer"
 import { type InvalidModelSpec, ModelNotFound, modelListing } from "../errors.ts"
-import { LanguageModel } from "../language-model.ts"
+import type { LanguageModel } from "../language-model.ts"
 import { envSetting, MODEL_DEFAULTS, type ModelOptions, resilienceSettings } from "../model-options.ts"
 import {
   normalizeOllamaHost,
@@ -13,7 +13,7 @@ import {
   ollamaModels,
   ollamaVersion
 } from "../ollama.ts"
-import { endpointsLayer } from "../pool.ts"
+import { type ServedModel, servedLayer } from "../pool.ts"
 import { type ProviderCheck, type ProviderChecks, registerProvider } from "../providers.ts"
 import { resilient } from "../resilience.ts"
 
@@ -30,25 +30,20 @@ export const ollamaSettings = (model: string, options: ModelOptions = {}): Ollam
   think: options.think
 })
 
-/** The model at one server, wrapped in that server's resilience. */
-const served = (model: string, options: ModelOptions) => {
-  const settings = ollamaSettings(model, options)
-  const resilience = resilienceSettings("ollama", settings.host, options)
-  return { settings, resilience, model: Effect.flatMap(ollamaModel(settings), (m) => resilient(m, resilience)) }
+/** The model at one server (`url`: an endpoint of --endpoints), wrapped in that server's resilience. */
+const served = (model: string, options: ModelOptions, url?: string): ServedModel => {
+  const own = url === undefined ? options : { ...options, host: url }
+  const settings = ollamaSettings(model, own)
+  const resilience = resilienceSettings("ollama", settings.host, own)
+  return {
+    model: Effect.flatMap(ollamaModel(settings), (m) => resilient(m, resilience)),
+    concurrency: resilience.concurrency,
+    probe: ollamaVersion(settings)
+  }
 }
 
 const layer = (model: string, _spec: string, options: ModelOptions): Layer.Layer<LanguageModel, InvalidModelSpec> =>
-  options.endpoints !== undefined && options.endpoints.length > 0
-    ? endpointsLayer(options.endpoints, options, (url, own) => {
-        const one = served(model, { ...own, host: url })
-        return Effect.map(one.model, (m) => ({
-          name: url,
-          concurrency: one.resilience.concurrency,
-          model: m,
-          probe: ollamaVersion(one.settings)
-        }))
-      })
-    : Layer.effect(LanguageModel, served(model, options).model)
+  servedLayer(options, (options, url) => served(model, options, url))
 
 const doctor = (model: string, options: ModelOptions): Effect.Effect<ProviderChecks> =>
   Effect.gen(function* () {

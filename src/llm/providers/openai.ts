@@ -1,12 +1,12 @@
 // The `openai:<model>` provider (any OpenAI-compatible /v1 server): settings from OPENAI_BASE_URL and OPENAI_API_KEY,
 // the model wrapped in resilience (or a pool of --endpoints), the doctor's checks, the presence check and its wording.
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
+import type * as Layer from "effect/Layer"
 import { type InvalidModelSpec, ModelNotFound, modelListing } from "../errors.ts"
-import { LanguageModel } from "../language-model.ts"
+import type { LanguageModel } from "../language-model.ts"
 import { envSetting, MODEL_DEFAULTS, type ModelOptions, resilienceSettings } from "../model-options.ts"
 import { listOpenAIModels, makeOpenAIModel, type OpenAISettings } from "../openai.ts"
-import { endpointsLayer } from "../pool.ts"
+import { type ServedModel, servedLayer } from "../pool.ts"
 import { type ProviderChecks, registerProvider } from "../providers.ts"
 import { resilient } from "../resilience.ts"
 
@@ -23,25 +23,20 @@ export const openaiSettings = (model: string, options: ModelOptions = {}): OpenA
   think: options.think
 })
 
-/** The model at one server, wrapped in that server's resilience. */
-const served = (model: string, options: ModelOptions) => {
-  const settings = openaiSettings(model, options)
-  const resilience = resilienceSettings("openai", settings.baseURL, options)
-  return { settings, resilience, model: resilient(makeOpenAIModel(settings), resilience) }
+/** The model at one server (`url`: an endpoint of --endpoints), wrapped in that server's resilience. */
+const served = (model: string, options: ModelOptions, url?: string): ServedModel => {
+  const own = url === undefined ? options : { ...options, baseURL: url }
+  const settings = openaiSettings(model, own)
+  const resilience = resilienceSettings("openai", settings.baseURL, own)
+  return {
+    model: resilient(makeOpenAIModel(settings), resilience),
+    concurrency: resilience.concurrency,
+    probe: listOpenAIModels(settings)
+  }
 }
 
 const layer = (model: string, _spec: string, options: ModelOptions): Layer.Layer<LanguageModel, InvalidModelSpec> =>
-  options.endpoints !== undefined && options.endpoints.length > 0
-    ? endpointsLayer(options.endpoints, options, (url, own) => {
-        const one = served(model, { ...own, baseURL: url })
-        return Effect.map(one.model, (m) => ({
-          name: url,
-          concurrency: one.resilience.concurrency,
-          model: m,
-          probe: listOpenAIModels(one.settings)
-        }))
-      })
-    : Layer.effect(LanguageModel, served(model, options).model)
+  servedLayer(options, (options, url) => served(model, options, url))
 
 const doctor = (model: string, options: ModelOptions): Effect.Effect<ProviderChecks> =>
   Effect.gen(function* () {
