@@ -80,38 +80,51 @@ const divergence = (
   return `${messages[index]?.role ?? "?"} message ${index + 1}, line "${label}"`
 }
 
+/** How much of a role's prompts repeated the start of its previous prompt. */
+interface RoleReuse {
+  prompts: number
+  compared: number
+  promptTokens: number
+  reusedTokens: number
+  readonly shares: Array<number>
+  readonly where: Map<string, number>
+  /** The same against the role's previous prompt anywhere in the task (another subtask too). */
+  taskCompared: number
+  taskPromptTokens: number
+  taskReusedTokens: number
+}
+
+/** Reuse figures of a role, all zero. */
+const emptyReuse = (): RoleReuse => ({
+  prompts: 0,
+  compared: 0,
+  promptTokens: 0,
+  reusedTokens: 0,
+  shares: [],
+  where: new Map(),
+  taskCompared: 0,
+  taskPromptTokens: 0,
+  taskReusedTokens: 0
+})
+
 /** Accumulates, per role, how much of each prompt repeats the start of the previous prompt of that role (within a task and subtask). */
 export const makePrefixReuse = (tokens: TokenCounter) => {
-  interface RoleReuse {
-    prompts: number
-    compared: number
-    promptTokens: number
-    reusedTokens: number
-    readonly shares: Array<number>
-    readonly where: Map<string, number>
-    /** The same against the role's previous prompt anywhere in the task (another subtask too). */
-    taskCompared: number
-    taskPromptTokens: number
-    taskReusedTokens: number
-  }
   const perRole = new Map<string, RoleReuse>()
+  /** The figures of `name`, started at zero on first use. */
+  const reuseOf = (name: string): RoleReuse => {
+    let reuse = perRole.get(name)
+    if (reuse === undefined) {
+      reuse = emptyReuse()
+      perRole.set(name, reuse)
+    }
+    return reuse
+  }
   const add = (trajectory: Trajectory, method: string) => {
     const previous = new Map<string, { text: string }>()
     const previousInTask = new Map<string, string>()
     // What a server with one cache slot sees: each prompt against the task's previous prompt, whatever its role.
     let lastCall: string | undefined
-    const anyRole: RoleReuse = perRole.get(`${method} (any role, vs previous call)`) ?? {
-      prompts: 0,
-      compared: 0,
-      promptTokens: 0,
-      reusedTokens: 0,
-      shares: [],
-      where: new Map(),
-      taskCompared: 0,
-      taskPromptTokens: 0,
-      taskReusedTokens: 0
-    }
-    perRole.set(`${method} (any role, vs previous call)`, anyRole)
+    const anyRole = reuseOf(`${method} (any role, vs previous call)`)
     let subtask = -1
     for (const event of trajectory.events) {
       if (isKind(event, "subtask_started")) subtask = Number(dataOf(event, "subtask_started").index ?? subtask + 1)
@@ -124,18 +137,7 @@ export const makePrefixReuse = (tokens: TokenCounter) => {
       const scoped = role === "planner" || role === "answerer.final" ? -1 : subtask
       const key = `${role}\u0000${scoped}`
       const prompt = promptText(messages)
-      const entry: RoleReuse = perRole.get(`${method} ${role}`) ?? {
-        prompts: 0,
-        compared: 0,
-        promptTokens: 0,
-        reusedTokens: 0,
-        shares: [],
-        where: new Map(),
-        taskCompared: 0,
-        taskPromptTokens: 0,
-        taskReusedTokens: 0
-      }
-      perRole.set(`${method} ${role}`, entry)
+      const entry = reuseOf(`${method} ${role}`)
       entry.prompts++
       const before = previous.get(key)
       previous.set(key, { text: prompt.text })
@@ -183,17 +185,7 @@ export const makePrefixReuse = (tokens: TokenCounter) => {
       const [method, role] = [name.slice(0, name.indexOf(" ")), name.slice(name.indexOf(" ") + 1)]
       if (!role.startsWith("executor.")) continue
       const key = `${method} executor (all calls)`
-      const p: RoleReuse = pooled.get(key) ?? {
-        prompts: 0,
-        compared: 0,
-        promptTokens: 0,
-        reusedTokens: 0,
-        shares: [],
-        where: new Map(),
-        taskCompared: 0,
-        taskPromptTokens: 0,
-        taskReusedTokens: 0
-      }
+      const p: RoleReuse = pooled.get(key) ?? emptyReuse()
       p.prompts += e.prompts
       p.compared += e.compared
       p.promptTokens += e.promptTokens
