@@ -7,7 +7,7 @@ import { type GenerateError, MalformedOutput } from "../llm/errors.ts"
 import { type GenerateResponse, LanguageModel, type ToolSpec } from "../llm/language-model.ts"
 import { jsonSchemaOf } from "../llm/structured.ts"
 import { renderTemplate } from "../text/prompt-template.ts"
-import { parseToolArgs, type Tool } from "../tools/tool.ts"
+import type { Tool } from "../tools/tool.ts"
 import { emit } from "../trace/events.ts"
 import { capText, SIZE_CAPS } from "../trace/size-caps.ts"
 import { spanFn } from "../trace/span-fn.ts"
@@ -15,7 +15,7 @@ import { type AgentContext, askTurn, renderRequest, type Turn } from "./ask.ts"
 import { resolveMode } from "./chain.ts"
 import type { BudgetExhausted } from "./errors.ts"
 import type { ExecutorView } from "./executor.ts"
-import { argsSchema, checkArgs, checkToolName, declaredArgs, type Problem } from "./guardrails.ts"
+import { argsSchema, checkArgs, checkToolName, type Problem, usableArgs } from "./guardrails.ts"
 import { subtaskContext } from "./subtask-context.ts"
 import { callNative } from "./tool-call-recovery.ts"
 import { toolDoc } from "./tool-docs.ts"
@@ -64,23 +64,6 @@ const specOf = (tool: Tool): ToolSpec => ({
 })
 
 const none = (items: ReadonlyArray<string>) => (items.length > 0 ? items.join(", ") : "none")
-
-/** The checked call: the tool's declared arguments (an undeclared one dropped with a traced event), coerced by its schema. */
-const usableArgs = (ctx: AgentContext, tool: Tool, raw: Record<string, unknown>) =>
-  Effect.gen(function* () {
-    if (!ctx.guardrails.extraParams) return raw
-    const { args, dropped } = declaredArgs(tool, raw)
-    if (dropped.length > 0)
-      yield* emit("guardrail", {
-        guardrail: "extra_params",
-        role: FUSED_ROLE,
-        error: `dropped undeclared parameter(s) ${dropped.join(", ")} of the tool "${tool.name}"`,
-        attempt: 1,
-        recovered: true
-      })
-    const parsed = parseToolArgs(tool, args)
-    return parsed.success ? (parsed.data as Record<string, unknown>) : args
-  })
 
 /** The checks of one proposed call (name, then arguments), as the three-call executor's guardrails make them. */
 const checkCall = (
@@ -144,7 +127,7 @@ const actJson = (ctx: AgentContext, view: ExecutorView, allowed: ReadonlyArray<T
     const tool = allowed.find((t) => t.name === name)
     const clipped = ctx.budget.agentText(thought)
     if (!tool) return { kind: "unknown", thought: clipped, name } satisfies FusedAction
-    const args = yield* usableArgs(ctx, tool, raw)
+    const args = yield* usableArgs(ctx.guardrails, FUSED_ROLE, tool, raw)
     return { kind: "call", thought: clipped, tool, args, turn: reply.success.turn } satisfies FusedAction
   })
 
@@ -210,7 +193,7 @@ export const actFused = spanFn("Executor.actFused")(function* (
           kind: "call",
           thought,
           tool,
-          args: yield* usableArgs(ctx, tool, call.arguments),
+          args: yield* usableArgs(ctx.guardrails, FUSED_ROLE, tool, call.arguments),
           turn: turnWith(response.text)
         } satisfies FusedAction
       }

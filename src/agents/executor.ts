@@ -1,10 +1,9 @@
 // Executor agent, in the paper's three calls: a thought, a tool choice, then the tool's arguments.
 import { z } from "zod"
-import { parseToolArgs, type Tool } from "../tools/tool.ts"
-import { emit } from "../trace/events.ts"
+import type { Tool } from "../tools/tool.ts"
 import { spanFn } from "../trace/span-fn.ts"
 import { type AgentContext, askTurn, type Turn } from "./ask.ts"
-import { argsSchema, checkArgs, checkToolName, choiceSchema, declaredArgs } from "./guardrails.ts"
+import { argsSchema, checkArgs, checkToolName, choiceSchema, usableArgs } from "./guardrails.ts"
 import { type SubtaskView, subtaskContext } from "./subtask-context.ts"
 import { toolDoc } from "./tool-docs.ts"
 
@@ -78,17 +77,5 @@ export const writeArgs = spanFn("Executor.writeArgs")(function* (
     check: (v) => checkArgs(tool, v, ctx.guardrails, grounding),
     clipText: false
   })
-  if (!ctx.guardrails.extraParams) return { args: raw, turn }
-  const { args, dropped } = declaredArgs(tool, raw)
-  if (dropped.length > 0)
-    yield* emit("guardrail", {
-      guardrail: "extra_params",
-      role: "executor.args",
-      error: `dropped undeclared parameter(s) ${dropped.join(", ")} of the tool "${tool.name}"`,
-      attempt: 1,
-      recovered: true
-    })
-  // Parse to apply the schema's coercions and defaults; on a rule violation that guardrails let through, keep the raw values.
-  const parsed = parseToolArgs(tool, args)
-  return { args: parsed.success ? (parsed.data as Record<string, unknown>) : args, turn }
+  return { args: yield* usableArgs(ctx.guardrails, "executor.args", tool, raw), turn }
 })

@@ -1,7 +1,9 @@
 // Guardrails (MARCO) on tool choice and arguments: checks whose errors are reflected back to the model.
+import * as Effect from "effect/Effect"
 import { z } from "zod"
 import { parametersJsonSchema } from "../tools/library.ts"
 import { parseToolArgs, type Tool } from "../tools/tool.ts"
+import { emit } from "../trace/events.ts"
 import type { GuardrailOptions } from "./smurfs-options.ts"
 
 /** A problem to reflect: the guardrail's name (for counters) and the exact error the model reads. */
@@ -130,3 +132,24 @@ export const checkArgs = (
   }
   return undefined
 }
+
+/**
+ * The arguments a checked call is made with: with the extra-parameters guardrail, the tool's declared ones (an
+ * undeclared one dropped, traced as a recovered `extra_params` guardrail of `role`), coerced by the tool's schema
+ * (its coercions and defaults; on a rule violation the guardrails let through, the values as they came).
+ */
+export const usableArgs = (guardrails: GuardrailOptions, role: string, tool: Tool, raw: Record<string, unknown>) =>
+  Effect.gen(function* () {
+    if (!guardrails.extraParams) return raw
+    const { args, dropped } = declaredArgs(tool, raw)
+    if (dropped.length > 0)
+      yield* emit("guardrail", {
+        guardrail: "extra_params",
+        role,
+        error: `dropped undeclared parameter(s) ${dropped.join(", ")} of the tool "${tool.name}"`,
+        attempt: 1,
+        recovered: true
+      })
+    const parsed = parseToolArgs(tool, args)
+    return parsed.success ? (parsed.data as Record<string, unknown>) : args
+  })
