@@ -31,7 +31,7 @@ const profileField = (profile: string | undefined) =>
 /** Defaults of an evaluation, in one place. */
 export const EVAL_DEFAULTS = { k: 3, concurrency: 4, seed: 0 } as const
 
-export interface PassOptions<R = LanguageModel> {
+export interface PassOptions<R = LanguageModel, E = ProviderError> {
   /** Where `eval/` is written: the run directory itself, or another folder for read-only sources. */
   readonly store: string
   /** The judge's model spec; its slug names the label folder so judges never mix. */
@@ -49,7 +49,7 @@ export interface PassOptions<R = LanguageModel> {
   /** Base seed: judge run r samples with its own seed derived from it, and shuffles win rounds with it. */
   readonly seed?: number | undefined
   /** Where the judge decisions are made: by default here, with the LanguageModel in context; `smurfs eval --queue` gives the queue's. */
-  readonly decider?: Decider<R> | undefined
+  readonly decider?: Decider<R, E> | undefined
   /** Judge again even where labels of the same settings are stored (the stored ones are set aside, not lost). */
   readonly force?: boolean | undefined
   /** The profile of the run whose answers are judged (run.json's `--profile`); `improved` when not given. */
@@ -138,14 +138,14 @@ export const someDecisions = (
     : Effect.succeed(summary)
 
 // without a decider, R is LanguageModel (the default of the options' type parameter)
-const deciderOf = <R>(options: PassOptions<R>): Decider<R> =>
-  options.decider ?? (inProcessDecider(options.prompts ?? smurfsJudgePrompts()) as Decider<never>)
+const deciderOf = <R, E>(options: PassOptions<R, E>): Decider<R, E> =>
+  options.decider ?? (inProcessDecider(options.prompts ?? smurfsJudgePrompts()) as unknown as Decider<R, E>)
 
 /** K pass labels for every entry; labels already on disk are kept, so an interrupted eval resumes. */
-export const evaluatePass = <R = LanguageModel>(
+export const evaluatePass = <R = LanguageModel, E = ProviderError>(
   entries: ReadonlyArray<JudgeInput>,
-  options: PassOptions<R>
-): Effect.Effect<EvalSummary, ProviderError | RunDirError, R> =>
+  options: PassOptions<R, E>
+): Effect.Effect<EvalSummary, E | RunDirError, R> =>
   Effect.gen(function* () {
     const k = options.k ?? EVAL_DEFAULTS.k
     const pathOf =
@@ -218,7 +218,7 @@ export const evaluatePass = <R = LanguageModel>(
     return { judged, kept, failed }
   })
 
-export interface WinOptions<R = LanguageModel> extends Omit<PassOptions<R>, "pathOf"> {
+export interface WinOptions<R = LanguageModel, E = ProviderError> extends Omit<PassOptions<R, E>, "pathOf"> {
   /** Names the reference in paths and files (its directory and method). */
   readonly referenceName: string
   readonly referenceSource: string
@@ -249,11 +249,11 @@ const statusOf = (path: string) => readJsonIf(path, PassLabels)?.runs ?? {}
  * The reference's own pass labels are judged first and kept beside the verdicts. A task answered
  * by only one side is decided without the judge.
  */
-export const evaluateWin = <R = LanguageModel>(
+export const evaluateWin = <R = LanguageModel, E = ProviderError>(
   candidates: ReadonlyArray<JudgeInput>,
   references: ReadonlyArray<JudgeInput>,
-  options: WinOptions<R>
-): Effect.Effect<EvalSummary, ProviderError | RunDirError, R> =>
+  options: WinOptions<R, E>
+): Effect.Effect<EvalSummary, E | RunDirError, R> =>
   Effect.gen(function* () {
     const k = options.k ?? EVAL_DEFAULTS.k
     const seed = options.seed ?? EVAL_DEFAULTS.seed

@@ -46,9 +46,10 @@ export type JudgeJob = z.infer<typeof JudgeJob>
 export type Outcome<A> = { readonly decision: A } | { readonly error: string }
 
 /** Where an eval's judge decisions are made: here (the default) or on the queue's workers. */
-export interface Decider<R = LanguageModel> {
-  readonly pass: (job: PassJob) => Effect.Effect<Outcome<PassRun>, ProviderError, R>
-  readonly round: (job: RoundJob) => Effect.Effect<Outcome<WinRound>, ProviderError, R>
+export interface Decider<R = LanguageModel, E = ProviderError> {
+  /** Fails (E) only when no decision can be made at all (the judge's server, or the queue, unavailable). */
+  readonly pass: (job: PassJob) => Effect.Effect<Outcome<PassRun>, E, R>
+  readonly round: (job: RoundJob) => Effect.Effect<Outcome<WinRound>, E, R>
   /** The decision is stored: a queue may forget its copy. */
   readonly settled?: ((job: JudgeJob) => Effect.Effect<void>) | undefined
 }

@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import { z } from "zod"
 import type { FailureKind } from "../../src/failure.ts"
-import type { InvalidModelSpec } from "../../src/llm/errors.ts"
+import type { InvalidModelSpec, ProviderError } from "../../src/llm/errors.ts"
 import type { LanguageModel } from "../../src/llm/language-model.ts"
 import { checkModelPresent, modelLayer } from "../../src/llm/spec.ts"
 import { loadWithPeers, type MissingPeerPackage, QUEUE_PEERS } from "../../src/peer-packages.ts"
@@ -215,7 +215,7 @@ export const judgeLayerOf = (settings: EvalSettings): Layer.Layer<LanguageModel,
 const noStage = { update: () => {}, stop: () => {} }
 
 /** The pass labels, then each method's win rounds against the reference. */
-const decide = <R>(input: EvalInput, decider: Decider<R>, observer: EvalObserver) =>
+const decide = <R, E>(input: EvalInput, decider: Decider<R, E>, observer: EvalObserver) =>
   Effect.gen(function* () {
     const { source, store, prompts, settings } = input
     const { judge, k, concurrency, seed, force } = settings
@@ -291,7 +291,10 @@ export const runEval = (
   const queue = settings.queue
   const evaluation: Effect.Effect<
     void,
-    Effect.Error<ReturnType<typeof decide>> | QueueUnavailable | InvalidModelSpec | MissingPeerPackage
+    | Effect.Error<ReturnType<typeof decide<LanguageModel, ProviderError>>>
+    | QueueUnavailable
+    | InvalidModelSpec
+    | MissingPeerPackage
   > =
     queue === undefined
       ? Effect.gen(function* () {

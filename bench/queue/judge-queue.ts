@@ -63,33 +63,30 @@ export type JudgeQueueSettings = Omit<QueueExecutorSettings, "runId" | "settings
 /** The eval's decider when it runs with --queue: every decision is a job, stored by the eval once it returns. */
 export const makeQueueDecider = (
   settings: JudgeQueueSettings
-): Effect.Effect<Decider<never>, QueueUnavailable, Scope.Scope> =>
+): Effect.Effect<Decider<never, QueueUnavailable>, QueueUnavailable, Scope.Scope> =>
   Effect.gen(function* () {
     const secret = "secret" in settings ? settings.secret : queueSecret()
     const client = yield* makeQueueClient<Outcome<PassRun | WinRound>>({
       ...settings,
       queueName: JUDGE_QUEUE,
       resultOf: (value, jobId) => outcomeOf(value, jobId, secret),
-      failureOf: failedOutcome
+      failureOf: failedOutcome,
+      // Redis gone for good fails the decision, and with it the eval (exit 4): labels already stored are kept
+      rerunHint: "the labels judged so far are kept, run the same eval again once it is back"
     })
     const decide = (job: JudgeJob) =>
-      client
-        .run(
-          judgeJobIdOf(job),
-          job.kind,
-          secret === undefined ? job : { ...job, signature: signatureOf(secret, job) },
-          (message) => ({ error: `cannot queue the decision: ${message}` })
-        )
-        // Redis gone for good: the decision fails with the queue's message instead of waiting forever
-        .pipe(
-          Effect.catchTag("QueueUnavailable", (e) => Effect.succeed<Outcome<PassRun | WinRound>>({ error: e.message }))
-        )
+      client.run(
+        judgeJobIdOf(job),
+        job.kind,
+        secret === undefined ? job : { ...job, signature: signatureOf(secret, job) },
+        (message) => ({ error: `cannot queue the decision: ${message}` })
+      )
     // a pass job brings back a pass label and a round job a round: outcomeOf validated it as one of the two
     return {
-      pass: (job) => decide(job) as Effect.Effect<Outcome<PassRun>>,
-      round: (job) => decide(job) as Effect.Effect<Outcome<WinRound>>,
+      pass: (job) => decide(job) as Effect.Effect<Outcome<PassRun>, QueueUnavailable>,
+      round: (job) => decide(job) as Effect.Effect<Outcome<WinRound>, QueueUnavailable>,
       settled: (job) => client.forget(judgeJobIdOf(job))
-    } satisfies Decider<never>
+    } satisfies Decider<never, QueueUnavailable>
   })
 
 /** What a worker judges with: a judge model (this machine's server of it) and the judge texts. */

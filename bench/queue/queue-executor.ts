@@ -110,6 +110,8 @@ export interface QueueClientSettings<R> extends Omit<QueueExecutorSettings, "run
   readonly failureOf: (reason: string) => R
   /** A job we wait for reported progress. */
   readonly onProgress?: ((jobId: string, data: unknown) => void) | undefined
+  /** What to do once Redis is back, said when it stayed gone past `lostAfterMs`; default: rerun with --resume (a bench). */
+  readonly rerunHint?: string | undefined
 }
 
 /** Sends jobs to a queue and waits for their results; shared by the bench's tasks and the eval's judge decisions. */
@@ -184,7 +186,7 @@ export const makeQueueClient = <R>(
         else if (lost === undefined && Date.now() - lastReady > lostAfterMs) {
           lost = new QueueUnavailable({
             url: settings.queueUrl,
-            detail: `Redis stopped answering and did not come back within ${Math.round(lostAfterMs / 1000)} s (SMURFS_QUEUE_LOST_MS); what was recorded is kept, rerun with --resume once it is back`
+            detail: `Redis stopped answering and did not come back within ${Math.round(lostAfterMs / 1000)} s (SMURFS_QUEUE_LOST_MS); ${settings.rerunHint ?? "what was recorded is kept, rerun with --resume once it is back"}`
           })
           const stopped = [...waiters.values()]
           waiters.clear()

@@ -1,7 +1,7 @@
 // Redis that goes away mid-run and never comes back: `bench --queue` used to wait forever (closing BullMQ's queue and
-// event listener waits for Redis too). The coordinator stops within its bound (SMURFS_QUEUE_LOST_MS) with exit 4 and
-// a message, keeping what was recorded.
-import { existsSync, mkdtempSync, rmSync } from "node:fs"
+// event listener waits for Redis too), and `eval --queue` recorded every decision as failed and ended with 0 or 1.
+// Both stop within their bound (SMURFS_QUEUE_LOST_MS) with exit 4 and a message, keeping what was recorded.
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, afterEach, describe, expect, it } from "vitest"
@@ -66,6 +66,57 @@ describe.skipIf(unavailable !== undefined)(
         expect(took).toBeLessThan(LOST_MS + 15_000)
       } finally {
         // stopped once only: a killed redis-server does not exit twice
+        if (stopped === 0) await redis.stop()
+      }
+    })
+
+    it("eval --queue ends with exit 4 (the queue unavailable), not with every decision failed, and stores no label", async () => {
+      // a run to judge, made without the queue
+      const run = join(scratch, "judged")
+      const bench = start([
+        "bench",
+        "--data",
+        MINI_DATA.path,
+        "--group",
+        "G1_instruction",
+        "--limit",
+        "2",
+        "--method",
+        "react",
+        "--model",
+        "sim",
+        "--out",
+        run
+      ])
+      expect(await bench.exited, bench.stderr).toBe(0)
+      const redis = await startRedis()
+      let stopped = 0
+      try {
+        // no worker: the decisions wait in Redis
+        const evaluation = start(["eval", "--run", run, "--judge", "sim", "--queue", redis.url])
+        const until = Date.now() + 60_000
+        while (!evaluation.stderr.includes("judge texts:") && Date.now() < until && evaluation.child.exitCode === null)
+          await new Promise((r) => setTimeout(r, 100))
+        await new Promise((r) => setTimeout(r, 1000))
+        expect(evaluation.child.exitCode, evaluation.stderr).toBeNull()
+        await redis.stop()
+        stopped = Date.now()
+        const code = await Promise.race([
+          evaluation.exited,
+          new Promise<"stuck">((r) => setTimeout(() => r("stuck"), 45_000))
+        ])
+        expect(code, evaluation.stderr).toBe(4)
+        expect(evaluation.stderr).toContain("Redis stopped answering and did not come back within 3 s")
+        expect(evaluation.stderr).toContain("run the same eval again")
+        expect(evaluation.stderr).not.toContain("--resume")
+        expect(Date.now() - stopped).toBeLessThan(LOST_MS + 15_000)
+        // nothing was judged, so no label file: a later eval judges every task
+        const labels = join(run, "eval")
+        const files = existsSync(labels)
+          ? readdirSync(labels, { recursive: true }).filter((f) => String(f).endsWith(".json"))
+          : []
+        expect(files).toEqual([])
+      } finally {
         if (stopped === 0) await redis.stop()
       }
     })
