@@ -133,6 +133,34 @@ describe("smurfs with the fused executor", () => {
     expect(eventsOf(t, "tool_call").map((d) => d["args"])).toEqual([{ name: "K2" }])
   })
 
+  it("traces its guardrails in the order of the replies, as the three-call executor does", async () => {
+    // a reply missing a required argument, then one with an undeclared argument (dropped, and the call made)
+    const run = (executor: "fused" | "three-call") =>
+      runSmurfs(
+        "How high is K2?",
+        [heightTool()],
+        {
+          "executor.fused": [call("mountain_height", {}), call("mountain_height", { name: "K2", unit: "ft" })],
+          "executor.thought": [{ thought: "look up K2" }],
+          "executor.choose": [{ tool: "mountain_height" }],
+          "executor.args": [{}, { name: "K2", unit: "ft" }],
+          "answerer.verify": [{ answer: "28251 feet", ...solved }],
+          "answerer.step": [{ answer: "28251 feet" }],
+          verifier: [solved],
+          "answerer.final": [{ answer: "done" }]
+        },
+        { planner: false, executor, toolCalling: "native" }
+      )
+    const order = (t: Awaited<ReturnType<typeof runSmurfs>>) =>
+      eventsOf(t, "guardrail").map((g) => [g["guardrail"], g["recovered"]])
+    const expected = [
+      ["missing_params", true],
+      ["extra_params", true]
+    ]
+    expect(order(await run("three-call"))).toEqual(expected)
+    expect(order(await run("fused"))).toEqual(expected)
+  })
+
   it("excludes a tool whose arguments stay invalid, without calling it", async () => {
     const a = flaky("tool_a", [1])
     const b = makeTool("tool_b", z.object({ n: z.number() }), () => ({ ok: true, content: "b answered" }))

@@ -189,11 +189,12 @@ export const actFused = spanFn("Executor.actFused")(function* (
       if (call && !checked.problem) {
         const tool = checked.tool
         if (!tool) return { kind: "unknown", thought, name: call.name } satisfies FusedAction
+        // the arguments as written: undeclared ones are dropped once the rejections before this reply are traced
         return {
           kind: "call",
           thought,
           tool,
-          args: yield* usableArgs(ctx.guardrails, FUSED_ROLE, tool, call.arguments),
+          args: call.arguments,
           turn: turnWith(response.text)
         } satisfies FusedAction
       }
@@ -231,7 +232,7 @@ export const actFused = spanFn("Executor.actFused")(function* (
       attempts: maxReflections + 1
     })
   })
-  return yield* attempts.pipe(
+  const action = yield* attempts.pipe(
     Effect.onExit((exit) =>
       Effect.forEach(
         rejections,
@@ -248,4 +249,8 @@ export const actFused = spanFn("Executor.actFused")(function* (
       )
     )
   )
+  // as `writeArgs`: the `extra_params` event follows the reply's earlier rejections, in the order the replies came
+  // (the JSON fallback's call has been through `usableArgs` already)
+  if (action.kind !== "call" || action === fellBack) return action
+  return { ...action, args: yield* usableArgs(ctx.guardrails, FUSED_ROLE, action.tool, action.args) }
 })
