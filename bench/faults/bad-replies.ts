@@ -1,5 +1,7 @@
 // A seeded model that mixes valid replies with bad ones of known kinds, and keeps a ledger of what it sent.
-import { type GenerateRequest, LanguageModel } from "../../src/llm/language-model.ts"
+import { ANSWER_VERIFY_ROLE } from "../../src/agents/answer-verify.ts"
+import { FUSED_ROLE } from "../../src/agents/executor-fused.ts"
+import { type GenerateRequest, LanguageModel, type ToolSpec } from "../../src/llm/language-model.ts"
 import { makeScriptedModel } from "../../src/llm/scripted.ts"
 import { pick } from "../eval/rng.ts"
 import { schemaValueOf } from "../sim/schema-value.ts"
@@ -14,6 +16,15 @@ export const SMURFS_ROLES = [
   "answerer.subtask",
   "answerer.final",
   "verifier"
+] as const
+
+/** The roles of the pipeline with the fused executor (`executor: "fused"`, the Answer and Verifier agents on). */
+export const FUSED_ROLES = [
+  "planner",
+  "executor.fused",
+  "answerer.verify",
+  "answerer.subtask",
+  "answerer.final"
 ] as const
 
 /**
@@ -34,7 +45,20 @@ export const BAD_KINDS = [
   "huge_valid",
   "tool_call_instead"
 ] as const
-export type BadKind = (typeof BAD_KINDS)[number]
+
+/**
+ * Bad tool calls of the fused executor (`executor.fused`), in both of its modes: arguments of the wrong types
+ * (`param_rules`) or without a required one (`missing_params`), inside a reply whose shape is right.
+ */
+export const ARG_KINDS = ["wrong_arg_types", "missing_args"] as const
+
+/**
+ * Bad replies to a native tool-calling request: a call written out as JSON text instead of made (`no_tool_call`,
+ * as prose, an empty or a huge text are), and a call whose arguments the client could not read (`bad_args`).
+ */
+export const NATIVE_KINDS = ["call_as_text", "unparseable_args"] as const
+
+export type BadKind = (typeof BAD_KINDS)[number] | (typeof ARG_KINDS)[number] | (typeof NATIVE_KINDS)[number]
 
 export interface BadReplyOptions {
   /** Probability that a reply is bad. */
@@ -104,6 +128,46 @@ const DEMO_VALUES: Readonly<Record<string, ReadonlyArray<unknown>>> = {
 
 const textOf = (request: GenerateRequest): string => request.messages.map((m) => m.content).join("\n")
 
+/** Values for a tool's parameters (a JSON Schema), meaningful ones for the demo tools. */
+const argsFor = (parameters: Schema | undefined, rng: () => number): Record<string, unknown> =>
+  schemaValueOf(parameters ?? { type: "object" }, (path) => {
+    const choices = path.length === 1 ? DEMO_VALUES[path[0]!] : undefined
+    return choices ? pick(choices, rng) : undefined
+  }) as Record<string, unknown>
+
+/** A native tool-calling request (the fused executor's default mode): its tools are the functions it may call. */
+export const isNativeCall = (request: GenerateRequest): boolean => (request.tools?.length ?? 0) > 0
+
+/**
+ * The functions the fused executor may call now: the native request's tools, or the JSON request's `functions`
+ * (the values its own message carries for readers that are not a model; a reflection comes after that message).
+ */
+const functionsOf = (request: GenerateRequest): ReadonlyArray<ToolSpec> =>
+  request.tools ??
+  (request.messages.findLast((m) => m.values?.["functions"] !== undefined)?.values?.["functions"] as
+    | ReadonlyArray<ToolSpec>
+    | undefined) ??
+  []
+
+/** A valid call of the fused executor: a thought, one of the tools it may call now, arguments for it. */
+const fusedCall = (request: GenerateRequest, rng: () => number) => {
+  const functions = functionsOf(request)
+  // never empty: a subtask whose tools all failed at a depth backtracks without asking
+  const spec = functions.length > 0 ? pick(functions, rng) : undefined
+  return {
+    thought: `Call a tool to get the missing information (${prose(rng, 4)}).`,
+    name: spec?.name ?? "calculator",
+    parameters: spec?.parameters,
+    args: argsFor(spec?.parameters, rng)
+  }
+}
+
+/** A native tool-call reply: the thought as its text, one call. */
+const nativeCall = (thought: string, call: { name: string; arguments: unknown; argumentsError?: string }) => ({
+  text: thought,
+  toolCalls: [{ id: "call_1", ...call }]
+})
+
 /** A valid reply for the request's role (and, for a tool choice or arguments, for its JSON Schema). */
 export const goodReply = (request: GenerateRequest, rng: () => number): Record<string, unknown> => {
   switch (request.role) {
@@ -122,22 +186,40 @@ export const goodReply = (request: GenerateRequest, rng: () => number): Record<s
       return { tool: allowed && allowed.length > 0 ? pick(allowed, rng) : "calculator" }
     }
     case "executor.args":
-      return schemaValueOf(request.format ?? {}, (path) => {
-        const choices = path.length === 1 ? DEMO_VALUES[path[0]!] : undefined
-        return choices ? pick(choices, rng) : undefined
-      }) as Record<string, unknown>
+      return argsFor(request.format, rng)
+    case FUSED_ROLE: {
+      const { thought, name, args } = fusedCall(request, rng)
+      return isNativeCall(request)
+        ? nativeCall(thought, { name, arguments: args })
+        : { thought, tool: name, arguments: args }
+    }
     case "verifier":
-      return rng() < 0.6
-        ? { status: "solved", reason: "the answer covers the subtask" }
-        : { status: "pending", reason: "a value is missing", hint: "try another tool" }
+      return verdictOf(rng)
+    case ANSWER_VERIFY_ROLE:
+      return { answer: `The answer is ${Math.floor(rng() * 1000)}.`, ...verdictOf(rng) }
     default:
       return { answer: `The answer is ${Math.floor(rng() * 1000)}.` }
   }
 }
 
-/** The kinds of bad reply that make sense for a role. */
-export const kindsFor = (role: string): ReadonlyArray<BadKind> =>
-  BAD_KINDS.filter((k) => k !== "unknown_tool" || role === "executor.choose")
+const verdictOf = (rng: () => number) =>
+  rng() < 0.6
+    ? { status: "solved", reason: "the answer covers the subtask" }
+    : { status: "pending", reason: "a value is missing", hint: "try another tool" }
+
+/** The kinds of bad reply that make sense for a role (`native`: a native tool-calling request of the fused executor). */
+export const kindsFor = (role: string, native = false): ReadonlyArray<BadKind> => {
+  if (role === FUSED_ROLE && native)
+    return [
+      ...BAD_KINDS.filter((k) =>
+        ["random_text", "empty", "huge", "huge_valid", "extra_keys", "unknown_tool"].includes(k)
+      ),
+      ...ARG_KINDS,
+      ...NATIVE_KINDS
+    ]
+  if (role === FUSED_ROLE) return [...BAD_KINDS, ...ARG_KINDS]
+  return BAD_KINDS.filter((k) => k !== "unknown_tool" || role === "executor.choose")
+}
 
 /** For tool arguments: every declared parameter with a value of the wrong type. */
 const wrongTypedArgs = (format: Schema | undefined): Record<string, unknown> =>
@@ -147,6 +229,82 @@ const wrongTypedArgs = (format: Schema | undefined): Record<string, unknown> =>
       (schema as Schema)["type"] === "string" ? 12345 : "not a number"
     ])
   )
+
+const UNKNOWN_TOOLS = ["search_web", "calculater", "get_weather", "lookup"]
+
+/**
+ * The fused executor's arguments with a fault of `kind`, and the guardrail that must catch it: `checkArgs`'s, or
+ * none when the tool has no parameter to get wrong (the arguments are then valid).
+ */
+const badArgs = (
+  parameters: Schema | undefined,
+  good: Record<string, unknown>,
+  kind: (typeof ARG_KINDS)[number]
+): { args: Record<string, unknown>; guardrail: string | undefined } => {
+  if (kind === "wrong_arg_types") {
+    const wrong = wrongTypedArgs(parameters)
+    return Object.keys(wrong).length > 0
+      ? { args: wrong, guardrail: "param_rules" }
+      : { args: good, guardrail: undefined }
+  }
+  const required = requiredOf(parameters)
+  const kept = Object.fromEntries(Object.entries(good).filter(([k]) => !required.includes(k)))
+  return required.length > 0 ? { args: kept, guardrail: "missing_params" } : { args: good, guardrail: undefined }
+}
+
+/**
+ * A bad reply to the fused executor's native tool-calling request, and the guardrail of `actFused` that must
+ * catch it: a reply without a call is `no_tool_call` (its text is the thought, never read as JSON), a name
+ * that is no tool `unknown_tool`, arguments the client could not read `bad_args`, then `checkArgs`'s.
+ */
+const badNativeCall = (
+  request: GenerateRequest,
+  kind: BadKind,
+  rng: () => number,
+  options: BadReplyOptions
+): { reply: string | object; guardrail: string | undefined } => {
+  const { thought, name, parameters, args } = fusedCall(request, rng)
+  switch (kind) {
+    case "random_text":
+      return { reply: prose(rng, 5 + Math.floor(rng() * 30)), guardrail: "no_tool_call" }
+    case "empty":
+      return { reply: pick(["", "   ", "\n"], rng), guardrail: "no_tool_call" }
+    case "huge":
+      return { reply: hugeText(options.hugeChars), guardrail: "no_tool_call" }
+    case "call_as_text":
+      // the call written out in the text, as a model without a tool-call template does
+      return { reply: JSON.stringify({ name, arguments: args }), guardrail: "no_tool_call" }
+    case "huge_valid":
+      return { reply: nativeCall(hugeText(options.hugeChars), { name, arguments: args }), guardrail: undefined }
+    case "unknown_tool":
+      return {
+        reply: nativeCall(thought, { name: pick(UNKNOWN_TOOLS, rng), arguments: args }),
+        guardrail: "unknown_tool"
+      }
+    case "extra_keys":
+      return {
+        reply: nativeCall(thought, { name, arguments: { ...args, unexpected_key: "surprise", another: 7 } }),
+        guardrail: "extra_params"
+      }
+    case "wrong_arg_types":
+    case "missing_args": {
+      const bad = badArgs(parameters, args, kind)
+      return { reply: nativeCall(thought, { name, arguments: bad.args }), guardrail: bad.guardrail }
+    }
+    case "unparseable_args":
+      // what a provider gives for arguments it could not parse: no arguments, and why
+      return {
+        reply: nativeCall(thought, {
+          name,
+          arguments: {},
+          argumentsError: "Expected ',' or '}' after property value in JSON at position 23"
+        }),
+        guardrail: "bad_args"
+      }
+    default:
+      throw new Error(`no native tool-call reply of kind ${kind}`)
+  }
+}
 
 /**
  * A bad reply of `kind` for the request, and the guardrail that must catch it. The classification
@@ -159,6 +317,8 @@ export const badReply = (
   rng: () => number,
   options: BadReplyOptions = BAD_REPLY_DEFAULTS
 ): { reply: string | object; guardrail: string | undefined } => {
+  const fused = request.role === FUSED_ROLE
+  if (fused && isNativeCall(request)) return badNativeCall(request, kind, rng, options)
   const args = request.role === "executor.args"
   const good = goodReply(request, rng)
   switch (kind) {
@@ -206,18 +366,40 @@ export const badReply = (
           ? { reply: kept, guardrail: "missing_params" }
           : { reply: "null", guardrail: "schema" }
       }
-      return { reply: request.role === "verifier" ? { status: "solved" } : {}, guardrail: "schema" }
+      // the verifier's status without its reason; the step answer without the verdict
+      const partial =
+        request.role === "verifier"
+          ? { status: "solved" }
+          : request.role === ANSWER_VERIFY_ROLE
+            ? { answer: good["answer"] }
+            : {}
+      return { reply: partial, guardrail: "schema" }
     }
     case "extra_keys":
-      return {
-        reply: { ...good, unexpected_key: "surprise", another: 7 },
-        guardrail: args ? "extra_params" : undefined
-      }
+      // undeclared arguments of the fused executor's JSON call are dropped, as those of executor.args
+      return fused
+        ? {
+            reply: {
+              ...good,
+              unexpected_key: "surprise",
+              arguments: { ...(good["arguments"] as Record<string, unknown>), unexpected_key: "surprise", another: 7 }
+            },
+            guardrail: "extra_params"
+          }
+        : { reply: { ...good, unexpected_key: "surprise", another: 7 }, guardrail: args ? "extra_params" : undefined }
     case "unknown_tool":
-      return {
-        reply: { tool: pick(["search_web", "calculater", "get_weather", "lookup"], rng) },
-        guardrail: "unknown_tool"
-      }
+      return fused
+        ? { reply: { ...good, tool: pick(UNKNOWN_TOOLS, rng) }, guardrail: "unknown_tool" }
+        : { reply: { tool: pick(UNKNOWN_TOOLS, rng) }, guardrail: "unknown_tool" }
+    case "wrong_arg_types":
+    case "missing_args": {
+      const spec = functionsOf(request).find((f) => f.name === good["tool"])
+      const bad = badArgs(spec?.parameters, good["arguments"] as Record<string, unknown>, kind)
+      return { reply: { ...good, arguments: bad.args }, guardrail: bad.guardrail }
+    }
+    case "call_as_text":
+    case "unparseable_args":
+      throw new Error(`a ${kind} reply answers a native tool-calling request only`)
   }
 }
 
@@ -232,7 +414,7 @@ export const makeFaultyModel = (rng: () => number, options: BadReplyOptions = BA
       ledger.good++
       return goodReply(request, rng)
     }
-    const kind = pick(kindsFor(request.role), rng)
+    const kind = pick(kindsFor(request.role, isNativeCall(request)), rng)
     const bad = badReply(request, kind, rng, options)
     ledger.faults.push({ role: request.role, kind, guardrail: bad.guardrail })
     return bad.reply

@@ -3,8 +3,9 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { smurfs } from "../../src/agents/smurfs.ts"
-import type { GuardrailOptions } from "../../src/agents/smurfs-options.ts"
+import type { GuardrailOptions, SmurfsExecutor } from "../../src/agents/smurfs-options.ts"
 import { LanguageModel } from "../../src/llm/language-model.ts"
+import { renderTemplate } from "../../src/text/prompt-template.ts"
 import { demoLibrary } from "../../src/tools/demo/index.ts"
 import type { ToolLibrary } from "../../src/tools/tool.ts"
 import { dataOf, isKind } from "../../src/trace/events.ts"
@@ -20,6 +21,10 @@ export interface ModelOutputFaultOptions extends Partial<BadReplyOptions> {
   readonly guardrails?: Partial<GuardrailOptions> | undefined
   /** The tool library of every task; the demo tools by default. */
   readonly library?: ToolLibrary | undefined
+  /** The executor under test: the paper's three requests per step (default), or `fused`. */
+  readonly executor?: SmurfsExecutor | undefined
+  /** How the fused executor calls a tool: a native tool call (default; the faulty model calls tools) or one JSON object. */
+  readonly toolCalling?: "native" | "json" | undefined
 }
 
 export const MODEL_OUTPUT_DEFAULTS = { seed: 7, tasks: 120 } as const
@@ -45,6 +50,9 @@ export interface GuardrailFigure {
 export interface ModelOutputReport {
   readonly seed: number
   readonly tasks: number
+  readonly executor: SmurfsExecutor
+  /** How the fused executor called tools (undefined for the three-call executor). */
+  readonly toolCalling: "native" | "json" | undefined
   readonly answered: number
   readonly gaveUp: number
   /** Tasks whose method failed or died instead of returning a trajectory. */
@@ -55,6 +63,8 @@ export interface ModelOutputReport {
   readonly badReplies: number
   readonly faultsByKind: Readonly<Record<string, number>>
   readonly faultsByRole: Readonly<Record<string, number>>
+  /** Bad replies per `role/kind`, to tell that each role got each of its kinds. */
+  readonly faultsByRoleKind: Readonly<Record<string, number>>
   /** Bad replies that the schema tolerates (extra keys outside tool arguments): no guardrail is due. */
   readonly tolerated: number
   /** Per guardrail, from the trajectories' guardrail events. */
@@ -70,7 +80,10 @@ export interface ModelOutputReport {
   /** The largest prompt sent (estimated tokens), and the model's context window it must fit. */
   readonly maxPromptTokens: number
   readonly contextTokens: number
-  /** Reflection messages sent, and those that were not in the `reflection` role. */
+  /**
+   * Reflection messages sent (generateObject's, and the fused executor's after a native reply), and those that
+   * were not in the `reflection` role (or, for the fused executor's reflection on a call, in the call's `tool` message).
+   */
   readonly reflections: number
   readonly reflectionsInOtherRoles: number
 }
@@ -81,6 +94,14 @@ const bumpFigure = (record: Record<string, GuardrailFigure>, key: string, recove
   figure.caught++
   if (recovered) figure.recovered++
 }
+
+/** The first words of a reflection: each template rendered without its values, up to its first placeholder. */
+const reflectionStarts = () =>
+  (["reflection", "executor-fused-reflection"] as const).map((name) => ({
+    start: renderTemplate(name, { error: "\u0000", reply: "" }).user.split("\u0000")[0]!,
+    // the fused executor answers a rejected call with a tool message (chat templates expect one per call)
+    roles: name === "reflection" ? ["reflection"] : ["reflection", "tool"]
+  }))
 
 const endsProperly = (t: Trajectory): boolean => {
   const last = t.events.at(-1)
@@ -117,7 +138,10 @@ export const runModelOutputFaults = (options: ModelOutputFaultOptions = {}): Eff
     const count = options.tasks ?? MODEL_OUTPUT_DEFAULTS.tasks
     const replyOptions: BadReplyOptions = { ...BAD_REPLY_DEFAULTS, ...options }
     const library = options.library ?? demoLibrary()
-    const method = smurfs({ guardrails: options.guardrails })
+    const executor = options.executor ?? "three-call"
+    const toolCalling = executor === "fused" ? (options.toolCalling ?? "native") : undefined
+    const method = smurfs({ guardrails: options.guardrails, executor, toolCalling })
+    const starts = reflectionStarts()
     let answered = 0,
       gaveUp = 0,
       crashes = 0,
@@ -130,6 +154,7 @@ export const runModelOutputFaults = (options: ModelOutputFaultOptions = {}): Eff
       contextTokens = 0
     const faultsByKind: Record<string, number> = {}
     const faultsByRole: Record<string, number> = {}
+    const faultsByRoleKind: Record<string, number> = {}
     const guardrails: Record<string, GuardrailFigure> = {}
     const totals: Record<string, GuardrailFigure> = {}
     const expected: Record<string, number> = {}
@@ -148,6 +173,7 @@ export const runModelOutputFaults = (options: ModelOutputFaultOptions = {}): Eff
       for (const f of ledger.faults) {
         bump(faultsByKind, f.kind)
         bump(faultsByRole, f.role)
+        bump(faultsByRoleKind, `${f.role}/${f.kind}`)
         if (f.guardrail === undefined) tolerated++
         else bump(expected, f.guardrail)
       }
@@ -167,9 +193,9 @@ export const runModelOutputFaults = (options: ModelOutputFaultOptions = {}): Eff
           maxPromptTokens = Math.max(maxPromptTokens, Number(dataOf(e, "model_call").promptTokens ?? 0))
         if (isKind(e, "model_call"))
           for (const m of dataOf(e, "model_call").messages ?? []) {
-            const isReflection = m.content.startsWith("Your previous reply was not valid")
-            if (isReflection) reflections++
-            if (isReflection && m.role !== "reflection") reflectionsInOtherRoles++
+            const reflection = starts.find((r) => m.content.startsWith(r.start))
+            if (reflection) reflections++
+            if (reflection && !reflection.roles.includes(m.role)) reflectionsInOtherRoles++
           }
       }
       for (const [name, n] of Object.entries(t.totals.guardrails)) {
@@ -184,6 +210,8 @@ export const runModelOutputFaults = (options: ModelOutputFaultOptions = {}): Eff
     return {
       seed,
       tasks: count,
+      executor,
+      toolCalling,
       answered,
       gaveUp,
       crashes,
@@ -192,6 +220,7 @@ export const runModelOutputFaults = (options: ModelOutputFaultOptions = {}): Eff
       badReplies,
       faultsByKind,
       faultsByRole,
+      faultsByRoleKind,
       tolerated,
       guardrails,
       totals,
@@ -210,7 +239,7 @@ const pct = (f: GuardrailFigure) => (f.caught === 0 ? "-" : `${((100 * f.recover
 /** The figures as a plain-text table. */
 export const formatModelOutputReport = (r: ModelOutputReport): string => {
   const lines = [
-    `model-output faults (seed ${r.seed}): ${r.tasks} tasks, ${r.goodReplies + r.badReplies} replies, ${r.badReplies} bad (${r.tolerated} tolerated by the schema)`,
+    `model-output faults, ${r.executor} executor${r.toolCalling ? ` (${r.toolCalling} tool calls)` : ""} (seed ${r.seed}): ${r.tasks} tasks, ${r.goodReplies + r.badReplies} replies, ${r.badReplies} bad (${r.tolerated} tolerated by the schema)`,
     `tasks: ${r.answered} answered, ${r.gaveUp} gave up (recorded), crashes ${r.crashes}, lost ${r.lost}`,
     `largest prompt: ${r.maxPromptTokens} tokens (context window ${r.contextTokens})`,
     "",
