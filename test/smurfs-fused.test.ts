@@ -192,6 +192,50 @@ describe("smurfs with the fused executor", () => {
     expect(offered).toEqual([["tool_b", "tool_a"], ["tool_b", "tool_a"], ["tool_b", "tool_a"], ["tool_a"]])
   })
 
+  it("excludes a tool whose arguments were rejected when the later replies call nothing, in both modes", async () => {
+    const offeredIn = async (toolCalling: "native" | "json") => {
+      const a = flaky("tool_a", [1])
+      const b = makeTool("tool_b", z.object({ n: z.number() }), () => ({ ok: true, content: "b answered" }))
+      const offered: Array<ReadonlyArray<string>> = []
+      const act = (reply: string | object) => (r: GenerateRequest) => {
+        const tool = (r.format?.["properties"] as Record<string, { enum?: ReadonlyArray<string> }> | undefined)?.[
+          "tool"
+        ]
+        offered.push(r.tools ? r.tools.map((s) => s.name) : (tool?.enum ?? []))
+        return reply
+      }
+      const native = toolCalling === "native"
+      const t = await runSmurfs(
+        "Find the thing",
+        [b, a],
+        {
+          // tool_b with a text where a number goes, then two replies that call nothing
+          "executor.fused": [
+            act(native ? call("tool_b", { n: "x" }) : { thought: "b", tool: "tool_b", arguments: { n: "x" } }),
+            act("I am not sure which tool to use."),
+            act("Still thinking."),
+            act(native ? call("tool_a", { q: "thing" }) : { thought: "a", tool: "tool_a", arguments: { q: "thing" } })
+          ],
+          "answerer.verify": [{ answer: "found", ...solved }],
+          "answerer.final": [{ answer: "done" }]
+        },
+        { planner: false, executor: "fused", toolCalling }
+      )
+      expect(b.calls).toHaveLength(0)
+      expect(a.calls).toHaveLength(1)
+      expect(eventsOf(t, "guardrail").map((g) => [g["guardrail"], g["recovered"]])).toEqual([
+        ["param_rules", false],
+        [native ? "no_tool_call" : "format", false],
+        [native ? "no_tool_call" : "format", false]
+      ])
+      return offered
+    }
+    // as with three calls (the arguments' request failed): tool_b is failed at this depth, not offered again
+    const expected = [["tool_b", "tool_a"], ["tool_b", "tool_a"], ["tool_b", "tool_a"], ["tool_a"]]
+    expect(await offeredIn("json")).toEqual(expected)
+    expect(await offeredIn("native")).toEqual(expected)
+  })
+
   it("excludes a failing tool at its depth and backtracks", async () => {
     // depth 0: a works (pending); depth 1: a and b fail -> backtrack; depth 0: b works (solved)
     const a = flaky("tool_a", [1])

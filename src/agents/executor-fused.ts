@@ -200,7 +200,9 @@ export const actFused = spanFn("Executor.actFused")(function* (
       }
       const problem = checked.problem!
       rejections.push({ ...problem, attempt })
-      last = { text: response.text, error: problem.error, tool: checked.tool }
+      // the tool whose arguments were rejected last, as `actJson`'s check keeps it: a reply without a call (its
+      // unreadable JSON) leaves it, so that reflections running out on it exclude it in both modes
+      last = { text: response.text, error: problem.error, tool: call ? checked.tool : last.tool }
       const reflection = renderTemplate("executor-fused-reflection", { error: problem.error }).user
       // a call is answered by a tool message (chat templates expect one per call); a reply without one by a reflection
       const id = call?.id ?? "call_0"
