@@ -364,6 +364,85 @@ describe("smurfs with the fused executor", () => {
     expect(t.finalAnswer).toBe("done")
   })
 
+  /** A model whose server cannot parse the native calls of the requests numbered in `failing` (1-based); the others get the script. */
+  const unparsedOn = (failing: ReadonlyArray<number>, script: Parameters<typeof makeScriptedModel>[0]) => {
+    const model = makeScriptedModel(script)
+    let native = 0
+    return Layer.succeed(
+      LanguageModel,
+      LanguageModel.of({
+        ...model,
+        generate: (request) =>
+          request.tools && failing.includes(++native)
+            ? Effect.fail(
+                new ModelServerError({
+                  status: 500,
+                  host: "h",
+                  detail: "error parsing tool call",
+                  unparsedToolCall: true
+                })
+              )
+            : model.generate(request)
+      })
+    )
+  }
+  const guardrailsOf = (t: Awaited<ReturnType<typeof runSmurfs>>) =>
+    eventsOf(t, "guardrail").map((g) => [g["guardrail"], g["recovered"]])
+
+  it("traces its guardrails in the order of the replies across a fallback to JSON", async () => {
+    // a reply without a call; then the server fails to parse three calls; the JSON fallback's first reply is no JSON
+    const t = await runSmurfs(
+      "How high is K2?",
+      [heightTool()],
+      unparsedOn([2, 3, 4], {
+        "executor.fused": [
+          "I would look it up",
+          "not json",
+          { thought: "look up K2", tool: "mountain_height", arguments: { name: "K2" } }
+        ],
+        "answerer.verify": [{ answer: "28251 feet", ...solved }],
+        "answerer.final": [{ answer: "done" }]
+      }),
+      { planner: false, executor: "fused", toolCalling: "native" }
+    )
+    expect(guardrailsOf(t)).toEqual([
+      ["no_tool_call", true],
+      ["tool_call_parse", true],
+      ["tool_call_parse", true],
+      ["tool_call_parse", true],
+      ["format", true]
+    ])
+    expect(eventsOf(t, "tool_call").map((d) => d["args"])).toEqual([{ name: "K2" }])
+  })
+
+  it("a fallback whose arguments stay invalid recovers none of the server's parse errors, and excludes the tool", async () => {
+    const height = heightTool()
+    const t = await runSmurfs(
+      "How high is K2?",
+      [height],
+      unparsedOn([1, 2, 3], {
+        "executor.fused": [
+          { thought: "t", tool: "mountain_height", arguments: { name: 1 } },
+          { thought: "t", tool: "mountain_height", arguments: { name: 2 } },
+          { thought: "t", tool: "mountain_height", arguments: { name: 3 } }
+        ],
+        "answerer.final": [{ answer: "no height found" }]
+      }),
+      { planner: false, executor: "fused", toolCalling: "native" }
+    )
+    // as ReAct's parse errors when its fallback fails, and as the native replies' rejections before an exclusion
+    expect(guardrailsOf(t)).toEqual([
+      ["tool_call_parse", false],
+      ["tool_call_parse", false],
+      ["tool_call_parse", false],
+      ["param_rules", false],
+      ["param_rules", false],
+      ["param_rules", false]
+    ])
+    expect(height.calls).toHaveLength(0)
+    expect(eventsOf(t, "subtask_answered")[0]).toMatchObject({ source: "exhausted" })
+  })
+
   it("with --tool-calling json asks for one JSON object inside the task's shared prefix, and the answer+verdict continues its exchange", async () => {
     const requests: Array<GenerateRequest> = []
     const seen =

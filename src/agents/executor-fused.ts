@@ -1,5 +1,6 @@
 // Executor agent in one request (`--executor fused`): the thought, the tool and its arguments from one reply, a native
 // tool call (or one JSON object with `--tool-calling json`), at the end of the task's and subtask's shared prefix.
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { z } from "zod"
@@ -8,7 +9,7 @@ import { type GenerateResponse, LanguageModel, type ToolSpec } from "../llm/lang
 import { jsonSchemaOf } from "../llm/structured.ts"
 import { renderTemplate } from "../text/prompt-template.ts"
 import type { Tool } from "../tools/tool.ts"
-import { emit } from "../trace/events.ts"
+import { emit, holdBack } from "../trace/events.ts"
 import { capText, SIZE_CAPS } from "../trace/size-caps.ts"
 import { spanFn } from "../trace/span-fn.ts"
 import { type AgentContext, askTurn, renderRequest, type Turn } from "./ask.ts"
@@ -137,6 +138,12 @@ interface Rejection extends Problem {
 }
 
 /**
+ * The JSON fallback's replies left the tool's arguments invalid too: the step ends with the tool excluded, and the
+ * server's parse errors before it were not recovered (as when ReAct's fallback fails).
+ */
+class ArgsStillInvalid extends Data.TaggedError("ArgsStillInvalid")<{ readonly action: FusedAction }> {}
+
+/**
  * The thought, the tool and its arguments in one request, continued by the step's answer (the returned `turn`):
  * as a native tool call when the model calls tools (`toolCalling` auto, as ReAct resolves it, or native): the task's tools
  * not excluded at this depth are the request's native tools, and the reply's text is the thought; else one JSON object
@@ -166,21 +173,40 @@ export const actFused = spanFn("Executor.actFused")(function* (
     data: { excluded: view.excluded, allowed: names }
   })
   const specs = allowed.map(specOf)
-  const rejections: Array<Rejection> = []
+  // traced when the outcome is known, in the order of the replies: each request's own guardrail events (the server's
+  // parse errors, then a JSON fallback's), held back while it runs, then the rejection of its reply
+  const traced: Array<{ readonly held: Effect.Effect<void> } | { readonly rejection: Rejection }> = []
   // after the JSON fallback made the step, its own guardrails have judged it: its reply is taken as it is
   let fellBack: FusedAction | undefined
-  const fallback = (): Effect.Effect<GenerateResponse, GenerateError | BudgetExhausted, LanguageModel> =>
-    Effect.map(actJson(ctx, view, allowed, grounding), (action) => {
+  const fallback = (): Effect.Effect<
+    GenerateResponse,
+    GenerateError | BudgetExhausted | ArgsStillInvalid,
+    LanguageModel
+  > =>
+    Effect.flatMap(actJson(ctx, view, allowed, grounding), (action) => {
+      if (action.kind === "bad_args") return Effect.fail(new ArgsStillInvalid({ action }))
       fellBack = action
-      return { text: "", usage: { promptTokens: 0, completionTokens: 0 }, model: info.model, durationMs: 0 }
+      return Effect.succeed({
+        text: "",
+        usage: { promptTokens: 0, completionTokens: 0 },
+        model: info.model,
+        durationMs: 0
+      })
     })
   const attempts = Effect.gen(function* () {
     const maxReflections = ctx.guardrails.format ? ctx.guardrails.maxReflections : 0
     let messages = start
     let last: { text: string; error: string; tool?: Tool | undefined } = { text: "", error: "" }
     for (let attempt = 1; attempt <= maxReflections + 1; attempt++) {
-      const response = yield* callNative({ role: FUSED_ROLE, messages, tools: specs }, fallback)
+      const own = holdBack("guardrail")
+      traced.push({ held: own.release })
+      const result = yield* Effect.result(own.run(callNative({ role: FUSED_ROLE, messages, tools: specs }, fallback)))
+      if (result._tag === "Failure") {
+        if (result.failure instanceof ArgsStillInvalid) return result.failure.action
+        return yield* Effect.fail(result.failure)
+      }
       if (fellBack) return fellBack
+      const response = result.success
       const thought = ctx.budget.agentText(response.text.trim())
       const call = response.toolCalls?.[0]
       const checked = call
@@ -199,7 +225,7 @@ export const actFused = spanFn("Executor.actFused")(function* (
         } satisfies FusedAction
       }
       const problem = checked.problem!
-      rejections.push({ ...problem, attempt })
+      traced.push({ rejection: { ...problem, attempt } })
       // the tool whose arguments were rejected last, as `actJson`'s check keeps it: a reply without a call (its
       // unreadable JSON) leaves it, so that reflections running out on it exclude it in both modes
       last = { text: response.text, error: problem.error, tool: call ? checked.tool : last.tool }
@@ -237,16 +263,18 @@ export const actFused = spanFn("Executor.actFused")(function* (
   const action = yield* attempts.pipe(
     Effect.onExit((exit) =>
       Effect.forEach(
-        rejections,
-        (r) =>
-          emit("guardrail", {
-            guardrail: r.guardrail,
-            role: FUSED_ROLE,
-            error: r.error,
-            attempt: r.attempt,
-            // a tool left with invalid arguments is excluded, not recovered
-            recovered: Exit.isSuccess(exit) && exit.value.kind !== "bad_args"
-          }),
+        traced,
+        (t) =>
+          "held" in t
+            ? t.held
+            : emit("guardrail", {
+                guardrail: t.rejection.guardrail,
+                role: FUSED_ROLE,
+                error: t.rejection.error,
+                attempt: t.rejection.attempt,
+                // a tool left with invalid arguments is excluded, not recovered
+                recovered: Exit.isSuccess(exit) && exit.value.kind !== "bad_args"
+              }),
         { discard: true }
       )
     )

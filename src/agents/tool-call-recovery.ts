@@ -7,7 +7,7 @@ import { type GenerateError, ModelServerError } from "../llm/errors.ts"
 import { type GenerateRequest, type GenerateResponse, LanguageModel, type Message } from "../llm/language-model.ts"
 import { callModel, MAX_REFLECTIONS } from "../llm/structured.ts"
 import { renderTemplate } from "../text/prompt-template.ts"
-import { emit } from "../trace/events.ts"
+import { emit, holdBack } from "../trace/events.ts"
 
 /** The server's tool-call parse error (a bad reply, not a server failure), as the provider classified it. */
 const unparsedToolCall = (e: GenerateError): e is ModelServerError =>
@@ -16,7 +16,8 @@ const unparsedToolCall = (e: GenerateError): e is ModelServerError =>
 /**
  * A native tool-calling request. A tool-call parse error is reflected to the model (at most
  * `retries` times); then `fallback` (JSON mode) makes the step. Each parse error is one
- * `tool_call_parse` guardrail event, recovered when the step ended with a reply.
+ * `tool_call_parse` guardrail event, recovered when the step ended with a reply; they come before the
+ * fallback's own guardrail events, in the order of the replies.
  */
 export const callNative = <E = never>(
   request: GenerateRequest,
@@ -24,6 +25,7 @@ export const callNative = <E = never>(
   retries = MAX_REFLECTIONS
 ): Effect.Effect<GenerateResponse, GenerateError | E, LanguageModel> => {
   const errors: Array<{ error: string; attempt: number }> = []
+  const fallen = holdBack("guardrail")
   const attempts = Effect.gen(function* () {
     const model = yield* LanguageModel
     let messages = request.messages
@@ -33,7 +35,7 @@ export const callNative = <E = never>(
       if (!unparsedToolCall(result.failure)) return yield* Effect.fail(result.failure)
       const error = result.failure.detail
       errors.push({ error, attempt })
-      if (attempt > retries) return yield* fallback(messages)
+      if (attempt > retries) return yield* fallen.run(fallback(messages))
       messages = [
         ...request.messages,
         { role: "reflection", content: renderTemplate("tool-call-parse-error", { error }).user }
@@ -45,19 +47,22 @@ export const callNative = <E = never>(
     Effect.onExit((exit) =>
       errors.length === 0
         ? Effect.void
-        : Effect.forEach(
-            errors,
-            (e) =>
-              emit("guardrail", {
-                guardrail: "tool_call_parse",
-                role: request.role,
-                error: e.error,
-                attempt: e.attempt,
-                recovered: Exit.isSuccess(exit)
-              }),
-            {
-              discard: true
-            }
+        : Effect.andThen(
+            Effect.forEach(
+              errors,
+              (e) =>
+                emit("guardrail", {
+                  guardrail: "tool_call_parse",
+                  role: request.role,
+                  error: e.error,
+                  attempt: e.attempt,
+                  recovered: Exit.isSuccess(exit)
+                }),
+              {
+                discard: true
+              }
+            ),
+            fallen.release
           )
     )
   )

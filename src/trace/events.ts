@@ -65,6 +65,29 @@ export const linked =
       })
     )
 
+/**
+ * Hold back the events of `kind` an effect emits (`run`), every other event going on at once, until `release`
+ * sends them on in order. A guardrail's events are traced when its call ends (their `recovered` depends on the
+ * outcome): a caller whose own rejections came before a nested call's holds the nested ones back, so that a
+ * trace lists them in the order the replies came. `release` is an effect to run once, in the caller's Trace.
+ */
+export const holdBack = (kind: EventKind) => {
+  const held: Array<{ readonly data: EventDataOf<EventKind>; readonly link: EventLink | undefined }> = []
+  return {
+    run: <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+      Effect.flatMap(Effect.service(Trace), (parent) =>
+        Effect.provideService(effect, Trace, {
+          emit: (k, data, link) =>
+            k === kind ? Effect.sync(() => void held.push({ data, link })) : parent.emit(k, data, link),
+          forward: parent.forward
+        })
+      ),
+    release: Effect.flatMap(Effect.service(Trace), (trace) =>
+      Effect.forEach(held.splice(0), (e) => trace.emit(kind, e.data, e.link), { discard: true })
+    )
+  }
+}
+
 let counter = 0
 
 /**
