@@ -1,8 +1,11 @@
 // A seeded model that mixes valid replies with bad ones of known kinds, and keeps a ledger of what it sent.
+import * as Effect from "effect/Effect"
 import { ANSWER_VERIFY_ROLE } from "../../src/agents/answer-verify.ts"
 import { FUSED_ROLE } from "../../src/agents/executor-fused.ts"
+import { ModelServerError } from "../../src/llm/errors.ts"
 import { type GenerateRequest, LanguageModel, type ToolSpec } from "../../src/llm/language-model.ts"
 import { makeScriptedModel } from "../../src/llm/scripted.ts"
+import { renderTemplate } from "../../src/text/prompt-template.ts"
 import { pick } from "../eval/rng.ts"
 import { schemaValueOf } from "../sim/schema-value.ts"
 
@@ -54,9 +57,11 @@ export const ARG_KINDS = ["wrong_arg_types", "missing_args"] as const
 
 /**
  * Bad replies to a native tool-calling request: a call written out as JSON text instead of made (`no_tool_call`,
- * as prose, an empty or a huge text are), and a call whose arguments the client could not read (`bad_args`).
+ * as prose, an empty or a huge text are), a call whose arguments the client could not read (`bad_args`), and a
+ * call the server itself could not parse (Ollama's HTTP 500 "error parsing tool call": `tool_call_parse`, retried,
+ * then the request falls back to JSON).
  */
-export const NATIVE_KINDS = ["call_as_text", "unparseable_args"] as const
+export const NATIVE_KINDS = ["call_as_text", "unparseable_args", "unparsed_call"] as const
 
 export type BadKind = (typeof BAD_KINDS)[number] | (typeof ARG_KINDS)[number] | (typeof NATIVE_KINDS)[number]
 
@@ -80,6 +85,8 @@ export interface SentFault {
 export interface Ledger {
   readonly faults: Array<SentFault>
   good: number
+  /** Requests of the fused executor that asked for JSON: all of them with `--tool-calling json`, else its fallbacks. */
+  fusedJson: number
 }
 
 const WORDS = [
@@ -291,6 +298,8 @@ const badNativeCall = (
       const bad = badArgs(parameters, args, kind)
       return { reply: nativeCall(thought, { name, arguments: bad.args }), guardrail: bad.guardrail }
     }
+    case "unparsed_call":
+      return { reply: UNPARSED, guardrail: "tool_call_parse" }
     case "unparseable_args":
       // what a provider gives for arguments it could not parse: no arguments, and why
       return {
@@ -399,17 +408,34 @@ export const badReply = (
     }
     case "call_as_text":
     case "unparseable_args":
+    case "unparsed_call":
       throw new Error(`a ${kind} reply answers a native tool-calling request only`)
   }
 }
 
+/** The reply text that stands for a call the server could not parse: the faulty model fails with the server's error. */
+const UNPARSED = "\u0000unparsed tool call"
+
+/** The start of the reflection `callNative` sends after the server could not parse a call. */
+const parseErrorStart = () => renderTemplate("tool-call-parse-error", { error: "\u0000" }).user.split("\u0000")[0]!
+
 /**
  * A LanguageModel that answers each request with a bad reply (probability `badRate`, kind uniform
  * over the role's kinds) or a valid one, every choice drawn from `rng`. The ledger lists what it sent.
+ * A call the server could not parse is retried as the same call, which the server fails to parse again
+ * half the time (three in a row send the fused executor to its JSON fallback).
  */
 export const makeFaultyModel = (rng: () => number, options: BadReplyOptions = BAD_REPLY_DEFAULTS) => {
-  const ledger: Ledger = { faults: [], good: 0 }
+  const ledger: Ledger = { faults: [], good: 0, fusedJson: 0 }
+  const retried = parseErrorStart()
   const reply = (request: GenerateRequest): string | object => {
+    if (request.role === FUSED_ROLE && !isNativeCall(request) && request.messages.at(-1)?.role !== "reflection")
+      ledger.fusedJson++
+    const last = request.messages.at(-1)
+    if (last?.role === "reflection" && last.content.startsWith(retried) && rng() < 0.5) {
+      ledger.faults.push({ role: request.role, kind: "unparsed_call", guardrail: "tool_call_parse" })
+      return UNPARSED
+    }
     if (rng() >= options.badRate) {
       ledger.good++
       return goodReply(request, rng)
@@ -420,5 +446,18 @@ export const makeFaultyModel = (rng: () => number, options: BadReplyOptions = BA
     return bad.reply
   }
   const model = makeScriptedModel({ "*": [reply], $cycle: true }, "faulty")
-  return { model: LanguageModel.of(model), ledger }
+  const generate: typeof model.generate = (request) =>
+    Effect.flatMap(model.generate(request), (response) =>
+      response.text === UNPARSED
+        ? Effect.fail(
+            new ModelServerError({
+              status: 500,
+              host: "faulty",
+              detail: `error parsing tool call: raw='{"name": "calculator", "arguments": {expression: 6*7}}', err=invalid character 'e' looking for beginning of object key string`,
+              unparsedToolCall: true
+            })
+          )
+        : Effect.succeed(response)
+    )
+  return { model: LanguageModel.of({ ...model, generate }), ledger }
 }

@@ -60,6 +60,8 @@ export interface ModelOutputReport {
   /** Tasks that returned without a final answer or a recorded give-up. */
   readonly lost: number
   readonly goodReplies: number
+  /** The fused executor's JSON requests (not counting reflections): with native tool calls, its fallbacks after the server's parse errors. */
+  readonly fusedJsonRequests: number
   readonly badReplies: number
   readonly faultsByKind: Readonly<Record<string, number>>
   readonly faultsByRole: Readonly<Record<string, number>>
@@ -97,10 +99,10 @@ const bumpFigure = (record: Record<string, GuardrailFigure>, key: string, recove
 
 /** The first words of a reflection: each template rendered without its values, up to its first placeholder. */
 const reflectionStarts = () =>
-  (["reflection", "executor-fused-reflection"] as const).map((name) => ({
+  (["reflection", "executor-fused-reflection", "tool-call-parse-error"] as const).map((name) => ({
     start: renderTemplate(name, { error: "\u0000", reply: "" }).user.split("\u0000")[0]!,
     // the fused executor answers a rejected call with a tool message (chat templates expect one per call)
-    roles: name === "reflection" ? ["reflection"] : ["reflection", "tool"]
+    roles: name === "executor-fused-reflection" ? ["reflection", "tool"] : ["reflection"]
   }))
 
 const endsProperly = (t: Trajectory): boolean => {
@@ -147,6 +149,7 @@ export const runModelOutputFaults = (options: ModelOutputFaultOptions = {}): Eff
       crashes = 0,
       lost = 0,
       goodReplies = 0,
+      fusedJsonRequests = 0,
       tolerated = 0,
       reflections = 0,
       reflectionsInOtherRoles = 0,
@@ -170,6 +173,7 @@ export const runModelOutputFaults = (options: ModelOutputFaultOptions = {}): Eff
         )
       )
       goodReplies += ledger.good
+      fusedJsonRequests += ledger.fusedJson
       for (const f of ledger.faults) {
         bump(faultsByKind, f.kind)
         bump(faultsByRole, f.role)
@@ -217,6 +221,7 @@ export const runModelOutputFaults = (options: ModelOutputFaultOptions = {}): Eff
       crashes,
       lost,
       goodReplies,
+      fusedJsonRequests,
       badReplies,
       faultsByKind,
       faultsByRole,
@@ -242,6 +247,9 @@ export const formatModelOutputReport = (r: ModelOutputReport): string => {
     `model-output faults, ${r.executor} executor${r.toolCalling ? ` (${r.toolCalling} tool calls)` : ""} (seed ${r.seed}): ${r.tasks} tasks, ${r.goodReplies + r.badReplies} replies, ${r.badReplies} bad (${r.tolerated} tolerated by the schema)`,
     `tasks: ${r.answered} answered, ${r.gaveUp} gave up (recorded), crashes ${r.crashes}, lost ${r.lost}`,
     `largest prompt: ${r.maxPromptTokens} tokens (context window ${r.contextTokens})`,
+    ...(r.toolCalling === "native"
+      ? [`fallbacks to JSON after the server could not parse a call three times: ${r.fusedJsonRequests}`]
+      : []),
     "",
     "bad replies per kind                   recovered within the retries",
     ...Object.entries(r.faultsByKind).map(
