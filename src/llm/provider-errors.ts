@@ -1,5 +1,6 @@
 // Turns what an HTTP model client threw into the model layer's tagged errors, without leaking secrets.
 
+import * as Effect from "effect/Effect"
 import { redactText, secretValues } from "../trace/redact.ts"
 import { ReplyTooLarge, TooManyRedirects } from "./bounded-fetch.ts"
 import {
@@ -269,3 +270,43 @@ export const deadline = (outer: AbortSignal, ms: number): Deadline => {
     }
   }
 }
+
+/**
+ * A call that returns a promise, as an Effect with a deadline: `run` gets a signal that aborts after `ms`
+ * (with a TimeoutError, as AbortSignal.timeout) or when the fiber is interrupted, and `onError` words a
+ * failure, told whether the deadline had passed. One controller and one timer per call, as `deadline`
+ * keeps them, and no more: Effect.tryPromise makes a controller of its own for the interruption, which a
+ * deadline then listens to, on every model and tool call.
+ */
+export const tryPromiseWithin = <A, E>(
+  ms: number,
+  run: (signal: AbortSignal) => PromiseLike<A>,
+  onError: (error: unknown, timedOut: boolean) => E
+): Effect.Effect<A, E> =>
+  Effect.callback<A, E>((resume) => {
+    const controller = new AbortController()
+    let expired = false
+    const timer = setTimeout(() => {
+      expired = true
+      controller.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError"))
+    }, ms)
+    timer.unref?.()
+    // the failure is worded once the fiber runs again, as tryPromise's `catch` is
+    const failed = (e: unknown) => {
+      clearTimeout(timer)
+      resume(Effect.suspend(() => Effect.fail(onError(e, expired))))
+    }
+    try {
+      run(controller.signal).then((a) => {
+        clearTimeout(timer)
+        resume(Effect.succeed(a))
+      }, failed)
+    } catch (e) {
+      failed(e)
+    }
+    // interrupted: the call is abandoned, its request aborted
+    return Effect.sync(() => {
+      clearTimeout(timer)
+      controller.abort()
+    })
+  })

@@ -3,7 +3,7 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import { tooDeepMessage, valueNestsDeeper } from "../llm/nesting.ts"
-import { deadline } from "../llm/provider-errors.ts"
+import { tryPromiseWithin } from "../llm/provider-errors.ts"
 import { redactText, secretValues } from "../trace/redact.ts"
 import { enterToolCall, trackToolCall } from "./exit-guard.ts"
 import type { ToolResult } from "./tool.ts"
@@ -175,25 +175,23 @@ export const safeCall = (
   const maxChars = options.maxContentChars ?? SAFE_CALL_DEFAULTS.maxContentChars
   const guarded = settle(
     toolName,
-    Effect.tryPromise({
-      try: async (interrupt) => {
-        const limit = deadline(interrupt, timeoutMs)
+    tryPromiseWithin(
+      timeoutMs,
+      async (signal) => {
         const ended = enterToolCall(toolName)
         try {
           const expired = new Promise<typeof TIMED_OUT>((resolve) =>
-            limit.signal.addEventListener("abort", () => resolve(TIMED_OUT), { once: true })
+            signal.addEventListener("abort", () => resolve(TIMED_OUT), { once: true })
           )
-          const value = await Promise.race([(async () => await run(limit.signal))(), expired])
-          return value === TIMED_OUT && limit.timedOut()
-            ? timedOut(toolName, timeoutMs)
-            : toToolResult(toolName, value, maxChars)
+          const value = await Promise.race([(async () => await run(signal))(), expired])
+          // the signal aborts at the timeout, or when the call is interrupted (whose result nobody reads)
+          return value === TIMED_OUT ? timedOut(toolName, timeoutMs) : toToolResult(toolName, value, maxChars)
         } finally {
           ended()
-          limit.clear()
         }
       },
-      catch: (e) => e
-    }),
+      (e) => e
+    ),
     maxChars
   )
   guards.set(guarded, { toolName, timeoutMs, maxChars })
