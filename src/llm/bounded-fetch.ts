@@ -217,7 +217,7 @@ export const boundedFetch =
           ? cause
           : new TypeError(message, { cause })
     if (signal?.aborted) throw signal.reason
-    let out: Outgoing = {
+    const out: Outgoing = {
       url,
       target: parsed?.target,
       method: (init?.method ?? "GET").toUpperCase(),
