@@ -91,6 +91,20 @@ const NULL_BODY_STATUS = new Set([204, 205, 304])
 const plainBody = (body: RequestInit["body"]): body is string | Uint8Array | null | undefined =>
   body === undefined || body === null || typeof body === "string" || body instanceof Uint8Array
 
+/**
+ * A reply's body taken whole from its stream's buffer, when it has come whole already: a model's reply
+ * usually comes in the same read as its head, before anyone listens. Undefined when it has not (or
+ * would pass `limitBytes`): it is read as it comes then. Reading the buffer to its end lets the stream
+ * end, which frees the connection, as reading it through `data` events does.
+ */
+const readWhole = (body: IncomingMessage, limitBytes: number): Buffer | undefined => {
+  if (!body.complete || body.destroyed || body.readableFlowing !== null || body.readableLength > limitBytes)
+    return undefined
+  const bytes = body.read() as Buffer | null
+  if (bytes === null) body.resume() // nothing buffered (an empty body): let the stream end
+  return bytes ?? Buffer.alloc(0)
+}
+
 /** Read a reply's body, failing as soon as it passes `limitBytes`. */
 const readCapped = (body: IncomingMessage, limitBytes: number): Promise<Buffer> =>
   new Promise((resolve, reject) => {
@@ -281,7 +295,7 @@ const fetchReply = async (
     const codings = codingsOf(reply.headers["content-encoding"])
     let bytes: Buffer
     try {
-      bytes = await readCapped(reply, limitBytes)
+      bytes = readWhole(reply, limitBytes) ?? (await readCapped(reply, limitBytes))
       if (codings !== undefined && codings.length > 0) bytes = await decode(bytes, codings, limitBytes)
     } catch (e) {
       throw failed(e, "terminated")
