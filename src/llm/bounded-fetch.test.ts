@@ -197,7 +197,11 @@ describe("boundedFetch", () => {
     expect(response.headers.get("content-type")).toBe("application/json")
     expect(response.headers.get("content-length")).toBeNull()
     expect(Object.prototype.toString.call(response)).toBe("[object Response]")
+    const copy = response.clone()
+    copy.headers.set("x-copy", "1") // a clone's headers are its own
+    expect(response.headers.get("x-copy")).toBeNull()
     expect(await response.json()).toEqual({ ok: true, coding: "gzip" })
+    expect(await copy.json()).toEqual({ ok: true, coding: "gzip" })
   })
 
   it("sends a request once more on a new connection when a kept-alive one was closed under it, before any reply byte", async () => {

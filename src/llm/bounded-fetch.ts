@@ -437,7 +437,14 @@ const makeReadResponse = () => {
 
     clone(): Response {
       if (this.bodyUsed) throw new TypeError("Response.clone: Body has already been consumed.")
-      return new ReadResponse(this.#bytes, this.#status, this.#statusText, this.headers, false) as unknown as Response
+      // headers of its own, as a clone has
+      return new ReadResponse(
+        this.#bytes,
+        this.#status,
+        this.#statusText,
+        new Headers(this.headers),
+        false
+      ) as unknown as Response
     }
   }
   // a Response to `instanceof` and to what reads Response.prototype; every property it has is ReadResponse's own
