@@ -1,5 +1,5 @@
 import { createServer } from "node:net"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, References, Tracer } from "effect"
 import { describe, expect, it } from "vitest"
 import { z } from "zod"
 import { ModelUnreachable } from "./index.ts"
@@ -60,6 +60,43 @@ describe("solve (the Promise API)", () => {
     expect(trajectory.finalAnswer).toBe("3 words")
     expect(seen).toContain("dev.smurfs.tool_call")
     expect(seen.length).toBe(trajectory.events.length)
+  })
+
+  it("records no spans that nobody could read, and hands them to a tracer the model layer brings", async () => {
+    const script = {
+      "*": [
+        { thought: "count", action: "word_count", action_input: { text: "a b" } },
+        { thought: "done", action: "Finish", action_input: { return_type: "give_answer", final_answer: "2 words" } }
+      ]
+    }
+    // the model notes whether its call is in a recorded span
+    const tracing: Array<boolean> = []
+    const noting = (inner: ReturnType<typeof makeScriptedModel>) =>
+      LanguageModel.of({
+        info: inner.info,
+        generate: (request) =>
+          Effect.flatMap(Effect.service(References.TracerEnabled), (enabled) => {
+            tracing.push(enabled)
+            return inner.generate(request)
+          })
+      })
+    const model = () => Layer.succeed(LanguageModel, noting(makeScriptedModel(script as never)))
+    const options = { tools: [wordCount], method: "react", methodOptions: { toolCalling: "json" } } as const
+    expect((await solve("How many words in 'a b'?", { ...options, model: model() })).finalAnswer).toBe("2 words")
+    expect(tracing).toEqual([false, false])
+    // a model layer with a tracer of its own: every model call is a span it receives, as before
+    const names: Array<string> = []
+    const tracer = Tracer.make({
+      span: (options) => {
+        names.push(options.name)
+        return Tracer.nativeTracer.span(options)
+      }
+    })
+    tracing.length = 0
+    const traced = Layer.merge(model(), Layer.succeed(Tracer.Tracer, tracer))
+    expect((await solve("How many words in 'a b'?", { ...options, model: traced })).finalAnswer).toBe("2 words")
+    expect(tracing).toEqual([true, true])
+    expect(names.filter((n) => n === "LanguageModel.call")).toHaveLength(2)
   })
 
   it("rejects bad input with the library's actionable error", async () => {

@@ -17,6 +17,7 @@ import { loadToolLibrary } from "./tools/load.ts"
 import type { Tool, ToolLibrary } from "./tools/tool.ts"
 import type { RunEvent } from "./trace/events.ts"
 import { EventListener, type Trajectory } from "./trace/trajectory.ts"
+import { withoutUnexportedSpans } from "./trace/unexported-spans.ts"
 
 export interface SolveOptions {
   /**
@@ -91,7 +92,12 @@ export const solve = async (query: string, options: SolveOptions): Promise<Traje
     )
     const failure = watch.failure()
     return failure ? yield* Effect.fail(failure) : trajectory
-  }).pipe(Effect.provide(layer), Effect.provideService(EventListener, options.onEvent))
+  }).pipe(
+    // this runtime exports no spans: none are recorded, unless the caller's model layer brought a tracer
+    withoutUnexportedSpans,
+    Effect.provide(layer),
+    Effect.provideService(EventListener, options.onEvent)
+  )
   const exit = await Effect.runPromiseExit(program, options.signal ? { signal: options.signal } : undefined)
   if (Exit.isSuccess(exit)) return exit.value
   if (Cause.hasInterruptsOnly(exit.cause))

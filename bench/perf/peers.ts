@@ -1,4 +1,4 @@
-// CPU per model call against the libraries a user would pick instead: `npm run bench:peers [-- --tasks 200 --rounds 3]`.
+// CPU per model call against the libraries a user would pick instead: `npm run bench:peers [-- --tasks 200 --rounds 3 --only ollama,node:http]`.
 // One stand-in server (a child process, so its CPU is not counted), clients in interleaved rounds: our ReAct
 // through the Ollama client and through the openai client (`solve`), the Vercel AI SDK's tool loop (`generateText`
 // with `@ai-sdk/openai` on the stand-in's /v1), the same tool loop written on the bare `openai` and `ollama`
@@ -235,8 +235,10 @@ const url = await new Promise<string>((resolve, reject) => {
   child.once("exit", (code) => reject(new Error(`the stand-in server exited with ${code}`)))
 })
 try {
+  // `--only ollama,node:http`: the clients whose names contain any of these
+  const only = values.only?.toLowerCase().split(",")
   const names = Object.keys(clients).filter(
-    (n) => values.only === undefined || n.toLowerCase().includes(values.only.toLowerCase())
+    (n) => only === undefined || only.some((o) => n.toLowerCase().includes(o.trim()))
   )
   console.log(
     `node ${process.versions.node}; ${TASKS} tasks × ${STEPS + 1} model calls per client and round, ${ROUNDS} interleaved rounds; load average ${loadavg()

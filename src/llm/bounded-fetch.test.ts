@@ -147,6 +147,63 @@ describe("boundedFetch", () => {
     expect(error.cause?.code).toBe("ECONNREFUSED")
   })
 
+  it("aborts as fetch does: before the reply, while its body comes, or not at all once the signal is done with", async () => {
+    let closed = 0
+    await serving(
+      (req, res) => {
+        req.socket.once("close", () => closed++)
+        if (req.url === "/silent") return // never answers
+        res.writeHead(200, { "content-type": "application/json" })
+        if (req.url === "/half")
+          res.write('{"a":') // never ends
+        else res.end('{"a":1}')
+      },
+      async (at) => {
+        const fetch = boundedFetch(MiB)
+        const reason = new Error("stopped")
+        const before = new AbortController()
+        const pending = fetch(`${at}/silent`, { signal: before.signal })
+        setTimeout(() => before.abort(reason), 20)
+        await expect(pending).rejects.toBe(reason)
+        const during = new AbortController()
+        const half = fetch(`${at}/half`, { signal: during.signal })
+        setTimeout(() => during.abort(reason), 20)
+        await expect(half).rejects.toBe(reason)
+        const already = new AbortController()
+        already.abort(reason)
+        await expect(fetch(`${at}/whole`, { signal: already.signal })).rejects.toBe(reason)
+        // a signal that aborts after its fetch is done touches nothing (the kept-alive connection stays)
+        const after = new AbortController()
+        expect(await (await fetch(`${at}/whole`, { signal: after.signal })).json()).toEqual({ a: 1 })
+        after.abort(reason)
+        expect(await (await fetch(`${at}/whole`)).json()).toEqual({ a: 1 })
+        await new Promise((resolve) => setTimeout(resolve, 20))
+        expect(closed).toBe(2) // the two aborted requests' connections
+      }
+    )
+  })
+
+  it("builds a reply's headers only when they are read, as the Response's own: decoded codings left out", async () => {
+    const response = await boundedFetch(MiB)(`${url}/coded/gzip`)
+    expect(response).toBeInstanceOf(Response)
+    expect([response.ok, response.status, response.type, response.url, response.redirected]).toEqual([
+      true,
+      200,
+      "default",
+      "",
+      false
+    ])
+    expect(response.headers).toBe(response.headers)
+    expect(response.headers.get("content-type")).toBe("application/json")
+    expect(response.headers.get("content-length")).toBeNull()
+    expect(Object.prototype.toString.call(response)).toBe("[object Response]")
+    const copy = response.clone()
+    copy.headers.set("x-copy", "1") // a clone's headers are its own
+    expect(response.headers.get("x-copy")).toBeNull()
+    expect(await response.json()).toEqual({ ok: true, coding: "gzip" })
+    expect(await copy.json()).toEqual({ ok: true, coding: "gzip" })
+  })
+
   it("sends a request once more on a new connection when a kept-alive one was closed under it, before any reply byte", async () => {
     // the server drops every connection's second request unanswered, as a server that closed an idle connection would
     let connections = 0

@@ -1,6 +1,12 @@
 // The fetch the model clients (ollama, openai) are given: Node's HTTP client under fetch's contract, with
 // a cap on the reply's bytes, so that a model server cannot make a run hold gigabytes.
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http"
+import {
+  type ClientRequest,
+  Agent as HttpAgent,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage
+} from "node:http"
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https"
 import { urlToHttpOptions } from "node:url"
 import { promisify } from "node:util"
@@ -85,6 +91,20 @@ const NULL_BODY_STATUS = new Set([204, 205, 304])
 const plainBody = (body: RequestInit["body"]): body is string | Uint8Array | null | undefined =>
   body === undefined || body === null || typeof body === "string" || body instanceof Uint8Array
 
+/**
+ * A reply's body taken whole from its stream's buffer, when it has come whole already: a model's reply
+ * usually comes in the same read as its head, before anyone listens. Undefined when it has not (or
+ * would pass `limitBytes`): it is read as it comes then. Reading the buffer to its end lets the stream
+ * end, which frees the connection, as reading it through `data` events does.
+ */
+const readWhole = (body: IncomingMessage, limitBytes: number): Buffer | undefined => {
+  if (!body.complete || body.destroyed || body.readableFlowing !== null || body.readableLength > limitBytes)
+    return undefined
+  const bytes = body.read() as Buffer | null
+  if (bytes === null) body.resume() // nothing buffered (an empty body): let the stream end
+  return bytes ?? Buffer.alloc(0)
+}
+
 /** Read a reply's body, failing as soon as it passes `limitBytes`. */
 const readCapped = (body: IncomingMessage, limitBytes: number): Promise<Buffer> =>
   new Promise((resolve, reject) => {
@@ -133,24 +153,20 @@ interface Outgoing {
 /**
  * One request; its reply's head. A request written on a kept-alive connection that the server had
  * closed meanwhile (a reset before any reply byte) was never read: it is sent once more on a new one.
+ * `sent` is told of each request made, for the caller's abort to destroy it.
  */
-const send = (out: Outgoing, retried = false): Promise<IncomingMessage> =>
+const send = (out: Outgoing, sent: (req: ClientRequest) => void, retried = false): Promise<IncomingMessage> =>
   new Promise((resolve, reject) => {
     const client = out.url.protocol === "https:" ? httpsRequest : httpRequest
     const agent = agents[out.url.protocol as keyof typeof agents]
     const req = client(
-      {
-        ...(out.target ?? urlToHttpOptions(out.url)),
-        method: out.method,
-        headers: out.headers,
-        agent,
-        signal: out.signal
-      },
+      { ...(out.target ?? urlToHttpOptions(out.url)), method: out.method, headers: out.headers, agent },
       resolve
     )
+    sent(req)
     req.once("error", (e: NodeJS.ErrnoException) => {
       if (!retried && req.reusedSocket && (e.code === "ECONNRESET" || e.code === "EPIPE") && !out.signal?.aborted)
-        send(out, true).then(resolve, reject)
+        send(out, sent, true).then(resolve, reject)
       else reject(e)
     })
     req.end(out.body)
@@ -214,7 +230,8 @@ export const boundedFetch =
         : cause instanceof ReplyTooLarge || cause instanceof TooManyRedirects
           ? cause
           : new TypeError(message, { cause })
-    let out: Outgoing = {
+    if (signal?.aborted) throw signal.reason
+    const out: Outgoing = {
       url,
       target: parsed?.target,
       method: (init?.method ?? "GET").toUpperCase(),
@@ -222,79 +239,155 @@ export const boundedFetch =
       body: init?.body ?? undefined,
       signal
     }
-    for (let redirects = 0; ; redirects++) {
-      let reply: IncomingMessage
-      try {
-        reply = await send(out)
-      } catch (e) {
-        throw failed(e, "fetch failed")
-      }
-      const status = reply.statusCode ?? 0
-      if (status < 200 || status > 599) {
-        reply.destroy()
-        throw failed(
-          new Error(`the server answered with the status ${status}, which HTTP does not have`),
-          "fetch failed"
-        )
-      }
-      const location = reply.headers.location
-      if ([301, 302, 303, 307, 308].includes(status) && location !== undefined) {
-        reply.resume() // the redirect's own body is not wanted; reading it frees the connection
-        if (redirects >= MAX_REDIRECTS)
-          throw failed(new TooManyRedirects(new URL(location, out.url).href, MAX_REDIRECTS), "fetch failed")
-        out = redirected(out, status, location)
-        continue
-      }
-      const declared = Number(reply.headers["content-length"] ?? Number.NaN)
-      if (declared > limitBytes) {
-        reply.destroy()
-        throw new ReplyTooLarge(limitBytes)
-      }
-      const codings = codingsOf(reply.headers["content-encoding"])
-      let bytes: Buffer
-      try {
-        bytes = await readCapped(reply, limitBytes)
-        if (codings !== undefined && codings.length > 0) bytes = await decode(bytes, codings, limitBytes)
-      } catch (e) {
-        throw failed(e, "terminated")
-      }
-      // pairs, not a Headers object: the Response would copy one into its own
-      const headers: Array<[string, string]> = []
-      for (const [name, value] of Object.entries(reply.headers))
-        if (codings !== undefined && codings.length > 0 && (name === "content-encoding" || name === "content-length"))
-          continue // decoded already
-        else if (Array.isArray(value)) for (const v of value) headers.push([name, v])
-        else if (value !== undefined) headers.push([name, value])
-      const init = { status, statusText: reply.statusMessage ?? "", headers }
-      return NULL_BODY_STATUS.has(status) ? new Response(null, init) : readResponse(bytes, init)
+    // the signal destroys the request in flight (its reply with it), as Node's own `signal` option does; one
+    // listener for the whole fetch, where that option adds a listener and stream watchers to every request
+    let current: ClientRequest | undefined
+    const sent = (req: ClientRequest) => {
+      current = req
+    }
+    const abort = () => current?.destroy(Object.assign(new Error("The operation was aborted"), { name: "AbortError" }))
+    signal?.addEventListener("abort", abort, { once: true })
+    try {
+      return await fetchReply(out, sent, limitBytes, failed)
+    } finally {
+      signal?.removeEventListener("abort", abort)
     }
   }
+
+/** The reply to `out`, its redirects followed, read whole; `failed` shapes an error as fetch's. */
+const fetchReply = async (
+  first: Outgoing,
+  sent: (req: ClientRequest) => void,
+  limitBytes: number,
+  failed: (cause: unknown, message: string) => unknown
+): Promise<Response> => {
+  let out = first
+  const signal = out.signal
+  for (let redirects = 0; ; redirects++) {
+    let reply: IncomingMessage
+    try {
+      reply = await send(out, sent)
+    } catch (e) {
+      throw failed(e, "fetch failed")
+    }
+    if (signal?.aborted) {
+      reply.destroy()
+      throw signal.reason
+    }
+    const status = reply.statusCode ?? 0
+    if (status < 200 || status > 599) {
+      reply.destroy()
+      throw failed(new Error(`the server answered with the status ${status}, which HTTP does not have`), "fetch failed")
+    }
+    const location = reply.headers.location
+    if ([301, 302, 303, 307, 308].includes(status) && location !== undefined) {
+      reply.resume() // the redirect's own body is not wanted; reading it frees the connection
+      if (redirects >= MAX_REDIRECTS)
+        throw failed(new TooManyRedirects(new URL(location, out.url).href, MAX_REDIRECTS), "fetch failed")
+      out = redirected(out, status, location)
+      continue
+    }
+    const declared = Number(reply.headers["content-length"] ?? Number.NaN)
+    if (declared > limitBytes) {
+      reply.destroy()
+      throw new ReplyTooLarge(limitBytes)
+    }
+    const codings = codingsOf(reply.headers["content-encoding"])
+    let bytes: Buffer
+    try {
+      bytes = readWhole(reply, limitBytes) ?? (await readCapped(reply, limitBytes))
+      if (codings !== undefined && codings.length > 0) bytes = await decode(bytes, codings, limitBytes)
+    } catch (e) {
+      throw failed(e, "terminated")
+    }
+    const decoded = codings !== undefined && codings.length > 0
+    const statusText = reply.statusMessage ?? ""
+    return NULL_BODY_STATUS.has(status)
+      ? new Response(null, { status, statusText, headers: headerPairs(reply.headers, decoded) })
+      : readResponse(bytes, status, statusText, reply.headers, decoded)
+  }
+}
+
+/** A reply's headers as pairs (a Headers object would only be copied again), without the codings undone already. */
+const headerPairs = (headers: IncomingHttpHeaders, decoded: boolean): Array<[string, string]> => {
+  const pairs: Array<[string, string]> = []
+  for (const [name, value] of Object.entries(headers))
+    if (decoded && (name === "content-encoding" || name === "content-length")) continue
+    else if (Array.isArray(value)) for (const v of value) pairs.push([name, v])
+    else if (value !== undefined) pairs.push([name, value])
+  return pairs
+}
 
 /**
  * A Response over a body already read whole. Its text, JSON and bytes come straight from the bytes: a
  * Response built on them sets up a byte stream that the clients then read back, which cost more CPU per
  * model call than the rest of the reply's handling. Anything else (the body as a stream, a form, a
- * clone of a read body) goes through such a Response, built when first asked for.
+ * clone of a read body) goes through such a Response, built when first asked for. It is a Response
+ * (`instanceof`, every property and method) without running Response's constructor, whose conversions
+ * of the init and copy of the headers cost as much again per call: its headers are built from Node's
+ * when first read, which the Ollama client never does for a reply that succeeded.
  */
 const makeReadResponse = () => {
-  class ReadResponse extends (Response as unknown as new (
-    body: null,
-    init: ResponseInit
-  ) => { readonly status: number; readonly statusText: string; readonly headers: Headers }) {
+  class ReadResponse {
     readonly #bytes: Buffer
+    readonly #status: number
+    readonly #statusText: string
+    readonly #source: IncomingHttpHeaders | Headers
+    readonly #decoded: boolean
+    #headers: Headers | undefined
     #used = false
     #full: Response | undefined
 
-    constructor(bytes: Buffer, init: ResponseInit) {
-      super(null, init)
+    constructor(
+      bytes: Buffer,
+      status: number,
+      statusText: string,
+      headers: IncomingHttpHeaders | Headers,
+      decoded: boolean
+    ) {
       this.#bytes = bytes
+      this.#status = status
+      this.#statusText = statusText
+      this.#source = headers
+      this.#decoded = decoded
+    }
+
+    get status(): number {
+      return this.#status
+    }
+
+    get statusText(): string {
+      return this.#statusText
+    }
+
+    get ok(): boolean {
+      return this.#status >= 200 && this.#status <= 299
+    }
+
+    get headers(): Headers {
+      this.#headers ??=
+        this.#source instanceof Headers ? this.#source : new Headers(headerPairs(this.#source, this.#decoded))
+      return this.#headers
+    }
+
+    /** As a Response built by its constructor reads (fetch's own would say "basic" and its URL). */
+    get type(): Response["type"] {
+      return "default"
+    }
+
+    get url(): string {
+      return ""
+    }
+
+    get redirected(): boolean {
+      return false
     }
 
     /** The same reply as a Response of the platform's own. */
     #real(): Response {
       this.#full ??= new Response(this.#bytes, {
-        status: this.status,
-        statusText: this.statusText,
+        status: this.#status,
+        statusText: this.#statusText,
         headers: this.headers
       })
       return this.#full
@@ -339,18 +432,23 @@ const makeReadResponse = () => {
 
     async formData(): Promise<FormData> {
       this.#take()
-      return new Response(this.#bytes, { status: this.status, headers: this.headers }).formData()
+      return new Response(this.#bytes, { status: this.#status, headers: this.headers }).formData()
     }
 
     clone(): Response {
       if (this.bodyUsed) throw new TypeError("Response.clone: Body has already been consumed.")
-      return new ReadResponse(this.#bytes, {
-        status: this.status,
-        statusText: this.statusText,
-        headers: this.headers
-      }) as unknown as Response
+      // headers of its own, as a clone has
+      return new ReadResponse(
+        this.#bytes,
+        this.#status,
+        this.#statusText,
+        new Headers(this.headers),
+        false
+      ) as unknown as Response
     }
   }
+  // a Response to `instanceof` and to what reads Response.prototype; every property it has is ReadResponse's own
+  Object.setPrototypeOf(ReadResponse.prototype, Response.prototype)
   return ReadResponse
 }
 
@@ -359,8 +457,14 @@ const makeReadResponse = () => {
  * with `import "smurfs"`.
  */
 let ReadResponseClass: ReturnType<typeof makeReadResponse> | undefined
-const readResponse = (bytes: Buffer, init: ResponseInit): Response =>
-  new (ReadResponseClass ??= makeReadResponse())(bytes, init) as unknown as Response
+const readResponse = (
+  bytes: Buffer,
+  status: number,
+  statusText: string,
+  headers: IncomingHttpHeaders,
+  decoded: boolean
+): Response =>
+  new (ReadResponseClass ??= makeReadResponse())(bytes, status, statusText, headers, decoded) as unknown as Response
 
 /** UTF-8 as fetch decodes a body (a leading byte order mark dropped, bad bytes replaced). */
 const UTF8 = new TextDecoder()

@@ -12,7 +12,7 @@ import type {
   ToolCallRequest
 } from "./language-model.ts"
 import { NestingTooDeep, parseJsonBounded, tooDeepMessage, valueNestsDeeper } from "./nesting.ts"
-import { type CallSite, deadline, displayHost, fromStatus, fromTransport } from "./provider-errors.ts"
+import { type CallSite, displayHost, fromStatus, fromTransport, tryPromiseWithin } from "./provider-errors.ts"
 import { replyWithThinking } from "./thinking.ts"
 
 /** Everything the provider needs, defaults already applied (see `ModelOptions` in spec.ts for their meaning). */
@@ -186,10 +186,16 @@ export const loadOllamaSdk = () => (sdk ??= import("ollama"))
 
 /** The client of a host, built on first use and shared by every call to that host (its fetch is set per call). */
 const clients = new Map<string, Promise<Ollama>>()
+/** The clients built already, to be had without waiting for a promise on every call. */
+const builtClients = new Map<string, Ollama>()
 const clientOf = (host: string): Promise<Ollama> => {
   let client = clients.get(host)
   if (client === undefined) {
-    client = loadOllamaSdk().then(({ Ollama }) => new Ollama({ host }))
+    client = loadOllamaSdk().then(({ Ollama }) => {
+      const built = new Ollama({ host })
+      builtClients.set(host, built)
+      return built
+    })
     clients.set(host, client)
   }
   return client
@@ -204,27 +210,22 @@ const clientOf = (host: string): Promise<Ollama> => {
 const call = <A>(host: string, site: CallSite, run: (client: Ollama) => Promise<A>) =>
   Effect.suspend(() => {
     let last: Response | undefined
-    let timedOut = () => false
-    return Effect.tryPromise({
-      try: async (interrupt: AbortSignal) => {
-        const limit = deadline(interrupt, site.timeoutMs)
-        timedOut = limit.timedOut
-        try {
-          const fetch: typeof globalThis.fetch = async (input, init) => {
-            const response = await fetchModel(input, { ...init, signal: limit.signal })
-            last = response
-            return asJsonError(response)
-          }
-          return await run(Object.create(await clientOf(host), { fetch: { value: fetch } }) as Ollama)
-        } finally {
-          limit.clear()
+    return tryPromiseWithin(
+      site.timeoutMs,
+      async (signal) => {
+        const fetch: typeof globalThis.fetch = async (input, init) => {
+          const response = await fetchModel(input, { ...init, signal })
+          last = response
+          return response.ok ? response : asJsonError(response)
         }
+        const client = builtClients.get(host) ?? (await clientOf(host))
+        return run(Object.create(client, { fetch: { value: fetch } }) as Ollama)
       },
-      catch: (e) => {
+      (e, timedOut) => {
         const http = responseError(e)
-        return http ? fromStatus(site, http.status, http.message, last?.headers) : fromTransport(site, e, timedOut())
+        return http ? fromStatus(site, http.status, http.message, last?.headers) : fromTransport(site, e, timedOut)
       }
-    })
+    )
   })
 
 /** The bounded fetch every model call goes through (one, so that its keep-alive connections are shared). */

@@ -1,3 +1,6 @@
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import { describe, expect, it } from "vitest"
 import {
   type CallSite,
@@ -6,7 +9,8 @@ import {
   fromStatus,
   fromTransport,
   parseRetryAfter,
-  redact
+  redact,
+  tryPromiseWithin
 } from "./provider-errors.ts"
 // the library's providers, whose wording the messages use
 import "./spec.ts"
@@ -169,5 +173,73 @@ describe("deadline", () => {
     const already = new AbortController()
     already.abort(new Error("before"))
     expect(deadline(already.signal, 60_000).signal.aborted).toBe(true)
+  })
+})
+
+describe("tryPromiseWithin", () => {
+  const worded = (e: unknown, timedOut: boolean) => ({ error: String(e), timedOut })
+
+  it("fails a call still pending at its deadline, its signal aborted with a TimeoutError", async () => {
+    let signal: AbortSignal | undefined
+    const exit = await Effect.runPromiseExit(
+      tryPromiseWithin(
+        5,
+        (s) => {
+          signal = s
+          return new Promise((_, reject) => s.addEventListener("abort", () => reject(s.reason), { once: true }))
+        },
+        worded
+      )
+    )
+    expect(exit).toEqual(Exit.fail({ error: "TimeoutError: The operation was aborted due to timeout", timedOut: true }))
+    expect((signal?.reason as DOMException | undefined)?.name).toBe("TimeoutError")
+  })
+
+  it("words a rejection and a throw as failures before the deadline, and succeeds with what the promise gives", async () => {
+    expect(await Effect.runPromiseExit(tryPromiseWithin(60_000, () => Promise.reject("no"), worded))).toEqual(
+      Exit.fail({ error: "no", timedOut: false })
+    )
+    const thrown = tryPromiseWithin(
+      60_000,
+      () => {
+        throw new Error("at once")
+      },
+      worded
+    )
+    expect(await Effect.runPromiseExit(thrown)).toEqual(Exit.fail({ error: "Error: at once", timedOut: false }))
+    expect(await Effect.runPromise(tryPromiseWithin(60_000, async () => 42, worded))).toBe(42)
+  })
+
+  it("aborts the call's signal when the fiber is interrupted", async () => {
+    let signal: AbortSignal | undefined
+    const fiber = Effect.runFork(
+      tryPromiseWithin(
+        60_000,
+        (s) => {
+          signal = s
+          return new Promise<never>(() => {})
+        },
+        worded
+      )
+    )
+    await new Promise((resolve) => setTimeout(resolve, 5))
+    expect(signal?.aborted).toBe(false)
+    await Effect.runPromise(Fiber.interrupt(fiber))
+    expect(signal?.aborted).toBe(true)
+  })
+
+  it("is done at once for a call that answers with a value: it runs synchronously, no timer started", () => {
+    const started = setTimeout
+    let timers = 0
+    globalThis.setTimeout = ((...args: Parameters<typeof setTimeout>) => {
+      timers++
+      return started(...args)
+    }) as typeof setTimeout
+    try {
+      expect(Effect.runSync(tryPromiseWithin(60_000, () => "now", worded))).toBe("now")
+    } finally {
+      globalThis.setTimeout = started
+    }
+    expect(timers).toBe(0)
   })
 })

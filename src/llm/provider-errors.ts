@@ -1,5 +1,6 @@
 // Turns what an HTTP model client threw into the model layer's tagged errors, without leaking secrets.
 
+import * as Effect from "effect/Effect"
 import { redactText, secretValues } from "../trace/redact.ts"
 import { ReplyTooLarge, TooManyRedirects } from "./bounded-fetch.ts"
 import {
@@ -269,3 +270,56 @@ export const deadline = (outer: AbortSignal, ms: number): Deadline => {
     }
   }
 }
+
+/** Whether a value is a promise (or any thenable, which `await` would wait for). */
+export const isPromiseLike = (value: unknown): value is PromiseLike<unknown> =>
+  value !== null &&
+  (typeof value === "object" || typeof value === "function") &&
+  typeof (value as { then?: unknown }).then === "function"
+
+/**
+ * A call that returns a promise, as an Effect with a deadline: `run` gets a signal that aborts after `ms`
+ * (with a TimeoutError, as AbortSignal.timeout) or when the fiber is interrupted, and `onError` words a
+ * failure, told whether the deadline had passed. One controller and one timer per call, as `deadline`
+ * keeps them, and no more: Effect.tryPromise makes a controller of its own for the interruption, which a
+ * deadline then listens to, on every model and tool call. A `run` that answers at once (a value, not a
+ * promise) is done then, without a timer or a wait for the next turn.
+ */
+export const tryPromiseWithin = <A, E>(
+  ms: number,
+  run: (signal: AbortSignal) => A | PromiseLike<A>,
+  onError: (error: unknown, timedOut: boolean) => E
+): Effect.Effect<A, E> =>
+  Effect.callback<A, E>((resume) => {
+    const controller = new AbortController()
+    let expired = false
+    // the failure is worded once the fiber runs again, as tryPromise's `catch` is
+    const fail = (e: unknown) => resume(Effect.suspend(() => Effect.fail(onError(e, expired))))
+    let answer: A | PromiseLike<A>
+    try {
+      answer = run(controller.signal)
+    } catch (e) {
+      return fail(e)
+    }
+    if (!isPromiseLike(answer)) return resume(Effect.succeed(answer))
+    const timer = setTimeout(() => {
+      expired = true
+      controller.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError"))
+    }, ms)
+    timer.unref?.()
+    answer.then(
+      (a) => {
+        clearTimeout(timer)
+        resume(Effect.succeed(a))
+      },
+      (e: unknown) => {
+        clearTimeout(timer)
+        fail(e)
+      }
+    )
+    // interrupted: the call is abandoned, its request aborted
+    return Effect.sync(() => {
+      clearTimeout(timer)
+      controller.abort()
+    })
+  })

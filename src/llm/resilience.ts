@@ -1,9 +1,11 @@
 // Wraps a model with what a shared local server needs: bounded concurrency, a timeout, retries of overload only.
+import type * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Pull from "effect/Pull"
 import * as Schedule from "effect/Schedule"
 import * as Semaphore from "effect/Semaphore"
 import { Overloaded, type ProviderError, Timeout } from "./errors.ts"
@@ -86,6 +88,27 @@ const retryPolicies = new Map<string, Schedule.Schedule<ProviderError, ProviderE
 const MAX_RETRY_POLICIES = 64
 
 /**
+ * `Effect.retry(attempt, policy)` that starts the policy's schedule at the first failure: the schedule's
+ * step function, its clock and its metadata are made for every call by Effect.retry, and nearly every
+ * model call succeeds at once. Each failure steps the schedule (waiting its delay); when it is done, the
+ * last failure is the call's, as with Effect.retry.
+ */
+const retrying = <A, E, R>(attempt: Effect.Effect<A, E, R>, policy: Schedule.Schedule<unknown, E>) =>
+  Effect.catch(attempt, (first) =>
+    Effect.flatMap(Schedule.toStepWithMetadata(policy), (step) => {
+      let last = first
+      const after = (error: E): Effect.Effect<A, E | Cause.Done<unknown>, R> =>
+        Effect.flatMap(step(error), () =>
+          Effect.catch(attempt, (e) => {
+            last = e
+            return after(e)
+          })
+        )
+      return Pull.catchDone(after(first), () => Effect.fail(last))
+    })
+  )
+
+/**
  * The model with a semaphore around each attempt (released while backing off), a timeout per
  * attempt, and retries of `Overloaded` only. Every path ends: attempts are timed out, retries are
  * counted and their delays capped.
@@ -109,7 +132,7 @@ export const withResilience = (
             orElse: () => Effect.fail(new Timeout({ ms, role: request.role }))
           })
         )
-    return timed.pipe(semaphore.withPermits(1), Effect.retry(policy))
+    return retrying(timed.pipe(semaphore.withPermits(1)), policy)
   }
   return { info: model.info, generate, ...(model.timeoutMs !== undefined ? { timeoutMs: model.timeoutMs } : {}) }
 }

@@ -10,6 +10,17 @@ describe("safeCall", () => {
     expect(await run(safeCall("t", async () => "plain text"))).toEqual({ ok: true, content: "plain text" })
   })
 
+  it("answers a tool that returns at once without waiting for a later turn (it runs synchronously)", () => {
+    expect(Effect.runSync(safeCall("t", () => ({ a: 1 })))).toEqual({ ok: true, content: '{"a":1}' })
+    expect(
+      Effect.runSync(
+        safeCall("boom", () => {
+          throw new Error("kaput")
+        })
+      )
+    ).toEqual({ ok: false, content: "", error: 'tool "boom" failed: kaput' })
+  })
+
   it("turns a throw into ok:false naming the tool and the error", async () => {
     const result = await run(
       safeCall("boom", () => {

@@ -3,7 +3,7 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import { tooDeepMessage, valueNestsDeeper } from "../llm/nesting.ts"
-import { deadline } from "../llm/provider-errors.ts"
+import { isPromiseLike, tryPromiseWithin } from "../llm/provider-errors.ts"
 import { redactText, secretValues } from "../trace/redact.ts"
 import { enterToolCall, trackToolCall } from "./exit-guard.ts"
 import type { ToolResult } from "./tool.ts"
@@ -175,25 +175,32 @@ export const safeCall = (
   const maxChars = options.maxContentChars ?? SAFE_CALL_DEFAULTS.maxContentChars
   const guarded = settle(
     toolName,
-    Effect.tryPromise({
-      try: async (interrupt) => {
-        const limit = deadline(interrupt, timeoutMs)
+    tryPromiseWithin(
+      timeoutMs,
+      (signal) => {
         const ended = enterToolCall(toolName)
+        let value: unknown
         try {
-          const expired = new Promise<typeof TIMED_OUT>((resolve) =>
-            limit.signal.addEventListener("abort", () => resolve(TIMED_OUT), { once: true })
-          )
-          const value = await Promise.race([(async () => await run(limit.signal))(), expired])
-          return value === TIMED_OUT && limit.timedOut()
-            ? timedOut(toolName, timeoutMs)
-            : toToolResult(toolName, value, maxChars)
-        } finally {
+          value = run(signal)
+        } catch (e) {
           ended()
-          limit.clear()
+          throw e
         }
+        // a tool that answers at once (a local function, a cache) is done now: no timer, race or wait
+        if (!isPromiseLike(value)) {
+          ended()
+          return toToolResult(toolName, value, maxChars)
+        }
+        const expired = new Promise<typeof TIMED_OUT>((resolve) =>
+          signal.addEventListener("abort", () => resolve(TIMED_OUT), { once: true })
+        )
+        // the signal aborts at the timeout, or when the call is interrupted (whose result nobody reads)
+        return Promise.race([value, expired])
+          .then((v) => (v === TIMED_OUT ? timedOut(toolName, timeoutMs) : toToolResult(toolName, v, maxChars)))
+          .finally(ended)
       },
-      catch: (e) => e
-    }),
+      (e) => e
+    ),
     maxChars
   )
   guards.set(guarded, { toolName, timeoutMs, maxChars })

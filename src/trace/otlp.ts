@@ -5,6 +5,7 @@ import { FetchHttpClient } from "effect/http"
 import * as Layer from "effect/Layer"
 import { OtlpSerialization, OtlpTracer } from "effect/observability"
 import { version } from "../version.ts"
+import { untracedLayer } from "./unexported-spans.ts"
 
 /** The traces URL as the OpenTelemetry spec derives it: the signal's own variable as given, else the base + `/v1/traces`. */
 export const otlpTracesUrl = (env: NodeJS.ProcessEnv = process.env): string | undefined => {
@@ -16,21 +17,22 @@ export const otlpTracesUrl = (env: NodeJS.ProcessEnv = process.env): string | un
 }
 
 /**
- * The tracer layer for a command, or an empty layer when no endpoint is set or `OTEL_SDK_DISABLED=true`.
- * An endpoint that is not a URL is reported once and export is skipped: a typo never stops a run.
- * The exporter flushes the spans still queued when the layer's scope closes, so provide it around the whole program.
+ * The tracer layer for a command, or one that records no spans when no endpoint is set or
+ * `OTEL_SDK_DISABLED=true` (`untracedLayer`). An endpoint that is not a URL is reported once and export
+ * is skipped: a typo never stops a run. The exporter flushes the spans still queued when the layer's scope
+ * closes, so provide it around the whole program.
  */
 export const otlpLayer = (
   env: NodeJS.ProcessEnv = process.env,
   warn: (line: string) => void = (line) => console.error(line)
 ) => {
   const url = otlpTracesUrl(env)
-  if (url === undefined || env["OTEL_SDK_DISABLED"]?.trim().toLowerCase() === "true") return Layer.empty
+  if (url === undefined || env["OTEL_SDK_DISABLED"]?.trim().toLowerCase() === "true") return untracedLayer
   if (!URL.canParse(url)) {
     warn(
       `smurfs: OTEL_EXPORTER_OTLP_ENDPOINT "${url}" is not a URL; no traces are exported. Set it to the collector's base URL, e.g. http://127.0.0.1:4318`
     )
-    return Layer.empty
+    return untracedLayer
   }
   return OtlpTracer.layer({
     url,
