@@ -239,7 +239,13 @@ const complete = async (
   signal: AbortSignal,
   timeoutMs: number
 ): Promise<ChatCompletion | undefined> => {
-  const { req, url } = await client.buildRequest({ method: "post", path: "/chat/completions", body, signal, timeout: timeoutMs })
+  const { req, url } = await client.buildRequest({
+    method: "post",
+    path: "/chat/completions",
+    body,
+    signal,
+    timeout: timeoutMs
+  })
   let response: Response
   try {
     response = await fetch(url, req)
