@@ -214,13 +214,24 @@ const transportError = (sdk: OpenAISdk, e: unknown, signal: AbortSignal): Error 
     : new sdk.APIConnectionError({ cause: error })
 }
 
-/** A reply's body as the client reads one: JSON when the server says it is JSON, else the text; nothing for an empty one. */
+/**
+ * A reply's body as the client reads one: JSON when the server says it is JSON, else the text; nothing for
+ * an empty one. The body is parsed first and the content type read only when that fails, since reading a
+ * reply's headers can cost a Headers object per call; a body labelled otherwise that parses is taken as
+ * JSON (the client would hand it over as text, which fails as a reply without `choices` all the same
+ * unless it is a completion).
+ */
 const replyBody = async (response: Response): Promise<unknown> => {
   if (response.status === 204) return null
-  const mediaType = response.headers.get("content-type")?.split(";")[0]?.trim().toLowerCase()
   const text = await response.text()
-  if (!(mediaType?.includes("application/json") || mediaType?.endsWith("+json"))) return text
-  return text === "" ? undefined : JSON.parse(text)
+  if (text === "") return undefined
+  try {
+    return JSON.parse(text)
+  } catch (e) {
+    const mediaType = response.headers.get("content-type")?.split(";")[0]?.trim().toLowerCase()
+    if (mediaType?.includes("application/json") || mediaType?.endsWith("+json")) throw e
+    return text
+  }
 }
 
 /**
