@@ -240,9 +240,10 @@ const replyBody = async (response: Response): Promise<unknown> => {
  * status turned into its error class (`APIError.generate`, as the client does). Not
  * `chat.completions.create`, which around the same request adds, on every call, a second timer and a
  * composed abort signal (the deadline in `call` bounds the call already), a reply parser racing a third
- * timer, log lines formatted whatever the log level and a JSON replacer run over the whole body: as much
- * CPU again as the request building and the HTTP exchange together (bench/perf/peers.ts). Retries are
- * the resilience layer's, as with the client's maxRetries 0.
+ * timer, log lines formatted whatever the log level and a JSON replacer run over the whole body: against
+ * a fetch that answers at once, about 280 µs of CPU per call where this takes about 105 (and 45 of them
+ * are `buildRequest`, the package's floor). Retries are the resilience layer's, as with the client's
+ * maxRetries 0; the client's `timeout` still sets the header it sends.
  */
 const complete = async (
   { client, sdk, fetch }: BuiltClient,
@@ -277,7 +278,7 @@ const complete = async (
     throw sdk.APIError.generate(
       response.status,
       error as object | undefined,
-      json === undefined ? text : undefined,
+      json ? undefined : text, // as the client: the text, unless the body was JSON (and not a falsy one)
       response.headers
     )
   }
