@@ -146,6 +146,97 @@ describe("openai provider deadline", () => {
   })
 })
 
+/** A server answering every request with `answer`, keeping each request's headers and body. */
+const rawServer = async (answer: { status: number; body: string; contentType?: string }) => {
+  const requests: Array<{ headers: Record<string, string | string[] | undefined>; body: string }> = []
+  const server = createServer((req, res) => {
+    const chunks: Array<Buffer> = []
+    req.on("data", (c: Buffer) => chunks.push(c))
+    req.on("end", () => {
+      requests.push({ headers: req.headers, body: Buffer.concat(chunks).toString("utf8") })
+      res.writeHead(answer.status, { "content-type": answer.contentType ?? "application/json" }).end(answer.body)
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const baseURL = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`
+  return { baseURL, requests, close: () => new Promise<void>((resolve) => server.close(() => resolve())) }
+}
+
+const generateOnce = (baseURL: string, options: ModelOptions = {}) =>
+  Effect.runPromise(
+    Effect.result(
+      Effect.provide(
+        Effect.flatMap(Effect.service(LanguageModel), (m) =>
+          m.generate({ role: "executor", messages: [{ role: "user", content: "hi" }] })
+        ),
+        modelLayer("openai:qwen2.5:7b", { baseURL, maxRetries: 0, ...options })
+      )
+    )
+  )
+
+describe("openai provider requests and error bodies", () => {
+  it("sends the request the openai client builds: its path, authentication, JSON body and own headers", async () => {
+    const completion = {
+      id: "c1",
+      object: "chat.completion",
+      created: 1,
+      model: "qwen2.5:7b",
+      choices: [{ index: 0, message: { role: "assistant", content: "hello" }, finish_reason: "stop" }],
+      usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 }
+    }
+    const server = await rawServer({ status: 200, body: JSON.stringify(completion) })
+    try {
+      const result = await generateOnce(server.baseURL, { apiKey: "sk-header-check-1", timeoutMs: 30_000 })
+      expect(result).toMatchObject({ _tag: "Success", success: { text: "hello", usage: { promptTokens: 3 } } })
+      const [request] = server.requests
+      expect(request!.headers).toMatchObject({
+        authorization: "Bearer sk-header-check-1",
+        "content-type": "application/json",
+        accept: "application/json",
+        "x-stainless-retry-count": "0",
+        "x-stainless-timeout": "30"
+      })
+      expect(request!.headers["user-agent"]).toMatch(/^OpenAI\/JS /)
+      expect(JSON.parse(request!.body)).toMatchObject({
+        model: "qwen2.5:7b",
+        stream: false,
+        messages: [{ role: "user", content: "hi" }]
+      })
+    } finally {
+      await server.close()
+    }
+  })
+
+  it("reads an error body without an `error` member (vLLM's) as the client does: a context overflow is recognised", async () => {
+    const server = await rawServer({
+      status: 400,
+      body: JSON.stringify({
+        object: "error",
+        message: "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens.",
+        type: "BadRequestError",
+        code: 400
+      })
+    })
+    try {
+      const result = await generateOnce(server.baseURL, { numCtx: 4096 })
+      expect(result).toMatchObject({ _tag: "Failure", failure: { _tag: "ContextOverflow", promptTokens: 5000 } })
+    } finally {
+      await server.close()
+    }
+  })
+
+  it("a 200 reply that is not JSON fails as a reply without choices", async () => {
+    const server = await rawServer({ status: 200, body: "<html>a login page</html>", contentType: "text/html" })
+    try {
+      const result = await generateOnce(server.baseURL)
+      expect(result).toMatchObject({ _tag: "Failure", failure: { _tag: "ModelServerError" } })
+      expect(result._tag === "Failure" && result.failure.message).toMatch(/choices/)
+    } finally {
+      await server.close()
+    }
+  })
+})
+
 describe("openai message mapping", () => {
   it("pairs tool results with the assistant's tool call ids and marks reflections", () => {
     const messages = toOpenAIMessages([
