@@ -68,6 +68,7 @@ describe("the packed npm package, installed into a fresh project", () => {
       "package/LICENSE",
       "package/dist/src/index.js",
       "package/dist/src/index.d.ts",
+      "package/dist/src/cli/main.js",
       "package/prompts/planner.md",
       "package/examples/demo-script.json",
       "package/bin/smurfs.js"
@@ -99,8 +100,33 @@ describe("the packed npm package, installed into a fresh project", () => {
       "generateObject"
     ])
       expect(exports).toContain(name)
-    expect(loaded.some((u) => u.includes("/node_modules/smurfs/dist/"))).toBe(true)
+    // a bundle (scripts/build.ts): the entry and the chunk of what it imports, not one file per module
+    const ours = loaded.filter((u) => u.includes("/node_modules/smurfs/dist/"))
+    expect(ours.length).toBeGreaterThan(0)
+    expect(ours.length).toBeLessThanOrEqual(3)
     for (const pkg of NOT_ON_IMPORT) expect(loaded.filter((u) => u.includes(`/node_modules/${pkg}/`))).toEqual([])
+  })
+
+  it("answers `smurfs --help` from the CLI's own chunk: no zod, no effect, no library code", async () => {
+    writeFileSync(
+      join(dir, "hook.mjs"),
+      [
+        'import { registerHooks } from "node:module"',
+        "const loaded = new Set()",
+        "registerHooks({ resolve: (s, c, next) => { const r = next(s, c); loaded.add(r.url); return r } })",
+        'process.on("exit", () => process.stderr.write("loaded " + JSON.stringify([...loaded]) + "\\n"))'
+      ].join("\n")
+    )
+    const { stdout, stderr } = await inProject(process.execPath, [
+      "--import",
+      "./hook.mjs",
+      join(dir, "node_modules/smurfs/bin/smurfs.js"),
+      "--help"
+    ])
+    expect(stdout).toContain("  run ")
+    const loaded = JSON.parse(/^loaded (.*)$/m.exec(stderr)![1]!) as string[]
+    expect(loaded.filter((u) => /\/node_modules\/(zod|effect)\//.test(u))).toEqual([])
+    expect(loaded.filter((u) => u.includes("/node_modules/smurfs/dist/")).length).toBeLessThanOrEqual(2)
   })
 
   it("loads with require() too (Node 22's require of an ES module: no top-level await in the entry)", async () => {
