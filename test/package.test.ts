@@ -107,7 +107,7 @@ describe("the packed npm package, installed into a fresh project", () => {
     for (const pkg of NOT_ON_IMPORT) expect(loaded.filter((u) => u.includes(`/node_modules/${pkg}/`))).toEqual([])
   })
 
-  it("answers `smurfs --help` from the CLI's own chunk: no zod, no effect, no library code", async () => {
+  it("answers `smurfs --help` from the CLI's own chunk (no zod, effect or library code), `run --help` without the model clients", async () => {
     writeFileSync(
       join(dir, "hook.mjs"),
       [
@@ -117,16 +117,22 @@ describe("the packed npm package, installed into a fresh project", () => {
         'process.on("exit", () => process.stderr.write("loaded " + JSON.stringify([...loaded]) + "\\n"))'
       ].join("\n")
     )
-    const { stdout, stderr } = await inProject(process.execPath, [
-      "--import",
-      "./hook.mjs",
-      join(dir, "node_modules/smurfs/bin/smurfs.js"),
-      "--help"
-    ])
-    expect(stdout).toContain("  run ")
-    const loaded = JSON.parse(/^loaded (.*)$/m.exec(stderr)![1]!) as string[]
-    expect(loaded.filter((u) => /\/node_modules\/(zod|effect)\//.test(u))).toEqual([])
-    expect(loaded.filter((u) => u.includes("/node_modules/smurfs/dist/")).length).toBeLessThanOrEqual(2)
+    const loadedBy = async (...args: string[]) => {
+      const { stdout, stderr } = await inProject(process.execPath, [
+        "--import",
+        "./hook.mjs",
+        join(dir, "node_modules/smurfs/bin/smurfs.js"),
+        ...args
+      ])
+      return { stdout, loaded: JSON.parse(/^loaded (.*)$/m.exec(stderr)![1]!) as string[] }
+    }
+    const [help, runHelp] = await Promise.all([loadedBy("--help"), loadedBy("run", "--help")])
+    expect(help.stdout).toContain("  run ")
+    expect(help.loaded.filter((u) => /\/node_modules\/(zod|effect)\//.test(u))).toEqual([])
+    expect(help.loaded.filter((u) => u.includes("/node_modules/smurfs/dist/")).length).toBeLessThanOrEqual(2)
+    // a command loads the model clients when it calls a model (the embedder's too), not to print its help
+    expect(runHelp.stdout).toContain("smurfs run")
+    expect(runHelp.loaded.filter((u) => /\/node_modules\/(openai|ollama)\//.test(u))).toEqual([])
   })
 
   it("loads with require() too (Node 22's require of an ES module: no top-level await in the entry)", async () => {
