@@ -65,6 +65,8 @@ try {
     // stack traces under `node --enable-source-maps` name src/*.ts lines; the sources themselves stay out (src/ is not shipped)
     sourcemap: true,
     sourcemapExcludeSources: true,
+    // a function or class renamed apart from another of the same name keeps its own `name`
+    keepNames: true,
     // what an entry imports statically is one chunk (Node resolves, reads and compiles each file on its own), what
     // it imports with import() stays apart, loaded when called
     codeSplitting: {
