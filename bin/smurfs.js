@@ -14,6 +14,14 @@ const hold = (signal) => void (held ??= signal)
 process.on("SIGINT", hold)
 process.on("SIGTERM", hold)
 const { existsSync } = await import("node:fs")
+// Node's compile cache (in the OS temp folder) keeps the compiled code of the CLI and its dependencies for the
+// next run; this is the CLI's process, not a user's, and the CLI runs the same when the cache cannot be written
+// (Node then reports it in the returned status). A temp folder that does not exist is left alone: Node would
+// create it, and under /proc its mkdir never returns.
+const { enableCompileCache, registerHooks } = await import("node:module")
+try {
+  if (existsSync((await import("node:os")).tmpdir())) enableCompileCache?.()
+} catch {}
 // A clone has src/ (Node strips the types itself); the npm package ships only dist/. Sources win when
 // present, so that a stale dist/ left by `npm pack` in a clone never runs instead of the code being edited.
 const source = new URL("../src/cli/main.ts", import.meta.url)
@@ -21,7 +29,6 @@ const fromSource = existsSync(source)
 if (fromSource) {
   // A tool module in the clone (examples/my-tools.ts) imports "smurfs" by name: the package's exports
   // point at dist/, which a clone may not have built, so the name resolves to the sources here.
-  const { registerHooks } = await import("node:module")
   const index = new URL("../src/index.ts", import.meta.url).href
   registerHooks({
     resolve: (specifier, context, nextResolve) =>

@@ -68,6 +68,7 @@ describe("the packed npm package, installed into a fresh project", () => {
       "package/LICENSE",
       "package/dist/src/index.js",
       "package/dist/src/index.d.ts",
+      "package/dist/src/cli/main.js",
       "package/prompts/planner.md",
       "package/examples/demo-script.json",
       "package/bin/smurfs.js"
@@ -99,8 +100,40 @@ describe("the packed npm package, installed into a fresh project", () => {
       "generateObject"
     ])
       expect(exports).toContain(name)
-    expect(loaded.some((u) => u.includes("/node_modules/smurfs/dist/"))).toBe(true)
+    // a bundle (scripts/build.ts): the entry, the chunk of what it imports, the one it shares with the CLI and
+    // rolldown's helpers; not one file per module
+    const ours = loaded.filter((u) => u.includes("/node_modules/smurfs/dist/"))
+    expect(ours.length).toBeGreaterThan(0)
+    expect(ours.length).toBeLessThanOrEqual(4)
     for (const pkg of NOT_ON_IMPORT) expect(loaded.filter((u) => u.includes(`/node_modules/${pkg}/`))).toEqual([])
+  })
+
+  it("answers `smurfs --help` from the CLI's own chunk (no zod, effect or library code), `run --help` without the model clients", async () => {
+    writeFileSync(
+      join(dir, "hook.mjs"),
+      [
+        'import { registerHooks } from "node:module"',
+        "const loaded = new Set()",
+        "registerHooks({ resolve: (s, c, next) => { const r = next(s, c); loaded.add(r.url); return r } })",
+        'process.on("exit", () => process.stderr.write("loaded " + JSON.stringify([...loaded]) + "\\n"))'
+      ].join("\n")
+    )
+    const loadedBy = async (...args: string[]) => {
+      const { stdout, stderr } = await inProject(process.execPath, [
+        "--import",
+        "./hook.mjs",
+        join(dir, "node_modules/smurfs/bin/smurfs.js"),
+        ...args
+      ])
+      return { stdout, loaded: JSON.parse(/^loaded (.*)$/m.exec(stderr)![1]!) as string[] }
+    }
+    const [help, runHelp] = await Promise.all([loadedBy("--help"), loadedBy("run", "--help")])
+    expect(help.stdout).toContain("  run ")
+    expect(help.loaded.filter((u) => /\/node_modules\/(zod|effect)\//.test(u))).toEqual([])
+    expect(help.loaded.filter((u) => u.includes("/node_modules/smurfs/dist/")).length).toBeLessThanOrEqual(3)
+    // a command loads the model clients when it calls a model (the embedder's too), not to print its help
+    expect(runHelp.stdout).toContain("smurfs run")
+    expect(runHelp.loaded.filter((u) => /\/node_modules\/(openai|ollama)\//.test(u))).toEqual([])
   })
 
   it("loads with require() too (Node 22's require of an ES module: no top-level await in the entry)", async () => {

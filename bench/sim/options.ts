@@ -1,6 +1,7 @@
 // Options of the simulated model, read from a spec string `sim:latency=100ms,per_token=0.1ms,fault=0.1,seed=7`.
 import { fileURLToPath } from "node:url"
 import { InvalidModelSpec } from "../../src/llm/errors.ts"
+import { packageRoot } from "../../src/package-root.ts"
 import { type PrefixCacheOptions, prefixCacheDefaults } from "./prefix-cache.ts"
 
 /** The kinds of misbehaviour the simulated model can inject. */
@@ -44,8 +45,8 @@ export interface SimOptions {
   readonly prefixCache: PrefixCacheOptions | undefined
 }
 
-/** The data directory next to the repository: `<repo>/../shared/toolbench`. */
-export const DEFAULT_DATA_DIR = fileURLToPath(new URL("../../../shared/toolbench", import.meta.url))
+/** The data directory next to the repository: `<repo>/../shared/toolbench` (from the package root, which a bundled dist/ keeps). */
+export const DEFAULT_DATA_DIR = fileURLToPath(new URL("../shared/toolbench", packageRoot))
 
 export const simDefaults: SimOptions = {
   latencyMs: 0,

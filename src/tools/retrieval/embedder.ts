@@ -1,9 +1,9 @@
 // Embedding models for the hybrid retriever: Ollama's /api/embed or an OpenAI-compatible /v1/embeddings.
 import * as Effect from "effect/Effect"
-import { Ollama } from "ollama"
-import OpenAI, { APIError } from "openai"
+import type OpenAI from "openai"
 import type { ProviderError } from "../../llm/errors.ts"
 import type { ModelOptions } from "../../llm/model-options.ts"
+import { loadOllamaSdk } from "../../llm/ollama.ts"
 import { type CallSite, deadline, displayHost, fromStatus, fromTransport } from "../../llm/provider-errors.ts"
 import { ollamaSettings } from "../../llm/providers/ollama.ts"
 import { openaiSettings } from "../../llm/providers/openai.ts"
@@ -75,6 +75,7 @@ const ollamaEmbedder = (spec: string, model: string, options: ModelOptions): Emb
           const limit = deadline(interrupt, settings.timeoutMs)
           timedOut = limit.timedOut
           try {
+            const { Ollama } = await loadOllamaSdk()
             const client = new Ollama({
               host: settings.host,
               fetch: (url, init) => fetch(url, { ...init, signal: limit.signal })
@@ -96,23 +97,31 @@ const ollamaEmbedder = (spec: string, model: string, options: ModelOptions): Emb
   )
 }
 
+/**
+ * The openai client loads with the first embedding, as the chat providers load theirs: a command that
+ * only may embed (`smurfs run`, `bench`) does not read its few hundred modules at start.
+ */
+let openaiSdk: typeof import("openai") | undefined
+const loadOpenAISdk = async () => (openaiSdk ??= await import("openai"))
+
 const openaiEmbedder = (spec: string, model: string, options: ModelOptions): Embedder => {
   const settings = openaiSettings(model, options)
   const where = site("openai", settings.baseURL, model, settings.timeoutMs, [settings.apiKey])
-  const client = new OpenAI({
-    baseURL: settings.baseURL,
-    apiKey: settings.apiKey,
-    maxRetries: 0,
-    timeout: settings.timeoutMs
-  })
+  let client: OpenAI | undefined
   return build(spec, model, (input) =>
     Effect.tryPromise({
       try: async (signal) => {
+        client ??= new (await loadOpenAISdk()).default({
+          baseURL: settings.baseURL,
+          apiKey: settings.apiKey,
+          maxRetries: 0,
+          timeout: settings.timeoutMs
+        })
         const response = await client.embeddings.create({ model, input, encoding_format: "float" }, { signal })
         return [...response.data].sort((a, b) => a.index - b.index).map((d) => Float32Array.from(d.embedding))
       },
       catch: (e) =>
-        e instanceof APIError && typeof e.status === "number"
+        openaiSdk !== undefined && e instanceof openaiSdk.APIError && typeof e.status === "number"
           ? fromStatus(where, e.status, e.message, e.headers)
           : fromTransport(where, e, false)
     })

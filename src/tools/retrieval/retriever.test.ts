@@ -181,6 +181,17 @@ describe("hybrid retriever (fake embedding servers)", () => {
     expect(missing.message).toContain("ollama pull nomic-embed-text")
   })
 
+  it("words a missing model of an OpenAI-compatible server as the chat providers do (its client loaded on the first embedding)", async () => {
+    const openai = await startFakeOpenAI({ models: ["qwen2.5:7b"] })
+    servers.push(openai)
+    const embedder = await Effect.runPromise(
+      makeEmbedder("openai:text-embedding-3-small", { baseURL: openai.baseURL, apiKey: "test" })
+    )
+    const missing = await Effect.runPromise(Effect.flip(makeRetriever(library, { embedder })))
+    expect(missing._tag).toBe("ModelNotFound")
+    expect(missing.message).toContain("text-embedding-3-small")
+  })
+
   it("narrowLibrary records the set, and falls back to the lexical ranking when the embedding server is gone", async () => {
     const ollama = await startFakeOllama({ models: [{ name: "nomic-embed-text" }] })
     const embedder = await Effect.runPromise(
