@@ -20,7 +20,7 @@ import type {
 } from "./language-model.ts"
 import { NestingTooDeep, parseJsonBounded } from "./nesting.ts"
 import { REFLECTION_PREFIX } from "./ollama.ts"
-import { type CallSite, deadline, displayHost, fromStatus, fromTransport } from "./provider-errors.ts"
+import { type CallSite, displayHost, fromStatus, fromTransport, tryPromiseWithin } from "./provider-errors.ts"
 import { replyWithThinking } from "./thinking.ts"
 
 /** Everything the provider needs, defaults already applied (see `ModelOptions` in spec.ts for their meaning). */
@@ -174,30 +174,24 @@ type LazyClient = () => Promise<BuiltClient>
 /** Run one client call with a deadline and map whatever it throws to a tagged error. */
 const call = <A>(site: CallSite, lazy: LazyClient, run: (built: BuiltClient, signal: AbortSignal) => Promise<A>) =>
   Effect.suspend(() => {
-    let timedOut = () => false
     let loaded: OpenAISdk | undefined
-    return Effect.tryPromise({
-      try: async (interrupt: AbortSignal) => {
-        const limit = deadline(interrupt, site.timeoutMs)
-        timedOut = limit.timedOut
-        try {
-          const built = await lazy()
-          loaded = built.sdk
-          return await run(built, limit.signal)
-        } finally {
-          limit.clear()
-        }
+    return tryPromiseWithin(
+      site.timeoutMs,
+      async (signal) => {
+        const built = await lazy()
+        loaded = built.sdk
+        return run(built, signal)
       },
-      catch: (e) => {
+      (e, timedOut) => {
         if (loaded !== undefined) {
-          if (e instanceof loaded.APIConnectionTimeoutError || (e instanceof loaded.APIUserAbortError && timedOut()))
+          if (e instanceof loaded.APIConnectionTimeoutError || (e instanceof loaded.APIUserAbortError && timedOut))
             return fromTransport(site, e, true)
           if (e instanceof loaded.APIError && typeof e.status === "number")
             return fromStatus(site, e.status, serverMessage(e), e.headers)
         }
-        return fromTransport(site, e, timedOut())
+        return fromTransport(site, e, timedOut)
       }
-    })
+    )
   })
 
 /**
