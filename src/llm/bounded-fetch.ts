@@ -1,16 +1,9 @@
 // The fetch the model clients (ollama, openai) are given: Node's HTTP client under fetch's contract, with
 // a cap on the reply's bytes, so that a model server cannot make a run hold gigabytes.
-import {
-  type ClientRequest,
-  Agent as HttpAgent,
-  request as httpRequest,
-  type IncomingHttpHeaders,
-  type IncomingMessage
-} from "node:http"
-import { Agent as HttpsAgent, request as httpsRequest } from "node:https"
+import type { ClientRequest, IncomingHttpHeaders, IncomingMessage } from "node:http"
 import { urlToHttpOptions } from "node:url"
 import { promisify } from "node:util"
-import { brotliDecompress, gunzip, inflate, inflateRaw, type ZlibOptions } from "node:zlib"
+import type { ZlibOptions } from "node:zlib"
 import { addSecret } from "../trace/redact.ts"
 import { SIZE_CAPS } from "../trace/size-caps.ts"
 
@@ -42,24 +35,49 @@ export class TooManyRedirects extends Error {
  * connection one event-loop turn late, which a bench with many tasks in flight pays as latency on
  * each call. A server's `Keep-Alive: timeout` hint retires idle connections before it closes them.
  */
-const agents = (() => {
-  // HTTP_PROXY / HTTPS_PROXY / NO_PROXY when Node is told to use them (NODE_USE_ENV_PROXY=1 or --use-env-proxy,
-  // Node 22.21 and later), as Node's fetch and its own agents then do
-  const useEnvProxy = process.env["NODE_USE_ENV_PROXY"] === "1" || process.execArgv.includes("--use-env-proxy")
-  const options = { keepAlive: true, ...(useEnvProxy ? { proxyEnv: process.env } : {}) }
-  return { "http:": new HttpAgent(options), "https:": new HttpsAgent(options) } as const
-})()
+/**
+ * Node's HTTP client and its agents, loaded with the first request: `node:http` as an ES import makes Node load
+ * its fetch implementation as well, about a sixth of `import "smurfs"` (docs/performance.md).
+ */
+let transport:
+  | {
+      readonly request: {
+        readonly "http:": typeof import("node:http").request
+        readonly "https:": typeof import("node:https").request
+      }
+      readonly agents: { readonly "http:": import("node:http").Agent; readonly "https:": import("node:https").Agent }
+    }
+  | undefined
+const transportOf = () => {
+  if (transport === undefined) {
+    const http = process.getBuiltinModule("node:http")
+    const https = process.getBuiltinModule("node:https")
+    // HTTP_PROXY / HTTPS_PROXY / NO_PROXY when Node is told to use them (NODE_USE_ENV_PROXY=1 or --use-env-proxy,
+    // Node 22.21 and later), as Node's fetch and its own agents then do
+    const useEnvProxy = process.env["NODE_USE_ENV_PROXY"] === "1" || process.execArgv.includes("--use-env-proxy")
+    const options = { keepAlive: true, ...(useEnvProxy ? { proxyEnv: process.env } : {}) }
+    transport = {
+      request: { "http:": http.request, "https:": https.request },
+      agents: { "http:": new http.Agent(options), "https:": new https.Agent(options) }
+    }
+  }
+  return transport
+}
+
+/** The protocols this fetch speaks itself; anything else goes to Node's fetch. */
+const PROTOCOLS = new Set(["http:", "https:"])
 
 /** Redirects followed, as fetch follows them. */
 const MAX_REDIRECTS = 20
 
 /** The decoders of the content codings fetch decodes; each stops at `maxOutputLength` (a zip bomb is no reply). */
+const zlib = () => process.getBuiltinModule("node:zlib")
 const DECODERS: Readonly<Record<string, (bytes: Buffer, options: ZlibOptions) => Promise<Buffer>>> = {
-  gzip: promisify(gunzip),
-  "x-gzip": promisify(gunzip),
+  gzip: (bytes, options) => promisify(zlib().gunzip)(bytes, options),
+  "x-gzip": (bytes, options) => promisify(zlib().gunzip)(bytes, options),
   deflate: async (bytes, options) =>
-    promisify(inflate)(bytes, options).catch(() => promisify(inflateRaw)(bytes, options)),
-  br: promisify(brotliDecompress)
+    promisify(zlib().inflate)(bytes, options).catch(() => promisify(zlib().inflateRaw)(bytes, options)),
+  br: (bytes, options) => promisify(zlib().brotliDecompress)(bytes, options)
 }
 
 /** The content codings of a reply to undo, last applied first; undefined when one is unknown (fetch leaves such a body as it is). */
@@ -157,9 +175,10 @@ interface Outgoing {
  */
 const send = (out: Outgoing, sent: (req: ClientRequest) => void, retried = false): Promise<IncomingMessage> =>
   new Promise((resolve, reject) => {
-    const client = out.url.protocol === "https:" ? httpsRequest : httpRequest
-    const agent = agents[out.url.protocol as keyof typeof agents]
-    const req = client(
+    const { request, agents } = transportOf()
+    const protocol = out.url.protocol as keyof typeof agents
+    const agent = agents[protocol]
+    const req = request[protocol](
       { ...(out.target ?? urlToHttpOptions(out.url)), method: out.method, headers: out.headers, agent },
       resolve
     )
@@ -221,7 +240,7 @@ export const boundedFetch =
     const url = input instanceof URL ? input : parsed?.url
     const headers = plainHeaders(init?.headers)
     for (const [name, value] of Object.entries(headers)) if (CREDENTIAL_HEADERS.test(name)) addSecret(value)
-    if (url === undefined || !Object.hasOwn(agents, url.protocol) || !plainBody(init?.body))
+    if (url === undefined || !PROTOCOLS.has(url.protocol) || !plainBody(init?.body))
       return streamedBoundedFetch(limitBytes, input, init)
     const signal = init?.signal ?? undefined
     const failed = (cause: unknown, message: string) =>
