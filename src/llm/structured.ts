@@ -1,7 +1,7 @@
 // Structured output guardrail (MARCO): parse, validate with zod, reflect the exact error back, retry.
+import { createRequire } from "node:module"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import { jsonrepair } from "jsonrepair"
 import { z } from "zod"
 import { renderTemplate } from "../text/prompt-template.ts"
 import { emit } from "../trace/events.ts"
@@ -77,6 +77,11 @@ const reflection = (error: string, text: string): Message => {
 const REPAIR = "repair"
 
 type Parsed<A> = { ok: true; value: A; repaired?: string } | { ok: false; guardrail: string; error: string }
+
+/** `jsonrepair` loads with the first reply that needs it, not with `import "smurfs"`. */
+let repairer: typeof import("jsonrepair").jsonrepair | undefined
+const jsonrepair = (text: string): string =>
+  (repairer ??= (createRequire(import.meta.url)("jsonrepair") as typeof import("jsonrepair")).jsonrepair)(text)
 
 /**
  * The JSON a local repair makes of a reply that does not parse: trailing commas, single quotes,
