@@ -26,7 +26,8 @@ const NOT_ON_IMPORT = [
   "@effect/platform-node",
   "openai",
   "ollama",
-  "yaml"
+  "yaml",
+  "jsonrepair"
 ]
 
 let dir = ""
@@ -106,6 +107,8 @@ describe("the packed npm package, installed into a fresh project", () => {
     expect(ours.length).toBeGreaterThan(0)
     expect(ours.length).toBeLessThanOrEqual(4)
     for (const pkg of NOT_ON_IMPORT) expect(loaded.filter((u) => u.includes(`/node_modules/${pkg}/`))).toEqual([])
+    // Node's HTTP client (whose ES import loads Node's fetch as well) and zlib load with the first model call
+    expect(loaded.filter((u) => /^node:(http|https|zlib)$/.test(u))).toEqual([])
   })
 
   it("answers `smurfs --help` from the CLI's own chunk (no zod, effect or library code), `run --help` without the model clients", async () => {
