@@ -12,8 +12,10 @@ import { EXECUTORS, type SmurfsExecutor } from "../../src/agents/smurfs-options.
 import { SMURFS_SRC_ENV } from "../../src/agents/smurfs-source.ts"
 import { STB_ENV } from "../../src/text/stabletoolbench-files.ts"
 import { isKind } from "../../src/trace/events.ts"
+import { otlpLayer } from "../../src/trace/otlp.ts"
 import type { Trajectory } from "../../src/trace/trajectory.ts"
 import { version } from "../../src/version.ts"
+import { boundHeapGrowth } from "../heap-growth.ts"
 import { SIM_NOTE } from "../sim/model.ts"
 import { parseSimSpec } from "../sim/options.ts"
 import { prefixCacheDefaults } from "../sim/prefix-cache.ts"
@@ -714,7 +716,9 @@ const main = async (argv: ReadonlyArray<string>): Promise<number> => {
       slots
     })
   })
-  const result = await Effect.runPromise(Effect.result(program))
+  // as `smurfs bench` runs: spans recorded only for an OTLP endpoint, V8's heap growth bounded
+  boundHeapGrowth()
+  const result = await Effect.runPromise(Effect.result(program.pipe(Effect.provide(otlpLayer()))))
   if (result._tag === "Failure") {
     console.error(`bench:perf: ${(result.failure as { message?: string }).message ?? String(result.failure)}`)
     return 3
