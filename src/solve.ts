@@ -11,7 +11,8 @@ import type { SmurfsOptions } from "./agents/smurfs-options.ts"
 import type { InvalidModelSpec } from "./llm/errors.ts"
 import { LanguageModel, type LanguageModelShape } from "./llm/language-model.ts"
 import { watchServer } from "./llm/server-watch.ts"
-import { DEFAULT_MODEL_SPEC, type ModelOptions, modelLayer } from "./llm/spec.ts"
+import { withSharedModel } from "./llm/shared-models.ts"
+import { DEFAULT_MODEL_SPEC, type ModelOptions } from "./llm/spec.ts"
 import { makeToolLibrary } from "./tools/library.ts"
 import { loadToolLibrary } from "./tools/load.ts"
 import type { Tool, ToolLibrary } from "./tools/tool.ts"
@@ -75,7 +76,6 @@ const libraryOf = (tools: SolveOptions["tools"]) =>
  */
 export const solve = async (query: string, options: SolveOptions): Promise<Trajectory> => {
   const model = options.model ?? DEFAULT_MODEL_SPEC
-  const layer = typeof model === "string" ? modelLayer(model, options.modelOptions) : model
   let method
   try {
     method = methodSpec(options.method ?? "smurfs").build
@@ -83,7 +83,7 @@ export const solve = async (query: string, options: SolveOptions): Promise<Traje
     if (e instanceof UnknownMethod) throw new TypeError(`solve: ${e.message}`)
     throw e
   }
-  const program = Effect.gen(function* () {
+  const task = Effect.gen(function* () {
     const tools = yield* libraryOf(options.tools)
     const id = options.id ?? taskIdOf(query)
     const watch = yield* watchedModel
@@ -95,9 +95,11 @@ export const solve = async (query: string, options: SolveOptions): Promise<Traje
   }).pipe(
     // this runtime exports no spans: none are recorded, unless the caller's model layer brought a tracer
     withoutUnexportedSpans,
-    Effect.provide(layer),
     Effect.provideService(EventListener, options.onEvent)
   )
+  // a spec's model is shared with the calls running at the same time (one limit per server); a layer is the caller's
+  const program =
+    typeof model === "string" ? withSharedModel(model, options.modelOptions ?? {}, task) : Effect.provide(task, model)
   const exit = await Effect.runPromiseExit(program, options.signal ? { signal: options.signal } : undefined)
   if (Exit.isSuccess(exit)) return exit.value
   if (Cause.hasInterruptsOnly(exit.cause))

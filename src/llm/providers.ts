@@ -50,6 +50,13 @@ export interface Provider {
   readonly claims?: ((bare: string) => boolean) | undefined
   /** The LanguageModel of `name:rest`. */
   readonly layer: (rest: string, spec: string, options: ModelOptions) => Layer.Layer<LanguageModel, InvalidModelSpec>
+  /**
+   * The settings a model of `rest` is built from, the environment applied (the address OLLAMA_HOST names, the
+   * concurrency OLLAMA_NUM_PARALLEL gives), as text: calls of `solve` at the same time whose spec, options and
+   * settings agree share one built model, so one limit of requests in flight per server. Absent for a model that
+   * holds a run's own state (a script's position): each call then builds its own.
+   */
+  readonly settingsKey?: ((rest: string, options: ModelOptions) => string) | undefined
   /** What `smurfs doctor` checks before the structured call. */
   readonly doctor: (rest: string, options: ModelOptions) => Effect.Effect<ProviderChecks>
   /** Whether the server has the model, asked before a long run: fails with ModelNotFound only when the server says it lacks it. */

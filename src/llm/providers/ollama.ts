@@ -42,6 +42,12 @@ const served = (model: string, options: ModelOptions, url?: string): ServedModel
   }
 }
 
+/** The settings of the model at the default server, environment applied: calls that agree on them may share one model. */
+const settingsKey = (model: string, options: ModelOptions): string => {
+  const settings = ollamaSettings(model, options)
+  return JSON.stringify([settings, resilienceSettings("ollama", settings.host, options)])
+}
+
 const layer = (model: string, _spec: string, options: ModelOptions): Layer.Layer<LanguageModel, InvalidModelSpec> =>
   servedLayer(options, (options, url) => served(model, options, url))
 
@@ -121,6 +127,7 @@ registerProvider({
   // a bare name that is no file is an Ollama model (the default provider)
   claims: (bare) => !/\.json$/i.test(bare),
   layer,
+  settingsKey,
   doctor,
   present,
   portable: () => true,

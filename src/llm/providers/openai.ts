@@ -35,6 +35,12 @@ const served = (model: string, options: ModelOptions, url?: string): ServedModel
   }
 }
 
+/** The settings of the model at the default server, environment applied: calls that agree on them may share one model. */
+const settingsKey = (model: string, options: ModelOptions): string => {
+  const settings = openaiSettings(model, options)
+  return JSON.stringify([settings, resilienceSettings("openai", settings.baseURL, options)])
+}
+
 const layer = (model: string, _spec: string, options: ModelOptions): Layer.Layer<LanguageModel, InvalidModelSpec> =>
   servedLayer(options, (options, url) => served(model, options, url))
 
@@ -82,6 +88,7 @@ registerProvider({
   restName: "model",
   refuse: (rest) => (rest === "" ? 'the model name after "openai:" is missing' : undefined),
   layer,
+  settingsKey,
   doctor,
   present,
   portable: () => true,
