@@ -23,10 +23,12 @@ import { withoutUnexportedSpans } from "./trace/unexported-spans.ts"
 export interface SolveOptions {
   /**
    * The model: a spec (`ollama:qwen2.5:7b`, `openai:<model>`, `scripted:<file.json>`) or a
-   * LanguageModel layer of your own. Default `ollama:qwen2.5:7b`.
+   * LanguageModel layer of your own. Default `ollama:qwen2.5:7b`. Calls at the same time with the
+   * same server spec and `modelOptions` share one model, so its `concurrency` limits them all; a
+   * layer of your own (or a script, whose position is a run's own) is built for each call.
    */
   readonly model?: string | Layer.Layer<LanguageModel, InvalidModelSpec> | undefined
-  /** How the model is called (context size, thinking, host, timeout...); see ModelOptions. Ignored for a layer. */
+  /** How the model is called (context size, thinking, host, concurrency, timeout...); see ModelOptions. Ignored for a layer. */
   readonly modelOptions?: ModelOptions | undefined
   /** The tools: an array of Tools (defineTool), a ToolLibrary, or a source `--tools` takes ("demo", a module path, an api_list JSON). */
   readonly tools: ReadonlyArray<Tool> | ToolLibrary | string
@@ -72,7 +74,8 @@ const libraryOf = (tools: SolveOptions["tools"]) =>
  * DuplicateToolName), a model server that failed it (ModelUnreachable, ModelNotFound, Overloaded
  * after retries, Timeout twice, ModelServerError: the first such failure ends the task, as in
  * `smurfs run`), or with `signal`'s reason when it aborts. Each error says its `kind` ("bad-input",
- * "unavailable"...).
+ * "unavailable"...). Concurrent calls to one server share its model and its limit of requests in
+ * flight (`modelOptions.concurrency`), released a second after the last call ends.
  */
 export const solve = async (query: string, options: SolveOptions): Promise<Trajectory> => {
   const model = options.model ?? DEFAULT_MODEL_SPEC
