@@ -53,10 +53,11 @@ const url = await new Promise<string>((ok, fail) => {
   child.stdout!.once("data", (d: Buffer) => ok((JSON.parse(d.toString("utf8")) as { url: string }).url))
   child.once("exit", (code) => fail(new Error(`the stand-in server exited with ${code}`)))
 })
+// the stand-in serves every task in flight at once (concurrent solve calls share one limit per server)
 const model =
   values.provider === "openai"
-    ? { model: "openai:stand-in", modelOptions: { baseURL: `${url}/v1`, apiKey: "stand-in" } }
-    : { model: "ollama:stand-in", modelOptions: { host: url, supportsTools: true } }
+    ? { model: "openai:stand-in", modelOptions: { baseURL: `${url}/v1`, apiKey: "stand-in", concurrency: CONCURRENCY } }
+    : { model: "ollama:stand-in", modelOptions: { host: url, supportsTools: true, concurrency: CONCURRENCY } }
 /** The stand-in's ReAct replies from a model in the process: STEPS tool calls, then Finish. */
 const memoryModel = async (checkout: string) => {
   const { LanguageModel } = (await import(pathToFileURL(`${checkout}/src/llm/language-model.ts`).href)) as {

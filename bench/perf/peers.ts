@@ -28,6 +28,11 @@ const { values } = parseArgs({
 const TASKS = Math.max(10, Number(values.tasks) || 150)
 const ROUNDS = Math.max(1, Number(values.rounds) || 3)
 const CONCURRENCIES = values.concurrency!.split(",").map(Number)
+/**
+ * The stand-in answers every request at once, as the bare loops assume; our clients are told so, since
+ * concurrent `solve` calls share one limit of requests in flight per server (1 by default for Ollama).
+ */
+const SERVED_AT_ONCE = Math.max(...CONCURRENCIES)
 
 /** Five tools of one string parameter each, as every client declares them. */
 const TOOL_NAMES = ["search_flights", "get_weather", "convert_currency", "find_hotel", "lookup_city"]
@@ -61,7 +66,7 @@ const clients: Record<string, Client> = {
   "smurfs react (ollama client)": (url, i) =>
     solve(query(i), {
       model: "ollama:stand-in",
-      modelOptions: { host: url, supportsTools: true },
+      modelOptions: { host: url, supportsTools: true, concurrency: SERVED_AT_ONCE },
       tools: ourTools,
       method: "react",
       id: `t${i}`
@@ -69,7 +74,7 @@ const clients: Record<string, Client> = {
   "smurfs react (openai client)": (url, i) =>
     solve(query(i), {
       model: "openai:stand-in",
-      modelOptions: { baseURL: `${url}/v1`, apiKey: "stand-in" },
+      modelOptions: { baseURL: `${url}/v1`, apiKey: "stand-in", concurrency: SERVED_AT_ONCE },
       tools: ourTools,
       method: "react",
       id: `t${i}`
