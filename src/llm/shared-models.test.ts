@@ -1,6 +1,10 @@
+import { mkdtempSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { afterEach, describe, expect, it, vi } from "vitest"
 import { z } from "zod"
 import { startFakeOllama } from "../../test/fake-servers/ollama.ts"
+import { startFakeOpenAI } from "../../test/fake-servers/openai.ts"
 import { solve } from "../solve.ts"
 import { defineTool } from "../tools/define-tool.ts"
 import { sharedModelCount } from "./shared-models.ts"
@@ -68,6 +72,24 @@ describe("solve calls share their server's model", () => {
     expect(builds(two)).toBe(1)
   })
 
+  it("shares an OpenAI-compatible server's limit too", async () => {
+    const server = await startFakeOpenAI(finishing(30))
+    closers.push(() => server.close())
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, (_, i) =>
+        solve(`Count the words of 'a b' (${i})`, {
+          model: "openai:qwen2.5:7b",
+          modelOptions: { baseURL: server.baseURL, apiKey: "test-key", concurrency: 2 },
+          tools: [wordCount],
+          method: "react",
+          methodOptions: { toolCalling: "json" }
+        })
+      )
+    )
+    expect(answers.map((t) => t.finalAnswer)).toEqual(Array(5).fill("ok"))
+    expect(server.maxInFlight()).toBe(2)
+  })
+
   it("does not share between calls whose options differ", async () => {
     const server = await fakeOllama(50)
     await Promise.all([
@@ -104,6 +126,21 @@ describe("solve calls share their server's model", () => {
     await Promise.all(Array.from({ length: 3 }, (_, i) => solveAt(server.url, i, { concurrency: 1 })))
     expect(builds(server)).toBe(2)
     expect(server.maxInFlight()).toBe(1)
+  })
+
+  it("builds a script for each call: its position is the run's own", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), "smurfs-shared-")), "script.json")
+    writeFileSync(file, JSON.stringify({ "*": [finishing(0)().content] }))
+    const options = {
+      model: `scripted:${file}`,
+      tools: [wordCount],
+      method: "react",
+      methodOptions: { toolCalling: "json" }
+    } as const
+    // a script of one reply answers each of them: none starts where another left off
+    const answers = await Promise.all([solve("q1", options), solve("q2", options)])
+    expect(answers.map((t) => t.finalAnswer)).toEqual(["ok", "ok"])
+    expect((await solve("q3", options)).finalAnswer).toBe("ok")
   })
 
   it("rejects every call of a model that cannot be built, and keeps no failed build", async () => {
