@@ -87,8 +87,8 @@ const keyOf = (spec: string, options: ModelOptions): Effect.Effect<ModelKey | un
 
 /**
  * `use` with the model of `spec` in context. Calls at the same time with the same spec and settings (the
- * environment applied) share one built model: one limit of requests in flight per server, one set of
- * connections. The first call builds it; it is released SHARED_MODEL_IDLE_MS after the last one ends. An
+ * environment applied) share one built model: one limit of requests in flight per server, one client, one
+ * check of the model's tools. The first call builds it; it is released SHARED_MODEL_IDLE_MS after the last one ends. An
  * interrupted call gives its share back and leaves the model to the others; a build that failed is not kept.
  * A provider whose model holds a run's own state (a script's position) has no `settingsKey`: each call builds its own.
  */
@@ -105,7 +105,8 @@ export const withSharedModel = <A, E, R>(
       (borrow) =>
         RcMap.get(map, key).pipe(
           Scope.provide(borrow),
-          // a failed build is dropped at once, so that the next call builds again
+          // a failed build is dropped at once, so that the next call builds again (and fails again: a build
+          // fails only on input that is wrong, with InvalidModelSpec, never because the server is down)
           Effect.tapError(() => RcMap.invalidate(map, key)),
           Effect.flatMap((context) => Effect.provideContext(use, context))
         ),
