@@ -97,12 +97,14 @@ export const solve = async (query: string, options: SolveOptions): Promise<Traje
     return failure ? yield* Effect.fail(failure) : trajectory
   }).pipe(
     // this runtime exports no spans: none are recorded, unless the caller's model layer brought a tracer
-    withoutUnexportedSpans,
-    Effect.provideService(EventListener, options.onEvent)
+    withoutUnexportedSpans
   )
-  // a spec's model is shared with the calls running at the same time (one limit per server); a layer is the caller's
+  // a spec's model is shared with the calls running at the same time (one limit per server), and its build sees
+  // nothing of this call's (the listener); a layer is the caller's own, built for this call as it is given
   const program =
-    typeof model === "string" ? withSharedModel(model, options.modelOptions ?? {}, task) : Effect.provide(task, model)
+    typeof model === "string"
+      ? withSharedModel(model, options.modelOptions ?? {}, Effect.provideService(task, EventListener, options.onEvent))
+      : Effect.provideService(Effect.provide(task, model), EventListener, options.onEvent)
   const exit = await Effect.runPromiseExit(program, options.signal ? { signal: options.signal } : undefined)
   if (Exit.isSuccess(exit)) return exit.value
   if (Cause.hasInterruptsOnly(exit.cause))
