@@ -188,6 +188,10 @@ describe("smurfs with the fused executor", () => {
     expect(b.calls).toHaveLength(0)
     expect(a.calls).toHaveLength(1)
     expect(eventsOf(t, "guardrail").filter((g) => g["guardrail"] === "param_rules")).toHaveLength(3)
+    // traced as the three-call executor traces its failed arguments request
+    const errors = eventsOf(t, "error")
+    expect(errors.map((e) => [e["role"], e["tag"]])).toEqual([["executor.fused", "MalformedOutput"]])
+    expect(String(errors[0]!["error"])).toContain("not valid after 3 attempts")
     // tool_b is no longer offered at this depth
     expect(offered).toEqual([["tool_b", "tool_a"], ["tool_b", "tool_a"], ["tool_b", "tool_a"], ["tool_a"]])
   })
@@ -228,6 +232,7 @@ describe("smurfs with the fused executor", () => {
         [native ? "no_tool_call" : "format", false],
         [native ? "no_tool_call" : "format", false]
       ])
+      expect(eventsOf(t, "error").map((e) => [e["role"], e["tag"]])).toEqual([["executor.fused", "MalformedOutput"]])
       return offered
     }
     // as with three calls (the arguments' request failed): tool_b is failed at this depth, not offered again

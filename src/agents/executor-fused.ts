@@ -39,7 +39,13 @@ export type FusedAction =
       readonly turn: Turn
     }
   | { readonly kind: "unknown"; readonly thought: string; readonly name: string }
-  | { readonly kind: "bad_args"; readonly thought: string; readonly tool: Tool }
+  | {
+      readonly kind: "bad_args"
+      readonly thought: string
+      readonly tool: Tool
+      /** Why, as the three-call executor's failed arguments request says it (a MalformedOutput's message). */
+      readonly error: string
+    }
 
 /** What the fused executor sees: the executor's view (its memory slice), and how the model calls tools. */
 export interface FusedExecutorView extends ExecutorView {
@@ -121,7 +127,7 @@ const actJson = (ctx: AgentContext, view: ExecutorView, allowed: ReadonlyArray<T
     )
     if (reply._tag === "Failure") {
       if (reply.failure instanceof MalformedOutput && argsOf)
-        return { kind: "bad_args", thought: "", tool: argsOf } satisfies FusedAction
+        return { kind: "bad_args", thought: "", tool: argsOf, error: reply.failure.message } satisfies FusedAction
       return yield* Effect.fail(reply.failure)
     }
     const { thought, tool: name, arguments: raw } = reply.success.value
@@ -247,18 +253,20 @@ export const actFused = spanFn("Executor.actFused")(function* (
           : { role: "reflection", content: reflection, values: { error: problem.error } }
       ]
     }
-    if (last.tool)
-      return {
-        kind: "bad_args",
-        thought: ctx.budget.agentText(last.text.trim()),
-        tool: last.tool
-      } satisfies FusedAction
-    return yield* new MalformedOutput({
+    const malformed = new MalformedOutput({
       role: FUSED_ROLE,
       error: last.error,
       text: last.text.slice(0, 2000),
       attempts: maxReflections + 1
     })
+    if (last.tool)
+      return {
+        kind: "bad_args",
+        thought: ctx.budget.agentText(last.text.trim()),
+        tool: last.tool,
+        error: malformed.message
+      } satisfies FusedAction
+    return yield* malformed
   })
   const action = yield* attempts.pipe(
     Effect.onExit((exit) =>

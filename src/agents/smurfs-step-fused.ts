@@ -32,7 +32,11 @@ export const executeFusedStep = spanFn("Smurfs.fusedStep")(function* (
     yield* emit("error", { role: FUSED_ROLE, tag: "UnknownTool", error: `no tool named "${action.name}"` })
     return { kind: "failed", tool: action.name, called: false } satisfies StepOutcome
   }
-  if (action.kind === "bad_args") return { kind: "failed", tool: action.tool.name, called: false } satisfies StepOutcome
+  if (action.kind === "bad_args") {
+    // as the three-call executor's failed arguments request is traced: the tool is excluded without a call
+    yield* emit("error", { role: FUSED_ROLE, tag: "MalformedOutput", error: action.error })
+    return { kind: "failed", tool: action.tool.name, called: false } satisfies StepOutcome
+  }
   const { thought, tool, args } = action
   const result = yield* callTool(ctx.budget, tool, args, ctx.options.toolTimeoutMs)
   if (!result.ok) return failedCall(ctx, index, depth, { thought, tool: tool.name, args }, result)
