@@ -1,5 +1,3 @@
-import { createServer } from "node:http"
-import type { AddressInfo } from "node:net"
 import { Effect } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import { z } from "zod"
@@ -152,9 +150,7 @@ describe("ollama provider", () => {
 
 describe("ollama provider deadline", () => {
   it("fails a call the server never answers with Timeout at the model's own deadline (the resilience layer keeps no second timer)", async () => {
-    const hanging = createServer(() => {})
-    await new Promise<void>((resolve) => hanging.listen(0, "127.0.0.1", resolve))
-    const url = `http://127.0.0.1:${(hanging.address() as AddressInfo).port}`
+    const server = await startFakeOllama([{ fault: "hang" }])
     try {
       const started = performance.now()
       const error = await Effect.runPromise(
@@ -163,15 +159,14 @@ describe("ollama provider deadline", () => {
             Effect.flatMap(Effect.service(LanguageModel), (m) =>
               m.generate({ role: "executor", messages: [{ role: "user", content: "hi" }] })
             ),
-            modelLayer("ollama:qwen2.5:7b", { host: url, supportsTools: true, timeoutMs: 200, maxRetries: 0 })
+            modelLayer("ollama:qwen2.5:7b", { host: server.url, supportsTools: true, timeoutMs: 200, maxRetries: 0 })
           )
         )
       )
       expect(error).toMatchObject({ _tag: "Timeout", ms: 200, role: "executor" })
       expect(performance.now() - started).toBeLessThan(5000)
     } finally {
-      hanging.closeAllConnections()
-      hanging.close()
+      await server.close()
     }
   })
 })

@@ -122,9 +122,7 @@ describe("openai-compatible provider", () => {
 
 describe("openai provider deadline", () => {
   it("fails a call the server never answers with Timeout at the model's own deadline (the resilience layer keeps no second timer)", async () => {
-    const hanging = createServer(() => {})
-    await new Promise<void>((resolve) => hanging.listen(0, "127.0.0.1", resolve))
-    const url = `http://127.0.0.1:${(hanging.address() as AddressInfo).port}`
+    const server = await startFakeOpenAI([{ fault: "hang" }])
     try {
       const started = performance.now()
       const error = await Effect.runPromise(
@@ -133,15 +131,14 @@ describe("openai provider deadline", () => {
             Effect.flatMap(Effect.service(LanguageModel), (m) =>
               m.generate({ role: "executor", messages: [{ role: "user", content: "hi" }] })
             ),
-            modelLayer("openai:qwen2.5:7b", { baseURL: `${url}/v1`, timeoutMs: 200, maxRetries: 0 })
+            modelLayer("openai:qwen2.5:7b", { baseURL: server.baseURL, timeoutMs: 200, maxRetries: 0 })
           )
         )
       )
       expect(error).toMatchObject({ _tag: "Timeout", ms: 200, role: "executor" })
       expect(performance.now() - started).toBeLessThan(5000)
     } finally {
-      hanging.closeAllConnections()
-      hanging.close()
+      await server.close()
     }
   })
 })
