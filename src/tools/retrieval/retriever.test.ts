@@ -1,4 +1,6 @@
 import { mkdtempSync, readdirSync, writeFileSync } from "node:fs"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect } from "effect"
@@ -190,6 +192,23 @@ describe("hybrid retriever (fake embedding servers)", () => {
     const missing = await Effect.runPromise(Effect.flip(makeRetriever(library, { embedder })))
     expect(missing._tag).toBe("ModelNotFound")
     expect(missing.message).toContain("text-embedding-3-small")
+  })
+
+  it("fails an Ollama embedding the server never answers with Timeout at its own deadline", async () => {
+    // the fake servers' hang fault is for chat; /api/embed needs a server of its own that never answers
+    const hanging = createServer(() => {})
+    await new Promise<void>((resolve) => hanging.listen(0, "127.0.0.1", resolve))
+    try {
+      const host = `http://127.0.0.1:${(hanging.address() as AddressInfo).port}`
+      const embedder = await Effect.runPromise(makeEmbedder("ollama:nomic-embed-text", { host, timeoutMs: 200 }))
+      const started = performance.now()
+      const error = await Effect.runPromise(Effect.flip(embedder.embedQuery("temperature in Paris")))
+      expect(error).toMatchObject({ _tag: "Timeout", ms: 200, role: "embed" })
+      expect(performance.now() - started).toBeLessThan(5000)
+    } finally {
+      hanging.closeAllConnections()
+      hanging.close()
+    }
   })
 
   it("narrowLibrary records the set, and falls back to the lexical ranking when the embedding server is gone", async () => {
