@@ -4,7 +4,6 @@ import * as Fiber from "effect/Fiber"
 import { describe, expect, it } from "vitest"
 import {
   type CallSite,
-  deadline,
   displayHost,
   fromStatus,
   fromTransport,
@@ -146,33 +145,6 @@ describe("error mapping", () => {
       ms: 1000,
       role: "planner"
     })
-  })
-})
-
-describe("deadline", () => {
-  it("aborts with a TimeoutError after its time, or with the outer reason; cleared, it never fires", async () => {
-    const late = deadline(new AbortController().signal, 5)
-    await new Promise((resolve) => setTimeout(resolve, 30))
-    expect(late.timedOut()).toBe(true)
-    expect((late.signal.reason as DOMException).name).toBe("TimeoutError")
-
-    const outer = new AbortController()
-    const interrupted = deadline(outer.signal, 60_000)
-    outer.abort(new Error("interrupted"))
-    expect(interrupted.signal.aborted).toBe(true)
-    expect(interrupted.timedOut()).toBe(false)
-    expect((interrupted.signal.reason as Error).message).toBe("interrupted")
-    interrupted.clear()
-
-    const done = deadline(new AbortController().signal, 5)
-    done.clear()
-    await new Promise((resolve) => setTimeout(resolve, 30))
-    expect(done.signal.aborted).toBe(false)
-    expect(done.timedOut()).toBe(false)
-
-    const already = new AbortController()
-    already.abort(new Error("before"))
-    expect(deadline(already.signal, 60_000).signal.aborted).toBe(true)
   })
 })
 

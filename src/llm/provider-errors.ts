@@ -237,40 +237,6 @@ export const fromTransport = (site: CallSite, error: unknown, timedOut: boolean)
   })
 }
 
-/**
- * A signal that aborts after `ms` (with a TimeoutError, as AbortSignal.timeout) or when `outer` aborts;
- * `timedOut()` tells which happened. One controller and one timer, which `clear()` stops when the call
- * ended: AbortSignal.any and AbortSignal.timeout cost ten times as much per model call, and their timers
- * stay queued until they fire.
- */
-export interface Deadline {
-  readonly signal: AbortSignal
-  readonly timedOut: () => boolean
-  readonly clear: () => void
-}
-
-export const deadline = (outer: AbortSignal, ms: number): Deadline => {
-  const controller = new AbortController()
-  let expired = false
-  const onAbort = () => controller.abort(outer.reason)
-  const timer = setTimeout(() => {
-    expired = true
-    outer.removeEventListener("abort", onAbort)
-    controller.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError"))
-  }, ms)
-  timer.unref?.()
-  if (outer.aborted) onAbort()
-  else outer.addEventListener("abort", onAbort, { once: true })
-  return {
-    signal: controller.signal,
-    timedOut: () => expired,
-    clear: () => {
-      clearTimeout(timer)
-      outer.removeEventListener("abort", onAbort)
-    }
-  }
-}
-
 /** Whether a value is a promise (or any thenable, which `await` would wait for). */
 export const isPromiseLike = (value: unknown): value is PromiseLike<unknown> =>
   value !== null &&
@@ -280,9 +246,9 @@ export const isPromiseLike = (value: unknown): value is PromiseLike<unknown> =>
 /**
  * A call that returns a promise, as an Effect with a deadline: `run` gets a signal that aborts after `ms`
  * (with a TimeoutError, as AbortSignal.timeout) or when the fiber is interrupted, and `onError` words a
- * failure, told whether the deadline had passed. One controller and one timer per call, as `deadline`
- * keeps them, and no more: Effect.tryPromise makes a controller of its own for the interruption, which a
- * deadline then listens to, on every model and tool call. A `run` that answers at once (a value, not a
+ * failure, told whether the deadline had passed. One controller and one timer per call, and no more:
+ * Effect.tryPromise with AbortSignal.timeout and AbortSignal.any cost ten times as much per model call (their
+ * timers stay queued until they fire), and tryPromise makes a controller of its own for the interruption. A `run` that answers at once (a value, not a
  * promise) is done then, without a timer or a wait for the next turn.
  */
 export const tryPromiseWithin = <A, E>(

@@ -4,7 +4,7 @@ import type OpenAI from "openai"
 import type { ProviderError } from "../../llm/errors.ts"
 import type { ModelOptions } from "../../llm/model-options.ts"
 import { loadOllamaSdk } from "../../llm/ollama.ts"
-import { type CallSite, deadline, displayHost, fromStatus, fromTransport } from "../../llm/provider-errors.ts"
+import { type CallSite, displayHost, fromStatus, fromTransport, tryPromiseWithin } from "../../llm/provider-errors.ts"
 import { ollamaSettings } from "../../llm/providers/ollama.ts"
 import { openaiSettings } from "../../llm/providers/openai.ts"
 import { InvalidEmbedSpec } from "./errors.ts"
@@ -68,32 +68,21 @@ const ollamaEmbedder = (spec: string, model: string, options: ModelOptions): Emb
   const settings = ollamaSettings(model, options)
   const where = site("ollama", settings.host, model, settings.timeoutMs)
   return build(spec, model, (input) =>
-    Effect.suspend(() => {
-      let timedOut = () => false
-      return Effect.tryPromise({
-        try: async (interrupt) => {
-          const limit = deadline(interrupt, settings.timeoutMs)
-          timedOut = limit.timedOut
-          try {
-            const { Ollama } = await loadOllamaSdk()
-            const client = new Ollama({
-              host: settings.host,
-              fetch: (url, init) => fetch(url, { ...init, signal: limit.signal })
-            })
-            const response = await client.embed({ model, input, truncate: true, keep_alive: settings.keepAlive })
-            return response.embeddings.map((v) => Float32Array.from(v))
-          } finally {
-            limit.clear() // the call ended: its timer goes too
-          }
-        },
-        catch: (e) => {
-          const status = (e as { status_code?: unknown }).status_code
-          return typeof status === "number"
-            ? fromStatus(where, status, (e as Error).message, undefined)
-            : fromTransport(where, e, timedOut())
-        }
-      })
-    })
+    tryPromiseWithin(
+      settings.timeoutMs,
+      async (signal) => {
+        const { Ollama } = await loadOllamaSdk()
+        const client = new Ollama({ host: settings.host, fetch: (url, init) => fetch(url, { ...init, signal }) })
+        const response = await client.embed({ model, input, truncate: true, keep_alive: settings.keepAlive })
+        return response.embeddings.map((v) => Float32Array.from(v))
+      },
+      (e, timedOut) => {
+        const status = (e as { status_code?: unknown }).status_code
+        return typeof status === "number"
+          ? fromStatus(where, status, (e as Error).message, undefined)
+          : fromTransport(where, e, timedOut)
+      }
+    )
   )
 }
 
