@@ -39,6 +39,14 @@ const commands: Record<string, { summary: string; load: () => Promise<{ run: (ar
       summary: "print a recorded trajectory as the live view showed it (or one HTML page)",
       load: () => import("./commands/show.ts")
     },
+    pull: {
+      summary: "fetch a model for the embedded engine (--model llama:...) into the model cache",
+      load: () => import("./commands/pull.ts")
+    },
+    data: {
+      summary: "fetch benchmark data: smurfs data pull stabletoolbench|tau2",
+      load: () => import("./commands/data.ts")
+    },
     worker: {
       summary: "run bench tasks from a Redis queue (smurfs bench --queue) on this machine",
       load: () => import("./commands/worker.ts")

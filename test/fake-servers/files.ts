@@ -35,7 +35,13 @@ export interface FileHost {
    */
   readonly hfRepo: (
     repo: string,
-    files: ReadonlyArray<{ path: string; bytes: Buffer; lfs?: boolean; reportedSize?: number; reportedSha256?: string }>,
+    files: ReadonlyArray<{
+      path: string
+      bytes: Buffer
+      lfs?: boolean
+      reportedSize?: number
+      reportedSha256?: string
+    }>,
     type?: "model" | "dataset"
   ) => void
   readonly close: () => Promise<void>
@@ -128,7 +134,13 @@ export const startFileHost = async (): Promise<FileHost> => {
           rfilename: f.path,
           size: f.reportedSize ?? f.bytes.length,
           ...(f.lfs
-            ? { lfs: { sha256: f.reportedSha256 ?? sha256(f.bytes), size: f.reportedSize ?? f.bytes.length, pointerSize: 134 } }
+            ? {
+                lfs: {
+                  sha256: f.reportedSha256 ?? sha256(f.bytes),
+                  size: f.reportedSize ?? f.bytes.length,
+                  pointerSize: 134
+                }
+              }
             : {})
         }))
       })

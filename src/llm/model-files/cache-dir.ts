@@ -17,7 +17,8 @@ export const defaultModelsDir = (
   const own = env[MODELS_ENV]
   if (own) return own
   if (platform === "darwin") return join(home, "Library", "Caches", "smurfs", "models")
-  if (platform === "win32") return join(env["LOCALAPPDATA"] || join(home, "AppData", "Local"), "smurfs", "Cache", "models")
+  if (platform === "win32")
+    return join(env["LOCALAPPDATA"] || join(home, "AppData", "Local"), "smurfs", "Cache", "models")
   return join(env["XDG_CACHE_HOME"] || join(home, ".cache"), "smurfs", "models")
 }
 

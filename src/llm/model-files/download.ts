@@ -88,8 +88,7 @@ const sleep = (ms: number, signal?: AbortSignal) =>
 /** The problem with a file against what it must be, or undefined when it is right. */
 export const verifyFile = async (path: string, expected: Expected): Promise<string | undefined> => {
   const size = await sizeOf(path)
-  if (expected.size !== undefined && size !== expected.size)
-    return `${size} bytes where ${expected.size} were expected`
+  if (expected.size !== undefined && size !== expected.size) return `${size} bytes where ${expected.size} were expected`
   if (expected.magic !== undefined) {
     const handle = await open(path, "r")
     try {

@@ -27,6 +27,8 @@ export class DownloadUnavailable extends Data.TaggedError("DownloadUnavailable")
   readonly detail?: string | undefined
   /** The command that fetches it ahead, e.g. `smurfs pull hf:user/repo:Q4_K_M`. */
   readonly fetchCommand?: string | undefined
+  /** How to get it by hand, when it is more than downloading the URL to the path (a quantization's file of a repository). */
+  readonly byHand?: string | undefined
 }> {
   get kind(): FailureKind {
     return "unavailable"
@@ -41,7 +43,7 @@ export class DownloadUnavailable extends Data.TaggedError("DownloadUnavailable")
             ? `the server refused ${this.url}${this.detail ? ` (${this.detail})` : ""}`
             : `the file downloaded from ${this.url} is corrupt${this.detail ? ` (${this.detail})` : ""}; it was not kept`
     const fetch = this.fetchCommand ? `run \`${this.fetchCommand}\` where the network is reachable, or ` : ""
-    return `${what}. To get it: ${fetch}download ${this.url} by hand to ${this.path}.`
+    return `${what}. To get it: ${fetch}${this.byHand ?? `download ${this.url} by hand to ${this.path}`}.`
   }
 }
 

@@ -1,4 +1,14 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs"
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync
+} from "node:fs"
 import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest"
@@ -38,23 +48,26 @@ const options = (extra: object = {}) => ({
   retryDelayMs: () => 10,
   ...extra
 })
-const failure = async (p: Promise<unknown>): Promise<unknown> => p.then(
-  () => expect.unreachable("it should fail"),
-  (e: unknown) => e
-)
+const failure = async (p: Promise<unknown>): Promise<unknown> =>
+  p.then(
+    () => expect.unreachable("it should fail"),
+    (e: unknown) => e
+  )
 const leftovers = () =>
-  existsSync(join(cacheDir, "hf", "someone", "Tiny-GGUF")) ? readdirSync(join(cacheDir, "hf", "someone", "Tiny-GGUF")) : []
+  existsSync(join(cacheDir, "hf", "someone", "Tiny-GGUF"))
+    ? readdirSync(join(cacheDir, "hf", "someone", "Tiny-GGUF"))
+    : []
 
 describe("resolveModelSource: hf: specs", () => {
   it("picks the quantization's file from the repository listing, reports progress and checks the SHA-256", async () => {
     const progress: Array<DownloadProgress> = []
-    const path = await resolveModelSource(`hf:${REPO}:Q4_K_M`, options({ onProgress: (p: DownloadProgress) => progress.push(p) }))
+    const path = await resolveModelSource(
+      `hf:${REPO}:Q4_K_M`,
+      options({ onProgress: (p: DownloadProgress) => progress.push(p) })
+    )
     expect(path).toBe(join(cacheDir, "hf", "someone", "Tiny-GGUF", "tiny-Q4_K_M.gguf"))
     expect(sha256(readFileSync(path))).toBe(sha256(model))
-    expect(host.requests.map((r) => r.path)).toEqual([
-      `/api/models/${REPO}`,
-      `/${REPO}/resolve/main/tiny-Q4_K_M.gguf`
-    ])
+    expect(host.requests.map((r) => r.path)).toEqual([`/api/models/${REPO}`, `/${REPO}/resolve/main/tiny-Q4_K_M.gguf`])
     const received = progress.map((p) => p.received)
     expect(received).toEqual([...received].sort((a, b) => a - b))
     expect(progress.every((p) => p.total === model.length)).toBe(true)
@@ -190,7 +203,9 @@ describe("resolveModelSource: offline and unreachable", () => {
   })
 
   it("SMURFS_OFFLINE and HF_HUB_OFFLINE make it offline", async () => {
-    const e = await failure(resolveModelSource(`hf:${REPO}:Q4_K_M`, { cacheDir, env: { ...env(), HF_HUB_OFFLINE: "1" } }))
+    const e = await failure(
+      resolveModelSource(`hf:${REPO}:Q4_K_M`, { cacheDir, env: { ...env(), HF_HUB_OFFLINE: "1" } })
+    )
     expect((e as DownloadUnavailable).problem).toBe("offline")
     expect((e as Error).message).toContain(`${host.url}/${REPO}`)
     expect(host.requests).toEqual([])
@@ -199,7 +214,9 @@ describe("resolveModelSource: offline and unreachable", () => {
   })
 
   it("an unreachable host: unavailable with the URL", async () => {
-    const e = await failure(resolveModelSource(`hf:${REPO}:Q4_K_M`, { cacheDir, env: { HF_ENDPOINT: "http://127.0.0.1:1" } }))
+    const e = await failure(
+      resolveModelSource(`hf:${REPO}:Q4_K_M`, { cacheDir, env: { HF_ENDPOINT: "http://127.0.0.1:1" } })
+    )
     expect(exitCodeOf(e)).toBe(4)
     expect((e as Error).message).toContain("http://127.0.0.1:1/api/models/someone/Tiny-GGUF")
     expect((e as Error).message).toContain("smurfs pull")
@@ -217,7 +234,10 @@ describe("resolveModelSource: paths and the cache folder", () => {
   })
 
   it("the status of a source says where its file is and whether it is there, without a request", async () => {
-    expect(modelSourceStatus(`hf:${REPO}:Q4_K_M`, options())).toMatchObject({ present: false, url: `${host.url}/${REPO}` })
+    expect(modelSourceStatus(`hf:${REPO}:Q4_K_M`, options())).toMatchObject({
+      present: false,
+      url: `${host.url}/${REPO}`
+    })
     await resolveModelSource(`hf:${REPO}:Q4_K_M`, options())
     host.requests.length = 0
     expect(modelSourceStatus(`hf:${REPO}:Q4_K_M`, options())).toMatchObject({ present: true })
@@ -246,7 +266,10 @@ describe("the download lock", () => {
         break
       }
     }
-    writeFileSync(join(dir, "tiny-Q4_K_M.gguf.lock"), JSON.stringify({ pid: dead, host: hostname(), token: "old", since: "" }))
+    writeFileSync(
+      join(dir, "tiny-Q4_K_M.gguf.lock"),
+      JSON.stringify({ pid: dead, host: hostname(), token: "old", since: "" })
+    )
     const started = Date.now()
     const path = await resolveModelSource(`hf:${REPO}:Q4_K_M`, options())
     expect(Date.now() - started).toBeLessThan(5000)

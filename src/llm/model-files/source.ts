@@ -254,7 +254,10 @@ export const resolveModelSource = async (source: string, options: ResolveOptions
           problem: "offline",
           url: status.url!,
           path: status.path ?? dir,
-          fetchCommand
+          fetchCommand,
+          ...(spec.quant !== undefined
+            ? { byHand: `download its ${spec.quant} .gguf file from ${status.url}/tree/main by hand into ${dir}` }
+            : {})
         })
       }
       const files = await listRepo(display, spec.repo, options, cacheDir)

@@ -1,0 +1,148 @@
+// `smurfs data pull`: fetch StableToolBench's or τ²-bench's data into the layout --data, --stb and --tau2 read.
+import { resolve } from "node:path"
+import type { ParseArgsOptionsConfig } from "node:util"
+import * as Effect from "effect/Effect"
+import { type PieceOutcome, pullData } from "../../../bench/data-pull/pull.ts"
+import {
+  type DataPiece,
+  STABLETOOLBENCH_COMMIT,
+  stableToolBenchPieces,
+  TAU2_COMMIT,
+  TAU2_DOMAIN_NAMES,
+  tau2Pieces
+} from "../../../bench/data-pull/sources.ts"
+import type { Failure } from "../../failure.ts"
+import { downloadReporter } from "../../llm/model-files/progress.ts"
+import { closest } from "../did-you-mean.ts"
+import { ExitCode } from "../exit-codes.ts"
+import { choiceList, type ParsedCommand, runCommand, splitList, UsageError } from "../options.ts"
+import { runProgram } from "../run-program.ts"
+
+const DATASETS = ["stabletoolbench", "tau2"] as const
+type Dataset = (typeof DATASETS)[number]
+
+const HELP = `usage: smurfs data pull stabletoolbench [--cache] [--baselines] [--tools] [--out <dir>] [--offline] [--json]
+       smurfs data pull tau2 [--domain retail,airline] [--out <dir>] [--offline] [--json]
+
+Fetch a benchmark's published data into a folder, in the layout smurfs reads: progress bars, an interrupted
+download resumed, each file checked (size, git blob id or SHA-256) before it is kept, archives unpacked.
+A piece already there is not fetched again (a second pull makes no request).
+
+stabletoolbench (github.com/THUNLP-MT/StableToolBench at ${STABLETOOLBENCH_COMMIT.slice(0, 8)}, Apache-2.0):
+  always        solvable_queries/ (the 765 test queries and their ids), LICENSE, and the prompt, judge and
+                tool-server files --stb reads (toolbench/, server/*.py)
+  --cache       their tool-response cache (huggingface.co/datasets/stabletoolbench/Cache, 236 MB zip)
+                into server/tool_response_cache/, which bench's replay finds
+  --baselines   their published baseline runs (datasets/stabletoolbench/baselines, 38 MB zip) into baselines/
+  --tools       their tools folder (datasets/stabletoolbench/ToolEnv2404, 12 MB tar.gz) into server/tools/
+  then: smurfs bench --data <dir> --stb <dir> ...
+
+tau2 (github.com/sierra-research/tau2-bench at ${TAU2_COMMIT.slice(0, 8)}, MIT):
+  each domain's db.json, policy.md, tasks.json and split_tasks.json under data/tau2/domains/<domain>/, the
+  user simulator's guidelines, LICENSE
+  --domain <d[,d]>  ${TAU2_DOMAIN_NAMES.join(", ")} (default: all)
+
+options:
+      --out <dir>   where the data goes (default: data/stabletoolbench or data/tau2 in the current directory)
+      --offline     make no request: succeed only if everything is there (also SMURFS_OFFLINE=1); otherwise
+                    the error lists each URL to fetch by hand
+      --json        print { dataset, dir, pieces: [{ name, what, licence, status }] } as JSON
+  -h, --help        show this help
+
+environment: SMURFS_GITHUB_RAW (GitHub's raw file host, default https://raw.githubusercontent.com),
+HF_ENDPOINT (Hugging Face, default https://huggingface.co), HF_TOKEN, SMURFS_OFFLINE or HF_HUB_OFFLINE
+
+exit codes: 0 the data is there, 2 bad usage, 3 bad input, 4 unavailable (offline without the data, a host
+unreachable, a corrupt download), 130 interrupted`
+
+const OPTIONS = {
+  out: { type: "string" },
+  cache: { type: "boolean" },
+  baselines: { type: "boolean" },
+  tools: { type: "boolean" },
+  domain: { type: "string", multiple: true },
+  offline: { type: "boolean" },
+  json: { type: "boolean" }
+} as const satisfies ParseArgsOptionsConfig
+
+export const COMMAND = { name: "data", help: HELP, options: OPTIONS, positionals: true } as const
+
+export const run = (argv: string[]): Promise<number> => runCommand(COMMAND, argv, (parsed) => pull(parsed))
+
+const datasetOf = (name: string | undefined): Dataset => {
+  if (name === undefined) throw new UsageError(`name the data to pull: ${DATASETS.join(" or ")}`)
+  if ((DATASETS as ReadonlyArray<string>).includes(name)) return name as Dataset
+  const suggestion = closest(name, DATASETS)
+  throw new UsageError(
+    `unknown data "${name}": ${DATASETS.join(" or ")}${suggestion ? ` (did you mean "${suggestion}"?)` : ""}`
+  )
+}
+
+const nextSteps = (dataset: Dataset, dir: string, outcomes: ReadonlyArray<PieceOutcome>): Array<string> => {
+  if (dataset === "tau2") return [`τ²-bench data in ${dir} (MIT): pass --tau2 ${dir}`]
+  const names = new Set(outcomes.map((o) => o.name))
+  return [
+    `StableToolBench data in ${dir} (Apache-2.0, see ${resolve(dir, "LICENSE")})`,
+    `next: smurfs bench --data ${dir} --stb ${dir} --group G1_instruction --model <spec> --out runs/<name>`,
+    ...(names.has("cache") ? [] : ["their recorded tool responses: smurfs data pull stabletoolbench --cache"]),
+    ...(names.has("baselines") ? [`baselines to compare against: ${resolve(dir, "baselines")}`] : [])
+  ]
+}
+
+const pull = ({ values, positionals }: ParsedCommand<typeof OPTIONS>): Promise<number> => {
+  const [verb, name, ...rest] = positionals
+  if (verb !== "pull")
+    throw new UsageError(
+      verb === undefined
+        ? "say what to do: smurfs data pull <stabletoolbench|tau2>"
+        : `unknown subcommand "${verb}" (the one there is: pull)`
+    )
+  const dataset = datasetOf(name)
+  if (rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}"`)
+  if (dataset === "tau2" && (values.cache || values.baselines || values.tools))
+    throw new UsageError("--cache, --baselines and --tools are StableToolBench's: smurfs data pull stabletoolbench")
+  if (dataset === "stabletoolbench" && values.domain !== undefined)
+    throw new UsageError("--domain is τ²-bench's: smurfs data pull tau2 --domain retail")
+  const pieces: Array<DataPiece> =
+    dataset === "tau2"
+      ? tau2Pieces(
+          values.domain ? choiceList("domain", splitList(values.domain), TAU2_DOMAIN_NAMES) : TAU2_DOMAIN_NAMES
+        )
+      : stableToolBenchPieces({
+          cache: values.cache ?? false,
+          baselines: values.baselines ?? false,
+          tools: values.tools ?? false
+        })
+  const dir = values.out ?? `data/${dataset}`
+  const flags = [
+    ...(values.cache ? ["--cache"] : []),
+    ...(values.baselines ? ["--baselines"] : []),
+    ...(values.tools ? ["--tools"] : []),
+    ...(values.domain ? [`--domain ${splitList(values.domain).join(",")}`] : []),
+    ...(values.out ? [`--out ${values.out}`] : [])
+  ]
+  const command = ["smurfs data pull", dataset, ...flags].join(" ")
+  const program = Effect.gen(function* () {
+    const outcomes = yield* Effect.tryPromise({
+      try: (signal) =>
+        pullData({
+          dest: resolve(dir),
+          pieces,
+          command,
+          signal,
+          ...(values.offline ? { offline: true } : {}),
+          reporter: (label) => downloadReporter({ label: `${dataset} ${label}` }),
+          say: (line) => console.error(`${dataset}: ${line}`)
+        }),
+      catch: (e) => e as Failure
+    })
+    if (values.json) console.log(JSON.stringify({ dataset, dir: resolve(dir), pieces: outcomes }, null, 2))
+    else {
+      for (const o of outcomes)
+        console.log(`${o.status === "present" ? "already there" : "fetched"}: ${o.name} (${o.what})`)
+      for (const line of nextSteps(dataset, dir, outcomes)) console.log(line)
+    }
+    return ExitCode.Ok
+  })
+  return runProgram(program, { command: "data pull" })
+}
