@@ -39,7 +39,7 @@ export class DataUnavailable extends Data.TaggedError("DataUnavailable")<{
     const shown = this.missing.slice(0, 40).map((m) => `  ${m.url}\n    -> ${m.path}`)
     return [
       `${this.reason}; ${this.missing.length} file${this.missing.length === 1 ? " is" : "s are"} not in ${this.dest} yet.`,
-      `Run \`${this.command}\` where the network is reachable, or fetch ${this.missing.length === 1 ? "it" : "them"} by hand (archives are then unpacked as docs/benchmark.md says):`,
+      `Run \`${this.command}\` where the network is reachable, or fetch ${this.missing.length === 1 ? "it" : "them"} by hand to the paths shown (an archive put there is unpacked by the next pull, which can be --offline):`,
       ...shown,
       ...(this.missing.length > shown.length ? [`  ... and ${this.missing.length - shown.length} more`] : [])
     ].join("\n")
@@ -256,7 +256,8 @@ export const pullData = async (options: PullOptions): Promise<Array<PieceOutcome
   const state = readState(dest)
   const missingAll = () => options.pieces.flatMap((p) => missingOf(p, dest, readState(dest), env))
   if (offline) {
-    const missing = missingAll()
+    // an archive already downloaded (by hand, to the path the message gave) is unpacked with no request
+    const missing = missingAll().filter((m) => !existsSync(m.path))
     if (missing.length > 0)
       throw new DataUnavailable({ dest, missing, reason: "offline (no request made)", command: options.command })
   }

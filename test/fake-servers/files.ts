@@ -29,6 +29,8 @@ export interface FileHost {
   /** Serve JSON at `path`. */
   readonly json: (path: string, value: unknown) => void
   readonly fault: (path: string, fault: FileFault) => void
+  /** Forget the requests and every fault not yet served (between tests). */
+  readonly reset: () => void
   /**
    * A Hugging Face repository: its API listing (`/api/{models,datasets}/<repo>` with size and, for `lfs` files, the
    * SHA-256) and each file at `/<datasets/>?<repo>/resolve/main/<file>`.
@@ -126,6 +128,10 @@ export const startFileHost = async (): Promise<FileHost> => {
     file: (path, bytes) => files.set(path, bytes),
     json: (path, value) => jsons.set(path, value),
     fault: (path, fault) => faults.set(path, fault),
+    reset: () => {
+      faults.clear()
+      requests.length = 0
+    },
     hfRepo: (repo, list, type = "model") => {
       const prefix = type === "dataset" ? "/datasets" : ""
       jsons.set(`/api/${type === "dataset" ? "datasets" : "models"}/${repo}`, {

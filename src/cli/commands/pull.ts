@@ -1,6 +1,5 @@
 // `smurfs pull`: fetch a model for the embedded engine into the model cache ahead of time, and say where it is.
 import { statSync } from "node:fs"
-import { basename } from "node:path"
 import type { ParseArgsOptionsConfig } from "node:util"
 import * as Effect from "effect/Effect"
 import type { Failure } from "../../failure.ts"
@@ -58,7 +57,7 @@ const pull = ({ values, positionals }: ParsedCommand<typeof OPTIONS>): Promise<n
   const options = { cacheDir, ...(values.offline ? { offline: true } : {}) }
   const before = modelSourceStatus(spec, options)
   const program = Effect.gen(function* () {
-    const reporter = downloadReporter({ label: basename(before.path ?? before.url ?? spec) })
+    const reporter = downloadReporter({})
     const path = yield* Effect.tryPromise({
       try: (signal) =>
         resolveModelSource(spec, { ...options, signal, onProgress: reporter.onProgress, onWait: reporter.onWait }),

@@ -1,4 +1,5 @@
 // How a download shows: a progress bar on a terminal, a line every few seconds in a log or a pipe.
+import { basename } from "node:path"
 import cliProgress from "cli-progress"
 import type { DownloadProgress } from "./download.ts"
 
@@ -23,8 +24,8 @@ export interface DownloadReporter {
 }
 
 export interface ReporterOptions {
-  /** What is downloading, as the lines name it (a file name). */
-  readonly label: string
+  /** What is downloading, as the lines name it (default: the file's name, from the first progress). */
+  readonly label?: string | undefined
   /** Where it shows: stderr. */
   readonly stream?: NodeJS.WriteStream | undefined
   /** A bar when the stream is a terminal (default: whether it is one). */
@@ -48,23 +49,25 @@ export const downloadReporter = (options: ReporterOptions): DownloadReporter => 
   let started = now()
   let startBytes = 0
   let finished = false
+  let label = options.label
   const speed = (received: number) => {
     const s = (now() - started) / 1000
     return s > 0.5 ? `${formatBytes(Math.round((received - startBytes) / s))}/s` : ""
   }
   const line = (p: DownloadProgress) =>
     p.total
-      ? `${options.label}: ${formatBytes(p.received)} of ${formatBytes(p.total)} (${Math.floor((100 * p.received) / p.total)}%)${speed(p.received) ? `, ${speed(p.received)}` : ""}`
-      : `${options.label}: ${formatBytes(p.received)}`
+      ? `${label}: ${formatBytes(p.received)} of ${formatBytes(p.total)} (${Math.floor((100 * p.received) / p.total)}%)${speed(p.received) ? `, ${speed(p.received)}` : ""}`
+      : `${label}: ${formatBytes(p.received)}`
   return {
     onProgress: (p) => {
       if (finished) return
+      label ??= basename(p.path)
       if (p.done) {
         finished = true
         if (bar) {
           bar.update(p.received, { size: formatBytes(p.received), speed: "" })
           bar.stop()
-        } else stream.write(`${options.label}: done, ${formatBytes(p.received)}\n`)
+        } else stream.write(`${label}: done, ${formatBytes(p.received)}\n`)
         return
       }
       if (tty) {
@@ -76,7 +79,7 @@ export const downloadReporter = (options: ReporterOptions): DownloadReporter => 
               stream,
               format: (_o, params, fields) => {
                 const f = fields as { size: string; speed: string }
-                return `${options.label} ${cliProgress.Format.BarFormat(params.progress, _o)} ${Math.floor(params.progress * 100)}% ${formatBytes(params.value)}/${f.size} ${f.speed}`
+                return `${label} ${cliProgress.Format.BarFormat(params.progress, _o)} ${Math.floor(params.progress * 100)}% ${formatBytes(params.value)}/${f.size} ${f.speed}`
               },
               hideCursor: true
             },
@@ -93,7 +96,7 @@ export const downloadReporter = (options: ReporterOptions): DownloadReporter => 
         started = t
         startBytes = p.resumedFrom
         stream.write(
-          `${options.label}: downloading${p.total ? ` ${formatBytes(p.total)}` : ""}${p.resumedFrom > 0 ? `, resuming at ${formatBytes(p.resumedFrom)}` : ""}\n`
+          `${label}: downloading${p.total ? ` ${formatBytes(p.total)}` : ""}${p.resumedFrom > 0 ? `, resuming at ${formatBytes(p.resumedFrom)}` : ""}\n`
         )
         lastLine = t
       } else if (t - lastLine >= interval) {
@@ -103,7 +106,7 @@ export const downloadReporter = (options: ReporterOptions): DownloadReporter => 
     },
     onWait: (holder) =>
       stream.write(
-        `${options.label}: another process (pid ${holder.pid}${holder.host ? ` on ${holder.host}` : ""}) is downloading it; waiting for it\n`
+        `${label ?? "the download"}: another process (pid ${holder.pid}${holder.host ? ` on ${holder.host}` : ""}) is downloading it; waiting for it\n`
       ),
     stop: () => {
       if (bar && !finished) bar.stop()

@@ -31,7 +31,7 @@ beforeAll(async () => {
 afterAll(() => host.close())
 beforeEach(() => {
   cacheDir = mkdtempSync(join(tmpdir(), "smurfs-models-"))
-  host.requests.length = 0
+  host.reset()
   host.hfRepo(REPO, [
     { path: "README.md", bytes: Buffer.from("# tiny") },
     { path: "tiny-Q8_0.gguf", bytes: other, lfs: true },
