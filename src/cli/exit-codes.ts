@@ -10,7 +10,7 @@ export const ExitCode = {
   Usage: 2,
   /** Bad input: a missing or malformed file, an invalid model spec or tools path. */
   BadInput: 3,
-  /** The model server is unreachable, lacks the model, or kept failing. */
+  /** The model server is unreachable, lacks the model, or kept failing; or a model or data file cannot be downloaded. */
   ModelUnavailable: 4,
   /** Interrupted (Ctrl-C); work done so far is kept. */
   Interrupted: 130
@@ -51,7 +51,7 @@ export const EXIT_CODE_TABLE: ReadonlyArray<{ readonly code: ExitCode; readonly 
   {
     code: ExitCode.ModelUnavailable,
     meaning:
-      "the model server (or the queue) is unavailable: unreachable, without the model, overloaded or timing out after retries"
+      "the model server (or the queue) is unavailable: unreachable, without the model, overloaded or timing out after retries; or a model or data download cannot be had (offline without it, its host unreachable, a corrupt file)"
   },
   { code: ExitCode.Interrupted, meaning: "interrupted (Ctrl-C or SIGTERM); work done so far is kept" }
 ]
