@@ -1,10 +1,11 @@
 // `smurfs pull` and `smurfs data pull` as a user runs them, against a loopback file host: progress, the cache reused with no request, exit codes, and pulled data that `smurfs bench --data` runs on.
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { pullData } from "../../bench/data-pull/pull.ts"
 import { STABLETOOLBENCH_COMMIT, stableToolBenchPieces } from "../../bench/data-pull/sources.ts"
+import { cliProcesses } from "../cli-processes.ts"
 import { serveSample } from "../data-pull-sample.ts"
 import { type FileHost, fakeGguf, sha256, startFileHost } from "../fake-servers/files.ts"
 import { smurfs } from "./spawn.ts"
@@ -65,6 +66,32 @@ describe("smurfs pull", () => {
     expect(byEnv.stderr).toContain("smurfs pull llama")
     expect(host.requests).toEqual([])
     expect((await smurfs(["pull"], { env })).code).toBe(2)
+  })
+})
+
+describe("smurfs pull, interrupted", () => {
+  const { start, killAll } = cliProcesses()
+  afterAll(killAll)
+
+  it("Ctrl-C during a download ends with 130, keeps the part and releases the lock; the next pull resumes it", async () => {
+    host.reset()
+    const env = { HF_ENDPOINT: host.url, SMURFS_MODELS: join(root, "models-int") }
+    host.fault("/someone/Tiny-GGUF/resolve/main/tiny-Q4_K_M.gguf", { fault: "stall", after: 120_000 })
+    const dir = join(root, "models-int", "hf", "someone", "Tiny-GGUF")
+    const pull = start(["pull", "hf:someone/Tiny-GGUF:Q4_K_M"], env)
+    const part = join(dir, "tiny-Q4_K_M.gguf.part")
+    for (let i = 0; i < 600 && !(existsSync(part) && statSync(part).size >= 120_000); i++)
+      await new Promise((r) => setTimeout(r, 100))
+    expect(statSync(part).size).toBe(120_000)
+    pull.child.kill("SIGINT")
+    expect(await pull.exited).toBe(130)
+    expect(readdirSync(dir).sort()).toEqual(["tiny-Q4_K_M.gguf.part"])
+    host.reset()
+    const again = await smurfs(["pull", "hf:someone/Tiny-GGUF:Q4_K_M"], { env })
+    expect(again.code, again.stderr).toBe(0)
+    expect(again.stderr).toContain("resuming at 120 kB")
+    expect(host.requests.find((r) => r.path.endsWith(".gguf"))?.range).toBe("bytes=120000-")
+    expect(sha256(readFileSync(join(dir, "tiny-Q4_K_M.gguf")))).toBe(sha256(model))
   })
 })
 

@@ -18,6 +18,8 @@ export type FileFault =
   | { readonly fault: "corrupt"; times?: number }
   /** Answer with this status. */
   | { readonly fault: "status"; readonly status: number; times?: number }
+  /** Send the headers of the whole file and `after` bytes, then nothing more, holding the connection open (a stalled transfer). */
+  | { readonly fault: "stall"; readonly after: number; times?: number }
   /** Ignore Range and send the whole file with 200. */
   | { readonly fault: "no-range"; times?: number }
 
@@ -97,6 +99,11 @@ export const startFileHost = async (): Promise<FileHost> => {
     if (fault?.fault === "cut") {
       res.writeHead(200, { "content-length": String(bytes.length), "content-type": "application/octet-stream" })
       res.write(bytes.subarray(0, fault.after), () => setTimeout(() => res.socket?.destroy(), 20))
+      return
+    }
+    if (fault?.fault === "stall") {
+      res.writeHead(200, { "content-length": String(bytes.length), "content-type": "application/octet-stream" })
+      res.write(bytes.subarray(0, fault.after))
       return
     }
     const body = fault?.fault === "corrupt" ? Buffer.from(bytes.map((b, i) => (i < 16 ? b : b ^ 0xff))) : bytes
