@@ -193,7 +193,9 @@ export const downloadFile = async (options: DownloadOptions): Promise<Downloaded
               continue
             }
             if (response.status === 416 && offset > 0) {
-              // the part may be whole already: the checks below decide
+              // the part may be whole already: the checks below decide, with the total the server names
+              const whole = /^bytes \*\/(\d+)$/.exec(response.headers.get("content-range") ?? "")?.[1]
+              total ??= whole === undefined ? undefined : Number(whole)
               await response.body?.cancel()
             } else if (response.status !== 200 && response.status !== 206) {
               await response.body?.cancel()

@@ -9,6 +9,8 @@ import {
   utimesSync,
   writeFileSync
 } from "node:fs"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest"
@@ -139,6 +141,16 @@ describe("resolveModelSource: interrupted, corrupt and refused downloads", () =>
     expect(leftovers()).toEqual(["tiny-Q4_K_M.gguf"])
   })
 
+  it("a whole .part left by a process killed before its rename is checked and kept, with no byte sent again", async () => {
+    host.file("/files/whole.gguf", model)
+    const status = modelSourceStatus(`${host.url}/files/whole.gguf`, options())
+    mkdirSync(join(status.path!, ".."), { recursive: true })
+    writeFileSync(`${status.path}.part`, model)
+    const path = await resolveModelSource(`${host.url}/files/whole.gguf`, options())
+    expect(sha256(readFileSync(path))).toBe(sha256(model))
+    expect(host.requests).toEqual([{ method: "GET", path: "/files/whole.gguf", range: `bytes=${model.length}-` }])
+  })
+
   it("a server that ignores Range restarts the file from its first byte", async () => {
     host.fault(`/${REPO}/resolve/main/tiny-Q4_K_M.gguf`, { fault: "cut", after: 50_000 })
     host.fault(`/${REPO}/resolve/main/tiny-Q4_K_M.gguf`, { fault: "cut", after: 50_000 })
@@ -189,6 +201,44 @@ describe("resolveModelSource: interrupted, corrupt and refused downloads", () =>
     const e = await failure(resolveModelSource(`${host.url}/files/gone.gguf`, options()))
     expect((e as DownloadUnavailable).problem).toBe("http")
     expect(host.requests.filter((r) => r.path === "/files/gone.gguf")).toHaveLength(1)
+  })
+})
+
+describe("resolveModelSource: credentials", () => {
+  it("HF_TOKEN goes to the Hugging Face host, and not to the host a download is redirected to", async () => {
+    const seen: Array<[string, string | undefined]> = []
+    const cdn = createServer((req, res) => {
+      seen.push(["cdn", req.headers.authorization])
+      res.writeHead(200, { "content-length": String(model.length) })
+      res.end(model)
+    })
+    await new Promise<void>((r) => cdn.listen(0, "127.0.0.1", r))
+    const hub = createServer((req, res) => {
+      seen.push([req.url!.startsWith("/api/") ? "api" : "hub", req.headers.authorization])
+      if (req.url!.startsWith("/api/")) {
+        res.writeHead(200, { "content-type": "application/json" })
+        res.end(JSON.stringify({ siblings: [{ rfilename: "m-Q4_K_M.gguf", size: model.length }] }))
+      } else {
+        res.writeHead(302, { location: `http://127.0.0.1:${(cdn.address() as AddressInfo).port}/blob` })
+        res.end()
+      }
+    })
+    await new Promise<void>((r) => hub.listen(0, "127.0.0.1", r))
+    try {
+      const endpoint = `http://127.0.0.1:${(hub.address() as AddressInfo).port}`
+      await resolveModelSource("hf:gated/M-GGUF:Q4_K_M", {
+        cacheDir,
+        env: { HF_ENDPOINT: endpoint, HF_TOKEN: "hf_secret" }
+      })
+      expect(seen).toEqual([
+        ["api", "Bearer hf_secret"],
+        ["hub", "Bearer hf_secret"],
+        ["cdn", undefined]
+      ])
+    } finally {
+      hub.close()
+      cdn.close()
+    }
   })
 })
 
