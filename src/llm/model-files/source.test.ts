@@ -268,8 +268,11 @@ describe("resolveModelSource: offline and unreachable", () => {
       resolveModelSource(`hf:${REPO}:Q4_K_M`, { cacheDir, env: { HF_ENDPOINT: "http://127.0.0.1:1" } })
     )
     expect(exitCodeOf(e)).toBe(4)
-    expect((e as Error).message).toContain("http://127.0.0.1:1/api/models/someone/Tiny-GGUF")
+    expect((e as Error).message).toContain("cannot download http://127.0.0.1:1/api/models/someone/Tiny-GGUF")
     expect((e as Error).message).toContain("smurfs pull")
+    expect((e as Error).message).toContain(
+      `download its Q4_K_M .gguf file from http://127.0.0.1:1/someone/Tiny-GGUF/tree/main by hand into ${join(cacheDir, "hf", "someone", "Tiny-GGUF")}`
+    )
   })
 })
 

@@ -154,11 +154,18 @@ export const pullCommand = (source: string): string => `smurfs pull ${source.tri
 /** A repository's files from the Hugging Face API, or undefined when the host gives no usable listing (a plain mirror). */
 const listRepo = async (
   source: string,
-  repo: string,
+  spec: HfSpec,
   options: ResolveOptions,
   cacheDir: string
 ): Promise<ReadonlyArray<HfFile> | undefined> => {
+  const repo = spec.repo
   const url = hfRepoApiUrl(repo, { env: options.env })
+  const dir = hfDir(cacheDir, repo)
+  // by hand, the model file itself is what to fetch, not the listing
+  const byHand =
+    spec.file !== undefined
+      ? `download ${hfFileUrl(repo, spec.file, { env: options.env })} by hand to ${join(dir, spec.file)}`
+      : `download its ${spec.quant} .gguf file from ${hfEndpoint(options.env)}/${repo}/tree/main by hand into ${dir}`
   let response: Response
   try {
     response = await (options.fetch ?? fetch)(url, {
@@ -171,9 +178,10 @@ const listRepo = async (
     throw new DownloadUnavailable({
       problem: "unreachable",
       url,
-      path: hfDir(cacheDir, repo),
+      path: dir,
       detail: cause,
-      fetchCommand: pullCommand(source)
+      fetchCommand: pullCommand(source),
+      byHand
     })
   }
   if (response.status === 404 || response.status === 401)
@@ -187,7 +195,8 @@ const listRepo = async (
     throw new DownloadUnavailable({
       problem: "http",
       url,
-      path: hfDir(cacheDir, repo),
+      path: dir,
+      byHand,
       detail: `HTTP ${response.status}${response.status === 403 ? ": a gated repository needs HF_TOKEN and its terms accepted" : ""}`,
       fetchCommand: pullCommand(source)
     })
@@ -260,7 +269,7 @@ export const resolveModelSource = async (source: string, options: ResolveOptions
             : {})
         })
       }
-      const files = await listRepo(display, spec.repo, options, cacheDir)
+      const files = await listRepo(display, spec, options, cacheDir)
       let file: HfFile
       if (spec.file !== undefined) {
         const listed = files?.find((f) => f.path === spec.file)
