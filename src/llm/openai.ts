@@ -329,6 +329,60 @@ export const listOpenAIModels = (settings: OpenAISettings): Effect.Effect<Readon
   })
 }
 
+/** What an OpenAI-compatible server says of itself at /v1/models: its models, and which server it is. */
+export interface OpenAIServerModels {
+  readonly ids: ReadonlyArray<string>
+  /**
+   * `llama.cpp` (one model, served under any name: it lists the file's path), `llama.cpp router` (several models,
+   * each by its name), `vLLM`, or undefined for any other server.
+   */
+  readonly server?: "llama.cpp" | "llama.cpp router" | "vLLM" | undefined
+  /** The server's context window for the model (llama.cpp's slot n_ctx, vLLM's max_model_len), when it says. */
+  readonly contextTokens?: number | undefined
+}
+
+const positive = (value: unknown): number | undefined =>
+  typeof value === "number" && Number.isFinite(value) && value > 0 ? value : undefined
+
+/**
+ * Which server answers, from its /v1/models entries: llama.cpp's server says `owned_by: "llamacpp"`, with `meta`
+ * (n_ctx) when it serves one model and a load `status` per model in its router mode; vLLM says `owned_by: "vllm"`
+ * with `max_model_len`.
+ */
+export const readServerModels = (entries: ReadonlyArray<Record<string, unknown>>): OpenAIServerModels => {
+  const ids = entries.map((e) => String(e["id"]))
+  const owners = new Set(entries.map((e) => e["owned_by"]))
+  if (owners.has("llamacpp")) {
+    const router = entries.some((e) => e["status"] !== undefined)
+    const meta = entries[0]?.["meta"] as Record<string, unknown> | undefined
+    return {
+      ids,
+      server: router ? "llama.cpp router" : "llama.cpp",
+      contextTokens: router || entries.length !== 1 ? undefined : positive(meta?.["n_ctx"])
+    }
+  }
+  if (owners.has("vllm"))
+    return { ids, server: "vLLM", contextTokens: entries.length === 0 ? undefined : positive(entries[0]?.["max_model_len"]) }
+  return { ids }
+}
+
+/** The server's models and which server it is (GET /v1/models). */
+export const openaiServerModels = (settings: OpenAISettings): Effect.Effect<OpenAIServerModels, ProviderError> => {
+  const client = makeOpenAIClient(settings)
+  const site: CallSite = {
+    provider: "openai",
+    host: displayHost(settings.baseURL),
+    model: settings.model,
+    role: "models",
+    timeoutMs: settings.timeoutMs,
+    secrets: [settings.apiKey]
+  }
+  return call(site, client, async ({ client }, signal) => {
+    const page = await client.models.list({ signal })
+    return readServerModels(page.data as unknown as ReadonlyArray<Record<string, unknown>>)
+  })
+}
+
 /** An OpenAI-compatible model. */
 export const makeOpenAIModel = (settings: OpenAISettings): LanguageModelShape => {
   const client = makeOpenAIClient(settings)
@@ -343,7 +397,7 @@ export const makeOpenAIModel = (settings: OpenAISettings): LanguageModelShape =>
       host,
       model: settings.model,
       role: request.role,
-      contextTokens: settings.numCtx,
+      // no contextTokens: the server's window is set where it starts, and an overflow says it (or not)
       timeoutMs,
       secrets: [settings.apiKey]
     }
