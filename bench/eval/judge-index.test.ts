@@ -27,7 +27,8 @@ const checkout = (): string => {
     mkdirSync(dirname(join(dir, file)), { recursive: true })
     writeFileSync(join(dir, file), text)
   }
-  const fn = (name: string, body: string) => `<function>\n<name>${name}</name>\n<description>${body}</description>\n</function>\n`
+  const fn = (name: string, body: string) =>
+    `<function>\n<name>${name}</name>\n<description>${body}</description>\n</function>\n`
   write(
     STB_FILES.toolevalTemplate,
     fn("check_answer_status", "Q {query} A {answer}") +

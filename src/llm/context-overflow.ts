@@ -45,7 +45,8 @@ const REQUESTED = /you requested (\d+) tokens(?: \((\d+) in the messages, (\d+) 
 const RESULTED = /messages resulted in (\d+) tokens/i
 const OLLAMA = /input length exceeds the context length|longer than the context length currently available/i
 /** Other wordings of an overflow (OpenAI's code "context_length_exceeded", proxies). */
-const ANY_OVERFLOW = /context length|context window|maximum context|context size|too many tokens|context_length_exceeded/i
+const ANY_OVERFLOW =
+  /context length|context window|maximum context|context size|too many tokens|context_length_exceeded/i
 
 /** The overflow a server's error message reports, or undefined when the message is about something else. */
 export const readServerOverflow = (message: string): ServerOverflow | undefined => {

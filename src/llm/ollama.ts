@@ -314,7 +314,8 @@ export const makeOllamaModel = (settings: OllamaSettings): LanguageModelShape =>
       toolCalls: toToolCalls(response),
       usage: { promptTokens: response.prompt_eval_count ?? 0, completionTokens: response.eval_count ?? 0 },
       model: response.model ?? settings.model,
-      durationMs: Math.round(performance.now() - started)
+      durationMs: Math.round(performance.now() - started),
+      ...(response.done_reason === "length" ? { truncated: true } : {})
     } satisfies GenerateResponse
   })
   return {

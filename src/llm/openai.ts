@@ -95,10 +95,18 @@ const thinkParams = (think: OpenAISettings["think"]): Record<string, unknown> =>
       ? { reasoning_effort: think }
       : { chat_template_kwargs: { enable_thinking: think } }
 
+/**
+ * The name under which the output limit travels: `max_tokens`, which llama.cpp's server, vLLM, Ollama and OpenAI's
+ * older models take, or `max_completion_tokens`, which OpenAI's reasoning models require instead (they refuse
+ * max_tokens with a 400 that names it; the model then switches, see makeOpenAIModel).
+ */
+export type LimitField = "max_tokens" | "max_completion_tokens"
+
 /** The chat-completions body for a request; `response_format` and `tools` are never sent together. */
 export const toCompletionRequest = (
   settings: OpenAISettings,
-  request: GenerateRequest
+  request: GenerateRequest,
+  limitField: LimitField = "max_tokens"
 ): ChatCompletionCreateParamsNonStreaming => {
   const tools = request.tools && request.tools.length > 0 ? request.tools : undefined
   const o = request.options
@@ -108,7 +116,7 @@ export const toCompletionRequest = (
     stream: false,
     temperature: o?.temperature ?? settings.temperature,
     seed: o?.seed ?? settings.seed,
-    ...(o?.maxTokens !== undefined ? { max_tokens: o.maxTokens } : {}),
+    ...(o?.maxTokens !== undefined ? { [limitField]: o.maxTokens } : {}),
     ...thinkParams(settings.think),
     ...(tools
       ? {
@@ -362,7 +370,11 @@ export const readServerModels = (entries: ReadonlyArray<Record<string, unknown>>
     }
   }
   if (owners.has("vllm"))
-    return { ids, server: "vLLM", contextTokens: entries.length === 0 ? undefined : positive(entries[0]?.["max_model_len"]) }
+    return {
+      ids,
+      server: "vLLM",
+      contextTokens: entries.length === 0 ? undefined : positive(entries[0]?.["max_model_len"])
+    }
   return { ids }
 }
 
@@ -387,6 +399,8 @@ export const openaiServerModels = (settings: OpenAISettings): Effect.Effect<Open
 export const makeOpenAIModel = (settings: OpenAISettings): LanguageModelShape => {
   const client = makeOpenAIClient(settings)
   const host = displayHost(settings.baseURL)
+  /** How this server takes the output limit: max_tokens until it refuses that name. */
+  let limitField: LimitField = "max_tokens"
   // untraced: the caller's LanguageModel.call span is the model call's span; a second one nested in it
   // would cost a stack trace and a span on every call and say nothing more
   const generate = Effect.fnUntraced(function* (request: GenerateRequest) {
@@ -401,8 +415,24 @@ export const makeOpenAIModel = (settings: OpenAISettings): LanguageModelShape =>
       timeoutMs,
       secrets: [settings.apiKey]
     }
-    const completion = yield* call(site, client, (built, signal) =>
-      complete(built, toCompletionRequest(settings, request), signal, timeoutMs)
+    const send = (field: LimitField) =>
+      call(site, client, (built, signal) =>
+        complete(built, toCompletionRequest(settings, request, field), signal, timeoutMs)
+      )
+    const field = limitField
+    const completion = yield* send(field).pipe(
+      Effect.catchIf(
+        (e) =>
+          field === "max_tokens" &&
+          request.options?.maxTokens !== undefined &&
+          e instanceof ModelServerError &&
+          e.status === 400 &&
+          /max_completion_tokens/.test(e.detail),
+        () => {
+          limitField = "max_completion_tokens"
+          return send(limitField)
+        }
+      )
     )
     if (!completion || !Array.isArray(completion.choices))
       return yield* new ModelServerError({
@@ -422,7 +452,8 @@ export const makeOpenAIModel = (settings: OpenAISettings): LanguageModelShape =>
         completionTokens: completion.usage?.completion_tokens ?? 0
       },
       model: completion.model ?? settings.model,
-      durationMs: Math.round(performance.now() - started)
+      durationMs: Math.round(performance.now() - started),
+      ...(completion.choices[0]?.finish_reason === "length" ? { truncated: true } : {})
     } satisfies GenerateResponse
   })
   return {

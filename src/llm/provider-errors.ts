@@ -3,6 +3,7 @@
 import * as Effect from "effect/Effect"
 import { redactText, secretValues } from "../trace/redact.ts"
 import { ReplyTooLarge, TooManyRedirects } from "./bounded-fetch.ts"
+import { readServerOverflow } from "./context-overflow.ts"
 import {
   ContextOverflow,
   ModelNotFound,
@@ -12,7 +13,6 @@ import {
   type ProviderError,
   Timeout
 } from "./errors.ts"
-import { readServerOverflow } from "./context-overflow.ts"
 import { providerWording } from "./providers.ts"
 
 /** Who was called, for the error messages. */

@@ -38,7 +38,9 @@ export interface ProviderWording {
    * What fixes a prompt over the context window: `server` is the server that refused it (undefined: smurfs' own
    * estimate found it), `contextTokens` the server's window when it said. Default: raise --num-ctx.
    */
-  readonly contextAdvice?: ((server: OverflowServer | undefined, contextTokens: number | undefined) => string) | undefined
+  readonly contextAdvice?:
+    | ((server: OverflowServer | undefined, contextTokens: number | undefined) => string)
+    | undefined
 }
 
 export interface Provider {

@@ -7,8 +7,8 @@ import {
   fakeEmbedding,
   isFault,
   normalizeStep,
-  rambleText,
   type RouteContext,
+  rambleText,
   type Step,
   startServer,
   stepFrom

@@ -123,7 +123,14 @@ export const startFakeOpenAI = async (
       return ctx.sendJson(
         404,
         options.imitate === "vllm"
-          ? { error: { message: `The model \`${body.model}\` does not exist.`, type: "NotFoundError", param: null, code: 404 } }
+          ? {
+              error: {
+                message: `The model \`${body.model}\` does not exist.`,
+                type: "NotFoundError",
+                param: null,
+                code: 404
+              }
+            }
           : errorBody(`model "${body.model}" not found, try pulling it first`, "api_error", "model_not_found")
       )
     const promptText = (body.messages ?? []).map((m: { content?: string }) => m.content ?? "").join("\n")
@@ -162,41 +169,45 @@ export const startFakeOpenAI = async (
     const content = cut ? rambleText(step.content ?? "", limit!) : (step.content ?? "")
     const promptTokens = step.promptTokens ?? estimateTokens(promptText)
     const completionTokens = step.completionTokens ?? estimateTokens(content)
-    ctx.sendJson(200, {
-      id: `chatcmpl-${index}`,
-      object: "chat.completion",
-      created: 0,
-      model: body.model,
-      system_fingerprint: "fp_fake",
-      choices: [
-        {
-          index: 0,
-          message: {
-            role: "assistant",
-            content,
-            ...(step.thinking ? { reasoning_content: step.thinking } : {}),
-            ...(step.toolCalls
-              ? {
-                  tool_calls: step.toolCalls.map((c, i) => ({
-                    id: `call_${index}_${i}`,
-                    type: "function",
-                    function: {
-                      name: c.name,
-                      arguments: c.arguments instanceof RawJson ? c.arguments.text : JSON.stringify(c.arguments)
-                    }
-                  }))
-                }
-              : {})
-          },
-          finish_reason: cut ? "length" : step.toolCalls ? "tool_calls" : "stop"
+    ctx.sendJson(
+      200,
+      {
+        id: `chatcmpl-${index}`,
+        object: "chat.completion",
+        created: 0,
+        model: body.model,
+        system_fingerprint: "fp_fake",
+        choices: [
+          {
+            index: 0,
+            message: {
+              role: "assistant",
+              content,
+              ...(step.thinking ? { reasoning_content: step.thinking } : {}),
+              ...(step.toolCalls
+                ? {
+                    tool_calls: step.toolCalls.map((c, i) => ({
+                      id: `call_${index}_${i}`,
+                      type: "function",
+                      function: {
+                        name: c.name,
+                        arguments: c.arguments instanceof RawJson ? c.arguments.text : JSON.stringify(c.arguments)
+                      }
+                    }))
+                  }
+                : {})
+            },
+            finish_reason: cut ? "length" : step.toolCalls ? "tool_calls" : "stop"
+          }
+        ],
+        usage: {
+          prompt_tokens: promptTokens,
+          completion_tokens: completionTokens,
+          total_tokens: promptTokens + completionTokens
         }
-      ],
-      usage: {
-        prompt_tokens: promptTokens,
-        completion_tokens: completionTokens,
-        total_tokens: promptTokens + completionTokens
-      }
-    }, own)
+      },
+      own
+    )
   }
 
   /** /v1/models as the imitated server writes it. */

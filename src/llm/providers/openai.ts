@@ -127,7 +127,8 @@ const present = (model: string, options: ModelOptions): Effect.Effect<ReadonlyAr
     const served = yield* Effect.orElseSucceed(openaiServerModels(openaiSettings(model, options)), () => undefined)
     if (served === undefined) return []
     const check = modelCheck(model, options, served)
-    if (check.missing) return yield* Effect.fail(new ModelNotFound({ provider: "openai", model, available: served.ids }))
+    if (check.missing)
+      return yield* Effect.fail(new ModelNotFound({ provider: "openai", model, available: served.ids }))
     return check.warnings
   })
 
