@@ -98,7 +98,7 @@ describe("the win round's index", () => {
 
   it("keeps ToolEval's own description of index when narrowing it", async () => {
     const { seen } = await round(judgePrompts(checkout()), [{ index: 0, reason: "r" }])
-    const index = (seen[0]!.format?.["properties"] as Record<string, Record<string, unknown>>)["index"]!
+    const index = (seen[0]!.format!["properties"] as Record<string, Record<string, unknown>>)["index"]!
     expect(index["description"]).toBe("The index of the better answer.")
     expect(seen[0]!.messages[0]!.content).toContain("Q Weather in Paris? A0")
   })
