@@ -247,6 +247,34 @@ describe("a model that rambles", () => {
     for (const body of sent) expect(body.options.num_predict).toBe(1024)
   })
 
+  it("an OpenAI-compatible server that refuses max_tokens by name gets max_completion_tokens from then on", async () => {
+    // OpenAI's reasoning models answer so; llama.cpp's server, vLLM and Ollama take either name
+    const server = await openai({
+      models: ["o-mini"],
+      chat: (body) =>
+        body.max_tokens !== undefined
+          ? {
+              fault: "status",
+              status: 400,
+              message:
+                "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead."
+            }
+          : JSON.stringify({ subtasks: ["a"] })
+    })
+    const layer = modelLayer("openai:o-mini", { baseURL: server.baseURL, timeoutMs: 10_000 })
+    const ask = generateObject({ role: "planner", schema: Plan, messages: [{ role: "user", content: "plan" }] })
+    const first = await Effect.runPromise(Effect.provide(ask, layer))
+    expect(first.value).toEqual({ subtasks: ["a"] })
+    // the next task's model (built anew) sends the name the server takes at once
+    await Effect.runPromise(Effect.provide(ask, layer))
+    const sent = server.chatRequests()
+    expect(sent.map((b) => [b.max_tokens, b.max_completion_tokens])).toEqual([
+      [1024, undefined],
+      [undefined, 1024],
+      [undefined, 1024]
+    ])
+  })
+
   it("a reply cut after a whole JSON object (blank lines to the limit) is taken as it stands", async () => {
     const server = await startFakeOllama({
       chat: [{ ramble: true, content: `{"subtasks": ["a"]}${" ".repeat(4096)}` }]

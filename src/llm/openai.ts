@@ -395,12 +395,17 @@ export const openaiServerModels = (settings: OpenAISettings): Effect.Effect<Open
   })
 }
 
+/**
+ * How each server and model takes the output limit, learnt once per process: max_tokens until the server refuses that
+ * name (a run builds its model once per task; each would otherwise be refused once).
+ */
+const limitFields = new Map<string, LimitField>()
+
 /** An OpenAI-compatible model. */
 export const makeOpenAIModel = (settings: OpenAISettings): LanguageModelShape => {
   const client = makeOpenAIClient(settings)
   const host = displayHost(settings.baseURL)
-  /** How this server takes the output limit: max_tokens until it refuses that name. */
-  let limitField: LimitField = "max_tokens"
+  const limitKey = `${settings.baseURL} ${settings.model}`
   // untraced: the caller's LanguageModel.call span is the model call's span; a second one nested in it
   // would cost a stack trace and a span on every call and say nothing more
   const generate = Effect.fnUntraced(function* (request: GenerateRequest) {
@@ -419,7 +424,7 @@ export const makeOpenAIModel = (settings: OpenAISettings): LanguageModelShape =>
       call(site, client, (built, signal) =>
         complete(built, toCompletionRequest(settings, request, field), signal, timeoutMs)
       )
-    const field = limitField
+    const field = limitFields.get(limitKey) ?? "max_tokens"
     const completion = yield* send(field).pipe(
       Effect.catchIf(
         (e) =>
@@ -429,8 +434,8 @@ export const makeOpenAIModel = (settings: OpenAISettings): LanguageModelShape =>
           e.status === 400 &&
           /max_completion_tokens/.test(e.detail),
         () => {
-          limitField = "max_completion_tokens"
-          return send(limitField)
+          limitFields.set(limitKey, "max_completion_tokens")
+          return send("max_completion_tokens")
         }
       )
     )
