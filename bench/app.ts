@@ -494,7 +494,14 @@ export const runBenchSettings = (settings: BenchSettings, progress: Progress) =>
   // A misspelled model fails here, before the run directory exists. On a queue the workers' servers hold the
   // model; a resumed run first checks its settings against the run's (a changed model is named there).
   return settings.queue === undefined && !settings.resume
-    ? Effect.andThen(checkModelPresent(settings.model, modelOptionsOf(settings)), run)
+    ? Effect.andThen(
+        Effect.tap(checkModelPresent(settings.model, modelOptionsOf(settings)), (warnings) =>
+          Effect.sync(() => {
+            for (const warning of warnings) progress.log(`${settings.model}: ${warning}`)
+          })
+        ),
+        run
+      )
     : run
 }
 

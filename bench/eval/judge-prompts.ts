@@ -14,7 +14,15 @@ export type JudgeFunction = (typeof JUDGE_FUNCTIONS)[number]
 const Reason = z.string().describe("The reason for the decision.")
 
 export const StatusVerdict = z.object({ answer_status: AnswerStatus, reason: Reason })
-export const IndexVerdict = z.object({ index: z.number(), reason: Reason })
+/**
+ * ToolEval's `index` is any number; a grammar-constrained judge (Ollama's format, llama.cpp's json_schema) then
+ * writes 4.8 as readily as 1. The schema sent allows only the two answers' indexes; the prompt is unchanged.
+ */
+const WIN_INDEXES = [0, 1] as const
+export const IndexVerdict = z.object({
+  index: z.literal(WIN_INDEXES).describe("The `index` value in the selected better answer."),
+  reason: Reason
+})
 
 export interface JudgePrompts {
   /** Which texts these are, recorded with every label: "smurfs" or "stabletoolbench:<dir>". */
@@ -65,14 +73,19 @@ const argumentsSchema = <A>(
   config: z.infer<typeof EvaluatorConfig>,
   name: JudgeFunction,
   path: string,
-  check: z.ZodType<A>
+  check: z.ZodType<A>,
+  narrowed: Readonly<Record<string, Record<string, unknown>>> = {}
 ): z.ZodType<A> => {
   const fn = config.completions_kwargs.functions.find((f) => f.name === name)
   if (!fn) throw new StbFilesError({ path, problem: `no function ${name} in completions_kwargs.functions` })
+  const properties = { ...fn.parameters.properties }
+  // a property the decision rules read narrowed to the values they accept, its own type and description kept
+  for (const [key, narrow] of Object.entries(narrowed))
+    if (key in properties) properties[key] = { ...(properties[key] as Record<string, unknown>), ...narrow }
   const schema = z.fromJSONSchema({
     type: "object",
     properties: {
-      ...fn.parameters.properties,
+      ...properties,
       reason: { type: "string", description: "The reason for the decision." }
     },
     required: [...fn.parameters.required, "reason"]
@@ -120,7 +133,9 @@ export const stabletoolbenchJudgePrompts = (dir: string): JudgePrompts => {
       check_answer_status: argumentsSchema(config.data, "check_answer_status", configPath, StatusVerdict),
       parse_answer_status: argumentsSchema(config.data, "parse_answer_status", configPath, StatusVerdict)
     },
-    index: argumentsSchema(config.data, "select_better_answer", configPath, IndexVerdict)
+    index: argumentsSchema(config.data, "select_better_answer", configPath, IndexVerdict, {
+      index: { enum: [...WIN_INDEXES] }
+    })
   }
   cache.set(dir, prompts)
   return prompts

@@ -143,7 +143,7 @@ describe("judge prompts that do not fit the judge's context", () => {
     const exit = await Effect.runPromiseExit(judgePass(input).pipe(Effect.provide(tiny)))
     expect(exit._tag).toBe("Failure")
     expect(String(Cause.squash((exit as { cause: Cause.Cause<unknown> }).cause))).toMatch(
-      /judge\.check_answer_status prompt needs \d+ tokens but the context window is 1100/
+      /judge\.check_answer_status prompt needs about \d+ tokens but the context window is 1100\. Raise --num-ctx/
     )
     expect(requests).toHaveLength(0)
   })

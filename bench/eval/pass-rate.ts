@@ -85,7 +85,8 @@ export const callJudge = <A>(
       return yield* new ContextOverflow({
         role: `judge.${fn}`,
         promptTokens: Math.ceil(prompts.render(fn, values).length / CHARS_PER_TOKEN),
-        contextTokens
+        contextTokens,
+        provider: model.info.provider
       })
     const reply = yield* generateObject({
       role: `judge.${fn}`,

@@ -10,7 +10,7 @@ import { z } from "zod"
 import type { FailureKind } from "../../src/failure.ts"
 import type { InvalidModelSpec, ProviderError } from "../../src/llm/errors.ts"
 import type { LanguageModel } from "../../src/llm/language-model.ts"
-import { checkModelPresent, modelLayer } from "../../src/llm/spec.ts"
+import { checkModelPresent, type ModelOptions, modelLayer } from "../../src/llm/spec.ts"
 import { loadWithPeers, type MissingPeerPackage, QUEUE_PEERS } from "../../src/peer-packages.ts"
 import { STB_ENV, STB_FILES } from "../../src/text/stabletoolbench-files.ts"
 import { writeJsonAtomic } from "../../src/trace/atomic-write.ts"
@@ -55,6 +55,10 @@ export const EvalSettings = z
     temperature: z.number().min(0).max(2).optional(),
     /** The judge's context window in tokens. */
     numCtx: count.optional(),
+    /** The judge's thinking (reasoning models): on, off or a level; default the server's. */
+    think: z.union([z.boolean(), z.enum(["low", "medium", "high"])]).optional(),
+    /** The judge's per-request timeout in milliseconds. */
+    timeoutMs: count.optional(),
     /** Where eval/ is written instead of the run directory (for read-only folders). */
     out: z.string().optional(),
     /** StableToolBench's checkout, whose ToolEval template and function schemas the judge sends; none: our own wording. */
@@ -78,11 +82,14 @@ export const EvalSettings = z
       })
     else if (s.fac && s.queue !== undefined)
       ctx.addIssue({ code: "custom", message: "--fac is judged in this process: run it without --queue" })
-    if (s.queue !== undefined && (s.temperature !== undefined || s.numCtx !== undefined))
+    if (
+      s.queue !== undefined &&
+      (s.temperature !== undefined || s.numCtx !== undefined || s.think !== undefined || s.timeoutMs !== undefined)
+    )
       ctx.addIssue({
         code: "custom",
         message:
-          "--temperature and --num-ctx set the judge model of this process; with --queue the workers' judge decides: run the workers with --model <spec> and their server's settings, or judge here without --queue"
+          "--temperature, --num-ctx, --think and --timeout set the judge model of this process; with --queue the workers' judge decides: run the workers with --model <spec> and their server's settings, or judge here without --queue"
       })
   })
   .transform((s) => ({
@@ -194,6 +201,8 @@ export interface EvalObserver {
   readonly judged?: ((what: string, summary: EvalSummary) => void) | undefined
   /** The FAC labels. */
   readonly fac?: ((summary: FacSummary) => void) | undefined
+  /** Something to tell the user before judging (the judge's server serves any model name, its window is small). */
+  readonly warn?: ((text: string) => void) | undefined
 }
 
 /** What an eval ends with: the result rows of its judge, from the label folder. */
@@ -208,9 +217,16 @@ export interface EvalOutcome {
 export const judgeLayerOf = (settings: EvalSettings): Layer.Layer<LanguageModel, InvalidModelSpec> =>
   modelLayer(settings.judge, {
     concurrency: settings.judge.startsWith("ollama:") ? undefined : settings.concurrency,
-    temperature: settings.temperature,
-    numCtx: settings.numCtx
+    ...judgeModelOptions(settings)
   })
+
+/** The judge model's options from the eval's flags (those the model check before judging reads too). */
+export const judgeModelOptions = (settings: EvalSettings): ModelOptions => ({
+  temperature: settings.temperature,
+  numCtx: settings.numCtx,
+  think: settings.think,
+  timeoutMs: settings.timeoutMs
+})
 
 const noStage = { update: () => {}, stop: () => {} }
 
@@ -283,7 +299,14 @@ export const runEval = (
   const { settings, store } = input
   const observer = options.observer ?? {}
   // a misspelled judge fails here, before any label or pointer is written (with a queue the judge is the workers')
-  const present = settings.queue === undefined ? checkModelPresent(settings.judge) : Effect.void
+  const present =
+    settings.queue === undefined
+      ? Effect.tap(checkModelPresent(settings.judge, judgeModelOptions(settings)), (warnings) =>
+          Effect.sync(() => {
+            for (const warning of warnings) observer.warn?.(`${settings.judge}: ${warning}`)
+          })
+        )
+      : Effect.void
   const pointer =
     resolve(store) === resolve(settings.run)
       ? Effect.void

@@ -303,7 +303,8 @@ export const makeChain = (task: Task, options: ChainOptions, info: ModelInfo, ro
         ? new ContextOverflow({
             role,
             promptTokens: budget.promptTokens - chosen.room,
-            contextTokens: info.contextTokens
+            contextTokens: info.contextTokens,
+            provider: info.provider
           })
         : undefined
     return {

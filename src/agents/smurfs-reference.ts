@@ -63,11 +63,25 @@ const askText = <A>(
     let last = ""
     for (let attempt = 1; attempt <= attempts; attempt++) {
       yield* ctx.charge
+      // their vLLM client sets no max_tokens, which vLLM takes as the rest of the window: sent as such, so that a
+      // model that rambles on another server (Ollama's num_predict is unbounded) stops where vLLM would stop it
       const response = yield* callModel(
         model.generate,
-        { role, messages: [{ role: "user", content }], options: agents.sampling },
+        {
+          role,
+          messages: [{ role: "user", content }],
+          options: { ...agents.sampling, maxTokens: agents.sampling.maxTokens ?? ctx.budget.replyRoom(content) }
+        },
         attempt
       )
+      if (response.truncated)
+        yield* emit("guardrail", {
+          guardrail: "length",
+          role,
+          error: "the reply was cut at the end of the context window",
+          attempt,
+          recovered: false
+        })
       last = splitThinking(response.text).text
       const value = parse(last)
       if (value !== undefined) return value

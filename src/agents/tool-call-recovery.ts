@@ -5,7 +5,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { type GenerateError, ModelServerError } from "../llm/errors.ts"
 import { type GenerateRequest, type GenerateResponse, LanguageModel, type Message } from "../llm/language-model.ts"
-import { callModel, MAX_REFLECTIONS } from "../llm/structured.ts"
+import { callModel, MAX_REFLECTIONS, withOutputLimit } from "../llm/structured.ts"
 import { renderTemplate } from "../text/prompt-template.ts"
 import { emit, holdBack } from "../trace/events.ts"
 
@@ -31,7 +31,19 @@ export const callNative = <E = never>(
     let messages = request.messages
     for (let attempt = 1; ; attempt++) {
       const result = yield* Effect.result(callModel(model.generate, { ...request, messages }, attempt))
-      if (result._tag === "Success") return result.success
+      if (result._tag === "Success") {
+        // a reply cut at the output limit is traced; without a call it is a reply without an action, which the
+        // chain answers as it answers any (a reminder, or the next step as StableToolBench's code does)
+        if (result.success.truncated)
+          yield* emit("guardrail", {
+            guardrail: "length",
+            role: request.role,
+            error: `the reply was cut at the output limit of ${withOutputLimit(request).options?.maxTokens} tokens${(result.success.toolCalls ?? []).length > 0 ? "" : " before it called a function"}`,
+            attempt,
+            recovered: (result.success.toolCalls ?? []).length > 0
+          })
+        return result.success
+      }
       if (!unparsedToolCall(result.failure)) return yield* Effect.fail(result.failure)
       const error = result.failure.detail
       errors.push({ error, attempt })

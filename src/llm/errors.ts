@@ -2,6 +2,7 @@
 // says what its callers ask of it (its kind, retryable, the server's fault, fatal to the task).
 import * as Data from "effect/Data"
 import type { Failure, FailureKind } from "../failure.ts"
+import { GENERIC_CONTEXT_ADVICE, type OverflowServer } from "./context-overflow.ts"
 import { providerWording, registeredProviders } from "./providers.ts"
 
 /** What the model layer's callers ask of a failure: a required part of every class below. */
@@ -137,11 +138,22 @@ export class MalformedOutput extends Data.TaggedError("MalformedOutput")<{
   }
 }
 
-/** The prompt does not fit in the model's context window even after trimming. */
+/**
+ * The prompt does not fit in the model's context window: found by smurfs' own estimate before sending (no
+ * `server`), or said by the server, with its own figures where it gives them (llama.cpp, vLLM).
+ */
 export class ContextOverflow extends Data.TaggedError("ContextOverflow")<{
   readonly role: string
-  readonly promptTokens: number
-  readonly contextTokens: number
+  /** The prompt's tokens, as the server counted them or as smurfs estimated them; absent when the server did not say. */
+  readonly promptTokens?: number | undefined
+  /** The context window: the server's own when it said, else the one smurfs fits its prompts to (--num-ctx). */
+  readonly contextTokens?: number | undefined
+  /** The reply's tokens the request asked for, when the server counts them against the window (vLLM). */
+  readonly completionTokens?: number | undefined
+  /** The server that refused the prompt, read from its words; absent for smurfs' own estimate. */
+  readonly server?: OverflowServer | undefined
+  /** The provider of the spec (ollama, openai), whose settings fix it. */
+  readonly provider?: string | undefined
 }> {
   get kind(): FailureKind {
     return "failed"
@@ -156,7 +168,20 @@ export class ContextOverflow extends Data.TaggedError("ContextOverflow")<{
     return false
   }
   override get message() {
-    return `The ${this.role} prompt needs ${this.promptTokens} tokens but the context window is ${this.contextTokens}. Raise --num-ctx or use fewer tools.`
+    const prompt = this.promptTokens !== undefined && this.promptTokens > 0 ? this.promptTokens : undefined
+    const window = this.contextTokens !== undefined && this.contextTokens > 0 ? this.contextTokens : undefined
+    const ofWindow = window === undefined ? "" : ` of ${window} tokens`
+    const reply = this.completionTokens === undefined ? "" : ` and up to ${this.completionTokens} reply tokens`
+    const said =
+      this.server === undefined
+        ? prompt === undefined
+          ? `The ${this.role} prompt does not fit the context window${ofWindow}.`
+          : `The ${this.role} prompt needs about ${prompt} tokens but the context window is ${window ?? "smaller"}.`
+        : prompt === undefined
+          ? `The ${this.server} server refused the ${this.role} prompt as longer than its context window${ofWindow}.`
+          : `The ${this.server} server refused the ${this.role} prompt: ${prompt} prompt tokens${reply} are more than its context window${ofWindow}.`
+    const advice = this.provider === undefined ? undefined : providerWording(this.provider).contextAdvice
+    return `${said} ${advice?.(this.server, this.server === undefined ? undefined : window) ?? GENERIC_CONTEXT_ADVICE}`
   }
 }
 

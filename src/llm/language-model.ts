@@ -47,7 +47,10 @@ export interface GenerateOptions {
   readonly temperature?: number | undefined
   /** Sampling seed; a fixed default so that runs are repeatable. */
   readonly seed?: number | undefined
-  /** Upper bound on completion tokens. */
+  /**
+   * Upper bound on completion tokens (OpenAI-compatible max_tokens, Ollama num_predict). A request that sets none
+   * gets its role's limit (`outputLimitOf`) where it is sent (`callModel`).
+   */
   readonly maxTokens?: number | undefined
   /** Per-request timeout in milliseconds. */
   readonly timeoutMs?: number | undefined
@@ -81,6 +84,11 @@ export interface GenerateResponse {
   readonly durationMs: number
   /** True when the reply came from a cache rather than the server. */
   readonly cached?: boolean | undefined
+  /**
+   * True when the server stopped the reply at the request's output limit (`finish_reason: "length"`, Ollama's
+   * `done_reason: "length"`): the text is cut, whatever it looks like.
+   */
+  readonly truncated?: boolean | undefined
 }
 
 export interface ModelInfo {

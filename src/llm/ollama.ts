@@ -89,14 +89,22 @@ export const toOllamaMessages = (messages: ReadonlyArray<Message>): OllamaMessag
     }
   })
 
-/** The /api/chat body for a request. `format` and `tools` are never sent together: Ollama ignores tools then. */
-export const toChatRequest = (settings: OllamaSettings, request: GenerateRequest): ChatRequest & { stream: false } => {
+/**
+ * The /api/chat body for a request. `format` and `tools` are never sent together: Ollama ignores tools then.
+ * `truncate: false`: a prompt over num_ctx is refused (HTTP 400, since Ollama 0.12.5) rather than cut silently from
+ * its start (the task's first messages), which would leave the model answering another question.
+ */
+export const toChatRequest = (
+  settings: OllamaSettings,
+  request: GenerateRequest
+): ChatRequest & { stream: false; truncate: false } => {
   const tools = request.tools && request.tools.length > 0 ? request.tools : undefined
   const o = request.options
   return {
     model: settings.model,
     messages: toOllamaMessages(request.messages),
     stream: false,
+    truncate: false,
     keep_alive: settings.keepAlive,
     ...(settings.think !== undefined ? { think: settings.think } : {}),
     options: {
@@ -306,7 +314,8 @@ export const makeOllamaModel = (settings: OllamaSettings): LanguageModelShape =>
       toolCalls: toToolCalls(response),
       usage: { promptTokens: response.prompt_eval_count ?? 0, completionTokens: response.eval_count ?? 0 },
       model: response.model ?? settings.model,
-      durationMs: Math.round(performance.now() - started)
+      durationMs: Math.round(performance.now() - started),
+      ...(response.done_reason === "length" ? { truncated: true } : {})
     } satisfies GenerateResponse
   })
   return {

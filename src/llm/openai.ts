@@ -95,10 +95,18 @@ const thinkParams = (think: OpenAISettings["think"]): Record<string, unknown> =>
       ? { reasoning_effort: think }
       : { chat_template_kwargs: { enable_thinking: think } }
 
+/**
+ * The name under which the output limit travels: `max_tokens`, which llama.cpp's server, vLLM, Ollama and OpenAI's
+ * older models take, or `max_completion_tokens`, which OpenAI's reasoning models require instead (they refuse
+ * max_tokens with a 400 that names it; the model then switches, see makeOpenAIModel).
+ */
+export type LimitField = "max_tokens" | "max_completion_tokens"
+
 /** The chat-completions body for a request; `response_format` and `tools` are never sent together. */
 export const toCompletionRequest = (
   settings: OpenAISettings,
-  request: GenerateRequest
+  request: GenerateRequest,
+  limitField: LimitField = "max_tokens"
 ): ChatCompletionCreateParamsNonStreaming => {
   const tools = request.tools && request.tools.length > 0 ? request.tools : undefined
   const o = request.options
@@ -108,7 +116,7 @@ export const toCompletionRequest = (
     stream: false,
     temperature: o?.temperature ?? settings.temperature,
     seed: o?.seed ?? settings.seed,
-    ...(o?.maxTokens !== undefined ? { max_tokens: o.maxTokens } : {}),
+    ...(o?.maxTokens !== undefined ? { [limitField]: o.maxTokens } : {}),
     ...thinkParams(settings.think),
     ...(tools
       ? {
@@ -329,10 +337,75 @@ export const listOpenAIModels = (settings: OpenAISettings): Effect.Effect<Readon
   })
 }
 
+/** What an OpenAI-compatible server says of itself at /v1/models: its models, and which server it is. */
+export interface OpenAIServerModels {
+  readonly ids: ReadonlyArray<string>
+  /**
+   * `llama.cpp` (one model, served under any name: it lists the file's path), `llama.cpp router` (several models,
+   * each by its name), `vLLM`, or undefined for any other server.
+   */
+  readonly server?: "llama.cpp" | "llama.cpp router" | "vLLM" | undefined
+  /** The server's context window for the model (llama.cpp's slot n_ctx, vLLM's max_model_len), when it says. */
+  readonly contextTokens?: number | undefined
+}
+
+const positive = (value: unknown): number | undefined =>
+  typeof value === "number" && Number.isFinite(value) && value > 0 ? value : undefined
+
+/**
+ * Which server answers, from its /v1/models entries: llama.cpp's server says `owned_by: "llamacpp"`, with `meta`
+ * (n_ctx) when it serves one model and a load `status` per model in its router mode; vLLM says `owned_by: "vllm"`
+ * with `max_model_len`.
+ */
+export const readServerModels = (entries: ReadonlyArray<Record<string, unknown>>): OpenAIServerModels => {
+  const ids = entries.map((e) => String(e["id"]))
+  const owners = new Set(entries.map((e) => e["owned_by"]))
+  if (owners.has("llamacpp")) {
+    const router = entries.some((e) => e["status"] !== undefined)
+    const meta = entries[0]?.["meta"] as Record<string, unknown> | undefined
+    return {
+      ids,
+      server: router ? "llama.cpp router" : "llama.cpp",
+      contextTokens: router || entries.length !== 1 ? undefined : positive(meta?.["n_ctx"])
+    }
+  }
+  if (owners.has("vllm"))
+    return {
+      ids,
+      server: "vLLM",
+      contextTokens: entries.length === 0 ? undefined : positive(entries[0]?.["max_model_len"])
+    }
+  return { ids }
+}
+
+/** The server's models and which server it is (GET /v1/models). */
+export const openaiServerModels = (settings: OpenAISettings): Effect.Effect<OpenAIServerModels, ProviderError> => {
+  const client = makeOpenAIClient(settings)
+  const site: CallSite = {
+    provider: "openai",
+    host: displayHost(settings.baseURL),
+    model: settings.model,
+    role: "models",
+    timeoutMs: settings.timeoutMs,
+    secrets: [settings.apiKey]
+  }
+  return call(site, client, async ({ client }, signal) => {
+    const page = await client.models.list({ signal })
+    return readServerModels(page.data as unknown as ReadonlyArray<Record<string, unknown>>)
+  })
+}
+
+/**
+ * How each server and model takes the output limit, learnt once per process: max_tokens until the server refuses that
+ * name (a run builds its model once per task; each would otherwise be refused once).
+ */
+const limitFields = new Map<string, LimitField>()
+
 /** An OpenAI-compatible model. */
 export const makeOpenAIModel = (settings: OpenAISettings): LanguageModelShape => {
   const client = makeOpenAIClient(settings)
   const host = displayHost(settings.baseURL)
+  const limitKey = `${settings.baseURL} ${settings.model}`
   // untraced: the caller's LanguageModel.call span is the model call's span; a second one nested in it
   // would cost a stack trace and a span on every call and say nothing more
   const generate = Effect.fnUntraced(function* (request: GenerateRequest) {
@@ -343,12 +416,28 @@ export const makeOpenAIModel = (settings: OpenAISettings): LanguageModelShape =>
       host,
       model: settings.model,
       role: request.role,
-      contextTokens: settings.numCtx,
+      // no contextTokens: the server's window is set where it starts, and an overflow says it (or not)
       timeoutMs,
       secrets: [settings.apiKey]
     }
-    const completion = yield* call(site, client, (built, signal) =>
-      complete(built, toCompletionRequest(settings, request), signal, timeoutMs)
+    const send = (field: LimitField) =>
+      call(site, client, (built, signal) =>
+        complete(built, toCompletionRequest(settings, request, field), signal, timeoutMs)
+      )
+    const field = limitFields.get(limitKey) ?? "max_tokens"
+    const completion = yield* send(field).pipe(
+      Effect.catchIf(
+        (e) =>
+          field === "max_tokens" &&
+          request.options?.maxTokens !== undefined &&
+          e instanceof ModelServerError &&
+          e.status === 400 &&
+          /max_completion_tokens/.test(e.detail),
+        () => {
+          limitFields.set(limitKey, "max_completion_tokens")
+          return send("max_completion_tokens")
+        }
+      )
     )
     if (!completion || !Array.isArray(completion.choices))
       return yield* new ModelServerError({
@@ -368,7 +457,8 @@ export const makeOpenAIModel = (settings: OpenAISettings): LanguageModelShape =>
         completionTokens: completion.usage?.completion_tokens ?? 0
       },
       model: completion.model ?? settings.model,
-      durationMs: Math.round(performance.now() - started)
+      durationMs: Math.round(performance.now() - started),
+      ...(completion.choices[0]?.finish_reason === "length" ? { truncated: true } : {})
     } satisfies GenerateResponse
   })
   return {

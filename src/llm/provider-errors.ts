@@ -3,6 +3,7 @@
 import * as Effect from "effect/Effect"
 import { redactText, secretValues } from "../trace/redact.ts"
 import { ReplyTooLarge, TooManyRedirects } from "./bounded-fetch.ts"
+import { readServerOverflow } from "./context-overflow.ts"
 import {
   ContextOverflow,
   ModelNotFound,
@@ -162,18 +163,18 @@ export const fromStatus = (
       host: site.host,
       detail: `the server refused the credentials (${detail}). Set OPENAI_API_KEY to a key this server accepts.`
     })
-  // vLLM, llama.cpp and OpenAI refuse prompts longer than the window with a 400 that says so.
-  if (
-    status === 400 &&
-    /context length|context window|maximum context|exceeds the available context|too many tokens/i.test(serverMessage)
-  ) {
-    const requested = /(?:requested|resulted in|prompt has|contains)\D{0,20}(\d+)\s*tokens/i.exec(serverMessage)?.[1]
+  // llama.cpp, vLLM, Ollama (asked not to cut) and OpenAI refuse a prompt over the window with a 400 that says so
+  const overflow = status === 400 || status === 413 ? readServerOverflow(serverMessage) : undefined
+  if (overflow)
     return new ContextOverflow({
       role: site.role,
-      promptTokens: requested ? Number(requested) : 0,
-      contextTokens: site.contextTokens ?? 0
+      provider: site.provider,
+      server: overflow.server,
+      promptTokens: overflow.promptTokens,
+      completionTokens: overflow.completionTokens,
+      // the server's own figure; else the window the request was built for
+      contextTokens: overflow.contextTokens ?? site.contextTokens
     })
-  }
   // Ollama answers 400 "model ... not found" on some versions.
   if (/model\b.*\bnot found/i.test(serverMessage))
     return new ModelNotFound({ provider: site.provider, model: site.model })

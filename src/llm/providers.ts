@@ -2,6 +2,7 @@
 // and its error wording. The library registers ollama, openai and scripted (src/llm/providers/); the bench, `sim`.
 import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
+import type { OverflowServer } from "./context-overflow.ts"
 import type { InvalidModelSpec, ModelNotFound } from "./errors.ts"
 import type { LanguageModel } from "./language-model.ts"
 import type { ModelOptions } from "./model-options.ts"
@@ -33,6 +34,13 @@ export interface ProviderWording {
   readonly address: string
   /** The same for a path that answers 404 (`OPENAI_BASE_URL (usually ending in /v1)`); default `address`. */
   readonly addressPath?: string | undefined
+  /**
+   * What fixes a prompt over the context window: `server` is the server that refused it (undefined: smurfs' own
+   * estimate found it), `contextTokens` the server's window when it said. Default: raise --num-ctx.
+   */
+  readonly contextAdvice?:
+    | ((server: OverflowServer | undefined, contextTokens: number | undefined) => string)
+    | undefined
 }
 
 export interface Provider {
@@ -59,8 +67,13 @@ export interface Provider {
   readonly settingsKey?: ((rest: string, options: ModelOptions) => string) | undefined
   /** What `smurfs doctor` checks before the structured call. */
   readonly doctor: (rest: string, options: ModelOptions) => Effect.Effect<ProviderChecks>
-  /** Whether the server has the model, asked before a long run: fails with ModelNotFound only when the server says it lacks it. */
-  readonly present?: ((rest: string, options: ModelOptions) => Effect.Effect<void, ModelNotFound>) | undefined
+  /**
+   * Whether the server has the model, asked before a run: fails with ModelNotFound only when the server says it lacks
+   * it and would refuse it; else warnings to show (a server that serves any name, a window smaller than --num-ctx).
+   */
+  readonly present?:
+    | ((rest: string, options: ModelOptions) => Effect.Effect<ReadonlyArray<string>, ModelNotFound>)
+    | undefined
   /** Whether `rest` names nothing of the machine that builds it (no file, no address), so another machine may be given the spec (a queue job). */
   readonly portable: (rest: string) => boolean
   /** A model for tests and measurements: never suggested as a judge. */

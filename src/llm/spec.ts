@@ -85,23 +85,27 @@ export const isPortableSpec = (spec: string): boolean => {
 export const isTestModelSpec = (spec: string): boolean => registeredSpec(spec)?.provider.testModel === true
 
 /**
- * Whether the model a spec names is on its server, asked before a long run writes anything: fails with
- * ModelNotFound (naming the models the server has) when the server says it lacks the model. Anything
- * else (the server down, a provider that does not list models, a pool) passes here and meets the run's own handling.
+ * Whether the model a spec names is on its server, asked before a run writes anything: fails with ModelNotFound
+ * (naming the models the server has) when the server says it lacks the model and would refuse it; else the warnings
+ * to show (a server that serves any name, llama.cpp's; a server window smaller than --num-ctx). Anything else (the
+ * server down, a provider that does not list models, a pool) passes here and meets the run's own handling.
  */
-export const checkModelPresent = (spec: string, options: ModelOptions = {}): Effect.Effect<void, ModelNotFound> =>
+export const checkModelPresent = (
+  spec: string,
+  options: ModelOptions = {}
+): Effect.Effect<ReadonlyArray<string>, ModelNotFound> =>
   modelPresence(spec, options).pipe(
     // a server that does not answer at once is the run's to meet (its timeouts, --stop-after), not a missing model
     Effect.timeoutOption(PRESENCE_CHECK_MS),
-    Effect.asVoid
+    Effect.map((warnings) => (warnings._tag === "Some" ? warnings.value : []))
   )
 
 /** How long the model check before a run waits for the server. */
 const PRESENCE_CHECK_MS = 3000
 
-const modelPresence = (spec: string, options: ModelOptions): Effect.Effect<void, ModelNotFound> =>
+const modelPresence = (spec: string, options: ModelOptions): Effect.Effect<ReadonlyArray<string>, ModelNotFound> =>
   Effect.gen(function* () {
-    if (options.endpoints !== undefined && options.endpoints.length > 0) return
+    if (options.endpoints !== undefined && options.endpoints.length > 0) return []
     const parsed = yield* Effect.orElseSucceed(parseModelSpec(spec), () => undefined)
-    if (parsed?.registered.present !== undefined) yield* parsed.registered.present(parsed.rest, options)
+    return parsed?.registered.present === undefined ? [] : yield* parsed.registered.present(parsed.rest, options)
   })

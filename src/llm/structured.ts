@@ -11,6 +11,7 @@ import { MalformedOutput, type ProviderError } from "./errors.ts"
 import { grammarSafe } from "./grammar-safe.ts"
 import { type GenerateRequest, type GenerateResponse, LanguageModel, type Message } from "./language-model.ts"
 import { NestingTooDeep, parseJsonBounded, textNestsDeeper } from "./nesting.ts"
+import { outputLimitOf } from "./output-limits.ts"
 import { splitThinking } from "./thinking.ts"
 
 /** At most this many reflection retries after the first attempt, as in the paper. */
@@ -122,6 +123,35 @@ const parseReply = <A>(reply: string, schema: z.ZodType<A>, check: ObjectRequest
   return problem ? { ok: false, ...problem } : { ok: true, value: result.data, ...(repaired ? { repaired } : {}) }
 }
 
+/**
+ * A reply the server cut at the output limit: taken only when it is whole JSON as it stands (a model that closed its
+ * object and then wrote blank lines until the limit, as grammar-constrained ones do); never repaired, since a
+ * repair would close the cut object and pass half a reply off as a whole one. Else a `length` guardrail, reflected.
+ */
+const parseCutReply = <A>(
+  reply: string,
+  schema: z.ZodType<A>,
+  check: ObjectRequest<A>["check"],
+  limit: number | undefined
+): Parsed<A> => {
+  const text = splitThinking(reply).text.trim()
+  const cut: Parsed<A> = {
+    ok: false,
+    guardrail: "length",
+    error: `the reply was cut at the output limit${limit === undefined ? "" : ` of ${limit} tokens`} before it was complete: reply with the JSON object only, and keep its texts short`
+  }
+  let raw: unknown
+  try {
+    raw = parseJsonBounded(text)
+  } catch {
+    return cut
+  }
+  const result = schema.safeParse(raw)
+  if (!result.success) return cut
+  const problem = check?.(result.data)
+  return problem ? { ok: false, ...problem } : { ok: true, value: result.data }
+}
+
 /** One rejected reply of a generateObject call, traced once the call's outcome is known. */
 interface Rejection {
   readonly guardrail: string
@@ -166,7 +196,9 @@ const attempts = <A>(request: ObjectRequest<A>, rejections: Array<Rejection>) =>
     let last = { text: "", error: "" }
     for (let attempt = 1; attempt <= maxReflections + 1; attempt++) {
       const response: GenerateResponse = yield* callModel(model.generate, { ...request, messages, format }, attempt)
-      const parsed = parseReply(response.text, request.schema, request.check)
+      const parsed = response.truncated
+        ? parseCutReply(response.text, request.schema, request.check, withOutputLimit(request).options?.maxTokens)
+        : parseReply(response.text, request.schema, request.check)
       // A local repair spends no model call; it is a guardrail of its own, recovered by definition.
       if (parsed.ok && parsed.repaired) rejections.push({ guardrail: REPAIR, error: parsed.repaired, attempt })
       if (parsed.ok) return { value: parsed.value, response, attempts: attempt } satisfies ObjectResult<A>
@@ -187,13 +219,19 @@ const attempts = <A>(request: ObjectRequest<A>, rejections: Array<Rejection>) =>
     })
   })
 
-/** One traced call to the model. */
+/** A request with an output limit: its own, else its role's (`outputLimitOf`). */
+export const withOutputLimit = (request: GenerateRequest): GenerateRequest =>
+  request.options?.maxTokens !== undefined
+    ? request
+    : { ...request, options: { ...request.options, maxTokens: outputLimitOf(request.role) } }
+
+/** One traced call to the model, with an output limit (its own, else its role's). */
 export const callModel = (
   generate: (request: GenerateRequest) => Effect.Effect<GenerateResponse, ProviderError>,
   request: GenerateRequest,
   attempt = 1
 ): Effect.Effect<GenerateResponse, ProviderError> =>
-  generate(request).pipe(
+  generate(withOutputLimit(request)).pipe(
     // a reply far longer than any agent uses is cut where it is read, so its copies (parsing, events) stay small
     Effect.map((r) =>
       r.text.length > SIZE_CAPS.replyChars ? { ...r, text: capText(r.text, SIZE_CAPS.replyChars) } : r

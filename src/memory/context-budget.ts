@@ -32,6 +32,8 @@ const TRUNCATED = " ...[truncated]"
 const MIN_CALIBRATION_CHARS = 400
 
 export class ContextBudget {
+  /** The model's whole context window, prompt and reply. */
+  readonly contextTokens: number
   readonly promptTokens: number
   readonly count: (text: string) => number
   readonly maxObservationTokens: number
@@ -45,6 +47,7 @@ export class ContextBudget {
       options.reserveTokens ?? budgetDefaults.reserveTokens,
       Math.floor(options.contextTokens / 2)
     )
+    this.contextTokens = options.contextTokens
     this.promptTokens = Math.max(1, options.contextTokens - reserve)
     this.count = options.countTokens ?? ((text) => Math.ceil(text.length / this.charsPerToken))
     this.maxObservationTokens = Math.min(
@@ -89,6 +92,14 @@ export class ContextBudget {
   /** A tool observation cut to the observation limit. */
   observation(text: string): string {
     return this.truncate(text, this.maxObservationTokens)
+  }
+
+  /**
+   * The reply tokens a prompt of `text` leaves in the whole window, at least the reserve the budget keeps: what vLLM
+   * allows a request that sets no max_tokens, as the Smurfs authors' client sent it.
+   */
+  replyRoom(text: string): number {
+    return Math.max(this.contextTokens - this.promptTokens, this.contextTokens - this.count(text))
   }
 
   /** Tokens left for changing content once the fixed parts of a prompt are counted. */

@@ -60,6 +60,18 @@ export interface Reply {
   /** Token counts to report; defaults derive from the text lengths. */
   readonly promptTokens?: number
   readonly completionTokens?: number
+  /**
+   * The model writes without end (a random model, a small one in a repetition loop): with an output limit on the
+   * request (max_tokens / num_predict) the reply is that many tokens of `content` repeated, cut (finish_reason /
+   * done_reason "length"); without one the server never answers, as a server still generating.
+   */
+  readonly ramble?: boolean
+}
+
+/** The text of a rambling reply cut at `limit` tokens (4 characters a token, as `estimateTokens` counts). */
+export const rambleText = (seed: string, limit: number): string => {
+  const unit = seed.length > 0 ? seed : "and so on "
+  return unit.repeat(Math.ceil((limit * 4) / unit.length)).slice(0, limit * 4)
 }
 
 /** What the server does for one chat request. `delayMs` holds the reply back (a slow model, or longer than a timeout). */

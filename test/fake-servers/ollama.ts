@@ -8,6 +8,7 @@ import {
   isFault,
   normalizeStep,
   type RouteContext,
+  rambleText,
   type Step,
   startServer,
   stepFrom
@@ -32,6 +33,12 @@ export interface FakeOllamaOptions {
   readonly chat?: ReadonlyArray<Step> | ((body: any, index: number) => Step | Promise<Step>)
   /** Server version reported by /api/version. */
   readonly version?: string
+  /**
+   * The model's largest context (default none): a prompt (4 characters a token) over the request's `num_ctx` (or
+   * this, when smaller) is cut silently from its start as Ollama does by default, or refused with its HTTP 400 "the
+   * input length exceeds the context length" when the request says `truncate: false` (Ollama 0.12.5 and later).
+   */
+  readonly contextTokens?: number
 }
 
 export interface FakeOllama extends FakeServer {
@@ -79,8 +86,15 @@ export const startFakeOllama = async (
       )
       return
     }
-    const content = step.content ?? ""
     const promptText = (body.messages ?? []).map((m: { content?: string }) => m.content ?? "").join("\n")
+    const window = Math.min(body.options?.num_ctx ?? 2048, options.contextTokens ?? Number.POSITIVE_INFINITY)
+    const longer = options.contextTokens !== undefined && estimateTokens(promptText) > window
+    if (longer && body.truncate === false)
+      return ctx.sendJson(400, { error: "the input length exceeds the context length" })
+    const limit: number | undefined = body.options?.num_predict
+    if (step.ramble && (limit === undefined || limit < 0)) return // still generating: the client gives up first
+    const cut = step.ramble === true
+    const content = cut ? rambleText(step.content ?? "", limit!) : (step.content ?? "")
     ctx.sendJson(200, {
       model: body.model,
       created_at: new Date(0).toISOString(),
@@ -93,10 +107,11 @@ export const startFakeOllama = async (
           : {})
       },
       done: true,
-      done_reason: "stop",
+      done_reason: cut ? "length" : "stop",
       total_duration: 1_000_000,
       load_duration: 0,
-      prompt_eval_count: step.promptTokens ?? estimateTokens(promptText),
+      // a prompt cut to fit was evaluated as the window's worth of tokens
+      prompt_eval_count: step.promptTokens ?? (longer ? window : estimateTokens(promptText)),
       prompt_eval_duration: 1,
       eval_count: step.completionTokens ?? estimateTokens(content),
       eval_duration: 1

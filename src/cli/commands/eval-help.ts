@@ -1,7 +1,7 @@
 // The help text of `smurfs eval`: every flag with its default.
 import { EVAL_DEFAULTS } from "../../../bench/eval/evaluate.ts"
 import { QUEUE_CONCURRENCY } from "../../../bench/eval/run-eval.ts"
-import { MODEL_DEFAULTS } from "../../llm/spec.ts"
+import { MODEL_DEFAULTS, THINK_HELP } from "../../llm/spec.ts"
 import { STB_ENV } from "../../text/stabletoolbench-files.ts"
 
 export const EVAL_HELP = `usage: smurfs eval --run <dir> --judge <model spec> [options]
@@ -26,6 +26,9 @@ options:
                             the answer order with it (default ${EVAL_DEFAULTS.seed})
   --temperature <t>         the judge model's sampling temperature where a judge prompt sets none (default ${MODEL_DEFAULTS.temperature})
   --num-ctx <n>             the judge model's context window in tokens (default ${MODEL_DEFAULTS.numCtx})
+  --think <on|off|low|medium|high>
+                            the judge model's ${THINK_HELP}
+  --timeout <ms>            per-request judge model timeout (default ${MODEL_DEFAULTS.timeoutMs})
   --stb <dir>               judge with ToolEval's own template and function schemas, read from this
                             StableToolBench checkout (the folder holding toolbench/; default ${STB_ENV});
                             without it, our own wording of the same rules

@@ -19,7 +19,15 @@ import type { InvalidModelSpec } from "../../llm/errors.ts"
 import type { LanguageModel } from "../../llm/language-model.ts"
 import { STB_FILES, stbDirOf } from "../../text/stabletoolbench-files.ts"
 import { ExitCode } from "../exit-codes.ts"
-import { choiceOption, intOption, numberOption, type ParsedCommand, runCommand, UsageError } from "../options.ts"
+import {
+  choiceOption,
+  intOption,
+  numberOption,
+  type ParsedCommand,
+  runCommand,
+  thinkOption,
+  UsageError
+} from "../options.ts"
 import { runProgram } from "../run-program.ts"
 import { EVAL_HELP } from "./eval-help.ts"
 
@@ -66,6 +74,7 @@ const TERMINAL: EvalObserver = {
     ),
   stage: progress,
   judged: report,
+  warn: (text) => console.error(`smurfs eval: ${text}`),
   fac: (fac) =>
     console.error(
       `fac: ${fac.judged} decisions made, ${fac.kept} kept from earlier (the prompt of ${STB_FILES.facEval})`
@@ -85,6 +94,8 @@ const OPTIONS = {
   seed: { type: "string" },
   temperature: { type: "string" },
   "num-ctx": { type: "string" },
+  think: { type: "string" },
+  timeout: { type: "string" },
   out: { type: "string" },
   stb: { type: "string" },
   json: { type: "boolean" },
@@ -115,6 +126,8 @@ const settingsOf = (parsed: ParsedCommand<typeof OPTIONS>["values"]) => {
       seed: intOption("seed", parsed.seed, 0),
       temperature: numberOption("temperature", parsed.temperature, 0, 2),
       numCtx: intOption("num-ctx", parsed["num-ctx"]),
+      think: thinkOption(parsed.think),
+      timeoutMs: intOption("timeout", parsed.timeout),
       out: parsed.out,
       stb: stbDirOf(parsed.stb),
       fac: parsed.fac === true,

@@ -7,6 +7,7 @@ import { EXECUTORS, smurfsDefaults } from "../../agents/smurfs-options.ts"
 import { smurfsSrcDirOf } from "../../agents/smurfs-source.ts"
 import { Timeout } from "../../llm/errors.ts"
 import type { ServerFailure } from "../../llm/server-watch.ts"
+import { checkModelPresent, type ModelOptions } from "../../llm/spec.ts"
 import { plural } from "../../plural.ts"
 import {
   checkRunSettings,
@@ -164,9 +165,17 @@ const solve = (
   const onEvent =
     view &&
     ((event: RunEvent, serverFailed: boolean) => (isKind(event, "give_up") && serverFailed ? undefined : view(event)))
-  const program = runQuery(settings, { askUser: terminalAskUser(), onEvent, modelCalls: spinner }).pipe(
-    Effect.provide(otlpLayer())
+  // as bench does: a model the server would refuse is refused before the run (with the names it has), and what the
+  // server says of the model (llama.cpp serves any name, a window smaller than --num-ctx) is shown first
+  const checked = Effect.tap(checkModelPresent(settings.model, settings.modelOptions as ModelOptions), (warnings) =>
+    Effect.sync(() => {
+      for (const warning of warnings) writeLine(`smurfs run: ${settings.model}: ${warning}`)
+    })
   )
+  const program = Effect.andThen(
+    checked,
+    runQuery(settings, { askUser: terminalAskUser(), onEvent, modelCalls: spinner })
+  ).pipe(Effect.provide(otlpLayer()))
 
   // Tool modules run in this process: their stdout writes go to stderr and a process.exit fails their call.
   const restoreStdout = routeStdoutToStderr()

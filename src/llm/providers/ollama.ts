@@ -104,11 +104,11 @@ const doctor = (model: string, options: ModelOptions): Effect.Effect<ProviderChe
   })
 
 /** ModelNotFound (naming the models the server has) when /api/show says the model is missing; anything else passes. */
-const present = (model: string, options: ModelOptions): Effect.Effect<void, ModelNotFound> =>
+const present = (model: string, options: ModelOptions): Effect.Effect<ReadonlyArray<string>, ModelNotFound> =>
   Effect.gen(function* () {
     const settings = ollamaSettings(model, options)
     const shown = yield* Effect.result(ollamaCapabilities(settings))
-    if (shown._tag === "Success" || shown.failure._tag !== "ModelNotFound") return
+    if (shown._tag === "Success" || shown.failure._tag !== "ModelNotFound") return []
     const available = yield* Effect.orElseSucceed(ollamaModels(settings), () => undefined)
     return yield* Effect.fail(new ModelNotFound({ provider: "ollama", model, available }))
   })
@@ -136,6 +136,7 @@ registerProvider({
     unreachable: (host) =>
       `Cannot reach Ollama at ${host}. Start it with \`ollama serve\` (or open the Ollama app), or set OLLAMA_HOST to where it listens.`,
     modelMissing: (model) => `Ollama does not have the model "${model}". Download it with \`ollama pull ${model}\`.`,
-    address: "OLLAMA_HOST"
+    address: "OLLAMA_HOST",
+    contextAdvice: () => "Raise --num-ctx (sent to Ollama as num_ctx with every request) or use fewer tools."
   }
 })
