@@ -7,6 +7,7 @@ import type * as Scope from "effect/Scope"
 import { z } from "zod"
 import { makeDirectory, RunDirError, writeProblem } from "../src/trace/fs-problem.ts"
 import { readFileBounded } from "../src/trace/guarded-fs.ts"
+import { TEMP_OPEN_FLAGS, tempPathOf } from "../src/trace/temp-file.ts"
 import { LOCK_FILE } from "./run-format.ts"
 
 const LockOwner = z.object({ pid: z.number(), host: z.string(), startedAt: z.string(), token: z.string() })
@@ -42,9 +43,10 @@ const isStale = (owner: LockOwner | undefined): boolean =>
 const errno = (e: unknown) => (e as NodeJS.ErrnoException).code
 
 /** Put `owner` in place as the lock, atomically and complete (link fails when a lock exists); false when one does. */
-const tryCreate = (dir: string, path: string, owner: LockOwner): boolean => {
-  const tmp = join(dir, `${LOCK_FILE}.${owner.token}.new`)
-  writeFileSync(tmp, `${JSON.stringify(owner)}\n`)
+const tryCreate = (path: string, owner: LockOwner): boolean => {
+  // an unpredictable name, created exclusively: a link planted beside the lock is never written through
+  const tmp = tempPathOf(path)
+  writeFileSync(tmp, `${JSON.stringify(owner)}\n`, { flag: TEMP_OPEN_FLAGS, mode: 0o644 })
   try {
     linkSync(tmp, path)
     return true
@@ -101,7 +103,7 @@ export const acquireRunLock = (
           token: `${process.pid}-${Math.random().toString(36).slice(2, 10)}`
         }
         for (let attempt = 0; attempt < 5; attempt++) {
-          if (tryCreate(run, path, owner)) return { mine: true, owner }
+          if (tryCreate(path, owner)) return { mine: true, owner }
           const current = readOwner(path)
           if (!isStale(current)) return { mine: false, owner: current! }
           breakStale(run, path, current, owner.token)

@@ -13,6 +13,7 @@ import { addCacheEntry, cacheFilePath } from "./cache-store.ts"
 import { canonicalArgs } from "./canonical.ts"
 import type { ToolCall, ToolEnvironment } from "./environment.ts"
 import { formatRecordedResponse, parseRecordedResponse, type Recording, type ReplayIndex } from "./recorded.ts"
+import { warnOnStderr } from "./replay.ts"
 import { cacheKeyOf, type SimulatorPrompts, smurfsSimulatorPrompts } from "./simulator-prompts.ts"
 
 /** The file, inside a store folder, that simulated responses are appended to (responses.jsonl format). */
@@ -39,7 +40,12 @@ export interface SimulatedOptions {
   readonly cacheDir?: string | undefined
   /** The texts and sampling of the simulation: StableToolBench's server prompts or ours (the default). */
   readonly prompts?: SimulatorPrompts | undefined
+  /** Told when a response could not be stored or a cache file was set aside; stderr by default. */
+  readonly warn?: ((line: string) => void) | undefined
 }
+
+/** Cache write failures shown per environment; a full disk fails every write, and one line says it. */
+const SHOWN_WRITE_FAILURES = 3
 
 export interface SimulatedEnvironment extends ToolEnvironment {
   /** Model calls made so far (misses of the index). */
@@ -58,20 +64,37 @@ export const makeSimulatedEnvironment = (
     const storeFile = options.storeDir === undefined ? undefined : join(options.storeDir, SIMULATED_STORE_FILE)
     let generated = 0
 
+    const warn = options.warn ?? warnOnStderr
+    let writeFailures = 0
+    const failedWrite = (e: unknown) =>
+      Effect.sync(() => {
+        // an unwritable cache only costs a model call next run, but the user hears of it
+        if (++writeFailures > SHOWN_WRITE_FAILURES) return
+        warn(
+          `warning: ${(e as Error).message}; the response is used in this run but not stored` +
+            (writeFailures === SHOWN_WRITE_FAILURES ? " (further cache write failures are not shown)" : "")
+        )
+      })
+    const storeInCache = (call: ToolCall, recording: Recording, value: unknown) =>
+      options.cacheDir === undefined
+        ? Effect.void
+        : Effect.tryPromise({
+            try: (signal) =>
+              addCacheEntry(
+                cacheFilePath(options.cacheDir!, call.doc.category_name, call.stdTool, call.stdApi),
+                recording.key!,
+                redactValue(value),
+                { signal, note: (line) => warn(`warning: ${line}`) }
+              ),
+            catch: (e) => e
+          }).pipe(Effect.catch(failedWrite))
+
     const store = (call: ToolCall, recording: Recording, value: unknown) =>
+      Effect.andThen(storeInCache(call, recording, value), () => storeInRun(recording))
+
+    const storeInRun = (recording: Recording) =>
       Effect.sync(() => {
         options.index.add(recording)
-        if (options.cacheDir !== undefined) {
-          try {
-            addCacheEntry(
-              cacheFilePath(options.cacheDir, call.doc.category_name, call.stdTool, call.stdApi),
-              recording.key!,
-              redactValue(value)
-            )
-          } catch {
-            // as below: an unwritable cache only costs a model call next run
-          }
-        }
         if (storeFile === undefined) return
         try {
           if (options.storeRoot !== undefined) refuseSymlinksSync(options.storeRoot, options.storeDir!)
