@@ -493,8 +493,13 @@ export const runBenchSettings = (settings: BenchSettings, progress: Progress) =>
   )
   // A misspelled model fails here, before the run directory exists. On a queue the workers' servers hold the
   // model; a resumed run first checks its settings against the run's (a changed model is named there).
+  // The simulator is checked the same way (a second server, asked for the run's tool calls nothing recorded).
+  const simulatorPresent =
+    settings.simulator !== undefined && settings.envs.includes("simulated")
+      ? checkModelPresent(settings.simulator, { timeoutMs: settings.timeoutMs })
+      : Effect.void
   return settings.queue === undefined && !settings.resume
-    ? Effect.andThen(checkModelPresent(settings.model, modelOptionsOf(settings)), run)
+    ? Effect.andThen(Effect.andThen(checkModelPresent(settings.model, modelOptionsOf(settings)), simulatorPresent), run)
     : run
 }
 

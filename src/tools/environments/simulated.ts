@@ -1,6 +1,7 @@
 // The simulated environment (StableToolBench's tool server): on a miss, a simulator model writes the response, which is stored for replay.
 import { mkdirSync } from "node:fs"
 import { join } from "node:path"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import { z } from "zod"
 import { LanguageModel } from "../../llm/language-model.ts"
@@ -43,6 +44,37 @@ export interface SimulatedOptions {
   /** Told when a response could not be stored or a cache file was set aside; stderr by default. */
   readonly warn?: ((line: string) => void) | undefined
 }
+
+/** The simulator's server failed (unreachable, timed out, 5xx...): no response came, whatever the tool would say. */
+export interface SimulatorFailure {
+  readonly message: string
+  /** The model layer's error tag (ModelUnreachable, Timeout...). */
+  readonly tag: string
+}
+
+/**
+ * One task's watch of the simulator, provided by whoever runs the task (the bench's executeTask): the first
+ * server failure of the simulator during the task is put here, the task's later misses are not sent (a hung
+ * simulator costs one timeout per task), and the task is recorded as `error`, not as a result, as when the
+ * model server fails. Without one (a library caller), each call the simulator could not answer is a miss.
+ */
+export interface SimulatorWatch {
+  failure: SimulatorFailure | undefined
+}
+export const SimulatorWatch = Context.Reference<SimulatorWatch | undefined>("smurfs/SimulatorWatch", {
+  defaultValue: () => undefined
+})
+
+const isServerFault = (e: unknown): e is Error & { readonly _tag: string } =>
+  typeof e === "object" && e !== null && (e as { serverFault?: unknown }).serverFault === true
+
+/** A call the simulator could not answer: a failed call, counted as a miss (no recorded or simulated response). */
+const unanswered = (failure: SimulatorFailure): ToolResult => ({
+  ok: false,
+  content: "",
+  error: `the tool simulator could not answer, so the call has no response: ${failure.message}`,
+  missed: true
+})
 
 /** Cache write failures shown per environment; a full disk fails every write, and one line says it. */
 const SHOWN_WRITE_FAILURES = 3
@@ -139,11 +171,17 @@ export const makeSimulatedEnvironment = (
           )
         }),
         Effect.catch((e) =>
-          Effect.succeed<ToolResult>({
-            ok: false,
-            content: "",
-            error: `the simulated environment could not produce a response: ${e.message}`
-          })
+          isServerFault(e)
+            ? Effect.map(Effect.service(SimulatorWatch), (watch) => {
+                const failure = { message: e.message, tag: e._tag }
+                if (watch !== undefined) watch.failure ??= failure
+                return unanswered(failure)
+              })
+            : Effect.succeed<ToolResult>({
+                ok: false,
+                content: "",
+                error: `the simulated environment could not produce a response: ${e.message}`
+              })
         )
       )
     }
@@ -170,7 +208,11 @@ export const makeSimulatedEnvironment = (
       serve: (call) =>
         Effect.suspend(() => {
           const recorded = options.index.lookup(call.stdTool, call.stdApi, call.args)
-          return recorded ? Effect.succeed(parseRecordedResponse(recorded.response)) : simulateOnce(call)
+          if (recorded) return Effect.succeed(parseRecordedResponse(recorded.response))
+          // the simulator already failed this task: its later misses are not sent
+          return Effect.flatMap(Effect.service(SimulatorWatch), (watch) =>
+            watch?.failure === undefined ? simulateOnce(call) : Effect.succeed(unanswered(watch.failure))
+          )
         })
     } satisfies SimulatedEnvironment
   })
