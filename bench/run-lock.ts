@@ -6,7 +6,7 @@ import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { z } from "zod"
 import { makeDirectory, RunDirError, writeProblem } from "../src/trace/fs-problem.ts"
-import { readFileBounded } from "../src/trace/guarded-fs.ts"
+import { makeDirectoryInside, readFileBounded } from "../src/trace/guarded-fs.ts"
 import { TEMP_OPEN_FLAGS, tempPathOf } from "../src/trace/temp-file.ts"
 import { LOCK_FILE } from "./run-format.ts"
 
@@ -84,17 +84,21 @@ const describe = (owner: LockOwner) => `pid ${owner.pid} on ${owner.host}, since
  * Take the run directory's lock for the scope (released when it closes, interrupted or not). Refused
  * with a message naming the other writer while a live one holds it; a lock whose process died
  * (kill -9, a crash, a reboot) is taken over at once. `writer` and `what` name the writer and the
- * folder in that message (an eval locks its judge's label folder).
+ * folder in that message (an eval locks its judge's label folder, inside `root`, the run).
  */
 export const acquireRunLock = (
   run: string,
   writer = "smurfs bench",
-  what = "run directory"
+  what = "run directory",
+  root?: string | undefined
 ): Effect.Effect<void, RunDirError, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.tryPromise({
       try: async () => {
-        await makeDirectory(run)
+        // a folder inside a run (an eval's label folder) is made without following a link below the run:
+        // an `eval/` linked elsewhere is refused before anything is made there
+        if (root === undefined) await makeDirectory(run)
+        else await makeDirectoryInside(root, run)
         const path = join(run, LOCK_FILE)
         const owner: LockOwner = {
           pid: process.pid,

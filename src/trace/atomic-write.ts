@@ -3,7 +3,7 @@ import { open, rename, unlink } from "node:fs/promises"
 import { dirname } from "node:path"
 import * as Effect from "effect/Effect"
 import { makeDirectory, RunDirError, writeProblem } from "./fs-problem.ts"
-import { type RootedPath, refuseSymlinks } from "./guarded-fs.ts"
+import { assertStillInside, makeDirectoryInside, type RootedPath, refuseSymlinks } from "./guarded-fs.ts"
 import { TEMP_OPEN_FLAGS, TMP_MARK, tempPathOf } from "./temp-file.ts"
 
 export { TMP_MARK }
@@ -52,12 +52,19 @@ const syncDirectory = async (fs: AtomicWriteFs, dir: string): Promise<void> => {
  * so most need no mkdir. TEMP_OPEN_FLAGS (O_EXCL | O_NOFOLLOW): the temp file is new, never a link or a file
  * someone put in its place.
  */
-const openTemp = async (fs: AtomicWriteFs, dir: string, tmp: string): Promise<AtomicWriteFile> => {
+const openTemp = async (
+  fs: AtomicWriteFs,
+  dir: string,
+  tmp: string,
+  root: string | undefined
+): Promise<AtomicWriteFile> => {
   try {
     return await fs.open(tmp, TEMP_OPEN_FLAGS)
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e
-    await makeDirectory(dir) // fails with the real cause (EROFS, EACCES, ENOSPC...) when it cannot be made
+    // fails with the real cause (EROFS, EACCES, ENOSPC...) when it cannot be made; inside a root, never through a link
+    if (root === undefined) await makeDirectory(dir)
+    else await makeDirectoryInside(root, dir)
     return await fs.open(tmp, TEMP_OPEN_FLAGS)
   }
 }
@@ -78,14 +85,18 @@ const writeAtomically = async (target: WriteTarget, bytes: Uint8Array, fs: Atomi
   const file = pathOf(target)
   const dir = dirname(file)
   if (typeof target !== "string") await refuseSymlinks(target.root, dir)
+  const root = typeof target === "string" ? undefined : target.root
   const tmp = tempPathOf(file)
-  let handle: AtomicWriteFile | undefined = await openTemp(fs, dir, tmp)
+  let handle: AtomicWriteFile | undefined = await openTemp(fs, dir, tmp, root)
   try {
+    // a folder swapped for a link between the check and the open (a race) gets no byte, and no rename into it
+    if (root !== undefined) await assertStillInside(root, dir)
     await writeAll(handle, bytes)
     await handle.sync()
     const opened = handle
     handle = undefined
     await opened.close()
+    if (root !== undefined) await assertStillInside(root, dir)
     await fs.rename(tmp, file)
   } catch (e) {
     // nothing half-written may stay behind, let alone be renamed into place

@@ -8,6 +8,7 @@
 import { randomBytes } from "node:crypto"
 import { closeSync, constants, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs"
 import { basename, dirname, join } from "node:path"
+import { assertStillInsideSync, refuseSymlinksSync } from "./guarded-fs.ts"
 
 /** Temporary files of an unfinished atomic write carry this marker; a run directory removes them when it is opened. */
 export const TMP_MARK = ".tmp-"
@@ -46,21 +47,29 @@ export class ShortWrite extends Error {
   }
 }
 
+export interface AtomicSyncOptions {
+  /** The file system of the write; tests pass a faulty one. */
+  readonly fs?: SyncWriteFs | undefined
+  readonly mode?: number | undefined
+  /** A folder the file must stay in (a run directory): no symbolic link below it is followed, before or after the open. */
+  readonly root?: string | undefined
+}
+
 /**
  * Write `data` to `file` all or nothing: an exclusive temp file beside it, every byte written and counted,
  * fsync, then the rename. When any step fails (ENOSPC, a short write, EIO) the temp file is removed, the
  * old file is left as it was, and the error is thrown for the caller to report.
  */
-export const writeFileAtomicSync = (
-  file: string,
-  data: string | Uint8Array,
-  fs: SyncWriteFs = nodeSyncWriteFs,
-  mode = 0o644
-): void => {
+export const writeFileAtomicSync = (file: string, data: string | Uint8Array, options: AtomicSyncOptions = {}): void => {
+  const fs = options.fs ?? nodeSyncWriteFs
+  const root = options.root
   const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data
   const tmp = tempPathOf(file)
-  let fd: number | undefined = fs.openSync(tmp, TEMP_OPEN_FLAGS, mode)
+  if (root !== undefined) refuseSymlinksSync(root, dirname(file))
+  let fd: number | undefined = fs.openSync(tmp, TEMP_OPEN_FLAGS, options.mode ?? 0o644)
   try {
+    // a folder swapped for a link between the check and the open (a race) gets no byte, and no rename into it
+    if (root !== undefined) assertStillInsideSync(root, dirname(file))
     for (let offset = 0; offset < bytes.length; ) {
       const n = fs.writeSync(fd, bytes, offset, bytes.length - offset)
       if (n <= 0) throw new ShortWrite(file, offset, bytes.length)
@@ -70,6 +79,7 @@ export const writeFileAtomicSync = (
     const opened = fd
     fd = undefined
     fs.closeSync(opened)
+    if (root !== undefined) assertStillInsideSync(root, dirname(file))
     fs.renameSync(tmp, file)
   } catch (e) {
     if (fd !== undefined)

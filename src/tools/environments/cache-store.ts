@@ -3,7 +3,7 @@
 import { mkdirSync, renameSync } from "node:fs"
 import { dirname, join, resolve, sep } from "node:path"
 import { type FileLockOptions, withFileLock } from "../../trace/file-lock.ts"
-import { readFileBounded } from "../../trace/guarded-fs.ts"
+import { makeDirectoryInsideSync, readFileBounded } from "../../trace/guarded-fs.ts"
 import { type SyncWriteFs, writeFileAtomicSync } from "../../trace/temp-file.ts"
 import { standardizeCategory } from "../toolbench/names.ts"
 
@@ -53,6 +53,8 @@ export const parseCacheFile = (text: string): Record<string, unknown> | string =
 export interface AddCacheEntryOptions extends FileLockOptions {
   /** The file system of the write; tests pass one whose disk fills. */
   readonly fs?: SyncWriteFs | undefined
+  /** The folder the cache is inside (a run directory): no symbolic link below it is followed. */
+  readonly root?: string | undefined
 }
 
 /**
@@ -69,7 +71,8 @@ export const addCacheEntry = async (
   value: unknown,
   options: AddCacheEntryOptions = {}
 ): Promise<void> => {
-  mkdirSync(dirname(file), { recursive: true })
+  if (options.root === undefined) mkdirSync(dirname(file), { recursive: true })
+  else makeDirectoryInsideSync(options.root, dirname(file))
   await withFileLock(
     `${file}.lock`,
     () => {
@@ -92,7 +95,7 @@ export const addCacheEntry = async (
       if (Object.hasOwn(entries, key)) return
       entries[key] = value
       try {
-        writeFileAtomicSync(file, pythonJsonText(entries), options.fs)
+        writeFileAtomicSync(file, pythonJsonText(entries), { fs: options.fs, root: options.root })
       } catch (e) {
         throw new CacheWriteError(file, e)
       }

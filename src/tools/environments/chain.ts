@@ -116,7 +116,9 @@ export const makeEnvironmentChain = (
             reason: "it needs a model; pass --simulator (or drop simulated from the chain)"
           })
         const stored =
-          writeDir === undefined ? { storeDir: options.storeDir, storeRoot: options.storeRoot } : { cacheDir: writeDir }
+          writeDir === undefined
+            ? { storeDir: options.storeDir, storeRoot: options.storeRoot }
+            : { cacheDir: writeDir, storeRoot: options.storeRoot }
         envs.push(
           yield* makeSimulatedEnvironment({ index, ...stored, prompts: options.simulatorPrompts }).pipe(
             Effect.provideService(LanguageModel, model.value)

@@ -1,6 +1,6 @@
 // The simulated environment (StableToolBench's tool server): on a miss, a simulator model writes the response, which is stored for replay.
 import { mkdirSync } from "node:fs"
-import { join } from "node:path"
+import { join, relative, resolve } from "node:path"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import { z } from "zod"
@@ -31,7 +31,10 @@ export interface SimulatedOptions {
   readonly index: ReplayIndex
   /** Folder to append generated responses to (responses.jsonl format), so that the next run replays them. */
   readonly storeDir?: string | undefined
-  /** The folder the store must stay in when it is inside one (a run directory): no symbolic link below it is followed. */
+  /**
+   * The folder the store (or the cache folder, when it is inside) must stay in (a run directory): no symbolic
+   * link below it is followed.
+   */
   readonly storeRoot?: string | undefined
   /**
    * A StableToolBench cache folder to add generated responses to, in their layout and keys
@@ -97,6 +100,13 @@ export const makeSimulatedEnvironment = (
     let generated = 0
 
     const warn = options.warn ?? warnOnStderr
+    // a cache folder inside the run directory (the default one) is the run's own: no link below the run is followed
+    const cacheRoot =
+      options.cacheDir !== undefined &&
+      options.storeRoot !== undefined &&
+      !relative(resolve(options.storeRoot), resolve(options.cacheDir)).startsWith("..")
+        ? options.storeRoot
+        : undefined
     let writeFailures = 0
     const failedWrite = (e: unknown) =>
       Effect.sync(() => {
@@ -116,7 +126,7 @@ export const makeSimulatedEnvironment = (
                 cacheFilePath(options.cacheDir!, call.doc.category_name, call.stdTool, call.stdApi),
                 recording.key!,
                 redactValue(value),
-                { signal, note: (line) => warn(`warning: ${line}`) }
+                { signal, note: (line) => warn(`warning: ${line}`), root: cacheRoot }
               ),
             catch: (e) => e
           }).pipe(Effect.catch(failedWrite))
