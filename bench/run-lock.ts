@@ -1,5 +1,5 @@
 // One writer per run directory: a lock file naming its owner (pid, host), so that a lock left by a killed run never blocks.
-import { linkSync, renameSync, rmSync, writeFileSync } from "node:fs"
+import { closeSync, linkSync, openSync, renameSync, rmSync, writeFileSync } from "node:fs"
 import { hostname } from "node:os"
 import { join } from "node:path"
 import * as Effect from "effect/Effect"
@@ -46,7 +46,12 @@ const errno = (e: unknown) => (e as NodeJS.ErrnoException).code
 const tryCreate = (path: string, owner: LockOwner): boolean => {
   // an unpredictable name, created exclusively: a link planted beside the lock is never written through
   const tmp = tempPathOf(path)
-  writeFileSync(tmp, `${JSON.stringify(owner)}\n`, { flag: TEMP_OPEN_FLAGS, mode: 0o644 })
+  const fd = openSync(tmp, TEMP_OPEN_FLAGS, 0o644)
+  try {
+    writeFileSync(fd, `${JSON.stringify(owner)}\n`)
+  } finally {
+    closeSync(fd)
+  }
   try {
     linkSync(tmp, path)
     return true

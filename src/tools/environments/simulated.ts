@@ -68,7 +68,7 @@ export const SimulatorWatch = Context.Reference<SimulatorWatch | undefined>("smu
   defaultValue: () => undefined
 })
 
-const isServerFault = (e: unknown): e is Error & { readonly _tag: string } =>
+const isServerFault = (e: unknown): boolean =>
   typeof e === "object" && e !== null && (e as { serverFault?: unknown }).serverFault === true
 
 /** A call the simulator could not answer: a failed call, counted as a miss (no recorded or simulated response). */
@@ -183,7 +183,7 @@ export const makeSimulatedEnvironment = (
         Effect.catch((e) =>
           isServerFault(e)
             ? Effect.map(Effect.service(SimulatorWatch), (watch) => {
-                const failure = { message: e.message, tag: e._tag }
+                const failure = { message: e.message, tag: (e as { readonly _tag: string })._tag }
                 if (watch !== undefined) watch.failure ??= failure
                 return unanswered(failure)
               })
