@@ -1,9 +1,10 @@
 // Reading StableToolBench's own prompt files from a checkout the user points to (--stb / SMURFS_STB):
 // their texts are read at run time, never copied into this repository.
-import { existsSync, readFileSync } from "node:fs"
+import { existsSync } from "node:fs"
 import { join, resolve } from "node:path"
 import * as Data from "effect/Data"
 import type { FailureKind } from "../failure.ts"
+import { readFileBounded, SOURCE_FILE_CAP_BYTES, UnreadableFile } from "./regular-file.ts"
 
 /** The files read from a StableToolBench checkout, at their own paths under the folder that holds `toolbench/`. */
 export const STB_FILES = {
@@ -47,7 +48,19 @@ export const stbDirOf = (flag: string | undefined, env: NodeJS.ProcessEnv = proc
 export const readStbFile = (dir: string, file: string): string => {
   const path = join(dir, file)
   if (!existsSync(path)) throw new StbFilesError({ path, problem: "not found" })
-  return readFileSync(path, "utf8")
+  return readSourceFile(path, (problem) => new StbFilesError({ path, problem }))
+}
+
+/**
+ * A file of a user's checkout, through the bounded regular-file reader: a FIFO, a device (/dev/zero) or a
+ * directory at its path is refused at once, naming it, as is a file larger than SOURCE_FILE_CAP_BYTES.
+ */
+export const readSourceFile = (path: string, refuse: (problem: string) => Error): string => {
+  try {
+    return readFileBounded(path, SOURCE_FILE_CAP_BYTES)
+  } catch (e) {
+    throw e instanceof UnreadableFile ? refuse(e.problem) : e
+  }
 }
 
 /** Python string escapes as they appear in their sources (\" \' \\ \n \t and line continuations). */
@@ -58,7 +71,8 @@ export const unescapePython = (text: string): string =>
 
 /** The value of a module-level string constant `NAME = """..."""` (or '''...''', "...", '...'). */
 export const pythonConstant = (source: string, name: string, path: string): string => {
-  const match = new RegExp(`(?:^|\\n)\\s*${name}\\s*=\\s*[fr]?("""|'''|"|')([\\s\\S]*?)(?<!\\\\)\\1`).exec(source)
+  // [ \t]* where the name starts a line: \s* there would span runs of blank lines, a search quadratic in their number
+  const match = new RegExp(`(?:^|\\n)[ \\t]*${name}[ \\t]*=\\s*[fr]?("""|'''|"|')([\\s\\S]*?)(?<!\\\\)\\1`).exec(source)
   if (!match) throw new StbFilesError({ path, problem: `no string ${name} found` })
   return unescapePython(match[2]!)
 }

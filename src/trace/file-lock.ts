@@ -77,9 +77,12 @@ const staleReason = (path: string, now: number): string | undefined => {
   if (stat.mtimeMs > now + FUTURE_SLACK_MS) return `it is dated in the future (${stat.mtime.toISOString()})`
   const owner = readOwner(path)
   if (owner === undefined)
-    return now - stat.mtimeMs > UNREADABLE_GRACE_MS ? "it names no owner (a leftover of another version or a crash)" : undefined
+    return now - stat.mtimeMs > UNREADABLE_GRACE_MS
+      ? "it names no owner (a leftover of another version or a crash)"
+      : undefined
   if (owner.host === hostname() && !alive(owner.pid)) return `its owner, pid ${owner.pid}, is gone`
-  if (now - stat.mtimeMs > STALE_LOCK_MS) return `it has been held since ${owner.startedAt}, longer than any write takes`
+  if (now - stat.mtimeMs > STALE_LOCK_MS)
+    return `it has been held since ${owner.startedAt}, longer than any write takes`
   return undefined
 }
 

@@ -60,9 +60,9 @@ describe("point 1: a full disk never tears the shared simulator cache", () => {
     const { file } = freshCache()
     const before = JSON.stringify(entries(600), null, 4)
     writeFileSync(file, before)
-    await expect(addCacheEntry(file, "{'q': 'new'}", { error: "", response: "x" }, { fs: fillingDisk(10_000) })).rejects.toThrow(
-      /disk is full \(ENOSPC\).*kept as it was/
-    )
+    await expect(
+      addCacheEntry(file, "{'q': 'new'}", { error: "", response: "x" }, { fs: fillingDisk(10_000) })
+    ).rejects.toThrow(/disk is full \(ENOSPC\).*kept as it was/)
     expect(readFileSync(file, "utf8")).toBe(before)
     expect(readdirSync(dirname(file))).toEqual(["popularsitesforquery.json"])
   })
@@ -205,11 +205,7 @@ describe("point 6: cache locks have an owner; stale ones are taken over, waiting
       new RegExp(`held by pid ${process.pid} on .* if that process is gone, delete the lock`)
     )
     // interrupted: the child's wait is aborted after 200 ms and it ends, where the old spin never did
-    const child = writerInChild(
-      file,
-      15_000,
-      "globalThis.signal = AbortSignal.timeout(200)"
-    )
+    const child = writerInChild(file, 15_000, "globalThis.signal = AbortSignal.timeout(200)")
     expect(child.signal).toBeNull()
     expect(child.stdout).toMatch(/failed (AbortError|TimeoutError)/)
     expect(child.ms).toBeLessThan(8_000)

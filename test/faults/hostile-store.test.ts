@@ -93,7 +93,14 @@ describe("point 4: symbolic links inside the run's own store", () => {
     const outside = join(scratch, `eval-outside-${Date.now()}`)
     mkdirSync(outside, { recursive: true })
     symlinkSync(outside, join(dir, "eval"))
-    const { code, stderr } = await runCapturingStderr(evaluate, ["--run", dir, "--judge", `scripted:${judgeFile}`, "--k", "1"])
+    const { code, stderr } = await runCapturingStderr(evaluate, [
+      "--run",
+      dir,
+      "--judge",
+      `scripted:${judgeFile}`,
+      "--k",
+      "1"
+    ])
     expect(code).not.toBe(ExitCode.Ok)
     expect(stderr).toContain(join(dir, "eval"))
     expect(stderr).toContain("symbolic link")

@@ -32,7 +32,9 @@ writeFileSync(
       },
       {
         text: "Done.",
-        toolCalls: [{ name: "Finish", arguments: { return_type: "give_answer", final_answer: "Popular sites: zzz.com" } }]
+        toolCalls: [
+          { name: "Finish", arguments: { return_type: "give_answer", final_answer: "Popular sites: zzz.com" } }
+        ]
       }
     ]
   })
@@ -70,7 +72,9 @@ describe("a simulator that is down all run", () => {
     const out = join(scratch, "down")
     process.env["OPENAI_BASE_URL"] = await deadURL()
     const first = await runCapturingStderr(bench, args(out))
-    expect(first.stderr).toMatch(/1 failed because of the model server.*\n.*the tool simulator failed: Cannot reach.*\n.*doctor --model openai:qwen2.5:7b/)
+    expect(first.stderr).toMatch(
+      /1 failed because of the model server.*\n.*the tool simulator failed: Cannot reach.*\n.*doctor --model openai:qwen2.5:7b/
+    )
     expect(first.code).toBe(ExitCode.ModelUnavailable)
     const failed = record(out)
     expect(failed.finishType).toBe("error")

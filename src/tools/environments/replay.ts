@@ -3,7 +3,7 @@ import { createReadStream, existsSync, readdirSync, statSync } from "node:fs"
 import { join } from "node:path"
 import { createInterface } from "node:readline"
 import * as Effect from "effect/Effect"
-import { readFileBounded } from "../../trace/guarded-fs.ts"
+import { openRegularFile, readFileBounded } from "../../trace/guarded-fs.ts"
 import { parseAppendedLines } from "../../trace/jsonl.ts"
 import { redactText } from "../../trace/redact.ts"
 import { visibleText } from "../../trace/visible-text.ts"
@@ -45,7 +45,9 @@ export const loadResponsesJsonl = (index: ReplayIndex, file: string): Effect.Eff
   Effect.tryPromise({
     try: async () => {
       if (!existsSync(file)) throw new Error(`the file ${file} does not exist`)
-      const lines = createInterface({ input: createReadStream(file, "utf8"), crlfDelay: Infinity })
+      // a regular file only: a FIFO or /dev/zero given as --responses is named, never read without end
+      const fd = openRegularFile(file)
+      const lines = createInterface({ input: createReadStream("", { fd, encoding: "utf8" }), crlfDelay: Infinity })
       let read = 0
       let lineNo = 0
       for await (const line of lines) {
