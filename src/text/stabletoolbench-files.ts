@@ -91,12 +91,23 @@ export const pythonStringAfter = (
   return { value: unescapePython(match[1]!), end: re.lastIndex }
 }
 
+/**
+ * The fields of a str.format template that it may not name: `{__proto__}`, `{constructor}` and the other members
+ * every object inherits would be read from Object (and render "[object Object]") rather than filled. Returned so
+ * that the reader of a checkout refuses the file at once, naming it and the field, instead of a run failing later.
+ */
+export const inheritedFields = (template: string): Array<string> =>
+  [...template.matchAll(/\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}/g)]
+    .map((m) => m[1])
+    .filter((key): key is string => key !== undefined && key in Object.prototype)
+
 /** Python's str.format with named fields: {name} is replaced, {{ and }} are literal braces. */
 export const pythonFormat = (template: string, values: Readonly<Record<string, string>>): string =>
   template.replace(/\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, key: string | undefined) => {
     if (whole === "{{") return "{"
     if (whole === "}}") return "}"
-    const value = values[key!]
+    // own fields only: `{__proto__}` or `{constructor}` in a checkout's template is a field with no value, not Object's
+    const value = Object.hasOwn(values, key!) ? values[key!] : undefined
     if (value === undefined) throw new Error(`template field {${key}} has no value`)
     return value
   })
