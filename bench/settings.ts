@@ -10,8 +10,8 @@ import { EXECUTORS, executorUnderReference, smurfsDefaults } from "../src/agents
 import { DEFAULT_MODEL_SPEC, isPortableSpec } from "../src/llm/spec.ts"
 import { SIMULATOR_STYLES } from "../src/tools/environments/simulator-prompts.ts"
 import { defaultEmbeddingCache } from "../src/tools/retrieval/embedding-cache.ts"
-import { SIZE_CAPS } from "../src/trace/size-caps.ts"
 import { parseToolset, type Toolset } from "../src/tools/retrieval/toolset.ts"
+import { SIZE_CAPS } from "../src/trace/size-caps.ts"
 import { DEFAULT_DATA_DIR, dataLayout, GROUPS } from "./datasets.ts"
 
 /** The version of the settings a queued job carries: a worker refuses a job of another version. */

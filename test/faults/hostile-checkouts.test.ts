@@ -42,7 +42,8 @@ describe("point 7: checkouts and data files go through the bounded regular-file 
     const dir = smurfsCheckout()
     const fifo = join(dir, SMURFS_FILES.planner)
     fifoAt(fifo)
-    const r = inChild(`const { readSmurfsSource } = await import(${JSON.stringify(moduleUrl("src/agents/smurfs-source.ts"))})
+    const r =
+      inChild(`const { readSmurfsSource } = await import(${JSON.stringify(moduleUrl("src/agents/smurfs-source.ts"))})
 try { readSmurfsSource(${JSON.stringify(dir)}); console.log("read") } catch (e) { console.log(e.message) }`)
     expect(r.signal).toBeNull()
     expect(r.stdout).toContain(fifo)
@@ -60,7 +61,8 @@ try { readSmurfsSource(${JSON.stringify(dir)}); console.log("read") } catch (e) 
   it("a FIFO in --stb is named, not waited on", () => {
     const dir = join(scratch, `stb-${n++}`)
     fifoAt(join(dir, STB_FILES.react))
-    const r = inChild(`const { readStbFile } = await import(${JSON.stringify(moduleUrl("src/text/stabletoolbench-files.ts"))})
+    const r =
+      inChild(`const { readStbFile } = await import(${JSON.stringify(moduleUrl("src/text/stabletoolbench-files.ts"))})
 try { readStbFile(${JSON.stringify(dir)}, ${JSON.stringify(STB_FILES.react)}); console.log("read") } catch (e) { console.log(e.message) }`)
     expect(r.signal).toBeNull()
     expect(r.stdout).toContain(join(dir, STB_FILES.react))
