@@ -3,7 +3,7 @@
 // until every task has a result. Prints what the server injected beside what the records show, and fails when a task
 // ends without a result or an injected fault has no trace in any record.
 //   SMURFS_DATA=<StableToolBench data> node test/faults/chaos-soak.ts [--tasks 30] [--rate 0.3] [--seed 7]
-//     [--concurrency 8] [--rounds 40]   (without the full data: the fixture's 16 queries)
+//     [--concurrency 8] [--rounds 40] [--kinds 503,500,reset,cut,invalid-json]   (without the full data: the fixture's 16 queries)
 // A task that ends as `error` is redone by --resume, and its new record replaces the old one: the faults of the
 // runs it lost are then in no record (the figures below show how many).
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
@@ -21,7 +21,8 @@ const { values } = parseArgs({
     rate: { type: "string" },
     seed: { type: "string" },
     concurrency: { type: "string" },
-    rounds: { type: "string" }
+    rounds: { type: "string" },
+    kinds: { type: "string" }
   }
 })
 const TASKS = Number(values.tasks ?? 30)
@@ -45,10 +46,13 @@ const FAULTS: ReadonlyArray<Fault> = [
 ]
 const injected: Record<string, number> = {}
 const nameOf = (f: Fault) => (f.fault === "status" ? `HTTP ${f.status}` : f.fault)
+// --kinds 503,reset: only those faults (names as printed, "HTTP " left out)
+const KINDS = values.kinds?.split(",").map((k) => k.trim())
+const faults = KINDS ? FAULTS.filter((f) => KINDS.includes(nameOf(f).replace(/^HTTP /, ""))) : FAULTS
 const server = await startFakeOpenAI({
   chat: (body: { response_format?: unknown; tools?: unknown }) => {
     if (random() < RATE) {
-      const fault = FAULTS[Math.floor(random() * FAULTS.length)]!
+      const fault = faults[Math.floor(random() * faults.length)]!
       injected[nameOf(fault)] = (injected[nameOf(fault)] ?? 0) + 1
       return fault
     }
