@@ -493,6 +493,15 @@ export const runBenchSettings = (settings: BenchSettings, progress: Progress) =>
   )
   // A misspelled model fails here, before the run directory exists. On a queue the workers' servers hold the
   // model; a resumed run first checks its settings against the run's (a changed model is named there).
+  // The simulator is checked the same way (a second server, asked for the run's tool calls nothing recorded).
+  const simulatorPresent =
+    settings.simulator !== undefined && settings.envs.includes("simulated")
+      ? Effect.tap(checkModelPresent(settings.simulator, { timeoutMs: settings.timeoutMs }), (warnings) =>
+          Effect.sync(() => {
+            for (const warning of warnings) progress.log(`${settings.simulator}: ${warning}`)
+          })
+        )
+      : Effect.void
   return settings.queue === undefined && !settings.resume
     ? Effect.andThen(
         Effect.tap(checkModelPresent(settings.model, modelOptionsOf(settings)), (warnings) =>
@@ -500,7 +509,7 @@ export const runBenchSettings = (settings: BenchSettings, progress: Progress) =>
             for (const warning of warnings) progress.log(`${settings.model}: ${warning}`)
           })
         ),
-        run
+        Effect.andThen(simulatorPresent, run)
       )
     : run
 }

@@ -1,11 +1,12 @@
 // StableToolBench query files from any directory: this repository's layout (`queries/`, `query_ids/`) or StableToolBench's own (`solvable_queries/test_instruction/`, `test_query_ids/`).
-import { existsSync, readFileSync, statSync } from "node:fs"
+import { existsSync, statSync } from "node:fs"
 import { join, resolve } from "node:path"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import { z } from "zod"
 import type { FailureKind } from "../src/failure.ts"
 import { safeName } from "../src/trace/file-names.ts"
+import { readFileBounded } from "../src/trace/guarded-fs.ts"
 
 /** The six test groups of StableToolBench's solvable queries, in their usual order. */
 export const GROUPS = [
@@ -68,7 +69,8 @@ export interface DatasetOptions {
 
 const readJson = (path: string, what: string): Effect.Effect<unknown, DatasetError> =>
   Effect.try({
-    try: () => JSON.parse(readFileSync(path, "utf8")) as unknown,
+    // through the bounded regular-file reader: a FIFO or /dev/zero in --data is named, never read without end
+    try: () => JSON.parse(readFileBounded(path)) as unknown,
     catch: (e) =>
       new DatasetError({
         path,

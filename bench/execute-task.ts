@@ -4,6 +4,7 @@ import * as Effect from "effect/Effect"
 import type { Method, Task } from "../src/agents/task.ts"
 import { LanguageModel } from "../src/llm/language-model.ts"
 import { watchServer } from "../src/llm/server-watch.ts"
+import { SimulatorWatch } from "../src/tools/environments/simulated.ts"
 import { isKind, type RunEvent } from "../src/trace/events.ts"
 import { redactText, redactValue } from "../src/trace/redact.ts"
 import { capRecordSize, SIZE_CAPS } from "../src/trace/size-caps.ts"
@@ -64,9 +65,12 @@ export const executeTask = (
     const startedAt = new Date().toISOString()
     // Watch this task's model calls: once the server fails (dead, 404, hung...), the task is not a result.
     const watch = watchServer(base)
+    // and the tool simulator's: a task whose tool calls it could not answer is not a result either
+    const simulator: SimulatorWatch = { failure: undefined }
     const exit = yield* Effect.exit(
       Effect.suspend(() => method(task)).pipe(
         Effect.provideService(LanguageModel, watch.model),
+        Effect.provideService(SimulatorWatch, simulator),
         // the prompts the record would drop are not held while the task runs
         Effect.provideService(RecordPrompts, options.fullTrace)
       )
@@ -79,7 +83,12 @@ export const executeTask = (
       } as const
     }
     const trajectory = exit.value
-    const failure = watch.failure()
+    const modelFailure = watch.failure()
+    const failure =
+      modelFailure ??
+      (simulator.failure === undefined
+        ? undefined
+        : { message: `the tool simulator failed: ${simulator.failure.message}`, _tag: simulator.failure.tag })
     const record: TaskRecord = {
       formatVersion: RUN_FORMAT_VERSION,
       taskId: job.query.id,

@@ -1,12 +1,13 @@
 // One writer per run directory: a lock file naming its owner (pid, host), so that a lock left by a killed run never blocks.
-import { linkSync, renameSync, rmSync, writeFileSync } from "node:fs"
+import { closeSync, linkSync, openSync, renameSync, rmSync, writeFileSync } from "node:fs"
 import { hostname } from "node:os"
 import { join } from "node:path"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { z } from "zod"
 import { makeDirectory, RunDirError, writeProblem } from "../src/trace/fs-problem.ts"
-import { readFileBounded } from "../src/trace/guarded-fs.ts"
+import { makeDirectoryInside, readFileBounded } from "../src/trace/guarded-fs.ts"
+import { TEMP_OPEN_FLAGS, tempPathOf } from "../src/trace/temp-file.ts"
 import { LOCK_FILE } from "./run-format.ts"
 
 const LockOwner = z.object({ pid: z.number(), host: z.string(), startedAt: z.string(), token: z.string() })
@@ -42,9 +43,15 @@ const isStale = (owner: LockOwner | undefined): boolean =>
 const errno = (e: unknown) => (e as NodeJS.ErrnoException).code
 
 /** Put `owner` in place as the lock, atomically and complete (link fails when a lock exists); false when one does. */
-const tryCreate = (dir: string, path: string, owner: LockOwner): boolean => {
-  const tmp = join(dir, `${LOCK_FILE}.${owner.token}.new`)
-  writeFileSync(tmp, `${JSON.stringify(owner)}\n`)
+const tryCreate = (path: string, owner: LockOwner): boolean => {
+  // an unpredictable name, created exclusively: a link planted beside the lock is never written through
+  const tmp = tempPathOf(path)
+  const fd = openSync(tmp, TEMP_OPEN_FLAGS, 0o644)
+  try {
+    writeFileSync(fd, `${JSON.stringify(owner)}\n`)
+  } finally {
+    closeSync(fd)
+  }
   try {
     linkSync(tmp, path)
     return true
@@ -82,17 +89,21 @@ const describe = (owner: LockOwner) => `pid ${owner.pid} on ${owner.host}, since
  * Take the run directory's lock for the scope (released when it closes, interrupted or not). Refused
  * with a message naming the other writer while a live one holds it; a lock whose process died
  * (kill -9, a crash, a reboot) is taken over at once. `writer` and `what` name the writer and the
- * folder in that message (an eval locks its judge's label folder).
+ * folder in that message (an eval locks its judge's label folder, inside `root`, the run).
  */
 export const acquireRunLock = (
   run: string,
   writer = "smurfs bench",
-  what = "run directory"
+  what = "run directory",
+  root?: string | undefined
 ): Effect.Effect<void, RunDirError, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.tryPromise({
       try: async () => {
-        await makeDirectory(run)
+        // a folder inside a run (an eval's label folder) is made without following a link below the run:
+        // an `eval/` linked elsewhere is refused before anything is made there
+        if (root === undefined) await makeDirectory(run)
+        else await makeDirectoryInside(root, run)
         const path = join(run, LOCK_FILE)
         const owner: LockOwner = {
           pid: process.pid,
@@ -101,7 +112,7 @@ export const acquireRunLock = (
           token: `${process.pid}-${Math.random().toString(36).slice(2, 10)}`
         }
         for (let attempt = 0; attempt < 5; attempt++) {
-          if (tryCreate(run, path, owner)) return { mine: true, owner }
+          if (tryCreate(path, owner)) return { mine: true, owner }
           const current = readOwner(path)
           if (!isStale(current)) return { mine: false, owner: current! }
           breakStale(run, path, current, owner.token)

@@ -11,6 +11,7 @@ import { DEFAULT_MODEL_SPEC, isPortableSpec } from "../src/llm/spec.ts"
 import { SIMULATOR_STYLES } from "../src/tools/environments/simulator-prompts.ts"
 import { defaultEmbeddingCache } from "../src/tools/retrieval/embedding-cache.ts"
 import { parseToolset, type Toolset } from "../src/tools/retrieval/toolset.ts"
+import { SIZE_CAPS } from "../src/trace/size-caps.ts"
 import { DEFAULT_DATA_DIR, dataLayout, GROUPS } from "./datasets.ts"
 
 /** The version of the settings a queued job carries: a worker refuses a job of another version. */
@@ -127,7 +128,11 @@ export const BenchSettings = z
     /** Stop when this many tasks in a row fail because of the model server. */
     stopAfter: count.optional(),
     /** The largest task record file in bytes; past it long strings are cut harder (default SIZE_CAPS.recordBytes). */
-    maxRecordBytes: count.optional(),
+    maxRecordBytes: count
+      .min(SIZE_CAPS.minRecordBytes, {
+        message: `--max-record-bytes must be at least ${SIZE_CAPS.minRecordBytes} (64 KiB): a record's fields and events alone take a few kilobytes`
+      })
+      .optional(),
     ...RunOptions
   })
   .superRefine((s, ctx) => {

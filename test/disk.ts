@@ -13,7 +13,7 @@ export interface DiskHooks {
       ) => Promise<{ readonly bytesWritten: number }>)
     | undefined
   /** Instead of the file's own close; `flags` is how it was opened ("r" for the directory fsync). */
-  readonly close?: ((file: AtomicWriteFile, flags: string) => Promise<void>) | undefined
+  readonly close?: ((file: AtomicWriteFile, flags: string | number) => Promise<void>) | undefined
 }
 
 export const diskWith = (hooks: DiskHooks, base: AtomicWriteFs = nodeAtomicWriteFs): AtomicWriteFs => ({

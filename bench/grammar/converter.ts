@@ -215,7 +215,9 @@ export const obtainConverter = Effect.fn("GrammarConverter.obtain")(function* (c
   // Our common.h stands in for llama.cpp's: the converter's `#include "common.h"` finds it through -I.
   const shim = mkdtempSync(join(cacheDir, "shim-"))
   for (const file of OUR_SOURCES) copyFileSync(join(HERE, file), join(shim, file))
-  const building = `${binary}.${process.pid}.tmp`
+  // built in a folder of its own (mkdtemp: an unpredictable name, made exclusively), never at a guessable path
+  const buildDir = mkdtempSync(join(cacheDir, "build-"))
+  const building = join(buildDir, "converter")
   const built = yield* run(
     cxx,
     [
@@ -231,7 +233,7 @@ export const obtainConverter = Effect.fn("GrammarConverter.obtain")(function* (c
   )
   rmSync(shim, { recursive: true, force: true })
   if (built.code !== 0) {
-    rmSync(building, { force: true })
+    rmSync(buildDir, { recursive: true, force: true })
     return yield* Effect.fail(
       new ConverterUnavailable({
         reason: "build",
@@ -241,6 +243,7 @@ export const obtainConverter = Effect.fn("GrammarConverter.obtain")(function* (c
     )
   }
   renameSync(building, binary)
+  rmSync(buildDir, { recursive: true, force: true })
   return binary
 })
 

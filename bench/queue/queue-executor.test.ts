@@ -251,11 +251,27 @@ describe.skipIf(unavailable !== undefined)(
       try {
         const signed = await run("signed", "shared")
         expect(signed.kind === "record" && signed.record.finishType).toBe("give_answer")
-        // a coordinator with another secret: the worker refuses its job before running anything
-        const other = await run("other-secret", "not-shared")
-        expect(other.kind).toBe("crashed")
-        expect(other.kind === "crashed" ? other.error : "").toContain("SMURFS_QUEUE_SECRET")
+        // a coordinator with another secret: the worker refuses its job before running anything, says so, and
+        // leaves the job (never fails it for good) for a worker that holds that secret
+        const other = run("other-secret", "not-shared")
+        while (!lines.some((l) => l.includes("left in the queue"))) await new Promise((r) => setTimeout(r, 50))
+        expect(lines.join("\n")).toMatch(/not signed with this worker's SMURFS_QUEUE_SECRET.*left in the queue/)
         expect(runs.count).toBe(1)
+        const verifying = startWorker({
+          queueUrl: redis.url,
+          concurrency: 1,
+          lockMs: 5000,
+          secret: "not-shared",
+          sessionOf: sessionWith(answering, runs),
+          log: () => {}
+        })
+        try {
+          const taken = await other
+          expect(taken.kind === "record" && taken.record.finishType).toBe("give_answer")
+          expect(runs.count).toBe(2)
+        } finally {
+          await verifying.close()
+        }
       } finally {
         await worker.close()
       }

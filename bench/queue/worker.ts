@@ -1,5 +1,5 @@
 // `smurfs worker`: takes bench tasks from the queue, runs them with this machine's model server, sends the records back.
-import { type Job, UnrecoverableError, Worker } from "bullmq"
+import { DelayedError, type Job, UnrecoverableError, Worker } from "bullmq"
 import * as Effect from "effect/Effect"
 import type * as ManagedRuntime from "effect/ManagedRuntime"
 import type { Method, Task } from "../../src/agents/task.ts"
@@ -43,12 +43,18 @@ export interface WorkerSettings {
   readonly secret?: string | undefined
 }
 
+/** A job this worker cannot verify (another SMURFS_QUEUE_SECRET): not failed, left for a worker that can. */
+export class UnverifiedJob extends Error {}
+
+/** How long a job this worker could not verify waits before any worker takes it again. */
+export const UNVERIFIED_DELAY_MS = 5_000
+
 /** A job's run options, read as they were sent: its signature (with a secret), its settings' version, then the allow-list. */
 export const jobSettingsOf = (job: Job, data: QueuedTask, secret: string | undefined): JobSettings => {
   if (secret !== undefined) {
     const { signature, ...unsigned } = data
     if (!signatureMatches(secret, unsigned, signature))
-      throw new UnrecoverableError(
+      throw new UnverifiedJob(
         `job ${job.id} is not signed with this worker's SMURFS_QUEUE_SECRET (it differs from the coordinator's, or the job was written by hand); refused`
       )
   }
@@ -79,7 +85,26 @@ export const startWorker = (
   const sessionFor = (run: JobSettings): Promise<Session> =>
     sessions.get(JSON.stringify(run), () => settings.sessionOf(run))
 
+  // every refusal is logged; a job signed with another secret is left in the queue (delayed) for a worker that
+  // holds the coordinator's secret, never failed for good by one that does not
   const processor = async (
+    job: Job,
+    token?: string
+  ): Promise<TaskRecord | { readonly result: TaskRecord; readonly signature: string }> => {
+    try {
+      return await processJob(job)
+    } catch (e) {
+      if (e instanceof UnverifiedJob) {
+        settings.log(redactText(`${e.message}; left in the queue for a worker with the coordinator's secret`))
+        await job.moveToDelayed(Date.now() + UNVERIFIED_DELAY_MS, token)
+        throw new DelayedError()
+      }
+      if (e instanceof UnrecoverableError) settings.log(redactText(`job ${job.id} refused: ${e.message}`))
+      throw e
+    }
+  }
+
+  const processJob = async (
     job: Job
   ): Promise<TaskRecord | { readonly result: TaskRecord; readonly signature: string }> => {
     const parsed = QueuedTask.safeParse(job.data)
@@ -186,7 +211,7 @@ export const closeWorker =
 /** A BullMQ worker on one of the smurfs queues, with the lock, stall and error handling every queue shares. */
 export const queueWorker = <R>(
   name: string,
-  processor: (job: Job) => Promise<R>,
+  processor: (job: Job, token?: string) => Promise<R>,
   settings: Pick<WorkerSettings, "queueUrl" | "concurrency" | "lockMs" | "log">
 ): Worker => {
   const worker = new Worker(name, processor, {

@@ -1,5 +1,4 @@
 // What the simulated model knows about a ToolBench task: its relevant APIs, their parameters and recorded arguments.
-import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { ApiDoc } from "../../src/tools/toolbench/api-doc.ts"
 import {
@@ -9,6 +8,7 @@ import {
   stdApiName,
   stdToolName
 } from "../../src/tools/toolbench/names.ts"
+import { readFileBounded } from "../../src/trace/guarded-fs.ts"
 
 /** A ToolBench query as the simulated model needs it (the runner's `BenchQuery` fits). */
 export interface SimQuery {
@@ -62,7 +62,7 @@ export const readRecordings = (dataDir: string): Recordings => {
   const byApi = new Map<string, Array<Recorded>>()
   let text = ""
   try {
-    text = readFileSync(file, "utf8")
+    text = readFileBounded(file)
   } catch {
     return { byApi, file }
   }

@@ -1,9 +1,15 @@
 // Reading the Smurfs authors' texts from a checkout of their code the user points to (--smurfs-src /
 // SMURFS_SRC): their repository has no licence, so the texts are read at run time, never copied here.
-import { existsSync, readFileSync } from "node:fs"
+import { existsSync } from "node:fs"
 import { join, resolve } from "node:path"
 import * as Data from "effect/Data"
-import { pythonConstant, pythonFormat, unescapePython } from "../text/stabletoolbench-files.ts"
+import {
+  inheritedFields,
+  pythonConstant,
+  pythonFormat,
+  readSourceFile,
+  unescapePython
+} from "../text/stabletoolbench-files.ts"
 
 /** Where the authors' code lives, for the messages that ask for a checkout. */
 export const SMURFS_REPO = "https://github.com/FreedomIntelligence/Smurfs"
@@ -61,7 +67,7 @@ export interface SmurfsSource {
 const read = (dir: string, file: string): string => {
   const path = join(dir, file)
   if (!existsSync(path)) throw new SmurfsSourceError({ path, problem: "not found" })
-  return readFileSync(path, "utf8")
+  return readSourceFile(path, (problem) => new SmurfsSourceError({ path, problem }))
 }
 
 /** The first double-quoted string literal matched by `pattern`'s group 1, unescaped; a SmurfsSourceError when absent. */
@@ -84,11 +90,19 @@ export const readSmurfsSource = (dir: string): SmurfsSource => {
   const templates = Object.fromEntries(
     Object.entries(PROMPTS).map(([name, file]) => {
       const path = join(dir, SMURFS_FILES[file])
+      let template: string
       try {
-        return [name, pythonConstant(files[file], name, path)]
+        template = pythonConstant(files[file], name, path)
       } catch {
         throw new SmurfsSourceError({ path, problem: `no string ${name} found` })
       }
+      const inherited = inheritedFields(template)
+      if (inherited.length > 0)
+        throw new SmurfsSourceError({
+          path,
+          problem: `${name} has the field {${inherited[0]}}, which no prompt fills (it would render Object's own member)`
+        })
+      return [name, template]
     })
   ) as Record<SmurfsPromptName, string>
   const inference = join(dir, SMURFS_FILES.inference)

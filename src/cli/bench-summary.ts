@@ -8,6 +8,9 @@ import { redactText } from "../trace/redact.ts"
 import { ExitCode } from "./exit-codes.ts"
 
 /** The summary lines on stderr, the converted files (or the JSON summary) on stdout; the exit code of the outcome. */
+/** A failure of the tool simulator (the records' `error` says so), whose server doctor should check instead of the model's. */
+const simulatorFailed = (error: string | undefined) => error?.startsWith("the tool simulator failed") === true
+
 export const reportBench = (settings: BenchSettings, json: boolean, outcome: BenchOutcome): number => {
   if (outcome.kind === "no-queries") {
     console.error("smurfs bench: no query matched the given --group/--ids/--limit; nothing to run.")
@@ -48,7 +51,7 @@ export const reportBench = (settings: BenchSettings, json: boolean, outcome: Ben
       redactText(`smurfs bench: every task run failed because of the model server (${summary.lastServerError}).`)
     )
     console.error(
-      `Check the server and the model with \`smurfs doctor --model ${settings.model}\`, then rerun the same command with --resume.`
+      `Check the server and the model with \`smurfs doctor --model ${simulatorFailed(summary.lastServerError) && settings.simulator ? settings.simulator : settings.model}\`, then rerun the same command with --resume.`
     )
     return ExitCode.ModelUnavailable
   }

@@ -1,9 +1,10 @@
 // The options of every command, read one way: a node:util parseArgs table per command, defaults from the environment and smurfs.config.json, one-line errors with a hint.
-import { existsSync, readFileSync } from "node:fs"
+import { existsSync } from "node:fs"
 import { createRequire } from "node:module"
 import { join } from "node:path"
 import { type ParseArgsOptionsConfig, parseArgs } from "node:util"
 import { parseThink, type Think } from "../llm/spec.ts"
+import { readFileBounded, SOURCE_FILE_CAP_BYTES } from "../trace/guarded-fs.ts"
 import { closest } from "./did-you-mean.ts"
 import { ExitCode } from "./exit-codes.ts"
 import { normalizeModelSpec } from "./model-option.ts"
@@ -84,7 +85,7 @@ export const loadConfigFile = (cwd: string): { path: string; config: ConfigFile 
   if (file === undefined) return undefined
   let content: unknown
   try {
-    if (file.endsWith(".json")) content = JSON.parse(readFileSync(file, "utf8"))
+    if (file.endsWith(".json")) content = JSON.parse(readFileBounded(file, SOURCE_FILE_CAP_BYTES))
     else {
       // require() of an ES module is synchronous on Node 22.12+, and 22.18 strips types, so a .ts config loads here too.
       const module = createRequire(join(cwd, "noop.js"))(file) as { default?: unknown }

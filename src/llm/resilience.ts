@@ -8,6 +8,8 @@ import * as Option from "effect/Option"
 import * as Pull from "effect/Pull"
 import * as Schedule from "effect/Schedule"
 import * as Semaphore from "effect/Semaphore"
+import { emit } from "../trace/events.ts"
+import { redactText } from "../trace/redact.ts"
 import { Overloaded, type ProviderError, Timeout } from "./errors.ts"
 import type { GenerateRequest, LanguageModelShape } from "./language-model.ts"
 
@@ -93,12 +95,17 @@ const MAX_RETRY_POLICIES = 64
  * model call succeeds at once. Each failure steps the schedule (waiting its delay); when it is done, the
  * last failure is the call's, as with Effect.retry.
  */
-const retrying = <A, E, R>(attempt: Effect.Effect<A, E, R>, policy: Schedule.Schedule<unknown, E>) =>
+const retrying = <A, E, R>(
+  attempt: Effect.Effect<A, E, R>,
+  policy: Schedule.Schedule<unknown, E>,
+  onRetry: (error: E, retry: number) => Effect.Effect<void> = () => Effect.void
+) =>
   Effect.catch(attempt, (first) =>
     Effect.flatMap(Schedule.toStepWithMetadata(policy), (step) => {
       let last = first
+      let retries = 0
       const after = (error: E): Effect.Effect<A, E | Cause.Done<unknown>, R> =>
-        Effect.flatMap(step(error), () =>
+        Effect.flatMap(Effect.andThen(step(error), onRetry(error, ++retries)), () =>
           Effect.catch(attempt, (e) => {
             last = e
             return after(e)
@@ -132,7 +139,21 @@ export const withResilience = (
             orElse: () => Effect.fail(new Timeout({ ms, role: request.role }))
           })
         )
-    return retrying(timed.pipe(semaphore.withPermits(1)), policy)
+    const started = Date.now()
+    // each answer that is retried (a 429/503) is an event of the task, so its record says the server pushed back
+    const onRetry = (error: ProviderError, retry: number) =>
+      emit("model_call", {
+        role: request.role,
+        model: "",
+        promptTokens: 0,
+        completionTokens: 0,
+        durationMs: Date.now() - started,
+        attempt: retry,
+        ok: false,
+        error: redactText(error.message),
+        retried: true
+      })
+    return retrying(timed.pipe(semaphore.withPermits(1)), policy, onRetry)
   }
   return { info: model.info, generate, ...(model.timeoutMs !== undefined ? { timeoutMs: model.timeoutMs } : {}) }
 }

@@ -1,7 +1,7 @@
 // A deterministic model whose replies come from a script: a list, or lists keyed by agent role.
-import { readFileSync } from "node:fs"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import { readFileBounded } from "../trace/guarded-fs.ts"
 import { InvalidModelSpec, ModelServerError } from "./errors.ts"
 import { type GenerateRequest, type GenerateResponse, LanguageModel, type ToolCallRequest } from "./language-model.ts"
 
@@ -97,7 +97,7 @@ export const scriptedLayer = (script: Script, name = "scripted") =>
 /** Read a script file (JSON); a clear error when it is missing or malformed. */
 export const readScript = (file: string): Effect.Effect<Script, InvalidModelSpec> =>
   Effect.try({
-    try: () => JSON.parse(readFileSync(file, "utf8")) as unknown,
+    try: () => JSON.parse(readFileBounded(file)) as unknown,
     catch: (e) =>
       new InvalidModelSpec({
         spec: `scripted:${file}`,

@@ -5,6 +5,7 @@ import * as Exit from "effect/Exit"
 import { z } from "zod"
 import { renderTemplate } from "../text/prompt-template.ts"
 import { emit } from "../trace/events.ts"
+import { redactText, redactValue, secretValues } from "../trace/redact.ts"
 import { capText, SIZE_CAPS } from "../trace/size-caps.ts"
 import { spanFn } from "../trace/span-fn.ts"
 import { MalformedOutput, type ProviderError } from "./errors.ts"
@@ -225,6 +226,23 @@ export const withOutputLimit = (request: GenerateRequest): GenerateRequest =>
     ? request
     : { ...request, options: { ...request.options, maxTokens: outputLimitOf(request.role) } }
 
+/**
+ * A reply with every credential redacted: a server (or a proxy) that echoes the request's headers would otherwise
+ * have the agents send the key back to the model in their next prompts, and put it in errors and spans.
+ */
+const withoutSecrets = (r: GenerateResponse): GenerateResponse => {
+  const secrets = secretValues()
+  const text = redactText(r.text, secrets)
+  const thinking = r.thinking === undefined ? undefined : redactText(r.thinking, secrets)
+  const toolCalls = r.toolCalls?.map((c) => {
+    const json = JSON.stringify(c.arguments)
+    return redactText(json, secrets) === json ? c : { ...c, arguments: redactValue(c.arguments, secrets) }
+  })
+  return text === r.text && thinking === r.thinking && toolCalls?.every((c, i) => c === r.toolCalls![i]) !== false
+    ? r
+    : { ...r, text, ...(thinking === undefined ? {} : { thinking }), ...(toolCalls ? { toolCalls } : {}) }
+}
+
 /** One traced call to the model, with an output limit (its own, else its role's). */
 export const callModel = (
   generate: (request: GenerateRequest) => Effect.Effect<GenerateResponse, ProviderError>,
@@ -234,7 +252,7 @@ export const callModel = (
   generate(withOutputLimit(request)).pipe(
     // a reply far longer than any agent uses is cut where it is read, so its copies (parsing, events) stay small
     Effect.map((r) =>
-      r.text.length > SIZE_CAPS.replyChars ? { ...r, text: capText(r.text, SIZE_CAPS.replyChars) } : r
+      withoutSecrets(r.text.length > SIZE_CAPS.replyChars ? { ...r, text: capText(r.text, SIZE_CAPS.replyChars) } : r)
     ),
     Effect.tap((r) =>
       emit("model_call", {

@@ -64,7 +64,7 @@ export const render = (text: string, values: Readonly<Record<string, string | nu
   let out = parts[0]!
   for (let i = 1; i < parts.length; i += 2) {
     const key = parts[i]!
-    const value = values[key]
+    const value = Object.hasOwn(values, key) ? values[key] : undefined
     if (value === undefined) throw new Error(`prompt placeholder {{${key}}} has no value`)
     out += String(value) + parts[i + 1]!
   }

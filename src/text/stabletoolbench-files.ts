@@ -1,9 +1,10 @@
 // Reading StableToolBench's own prompt files from a checkout the user points to (--stb / SMURFS_STB):
 // their texts are read at run time, never copied into this repository.
-import { existsSync, readFileSync } from "node:fs"
+import { existsSync } from "node:fs"
 import { join, resolve } from "node:path"
 import * as Data from "effect/Data"
 import type { FailureKind } from "../failure.ts"
+import { readFileBounded, SOURCE_FILE_CAP_BYTES, UnreadableFile } from "./regular-file.ts"
 
 /** The files read from a StableToolBench checkout, at their own paths under the folder that holds `toolbench/`. */
 export const STB_FILES = {
@@ -47,7 +48,19 @@ export const stbDirOf = (flag: string | undefined, env: NodeJS.ProcessEnv = proc
 export const readStbFile = (dir: string, file: string): string => {
   const path = join(dir, file)
   if (!existsSync(path)) throw new StbFilesError({ path, problem: "not found" })
-  return readFileSync(path, "utf8")
+  return readSourceFile(path, (problem) => new StbFilesError({ path, problem }))
+}
+
+/**
+ * A file of a user's checkout, through the bounded regular-file reader: a FIFO, a device (/dev/zero) or a
+ * directory at its path is refused at once, naming it, as is a file larger than SOURCE_FILE_CAP_BYTES.
+ */
+export const readSourceFile = (path: string, refuse: (problem: string) => Error): string => {
+  try {
+    return readFileBounded(path, SOURCE_FILE_CAP_BYTES)
+  } catch (e) {
+    throw e instanceof UnreadableFile ? refuse(e.problem) : e
+  }
 }
 
 /** Python string escapes as they appear in their sources (\" \' \\ \n \t and line continuations). */
@@ -58,7 +71,8 @@ export const unescapePython = (text: string): string =>
 
 /** The value of a module-level string constant `NAME = """..."""` (or '''...''', "...", '...'). */
 export const pythonConstant = (source: string, name: string, path: string): string => {
-  const match = new RegExp(`(?:^|\\n)\\s*${name}\\s*=\\s*[fr]?("""|'''|"|')([\\s\\S]*?)(?<!\\\\)\\1`).exec(source)
+  // [ \t]* where the name starts a line: \s* there would span runs of blank lines, a search quadratic in their number
+  const match = new RegExp(`(?:^|\\n)[ \\t]*${name}[ \\t]*=\\s*[fr]?("""|'''|"|')([\\s\\S]*?)(?<!\\\\)\\1`).exec(source)
   if (!match) throw new StbFilesError({ path, problem: `no string ${name} found` })
   return unescapePython(match[2]!)
 }
@@ -77,12 +91,23 @@ export const pythonStringAfter = (
   return { value: unescapePython(match[1]!), end: re.lastIndex }
 }
 
+/**
+ * The fields of a str.format template that it may not name: `{__proto__}`, `{constructor}` and the other members
+ * every object inherits would be read from Object (and render "[object Object]") rather than filled. Returned so
+ * that the reader of a checkout refuses the file at once, naming it and the field, instead of a run failing later.
+ */
+export const inheritedFields = (template: string): Array<string> =>
+  [...template.matchAll(/\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}/g)]
+    .map((m) => m[1])
+    .filter((key): key is string => key !== undefined && key in Object.prototype)
+
 /** Python's str.format with named fields: {name} is replaced, {{ and }} are literal braces. */
 export const pythonFormat = (template: string, values: Readonly<Record<string, string>>): string =>
   template.replace(/\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, key: string | undefined) => {
     if (whole === "{{") return "{"
     if (whole === "}}") return "}"
-    const value = values[key!]
+    // own fields only: `{__proto__}` or `{constructor}` in a checkout's template is a field with no value, not Object's
+    const value = Object.hasOwn(values, key!) ? values[key!] : undefined
     if (value === undefined) throw new Error(`template field {${key}} has no value`)
     return value
   })

@@ -1,10 +1,11 @@
 // Load a tool library from sources: `demo`, a JS/TS module, a StableToolBench api_list JSON file, MCP servers.
-import { existsSync, readFileSync } from "node:fs"
+import { existsSync } from "node:fs"
 import { extname, resolve } from "node:path"
 import { pathToFileURL } from "node:url"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { loadWithPeers, MCP_PEERS } from "../peer-packages.ts"
+import { readFileBounded } from "../trace/guarded-fs.ts"
 import { demoLibrary } from "./demo/index.ts"
 import { chainEnvironments } from "./environments/chain.ts"
 import type { ToolEnvironment } from "./environments/environment.ts"
@@ -119,8 +120,12 @@ const loadApiList = (
 ): Effect.Effect<ToolLibrary, ToolLoadError> =>
   Effect.gen(function* () {
     const data = yield* Effect.try({
-      try: () => JSON.parse(readFileSync(path, "utf8")) as unknown,
-      catch: (e) => new ToolLoadError({ source, reason: `the JSON is malformed (${(e as Error).message})` })
+      try: () => JSON.parse(readFileBounded(path)) as unknown,
+      catch: (e) =>
+        new ToolLoadError({
+          source,
+          reason: e instanceof SyntaxError ? `the JSON is malformed (${e.message})` : (e as Error).message
+        })
     })
     const { apiList, name } = yield* Effect.try({
       try: () => apiListOf(source, data, options.queryId),

@@ -1,12 +1,12 @@
 // Atomic file writes off the event loop: readers (and a resumed run) see either the old file or the complete new one.
 import { open, rename, unlink } from "node:fs/promises"
-import { basename, dirname, join } from "node:path"
+import { dirname } from "node:path"
 import * as Effect from "effect/Effect"
 import { makeDirectory, RunDirError, writeProblem } from "./fs-problem.ts"
-import { type RootedPath, refuseSymlinks } from "./guarded-fs.ts"
+import { assertStillInside, makeDirectoryInside, type RootedPath, refuseSymlinks } from "./guarded-fs.ts"
+import { TEMP_OPEN_FLAGS, TMP_MARK, tempPathOf } from "./temp-file.ts"
 
-/** Temporary files of an unfinished atomic write carry this marker; a run directory removes them when it is opened. */
-export const TMP_MARK = ".tmp-"
+export { TMP_MARK }
 
 /** The calls made on one open file; node's `FileHandle` is one. */
 export interface AtomicWriteFile {
@@ -18,7 +18,7 @@ export interface AtomicWriteFile {
 
 /** The file-system calls of an atomic write; tests pass a faulty or slow one (a disk that fills mid-write). */
 export interface AtomicWriteFs {
-  readonly open: (path: string, flags: string) => Promise<AtomicWriteFile>
+  readonly open: (path: string, flags: string | number) => Promise<AtomicWriteFile>
   readonly rename: (from: string, to: string) => Promise<void>
   readonly unlink: (path: string) => Promise<void>
 }
@@ -49,15 +49,23 @@ const syncDirectory = async (fs: AtomicWriteFs, dir: string): Promise<void> => {
 
 /**
  * Open the temp file, making its directory only when it is missing: a run's writes go to a few directories,
- * so most need no mkdir. "wx": the temp file is new, never a link or a file someone put in its place.
+ * so most need no mkdir. TEMP_OPEN_FLAGS (O_EXCL | O_NOFOLLOW): the temp file is new, never a link or a file
+ * someone put in its place.
  */
-const openTemp = async (fs: AtomicWriteFs, dir: string, tmp: string): Promise<AtomicWriteFile> => {
+const openTemp = async (
+  fs: AtomicWriteFs,
+  dir: string,
+  tmp: string,
+  root: string | undefined
+): Promise<AtomicWriteFile> => {
   try {
-    return await fs.open(tmp, "wx")
+    return await fs.open(tmp, TEMP_OPEN_FLAGS)
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e
-    await makeDirectory(dir) // fails with the real cause (EROFS, EACCES, ENOSPC...) when it cannot be made
-    return await fs.open(tmp, "wx")
+    // fails with the real cause (EROFS, EACCES, ENOSPC...) when it cannot be made; inside a root, never through a link
+    if (root === undefined) await makeDirectory(dir)
+    else await makeDirectoryInside(root, dir)
+    return await fs.open(tmp, TEMP_OPEN_FLAGS)
   }
 }
 
@@ -77,14 +85,18 @@ const writeAtomically = async (target: WriteTarget, bytes: Uint8Array, fs: Atomi
   const file = pathOf(target)
   const dir = dirname(file)
   if (typeof target !== "string") await refuseSymlinks(target.root, dir)
-  const tmp = join(dir, `${basename(file)}${TMP_MARK}${process.pid}-${Math.random().toString(36).slice(2, 10)}`)
-  let handle: AtomicWriteFile | undefined = await openTemp(fs, dir, tmp)
+  const root = typeof target === "string" ? undefined : target.root
+  const tmp = tempPathOf(file)
+  let handle: AtomicWriteFile | undefined = await openTemp(fs, dir, tmp, root)
   try {
+    // a folder swapped for a link between the check and the open (a race) gets no byte, and no rename into it
+    if (root !== undefined) await assertStillInside(root, dir)
     await writeAll(handle, bytes)
     await handle.sync()
     const opened = handle
     handle = undefined
     await opened.close()
+    if (root !== undefined) await assertStillInside(root, dir)
     await fs.rename(tmp, file)
   } catch (e) {
     // nothing half-written may stay behind, let alone be renamed into place

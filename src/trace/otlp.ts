@@ -5,6 +5,7 @@ import { FetchHttpClient } from "effect/http"
 import * as Layer from "effect/Layer"
 import { OtlpSerialization, OtlpTracer } from "effect/observability"
 import { version } from "../version.ts"
+import { redactValue } from "./redact.ts"
 import { untracedLayer } from "./unexported-spans.ts"
 
 /** The traces URL as the OpenTelemetry spec derives it: the signal's own variable as given, else the base + `/v1/traces`. */
@@ -39,5 +40,19 @@ export const otlpLayer = (
     resource: { serviceName: "smurfs", serviceVersion: version },
     exportInterval: "1 second",
     shutdownTimeout: "3 seconds"
-  }).pipe(Layer.provide(FetchHttpClient.layer), Layer.provide(OtlpSerialization.layerJson))
+  }).pipe(Layer.provide(FetchHttpClient.layer), Layer.provide(redactedSerialization))
 }
+
+/**
+ * OTLP/JSON with every string redacted (span names, attributes, status messages, exception events and their
+ * stack traces): an error whose message carries an echoed Authorization header is redacted on stderr, and
+ * so it is here, whatever span or event it reached.
+ */
+const redactedSerialization = Layer.effect(
+  OtlpSerialization.OtlpSerialization,
+  OtlpSerialization.OtlpSerialization.useSync((json) => ({
+    traces: (data) => json.traces(redactValue(data)),
+    metrics: (data) => json.metrics(redactValue(data)),
+    logs: (data) => json.logs(redactValue(data))
+  }))
+).pipe(Layer.provide(OtlpSerialization.layerJson))

@@ -51,6 +51,8 @@ export const ModelCallData = z.object({
   /** Served by a cache, not by the server. */
   cached: z.boolean().optional(),
   error: z.string().optional(),
+  /** A failed answer of the server (429, 503) that the call was sent again after: counted in `totals.serverRetries`. */
+  retried: z.boolean().optional(),
   /** Prompt and reply, kept only when the trace is asked for full detail. */
   messages: z.array(z.object({ role: z.string(), content: z.string() })).optional(),
   reply: z.string().optional(),
@@ -218,7 +220,9 @@ export const Totals = z.object({
   cachedModelCalls: z.number().optional(),
   cachedToolCalls: z.number().optional(),
   /** Tool calls no recording or simulator answered (the offline environment answered them, as a failure or a template). */
-  missedToolCalls: z.number().optional()
+  missedToolCalls: z.number().optional(),
+  /** Model calls sent again after the server pushed back (429, 503): each one a `model_call` event with `retried`. */
+  serverRetries: z.number().optional()
 })
 export type Totals = z.infer<typeof Totals>
 

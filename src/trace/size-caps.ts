@@ -16,6 +16,11 @@
 export const SIZE_CAPS = {
   recordStringChars: 64 * 1024,
   recordBytes: 1024 * 1024,
+  /**
+   * The smallest `recordBytes` a run may ask for: a record's own fields and events (ids, totals, one event per
+   * step) take a few kilobytes before any string is cut, so a smaller cap could not be kept and is refused.
+   */
+  minRecordBytes: 64 * 1024,
   sentBackChars: 16 * 1024,
   /**
    * Bytes read of one HTTP reply from a model server: past it the reply is dropped and the call fails

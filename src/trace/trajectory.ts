@@ -16,13 +16,18 @@ export const totalsOf = (events: ReadonlyArray<RunEvent>, wallMs: number): Total
     backtracks = 0,
     cachedModelCalls = 0,
     cachedToolCalls = 0,
-    missedToolCalls = 0
+    missedToolCalls = 0,
+    serverRetries = 0
   const guardrails: Record<string, number> = {}
   const guardrailsRecovered: Record<string, number> = {}
   for (const e of events) {
     switch (kindOf(e)) {
       case "model_call": {
         const d = dataOf(e, "model_call")
+        if (d.retried) {
+          serverRetries++
+          break
+        }
         if (d.cached) cachedModelCalls++
         else modelCalls++
         promptTokens += Number(d.promptTokens ?? 0)
@@ -57,7 +62,8 @@ export const totalsOf = (events: ReadonlyArray<RunEvent>, wallMs: number): Total
     guardrailsRecovered,
     cachedModelCalls,
     cachedToolCalls,
-    missedToolCalls
+    missedToolCalls,
+    ...(serverRetries > 0 ? { serverRetries } : {})
   }
 }
 

@@ -29,7 +29,12 @@ const replyFor = (schema: Schema | undefined, leak: string): unknown => {
   )
 }
 
-export const startEchoServer = async (): Promise<EchoServer> => {
+export interface EchoOptions {
+  /** Reply with text that is no JSON at all, holding the header: the structured-output errors then carry it. */
+  readonly malformed?: boolean
+}
+
+export const startEchoServer = async (options: EchoOptions = {}): Promise<EchoServer> => {
   const authorizations: Array<string> = []
   const bodies: Array<string> = []
   const server = createServer((req, res) => {
@@ -53,7 +58,9 @@ export const startEchoServer = async (): Promise<EchoServer> => {
         return
       }
       const body = JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}")
-      const content = JSON.stringify(replyFor(body.response_format?.json_schema?.schema, leak))
+      const content = options.malformed
+        ? `I cannot answer that. You sent ${leak}`
+        : JSON.stringify(replyFor(body.response_format?.json_schema?.schema, leak))
       res.writeHead(200, { "content-type": "application/json" }).end(
         JSON.stringify({
           id: "chatcmpl-echo",

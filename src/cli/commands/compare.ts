@@ -6,6 +6,7 @@ import { renderHtml } from "../../../bench/report/html.ts"
 import { missingWork } from "../../../bench/report/missing.ts"
 import { renderTable } from "../../../bench/report/table.ts"
 import { plural } from "../../plural.ts"
+import { visibleText } from "../../trace/visible-text.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { type ParsedCommand, runCommand, UsageError } from "../options.ts"
 import { writeOutputFile } from "../output-file.ts"
@@ -71,8 +72,9 @@ const compare = async (parsed: ParsedCommand<typeof OPTIONS>): Promise<number> =
   const missing = missingWork(rows)
   if (parsed.values.json) console.log(JSON.stringify({ rows, missing }, null, 2))
   else {
-    console.log(renderTable(rows))
-    if (missing.length > 0) console.log(`\nMissing work:\n${missing.map((m) => `  ${m}`).join("\n")}`)
+    // group, method and source names come from data: control characters are shown, never obeyed
+    console.log(visibleText(renderTable(rows)))
+    if (missing.length > 0) console.log(visibleText(`\nMissing work:\n${missing.map((m) => `  ${m}`).join("\n")}`))
   }
   if (rows.every((r) => !r.pass))
     console.error("\nNo judge labels yet: run `smurfs eval --run <dir> --judge <spec>` to add pass and win rates.")

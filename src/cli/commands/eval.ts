@@ -18,6 +18,7 @@ import { isFailure } from "../../failure.ts"
 import type { InvalidModelSpec } from "../../llm/errors.ts"
 import type { LanguageModel } from "../../llm/language-model.ts"
 import { STB_FILES, stbDirOf } from "../../text/stabletoolbench-files.ts"
+import { visibleText } from "../../trace/visible-text.ts"
 import { ExitCode } from "../exit-codes.ts"
 import {
   choiceOption,
@@ -61,7 +62,7 @@ const report = (what: string, s: EvalSummary) => {
   console.error(
     `${what}: ${s.judged} decisions made, ${s.kept} kept from earlier${s.failed.length ? `, ${s.failed.length} failed` : ""}`
   )
-  for (const f of s.failed.slice(0, 5)) console.error(`  ${f.method}/${f.group}/${f.taskId}: ${f.error}`)
+  for (const f of s.failed.slice(0, 5)) console.error(visibleText(`  ${f.method}/${f.group}/${f.taskId}: ${f.error}`))
   if (s.failed.length > 5)
     console.error(`  ... and ${s.failed.length - 5} more; run the same command again to retry them`)
 }
@@ -176,7 +177,7 @@ export const evalProgram = (
               null,
               2
             )
-          : renderTable(outcome.rows)
+          : visibleText(renderTable(outcome.rows))
       )
       return ExitCode.Ok
     })

@@ -17,6 +17,7 @@ import { judgeSessionOf, sessionOf } from "../../../bench/queue/sessions.ts"
 import { smurfsSrcDirOf } from "../../agents/smurfs-source.ts"
 import { loadWithPeers, QUEUE_PEERS } from "../../peer-packages.ts"
 import { stbDirOf } from "../../text/stabletoolbench-files.ts"
+import { visibleText } from "../../trace/visible-text.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { BadInput, intOption, type ParsedCommand, runCommand, splitList, UsageError } from "../options.ts"
 import { runProgram } from "../run-program.ts"
@@ -117,7 +118,8 @@ export const run = (argv: string[]): Promise<number> => runCommand(COMMAND, argv
 const work = (args: ReturnType<typeof parse>): Promise<number> => {
   // tasks at once for as long as the queue has jobs: a full collection before the heap grows far past what is alive
   boundHeapGrowth()
-  const log = (line: string) => console.error(`smurfs worker: ${line}`)
+  // job ids, task ids and errors come from data and other machines: control characters are shown, never obeyed
+  const log = (line: string) => console.error(visibleText(`smurfs worker: ${line}`))
   let close: (force?: boolean) => Promise<void> = async () => {}
   const program = Effect.gen(function* () {
     // bullmq and ioredis are optional peer packages: named with their install command when missing

@@ -1,17 +1,10 @@
 // Writing simulated responses into a StableToolBench cache folder, `<Category>/<tool>_for_<Category>/<api>.json`,
 // keyed as their server keys them, so that runs, machines and their own server share one cache.
-import {
-  closeSync,
-  existsSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeSync
-} from "node:fs"
+import { mkdirSync, renameSync } from "node:fs"
 import { dirname, join, resolve, sep } from "node:path"
+import { type FileLockOptions, withFileLock } from "../../trace/file-lock.ts"
+import { makeDirectoryInsideSync, readFileBounded } from "../../trace/guarded-fs.ts"
+import { type SyncWriteFs, writeFileAtomicSync } from "../../trace/temp-file.ts"
 import { standardizeCategory } from "../toolbench/names.ts"
 
 /** The file of one API in a cache folder, as their server's save_cache names it. */
@@ -31,66 +24,82 @@ const pythonJsonText = (value: unknown): string =>
     (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`
   )
 
-const sleep = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
-
-/** A lock older than this was left by a process that died mid-write: it is taken over. */
-const STALE_LOCK_MS = 30_000
-
-/**
- * Hold `<file>.lock` (created exclusively) while `body` runs: two processes adding to the same file
- * then merge instead of overwriting each other. Writes are small and short, so waiting is a short spin.
- */
-const withFileLock = <A>(file: string, body: () => A): A => {
-  const lock = `${file}.lock`
-  for (let attempt = 0; ; attempt++) {
-    try {
-      closeSync(openSync(lock, "wx"))
-      break
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e
-      try {
-        if (Date.now() - statSync(lock).mtimeMs > STALE_LOCK_MS) rmSync(lock, { force: true })
-      } catch {
-        // the holder just released it
-      }
-      sleep(Math.min(50, 2 + attempt))
-    }
+/** A cache file that could not be written: the old file is kept whole. */
+export class CacheWriteError extends Error {
+  readonly file: string
+  constructor(file: string, cause: unknown) {
+    const code = (cause as NodeJS.ErrnoException | undefined)?.code
+    super(
+      `could not write the simulator cache ${file} (${code === "ENOSPC" ? "the disk is full (ENOSPC)" : (cause as Error).message}); the file is kept as it was`,
+      { cause }
+    )
+    this.file = file
   }
+}
+
+/** The entries of a cache file's text, or why it is not a cache file (torn, not JSON, `null`, a list). */
+export const parseCacheFile = (text: string): Record<string, unknown> | string => {
+  let parsed: unknown
   try {
-    return body()
-  } finally {
-    rmSync(lock, { force: true })
+    parsed = JSON.parse(text)
+  } catch (e) {
+    return `not valid JSON (${(e as Error).message})`
   }
+  return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
+    ? (parsed as Record<string, unknown>)
+    : `not a JSON object of cached responses (it holds ${parsed === null ? "null" : Array.isArray(parsed) ? "a list" : typeof parsed})`
+}
+
+export interface AddCacheEntryOptions extends FileLockOptions {
+  /** The file system of the write; tests pass one whose disk fills. */
+  readonly fs?: SyncWriteFs | undefined
+  /** The folder the cache is inside (a run directory): no symbolic link below it is followed. */
+  readonly root?: string | undefined
 }
 
 /**
  * Add one response under `key` to the API's cache file: read what is there now (other runs may have
- * added entries), keep every entry, add this one when the key is new, write to a temporary file and
- * rename it over the old one. Their server reads the file whole, so it never sees a half-written one.
+ * added entries), keep every entry, add this one when the key is new, and write the merged file all or
+ * nothing (writeFileAtomicSync): their server reads the file whole, so it never sees a half-written one,
+ * and a full disk leaves the old file as it was (CacheWriteError). A file that is torn or no cache file
+ * is set aside (`<file>.unreadable-<time>`) and `note` says so; the API starts afresh. Other writers are
+ * excluded by `<file>.lock` (withFileLock: bounded, interruptible, stale locks taken over).
  */
-export const addCacheEntry = (file: string, key: string, value: unknown): void => {
-  mkdirSync(dirname(file), { recursive: true })
-  withFileLock(file, () => {
-    let entries: Record<string, unknown> = {}
-    if (existsSync(file)) {
+export const addCacheEntry = async (
+  file: string,
+  key: string,
+  value: unknown,
+  options: AddCacheEntryOptions = {}
+): Promise<void> => {
+  if (options.root === undefined) mkdirSync(dirname(file), { recursive: true })
+  else makeDirectoryInsideSync(options.root, dirname(file))
+  await withFileLock(
+    `${file}.lock`,
+    () => {
+      let entries: Record<string, unknown> = {}
+      let text: string | undefined
       try {
-        const parsed: unknown = JSON.parse(readFileSync(file, "utf8"))
-        if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed))
-          entries = parsed as Record<string, unknown>
-      } catch {
-        // a file another tool left unreadable: keep it aside rather than lose it, and start the API afresh
-        renameSync(file, `${file}.unreadable-${Date.now()}`)
+        text = readFileBounded(file)
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e
       }
-    }
-    if (key in entries) return
-    entries[key] = value
-    const tmp = `${file}.${process.pid}.tmp`
-    const fd = openSync(tmp, "w")
-    try {
-      writeSync(fd, pythonJsonText(entries))
-    } finally {
-      closeSync(fd)
-    }
-    renameSync(tmp, file)
-  })
+      if (text !== undefined) {
+        const parsed = parseCacheFile(text)
+        if (typeof parsed === "string") {
+          // keep it aside rather than lose it, and start the API afresh
+          const aside = `${file}.unreadable-${new Date().toISOString().replace(/[:.]/g, "-")}`
+          renameSync(file, aside)
+          options.note?.(`the simulator cache ${file} is ${parsed}; set aside as ${aside}`)
+        } else entries = parsed
+      }
+      if (Object.hasOwn(entries, key)) return
+      entries[key] = value
+      try {
+        writeFileAtomicSync(file, pythonJsonText(entries), { fs: options.fs, root: options.root })
+      } catch (e) {
+        throw new CacheWriteError(file, e)
+      }
+    },
+    options
+  )
 }

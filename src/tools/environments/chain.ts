@@ -1,6 +1,6 @@
 // Environment chains: each call goes to the first environment that answers (replay, then simulated, then offline).
 import { existsSync, mkdirSync } from "node:fs"
-import { join } from "node:path"
+import { join, relative, resolve } from "node:path"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { LanguageModel, type LanguageModelShape } from "../../llm/language-model.ts"
@@ -81,7 +81,8 @@ export const makeEnvironmentChain = (
       })
     const store = options.storeDir === undefined ? undefined : join(options.storeDir, SIMULATED_STORE_FILE)
     const writeDir = options.writeCacheDir
-    if (writeDir !== undefined && names.includes("simulated"))
+    // (inside a run directory it is made with the first response: made now, it would make a new run's folder not empty)
+    if (writeDir !== undefined && names.includes("simulated") && !inside(options.storeRoot, writeDir))
       yield* Effect.try({
         try: () => mkdirSync(writeDir, { recursive: true }),
         catch: (e) =>
@@ -115,7 +116,9 @@ export const makeEnvironmentChain = (
             reason: "it needs a model; pass --simulator (or drop simulated from the chain)"
           })
         const stored =
-          writeDir === undefined ? { storeDir: options.storeDir, storeRoot: options.storeRoot } : { cacheDir: writeDir }
+          writeDir === undefined
+            ? { storeDir: options.storeDir, storeRoot: options.storeRoot }
+            : { cacheDir: writeDir, storeRoot: options.storeRoot }
         envs.push(
           yield* makeSimulatedEnvironment({ index, ...stored, prompts: options.simulatorPrompts }).pipe(
             Effect.provideService(LanguageModel, model.value)
@@ -125,6 +128,9 @@ export const makeEnvironmentChain = (
     }
     return chainEnvironments(envs, { missed: true })
   })
+
+const inside = (root: string | undefined, path: string) =>
+  root !== undefined && !relative(resolve(root), resolve(path)).startsWith("..")
 
 /** The offline environment answers what nothing recorded or simulated: its answers are misses, counted by runs. */
 const markedMisses = (env: ToolEnvironment): ToolEnvironment => ({

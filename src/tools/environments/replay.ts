@@ -3,12 +3,18 @@ import { createReadStream, existsSync, readdirSync, statSync } from "node:fs"
 import { join } from "node:path"
 import { createInterface } from "node:readline"
 import * as Effect from "effect/Effect"
-import { readFileBounded } from "../../trace/guarded-fs.ts"
+import { openRegularFile, readFileBounded } from "../../trace/guarded-fs.ts"
 import { parseAppendedLines } from "../../trace/jsonl.ts"
+import { redactText } from "../../trace/redact.ts"
+import { visibleText } from "../../trace/visible-text.ts"
+import { parseCacheFile } from "./cache-store.ts"
 import { canonicalArgs } from "./canonical.ts"
 import { ToolEnvError, type ToolEnvironment } from "./environment.ts"
 import { parsePythonLiteral } from "./python-repr.ts"
 import { makeReplayIndex, parseRecordedResponse, type Recording, type ReplayIndex } from "./recorded.ts"
+
+/** Where a environment's warnings go by default: stderr, redacted, control characters shown visibly. */
+export const warnOnStderr = (line: string): void => console.error(visibleText(redactText(`smurfs: ${line}`)))
 
 const isRecording = (row: Partial<Recording> | null): row is Recording =>
   typeof row?.tool === "string" &&
@@ -39,7 +45,9 @@ export const loadResponsesJsonl = (index: ReplayIndex, file: string): Effect.Eff
   Effect.tryPromise({
     try: async () => {
       if (!existsSync(file)) throw new Error(`the file ${file} does not exist`)
-      const lines = createInterface({ input: createReadStream(file, "utf8"), crlfDelay: Infinity })
+      // a regular file only: a FIFO or /dev/zero given as --responses is named, never read without end
+      const fd = openRegularFile(file)
+      const lines = createInterface({ input: createReadStream("", { fd, encoding: "utf8" }), crlfDelay: Infinity })
       let read = 0
       let lineNo = 0
       for await (const line of lines) {
@@ -66,7 +74,11 @@ export const loadResponsesJsonl = (index: ReplayIndex, file: string): Effect.Eff
  * dict keyed by the Python repr of the decoded arguments. Keys are indexed canonically when they parse,
  * and by their exact repr always.
  */
-export const loadCacheDir = (index: ReplayIndex, dir: string): Effect.Effect<number, ToolEnvError> =>
+export const loadCacheDir = (
+  index: ReplayIndex,
+  dir: string,
+  warn: (line: string) => void = warnOnStderr
+): Effect.Effect<number, ToolEnvError> =>
   Effect.try({
     try: () => {
       if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new Error(`the folder ${dir} does not exist`)
@@ -82,11 +94,18 @@ export const loadCacheDir = (index: ReplayIndex, dir: string): Effect.Effect<num
           for (const file of readdirSync(toolPath)) {
             if (!file.endsWith(".json")) continue
             const api = file.slice(0, -".json".length)
-            let entries: Record<string, unknown>
+            // a torn or corrupt file (a full disk, another tool) costs its API's recordings, never the run
+            let entries: Record<string, unknown> | string
             try {
-              entries = JSON.parse(readFileBounded(join(toolPath, file))) as Record<string, unknown>
+              entries = parseCacheFile(readFileBounded(join(toolPath, file)))
             } catch (e) {
-              throw new Error(`${join(toolPath, file)} is not valid JSON (${(e as Error).message})`)
+              entries = `unreadable (${(e as Error).message})`
+            }
+            if (typeof entries === "string") {
+              warn(
+                `warning: skipped the cache file ${join(toolPath, file)}: it is ${entries}; its API's responses are simulated again (the simulator sets the file aside when it next writes there)`
+              )
+              continue
             }
             for (const [key, response] of Object.entries(entries)) {
               const decoded = parsePythonLiteral(key)
@@ -155,6 +174,8 @@ export interface ReplaySources {
   readonly cacheDirs?: ReadonlyArray<string> | undefined
   /** Stores this project appended recordings to (torn lines of an interrupted run are skipped). */
   readonly stores?: ReadonlyArray<string> | undefined
+  /** Told what was skipped (a corrupt cache file); stderr by default. */
+  readonly warn?: ((line: string) => void) | undefined
 }
 
 /** Build an index from files and folders. */
@@ -164,7 +185,7 @@ export const loadReplayIndex = (
 ): Effect.Effect<ReplayIndex, ToolEnvError> =>
   Effect.gen(function* () {
     for (const file of sources.responses ?? []) yield* loadResponsesJsonl(index, file)
-    for (const dir of sources.cacheDirs ?? []) yield* loadCacheDir(index, dir)
+    for (const dir of sources.cacheDirs ?? []) yield* loadCacheDir(index, dir, sources.warn)
     for (const file of sources.stores ?? []) yield* loadAppendedRecordings(index, file)
     return index
   })

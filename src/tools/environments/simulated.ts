@@ -1,6 +1,7 @@
 // The simulated environment (StableToolBench's tool server): on a miss, a simulator model writes the response, which is stored for replay.
 import { mkdirSync } from "node:fs"
-import { join } from "node:path"
+import { join, relative, resolve } from "node:path"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import { z } from "zod"
 import { LanguageModel } from "../../llm/language-model.ts"
@@ -13,6 +14,7 @@ import { addCacheEntry, cacheFilePath } from "./cache-store.ts"
 import { canonicalArgs } from "./canonical.ts"
 import type { ToolCall, ToolEnvironment } from "./environment.ts"
 import { formatRecordedResponse, parseRecordedResponse, type Recording, type ReplayIndex } from "./recorded.ts"
+import { warnOnStderr } from "./replay.ts"
 import { cacheKeyOf, type SimulatorPrompts, smurfsSimulatorPrompts } from "./simulator-prompts.ts"
 
 /** The file, inside a store folder, that simulated responses are appended to (responses.jsonl format). */
@@ -29,7 +31,10 @@ export interface SimulatedOptions {
   readonly index: ReplayIndex
   /** Folder to append generated responses to (responses.jsonl format), so that the next run replays them. */
   readonly storeDir?: string | undefined
-  /** The folder the store must stay in when it is inside one (a run directory): no symbolic link below it is followed. */
+  /**
+   * The folder the store (or the cache folder, when it is inside) must stay in (a run directory): no symbolic
+   * link below it is followed.
+   */
   readonly storeRoot?: string | undefined
   /**
    * A StableToolBench cache folder to add generated responses to, in their layout and keys
@@ -39,7 +44,43 @@ export interface SimulatedOptions {
   readonly cacheDir?: string | undefined
   /** The texts and sampling of the simulation: StableToolBench's server prompts or ours (the default). */
   readonly prompts?: SimulatorPrompts | undefined
+  /** Told when a response could not be stored or a cache file was set aside; stderr by default. */
+  readonly warn?: ((line: string) => void) | undefined
 }
+
+/** The simulator's server failed (unreachable, timed out, 5xx...): no response came, whatever the tool would say. */
+export interface SimulatorFailure {
+  readonly message: string
+  /** The model layer's error tag (ModelUnreachable, Timeout...). */
+  readonly tag: string
+}
+
+/**
+ * One task's watch of the simulator, provided by whoever runs the task (the bench's executeTask): the first
+ * server failure of the simulator during the task is put here, the task's later misses are not sent (a hung
+ * simulator costs one timeout per task), and the task is recorded as `error`, not as a result, as when the
+ * model server fails. Without one (a library caller), each call the simulator could not answer is a miss.
+ */
+export interface SimulatorWatch {
+  failure: SimulatorFailure | undefined
+}
+export const SimulatorWatch = Context.Reference<SimulatorWatch | undefined>("smurfs/SimulatorWatch", {
+  defaultValue: () => undefined
+})
+
+const isServerFault = (e: unknown): boolean =>
+  typeof e === "object" && e !== null && (e as { serverFault?: unknown }).serverFault === true
+
+/** A call the simulator could not answer: a failed call, counted as a miss (no recorded or simulated response). */
+const unanswered = (failure: SimulatorFailure): ToolResult => ({
+  ok: false,
+  content: "",
+  error: `the tool simulator could not answer, so the call has no response: ${failure.message}`,
+  missed: true
+})
+
+/** Cache write failures shown per environment; a full disk fails every write, and one line says it. */
+const SHOWN_WRITE_FAILURES = 3
 
 export interface SimulatedEnvironment extends ToolEnvironment {
   /** Model calls made so far (misses of the index). */
@@ -58,20 +99,44 @@ export const makeSimulatedEnvironment = (
     const storeFile = options.storeDir === undefined ? undefined : join(options.storeDir, SIMULATED_STORE_FILE)
     let generated = 0
 
+    const warn = options.warn ?? warnOnStderr
+    // a cache folder inside the run directory (the default one) is the run's own: no link below the run is followed
+    const cacheRoot =
+      options.cacheDir !== undefined &&
+      options.storeRoot !== undefined &&
+      !relative(resolve(options.storeRoot), resolve(options.cacheDir)).startsWith("..")
+        ? options.storeRoot
+        : undefined
+    let writeFailures = 0
+    const failedWrite = (e: unknown) =>
+      Effect.sync(() => {
+        // an unwritable cache only costs a model call next run, but the user hears of it
+        if (++writeFailures > SHOWN_WRITE_FAILURES) return
+        warn(
+          `warning: ${(e as Error).message}; the response is used in this run but not stored` +
+            (writeFailures === SHOWN_WRITE_FAILURES ? " (further cache write failures are not shown)" : "")
+        )
+      })
+    const storeInCache = (call: ToolCall, recording: Recording, value: unknown) =>
+      options.cacheDir === undefined
+        ? Effect.void
+        : Effect.tryPromise({
+            try: (signal) =>
+              addCacheEntry(
+                cacheFilePath(options.cacheDir!, call.doc.category_name, call.stdTool, call.stdApi),
+                recording.key!,
+                redactValue(value),
+                { signal, note: (line) => warn(`warning: ${line}`), root: cacheRoot }
+              ),
+            catch: (e) => e
+          }).pipe(Effect.catch(failedWrite))
+
     const store = (call: ToolCall, recording: Recording, value: unknown) =>
+      Effect.andThen(storeInCache(call, recording, value), () => storeInRun(recording))
+
+    const storeInRun = (recording: Recording) =>
       Effect.sync(() => {
         options.index.add(recording)
-        if (options.cacheDir !== undefined) {
-          try {
-            addCacheEntry(
-              cacheFilePath(options.cacheDir, call.doc.category_name, call.stdTool, call.stdApi),
-              recording.key!,
-              redactValue(value)
-            )
-          } catch {
-            // as below: an unwritable cache only costs a model call next run
-          }
-        }
         if (storeFile === undefined) return
         try {
           if (options.storeRoot !== undefined) refuseSymlinksSync(options.storeRoot, options.storeDir!)
@@ -116,11 +181,17 @@ export const makeSimulatedEnvironment = (
           )
         }),
         Effect.catch((e) =>
-          Effect.succeed<ToolResult>({
-            ok: false,
-            content: "",
-            error: `the simulated environment could not produce a response: ${e.message}`
-          })
+          isServerFault(e)
+            ? Effect.map(Effect.service(SimulatorWatch), (watch) => {
+                const failure = { message: e.message, tag: (e as { readonly _tag: string })._tag }
+                if (watch !== undefined) watch.failure ??= failure
+                return unanswered(failure)
+              })
+            : Effect.succeed<ToolResult>({
+                ok: false,
+                content: "",
+                error: `the simulated environment could not produce a response: ${e.message}`
+              })
         )
       )
     }
@@ -147,7 +218,11 @@ export const makeSimulatedEnvironment = (
       serve: (call) =>
         Effect.suspend(() => {
           const recorded = options.index.lookup(call.stdTool, call.stdApi, call.args)
-          return recorded ? Effect.succeed(parseRecordedResponse(recorded.response)) : simulateOnce(call)
+          if (recorded) return Effect.succeed(parseRecordedResponse(recorded.response))
+          // the simulator already failed this task: its later misses are not sent
+          return Effect.flatMap(Effect.service(SimulatorWatch), (watch) =>
+            watch?.failure === undefined ? simulateOnce(call) : Effect.succeed(unanswered(watch.failure))
+          )
         })
     } satisfies SimulatedEnvironment
   })

@@ -5,6 +5,7 @@ import type { Message } from "../../llm/language-model.ts"
 import { fencedData } from "../../text/fenced-data.ts"
 import { renderTemplate } from "../../text/prompt-template.ts"
 import {
+  inheritedFields,
   pythonConstant,
   pythonFormat,
   readStbFile,
@@ -217,6 +218,12 @@ export const mirrorApiSimulatorPrompts = (dir: string): SimulatorPrompts => {
     `${dir}/${STB_FILES.mirrorSystemPrompts}`
   )
   const user = pythonConstant(readStbFile(dir, STB_FILES.mirrorMain), "USER_PROMPT", `${dir}/${STB_FILES.mirrorMain}`)
+  const inherited = inheritedFields(user)
+  if (inherited.length > 0)
+    throw new StbFilesError({
+      path: `${dir}/${STB_FILES.mirrorMain}`,
+      problem: `USER_PROMPT has the field {${inherited[0]}}, which the simulator never fills`
+    })
   const prompts: SimulatorPrompts = {
     source: `mirrorapi:${dir}`,
     temperature: temperatureOf(dir, STB_FILES.mirrorConfig),

@@ -139,7 +139,7 @@ describe("a cache folder shared by concurrent writers", () => {
     const moduleUrl = new URL("./cache-store.ts", import.meta.url).href
     const writer = (name: string) =>
       new Promise<number>((resolve, reject) => {
-        const code = `const { addCacheEntry } = await import(${JSON.stringify(moduleUrl)}); for (let i = 0; i < 60; i++) addCacheEntry(${JSON.stringify(file)}, "{'q': '${name}-" + i + "'}", { error: "", response: "${name}" + i })`
+        const code = `const { addCacheEntry } = await import(${JSON.stringify(moduleUrl)}); for (let i = 0; i < 60; i++) await addCacheEntry(${JSON.stringify(file)}, "{'q': '${name}-" + i + "'}", { error: "", response: "${name}" + i })`
         const child = spawn(process.execPath, ["--input-type=module", "-e", code], {
           stdio: ["ignore", "ignore", "pipe"]
         })
