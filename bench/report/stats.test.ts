@@ -199,10 +199,7 @@ describe("pass@k and pass^k", () => {
 describe("cost per task and per solved task", () => {
   it("is total cost over solved tasks, with an open upper end when a resample can solve nothing", () => {
     // costs 10 and 30, solved 1 and 0: 20 per task, 40 per solved task; both draws of the second task (1/4) solve nothing
-    const c = bootstrapCost(
-      [[{ rounds: [1], cost: 10 }], [{ rounds: [0], cost: 30 }]],
-      opts("cost")
-    )
+    const c = bootstrapCost([[{ rounds: [1], cost: 10 }], [{ rounds: [0], cost: 30 }]], opts("cost"))
     expect(c.perTask).toEqual({ estimate: 20, low: 10, high: 30 })
     expect(c.perSolved!.estimate).toBe(40)
     expect(c.perSolved!.low).toBe(10)
@@ -254,7 +251,9 @@ describe("agreement", () => {
       [undefined, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, undefined],
       [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, undefined]
     ]
-    const units = Array.from({ length: 12 }, (_, u) => observers.map((o) => (o[u] === undefined ? undefined : String(o[u]))))
+    const units = Array.from({ length: 12 }, (_, u) =>
+      observers.map((o) => (o[u] === undefined ? undefined : String(o[u])))
+    )
     const a = krippendorffAlpha(units)
     expect(a.alpha).toBeCloseTo(0.743421052631579, 12)
     expect(a.values).toBe(40)

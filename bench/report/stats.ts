@@ -150,13 +150,6 @@ export const pairedDifference = (
   return { ...interval, verdict: verdictOf(interval) }
 }
 
-/** log C(n, k) by summing logs (exact enough for the n of a benchmark: thousands of tasks). */
-const logChoose = (n: number, k: number): number => {
-  let s = 0
-  for (let i = 1; i <= k; i++) s += Math.log(n - k + i) - Math.log(i)
-  return s
-}
-
 /** P(X <= k) for X ~ Binomial(n, 1/2). */
 export const binomialHalfCdf = (k: number, n: number): number => {
   if (k < 0) return 0
@@ -188,11 +181,7 @@ export interface Concordance {
   readonly neither: number
 }
 
-export const concordance = (
-  a: ReadonlyArray<TaskRuns>,
-  b: ReadonlyArray<TaskRuns>,
-  rule: RoundRule
-): Concordance => {
+export const concordance = (a: ReadonlyArray<TaskRuns>, b: ReadonlyArray<TaskRuns>, rule: RoundRule): Concordance => {
   let both = 0,
     onlyA = 0,
     onlyB = 0,
@@ -303,7 +292,10 @@ export interface CostIntervals {
  * cluster-bootstrap intervals drawn as `bootstrapMean` draws (tasks, then runs, then judge rounds); a resample
  * that solved nothing has no finite cost per solved task and counts as +Infinity (an open upper end).
  */
-export const bootstrapCost = (tasks: ReadonlyArray<ReadonlyArray<CostRun>>, options: BootstrapOptions): CostIntervals => {
+export const bootstrapCost = (
+  tasks: ReadonlyArray<ReadonlyArray<CostRun>>,
+  options: BootstrapOptions
+): CostIntervals => {
   const n = tasks.length
   if (n === 0) return { perTask: { estimate: Number.NaN, low: Number.NaN, high: Number.NaN }, perSolved: undefined }
   const taskCost = tasks.map((runs) => mean(runs.map((r) => r.cost)))

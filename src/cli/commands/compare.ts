@@ -1,24 +1,31 @@
 // `smurfs compare`: set runs (and ToolEval's published results) side by side in one table, optionally an HTML report.
 import type { ParseArgsOptionsConfig } from "node:util"
 import { slug } from "../../../bench/eval/labels.ts"
-import { collectRows } from "../../../bench/report/collect.ts"
+import { collectRows, type Row } from "../../../bench/report/collect.ts"
+import { compareStatistics } from "../../../bench/report/comparison.ts"
 import { renderHtml } from "../../../bench/report/html.ts"
 import { missingWork } from "../../../bench/report/missing.ts"
+import { renderStatistics } from "../../../bench/report/statistics-text.ts"
+import { DEFAULT_RESAMPLES, DEFAULT_SEED } from "../../../bench/report/stats.ts"
 import { renderTable } from "../../../bench/report/table.ts"
 import { plural } from "../../plural.ts"
 import { ExitCode } from "../exit-codes.ts"
-import { type ParsedCommand, runCommand, UsageError } from "../options.ts"
+import { intOption, type ParsedCommand, runCommand, UsageError } from "../options.ts"
 import { writeOutputFile } from "../output-file.ts"
 import { reportFailure } from "../run-program.ts"
 import { pagesFolder, writeTaskPages } from "../task-pages.ts"
 
-const HELP = `usage: smurfs compare <dir>... [--html <file>] [--judge <spec>] [--json]
+const HELP = `usage: smurfs compare <dir>... [--html <file>] [--judge <spec>] [--json] [--seed <n>] [--resamples <n>]
 
 Print one table of every method and group in the given directories: judged/N (tasks labelled by
-the judge of all the row's tasks), pass rate ± std over judge runs (over the judged tasks: an
-unjudged task is never counted as Unsolved), win rate against a reference over the tasks both
-sides have (with that N), mean model calls, prompt and completion tokens, tool calls and wall time
-per task. Labels of other judge texts (--stb) or profiles are never mixed: each gets its own row,
+the judge of all the row's tasks), pass rate ± std over judge runs with its 95% interval (over the
+judged tasks: an unjudged task is never counted as Unsolved), pass^k when tasks were run several
+times, win rate against a reference over the tasks both sides have (with that N), model calls per
+task and per solved task, wall time per task. Below the table: pass@k and pass^k, the paired
+difference of every two rows of a group and judge on the tasks both have (95% interval, verdict,
+McNemar's p, noise floor), cost per task and per solved task (model calls, prompt and completion
+tokens, tool calls, wall time) with intervals, and the judges' agreement (Cohen's κ, Krippendorff's
+α). docs/benchmark.md says how to read them. Labels of other judge texts (--stb) or profiles are never mixed: each gets its own row,
 named in it. A win rate over tasks with fewer than K rounds, or beside answered tasks with no round,
 is marked "incomplete". Below the table, every row with missing work (unjudged tasks, missing judge
 runs and win rounds by task id, runs no judge has seen, tasks the model server failed, tasks not run
@@ -32,7 +39,9 @@ options:
                     trajectory page per task of each run (as \`smurfs show --html\` writes, every
                     method side by side), which the task ids link to: keep the folder with the report
   --judge <spec>    show only this judge's labels (default: every judge found)
-  --json            print the rows (and the missing work) as JSON instead of the table
+  --json            print the rows, the missing work and the statistics as JSON instead of the table
+  --seed <n>        the bootstrap's seed: the same labels and seed give the same numbers (default ${DEFAULT_SEED})
+  --resamples <n>   bootstrap resamples, 100 to 100000 (default ${DEFAULT_RESAMPLES})
   -h, --help        show this help
 
 exit codes: 0 shown, 2 bad usage, 3 bad input (a directory that is not a run, no tasks, an --html file
@@ -42,16 +51,25 @@ that cannot be written)`
 const OPTIONS = {
   html: { type: "string" },
   judge: { type: "string" },
-  json: { type: "boolean" }
+  json: { type: "boolean" },
+  seed: { type: "string" },
+  resamples: { type: "string" }
 } as const satisfies ParseArgsOptionsConfig
 
 export const COMMAND = { name: "compare", help: HELP, options: OPTIONS, positionals: true } as const
 
 export const run = (argv: Array<string>): Promise<number> => runCommand(COMMAND, argv, (parsed) => compare(parsed))
 
+/** A row as --json prints it: its task-by-task samples are what the statistics were computed from, not output. */
+const withoutSamples = ({ samples: _, ...row }: Row) => row
+
 const compare = async (parsed: ParsedCommand<typeof OPTIONS>): Promise<number> => {
   if (parsed.positionals.length === 0)
     throw new UsageError("give at least one run directory or ToolEval results folder")
+  const seed = intOption("seed", parsed.values.seed, 0) ?? DEFAULT_SEED
+  const resamples = intOption("resamples", parsed.values.resamples, 100) ?? DEFAULT_RESAMPLES
+  if (resamples > 100_000)
+    throw new UsageError(`--resamples needs a whole number from 100 to 100000 (got ${resamples})`)
   let rows
   try {
     rows = collectRows(parsed.positionals)
@@ -69,9 +87,12 @@ const compare = async (parsed: ParsedCommand<typeof OPTIONS>): Promise<number> =
     return ExitCode.BadInput
   }
   const missing = missingWork(rows)
-  if (parsed.values.json) console.log(JSON.stringify({ rows, missing }, null, 2))
+  const statistics = compareStatistics(rows, { seed, resamples })
+  if (parsed.values.json) console.log(JSON.stringify({ rows: rows.map(withoutSamples), missing, statistics }, null, 2))
   else {
-    console.log(renderTable(rows))
+    console.log(renderTable(rows, statistics.rows))
+    const below = renderStatistics(rows, statistics)
+    if (below !== "") console.log(`\n${below}`)
     if (missing.length > 0) console.log(`\nMissing work:\n${missing.map((m) => `  ${m}`).join("\n")}`)
   }
   if (rows.every((r) => !r.pass))
@@ -90,7 +111,7 @@ const compare = async (parsed: ParsedCommand<typeof OPTIONS>): Promise<number> =
     }
     const problem = await writeOutputFile(
       file,
-      renderHtml(rows, { generatedAt: new Date().toISOString(), tasks: pages.tasks })
+      renderHtml(rows, { generatedAt: new Date().toISOString(), tasks: pages.tasks, statistics })
     )
     if (problem !== undefined) {
       console.error(`smurfs compare: ${file}: ${problem}; the previous file, if any, is kept as it was`)
