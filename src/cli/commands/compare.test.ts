@@ -23,10 +23,12 @@ describe("smurfs compare", () => {
       const html = join(mkdtempSync(join(tmpdir(), "smurfs-report-")), "report.html")
       expect(await run([dir, EXAMPLE, "--html", html])).toBe(ExitCode.Ok)
       const table = out.join("\n")
-      expect(table).toMatch(/smurfs\s+scripted:test\s+G1_instruction\s+-\s+0\/1\s+-\s+-\s+4\.0\s+1234/)
-      expect(table).toMatch(/virtual_chatgpt_cot\s+CoT@1\s+G1_instruction\s+ToolEval\s+3\/3\s+66\.7 ± 0\.0/)
+      // (its prompt tokens are in the cost section below the table)
+      expect(table).toMatch(/smurfs\s+scripted:test\s+G1_instruction\s+-\s+0\/1\s+-\s+-\s+4\.0\s+2\.0/)
+      expect(table).toMatch(/per task\s+4\.0 \[4\.0, 4\.0\]\s+1234 \[1234, 1234\]/)
+      expect(table).toMatch(/virtual_chatgpt_cot\s+CoT@1\s+G1_instruction\s+ToolEval\s+3\/3\s+66\.7 ± 0\.0 \[/)
       expect(table).toMatch(
-        /virtual_chatgpt_dfs\s+DFS_woFilter_w2\s+G1_instruction\s+ToolEval\s+3\/3\s+100\.0 ± 0\.0\s+100\.0 vs virtual_chatgpt_cot \(N=3\)/
+        /virtual_chatgpt_dfs\s+DFS_woFilter_w2\s+G1_instruction\s+ToolEval\s+3\/3\s+100\.0 ± 0\.0 \[100\.0, 100\.0\]\s+100\.0 vs virtual_chatgpt_cot \(N=3\)/
       )
       expect(readFileSync(html, "utf8")).toContain("Pass rate (SoPR)")
     }
