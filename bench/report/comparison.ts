@@ -5,6 +5,7 @@ import type { AnswerStatus } from "../eval/labels.ts"
 import { labelScore } from "../eval/pass-rate.ts"
 import { type Alpha, cohenKappa, type Kappa, krippendorffAlpha, type Rating } from "./agreement.ts"
 import type { Row } from "./collect.ts"
+import { type GpuModel, gpuSeconds } from "./gpu-model.ts"
 import { costTasks, passTasks, winTasks } from "./samples.ts"
 import {
   type BootstrapOptions,
@@ -30,19 +31,34 @@ import {
 export interface StatisticsOptions {
   readonly seed: number
   readonly resamples: number
+  /** With a modelled server (`--gpu-model`), GPU seconds are one more cost. */
+  readonly gpu?: GpuModel | undefined
 }
 
 export const DEFAULT_STATISTICS: StatisticsOptions = { seed: DEFAULT_SEED, resamples: DEFAULT_RESAMPLES }
 
-/** The costs a row reports, each per task and per solved task. */
+/** The costs a row reports, each per task and per solved task; GPU seconds only with a modelled server. */
 export const COST_MEASURES = [
-  { name: "modelCalls", label: "model calls", of: (c: JudgeCost) => c.modelCalls },
-  { name: "promptTokens", label: "prompt tok", of: (c: JudgeCost) => c.promptTokens },
-  { name: "completionTokens", label: "compl tok", of: (c: JudgeCost) => c.completionTokens },
-  { name: "toolCalls", label: "tool calls", of: (c: JudgeCost) => c.toolCalls },
-  { name: "wallSeconds", label: "wall s", of: (c: JudgeCost) => (c.wallMs === undefined ? undefined : c.wallMs / 1000) }
+  { name: "modelCalls", label: "model calls" },
+  { name: "promptTokens", label: "prompt tok" },
+  { name: "completionTokens", label: "compl tok" },
+  { name: "toolCalls", label: "tool calls" },
+  { name: "wallSeconds", label: "wall s" },
+  { name: "gpuSeconds", label: "GPU s" }
 ] as const
 export type CostMeasure = (typeof COST_MEASURES)[number]["name"]
+
+/** A cost of one run, when its source records it. */
+const costOf = (measure: CostMeasure, c: JudgeCost, gpu: GpuModel | undefined): number | undefined => {
+  switch (measure) {
+    case "wallSeconds":
+      return c.wallMs === undefined ? undefined : c.wallMs / 1000
+    case "gpuSeconds":
+      return gpu === undefined ? undefined : gpuSeconds(gpu, c)
+    default:
+      return c[measure]
+  }
+}
 
 export interface RowStatistics {
   /** The row's index in `rows`. */
@@ -127,6 +143,8 @@ export interface Agreement {
 export interface Statistics {
   readonly seed: number
   readonly resamples: number
+  /** The modelled server GPU seconds were computed with, when asked for. */
+  readonly gpu?: GpuModel | undefined
   readonly rows: ReadonlyArray<RowStatistics>
   readonly pairs: ReadonlyArray<PairStatistics>
   readonly agreement: Agreement
@@ -188,7 +206,7 @@ const rowStatistics = (row: Row, index: number, options: StatisticsOptions): Row
   const cost: Partial<Record<CostMeasure, CostIntervals>> = {}
   if (samples)
     for (const m of COST_MEASURES) {
-      const c = costTasks(samples, m.of)
+      const c = costTasks(samples, (cost) => costOf(m.name, cost, options.gpu))
       if (c !== undefined && c.length > 0) cost[m.name] = bootstrapCost(c, boot(`cost\u0000${m.name}`))
     }
   return {
@@ -342,6 +360,7 @@ export const compareStatistics = (
 ): Statistics => ({
   seed: options.seed,
   resamples: options.resamples,
+  ...(options.gpu ? { gpu: options.gpu } : {}),
   rows: rows.map((row, i) => rowStatistics(row, i, options)),
   pairs: pairsOf(rows, options),
   agreement: agreementOf(rows)

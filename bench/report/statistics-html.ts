@@ -138,11 +138,12 @@ export const renderStatisticsHtml = (rows: ReadonlyArray<Row>, statistics: Stati
       Object.keys(s.cost).length > 0 &&
       statistics.rows.findIndex((t) => t.name === s.name && rows[t.row]!.group === rows[i]!.group) === i
   )
+  const measures = COST_MEASURES.filter((m) => costed.some((s) => s.cost[m.name] !== undefined))
   if (costed.length > 0)
     parts.push(
       `<h3>Cost per task and per solved task</h3><p class="note">${esc("Per solved task = sum of costs / tasks solved (Unsure counts half); ∞: some resamples solved nothing.")}</p>`,
       table(
-        ["row", "group", "", ...COST_MEASURES.map((m) => m.label)],
+        ["row", "group", "", ...measures.map((m) => m.label)],
         costed.flatMap((s) => {
           const digits = (name: string) => (name.endsWith("Tokens") ? 0 : 1)
           const row = rows[s.row]!
@@ -151,14 +152,9 @@ export const renderStatisticsHtml = (rows: ReadonlyArray<Row>, statistics: Stati
               s.name,
               row.group,
               "per task",
-              ...COST_MEASURES.map((m) => formatInterval(s.cost[m.name]?.perTask, digits(m.name)))
+              ...measures.map((m) => formatInterval(s.cost[m.name]?.perTask, digits(m.name)))
             ],
-            [
-              "",
-              "",
-              "per solved",
-              ...COST_MEASURES.map((m) => formatInterval(s.cost[m.name]?.perSolved, digits(m.name)))
-            ]
+            ["", "", "per solved", ...measures.map((m) => formatInterval(s.cost[m.name]?.perSolved, digits(m.name)))]
           ]
         }),
         3

@@ -1,5 +1,6 @@
 // The comparison's statistics as plain text below the terminal table: per-row intervals and pass^k, paired
 // differences with verdicts, cost per task and per solved task, judge agreement.
+import { plural } from "../../src/plural.ts"
 import type { Row } from "./collect.ts"
 import { COST_MEASURES, type PairStatistics, type RowStatistics, type Statistics } from "./comparison.ts"
 import type { Interval } from "./stats.ts"
@@ -44,7 +45,7 @@ const pairLine = (p: PairStatistics): string => {
       : `a ${fixed(Math.abs(p.difference.estimate))}-point difference needs ${floor.tasksNeeded} tasks`
   return [
     `  ${p.group}, ${p.judge}, ${what}: ${p.nameA} − ${p.nameB} = ${signed(p.difference)} on ${p.tasks} tasks${p.unpaired > 0 ? ` (${p.unpaired} unpaired left out)` : ""}: ${p.verdictText}`,
-    `      McNemar p = ${formatP(p.mcnemar.p)} (${p.mcnemar.onlyA} tasks only A, ${p.mcnemar.onlyB} only B); noise floor ${fixed(floor.detectable)} points at ${floor.n} tasks; ${needed}`
+    `      McNemar p = ${formatP(p.mcnemar.p)} (${plural(p.mcnemar.onlyA, "task")} only A, ${p.mcnemar.onlyB} only B); noise floor ${fixed(floor.detectable)} points at ${floor.n} tasks; ${needed}`
   ].join("\n")
 }
 

@@ -3,6 +3,7 @@ import type { ParseArgsOptionsConfig } from "node:util"
 import { slug } from "../../../bench/eval/labels.ts"
 import { collectRows, type Row } from "../../../bench/report/collect.ts"
 import { compareStatistics } from "../../../bench/report/comparison.ts"
+import { parseGpuModel } from "../../../bench/report/gpu-model.ts"
 import { renderHtml } from "../../../bench/report/html.ts"
 import { missingWork } from "../../../bench/report/missing.ts"
 import { renderStatistics } from "../../../bench/report/statistics-text.ts"
@@ -16,6 +17,7 @@ import { reportFailure } from "../run-program.ts"
 import { pagesFolder, writeTaskPages } from "../task-pages.ts"
 
 const HELP = `usage: smurfs compare <dir>... [--html <file>] [--judge <spec>] [--json] [--seed <n>] [--resamples <n>]
+                      [--gpu-model <m>]
 
 Print one table of every method and group in the given directories: judged/N (tasks labelled by
 the judge of all the row's tasks), pass rate ± std over judge runs with its 95% interval (over the
@@ -42,6 +44,10 @@ options:
   --json            print the rows, the missing work and the statistics as JSON instead of the table
   --seed <n>        the bootstrap's seed: the same labels and seed give the same numbers (default ${DEFAULT_SEED})
   --resamples <n>   bootstrap resamples, 100 to 100000 (default ${DEFAULT_RESAMPLES})
+  --gpu-model <m>   add GPU seconds per task and per solved task on a modelled server, from each task's
+                    recorded tokens: prefill=<time per prompt token>,decode=<time per reply token>, or
+                    "default" (prefill=0.25ms,decode=20ms, the simulated server's); no prefix cache is
+                    modelled, so this is an upper bound for a server that caches prompt prefixes
   -h, --help        show this help
 
 exit codes: 0 shown, 2 bad usage, 3 bad input (a directory that is not a run, no tasks, an --html file
@@ -53,7 +59,8 @@ const OPTIONS = {
   judge: { type: "string" },
   json: { type: "boolean" },
   seed: { type: "string" },
-  resamples: { type: "string" }
+  resamples: { type: "string" },
+  "gpu-model": { type: "string" }
 } as const satisfies ParseArgsOptionsConfig
 
 export const COMMAND = { name: "compare", help: HELP, options: OPTIONS, positionals: true } as const
@@ -70,6 +77,9 @@ const compare = async (parsed: ParsedCommand<typeof OPTIONS>): Promise<number> =
   const resamples = intOption("resamples", parsed.values.resamples, 100) ?? DEFAULT_RESAMPLES
   if (resamples > 100_000)
     throw new UsageError(`--resamples needs a whole number from 100 to 100000 (got ${resamples})`)
+  const gpuText = parsed.values["gpu-model"]
+  const gpu = gpuText === undefined ? undefined : parseGpuModel(gpuText)
+  if (typeof gpu === "string") throw new UsageError(`--gpu-model: ${gpu}`)
   let rows
   try {
     rows = collectRows(parsed.positionals)
@@ -87,7 +97,7 @@ const compare = async (parsed: ParsedCommand<typeof OPTIONS>): Promise<number> =
     return ExitCode.BadInput
   }
   const missing = missingWork(rows)
-  const statistics = compareStatistics(rows, { seed, resamples })
+  const statistics = compareStatistics(rows, { seed, resamples, gpu })
   if (parsed.values.json) console.log(JSON.stringify({ rows: rows.map(withoutSamples), missing, statistics }, null, 2))
   else {
     console.log(renderTable(rows, statistics.rows))
