@@ -27,11 +27,11 @@ task and per solved task, wall time per task. Below the table: pass@k and pass^k
 difference of every two rows of a group and judge on the tasks both have (95% interval, verdict,
 McNemar's p, noise floor), cost per task and per solved task (model calls, prompt and completion
 tokens, tool calls, wall time) with intervals, and the judges' agreement (Cohen's κ, Krippendorff's
-α). docs/benchmark.md says how to read them. Labels of other judge texts (--stb) or profiles are never mixed: each gets its own row,
-named in it. A win rate over tasks with fewer than K rounds, or beside answered tasks with no round,
-is marked "incomplete". Below the table, every row with missing work (unjudged tasks, missing judge
-runs and win rounds by task id, runs no judge has seen, tasks the model server failed, tasks not run
-yet) is named with what to run. A directory is a run from \`smurfs bench\` (judged with \`smurfs eval\`),
+α); docs/benchmark.md says how to read them. Labels of other judge texts (--stb) or profiles are
+never mixed: each gets its own row, named in it. A win rate over tasks with fewer than K rounds, or
+beside answered tasks with no round, is marked "incomplete". Below the table, every row with missing
+work (unjudged tasks, missing judge runs and win rounds by task id, runs no judge has seen, tasks the
+model server failed, tasks not run yet) is named with what to run. A directory is a run from \`smurfs bench\` (judged with \`smurfs eval\`),
 a StableToolBench folder with model_predictions_converted/, or ToolEval's results
 (pass_rate_results/, preference_results/), whose published labels are shown as judge "ToolEval".
 
