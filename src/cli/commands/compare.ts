@@ -31,9 +31,10 @@ tokens, tool calls, wall time) with intervals, and the judges' agreement (Cohen'
 never mixed: each gets its own row, named in it. A win rate over tasks with fewer than K rounds, or
 beside answered tasks with no round, is marked "incomplete". Below the table, every row with missing
 work (unjudged tasks, missing judge runs and win rounds by task id, runs no judge has seen, tasks the
-model server failed, tasks not run yet) is named with what to run. A directory is a run from \`smurfs bench\` (judged with \`smurfs eval\`),
-a StableToolBench folder with model_predictions_converted/, or ToolEval's results
-(pass_rate_results/, preference_results/), whose published labels are shown as judge "ToolEval".
+model server failed, tasks not run yet) is named with what to run. A directory is a run from
+\`smurfs bench\` (judged with \`smurfs eval\`), a StableToolBench folder with
+model_predictions_converted/, or ToolEval's results (pass_rate_results/, preference_results/), whose
+published labels are shown as judge "ToolEval".
 
 options:
   --html <file>     also write a self-contained HTML report with charts and a list of every task
@@ -42,7 +43,8 @@ options:
                     method side by side), which the task ids link to: keep the folder with the report
   --judge <spec>    show only this judge's labels (default: every judge found)
   --json            print the rows, the missing work and the statistics as JSON instead of the table
-  --seed <n>        the bootstrap's seed: the same labels and seed give the same numbers (default ${DEFAULT_SEED})
+  --seed <n>        the bootstrap's seed: the same labels and seed give the same numbers
+                    (default ${DEFAULT_SEED})
   --resamples <n>   bootstrap resamples, 100 to 100000 (default ${DEFAULT_RESAMPLES})
   --gpu-model <m>   add GPU seconds per task and per solved task on a modelled server, from each task's
                     recorded tokens: prefill=<time per prompt token>,decode=<time per reply token>, or
