@@ -9,7 +9,7 @@ import { type GpuModel, gpuSeconds } from "./gpu-model.ts"
 import { costTasks, passTasks, winTasks } from "./samples.ts"
 import {
   type BootstrapOptions,
-  bootstrapCost,
+  bootstrapCosts,
   bootstrapMean,
   type CostIntervals,
   concordance,
@@ -204,11 +204,16 @@ const rowStatistics = (row: Row, index: number, options: StatisticsOptions): Row
         }
       : undefined
   const cost: Partial<Record<CostMeasure, CostIntervals>> = {}
-  if (samples)
-    for (const m of COST_MEASURES) {
-      const c = costTasks(samples, (cost) => costOf(m.name, cost, options.gpu))
-      if (c !== undefined && c.length > 0) cost[m.name] = bootstrapCost(c, boot(`cost\u0000${m.name}`))
-    }
+  if (samples) {
+    const { measures, tasks: costed } = costTasks(
+      samples,
+      COST_MEASURES.map((m) => (c: JudgeCost) => costOf(m.name, c, options.gpu))
+    )
+    const intervals = bootstrapCosts(costed, measures.length, boot("cost"))
+    measures.forEach((m, i) => {
+      cost[COST_MEASURES[m]!.name] = intervals[i]!
+    })
+  }
   return {
     row: index,
     name: rowName(row),

@@ -75,26 +75,28 @@ export const passTasks = (samples: RowSamples): Array<{ readonly taskId: string;
   })
 
 /**
- * A cost of every judged run of every judged task (of every run when the row has no labels at all, for its cost per
- * task), or undefined when any of them does not record it.
+ * Costs of every judged run of every judged task (of every run when the row has no labels at all, for its cost per
+ * task): `measures` lists, of the costs asked for, those every such run records, and each run's `costs` holds them
+ * in that order.
  */
 export const costTasks = (
   samples: RowSamples,
-  cost: (c: JudgeCost) => number | undefined
-): Array<ReadonlyArray<CostRun>> | undefined => {
+  costs: ReadonlyArray<(c: JudgeCost) => number | undefined>
+): { readonly measures: Array<number>; readonly tasks: Array<ReadonlyArray<CostRun>> } => {
   const judged = samples.tasks.some((t) => t.runs.some((r) => r.labels.length > 0))
-  const out: Array<Array<CostRun>> = []
-  for (const t of samples.tasks) {
-    const runs: Array<CostRun> = []
-    for (const r of t.runs) {
-      if (judged && r.labels.length === 0) continue
-      const value = r.cost === undefined ? undefined : cost(r.cost)
-      if (value === undefined) return undefined
-      runs.push({ rounds: r.labels.map(labelScore), cost: value })
-    }
-    if (runs.length > 0) out.push(runs)
+  const runs = samples.tasks
+    .map((t) => t.runs.filter((r) => !judged || r.labels.length > 0))
+    .filter((runs) => runs.length > 0)
+  const values = runs.map((task) => task.map((r) => costs.map((of) => (r.cost === undefined ? undefined : of(r.cost)))))
+  const measures = costs
+    .map((_, m) => m)
+    .filter((m) => values.length > 0 && values.every((task) => task.every((v) => v[m] !== undefined)))
+  return {
+    measures,
+    tasks: runs.map((task, t) =>
+      task.map((r, i) => ({ rounds: r.labels.map(labelScore), costs: measures.map((m) => values[t]![i]![m]!) }))
+    )
   }
-  return out
 }
 
 /** Win rounds per task as the statistics read them (the candidate won a round: 1). */

@@ -6,6 +6,7 @@ import {
   bootstrapCost,
   bootstrapMean,
   concordance,
+  exactResampling,
   mcnemarExact,
   noiseFloor,
   pairedDifference,
@@ -13,6 +14,7 @@ import {
   passHatK,
   passKs,
   quantileSorted,
+  resampleTaskByDraws,
   runValue,
   type TaskRuns,
   taskValue,
@@ -92,6 +94,41 @@ describe("bootstrap intervals", () => {
     // a percentile bootstrap slightly under-covers on small samples, the within-task draws slightly over-cover
     expect(covered / trials).toBeGreaterThanOrEqual(0.9)
     expect(covered / trials).toBeLessThanOrEqual(0.99)
+  })
+})
+
+describe("a task resampled within", () => {
+  it("has the exact distribution its draws have: runs [1] and [0] give 0, 0.5, 1 with 1/4, 1/2, 1/4", () => {
+    expect(exactResampling([[1], [0]], "mean")).toEqual([
+      { value: 0, p: 0.25 },
+      { value: 0.5, p: 0.5 },
+      { value: 1, p: 0.25 }
+    ])
+    // a win task of one run with rounds won, lost, won: 3 draws win by majority with 1 - P(at most one win)
+    // = 1 - (1/3)^3 - 3 * (2/3) * (1/3)^2 = 20/27
+    const win = exactResampling([[1, 0, 1]], "majority")!
+    expect(win.map((w) => w.value)).toEqual([0, 1])
+    expect(win[1]!.p).toBeCloseTo(20 / 27, 12)
+  })
+
+  it("draws from the exact distribution with the moments of draw-by-draw resampling", () => {
+    const task = [
+      [1, 0.5, 0],
+      [1, 1, 0],
+      [0, 0, 0.5]
+    ]
+    const exact = exactResampling(task, "mean")!
+    const mean = exact.reduce((a, x) => a + x.value * x.p, 0)
+    const variance = exact.reduce((a, x) => a + (x.value - mean) ** 2 * x.p, 0)
+    expect(exact.reduce((a, x) => a + x.p, 0)).toBeCloseTo(1, 12)
+    // the resampled value is unbiased: its mean is the task's value (0.5 + 0.6667 + 0.1667) / 3
+    expect(mean).toBeCloseTo(4 / 9, 12)
+    const rng = makeRng(3)
+    const draws = Array.from({ length: 40_000 }, () => resampleTaskByDraws(task, "mean", rng))
+    const m = draws.reduce((a, b) => a + b, 0) / draws.length
+    const v = draws.reduce((a, b) => a + (b - m) ** 2, 0) / draws.length
+    expect(m).toBeCloseTo(mean, 2)
+    expect(v).toBeCloseTo(variance, 3)
   })
 })
 

@@ -73,21 +73,144 @@ const percentileInterval = (estimate: number, replicates: Array<number>): Interv
 
 const draw = (rng: () => number, n: number): number => (n === 1 ? 0 : Math.floor(rng() * n))
 
-/** One task resampled within: its runs drawn with replacement, and each drawn run's rounds drawn with replacement. */
-export const resampleTask = (runs: TaskRuns, rule: RoundRule, rng: () => number): number => {
+/** A run ready to resample: its rounds, and its value when every round says the same (no draw changes it). */
+interface PreparedRun {
+  readonly rounds: ReadonlyArray<number>
+  readonly fixed: number | undefined
+}
+
+/** A task ready to resample: its runs, and its value when no draw can change it (every run fixed at one value). */
+interface PreparedTask {
+  readonly runs: ReadonlyArray<PreparedRun>
+  readonly fixed: number | undefined
+  /**
+   * The exact distribution of the resampled task value, when the labels allow it: `values[i]` with cumulative
+   * probability `cdf[i]`; one uniform draw then resamples the task as its m + m*K draws would.
+   */
+  readonly exact?: { readonly values: ReadonlyArray<number>; readonly cdf: ReadonlyArray<number> } | undefined
+}
+
+const prepareRun = (rounds: ReadonlyArray<number>, rule: RoundRule): PreparedRun => ({
+  rounds,
+  fixed: rounds.length === 0 || rounds.every((r) => r === rounds[0]) ? runValue(rounds, rule) : undefined
+})
+
+/** The distribution of a sum of independent draws: the convolution of two probability vectors. */
+const convolve = (a: ReadonlyArray<number>, b: ReadonlyArray<number>): Array<number> => {
+  const out = new Array<number>(a.length + b.length - 1).fill(0)
+  for (let i = 0; i < a.length; i++) if (a[i]! > 0) for (let j = 0; j < b.length; j++) out[i + j]! += a[i]! * b[j]!
+  return out
+}
+
+/** The n-fold convolution of a probability vector with itself (the sum of n draws). */
+const convolvePower = (p: ReadonlyArray<number>, n: number): Array<number> => {
+  let out: Array<number> = [1]
+  for (let i = 0; i < n; i++) out = convolve(out, p)
+  return out
+}
+
+/** Largest support (units) of an exact task distribution; beyond it the task is resampled draw by draw. */
+const MAX_EXACT_SUPPORT = 4096
+
+/**
+ * The exact distribution of a task's resampled value, when every run has the same K rounds and every round value is
+ * a multiple of 1/2 (pass labels, win rounds): a run's resampled rounds sum to 0..2K half-points (the K-fold
+ * convolution of its rounds' frequencies); a drawn run is any run with probability 1/m; the task sums m drawn runs.
+ */
+const exactOf = (runs: TaskRuns, rule: RoundRule): PreparedTask["exact"] => {
   const m = runs.length
-  if (m === 0) return 0
-  let total = 0
-  for (let i = 0; i < m; i++) {
-    const rounds = runs[draw(rng, m)]!
-    const k = rounds.length
-    let s = 0
-    for (let j = 0; j < k; j++) s += rounds[draw(rng, k)]!
-    const v = k === 0 ? 0 : s / k
-    total += rule === "mean" ? v : v > 0.5 ? 1 : 0
+  const k = runs[0]?.length ?? 0
+  if (
+    m === 0 ||
+    k === 0 ||
+    runs.some((r) => r.length !== k || r.some((v) => !Number.isInteger(2 * v) || v < 0 || v > 1))
+  )
+    return undefined
+  // a drawn run's value in units: half-points of the round sum (mean), or 0/1 (majority)
+  const units = rule === "mean" ? 2 * k : 1
+  if (m * units > MAX_EXACT_SUPPORT) return undefined
+  const mixture = new Array<number>(units + 1).fill(0)
+  for (const rounds of runs) {
+    const round = [0, 0, 0]
+    for (const v of rounds) round[2 * v]! += 1 / k
+    const sum = convolvePower(round, k) // half-points 0..2k
+    if (rule === "mean") sum.forEach((p, u) => (mixture[u]! += p / m))
+    else
+      sum.forEach((p, u) => {
+        // majority: the run is 1 when its mean u / 2k is over 0.5
+        mixture[u > k ? 1 : 0]! += p / m
+      })
   }
+  const total = convolvePower(mixture, m)
+  const values: Array<number> = []
+  const cdf: Array<number> = []
+  let c = 0
+  total.forEach((p, u) => {
+    if (p <= 0) return
+    c += p
+    values.push(u / (units * m))
+    cdf.push(c)
+  })
+  cdf[cdf.length - 1] = 1
+  return { values, cdf }
+}
+
+/** Skip the draws that cannot change a value (most tasks' judges agree; many tasks are solved in every run), and
+ * draw the others from their exact distribution where the labels allow. */
+const prepareTask = (runs: TaskRuns, rule: RoundRule): PreparedTask => {
+  const prepared = runs.map((r) => prepareRun(r, rule))
+  const first = prepared[0]?.fixed
+  const fixed =
+    prepared.length === 0 ? 0 : prepared.every((r) => r.fixed !== undefined && r.fixed === first) ? first : undefined
+  return { runs: prepared, fixed, ...(fixed === undefined ? { exact: exactOf(runs, rule) } : {}) }
+}
+
+/** One run's rounds drawn with replacement, as the run's value. */
+const resampleRun = (run: PreparedRun, rule: RoundRule, rng: () => number): number => {
+  if (run.fixed !== undefined) return run.fixed
+  const k = run.rounds.length
+  let s = 0
+  for (let j = 0; j < k; j++) s += run.rounds[draw(rng, k)]!
+  const v = s / k
+  return rule === "mean" ? v : v > 0.5 ? 1 : 0
+}
+
+/** One task resampled within: its runs drawn with replacement, and each drawn run's rounds drawn with replacement. */
+const resamplePrepared = (task: PreparedTask, rule: RoundRule, rng: () => number): number => {
+  if (task.fixed !== undefined) return task.fixed
+  if (task.exact !== undefined) {
+    const { values, cdf } = task.exact
+    const u = rng()
+    let lo = 0,
+      hi = cdf.length - 1
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1
+      if (cdf[mid]! > u) hi = mid
+      else lo = mid + 1
+    }
+    return values[lo]!
+  }
+  const m = task.runs.length
+  let total = 0
+  for (let i = 0; i < m; i++) total += resampleRun(task.runs[draw(rng, m)]!, rule, rng)
   return total / m
 }
+
+/** A task's exact resampling distribution (values and probabilities), when its labels allow one; for tests. */
+export const exactResampling = (runs: TaskRuns, rule: RoundRule) => {
+  const exact = exactOf(runs, rule)
+  return exact && exact.values.map((value, i) => ({ value, p: exact.cdf[i]! - (i === 0 ? 0 : exact.cdf[i - 1]!) }))
+}
+
+/** One task resampled within, draw by draw (runs, then rounds), as `bootstrapMean` describes; for tests. */
+export const resampleTaskByDraws = (runs: TaskRuns, rule: RoundRule, rng: () => number): number => {
+  const prepared = runs.map((r) => prepareRun(r, rule))
+  return resamplePrepared({ runs: prepared, fixed: prepared.length === 0 ? 0 : undefined }, rule, rng)
+}
+
+/** One task resampled within (see `bootstrapMean`). */
+export const resampleTask = (runs: TaskRuns, rule: RoundRule, rng: () => number): number =>
+  resamplePrepared(prepareTask(runs, rule), rule, rng)
 
 /**
  * The mean task value with a 95% cluster-bootstrap interval: each resample draws tasks with replacement (tasks
@@ -98,11 +221,12 @@ export const bootstrapMean = (tasks: ReadonlyArray<TaskRuns>, rule: RoundRule, o
   const n = tasks.length
   const estimate = mean(tasks.map((t) => taskValue(t, rule)))
   if (n === 0) return { estimate: Number.NaN, low: Number.NaN, high: Number.NaN }
+  const prepared = tasks.map((t) => prepareTask(t, rule))
   const rng = rngFor(options.seed, "mean", options.key)
   const replicates = new Array<number>(options.resamples)
   for (let b = 0; b < options.resamples; b++) {
     let s = 0
-    for (let i = 0; i < n; i++) s += resampleTask(tasks[draw(rng, n)]!, rule, rng)
+    for (let i = 0; i < n; i++) s += resamplePrepared(prepared[draw(rng, n)]!, rule, rng)
     replicates[b] = s / n
   }
   return percentileInterval(estimate, replicates)
@@ -136,13 +260,15 @@ export const pairedDifference = (
   const n = a.length
   const estimate = mean(a.map((t, i) => taskValue(t, rule) - taskValue(b[i]!, rule)))
   if (n === 0) return { estimate: Number.NaN, low: Number.NaN, high: Number.NaN, verdict: "tied" }
+  const left = a.map((t) => prepareTask(t, rule))
+  const right = b.map((t) => prepareTask(t, rule))
   const rng = rngFor(options.seed, "paired", options.key)
   const replicates = new Array<number>(options.resamples)
   for (let r = 0; r < options.resamples; r++) {
     let s = 0
     for (let i = 0; i < n; i++) {
       const j = draw(rng, n)
-      s += resampleTask(a[j]!, rule, rng) - resampleTask(b[j]!, rule, rng)
+      s += resamplePrepared(left[j]!, rule, rng) - resamplePrepared(right[j]!, rule, rng)
     }
     replicates[r] = s / n
   }
@@ -275,10 +401,10 @@ export const passKs = (tasks: ReadonlyArray<TaskRuns>, options: BootstrapOptions
   return out
 }
 
-/** One run's cost and judge rounds, for cost per task and per solved task. */
+/** One run's costs (one value per measure, in a fixed order) and judge rounds, for cost per task and per solved task. */
 export interface CostRun {
   readonly rounds: ReadonlyArray<number>
-  readonly cost: number
+  readonly costs: ReadonlyArray<number>
 }
 
 export interface CostIntervals {
@@ -288,47 +414,69 @@ export interface CostIntervals {
 }
 
 /**
- * Mean cost per task and cost per solved task (sum of costs / sum of pass values: a ratio estimator), with 95%
- * cluster-bootstrap intervals drawn as `bootstrapMean` draws (tasks, then runs, then judge rounds); a resample
- * that solved nothing has no finite cost per solved task and counts as +Infinity (an open upper end).
+ * Mean cost per task and cost per solved task (sum of costs / sum of pass values: a ratio estimator) of each of
+ * `measures` costs, with 95% cluster-bootstrap intervals drawn as `bootstrapMean` draws (tasks, then runs, then
+ * judge rounds; one resample serves every measure); a resample that solved nothing has no finite cost per solved
+ * task and counts as +Infinity (an open upper end).
  */
-export const bootstrapCost = (
+export const bootstrapCosts = (
   tasks: ReadonlyArray<ReadonlyArray<CostRun>>,
+  measures: number,
   options: BootstrapOptions
-): CostIntervals => {
+): Array<CostIntervals> => {
   const n = tasks.length
-  if (n === 0) return { perTask: { estimate: Number.NaN, low: Number.NaN, high: Number.NaN }, perSolved: undefined }
-  const taskCost = tasks.map((runs) => mean(runs.map((r) => r.cost)))
+  if (n === 0)
+    return Array.from({ length: measures }, () => ({
+      perTask: { estimate: Number.NaN, low: Number.NaN, high: Number.NaN },
+      perSolved: undefined
+    }))
+  // each run as a task of one run: fixed, or drawn from its exact distribution in one draw
+  const prepared = tasks.map((runs) => runs.map((r) => ({ task: prepareTask([r.rounds], "mean"), costs: r.costs })))
   const taskPass = tasks.map((runs) => mean(runs.map((r) => runValue(r.rounds, "mean"))))
-  const costSum = taskCost.reduce((a, b) => a + b, 0)
   const passSum = taskPass.reduce((a, b) => a + b, 0)
+  const costSums = Array.from({ length: measures }, (_, m) =>
+    tasks.reduce((total, runs) => total + mean(runs.map((r) => r.costs[m]!)), 0)
+  )
   const rng = rngFor(options.seed, "cost", options.key)
-  const perTask = new Array<number>(options.resamples)
-  const perSolved = new Array<number>(options.resamples)
+  const perTask = Array.from({ length: measures }, () => new Array<number>(options.resamples))
+  const perSolved = Array.from({ length: measures }, () => new Array<number>(options.resamples))
+  const cost = new Array<number>(measures)
+  const c = new Array<number>(measures)
   for (let b = 0; b < options.resamples; b++) {
-    let cost = 0,
-      pass = 0
+    cost.fill(0)
+    let pass = 0
     for (let i = 0; i < n; i++) {
-      const runs = tasks[draw(rng, n)]!
+      const runs = prepared[draw(rng, n)]!
       const m = runs.length
-      let c = 0,
-        p = 0
+      c.fill(0)
+      let p = 0
       for (let j = 0; j < m; j++) {
         const run = runs[draw(rng, m)]!
-        c += run.cost
-        const k = run.rounds.length
-        let s = 0
-        for (let l = 0; l < k; l++) s += run.rounds[draw(rng, k)]!
-        p += k === 0 ? 0 : s / k
+        for (let k = 0; k < measures; k++) c[k] = c[k]! + run.costs[k]!
+        p += resamplePrepared(run.task, "mean", rng)
       }
-      cost += m === 0 ? 0 : c / m
-      pass += m === 0 ? 0 : p / m
+      if (m === 0) continue
+      for (let k = 0; k < measures; k++) cost[k] = cost[k]! + c[k]! / m
+      pass += p / m
     }
-    perTask[b] = cost / n
-    perSolved[b] = pass === 0 ? Number.POSITIVE_INFINITY : cost / pass
+    for (let k = 0; k < measures; k++) {
+      perTask[k]![b] = cost[k]! / n
+      perSolved[k]![b] = pass === 0 ? Number.POSITIVE_INFINITY : cost[k]! / pass
+    }
   }
-  return {
-    perTask: percentileInterval(costSum / n, perTask),
-    perSolved: passSum === 0 ? undefined : percentileInterval(costSum / passSum, perSolved)
-  }
+  return costSums.map((sum, k) => ({
+    perTask: percentileInterval(sum / n, perTask[k]!),
+    perSolved: passSum === 0 ? undefined : percentileInterval(sum / passSum, perSolved[k]!)
+  }))
 }
+
+/** One cost's intervals (`bootstrapCosts` of a single measure). */
+export const bootstrapCost = (
+  tasks: ReadonlyArray<ReadonlyArray<{ readonly rounds: ReadonlyArray<number>; readonly cost: number }>>,
+  options: BootstrapOptions
+): CostIntervals =>
+  bootstrapCosts(
+    tasks.map((runs) => runs.map((r) => ({ rounds: r.rounds, costs: [r.cost] }))),
+    1,
+    options
+  )[0]!
