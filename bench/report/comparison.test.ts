@@ -133,6 +133,36 @@ describe("comparison statistics", () => {
   })
 })
 
+describe("win rates against a reference", () => {
+  it("get an interval per row and a paired difference with McNemar's test for rows of the same reference", () => {
+    const withWins = (row: Row, won: number, reference = "ref"): Row => ({
+      ...row,
+      win: { rate: (100 * won) / 20, wins: won, ties: 0, losses: 20 - won, n: 20, reference },
+      samples: {
+        ...row.samples!,
+        win: Array.from({ length: 20 }, (_, t) => ({
+          taskId: String(t),
+          runs: [{ run: 0, rounds: t < won ? [1, 1, 1] : [0, 0, 0] }]
+        }))
+      }
+    })
+    const a = withWins(rowOf("a", solvedFirst(10)), 15)
+    const b = withWins(rowOf("b", solvedFirst(10)), 5)
+    const other = withWins(rowOf("c", solvedFirst(10)), 5, "another")
+    const stats = compareStatistics([a, b, other], { seed: 1, resamples: 1000 })
+    expect(stats.rows[0]!.win).toMatchObject({ estimate: 75, reference: "ref", tasks: 20 })
+    const wins = stats.pairs.filter((p) => p.kind === "win")
+    // c's win rate is against another reference: never paired with a's or b's
+    expect(wins).toHaveLength(1)
+    expect(wins[0]).toMatchObject({ reference: "ref", nameA: "run/a", nameB: "run/b", verdict: "a" })
+    expect(wins[0]!.difference.estimate).toBe(50)
+    // statsmodels.stats.contingency_tables.mcnemar([[5, 10], [0, 5]], exact=True).pvalue -> 0.001953125
+    expect(wins[0]!.mcnemar).toEqual({ both: 5, onlyA: 10, onlyB: 0, neither: 5, p: 0.001953125 })
+    // the pass rates are the same, so their pair is tied
+    expect(stats.pairs.find((p) => p.kind === "pass" && p.nameB === "run/b")!.verdict).toBe("tied")
+  })
+})
+
 describe("judge agreement", () => {
   // j1 rounds: t0 (S,S) t1 (U,U) t2 (S,U) t3 (U,U); j2 rounds: t0 (S,S) t1 (U,S) t2 (S,S) t3 (U,U)
   const j1 = [
