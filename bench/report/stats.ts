@@ -134,12 +134,10 @@ const exactOf = (runs: TaskRuns, rule: RoundRule): PreparedTask["exact"] => {
     const round = [0, 0, 0]
     for (const v of rounds) round[2 * v]! += 1 / k
     const sum = convolvePower(round, k) // half-points 0..2k
-    if (rule === "mean") sum.forEach((p, u) => (mixture[u]! += p / m))
-    else
-      sum.forEach((p, u) => {
-        // majority: the run is 1 when its mean u / 2k is over 0.5
-        mixture[u > k ? 1 : 0]! += p / m
-      })
+    // majority: the run is 1 when its mean u / 2k is over 0.5
+    sum.forEach((p, u) => {
+      mixture[rule === "mean" ? u : u > k ? 1 : 0]! += p / m
+    })
   }
   const total = convolvePower(mixture, m)
   const values: Array<number> = []
@@ -199,7 +197,7 @@ const resamplePrepared = (task: PreparedTask, rule: RoundRule, rng: () => number
 /** A task's exact resampling distribution (values and probabilities), when its labels allow one; for tests. */
 export const exactResampling = (runs: TaskRuns, rule: RoundRule) => {
   const exact = exactOf(runs, rule)
-  return exact && exact.values.map((value, i) => ({ value, p: exact.cdf[i]! - (i === 0 ? 0 : exact.cdf[i - 1]!) }))
+  return exact?.values.map((value, i) => ({ value, p: exact.cdf[i]! - (i === 0 ? 0 : exact.cdf[i - 1]!) }))
 }
 
 /** One task resampled within, draw by draw (runs, then rounds), as `bootstrapMean` describes; for tests. */
