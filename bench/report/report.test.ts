@@ -103,6 +103,7 @@ describe("compare rows and table", () => {
     )
     // without statistics (eval's table) the row reads as before, without an interval
     expect(renderTable(rows)).toMatch(/87\.5 ± 12\.5\s+-\s+8\.0\s+4\.0/)
+    expect(renderTable(rows).split("\n")[0]).toMatch(/judged\/N\s+pass ± std\s+win/)
   })
 
   it.skipIf(lacks(DATA_EXAMPLE))(

@@ -25,7 +25,7 @@ const rowLine = (row: Row, s: RowStatistics): string | undefined => {
   const parts: Array<string> = []
   if (s.pass)
     parts.push(
-      `pass ${formatInterval(s.pass)} on ${s.tasks} tasks × ${s.runs} run${s.runs === 1 ? "" : "s"} × ${s.rounds} judge round${s.rounds === 1 ? "" : "s"}`
+      `pass ${formatInterval(s.pass)} on ${plural(s.tasks, "task")} × ${plural(s.runs, "run")} × ${plural(s.rounds, "judge round")}`
     )
   if (s.passK && s.passK.length > 1) {
     const ks = s.passK.filter((p) => p.k > 1)

@@ -94,7 +94,9 @@ export const renderTable = (rows: ReadonlyArray<Row>, stats?: ReadonlyArray<RowS
   // pass^k only when some row has several agent runs per task
   const shown = TERMINAL_COLUMNS.map((c, i) => c !== "pass^k" || body.some((r) => r[i] !== "-"))
   const keep = <A>(r: ReadonlyArray<A>) => r.filter((_, i) => shown[i])
-  const all = [keep([...TERMINAL_COLUMNS]), ...body.map(keep)]
+  // without statistics (eval's summary) there is no interval to name
+  const head = TERMINAL_COLUMNS.map((c) => (c === "pass ± std [95% CI]" && stats === undefined ? "pass ± std" : c))
+  const all = [keep(head), ...body.map(keep)]
   const widths = all[0]!.map((_, i) => Math.max(...all.map((r) => r[i]!.length)))
   const numeric = (i: number) => i >= 5
   const line = (r: ReadonlyArray<string>) =>
