@@ -69,6 +69,54 @@ describe("smurfs compare", () => {
     ])
   })
 
+  it("prints the statistics below the table and in --json, the same for the same seed, others for another", async () => {
+    const tasks = ["1", "2", "3", "4", "5", "6"]
+    const dir = await writeFakeRun(
+      tasks.flatMap((taskId) => [
+        { taskId, method: "smurfs", modelCalls: 8, promptTokens: 4000, completionTokens: 200 },
+        { taskId, method: "react", modelCalls: 3 }
+      ])
+    )
+    const labels = { smurfs: ["S", "S", "S", "S", "U", "U"], react: ["S", "U", "U", "U", "U", "U"] } as const
+    for (const method of ["smurfs", "react"] as const)
+      for (const [i, taskId] of tasks.entries())
+        await writeJson(passLabelsPath(dir, "j", method, "G1_instruction", taskId), {
+          taskId,
+          method,
+          group: "G1_instruction",
+          judge: "j",
+          runs: Object.fromEntries(
+            [0, 1].map((r) => [
+              String(r),
+              { label: labels[method][i] === "S" ? "Solved" : "Unsolved", reason: "", stage: "answer" }
+            ])
+          )
+        })
+    expect(await run([dir, "--gpu-model", "default"])).toBe(ExitCode.Ok)
+    const text = out.join("\n")
+    expect(text).toMatch(/smurfs\s+scripted:test\s+G1_instruction\s+j\s+6\/6\s+66\.7 ± 0\.0 \[\d+\.\d, \d+\.\d\]/)
+    expect(text).toMatch(/react − \S+\/smurfs = -50\.0 \[/)
+    // statsmodels.stats.contingency_tables.mcnemar([[1, 0], [3, 2]], exact=True).pvalue -> 0.25
+    expect(text).toMatch(/McNemar p = 0\.250 \(0 tasks only A, 3 only B\)/)
+    expect(text).toMatch(/GPU s/)
+    expect(text).toMatch(/j: 2 judge rounds on 12 answers: Krippendorff's α = 1\.000, Cohen's κ = 1\.000/)
+    const json = async (...extra: Array<string>) => {
+      out.length = 0
+      expect(await run([dir, "--json", ...extra])).toBe(ExitCode.Ok)
+      return out.join("\n")
+    }
+    const first = await json("--seed", "5")
+    expect(await json("--seed", "5")).toBe(first)
+    expect(await json("--seed", "6")).not.toBe(first)
+    const parsed = JSON.parse(first)
+    expect(parsed.rows[0].samples).toBeUndefined()
+    expect(parsed.statistics).toMatchObject({ seed: 5, resamples: 2000 })
+    expect(parsed.statistics.pairs[0]).toMatchObject({ kind: "pass", tasks: 6, mcnemar: { onlyA: 0, onlyB: 3 } })
+    expect(parsed.statistics.rows[1].cost.modelCalls.perSolved.estimate).toBe(12)
+    expect(await run([dir, "--resamples", "50"])).toBe(ExitCode.Usage)
+    expect(await run([dir, "--gpu-model", "cache=4"])).toBe(ExitCode.Usage)
+  })
+
   it("reports a missing directory as bad input and no arguments as usage", async () => {
     expect(await run(["/nonexistent/run"])).toBe(ExitCode.BadInput)
     expect(err.join("\n")).toMatch(/does not exist/)
