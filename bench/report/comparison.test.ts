@@ -108,6 +108,13 @@ describe("comparison statistics", () => {
     expect(stats.rows[1]!.cost.wallSeconds!.perSolved!.estimate).toBe(4)
   })
 
+  it("reports its progress row by row and pair by pair", () => {
+    const heard: Array<string> = []
+    compareStatistics([a, b, c], { seed: 1, resamples: 100 }, (done, total) => heard.push(`${done}/${total}`))
+    // 3 rows and 3 pairs
+    expect(heard).toEqual(["1/6", "2/6", "3/6", "4/6", "5/6", "6/6"])
+  })
+
   it("gives the same bytes for the same labels and seed, and other bytes for another seed", () => {
     const again = compareStatistics([a, b, c, otherJudge], { seed: 1, resamples: 1000 })
     expect(JSON.stringify(again)).toBe(JSON.stringify(stats))

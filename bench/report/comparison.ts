@@ -266,8 +266,8 @@ const pairOf = (
   }
 }
 
-/** Every pair of rows of one group and judge (and, for win rates, one reference) whose tasks overlap. */
-const pairsOf = (rows: ReadonlyArray<Row>, options: StatisticsOptions): Array<PairStatistics> => {
+/** Every pair of rows of one group and judge (and, for win rates, one reference), to be computed one by one. */
+const pairsOf = (rows: ReadonlyArray<Row>, options: StatisticsOptions): Array<() => PairStatistics | undefined> => {
   const seen = new Set<string>()
   const pass: Array<{ index: number; row: Row; tasks: Array<{ taskId: string; runs: TaskRuns }> }> = []
   const win: typeof pass = []
@@ -282,7 +282,7 @@ const pairsOf = (rows: ReadonlyArray<Row>, options: StatisticsOptions): Array<Pa
     const wins = winTasks(row.samples)
     if (row.win && wins.length > 0) win.push({ index, row, tasks: wins })
   })
-  const out: Array<PairStatistics> = []
+  const out: Array<() => PairStatistics | undefined> = []
   const together = (a: Row, b: Row) =>
     a.group === b.group && a.judge === b.judge && (a.judgeTexts ?? "") === (b.judgeTexts ?? "")
   for (const [list, kind, rule] of [
@@ -295,8 +295,7 @@ const pairsOf = (rows: ReadonlyArray<Row>, options: StatisticsOptions): Array<Pa
         const b = list[j]!
         if (!together(a.row, b.row)) continue
         if (kind === "win" && a.row.win?.reference !== b.row.win?.reference) continue
-        const pair = pairOf(kind, rule, a, b, options)
-        if (pair) out.push(pair)
+        out.push(() => pairOf(kind, rule, a, b, options))
       }
   return out
 }
@@ -358,15 +357,30 @@ export const agreementOf = (rows: ReadonlyArray<Row>): Agreement => {
   return { rounds, judges, ...(all ? { all } : {}) }
 }
 
-/** Every statistic of a comparison; the same rows, seed and resamples always give the same numbers. */
+/**
+ * Every statistic of a comparison; the same rows, seed and resamples always give the same numbers. `progress` hears
+ * of each row and pair done (a large comparison takes seconds).
+ */
 export const compareStatistics = (
   rows: ReadonlyArray<Row>,
-  options: StatisticsOptions = DEFAULT_STATISTICS
-): Statistics => ({
-  seed: options.seed,
-  resamples: options.resamples,
-  ...(options.gpu ? { gpu: options.gpu } : {}),
-  rows: rows.map((row, i) => rowStatistics(row, i, options)),
-  pairs: pairsOf(rows, options),
-  agreement: agreementOf(rows)
-})
+  options: StatisticsOptions = DEFAULT_STATISTICS,
+  progress?: (done: number, total: number) => void
+): Statistics => {
+  const pending = pairsOf(rows, options)
+  const total = rows.length + pending.length
+  let done = 0
+  const step = <A>(a: A): A => (progress?.(++done, total), a)
+  const perRow = rows.map((row, i) => step(rowStatistics(row, i, options)))
+  const pairs = pending.flatMap((pair) => {
+    const p = step(pair())
+    return p ? [p] : []
+  })
+  return {
+    seed: options.seed,
+    resamples: options.resamples,
+    ...(options.gpu ? { gpu: options.gpu } : {}),
+    rows: perRow,
+    pairs,
+    agreement: agreementOf(rows)
+  }
+}

@@ -99,7 +99,15 @@ const compare = async (parsed: ParsedCommand<typeof OPTIONS>): Promise<number> =
     return ExitCode.BadInput
   }
   const missing = missingWork(rows)
-  const statistics = compareStatistics(rows, { seed, resamples, gpu })
+  // a large comparison takes seconds: a terminal sees how far the statistics are (a pipe or a file never does)
+  const tty = process.stderr.isTTY === true
+  const statistics = compareStatistics(
+    rows,
+    { seed, resamples, gpu },
+    tty
+      ? (done, total) => process.stderr.write(`\rstatistics: ${done}/${total}${done === total ? "\r\x1b[K" : ""}`)
+      : undefined
+  )
   if (parsed.values.json) console.log(JSON.stringify({ rows: rows.map(withoutSamples), missing, statistics }, null, 2))
   else {
     console.log(renderTable(rows, statistics.rows))
