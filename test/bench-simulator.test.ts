@@ -96,7 +96,7 @@ describe("smurfs bench without a simulator", () => {
     } finally {
       spy.mockRestore()
     }
-    expect(lines.join("\n")).toMatch(/100\.0 ± 0\.0 \(100\.0% calls missed\)/)
+    expect(lines.join("\n")).toMatch(/100\.0 ± 0\.0 \[100\.0, 100\.0\] \(100\.0% calls missed\)/)
   })
 })
 

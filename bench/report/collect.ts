@@ -22,6 +22,7 @@ import { InvalidStoredFile, readJsonChecked, readJsonIf } from "../eval/store.ts
 import { hasToolEvalResults, readToolEvalResults } from "../eval/tooleval-results.ts"
 import { newerRunFormat, newerRunProblem } from "../run-dir.ts"
 import { RunConfig, runConfigPath } from "../run-format.ts"
+import { agentRunOf, byTaskAndRun, padRounds, type RowSamples, winRounds } from "./samples.ts"
 
 export interface Row {
   /** The directory the row comes from (its base name). */
@@ -70,6 +71,8 @@ export interface Row {
   readonly missedToolCalls?: number | undefined
   /** FAC (fac_eval.py's final-answer correctness) of this judge, over the tasks it labelled. */
   readonly fac?: { readonly rate: number; readonly n: number } | undefined
+  /** The row's labels and costs task by task and run by run, for the statistics (`compare` leaves them out of --json). */
+  readonly samples?: RowSamples | undefined
 }
 
 const dirs = (dir: string) =>
@@ -122,6 +125,8 @@ export const ofProfile = (stored: string | undefined, profile: string | undefine
 /** One task's stored pass labels, with the settings that decide which row they belong to. */
 interface StoredPass {
   readonly taskId: string
+  /** The agent run the labels judged (0 in a run of one). */
+  readonly run: number
   readonly texts: string | undefined
   readonly k: number | undefined
   readonly runs: PassLabels["runs"]
@@ -137,7 +142,7 @@ const storedPass = (
   entries.flatMap((e) => {
     const l = readJsonChecked(passLabelsPath(store, judgeSlug, e.method, e.group, e.taskId), PassLabels)
     if (!l || Object.keys(l.runs).length === 0 || !ofProfile(l.profile, profile)) return []
-    return [{ taskId: e.taskId, texts: textsOf(l.prompts), k: l.k, runs: l.runs }]
+    return [{ taskId: e.taskId, run: agentRunOf(e), texts: textsOf(l.prompts), k: l.k, runs: l.runs }]
   })
 
 /** The judge runs asked for: the recorded K, or the most runs any task has. */
@@ -189,6 +194,8 @@ interface StoredWins {
   readonly texts: string | undefined
   readonly tasks: Array<{
     readonly taskId: string
+    /** The agent run the rounds judged (0 in a run of one). */
+    readonly run: number
     readonly candidate: number
     readonly reference: number
     readonly rounds: number
@@ -233,6 +240,7 @@ const storedWins = (
       if (rounds.some((r) => r.stage === "missing")) continue
       wins.tasks.push({
         taskId: v.taskId,
+        run: agentRunOf(v),
         candidate: rounds.filter((r) => r.winner === "candidate").length,
         reference: rounds.filter((r) => r.winner === "reference").length,
         rounds: rounds.length,
@@ -251,6 +259,35 @@ const winRateOf = (wins: StoredWins, answered: ReadonlyArray<string> | undefined
   const incomplete: WinIncomplete | undefined =
     partial.length + unjudged.length > 0 ? { k, partial, unjudged } : undefined
   return { ...winRate(wins.tasks), reference: wins.reference, ...(incomplete ? { incomplete } : {}) }
+}
+
+/** A row's samples: every answered task's runs with this judge's labels (of one set of texts) and costs; win rounds when given. */
+const samplesOf = (
+  entries: ReadonlyArray<JudgeInput>,
+  labels: ReadonlyArray<StoredPass>,
+  k: number,
+  wins?: StoredWins
+): RowSamples => {
+  const labelled = new Map(labels.map((l) => [`${l.taskId}\u0000${l.run}`, l.runs]))
+  const tasks = byTaskAndRun(entries, (e) => e.taskId, agentRunOf).map((t) => ({
+    taskId: t.taskId,
+    runs: t.runs.map(({ run, item }) => ({
+      run,
+      labels: padRounds(labelled.get(`${t.taskId}\u0000${run}`), k),
+      cost: item.cost
+    }))
+  }))
+  const win =
+    wins &&
+    byTaskAndRun(
+      wins.tasks,
+      (w) => w.taskId,
+      (w) => w.run
+    ).map((t) => ({
+      taskId: t.taskId,
+      runs: t.runs.map(({ run, item }) => ({ run, rounds: winRounds(item.candidate, item.reference) }))
+    }))
+  return { k, tasks, ...(win ? { win } : {}) }
 }
 
 /** SoWR of one method and group from stored verdicts, per reference, over the tasks both sides have (of `taskIds`, when given). */
@@ -316,7 +353,7 @@ const sourceRows = (dir: string, store: string): Array<Row> => {
           ...labels.map((l) => l.texts),
           ...wins.filter((w) => keyOf(w.texts) === key).map((w) => w.texts)
         ].some((t) => t !== undefined)
-        const rates = wins.filter((w) => keyOf(w.texts) === key).map((w) => winRateOf(w, [...ids]))
+        const rowWins = wins.filter((w) => keyOf(w.texts) === key)
         const k = runsOf(labels)
         const partialPass = labels
           .filter((l) => Object.keys(l.runs).length < k)
@@ -328,19 +365,20 @@ const sourceRows = (dir: string, store: string): Array<Row> => {
           ...(unjudgedTasks.length > 0 ? { unjudgedTasks } : {}),
           ...(partialPass.length > 0 ? { partialPass: { k, tasks: partialPass } } : {})
         }
-        return (rates.length === 0 ? [undefined] : rates).map((win) => ({
+        return (rowWins.length === 0 ? [undefined] : rowWins).map((w) => ({
           ...base,
           judge,
           judgeTexts: said ? key : undefined,
           judged: pass?.n ?? 0,
           pass,
-          win,
+          win: w && winRateOf(w, [...ids]),
           ...missingPass,
-          ...(fac && key === facKey ? { fac } : {})
+          ...(fac && key === facKey ? { fac } : {}),
+          samples: samplesOf(entries, labels, k, w)
         }))
       })
     })
-    rows.push(...(judged.length > 0 ? judged : [{ ...base, judge: "", judged: 0 }]))
+    rows.push(...(judged.length > 0 ? judged : [{ ...base, judge: "", judged: 0, samples: samplesOf(entries, [], 0) }]))
   }
   return rows
 }
@@ -361,6 +399,7 @@ const toolEvalRows = (dir: string, converted: ReadonlyArray<JudgeInput>): Array<
     const entries = converted.filter((e) => e.method === p.method && e.group === p.group)
     const ids = [...p.labels.keys()]
     const win = preference.find((w) => w.candidate === p.method && w.group === p.group)
+    const costById = new Map(entries.map((e) => [e.taskId, e.cost]))
     rows.push({
       source: basename(resolve(dir)),
       method: p.method,
@@ -376,7 +415,28 @@ const toolEvalRows = (dir: string, converted: ReadonlyArray<JudgeInput>): Array<
         p.runs
       ),
       win: win ? { ...winRate([...win.tasks.values()]), reference: win.reference } : undefined,
-      ...costs(entries)
+      ...costs(entries),
+      samples: {
+        k: p.runs,
+        tasks: ids.map((taskId) => ({
+          taskId,
+          runs: [
+            {
+              run: 0,
+              labels: Array.from({ length: p.runs }, (_, r) => p.labels.get(taskId)![r]),
+              cost: costById.get(taskId)
+            }
+          ]
+        })),
+        ...(win
+          ? {
+              win: [...win.tasks].map(([taskId, t]) => ({
+                taskId,
+                runs: [{ run: 0, rounds: winRounds(t.candidate, t.reference) }]
+              }))
+            }
+          : {})
+      }
     })
   }
   return rows

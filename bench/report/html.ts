@@ -1,7 +1,9 @@
 // A self-contained HTML report of a comparison: the table and inline-SVG charts, no external assets.
 import type { Row } from "./collect.ts"
+import type { Statistics } from "./comparison.ts"
 import { missingWork } from "./missing.ts"
 import { labelSummary, leadingReason, type TaskResult } from "./results.ts"
+import { renderStatisticsHtml } from "./statistics-html.ts"
 import { colorOf, escapeXml as esc, groupedBars, horizontalBars, methodColor, PALETTE, type Series } from "./svg.ts"
 import { COLUMNS, cells, missNote } from "./table.ts"
 
@@ -172,7 +174,13 @@ const taskTable = (tasks: ReadonlyArray<ReportTask>): string => {
 
 export const renderHtml = (
   rows: ReadonlyArray<Row>,
-  options: { title?: string; generatedAt?: string; tasks?: ReadonlyArray<ReportTask> | undefined } = {}
+  options: {
+    title?: string
+    generatedAt?: string
+    tasks?: ReadonlyArray<ReportTask> | undefined
+    /** The comparison's statistics (`compareStatistics`), shown in their own section below the table. */
+    statistics?: Statistics | undefined
+  } = {}
 ): string => {
   const title = options.title ?? "smurfs: run comparison"
   const groups = [...new Set(rows.map((r) => r.group))].sort()
@@ -270,6 +278,7 @@ export const renderHtml = (
 <p class="note">${esc(`${rows.length} rows from ${new Set(rows.map((r) => r.source)).size} source(s)${options.generatedAt ? `, generated ${options.generatedAt}` : ""}. Pass rate and win rate follow StableToolBench's ToolEval; costs are means per task.`)}</p>
 ${table}
 ${missing.length > 0 ? `<h2>Missing work</h2><ul>${missing.map((m) => `<li>${esc(m)}</li>`).join("")}</ul>` : ""}
+${options.statistics ? renderStatisticsHtml(rows, options.statistics) : ""}
 ${sections.join("\n")}
 ${options.tasks && options.tasks.length > 0 ? taskTable(options.tasks) : ""}
 </main></body></html>

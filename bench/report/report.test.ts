@@ -6,6 +6,7 @@ import { passLabelsPath, winVerdictsPath } from "../eval/labels.ts"
 import { fakeRecord, writeFakeRun, writeJson } from "../eval/test-fixtures.ts"
 import { runConfigPath, taskRecordPath } from "../run-format.ts"
 import { collectRows } from "./collect.ts"
+import { compareStatistics } from "./comparison.ts"
 import { renderHtml } from "./html.ts"
 import { missingWork } from "./missing.ts"
 import { methodColor, PALETTE } from "./svg.ts"
@@ -81,15 +82,28 @@ describe("compare rows and table", () => {
     })
     expect(smurfs.pass!.mean).toBeCloseTo(87.5, 10)
     expect(smurfs.pass!.std).toBeCloseTo(12.5, 10)
-    const table = renderTable(rows)
+    const table = renderTable(rows, compareStatistics(rows).rows)
     const lines = table.split("\n")
+    // prompt and completion tokens and tool calls are in the cost section below the table, with intervals
     expect(lines[0]).toMatch(
-      /^source\s+method\s+model\s+group\s+judge\s+judged\/N\s+pass ± std\s+win\s+model calls\s+prompt tok\s+compl tok\s+tool calls\s+wall s$/
+      /^source\s+method\s+model\s+group\s+judge\s+judged\/N\s+pass ± std \[95% CI\]\s+win\s+calls\/task \/solved\s+wall s$/
     )
-    expect(lines.find((l) => / smurfs /.test(l))).toMatch(
-      /G1_instruction\s+ollama-judge\s+2\/2\s+87\.5 ± 12\.5\s+-\s+8\.0\s+1600\s+200\s+0\.5\s+4\.0$/
+    // smurfs: 6 + 10 calls over 1 + 0.75 solved tasks = 9.1 per solved task; task 2's rounds (Unsure, Solved) make
+    // the interval's low end fall below 87.5, task 1's never do
+    const smurfsLine = lines.find((l) => / smurfs /.test(l))!
+    expect(smurfsLine).toMatch(
+      /G1_instruction\s+ollama-judge\s+2\/2\s+87\.5 ± 12\.5 \[\d+\.\d, 100\.0\]\s+-\s+8\.0 \/ 9\.1\s+4\.0$/
     )
-    expect(lines.find((l) => / react /.test(l))).toMatch(/1\/1\s+50\.0 ± 50\.0\s+-\s+3\.0\s+4000\s+90\s+2\.0\s+1\.0$/)
+    const low = Number(/\[(\d+\.\d),/.exec(smurfsLine)![1])
+    expect(low).toBeGreaterThanOrEqual(50)
+    expect(low).toBeLessThan(87.5)
+    // react: 3 calls for 0.5 solved tasks
+    expect(lines.find((l) => / react /.test(l))).toMatch(
+      /1\/1\s+50\.0 ± 50\.0 \[0\.0, 100\.0\]\s+-\s+3\.0 \/ 6\.0\s+1\.0$/
+    )
+    // without statistics (eval's table) the row reads as before, without an interval
+    expect(renderTable(rows)).toMatch(/87\.5 ± 12\.5\s+-\s+8\.0\s+4\.0/)
+    expect(renderTable(rows).split("\n")[0]).toMatch(/judged\/N\s+pass ± std\s+win/)
   })
 
   it.skipIf(lacks(DATA_EXAMPLE))(

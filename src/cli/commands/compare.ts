@@ -1,31 +1,41 @@
 // `smurfs compare`: set runs (and ToolEval's published results) side by side in one table, optionally an HTML report.
 import type { ParseArgsOptionsConfig } from "node:util"
 import { slug } from "../../../bench/eval/labels.ts"
-import { collectRows } from "../../../bench/report/collect.ts"
+import { collectRows, type Row } from "../../../bench/report/collect.ts"
+import { compareStatistics } from "../../../bench/report/comparison.ts"
+import { parseGpuModel } from "../../../bench/report/gpu-model.ts"
 import { renderHtml } from "../../../bench/report/html.ts"
 import { missingWork } from "../../../bench/report/missing.ts"
+import { renderStatistics } from "../../../bench/report/statistics-text.ts"
+import { DEFAULT_RESAMPLES, DEFAULT_SEED } from "../../../bench/report/stats.ts"
 import { renderTable } from "../../../bench/report/table.ts"
 import { plural } from "../../plural.ts"
 import { visibleText } from "../../trace/visible-text.ts"
 import { ExitCode } from "../exit-codes.ts"
-import { type ParsedCommand, runCommand, UsageError } from "../options.ts"
+import { intOption, type ParsedCommand, runCommand, UsageError } from "../options.ts"
 import { writeOutputFile } from "../output-file.ts"
 import { reportFailure } from "../run-program.ts"
 import { pagesFolder, writeTaskPages } from "../task-pages.ts"
 
-const HELP = `usage: smurfs compare <dir>... [--html <file>] [--judge <spec>] [--json]
+const HELP = `usage: smurfs compare <dir>... [--html <file>] [--judge <spec>] [--json] [--seed <n>] [--resamples <n>]
+                      [--gpu-model <m>]
 
 Print one table of every method and group in the given directories: judged/N (tasks labelled by
-the judge of all the row's tasks), pass rate ± std over judge runs (over the judged tasks: an
-unjudged task is never counted as Unsolved), win rate against a reference over the tasks both
-sides have (with that N), mean model calls, prompt and completion tokens, tool calls and wall time
-per task. Labels of other judge texts (--stb) or profiles are never mixed: each gets its own row,
-named in it. A win rate over tasks with fewer than K rounds, or beside answered tasks with no round,
-is marked "incomplete". Below the table, every row with missing work (unjudged tasks, missing judge
-runs and win rounds by task id, runs no judge has seen, tasks the model server failed, tasks not run
-yet) is named with what to run. A directory is a run from \`smurfs bench\` (judged with \`smurfs eval\`),
-a StableToolBench folder with model_predictions_converted/, or ToolEval's results
-(pass_rate_results/, preference_results/), whose published labels are shown as judge "ToolEval".
+the judge of all the row's tasks), pass rate ± std over judge runs with its 95% interval (over the
+judged tasks: an unjudged task is never counted as Unsolved), pass^k when tasks were run several
+times, win rate against a reference over the tasks both sides have (with that N), model calls per
+task and per solved task, wall time per task. Below the table: pass@k and pass^k, the paired
+difference of every two rows of a group and judge on the tasks both have (95% interval, verdict,
+McNemar's p, noise floor), cost per task and per solved task (model calls, prompt and completion
+tokens, tool calls, wall time) with intervals, and the judges' agreement (Cohen's κ, Krippendorff's
+α); docs/benchmark.md says how to read them. Labels of other judge texts (--stb) or profiles are
+never mixed: each gets its own row, named in it. A win rate over tasks with fewer than K rounds, or
+beside answered tasks with no round, is marked "incomplete". Below the table, every row with missing
+work (unjudged tasks, missing judge runs and win rounds by task id, runs no judge has seen, tasks the
+model server failed, tasks not run yet) is named with what to run. A directory is a run from
+\`smurfs bench\` (judged with \`smurfs eval\`), a StableToolBench folder with
+model_predictions_converted/, or ToolEval's results (pass_rate_results/, preference_results/), whose
+published labels are shown as judge "ToolEval".
 
 options:
   --html <file>     also write a self-contained HTML report with charts and a list of every task
@@ -33,7 +43,14 @@ options:
                     trajectory page per task of each run (as \`smurfs show --html\` writes, every
                     method side by side), which the task ids link to: keep the folder with the report
   --judge <spec>    show only this judge's labels (default: every judge found)
-  --json            print the rows (and the missing work) as JSON instead of the table
+  --json            print the rows, the missing work and the statistics as JSON instead of the table
+  --seed <n>        the bootstrap's seed: the same labels and seed give the same numbers
+                    (default ${DEFAULT_SEED})
+  --resamples <n>   bootstrap resamples, 100 to 100000 (default ${DEFAULT_RESAMPLES})
+  --gpu-model <m>   add GPU seconds per task and per solved task on a modelled server, from each task's
+                    recorded tokens: prefill=<time per prompt token>,decode=<time per reply token>, or
+                    "default" (prefill=0.25ms,decode=20ms, the simulated server's); no prefix cache is
+                    modelled, so this is an upper bound for a server that caches prompt prefixes
   -h, --help        show this help
 
 exit codes: 0 shown, 2 bad usage, 3 bad input (a directory that is not a run, no tasks, an --html file
@@ -43,16 +60,29 @@ that cannot be written)`
 const OPTIONS = {
   html: { type: "string" },
   judge: { type: "string" },
-  json: { type: "boolean" }
+  json: { type: "boolean" },
+  seed: { type: "string" },
+  resamples: { type: "string" },
+  "gpu-model": { type: "string" }
 } as const satisfies ParseArgsOptionsConfig
 
 export const COMMAND = { name: "compare", help: HELP, options: OPTIONS, positionals: true } as const
 
 export const run = (argv: Array<string>): Promise<number> => runCommand(COMMAND, argv, (parsed) => compare(parsed))
 
+/** A row as --json prints it: its task-by-task samples are what the statistics were computed from, not output. */
+const withoutSamples = ({ samples: _, ...row }: Row) => row
+
 const compare = async (parsed: ParsedCommand<typeof OPTIONS>): Promise<number> => {
   if (parsed.positionals.length === 0)
     throw new UsageError("give at least one run directory or ToolEval results folder")
+  const seed = intOption("seed", parsed.values.seed, 0) ?? DEFAULT_SEED
+  const resamples = intOption("resamples", parsed.values.resamples, 100) ?? DEFAULT_RESAMPLES
+  if (resamples > 100_000)
+    throw new UsageError(`--resamples needs a whole number from 100 to 100000 (got ${resamples})`)
+  const gpuText = parsed.values["gpu-model"]
+  const gpu = gpuText === undefined ? undefined : parseGpuModel(gpuText)
+  if (typeof gpu === "string") throw new UsageError(`--gpu-model: ${gpu}`)
   let rows
   try {
     rows = collectRows(parsed.positionals)
@@ -70,10 +100,21 @@ const compare = async (parsed: ParsedCommand<typeof OPTIONS>): Promise<number> =
     return ExitCode.BadInput
   }
   const missing = missingWork(rows)
-  if (parsed.values.json) console.log(JSON.stringify({ rows, missing }, null, 2))
+  // a large comparison takes seconds: a terminal sees how far the statistics are (a pipe or a file never does)
+  const tty = process.stderr.isTTY === true
+  const statistics = compareStatistics(
+    rows,
+    { seed, resamples, gpu },
+    tty
+      ? (done, total) => process.stderr.write(`\rstatistics: ${done}/${total}${done === total ? "\r\x1b[K" : ""}`)
+      : undefined
+  )
+  if (parsed.values.json) console.log(JSON.stringify({ rows: rows.map(withoutSamples), missing, statistics }, null, 2))
   else {
     // group, method and source names come from data: control characters are shown, never obeyed
-    console.log(visibleText(renderTable(rows)))
+    console.log(visibleText(renderTable(rows, statistics.rows)))
+    const below = renderStatistics(rows, statistics)
+    if (below !== "") console.log(visibleText(`\n${below}`))
     if (missing.length > 0) console.log(visibleText(`\nMissing work:\n${missing.map((m) => `  ${m}`).join("\n")}`))
   }
   if (rows.every((r) => !r.pass))
@@ -92,7 +133,7 @@ const compare = async (parsed: ParsedCommand<typeof OPTIONS>): Promise<number> =
     }
     const problem = await writeOutputFile(
       file,
-      renderHtml(rows, { generatedAt: new Date().toISOString(), tasks: pages.tasks })
+      renderHtml(rows, { generatedAt: new Date().toISOString(), tasks: pages.tasks, statistics })
     )
     if (problem !== undefined) {
       console.error(`smurfs compare: ${file}: ${problem}; the previous file, if any, is kept as it was`)

@@ -276,7 +276,7 @@ describe("smurfs eval", () => {
       out.length = 0
       expect(await compare([dir])).toBe(ExitCode.Ok)
       const table = out.join("\n")
-      expect(table).toMatch(/\(ours texts\)\s+2\/2\s+100\.0 ± 0\.0\s+100\.0 vs \S+ \(N=2\)\s/)
+      expect(table).toMatch(/\(ours texts\)\s+2\/2\s+100\.0 ± 0\.0 \[100\.0, 100\.0\]\s+100\.0 vs \S+ \(N=2\)\s/)
       expect(table).not.toMatch(/incomplete|Missing work/)
     })
 
