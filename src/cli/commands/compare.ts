@@ -90,7 +90,11 @@ const compare = async (parsed: ParsedCommand<typeof OPTIONS>): Promise<number> =
     }
     const problem = await writeOutputFile(
       file,
-      renderHtml(rows, { generatedAt: new Date().toISOString(), tasks: pages.tasks })
+      renderHtml(rows, {
+        generatedAt: new Date().toISOString(),
+        tasks: pages.tasks,
+        transcripts: pages.transcripts
+      })
     )
     if (problem !== undefined) {
       console.error(`smurfs compare: ${file}: ${problem}; the previous file, if any, is kept as it was`)
