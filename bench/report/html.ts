@@ -49,7 +49,8 @@ th { background: #f1f3f6; font-weight: 600; font-size: 12px; position: sticky; t
 td.num, th.num { text-align: right; }
 td.num { white-space: nowrap; }
 td .sub { display: block; font-size: 11px; color: #6b7280; white-space: normal; }
-td.name, td.wrap { overflow-wrap: anywhere; min-width: 7em; }
+td.name { overflow-wrap: break-word; }
+td.long { overflow-wrap: anywhere; min-width: 8em; }
 tr:hover td { background: #f7f9fc; }
 i.dot { width: 9px; height: 9px; border-radius: 50%; display: inline-block; margin-right: 5px; }
 .lab-S, .won { color: #1f7a1f; } .lab-U, .lost { color: #b00020; } .lab-Q { color: #8a6d00; }
@@ -102,7 +103,6 @@ table.tasks th { white-space: nowrap; }
   table.cards td::before { content: attr(data-label); flex: 0 0 7.5em; color: var(--muted); font-size: 12px; padding-top: 1px; }
   table.cards td .sub { display: inline; margin-left: 6px; }
   table.cards td.num { text-align: left; }
-  table.labels col.narrow { width: 4.6em; }
 }
 `
 
@@ -211,11 +211,11 @@ const runsTable = (rows: ReadonlyArray<Row>, stats: ReportStatistics | undefined
         ? "-"
         : `${num((r.promptTokens ?? 0) + (r.completionTokens ?? 0), 0)}<span class="sub">${num(r.promptTokens, 0)} + ${num(r.completionTokens, 0)}</span>`
     const cells = [
-      ...(showSource ? [`<td class="name">${esc(r.source)}</td>`] : []),
+      ...(showSource ? [`<td class="long">${esc(r.source)}</td>`] : []),
       `<td class="name"><i class="dot" style="background:${methodColor(r.method)}"></i>${esc(r.method)}${r.profile ? `<span class="sub">${esc(r.profile)} profile</span>` : ""}</td>`,
-      ...(showModel ? [`<td class="name">${esc(r.model || "-")}</td>`] : []),
+      ...(showModel ? [`<td class="long">${esc(r.model || "-")}</td>`] : []),
       `<td class="name">${esc(r.group)}</td>`,
-      `<td class="name">${esc(r.judge || "-")}${r.judgeTexts ? `<span class="sub">${esc(r.judgeTexts)} texts</span>` : ""}</td>`,
+      `<td class="long">${esc(r.judge || "-")}${r.judgeTexts ? `<span class="sub">${esc(r.judgeTexts)} texts</span>` : ""}</td>`,
       `<td class="num">${r.judged}/${r.total}${r.errors > 0 ? `<span class="sub">${r.errors} failed</span>` : ""}</td>`,
       `<td class="num">${r.pass ? `${r.pass.mean.toFixed(1)} ± ${r.pass.std.toFixed(1)}` : "-"}${
         missNote(r)
@@ -354,7 +354,7 @@ const taskExplorer = (tasks: ReadonlyArray<ReportTask>, transcripts: ReadonlyMap
       .join("")
     const id = t.href ? `<a href="${esc(t.href)}">${esc(t.taskId)}</a>` : esc(t.taskId)
     const cells = [
-      ...(sources ? [`<td class="name">${esc(t.source)}</td>`] : []),
+      ...(sources ? [`<td class="long">${esc(t.source)}</td>`] : []),
       `<td class="name"><i class="dot" style="background:${methodColor(t.method)}"></i>${esc(t.method)}</td>`,
       `<td class="name">${esc(t.group)}</td>`,
       `<td class="name">${id}</td>`,

@@ -97,7 +97,7 @@ export const renderStatistics = (
     const p = intervalOf(stats, r, "pass"),
       w = intervalOf(stats, r, "win")
     return [
-      `<td class="name">${esc(name(r))}</td>`,
+      `<td class="long">${esc(name(r))}</td>`,
       `<td class="num">${r.judged}/${r.total}</td>`,
       `<td class="num">${r.pass?.runs ?? "-"}</td>`,
       `<td class="num">${pct(r.pass?.mean)}</td>`,
@@ -126,7 +126,7 @@ export const renderStatistics = (
       : `<div class="table-wrap"><table class="pairs"><thead><tr>${["group", "metric", "a", "b", "N", "a - b", "interval", "p", "verdict"].map((h, i) => `<th${i >= 4 && i <= 7 ? ' class="num"' : ""}>${esc(h)}</th>`).join("")}</tr></thead><tbody>${pairs
           .map(
             (p) =>
-              `<tr><td>${esc(p.group)}</td><td>${esc(p.metric)}</td><td class="name">${esc(rowName(p.a))}</td><td class="name">${esc(rowName(p.b))}</td><td class="num">${p.n}</td><td class="num">${p.difference >= 0 ? "+" : ""}${p.difference.toFixed(1)}</td><td class="num">${esc(`[${p.low.toFixed(1)}, ${p.high.toFixed(1)}] (${Math.round(p.level * 100)}%)`)}</td><td class="num">${p.pValue === undefined ? "-" : p.pValue < 0.001 ? "&lt;0.001" : p.pValue.toFixed(3)}</td><td>${esc(p.verdict)}</td></tr>`
+              `<tr><td>${esc(p.group)}</td><td>${esc(p.metric)}</td><td class="long">${esc(rowName(p.a))}</td><td class="long">${esc(rowName(p.b))}</td><td class="num">${p.n}</td><td class="num">${p.difference >= 0 ? "+" : ""}${p.difference.toFixed(1)}</td><td class="num">${esc(`[${p.low.toFixed(1)}, ${p.high.toFixed(1)}] (${Math.round(p.level * 100)}%)`)}</td><td class="num">${p.pValue === undefined ? "-" : p.pValue < 0.001 ? "&lt;0.001" : p.pValue.toFixed(3)}</td><td>${esc(p.verdict)}</td></tr>`
           )
           .join("")}</tbody></table></div>`
   const note = hasIntervals

@@ -71,10 +71,10 @@ const labelsTable = (labels: ReadonlyArray<TaskLabel>, secrets: ReadonlyArray<st
 const verdictsTable = (verdicts: ReadonlyArray<TaskVerdict>, secrets: ReadonlyArray<string>): string => {
   if (verdicts.length === 0) return ""
   const judges = new Set(verdicts.map((v) => v.judge)).size > 1
-  return `<h3>Win rounds</h3><table class="labels verdicts"><colgroup>${judges ? '<col class="narrow">' : ""}<col class="narrow"><col class="narrow"><col class="narrow"><col></colgroup><thead><tr>${judges ? "<th>judge</th>" : ""}<th>vs</th><th>round</th><th>verdict</th><th>reason</th></tr></thead><tbody>${verdicts
+  return `<h3>Win rounds</h3><table class="labels verdicts"><colgroup>${judges ? '<col class="narrow">' : ""}<col class="narrow"><col class="narrow"><col></colgroup><thead><tr>${judges ? "<th>judge</th>" : ""}<th>round</th><th>verdict</th><th>reason</th></tr></thead><tbody>${verdicts
     .map(
       (v) =>
-        `<tr>${judges ? `<td>${shown(v.judge, secrets)}</td>` : ""}<td>${shown(v.referenceMethod, secrets)}</td><td>${v.round}</td><td class="${v.outcome}">${v.outcome}${v.stage === "judge" ? "" : ` <span class="muted">(${shown(v.stage, secrets)})</span>`}</td><td>${shown(v.reason, secrets)}</td></tr>`
+        `<tr>${judges ? `<td>${shown(v.judge, secrets)}</td>` : ""}<td>${v.round} <span class="muted">vs ${shown(v.referenceMethod, secrets)}</span></td><td class="${v.outcome}">${v.outcome}${v.stage === "judge" ? "" : ` <span class="muted">(${shown(v.stage, secrets)})</span>`}</td><td>${shown(v.reason, secrets)}</td></tr>`
     )
     .join("")}</tbody></table>`
 }
