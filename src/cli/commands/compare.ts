@@ -27,10 +27,11 @@ a StableToolBench folder with model_predictions_converted/, or ToolEval's result
 (pass_rate_results/, preference_results/), whose published labels are shown as judge "ToolEval".
 
 options:
-  --html <file>     also write a self-contained HTML report with charts and a list of every task
-                    (its labels and the judge's reason); beside it, <file name>-tasks/ holds one
-                    trajectory page per task of each run (as \`smurfs show --html\` writes, every
-                    method side by side), which the task ids link to: keep the folder with the report
+  --html <file>     also write the report: one self-contained page (opens offline) with the table,
+                    statistics, charts and every task to filter, search and sort, each opening its
+                    transcripts (methods side by side, labels, reasons, win rounds); beside it,
+                    <file name>-tasks/ holds each task's own page (as \`smurfs show --html\` writes),
+                    which the task ids link to. \`smurfs view <dir>...\` serves the same on 127.0.0.1
   --judge <spec>    show only this judge's labels (default: every judge found)
   --json            print the rows (and the missing work) as JSON instead of the table
   -h, --help        show this help
