@@ -1,6 +1,7 @@
 // The report of a comparison as one self-contained page that opens offline: the runs' table, statistics, inline-SVG
 // charts, and every task with filters, sorting, search and its transcripts (methods side by side, labels, reasons,
 // win rounds). One inline script (explorer-script.ts), allowed by its hash alone; every text from the data is escaped.
+import { plural } from "../../src/plural.ts"
 import type { Row } from "./collect.ts"
 import { EXPLORER_SCRIPT, EXPLORER_SCRIPT_HASH } from "./explorer-script.ts"
 import { missingWork, winIncompleteNote } from "./missing.ts"
@@ -269,7 +270,21 @@ const options = (values: ReadonlyArray<string>, all: string) =>
   `<option value="">${esc(all)}</option>${values.map((v) => `<option value="${esc(v)}">${esc(v)}</option>`).join("")}`
 
 /** The task list with its filters and the transcripts it opens; rows are the page's markup, the script only hides and orders them. */
-const taskExplorer = (tasks: ReadonlyArray<ReportTask>, transcripts: ReadonlyMap<string, string>): string => {
+const taskExplorer = (
+  tasks: ReadonlyArray<ReportTask>,
+  transcripts: ReadonlyMap<string, string>,
+  budget: number
+): string => {
+  // transcripts go into the page up to the budget; beyond it a row opens the task's own page instead
+  const embedded = new Set<string>()
+  let size = 0
+  for (const key of new Set(tasks.map((t) => t.transcript))) {
+    const html = key === undefined ? undefined : transcripts.get(key)
+    if (key === undefined || html === undefined || size + html.length > budget) continue
+    embedded.add(key)
+    size += html.length
+  }
+  const left = new Set(tasks.map((t) => t.transcript).filter((k) => k !== undefined && !embedded.has(k))).size
   const sources = new Set(tasks.map((t) => t.source)).size > 1
   const distinct = (f: (t: ReportTask) => string | undefined) =>
     [...new Set(tasks.map(f).filter((v): v is string => v !== undefined && v !== ""))].sort()
@@ -343,7 +358,7 @@ const taskExplorer = (tasks: ReadonlyArray<ReportTask>, transcripts: ReadonlyMap
       tools: n(t.toolCalls),
       tokens: n(t.tokens),
       wall: n(t.wallMs),
-      transcript: t.transcript ?? "",
+      transcript: t.transcript !== undefined && embedded.has(t.transcript) ? t.transcript : "",
       title: `${sources ? `${t.source}: ` : ""}${t.group}/${t.taskId}`,
       text: [t.taskId, t.query, ...t.labels.map((l) => l.reason), ...verdicts.map((v) => v.reason)]
         .join("\n")
@@ -373,13 +388,12 @@ const taskExplorer = (tasks: ReadonlyArray<ReportTask>, transcripts: ReadonlyMap
       columns.map(([label]) => label)
     ).join("")}</tr>`
   })
-  const used = new Set(tasks.map((t) => t.transcript).filter((k): k is string => k !== undefined))
   const templates = [...transcripts]
-    .filter(([key]) => used.has(key))
+    .filter(([key]) => embedded.has(key))
     .map(([key, html]) => `<template id="tr-${esc(key)}">${html}</template>`)
   return `<section id="tasks" class="panel"><h2>Tasks</h2><p class="note">${esc(
     "One row per task and method: each judge run's label (S Solved, U Unsolved, ? Unsure, - not judged), the win rounds against each reference (W won, L lost), how it finished and the reason of the first judge run that did not say Solved. Filter, search, sort by a column's heading; a row opens the task's transcripts, every method side by side."
-  )}</p><form class="filters" role="search">${filters.join("")}</form><div class="table-wrap"><table class="tasks cards"><thead><tr>${columns
+  )}${left > 0 ? ` ${esc(`The transcripts of ${plural(left, "task")} did not fit in this page (${Math.round(budget / 1e6)} MB of transcripts): their rows open the task's own page.`)}` : ""}</p><form class="filters" role="search">${filters.join("")}</form><div class="table-wrap"><table class="tasks cards"><thead><tr>${columns
     .map(
       ([label, key, type]) =>
         `<th${type === "num" ? ' class="num"' : ""}><button type="button" data-sort="${key}" data-type="${type}">${esc(label)}</button></th>`
@@ -392,6 +406,9 @@ const taskExplorer = (tasks: ReadonlyArray<ReportTask>, transcripts: ReadonlyMap
 /** Everything the page may load: its own inline styles, the one script by its hash, nothing from the network. */
 const CSP = `default-src 'none'; style-src 'unsafe-inline'; script-src '${EXPLORER_SCRIPT_HASH}'; img-src data:; base-uri 'none'; form-action 'none'`
 
+/** Characters of transcripts a report holds at most (a browser opens a page of some 50 MB without trouble). */
+export const TRANSCRIPT_BUDGET = 40_000_000
+
 export interface HtmlOptions {
   readonly title?: string | undefined
   readonly generatedAt?: string | undefined
@@ -399,6 +416,8 @@ export interface HtmlOptions {
   readonly tasks?: ReadonlyArray<ReportTask> | undefined
   /** Each task's transcripts (the methods' columns, escaped HTML), by `ReportTask.transcript`. */
   readonly transcripts?: ReadonlyMap<string, string> | undefined
+  /** At most this many characters of transcripts go into the page (default TRANSCRIPT_BUDGET); the other tasks link to their own pages. */
+  readonly transcriptBudget?: number | undefined
   /** Intervals, paired comparisons and further sections, when the comparison computes them. */
   readonly statistics?: ReportStatistics | undefined
 }
@@ -503,7 +522,7 @@ ${runsTable(rows, options.statistics)}
 ${renderStatistics(rows, options.statistics, (r) => `${statsName(r, [1, 2])} · ${r.group}`)}
 ${missing.length > 0 ? `<section id="missing" class="panel"><h2>Missing work</h2><ul>${missing.map((m) => `<li>${esc(m)}</li>`).join("")}</ul></section>` : ""}
 ${sections.length > 0 ? `<section id="charts" class="panel"><h2>Charts</h2>${sections.join("\n")}</section>` : ""}
-${tasks.length > 0 ? taskExplorer(tasks, options.transcripts ?? new Map()) : ""}
+${tasks.length > 0 ? taskExplorer(tasks, options.transcripts ?? new Map(), options.transcriptBudget ?? TRANSCRIPT_BUDGET) : ""}
 </main><script>${EXPLORER_SCRIPT}</script></body></html>
 `
 }
