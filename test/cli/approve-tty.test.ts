@@ -15,8 +15,8 @@ afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
 })
 
-/** `smurfs run` in a detached tmux session whose scripted model writes a copy of a note, then reads the note. */
-const startRun = (name: string) => {
+/** `smurfs run` (or `chat`) in a detached tmux session whose scripted model writes a copy of a note, then reads the note. */
+const startRun = (name: string, command: "run" | "chat" = "run") => {
   const dir = mkdtempSync(join(tmpdir(), "smurfs-approve-tty-"))
   dirs.push(dir)
   writeFileSync(join(dir, "note.txt"), "The meeting moved to Thursday.\n")
@@ -30,11 +30,12 @@ const startRun = (name: string) => {
       "executor.args": [{ path: join(dir, "copy.txt"), content: "copied" }, { path: join(dir, "note.txt") }],
       "answerer.step": [{ answer: "Done." }, { answer: "The meeting moved to Thursday." }],
       verifier: [{ status: "solved", reason: "ok" }],
-      "answerer.final": [{ answer: "The meeting moved to Thursday." }]
+      "answerer.final": [{ answer: "The meeting moved to Thursday." }],
+      "chat.intent": [{ intent: "task", task: "Copy the note" }]
     })
   )
-  const command = `cd ${repo} && NO_COLOR=1 ${process.execPath} bin/smurfs.js run "Copy the note" -m scripted:${model} -t "mcp:node_modules/.bin/mcp-server-filesystem ${dir}"; echo EXITED:$?; sleep 60`
-  tmux("new-session", "-d", "-s", name, "-x", "200", "-y", "60", command)
+  const line = `cd ${repo} && NO_COLOR=1 ${process.execPath} bin/smurfs.js ${command === "run" ? '"run" "Copy the note"' : "chat"} -m scripted:${model} -t "mcp:node_modules/.bin/mcp-server-filesystem ${dir}"; echo EXITED:$?; sleep 60`
+  tmux("new-session", "-d", "-s", name, "-x", "200", "-y", "60", line)
   const screen = () => tmux("capture-pane", "-p", "-t", name, "-S", "-200")
   const waitFor = async (text: string) => {
     for (let i = 0; i < 600; i++) {
@@ -83,4 +84,22 @@ describe.skipIf(!hasTmux)("smurfs run asks before an MCP call that may change th
     },
     120_000
   )
+
+  it("in chat the person answers the question on the next line they type", async () => {
+    const chat = startRun(`smurfs-approve-${process.pid}-chat`, "chat")
+    try {
+      await chat.waitFor("you>")
+      chat.answer("copy the note please")
+      await chat.waitFor("[y]es / [a]lways for write_file / [n]o >")
+      await chat.waitFor("allow>")
+      chat.answer("n")
+      await chat.waitFor("smurfs> ")
+      expect(existsSync(join(chat.dir, "copy.txt"))).toBe(false)
+      expect(chat.screen()).toMatch(/not approved \(the user said no/)
+      chat.answer("/exit")
+      await chat.waitFor("EXITED:0")
+    } finally {
+      chat.close()
+    }
+  }, 120_000)
 })
