@@ -1,6 +1,10 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import { approvalAsker } from "./ask-terminal.ts"
-import { approvalOption } from "./options.ts"
+import { COMMAND } from "./commands/run.ts"
+import { approvalOption, parseCommand } from "./options.ts"
 
 describe("--approve", () => {
   it("the CLI's default asks on a terminal and makes every call elsewhere; a bad value is a usage error", () => {
@@ -35,5 +39,26 @@ describe("the terminal's approval questions", () => {
     expect(questions).toHaveLength(3)
     expect(questions[0]).toContain('write_file({"path":"/x"})? It may change things: its server marks it destructive')
     expect(questions[2]).toContain("move_file")
+  })
+})
+
+describe("--mcp-env", () => {
+  it("comes from smurfs.config.json as a list, and a value with commas (NO_PROXY=a,b) stays one entry", () => {
+    const cwd = mkdtempSync(join(tmpdir(), "smurfs-mcp-env-"))
+    try {
+      writeFileSync(
+        join(cwd, "smurfs.config.json"),
+        JSON.stringify({ "mcp-env": ["NODE_EXTRA_CA_CERTS", "HTTPS_PROXY"] })
+      )
+      expect(parseCommand(COMMAND, ["q"], { cwd, env: {} }).values["mcp-env"]).toEqual([
+        "NODE_EXTRA_CA_CERTS",
+        "HTTPS_PROXY"
+      ])
+      expect(parseCommand(COMMAND, ["q", "--mcp-env", "NO_PROXY=a,b"], { cwd, env: {} }).values["mcp-env"]).toEqual([
+        "NO_PROXY=a,b"
+      ])
+    } finally {
+      rmSync(cwd, { recursive: true, force: true })
+    }
   })
 })
