@@ -23,5 +23,5 @@ pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f4f6f8; borde
 details.prompt { margin: 4px 0; } details.prompt > summary { cursor: pointer; color: #2f5fa5; font-size: 12.5px; }
 .role { font-size: 11px; color: #6b7280; text-transform: uppercase; letter-spacing: .04em; }
 .muted { color: #6b7280; }
-@media (max-width: 640px) { table.labels col.narrow { width: 5.8em; } }
+table.labels col.tiny { width: 3.2em; } table.labels col.short { width: 4.6em; }
 `

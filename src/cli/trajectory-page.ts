@@ -59,7 +59,7 @@ const labelsTable = (labels: ReadonlyArray<TaskLabel>, secrets: ReadonlyArray<st
   if (labels.length === 0)
     return `<p class="muted">Not judged yet (\`smurfs eval --run &lt;dir&gt; --judge &lt;spec&gt;\` labels it).</p>`
   const judges = new Set(labels.map((l) => l.judge)).size > 1
-  return `<table class="labels"><colgroup>${judges ? '<col class="narrow">' : ""}<col class="narrow"><col class="narrow"><col></colgroup><thead><tr>${judges ? "<th>judge</th>" : ""}<th>run</th><th>label</th><th>reason</th></tr></thead><tbody>${labels
+  return `<table class="labels"><colgroup>${judges ? '<col class="narrow">' : ""}<col class="tiny"><col class="narrow"><col></colgroup><thead><tr>${judges ? "<th>judge</th>" : ""}<th>run</th><th>label</th><th>reason</th></tr></thead><tbody>${labels
     .map(
       (l) =>
         `<tr>${judges ? `<td>${shown(l.judge, secrets)}</td>` : ""}<td>${l.run}</td><td class="${l.label}">${l.label}</td><td>${shown(l.reason, secrets)}</td></tr>`
@@ -71,7 +71,7 @@ const labelsTable = (labels: ReadonlyArray<TaskLabel>, secrets: ReadonlyArray<st
 const verdictsTable = (verdicts: ReadonlyArray<TaskVerdict>, secrets: ReadonlyArray<string>): string => {
   if (verdicts.length === 0) return ""
   const judges = new Set(verdicts.map((v) => v.judge)).size > 1
-  return `<h3>Win rounds</h3><table class="labels verdicts"><colgroup>${judges ? '<col class="narrow">' : ""}<col class="narrow"><col class="narrow"><col></colgroup><thead><tr>${judges ? "<th>judge</th>" : ""}<th>round</th><th>verdict</th><th>reason</th></tr></thead><tbody>${verdicts
+  return `<h3>Win rounds</h3><table class="labels verdicts"><colgroup>${judges ? '<col class="narrow">' : ""}<col class="narrow"><col class="short"><col></colgroup><thead><tr>${judges ? "<th>judge</th>" : ""}<th>round</th><th>verdict</th><th>reason</th></tr></thead><tbody>${verdicts
     .map(
       (v) =>
         `<tr>${judges ? `<td>${shown(v.judge, secrets)}</td>` : ""}<td>${v.round} <span class="muted">vs ${shown(v.referenceMethod, secrets)}</span></td><td class="${v.outcome}">${v.outcome}${v.stage === "judge" ? "" : ` <span class="muted">(${shown(v.stage, secrets)})</span>`}</td><td>${shown(v.reason, secrets)}</td></tr>`
