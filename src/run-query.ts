@@ -19,8 +19,9 @@ import { type ModelCallObserver, observedModelLayer } from "./llm/observe.ts"
 import type { ServerFailure, ServerWatch } from "./llm/server-watch.ts"
 import { DEFAULT_MODEL_SPEC, type ModelOptions, modelLayer, standaloneModel } from "./llm/spec.ts"
 import { taskIdOf, watchedModel } from "./solve.ts"
+import { type AskApproval, parseApproval } from "./tools/approval.ts"
 import { simulatorPrompts } from "./tools/environments/simulator-prompts.ts"
-import { loadTools } from "./tools/load.ts"
+import { type LoadSourcesOptions, loadTools } from "./tools/load.ts"
 import { makeEmbedder } from "./tools/retrieval/embedder.ts"
 import { defaultEmbeddingCache } from "./tools/retrieval/embedding-cache.ts"
 import { makeRetriever } from "./tools/retrieval/retriever.ts"
@@ -52,6 +53,10 @@ export const RunSettings = z
       .default({}),
     /** Tool sources: demo, a module, an api_list JSON, mcp:<command> or mcp+http(s)://<url>. */
     tools: z.array(z.string()).min(1).default(["demo"]),
+    /** Variables stdio MCP servers get beside the SDK's safe set: `NAME` (this process's value) or `NAME=value`. */
+    mcpEnv: z.array(z.string()).default([]),
+    /** Which calls of MCP tools that may change things are made: all, none, ask (through `RunHooks.approveCall`) or tool-name globs. */
+    approve: z.string().default("all"),
     /** Accepted steps on a subtask's path before it is answered from memory. */
     maxSteps: count.optional(),
     /** Ablations: without a planner the query is the only subtask; without an answerer or verifier, no such step. */
@@ -92,6 +97,11 @@ export const RunSettings = z
         'give the query to solve, e.g. smurfs run "What is 12% of the height of Mount Everest in feet?", or a ToolBench task with --query-id <id>'
       )
     if (s.executor === "fused" && s.profile === "reference") issue(executorUnderReference)
+    try {
+      parseApproval(s.approve)
+    } catch (e) {
+      issue((e as Error).message)
+    }
     if (s.queryId === undefined && (s.data !== undefined || s.envs !== undefined))
       issue("--data and --env choose a ToolBench task's tools: add --query-id <id>")
     let kind: string | undefined
@@ -147,7 +157,15 @@ export interface RunHooks {
   readonly askUser?: AskUser | undefined
   /** Told of each model call as the server answers it (a spinner). */
   readonly modelCalls?: ModelCallObserver | undefined
+  /** Asked before each call that needs approval under `approve: "ask"`; without it such calls are refused. */
+  readonly approveCall?: AskApproval | undefined
 }
+
+/** How the settings' tool sources are loaded: the MCP servers' environment and the approval policy. */
+const sourceOptions = (settings: RunSettings, hooks: RunHooks): LoadSourcesOptions => ({
+  mcpEnv: settings.mcpEnv,
+  approval: { policy: parseApproval(settings.approve), ask: hooks.approveCall }
+})
 
 /** A run's end: its trajectory, and the model server's failure that ended it, if any (then there is no answer). */
 export interface RunOutcome {
@@ -166,7 +184,8 @@ const retrievedTask = (
   settings: RunSettings,
   k: number,
   toolbench: ToolbenchTask | undefined,
-  model: LanguageModelShape
+  model: LanguageModelShape,
+  hooks: RunHooks
 ) =>
   Effect.gen(function* () {
     const embedder =
@@ -188,7 +207,7 @@ const retrievedTask = (
       const set = yield* retrieveTaskSet(corpus.retriever, query, k)
       return retrievalTask(corpus.retriever, { id: toolbench.task.id, query, name: taskKey(toolbench.query) }, set, k)
     }
-    const library = yield* loadTools(settings.tools)
+    const library = yield* loadTools(settings.tools, sourceOptions(settings, hooks))
     const retriever = yield* makeRetriever(library, { embedder, embeddingCache, reranker })
     const set = yield* retrieveTaskSet(retriever, query, k)
     return retrievalTask(retriever, { id: taskIdOf(query), query, name: library.name }, set, k)
@@ -236,10 +255,14 @@ export const runQuery = (settings: RunSettings, hooks: RunHooks = {}) => {
     watch = yield* watchedModel
     const task: Task =
       toolset.kind === "retrieve"
-        ? yield* retrievedTask(settings, toolset.k, toolbench, watch.model)
+        ? yield* retrievedTask(settings, toolset.k, toolbench, watch.model, hooks)
         : toolbench
           ? { ...toolbench.task, query: settings.query || toolbench.task.query }
-          : { id: taskIdOf(settings.query), query: settings.query, tools: yield* loadTools(settings.tools) }
+          : {
+              id: taskIdOf(settings.query),
+              query: settings.query,
+              tools: yield* loadTools(settings.tools, sourceOptions(settings, hooks))
+            }
     const watched = watch
     const trajectory = yield* smurfs(options)(task).pipe(Effect.provideService(LanguageModel, watched.model))
     return { trajectory, failure: watched.failure() } satisfies RunOutcome

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { beforeAll, describe, expect, it } from "vitest"
@@ -7,6 +8,8 @@ import { fakeRecord, writeFakeRun, writeJson } from "../eval/test-fixtures.ts"
 import { runConfigPath, taskRecordPath } from "../run-format.ts"
 import { collectRows } from "./collect.ts"
 import { compareStatistics } from "./comparison.ts"
+
+import { EXPLORER_SCRIPT, EXPLORER_SCRIPT_HASH } from "./explorer-script.ts"
 import { renderHtml } from "./html.ts"
 import { missingWork } from "./missing.ts"
 import { methodColor, PALETTE } from "./svg.ts"
@@ -132,16 +135,24 @@ describe("HTML report", () => {
     )
   })
 
-  it("is self-contained: no external scripts, styles, images or fonts", () => {
+  it("is self-contained: no external scripts, styles, images or fonts; its one inline script is the only one its policy allows", () => {
     expect(html).not.toMatch(/https?:\/\//)
-    expect(html).not.toMatch(/<(script|link|img|iframe)\b/i)
+    expect(html).not.toMatch(/<(link|img|iframe)\b/i)
     expect(html).not.toMatch(/url\(/)
+    const scripts = [...html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/gi)]
+    expect(scripts).toHaveLength(1)
+    expect(scripts[0]![1]).toBe("")
+    expect(scripts[0]![2]).toBe(EXPLORER_SCRIPT)
+    const policy = /<meta http-equiv="Content-Security-Policy" content="([^"]+)">/.exec(html)?.[1]
+    expect(policy).toContain("default-src 'none'")
+    expect(policy).toContain(`script-src '${EXPLORER_SCRIPT_HASH}'`)
+    expect(EXPLORER_SCRIPT_HASH).toBe(`sha256-${createHash("sha256").update(scripts[0]![2]!).digest("base64")}`)
   })
 
   it.skipIf(lacks(DATA_EXAMPLE))(
     `includes the table and the pass, win, token and call charts as inline SVG${skipNote(DATA_EXAMPLE)}`,
     () => {
-      expect(html).toContain("<table>")
+      expect(html).toContain('<table class="runs')
       for (const title of [
         "Pass rate (SoPR) per method and group",
         "Win rate (SoWR) per method and group",

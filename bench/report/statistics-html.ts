@@ -2,6 +2,7 @@
 // agreement, cost against pass rate): kept apart from the rest of the report so that either can change alone.
 import type { Row } from "./collect.ts"
 import { COST_MEASURES, type Statistics } from "./comparison.ts"
+import { type ReportStatistics, rowKey } from "./statistics.ts"
 import { formatInterval, formatP } from "./statistics-text.ts"
 import { escapeXml as esc, methodColor } from "./svg.ts"
 
@@ -63,9 +64,9 @@ export const costScatter = (rows: ReadonlyArray<Row>, statistics: Statistics): s
 }
 
 /** The statistics section of the HTML report. */
-export const renderStatisticsHtml = (rows: ReadonlyArray<Row>, statistics: Statistics): string => {
+export const renderStatisticsHtml = (rows: ReadonlyArray<Row>, statistics: Statistics, heading = true): string => {
   const parts: Array<string> = [
-    `<h2>Statistics</h2><p class="note">${esc(`95% intervals by bootstrap over tasks (runs and judge rounds resampled within each task), seed ${statistics.seed}, ${statistics.resamples} resamples: the same labels and seed give the same numbers. See docs/benchmark.md for how to read them.`)}</p>`
+    `${heading ? "<h2>Statistics</h2>" : "<h3>Intervals, pairs, costs and agreement</h3>"}<p class="note">${esc(`95% intervals by bootstrap over tasks (runs and judge rounds resampled within each task), seed ${statistics.seed}, ${statistics.resamples} resamples: the same labels and seed give the same numbers. See docs/benchmark.md for how to read them.`)}</p>`
   ]
   const perRow = statistics.rows.filter((s) => s.pass || s.win)
   if (perRow.length > 0)
@@ -173,4 +174,26 @@ export const renderStatisticsHtml = (rows: ReadonlyArray<Row>, statistics: Stati
       table(["judges", "raters", "answers", "Cohen's κ", "Krippendorff's α"], agreement, 2)
     )
   return `<section class="statistics">${parts.join("\n")}</section>`
+}
+
+/**
+ * The comparison's statistics in the report's shape (`ReportStatistics`): each row's pass and win intervals for
+ * the runs table, and the rest (pass^k, paired differences, costs, agreement) as one section of the report's
+ * statistics.
+ */
+export const reportStatisticsOf = (rows: ReadonlyArray<Row>, statistics: Statistics): ReportStatistics => {
+  const method = `bootstrap over tasks, ${statistics.resamples} resamples, seed ${statistics.seed}`
+  const intervals = statistics.rows.flatMap((s) => {
+    const row = rows[s.row]
+    if (row === undefined) return []
+    return [
+      ...(s.pass
+        ? [{ row: rowKey(row), metric: "pass" as const, low: s.pass.low, high: s.pass.high, level: 0.95, method }]
+        : []),
+      ...(s.win
+        ? [{ row: rowKey(row), metric: "win" as const, low: s.win.low, high: s.win.high, level: 0.95, method }]
+        : [])
+    ]
+  })
+  return { intervals, sections: [renderStatisticsHtml(rows, statistics, false)] }
 }

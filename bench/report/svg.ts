@@ -122,11 +122,14 @@ export const horizontalBars = (o: {
   readonly axis: string
 }): string => {
   const longest = Math.max(8, ...o.rows.map((r) => r.label.length))
-  const left = Math.min(420, 16 + longest * 7.2),
+  // a label too long for the left margin goes on its own line above its bars, never cut at the edge
+  const above = 16 + longest * 7.2 > 380
+  const left = above ? 16 : 16 + longest * 7.2,
     right = 70,
     top = 6
+  const labelRow = above ? 18 : 0
   const barHeight = o.stacked ? 18 : 12
-  const rowHeight = o.stacked ? 28 : 8 + barHeight * o.names.length
+  const rowHeight = labelRow + (o.stacked ? 28 : 8 + barHeight * o.names.length)
   const plotBottom = top + o.rows.length * rowHeight
   const height = plotBottom + 40
   const totals = o.rows.map((r) =>
@@ -146,24 +149,29 @@ export const horizontalBars = (o: {
   o.rows.forEach((row, r) => {
     const y = top + r * rowHeight
     parts.push(
-      `<text x="${left - 10}" y="${y + rowHeight / 2 + 4}" class="category" text-anchor="end">${escapeXml(row.label)}</text>`
+      above
+        ? `<text x="${left}" y="${y + 14}" class="category">${escapeXml(row.label)}</text>`
+        : `<text x="${left - 10}" y="${y + rowHeight / 2 + 4}" class="category" text-anchor="end">${escapeXml(row.label)}</text>`
     )
+    // the bars' own band, below the label's line when it has one
+    const band = y + labelRow,
+      bandHeight = rowHeight - labelRow
     if (o.stacked) {
       let x = left
       row.values.forEach((v, s) => {
         if (!v) return
         parts.push(
-          `<rect x="${x}" y="${y + (rowHeight - barHeight) / 2}" width="${scale(v)}" height="${barHeight}" fill="${colorOf(s)}"><title>${escapeXml(`${row.label} · ${o.names[s]}: ${fmt(v)}`)}</title></rect>`
+          `<rect x="${x}" y="${band + (bandHeight - barHeight) / 2}" width="${scale(v)}" height="${barHeight}" fill="${colorOf(s)}"><title>${escapeXml(`${row.label} · ${o.names[s]}: ${fmt(v)}`)}</title></rect>`
         )
         x += scale(v)
       })
       const known = row.values.some((v) => v !== undefined)
       parts.push(
-        `<text x="${x + 6}" y="${y + rowHeight / 2 + 4}" class="value">${known ? fmt(totals[r]!) : "n/a"}</text>`
+        `<text x="${x + 6}" y="${band + bandHeight / 2 + 4}" class="value">${known ? fmt(totals[r]!) : "n/a"}</text>`
       )
     } else {
       row.values.forEach((v, s) => {
-        const by = y + 4 + s * barHeight
+        const by = band + 4 + s * barHeight
         if (v === undefined) return
         parts.push(
           `<rect x="${left}" y="${by + 1}" width="${scale(v)}" height="${barHeight - 2}" fill="${colorOf(s)}" rx="1"><title>${escapeXml(`${row.label} · ${o.names[s]}: ${fmt(v)}`)}</title></rect>`

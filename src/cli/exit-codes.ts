@@ -70,6 +70,7 @@ export const COMMAND_EXIT_CODES: Readonly<Record<string, ReadonlyArray<ExitCode>
   bench: [0, 1, 2, 3, 4, 130],
   eval: [0, 1, 2, 3, 4, 130],
   compare: [0, 2, 3],
+  view: [0, 2, 3],
   results: [0, 2, 3],
   show: [0, 2, 3],
   worker: [0, 2, 3, 4, 130],

@@ -31,6 +31,10 @@ const commands: Record<string, { summary: string; load: () => Promise<{ run: (ar
       summary: "set runs side by side in one table (and an HTML report)",
       load: () => import("./commands/compare.ts")
     },
+    view: {
+      summary: "serve the comparison report of runs on 127.0.0.1 to explore in a browser",
+      load: () => import("./commands/view.ts")
+    },
     results: {
       summary: "list a run's tasks with their labels, the judge's reasons and costs",
       load: () => import("./commands/results.ts")

@@ -4,6 +4,7 @@ import { createRequire } from "node:module"
 import { join } from "node:path"
 import { type ParseArgsOptionsConfig, parseArgs } from "node:util"
 import { parseThink, type Think } from "../llm/spec.ts"
+import { type ApprovalPolicy, parseApproval } from "../tools/approval.ts"
 import { readFileBounded, SOURCE_FILE_CAP_BYTES } from "../trace/guarded-fs.ts"
 import { closest } from "./did-you-mean.ts"
 import { ExitCode } from "./exit-codes.ts"
@@ -46,7 +47,7 @@ export const OPTION_ENV: Readonly<Record<string, string>> = {
 }
 
 /** Repeatable options whose values may hold commas themselves (an MCP server's command line), so they are never split. */
-const VERBATIM_LISTS = new Set(["tools"])
+const VERBATIM_LISTS = new Set(["tools", "mcp-env"])
 
 /** Options whose value is a model spec: a bare Ollama model name is read as `ollama:<name>`. */
 const MODEL_OPTIONS = new Set(["model", "judge"])
@@ -298,3 +299,18 @@ export const choiceList = <const C extends string>(
 /** `--think on|off|low|medium|high` as ModelOptions.think; undefined when not given. */
 export const thinkOption = (text: string | undefined): Think | undefined =>
   text === undefined ? undefined : parseThink(choiceOption("think", text, ["on", "off", "low", "medium", "high"], "on"))
+
+/**
+ * `--approve`: the policy for calls of MCP tools that may change things. Not given: ask when a person is
+ * at the terminal (stdin and stderr are one), else make every call, as before approval existed.
+ */
+export const approvalOption = (
+  value: string | undefined,
+  terminal: boolean = process.stdin.isTTY === true && process.stderr.isTTY === true
+): ApprovalPolicy => {
+  try {
+    return parseApproval(value ?? (terminal ? "ask" : "all"))
+  } catch (e) {
+    throw new UsageError((e as Error).message)
+  }
+}

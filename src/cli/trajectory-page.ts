@@ -2,6 +2,8 @@
 
 import type { TaskLabel } from "../../bench/report/results.ts"
 import { methodColor } from "../../bench/report/svg.ts"
+import { TRAJECTORY_STYLE } from "../../bench/report/transcript-style.ts"
+import type { TaskVerdict } from "../../bench/report/verdicts.ts"
 import { plural } from "../plural.ts"
 import { dataOf, isKind, kindOf } from "../trace/events.ts"
 import type { RunEvent, Totals } from "../trace/record.ts"
@@ -22,6 +24,8 @@ export interface TrajectoryView {
   readonly totals?: Partial<Totals> | undefined
   /** Every judge run's label of this task (none when it was not judged). */
   readonly labels?: ReadonlyArray<TaskLabel> | undefined
+  /** Every win-rate round of this method's answer against a reference (none when it was not compared). */
+  readonly verdicts?: ReadonlyArray<TaskVerdict> | undefined
 }
 
 const escapeHtml = (text: string) =>
@@ -41,32 +45,13 @@ const classOf = (line: string): string => {
   return "text"
 }
 
-const STYLE = `
+const PAGE_STYLE = `
 :root { color-scheme: light; }
 * { box-sizing: border-box; }
 body { font: 14px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif; color: #1f2430; background: #fafbfc; margin: 0; }
 main { max-width: 1500px; margin: 0 auto; padding: 20px 16px 40px; }
 h1 { font-size: 20px; margin: 0 0 8px; overflow-wrap: anywhere; }
 a { color: #2f5fa5; }
-.cols { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(100%, 440px), 1fr)); gap: 16px; align-items: start; }
-section.method { background: #fff; border: 1px solid #e3e6eb; border-top: 4px solid var(--method); border-radius: 8px; padding: 12px 14px; min-width: 0; }
-section.method h2 { font-size: 16px; margin: 0 0 6px; overflow-wrap: anywhere; }
-.query, .answer { margin: 6px 0; overflow-wrap: anywhere; white-space: pre-wrap; }
-.totals { color: #5b6270; font-size: 13px; }
-table.labels { border-collapse: collapse; width: 100%; font-size: 13px; margin: 8px 0; table-layout: fixed; }
-table.labels th, table.labels td { text-align: left; padding: 4px 6px; border-bottom: 1px solid #eceef2; vertical-align: top; overflow-wrap: anywhere; }
-table.labels col.narrow { width: 6.5em; }
-.Solved { color: #1f7a1f; font-weight: 600; }
-.Unsolved { color: #b00020; font-weight: 600; }
-.Unsure { color: #8a6d00; font-weight: 600; }
-details.step { border-left: 3px solid #e3e6eb; margin: 3px 0; padding: 1px 0 1px 8px; }
-details.step > summary { cursor: pointer; white-space: pre-wrap; overflow-wrap: anywhere; font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12.5px; }
-details.step.call { border-left-color: #d8b84a; } details.step.fail { border-left-color: #d0485c; }
-details.step.verdict { border-left-color: #4f86c6; } details.step.back { border-left-color: #a35fc0; } details.step.head > summary { font-weight: 600; }
-pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f4f6f8; border-radius: 4px; padding: 6px 8px; margin: 4px 0; font-size: 12px; max-height: 40em; overflow-y: auto; }
-details.prompt { margin: 4px 0; } details.prompt > summary { cursor: pointer; color: #2f5fa5; font-size: 12.5px; }
-.role { font-size: 11px; color: #6b7280; text-transform: uppercase; letter-spacing: .04em; }
-.muted { color: #6b7280; }
 `
 
 /** The judge runs' labels and reasons of one method's run. */
@@ -74,10 +59,22 @@ const labelsTable = (labels: ReadonlyArray<TaskLabel>, secrets: ReadonlyArray<st
   if (labels.length === 0)
     return `<p class="muted">Not judged yet (\`smurfs eval --run &lt;dir&gt; --judge &lt;spec&gt;\` labels it).</p>`
   const judges = new Set(labels.map((l) => l.judge)).size > 1
-  return `<table class="labels"><colgroup>${judges ? '<col class="narrow">' : ""}<col class="narrow"><col class="narrow"><col></colgroup><thead><tr>${judges ? "<th>judge</th>" : ""}<th>run</th><th>label</th><th>reason</th></tr></thead><tbody>${labels
+  return `<table class="labels"><colgroup>${judges ? '<col class="narrow">' : ""}<col class="tiny"><col class="narrow"><col></colgroup><thead><tr>${judges ? "<th>judge</th>" : ""}<th>run</th><th>label</th><th>reason</th></tr></thead><tbody>${labels
     .map(
       (l) =>
         `<tr>${judges ? `<td>${shown(l.judge, secrets)}</td>` : ""}<td>${l.run}</td><td class="${l.label}">${l.label}</td><td>${shown(l.reason, secrets)}</td></tr>`
+    )
+    .join("")}</tbody></table>`
+}
+
+/** The win-rate rounds of one method's answer against each reference, with the judge's reasons. */
+const verdictsTable = (verdicts: ReadonlyArray<TaskVerdict>, secrets: ReadonlyArray<string>): string => {
+  if (verdicts.length === 0) return ""
+  const judges = new Set(verdicts.map((v) => v.judge)).size > 1
+  return `<h3>Win rounds</h3><table class="labels verdicts"><colgroup>${judges ? '<col class="narrow">' : ""}<col class="narrow"><col class="short"><col></colgroup><thead><tr>${judges ? "<th>judge</th>" : ""}<th>round</th><th>verdict</th><th>reason</th></tr></thead><tbody>${verdicts
+    .map(
+      (v) =>
+        `<tr>${judges ? `<td>${shown(v.judge, secrets)}</td>` : ""}<td>${v.round} <span class="muted">vs ${shown(v.referenceMethod, secrets)}</span></td><td class="${v.outcome}">${v.outcome}${v.stage === "judge" ? "" : ` <span class="muted">(${shown(v.stage, secrets)})</span>`}</td><td>${shown(v.reason, secrets)}</td></tr>`
     )
     .join("")}</tbody></table>`
 }
@@ -152,11 +149,18 @@ const column = (v: TrajectoryView, secrets: ReadonlyArray<string>): string => {
     `<h2>${shown(v.label, secrets)}</h2>`,
     v.query !== undefined ? `<div class="query"><b>Query:</b> ${shown(v.query, secrets)}</div>` : "",
     labelsTable(v.labels ?? [], secrets),
+    verdictsTable(v.verdicts ?? [], secrets),
     `<div class="answer"><b>${answered ? "Answer" : `Finished: ${shown(v.finishType ?? "", secrets)}`}</b>${answered ? `: ${shown(v.finalAnswer ?? "", secrets)}` : ""}</div>`,
     v.totals ? `<p class="totals">${totalsLine(v.totals)}</p>` : "",
     `<div class="steps">${steps(v.events, secrets, v.query !== undefined)}</div>`,
     "</section>"
   ].join("\n")
+}
+
+/** The methods' columns of one task (side by side on a wide screen, one under another on a narrow one), every text escaped. */
+export const renderTrajectoryColumns = (views: ReadonlyArray<TrajectoryView>): string => {
+  const secrets = secretValues()
+  return `<div class="cols">${views.map((v) => column(v, secrets)).join("\n")}</div>`
 }
 
 /** The page: one column per method (side by side on a wide screen, one under another on a narrow one). */
@@ -168,11 +172,11 @@ export const renderTrajectoryPage = (
   const title = options.title ?? "smurfs show"
   return [
     "<!doctype html>",
-    `<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${shown(title, secrets)}</title><style>${STYLE}</style></head>`,
+    `<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${shown(title, secrets)}</title><style>${PAGE_STYLE}${TRAJECTORY_STYLE}</style></head>`,
     "<body><main>",
     options.back !== undefined ? `<p><a href="${escapeHtml(options.back)}">&larr; the report</a></p>` : "",
     `<h1>${shown(title, secrets)}</h1>`,
-    `<div class="cols">${views.map((v) => column(v, secrets)).join("\n")}</div>`,
+    renderTrajectoryColumns(views),
     "</main></body></html>",
     ""
   ].join("\n")

@@ -6,6 +6,8 @@ import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { loadWithPeers, MCP_PEERS } from "../peer-packages.ts"
 import { readFileBounded } from "../trace/guarded-fs.ts"
+
+import { type Approval, withApproval } from "./approval.ts"
 import { demoLibrary } from "./demo/index.ts"
 import { chainEnvironments } from "./environments/chain.ts"
 import type { ToolEnvironment } from "./environments/environment.ts"
@@ -185,7 +187,10 @@ export const loadToolLibrary = (
     )
   })
 
-export interface LoadSourcesOptions extends LoadToolsOptions, McpOptions {}
+export interface LoadSourcesOptions extends LoadToolsOptions, McpOptions {
+  /** Which calls of MCP tools that may change things are made (`--approve`); every call when not given. */
+  readonly approval?: Approval | undefined
+}
 
 /** The prefix of a source's tools when names clash: the MCP server's own name, else the library's. */
 const prefixOf = (library: ToolLibrary, server?: McpServer): string =>
@@ -220,7 +225,11 @@ export const loadTools = (
           )
           const server = yield* connectMcp(spec, options)
           const library = yield* Effect.try({
-            try: () => makeToolLibrary(server.serverName, server.tools),
+            try: () =>
+              makeToolLibrary(
+                server.serverName,
+                options.approval ? server.tools.map((t) => withApproval(t, options.approval!)) : server.tools
+              ),
             catch: (e) => new ToolLoadError({ source, reason: (e as Error).message })
           })
           return { prefix: prefixOf(library, server), library }

@@ -11,10 +11,11 @@ import { loadTools } from "../../tools/load.ts"
 import { writeJsonAtomic } from "../../trace/atomic-write.ts"
 import { redactText, redactValue } from "../../trace/redact.ts"
 import { visibleText } from "../../trace/visible-text.ts"
+import { approvalAsker } from "../ask-terminal.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { liveView } from "../live-view.ts"
 import { defaultModelSpec, resolveModelLayer } from "../model-option.ts"
-import { intOption, type ParsedCommand, runCommand, thinkOption } from "../options.ts"
+import { approvalOption, intOption, type ParsedCommand, runCommand, thinkOption } from "../options.ts"
 import { runProgram } from "../run-program.ts"
 
 const HELP = `usage: smurfs chat [options]
@@ -29,6 +30,15 @@ options:
   -m, --model <spec>    ollama:<model>, openai:<model>, scripted:<file.json> or sim (default SMURFS_MODEL, else ${DEFAULT_MODEL_SPEC})
   -t, --tools <source>  demo, a JS/TS module exporting tools, a StableToolBench api_list JSON,
                         "mcp:<command and args>" or mcp+http(s)://<url>; repeat to combine sources (default demo)
+      --mcp-env <NAME[=value]>
+                        a variable stdio MCP servers get beside the SDK's safe set (PATH, HOME, ...):
+                        NAME passes yours (NODE_EXTRA_CA_CERTS, HTTPS_PROXY, a token), NAME=value sets
+                        one; repeat for more (or "mcp-env": [...] in smurfs.config.json)
+      --approve <all|none|ask|globs>
+                        calls of MCP tools their server does not mark read-only (or marks destructive):
+                        all made, none made, ask before each, or only tools matching the globs
+                        (write_*,edit_file); a refused call is a failed result the model sees
+                        (default ask on a terminal, else all)
       --save <file>     keep the transcript (every turn with its trajectory) as JSON in <file>, rewritten after each turn
       --smurfs-max-steps <n>
                         accepted steps on a subtask's path before it is answered from memory (default 3)
@@ -45,6 +55,8 @@ const OPTIONS = {
   model: { type: "string", short: "m" },
   tools: { type: "string", short: "t", multiple: true, default: ["demo"] },
   save: { type: "string" },
+  "mcp-env": { type: "string", multiple: true },
+  approve: { type: "string" },
   "smurfs-max-steps": { type: "string" },
   timeout: { type: "string" },
   "num-ctx": { type: "string" },
@@ -59,7 +71,12 @@ const parse = ({ values }: ParsedCommand<typeof OPTIONS>) => {
     numCtx: intOption("num-ctx", values["num-ctx"]),
     think: thinkOption(values.think)
   }
-  return { values, model, maxSteps: intOption("smurfs-max-steps", values["smurfs-max-steps"]) }
+  return {
+    values,
+    model,
+    maxSteps: intOption("smurfs-max-steps", values["smurfs-max-steps"]),
+    approval: approvalOption(values.approve)
+  }
 }
 
 /** Lines typed by the person, in order, whether the chat loop or an ask_user question is waiting for them. */
@@ -103,7 +120,21 @@ const converse = (args: ReturnType<typeof parse>): Promise<number> => {
   const startedAt = new Date().toISOString()
 
   const program = Effect.gen(function* () {
-    const tools = yield* loadTools(values.tools)
+    const tools = yield* loadTools(values.tools, {
+      mcpEnv: values["mcp-env"],
+      approval: {
+        policy: args.approval,
+        // the person answers on the next line they type, as an ask_user question
+        ask: process.stdin.isTTY
+          ? approvalAsker(async (question) => {
+              out(question.trim())
+              rl.setPrompt("allow> ")
+              rl.prompt()
+              return next().line
+            })
+          : undefined
+      }
+    })
     const session = makeChatSession({
       tools,
       sessionId: `chat-${Date.now().toString(36)}`,

@@ -6,6 +6,7 @@ import { compareStatistics } from "../../../bench/report/comparison.ts"
 import { parseGpuModel } from "../../../bench/report/gpu-model.ts"
 import { renderHtml } from "../../../bench/report/html.ts"
 import { missingWork } from "../../../bench/report/missing.ts"
+import { reportStatisticsOf } from "../../../bench/report/statistics-html.ts"
 import { renderStatistics } from "../../../bench/report/statistics-text.ts"
 import { DEFAULT_RESAMPLES, DEFAULT_SEED } from "../../../bench/report/stats.ts"
 import { renderTable } from "../../../bench/report/table.ts"
@@ -38,10 +39,11 @@ model_predictions_converted/, or ToolEval's results (pass_rate_results/, prefere
 published labels are shown as judge "ToolEval".
 
 options:
-  --html <file>     also write a self-contained HTML report with charts and a list of every task
-                    (its labels and the judge's reason); beside it, <file name>-tasks/ holds one
-                    trajectory page per task of each run (as \`smurfs show --html\` writes, every
-                    method side by side), which the task ids link to: keep the folder with the report
+  --html <file>     also write the report: one self-contained page (opens offline) with the table,
+                    statistics, charts and every task to filter, search and sort, each opening its
+                    transcripts (methods side by side, labels, reasons, win rounds); beside it,
+                    <file name>-tasks/ holds each task's own page (as \`smurfs show --html\` writes),
+                    which the task ids link to. \`smurfs view <dir>...\` serves the same on 127.0.0.1
   --judge <spec>    show only this judge's labels (default: every judge found)
   --json            print the rows, the missing work and the statistics as JSON instead of the table
   --seed <n>        the bootstrap's seed: the same labels and seed give the same numbers
@@ -133,7 +135,12 @@ const compare = async (parsed: ParsedCommand<typeof OPTIONS>): Promise<number> =
     }
     const problem = await writeOutputFile(
       file,
-      renderHtml(rows, { generatedAt: new Date().toISOString(), tasks: pages.tasks, statistics })
+      renderHtml(rows, {
+        generatedAt: new Date().toISOString(),
+        tasks: pages.tasks,
+        transcripts: pages.transcripts,
+        statistics: reportStatisticsOf(rows, statistics)
+      })
     )
     if (problem !== undefined) {
       console.error(`smurfs compare: ${file}: ${problem}; the previous file, if any, is kept as it was`)

@@ -22,6 +22,9 @@ options:
                        (default: $SMURFS_MODEL, else ollama:qwen2.5:7b)
   -t, --tools <source> a tool source to check (demo, a module, an api_list .json, "mcp:<command>",
                        mcp+http(s)://<url>); repeat for several
+      --mcp-env <NAME[=value]>
+                       a variable stdio MCP servers get beside the SDK's safe set (NODE_EXTRA_CA_CERTS,
+                       HTTPS_PROXY, a token: NAME passes yours, NAME=value sets one); repeat for more
       --json           print the checks as JSON: { model: { spec, checks, problem? }, tools? }
       --timeout <ms>   how long the test reply may take (default 120000; a cold model loads slowly)
   -h, --help           show this help
@@ -79,6 +82,7 @@ export const exitCodeOf = (report: DoctorReport): number => {
 const OPTIONS = {
   model: { type: "string", short: "m" },
   tools: { type: "string", short: "t", multiple: true },
+  "mcp-env": { type: "string", multiple: true },
   timeout: { type: "string" },
   json: { type: "boolean" }
 } as const satisfies ParseArgsOptionsConfig
@@ -97,9 +101,9 @@ const check = (values: ParsedCommand<typeof OPTIONS>["values"]): Promise<number>
     if (values.tools !== undefined) {
       // a tool module that prints while it loads must not mix into the report (or break --json): it goes to stderr
       const restoreStdout = routeStdoutToStderr()
-      sources = yield* Effect.forEach(values.tools, (source) => checkToolSource(source)).pipe(
-        Effect.ensuring(Effect.sync(restoreStdout))
-      )
+      sources = yield* Effect.forEach(values.tools, (source) =>
+        checkToolSource(source, { mcpEnv: values["mcp-env"] })
+      ).pipe(Effect.ensuring(Effect.sync(restoreStdout)))
       if (!values.json) console.log(formatSourceChecks(sources))
       if (sources.some((c) => !c.ok)) toolsCode = ExitCode.BadInput
       if (values.model === undefined) {

@@ -18,6 +18,7 @@ import {
   runSettings
 } from "../../run-query.ts"
 import { stbDirOf } from "../../text/stabletoolbench-files.ts"
+import { approvalText } from "../../tools/approval.ts"
 import { watchToolChildren } from "../../tools/child-guard.ts"
 import { containToolExits } from "../../tools/exit-guard.ts"
 import { isKind } from "../../trace/events.ts"
@@ -26,11 +27,12 @@ import type { RunEvent } from "../../trace/record.ts"
 import { redactText, redactValue } from "../../trace/redact.ts"
 import type { Trajectory } from "../../trace/trajectory.ts"
 import { visibleText } from "../../trace/visible-text.ts"
-import { terminalAskUser } from "../ask-terminal.ts"
+import { terminalApproval, terminalAskUser } from "../ask-terminal.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { liveView } from "../live-view.ts"
 import { defaultModelSpec } from "../model-option.ts"
 import {
+  approvalOption,
   BadInput,
   choiceOption,
   intOption,
@@ -50,6 +52,8 @@ import { RUN_HELP } from "./run-help.ts"
 const OPTIONS = {
   model: { type: "string", short: "m" },
   tools: { type: "string", short: "t", multiple: true, default: ["demo"] },
+  "mcp-env": { type: "string", multiple: true },
+  approve: { type: "string" },
   json: { type: "boolean", default: false },
   "smurfs-max-steps": { type: "string" },
   // deprecated alias of --smurfs-max-steps (before the baselines got their own limit)
@@ -95,6 +99,8 @@ const settingsOf = ({ values, positionals, given }: ParsedCommand<typeof OPTIONS
         seed: intOption("seed", values.seed, 0)
       },
       tools: values.tools,
+      mcpEnv: values["mcp-env"] ?? [],
+      approve: approvalText(approvalOption(values.approve)),
       maxSteps: smurfsMaxSteps(values),
       planner: !values["no-planner"],
       answerer: !values["no-answerer"],
@@ -174,7 +180,7 @@ const solve = (
   )
   const program = Effect.andThen(
     checked,
-    runQuery(settings, { askUser: terminalAskUser(), onEvent, modelCalls: spinner })
+    runQuery(settings, { askUser: terminalAskUser(), approveCall: terminalApproval(), onEvent, modelCalls: spinner })
   ).pipe(Effect.provide(otlpLayer()))
 
   // Tool modules run in this process: their stdout writes go to stderr and a process.exit fails their call.

@@ -30,6 +30,9 @@ options:
                        "mcp:<command and args>" (an MCP server over stdio) or mcp+http(s)://<url>
                        (Streamable HTTP; Authorization header from $SMURFS_MCP_AUTHORIZATION);
                        repeat to combine sources
+  --mcp-env <NAME[=value]>
+                       a variable stdio MCP servers get beside the SDK's safe set (NODE_EXTRA_CA_CERTS,
+                       HTTPS_PROXY, a token: NAME passes yours, NAME=value sets one); repeat for more
   --query-id <id>      with an api_list file of several queries: whose APIs to list (default: the first);
                        without --tools: the ToolBench task of --data with this id
   --data <dir>         where --query-id's task is (either layout, as for bench; default $SMURFS_DATA,
@@ -82,6 +85,7 @@ const renderText = (libraryName: string, tools: ReadonlyArray<Tool>): string => 
 /** The options of `smurfs tools`, in node:util parseArgs' shape. */
 const OPTIONS = {
   tools: { type: "string", multiple: true },
+  "mcp-env": { type: "string", multiple: true },
   "query-id": { type: "string" },
   data: { type: "string" },
   env: { type: "string", multiple: true },
@@ -112,7 +116,7 @@ const list = (values: ParsedCommand<typeof OPTIONS>["values"], given: ReadonlySe
         // listing calls no tool, so a simulated environment never asks this (empty) model
         Effect.provide(scriptedLayer([]))
       )
-    : loadTools(sources, { queryId: values["query-id"] })
+    : loadTools(sources, { queryId: values["query-id"], mcpEnv: values["mcp-env"] })
   // a tool module that prints while it loads must not mix into the list (or break --json): it goes to stderr
   const restoreStdout = routeStdoutToStderr()
   const print = Effect.map(library, (library) => {

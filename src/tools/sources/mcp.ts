@@ -10,6 +10,7 @@ import { tooDeepMessage, valueNestsDeeper } from "../../llm/nesting.ts"
 import { addSecret, redactText, redactValue } from "../../trace/redact.ts"
 import { visibleText } from "../../trace/visible-text.ts"
 import { version } from "../../version.ts"
+import { MCP_ANNOTATIONS } from "../approval.ts"
 import { guardToolCall } from "../call.ts"
 import { ToolLoadError } from "../load-error.ts"
 import type { Tool, ToolResult } from "../tool.ts"
@@ -24,11 +25,63 @@ export interface McpOptions {
   readonly connectTimeoutMs?: number | undefined
   /** Milliseconds before a tool call is abandoned (the server is told to cancel it) and reported as a timeout. */
   readonly callTimeoutMs?: number | undefined
-  /** Where the Authorization variable of HTTP sources is read; the process environment by default. */
+  /** Where the Authorization variable of HTTP sources (and the variables of `mcpEnv`) are read; the process environment by default. */
   readonly env?: Readonly<Record<string, string | undefined>> | undefined
+  /**
+   * Variables a stdio server gets beside the SDK's safe default set (PATH, HOME, USER, SHELL, TERM, LOGNAME):
+   * `NAME` passes this process's value (e.g. NODE_EXTRA_CA_CERTS, HTTPS_PROXY, a token), `NAME=value` sets one.
+   */
+  readonly mcpEnv?: ReadonlyArray<string> | undefined
 }
 
 export const MCP_DEFAULTS = { connectTimeoutMs: 60_000, callTimeoutMs: 60_000 } as const
+
+/** A `--mcp-env` entry that names no variable. */
+export class McpEnvSyntaxError extends Error {
+  override readonly name = "McpEnvSyntaxError"
+}
+
+/**
+ * The variables a stdio server gets beside the SDK's default set, from `mcpEnv` entries (`NAME` or
+ * `NAME=value`); a named variable this process does not have is left out. Values that look like
+ * credentials are registered as secrets, so that a server echoing one never shows it.
+ */
+export const mcpEnvironment = (
+  entries: ReadonlyArray<string>,
+  env: Readonly<Record<string, string | undefined>> = process.env
+): Record<string, string> => {
+  const out: Record<string, string> = {}
+  for (const entry of entries) {
+    const eq = entry.indexOf("=")
+    const name = eq < 0 ? entry.trim() : entry.slice(0, eq).trim()
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+      throw new McpEnvSyntaxError(`--mcp-env "${entry}": give a variable name (NODE_EXTRA_CA_CERTS) or NAME=value`)
+    const value = eq < 0 ? env[name] : entry.slice(eq + 1)
+    if (value === undefined) continue
+    if (/TOKEN|KEY|SECRET|PASSWORD|PASSWD|AUTH|CREDENTIAL/i.test(name) || /\/\/[^/\s]*@/.test(value)) addSecret(value)
+    out[name] = value
+  }
+  return out
+}
+
+/** Variables that let npm (and a Node server) through a proxy or a TLS-intercepting gateway, which the SDK's default set drops. */
+export const NETWORK_ENV = [
+  "NODE_EXTRA_CA_CERTS",
+  "SSL_CERT_FILE",
+  "HTTPS_PROXY",
+  "HTTP_PROXY",
+  "NO_PROXY",
+  "https_proxy",
+  "http_proxy",
+  "no_proxy",
+  "npm_config_registry",
+  "npm_config_cafile",
+  "npm_config_proxy",
+  "npm_config_https_proxy"
+] as const
+
+/** Whether a stdio command is a package runner that may download the server first (npx, pnpm dlx, bunx...). */
+const isPackageRunner = (command: string) => /^(npx|bunx|pnpx)(\.cmd)?$/i.test(command.replace(/^.*[\\/]/, ""))
 
 type McpSpec = Extract<ToolSourceSpec, { kind: "mcp-stdio" | "mcp-http" }>
 
@@ -71,7 +124,8 @@ const errorText = (e: unknown): string => (e instanceof Error ? e.message : Stri
 /** The transport for a spec; stdio keeps the tail of the server's stderr to explain a crash. */
 const makeTransport = (
   spec: McpSpec,
-  env: McpOptions["env"]
+  env: McpOptions["env"],
+  mcpEnv: ReadonlyArray<string>
 ): { transport: Transport; stderrTail: () => string; pid: () => number | null } => {
   if (spec.kind === "mcp-http") {
     const authorization = (env ?? process.env)[spec.authEnv]
@@ -84,7 +138,13 @@ const makeTransport = (
       pid: () => null
     }
   }
-  const transport = new StdioClientTransport({ command: spec.command, args: [...spec.args], stderr: "pipe" })
+  // the SDK adds its safe default set (PATH, HOME, ...) to what is passed here
+  const transport = new StdioClientTransport({
+    command: spec.command,
+    args: [...spec.args],
+    env: mcpEnvironment(mcpEnv, env ?? process.env),
+    stderr: "pipe"
+  })
   let tail = ""
   transport.stderr?.on("data", (chunk: Buffer) => {
     tail = (tail + chunk.toString("utf8")).slice(-STDERR_TAIL)
@@ -112,9 +172,22 @@ const killChild = (pid: number | null) => {
 }
 
 /** Why a connection failed, with what to do about it. */
-const connectFailure = (spec: McpSpec, e: unknown, stderr: string, timeoutMs: number): string => {
+const connectFailure = (spec: McpSpec, e: unknown, stderr: string, timeoutMs: number, options: McpOptions): string => {
   const text = errorText(e)
   const said = stderr ? ` The server's stderr ends with: ${stderr.slice(-500)}` : ""
+  if (spec.kind === "mcp-stdio" && isPackageRunner(spec.command) && /timed out|timeout/i.test(text)) {
+    // behind a proxy or a TLS-intercepting gateway npx waits on the registry until it gives up (60-90 s)
+    const env = options.env ?? process.env
+    const passed = new Set((options.mcpEnv ?? []).map((v) => v.split("=")[0]!.trim()))
+    const dropped = NETWORK_ENV.filter((n) => env[n] !== undefined && !passed.has(n))
+    return (
+      `${spec.command} did not start the server within ${Math.round(timeoutMs / 1000)} s: it may still be installing the package, or be stuck reaching the npm registry. ` +
+      (dropped.length > 0
+        ? `Your environment sets ${dropped.join(", ")}, which the server does not get (it gets only PATH, HOME and a few more): pass them with ${dropped.map((n) => `--mcp-env ${n}`).join(" ")} (or "mcp-env" in smurfs.config.json). `
+        : "Behind a proxy, pass its variables with --mcp-env HTTPS_PROXY --mcp-env NODE_EXTRA_CA_CERTS. ") +
+      `Or install the package once (npm install -g <package>) and name its command instead of ${spec.command}.${said}`
+    )
+  }
   if (spec.kind === "mcp-stdio" && /ENOENT/.test(text))
     return `the command "${spec.command}" was not found. Check the command line, or install the server (for an npm package: mcp:npx -y <package>).`
   if (/timed out|timeout/i.test(text))
@@ -189,7 +262,7 @@ const openConnection = async (
   options: McpOptions,
   connectTimeoutMs: number
 ): Promise<Connection> => {
-  const { transport, stderrTail, pid } = makeTransport(spec, options.env)
+  const { transport, stderrTail, pid } = makeTransport(spec, options.env, options.mcpEnv ?? [])
   const client = new Client({ name: "smurfs", version })
   const state: ConnectionState = { closed: undefined }
   try {
@@ -217,7 +290,7 @@ const openConnection = async (
     await client.close().catch(() => undefined)
     throw new ToolLoadError({
       source: label,
-      reason: e instanceof EndlessListing ? e.message : connectFailure(spec, e, stderrTail(), connectTimeoutMs)
+      reason: e instanceof EndlessListing ? e.message : connectFailure(spec, e, stderrTail(), connectTimeoutMs, options)
     })
   }
 }
@@ -339,7 +412,12 @@ export const connectMcp = (
         ),
         parameters: parametersFromJsonSchema(redactValue(definition.inputSchema)),
         call,
-        meta: { source: label, server: server?.name ?? label, mcpTool: definition.name }
+        meta: {
+          source: label,
+          server: server?.name ?? label,
+          mcpTool: definition.name,
+          ...(definition.annotations ? { [MCP_ANNOTATIONS]: definition.annotations } : {})
+        }
       }
     })
     const ping = Effect.tryPromise({
