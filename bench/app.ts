@@ -57,7 +57,16 @@ import {
 } from "./retrieval-tasks.ts"
 import { RUN_FORMAT_VERSION, type RunConfig, runConfigPath } from "./run-format.ts"
 import { type MethodEntry, type RunSummary, runBench } from "./runner.ts"
-import { BenchSettings, type JobSettings, jobSettingsOf, limitsOf, pathsOf, toolsetOf } from "./settings.ts"
+import {
+  agentRunsOf,
+  BenchSettings,
+  type JobSettings,
+  jobSettingsOf,
+  limitsOf,
+  pathsOf,
+  repeatsRuns,
+  toolsetOf
+} from "./settings.ts"
 import { taskOf } from "./tasks.ts"
 
 /** The worker's corpus is not the run's: its tasks would retrieve other tools. */
@@ -297,7 +306,9 @@ export const runConfigOf = (
             }
           }
         : {}),
-      ...(retrieval ? { retrieval: retrieval.settings } : {})
+      ...(retrieval ? { retrieval: retrieval.settings } : {}),
+      // the seeds of the agent runs (`--runs` / `--seeds`), one record each; absent: one run with `seed`
+      ...(repeatsRuns(settings) ? { runs: agentRunsOf(settings).map((r) => r.seed) } : {})
     }
   }
 }
@@ -376,6 +387,26 @@ const recordMisses = (out: string) =>
     if (current) yield* writeJsonAtomic(path, { ...current, misses })
     return misses
   })
+
+/**
+ * What to tell before a run of several agent runs whose requests do not sample (temperature 0): their seeds
+ * change nothing unless the server samples anyway, so the runs come out identical. Undefined otherwise.
+ */
+export const identicalRunsNote = (settings: BenchSettings): string | undefined => {
+  if (!repeatsRuns(settings)) return undefined
+  const profile = PROFILE_SETTINGS[settings.profile]
+  const temperatureOf = (method: string) =>
+    settings.temperature ??
+    (method === "smurfs" ? profile.smurfs.temperature : profile.chain.temperature) ??
+    MODEL_DEFAULTS.temperature
+  const methods = settings.methods.filter((m) => temperatureOf(m) === 0)
+  if (methods.length === 0) return undefined
+  const runs = agentRunsOf(settings).length
+  return (
+    `note: ${methods.join(", ")} ${methods.length === 1 ? "samples" : "sample"} at temperature 0, so its ${runs} runs differ only in their seeds: ` +
+    "they come out identical unless the server samples anyway. Give --temperature (or --profile reference) for runs that vary."
+  )
+}
 
 /** The command to run next: judge the run, with the benchmarked model as judge unless it is a test model. */
 export const nextCommand = (settings: BenchSettings): string =>
@@ -463,7 +494,8 @@ const runProgram = (settings: BenchSettings, progress: Progress) =>
       progress,
       finish: finishSpec(promptsOf(settings)),
       maxRecordBytes: settings.maxRecordBytes,
-      executor
+      executor,
+      ...(repeatsRuns(settings) ? { agentRuns: agentRunsOf(settings) } : {})
     })
     const endpoints = (yield* PoolStats).snapshot()
     if (endpoints.length > 0) yield* recordEndpointStats(settings.out, endpoints)

@@ -7,7 +7,7 @@ import { TMP_MARK, writeJsonAtomic } from "../src/trace/atomic-write.ts"
 import { RunDirError } from "../src/trace/fs-problem.ts"
 import { readFileBounded } from "../src/trace/guarded-fs.ts"
 import { LOCK_FILE, RUN_FORMAT_VERSION, RunConfig, runConfigPath, TaskRecord, taskRecordDir } from "./run-format.ts"
-import { settingsDiff } from "./run-settings.ts"
+import { runSeedsOf, settingsDiff } from "./run-settings.ts"
 
 /** Every file under `dir`, recursively. */
 const walk = (dir: string): Array<string> =>
@@ -119,18 +119,25 @@ export const openRunDir = (
             { at: config.createdAt, differences: diff }
           ]
         : undefined
+    // a resume with more agent runs adds them (their seeds continue the run's: settingsDiff checked it)
+    const moreRuns = runSeedsOf(config).length > runSeedsOf(existing).length ? { runs: runSeedsOf(config) } : undefined
     const merged: RunConfig = {
       ...existing,
       methods: union(existing.methods, config.methods),
       groups: union(existing.groups, config.groups),
-      ...(forced
+      ...(forced || moreRuns
         ? {
-            options: { ...existing.options, forcedResumes: forced },
-            taskCounts: { ...existing.taskCounts, ...config.taskCounts }
+            options: { ...existing.options, ...moreRuns, ...(forced ? { forcedResumes: forced } : {}) },
+            ...(forced ? { taskCounts: { ...existing.taskCounts, ...config.taskCounts } } : {})
           }
         : {})
     }
-    if (forced || merged.methods.length !== existing.methods.length || merged.groups.length !== existing.groups.length)
+    if (
+      forced ||
+      moreRuns ||
+      merged.methods.length !== existing.methods.length ||
+      merged.groups.length !== existing.groups.length
+    )
       yield* writeJsonAtomic({ root: run, path: runConfigPath(run) }, merged)
     return { config: merged, resumed: true }
   })

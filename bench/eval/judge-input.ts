@@ -32,6 +32,8 @@ export const JudgeInput = z.object({
   taskId: z.string(),
   group: z.string(),
   method: z.string(),
+  /** The agent run (`bench --runs N`) this answer came from; absent for a run of one (run 0). Judged and labelled apart. */
+  run: z.number().int().min(0).optional(),
   model: z.string(),
   query: z.string(),
   finalAnswer: z.string(),
@@ -72,6 +74,7 @@ export const judgeInputFromRecord = (record: TaskRecord): JudgeInput => {
     taskId: record.taskId,
     group: record.group,
     method: record.method,
+    ...(record.run === undefined ? {} : { run: record.run }),
     model: record.model,
     query: record.query,
     finalAnswer: record.finalAnswer,

@@ -21,7 +21,7 @@ import { loadSource, sourceKind, sourceProfile } from "../eval/sources.ts"
 import { InvalidStoredFile, readJsonChecked, readJsonIf } from "../eval/store.ts"
 import { hasToolEvalResults, readToolEvalResults } from "../eval/tooleval-results.ts"
 import { newerRunFormat, newerRunProblem } from "../run-dir.ts"
-import { RunConfig, runConfigPath } from "../run-format.ts"
+import { RunConfig, runConfigPath, runOf } from "../run-format.ts"
 
 export interface Row {
   /** The directory the row comes from (its base name). */
@@ -135,7 +135,7 @@ const storedPass = (
   profile?: string
 ): Array<StoredPass> =>
   entries.flatMap((e) => {
-    const l = readJsonChecked(passLabelsPath(store, judgeSlug, e.method, e.group, e.taskId), PassLabels)
+    const l = readJsonChecked(passLabelsPath(store, judgeSlug, e.method, e.group, e.taskId, runOf(e)), PassLabels)
     if (!l || Object.keys(l.runs).length === 0 || !ofProfile(l.profile, profile)) return []
     return [{ taskId: e.taskId, texts: textsOf(l.prompts), k: l.k, runs: l.runs }]
   })

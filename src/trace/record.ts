@@ -262,6 +262,13 @@ export const TaskRecord = z.object({
   totals: Totals,
   events: z.array(RunEvent),
   startedAt: z.string(),
-  finishedAt: z.string()
+  finishedAt: z.string(),
+  /** Which agent run of the task this is (`bench --runs N`: 0..N-1); absent in a run of one, read as 0 (`runOf`). */
+  run: z.number().int().min(0).optional(),
+  /** The sampling seed this agent run's requests carried, when the run has several (`--runs` / `--seeds`). */
+  seed: z.number().int().min(0).optional()
 })
 export type TaskRecord = z.infer<typeof TaskRecord>
+
+/** The agent run of a record (or judge input): its `run`, 0 when absent (runs of one, older directories). */
+export const runOf = (record: { readonly run?: number | undefined }): number => record.run ?? 0

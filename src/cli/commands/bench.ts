@@ -3,7 +3,7 @@ import { existsSync, statSync } from "node:fs"
 import { resolve } from "node:path"
 import type { ParseArgsOptionDescriptor } from "node:util"
 import * as Effect from "effect/Effect"
-import { checkBenchSettings, runBenchSettings } from "../../../bench/app.ts"
+import { checkBenchSettings, identicalRunsNote, runBenchSettings } from "../../../bench/app.ts"
 import { boundHeapGrowth } from "../../../bench/heap-growth.ts"
 import { makeProgress } from "../../../bench/progress.ts"
 import { ModelServerDown } from "../../../bench/runner.ts"
@@ -68,6 +68,7 @@ const profile: Reader = (name, value) => choiceOption(name, value as string, PRO
 const smurfsSrc: Reader = (_name, value) => smurfsSrcDirOf(value as string, {})
 const temperature: Reader = (name, value) => numberOption(name, value as string, 0, 2)
 const seed: Reader = (name, value) => intOption(name, value as string, 0)
+const seeds: Reader = (name, value) => splitList(value as ReadonlyArray<string>).map((v) => intOption(name, v, 0))
 /** An on|off flag; undefined when not given (the profile decides). */
 const onOff = (name: string, text: string | undefined): boolean | undefined =>
   text === undefined ? undefined : choiceOption(name, text, ["on", "off"], "on") === "on"
@@ -120,6 +121,11 @@ const OPTIONS = {
   "smurfs-src": { type: "string", setting: ["smurfsSrc", smurfsSrc] },
   temperature: { type: "string", setting: ["temperature", temperature] },
   seed: { type: "string", setting: ["seed", seed] },
+  // repeated agent runs (issue 31 §1): one record per run, each with its seed
+  runs: { type: "string", setting: ["runs", int] },
+  seeds: { type: "string", multiple: true, setting: ["seeds", seeds] },
+  // verified replay (issue 31 §6)
+  "replay-from": { type: "string", setting: ["replayFrom", path] },
   "num-ctx": { type: "string", setting: ["numCtx", int] },
   // read together into chainOverrides
   nudge: { type: "string" },
@@ -186,6 +192,8 @@ const bench = (args: BenchSettings, json: boolean, argv: ReadonlyArray<string>):
       `smurfs bench: no simulator: a tool call nothing recorded fails (environments ${args.envs.join(",")}), where StableToolBench's server would ask its simulator model. ` +
         `Such calls are counted as misses per task and in run.json; pass rates are shown with their miss rate. Give --simulator <model spec> (or ${SIMULATOR_ENV}) to answer them as StableToolBench does.`
     )
+  const identical = identicalRunsNote(args)
+  if (identical) console.error(`smurfs bench: ${identical}`)
   // hundreds of tasks at once for hours: a full collection before the heap grows far past what is alive
   boundHeapGrowth()
   const resumeHint = `Rerun with --resume to continue: smurfs bench ${argv.filter((a) => a !== "--resume").join(" ")} --resume`
