@@ -34,6 +34,7 @@ import { loadWithPeers, QUEUE_PEERS } from "../src/peer-packages.ts"
 import { makeToolCache } from "../src/tools/cache.ts"
 import { makeEnvironmentChain } from "../src/tools/environments/chain.ts"
 import type { ToolEnvironment } from "../src/tools/environments/environment.ts"
+import { DEFAULT_REPLAY_MATCH } from "../src/tools/environments/recorded.ts"
 import { simulatorPrompts } from "../src/tools/environments/simulator-prompts.ts"
 import { makeEmbedder } from "../src/tools/retrieval/embedder.ts"
 import { toolsetLabel } from "../src/tools/retrieval/toolset.ts"
@@ -45,6 +46,7 @@ import { version } from "../src/version.ts"
 import { type BenchQuery, loadQueries } from "./datasets.ts"
 import { missCounts } from "./eval/judge-input.ts"
 import { runMissCounts } from "./eval/sources.ts"
+import { runLedger } from "./ledger.ts"
 import type { Progress, ProgressTotals } from "./progress.ts"
 import { QUEUE_DEFAULTS } from "./queue/connection.ts"
 import { type QueuedTask, runIdOf } from "./queue/job.ts"
@@ -282,6 +284,8 @@ export const runConfigOf = (
       think: settings.think ?? null,
       responses: paths.responses ?? null,
       cacheDir: paths.cacheDir ?? null,
+      // how replay matches arguments (the index's lenient default): the environment ledger and compare read it
+      replayMatch: DEFAULT_REPLAY_MATCH,
       callCache: settings.callCache ?? null,
       profile: profileRecord(
         settings.profile,
@@ -379,12 +383,16 @@ const recordMisses = (out: string) =>
     const misses = yield* Effect.try({ try: () => runMissCounts(out), catch: () => undefined }).pipe(
       Effect.orElseSucceed(() => missCounts([]))
     )
+    // the environment ledger: every call by how it was served, per method
+    const ledger = yield* Effect.try({ try: () => runLedger(out), catch: () => undefined }).pipe(
+      Effect.orElseSucceed(() => ({}))
+    )
     const path = runConfigPath(out)
     const current = yield* Effect.try({
       try: () => JSON.parse(readFileBounded(path)) as Record<string, unknown>,
       catch: () => undefined
     }).pipe(Effect.orElseSucceed(() => undefined))
-    if (current) yield* writeJsonAtomic(path, { ...current, misses })
+    if (current) yield* writeJsonAtomic(path, { ...current, misses, ledger })
     return misses
   })
 

@@ -1,5 +1,5 @@
 // The run directory on disk: opening (new or resumed) with its guards, reading records. Writes go through src/trace/atomic-write.ts.
-import { existsSync, readdirSync, rmSync } from "node:fs"
+import { existsSync, readdirSync, rmSync, statSync } from "node:fs"
 import { basename, join } from "node:path"
 import * as Effect from "effect/Effect"
 import { z } from "zod"
@@ -16,6 +16,15 @@ const walk = (dir: string): Array<string> =>
         e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)]
       )
     : []
+
+/** A folder with no file anywhere below it. */
+const isEmptyFolder = (path: string): boolean => {
+  try {
+    return statSync(path).isDirectory() && walk(path).length === 0
+  } catch {
+    return false
+  }
+}
 
 /** Remove temp files left by writes that a crash cut short. */
 export const removeStrayTemps = (run: string): number => {
@@ -88,7 +97,11 @@ export const openRunDir = (
   Effect.gen(function* () {
     // A kill -9 during the first write of run.json leaves only its temp file: that run never started.
     // The writer's lock (run-lock.ts) lives in the directory too and does not make it a run.
-    const entries = (existsSync(run) ? readdirSync(run) : []).filter((name) => !name.startsWith(LOCK_FILE))
+    // Folders without a file are not a run either: the simulator's cache folder inside the run (--simulator without
+    // --cache-dir) is created before the run directory is opened.
+    const entries = (existsSync(run) ? readdirSync(run) : []).filter(
+      (name) => !name.startsWith(LOCK_FILE) && !isEmptyFolder(join(run, name))
+    )
     const empty = entries.every((name) => name.startsWith(`run.json${TMP_MARK}`))
     if (empty) {
       for (const name of entries) rmSync(join(run, name), { force: true })

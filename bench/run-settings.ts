@@ -2,6 +2,7 @@
 import { profileRecord } from "../src/agents/profile.ts"
 import { smurfsDefaults } from "../src/agents/smurfs-options.ts"
 import { MODEL_DEFAULTS } from "../src/llm/spec.ts"
+import { DEFAULT_REPLAY_MATCH } from "../src/tools/environments/recorded.ts"
 import type { RunConfig } from "./run-format.ts"
 
 /** Options that change how fast a run goes, never what it produces: a resume may change them. */
@@ -20,7 +21,8 @@ const IMPLICIT_OPTIONS: Readonly<Record<string, unknown>> = {
   temperature: MODEL_DEFAULTS.temperature,
   seed: MODEL_DEFAULTS.seed,
   numCtx: MODEL_DEFAULTS.numCtx,
-  executor: smurfsDefaults.executor
+  executor: smurfsDefaults.executor,
+  replayMatch: DEFAULT_REPLAY_MATCH
 }
 
 const show = (value: unknown): string => (value === undefined ? "(not set)" : JSON.stringify(value))

@@ -24,6 +24,8 @@ export const JudgeCost = z.object({
   toolCalls: z.number(),
   /** Of the tool calls, those nothing recorded or simulated (they failed); undefined when the source does not say. */
   missedToolCalls: z.number().optional(),
+  /** Of the tool calls, those a simulator answered (the environment ledger); undefined when the source does not say. */
+  simulatedToolCalls: z.number().optional(),
   wallMs: z.number().optional()
 })
 export type JudgeCost = z.infer<typeof JudgeCost>
@@ -93,6 +95,7 @@ export const costOfRecord = (record: TaskRecord): JudgeCost => ({
   completionTokens: record.totals.completionTokens,
   toolCalls: record.totals.toolCalls + (record.totals.cachedToolCalls ?? 0),
   ...(record.totals.missedToolCalls === undefined ? {} : { missedToolCalls: record.totals.missedToolCalls }),
+  ...(record.totals.simulatedToolCalls === undefined ? {} : { simulatedToolCalls: record.totals.simulatedToolCalls }),
   wallMs: record.totals.wallMs
 })
 

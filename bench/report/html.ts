@@ -123,10 +123,10 @@ const cellHtml = (text: string, column: number) => {
 /** The whole report as one HTML document. */
 /** The rows whose pass rates count calls nothing recorded or simulated as failures, named in the chart's caption. */
 const missCaption = (rows: ReadonlyArray<Row>): string => {
-  const missed = rows.filter((r) => missNote(r) !== "")
-  return missed.length === 0
+  const noted = rows.filter((r) => missNote(r) !== "")
+  return noted.length === 0
     ? ""
-    : ` Tool calls with no recorded response and no simulator failed in: ${missed.map((r) => `${r.source} · ${r.method} · ${r.group}${missNote(r)}`).join("; ")}.`
+    : ` Tool calls with no recorded response and no simulator failed (missed), or a simulator answered them, in: ${noted.map((r) => `${r.source} · ${r.method} · ${r.group}${missNote(r)}`).join("; ")}.`
 }
 
 /** The task list: one row per task and method, its labels and the judge's reason, linked to its trajectory page. */

@@ -71,7 +71,16 @@ export const ToolCallData = z.object({
   /** Served by a cache, not by the tool. */
   cached: z.boolean().optional(),
   /** No recording or simulator answered it (ToolResult.missed). */
-  missed: z.boolean().optional()
+  missed: z.boolean().optional(),
+  /**
+   * The environment ledger: how a tool environment served the call (`replayed`, `simulated`, `missed`, `failed`);
+   * absent for a tool no environment serves (a module, MCP) and in older records.
+   */
+  served: z.enum(["replayed", "simulated", "missed", "failed"]).optional(),
+  /** A replayed (or stored simulated) response: whether the arguments matched the recording exactly or leniently. */
+  match: z.enum(["exact", "lenient"]).optional(),
+  /** A response simulated in this run: the simulator model and its texts (`<spec> · <texts>`). */
+  simulator: z.string().optional()
 })
 export type ToolCallData = z.infer<typeof ToolCallData>
 
@@ -218,7 +227,9 @@ export const Totals = z.object({
   cachedModelCalls: z.number().optional(),
   cachedToolCalls: z.number().optional(),
   /** Tool calls no recording or simulator answered (the offline environment answered them, as a failure or a template). */
-  missedToolCalls: z.number().optional()
+  missedToolCalls: z.number().optional(),
+  /** Tool calls a simulator answered (in this run, or stored by an earlier one); absent in older records. */
+  simulatedToolCalls: z.number().optional()
 })
 export type Totals = z.infer<typeof Totals>
 

@@ -16,7 +16,8 @@ export const totalsOf = (events: ReadonlyArray<RunEvent>, wallMs: number): Total
     backtracks = 0,
     cachedModelCalls = 0,
     cachedToolCalls = 0,
-    missedToolCalls = 0
+    missedToolCalls = 0,
+    simulatedToolCalls = 0
   const guardrails: Record<string, number> = {}
   const guardrailsRecovered: Record<string, number> = {}
   for (const e of events) {
@@ -33,6 +34,7 @@ export const totalsOf = (events: ReadonlyArray<RunEvent>, wallMs: number): Total
         if (dataOf(e, "tool_call").cached) cachedToolCalls++
         else toolCalls++
         if (dataOf(e, "tool_call").missed) missedToolCalls++
+        if (dataOf(e, "tool_call").served === "simulated") simulatedToolCalls++
         break
       case "backtrack":
         backtracks++
@@ -57,7 +59,8 @@ export const totalsOf = (events: ReadonlyArray<RunEvent>, wallMs: number): Total
     guardrailsRecovered,
     cachedModelCalls,
     cachedToolCalls,
-    missedToolCalls
+    missedToolCalls,
+    simulatedToolCalls
   }
 }
 

@@ -1,7 +1,8 @@
 // `smurfs compare`: set runs (and ToolEval's published results) side by side in one table, optionally an HTML report.
 import type { ParseArgsOptionsConfig } from "node:util"
 import { slug } from "../../../bench/eval/labels.ts"
-import { collectRows } from "../../../bench/report/collect.ts"
+import { collectRows, type Row } from "../../../bench/report/collect.ts"
+import { environmentMismatches, markMismatchedRows, mismatchMessage } from "../../../bench/report/environments.ts"
 import { renderHtml } from "../../../bench/report/html.ts"
 import { missingWork } from "../../../bench/report/missing.ts"
 import { renderTable } from "../../../bench/report/table.ts"
@@ -32,16 +33,24 @@ options:
                     trajectory page per task of each run (as \`smurfs show --html\` writes, every
                     method side by side), which the task ids link to: keep the folder with the report
   --judge <spec>    show only this judge's labels (default: every judge found)
+  --allow-env-mismatch
+                    set runs side by side whose tool calls were served by different environments
+                    (another chain, recorded responses, cache, simulator or replay leniency), which
+                    compare otherwise refuses; their rows are marked "(env≠)"
   --json            print the rows (and the missing work) as JSON instead of the table
   -h, --help        show this help
 
-exit codes: 0 shown, 2 bad usage, 3 bad input (a directory that is not a run, no tasks, an --html file
-that cannot be written)`
+Each pass rate shows the share of its tool calls that missed (nothing recorded or simulated) and that a
+simulator answered, from the runs' environment ledger.
+
+exit codes: 0 shown, 2 bad usage, 3 bad input (a directory that is not a run, no tasks, runs of different
+tool environments without --allow-env-mismatch, an --html file that cannot be written)`
 
 /** The options of `smurfs compare`, in node:util parseArgs' shape. */
 const OPTIONS = {
   html: { type: "string" },
   judge: { type: "string" },
+  "allow-env-mismatch": { type: "boolean" },
   json: { type: "boolean" }
 } as const satisfies ParseArgsOptionsConfig
 
@@ -49,12 +58,22 @@ export const COMMAND = { name: "compare", help: HELP, options: OPTIONS, position
 
 export const run = (argv: Array<string>): Promise<number> => runCommand(COMMAND, argv, (parsed) => compare(parsed))
 
+/** The rows, when the runs' environments agree or a mismatch is allowed (its rows marked); undefined after refusing. */
+const checkEnvironments = (rows: Array<Row>, inputs: ReadonlyArray<string>, allow: boolean | undefined) => {
+  const mismatches = environmentMismatches(inputs)
+  if (mismatches.length === 0) return rows
+  if (allow) return markMismatchedRows(rows, mismatches)
+  console.error(`smurfs compare: ${mismatchMessage(mismatches)}`)
+  return undefined
+}
+
 const compare = async (parsed: ParsedCommand<typeof OPTIONS>): Promise<number> => {
   if (parsed.positionals.length === 0)
     throw new UsageError("give at least one run directory or ToolEval results folder")
   let rows
   try {
-    rows = collectRows(parsed.positionals)
+    rows = checkEnvironments(collectRows(parsed.positionals), parsed.positionals, parsed.values["allow-env-mismatch"])
+    if (rows === undefined) return ExitCode.BadInput
   } catch (e) {
     // a directory that cannot be read as asked is bad input (CompareInputError says so); anything else is a bug
     return reportFailure(e, { command: "compare" })

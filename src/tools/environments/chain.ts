@@ -123,12 +123,14 @@ export const makeEnvironmentChain = (
         )
       }
     }
-    return chainEnvironments(envs, { missed: true })
+    return chainEnvironments(envs, { missed: true, served: { by: "missed" } })
   })
 
 /** The offline environment answers what nothing recorded or simulated: its answers are misses, counted by runs. */
 const markedMisses = (env: ToolEnvironment): ToolEnvironment => ({
   name: env.name,
   serve: (call) =>
-    Effect.map(env.serve(call), (result) => (result === undefined ? undefined : { ...result, missed: true }))
+    Effect.map(env.serve(call), (result) =>
+      result === undefined ? undefined : { ...result, missed: true, served: { by: "missed" as const } }
+    )
 })

@@ -8,7 +8,7 @@ import { parseAppendedLines } from "../../trace/jsonl.ts"
 import { canonicalArgs } from "./canonical.ts"
 import { ToolEnvError, type ToolEnvironment } from "./environment.ts"
 import { parsePythonLiteral } from "./python-repr.ts"
-import { makeReplayIndex, parseRecordedResponse, type Recording, type ReplayIndex } from "./recorded.ts"
+import { lookupServed, makeReplayIndex, type Recording, type ReplayIndex } from "./recorded.ts"
 
 const isRecording = (row: Partial<Recording> | null): row is Recording =>
   typeof row?.tool === "string" &&
@@ -136,13 +136,13 @@ export const makeReplayEnvironment = (index: ReplayIndex, name = "replay"): Repl
     stats: () => ({ hits, misses }),
     serve: (call) =>
       Effect.sync(() => {
-        const recording = index.lookup(call.stdTool, call.stdApi, call.args)
-        if (!recording) {
+        const served = lookupServed(index, call.stdTool, call.stdApi, call.args)
+        if (!served) {
           misses++
           return undefined
         }
         hits++
-        return parseRecordedResponse(recording.response)
+        return served
       })
   }
 }

@@ -12,7 +12,13 @@ import type { ToolResult } from "../tool.ts"
 import { addCacheEntry, cacheFilePath } from "./cache-store.ts"
 import { canonicalArgs } from "./canonical.ts"
 import type { ToolCall, ToolEnvironment } from "./environment.ts"
-import { formatRecordedResponse, parseRecordedResponse, type Recording, type ReplayIndex } from "./recorded.ts"
+import {
+  formatRecordedResponse,
+  lookupServed,
+  parseRecordedResponse,
+  type Recording,
+  type ReplayIndex
+} from "./recorded.ts"
 import { cacheKeyOf, type SimulatorPrompts, smurfsSimulatorPrompts } from "./simulator-prompts.ts"
 
 /** The file, inside a store folder, that simulated responses are appended to (responses.jsonl format). */
@@ -56,6 +62,8 @@ export const makeSimulatedEnvironment = (
     const model = yield* LanguageModel
     const prompts = options.prompts ?? smurfsSimulatorPrompts()
     const storeFile = options.storeDir === undefined ? undefined : join(options.storeDir, SIMULATED_STORE_FILE)
+    // the ledger names who simulated a response: the simulator model and its texts
+    const simulator = `${model.info.spec} · ${prompts.source}`
     let generated = 0
 
     const store = (call: ToolCall, recording: Recording, value: unknown) =>
@@ -110,16 +118,17 @@ export const makeSimulatedEnvironment = (
             n: 1,
             key: cacheKeyOf(call.args)
           }
-          return Effect.as(
-            store(call, recording, { error: value.error, response: value.response }),
-            parseRecordedResponse(recording.response)
-          )
+          return Effect.as(store(call, recording, { error: value.error, response: value.response }), {
+            ...parseRecordedResponse(recording.response),
+            served: { by: "simulated", simulator }
+          } satisfies ToolResult)
         }),
         Effect.catch((e) =>
           Effect.succeed<ToolResult>({
             ok: false,
             content: "",
-            error: `the simulated environment could not produce a response: ${e.message}`
+            error: `the simulated environment could not produce a response: ${e.message}`,
+            served: { by: "failed", simulator }
           })
         )
       )
@@ -146,8 +155,8 @@ export const makeSimulatedEnvironment = (
       prompts: prompts.source,
       serve: (call) =>
         Effect.suspend(() => {
-          const recorded = options.index.lookup(call.stdTool, call.stdApi, call.args)
-          return recorded ? Effect.succeed(parseRecordedResponse(recorded.response)) : simulateOnce(call)
+          const recorded = lookupServed(options.index, call.stdTool, call.stdApi, call.args)
+          return recorded ? Effect.succeed(recorded) : simulateOnce(call)
         })
     } satisfies SimulatedEnvironment
   })
