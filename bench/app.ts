@@ -17,7 +17,7 @@ import {
 import { resolveOptions } from "../src/agents/smurfs-options.ts"
 import type { Task } from "../src/agents/task.ts"
 import { modelCacheLayer } from "../src/llm/cache.ts"
-import type { LanguageModelShape } from "../src/llm/language-model.ts"
+import type { LanguageModelShape, ModelInfo } from "../src/llm/language-model.ts"
 import { LanguageModel } from "../src/llm/language-model.ts"
 import { type ModelCallObserver, observedModelLayer } from "../src/llm/observe.ts"
 import { type EndpointStats, PoolStats, poolStatsLayer } from "../src/llm/pool.ts"
@@ -158,7 +158,7 @@ const benchEnvironment = (settings: BenchSettings) =>
   })
 
 /** A query's Task on its whole api_list or its relevant APIs, served by the run's tool environment. */
-const listedTask =
+export const listedTask =
   (toolset: "all" | "relevant", env: ToolEnvironment, whole = false) =>
   (query: BenchQuery) =>
     taskOf(query, toolset, (name, docs) =>
@@ -247,7 +247,8 @@ export const runConfigOf = (
   settings: BenchSettings,
   queries: ReadonlyArray<BenchQuery>,
   modelName: string,
-  retrieval: RetrievalRecord | undefined
+  retrieval: RetrievalRecord | undefined,
+  modelInfo?: ModelInfo
 ): RunConfig => {
   const paths = pathsOf(settings)
   const limits = limitsOf(settings)
@@ -260,6 +261,7 @@ export const runConfigOf = (
     methods: settings.methods,
     model: settings.model,
     modelName,
+    ...(modelInfo === undefined ? {} : { modelInfo: { ...modelInfo } }),
     envs: settings.envs,
     toolset: toolsetLabel(toolsetOf(settings)),
     ...(retrieval ? { retrieval } : {}),
@@ -411,7 +413,7 @@ export const identicalRunsNote = (settings: BenchSettings): string | undefined =
   if (methods.length === 0) return undefined
   const runs = agentRunsOf(settings).length
   return (
-    `note: ${methods.join(", ")} ${methods.length === 1 ? "samples" : "sample"} at temperature 0, so its ${runs} runs differ only in their seeds: ` +
+    `note: ${methods.join(", ")} ${methods.length === 1 ? "samples" : "sample"} at temperature 0, so ${methods.length === 1 ? "its" : "their"} ${runs} runs differ only in their seeds: ` +
     "they come out identical unless the server samples anyway. Give --temperature (or --profile reference) for runs that vary."
   )
 }
@@ -482,7 +484,7 @@ const runProgram = (settings: BenchSettings, progress: Progress) =>
           yield* benchEnvironment(settings),
           PROFILE_SETTINGS[settings.profile].wholeToolResponses
         )
-    const config = runConfigOf(settings, queries, model.info.model, retrieval?.record)
+    const config = runConfigOf(settings, queries, model.info.model, retrieval?.record, model.info)
     const executor =
       settings.queue === undefined
         ? undefined

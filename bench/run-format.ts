@@ -25,6 +25,16 @@ export const RunConfig = z.object({
   model: z.string(),
   /** The model as the server names it, when known. */
   modelName: z.string().optional(),
+  /** What the run's model said of itself (context window, native tool calls): a verified replay answers as it. */
+  modelInfo: z
+    .object({
+      spec: z.string(),
+      provider: z.string(),
+      model: z.string(),
+      contextTokens: z.number(),
+      supportsTools: z.boolean()
+    })
+    .optional(),
   envs: z.array(z.string()),
   /** all, relevant, or retrieve:<k>. */
   toolset: z.union([z.enum(["all", "relevant"]), z.string().regex(/^retrieve:\d+$/)]),

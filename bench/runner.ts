@@ -7,7 +7,7 @@ import * as Semaphore from "effect/Semaphore"
 import { finishSpec } from "../src/agents/finish.ts"
 import type { Method, Task } from "../src/agents/task.ts"
 import type { FailureKind } from "../src/failure.ts"
-import { LanguageModel, type ToolSpec } from "../src/llm/language-model.ts"
+import { LanguageModel, type LanguageModelShape, type ToolSpec } from "../src/llm/language-model.ts"
 import { withRequestDefaults } from "../src/llm/request-defaults.ts"
 import { toolSpecs } from "../src/tools/library.ts"
 import { type AtomicWriteFs, writeJsonAtomic } from "../src/trace/atomic-write.ts"
@@ -17,7 +17,7 @@ import type { RunDirError } from "../src/trace/fs-problem.ts"
 import { redactText } from "../src/trace/redact.ts"
 import { capRecordSize, recordBytes, SIZE_CAPS } from "../src/trace/size-caps.ts"
 import { type BenchQuery, DatasetError, firstDuplicateId, longestFirst } from "./datasets.ts"
-import { executeTask, type TaskExecutor, type TaskResult } from "./execute-task.ts"
+import { executeTask, type TaskExecutor, type TaskJob, type TaskResult } from "./execute-task.ts"
 import { type Progress, silentProgress } from "./progress.ts"
 import type { QueueUnavailable } from "./queue/queue-executor.ts"
 import { openRunDir, readRecord, readRecords } from "./run-dir.ts"
@@ -66,6 +66,8 @@ export interface RunnerOptions {
    * Absent: one run, its records as they always were (no `run`, the model's own seed).
    */
   readonly agentRuns?: ReadonlyArray<AgentRun> | undefined
+  /** The model a job's task runs with in this process, instead of the run's (a verified replay answers from its record). */
+  readonly modelFor?: ((job: TaskJob) => LanguageModelShape) | undefined
 }
 
 export const RUNNER_DEFAULTS = { stopAfterUnreachable: 3, fullTrace: false } as const
@@ -242,6 +244,13 @@ export const runBench = (
     let consecutiveFailures = 0
     let lastServerError: string | undefined
     const entryByName = new Map(options.methods.map((m) => [m.name, m]))
+    // (a job's own model answers the agents' requests as they are: a replay keys its replies by them)
+    const modelOf = (job: TaskJob) =>
+      options.modelFor
+        ? options.modelFor(job)
+        : job.seed === undefined
+          ? base
+          : withRequestDefaults(base, { seed: job.seed })
     const inProcess: TaskExecutor<QueueUnavailable> = {
       execute: (job) =>
         executeTask(entryByName.get(job.method)!.method, taskFor(job.query, job.run), job, {
@@ -250,10 +259,7 @@ export const runBench = (
           maxRecordBytes
         }).pipe(
           // an agent run's seed on every request that sets none (the call cache keys replies by it too)
-          Effect.provideService(
-            LanguageModel,
-            job.seed === undefined ? base : withRequestDefaults(base, { seed: job.seed })
-          )
+          Effect.provideService(LanguageModel, modelOf(job))
         )
     }
     const executor = options.executor ?? inProcess

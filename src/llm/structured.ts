@@ -7,9 +7,16 @@ import { renderTemplate } from "../text/prompt-template.ts"
 import { emit } from "../trace/events.ts"
 import { capText, SIZE_CAPS } from "../trace/size-caps.ts"
 import { spanFn } from "../trace/span-fn.ts"
+import { requestHash } from "./cache.ts"
 import { MalformedOutput, type ProviderError } from "./errors.ts"
 import { grammarSafe } from "./grammar-safe.ts"
-import { type GenerateRequest, type GenerateResponse, LanguageModel, type Message } from "./language-model.ts"
+import {
+  type GenerateRequest,
+  type GenerateResponse,
+  LanguageModel,
+  type Message,
+  type ToolCallRequest
+} from "./language-model.ts"
 import { NestingTooDeep, parseJsonBounded, textNestsDeeper } from "./nesting.ts"
 import { splitThinking } from "./thinking.ts"
 
@@ -187,6 +194,14 @@ const attempts = <A>(request: ObjectRequest<A>, rejections: Array<Rejection>) =>
     })
   })
 
+/** A native tool call as a record keeps it (no undefined fields). */
+const plainToolCall = (call: ToolCallRequest) => ({
+  ...(call.id === undefined ? {} : { id: call.id }),
+  name: call.name,
+  arguments: call.arguments,
+  ...(call.argumentsError === undefined ? {} : { argumentsError: call.argumentsError })
+})
+
 /** One traced call to the model. */
 export const callModel = (
   generate: (request: GenerateRequest) => Effect.Effect<GenerateResponse, ProviderError>,
@@ -210,7 +225,10 @@ export const callModel = (
         cached: r.cached ?? false,
         messages: request.messages.map((m) => ({ role: m.role, content: m.content })),
         reply: r.text,
-        ...(r.thinking ? { thinking: r.thinking } : {})
+        ...(r.thinking ? { thinking: r.thinking } : {}),
+        // what a verified replay (`bench --replay-from`) answers this request with: its native calls, keyed by the request
+        ...(r.toolCalls && r.toolCalls.length > 0 ? { toolCalls: r.toolCalls.map(plainToolCall) } : {}),
+        request: requestHash(request)
       })
     ),
     // OpenTelemetry's gen_ai names, so a trace viewer sums the tokens without knowing smurfs
@@ -231,7 +249,8 @@ export const callModel = (
         durationMs: 0,
         attempt,
         ok: false,
-        error: e.message
+        error: e.message,
+        request: requestHash(request)
       })
     ),
     // the span's place in the code is always this line: capturing a stack trace for it on every call is waste

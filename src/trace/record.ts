@@ -55,7 +55,20 @@ export const ModelCallData = z.object({
   messages: z.array(z.object({ role: z.string(), content: z.string() })).optional(),
   reply: z.string().optional(),
   /** A reasoning model's thinking, traced, never passed on. */
-  thinking: z.string().optional()
+  thinking: z.string().optional(),
+  /** The reply's native tool calls, so that `bench --replay-from` can answer the request again as the model did. */
+  toolCalls: z
+    .array(
+      z.object({
+        id: z.string().optional(),
+        name: z.string(),
+        arguments: z.record(z.string(), z.unknown()),
+        argumentsError: z.string().optional()
+      })
+    )
+    .optional(),
+  /** sha256 of the request (its messages, format, tools and sampling; `requestHash`), which a replay answers by. */
+  request: z.string().optional()
 })
 export type ModelCallData = z.infer<typeof ModelCallData>
 

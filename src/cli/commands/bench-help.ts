@@ -80,6 +80,10 @@ options:
                             (tasks/<method>/<group>/<id>.run<r>.json after run 0); at temperature 0 the runs are
                             identical unless the server samples anyway (default 1)
   --seeds <a,b,...>         the agent runs' seeds, one run each (instead of --runs)
+  --replay-from <run>       re-run a finished run into --out with no model at all: each task answered from its
+                            recorded model replies, its tools from the run's recorded (and simulated) responses;
+                            every trajectory is checked against its record and each task that diverges is named
+                            with its first differing event (also in <out>/replay.json); exit 1 when any diverges
   --num-ctx <n>             the model's context window in tokens (default ${MODEL_DEFAULTS.numCtx})
   --nudge <on|off>, --validate-args <on|off>, --parallel-calls <on|off>
                             react/dfsdt, over the profile's: remind after a reply without a call (improved on);

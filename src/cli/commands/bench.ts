@@ -6,6 +6,7 @@ import * as Effect from "effect/Effect"
 import { checkBenchSettings, identicalRunsNote, runBenchSettings } from "../../../bench/app.ts"
 import { boundHeapGrowth } from "../../../bench/heap-growth.ts"
 import { makeProgress } from "../../../bench/progress.ts"
+import { type ReplayReport, runReplay } from "../../../bench/replay.ts"
 import { ModelServerDown } from "../../../bench/runner.ts"
 import {
   type BenchSettings,
@@ -19,6 +20,7 @@ import { REACT_DEFAULTS } from "../../agents/react.ts"
 import { EXECUTORS, smurfsDefaults } from "../../agents/smurfs-options.ts"
 import { smurfsSrcDirOf } from "../../agents/smurfs-source.ts"
 import { defaultModelSpec } from "../../llm/spec.ts"
+import { plural } from "../../plural.ts"
 import { stbDirOf } from "../../text/stabletoolbench-files.ts"
 import { SIMULATOR_STYLES } from "../../tools/environments/simulator-prompts.ts"
 import { parseToolset, toolsetLabel } from "../../tools/retrieval/toolset.ts"
@@ -180,7 +182,36 @@ export const run = (argv: string[]): Promise<number> =>
     return bench(settings, json, argv)
   })
 
+/** The lines a verified replay ends with: what was checked, and each divergence with where it starts. */
+export const replayLines = (report: ReplayReport): Array<string> => [
+  `smurfs bench: replayed ${report.source} with ${plural(report.modelCalls, "model call")}: ` +
+    `${report.identical} of ${plural(report.checked, "trajectory", "trajectories")} identical, ` +
+    `${plural(report.divergences.length, "divergence")}` +
+    (report.skipped > 0 ? ` (${report.skipped} not replayed: no finished record)` : ""),
+  ...report.divergences.map(
+    (d) =>
+      `  ${d.method} ${d.group}/${d.taskId}${d.run === undefined ? "" : ` run ${d.run}`}: ` +
+      `${d.event === undefined ? "" : `event ${d.event}: `}${d.where}`
+  )
+]
+
+/** `bench --replay-from`: the run again from its records, no model; exit 0 when every trajectory came out identical. */
+const replayBench = (args: BenchSettings, json: boolean): Promise<number> => {
+  const progress = makeProgress()
+  return runProgram(
+    runReplay(args, progress).pipe(
+      Effect.map(({ report }) => {
+        if (json) console.log(JSON.stringify(report, null, 2))
+        for (const line of replayLines(report)) console.error(line)
+        return report.divergences.length === 0 ? ExitCode.Ok : ExitCode.Failure
+      })
+    ),
+    { command: "bench" }
+  )
+}
+
 const bench = (args: BenchSettings, json: boolean, argv: ReadonlyArray<string>): Promise<number> => {
+  if (args.replayFrom !== undefined) return replayBench(args, json)
   try {
     checkBenchSettings(args)
   } catch (e) {
