@@ -84,7 +84,10 @@ describe("simulated environment", () => {
     })
     const nextRun = makeReplayIndex()
     await Effect.runPromise(loadResponsesJsonl(nextRun, storeFile))
-    expect(await Effect.runPromise(makeReplayEnvironment(nextRun).serve(call({ q: "lego" })))).toEqual(first)
+    expect(await Effect.runPromise(makeReplayEnvironment(nextRun).serve(call({ q: "lego" })))).toEqual({
+      ...first,
+      served: { by: "simulated", match: "exact" }
+    })
   })
 
   it("turns a model failure into an ok:false result that is not stored", async () => {
@@ -165,6 +168,9 @@ describe("the simulated store after a kill in the middle of a write", () => {
     const next = await Effect.runPromise(
       makeEnvironmentChain(["replay"], { storeDir }).pipe(Effect.provide(scriptedLayer({})))
     )
-    expect(await Effect.runPromise(next.serve(call({ q: "lego" })))).toEqual(lego)
+    expect(await Effect.runPromise(next.serve(call({ q: "lego" })))).toEqual({
+      ...lego,
+      served: { by: "simulated", match: "exact" }
+    })
   })
 })
