@@ -1,5 +1,5 @@
 // The run directory on disk: opening (new or resumed) with its guards, reading records. Writes go through src/trace/atomic-write.ts.
-import { existsSync, readdirSync, rmSync, statSync } from "node:fs"
+import { existsSync, lstatSync, readdirSync, rmSync } from "node:fs"
 import { basename, join } from "node:path"
 import * as Effect from "effect/Effect"
 import { z } from "zod"
@@ -20,7 +20,8 @@ const walk = (dir: string): Array<string> =>
 /** A folder with no file anywhere below it. */
 const isEmptyFolder = (path: string): boolean => {
   try {
-    return statSync(path).isDirectory() && walk(path).length === 0
+    // a link is never taken for an empty folder: what it points to is not the run's
+    return lstatSync(path).isDirectory() && walk(path).length === 0
   } catch {
     return false
   }
