@@ -21,10 +21,12 @@ const pagePath = (input: number, group: string, taskId: string) => [
 ]
 
 const viewOf = (dir: string, t: TaskResult): TrajectoryView | undefined => {
-  const record = t.status === "answered" ? readRecord(taskRecordPath(dir, t.method, t.group, t.taskId)) : undefined
+  // each agent run of a task (`bench --runs N`) is its own trajectory on the task's page
+  const record =
+    t.status === "answered" ? readRecord(taskRecordPath(dir, t.method, t.group, t.taskId, t.run ?? 0)) : undefined
   if (!record) return undefined
   return {
-    label: `${t.method} ${t.group}/${t.taskId}`,
+    label: `${t.method} ${t.group}/${t.taskId}${t.run === undefined ? "" : ` run ${t.run}`}`,
     method: t.method,
     query: record.query,
     events: record.events,

@@ -61,6 +61,14 @@ describe("smurfs bench --runs", () => {
   })
 })
 
+describe("smurfs show", () => {
+  it("prints every run of a task, each named by its run", async () => {
+    const { code, stdout } = await smurfs(["show", source, "588"])
+    expect(code).toBe(0)
+    expect(stdout).toMatch(/== react G1_instruction\/588 run 0 ==[\s\S]*== react G1_instruction\/588 run 1 ==/)
+  })
+})
+
 describe("smurfs bench --replay-from", () => {
   it("replays the run with no model and finds every trajectory identical (exit 0)", async () => {
     const { code, stderr } = await smurfs(["bench", "--replay-from", source, "--out", join(scratch, "replay")])
