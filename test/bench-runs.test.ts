@@ -7,8 +7,8 @@ import { afterEach, describe, expect, it } from "vitest"
 import { z } from "zod"
 import { identicalRunsNote, runBenchSettings } from "../bench/app.ts"
 import type { BenchQuery } from "../bench/datasets.ts"
-import { evaluatePass } from "../bench/eval/evaluate.ts"
-import { PassLabels, passLabelsPath } from "../bench/eval/labels.ts"
+import { evaluatePass, evaluateWin } from "../bench/eval/evaluate.ts"
+import { PassLabels, passLabelsPath, WinVerdicts, winVerdictsPath } from "../bench/eval/labels.ts"
 import { loadSource } from "../bench/eval/sources.ts"
 import { silentProgress } from "../bench/progress.ts"
 import { collectResults } from "../bench/report/results.ts"
@@ -238,6 +238,48 @@ describe("repeated agent runs", () => {
     )
     expect(run1).toMatchObject({ agentRun: 1, runs: { "0": { label: "Unsolved" } } })
     expect(existsSync(passLabelsPath(out, "test-judge", "react", GROUP, taskId))).toBe(true)
+    // win rounds: candidate run r against the reference's run r, else its run 0 (a reference of one run)
+    const reference = source.entries.filter((e) => runOf(e) === 0)
+    const rounds: Array<[string, number, number]> = []
+    const win = await Effect.runPromise(
+      evaluateWin(source.entries, reference, {
+        store: out,
+        judge: "test-judge",
+        k: 1,
+        referenceName: "ref",
+        referenceSource: out,
+        referenceMethod: "react",
+        referenceInStore: true,
+        decider: {
+          pass: () => Effect.die("labels are stored"),
+          round: (job) =>
+            Effect.sync(() => {
+              rounds.push([job.candidate!.taskId, runOf(job.candidate!), runOf(job.reference!)])
+              return {
+                decision: {
+                  winner: "candidate" as const,
+                  order: ["candidate", "reference"],
+                  stage: "judge" as const,
+                  reason: "r"
+                }
+              }
+            })
+        }
+      })
+    )
+    expect(win).toMatchObject({ judged: 4, failed: [] })
+    expect(rounds.sort()).toEqual(
+      [
+        [taskId, 0, 0],
+        [taskId, 1, 0],
+        [source.entries[2]!.taskId, 0, 0],
+        [source.entries[2]!.taskId, 1, 0]
+      ].sort()
+    )
+    const verdicts = WinVerdicts.parse(
+      JSON.parse(readFileSync(winVerdictsPath(out, "test-judge", "ref", "react", GROUP, taskId, 1), "utf8"))
+    )
+    expect(verdicts).toMatchObject({ agentRun: 1, rounds: { "0": { winner: "candidate" } } })
     const results = collectResults(out)
     expect(results.map((r) => [r.taskId, r.run ?? 0, r.labels[0]?.label])).toEqual([
       [results[0]!.taskId, 0, "Solved"],
