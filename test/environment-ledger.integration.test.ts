@@ -128,6 +128,7 @@ describe("the environment ledger", () => {
     expect(code).toBe(3)
     expect(stdout).toBe("")
     expect(stderr).toMatch(/different environments/)
+    expect(stderr).toContain(`${offline} vs ${simulated}: `)
     expect(stderr).toMatch(/environment chain \(--env\): replay,offline vs replay,simulated/)
     expect(stderr).toMatch(/simulator \(--simulator, its texts\): none vs scripted:.* · smurfs/)
     expect(stderr).toMatch(/--allow-env-mismatch/)

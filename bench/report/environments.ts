@@ -39,7 +39,7 @@ export const environmentMismatches = (inputs: ReadonlyArray<string>): Array<Envi
 export const mismatchMessage = (mismatches: ReadonlyArray<EnvironmentMismatch>): string =>
   [
     "the runs' tool calls were served by different environments, so their pass rates measure different things:",
-    ...mismatches.map((m) => `  ${m.input} vs ${m.against}: ${m.differences.join("; ")}`),
+    ...mismatches.map((m) => `  ${m.against} vs ${m.input}: ${m.differences.join("; ")}`),
     "Compare runs of one environment, or pass --allow-env-mismatch to set them side by side anyway (their rows are marked)."
   ].join("\n")
 
