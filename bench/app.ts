@@ -17,7 +17,7 @@ import {
 import { resolveOptions } from "../src/agents/smurfs-options.ts"
 import type { Task } from "../src/agents/task.ts"
 import { modelCacheLayer } from "../src/llm/cache.ts"
-import type { LanguageModelShape } from "../src/llm/language-model.ts"
+import type { LanguageModelShape, ModelInfo } from "../src/llm/language-model.ts"
 import { LanguageModel } from "../src/llm/language-model.ts"
 import { type ModelCallObserver, observedModelLayer } from "../src/llm/observe.ts"
 import { type EndpointStats, PoolStats, poolStatsLayer } from "../src/llm/pool.ts"
@@ -34,6 +34,7 @@ import { loadWithPeers, QUEUE_PEERS } from "../src/peer-packages.ts"
 import { makeToolCache } from "../src/tools/cache.ts"
 import { makeEnvironmentChain } from "../src/tools/environments/chain.ts"
 import type { ToolEnvironment } from "../src/tools/environments/environment.ts"
+import { DEFAULT_REPLAY_MATCH } from "../src/tools/environments/recorded.ts"
 import { simulatorPrompts } from "../src/tools/environments/simulator-prompts.ts"
 import { makeEmbedder } from "../src/tools/retrieval/embedder.ts"
 import { toolsetLabel } from "../src/tools/retrieval/toolset.ts"
@@ -45,6 +46,7 @@ import { version } from "../src/version.ts"
 import { type BenchQuery, loadQueries } from "./datasets.ts"
 import { missCounts } from "./eval/judge-input.ts"
 import { runMissCounts } from "./eval/sources.ts"
+import { runLedger } from "./ledger.ts"
 import type { Progress, ProgressTotals } from "./progress.ts"
 import { QUEUE_DEFAULTS } from "./queue/connection.ts"
 import { type QueuedTask, runIdOf } from "./queue/job.ts"
@@ -57,7 +59,16 @@ import {
 } from "./retrieval-tasks.ts"
 import { RUN_FORMAT_VERSION, type RunConfig, runConfigPath } from "./run-format.ts"
 import { type MethodEntry, type RunSummary, runBench } from "./runner.ts"
-import { BenchSettings, type JobSettings, jobSettingsOf, limitsOf, pathsOf, toolsetOf } from "./settings.ts"
+import {
+  agentRunsOf,
+  BenchSettings,
+  type JobSettings,
+  jobSettingsOf,
+  limitsOf,
+  pathsOf,
+  repeatsRuns,
+  toolsetOf
+} from "./settings.ts"
 import { taskOf } from "./tasks.ts"
 
 /** The worker's corpus is not the run's: its tasks would retrieve other tools. */
@@ -147,7 +158,7 @@ const benchEnvironment = (settings: BenchSettings) =>
   })
 
 /** A query's Task on its whole api_list or its relevant APIs, served by the run's tool environment. */
-const listedTask =
+export const listedTask =
   (toolset: "all" | "relevant", env: ToolEnvironment, whole = false) =>
   (query: BenchQuery) =>
     taskOf(query, toolset, (name, docs) =>
@@ -236,7 +247,8 @@ export const runConfigOf = (
   settings: BenchSettings,
   queries: ReadonlyArray<BenchQuery>,
   modelName: string,
-  retrieval: RetrievalRecord | undefined
+  retrieval: RetrievalRecord | undefined,
+  modelInfo?: ModelInfo
 ): RunConfig => {
   const paths = pathsOf(settings)
   const limits = limitsOf(settings)
@@ -249,6 +261,7 @@ export const runConfigOf = (
     methods: settings.methods,
     model: settings.model,
     modelName,
+    ...(modelInfo === undefined ? {} : { modelInfo: { ...modelInfo } }),
     envs: settings.envs,
     toolset: toolsetLabel(toolsetOf(settings)),
     ...(retrieval ? { retrieval } : {}),
@@ -273,6 +286,8 @@ export const runConfigOf = (
       think: settings.think ?? null,
       responses: paths.responses ?? null,
       cacheDir: paths.cacheDir ?? null,
+      // how replay matches arguments (the index's lenient default): the environment ledger and compare read it
+      replayMatch: DEFAULT_REPLAY_MATCH,
       callCache: settings.callCache ?? null,
       profile: profileRecord(
         settings.profile,
@@ -297,7 +312,9 @@ export const runConfigOf = (
             }
           }
         : {}),
-      ...(retrieval ? { retrieval: retrieval.settings } : {})
+      ...(retrieval ? { retrieval: retrieval.settings } : {}),
+      // the seeds of the agent runs (`--runs` / `--seeds`), one record each; absent: one run with `seed`
+      ...(repeatsRuns(settings) ? { runs: agentRunsOf(settings).map((r) => r.seed) } : {})
     }
   }
 }
@@ -368,14 +385,38 @@ const recordMisses = (out: string) =>
     const misses = yield* Effect.try({ try: () => runMissCounts(out), catch: () => undefined }).pipe(
       Effect.orElseSucceed(() => missCounts([]))
     )
+    // the environment ledger: every call by how it was served, per method
+    const ledger = yield* Effect.try({ try: () => runLedger(out), catch: () => undefined }).pipe(
+      Effect.orElseSucceed(() => ({}))
+    )
     const path = runConfigPath(out)
     const current = yield* Effect.try({
       try: () => JSON.parse(readFileBounded(path)) as Record<string, unknown>,
       catch: () => undefined
     }).pipe(Effect.orElseSucceed(() => undefined))
-    if (current) yield* writeJsonAtomic(path, { ...current, misses })
+    if (current) yield* writeJsonAtomic(path, { ...current, misses, ledger })
     return misses
   })
+
+/**
+ * What to tell before a run of several agent runs whose requests do not sample (temperature 0): their seeds
+ * change nothing unless the server samples anyway, so the runs come out identical. Undefined otherwise.
+ */
+export const identicalRunsNote = (settings: BenchSettings): string | undefined => {
+  if (!repeatsRuns(settings)) return undefined
+  const profile = PROFILE_SETTINGS[settings.profile]
+  const temperatureOf = (method: string) =>
+    settings.temperature ??
+    (method === "smurfs" ? profile.smurfs.temperature : profile.chain.temperature) ??
+    MODEL_DEFAULTS.temperature
+  const methods = settings.methods.filter((m) => temperatureOf(m) === 0)
+  if (methods.length === 0) return undefined
+  const runs = agentRunsOf(settings).length
+  return (
+    `note: ${methods.join(", ")} ${methods.length === 1 ? "samples" : "sample"} at temperature 0, so ${methods.length === 1 ? "its" : "their"} ${runs} runs differ only in their seeds: ` +
+    "they come out identical unless the server samples anyway. Give --temperature (or --profile reference) for runs that vary."
+  )
+}
 
 /** The command to run next: judge the run, with the benchmarked model as judge unless it is a test model. */
 export const nextCommand = (settings: BenchSettings): string =>
@@ -443,7 +484,7 @@ const runProgram = (settings: BenchSettings, progress: Progress) =>
           yield* benchEnvironment(settings),
           PROFILE_SETTINGS[settings.profile].wholeToolResponses
         )
-    const config = runConfigOf(settings, queries, model.info.model, retrieval?.record)
+    const config = runConfigOf(settings, queries, model.info.model, retrieval?.record, model.info)
     const executor =
       settings.queue === undefined
         ? undefined
@@ -463,7 +504,8 @@ const runProgram = (settings: BenchSettings, progress: Progress) =>
       progress,
       finish: finishSpec(promptsOf(settings)),
       maxRecordBytes: settings.maxRecordBytes,
-      executor
+      executor,
+      ...(repeatsRuns(settings) ? { agentRuns: agentRunsOf(settings) } : {})
     })
     const endpoints = (yield* PoolStats).snapshot()
     if (endpoints.length > 0) yield* recordEndpointStats(settings.out, endpoints)

@@ -16,6 +16,10 @@ import { RUN_FORMAT_VERSION, type TaskRecord } from "./run-format.ts"
 export interface TaskJob {
   readonly method: string
   readonly query: BenchQuery
+  /** The agent run (`bench --runs N`), when the run has several; its record says so. */
+  readonly run?: number | undefined
+  /** That agent run's sampling seed, given to every request that sets none. */
+  readonly seed?: number | undefined
 }
 
 /**
@@ -108,7 +112,9 @@ export const executeTask = (
       totals: { ...trajectory.totals, guardrails: { ...trajectory.totals.guardrails } },
       events: slimEvents(trajectory.events, options.fullTrace),
       startedAt,
-      finishedAt: new Date().toISOString()
+      finishedAt: new Date().toISOString(),
+      ...(job.run === undefined ? {} : { run: job.run }),
+      ...(job.seed === undefined ? {} : { seed: job.seed })
     }
     // a model or tool may have echoed an API key or an Authorization header; none reaches the disk.
     // Then every string is capped, and the record as a whole, so that huge replies or observations cannot blow it up.

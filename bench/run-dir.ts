@@ -1,5 +1,5 @@
 // The run directory on disk: opening (new or resumed) with its guards, reading records. Writes go through src/trace/atomic-write.ts.
-import { existsSync, readdirSync, rmSync } from "node:fs"
+import { existsSync, lstatSync, readdirSync, rmSync } from "node:fs"
 import { basename, join } from "node:path"
 import * as Effect from "effect/Effect"
 import { z } from "zod"
@@ -7,7 +7,7 @@ import { TMP_MARK, writeJsonAtomic } from "../src/trace/atomic-write.ts"
 import { RunDirError } from "../src/trace/fs-problem.ts"
 import { readFileBounded } from "../src/trace/guarded-fs.ts"
 import { LOCK_FILE, RUN_FORMAT_VERSION, RunConfig, runConfigPath, TaskRecord, taskRecordDir } from "./run-format.ts"
-import { settingsDiff } from "./run-settings.ts"
+import { runSeedsOf, settingsDiff } from "./run-settings.ts"
 
 /** Every file under `dir`, recursively. */
 const walk = (dir: string): Array<string> =>
@@ -16,6 +16,16 @@ const walk = (dir: string): Array<string> =>
         e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)]
       )
     : []
+
+/** A folder with no file anywhere below it. */
+const isEmptyFolder = (path: string): boolean => {
+  try {
+    // a link is never taken for an empty folder: what it points to is not the run's
+    return lstatSync(path).isDirectory() && walk(path).length === 0
+  } catch {
+    return false
+  }
+}
 
 /** Remove temp files left by writes that a crash cut short. */
 export const removeStrayTemps = (run: string): number => {
@@ -88,7 +98,11 @@ export const openRunDir = (
   Effect.gen(function* () {
     // A kill -9 during the first write of run.json leaves only its temp file: that run never started.
     // The writer's lock (run-lock.ts) lives in the directory too and does not make it a run.
-    const entries = (existsSync(run) ? readdirSync(run) : []).filter((name) => !name.startsWith(LOCK_FILE))
+    // Folders without a file are not a run either: the simulator's cache folder inside the run (--simulator without
+    // --cache-dir) is created before the run directory is opened.
+    const entries = (existsSync(run) ? readdirSync(run) : []).filter(
+      (name) => !name.startsWith(LOCK_FILE) && !isEmptyFolder(join(run, name))
+    )
     const empty = entries.every((name) => name.startsWith(`run.json${TMP_MARK}`))
     if (empty) {
       for (const name of entries) rmSync(join(run, name), { force: true })
@@ -119,18 +133,25 @@ export const openRunDir = (
             { at: config.createdAt, differences: diff }
           ]
         : undefined
+    // a resume with more agent runs adds them (their seeds continue the run's: settingsDiff checked it)
+    const moreRuns = runSeedsOf(config).length > runSeedsOf(existing).length ? { runs: runSeedsOf(config) } : undefined
     const merged: RunConfig = {
       ...existing,
       methods: union(existing.methods, config.methods),
       groups: union(existing.groups, config.groups),
-      ...(forced
+      ...(forced || moreRuns
         ? {
-            options: { ...existing.options, forcedResumes: forced },
-            taskCounts: { ...existing.taskCounts, ...config.taskCounts }
+            options: { ...existing.options, ...moreRuns, ...(forced ? { forcedResumes: forced } : {}) },
+            ...(forced ? { taskCounts: { ...existing.taskCounts, ...config.taskCounts } } : {})
           }
         : {})
     }
-    if (forced || merged.methods.length !== existing.methods.length || merged.groups.length !== existing.groups.length)
+    if (
+      forced ||
+      moreRuns ||
+      merged.methods.length !== existing.methods.length ||
+      merged.groups.length !== existing.groups.length
+    )
       yield* writeJsonAtomic({ root: run, path: runConfigPath(run) }, merged)
     return { config: merged, resumed: true }
   })

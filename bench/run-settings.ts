@@ -2,6 +2,7 @@
 import { profileRecord } from "../src/agents/profile.ts"
 import { smurfsDefaults } from "../src/agents/smurfs-options.ts"
 import { MODEL_DEFAULTS } from "../src/llm/spec.ts"
+import { DEFAULT_REPLAY_MATCH } from "../src/tools/environments/recorded.ts"
 import type { RunConfig } from "./run-format.ts"
 
 /** Options that change how fast a run goes, never what it produces: a resume may change them. */
@@ -20,7 +21,8 @@ const IMPLICIT_OPTIONS: Readonly<Record<string, unknown>> = {
   temperature: MODEL_DEFAULTS.temperature,
   seed: MODEL_DEFAULTS.seed,
   numCtx: MODEL_DEFAULTS.numCtx,
-  executor: smurfsDefaults.executor
+  executor: smurfsDefaults.executor,
+  replayMatch: DEFAULT_REPLAY_MATCH
 }
 
 const show = (value: unknown): string => (value === undefined ? "(not set)" : JSON.stringify(value))
@@ -45,14 +47,33 @@ export const settingsDiff = (recorded: RunConfig, requested: RunConfig): Array<s
     ["--ids", asSet(recorded.ids), asSet(requested.ids)]
   ]
   const keys = [...new Set([...Object.keys(recorded.options), ...Object.keys(requested.options)])]
-    .filter((k) => !OPERATIONAL_OPTIONS.has(k))
+    .filter((k) => !OPERATIONAL_OPTIONS.has(k) && k !== "runs")
     .sort()
   const options: Array<[string, unknown, unknown]> = keys.map((k) => [
     k,
     k in recorded.options ? recorded.options[k] : IMPLICIT_OPTIONS[k],
     requested.options[k]
   ])
-  return [...top, ...options]
+  // more agent runs (or fewer) continue a run when the runs both have keep their seeds
+  const runs: Array<[string, unknown, unknown]> = runSeedsAgree(recorded, requested)
+    ? []
+    : [["agent runs (--runs / --seeds)", runSeedsOf(recorded), runSeedsOf(requested)]]
+  return [...top, ...options, ...runs]
     .filter(([, a, b]) => JSON.stringify(a) !== JSON.stringify(b))
     .map(([name, a, b]) => `${name}: the run has ${show(a)}, this command asks for ${show(b)}`)
+}
+
+/** The seeds of a run's agent runs (run.json `options.runs`; absent: one run with `options.seed`). */
+export const runSeedsOf = (config: RunConfig): Array<number> => {
+  const runs = config.options["runs"]
+  if (Array.isArray(runs) && runs.every((s) => typeof s === "number")) return runs as Array<number>
+  const seed = config.options["seed"]
+  return [typeof seed === "number" ? seed : MODEL_DEFAULTS.seed]
+}
+
+/** Whether the agent runs both configs name have the same seeds (one may have more runs than the other). */
+const runSeedsAgree = (a: RunConfig, b: RunConfig): boolean => {
+  const x = runSeedsOf(a)
+  const y = runSeedsOf(b)
+  return x.slice(0, y.length).every((seed, i) => seed === y[i])
 }

@@ -7,7 +7,8 @@ import * as Semaphore from "effect/Semaphore"
 import { finishSpec } from "../src/agents/finish.ts"
 import type { Method, Task } from "../src/agents/task.ts"
 import type { FailureKind } from "../src/failure.ts"
-import { LanguageModel, type ToolSpec } from "../src/llm/language-model.ts"
+import { LanguageModel, type LanguageModelShape, type ToolSpec } from "../src/llm/language-model.ts"
+import { withRequestDefaults } from "../src/llm/request-defaults.ts"
 import { toolSpecs } from "../src/tools/library.ts"
 import { type AtomicWriteFs, writeJsonAtomic } from "../src/trace/atomic-write.ts"
 import { type ConvertedFile, toConverted } from "../src/trace/converters/stabletoolbench.ts"
@@ -16,12 +17,13 @@ import type { RunDirError } from "../src/trace/fs-problem.ts"
 import { redactText } from "../src/trace/redact.ts"
 import { capRecordSize, recordBytes, SIZE_CAPS } from "../src/trace/size-caps.ts"
 import { type BenchQuery, DatasetError, firstDuplicateId, longestFirst } from "./datasets.ts"
-import { executeTask, type TaskExecutor, type TaskResult } from "./execute-task.ts"
+import { executeTask, type TaskExecutor, type TaskJob, type TaskResult } from "./execute-task.ts"
 import { type Progress, silentProgress } from "./progress.ts"
 import type { QueueUnavailable } from "./queue/queue-executor.ts"
 import { openRunDir, readRecord, readRecords } from "./run-dir.ts"
-import { convertedPath, type RunConfig, type TaskRecord, taskRecordPath } from "./run-format.ts"
+import { convertedPath, type RunConfig, runOf, type TaskRecord, taskRecordPath } from "./run-format.ts"
 import { acquireRunLock } from "./run-lock.ts"
+import type { AgentRun } from "./settings.ts"
 
 /** A method under the name it is run and stored as. */
 export interface MethodEntry {
@@ -59,6 +61,13 @@ export interface RunnerOptions {
   readonly finish?: ToolSpec | undefined
   /** The file system the task records are written through (default: the real one); tests pass a slow or full disk. */
   readonly recordFs?: AtomicWriteFs | undefined
+  /**
+   * The agent runs of each task and method (`--runs N` / `--seeds`), each its own record with its `run` and `seed`.
+   * Absent: one run, its records as they always were (no `run`, the model's own seed).
+   */
+  readonly agentRuns?: ReadonlyArray<AgentRun> | undefined
+  /** The model a job's task runs with in this process, instead of the run's (a verified replay answers from its record). */
+  readonly modelFor?: ((job: TaskJob) => LanguageModelShape) | undefined
 }
 
 export const RUNNER_DEFAULTS = { stopAfterUnreachable: 3, fullTrace: false } as const
@@ -135,9 +144,11 @@ export const writeConverted = (
     const written: Array<string> = []
     for (const method of methods)
       for (const group of groups) {
-        // an `error` record is not a result: the task is still to be done
+        // an `error` record is not a result: the task is still to be done. StableToolBench's format holds one
+        // answer per task: agent run 0's (the others are judged from their records)
         const records = readRecords(runDir, method, group)
           .filter(isResult)
+          .filter((record) => runOf(record) === 0)
           .sort((a, b) => Number(a.taskId) - Number(b.taskId) || a.taskId.localeCompare(b.taskId))
         if (records.length === 0) continue
         const file: ConvertedFile = keyedObject() // a task id `__proto__` is a key like any other
@@ -190,29 +201,40 @@ export const runBench = (
 
     // Query-major order: a run stopped half-way holds every method on the same queries, ready to compare.
     // Longest expected tasks first, so that the last slots of a run are not left waiting on one long task.
-    const jobs = longestFirst(options.queries).flatMap((query) =>
-      options.methods.map((entry) => ({
-        entry,
-        query,
-        path: taskRecordPath(options.runDir, entry.name, query.group, query.id)
-      }))
+    // Agent runs outermost: a run stopped half-way holds whole earlier runs.
+    const agentRuns: ReadonlyArray<AgentRun | undefined> = options.agentRuns ?? [undefined]
+    const ordered = longestFirst(options.queries)
+    const jobs = agentRuns.flatMap((agentRun) =>
+      ordered.flatMap((query) =>
+        options.methods.map((entry) => ({
+          entry,
+          query,
+          agentRun,
+          path: taskRecordPath(options.runDir, entry.name, query.group, query.id, agentRun?.run ?? 0)
+        }))
+      )
     )
     const pending = jobs.filter((job) => isPending(job.path))
     progress.start(jobs.length, jobs.length - pending.length)
 
     // A query's Task (its tools) is built when its first job starts and shared by its methods until the last
     // of its jobs is settled, then dropped: a run holds the tools of the tasks in flight, not of every task.
+    // Each agent run builds its own (runs go one after the other: a task is not held from the first to the last).
     const tasks = new Map<string, Task>()
     const unsettled = new Map<string, number>()
-    for (const { query } of pending) unsettled.set(queryKey(query), (unsettled.get(queryKey(query)) ?? 0) + 1)
-    const taskFor = (query: BenchQuery): Task => {
-      const key = queryKey(query)
+    const keyOf = (query: BenchQuery, agentRun: number | undefined) => `${queryKey(query)}#${agentRun ?? 0}`
+    for (const { query, agentRun } of pending) {
+      const key = keyOf(query, agentRun?.run)
+      unsettled.set(key, (unsettled.get(key) ?? 0) + 1)
+    }
+    const taskFor = (query: BenchQuery, agentRun: number | undefined): Task => {
+      const key = keyOf(query, agentRun)
       let task = tasks.get(key)
       if (!task) tasks.set(key, (task = options.taskOf(query)))
       return task
     }
-    const settled = (query: BenchQuery) => {
-      const key = queryKey(query)
+    const settled = (query: BenchQuery, agentRun: number | undefined) => {
+      const key = keyOf(query, agentRun)
       const left = (unsettled.get(key) ?? 1) - 1
       if (left > 0) return void unsettled.set(key, left)
       unsettled.delete(key)
@@ -222,13 +244,23 @@ export const runBench = (
     let consecutiveFailures = 0
     let lastServerError: string | undefined
     const entryByName = new Map(options.methods.map((m) => [m.name, m]))
+    // (a job's own model answers the agents' requests as they are: a replay keys its replies by them)
+    const modelOf = (job: TaskJob) =>
+      options.modelFor
+        ? options.modelFor(job)
+        : job.seed === undefined
+          ? base
+          : withRequestDefaults(base, { seed: job.seed })
     const inProcess: TaskExecutor<QueueUnavailable> = {
       execute: (job) =>
-        executeTask(entryByName.get(job.method)!.method, taskFor(job.query), job, {
+        executeTask(entryByName.get(job.method)!.method, taskFor(job.query, job.run), job, {
           modelSpec: options.modelSpec,
           fullTrace,
           maxRecordBytes
-        }).pipe(Effect.provideService(LanguageModel, base))
+        }).pipe(
+          // an agent run's seed on every request that sets none (the call cache keys replies by it too)
+          Effect.provideService(LanguageModel, modelOf(job))
+        )
     }
     const executor = options.executor ?? inProcess
     // In process, `concurrency` tasks run at once (queue jobs all wait at once for their workers). A task
@@ -238,10 +270,11 @@ export const runBench = (
     const runJob = ({
       entry,
       query,
+      agentRun,
       path
     }: (typeof jobs)[number]): Effect.Effect<Outcome, RunDirError | ModelServerDown | QueueUnavailable> =>
       Effect.gen(function* () {
-        const job = { method: entry.name, query }
+        const job = { method: entry.name, query, ...(agentRun ? { run: agentRun.run, seed: agentRun.seed } : {}) }
         let started = Date.now()
         const report = (finishType: "give_answer" | "give_up" | "error" | "failed", modelCalls = 0, tokens = 0) =>
           progress.taskDone({
@@ -264,9 +297,11 @@ export const runBench = (
               report("failed")
               return "not_recorded"
             }
-            // a worker's record is held to this run's cap too
-            const record =
-              recordBytes(result.record) > maxRecordBytes ? capRecordSize(result.record, maxRecordBytes) : result.record
+            // a worker's record is held to this run's cap too, and says which agent run it is (a worker's may not)
+            const stamped: TaskRecord = agentRun
+              ? { ...result.record, run: agentRun.run, seed: agentRun.seed }
+              : result.record
+            const record = recordBytes(stamped) > maxRecordBytes ? capRecordSize(stamped, maxRecordBytes) : stamped
             const failed = record.finishType === "error"
             if (failed) lastServerError = record.error
             consecutiveFailures = failed ? consecutiveFailures + 1 : 0
@@ -299,7 +334,7 @@ export const runBench = (
           })
         )
         return ran.settled ? ran.outcome : yield* settle(ran.result)
-      }).pipe(Effect.ensuring(Effect.sync(() => settled(query))))
+      }).pipe(Effect.ensuring(Effect.sync(() => settled(query, agentRun?.run))))
 
     // A run stopped by a dead server still leaves converted files of everything done so far.
     // the slots, and as many jobs again as records may wait for the disk: a write that stalls (an fsync can take

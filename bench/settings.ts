@@ -7,12 +7,15 @@ import { METHOD_NAMES } from "../src/agents/methods.ts"
 import { DEFAULT_PROFILE, PROFILES } from "../src/agents/profile.ts"
 import { REACT_DEFAULTS } from "../src/agents/react.ts"
 import { EXECUTORS, executorUnderReference, smurfsDefaults } from "../src/agents/smurfs-options.ts"
-import { DEFAULT_MODEL_SPEC, isPortableSpec } from "../src/llm/spec.ts"
+import { DEFAULT_MODEL_SPEC, isPortableSpec, MODEL_DEFAULTS } from "../src/llm/spec.ts"
 import { SIMULATOR_STYLES } from "../src/tools/environments/simulator-prompts.ts"
 import { defaultEmbeddingCache } from "../src/tools/retrieval/embedding-cache.ts"
 import { parseToolset, type Toolset } from "../src/tools/retrieval/toolset.ts"
 import { SIZE_CAPS } from "../src/trace/size-caps.ts"
 import { DEFAULT_DATA_DIR, dataLayout, GROUPS } from "./datasets.ts"
+
+/** The most agent runs per task (`--runs`, `--seeds`). */
+export const MAX_AGENT_RUNS = 100
 
 /** The version of the settings a queued job carries: a worker refuses a job of another version. */
 export const BENCH_SETTINGS_VERSION = 1
@@ -133,6 +136,12 @@ export const BenchSettings = z
         message: `--max-record-bytes must be at least ${SIZE_CAPS.minRecordBytes} (64 KiB): a record's fields and events alone take a few kilobytes`
       })
       .optional(),
+    /** Agent runs per task and method, each with its own seed (the base seed, then +1, +2...); default 1. */
+    runs: count.max(MAX_AGENT_RUNS).optional(),
+    /** The seeds of the agent runs, one run each (instead of --runs). */
+    seeds: z.array(z.number().int().min(0)).min(1).max(MAX_AGENT_RUNS).optional(),
+    /** Re-run this finished run from its recorded model replies and tool results, with no model, and verify each trajectory. */
+    replayFrom: z.string().min(1).optional(),
     ...RunOptions
   })
   .superRefine((s, ctx) => {
@@ -141,6 +150,13 @@ export const BenchSettings = z
         code: "custom",
         message: "--force only applies with --resume (it continues a run whose settings differ)"
       })
+    if (s.runs !== undefined && s.seeds !== undefined && s.runs !== s.seeds.length)
+      ctx.addIssue({
+        code: "custom",
+        message: `--runs ${s.runs} and --seeds (${s.seeds.length} seeds) disagree: give one of them (each seed is one run)`
+      })
+    if (s.seeds !== undefined && new Set(s.seeds).size !== s.seeds.length)
+      ctx.addIssue({ code: "custom", message: "--seeds: each run needs its own seed (a seed is given twice)" })
     if (s.executor === "fused" && s.profile === "reference")
       ctx.addIssue({ code: "custom", message: executorUnderReference })
     if ((s.embed !== undefined || s.rerank) && !s.toolset.startsWith("retrieve"))
@@ -202,6 +218,26 @@ export const pathsOf = (settings: BenchSettings) => {
     embedCache: settings.embedCache ?? defaultEmbeddingCache()
   }
 }
+
+/** One agent run of every task: its index (0-based, the record's `run`) and the seed its requests carry. */
+export interface AgentRun {
+  readonly run: number
+  readonly seed: number
+}
+
+/**
+ * The agent runs of a run's settings: `--seeds` as given, else `--runs N` seeds from the base seed (`--seed`, or
+ * the model's default) upwards, so that run 0 is the run a run of one makes and a run of one can be extended.
+ */
+export const agentRunsOf = (settings: Pick<BenchSettings, "runs" | "seeds" | "seed">): Array<AgentRun> => {
+  if (settings.seeds !== undefined) return settings.seeds.map((seed, run) => ({ run, seed }))
+  const base = settings.seed ?? MODEL_DEFAULTS.seed
+  return Array.from({ length: settings.runs ?? 1 }, (_, run) => ({ run, seed: base + run }))
+}
+
+/** Whether the settings ask for more than one run of each task (each record then says its `run` and `seed`). */
+export const repeatsRuns = (settings: Pick<BenchSettings, "runs" | "seeds" | "seed">): boolean =>
+  settings.seeds !== undefined || (settings.runs ?? 1) > 1
 
 /** The method options of a run's settings, for run.json: each limit as it ran. */
 export const limitsOf = (settings: BenchSettings) => ({

@@ -9,6 +9,7 @@ import type { LanguageModel } from "../../src/llm/language-model.ts"
 import { writeJsonAtomic } from "../../src/trace/atomic-write.ts"
 import type { RunDirError } from "../../src/trace/fs-problem.ts"
 import { redactText, redactValue } from "../../src/trace/redact.ts"
+import { runOf } from "../run-format.ts"
 import type { JudgeInput } from "./judge-input.ts"
 import { type Decider, inProcessDecider, type PassJob, type RoundJob } from "./judge-job.ts"
 import { type JudgePrompts, smurfsJudgePrompts } from "./judge-prompts.ts"
@@ -149,7 +150,8 @@ export const evaluatePass = <R = LanguageModel, E = ProviderError>(
   Effect.gen(function* () {
     const k = options.k ?? EVAL_DEFAULTS.k
     const pathOf =
-      options.pathOf ?? ((e: JudgeInput) => passLabelsPath(options.store, options.judge, e.method, e.group, e.taskId))
+      options.pathOf ??
+      ((e: JudgeInput) => passLabelsPath(options.store, options.judge, e.method, e.group, e.taskId, runOf(e)))
     let judged = 0,
       kept = 0,
       done = 0
@@ -169,6 +171,7 @@ export const evaluatePass = <R = LanguageModel, E = ProviderError>(
             ...(options.prompts ? { prompts: options.prompts.source } : {}),
             k,
             ...profileField(options.profile),
+            ...(runOf(entry) > 0 ? { agentRun: runOf(entry) } : {}),
             runs: {}
           }
           const stored = readJsonIf(path, PassLabels)
@@ -260,9 +263,10 @@ export const evaluateWin = <R = LanguageModel, E = ProviderError>(
     const method = candidates[0]?.method ?? ""
     const refPath = (e: JudgeInput) =>
       options.referenceInStore
-        ? passLabelsPath(options.store, options.judge, e.method, e.group, e.taskId)
-        : referencePassPath(options.store, options.judge, options.referenceName, e.method, e.group, e.taskId)
-    const candPath = (e: JudgeInput) => passLabelsPath(options.store, options.judge, e.method, e.group, e.taskId)
+        ? passLabelsPath(options.store, options.judge, e.method, e.group, e.taskId, runOf(e))
+        : referencePassPath(options.store, options.judge, options.referenceName, e.method, e.group, e.taskId, runOf(e))
+    const candPath = (e: JudgeInput) =>
+      passLabelsPath(options.store, options.judge, e.method, e.group, e.taskId, runOf(e))
     const groups = new Set(candidates.map((c) => c.group))
     const refs = references.filter((r) => groups.has(r.group))
     const mode: WinStatuses = options.statuses ?? "rejudge"
@@ -273,10 +277,22 @@ export const evaluateWin = <R = LanguageModel, E = ProviderError>(
       pathOf: refPath,
       onProgress: undefined
     })
-    const key = (e: { group: string; taskId: string }) => `${e.group}\u0000${e.taskId}`
+    // agent run r of a task is set against the reference's run r, else its run 0 (a reference of one run)
+    const key = (e: { group: string; taskId: string; run?: number | undefined }) =>
+      `${e.group}\u0000${e.taskId}\u0000${runOf(e)}`
     const candByKey = new Map(candidates.map((c) => [key(c), c]))
     const refByKey = new Map(refs.map((r) => [key(r), r]))
-    const keys = [...new Set([...candByKey.keys(), ...refByKey.keys()])].sort()
+    const refFor = (taskKey: string) => {
+      const [group, taskId] = taskKey.split("\u0000") as [string, string]
+      return refByKey.get(taskKey) ?? refByKey.get(key({ group, taskId }))
+    }
+    // the reference's other runs are rounds only where the candidate has that run
+    const keys = [
+      ...new Set([
+        ...candByKey.keys(),
+        ...[...refByKey.keys()].filter((k) => k.endsWith("\u00000") || candByKey.has(k))
+      ])
+    ].sort()
     let judged = 0,
       kept = 0,
       done = 0
@@ -287,10 +303,19 @@ export const evaluateWin = <R = LanguageModel, E = ProviderError>(
       keys,
       (taskKey) =>
         Effect.gen(function* () {
-          const [group, taskId] = taskKey.split("\u0000") as [string, string]
+          const [group, taskId, agentRunText] = taskKey.split("\u0000") as [string, string, string]
+          const agentRun = Number(agentRunText)
           const candidate = candByKey.get(taskKey)
-          const reference = refByKey.get(taskKey)
-          const path = winVerdictsPath(options.store, options.judge, options.referenceName, method, group, taskId)
+          const reference = refFor(taskKey)
+          const path = winVerdictsPath(
+            options.store,
+            options.judge,
+            options.referenceName,
+            method,
+            group,
+            taskId,
+            agentRun
+          )
           const fresh: WinVerdicts = {
             taskId,
             method,
@@ -303,6 +328,7 @@ export const evaluateWin = <R = LanguageModel, E = ProviderError>(
             },
             ...(options.prompts ? { prompts: options.prompts.source } : {}),
             ...profileField(options.profile),
+            ...(agentRun > 0 ? { agentRun } : {}),
             statuses: mode,
             k,
             rounds: {}
@@ -325,7 +351,7 @@ export const evaluateWin = <R = LanguageModel, E = ProviderError>(
               ? undefined
               : passLabel(
                   Array.from({ length: k }, (_, r) => runs[String(r)]?.label),
-                  rngFor(seed, "pass label", side, method, group, taskId)
+                  rngFor(seed, "pass label", side, method, group, taskId, ...(agentRun > 0 ? [agentRun] : []))
                 )
           for (let r = 0; r < k; r++) {
             if (verdicts.rounds[String(r)]) {
@@ -341,7 +367,7 @@ export const evaluateWin = <R = LanguageModel, E = ProviderError>(
                 seed: judgeSeed(seed, r),
                 candidate,
                 reference,
-                rng: { seed, key: [method, group, taskId, r] },
+                rng: { seed, key: [method, group, taskId, r, ...(agentRun > 0 ? [agentRun] : [])] },
                 ...(mode === "rejudge"
                   ? {}
                   : {

@@ -9,6 +9,7 @@ import { writeJsonAtomic } from "../../src/trace/atomic-write.ts"
 import { pathInside, safeName } from "../../src/trace/file-names.ts"
 import type { RunDirError } from "../../src/trace/fs-problem.ts"
 import { redactText, redactValue } from "../../src/trace/redact.ts"
+import { runFileName, runOf } from "../run-format.ts"
 import type { JudgeInput } from "./judge-input.ts"
 import { slug } from "./labels.ts"
 import { readJsonIf } from "./store.ts"
@@ -71,8 +72,14 @@ export const FacLabel = z.object({
 export type FacLabel = z.infer<typeof FacLabel>
 
 /** `<store>/eval/<judge>/fac/<method>/<group>/<taskId>.json`. */
-export const facLabelPath = (store: string, judge: string, method: string, group: string, taskId: string) =>
-  pathInside(store, "eval", slug(judge), "fac", safeName(method), safeName(group), `${safeName(taskId)}.json`)
+export const facLabelPath = (
+  store: string,
+  judge: string,
+  method: string,
+  group: string,
+  taskId: string,
+  agentRun = 0
+) => pathInside(store, "eval", slug(judge), "fac", safeName(method), safeName(group), runFileName(taskId, agentRun))
 
 /** One FAC label: an empty final answer is Unsolved without a judge call (fac_eval.py's "Parsing error" row). */
 export const judgeFac = Effect.fn("Judge.fac")(function* (input: JudgeInput, prompt: FacPrompt) {
@@ -110,7 +117,7 @@ export const evaluateFac = (
       entries,
       (entry) =>
         Effect.gen(function* () {
-          const path = facLabelPath(options.store, options.judge, entry.method, entry.group, entry.taskId)
+          const path = facLabelPath(options.store, options.judge, entry.method, entry.group, entry.taskId, runOf(entry))
           const stored = readJsonIf(path, FacLabel)
           if (stored && stored.prompts === options.prompt.source && !options.force) return void kept++
           const { label, evaluation } = yield* judgeFac(entry, options.prompt)
@@ -140,7 +147,7 @@ export const storedFac = (
   entries: ReadonlyArray<JudgeInput>
 ): { rate: number; n: number } | undefined => {
   const labels = entries
-    .map((e) => readJsonIf(facLabelPath(store, judgeSlug, e.method, e.group, e.taskId), FacLabel))
+    .map((e) => readJsonIf(facLabelPath(store, judgeSlug, e.method, e.group, e.taskId, runOf(e)), FacLabel))
     .filter((l) => l !== undefined)
   if (labels.length === 0) return undefined
   return { rate: (100 * labels.filter((l) => l.label === "Solved").length) / labels.length, n: labels.length }

@@ -24,6 +24,8 @@ export const JudgeCost = z.object({
   toolCalls: z.number(),
   /** Of the tool calls, those nothing recorded or simulated (they failed); undefined when the source does not say. */
   missedToolCalls: z.number().optional(),
+  /** Of the tool calls, those a simulator answered (the environment ledger); undefined when the source does not say. */
+  simulatedToolCalls: z.number().optional(),
   wallMs: z.number().optional()
 })
 export type JudgeCost = z.infer<typeof JudgeCost>
@@ -32,6 +34,8 @@ export const JudgeInput = z.object({
   taskId: z.string(),
   group: z.string(),
   method: z.string(),
+  /** The agent run (`bench --runs N`) this answer came from; absent for a run of one (run 0). Judged and labelled apart. */
+  run: z.number().int().min(0).optional(),
   model: z.string(),
   query: z.string(),
   finalAnswer: z.string(),
@@ -72,6 +76,7 @@ export const judgeInputFromRecord = (record: TaskRecord): JudgeInput => {
     taskId: record.taskId,
     group: record.group,
     method: record.method,
+    ...(record.run === undefined ? {} : { run: record.run }),
     model: record.model,
     query: record.query,
     finalAnswer: record.finalAnswer,
@@ -90,6 +95,7 @@ export const costOfRecord = (record: TaskRecord): JudgeCost => ({
   completionTokens: record.totals.completionTokens,
   toolCalls: record.totals.toolCalls + (record.totals.cachedToolCalls ?? 0),
   ...(record.totals.missedToolCalls === undefined ? {} : { missedToolCalls: record.totals.missedToolCalls }),
+  ...(record.totals.simulatedToolCalls === undefined ? {} : { simulatedToolCalls: record.totals.simulatedToolCalls }),
   wallMs: record.totals.wallMs
 })
 

@@ -1,6 +1,7 @@
 // The evaluators' stored results: pass labels and win verdicts per task, one JSON file each.
 import { z } from "zod"
 import { pathInside, safeName } from "../../src/trace/file-names.ts"
+import { runFileName } from "../run-format.ts"
 
 /** ToolEval's AnswerStatus. */
 export const AnswerStatus = z.enum(["Solved", "Unsolved", "Unsure"])
@@ -43,6 +44,8 @@ export const PassLabels = z.object({
   k: z.number().optional(),
   /** The profile of the run whose answers were judged (`--profile`); absent in older files and for `improved`. */
   profile: z.string().optional(),
+  /** The agent run whose answer was judged (`bench --runs N`); absent for run 0. Not the judge runs (`runs`). */
+  agentRun: z.number().int().min(0).optional(),
   runs: z.record(RunKey, PassRun)
 })
 export type PassLabels = z.infer<typeof PassLabels>
@@ -74,6 +77,8 @@ export const WinVerdicts = z.object({
   prompts: z.string().optional(),
   /** The profile of the candidate's run; absent in older files and for `improved`. */
   profile: z.string().optional(),
+  /** The candidate's agent run (`bench --runs N`), set against the reference's run of the same index (else its run 0); absent for run 0. */
+  agentRun: z.number().int().min(0).optional(),
   /** Where the rounds' answer statuses came from: re-judged in each round (`rejudge`) or the pass labels (`pass-labels`); absent in older files (pass labels). */
   statuses: z.enum(["rejudge", "pass-labels", "stabletoolbench"]).optional(),
   k: z.number().optional(),
@@ -89,24 +94,35 @@ export const EvalSource = z.object({ source: z.string() })
 export const slug = (text: string): string =>
   text.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^[-.]+|-+$/g, "") || "default"
 
-// Method, group and task id come from data: they name files only through safeName, inside the store.
-const taskFile = (method: string, group: string, taskId: string) =>
-  [safeName(method), safeName(group), `${safeName(taskId)}.json`] as const
-export const passLabelsPath = (store: string, judge: string, method: string, group: string, taskId: string) =>
-  pathInside(store, "eval", slug(judge), "pass", ...taskFile(method, group, taskId))
+// Method, group and task id come from data: they name files only through safeName, inside the store. Agent run r > 0
+// of a task (`bench --runs N`) has its own file, named as its task record is (`<id>.run<r>.json`).
+const taskFile = (method: string, group: string, taskId: string, agentRun = 0) =>
+  [safeName(method), safeName(group), runFileName(taskId, agentRun)] as const
+export const passLabelsPath = (
+  store: string,
+  judge: string,
+  method: string,
+  group: string,
+  taskId: string,
+  agentRun = 0
+) => pathInside(store, "eval", slug(judge), "pass", ...taskFile(method, group, taskId, agentRun))
 export const referencePassPath = (
   store: string,
   judge: string,
   reference: string,
   method: string,
   group: string,
-  taskId: string
-) => pathInside(store, "eval", slug(judge), "win", slug(reference), "pass", ...taskFile(method, group, taskId))
+  taskId: string,
+  agentRun = 0
+) =>
+  pathInside(store, "eval", slug(judge), "win", slug(reference), "pass", ...taskFile(method, group, taskId, agentRun))
 export const winVerdictsPath = (
   store: string,
   judge: string,
   reference: string,
   method: string,
   group: string,
-  taskId: string
-) => pathInside(store, "eval", slug(judge), "win", slug(reference), "rounds", ...taskFile(method, group, taskId))
+  taskId: string,
+  agentRun = 0
+) =>
+  pathInside(store, "eval", slug(judge), "win", slug(reference), "rounds", ...taskFile(method, group, taskId, agentRun))

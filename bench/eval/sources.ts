@@ -9,7 +9,7 @@ import type { FailureKind } from "../../src/failure.ts"
 import { convertAnswerFile } from "../../src/trace/converters/stabletoolbench-answers.ts"
 import { readFileBounded } from "../../src/trace/guarded-fs.ts"
 import { newerRunFormat, newerRunProblem, readRecord } from "../run-dir.ts"
-import { RunConfig, runConfigPath, type TaskRecord } from "../run-format.ts"
+import { RunConfig, runConfigPath, runOf, type TaskRecord } from "../run-format.ts"
 import { judgeInputFromConverted, readConvertedFile } from "./converted.ts"
 import { costOfRecord, type JudgeInput, judgeInputFromRecord, missCounts } from "./judge-input.ts"
 import { readJsonIf } from "./store.ts"
@@ -25,7 +25,12 @@ export interface Source {
   readonly invalid: ReadonlyArray<string>
   /** Tasks recorded as `error` (the model server failed): not answers, so never judged; `smurfs bench --resume` redoes them. */
   readonly undone?:
-    | ReadonlyArray<{ readonly method: string; readonly group: string; readonly taskId: string }>
+    | ReadonlyArray<{
+        readonly method: string
+        readonly group: string
+        readonly taskId: string
+        readonly run?: number | undefined
+      }>
     | undefined
 }
 
@@ -46,7 +51,8 @@ const dirs = (dir: string) =>
 const byKey = (a: JudgeInput, b: JudgeInput) =>
   a.method.localeCompare(b.method) ||
   a.group.localeCompare(b.group) ||
-  a.taskId.localeCompare(b.taskId, undefined, { numeric: true })
+  a.taskId.localeCompare(b.taskId, undefined, { numeric: true }) ||
+  runOf(a) - runOf(b)
 
 /** Which kind of directory `dir` is, or undefined when it is neither. */
 export const sourceKind = (dir: string): SourceKind | undefined => {
@@ -71,10 +77,15 @@ function* runRecords(dir: string): Generator<{ readonly path: string; readonly r
 const readRun = (dir: string): Source => {
   const entries: Array<JudgeInput> = []
   const invalid: Array<string> = []
-  const undone: Array<{ method: string; group: string; taskId: string }> = []
+  const undone: Array<{ method: string; group: string; taskId: string; run?: number }> = []
   for (const { path, record } of runRecords(dir)) {
     if (record?.finishType === "error")
-      undone.push({ method: record.method, group: record.group, taskId: record.taskId })
+      undone.push({
+        method: record.method,
+        group: record.group,
+        taskId: record.taskId,
+        ...(record.run === undefined ? {} : { run: record.run })
+      })
     else if (record) entries.push(judgeInputFromRecord(record))
     else invalid.push(`${path} is not a complete task record (a crash mid-write, or another format version)`)
   }

@@ -8,6 +8,8 @@ export const QueuedTask = z.object({
   /** The run the task belongs to (a hash of the run directory and its creation time). */
   runId: z.string(),
   method: z.string(),
+  /** The agent run of the task (`bench --runs N`), absent for run 0 of a run of one; its seed is the settings' `seed`. */
+  run: z.number().int().min(0).optional(),
   query: z.object({
     group: z.string(),
     id: z.string(),
@@ -40,10 +42,20 @@ export type TaskCalls = z.infer<typeof TaskCalls>
 export const runIdOf = (runDir: string, createdAt: string): string =>
   createHash("sha256").update(`${runDir}\n${createdAt}`).digest("hex").slice(0, 16)
 
-/** The BullMQ job id of a task: one job per run, method and query, so adding it twice adds it once. */
-export const jobIdOf = (runId: string, method: string, query: Pick<BenchQuery, "group" | "id">): string =>
+/**
+ * The BullMQ job id of a task: one job per run, method, query and agent run, so adding it twice adds it once.
+ * Agent run 0 (and a run of one) keeps the id it always had.
+ */
+export const jobIdOf = (
+  runId: string,
+  method: string,
+  query: Pick<BenchQuery, "group" | "id">,
+  agentRun?: number
+): string =>
   // BullMQ refuses ids with ":"; encoding keeps ids distinct whatever a query id holds
-  [runId, method, query.group, query.id].map((part) => encodeURIComponent(part)).join("/")
+  [runId, method, query.group, query.id, ...(agentRun ? [`run${agentRun}`] : [])]
+    .map((part) => encodeURIComponent(part))
+    .join("/")
 
 /** How a worker marks a failure caused by the model server (retried with backoff, reported as such when it persists). */
 const SERVER_MARK = "[model server] "

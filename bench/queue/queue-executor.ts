@@ -351,17 +351,20 @@ export const makeQueueExecutor = (
           relevant: job.query.relevant.map(([a, b]) => [a, b] as [string, string])
         },
         settingsVersion: BENCH_SETTINGS_VERSION,
-        settings: settings.settings,
+        // an agent run's seed travels as the job's `seed` (a worker of any release samples with it); its index names the job
+        settings: job.seed === undefined ? settings.settings : { ...settings.settings, seed: job.seed },
+        ...(job.run === undefined ? {} : { run: job.run }),
         ...(settings.retrievalOf ? { retrieval: settings.retrievalOf(job) } : {})
       }
       const data: QueuedTask =
         secret === undefined ? unsigned : { ...unsigned, signature: signatureOf(secret, unsigned) }
-      const id = jobIdOf(settings.runId, job.method, job.query)
+      const id = jobIdOf(settings.runId, job.method, job.query, job.run)
       running.set(id, job)
       return client
         .run(id, job.method, data, (message) => ({ kind: "crashed", error: `cannot queue the task: ${message}` }))
         .pipe(Effect.ensuring(Effect.sync(() => running.delete(id))))
     }
-    const settled = (job: TaskJob): Effect.Effect<void> => client.forget(jobIdOf(settings.runId, job.method, job.query))
+    const settled = (job: TaskJob): Effect.Effect<void> =>
+      client.forget(jobIdOf(settings.runId, job.method, job.query, job.run))
     return { execute, settled } satisfies TaskExecutor<QueueUnavailable>
   })

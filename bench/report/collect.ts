@@ -21,7 +21,7 @@ import { loadSource, sourceKind, sourceProfile } from "../eval/sources.ts"
 import { InvalidStoredFile, readJsonChecked, readJsonIf } from "../eval/store.ts"
 import { hasToolEvalResults, readToolEvalResults } from "../eval/tooleval-results.ts"
 import { newerRunFormat, newerRunProblem } from "../run-dir.ts"
-import { RunConfig, runConfigPath } from "../run-format.ts"
+import { RunConfig, runConfigPath, runOf } from "../run-format.ts"
 import { agentRunOf, byTaskAndRun, padRounds, type RowSamples, winRounds } from "./samples.ts"
 
 export interface Row {
@@ -69,6 +69,11 @@ export interface Row {
   readonly missRate?: number | undefined
   /** The calls behind `missRate`: missed and all. */
   readonly missedToolCalls?: number | undefined
+  /** Of all tool calls of the row's tasks, the share a simulator answered (undefined when the records do not say). */
+  readonly simulatedRate?: number | undefined
+  readonly simulatedToolCalls?: number | undefined
+  /** With `compare --allow-env-mismatch`: the row's run was served by another tool environment than the first run's. */
+  readonly environmentMismatch?: ReadonlyArray<string> | undefined
   /** FAC (fac_eval.py's final-answer correctness) of this judge, over the tasks it labelled. */
   readonly fac?: { readonly rate: number; readonly n: number } | undefined
   /** The row's labels and costs task by task and run by run, for the statistics (`compare` leaves them out of --json). */
@@ -96,7 +101,23 @@ const mean = (values: ReadonlyArray<number | undefined>): number | undefined => 
 const misses = (entries: ReadonlyArray<JudgeInput>) => {
   const m = missCounts(entries)
   if (m.tasks === 0) return {}
-  return { missedToolCalls: m.missedToolCalls, missRate: m.toolCalls === 0 ? 0 : m.missedToolCalls / m.toolCalls }
+  return {
+    missedToolCalls: m.missedToolCalls,
+    missRate: m.toolCalls === 0 ? 0 : m.missedToolCalls / m.toolCalls,
+    ...simulatedShare(entries)
+  }
+}
+
+/** The share of tool calls a simulator answered, over the entries whose records say (the environment ledger). */
+const simulatedShare = (entries: ReadonlyArray<JudgeInput>) => {
+  let simulated = 0,
+    calls = 0
+  for (const e of entries) {
+    if (e.cost.simulatedToolCalls === undefined) continue
+    simulated += e.cost.simulatedToolCalls
+    calls += e.cost.toolCalls
+  }
+  return calls === 0 ? {} : { simulatedToolCalls: simulated, simulatedRate: simulated / calls }
 }
 
 const costs = (entries: ReadonlyArray<JudgeInput>) => ({
@@ -140,7 +161,7 @@ const storedPass = (
   profile?: string
 ): Array<StoredPass> =>
   entries.flatMap((e) => {
-    const l = readJsonChecked(passLabelsPath(store, judgeSlug, e.method, e.group, e.taskId), PassLabels)
+    const l = readJsonChecked(passLabelsPath(store, judgeSlug, e.method, e.group, e.taskId, runOf(e)), PassLabels)
     if (!l || Object.keys(l.runs).length === 0 || !ofProfile(l.profile, profile)) return []
     return [{ taskId: e.taskId, run: agentRunOf(e), texts: textsOf(l.prompts), k: l.k, runs: l.runs }]
   })

@@ -176,10 +176,10 @@ const chart = (
 
 /** The rows whose pass rates count calls nothing recorded or simulated as failures, named in the chart's caption. */
 const missCaption = (rows: ReadonlyArray<Row>): string => {
-  const missed = rows.filter((r) => missNote(r) !== "")
-  return missed.length === 0
+  const noted = rows.filter((r) => missNote(r) !== "")
+  return noted.length === 0
     ? ""
-    : ` Tool calls with no recorded response and no simulator failed in: ${missed.map((r) => `${r.source} · ${r.method} · ${r.group}${missNote(r)}`).join("; ")}.`
+    : ` Tool calls with no recorded response and no simulator failed (missed), or a simulator answered them, in: ${noted.map((r) => `${r.source} · ${r.method} · ${r.group}${missNote(r)}`).join("; ")}.`
 }
 
 /** The runs' table: one row per source, method, group and judge; text cells wrap, numbers keep to one line. */

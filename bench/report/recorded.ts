@@ -6,6 +6,7 @@ import { fromSafeName, safeName } from "../../src/trace/file-names.ts"
 import { readFileBounded } from "../../src/trace/guarded-fs.ts"
 import type { RunEvent, Totals } from "../../src/trace/record.ts"
 import { InvalidStoredFile } from "../eval/store.ts"
+import { runFileName } from "../run-format.ts"
 import { type TaskLabel, taskLabels } from "./results.ts"
 
 /** A trajectory file or run directory that cannot be shown as asked; the message says what to give instead. Exit code 3. */
@@ -52,10 +53,28 @@ export const readRecorded = (file: string, label: string): Recorded => {
   }
 }
 
+/** The agent runs of a task whose record files a method's group folder holds (`<id>.json`, `<id>.run<r>.json`), in order. */
+const agentRunsIn = (folder: string, taskId: string): Array<number> => {
+  const base = safeName(taskId)
+  return readdirSync(folder)
+    .flatMap((f) => {
+      if (f === `${base}.json`) return [0]
+      const m = f.startsWith(`${base}.run`) ? /^\.run([1-9][0-9]*)\.json$/.exec(f.slice(base.length)) : null
+      return m ? [Number(m[1])] : []
+    })
+    .sort((a, b) => a - b)
+}
+
 /** The judges' labels of a task in a run directory; a label file that does not validate is refused by name. */
-const labelsOf = (dir: string, method: string, group: string, taskId: string): ReadonlyArray<TaskLabel> => {
+const labelsOf = (
+  dir: string,
+  method: string,
+  group: string,
+  taskId: string,
+  agentRun = 0
+): ReadonlyArray<TaskLabel> => {
   try {
-    return taskLabels(dir, method, group, taskId)
+    return taskLabels(dir, method, group, taskId, agentRun)
   } catch (e) {
     if (e instanceof InvalidStoredFile)
       throw new RecordedInputError(`${e.message}. Fix or remove that file (\`smurfs eval\` judges its task again).`)
@@ -90,10 +109,14 @@ export const findInRun = (
   const rank = (m: string) => (methods === undefined ? 0 : methods.findIndex((w) => named(m, w)))
   for (const m of methodDirs.sort((a, b) => rank(a) - rank(b) || a.localeCompare(b)))
     for (const g of readdirSync(join(tasks, m)).filter((g) => named(g, group) && isDir(join(tasks, m, g)))) {
-      const file = join(tasks, m, g, `${safeName(taskId)}.json`)
-      if (!existsSync(file)) continue
-      const recorded = readRecorded(file, `${shown(m)} ${shown(g)}/${taskId}`)
-      found.push({ ...recorded, method: shown(m), labels: labelsOf(dir, shown(m), shown(g), taskId) })
+      // agent run 0 (`<id>.json`), then runs 1.. of `bench --runs N` (`<id>.run<r>.json`), each labelled with its run
+      const agentRuns = agentRunsIn(join(tasks, m, g), taskId)
+      for (const agentRun of agentRuns) {
+        const file = join(tasks, m, g, runFileName(taskId, agentRun))
+        const label = `${shown(m)} ${shown(g)}/${taskId}${agentRuns.length > 1 || agentRun > 0 ? ` run ${agentRun}` : ""}`
+        const recorded = readRecorded(file, label)
+        found.push({ ...recorded, method: shown(m), labels: labelsOf(dir, shown(m), shown(g), taskId, agentRun) })
+      }
     }
   if (found.length === 0)
     throw new RecordedInputError(

@@ -4,6 +4,7 @@ import type { JudgeInput } from "../eval/judge-input.ts"
 import { AnswerStatus, PassLabels, passLabelsPath, slug } from "../eval/labels.ts"
 import { loadSource, sourceProfile } from "../eval/sources.ts"
 import { readJsonChecked } from "../eval/store.ts"
+import { runOf } from "../run-format.ts"
 import { CompareInputError, judgesOf, ofProfile, refusingInvalid, resolveInput } from "./collect.ts"
 
 /** One judge run's label of a task. */
@@ -22,6 +23,8 @@ export const TaskResult = z.object({
   method: z.string(),
   group: z.string(),
   taskId: z.string(),
+  /** The agent run (`bench --runs N`: 0..N-1); absent in a run of one. */
+  run: z.number().int().min(0).optional(),
   /** `answered` (an answer or a give-up: what a judge labels) or `error` (the model server failed; `smurfs bench --resume` redoes it). */
   status: z.enum(["answered", "error"]),
   finished: z.boolean(),
@@ -61,28 +64,35 @@ const labelsOf = (
   method: string,
   group: string,
   taskId: string,
-  profile?: string
+  profile?: string,
+  agentRun = 0
 ): Array<TaskLabel> =>
   judges.flatMap((judge) => {
-    const stored = readJsonChecked(passLabelsPath(store, judge, method, group, taskId), PassLabels)
+    const stored = readJsonChecked(passLabelsPath(store, judge, method, group, taskId, agentRun), PassLabels)
     const runs = stored && ofProfile(stored.profile, profile) ? stored.runs : {}
     return Object.entries(runs)
       .map(([run, r]) => ({ judge, run: Number(run), label: r.label, reason: r.reason }))
       .sort((a, b) => a.run - b.run)
   })
 
-/** Every judge's labels of one task of a run (or of a label folder written by `smurfs eval --out`). */
-export const taskLabels = (store: string, method: string, group: string, taskId: string): Array<TaskLabel> =>
-  labelsOf(store, judgesOf(store), method, group, taskId)
+/** Every judge's labels of one task (of one agent run) of a run (or of a label folder written by `smurfs eval --out`). */
+export const taskLabels = (
+  store: string,
+  method: string,
+  group: string,
+  taskId: string,
+  agentRun = 0
+): Array<TaskLabel> => labelsOf(store, judgesOf(store), method, group, taskId, undefined, agentRun)
 
 const resultOf = (store: string, judges: ReadonlyArray<string>, e: JudgeInput, profile: string): TaskResult => ({
   method: e.method,
   group: e.group,
   taskId: e.taskId,
+  ...(e.run === undefined ? {} : { run: e.run }),
   status: "answered",
   finished: e.finished,
   query: e.query,
-  labels: labelsOf(store, judges, e.method, e.group, e.taskId, profile),
+  labels: labelsOf(store, judges, e.method, e.group, e.taskId, profile, runOf(e)),
   modelCalls: e.cost.modelCalls,
   toolCalls: e.cost.toolCalls,
   tokens: sum(e.cost.promptTokens, e.cost.completionTokens),
@@ -126,7 +136,8 @@ export const collectResults = (input: string, filter: ResultsFilter = {}): Array
   const order = (a: TaskResult, b: TaskResult) =>
     a.method.localeCompare(b.method) ||
     a.group.localeCompare(b.group) ||
-    a.taskId.localeCompare(b.taskId, undefined, { numeric: true })
+    a.taskId.localeCompare(b.taskId, undefined, { numeric: true }) ||
+    runOf(a) - runOf(b)
   const sorted = results.sort(order)
   return filter.labels && filter.labels.length > 0 ? sorted.filter((t) => hasLabel(t, filter.labels!)) : sorted
 }

@@ -21,9 +21,21 @@ export const COLUMNS = [
 
 const num = (v: number | undefined, digits = 1) => (v === undefined ? "-" : v.toFixed(digits))
 
-/** The share of tool calls that missed (nothing recorded or simulated), beside a pass rate; empty when none or unknown. */
-export const missNote = (row: Row): string =>
-  row.missRate === undefined || row.missedToolCalls === 0 ? "" : ` (${(100 * row.missRate).toFixed(1)}% calls missed)`
+/**
+ * The shares of tool calls that missed (nothing recorded or simulated) and that a simulator answered, beside a pass
+ * rate; empty when none or unknown.
+ */
+export const missNote = (row: Row): string => {
+  const notes = [
+    ...(row.missRate === undefined || row.missedToolCalls === 0
+      ? []
+      : [`${(100 * row.missRate).toFixed(1)}% calls missed`]),
+    ...(row.simulatedRate === undefined || row.simulatedToolCalls === 0
+      ? []
+      : [`${(100 * row.simulatedRate).toFixed(1)}% simulated`])
+  ]
+  return notes.length === 0 ? "" : ` (${notes.join(", ")})`
+}
 
 /** The cells of one row, in COLUMNS order. */
 export const cells = (row: Row): Array<string> => [

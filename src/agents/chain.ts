@@ -18,7 +18,7 @@ import { loadTemplate, renderTemplate } from "../text/prompt-template.ts"
 import { guardToolCall, OBSERVATION_MAX_CHARS, truncateObservation } from "../tools/call.ts"
 import { pythonJsonDumps } from "../tools/environments/canonical.ts"
 import { resolveTool, toolSpecs } from "../tools/library.ts"
-import { parseToolArgs } from "../tools/tool.ts"
+import { ledgerFields, parseToolArgs } from "../tools/tool.ts"
 import { emit } from "../trace/events.ts"
 import { capText, SIZE_CAPS } from "../trace/size-caps.ts"
 import { recording, type Trajectory, totalsOf } from "../trace/trajectory.ts"
@@ -554,7 +554,8 @@ const actOne = (
       durationMs: Date.now() - started,
       truncated: raw.length > chain.observationLimit || result.truncated === true,
       ...(result.cached ? { cached: true } : {}),
-      ...(result.missed ? { missed: true } : {})
+      ...(result.missed ? { missed: true } : {}),
+      ...ledgerFields(result)
     })
     return outcome
   })

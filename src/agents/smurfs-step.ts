@@ -7,7 +7,7 @@ import { renderStep } from "../memory/render.ts"
 import type { Step } from "../memory/step.ts"
 import { guardToolCall } from "../tools/call.ts"
 import { pythonJsonDumps } from "../tools/environments/canonical.ts"
-import type { Tool, ToolResult } from "../tools/tool.ts"
+import { ledgerFields, type Tool, type ToolResult } from "../tools/tool.ts"
 import { emit, type ToolCallData } from "../trace/events.ts"
 import { spanFn } from "../trace/span-fn.ts"
 import { answerStep } from "./answerer.ts"
@@ -70,7 +70,8 @@ export const callTool = (
       durationMs: Date.now() - started,
       truncated: result.truncated === true || content !== result.content,
       ...(result.cached ? { cached: true } : {}),
-      ...(result.missed ? { missed: true } : {})
+      ...(result.missed ? { missed: true } : {}),
+      ...ledgerFields(result)
     }
     yield* emit("tool_call", { ...data })
     yield* Effect.annotateCurrentSpan({ ok: result.ok, durationMs: data.durationMs })

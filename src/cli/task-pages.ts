@@ -22,16 +22,16 @@ const pagePath = (input: number, group: string, taskId: string) => [
   `${safeName(taskId)}.html`
 ]
 
-/** The record of an answered task, when the source is a run directory. */
+/** The record of an answered task, when the source is a run directory; each agent run (`bench --runs N`) its own. */
 const recordOf = (dir: string, t: TaskResult) =>
-  t.status === "answered" ? readRecord(taskRecordPath(dir, t.method, t.group, t.taskId)) : undefined
+  t.status === "answered" ? readRecord(taskRecordPath(dir, t.method, t.group, t.taskId, t.run ?? 0)) : undefined
 
 const viewOf = (
   record: NonNullable<ReturnType<typeof recordOf>>,
   t: TaskResult,
   verdicts: TrajectoryView["verdicts"]
 ): TrajectoryView => ({
-  label: `${t.method} ${t.group}/${t.taskId}`,
+  label: `${t.method} ${t.group}/${t.taskId}${t.run === undefined ? "" : ` run ${t.run}`}`,
   method: t.method,
   query: record.query,
   events: record.events,

@@ -140,20 +140,27 @@ export const openStore = <V extends {}>(
 export const isDeterministic = (options: GenerateOptions | undefined): boolean => (options?.temperature ?? 0) === 0
 
 /** The cache key of a request to a model: everything that can change the reply, nothing that cannot (the timeout). */
-export const requestKey = (model: string, request: GenerateRequest): string =>
-  hashOf({
-    model,
-    role: request.role,
-    // a message's values say what its text was rendered from: the text is what the model sees
-    messages: request.messages.map(({ values: _values, ...message }) => message),
-    format: request.format,
-    tools: request.tools,
-    options: {
-      temperature: request.options?.temperature ?? 0,
-      seed: request.options?.seed,
-      maxTokens: request.options?.maxTokens
-    }
-  })
+export const requestKey = (model: string, request: GenerateRequest): string => hashOf(requestIdentity(model, request))
+
+/**
+ * A request's hash without the model (the record's `model_call.request`): the same request of the same agent
+ * gives the same hash, which a verified replay answers by.
+ */
+export const requestHash = (request: GenerateRequest): string => hashOf(requestIdentity(undefined, request))
+
+const requestIdentity = (model: string | undefined, request: GenerateRequest) => ({
+  model,
+  role: request.role,
+  // a message's values say what its text was rendered from: the text is what the model sees
+  messages: request.messages.map(({ values: _values, ...message }) => message),
+  format: request.format,
+  tools: request.tools,
+  options: {
+    temperature: request.options?.temperature ?? 0,
+    seed: request.options?.seed,
+    maxTokens: request.options?.maxTokens
+  }
+})
 
 export interface ModelCache {
   readonly store: KeyedStore<GenerateResponse>

@@ -8,9 +8,16 @@ import { emit } from "../trace/events.ts"
 import { redactText, redactValue, secretValues } from "../trace/redact.ts"
 import { capText, SIZE_CAPS } from "../trace/size-caps.ts"
 import { spanFn } from "../trace/span-fn.ts"
+import { requestHash } from "./cache.ts"
 import { MalformedOutput, type ProviderError } from "./errors.ts"
 import { grammarSafe } from "./grammar-safe.ts"
-import { type GenerateRequest, type GenerateResponse, LanguageModel, type Message } from "./language-model.ts"
+import {
+  type GenerateRequest,
+  type GenerateResponse,
+  LanguageModel,
+  type Message,
+  type ToolCallRequest
+} from "./language-model.ts"
 import { NestingTooDeep, parseJsonBounded, textNestsDeeper } from "./nesting.ts"
 import { outputLimitOf } from "./output-limits.ts"
 import { splitThinking } from "./thinking.ts"
@@ -243,6 +250,14 @@ const withoutSecrets = (r: GenerateResponse): GenerateResponse => {
     : { ...r, text, ...(thinking === undefined ? {} : { thinking }), ...(toolCalls ? { toolCalls } : {}) }
 }
 
+/** A native tool call as a record keeps it (no undefined fields). */
+const plainToolCall = (call: ToolCallRequest) => ({
+  ...(call.id === undefined ? {} : { id: call.id }),
+  name: call.name,
+  arguments: call.arguments,
+  ...(call.argumentsError === undefined ? {} : { argumentsError: call.argumentsError })
+})
+
 /** One traced call to the model, with an output limit (its own, else its role's). */
 export const callModel = (
   generate: (request: GenerateRequest) => Effect.Effect<GenerateResponse, ProviderError>,
@@ -266,7 +281,10 @@ export const callModel = (
         cached: r.cached ?? false,
         messages: request.messages.map((m) => ({ role: m.role, content: m.content })),
         reply: r.text,
-        ...(r.thinking ? { thinking: r.thinking } : {})
+        ...(r.thinking ? { thinking: r.thinking } : {}),
+        // what a verified replay (`bench --replay-from`) answers this request with: its native calls, keyed by the request
+        ...(r.toolCalls && r.toolCalls.length > 0 ? { toolCalls: r.toolCalls.map(plainToolCall) } : {}),
+        request: requestHash(request)
       })
     ),
     // OpenTelemetry's gen_ai names, so a trace viewer sums the tokens without knowing smurfs
@@ -287,7 +305,8 @@ export const callModel = (
         durationMs: 0,
         attempt,
         ok: false,
-        error: e.message
+        error: e.message,
+        request: requestHash(request)
       })
     ),
     // the span's place in the code is always this line: capturing a stack trace for it on every call is waste

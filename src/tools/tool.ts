@@ -19,6 +19,33 @@ export interface ToolResult {
    * StableToolBench's server would have asked its simulator. Runs count these next to their pass rates.
    */
   readonly missed?: boolean | undefined
+  /** How a tool environment served the call (the environment ledger); absent for a tool that is not served by one. */
+  readonly served?: ToolServed | undefined
+}
+
+/**
+ * The environment ledger's entry of a call: `replayed` from a recording (an `exact` or a `lenient` match of the
+ * arguments), `simulated` by a simulator model (`simulator` names it; absent when the response was simulated by an
+ * earlier run and stored), `missed` (nothing recorded it and nothing simulated it) or `failed` (the simulator could
+ * not produce a response).
+ */
+export interface ToolServed {
+  readonly by: "replayed" | "simulated" | "missed" | "failed"
+  readonly match?: "exact" | "lenient" | undefined
+  readonly simulator?: string | undefined
+}
+
+/** A tool_call event's ledger fields for a result (ToolCallData `served`, `match`, `simulator`); none for a direct tool. */
+export const ledgerFields = (
+  result: Pick<ToolResult, "served" | "missed">
+): { served?: ToolServed["by"]; match?: "exact" | "lenient"; simulator?: string } => {
+  const served = result.served ?? (result.missed ? { by: "missed" as const } : undefined)
+  if (served === undefined) return {}
+  return {
+    served: served.by,
+    ...(served.match === undefined ? {} : { match: served.match }),
+    ...(served.simulator === undefined ? {} : { simulator: served.simulator })
+  }
 }
 
 export interface Tool {

@@ -57,7 +57,20 @@ export const ModelCallData = z.object({
   messages: z.array(z.object({ role: z.string(), content: z.string() })).optional(),
   reply: z.string().optional(),
   /** A reasoning model's thinking, traced, never passed on. */
-  thinking: z.string().optional()
+  thinking: z.string().optional(),
+  /** The reply's native tool calls, so that `bench --replay-from` can answer the request again as the model did. */
+  toolCalls: z
+    .array(
+      z.object({
+        id: z.string().optional(),
+        name: z.string(),
+        arguments: z.record(z.string(), z.unknown()),
+        argumentsError: z.string().optional()
+      })
+    )
+    .optional(),
+  /** sha256 of the request (its messages, format, tools and sampling; `requestHash`), which a replay answers by. */
+  request: z.string().optional()
 })
 export type ModelCallData = z.infer<typeof ModelCallData>
 
@@ -73,7 +86,16 @@ export const ToolCallData = z.object({
   /** Served by a cache, not by the tool. */
   cached: z.boolean().optional(),
   /** No recording or simulator answered it (ToolResult.missed). */
-  missed: z.boolean().optional()
+  missed: z.boolean().optional(),
+  /**
+   * The environment ledger: how a tool environment served the call (`replayed`, `simulated`, `missed`, `failed`);
+   * absent for a tool no environment serves (a module, MCP) and in older records.
+   */
+  served: z.enum(["replayed", "simulated", "missed", "failed"]).optional(),
+  /** A replayed (or stored simulated) response: whether the arguments matched the recording exactly or leniently. */
+  match: z.enum(["exact", "lenient"]).optional(),
+  /** A response simulated in this run: the simulator model and its texts (`<spec> · <texts>`). */
+  simulator: z.string().optional()
 })
 export type ToolCallData = z.infer<typeof ToolCallData>
 
@@ -222,7 +244,9 @@ export const Totals = z.object({
   /** Tool calls no recording or simulator answered (the offline environment answered them, as a failure or a template). */
   missedToolCalls: z.number().optional(),
   /** Model calls sent again after the server pushed back (429, 503): each one a `model_call` event with `retried`. */
-  serverRetries: z.number().optional()
+  serverRetries: z.number().optional(),
+  /** Tool calls a simulator answered (in this run, or stored by an earlier one); absent in older records. */
+  simulatedToolCalls: z.number().optional()
 })
 export type Totals = z.infer<typeof Totals>
 
@@ -266,6 +290,13 @@ export const TaskRecord = z.object({
   totals: Totals,
   events: z.array(RunEvent),
   startedAt: z.string(),
-  finishedAt: z.string()
+  finishedAt: z.string(),
+  /** Which agent run of the task this is (`bench --runs N`: 0..N-1); absent in a run of one, read as 0 (`runOf`). */
+  run: z.number().int().min(0).optional(),
+  /** The sampling seed this agent run's requests carried, when the run has several (`--runs` / `--seeds`). */
+  seed: z.number().int().min(0).optional()
 })
 export type TaskRecord = z.infer<typeof TaskRecord>
+
+/** The agent run of a record (or judge input): its `run`, 0 when absent (runs of one, older directories). */
+export const runOf = (record: { readonly run?: number | undefined }): number => record.run ?? 0

@@ -17,7 +17,8 @@ export const totalsOf = (events: ReadonlyArray<RunEvent>, wallMs: number): Total
     cachedModelCalls = 0,
     cachedToolCalls = 0,
     missedToolCalls = 0,
-    serverRetries = 0
+    serverRetries = 0,
+    simulatedToolCalls = 0
   const guardrails: Record<string, number> = {}
   const guardrailsRecovered: Record<string, number> = {}
   for (const e of events) {
@@ -38,6 +39,7 @@ export const totalsOf = (events: ReadonlyArray<RunEvent>, wallMs: number): Total
         if (dataOf(e, "tool_call").cached) cachedToolCalls++
         else toolCalls++
         if (dataOf(e, "tool_call").missed) missedToolCalls++
+        if (dataOf(e, "tool_call").served === "simulated") simulatedToolCalls++
         break
       case "backtrack":
         backtracks++
@@ -63,7 +65,8 @@ export const totalsOf = (events: ReadonlyArray<RunEvent>, wallMs: number): Total
     cachedModelCalls,
     cachedToolCalls,
     missedToolCalls,
-    ...(serverRetries > 0 ? { serverRetries } : {})
+    ...(serverRetries > 0 ? { serverRetries } : {}),
+    simulatedToolCalls
   }
 }
 

@@ -218,7 +218,8 @@ describe("symbolic links inside a run directory (point 1)", () => {
     // the call is answered; only its copy for the next run is not stored (through the link)
     expect(await Effect.runPromise(env.serve({ doc, stdTool: "search", stdApi: "find", args: {} }))).toEqual({
       ok: true,
-      content: '{"name":"found"}'
+      content: '{"name":"found"}',
+      served: { by: "simulated", simulator: "scripted:scripted · smurfs" }
     })
     expect(tree(outside)).toEqual([])
   })

@@ -53,8 +53,9 @@ options:
   --queue <redis://...>     hand the tasks to \`smurfs worker\` processes through a BullMQ queue on Redis
                             instead of running them here; records still land in --out
   --out <dir>               the run directory (required)
-  --resume                  continue the run in --out, skipping finished tasks; refused when the settings differ
-                            (model, data, methods, groups, environments, toolset, limits, method options)
+  --resume                  continue the run in --out, skipping finished tasks (and runs); refused when the settings
+                            differ (model, data, methods, groups, environments, toolset, limits, method options);
+                            a larger --runs adds the missing runs
   --force                   with --resume: continue even when the settings differ (run.json records the difference)
   --tool-calling <m>        auto, native or json: how react/dfsdt and smurfs' fused executor act (default auto:
                             native when the model calls tools); json keeps fused requests in one cached prefix
@@ -75,6 +76,14 @@ options:
   --smurfs-src <dir>        a checkout of the Smurfs authors' code (default ${SMURFS_SRC_ENV}), for --profile reference
   --temperature <t>         sampling temperature (default ${MODEL_DEFAULTS.temperature}; reference: 0.95 smurfs, 1.0 react/dfsdt)
   --seed <n>                sampling seed (default ${MODEL_DEFAULTS.seed})
+  --runs <n>                solve each task n times per method, run r with seed --seed + r, each its own record
+                            (tasks/<method>/<group>/<id>.run<r>.json after run 0); at temperature 0 the runs are
+                            identical unless the server samples anyway (default 1)
+  --seeds <a,b,...>         the agent runs' seeds, one run each (instead of --runs)
+  --replay-from <run>       re-run a finished run into --out with no model at all: each task answered from its
+                            recorded model replies, its tools from the run's recorded (and simulated) responses;
+                            every trajectory is checked against its record and each task that diverges is named
+                            with its first differing event (also in <out>/replay.json); exit 1 when any diverges
   --num-ctx <n>             the model's context window in tokens (default ${MODEL_DEFAULTS.numCtx})
   --nudge <on|off>, --validate-args <on|off>, --parallel-calls <on|off>
                             react/dfsdt, over the profile's: remind after a reply without a call (improved on);

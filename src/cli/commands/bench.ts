@@ -3,9 +3,10 @@ import { existsSync, statSync } from "node:fs"
 import { resolve } from "node:path"
 import type { ParseArgsOptionDescriptor } from "node:util"
 import * as Effect from "effect/Effect"
-import { checkBenchSettings, runBenchSettings } from "../../../bench/app.ts"
+import { checkBenchSettings, identicalRunsNote, runBenchSettings } from "../../../bench/app.ts"
 import { boundHeapGrowth } from "../../../bench/heap-growth.ts"
 import { makeProgress } from "../../../bench/progress.ts"
+import { type ReplayReport, runReplay } from "../../../bench/replay.ts"
 import { ModelServerDown } from "../../../bench/runner.ts"
 import {
   type BenchSettings,
@@ -19,6 +20,7 @@ import { REACT_DEFAULTS } from "../../agents/react.ts"
 import { EXECUTORS, smurfsDefaults } from "../../agents/smurfs-options.ts"
 import { smurfsSrcDirOf } from "../../agents/smurfs-source.ts"
 import { defaultModelSpec } from "../../llm/spec.ts"
+import { plural } from "../../plural.ts"
 import { stbDirOf } from "../../text/stabletoolbench-files.ts"
 import { SIMULATOR_STYLES } from "../../tools/environments/simulator-prompts.ts"
 import { parseToolset, toolsetLabel } from "../../tools/retrieval/toolset.ts"
@@ -68,6 +70,7 @@ const profile: Reader = (name, value) => choiceOption(name, value as string, PRO
 const smurfsSrc: Reader = (_name, value) => smurfsSrcDirOf(value as string, {})
 const temperature: Reader = (name, value) => numberOption(name, value as string, 0, 2)
 const seed: Reader = (name, value) => intOption(name, value as string, 0)
+const seeds: Reader = (name, value) => splitList(value as ReadonlyArray<string>).map((v) => intOption(name, v, 0))
 /** An on|off flag; undefined when not given (the profile decides). */
 const onOff = (name: string, text: string | undefined): boolean | undefined =>
   text === undefined ? undefined : choiceOption(name, text, ["on", "off"], "on") === "on"
@@ -120,6 +123,11 @@ const OPTIONS = {
   "smurfs-src": { type: "string", setting: ["smurfsSrc", smurfsSrc] },
   temperature: { type: "string", setting: ["temperature", temperature] },
   seed: { type: "string", setting: ["seed", seed] },
+  // repeated agent runs (issue 31 §1): one record per run, each with its seed
+  runs: { type: "string", setting: ["runs", int] },
+  seeds: { type: "string", multiple: true, setting: ["seeds", seeds] },
+  // verified replay (issue 31 §6)
+  "replay-from": { type: "string", setting: ["replayFrom", path] },
   "num-ctx": { type: "string", setting: ["numCtx", int] },
   // read together into chainOverrides
   nudge: { type: "string" },
@@ -174,7 +182,36 @@ export const run = (argv: string[]): Promise<number> =>
     return bench(settings, json, argv)
   })
 
+/** The lines a verified replay ends with: what was checked, and each divergence with where it starts. */
+export const replayLines = (report: ReplayReport): Array<string> => [
+  `smurfs bench: replayed ${report.source} with ${plural(report.modelCalls, "model call")}: ` +
+    `${report.identical} of ${plural(report.checked, "trajectory", "trajectories")} identical, ` +
+    `${plural(report.divergences.length, "divergence")}` +
+    (report.skipped > 0 ? ` (${report.skipped} not replayed: no finished record)` : ""),
+  ...report.divergences.map(
+    (d) =>
+      `  ${d.method} ${d.group}/${d.taskId}${d.run === undefined ? "" : ` run ${d.run}`}: ` +
+      `${d.event === undefined ? "" : `event ${d.event}: `}${d.where}`
+  )
+]
+
+/** `bench --replay-from`: the run again from its records, no model; exit 0 when every trajectory came out identical. */
+const replayBench = (args: BenchSettings, json: boolean): Promise<number> => {
+  const progress = makeProgress()
+  return runProgram(
+    runReplay(args, progress).pipe(
+      Effect.map(({ report }) => {
+        if (json) console.log(JSON.stringify(report, null, 2))
+        for (const line of replayLines(report)) console.error(line)
+        return report.divergences.length === 0 ? ExitCode.Ok : ExitCode.Failure
+      })
+    ),
+    { command: "bench" }
+  )
+}
+
 const bench = (args: BenchSettings, json: boolean, argv: ReadonlyArray<string>): Promise<number> => {
+  if (args.replayFrom !== undefined) return replayBench(args, json)
   try {
     checkBenchSettings(args)
   } catch (e) {
@@ -186,6 +223,8 @@ const bench = (args: BenchSettings, json: boolean, argv: ReadonlyArray<string>):
       `smurfs bench: no simulator: a tool call nothing recorded fails (environments ${args.envs.join(",")}), where StableToolBench's server would ask its simulator model. ` +
         `Such calls are counted as misses per task and in run.json; pass rates are shown with their miss rate. Give --simulator <model spec> (or ${SIMULATOR_ENV}) to answer them as StableToolBench does.`
     )
+  const identical = identicalRunsNote(args)
+  if (identical) console.error(`smurfs bench: ${identical}`)
   // hundreds of tasks at once for hours: a full collection before the heap grows far past what is alive
   boundHeapGrowth()
   const resumeHint = `Rerun with --resume to continue: smurfs bench ${argv.filter((a) => a !== "--resume").join(" ")} --resume`

@@ -3,6 +3,7 @@ import type { ParseArgsOptionsConfig } from "node:util"
 import { slug } from "../../../bench/eval/labels.ts"
 import { collectRows, type Row } from "../../../bench/report/collect.ts"
 import { compareStatistics } from "../../../bench/report/comparison.ts"
+import { environmentMismatches, markMismatchedRows, mismatchMessage } from "../../../bench/report/environments.ts"
 import { parseGpuModel } from "../../../bench/report/gpu-model.ts"
 import { renderHtml } from "../../../bench/report/html.ts"
 import { missingWork } from "../../../bench/report/missing.ts"
@@ -45,6 +46,10 @@ options:
                     <file name>-tasks/ holds each task's own page (as \`smurfs show --html\` writes),
                     which the task ids link to. \`smurfs view <dir>...\` serves the same on 127.0.0.1
   --judge <spec>    show only this judge's labels (default: every judge found)
+  --allow-env-mismatch
+                    set runs side by side whose tool calls were served by different environments
+                    (another chain, recorded responses, cache, simulator or replay leniency), which
+                    compare otherwise refuses; their rows are marked "(env≠)"
   --json            print the rows, the missing work and the statistics as JSON instead of the table
   --seed <n>        the bootstrap's seed: the same labels and seed give the same numbers
                     (default ${DEFAULT_SEED})
@@ -55,13 +60,17 @@ options:
                     modelled, so this is an upper bound for a server that caches prompt prefixes
   -h, --help        show this help
 
-exit codes: 0 shown, 2 bad usage, 3 bad input (a directory that is not a run, no tasks, an --html file
-that cannot be written)`
+Each pass rate shows the share of its tool calls that missed (nothing recorded or simulated) and that a
+simulator answered, from the runs' environment ledger.
+
+exit codes: 0 shown, 2 bad usage, 3 bad input (a directory that is not a run, no tasks, runs of different
+tool environments without --allow-env-mismatch, an --html file that cannot be written)`
 
 /** The options of `smurfs compare`, in node:util parseArgs' shape. */
 const OPTIONS = {
   html: { type: "string" },
   judge: { type: "string" },
+  "allow-env-mismatch": { type: "boolean" },
   json: { type: "boolean" },
   seed: { type: "string" },
   resamples: { type: "string" },
@@ -75,6 +84,15 @@ export const run = (argv: Array<string>): Promise<number> => runCommand(COMMAND,
 /** A row as --json prints it: its task-by-task samples are what the statistics were computed from, not output. */
 const withoutSamples = ({ samples: _, ...row }: Row) => row
 
+/** The rows, when the runs' environments agree or a mismatch is allowed (its rows marked); undefined after refusing. */
+const checkEnvironments = (rows: Array<Row>, inputs: ReadonlyArray<string>, allow: boolean | undefined) => {
+  const mismatches = environmentMismatches(inputs)
+  if (mismatches.length === 0) return rows
+  if (allow) return markMismatchedRows(rows, mismatches)
+  console.error(`smurfs compare: ${mismatchMessage(mismatches)}`)
+  return undefined
+}
+
 const compare = async (parsed: ParsedCommand<typeof OPTIONS>): Promise<number> => {
   if (parsed.positionals.length === 0)
     throw new UsageError("give at least one run directory or ToolEval results folder")
@@ -87,7 +105,8 @@ const compare = async (parsed: ParsedCommand<typeof OPTIONS>): Promise<number> =
   if (typeof gpu === "string") throw new UsageError(`--gpu-model: ${gpu}`)
   let rows
   try {
-    rows = collectRows(parsed.positionals)
+    rows = checkEnvironments(collectRows(parsed.positionals), parsed.positionals, parsed.values["allow-env-mismatch"])
+    if (rows === undefined) return ExitCode.BadInput
   } catch (e) {
     // a directory that cannot be read as asked is bad input (CompareInputError says so); anything else is a bug
     return reportFailure(e, { command: "compare" })

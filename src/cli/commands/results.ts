@@ -19,11 +19,12 @@ import { runProgram } from "../run-program.ts"
 
 const HELP = `usage: smurfs results <run dir> [--method m] [--group g] [--label l] [--judge spec] [--json]
 
-List every task of a run, one per row: method, group, task id, the label of each judge run
-(S Solved, U Unsolved, ? Unsure; "-" not judged yet, "error" the model server failed it), calls
-(model/tool), tokens (prompt + completion), wall seconds, tool calls nothing recorded or simulated
-(misses), and the judge's reason (of the first run that did not say Solved). The run directory is
-one made by \`smurfs bench\` and judged with \`smurfs eval\` (or the --out folder of \`smurfs eval\`).
+List every task of a run, one per row: method, group, task id (and the agent run, with
+\`smurfs bench --runs N\`: one row per run), the label of each judge run (S Solved, U Unsolved,
+? Unsure; "-" not judged yet, "error" the model server failed it), calls (model/tool), tokens
+(prompt + completion), wall seconds, tool calls nothing recorded or simulated (misses), and the
+judge's reason (of the first run that did not say Solved). The run directory is one made by
+\`smurfs bench\` and judged with \`smurfs eval\` (or the --out folder of \`smurfs eval\`).
 \`smurfs show <run dir> <task id>\` prints a task's trajectory.
 
 options:
@@ -57,13 +58,26 @@ const oneLine = (text: string, max: number) => {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat
 }
 
-/** The tasks as an aligned table, one row each; every value from data goes through visibleText. */
+/** The tasks as an aligned table, one row each (one per agent run, with a `run` column, when a run has several); every value from data goes through visibleText. */
 export const renderResults = (tasks: ReadonlyArray<TaskResult>): string => {
-  const header = ["method", "group", "id", "labels", "calls", "tokens", "wall s", "misses", "reason"]
+  const runs = tasks.some((t) => t.run !== undefined)
+  const header = [
+    "method",
+    "group",
+    "id",
+    ...(runs ? ["run"] : []),
+    "labels",
+    "calls",
+    "tokens",
+    "wall s",
+    "misses",
+    "reason"
+  ]
   const rows = tasks.map((t) => [
     visibleText(t.method),
     visibleText(t.group),
     visibleText(t.taskId),
+    ...(runs ? [String(t.run ?? 0)] : []),
     visibleText(labelSummary(t)),
     t.status === "error" ? "-" : `${t.modelCalls ?? "-"}/${t.toolCalls ?? "-"}`,
     t.tokens === undefined ? "-" : String(t.tokens),
@@ -72,7 +86,7 @@ export const renderResults = (tasks: ReadonlyArray<TaskResult>): string => {
     oneLine(leadingReason(t), REASON_CHARS)
   ])
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
-  const numeric = new Set([4, 5, 6, 7])
+  const numeric = new Set(runs ? [3, 5, 6, 7, 8] : [4, 5, 6, 7])
   const line = (cells: ReadonlyArray<string>) =>
     cells
       .map((c, i) => (i === cells.length - 1 ? c : numeric.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))

@@ -51,11 +51,21 @@ describe("environment chains", () => {
     const first = await Effect.runPromise(
       makeEnvironmentChain(["replay", "simulated"], { storeDir }).pipe(Effect.provide(model))
     )
-    expect(await Effect.runPromise(first.serve(call("new query")))).toEqual({ ok: true, content: "simulated once" })
+    // the environment ledger: simulated by the model in context, with our texts
+    expect(await Effect.runPromise(first.serve(call("new query")))).toEqual({
+      ok: true,
+      content: "simulated once",
+      served: { by: "simulated", simulator: "scripted:scripted · smurfs" }
+    })
     const second = await Effect.runPromise(
       makeEnvironmentChain(["replay", "offline"], { storeDir }).pipe(Effect.provide(noModel))
     )
-    expect(await Effect.runPromise(second.serve(call("new query")))).toEqual({ ok: true, content: "simulated once" })
+    // replayed from the store, and still counted as simulated: a simulator wrote it
+    expect(await Effect.runPromise(second.serve(call("new query")))).toEqual({
+      ok: true,
+      content: "simulated once",
+      served: { by: "simulated", match: "exact" }
+    })
   })
 
   it("rejects unknown names and a missing responses file", async () => {

@@ -42,6 +42,8 @@ export interface EnvironmentChainOptions {
   readonly responses?: string | undefined
   /** A StableToolBench cache folder to replay. */
   readonly cacheDir?: string | undefined
+  /** More StableToolBench cache folders to replay (a verified replay reads its run's simulated responses so). */
+  readonly moreCacheDirs?: ReadonlyArray<string> | undefined
   /** Folder where simulated responses are stored (and replayed from on the next run). */
   readonly storeDir?: string | undefined
   /** The folder the store must stay in when it is inside one (the run directory): no symbolic link below it is followed. */
@@ -93,6 +95,7 @@ export const makeEnvironmentChain = (
       })
     const cacheDirs = [
       ...(options.cacheDir ? [options.cacheDir] : []),
+      ...(options.moreCacheDirs ?? []).filter((dir) => dir !== options.cacheDir && existsSync(dir)),
       ...(writeDir !== undefined && writeDir !== options.cacheDir && existsSync(writeDir) ? [writeDir] : [])
     ]
     const index = yield* loadReplayIndex(
@@ -126,7 +129,7 @@ export const makeEnvironmentChain = (
         )
       }
     }
-    return chainEnvironments(envs, { missed: true })
+    return chainEnvironments(envs, { missed: true, served: { by: "missed" } })
   })
 
 const inside = (root: string | undefined, path: string) =>
@@ -136,5 +139,7 @@ const inside = (root: string | undefined, path: string) =>
 const markedMisses = (env: ToolEnvironment): ToolEnvironment => ({
   name: env.name,
   serve: (call) =>
-    Effect.map(env.serve(call), (result) => (result === undefined ? undefined : { ...result, missed: true }))
+    Effect.map(env.serve(call), (result) =>
+      result === undefined ? undefined : { ...result, missed: true, served: { by: "missed" as const } }
+    )
 })

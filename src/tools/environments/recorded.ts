@@ -31,6 +31,12 @@ export interface ReplayIndex {
   readonly add: (recording: Recording, reprKey?: string) => void
   /** The recording for a call, by canonical arguments, else by the Python repr of the arguments. */
   readonly lookup: (tool: string, api: string, args: Readonly<Record<string, unknown>>) => Recording | undefined
+  /** As `lookup`, saying whether the arguments matched exactly or only leniently (empty arguments dropped). */
+  readonly lookupMatch?: (
+    tool: string,
+    api: string,
+    args: Readonly<Record<string, unknown>>
+  ) => { readonly recording: Recording; readonly match: "exact" | "lenient" } | undefined
   /** Up to `limit` recordings of an API (examples for simulation), in the order they were added. */
   readonly examples: (tool: string, api: string, limit: number) => ReadonlyArray<Recording>
   /** Whether any response of this API is recorded. */
@@ -60,6 +66,9 @@ const looseKey = (canonical: string): string | undefined => {
   return `loose:${canonicalArgs(Object.fromEntries(kept))}`
 }
 
+/** How an index matches arguments unless told otherwise (`looseMatch` on); runs record it (run.json `options.replayMatch`). */
+export const DEFAULT_REPLAY_MATCH = "lenient"
+
 export const makeReplayIndex = (options: ReplayIndexOptions = {}): ReplayIndex => {
   const looseMatch = options.looseMatch ?? true
   const byApi = new Map<string, Map<string, Recording>>()
@@ -83,22 +92,26 @@ export const makeReplayIndex = (options: ReplayIndexOptions = {}): ReplayIndex =
       } else if ((recording.n ?? 1) > (previous.n ?? 1)) calls.set(k, recording)
     }
   }
+  const lookupMatch = (tool: string, api: string, args: Readonly<Record<string, unknown>>) => {
+    const calls = byApi.get(apiKey(tool, api))
+    if (!calls) return undefined
+    const canonical = canonicalArgs(args)
+    // A whole number may have been recorded as a float (the model wrote 5.0): its key is tried second.
+    const exact =
+      calls.get(canonical) ??
+      calls.get(`repr:${pythonRepr(args)}`) ??
+      calls.get(canonicalArgs(args, true)) ??
+      calls.get(`repr:${pythonRepr(args, true)}`)
+    if (exact) return { recording: exact, match: "exact" as const }
+    if (!looseMatch) return undefined
+    const loose = looseKey(canonical)
+    const recording = loose === undefined ? undefined : calls.get(loose)
+    return recording === undefined ? undefined : { recording, match: "lenient" as const }
+  }
   return {
     add,
-    lookup: (tool, api, args) => {
-      const calls = byApi.get(apiKey(tool, api))
-      if (!calls) return undefined
-      const canonical = canonicalArgs(args)
-      // A whole number may have been recorded as a float (the model wrote 5.0): its key is tried second.
-      const exact =
-        calls.get(canonical) ??
-        calls.get(`repr:${pythonRepr(args)}`) ??
-        calls.get(canonicalArgs(args, true)) ??
-        calls.get(`repr:${pythonRepr(args, true)}`)
-      if (exact || !looseMatch) return exact
-      const loose = looseKey(canonical)
-      return loose === undefined ? undefined : calls.get(loose)
-    },
+    lookup: (tool, api, args) => lookupMatch(tool, api, args)?.recording,
+    lookupMatch,
     examples: (tool, api, limit) => {
       const calls = byApi.get(apiKey(tool, api))
       if (!calls) return []
@@ -135,3 +148,30 @@ export const parseRecordedResponse = (raw: string): ToolResult => {
 
 /** The `{"error": ..., "response": ...}` text of a ToolResult, as a recording stores it. */
 export const formatRecordedResponse = (error: string, response: unknown): string => JSON.stringify({ error, response })
+
+/**
+ * A recording's response as a ToolResult with its ledger entry: `replayed`, or `simulated` when a simulator wrote it
+ * (stored by an earlier call or run), with how the arguments matched.
+ */
+export const servedRecording = (found: {
+  readonly recording: Recording
+  readonly match: "exact" | "lenient"
+}): ToolResult => ({
+  ...parseRecordedResponse(found.recording.response),
+  served: { by: found.recording.cls === "simulated" ? "simulated" : "replayed", match: found.match }
+})
+
+/** Look a call up in an index (with its match when the index tells it), as a served ToolResult. */
+export const lookupServed = (
+  index: ReplayIndex,
+  tool: string,
+  api: string,
+  args: Readonly<Record<string, unknown>>
+): ToolResult | undefined => {
+  if (index.lookupMatch) {
+    const found = index.lookupMatch(tool, api, args)
+    return found === undefined ? undefined : servedRecording(found)
+  }
+  const recording = index.lookup(tool, api, args)
+  return recording === undefined ? undefined : servedRecording({ recording, match: "exact" })
+}

@@ -140,9 +140,24 @@ describe("replay from a StableToolBench cache folder", () => {
     expect(await Effect.runPromise(loadCacheDir(index, dir))).toBe(3)
     const env = makeReplayEnvironment(index)
     const serve = (args: Record<string, unknown>) => Effect.runPromise(env.serve(call("keyword_tool", "search", args)))
-    expect(await serve({ q: "birthday", limit: 5 })).toEqual({ ok: true, content: "five birthday sites" })
-    expect(await serve({ limit: "5", q: "birthday" })).toEqual({ ok: true, content: "five birthday sites" })
-    expect(await serve({ flag: "True" })).toEqual({ ok: true, content: '{"ok":1}' })
+    const replayed = { by: "replayed", match: "exact" }
+    expect(await serve({ q: "birthday", limit: 5 })).toEqual({
+      ok: true,
+      content: "five birthday sites",
+      served: replayed
+    })
+    expect(await serve({ limit: "5", q: "birthday" })).toEqual({
+      ok: true,
+      content: "five birthday sites",
+      served: replayed
+    })
+    expect(await serve({ flag: "True" })).toEqual({ ok: true, content: '{"ok":1}', served: replayed })
+    // an empty argument more than the recording: replayed, leniently (the environment ledger says so)
+    expect(await serve({ q: "birthday", limit: 5, country: "" })).toEqual({
+      ok: true,
+      content: "five birthday sites",
+      served: { by: "replayed", match: "lenient" }
+    })
     expect(await serve({ q: "other" })).toBeUndefined()
     expect(index.hasApi("keyword_tool", "search")).toBe(true)
   })

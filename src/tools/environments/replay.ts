@@ -11,7 +11,7 @@ import { parseCacheFile } from "./cache-store.ts"
 import { canonicalArgs } from "./canonical.ts"
 import { ToolEnvError, type ToolEnvironment } from "./environment.ts"
 import { parsePythonLiteral } from "./python-repr.ts"
-import { makeReplayIndex, parseRecordedResponse, type Recording, type ReplayIndex } from "./recorded.ts"
+import { lookupServed, makeReplayIndex, type Recording, type ReplayIndex } from "./recorded.ts"
 
 /** Where a environment's warnings go by default: stderr, redacted, control characters shown visibly. */
 export const warnOnStderr = (line: string): void => console.error(visibleText(redactText(`smurfs: ${line}`)))
@@ -155,13 +155,13 @@ export const makeReplayEnvironment = (index: ReplayIndex, name = "replay"): Repl
     stats: () => ({ hits, misses }),
     serve: (call) =>
       Effect.sync(() => {
-        const recording = index.lookup(call.stdTool, call.stdApi, call.args)
-        if (!recording) {
+        const served = lookupServed(index, call.stdTool, call.stdApi, call.args)
+        if (!served) {
           misses++
           return undefined
         }
         hits++
-        return parseRecordedResponse(recording.response)
+        return served
       })
   }
 }

@@ -49,7 +49,11 @@ describe("simulated environment", () => {
     const env = await Effect.runPromise(makeSimulatedEnvironment({ index, storeDir }).pipe(Effect.provide(layer)))
 
     const first = await Effect.runPromise(env.serve(call({ q: "lego" })))
-    expect(first).toEqual({ ok: true, content: '{"sites":[{"name":"lego.com","score":0.5}]}' })
+    expect(first).toEqual({
+      ok: true,
+      content: '{"sites":[{"name":"lego.com","score":0.5}]}',
+      served: { by: "simulated", simulator: "scripted:scripted · smurfs" }
+    })
     expect(env.generated()).toBe(1)
 
     // the prompt carries the doc, the template, the recorded example and the input, at temperature 0
@@ -64,7 +68,8 @@ describe("simulated environment", () => {
 
     // the same call again (another spelling) is answered from the index: the script has no second reply
     const again = await Effect.runPromise(env.serve(call({ q: "lego" })))
-    expect(again).toEqual(first)
+    // the same response, now served from the index as the stored simulation it is
+    expect(again).toEqual({ ...first, served: { by: "simulated", match: "exact" } })
     expect(env.generated()).toBe(1)
 
     // the store is in responses.jsonl format, so that the next run's replay environment answers
@@ -79,7 +84,10 @@ describe("simulated environment", () => {
     })
     const nextRun = makeReplayIndex()
     await Effect.runPromise(loadResponsesJsonl(nextRun, storeFile))
-    expect(await Effect.runPromise(makeReplayEnvironment(nextRun).serve(call({ q: "lego" })))).toEqual(first)
+    expect(await Effect.runPromise(makeReplayEnvironment(nextRun).serve(call({ q: "lego" })))).toEqual({
+      ...first,
+      served: { by: "simulated", match: "exact" }
+    })
   })
 
   it("turns a model failure into an ok:false result that is not stored", async () => {
@@ -146,7 +154,11 @@ describe("the simulated store after a kill in the middle of a write", () => {
       makeEnvironmentChain(["replay", "simulated"], { storeDir }).pipe(Effect.provide(layer))
     )
     // the good recording replays (the script has a single reply, kept for the miss below)
-    expect(await Effect.runPromise(env.serve(call({ q: "cats" })))).toEqual({ ok: true, content: "cats.com" })
+    expect(await Effect.runPromise(env.serve(call({ q: "cats" })))).toEqual({
+      ok: true,
+      content: "cats.com",
+      served: { by: "simulated", match: "exact" }
+    })
     const lego = await Effect.runPromise(env.serve(call({ q: "lego" })))
     expect(lego?.ok).toBe(true)
     // the new recording is on a line of its own, so the next run replays it
@@ -156,6 +168,9 @@ describe("the simulated store after a kill in the middle of a write", () => {
     const next = await Effect.runPromise(
       makeEnvironmentChain(["replay"], { storeDir }).pipe(Effect.provide(scriptedLayer({})))
     )
-    expect(await Effect.runPromise(next.serve(call({ q: "lego" })))).toEqual(lego)
+    expect(await Effect.runPromise(next.serve(call({ q: "lego" })))).toEqual({
+      ...lego,
+      served: { by: "simulated", match: "exact" }
+    })
   })
 })

@@ -13,7 +13,13 @@ import type { ToolResult } from "../tool.ts"
 import { addCacheEntry, cacheFilePath } from "./cache-store.ts"
 import { canonicalArgs } from "./canonical.ts"
 import type { ToolCall, ToolEnvironment } from "./environment.ts"
-import { formatRecordedResponse, parseRecordedResponse, type Recording, type ReplayIndex } from "./recorded.ts"
+import {
+  formatRecordedResponse,
+  lookupServed,
+  parseRecordedResponse,
+  type Recording,
+  type ReplayIndex
+} from "./recorded.ts"
 import { warnOnStderr } from "./replay.ts"
 import { cacheKeyOf, type SimulatorPrompts, smurfsSimulatorPrompts } from "./simulator-prompts.ts"
 
@@ -97,6 +103,8 @@ export const makeSimulatedEnvironment = (
     const model = yield* LanguageModel
     const prompts = options.prompts ?? smurfsSimulatorPrompts()
     const storeFile = options.storeDir === undefined ? undefined : join(options.storeDir, SIMULATED_STORE_FILE)
+    // the ledger names who simulated a response: the simulator model and its texts
+    const simulator = `${model.info.spec} · ${prompts.source}`
     let generated = 0
 
     const warn = options.warn ?? warnOnStderr
@@ -175,10 +183,10 @@ export const makeSimulatedEnvironment = (
             n: 1,
             key: cacheKeyOf(call.args)
           }
-          return Effect.as(
-            store(call, recording, { error: value.error, response: value.response }),
-            parseRecordedResponse(recording.response)
-          )
+          return Effect.as(store(call, recording, { error: value.error, response: value.response }), {
+            ...parseRecordedResponse(recording.response),
+            served: { by: "simulated", simulator }
+          } satisfies ToolResult)
         }),
         Effect.catch((e) =>
           isServerFault(e)
@@ -190,7 +198,8 @@ export const makeSimulatedEnvironment = (
             : Effect.succeed<ToolResult>({
                 ok: false,
                 content: "",
-                error: `the simulated environment could not produce a response: ${e.message}`
+                error: `the simulated environment could not produce a response: ${e.message}`,
+                served: { by: "failed", simulator }
               })
         )
       )
@@ -217,8 +226,8 @@ export const makeSimulatedEnvironment = (
       prompts: prompts.source,
       serve: (call) =>
         Effect.suspend(() => {
-          const recorded = options.index.lookup(call.stdTool, call.stdApi, call.args)
-          if (recorded) return Effect.succeed(parseRecordedResponse(recorded.response))
+          const recorded = lookupServed(options.index, call.stdTool, call.stdApi, call.args)
+          if (recorded) return Effect.succeed(recorded)
           // the simulator already failed this task: its later misses are not sent
           return Effect.flatMap(Effect.service(SimulatorWatch), (watch) =>
             watch?.failure === undefined ? simulateOnce(call) : Effect.succeed(unanswered(watch.failure))
