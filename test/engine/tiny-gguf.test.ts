@@ -45,8 +45,8 @@ describe("the tiny GGUF generator", () => {
   })
 
   it("loads in llama.cpp and writes short printable text that ends, and valid JSON under a grammar", async () => {
-    const { getLlama, LlamaChatSession } = await import("node-llama-cpp")
-    const llama = await getLlama({ build: "never", gpu: false, logLevel: "error" })
+    const { getLlama, LlamaChatSession, LlamaLogLevel } = await import("node-llama-cpp")
+    const llama = await getLlama({ build: "never", gpu: false, logLevel: LlamaLogLevel.error })
     const model = await llama.loadModel({ modelPath: tinyModelFile() })
     const context = await model.createContext({ contextSize: 1024, threads: 1 })
     try {
