@@ -23,7 +23,7 @@ export const TINY_GGUF_DEFAULTS = {
   blocks: 2,
   heads: 4,
   feedForward: 128,
-  contextLength: 4096
+  contextLength: 32768
 } as const
 
 // GGUF value types and ggml tensor types used here
@@ -34,6 +34,7 @@ const BOOL = 7
 const STRING = 8
 const ARRAY = 9
 const GGML_F32 = 0
+const GGML_F16 = 1
 const ALIGNMENT = 32
 
 // tokenizer.ggml.token_type
@@ -68,10 +69,14 @@ const vocabulary = (): Array<Token> => {
     tokens.push({ piece: `<0x${b.toString(16).toUpperCase().padStart(2, "0")}>`, type: BYTE, bias: -30 })
   for (let c = 0x21; c <= 0x7e; c++) {
     const piece = String.fromCharCode(c)
-    const bias = piece === '"' ? 2.5 : piece === "e" || piece === "E" ? -30 : /[a-z]/.test(piece) ? 0.5 : 0
+    const bias = piece === '"' ? 4.5 : piece === "e" || piece === "E" ? -30 : /[a-z]/.test(piece) ? 0.5 : 0
     tokens.push({ piece, type: NORMAL, bias })
   }
   tokens.push({ piece: "\u2581", type: NORMAL, bias: 0.5 })
+  // letter pairs (and a space before a letter), so that English takes about half the tokens of its characters and
+  // the tests' prompts evaluate twice as fast
+  const letters = "abcdefghijklmnopqrstuvwxyz"
+  for (const a of `\u2581${letters}`) for (const b of letters) tokens.push({ piece: a + b, type: NORMAL, bias: 0 })
   tokens.push({ piece: "<|im_start|>", type: CONTROL, bias: -30 })
   tokens.push({ piece: "<|im_end|>", type: CONTROL, bias: 2 })
   return tokens
@@ -87,6 +92,19 @@ const prng = (seed: number) => {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296
   }
+}
+
+/** An IEEE half float's bits (round to nearest), for F16 tensors. */
+const toHalf = (value: number): number => {
+  const f = new Float32Array([value])
+  const x = new Uint32Array(f.buffer)[0]!
+  const sign = (x >>> 16) & 0x8000
+  const exponent = ((x >>> 23) & 0xff) - 127 + 15
+  const mantissa = x & 0x7fffff
+  if (exponent <= 0) return sign // tiny: zero
+  if (exponent >= 31) return sign | 0x7c00 // huge: infinity
+  const half = sign | (exponent << 10) | (mantissa >>> 13)
+  return mantissa & 0x1000 ? half + 1 : half
 }
 
 /** A growing little-endian byte buffer. */
@@ -113,6 +131,13 @@ class Writer {
     this.room(8)
     this.buffer.writeBigUInt64LE(BigInt(v), this.length)
     this.length += 8
+  }
+  f16s(values: Float32Array) {
+    this.room(values.length * 2)
+    for (const v of values) {
+      this.buffer.writeUInt16LE(toHalf(v), this.length)
+      this.length += 2
+    }
   }
   f32(v: number) {
     this.room(4)
@@ -169,6 +194,9 @@ interface Tensor {
   readonly data: Float32Array
 }
 
+/** Matrices are F16 (half the file), norms F32 as llama.cpp wants them. */
+const bytesOf = (t: Tensor): number => t.data.length * (t.dims.length > 1 ? 2 : 4)
+
 /** The bytes of a tiny model: deterministic for a seed and shape. */
 export const tinyGgufBytes = (options: TinyGgufOptions = {}): Buffer => {
   const o = { ...TINY_GGUF_DEFAULTS, ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) }
@@ -224,7 +252,7 @@ export const tinyGgufBytes = (options: TinyGgufOptions = {}): Buffer => {
   const metadata: Array<[string, Value]> = [
     ["general.architecture", { type: STRING, value: "llama" }],
     ["general.name", { type: STRING, value: `smurfs-tiny-seed${o.seed}` }],
-    ["general.file_type", { type: UINT32, value: 0 }],
+    ["general.file_type", { type: UINT32, value: 1 }],
     ["general.alignment", { type: UINT32, value: ALIGNMENT }],
     ["llama.context_length", { type: UINT32, value: o.contextLength }],
     ["llama.embedding_length", { type: UINT32, value: n }],
@@ -238,7 +266,14 @@ export const tinyGgufBytes = (options: TinyGgufOptions = {}): Buffer => {
     ["tokenizer.ggml.model", { type: STRING, value: "llama" }],
     ["tokenizer.ggml.tokens", { type: ARRAY, of: STRING, value: tokens.map((t) => t.piece) }],
     // SPM merges pieces by score; single characters need none, but llama.cpp reads them
-    ["tokenizer.ggml.scores", { type: ARRAY, of: FLOAT32, value: tokens.map((_, i) => -i) }],
+    [
+      "tokenizer.ggml.scores",
+      {
+        type: ARRAY,
+        of: FLOAT32,
+        value: tokens.map((t, i) => (t.type === NORMAL && [...t.piece].length > 1 ? 0 : -1000) - i / 1000)
+      }
+    ],
     ["tokenizer.ggml.token_type", { type: ARRAY, of: INT32, value: tokens.map((t) => t.type) }],
     ["tokenizer.ggml.bos_token_id", { type: UINT32, value: id("<s>") }],
     ["tokenizer.ggml.eos_token_id", { type: UINT32, value: id("<|im_end|>") }],
@@ -266,13 +301,14 @@ export const tinyGgufBytes = (options: TinyGgufOptions = {}): Buffer => {
     w.str(t.name)
     w.u32(t.dims.length)
     for (const d of t.dims) w.u64(d)
-    w.u32(GGML_F32)
+    w.u32(t.dims.length > 1 ? GGML_F16 : GGML_F32)
     w.u64(offset)
-    offset += Math.ceil(t.data.byteLength / ALIGNMENT) * ALIGNMENT
+    offset += Math.ceil(bytesOf(t) / ALIGNMENT) * ALIGNMENT
   }
   w.pad(ALIGNMENT)
   for (const t of tensors) {
-    w.floats(t.data)
+    if (t.dims.length > 1) w.f16s(t.data)
+    else w.floats(t.data)
     w.pad(ALIGNMENT)
   }
   return w.bytes()
