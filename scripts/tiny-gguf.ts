@@ -36,6 +36,8 @@ const ARRAY = 9
 const GGML_F32 = 0
 const GGML_F16 = 1
 const ALIGNMENT = 32
+/** The pinned dimension's value (see tinyGgufBytes). */
+const PIN = 4
 
 // tokenizer.ggml.token_type
 const NORMAL = 1
@@ -69,7 +71,7 @@ const vocabulary = (): Array<Token> => {
     tokens.push({ piece: `<0x${b.toString(16).toUpperCase().padStart(2, "0")}>`, type: BYTE, bias: -30 })
   for (let c = 0x21; c <= 0x7e; c++) {
     const piece = String.fromCharCode(c)
-    const bias = piece === '"' ? 4.5 : piece === "e" || piece === "E" ? -30 : /[a-z]/.test(piece) ? 0.5 : 0
+    const bias = piece === '"' ? 3 : piece === "e" || piece === "E" ? -30 : /[a-z]/.test(piece) ? 0.5 : 0
     tokens.push({ piece, type: NORMAL, bias })
   }
   tokens.push({ piece: "\u2581", type: NORMAL, bias: 0.5 })
@@ -78,7 +80,7 @@ const vocabulary = (): Array<Token> => {
   const letters = "abcdefghijklmnopqrstuvwxyz"
   for (const a of `\u2581${letters}`) for (const b of letters) tokens.push({ piece: a + b, type: NORMAL, bias: 0 })
   tokens.push({ piece: "<|im_start|>", type: CONTROL, bias: -30 })
-  tokens.push({ piece: "<|im_end|>", type: CONTROL, bias: 2 })
+  tokens.push({ piece: "<|im_end|>", type: CONTROL, bias: 2.5 })
   return tokens
 }
 
@@ -213,13 +215,13 @@ export const tinyGgufBytes = (options: TinyGgufOptions = {}): Buffer => {
     return m
   }
   const ones = (size: number) => new Float32Array(size).fill(1)
-  // Dimension 0 of the residual stream is pinned to 1: every token embeds it as 1 and no block writes it (the rows
-  // of attn_output and ffn_down that feed it are zero). After the final norm it is a positive constant-ish value, so
-  // `output.weight`'s column 0 adds a fixed bias to each token's logit.
+  // Dimension 0 of the residual stream is pinned to PIN: every token embeds it so and no block writes it (the rows
+  // of attn_output and ffn_down that feed it are zero). It outweighs the other dimensions, so after the final norm it
+  // is close to PIN, and `output.weight`'s column 0 (bias / PIN) adds about `bias` to each token's logit.
   const embeddings = matrix(n, vocab, 1)
-  for (let t = 0; t < vocab; t++) embeddings[t * n] = 1
-  const output = matrix(n, vocab, 0.15)
-  for (let t = 0; t < vocab; t++) output[t * n] = tokens[t]!.bias
+  for (let t = 0; t < vocab; t++) embeddings[t * n] = PIN
+  const output = matrix(n, vocab, 0.05)
+  for (let t = 0; t < vocab; t++) output[t * n] = tokens[t]!.bias / PIN
   const unpinned = (m: Float32Array, cols: number) => {
     // ggml [cols, rows]: row r is the output feature r; row 0 writes dimension 0
     for (let c = 0; c < cols; c++) m[c] = 0
