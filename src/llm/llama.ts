@@ -76,6 +76,9 @@ export const loadNodeLlama = (): Promise<Module> => {
   return module
 }
 
+/** llama.cpp's last error lines, for the message of a model that failed to load. */
+const engineLog: Array<string> = []
+
 const llamas = new Map<string, Promise<NodeLlama.Llama>>()
 /** The llama.cpp binding for a GPU setting, loaded once per process; never compiled here (`build: "never"`). */
 export const llamaBinding = (gpu: LlamaSettings["gpu"]): Promise<NodeLlama.Llama> => {
@@ -84,7 +87,18 @@ export const llamaBinding = (gpu: LlamaSettings["gpu"]): Promise<NodeLlama.Llama
   if (llama === undefined) {
     llama = loadNodeLlama().then(async (m) => {
       try {
-        return await m.getLlama({ build: "never", gpu, logLevel: m.LlamaLogLevel.error, progressLogs: false })
+        return await m.getLlama({
+          build: "never",
+          gpu,
+          logLevel: m.LlamaLogLevel.error,
+          // llama.cpp's errors are kept for our own message (a load that failed says why), not printed
+          logger: (_level, message) => {
+            engineLog.push(message.trim())
+            if (engineLog.length > 8) engineLog.shift()
+            if (process.env["SMURFS_DEBUG"] === "1") process.stderr.write(`[llama.cpp] ${message}\n`)
+          },
+          progressLogs: false
+        })
       } catch (e) {
         if (e instanceof m.NoBinaryFoundError)
           throw new ModelFileError(
@@ -135,11 +149,13 @@ export const loadEngine = async (settings: LlamaSettings, signal?: AbortSignal):
   const m = await loadNodeLlama()
   const llama = await llamaBinding(settings.gpu)
   let model: NodeLlama.LlamaModel
+  engineLog.length = 0
   try {
     model = await llama.loadModel({ modelPath: path, ...(signal ? { loadSignal: signal } : {}) })
   } catch (e) {
+    const said = engineLog.find((line) => /error loading model/.test(line))?.replace(/^.*error loading model:\s*/, "")
     throw new ModelFileError(
-      `The model file ${path} could not be loaded by llama.cpp (${firstLine(e)}): it may be truncated (an interrupted download) or not a llama.cpp model. Download it again.`
+      `The model file ${path} could not be loaded by llama.cpp (${said ?? firstLine(e)}): it may be truncated (an interrupted download) or not a llama.cpp model. Download it again.`
     )
   }
   const wanted =
