@@ -1,7 +1,7 @@
 // The embedded llama.cpp engine (node-llama-cpp, an optional peer loaded on first use): one loaded model and one
 // context per file and settings, a context sequence per request in flight (each keeps the prefix of the task it last
 // served in its KV cache), JSON-schema grammars for structured replies and for tool calls, our own errors.
-import { closeSync, openSync, readSync, statSync } from "node:fs"
+import { appendFileSync, closeSync, openSync, readSync, statSync } from "node:fs"
 import { cpus } from "node:os"
 import type * as NodeLlama from "node-llama-cpp"
 import { LLAMA_PEERS, MissingPeerPackage, missingPeerPackage, missingPeers } from "../peer-packages.ts"
@@ -144,16 +144,20 @@ export interface LlamaEngine {
 
 /** Load the model a source names, create its context with `settings.sequences` sequences. */
 export const loadEngine = async (settings: LlamaSettings, signal?: AbortSignal): Promise<LlamaEngine> => {
+  // the package first: without it nothing else is worth checking (or downloading)
+  const m = await loadNodeLlama()
   const path = await resolveModelSource(settings.source, { signal })
   checkGgufHeader(path)
-  const m = await loadNodeLlama()
   const llama = await llamaBinding(settings.gpu)
   let model: NodeLlama.LlamaModel
   engineLog.length = 0
   try {
     model = await llama.loadModel({ modelPath: path, ...(signal ? { loadSignal: signal } : {}) })
   } catch (e) {
-    const said = engineLog.find((line) => /error loading model/.test(line))?.replace(/^.*error loading model:\s*/, "")
+    // llama.cpp's first error line that says more than "failed to load model"
+    const said = engineLog
+      .map((line) => line.replace(/^.*error loading model:\s*/, "").replace(/^[a-z_]+:\s*/, ""))
+      .find((line) => !/failed to load model/.test(line))
     throw new ModelFileError(
       `The model file ${path} could not be loaded by llama.cpp (${said ?? firstLine(e)}): it may be truncated (an interrupted download) or not a llama.cpp model. Download it again.`
     )
@@ -356,6 +360,12 @@ const readToolCall = (text: string, id: string): { text: string; toolCalls?: Rea
 
 let calls = 0
 
+/**
+ * SMURFS_LLAMA_METER=<file>: each request's prompt and reply tokens and the prompt tokens the engine evaluated, one
+ * JSON line per request, for measurements of the KV cache (bench/perf/llama-tokens.ts); off unless set.
+ */
+const meterFile = process.env["SMURFS_LLAMA_METER"]?.trim() || undefined
+
 /** One request on the engine: a free sequence, the prompt checked against the context, the reply under its limits. */
 export const generateOn = async (
   engine: LlamaEngine,
@@ -370,9 +380,10 @@ export const generateOn = async (
     const history = toChatHistory(request)
     const tools = request.tools && request.tools.length > 0 ? request.tools : undefined
     const schema = tools ? toolCallSchema(tools) : request.format ? grammarSchema(request.format) : undefined
-    const promptTokens = slot.chat.chatWrapper
+    const prompt = slot.chat.chatWrapper
       .generateContextState({ chatHistory: history })
-      .contextText.tokenize(engine.model.tokenizer).length
+      .contextText.tokenize(engine.model.tokenizer)
+    const promptTokens = prompt.length
     const room = engine.contextSize - promptTokens
     if (room <= 0) throw new ContextOverflow({ role: request.role, promptTokens, contextTokens: engine.contextSize })
     const limit = Math.min(
@@ -395,6 +406,18 @@ export const generateOn = async (
     engine.meter.evaluated += used.usedInputTokens
     engine.meter.sent += promptTokens
     engine.meter.generated += used.usedOutputTokens
+    if (meterFile !== undefined)
+      appendFileSync(
+        meterFile,
+        `${JSON.stringify({
+          role: request.role,
+          sequence: engine.slots.indexOf(slot),
+          startedMs: Math.round(started),
+          prompt,
+          output: slot.sequence.contextTokens.slice(prompt.length),
+          evaluated: used.usedInputTokens
+        })}\n`
+      )
     const thoughts = response.fullResponse
       .filter((r): r is NodeLlama.LlamaChatResponseSegment => typeof r !== "string" && r.segmentType === "thought")
       .map((r) => r.text)

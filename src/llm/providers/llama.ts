@@ -4,6 +4,7 @@
 import { freemem } from "node:os"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import { plural } from "../../plural.ts"
 import { InvalidModelSpec } from "../errors.ts"
 import { LanguageModel } from "../language-model.ts"
 import {
@@ -155,7 +156,10 @@ const layer = (source: string, spec: string, options: ModelOptions): Layer.Layer
     })
   )
 
-const megabytes = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(bytes < 10 * 1024 * 1024 ? 1 : 0)} MB`
+const megabytes = (bytes: number): string =>
+  bytes < 1024 * 1024
+    ? `${Math.ceil(bytes / 1024)} KB`
+    : `${(bytes / 1024 / 1024).toFixed(bytes < 10 * 1024 * 1024 ? 1 : 0)} MB`
 
 const doctor = (source: string, options: ModelOptions): Effect.Effect<ProviderChecks> =>
   Effect.promise(async (): Promise<ProviderChecks> => {
@@ -186,7 +190,7 @@ const doctor = (source: string, options: ModelOptions): Effect.Effect<ProviderCh
     checks.push({
       name: "engine",
       status: "pass",
-      detail: `llama.cpp ${llama.llamaCppRelease.release} through node-llama-cpp (${llama.buildType} binary, ${llama.gpu === false ? "CPU" : `${llama.gpu} GPU${devices.length > 0 ? `: ${devices.join(", ")}` : ""}`}); ${settings.threads} threads`
+      detail: `node-llama-cpp ${await m.getModuleVersion()}, ${llama.buildType} binary, ${llama.gpu === false ? "CPU" : `${llama.gpu} GPU${devices.length > 0 ? ` (${devices.join(", ")})` : ""}`}, ${plural(settings.threads, "thread")}`
     })
     const info = await m.readGgufFileInfo(path).catch((e: unknown) => e as Error)
     if (info instanceof Error)
@@ -218,7 +222,7 @@ const doctor = (source: string, options: ModelOptions): Effect.Effect<ProviderCh
       checks.push({
         name: "memory",
         status: needed <= free ? "pass" : "warn",
-        detail: `about ${megabytes(needed)} for the model and a context of ${contextSize} tokens × ${settings.sequences} sequences; ${megabytes(free)} free`,
+        detail: `about ${megabytes(needed)} for the model and a context of ${contextSize} tokens × ${plural(settings.sequences, "sequence")}; ${megabytes(free)} free`,
         ...(needed <= free ? {} : { advice: "Lower --num-ctx or --concurrency, or use a smaller quantisation." })
       })
     } catch (e) {
