@@ -25,6 +25,7 @@ interface Metered {
   readonly role: string
   readonly sequence: number
   readonly startedMs: number
+  readonly endedMs: number
   readonly prompt: ReadonlyArray<number>
   readonly output: ReadonlyArray<number>
   readonly evaluated: number
@@ -96,7 +97,18 @@ try {
       const evaluated = requests.reduce((n, r) => n + r.evaluated, 0)
       // the model of a server with one slot per sequence, choosing the longest common prefix as the engine does
       const cache = makePrefixCache({ slots: concurrency, prefillMsPerToken: 0, decodeMsPerToken: 0, similarity: 0 })
-      for (const r of requests) cache.serve(r.prompt, r.output)
+      // requests in flight hold their sequence, as they do in the engine: replayed as starts and ends in time order
+      const events = requests.flatMap((r, i) => [
+        { at: r.startedMs, start: true, i },
+        { at: r.endedMs, start: false, i }
+      ])
+      events.sort((a, b) => a.at - b.at || (a.start ? 1 : -1))
+      const inFlight = new Map<number, ReturnType<typeof cache.begin>>()
+      for (const e of events) {
+        const r = requests[e.i]!
+        if (e.start) inFlight.set(e.i, cache.begin(r.prompt))
+        else inFlight.get(e.i)?.end(r.output)
+      }
       const modelled = cache.totals.uncachedTokens
       const perTask = (n: number) => Math.round(n / Math.max(1, tasks.length))
       const pct = (n: number) => `${((100 * n) / Math.max(1, sent)).toFixed(1)}%`

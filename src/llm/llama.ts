@@ -412,7 +412,8 @@ export const generateOn = async (
         `${JSON.stringify({
           role: request.role,
           sequence: engine.slots.indexOf(slot),
-          startedMs: Math.round(started),
+          startedMs: started,
+          endedMs: performance.now(),
           prompt,
           output: slot.sequence.contextTokens.slice(prompt.length),
           evaluated: used.usedInputTokens
