@@ -220,6 +220,13 @@ describe("the packed npm package, installed into a fresh project", () => {
     )
     expect((result as { code?: number }).code).toBe(ExitCode.BadInput)
     expect(result.stderr).toContain("npm install bullmq ioredis")
+    // the embedded engine is an optional peer too, named with its pinned version
+    expect(existsSync(join(dir, "node_modules", "node-llama-cpp"))).toBe(false)
+    const llama = await smurfsCli("run", "hi", "--model", "llama:model.gguf", "--tools", "demo").catch(
+      (e: { code: number; stderr: string }) => e
+    )
+    expect((llama as { code?: number }).code).toBe(ExitCode.BadInput)
+    expect(llama.stderr).toContain("npm install node-llama-cpp@3.21.1")
   })
 
   it("runs the README's Promise API example (examples/solve.ts) against a fake Ollama", async () => {

@@ -97,6 +97,28 @@ describe("prefix cache model", () => {
     expect(commonPrefixLength([...prompt, ...reply], followUp)).toBe(prompt.length + reply.length)
   })
 
+  it("a request in flight holds its slot: two tasks at once keep their prefixes apart, as the embedded engine measures", () => {
+    const shared = [1, 2, 3, 4, 5, 6, 7, 8]
+    const a = [...shared, 10, 11, 12]
+    const b = [...shared, 20, 21, 22]
+    const cache = makePrefixCache({ slots: 2, prefillMsPerToken: 0, decodeMsPerToken: 0, similarity: 0 })
+    const first = cache.begin(a)
+    // b arrives while a is served: it cannot take a's slot, whatever they share
+    const second = cache.begin(b)
+    expect(first.end([13]).slot).not.toBe(second.end([23]).slot)
+    // each task's next request finds its own slot whole
+    expect(cache.begin([...a, 13, 14]).end([]).cachedTokens).toBe(a.length + 1)
+    expect(cache.serve([...b, 23, 24], []).cachedTokens).toBe(b.length + 1)
+    // one at a time (serve), b would have taken a's slot for the longer shared prefix and a would compute again
+    const serial = makePrefixCache({ slots: 2, prefillMsPerToken: 0, decodeMsPerToken: 0, similarity: 0 })
+    serial.serve(a, [13])
+    serial.serve(b, [23])
+    expect(serial.serve([...a, 13, 14], []).cachedTokens).toBe(shared.length)
+    const full = makePrefixCache({ slots: 1, prefillMsPerToken: 0, decodeMsPerToken: 0, similarity: 0 })
+    full.begin(a)
+    expect(() => full.begin(b)).toThrow(RangeError)
+  })
+
   it("is read from the sim spec: cache=N slots with per-token costs, none by default", () => {
     const parsed = parseSimSpec("sim:cache=3,prefill=0.5ms,decode=10ms,similarity=0")
     expect("options" in parsed && parsed.options.prefixCache).toEqual({ slots: 3, ...costs })

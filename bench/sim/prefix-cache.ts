@@ -77,24 +77,48 @@ export const makePrefixCache = (options: PrefixCacheOptions = prefixCacheDefault
     gpuMs: 0
   }
   let clock = 0
-  /** The slot a prompt takes, and how many of its tokens that slot holds. */
+  /** Slots serving a request now (`begin` without its `end`): a request in flight holds its slot. */
+  const busy = new Set<number>()
+  /** The slot a prompt takes, and how many of its tokens that slot holds: among the slots no request holds. */
   const choose = (prompt: ReadonlyArray<number>): { slot: number; shared: number } => {
-    let best = 0
+    const free = slots.map((_, i) => i).filter((i) => !busy.has(i))
+    if (free.length === 0) throw new RangeError("every slot is serving a request: end one first")
+    let best = free[0]!
     let shared = -1
-    slots.forEach((s, i) => {
-      const n = commonPrefixLength(s.tokens, prompt)
-      if (n > shared || (n === shared && s.lastUsed < slots[best]!.lastUsed)) {
+    for (const i of free) {
+      const n = commonPrefixLength(slots[i]!.tokens, prompt)
+      if (n > shared || (n === shared && slots[i]!.lastUsed < slots[best]!.lastUsed)) {
         best = i
         shared = n
       }
-    })
+    }
     if (prompt.length > 0 && shared / prompt.length >= options.similarity) return { slot: best, shared }
     // too little in common: the least recently used slot, which may still hold a shorter common prefix
-    const lru = slots.reduce((oldest, s, i) => (s.lastUsed < slots[oldest]!.lastUsed ? i : oldest), 0)
+    const lru = free.reduce((oldest, i) => (slots[i]!.lastUsed < slots[oldest]!.lastUsed ? i : oldest), free[0]!)
     return { slot: lru, shared: commonPrefixLength(slots[lru]!.tokens, prompt) }
   }
-  const serve = (prompt: ReadonlyArray<number>, output: ReadonlyArray<number>): ServedRequest => {
-    const { slot, shared } = choose(prompt)
+  /**
+   * A request that starts now and holds its slot until `end` (several in flight at once, as a server with
+   * `--parallel` slots serves them): what its prompt costs is known at once, its reply when it ends.
+   */
+  const begin = (prompt: ReadonlyArray<number>) => {
+    const chosen = choose(prompt)
+    busy.add(chosen.slot)
+    return {
+      end: (output: ReadonlyArray<number>): ServedRequest => {
+        busy.delete(chosen.slot)
+        return account(chosen, prompt, output)
+      }
+    }
+  }
+  /** A request served whole before the next one arrives (exact for one request in flight). */
+  const serve = (prompt: ReadonlyArray<number>, output: ReadonlyArray<number>): ServedRequest =>
+    account(choose(prompt), prompt, output)
+  const account = (
+    { slot, shared }: { slot: number; shared: number },
+    prompt: ReadonlyArray<number>,
+    output: ReadonlyArray<number>
+  ): ServedRequest => {
     const cachedTokens = prompt.length > 0 && shared >= prompt.length ? prompt.length - 1 : shared
     const uncachedTokens = prompt.length - cachedTokens
     const gpuMs = uncachedTokens * options.prefillMsPerToken + output.length * options.decodeMsPerToken
@@ -107,7 +131,7 @@ export const makePrefixCache = (options: PrefixCacheOptions = prefixCacheDefault
     totals.gpuMs += gpuMs
     return { slot, cachedTokens, uncachedTokens, outputTokens: output.length, gpuMs }
   }
-  return { serve, choose, totals, options }
+  return { serve, begin, choose, totals, options }
 }
 
 export type PrefixCache = ReturnType<typeof makePrefixCache>

@@ -213,15 +213,20 @@ export class ModelServerError extends Data.TaggedError("ModelServerError")<{
   }
 }
 
-/** The --model spec could not be understood. */
+/** The --model spec could not be understood, or what it names cannot be used (a model file that is no model). */
 export class InvalidModelSpec extends Data.TaggedError("InvalidModelSpec")<{
   readonly spec: string
   readonly reason: string
+  /** The reason is a whole message of its own (a model file that cannot be loaded, a package to install): said as it is. */
+  readonly whole?: boolean | undefined
+  /** The model could not be had for now (a download offline or from an unreachable host): unavailable, not bad input. */
+  readonly unavailable?: boolean | undefined
 }> {
   get kind(): FailureKind {
-    return "bad-input"
+    return this.unavailable ? "unavailable" : "bad-input"
   }
   override get message() {
+    if (this.whole) return this.reason
     const usages = registeredProviders().map((p) => p.usage)
     const use = usages.length < 2 ? usages.join("") : `${usages.slice(0, -1).join(", ")} or ${usages.at(-1)}`
     return `Invalid model spec "${this.spec}": ${this.reason}.${use === "" ? "" : ` Use ${use}.`}`

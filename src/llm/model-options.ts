@@ -46,6 +46,8 @@ export interface ModelOptions {
    * Replaces `host` / `baseURL`.
    */
   readonly endpoints?: ReadonlyArray<string> | undefined
+  /** The embedded engine's (`llama:`) CPU threads; default SMURFS_LLAMA_THREADS, else one per CPU. */
+  readonly threads?: number | undefined
 }
 
 /** Thinking of a reasoning model: on, off, or an effort level. */
@@ -75,7 +77,7 @@ export const MODEL_DEFAULTS = {
   timeoutMs: 120_000,
   seed: 42,
   temperature: 0,
-  concurrency: { ollama: 1, openai: 4 },
+  concurrency: { ollama: 1, openai: 4, llama: 1 },
   maxRetries: 4,
   retryBaseMs: 500,
   maxRetryDelayMs: 30_000,

@@ -10,6 +10,7 @@ import { type Provider, registeredProviders, registeredSpec } from "./providers.
 import "./providers/ollama.ts"
 import "./providers/openai.ts"
 import "./providers/scripted.ts"
+import "./providers/llama.ts"
 
 export {
   DEFAULT_MODEL_SPEC,

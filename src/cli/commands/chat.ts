@@ -27,7 +27,7 @@ Type /exit (or press Ctrl-D or Ctrl-C) to end; Ctrl-C while the agents ask you a
 that question only.
 
 options:
-  -m, --model <spec>    ollama:<model>, openai:<model>, scripted:<file.json> or sim (default SMURFS_MODEL, else ${DEFAULT_MODEL_SPEC})
+  -m, --model <spec>    ollama:<model>, openai:<model>, llama:<file.gguf>, scripted:<file.json> or sim (default SMURFS_MODEL, else ${DEFAULT_MODEL_SPEC})
   -t, --tools <source>  demo, a JS/TS module exporting tools, a StableToolBench api_list JSON,
                         "mcp:<command and args>" or mcp+http(s)://<url>; repeat to combine sources (default demo)
       --mcp-env <NAME[=value]>

@@ -18,7 +18,7 @@ tools and (an MCP server) answers a ping; the model is then checked only when --
 Prints what to do about anything that fails.
 
 options:
-  -m, --model <spec>   ollama:<model>, openai:<model>, scripted:<file.json> or sim[:options]
+  -m, --model <spec>   ollama:<model>, openai:<model>, llama:<file.gguf>, scripted:<file.json> or sim[:options]
                        (default: $SMURFS_MODEL, else ollama:qwen2.5:7b)
   -t, --tools <source> a tool source to check (demo, a module, an api_list .json, "mcp:<command>",
                        mcp+http(s)://<url>); repeat for several
@@ -29,7 +29,8 @@ options:
       --timeout <ms>   how long the test reply may take (default 120000; a cold model loads slowly)
   -h, --help           show this help
 
-environment: OLLAMA_HOST (Ollama's address), OPENAI_BASE_URL and OPENAI_API_KEY (OpenAI-compatible servers)
+environment: OLLAMA_HOST (Ollama's address), OPENAI_BASE_URL and OPENAI_API_KEY (OpenAI-compatible servers),
+SMURFS_LLAMA_THREADS and SMURFS_LLAMA_GPU (the embedded llama: engine)
 
 exit codes: 0 all good, 1 the test reply failed, 2 bad usage, 3 invalid model spec or a tool source failed,
 4 server unreachable or model missing`

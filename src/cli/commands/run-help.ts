@@ -7,7 +7,7 @@ export const RUN_HELP = `usage: smurfs run "<query>" [options]
 Solve one query with the Smurfs agents (planner, executor, answerer, verifier) and print each step.
 
 options:
-  -m, --model <spec>    ollama:<model>, openai:<model>, scripted:<file.json> or sim (default SMURFS_MODEL, else ${DEFAULT_MODEL_SPEC})
+  -m, --model <spec>    ollama:<model>, openai:<model>, llama:<file.gguf>, scripted:<file.json> or sim (default SMURFS_MODEL, else ${DEFAULT_MODEL_SPEC})
   -t, --tools <source>  demo, a JS/TS module exporting tools, a StableToolBench api_list JSON,
                         "mcp:<command and args>" (an MCP server over stdio) or mcp+http(s)://<url>
                         (Streamable HTTP; Authorization header from $SMURFS_MCP_AUTHORIZATION);

@@ -125,7 +125,7 @@ registerProvider({
   restName: "model",
   refuse: (rest) => (rest === "" ? 'the model name after "ollama:" is missing' : undefined),
   // a bare name that is no file is an Ollama model (the default provider)
-  claims: (bare) => !/\.json$/i.test(bare),
+  claims: (bare) => !/\.(json|gguf)$/i.test(bare),
   layer,
   settingsKey,
   doctor,
