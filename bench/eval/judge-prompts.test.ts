@@ -88,7 +88,10 @@ describe("ToolEval's judge functions", () => {
         properties: { answer_status: { enum: ["Unsure", "Unsolved", "Solved"] }, reason: { type: "string" } },
         required: ["answer_status", "reason"]
       })
-      expect(select!.format).toMatchObject({ properties: { index: { type: "number" } }, required: ["index", "reason"] })
+      expect(select!.format).toMatchObject({
+        properties: { index: { anyOf: [{ const: 0 }, { const: 1 }] } },
+        required: ["index", "reason"]
+      })
       expect(prompts.source).toBe(`stabletoolbench:${STB}`)
     }
   )

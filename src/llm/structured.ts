@@ -263,8 +263,10 @@ export const callModel = (
   generate: (request: GenerateRequest) => Effect.Effect<GenerateResponse, ProviderError>,
   request: GenerateRequest,
   attempt = 1
-): Effect.Effect<GenerateResponse, ProviderError> =>
-  generate(withOutputLimit(request)).pipe(
+): Effect.Effect<GenerateResponse, ProviderError> => {
+  // the request as sent, output limit included: a verified replay answers by its hash
+  const sent = withOutputLimit(request)
+  return generate(sent).pipe(
     // a reply far longer than any agent uses is cut where it is read, so its copies (parsing, events) stay small
     Effect.map((r) =>
       withoutSecrets(r.text.length > SIZE_CAPS.replyChars ? { ...r, text: capText(r.text, SIZE_CAPS.replyChars) } : r)
@@ -284,7 +286,7 @@ export const callModel = (
         ...(r.thinking ? { thinking: r.thinking } : {}),
         // what a verified replay (`bench --replay-from`) answers this request with: its native calls, keyed by the request
         ...(r.toolCalls && r.toolCalls.length > 0 ? { toolCalls: r.toolCalls.map(plainToolCall) } : {}),
-        request: requestHash(request)
+        request: requestHash(sent)
       })
     ),
     // OpenTelemetry's gen_ai names, so a trace viewer sums the tokens without knowing smurfs
@@ -306,9 +308,10 @@ export const callModel = (
         attempt,
         ok: false,
         error: e.message,
-        request: requestHash(request)
+        request: requestHash(sent)
       })
     ),
     // the span's place in the code is always this line: capturing a stack trace for it on every call is waste
     Effect.withSpan("LanguageModel.call", { attributes: { role: request.role, attempt } }, { captureStackTrace: false })
   )
+}

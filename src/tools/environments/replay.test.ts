@@ -50,7 +50,7 @@ describe.skipIf(lacks(FULL_DATA))(`replay from responses.jsonl${skipNote(FULL_DA
         })
       )
     )
-    expect(typed).toEqual({ ok: true, content: "Z5kC8vQ2yN1sFtG" })
+    expect(typed).toEqual({ ok: true, content: "Z5kC8vQ2yN1sFtG", served: { by: "replayed", match: "exact" } })
     const nested = await Effect.runPromise(
       env.serve(
         call("movie_tv_music_search_and_download", "search_torrents", {
@@ -83,7 +83,10 @@ describe.skipIf(lacks(FULL_DATA))(`replay from responses.jsonl${skipNote(FULL_DA
         call("theclique", "transfermarkt_details", { ...args, id_talent: "", other: "" })
       )
     )
-    expect(exact).toEqual(loose)
+    // the same response; the ledger says how each was matched
+    expect({ ...exact, served: undefined }).toEqual({ ...loose, served: undefined })
+    expect(loose?.served).toEqual({ by: "replayed", match: "lenient" })
+    expect(exact?.served).toEqual({ by: "replayed", match: "exact" })
   })
 
   it("replays a recorded error as ok:false", async () => {
@@ -96,7 +99,12 @@ describe.skipIf(lacks(FULL_DATA))(`replay from responses.jsonl${skipNote(FULL_DA
         })
       )
     )
-    expect(result).toEqual({ ok: false, content: "", error: "request invalid, data error. status_code=500" })
+    expect(result).toEqual({
+      ok: false,
+      content: "",
+      error: "request invalid, data error. status_code=500",
+      served: { by: "replayed", match: "exact" }
+    })
   })
 
   it("fails with a clear error for a missing file", async () => {
