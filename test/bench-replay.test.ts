@@ -83,7 +83,7 @@ describe("a verified replay", () => {
     // and another task's final answer was edited
     const answerPath = taskRecordPath(tampered, "react", GROUP, "608")
     const answered = JSON.parse(readFileSync(answerPath, "utf8")) as TaskRecord
-    answered.finalAnswer = `${answered.finalAnswer} (edited)`
+    answered.finalAnswer = `(edited) ${answered.finalAnswer}`
     writeFileSync(answerPath, JSON.stringify(answered))
 
     const { report } = await replay(join(scratch, "tampered-replay"), tampered)
@@ -93,7 +93,7 @@ describe("a verified replay", () => {
       expect.objectContaining({
         method: "react",
         taskId: "608",
-        where: expect.stringMatching(/^final answer: recorded .*\(edited\)/)
+        where: expect.stringMatching(/^final answer: recorded "\(edited\) /)
       }),
       expect.objectContaining({
         method: "react",

@@ -122,7 +122,7 @@ describe("llama: through the embedded engine", () => {
       { ...OPTIONS, numCtx: 256 }
     )
     expect(failure._tag).toBe("ContextOverflow")
-    expect(failure.message).toMatch(/The planner prompt needs \d+ tokens but the context window is 256/)
+    expect(failure.message).toMatch(/The planner prompt needs (about )?\d+ tokens but the context window is 256/)
   })
 
   it("a truncated file, a file that is not GGUF, a missing file: bad input naming the file, never a crash", async () => {
@@ -136,7 +136,7 @@ describe("llama: through the embedded engine", () => {
       // llama.cpp's own reason is quoted when its log reaches us (the CLI's case; the integration test checks it)
       [truncated, /could not be loaded by llama\.cpp \(.+\): it may be truncated/],
       [notGguf, /is not a GGUF file/],
-      [join(folder, "absent.gguf"), /does not exist/]
+      [join(folder, "absent.gguf"), /no such file/]
     ] as const) {
       const failure = await failureOf(`llama:${file}`)
       expect(failure._tag).toBe("InvalidModelSpec")
@@ -144,8 +144,23 @@ describe("llama: through the embedded engine", () => {
       expect(failure.message).toContain(file)
       expect(failure.message).toMatch(words)
     }
-    const remote = await failureOf("llama:hf:someone/some-model-GGUF:Q4_K_M")
-    expect(remote.message).toMatch(/cannot download models yet/)
+    // a model to download, offline and not in the cache: unavailable (exit 4), with the URL and the command to fetch it
+    const saved = { offline: process.env.SMURFS_OFFLINE, models: process.env.SMURFS_MODELS }
+    process.env.SMURFS_OFFLINE = "1"
+    process.env.SMURFS_MODELS = join(folder, "models")
+    try {
+      const remote = await failureOf("llama:hf:someone/some-model-GGUF/some-model-Q4_K_M.gguf")
+      expect(remote.kind).toBe("unavailable")
+      expect(remote.message).toMatch(/offline/)
+      expect(remote.message).toContain("smurfs pull hf:someone/some-model-GGUF/some-model-Q4_K_M.gguf")
+    } finally {
+      for (const [key, value] of [
+        ["SMURFS_OFFLINE", saved.offline],
+        ["SMURFS_MODELS", saved.models]
+      ] as const)
+        if (value === undefined) delete process.env[key]
+        else process.env[key] = value
+    }
   })
 
   it("the engine is held once per file and settings and let go when its users are done", async () => {
