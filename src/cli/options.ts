@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { join } from "node:path"
 import { type ParseArgsOptionsConfig, parseArgs } from "node:util"
+import { dataDirOf } from "../../bench/sample-data.ts"
 import { parseThink, type Think } from "../llm/spec.ts"
 import { closest } from "./did-you-mean.ts"
 import { ExitCode } from "./exit-codes.ts"
@@ -211,6 +212,8 @@ export const parseCommand = <const O extends ParseArgsOptionsConfig>(
         )
       values[name] = normalized.spec
     }
+    // `--data sample` (or SMURFS_DATA=sample, "data": "sample") is the sample shipped with the package
+    if (name === "data" && typeof values[name] === "string") values[name] = dataDirOf(values[name] as string)
   }
   return { values: values as ParsedCommand<O>["values"], positionals: strict.positionals, given }
 }

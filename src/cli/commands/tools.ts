@@ -32,8 +32,8 @@ options:
                        repeat to combine sources
   --query-id <id>      with an api_list file of several queries: whose APIs to list (default: the first);
                        without --tools: the ToolBench task of --data with this id
-  --data <dir>         where --query-id's task is (either layout, as for bench; default $SMURFS_DATA,
-                       else ../shared/toolbench)
+  --data <dir>         where --query-id's task is (either layout, or \`sample\`, as for bench; default
+                       $SMURFS_DATA, else ../shared/toolbench)
   --env <e[,e]>        how the task's tools would answer: replay, simulated, offline (default replay,offline)
   --json               print the tools as JSON (name, description, JSON Schema of the parameters)
   -h, --help           show this help
