@@ -70,7 +70,8 @@ describe.skipIf(unavailable !== undefined)(
       const queued = join(scratch, "queued")
       const inProcess = start(bench(local))
       expect(await inProcess.exited, inProcess.stderr).toBe(0)
-      const worker = start(["worker", "--queue", redis.url, "--concurrency", "4"])
+      // the worker's own --data: the same corpus as the coordinator's
+      const worker = start(["worker", "--queue", redis.url, "--concurrency", "4", "--data", DATA])
       const coordinator = start(bench(queued, ["--queue", redis.url]))
       expect(await coordinator.exited, coordinator.stderr).toBe(0)
       expect(tasksDone(worker)).toBe(12) // the worker ran every task (6 queries, 2 methods)
