@@ -140,6 +140,48 @@ describe("smurfs run --toolset retrieve", () => {
     expect(names(retrievals[2]!)).toContain("querykeywords_for_keyword_analysis")
   })
 
+  it("a query the retriever finds no tool for runs on the whole (small) library, and the run says so", async () => {
+    const query = "Will the xylophone quokka zigzag?"
+    const model = script("nothing-retrieved", {
+      $cycle: true,
+      planner: [{ subtasks: ["Compute 1 + 1"] }],
+      "executor.thought": [{ thought: "The calculator computes it." }],
+      "executor.choose": [{ tool: "calculator" }],
+      "executor.args": [{ expression: "1 + 1" }],
+      "answerer.step": [{ answer: "2" }],
+      verifier: [{ status: "solved", reason: "Computed." }],
+      "answerer.final": [{ answer: "2" }]
+    })
+    const r = await smurfs([
+      "run",
+      query,
+      "--tools",
+      "demo",
+      "--toolset",
+      "retrieve:2",
+      "--model",
+      `scripted:${model}`,
+      "--json"
+    ])
+    expect(r.code, r.stderr).toBe(0)
+    const [started] = eventsOf(r.stdout, "task_started")
+    const tools = (started!["tools"] as Array<string>).filter((t) => t !== "ask_user")
+    expect(tools.length).toBeGreaterThan(2)
+    const [warning] = eventsOf(r.stdout, "error").filter((e) => e["tag"] === "NoToolRetrieved")
+    expect(warning!["error"]).toContain(`lexical retrieval found no tool for "${query}"; the whole library (`)
+    const live = await smurfs([
+      "run",
+      query,
+      "--tools",
+      "demo",
+      "--toolset",
+      "retrieve:2",
+      "--model",
+      `scripted:${model}`
+    ])
+    expect(live.stderr).toContain(`warning: lexical retrieval found no tool for "${query}"`)
+  })
+
   it("refuses retrieval options without retrieve, relevant without a task, and says what a bad embedding spec should be", async () => {
     const embed = await smurfs(["run", "q", "--embed", "ollama:nomic-embed-text"])
     expect(embed.code).toBe(2)
