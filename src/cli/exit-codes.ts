@@ -72,7 +72,8 @@ export const COMMAND_EXIT_CODES: Readonly<Record<string, ReadonlyArray<ExitCode>
   compare: [0, 2, 3],
   results: [0, 2, 3],
   show: [0, 2, 3],
-  worker: [0, 2, 3, 4, 130]
+  worker: [0, 2, 3, 4, 130],
+  completion: [0, 2]
 }
 
 /** The README's exit-code table, as Markdown. */

@@ -26,7 +26,7 @@ List the tools of a library: name, description (first line) and parameters.
 \`smurfs tools search\` ranks them for a query (smurfs tools search --help).
 
 options:
-  --tools <source>     demo (default), a .ts/.js module exporting tools, a StableToolBench api_list .json,
+  -t, --tools <source> demo (default), a .ts/.js module exporting tools, a StableToolBench api_list .json,
                        "mcp:<command and args>" (an MCP server over stdio) or mcp+http(s)://<url>
                        (Streamable HTTP; Authorization header from $SMURFS_MCP_AUTHORIZATION);
                        repeat to combine sources
@@ -81,7 +81,7 @@ const renderText = (libraryName: string, tools: ReadonlyArray<Tool>): string => 
 
 /** The options of `smurfs tools`, in node:util parseArgs' shape. */
 const OPTIONS = {
-  tools: { type: "string", multiple: true },
+  tools: { type: "string", short: "t", multiple: true },
   "query-id": { type: "string" },
   data: { type: "string" },
   env: { type: "string", multiple: true },
