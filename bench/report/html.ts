@@ -1,5 +1,5 @@
 // A self-contained HTML report of a comparison: the table and inline-SVG charts, no external assets.
-import type { Row } from "./collect.ts"
+import { judgeTextsLabel, type Row } from "./collect.ts"
 import { missingWork } from "./missing.ts"
 import { labelSummary, leadingReason, type TaskResult } from "./results.ts"
 import { colorOf, escapeXml as esc, groupedBars, horizontalBars, methodColor, PALETTE, type Series } from "./svg.ts"
@@ -54,7 +54,7 @@ const namer = (rows: ReadonlyArray<Row>) => {
     r.judge === "ToolEval"
       ? "ToolEval labels"
       : r.judge
-        ? `judge ${r.judge}${r.judgeTexts ? ` (${r.judgeTexts} texts)` : ""}`
+        ? `judge ${r.judge}${r.judgeTexts ? ` (${judgeTextsLabel(r.judgeTexts)})` : ""}`
         : ""
   ]
   const varies = [0, 1, 2].map((i) => new Set(rows.map((r) => parts(r)[i])).size > 1)
