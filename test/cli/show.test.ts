@@ -45,6 +45,15 @@ describe("smurfs show", () => {
     expect(shown.stdout).toContain("call transfermarkt_search_for_theclique")
     expect(shown.stdout).toContain("verifier: solved")
     expect(shown.stdout).toContain("Answer: ")
+    const json = await smurfs(["show", out, "588", "--json"])
+    expect(json.code, json.stderr).toBe(0)
+    const { tasks } = JSON.parse(json.stdout) as {
+      tasks: Array<{ method: string; query: string; finishType: string; events: Array<unknown> }>
+    }
+    expect(tasks).toHaveLength(1)
+    expect(tasks[0]).toMatchObject({ method: "smurfs", finishType: "give_answer" })
+    expect(tasks[0]!.query).toMatch(/^I'm a football enthusiast/)
+    expect(tasks[0]!.events.length).toBeGreaterThan(3)
     const missing = await smurfs(["show", out, "9999"])
     expect(missing.code).toBe(3)
     expect(missing.stderr).toContain('has no task "9999"')
