@@ -1,4 +1,12 @@
 import { defineConfig } from "vitest/config"
+import { nodeVersionProblem } from "./test/node-version.ts"
+
+// An older Node fails here with the version it needs, as the CLI does (bin/smurfs.js), not in the middle of the run.
+const tooOld = nodeVersionProblem(process.versions.node)
+if (tooOld !== undefined) {
+  console.error(tooOld)
+  process.exit(78)
+}
 
 /**
  * Tests that start other programs: the CLI as a child process, redis-server, tmux, g++, `npm pack`, Chromium, MCP
@@ -42,6 +50,8 @@ const ALL = ["src/**/*.test.ts", "bench/**/*.test.ts", "test/**/*.test.ts"]
 export default defineConfig({
   test: {
     pool: "forks",
+    // one temporary folder per run (TMPDIR), removed at its end: a run leaves nothing in /tmp
+    globalSetup: ["./test/global-setup.ts"],
     projects: [
       {
         extends: true,

@@ -171,7 +171,7 @@ export const listedTask =
     )
 
 /** The corpus and retriever of `--toolset retrieve[:k]`, with the run's model as re-ranker when asked. */
-const retrievalCorpus = (settings: BenchSettings, k: number) =>
+const retrievalCorpus = (settings: BenchSettings, k: number, warn?: (text: string) => void) =>
   Effect.gen(function* () {
     const model = yield* LanguageModel
     return yield* makeRetrievalCorpus({
@@ -183,7 +183,8 @@ const retrievalCorpus = (settings: BenchSettings, k: number) =>
           ? undefined
           : yield* makeEmbedder(settings.embed, { timeoutMs: settings.timeoutMs }),
       embeddingCache: pathsOf(settings).embedCache,
-      reranker: settings.rerank ? model : undefined
+      reranker: settings.rerank ? model : undefined,
+      warn
     })
   })
 
@@ -471,7 +472,7 @@ const runProgram = (settings: BenchSettings, progress: Progress) =>
     const retrieval =
       toolset.kind === "retrieve"
         ? yield* makeRetrievalTasks({
-            corpus: yield* retrievalCorpus(settings, toolset.k),
+            corpus: yield* retrievalCorpus(settings, toolset.k, (text) => progress.log(text)),
             queries,
             recordedSets: settings.resume ? recordedRetrievalSets(settings.out) : undefined,
             concurrency: settings.concurrency

@@ -8,6 +8,14 @@ const capture = (isTTY = false) => {
 }
 
 describe("progress", () => {
+  it("counts one task as one", () => {
+    const out = capture()
+    const progress = makeProgress({ stream: out.stream, now: () => 0 })
+    progress.start(1, 0)
+    progress.stop()
+    expect(out.text().split("\n")[0]).toBe("1 task")
+  })
+
   it("prints one line per task, says answered (not solved), and gives an ETA only once it can estimate one", () => {
     const out = capture()
     let clock = 0

@@ -1,6 +1,7 @@
 // Progress of a benchmark run on stderr: a live bar on a terminal, one line per task otherwise; model calls and tokens count as they happen.
 
 import cliProgress from "cli-progress"
+import { plural } from "../src/plural.ts"
 import { visibleText } from "../src/trace/visible-text.ts"
 
 /** What the runner reports when a task (one query, one method) finishes. */
@@ -199,7 +200,7 @@ export const makeProgress = (options: ProgressOptions = {}): Progress => {
         )
         bar.start(total, skipped, payload())
       } else {
-        stream.write(`${total} tasks${skipped > 0 ? `, ${skipped} already done` : ""}\n`)
+        stream.write(`${plural(total, "task")}${skipped > 0 ? `, ${skipped} already done` : ""}\n`)
       }
     },
     modelCall: (used) => {

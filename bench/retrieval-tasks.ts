@@ -22,6 +22,8 @@ export interface RetrievalCorpusOptions {
   readonly embeddingCache?: string | undefined
   /** Re-rank with this model (the run's own). */
   readonly reranker?: LanguageModelShape | undefined
+  /** Hears of a task whose retrieval found no tool and fell back (the bench's progress log). */
+  readonly warn?: ((text: string) => void) | undefined
 }
 
 export interface RetrievalTasksOptions {
@@ -101,7 +103,8 @@ export const makeRetrievalCorpus = (
           corpus.library.tools.map((t) => t.name)
         ).slice(0, 16)
       },
-      setOf: (query) => retrieveTaskSet(retriever, query.query, options.k),
+      setOf: (query) =>
+        retrieveTaskSet(retriever, query.query, options.k, (text) => options.warn?.(`${taskKey(query)}: ${text}`)),
       taskOf: (query, set) =>
         retrievalTask(retriever, { id: query.id, query: query.query, name: taskKey(query) }, set, options.k)
     }

@@ -1,8 +1,8 @@
-// Rebuilds test/fixtures/toolbench-mini/toolbench-mini.json from a full StableToolBench data directory: `node scripts/toolbench-mini.ts [data dir]`.
-// The first few queries of each group (file order, so `--limit k` picks the same tasks as on the full data) with their
-// tool docs, their query ids and every recorded response of their APIs. One JSON bundle rather than the data's own file
-// names: test/data.ts writes it out in the data layout at test time.
-import { readFileSync, writeFileSync } from "node:fs"
+// Rebuilds data/sample (the sample shipped with the package, `--data sample`, and the tests' fixture) from a full
+// StableToolBench data directory: `node scripts/toolbench-mini.ts [data dir]`. The first few queries of each group (file
+// order, so `--limit k` picks the same tasks as on the full data) with their tool docs, their query ids and every
+// recorded response of their APIs, in the data layout (queries/, query_ids/, responses.jsonl).
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { GROUPS } from "../bench/datasets.ts"
@@ -19,7 +19,7 @@ const PER_GROUP: Record<(typeof GROUPS)[number], number> = {
 }
 
 const dir = resolve(process.argv[2] ?? fileURLToPath(new URL("../../shared/toolbench", import.meta.url)))
-const out = fileURLToPath(new URL("../test/fixtures/toolbench-mini/toolbench-mini.json", import.meta.url))
+const out = fileURLToPath(new URL("../data/sample", import.meta.url))
 const json = (path: string) => JSON.parse(readFileSync(path, "utf8")) as unknown
 
 const queries: Record<
@@ -42,14 +42,11 @@ const responses = readFileSync(join(dir, "responses.jsonl"), "utf8")
   .map((line) => JSON.parse(line) as { tool: string; api: string })
   .filter((r) => apis.has(`${r.tool}/${r.api}`))
 
-writeFileSync(
-  out,
-  `${JSON.stringify({
-    notice:
-      "A few queries, query ids and recorded tool responses of StableToolBench (https://github.com/THUNLP-MT/StableToolBench), Apache-2.0: see NOTICE in this folder.",
-    queries,
-    queryIds,
-    responses
-  })}\n`
-)
+mkdirSync(join(out, "queries"), { recursive: true })
+mkdirSync(join(out, "query_ids"), { recursive: true })
+for (const group of GROUPS) {
+  writeFileSync(join(out, "queries", `${group}.json`), `${JSON.stringify(queries[group])}\n`)
+  writeFileSync(join(out, "query_ids", `${group}.json`), `${JSON.stringify(queryIds[group])}\n`)
+}
+writeFileSync(join(out, "responses.jsonl"), `${responses.map((r) => JSON.stringify(r)).join("\n")}\n`)
 console.log(`${out}: ${Object.values(queries).flat().length} queries, ${responses.length} responses`)

@@ -27,6 +27,7 @@ describe("optional peer packages", () => {
     const failure = await Effect.runPromise(Effect.flip(checkPeers(QUEUE_PEERS, without("bullmq", "ioredis"))))
     expect(failure).toBeInstanceOf(MissingPeerPackage)
     expect(failure.message).toContain("npm install bullmq ioredis")
+    expect(failure.message).toContain("needs the optional packages bullmq and ioredis, which are not installed")
     expect(failure.message).toContain("--queue")
     expect(isFailure(failure)).toBe(true) // a bad-input exit, not a bug report
   })
@@ -43,6 +44,8 @@ describe("optional peer packages", () => {
     const failure = await Effect.runPromise(Effect.flip(load))
     expect(imported).toBe(false)
     expect(failure.message).toContain("npm install @modelcontextprotocol/sdk")
+    // one package reads as one: "the optional package ...", never "the optional 1 package"
+    expect(failure.message).toContain("needs the optional package @modelcontextprotocol/sdk, which is not installed")
   })
 
   it("loads the modules when the packages are there", async () => {

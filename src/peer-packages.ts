@@ -3,7 +3,6 @@ import { createRequire } from "node:module"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import type { FailureKind } from "./failure.ts"
-import { plural } from "./plural.ts"
 
 /** A feature and the optional packages it needs (`peerDependenciesMeta` optional in package.json). */
 export interface PeerFeature {
@@ -53,7 +52,7 @@ export class MissingPeerPackage extends Data.TaggedError("MissingPeerPackage")<{
     return "bad-input"
   }
   override get message() {
-    return `${this.feature} needs the optional ${plural(this.packages.length, "package")} ${this.packages.join(" and ")}, which ${this.packages.length === 1 ? "is" : "are"} not installed: run \`npm install ${(this.installs ?? this.packages).join(" ")}\` in your project, then the command again.`
+    return `${this.feature} needs the optional ${this.packages.length === 1 ? "package" : "packages"} ${this.packages.join(" and ")}, which ${this.packages.length === 1 ? "is" : "are"} not installed: run \`npm install ${(this.installs ?? this.packages).join(" ")}\` in your project, then the command again.`
   }
 }
 

@@ -204,13 +204,22 @@ const retrievedTask = (
         embeddingCache,
         reranker
       })
-      const set = yield* retrieveTaskSet(corpus.retriever, query, k)
-      return retrievalTask(corpus.retriever, { id: toolbench.task.id, query, name: taskKey(toolbench.query) }, set, k)
+      // a retrieval that found nothing and fell back says so in the trajectory (and the live view)
+      let warning: string | undefined
+      const set = yield* retrieveTaskSet(corpus.retriever, query, k, (text) => (warning = text))
+      return retrievalTask(
+        corpus.retriever,
+        { id: toolbench.task.id, query, name: taskKey(toolbench.query) },
+        set,
+        k,
+        warning
+      )
     }
     const library = yield* loadTools(settings.tools, sourceOptions(settings, hooks))
     const retriever = yield* makeRetriever(library, { embedder, embeddingCache, reranker })
-    const set = yield* retrieveTaskSet(retriever, query, k)
-    return retrievalTask(retriever, { id: taskIdOf(query), query, name: library.name }, set, k)
+    let warning: string | undefined
+    const set = yield* retrieveTaskSet(retriever, query, k, (text) => (warning = text))
+    return retrievalTask(retriever, { id: taskIdOf(query), query, name: library.name }, set, k, warning)
   })
 
 /** The ToolBench task of `queryId`, its tools served by the settings' environments (and simulator). */

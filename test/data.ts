@@ -1,10 +1,9 @@
 // Where the tests find ToolBench data: the full StableToolBench data and checkout when this machine has them (SMURFS_DATA /
-// SMURFS_STB, else ../shared/toolbench beside the repository), and always the small fixture of test/fixtures/toolbench-mini.
-import { createHash } from "node:crypto"
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+// SMURFS_STB, else ../shared/toolbench beside the repository), and always the sample shipped with the package (data/sample).
+import { existsSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
+import { SAMPLE_DATA_DIR } from "../bench/sample-data.ts"
 
 /** A folder some tests need, and why it is missing when it is (then those tests skip, saying so). */
 export interface DataSource {
@@ -68,45 +67,12 @@ export const skipNote = (...sources: ReadonlyArray<DataSource>): string => {
 /** Whether any of the sources is missing: the condition of `describe.skipIf` / `it.skipIf`. */
 export const lacks = (...sources: ReadonlyArray<DataSource>): boolean => sources.some((s) => s.missing !== undefined)
 
-interface MiniBundle {
-  readonly queries: Record<string, ReadonlyArray<unknown>>
-  readonly queryIds: Record<string, Record<string, unknown>>
-  readonly responses: ReadonlyArray<unknown>
-}
-
 /**
- * The fixture written out in the data layout (queries/<group>.json, query_ids/<group>.json, responses.jsonl) once per
- * content, in the temp folder, so that every test file and every spawned CLI reads the same folder. The repository keeps
- * one JSON bundle rather than files under the data's own names.
+ * A few queries of each group with their tool docs and recorded responses (data/sample, the sample `--data sample` names):
+ * always there, for tests that need some ToolBench data but not all of it. G1_instruction starts with the data example's
+ * 588, 608 and 1073, in the full data's order. Read only: a test writes its runs and caches elsewhere.
  */
-const writeMini = (): string => {
-  const text = readFileSync(new URL("./fixtures/toolbench-mini/toolbench-mini.json", import.meta.url), "utf8")
-  const dir = join(tmpdir(), `smurfs-toolbench-mini-${createHash("sha256").update(text).digest("hex").slice(0, 12)}`)
-  if (existsSync(join(dir, "responses.jsonl"))) return dir
-  const bundle = JSON.parse(text) as MiniBundle
-  const staging = mkdtempSync(`${dir}.tmp-`)
-  mkdirSync(join(staging, "queries"))
-  mkdirSync(join(staging, "query_ids"))
-  for (const [group, queries] of Object.entries(bundle.queries))
-    writeFileSync(join(staging, "queries", `${group}.json`), JSON.stringify(queries, null, 2))
-  for (const [group, ids] of Object.entries(bundle.queryIds))
-    writeFileSync(join(staging, "query_ids", `${group}.json`), JSON.stringify(ids, null, 2))
-  writeFileSync(join(staging, "responses.jsonl"), `${bundle.responses.map((r) => JSON.stringify(r)).join("\n")}\n`)
-  try {
-    renameSync(staging, dir)
-  } catch {
-    // another test file wrote the same content first
-    rmSync(staging, { recursive: true, force: true })
-  }
-  return dir
-}
-
-/**
- * A few queries of each group with their tool docs and recorded responses (test/fixtures/toolbench-mini): always there,
- * for tests that need some ToolBench data but not all of it. G1_instruction starts with the data example's 588, 608 and
- * 1073, in the full data's order.
- */
-export const MINI_DATA: DataSource = { path: writeMini(), missing: undefined }
+export const MINI_DATA: DataSource = { path: SAMPLE_DATA_DIR, missing: undefined }
 
 /** The full data when this machine has it, else the fixture: for a property of every query, which the fixture checks on a few. */
 export const ANY_DATA: DataSource = lacks(FULL_DATA) ? MINI_DATA : FULL_DATA

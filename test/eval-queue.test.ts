@@ -4,10 +4,10 @@ import { tmpdir } from "node:os"
 import { join, relative } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { cliProcesses } from "./cli-processes.ts"
-import { FULL_DATA, lacks, skipNote } from "./data.ts"
+import { MINI_DATA } from "./data.ts"
 import { type RedisServer, redisUnavailable, startRedis } from "./redis-server.ts"
 
-const DATA = FULL_DATA.path
+const DATA = MINI_DATA.path
 const scratch = mkdtempSync(join(tmpdir(), "smurfs-eval-queue-"))
 
 const { start: smurfs, killAll } = cliProcesses({ SMURFS_STB: "" })
@@ -32,8 +32,8 @@ const labels = (run: string): Record<string, unknown> => {
 
 const unavailable = redisUnavailable()
 
-describe.skipIf(unavailable !== undefined || lacks(FULL_DATA))(
-  `smurfs eval --queue on redis-server${unavailable ? ` (skipped: ${unavailable})` : skipNote(FULL_DATA)}`,
+describe.skipIf(unavailable !== undefined)(
+  `smurfs eval --queue on redis-server${unavailable ? ` (skipped: ${unavailable})` : ""}`,
   { timeout: 120_000 },
   () => {
     let redis: RedisServer

@@ -2,11 +2,12 @@
 // (the lock file's integrity hashes find every dependency in the npm cache), import it, run the CLI,
 // type-check and run the README's examples against a fake Ollama on loopback.
 import { execFile } from "node:child_process"
-import { copyFileSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { npmBin, packAndInstall, repoRoot } from "../bench/footprint/install.ts"
+import { consumerLock, npmBin, packAndInstall, repoRoot } from "../bench/footprint/install.ts"
 import { ExitCode } from "../src/cli/exit-codes.ts"
 import { defaultReply } from "./fake-servers/core.ts"
 import { startFakeOllama } from "./fake-servers/ollama.ts"
@@ -72,7 +73,13 @@ describe("the packed npm package, installed into a fresh project", () => {
       "package/dist/src/cli/main.js",
       "package/prompts/planner.md",
       "package/examples/demo-script.json",
-      "package/bin/smurfs.js"
+      "package/bin/smurfs.js",
+      // the sample `--data sample` names, with StableToolBench's licence and notice
+      "package/data/sample/NOTICE",
+      "package/data/sample/LICENSE-StableToolBench",
+      "package/data/sample/queries/G1_instruction.json",
+      "package/data/sample/query_ids/G1_instruction.json",
+      "package/data/sample/responses.jsonl"
     ])
       expect(files).toContain(f)
     expect(files.filter((f) => /\.test\.|\/test\/|^package\/src\//.test(f))).toEqual([])
@@ -210,6 +217,61 @@ describe("the packed npm package, installed into a fresh project", () => {
     expect(doctor!.stdout).toContain("All good")
     for (const [i, command] of ["bench", "eval", "compare"].entries())
       expect(helps[i]!.stdout).toContain(`smurfs ${command}`)
+  })
+
+  it("benchmarks the shipped sample right after install: `smurfs bench --data sample`", async () => {
+    const { stdout } = await smurfsCli(
+      "bench",
+      "--data",
+      "sample",
+      "--model",
+      "scripted:node_modules/smurfs/examples/bench-script.json",
+      "--out",
+      "runs/sample",
+      "--json"
+    )
+    const summary = JSON.parse(stdout) as { total: number; answered: number; errors: number }
+    // the sample's 16 tasks, one per query of each group's file, all answered from its recorded responses
+    expect(summary).toMatchObject({ total: 16, answered: 16, errors: 0 })
+    const config = JSON.parse(readFileSync(join(dir, "runs/sample/run.json"), "utf8")) as { data: string }
+    expect(config.data).toBe(join(dir, "node_modules/smurfs/data/sample"))
+  })
+
+  it("runs the README's example in a project `npm init -y` made (type commonjs): after `npm pkg set type=module`, or as solve.mts", async () => {
+    const fresh = mkdtempSync(join(tmpdir(), "smurfs-npm-init-"))
+    try {
+      const inFresh = (file: string, args: string[], env: Record<string, string> = {}) =>
+        run(file, args, {
+          cwd: fresh,
+          encoding: "utf8",
+          env: { ...process.env, NO_COLOR: "1", ...env },
+          timeout: 240_000
+        })
+      await inFresh(npm, ["init", "-y"])
+      // the tarball installed as `npm install zod <tarball>` would (offline: the lock names every package's tarball)
+      const { manifest, lock } = consumerLock(tarball)
+      for (const [name, spec] of Object.entries(manifest.dependencies))
+        await inFresh(npm, ["pkg", "set", `dependencies.${name}=${spec}`])
+      writeFileSync(join(fresh, "package-lock.json"), JSON.stringify({ ...lock, name: "fresh" }, null, 2))
+      await inFresh(npm, ["install", "--offline", "--ignore-scripts", "--no-audit", "--no-fund"])
+      copyFileSync(join(root, "examples", "solve.ts"), join(fresh, "solve.ts"))
+      copyFileSync(join(root, "examples", "solve.ts"), join(fresh, "solve.mts"))
+      const solve = (file: string) =>
+        inFresh(process.execPath, [file], { OLLAMA_HOST: fake!.url }).catch(
+          (e: { code: number; stdout: string; stderr: string }) => e
+        )
+      const readme = readFileSync(join(root, "README.md"), "utf8")
+      const type = () => (JSON.parse(readFileSync(join(fresh, "package.json"), "utf8")) as { type?: string }).type
+      if (type() === "commonjs") expect((await solve("solve.ts")).stderr).toContain("SyntaxError")
+      // as the README says: solve.mts runs in any project; `npm pkg set type=module` makes solve.ts run
+      expect(readme).toContain("save the file as `solve.mts`")
+      expect((await solve("solve.mts")).stdout).toContain("give_answer 'the quick brown fox' has 4 words.")
+      expect(readme).toContain("`npm pkg set type=module`")
+      await inFresh(npm, ["pkg", "set", "type=module"])
+      expect((await solve("solve.ts")).stdout).toContain("give_answer 'the quick brown fox' has 4 words.")
+    } finally {
+      rmSync(fresh, { recursive: true, force: true })
+    }
   })
 
   it("installs without the optional peers, and a feature that needs one names its install command", async () => {

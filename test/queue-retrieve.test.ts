@@ -6,10 +6,10 @@ import { join } from "node:path"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { kindOf } from "../src/trace/events.ts"
 import { cliProcesses, tasksDone } from "./cli-processes.ts"
-import { FULL_DATA, lacks, skipNote } from "./data.ts"
+import { MINI_DATA } from "./data.ts"
 import { type RedisServer, redisUnavailable, startRedis } from "./redis-server.ts"
 
-const DATA = `${FULL_DATA.path}/`
+const DATA = `${MINI_DATA.path}/`
 const scratch = mkdtempSync(join(tmpdir(), "smurfs-queue-retrieve-"))
 
 const { start, killAll } = cliProcesses({ SMURFS_DATA: "" })
@@ -28,8 +28,8 @@ const retrievals = (out: string, id: string) =>
 
 const unavailable = redisUnavailable()
 
-describe.skipIf(unavailable !== undefined || lacks(FULL_DATA))(
-  `--toolset retrieve on queue workers${unavailable ? ` (skipped: ${unavailable})` : skipNote(FULL_DATA)}`,
+describe.skipIf(unavailable !== undefined)(
+  `--toolset retrieve on queue workers${unavailable ? ` (skipped: ${unavailable})` : ""}`,
   { timeout: 180_000 },
   () => {
     let redis: RedisServer
@@ -70,7 +70,8 @@ describe.skipIf(unavailable !== undefined || lacks(FULL_DATA))(
       const queued = join(scratch, "queued")
       const inProcess = start(bench(local))
       expect(await inProcess.exited, inProcess.stderr).toBe(0)
-      const worker = start(["worker", "--queue", redis.url, "--concurrency", "4"])
+      // the worker's own --data: the same corpus as the coordinator's
+      const worker = start(["worker", "--queue", redis.url, "--concurrency", "4", "--data", DATA])
       const coordinator = start(bench(queued, ["--queue", redis.url]))
       expect(await coordinator.exited, coordinator.stderr).toBe(0)
       expect(tasksDone(worker)).toBe(12) // the worker ran every task (6 queries, 2 methods)

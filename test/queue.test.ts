@@ -9,12 +9,12 @@ import { fakeRecord } from "../bench/eval/test-fixtures.ts"
 import { connectionOf, JUDGE_QUEUE, TASK_QUEUE } from "../bench/queue/connection.ts"
 import { benchSettings, jobSettingsOf } from "../bench/settings.ts"
 import { cliProcesses, tasksDone } from "./cli-processes.ts"
-import { FULL_DATA, lacks, skipNote } from "./data.ts"
+import { MINI_DATA } from "./data.ts"
 import { type FakeOllama, startFakeOllama } from "./fake-servers/ollama.ts"
 import { startFakeOpenAI } from "./fake-servers/openai.ts"
 import { type RedisServer, redisUnavailable, startRedis } from "./redis-server.ts"
 
-const DATA = FULL_DATA.path
+const DATA = MINI_DATA.path
 const scratch = mkdtempSync(join(tmpdir(), "smurfs-queue-"))
 
 const { start, killAll } = cliProcesses()
@@ -25,16 +25,24 @@ const waitFor = async (what: string, check: () => boolean, ms = 60_000) => {
     await new Promise((r) => setTimeout(r, 50))
   }
 }
-const records = (out: string) =>
-  existsSync(join(out, "tasks", "smurfs", "G1_instruction"))
-    ? readdirSync(join(out, "tasks", "smurfs", "G1_instruction"))
+/** The smurfs records of a run, as group/file, over every group. */
+const records = (out: string) => {
+  const dir = join(out, "tasks", "smurfs")
+  return existsSync(dir)
+    ? readdirSync(dir).flatMap((group) => readdirSync(join(dir, group)).map((f) => join(group, f)))
     : []
+}
+/** The queue's runs take every task of the fixture (all six groups). */
+const TASKS = readdirSync(join(DATA, "queries")).reduce(
+  (n, file) => n + (JSON.parse(readFileSync(join(DATA, "queries", file), "utf8")) as Array<unknown>).length,
+  0
+)
 
 const unavailable = redisUnavailable()
 
 // Several node processes per test: generous limits, for a machine busy with other work (they pass in seconds alone).
-describe.skipIf(unavailable !== undefined || lacks(FULL_DATA))(
-  `the distributed bench on redis-server${unavailable ? ` (skipped: ${unavailable})` : skipNote(FULL_DATA)}`,
+describe.skipIf(unavailable !== undefined)(
+  `the distributed bench on redis-server${unavailable ? ` (skipped: ${unavailable})` : ""}`,
   { timeout: 180_000 },
   () => {
     let redis: RedisServer
@@ -55,10 +63,6 @@ describe.skipIf(unavailable !== undefined || lacks(FULL_DATA))(
       redis.url,
       "--data",
       DATA,
-      "--group",
-      "G1_instruction",
-      "--limit",
-      "40",
       "--method",
       "smurfs",
       "--env",
@@ -70,7 +74,7 @@ describe.skipIf(unavailable !== undefined || lacks(FULL_DATA))(
       ...extra
     ]
 
-    it("two workers and a coordinator finish 40 tasks, each recorded once", async () => {
+    it("two workers and a coordinator finish every task, each recorded once", async () => {
       const out = join(scratch, "two-workers")
       const workers = [
         start(["worker", "--queue", redis.url, "--concurrency", "4"]),
@@ -78,18 +82,18 @@ describe.skipIf(unavailable !== undefined || lacks(FULL_DATA))(
       ]
       const coordinator = start(bench(out, "sim:latency=20ms"))
       expect(await coordinator.exited).toBe(0)
-      expect(records(out)).toHaveLength(40)
-      // every task ran once: the workers' runs add up to 40, and both took a share
-      expect(workers.map(tasksDone).reduce((a, b) => a + b, 0)).toBe(40)
+      expect(records(out)).toHaveLength(TASKS)
+      // every task ran once: the workers' runs add up to the tasks, and both took a share
+      expect(workers.map(tasksDone).reduce((a, b) => a + b, 0)).toBe(TASKS)
       expect(workers.every((w) => tasksDone(w) > 0)).toBe(true)
-      const converted = JSON.parse(
-        readFileSync(join(out, "converted", "smurfs", "G1_instruction.json"), "utf8")
-      ) as Record<string, unknown>
-      expect(Object.keys(converted)).toHaveLength(40)
-      expect(coordinator.stderr).toContain("40 tasks recorded now")
+      const converted = readdirSync(join(out, "converted", "smurfs")).flatMap((file) =>
+        Object.keys(JSON.parse(readFileSync(join(out, "converted", "smurfs", file), "utf8")) as Record<string, unknown>)
+      )
+      expect(converted).toHaveLength(TASKS)
+      expect(coordinator.stderr).toContain(`${TASKS} tasks recorded now`)
     })
 
-    it("completes all 40 when a worker is killed with kill -9 mid-run", async () => {
+    it("completes every task when a worker is killed with kill -9 mid-run", async () => {
       const out = join(scratch, "kill-worker")
       // a short lock, so that the killed worker's tasks go to the other one within seconds
       const victim = start(["worker", "--queue", redis.url, "--concurrency", "4", "--lock-ms", "1500"])
@@ -98,12 +102,10 @@ describe.skipIf(unavailable !== undefined || lacks(FULL_DATA))(
       await waitFor("the victim's first task", () => tasksDone(victim) >= 1)
       victim.child.kill("SIGKILL")
       expect(await coordinator.exited).toBe(0)
-      expect(records(out)).toHaveLength(40)
-      expect(tasksDone(survivor)).toBeGreaterThan(20)
+      expect(records(out)).toHaveLength(TASKS)
+      expect(tasksDone(survivor)).toBeGreaterThan(TASKS / 2)
       for (const file of records(out))
-        expect(() =>
-          JSON.parse(readFileSync(join(out, "tasks", "smurfs", "G1_instruction", file), "utf8"))
-        ).not.toThrow()
+        expect(() => JSON.parse(readFileSync(join(out, "tasks", "smurfs", file), "utf8"))).not.toThrow()
     })
 
     it("keeps the queue when the coordinator is stopped, and --resume collects what the workers finished without running it twice", async () => {
@@ -114,13 +116,13 @@ describe.skipIf(unavailable !== undefined || lacks(FULL_DATA))(
       first.child.kill("SIGINT")
       expect(await first.exited).toBe(130)
       // the worker goes on with the queued tasks while no coordinator listens
-      await waitFor("the worker to finish the queue", () => tasksDone(worker) >= 40, 90_000)
+      await waitFor("the worker to finish the queue", () => tasksDone(worker) >= TASKS, 90_000)
       const before = records(out).length
-      expect(before).toBeLessThan(40)
+      expect(before).toBeLessThan(TASKS)
       const second = start(bench(out, "sim:latency=25ms", ["--resume"]))
       expect(await second.exited).toBe(0)
-      expect(records(out)).toHaveLength(40)
-      expect(tasksDone(worker)).toBe(40) // nothing ran twice
+      expect(records(out)).toHaveLength(TASKS)
+      expect(tasksDone(worker)).toBe(TASKS) // nothing ran twice
     })
 
     it("a job written into Redis by hand changes nothing the worker does: no endpoints, folders or judge files of the job's choosing", async () => {
@@ -218,69 +220,63 @@ describe.skipIf(unavailable !== undefined || lacks(FULL_DATA))(
   }
 )
 
-describe.skipIf(lacks(FULL_DATA))(
-  `a bench on a pool of two model servers${skipNote(FULL_DATA)}`,
-  { timeout: 120_000 },
-  () => {
-    const servers: Array<FakeOllama> = []
-    afterAll(async () => {
-      await Promise.all(servers.map((s) => s.close()))
-    })
+describe("a bench on a pool of two model servers", { timeout: 120_000 }, () => {
+  const servers: Array<FakeOllama> = []
+  afterAll(async () => {
+    await Promise.all(servers.map((s) => s.close()))
+  })
 
-    it("records every task when one server dies mid-run", async () => {
-      // Server a dies on its second request, while that request is in flight and most tasks are still to run
-      // (not when a poll of the run directory notices records: a fast run could be over by then).
-      let served = 0
-      let dead: Promise<void> | undefined
-      const a = await startFakeOllama({
-        chat: (body) => {
-          if (++served === 2) setImmediate(() => (dead = a.close()))
-          return { ...sample(body), delayMs: 15 }
-        }
-      })
-      const b = await startFakeOllama({ chat: (body) => ({ ...sample(body), delayMs: 15 }) })
-      servers.push(b)
-      const out = join(scratch, "pool")
-      const proc = start(
-        [
-          "bench",
-          "--data",
-          DATA,
-          "--group",
-          "G1_instruction",
-          "--limit",
-          "12",
-          "--method",
-          "react",
-          "--env",
-          "replay,offline",
-          "--model",
-          "ollama:qwen2.5:7b",
-          "--endpoints",
-          `${a.url}*2,${b.url}*2`,
-          "--concurrency",
-          "4",
-          "--out",
-          out
-        ],
-        { OLLAMA_HOST: "http://127.0.0.1:9" }
-      )
-      expect(await proc.exited).toBe(0)
-      await dead
-      expect(readdirSync(join(out, "tasks", "react", "G1_instruction"))).toHaveLength(12)
-      const stats = JSON.parse(readFileSync(join(out, "run.json"), "utf8")).endpointStats as Array<{
-        endpoint: string
-        calls: number
-        errors: number
-        healthy: boolean
-      }>
-      expect(stats.map((s) => s.endpoint)).toEqual([a.url, b.url])
-      expect(stats[0]!.healthy).toBe(false)
-      expect(stats[1]!.calls).toBeGreaterThan(0)
-      expect(proc.stderr).toContain(`endpoint ${b.url}:`)
+  it("records every task when one server dies mid-run", async () => {
+    // Server a dies on its second request, while that request is in flight and most tasks are still to run
+    // (not when a poll of the run directory notices records: a fast run could be over by then).
+    let served = 0
+    let dead: Promise<void> | undefined
+    const a = await startFakeOllama({
+      chat: (body) => {
+        if (++served === 2) setImmediate(() => (dead = a.close()))
+        return { ...sample(body), delayMs: 15 }
+      }
     })
-  }
-)
+    const b = await startFakeOllama({ chat: (body) => ({ ...sample(body), delayMs: 15 }) })
+    servers.push(b)
+    const out = join(scratch, "pool")
+    const proc = start(
+      [
+        "bench",
+        "--data",
+        DATA,
+        "--group",
+        "G1_instruction",
+        "--method",
+        "react",
+        "--env",
+        "replay,offline",
+        "--model",
+        "ollama:qwen2.5:7b",
+        "--endpoints",
+        `${a.url}*2,${b.url}*2`,
+        "--concurrency",
+        "4",
+        "--out",
+        out
+      ],
+      { OLLAMA_HOST: "http://127.0.0.1:9" }
+    )
+    expect(await proc.exited).toBe(0)
+    await dead
+    expect(readdirSync(join(out, "tasks", "react", "G1_instruction"))).toHaveLength(6)
+    const stats = JSON.parse(readFileSync(join(out, "run.json"), "utf8")).endpointStats as Array<{
+      endpoint: string
+      calls: number
+      errors: number
+      healthy: boolean
+    }>
+    expect(stats.map((s) => s.endpoint)).toEqual([a.url, b.url])
+    expect(stats[0]!.healthy).toBe(false)
+    expect(stats[1]!.calls).toBeGreaterThan(0)
+    expect(proc.stderr).toContain(`endpoint ${b.url}:`)
+  })
+})
 
 /** A ReAct reply: finish at once with an answer (native tool call). */
 const sample = (_body: unknown) => ({

@@ -135,6 +135,9 @@ const groupBy = <A>(items: ReadonlyArray<A>, key: (a: A) => string) => {
   return out
 }
 
+/** Judge texts as a row names them: "ToolEval texts", "our texts". */
+export const judgeTextsLabel = (texts: string): string => `${texts === "ours" ? "our" : texts} texts`
+
 /** Which judge texts a label file names: "ToolEval" (its template, --stb) or "ours"; files from before this was recorded say nothing (they were ours). */
 const textsOf = (prompts: string | undefined): string | undefined =>
   prompts === undefined ? undefined : prompts.startsWith("stabletoolbench:") ? "ToolEval" : "ours"

@@ -2,7 +2,7 @@
 // charts, and every task with filters, sorting, search and its transcripts (methods side by side, labels, reasons,
 // win rounds). One inline script (explorer-script.ts), allowed by its hash alone; every text from the data is escaped.
 import { plural } from "../../src/plural.ts"
-import type { Row } from "./collect.ts"
+import { judgeTextsLabel, type Row } from "./collect.ts"
 import { EXPLORER_SCRIPT, EXPLORER_SCRIPT_HASH } from "./explorer-script.ts"
 import { missingWork, winIncompleteNote } from "./missing.ts"
 import { LABEL_FILTERS, labelSummary, leadingReason, type TaskResult } from "./results.ts"
@@ -116,7 +116,7 @@ const namer = (rows: ReadonlyArray<Row>) => {
     r.judge === "ToolEval"
       ? "ToolEval labels"
       : r.judge
-        ? `judge ${r.judge}${r.judgeTexts ? ` (${r.judgeTexts} texts)` : ""}`
+        ? `judge ${r.judge}${r.judgeTexts ? ` (${judgeTextsLabel(r.judgeTexts)})` : ""}`
         : ""
   ]
   const varies = [0, 1, 2].map((i) => new Set(rows.map((r) => parts(r)[i])).size > 1)
@@ -216,7 +216,7 @@ const runsTable = (rows: ReadonlyArray<Row>, stats: ReportStatistics | undefined
       `<td class="name"><i class="dot" style="background:${methodColor(r.method)}"></i>${esc(r.method)}${r.profile ? `<span class="sub">${esc(r.profile)} profile</span>` : ""}</td>`,
       ...(showModel ? [`<td class="long">${esc(r.model || "-")}</td>`] : []),
       `<td class="name">${esc(r.group)}</td>`,
-      `<td class="long">${esc(r.judge || "-")}${r.judgeTexts ? `<span class="sub">${esc(r.judgeTexts)} texts</span>` : ""}</td>`,
+      `<td class="long">${esc(r.judge || "-")}${r.judgeTexts ? `<span class="sub">${esc(judgeTextsLabel(r.judgeTexts))}</span>` : ""}</td>`,
       `<td class="num">${r.judged}/${r.total}${r.errors > 0 ? `<span class="sub">${r.errors} failed</span>` : ""}</td>`,
       `<td class="num">${r.pass ? `${r.pass.mean.toFixed(1)} ± ${r.pass.std.toFixed(1)}` : "-"}${
         missNote(r)

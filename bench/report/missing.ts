@@ -2,7 +2,7 @@
 // no judge has seen, tasks the model server failed, tasks not run.
 
 import { plural } from "../../src/plural.ts"
-import type { Row } from "./collect.ts"
+import { judgeTextsLabel, type Row } from "./collect.ts"
 
 /** Task ids as a short list: every one is named (they are what `smurfs eval` would decide). */
 const ids = (list: ReadonlyArray<string>) => list.join(", ")
@@ -32,7 +32,7 @@ export const winIncompleteNote = (row: Row): string => {
 export const missingWork = (rows: ReadonlyArray<Row>): Array<string> => {
   const judges = [...new Set(rows.map((r) => r.judge).filter((j) => j !== ""))].sort()
   return rows.flatMap((r) => {
-    const texts = r.judgeTexts ? `, ${r.judgeTexts} texts` : ""
+    const texts = r.judgeTexts ? `, ${judgeTextsLabel(r.judgeTexts)}` : ""
     const method = r.profile ? `${r.method} (${r.profile})` : r.method
     const name = `${r.source} ${method} ${r.group}${r.judge ? ` (judge ${r.judge}${texts})` : ""}`
     const parts: Array<string> = []

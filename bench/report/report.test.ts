@@ -355,9 +355,9 @@ describe("a win rate over missing rounds or tasks says so, and every missing dec
     ])
     const table = renderTable(rows)
     expect(table).toMatch(/\(ToolEval texts\)\s+2\/2\s+100\.0 ± 0\.0\s+-/)
-    expect(table).toMatch(/\(ours texts\)\s+0\/2\s+-\s+100\.0 vs ref-a \(N=2\)/)
+    expect(table).toMatch(/\(our texts\)\s+0\/2\s+-\s+100\.0 vs ref-a \(N=2\)/)
     expect(missingWork(rows)).toEqual([
-      expect.stringMatching(/\(judge ollama-judge, ours texts\): 2 of 2 answered tasks not judged yet \(1, 2\)/)
+      expect.stringMatching(/\(judge ollama-judge, our texts\): 2 of 2 answered tasks not judged yet \(1, 2\)/)
     ])
   })
 

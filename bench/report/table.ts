@@ -1,5 +1,5 @@
 // The comparison as a plain-text table for the terminal.
-import type { Row } from "./collect.ts"
+import { judgeTextsLabel, type Row } from "./collect.ts"
 import type { RowStatistics } from "./comparison.ts"
 import { winIncompleteNote } from "./missing.ts"
 
@@ -43,7 +43,7 @@ export const cells = (row: Row): Array<string> => [
   row.profile ? `${row.method} (${row.profile})` : row.method,
   row.model || "-",
   row.group,
-  (row.judge || "-") + (row.judgeTexts ? ` (${row.judgeTexts} texts)` : ""),
+  (row.judge || "-") + (row.judgeTexts ? ` (${judgeTextsLabel(row.judgeTexts)})` : ""),
   // every task of the row counts in N, so that missing work (unjudged, failed, not run) shows
   `${row.judged}/${row.total}`,
   // a pass rate where unrecorded calls failed is never shown without their share

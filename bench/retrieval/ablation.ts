@@ -85,5 +85,12 @@ export const variantRetriever = (library: ToolLibrary, variant: Variant): Retrie
       .search(query)
       .slice(0, k)
       .map((h) => ({ name: String(h.id), score: h.score }))
-  return { library, mode: "lexical", lexical, search: (query, k) => Effect.succeed(lexical(query, k)) }
+  return {
+    library,
+    mode: "lexical",
+    lexical,
+    search: (query, k) => Effect.succeed(lexical(query, k)),
+    // a variant is measured by its own ranking: a query it finds nothing for counts as a miss
+    nothingFound: () => Effect.succeed({ ranked: [], instead: "nothing is offered (a measured variant)" })
+  }
 }

@@ -1,7 +1,10 @@
 // Options of the simulated model, read from a spec string `sim:latency=100ms,per_token=0.1ms,fault=0.1,seed=7`.
+import { existsSync } from "node:fs"
+import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { InvalidModelSpec } from "../../src/llm/errors.ts"
 import { packageRoot } from "../../src/package-root.ts"
+import { SAMPLE_DATA_DIR } from "../sample-data.ts"
 import { type PrefixCacheOptions, prefixCacheDefaults } from "./prefix-cache.ts"
 
 /** The kinds of misbehaviour the simulated model can inject. */
@@ -45,8 +48,13 @@ export interface SimOptions {
   readonly prefixCache: PrefixCacheOptions | undefined
 }
 
-/** The data directory next to the repository: `<repo>/../shared/toolbench` (from the package root, which a bundled dist/ keeps). */
-export const DEFAULT_DATA_DIR = fileURLToPath(new URL("../shared/toolbench", packageRoot))
+/**
+ * The data directory next to the repository, `<repo>/../shared/toolbench` (from the package root, which a bundled dist/
+ * keeps), when it is there; else the sample shipped with the package, so that the model knows the sample's tasks.
+ */
+export const DEFAULT_DATA_DIR = ((beside: string) => (existsSync(join(beside, "queries")) ? beside : SAMPLE_DATA_DIR))(
+  fileURLToPath(new URL("../shared/toolbench", packageRoot))
+)
 
 export const simDefaults: SimOptions = {
   latencyMs: 0,

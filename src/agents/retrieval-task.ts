@@ -9,9 +9,13 @@ import type { Task } from "./task.ts"
 /** A tool of a task's set: its name, and its score when it was ranked now (a recorded set has names only). */
 export type SetEntry = { readonly name: string; readonly score?: number | undefined }
 
-/** The top-k tools for the whole query, best first. */
-export const retrieveTaskSet = (retriever: Retriever, query: string, k: number): Effect.Effect<Array<Ranked>> =>
-  rankTools(retriever, query, k)
+/** The top-k tools for the whole query, best first; `warn` hears of a retrieval that found none and fell back. */
+export const retrieveTaskSet = (
+  retriever: Retriever,
+  query: string,
+  k: number,
+  warn?: (text: string) => void
+): Effect.Effect<Array<Ranked>> => rankTools(retriever, query, k, warn)
 
 /**
  * The task on a retrieved set: `tools` is the query's set (what ReAct and DFSDT see, recorded in the
@@ -23,7 +27,8 @@ export const retrievalTask = (
   retriever: Retriever,
   task: { readonly id: string; readonly query: string; readonly name: string },
   set: ReadonlyArray<SetEntry | string>,
-  k: number
+  k: number,
+  warning?: string
 ): Task => {
   const byName = new Map(retriever.library.tools.map((t) => [t.name, t]))
   const entries = set.map((e): SetEntry => (typeof e === "string" ? { name: e } : e))
@@ -35,6 +40,6 @@ export const retrievalTask = (
       entries.map((e) => byName.get(e.name)).filter((t): t is Tool => t !== undefined)
     ),
     retrieve: (subtask) => narrowLibrary(retriever, subtask, k, "subtask"),
-    retrieved: { query: task.query, k, mode: retriever.mode, tools: entries }
+    retrieved: { query: task.query, k, mode: retriever.mode, tools: entries, ...(warning ? { warning } : {}) }
   }
 }

@@ -161,6 +161,8 @@ export const smurfs =
           tools: task.tools.tools.map((t) => t.name)
         })
         const retrieved = task.retrieved
+        if (retrieved?.warning)
+          yield* emit("error", { role: "retrieval", tag: "NoToolRetrieved", error: retrieved.warning })
         if (retrieved)
           yield* emit(
             "retrieval",

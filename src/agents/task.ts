@@ -24,6 +24,8 @@ export interface TaskRetrieval {
   readonly mode: string
   /** Best first; a set read back from a run directory has no scores. */
   readonly tools: ReadonlyArray<{ readonly name: string; readonly score?: number | undefined }>
+  /** Said when the retrieval found no tool and fell back (recorded before the set, as an `error` event of role `retrieval`). */
+  readonly warning?: string | undefined
 }
 
 /**

@@ -75,7 +75,8 @@ export const COMMAND_EXIT_CODES: Readonly<Record<string, ReadonlyArray<ExitCode>
   show: [0, 2, 3],
   worker: [0, 2, 3, 4, 130],
   pull: [0, 2, 3, 4, 130],
-  data: [0, 2, 3, 4, 130]
+  data: [0, 2, 3, 4, 130],
+  completion: [0, 2]
 }
 
 /** The README's exit-code table, as Markdown. */

@@ -124,6 +124,8 @@ const eventLines = (event: RunEvent, options: LiveViewOptions): Array<string> =>
     }
     case "error": {
       const d = dataOf(event, "error")
+      // a retrieval that found no tool and fell back is a warning: the run goes on with the fallback's tools
+      if (d.tag === "NoToolRetrieved") return [`  ${paint("yellow", "warning")}: ${short(d.error ?? d.message)}`]
       // ReAct and DFSDT record a failed model call by its tag and message, without a role
       return [`  ${paint("red", `${d.role ?? "model call"} failed`)}: ${short(d.error ?? d.message)}`]
     }

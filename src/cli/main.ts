@@ -4,58 +4,71 @@ import { closest } from "./did-you-mean.ts"
 import { holdSignals } from "./early-signals.ts"
 import { ExitCode } from "./exit-codes.ts"
 
-const commands: Record<string, { summary: string; load: () => Promise<{ run: (argv: string[]) => Promise<number> }> }> =
-  {
-    run: {
-      summary: "solve one query with the Smurfs agents and print each step",
-      load: () => import("./commands/run.ts")
-    },
-    chat: {
-      summary: "talk with the Smurfs agents: several turns, remembered, with your tools",
-      load: () => import("./commands/chat.ts")
-    },
-    tools: { summary: "list the tools of a library", load: () => import("./commands/tools.ts") },
-    doctor: {
-      summary: "check that the model server is reachable and the model usable",
-      load: () => import("./commands/doctor.ts")
-    },
-    bench: {
-      summary: "run methods on ToolBench tasks into a resumable run directory",
-      load: () => import("./commands/bench.ts")
-    },
-    eval: {
-      summary: "judge a run's pass rate (and win rate against a reference)",
-      load: () => import("./commands/eval.ts")
-    },
-    compare: {
-      summary: "set runs side by side in one table (and an HTML report)",
-      load: () => import("./commands/compare.ts")
-    },
-    view: {
-      summary: "serve the comparison report of runs on 127.0.0.1 to explore in a browser",
-      load: () => import("./commands/view.ts")
-    },
-    results: {
-      summary: "list a run's tasks with their labels, the judge's reasons and costs",
-      load: () => import("./commands/results.ts")
-    },
-    show: {
-      summary: "print a recorded trajectory as the live view showed it (or one HTML page)",
-      load: () => import("./commands/show.ts")
-    },
-    pull: {
-      summary: "fetch a model for the embedded engine (--model llama:...) into the model cache",
-      load: () => import("./commands/pull.ts")
-    },
-    data: {
-      summary: "fetch benchmark data: smurfs data pull stabletoolbench|tau2",
-      load: () => import("./commands/data.ts")
-    },
-    worker: {
-      summary: "run bench tasks from a Redis queue (smurfs bench --queue) on this machine",
-      load: () => import("./commands/worker.ts")
-    }
+/** A command's module: its body, and (for help, completion and the settings file's check) its options table. */
+export interface CommandModule {
+  readonly run: (argv: string[]) => Promise<number>
+  readonly COMMAND?: { readonly name: string; readonly options: Readonly<Record<string, unknown>> } | undefined
+}
+
+const commands: Record<string, { summary: string; load: () => Promise<CommandModule> }> = {
+  run: {
+    summary: "solve one query with the Smurfs agents and print each step",
+    load: () => import("./commands/run.ts")
+  },
+  chat: {
+    summary: "talk with the Smurfs agents: several turns, remembered, with your tools",
+    load: () => import("./commands/chat.ts")
+  },
+  tools: { summary: "list the tools of a library", load: () => import("./commands/tools.ts") },
+  doctor: {
+    summary: "check that the model server is reachable and the model usable",
+    load: () => import("./commands/doctor.ts")
+  },
+  bench: {
+    summary: "run methods on ToolBench tasks into a resumable run directory",
+    load: () => import("./commands/bench.ts")
+  },
+  eval: {
+    summary: "judge a run's pass rate (and win rate against a reference)",
+    load: () => import("./commands/eval.ts")
+  },
+  compare: {
+    summary: "set runs side by side in one table (and an HTML report)",
+    load: () => import("./commands/compare.ts")
+  },
+  view: {
+    summary: "serve the comparison report of runs on 127.0.0.1 to explore in a browser",
+    load: () => import("./commands/view.ts")
+  },
+  results: {
+    summary: "list a run's tasks with their labels, the judge's reasons and costs",
+    load: () => import("./commands/results.ts")
+  },
+  show: {
+    summary: "print a recorded trajectory as the live view showed it (or one HTML page)",
+    load: () => import("./commands/show.ts")
+  },
+  pull: {
+    summary: "fetch a model for the embedded engine (--model llama:...) into the model cache",
+    load: () => import("./commands/pull.ts")
+  },
+  data: {
+    summary: "fetch benchmark data: smurfs data pull stabletoolbench|tau2",
+    load: () => import("./commands/data.ts")
+  },
+  worker: {
+    summary: "run bench tasks from a Redis queue (smurfs bench --queue) on this machine",
+    load: () => import("./commands/worker.ts")
+  },
+  completion: {
+    summary: "print a shell completion script (bash, zsh or fish), made from the commands' options",
+    load: () => import("./commands/completion.ts")
   }
+}
+
+/** The subcommands with their one-line summaries and modules, in the order `smurfs help` lists them. */
+export const commandTable = (): ReadonlyArray<{ name: string; summary: string; load: () => Promise<CommandModule> }> =>
+  Object.entries(commands).map(([name, c]) => ({ name, ...c }))
 
 /** The subcommands, in the order `smurfs help` lists them. */
 export const commandNames = (): Array<string> => Object.keys(commands)
@@ -90,7 +103,7 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
     )
     return ExitCode.Usage
   }
-  let module: { run: (argv: string[]) => Promise<number> }
+  let module: CommandModule
   // a Ctrl-C or SIGTERM while the command loads reaches it once it listens (it installs its handlers before its first await)
   const signals = holdSignals()
   try {

@@ -3,6 +3,7 @@ import { existsSync } from "node:fs"
 import { createRequire } from "node:module"
 import { join } from "node:path"
 import { type ParseArgsOptionsConfig, parseArgs } from "node:util"
+import { dataDirOf } from "../../bench/sample-data.ts"
 import { parseThink, type Think } from "../llm/spec.ts"
 import { type ApprovalPolicy, parseApproval } from "../tools/approval.ts"
 import { readFileBounded, SOURCE_FILE_CAP_BYTES } from "../trace/guarded-fs.ts"
@@ -213,8 +214,37 @@ export const parseCommand = <const O extends ParseArgsOptionsConfig>(
         )
       values[name] = normalized.spec
     }
+    // `--data sample` (or SMURFS_DATA=sample, "data": "sample") is the sample shipped with the package
+    if (name === "data" && typeof values[name] === "string") values[name] = dataDirOf(values[name] as string)
   }
   return { values: values as ParsedCommand<O>["values"], positionals: strict.positionals, given }
+}
+
+/**
+ * Every top-level key of the settings file must be some command's option or a command's section: a misspelled key
+ * (`"modle"`) is bad input with a did-you-mean, never silently ignored. A key of the command's own options needs no
+ * more; any other loads every command's options table to tell another command's option from a mistake.
+ */
+export const checkSettingsKeys = async (
+  spec: CommandSpec<ParseArgsOptionsConfig>,
+  cwd: string = process.cwd()
+): Promise<void> => {
+  const loaded = loadConfigFile(cwd)
+  if (loaded === undefined) return
+  const others = Object.keys(loaded.config).filter((key) => !(key in spec.options) && key !== spec.name)
+  if (others.length === 0) return
+  const { commandSpecs } = await import("./command-specs.ts")
+  const specs = await commandSpecs()
+  const sections = new Set(specs.map((s) => s.name))
+  const options = new Set(specs.flatMap((s) => Object.keys(s.options)))
+  for (const key of others) {
+    const value = loaded.config[key]
+    if (isRecord(value) ? sections.has(key) : options.has(key)) continue
+    const suggestion = closest(key, isRecord(value) ? [...sections] : [...options])
+    throw new ConfigError(
+      `${loaded.path}: ${isRecord(value) ? `no command is named "${key}"` : `no command has a setting "${key}"`}${suggestion ? ` (did you mean "${suggestion}"?)` : ""}; the settings are the commands' --options without the dashes, and sections named after commands.`
+    )
+  }
 }
 
 /** The hint under every usage error. */
@@ -236,6 +266,7 @@ export const runCommand = async <const O extends ParseArgsOptionsConfig>(
       console.log(spec.help)
       return ExitCode.Ok
     }
+    await checkSettingsKeys(spec)
     return await body(parsed)
   } catch (e) {
     if (e instanceof UsageError) {

@@ -16,10 +16,11 @@ import {
   renderExitCodeTable
 } from "../../src/cli/exit-codes.ts"
 import { commandNames } from "../../src/cli/main.ts"
+import { MINI_DATA } from "../data.ts"
 import { bin, repo, smurfs } from "./spawn.ts"
 
 const README = readFileSync(fileURLToPath(new URL("../../README.md", import.meta.url)), "utf8")
-const DATA = fileURLToPath(new URL("../../../shared/toolbench/", import.meta.url))
+const DATA = MINI_DATA.path
 const scratch = mkdtempSync(join(tmpdir(), "smurfs-exit-codes-"))
 
 /** The help of each command, as its module defines it. */

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it, vi } from "vitest"
 import { main } from "../../src/cli/main.ts"
 import { ConfigError, choiceList, parseCommand } from "../../src/cli/options.ts"
 import { captureConsole } from "../capture-console.ts"
-import { DEFAULT_DATA, lacks, skipNote } from "../data.ts"
+import { MINI_DATA } from "../data.ts"
 import { bin, demoQuery, demoScript, repo, smurfs } from "./spawn.ts"
 
 const temp = () => mkdtempSync(join(tmpdir(), "smurfs-cli-"))
@@ -104,24 +104,14 @@ describe("one way to do each thing", () => {
     expect(bench.stderr).toContain("is a file; give a directory")
   })
 
-  it.skipIf(lacks(DEFAULT_DATA))(
-    `an unknown --ids entry is an error, not a smaller run${skipNote(DEFAULT_DATA)}`,
-    async () => {
-      const r = await smurfs([
-        "bench",
-        "--out",
-        join(temp(), "run"),
-        "--model",
-        "sim",
-        "--group",
-        "G1_instruction",
-        "--ids",
-        "no-such-id"
-      ])
-      expect(r.code).toBe(3)
-      expect(r.stderr).toContain("no query has the id no-such-id in G1_instruction")
-    }
-  )
+  it("an unknown --ids entry is an error, not a smaller run", async () => {
+    const r = await smurfs(
+      ["bench", "--out", join(temp(), "run"), "--model", "sim", "--group", "G1_instruction", "--ids", "no-such-id"],
+      { env: { SMURFS_DATA: MINI_DATA.path } }
+    )
+    expect(r.code).toBe(3)
+    expect(r.stderr).toContain("no query has the id no-such-id in G1_instruction")
+  })
 
   it("a syntax error in a tool module shows file:line:column; counts say 1 tool", async () => {
     const dir = temp()

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it, vi } from "vitest"
 import { kindOf } from "../../src/trace/events.ts"
-import { DEFAULT_DATA, lacks, skipNote } from "../data.ts"
+import { MINI_DATA } from "../data.ts"
 import { repo, smurfs } from "./spawn.ts"
 
 vi.setConfig({ testTimeout: 300_000 })
@@ -90,29 +90,28 @@ describe("smurfs run --toolset retrieve", () => {
     expect(live.stderr).toMatch(/tools retrieved for the subtask \(lexical, top 2\): echo$/m)
   })
 
-  it.skipIf(lacks(DEFAULT_DATA))(
-    `a ToolBench task (--query-id) retrieves from every API under --data, as smurfs bench does${skipNote(DEFAULT_DATA)}`,
-    async () => {
-      const model = script("toolbench", {
-        $cycle: true,
-        planner: [
-          {
-            subtasks: [
-              "Find popular sites for the query 'birthday party ideas'",
-              "Find the main keywords of the query 'birthday party ideas'"
-            ]
-          }
-        ],
-        "executor.thought": [{ thought: "Use the best tool offered." }],
-        "executor.choose": [
-          { tool: "popularsitesforquery_for_keyword_analysis" },
-          { tool: "querykeywords_for_keyword_analysis" }
-        ],
-        "executor.args": [{ q: "birthday party ideas" }, { q: "birthday party ideas" }],
-        answerer: [{ answer: "Found it." }],
-        verifier: [{ status: "solved", reason: "Answered." }]
-      })
-      const r = await smurfs([
+  it("a ToolBench task (--query-id) retrieves from every API under --data, as smurfs bench does", async () => {
+    const model = script("toolbench", {
+      $cycle: true,
+      planner: [
+        {
+          subtasks: [
+            "Find popular sites for the query 'birthday party ideas'",
+            "Find the main keywords of the query 'birthday party ideas'"
+          ]
+        }
+      ],
+      "executor.thought": [{ thought: "Use the best tool offered." }],
+      "executor.choose": [
+        { tool: "popularsitesforquery_for_keyword_analysis" },
+        { tool: "querykeywords_for_keyword_analysis" }
+      ],
+      "executor.args": [{ q: "birthday party ideas" }, { q: "birthday party ideas" }],
+      answerer: [{ answer: "Found it." }],
+      verifier: [{ status: "solved", reason: "Answered." }]
+    })
+    const r = await smurfs(
+      [
         "run",
         "--query-id",
         "1073",
@@ -123,22 +122,65 @@ describe("smurfs run --toolset retrieve", () => {
         "--model",
         `scripted:${model}`,
         "--json"
-      ])
-      expect(r.code, r.stderr).toBe(0)
-      const [started] = eventsOf(r.stdout, "task_started")
-      const set = (started!["tools"] as Array<string>).filter((t) => t !== "ask_user")
-      // the same set smurfs bench records for this task (test/bench-retrieve.test.ts)
-      expect(set).toHaveLength(3)
-      expect(set).toEqual(
-        expect.arrayContaining(["popularsitesforquery_for_keyword_analysis", "querykeywords_for_keyword_analysis"])
-      )
-      const retrievals = eventsOf(r.stdout, "retrieval")
-      expect(retrievals.map((e) => e["scope"])).toEqual(["task", "subtask", "subtask"])
-      expect(names(retrievals[0]!)).toEqual(set)
-      expect(names(retrievals[1]!)[0]).toBe("popularsitesforquery_for_keyword_analysis")
-      expect(names(retrievals[2]!)).toContain("querykeywords_for_keyword_analysis")
-    }
-  )
+      ],
+      { env: { SMURFS_DATA: MINI_DATA.path } }
+    )
+    expect(r.code, r.stderr).toBe(0)
+    const [started] = eventsOf(r.stdout, "task_started")
+    const set = (started!["tools"] as Array<string>).filter((t) => t !== "ask_user")
+    // the same set smurfs bench records for this task (test/bench-retrieve.test.ts)
+    expect(set).toHaveLength(3)
+    expect(set).toEqual(
+      expect.arrayContaining(["popularsitesforquery_for_keyword_analysis", "querykeywords_for_keyword_analysis"])
+    )
+    const retrievals = eventsOf(r.stdout, "retrieval")
+    expect(retrievals.map((e) => e["scope"])).toEqual(["task", "subtask", "subtask"])
+    expect(names(retrievals[0]!)).toEqual(set)
+    expect(names(retrievals[1]!)[0]).toBe("popularsitesforquery_for_keyword_analysis")
+    expect(names(retrievals[2]!)).toContain("querykeywords_for_keyword_analysis")
+  })
+
+  it("a query the retriever finds no tool for runs on the whole (small) library, and the run says so", async () => {
+    const query = "Will the xylophone quokka zigzag?"
+    const model = script("nothing-retrieved", {
+      $cycle: true,
+      planner: [{ subtasks: ["Compute 1 + 1"] }],
+      "executor.thought": [{ thought: "The calculator computes it." }],
+      "executor.choose": [{ tool: "calculator" }],
+      "executor.args": [{ expression: "1 + 1" }],
+      "answerer.step": [{ answer: "2" }],
+      verifier: [{ status: "solved", reason: "Computed." }],
+      "answerer.final": [{ answer: "2" }]
+    })
+    const r = await smurfs([
+      "run",
+      query,
+      "--tools",
+      "demo",
+      "--toolset",
+      "retrieve:2",
+      "--model",
+      `scripted:${model}`,
+      "--json"
+    ])
+    expect(r.code, r.stderr).toBe(0)
+    const [started] = eventsOf(r.stdout, "task_started")
+    const tools = (started!["tools"] as Array<string>).filter((t) => t !== "ask_user")
+    expect(tools.length).toBeGreaterThan(2)
+    const [warning] = eventsOf(r.stdout, "error").filter((e) => e["tag"] === "NoToolRetrieved")
+    expect(warning!["error"]).toContain(`lexical retrieval found no tool for "${query}"; the whole library (`)
+    const live = await smurfs([
+      "run",
+      query,
+      "--tools",
+      "demo",
+      "--toolset",
+      "retrieve:2",
+      "--model",
+      `scripted:${model}`
+    ])
+    expect(live.stderr).toContain(`warning: lexical retrieval found no tool for "${query}"`)
+  })
 
   it("refuses retrieval options without retrieve, relevant without a task, and says what a bad embedding spec should be", async () => {
     const embed = await smurfs(["run", "q", "--embed", "ollama:nomic-embed-text"])

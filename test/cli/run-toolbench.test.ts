@@ -3,12 +3,16 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, it, vi } from "vitest"
-import { DEFAULT_DATA, lacks, skipNote } from "../data.ts"
-import { repo, smurfs } from "./spawn.ts"
+import { MINI_DATA } from "../data.ts"
+import { type CliOptions, smurfs as spawnSmurfs } from "./spawn.ts"
+
+/** The CLI with the fixture as its default data (SMURFS_DATA), where a fresh clone has no ../shared/toolbench. */
+const smurfs = (args: ReadonlyArray<string>, options: CliOptions = {}) =>
+  spawnSmurfs(args, { ...options, env: { SMURFS_DATA: MINI_DATA.path, ...options.env } })
 
 vi.setConfig({ testTimeout: 300_000 })
 
-describe.skipIf(lacks(DEFAULT_DATA))(`one ToolBench task from the command line${skipNote(DEFAULT_DATA)}`, () => {
+describe("one ToolBench task from the command line", () => {
   it("smurfs run --query-id runs the task's query on its api_list, its calls replayed from the recorded responses", async () => {
     const r = await smurfs(["run", "--query-id", "588", "--model", "sim", "--env", "replay,offline", "--json"])
     expect(r.code, r.stderr).toBe(0)
@@ -21,7 +25,7 @@ describe.skipIf(lacks(DEFAULT_DATA))(`one ToolBench task from the command line${
       .map((e: { data: { tool: string; ok: boolean; content: string } }) => e.data)
     const search = calls.find((c: { tool: string }) => c.tool === "transfermarkt_search_for_theclique")
     expect(search?.ok).toBe(true)
-    // the recorded response of ../shared/toolbench/responses.jsonl, not an offline error
+    // the recorded response of the data's responses.jsonl, not an offline error
     expect(search?.content).toContain("Rosario, Argentina")
 
     const offline = await smurfs(["run", "--query-id", "588", "--model", "sim", "--env", "offline", "--json"])
@@ -40,7 +44,7 @@ describe.skipIf(lacks(DEFAULT_DATA))(`one ToolBench task from the command line${
     )
     // query 588 alone, without recorded responses: every call is a miss the simulator answers
     const data = join(dir, "data")
-    const shared = join(repo, "..", "shared", "toolbench")
+    const shared = MINI_DATA.path
     mkdirSync(join(data, "queries"), { recursive: true })
     mkdirSync(join(data, "query_ids"), { recursive: true })
     const queries = JSON.parse(readFileSync(join(shared, "queries", "G1_instruction.json"), "utf8")) as Array<{

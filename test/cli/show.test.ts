@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, it, vi } from "vitest"
-import { DEFAULT_DATA, lacks, skipNote } from "../data.ts"
+import { MINI_DATA } from "../data.ts"
 import { demoQuery, demoScript, smurfs } from "./spawn.ts"
 
 vi.setConfig({ testTimeout: 300_000 })
@@ -33,24 +33,32 @@ describe("smurfs show", () => {
     expect(page).toContain('class="step verdict')
   })
 
-  it.skipIf(lacks(DEFAULT_DATA))(
-    `finds a task in a run directory by id, and says what to give when it cannot${skipNote(DEFAULT_DATA)}`,
-    async () => {
-      const out = join(mkdtempSync(join(tmpdir(), "smurfs-show-run-")), "run")
-      const bench = await smurfs(["bench", "--model", "sim", "--group", "G1_instruction", "--ids", "588", "--out", out])
-      expect(bench.code, bench.stderr).toBe(0)
-      const shown = await smurfs(["show", out, "588"])
-      expect(shown.code, shown.stderr).toBe(0)
-      expect(shown.stdout).toMatch(/^Query: I'm a football enthusiast/)
-      expect(shown.stdout).toContain("call transfermarkt_search_for_theclique")
-      expect(shown.stdout).toContain("verifier: solved")
-      expect(shown.stdout).toContain("Answer: ")
-      const missing = await smurfs(["show", out, "9999"])
-      expect(missing.code).toBe(3)
-      expect(missing.stderr).toContain('has no task "9999"')
-      const noId = await smurfs(["show", out])
-      expect(noId.code).toBe(2)
-      expect(noId.stderr).toContain("give the task id too")
+  it("finds a task in a run directory by id, and says what to give when it cannot", async () => {
+    const out = join(mkdtempSync(join(tmpdir(), "smurfs-show-run-")), "run")
+    const bench = await smurfs(["bench", "--model", "sim", "--group", "G1_instruction", "--ids", "588", "--out", out], {
+      env: { SMURFS_DATA: MINI_DATA.path }
+    })
+    expect(bench.code, bench.stderr).toBe(0)
+    const shown = await smurfs(["show", out, "588"])
+    expect(shown.code, shown.stderr).toBe(0)
+    expect(shown.stdout).toMatch(/^Query: I'm a football enthusiast/)
+    expect(shown.stdout).toContain("call transfermarkt_search_for_theclique")
+    expect(shown.stdout).toContain("verifier: solved")
+    expect(shown.stdout).toContain("Answer: ")
+    const json = await smurfs(["show", out, "588", "--json"])
+    expect(json.code, json.stderr).toBe(0)
+    const { tasks } = JSON.parse(json.stdout) as {
+      tasks: Array<{ method: string; query: string; finishType: string; events: Array<unknown> }>
     }
-  )
+    expect(tasks).toHaveLength(1)
+    expect(tasks[0]).toMatchObject({ method: "smurfs", finishType: "give_answer" })
+    expect(tasks[0]!.query).toMatch(/^I'm a football enthusiast/)
+    expect(tasks[0]!.events.length).toBeGreaterThan(3)
+    const missing = await smurfs(["show", out, "9999"])
+    expect(missing.code).toBe(3)
+    expect(missing.stderr).toContain('has no task "9999"')
+    const noId = await smurfs(["show", out])
+    expect(noId.code).toBe(2)
+    expect(noId.stderr).toContain("give the task id too")
+  })
 })

@@ -1,4 +1,5 @@
-// A fake Ollama server on loopback speaking the real HTTP API (/api/chat, /api/embed, /api/show, /api/tags, /api/version) for tests.
+// A fake Ollama server on loopback speaking the real HTTP API (/api/chat, /api/embed, /api/show, /api/tags, /api/pull,
+// /api/version) for tests.
 import {
   applyTransportFault,
   defaultReply,
@@ -146,6 +147,11 @@ export const startFakeOllama = async (
       })
     }
     if (route === "POST /api/chat") return chat(ctx)
+    // a model the server has pulls at once; any other is unknown to the registry, as Ollama answers it
+    if (route === "POST /api/pull")
+      return find(request.body?.model ?? request.body?.name)
+        ? sendJson(200, { status: "success" })
+        : sendJson(500, { error: "pull model manifest: file does not exist" })
     if (route === "POST /api/embed") {
       const body = request.body
       if (!find(body?.model)) return sendJson(404, { error: `model "${body?.model}" not found, try pulling it first` })

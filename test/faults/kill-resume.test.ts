@@ -7,14 +7,15 @@ import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
 import { rngFor } from "../../bench/eval/rng.ts"
 import { TaskRecord } from "../../bench/run-format.ts"
-import { FULL_DATA, lacks, skipNote } from "../data.ts"
+import { MINI_DATA } from "../data.ts"
 
 const repo = fileURLToPath(new URL("../..", import.meta.url))
-const data = FULL_DATA.path
+const data = MINI_DATA.path
 const scratch = mkdtempSync(join(tmpdir(), "smurfs-kill-"))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 
-const TASKS = 24
+/** Every task of the fixture (data/sample: all six groups). */
+const TASKS = 16
 const KILLS = 6
 const SEED = 42
 /** The simulated model with a little latency, so that the run is long enough to be cut in the middle. */
@@ -23,10 +24,6 @@ const args = (out: string) => [
   "bench",
   "--data",
   data,
-  "--group",
-  "G1_instruction",
-  "--limit",
-  String(TASKS),
   "--env",
   "replay,offline",
   "--model",
@@ -44,9 +41,12 @@ const walk = (dir: string): Array<string> =>
       )
     : []
 
-const recordsDir = (out: string) => join(out, "tasks", "smurfs", "G1_instruction")
+const recordsDir = (out: string) => join(out, "tasks", "smurfs")
+/** The run's records, as <group>/<file>, over every group. */
 const recordFiles = (out: string) =>
-  existsSync(recordsDir(out)) ? readdirSync(recordsDir(out)).filter((f) => f.endsWith(".json")) : []
+  walk(recordsDir(out))
+    .filter((f) => f.endsWith(".json"))
+    .map((f) => f.slice(recordsDir(out).length + 1))
 
 interface Spawned {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>
@@ -91,13 +91,13 @@ const resultsOf = (out: string) =>
       .map((f) => {
         const r = TaskRecord.parse(JSON.parse(readFileSync(join(recordsDir(out), f), "utf8")))
         return [
-          r.taskId,
+          `${r.group}/${r.taskId}`,
           { file: f, finishType: r.finishType, finalAnswer: r.finalAnswer, toolCalls: r.totals.toolCalls }
         ]
       })
   )
 
-describe.skipIf(lacks(FULL_DATA))(`kill -9 and --resume${skipNote(FULL_DATA)}`, () => {
+describe("kill -9 and --resume", () => {
   it(`${KILLS} kills at seeded points, each resumed, give the same results as an uninterrupted run`, async () => {
     const reference = join(scratch, "reference")
     const whole = await start(args(reference)).exited
@@ -153,9 +153,11 @@ describe.skipIf(lacks(FULL_DATA))(`kill -9 and --resume${skipNote(FULL_DATA)}`, 
     const want = resultsOf(reference)
     expect(Object.keys(got)).toHaveLength(TASKS)
     expect(got).toEqual(want)
-    const converted = JSON.parse(
-      readFileSync(join(out, "converted", "smurfs", "G1_instruction.json"), "utf8")
-    ) as Record<string, unknown>
-    expect(Object.keys(converted).sort()).toEqual(Object.keys(want).sort())
+    const converted = readdirSync(join(out, "converted", "smurfs")).flatMap((file) =>
+      Object.keys(
+        JSON.parse(readFileSync(join(out, "converted", "smurfs", file), "utf8")) as Record<string, unknown>
+      ).map((id) => `${file.replace(/\.json$/, "")}/${id}`)
+    )
+    expect(converted.sort()).toEqual(Object.keys(want).sort())
   }, 300_000)
 })

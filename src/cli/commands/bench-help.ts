@@ -21,10 +21,11 @@ At the end, converted/<method>/<group>.json holds StableToolBench's converted pr
 options:
   --data <dir>              queries/<group>.json and query_ids/<group>.json, or StableToolBench's
                             solvable_queries folder (test_instruction/, test_query_ids/) or the folder
-                            holding it (default $SMURFS_DATA, else ${BENCH_DEFAULTS.data})
+                            holding it, or \`sample\`: the few tasks per group shipped with smurfs
+                            (default $SMURFS_DATA, else ${BENCH_DEFAULTS.data})
   --group <G[,G]>           groups to run (default all: ${GROUPS.join(", ")})
   --method <m[,m]>          ${METHOD_NAMES.join(", ")} (default ${BENCH_DEFAULTS.methods.join(",")})
-  --model <spec>            ollama:<model>, openai:<model>, scripted:<file.json>, sim (default SMURFS_MODEL, else a local Ollama model)
+  -m, --model <spec>        ollama:<model>, openai:<model>, scripted:<file.json>, sim (default SMURFS_MODEL, else a local Ollama model)
   --env <e[,e]>             tool environments in order: replay, simulated, offline (default ${BENCH_DEFAULTS.envs.join(",")})
   --responses <file>        recorded responses to replay (default <data>/responses.jsonl when present)
   --cache-dir <dir>         a StableToolBench tool_response_cache folder to replay (default: one found

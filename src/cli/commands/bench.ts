@@ -86,7 +86,7 @@ const OPTIONS = {
   data: { type: "string", setting: ["data", path] },
   group: { type: "string", multiple: true, setting: ["groups", list] },
   method: { type: "string", multiple: true, setting: ["methods", methods] },
-  model: { type: "string", setting: ["model", text] },
+  model: { type: "string", short: "m", setting: ["model", text] },
   env: { type: "string", multiple: true, setting: ["envs", list] },
   responses: { type: "string", setting: ["responses", text] },
   "cache-dir": { type: "string", setting: ["cacheDir", text] },

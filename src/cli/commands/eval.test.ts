@@ -86,7 +86,7 @@ describe("smurfs eval", () => {
       expect(err.join("\n")).toMatch(/pass: 9 decisions made/)
       // the label folder points back at the predictions; the judge says Solved to 608 and 1073: (0 + 1 + 1) / 3 -> 66.7
       expect(out.join("\n")).toMatch(
-        /virtual_chatgpt_cot\s+CoT@1\s+G1_instruction\s+scripted-\S+ \(ours texts\)\s+3\/3\s+66\.7 ± 0\.0/
+        /virtual_chatgpt_cot\s+CoT@1\s+G1_instruction\s+scripted-\S+ \(our texts\)\s+3\/3\s+66\.7 ± 0\.0/
       )
     }
   )
@@ -294,7 +294,7 @@ describe("smurfs eval", () => {
       out.length = 0
       expect(await compare([dir])).toBe(ExitCode.Ok)
       expect(out.join("\n")).toMatch(
-        /smurfs \(reference\)\s+scripted:test\s+G1_instruction\s+\S+ \(ours texts\)\s+2\/2\s+100\.0/
+        /smurfs \(reference\)\s+scripted:test\s+G1_instruction\s+\S+ \(our texts\)\s+2\/2\s+100\.0/
       )
     })
 
@@ -318,7 +318,7 @@ describe("smurfs eval", () => {
         // our texts' pass labels in one row, ToolEval's win rounds in another, which says its pass labels are missing
         expect(table).toMatch(/\(ours texts\)\s+2\/2\s+100\.0 ± 0\.0 \[100\.0, 100\.0\]\s+-/)
         expect(table).toMatch(/\(ToolEval texts\)\s+0\/2\s+-\s+100\.0 vs \S+ \(N=2\)/)
-        expect(table).not.toMatch(/\(ours texts\)[^\n]*vs /)
+        expect(table).not.toMatch(/\(our texts\)[^\n]*vs /)
         expect(table).toMatch(
           /Missing work:\n[^\n]*\(judge [^,]+, ToolEval texts\): 2 of 2 answered tasks not judged yet \(1, 2\)/
         )

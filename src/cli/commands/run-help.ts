@@ -44,8 +44,8 @@ options:
                         ${THINK_HELP}
       --strict          exit with 1 when the task gives up
       --query-id <id>   run this ToolBench task: its query (unless one is given) and its api_list as tools
-      --data <dir>      where --query-id's task is (either layout, as for bench; default $SMURFS_DATA,
-                        else ../shared/toolbench)
+      --data <dir>      where --query-id's task is (either layout, or \`sample\`, as for bench; default
+                        $SMURFS_DATA, else ../shared/toolbench)
       --env <e[,e]>     how the task's tools answer, tried in order: replay, simulated, offline
                         (default replay,offline)
       --store-dir <dir> where simulated responses are stored for the next run to replay

@@ -26,6 +26,8 @@ options:
                     method that has it); several are shown side by side in the --html page
   --group <g>       the task's group when several groups have the id
   --full            show tool results, thoughts and answers whole (the view cuts them to 160 characters)
+  --json            print the trajectories as JSON instead ({"tasks": [{label, method, query, finishType,
+                    finalAnswer, totals, labels, events}]}, one per method shown)
   --html <file>     also write one self-contained HTML page: the judges' labels and reasons, each step
                     collapsible with its whole tool response and (for runs made with --full-trace)
                     the prompt the model saw, one column per method
@@ -38,6 +40,7 @@ const OPTIONS = {
   method: { type: "string" },
   group: { type: "string" },
   full: { type: "boolean" },
+  json: { type: "boolean" },
   html: { type: "string" }
 } as const satisfies ParseArgsOptionsConfig
 
@@ -94,7 +97,12 @@ export const run = (argv: string[]): Promise<number> =>
       if (taskId !== undefined) throw new UsageError(`${target} is a file: a task id goes with a run directory`)
       recorded = [readRecorded(path, target)]
     }
-    const views = recorded.map((r) => ({ label: r.label, lines: renderRecorded(r, values.full === true) }))
+    // scripts read the record, never the view: one JSON value on stdout
+    if (values.json === true) console.log(JSON.stringify({ tasks: recorded }, null, 2))
+    const views =
+      values.json === true
+        ? []
+        : recorded.map((r) => ({ label: r.label, lines: renderRecorded(r, values.full === true) }))
     for (const [i, view] of views.entries()) {
       if (views.length > 1) console.log(`${i > 0 ? "\n" : ""}== ${visibleText(view.label)} ==`)
       console.log(view.lines.join("\n"))

@@ -25,7 +25,7 @@ The tools a retriever recommends for a query, best first: lexical (BM25+ over na
 and parameter docs), hybrid with --embed, re-ranked by a model with --rerank.
 
 options:
-  --tools <source>      the library to search (demo by default; modules, api_list .json, "mcp:<command>",
+  -t, --tools <source>  the library to search (demo by default; modules, api_list .json, "mcp:<command>",
                         mcp+http(s)://<url>); repeat to combine
   --data <dir>          search the ToolBench corpus instead: every API of every query file under <dir>
   --top <k>             how many tools to show (default 10)
@@ -41,7 +41,7 @@ exit codes: 0 done, 2 bad usage, 3 bad input (tools, data, embedding spec), 4 mo
 
 /** The options of `smurfs tools search`, in node:util parseArgs' shape. */
 const OPTIONS = {
-  tools: { type: "string", multiple: true },
+  tools: { type: "string", short: "t", multiple: true },
   data: { type: "string" },
   top: { type: "string" },
   embed: { type: "string" },

@@ -26,7 +26,7 @@ List the tools of a library: name, description (first line) and parameters.
 \`smurfs tools search\` ranks them for a query (smurfs tools search --help).
 
 options:
-  --tools <source>     demo (default), a .ts/.js module exporting tools, a StableToolBench api_list .json,
+  -t, --tools <source> demo (default), a .ts/.js module exporting tools, a StableToolBench api_list .json,
                        "mcp:<command and args>" (an MCP server over stdio) or mcp+http(s)://<url>
                        (Streamable HTTP; Authorization header from $SMURFS_MCP_AUTHORIZATION);
                        repeat to combine sources
@@ -35,8 +35,8 @@ options:
                        HTTPS_PROXY, a token: NAME passes yours, NAME=value sets one); repeat for more
   --query-id <id>      with an api_list file of several queries: whose APIs to list (default: the first);
                        without --tools: the ToolBench task of --data with this id
-  --data <dir>         where --query-id's task is (either layout, as for bench; default $SMURFS_DATA,
-                       else ../shared/toolbench)
+  --data <dir>         where --query-id's task is (either layout, or \`sample\`, as for bench; default
+                       $SMURFS_DATA, else ../shared/toolbench)
   --env <e[,e]>        how the task's tools would answer: replay, simulated, offline (default replay,offline)
   --json               print the tools as JSON (name, description, JSON Schema of the parameters)
   -h, --help           show this help
@@ -84,7 +84,7 @@ const renderText = (libraryName: string, tools: ReadonlyArray<Tool>): string => 
 
 /** The options of `smurfs tools`, in node:util parseArgs' shape. */
 const OPTIONS = {
-  tools: { type: "string", multiple: true },
+  tools: { type: "string", short: "t", multiple: true },
   "mcp-env": { type: "string", multiple: true },
   "query-id": { type: "string" },
   data: { type: "string" },

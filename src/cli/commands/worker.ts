@@ -33,7 +33,7 @@ queue gives those tasks to another worker).
 options:
   --queue <url>             the Redis of the run: redis://[user:password@]host:port[/db] (required)
   --concurrency <n>         tasks run at once (default ${WORKER_DEFAULTS.concurrency}; match the model server's parallelism)
-  --model <spec>            the model here, instead of the run's (which a worker takes only when it names no file
+  -m, --model <spec>        the model here, instead of the run's (which a worker takes only when it names no file
                             or folder: ollama:<model>, openai:<model>, sim); for judge decisions, the judge here
   --endpoints <u[,u]>       this machine's servers of the model, each url or url*N
   --model-concurrency <n>   requests in flight per model server
@@ -64,7 +64,7 @@ const OPTIONS = {
   queue: { type: "string" },
   concurrency: { type: "string" },
   "lock-ms": { type: "string" },
-  model: { type: "string" },
+  model: { type: "string", short: "m" },
   endpoints: { type: "string" },
   "model-concurrency": { type: "string" },
   timeout: { type: "string" },

@@ -119,6 +119,15 @@ const ollamaParallel = (): number | undefined => {
   return Number.isInteger(value) && value > 0 ? value : undefined
 }
 
+/**
+ * Whether Ollama's registry could hold a model of this name ([host/][namespace/]model[:tag], as `ollama pull` takes it),
+ * so that `ollama pull` is suggested only where it can work: never for a path, a file or a name with spaces.
+ */
+export const pullableName = (model: string): boolean =>
+  /^(?:[a-z0-9][a-z0-9._-]*\/){0,2}[a-z0-9][a-z0-9._-]*(?::[a-z0-9_][a-z0-9._-]{0,127})?$/i.test(model) &&
+  !model.includes("..") &&
+  !/\.(gguf|bin|json|safetensors)$/i.test(model)
+
 registerProvider({
   name: "ollama",
   usage: "ollama:<model>",
@@ -135,7 +144,10 @@ registerProvider({
   wording: {
     unreachable: (host) =>
       `Cannot reach Ollama at ${host}. Start it with \`ollama serve\` (or open the Ollama app), or set OLLAMA_HOST to where it listens.`,
-    modelMissing: (model) => `Ollama does not have the model "${model}". Download it with \`ollama pull ${model}\`.`,
+    modelMissing: (model) =>
+      pullableName(model)
+        ? `Ollama does not have the model "${model}". Download it with \`ollama pull ${model}\`.`
+        : `Ollama does not have the model "${model}", and no registry could: a model's name is [host/][namespace/]name[:tag] (e.g. qwen2.5:7b). Check the spelling; \`ollama list\` shows the models it has.`,
     address: "OLLAMA_HOST",
     contextAdvice: () => "Raise --num-ctx (sent to Ollama as num_ctx with every request) or use fewer tools."
   }

@@ -1,4 +1,4 @@
-import { mkdtempSync } from "node:fs"
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect } from "effect"
@@ -66,6 +66,32 @@ describe("environment chains", () => {
       content: "simulated once",
       served: { by: "simulated", match: "exact" }
     })
+  })
+
+  it("makes a simulator's cache folder with its first response, not when the chain is built", async () => {
+    // the default folder is inside the run directory, which must still be empty when the run opens it
+    const run = join(mkdtempSync(join(tmpdir(), "smurfs-chain-")), "runs", "new")
+    const writeCacheDir = join(run, "simulated", "tool_response_cache")
+    const simulator = scriptedLayer({ "tool.simulate": [{ error: "", response: "simulated" }] })
+    const env = await Effect.runPromise(
+      makeEnvironmentChain(["replay", "simulated"], { writeCacheDir }).pipe(Effect.provide(simulator))
+    )
+    expect(existsSync(run)).toBe(false)
+    expect(await Effect.runPromise(env.serve(call("new query")))).toEqual({ ok: true, content: "simulated" })
+    expect(existsSync(writeCacheDir)).toBe(true)
+  })
+
+  it("refuses a simulator's cache folder that cannot be made, when the chain is built", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), "smurfs-chain-")), "a-file")
+    writeFileSync(file, "")
+    const error = await Effect.runPromise(
+      Effect.flip(
+        makeEnvironmentChain(["replay", "simulated"], { writeCacheDir: join(file, "cache") }).pipe(
+          Effect.provide(noModel)
+        )
+      )
+    )
+    expect(error.message).toContain(`cannot create the cache folder ${join(file, "cache")}`)
   })
 
   it("rejects unknown names and a missing responses file", async () => {

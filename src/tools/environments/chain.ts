@@ -1,6 +1,6 @@
 // Environment chains: each call goes to the first environment that answers (replay, then simulated, then offline).
-import { existsSync, mkdirSync } from "node:fs"
-import { join, relative, resolve } from "node:path"
+import { accessSync, constants, existsSync, statSync } from "node:fs"
+import { dirname, join, resolve } from "node:path"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { LanguageModel, type LanguageModelShape } from "../../llm/language-model.ts"
@@ -83,10 +83,11 @@ export const makeEnvironmentChain = (
       })
     const store = options.storeDir === undefined ? undefined : join(options.storeDir, SIMULATED_STORE_FILE)
     const writeDir = options.writeCacheDir
-    // (inside a run directory it is made with the first response: made now, it would make a new run's folder not empty)
-    if (writeDir !== undefined && names.includes("simulated") && !inside(options.storeRoot, writeDir))
+    // Checked, not created: the folder appears with the first simulated response. A default one lies inside the run
+    // directory, which must still be empty when the run opens it (a new --out would be refused as "not empty").
+    if (writeDir !== undefined && names.includes("simulated"))
       yield* Effect.try({
-        try: () => mkdirSync(writeDir, { recursive: true }),
+        try: () => checkCreatable(writeDir),
         catch: (e) =>
           new ToolEnvError({
             environment: "simulated",
@@ -132,8 +133,13 @@ export const makeEnvironmentChain = (
     return chainEnvironments(envs, { missed: true, served: { by: "missed" } })
   })
 
-const inside = (root: string | undefined, path: string) =>
-  root !== undefined && !relative(resolve(root), resolve(path)).startsWith("..")
+/** Throws unless `dir` is a folder that can be written to, or could be created: its nearest existing ancestor is a writable folder. */
+const checkCreatable = (dir: string): void => {
+  let at = resolve(dir)
+  while (!existsSync(at) && dirname(at) !== at) at = dirname(at)
+  if (!statSync(at).isDirectory()) throw new Error(`${at} is not a folder`)
+  accessSync(at, constants.W_OK)
+}
 
 /** The offline environment answers what nothing recorded or simulated: its answers are misses, counted by runs. */
 const markedMisses = (env: ToolEnvironment): ToolEnvironment => ({

@@ -18,7 +18,7 @@ import { makeToolLibrary } from "../library.ts"
 import { toolbenchLibrary } from "../toolbench/adapter.ts"
 import { makeEmbedder } from "./embedder.ts"
 import { reciprocalRankFusion } from "./fusion.ts"
-import { makeRetriever, narrowLibrary } from "./retriever.ts"
+import { makeRetriever, narrowLibrary, rankTools } from "./retriever.ts"
 import { processTerm, tokenize } from "./tokens.ts"
 
 const tool = (name: string, description: string, params: Record<string, string> = {}) =>
@@ -231,6 +231,56 @@ describe("hybrid retriever (fake embedding servers)", () => {
       mode: "hybrid",
       tools: [{ name: "get_weather" }]
     })
+  })
+})
+
+describe("a retrieval that finds no tool", () => {
+  // no word of it is in any tool's document
+  const nothing = "Will the xylophone quokka zigzag?"
+
+  it("offers the whole library when it fits, and says so", async () => {
+    const retriever = await Effect.runPromise(makeRetriever(library))
+    expect(retriever.lexical(nothing, 2)).toEqual([])
+    const { value, events } = await Effect.runPromise(recording("t1", narrowLibrary(retriever, nothing, 2, "subtask")))
+    expect(value.tools.map((t) => t.name)).toEqual(library.tools.map((t) => t.name))
+    expect(events.map(kindOf)).toEqual(["error", "retrieval"])
+    expect(events[0]!.data).toMatchObject({ role: "retrieval", tag: "NoToolRetrieved" })
+    expect(events[0]!.data.error).toContain(`lexical retrieval found no tool for "${nothing}"`)
+    expect(events[0]!.data.error).toContain("the whole library (5 tools")
+    expect(events[1]!.data.tools).toHaveLength(5)
+  })
+
+  it("says so and what to do when the library is too large to offer whole and there is no embedding model", async () => {
+    const retriever = await Effect.runPromise(makeRetriever(library, { wholeLibraryTokens: 10 }))
+    const warnings: Array<string> = []
+    const { value, events } = await Effect.runPromise(
+      recording(
+        "t1",
+        rankTools(retriever, nothing, 2, (text) => warnings.push(text))
+      )
+    )
+    expect(value).toEqual([])
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toContain("too large to offer whole")
+    expect(warnings[0]).toContain("--embed <spec>")
+    expect(events.map(kindOf)).toEqual(["error"])
+    expect(events[0]!.data.error).toBe(warnings[0])
+  })
+
+  it("ranks by the embeddings alone when lexical retrieval finds nothing in a large library", async () => {
+    const ollama = await startFakeOllama({ models: [{ name: "nomic-embed-text" }] })
+    servers.push(ollama)
+    const embedder = await Effect.runPromise(makeEmbedder("ollama:nomic-embed-text", { host: ollama.url }))
+    const retriever = await Effect.runPromise(makeRetriever(library, { embedder, wholeLibraryTokens: 10 }))
+    // what a hybrid search gives when its embedding call failed: the lexical ranking, here empty
+    const lexicalOnly = {
+      ...retriever,
+      search: (query: string, k: number) => Effect.succeed(retriever.lexical(query, k))
+    }
+    const warnings: Array<string> = []
+    const ranked = await Effect.runPromise(rankTools(lexicalOnly, nothing, 2, (text) => warnings.push(text)))
+    expect(ranked).toHaveLength(2)
+    expect(warnings[0]).toContain("the embedding ranking alone is used instead")
   })
 })
 

@@ -3,6 +3,7 @@ import * as Effect from "effect/Effect"
 import type { GenerateError, ProviderError } from "../../llm/errors.ts"
 import { LanguageModel, type LanguageModelShape } from "../../llm/language-model.ts"
 import { checkPeers, RETRIEVAL_PEERS } from "../../peer-packages.ts"
+import { plural } from "../../plural.ts"
 import { emit } from "../../trace/events.ts"
 import { makeToolLibrary } from "../library.ts"
 import type { Tool, ToolLibrary } from "../tool.ts"
@@ -26,9 +27,22 @@ export interface RetrieverOptions {
   readonly fusionDepth?: number | undefined
   /** Candidates the re-ranker orders (at least k). */
   readonly rerankDepth?: number | undefined
+  /**
+   * When a retrieval finds no tool, the whole library is given instead if its documents take at most this many
+   * tokens (estimated at 4 characters a token): a small library fits any prompt.
+   */
+  readonly wholeLibraryTokens?: number | undefined
 }
 
-export const RETRIEVER_DEFAULTS = { fusionDepth: 100, rerankDepth: 20 } as const
+/** `wholeLibraryTokens`: a quarter of the default context window (8,192), so the tools leave room for the rest. */
+export const RETRIEVER_DEFAULTS = { fusionDepth: 100, rerankDepth: 20, wholeLibraryTokens: 2048 } as const
+
+/** What a retrieval that found no tool gives instead, and how to say so. */
+export interface RetrievalFallback {
+  readonly ranked: Array<Ranked>
+  /** What was given instead, for the warning: "the whole library (5 tools) is offered instead". */
+  readonly instead: string
+}
 
 export type RetrieverMode = "lexical" | "hybrid" | "lexical+rerank" | "hybrid+rerank"
 
@@ -39,6 +53,11 @@ export interface Retriever {
   readonly search: (query: string, k: number) => Effect.Effect<Array<Ranked>, ProviderError | GenerateError>
   /** The lexical ranking alone; never fails (the fallback when a model does). */
   readonly lexical: (query: string, k: number) => Array<Ranked>
+  /**
+   * What a query that retrieved no tool gets instead: the whole library when it fits (`wholeLibraryTokens`), else the
+   * embedding ranking alone when there is an embedder, else nothing (and the warning says what to do). Never fails.
+   */
+  readonly nothingFound: (query: string, k: number) => Effect.Effect<RetrievalFallback>
 }
 
 /** Build a retriever over a library; with an embedder, the library's documents are embedded (or read from the cache) now. */
@@ -80,15 +99,49 @@ export const makeRetriever = Effect.fn("Retriever.make")(function* (
         })
       : firstStage(query, k)
 
+  const wholeTokens = Math.ceil(documents.reduce((n, d) => n + documentText(d).length, 0) / 4)
+  const embedder = options.embedder
+  const nothingFound = (query: string, k: number): Effect.Effect<RetrievalFallback> => {
+    if (wholeTokens <= (options.wholeLibraryTokens ?? RETRIEVER_DEFAULTS.wholeLibraryTokens))
+      return Effect.succeed({
+        ranked: names.map((name) => ({ name, score: 0 })),
+        instead: `the whole library (${plural(names.length, "tool")}, about ${wholeTokens} tokens) is offered instead`
+      })
+    const none = (why: string): RetrievalFallback => ({
+      ranked: [],
+      instead: `${why}, so no tool is offered: rephrase the query with the tools' words${embedder ? "" : ", or retrieve by meaning too with --embed <spec> (e.g. ollama:nomic-embed-text)"}`
+    })
+    if (!embedder || !vectors)
+      return Effect.succeed(none(`the library (${plural(names.length, "tool")}) is too large to offer whole`))
+    return embedder.embedQuery(query).pipe(
+      Effect.map(
+        (q): RetrievalFallback => ({
+          ranked: denseRanking(q, names, vectors, k),
+          instead: "the embedding ranking alone is used instead"
+        })
+      ),
+      Effect.catch((e) =>
+        Effect.succeed(none(`the library is too large to offer whole and the embedding model failed (${e.message})`))
+      )
+    )
+  }
+
   const mode: RetrieverMode = `${options.embedder ? "hybrid" : "lexical"}${reranker ? "+rerank" : ""}` as RetrieverMode
-  return { library, mode, search, lexical: lexical.search } satisfies Retriever
+  return { library, mode, search, lexical: lexical.search, nothingFound } satisfies Retriever
 })
 
 /**
  * The top-k ranking for a query. It never fails: when the embedding model or the re-ranker fails, the
- * lexical ranking alone is used and the failure is recorded as an `error` event.
+ * lexical ranking alone is used and the failure is recorded as an `error` event. A retrieval that finds no
+ * tool never leaves the task silently without tools: it falls back (`Retriever.nothingFound`) and says so,
+ * as an `error` event of role `retrieval` (the live view prints it) and on `warn` when given.
  */
-export const rankTools = (retriever: Retriever, query: string, k: number): Effect.Effect<Array<Ranked>> =>
+export const rankTools = (
+  retriever: Retriever,
+  query: string,
+  k: number,
+  warn?: (text: string) => void
+): Effect.Effect<Array<Ranked>> =>
   retriever.search(query, k).pipe(
     Effect.catch((e) =>
       Effect.as(
@@ -99,6 +152,17 @@ export const rankTools = (retriever: Retriever, query: string, k: number): Effec
         }),
         retriever.lexical(query, k)
       )
+    ),
+    Effect.flatMap((ranked) =>
+      ranked.length > 0 || retriever.library.tools.length === 0
+        ? Effect.succeed(ranked)
+        : Effect.gen(function* () {
+            const fallback = yield* retriever.nothingFound(query, k)
+            const text = `${retriever.mode} retrieval found no tool for "${query}"; ${fallback.instead}`
+            warn?.(text)
+            yield* emit("error", { role: "retrieval", tag: "NoToolRetrieved", error: text })
+            return fallback.ranked
+          })
     )
   )
 
