@@ -45,6 +45,7 @@ import { version } from "../src/version.ts"
 import { type BenchQuery, loadQueries } from "./datasets.ts"
 import { missCounts } from "./eval/judge-input.ts"
 import { runMissCounts } from "./eval/sources.ts"
+import { methodToolsetOf, methodToolsetsOf } from "./method-toolsets.ts"
 import type { Progress, ProgressTotals } from "./progress.ts"
 import { QUEUE_DEFAULTS } from "./queue/connection.ts"
 import { type QueuedTask, runIdOf } from "./queue/job.ts"
@@ -159,6 +160,15 @@ const listedTask =
       )
     )
 
+/** A query's Task for a method, on the method's listed toolset (docs/fidelity.md: each method its own tools). */
+const listedTasks = (settings: BenchSettings, env: ToolEnvironment) => {
+  const whole = PROFILE_SETTINGS[settings.profile].wholeToolResponses
+  const all = listedTask("all", env, whole)
+  const relevant = listedTask("relevant", env, whole)
+  return (query: BenchQuery, method: string): Task =>
+    methodToolsetOf(settings, method) === "relevant" ? relevant(query) : all(query)
+}
+
 /** The corpus and retriever of `--toolset retrieve[:k]`, with the run's model as re-ranker when asked. */
 const retrievalCorpus = (settings: BenchSettings, k: number) =>
   Effect.gen(function* () {
@@ -198,12 +208,9 @@ export const taskBuilder = (settings: BenchSettings) =>
           return corpus.taskOf(query, retrieval?.set ?? (yield* corpus.setOf(query)))
         })
     }
-    const listed = listedTask(
-      toolset.kind,
-      yield* benchEnvironment(settings),
-      PROFILE_SETTINGS[settings.profile].wholeToolResponses
-    )
-    return (query: BenchQuery): Effect.Effect<Task, Error> => Effect.succeed(listed(query))
+    const listed = listedTasks(settings, yield* benchEnvironment(settings))
+    return (query: BenchQuery, _retrieval: QueuedTask["retrieval"], method: string): Effect.Effect<Task, Error> =>
+      Effect.succeed(listed(query, method))
   })
 
 /** How the run's model is called. */
@@ -251,6 +258,8 @@ export const runConfigOf = (
     modelName,
     envs: settings.envs,
     toolset: toolsetLabel(toolsetOf(settings)),
+    // each method's own: under --profile reference smurfs has the relevant APIs, react/dfsdt the api_list
+    toolsets: methodToolsetsOf(settings),
     ...(retrieval ? { retrieval } : {}),
     ...(settings.limit !== undefined ? { limit: settings.limit } : {}),
     ...(settings.ids !== undefined ? { ids: settings.ids } : {}),
@@ -437,12 +446,8 @@ const runProgram = (settings: BenchSettings, progress: Progress) =>
           })
         : undefined
     const taskOfQuery = retrieval
-      ? retrieval.taskOf
-      : listedTask(
-          toolset.kind === "relevant" ? "relevant" : "all",
-          yield* benchEnvironment(settings),
-          PROFILE_SETTINGS[settings.profile].wholeToolResponses
-        )
+      ? (query: BenchQuery) => retrieval.taskOf(query)
+      : listedTasks(settings, yield* benchEnvironment(settings))
     const config = runConfigOf(settings, queries, model.info.model, retrieval?.record)
     const executor =
       settings.queue === undefined

@@ -29,6 +29,10 @@ const show = (value: unknown): string => (value === undefined ? "(not set)" : JS
 const asSet = (values: ReadonlyArray<string> | undefined) =>
   values === undefined ? undefined : [...new Set(values)].sort()
 
+/** Each method's toolset, methods sorted; a run before per-method toolsets gave every method the run's. */
+const toolsetsOf = (config: RunConfig) =>
+  Object.fromEntries([...config.methods].sort().map((m) => [m, config.toolsets?.[m] ?? config.toolset]))
+
 /**
  * The differences between the settings a run was started with and those a resume asks for, one
  * line each ("model: the run has ..., this command asks for ..."); empty when the resume matches.
@@ -41,6 +45,8 @@ export const settingsDiff = (recorded: RunConfig, requested: RunConfig): Array<s
     ["groups (--group)", asSet(recorded.groups), asSet(requested.groups)],
     ["environments (--env)", recorded.envs, requested.envs],
     ["toolset (--toolset)", recorded.toolset, requested.toolset],
+    // a run before per-method toolsets gave every method the run's
+    ["each method's toolset (--method-toolset, --profile)", toolsetsOf(recorded), toolsetsOf(requested)],
     ["--limit", recorded.limit, requested.limit],
     ["--ids", asSet(recorded.ids), asSet(requested.ids)]
   ]
