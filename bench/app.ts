@@ -16,6 +16,7 @@ import {
 } from "../src/agents/profile.ts"
 import { resolveOptions } from "../src/agents/smurfs-options.ts"
 import type { Task } from "../src/agents/task.ts"
+import { attemptSeedsLayer } from "../src/llm/attempt-seeds.ts"
 import { modelCacheLayer } from "../src/llm/cache.ts"
 import type { LanguageModelShape } from "../src/llm/language-model.ts"
 import { LanguageModel } from "../src/llm/language-model.ts"
@@ -230,13 +231,23 @@ export const benchModelLayer = (settings: BenchSettings, observer?: ModelCallObs
   const resolved = modelLayer(settings.model, modelOptionsOf(settings))
   // below the call cache: what is observed is what a server answers, as it answers
   const observed = observer === undefined ? resolved : Layer.provide(observedModelLayer(observer), resolved)
-  // --temperature / --seed on every request that sets none, so the call cache keys replies by them
+  // --temperature on every request that sets none, so the call cache keys replies by it (the seed is set per attempt)
   const served =
-    settings.temperature === undefined && settings.seed === undefined
+    settings.temperature === undefined
       ? observed
-      : Layer.provide(requestDefaultsLayer({ temperature: settings.temperature, seed: settings.seed }), observed)
-  return settings.callCache === undefined ? served : Layer.provide(modelCacheLayer({ dir: settings.callCache }), served)
+      : Layer.provide(requestDefaultsLayer({ temperature: settings.temperature }), observed)
+  const cached =
+    settings.callCache === undefined ? served : Layer.provide(modelCacheLayer({ dir: settings.callCache }), served)
+  // above the cache: a prompt sent again (a retry, a try of --tries) is another attempt with its own seed
+  return Layer.provide(attemptSeedsLayer({ base: seedBaseOf(settings) }), cached)
 }
+
+/**
+ * The first seed of a run's requests: --seed, else under `reference` none (the references send none, and their
+ * retries rely on sampling anew), else MODEL_DEFAULTS.seed. Each later send of the same prompt adds one.
+ */
+export const seedBaseOf = (settings: Pick<BenchSettings, "seed" | "profile">): number | null =>
+  settings.seed ?? (settings.profile === "reference" ? null : MODEL_DEFAULTS.seed)
 
 /** run.json of a run: its settings, defaults resolved, and what it found (the model's name, the task counts). */
 export const runConfigOf = (
@@ -293,7 +304,9 @@ export const runConfigOf = (
         settings.chainOverrides
       ),
       temperature: settings.temperature ?? MODEL_DEFAULTS.temperature,
-      seed: settings.seed ?? MODEL_DEFAULTS.seed,
+      seed: seedBaseOf(settings),
+      // each send of the same prompt its own seed (issue 32 §2); earlier runs sent one seed to every attempt
+      seeds: seedBaseOf(settings) === null ? "none" : "per-attempt",
       numCtx: settings.numCtx ?? MODEL_DEFAULTS.numCtx,
       // who answered calls nothing recorded: a simulator (its texts and cache); absent when nobody did (misses are counted),
       // so that a run started before this field resumes as it was

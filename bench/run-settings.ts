@@ -19,6 +19,7 @@ const IMPLICIT_OPTIONS: Readonly<Record<string, unknown>> = {
   profile: profileRecord("improved", undefined, {}),
   temperature: MODEL_DEFAULTS.temperature,
   seed: MODEL_DEFAULTS.seed,
+  seeds: "fixed",
   numCtx: MODEL_DEFAULTS.numCtx,
   executor: smurfsDefaults.executor
 }
