@@ -24,7 +24,9 @@ export const JudgeCost = z.object({
   toolCalls: z.number(),
   /** Of the tool calls, those nothing recorded or simulated (they failed); undefined when the source does not say. */
   missedToolCalls: z.number().optional(),
-  wallMs: z.number().optional()
+  wallMs: z.number().optional(),
+  /** Guards of ours (not the method) that ended the task or its planning: model-call-budget, planner-attempts. */
+  guards: z.array(z.string()).optional()
 })
 export type JudgeCost = z.infer<typeof JudgeCost>
 
@@ -90,7 +92,8 @@ export const costOfRecord = (record: TaskRecord): JudgeCost => ({
   completionTokens: record.totals.completionTokens,
   toolCalls: record.totals.toolCalls + (record.totals.cachedToolCalls ?? 0),
   ...(record.totals.missedToolCalls === undefined ? {} : { missedToolCalls: record.totals.missedToolCalls }),
-  wallMs: record.totals.wallMs
+  wallMs: record.totals.wallMs,
+  ...(record.guards === undefined || record.guards.length === 0 ? {} : { guards: [...record.guards] })
 })
 
 /** Misses over answers: calls nothing recorded or simulated, all tool calls, and the tasks that had a miss. */

@@ -68,6 +68,8 @@ export interface Row {
   readonly missRate?: number | undefined
   /** The calls behind `missRate`: missed and all. */
   readonly missedToolCalls?: number | undefined
+  /** Tasks a guard of ours, not the method, ended (or ended the planning of), by guard; absent when none. */
+  readonly guarded?: { readonly tasks: number; readonly byGuard: Readonly<Record<string, number>> } | undefined
   /** FAC (fac_eval.py's final-answer correctness) of this judge, over the tasks it labelled. */
   readonly fac?: { readonly rate: number; readonly n: number } | undefined
 }
@@ -96,8 +98,21 @@ const misses = (entries: ReadonlyArray<JudgeInput>) => {
   return { missedToolCalls: m.missedToolCalls, missRate: m.toolCalls === 0 ? 0 : m.missedToolCalls / m.toolCalls }
 }
 
+/** The tasks a guard ended, counted per guard; nothing when none did. */
+const guarded = (entries: ReadonlyArray<JudgeInput>) => {
+  const byGuard: Record<string, number> = {}
+  let tasks = 0
+  for (const e of entries) {
+    if (e.cost.guards === undefined || e.cost.guards.length === 0) continue
+    tasks++
+    for (const g of e.cost.guards) byGuard[g] = (byGuard[g] ?? 0) + 1
+  }
+  return tasks === 0 ? {} : { guarded: { tasks, byGuard } }
+}
+
 const costs = (entries: ReadonlyArray<JudgeInput>) => ({
   ...misses(entries),
+  ...guarded(entries),
   modelCalls: mean(entries.map((e) => e.cost.modelCalls)),
   promptTokens: mean(entries.map((e) => e.cost.promptTokens)),
   completionTokens: mean(entries.map((e) => e.cost.completionTokens)),

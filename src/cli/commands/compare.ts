@@ -2,6 +2,7 @@
 import type { ParseArgsOptionsConfig } from "node:util"
 import { slug } from "../../../bench/eval/labels.ts"
 import { collectRows } from "../../../bench/report/collect.ts"
+import { guardLines } from "../../../bench/report/guards.ts"
 import { renderHtml } from "../../../bench/report/html.ts"
 import { missingWork } from "../../../bench/report/missing.ts"
 import { renderTable } from "../../../bench/report/table.ts"
@@ -73,6 +74,11 @@ const compare = async (parsed: ParsedCommand<typeof OPTIONS>): Promise<number> =
   else {
     console.log(renderTable(rows))
     if (missing.length > 0) console.log(`\nMissing work:\n${missing.map((m) => `  ${m}`).join("\n")}`)
+    const guarded = guardLines(rows)
+    if (guarded.length > 0)
+      console.log(
+        `\nEnded by a guard of ours, not the method (docs/fidelity.md):\n${guarded.map((g) => `  ${g}`).join("\n")}`
+      )
   }
   if (rows.every((r) => !r.pass))
     console.error("\nNo judge labels yet: run `smurfs eval --run <dir> --judge <spec>` to add pass and win rates.")
