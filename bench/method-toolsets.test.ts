@@ -6,14 +6,15 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Effect } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
+import { modelLayer } from "../src/llm/spec.ts"
 import { MINI_DATA } from "../test/data.ts"
-import { runBenchSettings } from "./app.ts"
+import { runBenchSettings, taskBuilder, workerBenchSettings } from "./app.ts"
 import { loadQueries, toolDocsOf } from "./datasets.ts"
 import { methodToolsetOf } from "./method-toolsets.ts"
 import { silentProgress } from "./progress.ts"
 import { RunConfig } from "./run-format.ts"
 import { settingsDiff } from "./run-settings.ts"
-import { benchSettings } from "./settings.ts"
+import { benchSettings, jobSettingsOf } from "./settings.ts"
 
 const CHECKOUT = fileURLToPath(new URL("../test/fixtures/smurfs-src", import.meta.url))
 const scratch = mkdtempSync(join(tmpdir(), "smurfs-toolsets-"))
@@ -70,5 +71,20 @@ describe("a toolset per method", () => {
     // resuming with smurfs on the whole list is another run
     const whole = { ...config, toolsets: { smurfs: "all", react: "all" } }
     expect(settingsDiff(config, whole).join("\n")).toMatch(/each method's toolset/)
+  })
+
+  it("a queue worker builds each method's task on the method's toolset the job carries", async () => {
+    const job = jobSettingsOf(
+      benchSettings({ out: "/coordinator/run", model: "sim", profile: "reference", methods: ["smurfs", "react"] })
+    )
+    const worker = workerBenchSettings(job, { concurrency: 1, data: MINI_DATA.path, storeDir: join(scratch, "sim") })
+    const [query] = await Effect.runPromise(loadQueries({ dir: MINI_DATA.path, groups: ["G1_instruction"], limit: 1 }))
+    if (query === undefined) throw new Error("the mini data has a G1_instruction query")
+    const taskOf = await Effect.runPromise(taskBuilder(worker).pipe(Effect.provide(modelLayer("sim"))))
+    const names = async (method: string) =>
+      (await Effect.runPromise(taskOf(query, undefined, method))).tools.tools.map((t) => t.name)
+    expect(toolDocsOf(query, "relevant").length).toBeLessThan(toolDocsOf(query, "all").length)
+    expect(await names("smurfs")).toHaveLength(toolDocsOf(query, "relevant").length)
+    expect(await names("react")).toHaveLength(toolDocsOf(query, "all").length)
   })
 })
