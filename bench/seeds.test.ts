@@ -3,6 +3,7 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { fileURLToPath } from "node:url"
 import { Effect } from "effect"
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest"
 import { MINI_DATA } from "../test/data.ts"
@@ -75,5 +76,32 @@ describe("seeds per attempt", () => {
   it("reference with --seed: a distinct seed per attempt, reproducibly", async () => {
     const { seeds } = await firstSeeds("reference-seeded", { profile: "reference", seed: 5 })
     expect(seeds).toEqual([5, 6, 7])
+  })
+
+  it("reference Smurfs: the planner's resends of one prompt carry distinct seeds with --seed, none without", async () => {
+    const CHECKOUT = fileURLToPath(new URL("../test/fixtures/smurfs-src", import.meta.url))
+    const plannerSeeds = async (name: string, seed: number | undefined) => {
+      await server.close()
+      // no reply reads as a plan (nor as anything else): the planner asks its 12 times with the same prompt
+      server = await startFakeOpenAI(() => "nothing readable")
+      process.env["OPENAI_BASE_URL"] = server.baseURL
+      const settings = benchSettings({
+        out: join(scratch, name),
+        data: MINI_DATA.path,
+        model: "openai:qwen2.5:7b",
+        groups: ["G1_instruction"],
+        limit: 1,
+        methods: ["smurfs"],
+        profile: "reference",
+        smurfsSrc: CHECKOUT,
+        ...(seed === undefined ? {} : { seed })
+      })
+      expect((await Effect.runPromise(runBenchSettings(settings, silentProgress))).kind).toBe("ran")
+      const bodies = server.chatRequests()
+      const first = JSON.stringify(bodies[0]?.messages)
+      return bodies.filter((b) => JSON.stringify(b.messages) === first).map((b) => ("seed" in b ? b.seed : "absent"))
+    }
+    expect(await plannerSeeds("smurfs-seeded", 5)).toEqual(Array.from({ length: 12 }, (_, i) => 5 + i))
+    expect(await plannerSeeds("smurfs-unseeded", undefined)).toEqual(Array.from({ length: 12 }, () => "absent"))
   })
 })
