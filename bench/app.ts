@@ -16,6 +16,7 @@ import {
 } from "../src/agents/profile.ts"
 import { resolveOptions } from "../src/agents/smurfs-options.ts"
 import type { Task } from "../src/agents/task.ts"
+import { attemptSeedsLayer } from "../src/llm/attempt-seeds.ts"
 import { modelCacheLayer } from "../src/llm/cache.ts"
 import type { LanguageModelShape, ModelInfo } from "../src/llm/language-model.ts"
 import { LanguageModel } from "../src/llm/language-model.ts"
@@ -47,6 +48,7 @@ import { type BenchQuery, loadQueries } from "./datasets.ts"
 import { missCounts } from "./eval/judge-input.ts"
 import { runMissCounts } from "./eval/sources.ts"
 import { runLedger } from "./ledger.ts"
+import { methodToolsetOf, methodToolsetsOf } from "./method-toolsets.ts"
 import type { Progress, ProgressTotals } from "./progress.ts"
 import { QUEUE_DEFAULTS } from "./queue/connection.ts"
 import { type QueuedTask, runIdOf } from "./queue/job.ts"
@@ -170,6 +172,15 @@ export const listedTask =
       )
     )
 
+/** A query's Task for a method, on the method's listed toolset (docs/fidelity.md: each method its own tools). */
+const listedTasks = (settings: BenchSettings, env: ToolEnvironment) => {
+  const whole = PROFILE_SETTINGS[settings.profile].wholeToolResponses
+  const all = listedTask("all", env, whole)
+  const relevant = listedTask("relevant", env, whole)
+  return (query: BenchQuery, method: string): Task =>
+    methodToolsetOf(settings, method) === "relevant" ? relevant(query) : all(query)
+}
+
 /** The corpus and retriever of `--toolset retrieve[:k]`, with the run's model as re-ranker when asked. */
 const retrievalCorpus = (settings: BenchSettings, k: number, warn?: (text: string) => void) =>
   Effect.gen(function* () {
@@ -210,12 +221,9 @@ export const taskBuilder = (settings: BenchSettings) =>
           return corpus.taskOf(query, retrieval?.set ?? (yield* corpus.setOf(query)))
         })
     }
-    const listed = listedTask(
-      toolset.kind,
-      yield* benchEnvironment(settings),
-      PROFILE_SETTINGS[settings.profile].wholeToolResponses
-    )
-    return (query: BenchQuery): Effect.Effect<Task, Error> => Effect.succeed(listed(query))
+    const listed = listedTasks(settings, yield* benchEnvironment(settings))
+    return (query: BenchQuery, _retrieval: QueuedTask["retrieval"], method: string): Effect.Effect<Task, Error> =>
+      Effect.succeed(listed(query, method))
   })
 
 /** How the run's model is called. */
@@ -235,13 +243,23 @@ export const benchModelLayer = (settings: BenchSettings, observer?: ModelCallObs
   const resolved = modelLayer(settings.model, modelOptionsOf(settings))
   // below the call cache: what is observed is what a server answers, as it answers
   const observed = observer === undefined ? resolved : Layer.provide(observedModelLayer(observer), resolved)
-  // --temperature / --seed on every request that sets none, so the call cache keys replies by them
+  // --temperature on every request that sets none, so the call cache keys replies by it (the seed is set per attempt)
   const served =
-    settings.temperature === undefined && settings.seed === undefined
+    settings.temperature === undefined
       ? observed
-      : Layer.provide(requestDefaultsLayer({ temperature: settings.temperature, seed: settings.seed }), observed)
-  return settings.callCache === undefined ? served : Layer.provide(modelCacheLayer({ dir: settings.callCache }), served)
+      : Layer.provide(requestDefaultsLayer({ temperature: settings.temperature }), observed)
+  const cached =
+    settings.callCache === undefined ? served : Layer.provide(modelCacheLayer({ dir: settings.callCache }), served)
+  // above the cache: a prompt sent again (a retry, a try of --tries) is another attempt with its own seed
+  return Layer.provide(attemptSeedsLayer({ base: seedBaseOf(settings) }), cached)
 }
+
+/**
+ * The first seed of a run's requests: --seed, else under `reference` none (the references send none, and their
+ * retries rely on sampling anew), else MODEL_DEFAULTS.seed. Each later send of the same prompt adds one.
+ */
+export const seedBaseOf = (settings: Pick<BenchSettings, "seed" | "profile">): number | null =>
+  settings.seed ?? (settings.profile === "reference" ? null : MODEL_DEFAULTS.seed)
 
 /** run.json of a run: its settings, defaults resolved, and what it found (the model's name, the task counts). */
 export const runConfigOf = (
@@ -265,6 +283,8 @@ export const runConfigOf = (
     ...(modelInfo === undefined ? {} : { modelInfo: { ...modelInfo } }),
     envs: settings.envs,
     toolset: toolsetLabel(toolsetOf(settings)),
+    // each method's own: under --profile reference smurfs has the relevant APIs, react/dfsdt the api_list
+    toolsets: methodToolsetsOf(settings),
     ...(retrieval ? { retrieval } : {}),
     ...(settings.limit !== undefined ? { limit: settings.limit } : {}),
     ...(settings.ids !== undefined ? { ids: settings.ids } : {}),
@@ -300,7 +320,9 @@ export const runConfigOf = (
         settings.chainOverrides
       ),
       temperature: settings.temperature ?? MODEL_DEFAULTS.temperature,
-      seed: settings.seed ?? MODEL_DEFAULTS.seed,
+      seed: seedBaseOf(settings),
+      // each send of the same prompt its own seed (issue 32 §2); earlier runs sent one seed to every attempt
+      seeds: seedBaseOf(settings) === null ? "none" : "per-attempt",
       numCtx: settings.numCtx ?? MODEL_DEFAULTS.numCtx,
       // who answered calls nothing recorded: a simulator (its texts and cache); absent when nobody did (misses are counted),
       // so that a run started before this field resumes as it was
@@ -479,12 +501,8 @@ const runProgram = (settings: BenchSettings, progress: Progress) =>
           })
         : undefined
     const taskOfQuery = retrieval
-      ? retrieval.taskOf
-      : listedTask(
-          toolset.kind === "relevant" ? "relevant" : "all",
-          yield* benchEnvironment(settings),
-          PROFILE_SETTINGS[settings.profile].wholeToolResponses
-        )
+      ? (query: BenchQuery) => retrieval.taskOf(query)
+      : listedTasks(settings, yield* benchEnvironment(settings))
     const config = runConfigOf(settings, queries, model.info.model, retrieval?.record, model.info)
     const executor =
       settings.queue === undefined

@@ -109,6 +109,7 @@ export const executeTask = (
         : trajectory.error !== undefined
           ? { error: trajectory.error }
           : {}),
+      ...(trajectory.guards !== undefined && trajectory.guards.length > 0 ? { guards: [...trajectory.guards] } : {}),
       totals: { ...trajectory.totals, guardrails: { ...trajectory.totals.guardrails } },
       events: slimEvents(trajectory.events, options.fullTrace),
       startedAt,

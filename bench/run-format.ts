@@ -38,6 +38,8 @@ export const RunConfig = z.object({
   envs: z.array(z.string()),
   /** all, relevant, or retrieve:<k>. */
   toolset: z.union([z.enum(["all", "relevant"]), z.string().regex(/^retrieve:\d+$/)]),
+  /** Each method's toolset as it ran (a method's own, the profile's, or the run's); absent in runs before it. */
+  toolsets: z.record(z.string(), z.string()).optional(),
   /** With --toolset retrieve: the retrieval settings and each task's retrieved set (`<group>/<id>` -> tool names, best first). */
   retrieval: z
     .object({

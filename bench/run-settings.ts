@@ -20,6 +20,7 @@ const IMPLICIT_OPTIONS: Readonly<Record<string, unknown>> = {
   profile: profileRecord("improved", undefined, {}),
   temperature: MODEL_DEFAULTS.temperature,
   seed: MODEL_DEFAULTS.seed,
+  seeds: "fixed",
   numCtx: MODEL_DEFAULTS.numCtx,
   executor: smurfsDefaults.executor,
   replayMatch: DEFAULT_REPLAY_MATCH
@@ -30,6 +31,10 @@ const show = (value: unknown): string => (value === undefined ? "(not set)" : JS
 /** Lists whose order does not matter (methods, groups, ids); environments are tried in order, so their order counts. */
 const asSet = (values: ReadonlyArray<string> | undefined) =>
   values === undefined ? undefined : [...new Set(values)].sort()
+
+/** Each method's toolset, methods sorted; a run before per-method toolsets gave every method the run's. */
+const toolsetsOf = (config: RunConfig) =>
+  Object.fromEntries([...config.methods].sort().map((m) => [m, config.toolsets?.[m] ?? config.toolset]))
 
 /**
  * The differences between the settings a run was started with and those a resume asks for, one
@@ -43,6 +48,8 @@ export const settingsDiff = (recorded: RunConfig, requested: RunConfig): Array<s
     ["groups (--group)", asSet(recorded.groups), asSet(requested.groups)],
     ["environments (--env)", recorded.envs, requested.envs],
     ["toolset (--toolset)", recorded.toolset, requested.toolset],
+    // a run before per-method toolsets gave every method the run's
+    ["each method's toolset (--method-toolset, --profile)", toolsetsOf(recorded), toolsetsOf(requested)],
     ["--limit", recorded.limit, requested.limit],
     ["--ids", asSet(recorded.ids), asSet(requested.ids)]
   ]

@@ -38,8 +38,8 @@ export interface RunnerOptions {
   readonly config: RunConfig
   readonly queries: ReadonlyArray<BenchQuery>
   readonly methods: ReadonlyArray<MethodEntry>
-  /** A query's Task (its tool library on the chosen environment and toolset). */
-  readonly taskOf: (query: BenchQuery) => Task
+  /** A query's Task for a method (its tool library on the chosen environment and the method's toolset). */
+  readonly taskOf: (query: BenchQuery, method: string) => Task
   /** Tasks run at once. */
   readonly concurrency: number
   /** Continue a non-empty run directory, skipping tasks whose record is complete (an `error` record is redone). */
@@ -137,7 +137,7 @@ export const writeConverted = (
   runDir: string,
   methods: ReadonlyArray<string>,
   groups: ReadonlyArray<string>,
-  taskFor: (group: string, id: string) => Task | undefined,
+  taskFor: (method: string, group: string, id: string) => Task | undefined,
   finish: ToolSpec = finishSpec()
 ): Effect.Effect<Array<string>, RunDirError> =>
   Effect.gen(function* () {
@@ -153,7 +153,7 @@ export const writeConverted = (
         if (records.length === 0) continue
         const file: ConvertedFile = keyedObject() // a task id `__proto__` is a key like any other
         for (const record of records) {
-          const task = taskFor(group, record.taskId)
+          const task = taskFor(method, group, record.taskId)
           const specs = task
             ? toolSpecs(task.tools)
             : record.availableTools.map((name) => ({
@@ -217,20 +217,22 @@ export const runBench = (
     const pending = jobs.filter((job) => isPending(job.path))
     progress.start(jobs.length, jobs.length - pending.length)
 
-    // A query's Task (its tools) is built when its first job starts and shared by its methods until the last
-    // of its jobs is settled, then dropped: a run holds the tools of the tasks in flight, not of every task.
-    // Each agent run builds its own (runs go one after the other: a task is not held from the first to the last).
-    const tasks = new Map<string, Task>()
+    // A query's Task (its tools) is built when its first job of a method starts and shared by that method's jobs until
+    // the last of the query's jobs is settled, then dropped: a run holds the tools of the tasks in flight, not of every
+    // task. Each agent run builds its own (runs go one after the other: a task is not held from the first to the last).
+    const tasks = new Map<string, Map<string, Task>>()
     const unsettled = new Map<string, number>()
     const keyOf = (query: BenchQuery, agentRun: number | undefined) => `${queryKey(query)}#${agentRun ?? 0}`
     for (const { query, agentRun } of pending) {
       const key = keyOf(query, agentRun?.run)
       unsettled.set(key, (unsettled.get(key) ?? 0) + 1)
     }
-    const taskFor = (query: BenchQuery, agentRun: number | undefined): Task => {
+    const taskFor = (query: BenchQuery, agentRun: number | undefined, method: string): Task => {
       const key = keyOf(query, agentRun)
-      let task = tasks.get(key)
-      if (!task) tasks.set(key, (task = options.taskOf(query)))
+      let byMethod = tasks.get(key)
+      if (!byMethod) tasks.set(key, (byMethod = new Map()))
+      let task = byMethod.get(method)
+      if (!task) byMethod.set(method, (task = options.taskOf(query, method)))
       return task
     }
     const settled = (query: BenchQuery, agentRun: number | undefined) => {
@@ -253,7 +255,7 @@ export const runBench = (
           : withRequestDefaults(base, { seed: job.seed })
     const inProcess: TaskExecutor<QueueUnavailable> = {
       execute: (job) =>
-        executeTask(entryByName.get(job.method)!.method, taskFor(job.query, job.run), job, {
+        executeTask(entryByName.get(job.method)!.method, taskFor(job.query, job.run, job.method), job, {
           modelSpec: options.modelSpec,
           fullTrace,
           maxRecordBytes
@@ -352,9 +354,9 @@ export const runBench = (
       options.methods.map((m) => m.name),
       groups,
       // built again for its converted answer (every task was dropped when it settled), then dropped again
-      (group, id) => {
+      (method, group, id) => {
         const query = queryById.get(`${group}/${id}`)
-        return query ? options.taskOf(query) : undefined
+        return query ? options.taskOf(query, method) : undefined
       },
       options.finish
     )

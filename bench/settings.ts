@@ -43,6 +43,8 @@ const RunOptions = {
   simulatorStyle: z.enum(SIMULATOR_STYLES).default("gpt"),
   /** A task's tools: all (its api_list), relevant, or retrieve[:k]. */
   toolset: toolsetText.default("all"),
+  /** A method's own toolset over `toolset` and the profile's (all or relevant), e.g. { smurfs: "relevant" }. */
+  methodToolsets: z.partialRecord(z.enum(METHOD_NAMES), z.enum(["all", "relevant"])).default({}),
   /** With retrieve: hybrid retrieval with this embedding model. */
   embed: z.string().optional(),
   /** With retrieve: the model re-ranks the top candidates. */
@@ -164,6 +166,12 @@ export const BenchSettings = z
         code: "custom",
         message: "--embed and --rerank choose how tools are retrieved: use them with --toolset retrieve[:k]"
       })
+    if (Object.keys(s.methodToolsets).length > 0 && s.toolset.startsWith("retrieve"))
+      ctx.addIssue({
+        code: "custom",
+        message:
+          "--method-toolset gives a method all or relevant APIs: use it with --toolset all or relevant, not retrieve"
+      })
   })
   // calls nothing recorded go to the simulator when there is one (StableToolBench's server), else they fail and are counted
   .transform((s) => ({
@@ -275,6 +283,7 @@ export type JobSettings = z.infer<typeof JobSettings>
 export const jobSettingsOf = (settings: BenchSettings): JobSettings => ({
   envs: settings.envs,
   toolset: settings.toolset,
+  methodToolsets: settings.methodToolsets,
   ...(settings.embed === undefined ? {} : { embed: settings.embed }),
   rerank: settings.rerank,
   ...(settings.simulator === undefined ? {} : { simulator: settings.simulator }),

@@ -77,7 +77,7 @@ const echoScript = {
 }
 
 /** A scripted model that notes the seed of every request it answers. */
-const seedNoting = (seeds: Array<number | undefined>) =>
+const seedNoting = (seeds: Array<number | null | undefined>) =>
   Layer.sync(LanguageModel, () => {
     const inner = makeScriptedModel(echoScript as never)
     return LanguageModel.of({

@@ -26,7 +26,9 @@ export const JudgeCost = z.object({
   missedToolCalls: z.number().optional(),
   /** Of the tool calls, those a simulator answered (the environment ledger); undefined when the source does not say. */
   simulatedToolCalls: z.number().optional(),
-  wallMs: z.number().optional()
+  wallMs: z.number().optional(),
+  /** Guards of ours (not the method) that ended the task or its planning: model-call-budget, planner-attempts. */
+  guards: z.array(z.string()).optional()
 })
 export type JudgeCost = z.infer<typeof JudgeCost>
 
@@ -96,7 +98,8 @@ export const costOfRecord = (record: TaskRecord): JudgeCost => ({
   toolCalls: record.totals.toolCalls + (record.totals.cachedToolCalls ?? 0),
   ...(record.totals.missedToolCalls === undefined ? {} : { missedToolCalls: record.totals.missedToolCalls }),
   ...(record.totals.simulatedToolCalls === undefined ? {} : { simulatedToolCalls: record.totals.simulatedToolCalls }),
-  wallMs: record.totals.wallMs
+  wallMs: record.totals.wallMs,
+  ...(record.guards === undefined || record.guards.length === 0 ? {} : { guards: [...record.guards] })
 })
 
 /** Misses over answers: calls nothing recorded or simulated, all tool calls, and the tasks that had a miss. */

@@ -24,6 +24,8 @@ export interface FakeTask {
   readonly promptTokens?: number
   readonly completionTokens?: number
   readonly wallMs?: number
+  /** Guards of ours that ended the task (model-call-budget, planner-attempts). */
+  readonly guards?: ReadonlyArray<"model-call-budget" | "planner-attempts">
 }
 
 /** A TaskRecord for a fake task; parsing it through the schema fails the test on any drift from the format. */
@@ -55,6 +57,7 @@ export const fakeRecord = (t: FakeTask): TaskRecord => {
     availableTools: (t.calls ?? []).map((c) => c.tool),
     finalAnswer: t.finalAnswer ?? `answer of task ${t.taskId}`,
     finishType: t.finishType ?? "give_answer",
+    ...(t.guards === undefined ? {} : { guards: t.guards }),
     totals: {
       modelCalls: t.modelCalls ?? 4,
       promptTokens: t.promptTokens ?? 1000,

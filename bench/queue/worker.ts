@@ -18,7 +18,7 @@ export interface Session {
   readonly runtime: ManagedRuntime.ManagedRuntime<LanguageModel, unknown>
   readonly methods: ReadonlyMap<string, Method>
   /** A job's task; with `--toolset retrieve` on the set the job carries (fails when this worker's corpus is another). */
-  readonly taskOf: (query: BenchQuery, retrieval: QueuedTask["retrieval"]) => Effect.Effect<Task, Error>
+  readonly taskOf: (query: BenchQuery, retrieval: QueuedTask["retrieval"], method: string) => Effect.Effect<Task, Error>
   readonly modelSpec: string
   readonly fullTrace: boolean
 }
@@ -135,10 +135,12 @@ export const startWorker = (
         }
       })
     )
-    const task = await session.runtime.runPromise(session.taskOf(data.query, data.retrieval)).catch((e: Error) => {
-      clearInterval(timer)
-      throw new UnrecoverableError(`cannot set up the task on this worker: ${e.message}`)
-    })
+    const task = await session.runtime
+      .runPromise(session.taskOf(data.query, data.retrieval, data.method))
+      .catch((e: Error) => {
+        clearInterval(timer)
+        throw new UnrecoverableError(`cannot set up the task on this worker: ${e.message}`)
+      })
     const result = await session.runtime
       .runPromise(
         executeTask(

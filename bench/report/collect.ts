@@ -74,6 +74,8 @@ export interface Row {
   readonly simulatedToolCalls?: number | undefined
   /** With `compare --allow-env-mismatch`: the row's run was served by another tool environment than the first run's. */
   readonly environmentMismatch?: ReadonlyArray<string> | undefined
+  /** Tasks a guard of ours, not the method, ended (or ended the planning of), by guard; absent when none. */
+  readonly guarded?: { readonly tasks: number; readonly byGuard: Readonly<Record<string, number>> } | undefined
   /** FAC (fac_eval.py's final-answer correctness) of this judge, over the tasks it labelled. */
   readonly fac?: { readonly rate: number; readonly n: number } | undefined
   /** The row's labels and costs task by task and run by run, for the statistics (`compare` leaves them out of --json). */
@@ -120,8 +122,21 @@ const simulatedShare = (entries: ReadonlyArray<JudgeInput>) => {
   return calls === 0 ? {} : { simulatedToolCalls: simulated, simulatedRate: simulated / calls }
 }
 
+/** The tasks a guard ended, counted per guard; nothing when none did. */
+const guarded = (entries: ReadonlyArray<JudgeInput>) => {
+  const byGuard: Record<string, number> = {}
+  let tasks = 0
+  for (const e of entries) {
+    if (e.cost.guards === undefined || e.cost.guards.length === 0) continue
+    tasks++
+    for (const g of e.cost.guards) byGuard[g] = (byGuard[g] ?? 0) + 1
+  }
+  return tasks === 0 ? {} : { guarded: { tasks, byGuard } }
+}
+
 const costs = (entries: ReadonlyArray<JudgeInput>) => ({
   ...misses(entries),
+  ...guarded(entries),
   modelCalls: mean(entries.map((e) => e.cost.modelCalls)),
   promptTokens: mean(entries.map((e) => e.cost.promptTokens)),
   completionTokens: mean(entries.map((e) => e.cost.completionTokens)),

@@ -26,6 +26,11 @@ export interface Profile {
    * its own (ReAct/DFSDT the `{"error", "response"}` JSON to 1,024 characters as StableToolBench, Smurfs not at all).
    */
   readonly wholeToolResponses: boolean
+  /**
+   * A method's tools when the run asks for the whole `api_list` (the default): the Smurfs authors'
+   * `inference.py` gives Smurfs the task's relevant APIs, StableToolBench gives its baselines the `api_list`.
+   */
+  readonly toolsets: Readonly<Record<string, "all" | "relevant">>
 }
 
 export const PROFILE_SETTINGS: Readonly<Record<ProfileName, Profile>> = {
@@ -34,14 +39,16 @@ export const PROFILE_SETTINGS: Readonly<Record<ProfileName, Profile>> = {
     // undefined: the model's own temperature (0, or --temperature)
     smurfs: { authors: false, temperature: undefined, rules: ourLoopRules },
     chain: { temperature: undefined, nudge: true, validateArgs: true, parallelCalls: false },
-    wholeToolResponses: false
+    wholeToolResponses: false,
+    toolsets: {}
   },
   reference: {
     name: "reference",
     // the authors' vLLM client samples at 0.95; StableToolBench's OpenAI client at its default 1.0
     smurfs: { authors: true, temperature: 0.95, rules: referenceLoopRules },
     chain: { temperature: 1, nudge: false, validateArgs: false, parallelCalls: true },
-    wholeToolResponses: true
+    wholeToolResponses: true,
+    toolsets: { smurfs: "relevant", react: "all", dfsdt: "all" }
   }
 }
 

@@ -8,7 +8,8 @@ import { ContextBudget } from "../memory/context-budget.ts"
 import { GlobalMemory } from "../memory/global-memory.ts"
 import { pythonJsonDumps } from "../tools/environments/canonical.ts"
 import { retrievalEventData } from "../tools/retrieval/retrieval-event.ts"
-import { emit } from "../trace/events.ts"
+import { dataOf, emit, kindOf } from "../trace/events.ts"
+import type { Guard, RunEvent } from "../trace/record.ts"
 import { spanFn } from "../trace/span-fn.ts"
 import { recording, type Trajectory, totalsOf } from "../trace/trajectory.ts"
 import { answerFinal } from "./answerer.ts"
@@ -17,7 +18,7 @@ import { BudgetExhausted } from "./errors.ts"
 import type { PipelineContext } from "./pipeline-context.ts"
 import { sequentialPlan } from "./plan-graph.ts"
 import { plan } from "./planner.ts"
-import { resolveOptions, type SmurfsOptions } from "./smurfs-options.ts"
+import { type ResolvedOptions, resolveOptions, type SmurfsOptions } from "./smurfs-options.ts"
 import { runPlan, unavailableNote } from "./smurfs-plan.ts"
 import { finalReference, planReference, taskLog } from "./smurfs-reference.ts"
 import { soft } from "./smurfs-step.ts"
@@ -122,6 +123,22 @@ const solveTask = spanFn("Smurfs.task")(function* (ctx: PipelineContext) {
   return final
 })
 
+/**
+ * The guards of ours that fired: the model-call budget ended the task, or the reference planner's 12 attempts
+ * (theirs starts over without end) ended its planning, read from the planner's error event.
+ */
+const guardsOf = (options: ResolvedOptions, events: ReadonlyArray<RunEvent>, budgetOut: boolean): Array<Guard> => [
+  ...(options.reference !== undefined &&
+  events.some((e) => {
+    if (kindOf(e) !== "error") return false
+    const data = dataOf(e, "error")
+    return data.role === "planner" && data.tag === "MalformedOutput"
+  })
+    ? (["planner-attempts"] as const)
+    : []),
+  ...(budgetOut ? (["model-call-budget"] as const) : [])
+]
+
 /** The Smurfs method: returns a trajectory, never fails on model or tool misbehaviour. */
 export const smurfs =
   (options?: SmurfsOptions): Method =>
@@ -183,9 +200,10 @@ export const smurfs =
         if (finishType === "give_up")
           yield* emit("give_up", { reason: error ?? "no answer was found", ...(failure ? { tag: failure._tag } : {}) })
         yield* emit("task_finished", { finishType, ...(error ? { error } : {}) })
-        return { finalAnswer, finishType, error }
+        return { finalAnswer, finishType, error, budgetOut: failure instanceof BudgetExhausted }
       }).pipe(Effect.provideService(LanguageModel, counted))
       const { value, events } = yield* recording(task.id, run, resolved.onEvent)
+      const guards = guardsOf(resolved, events, value.budgetOut)
       return {
         taskId: task.id,
         query: task.query,
@@ -194,6 +212,7 @@ export const smurfs =
         finalAnswer: value.finalAnswer,
         finishType: value.finishType,
         ...(value.error !== undefined ? { error: value.error } : {}),
+        ...(guards.length > 0 ? { guards } : {}),
         events,
         totals: totalsOf(events, Date.now() - started)
       } satisfies Trajectory

@@ -45,8 +45,8 @@ export interface ToolSpec {
 export interface GenerateOptions {
   /** Sampling temperature; 0 by default so that runs are repeatable. */
   readonly temperature?: number | undefined
-  /** Sampling seed; a fixed default so that runs are repeatable. */
-  readonly seed?: number | undefined
+  /** Sampling seed; a fixed default so that runs are repeatable; null sends none (the server samples freshly). */
+  readonly seed?: number | null | undefined
   /**
    * Upper bound on completion tokens (OpenAI-compatible max_tokens, Ollama num_predict). A request that sets none
    * gets its role's limit (`outputLimitOf`) where it is sent (`callModel`).

@@ -110,7 +110,7 @@ export const toChatRequest = (
     options: {
       num_ctx: settings.numCtx,
       temperature: o?.temperature ?? settings.temperature,
-      seed: o?.seed ?? settings.seed,
+      ...(o?.seed === null ? {} : { seed: o?.seed ?? settings.seed }),
       ...(o?.maxTokens !== undefined ? { num_predict: o.maxTokens } : {})
     },
     ...(tools

@@ -115,7 +115,7 @@ export const toCompletionRequest = (
     messages: toOpenAIMessages(request.messages),
     stream: false,
     temperature: o?.temperature ?? settings.temperature,
-    seed: o?.seed ?? settings.seed,
+    ...(o?.seed === null ? {} : { seed: o?.seed ?? settings.seed }),
     ...(o?.maxTokens !== undefined ? { [limitField]: o.maxTokens } : {}),
     ...thinkParams(settings.think),
     ...(tools

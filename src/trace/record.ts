@@ -253,6 +253,14 @@ export type Totals = z.infer<typeof Totals>
 export const FinishType = z.enum(["give_answer", "give_up"])
 export type FinishType = z.infer<typeof FinishType>
 
+/**
+ * Bounds of ours that the references do not have (docs/fidelity.md): Smurfs' model-call budget per task and the
+ * reference planner's 12 attempts (theirs starts over without end). One that fired, not the method, ended the task
+ * (the budget) or its planning (the planner), so reports count such tasks apart.
+ */
+export const Guard = z.enum(["model-call-budget", "planner-attempts"])
+export type Guard = z.infer<typeof Guard>
+
 /** What a method returns for one task: its events, final answer and totals, as one serializable value. */
 export const Trajectory = z.object({
   taskId: z.string(),
@@ -265,6 +273,8 @@ export const Trajectory = z.object({
   finishType: FinishType,
   /** Why the run gave up or what went wrong, when it did. */
   error: z.string().optional(),
+  /** The guards that ended the task or its planning, when one did. */
+  guards: z.array(Guard).optional(),
   events: z.array(RunEvent),
   totals: Totals
 })
@@ -287,6 +297,8 @@ export const TaskRecord = z.object({
   error: z.string().optional(),
   /** The model layer's tag of the server failure, for `error` records. */
   errorTag: z.string().optional(),
+  /** A guard of ours, not the method, ended the task or its planning (the model-call budget, the planner's attempts). */
+  guards: z.array(Guard).optional(),
   totals: Totals,
   events: z.array(RunEvent),
   startedAt: z.string(),

@@ -43,7 +43,10 @@ options:
   --ids <a,b>               only these query ids
   --toolset <t>             a task's tools: all (its whole api_list), relevant (only its relevant APIs), or
                             retrieve[:k] (the top k, default 5, retrieved from every API of every query file
-                            under --data; the smurfs executor retrieves per subtask) (default all)
+                            under --data; the smurfs executor retrieves per subtask) (default all; under
+                            --profile reference smurfs gets its relevant APIs, react/dfsdt the api_list)
+  --method-toolset <m=t>    one method's own toolset, all or relevant, over --toolset and the profile's
+                            (repeatable or comma-separated: smurfs=relevant,react=all)
   --embed <spec>            with retrieve: hybrid retrieval with this embedding model (ollama:<model>, openai:<model>)
   --embed-cache <dir>       where document embeddings are cached (default ~/.cache/smurfs/embeddings)
   --rerank                  with retrieve: the model re-ranks the top 20 candidates

@@ -61,6 +61,15 @@ const toolset: Reader = (_name, value) => {
     throw new UsageError((e as Error).message)
   }
 }
+const methodToolsets: Reader = (name, value) =>
+  Object.fromEntries(
+    splitList(value as ReadonlyArray<string>).map((pair) => {
+      const [method = "", set = ""] = pair.split("=").map((t) => t.trim())
+      if (!(METHODS as ReadonlyArray<string>).includes(method) || (set !== "all" && set !== "relevant"))
+        throw new UsageError(`${name} takes <method>=all|relevant (method: ${METHODS.join(", ")}), not "${pair}"`)
+      return [method, set]
+    })
+  )
 const toolCalling: Reader = (name, value) => choiceOption(name, value as string, ["auto", "native", "json"], "auto")
 const executor: Reader = (name, value) => choiceOption(name, value as string, EXECUTORS, smurfsDefaults.executor)
 const think: Reader = (_name, value) => thinkOption(value as string)
@@ -98,6 +107,7 @@ const OPTIONS = {
   limit: { type: "string", setting: ["limit", int] },
   ids: { type: "string", multiple: true, setting: ["ids", list] },
   toolset: { type: "string", setting: ["toolset", toolset] },
+  "method-toolset": { type: "string", multiple: true, setting: ["methodToolsets", methodToolsets] },
   embed: { type: "string", setting: ["embed", text] },
   "embed-cache": { type: "string", setting: ["embedCache", path] },
   rerank: { type: "boolean", setting: ["rerank", flag] },

@@ -5,6 +5,7 @@ import { collectRows, type Row } from "../../../bench/report/collect.ts"
 import { compareStatistics } from "../../../bench/report/comparison.ts"
 import { environmentMismatches, markMismatchedRows, mismatchMessage } from "../../../bench/report/environments.ts"
 import { parseGpuModel } from "../../../bench/report/gpu-model.ts"
+import { guardLines } from "../../../bench/report/guards.ts"
 import { renderHtml } from "../../../bench/report/html.ts"
 import { missingWork } from "../../../bench/report/missing.ts"
 import { reportStatisticsOf } from "../../../bench/report/statistics-html.ts"
@@ -137,6 +138,13 @@ const compare = async (parsed: ParsedCommand<typeof OPTIONS>): Promise<number> =
     const below = renderStatistics(rows, statistics)
     if (below !== "") console.log(visibleText(`\n${below}`))
     if (missing.length > 0) console.log(visibleText(`\nMissing work:\n${missing.map((m) => `  ${m}`).join("\n")}`))
+    const guarded = guardLines(rows)
+    if (guarded.length > 0)
+      console.log(
+        visibleText(
+          `\nEnded by a guard of ours, not the method (docs/fidelity.md):\n${guarded.map((g) => `  ${g}`).join("\n")}`
+        )
+      )
   }
   if (rows.every((r) => !r.pass))
     console.error("\nNo judge labels yet: run `smurfs eval --run <dir> --judge <spec>` to add pass and win rates.")

@@ -1,0 +1,48 @@
+// A seed per attempt: the same prompt sent again never carries the seed of an earlier send; base null sends none.
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { describe, expect, it } from "vitest"
+import { attemptSeedsLayer } from "./attempt-seeds.ts"
+import { type GenerateRequest, LanguageModel } from "./language-model.ts"
+
+/** The seeds the layer below received, in order, for these requests. */
+const seedsSent = (base: number | null, requests: ReadonlyArray<GenerateRequest>) => {
+  const seen: Array<number | null | undefined> = []
+  const recording = Layer.succeed(
+    LanguageModel,
+    LanguageModel.of({
+      info: { spec: "rec", provider: "rec", model: "rec", contextTokens: 4096, supportsTools: true },
+      generate: (request) =>
+        Effect.sync(() => {
+          seen.push(request.options?.seed)
+          return { text: "ok", usage: { promptTokens: 1, completionTokens: 1 }, model: "rec", durationMs: 0 }
+        })
+    })
+  )
+  const program = Effect.gen(function* () {
+    const model = yield* LanguageModel
+    for (const r of requests) yield* model.generate(r)
+  })
+  Effect.runSync(program.pipe(Effect.provide(Layer.provide(attemptSeedsLayer({ base }), recording))))
+  return seen
+}
+
+const ask = (content: string, seed?: number): GenerateRequest => ({
+  role: "planner",
+  messages: [{ role: "user", content }],
+  ...(seed === undefined ? {} : { options: { seed } })
+})
+
+describe("attempt seeds", () => {
+  it("each send of the same prompt gets the next seed; another prompt starts at the base", () => {
+    expect(seedsSent(42, [ask("plan"), ask("plan"), ask("other"), ask("plan")])).toEqual([42, 43, 42, 44])
+  })
+
+  it("base null sends no seed, however often the prompt is resent", () => {
+    expect(seedsSent(null, [ask("plan"), ask("plan")])).toEqual([null, null])
+  })
+
+  it("a request's own seed is its first attempt's", () => {
+    expect(seedsSent(null, [ask("judge", 7), ask("judge", 7)])).toEqual([7, 8])
+  })
+})

@@ -1,0 +1,54 @@
+// A seed per attempt: a request sent again with the same prompt (a retry loop resending it, each try of CoT@n)
+// gets another seed than the sends before it, so that sampling can give another reply; or no seed at all.
+import { createHash } from "node:crypto"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { LRUCache } from "lru-cache"
+import { type GenerateRequest, LanguageModel } from "./language-model.ts"
+
+/** How a run seeds its requests: from `base`, plus the number of earlier sends of the same prompt; or none (null). */
+export interface AttemptSeeds {
+  /** The first send's seed; null sends no seed (the server samples freshly each time, as the references ran). */
+  readonly base: number | null
+}
+
+// prompts remembered at once; a prompt forgotten and sent again starts from `base` again
+const REMEMBERED = 100_000
+
+/**
+ * What makes two requests the same attempt: role, messages as sent, reply shape, tools and options (the request's own
+ * seed too: the agent runs of `bench --runs N` each carry theirs, and each counts its own attempts from it).
+ */
+const promptKey = (request: GenerateRequest): string => {
+  const { timeoutMs: _timeout, ...options } = request.options ?? {}
+  const messages = request.messages.map(({ values: _values, ...m }) => m)
+  return createHash("sha256")
+    .update(JSON.stringify([request.role, messages, request.format ?? null, request.tools ?? null, options]))
+    .digest("base64url")
+}
+
+/**
+ * The model with each request's seed set per attempt: the n-th send (from 0) of a prompt in this process
+ * carries `seed + n`, where `seed` is the request's own or `base`; with `base` null a request that names
+ * no seed is sent without one. Sits above the call cache, so a cached reply is the one of its own attempt.
+ */
+export const attemptSeedsLayer = (seeds: AttemptSeeds): Layer.Layer<LanguageModel, never, LanguageModel> =>
+  Layer.effect(
+    LanguageModel,
+    Effect.gen(function* () {
+      const inner = yield* LanguageModel
+      const sent = new LRUCache<string, number>({ max: REMEMBERED })
+      return LanguageModel.of({
+        ...inner,
+        generate: (request) =>
+          Effect.suspend(() => {
+            const key = promptKey(request)
+            const n = sent.get(key) ?? 0
+            sent.set(key, n + 1)
+            const own = request.options?.seed
+            const seed = own === null ? null : own !== undefined ? own + n : seeds.base === null ? null : seeds.base + n
+            return inner.generate({ ...request, options: { ...request.options, seed } })
+          })
+      })
+    })
+  )
