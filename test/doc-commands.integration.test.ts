@@ -5,6 +5,7 @@
 import { spawn } from "node:child_process"
 import {
   chmodSync,
+  copyFileSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -18,7 +19,9 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { DEFAULT_MODEL_SOURCE } from "../src/llm/model-files/source.ts"
 import { MINI_DATA } from "./data.ts"
+import { removeTinyModels, tinyModelFile } from "./engine/tiny-model.ts"
 import { type FakeOllama, startFakeOllama } from "./fake-servers/ollama.ts"
 import { type FakeOpenAI, startFakeOpenAI } from "./fake-servers/openai.ts"
 
@@ -31,7 +34,11 @@ const NOT_RUN: Readonly<Record<string, string>> = {
     "installs this clone's dependencies; the test runs in an installed clone (and may not reach the registry)",
   "npm test": "the unit suite itself, which `npm test` runs as its own step",
   "npm install smurfs zod":
-    "the package is not on npm yet (E404); test/package.test.ts installs the packed tarball instead"
+    "the package is not on npm yet (E404); test/package.test.ts installs the packed tarball instead",
+  "npx smurfs data pull stabletoolbench --cache":
+    "fetches StableToolBench's files from GitHub and Hugging Face, pinned by checksum, which this machine cannot reach; test/cli/pull.test.ts runs `smurfs data pull` (and `bench --data` on what it pulled) against a loopback host",
+  "npx smurfs data pull tau2 --domain retail,airline":
+    "fetches τ²-bench's files from GitHub, pinned by checksum, which this machine cannot reach; test/cli/pull.test.ts runs it against a loopback host"
 }
 
 /** The commands of a document's ```sh blocks: continuation lines joined, comments dropped, `a && b` as two commands. */
@@ -138,12 +145,19 @@ beforeAll(async () => {
   writeFileSync(join(bin, "ollama"), OLLAMA_SHIM)
   chmodSync(join(bin, "npx"), 0o755)
   chmodSync(join(bin, "ollama"), 0o755)
+  // `--model llama` (the default embedded model) with no network: the model cache already holds a file of the
+  // default's repository and quantization, which here is the tiny generated model (garbage text, real llama.cpp)
+  const [, repo, quant] = /^hf:(.+):(.+)$/.exec(DEFAULT_MODEL_SOURCE)!
+  const cached = join(scratch, "models", "hf", ...repo!.split("/"))
+  mkdirSync(cached, { recursive: true })
+  copyFileSync(tinyModelFile(), join(cached, `${repo!.split("/")[1]!.replace(/-GGUF$/i, "")}-${quant}.gguf`))
 })
 
 afterAll(async () => {
   await ollama?.close()
   await openai?.close()
   rmSync(scratch, { recursive: true, force: true })
+  removeTinyModels()
 })
 
 /** A temporary clone for one document: the repository's files linked in, ../shared/toolbench the fixture. */
@@ -168,6 +182,10 @@ const envFor = (): NodeJS.ProcessEnv => {
     NO_COLOR: "1"
   }
   for (const key of Object.keys(env)) if (key.startsWith("SMURFS_") || key.startsWith("OTEL_")) delete env[key]
+  // the embedded engine: the model cache of beforeAll, no download, one thread (a shared machine)
+  env["SMURFS_MODELS"] = join(scratch, "models")
+  env["SMURFS_OFFLINE"] = "1"
+  env["SMURFS_LLAMA_THREADS"] = "1"
   return env
 }
 
