@@ -2,8 +2,8 @@
 // `https://...` and bare `llama` (the project's default model). One function turns a source into a local file; the
 // downloads, the cache and their errors live in model-files/.
 import { statSync } from "node:fs"
+import { offlineByEnv } from "./model-files/cache-dir.ts"
 import { DownloadUnavailable, ModelSourceInvalid } from "./model-files/errors.ts"
-import { downloadReporter, formatBytes } from "./model-files/progress.ts"
 import {
   DEFAULT_MODEL_BYTES,
   DEFAULT_MODEL_SOURCE,
@@ -42,23 +42,26 @@ export const resolveModelSource = async (
   options: { readonly signal?: AbortSignal | undefined; readonly stream?: NodeJS.WriteStream | undefined } = {}
 ): Promise<string> => {
   const status = modelSourceStatus(source)
-  if (!status.present && status.kind !== "path") {
-    const size = normalizeModelSource(source) === DEFAULT_MODEL_SOURCE ? ` (${formatBytes(DEFAULT_MODEL_BYTES)})` : ""
-    ;(options.stream ?? process.stderr).write(
-      `smurfs: fetching the model ${status.source}${size} once into the model cache${status.path ? ` (${status.path})` : ""}; \`smurfs pull\` fetches it ahead.\n`
-    )
-  }
+  // a file at hand, or offline (the resolver says what to fetch): nothing to announce
+  if (status.present || status.kind === "path" || offlineByEnv())
+    return checkedFile(await resolveFile(source, { signal: options.signal }))
+  // a download: its progress bar (cli-progress) loads only now, never with `import "smurfs"`
+  const { downloadReporter, formatBytes } = await import("./model-files/progress.ts")
+  const size = normalizeModelSource(source) === DEFAULT_MODEL_SOURCE ? ` (${formatBytes(DEFAULT_MODEL_BYTES)})` : ""
+  ;(options.stream ?? process.stderr).write(
+    `smurfs: fetching the model ${status.source}${size} once into the model cache${status.path ? ` (${status.path})` : ""}; \`smurfs pull\` fetches it ahead.\n`
+  )
   const reporter = downloadReporter({ stream: options.stream })
-  let path: string
   try {
-    path = await resolveFile(source, {
-      signal: options.signal,
-      onProgress: reporter.onProgress,
-      onWait: reporter.onWait
-    })
+    return checkedFile(
+      await resolveFile(source, { signal: options.signal, onProgress: reporter.onProgress, onWait: reporter.onWait })
+    )
   } finally {
     reporter.stop()
   }
+}
+
+const checkedFile = (path: string): string => {
   if (!statSync(path).isFile())
     throw new ModelSourceError(`${path} is not a file: "llama:" takes the path of a .gguf model file.`)
   return path
