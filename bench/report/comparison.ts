@@ -4,7 +4,7 @@ import type { JudgeCost } from "../eval/judge-input.ts"
 import type { AnswerStatus } from "../eval/labels.ts"
 import { labelScore } from "../eval/pass-rate.ts"
 import { type Alpha, cohenKappa, type Kappa, krippendorffAlpha, type Rating } from "./agreement.ts"
-import type { Row } from "./collect.ts"
+import { judgeTextsLabel, type Row } from "./collect.ts"
 import { type GpuModel, gpuSeconds } from "./gpu-model.ts"
 import { costTasks, passTasks, winTasks } from "./samples.ts"
 import {
@@ -156,7 +156,7 @@ const points = (i: Interval): Interval => ({ estimate: 100 * i.estimate, low: 10
 export const rowName = (row: Row): string => `${row.source}/${row.method}${row.profile ? ` (${row.profile})` : ""}`
 
 /** A judge as a rater: its label folder, and the judge texts when a row says which. */
-const raterOf = (row: Row): string => `${row.judge}${row.judgeTexts ? ` (${row.judgeTexts} texts)` : ""}`
+const raterOf = (row: Row): string => `${row.judge}${row.judgeTexts ? ` (${judgeTextsLabel(row.judgeTexts)})` : ""}`
 
 /** Rows with the same pass labels (a row per win reference repeats them): the first of each is kept for pass figures. */
 const passKey = (row: Row) =>

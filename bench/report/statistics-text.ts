@@ -1,7 +1,7 @@
 // The comparison's statistics as plain text below the terminal table: per-row intervals and pass^k, paired
 // differences with verdicts, cost per task and per solved task, judge agreement.
 import { plural } from "../../src/plural.ts"
-import type { Row } from "./collect.ts"
+import { judgeTextsLabel, type Row } from "./collect.ts"
 import { COST_MEASURES, type PairStatistics, type RowStatistics, type Statistics } from "./comparison.ts"
 import type { Interval } from "./stats.ts"
 
@@ -19,7 +19,7 @@ const signed = (i: Interval): string =>
 export const formatP = (p: number): string => (p < 0.001 ? "<0.001" : p.toFixed(3))
 
 const where = (row: Row) =>
-  `${row.group}, ${row.judge || "unjudged"}${row.judgeTexts ? ` (${row.judgeTexts} texts)` : ""}`
+  `${row.group}, ${row.judge || "unjudged"}${row.judgeTexts ? ` (${judgeTextsLabel(row.judgeTexts)})` : ""}`
 
 const rowLine = (row: Row, s: RowStatistics): string | undefined => {
   const parts: Array<string> = []

@@ -276,7 +276,7 @@ describe("smurfs eval", () => {
       out.length = 0
       expect(await compare([dir])).toBe(ExitCode.Ok)
       const table = out.join("\n")
-      expect(table).toMatch(/\(ours texts\)\s+2\/2\s+100\.0 ± 0\.0 \[100\.0, 100\.0\]\s+100\.0 vs \S+ \(N=2\)\s/)
+      expect(table).toMatch(/\(our texts\)\s+2\/2\s+100\.0 ± 0\.0 \[100\.0, 100\.0\]\s+100\.0 vs \S+ \(N=2\)\s/)
       expect(table).not.toMatch(/incomplete|Missing work/)
     })
 
@@ -316,7 +316,7 @@ describe("smurfs eval", () => {
         const table = out.join("\n")
         const rows = table.split("\n").filter((l) => /^smurfs-run-\S+\s+smurfs\s/.test(l))
         // our texts' pass labels in one row, ToolEval's win rounds in another, which says its pass labels are missing
-        expect(table).toMatch(/\(ours texts\)\s+2\/2\s+100\.0 ± 0\.0 \[100\.0, 100\.0\]\s+-/)
+        expect(table).toMatch(/\(our texts\)\s+2\/2\s+100\.0 ± 0\.0 \[100\.0, 100\.0\]\s+-/)
         expect(table).toMatch(/\(ToolEval texts\)\s+0\/2\s+-\s+100\.0 vs \S+ \(N=2\)/)
         expect(table).not.toMatch(/\(our texts\)[^\n]*vs /)
         expect(table).toMatch(
