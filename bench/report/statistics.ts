@@ -132,5 +132,8 @@ export const renderStatistics = (
   const note = hasIntervals
     ? `Intervals: ${[...new Set(stats!.intervals!.map((i) => i.method).filter(Boolean))].join("; ") || "as computed by the comparison"}.`
     : "The ± std is the spread of the pass rate over judge runs (how much the judge varies), not an interval over tasks; the interval columns fill in when the comparison computes them."
-  return `<section id="statistics" class="panel"><h2>Statistics</h2><p class="note">${esc(note)}</p>${perRow}<h3>Paired comparisons</h3>${pairTable}${(stats?.sections ?? []).join("\n")}</section>`
+  // the comparison's own sections show its pairs (compare's statistics): no second, empty table above them
+  const sections = stats?.sections ?? []
+  const pairPart = pairs.length === 0 && sections.length > 0 ? "" : `<h3>Paired comparisons</h3>${pairTable}`
+  return `<section id="statistics" class="panel"><h2>Statistics</h2><p class="note">${esc(note)}</p>${perRow}${pairPart}${sections.join("\n")}</section>`
 }
