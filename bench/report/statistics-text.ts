@@ -32,7 +32,7 @@ const rowLine = (row: Row, s: RowStatistics): string | undefined => {
     parts.push(ks.map((p) => `pass@${p.k} ${formatInterval(p.passAt)}`).join(", "))
     parts.push(ks.map((p) => `pass^${p.k} ${formatInterval(p.passHat)}`).join(", "))
   }
-  if (s.win) parts.push(`win ${formatInterval(s.win)} vs ${s.win.reference} on ${s.win.tasks} tasks`)
+  if (s.win) parts.push(`win ${formatInterval(s.win)} vs ${s.win.reference} on ${plural(s.win.tasks, "task")}`)
   return parts.length === 0 ? undefined : `  ${s.name} (${where(row)}): ${parts.join("; ")}`
 }
 
@@ -42,10 +42,10 @@ const pairLine = (p: PairStatistics): string => {
   const needed =
     floor.tasksNeeded === undefined
       ? "no difference to resolve"
-      : `a ${fixed(Math.abs(p.difference.estimate))}-point difference needs ${floor.tasksNeeded} tasks`
+      : `a ${fixed(Math.abs(p.difference.estimate))}-point difference needs ${plural(floor.tasksNeeded, "task")}`
   return [
-    `  ${p.group}, ${p.judge}, ${what}: ${p.nameA} − ${p.nameB} = ${signed(p.difference)} on ${p.tasks} tasks${p.unpaired > 0 ? ` (${p.unpaired} unpaired left out)` : ""}: ${p.verdictText}`,
-    `      McNemar p = ${formatP(p.mcnemar.p)} (${plural(p.mcnemar.onlyA, "task")} only A, ${p.mcnemar.onlyB} only B); noise floor ${fixed(floor.detectable)} points at ${floor.n} tasks; ${needed}`
+    `  ${p.group}, ${p.judge}, ${what}: ${p.nameA} − ${p.nameB} = ${signed(p.difference)} on ${plural(p.tasks, "task")}${p.unpaired > 0 ? ` (${p.unpaired} unpaired left out)` : ""}: ${p.verdictText}`,
+    `      McNemar p = ${formatP(p.mcnemar.p)} (${plural(p.mcnemar.onlyA, "task")} only A, ${p.mcnemar.onlyB} only B); noise floor ${fixed(floor.detectable)} points at ${plural(floor.n, "task")}; ${needed}`
   ].join("\n")
 }
 
