@@ -113,7 +113,7 @@ describe.skipIf(lacks(STB_CHECKOUT))(`smurfs bench --simulator${skipNote(STB_CHE
       "--cache-dir",
       cache
     ])
-    expect(code).toBe(ExitCode.Ok)
+    expect(code, stderr).toBe(ExitCode.Ok)
     expect(stderr).not.toMatch(/no simulator/)
     // (react's observation is StableToolBench's {"error", "response"} text)
     expect(toolCall(out)).toMatchObject({

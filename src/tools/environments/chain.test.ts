@@ -77,7 +77,7 @@ describe("environment chains", () => {
       makeEnvironmentChain(["replay", "simulated"], { writeCacheDir }).pipe(Effect.provide(simulator))
     )
     expect(existsSync(run)).toBe(false)
-    expect(await Effect.runPromise(env.serve(call("new query")))).toEqual({ ok: true, content: "simulated" })
+    expect(await Effect.runPromise(env.serve(call("new query")))).toMatchObject({ ok: true, content: "simulated" })
     expect(existsSync(writeCacheDir)).toBe(true)
   })
 

@@ -95,7 +95,10 @@ export const makeEnvironmentChain = (
           })
       })
     const cacheDirs = [
-      ...(options.cacheDir ? [options.cacheDir] : []),
+      // (the simulator's own folder, not made yet, has nothing to replay: it appears with the first response)
+      ...(options.cacheDir && (options.cacheDir !== writeDir || existsSync(options.cacheDir))
+        ? [options.cacheDir]
+        : []),
       ...(options.moreCacheDirs ?? []).filter((dir) => dir !== options.cacheDir && existsSync(dir)),
       ...(writeDir !== undefined && writeDir !== options.cacheDir && existsSync(writeDir) ? [writeDir] : [])
     ]
