@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from "vitest"
 import { z } from "zod"
 import { LanguageModel } from "../../src/llm/language-model.ts"
 import { disposeIdleLlamaEngines, loadedLlamaEngines } from "../../src/llm/providers/llama.ts"
+import { registeredProvider } from "../../src/llm/providers.ts"
 import { modelLayer, parseModelSpec } from "../../src/llm/spec.ts"
 import { generateObject } from "../../src/llm/structured.ts"
 import { removeTinyModels, tinyModelFile } from "./tiny-model.ts"
@@ -160,6 +161,38 @@ describe("llama: through the embedded engine", () => {
       ] as const)
         if (value === undefined) delete process.env[key]
         else process.env[key] = value
+    }
+  })
+
+  it("doctor on a model still to download says its size and where, fetches nothing, and fails only offline", async () => {
+    const saved = { offline: process.env.SMURFS_OFFLINE, models: process.env.SMURFS_MODELS }
+    process.env.SMURFS_MODELS = join(dirname(tinyModelFile()), "empty-models")
+    const restore = () => {
+      for (const [key, value] of [
+        ["SMURFS_OFFLINE", saved.offline],
+        ["SMURFS_MODELS", saved.models]
+      ] as const)
+        if (value === undefined) delete process.env[key]
+        else process.env[key] = value
+    }
+    try {
+      const doctor = (source: string) => Effect.runPromise(registeredProvider("llama")!.doctor(source, {}))
+      delete process.env.SMURFS_OFFLINE
+      const online = await doctor("")
+      expect(online.problem).toBeUndefined()
+      expect(online.checks[0]).toMatchObject({ name: "model file", status: "warn" })
+      expect(online.checks[0]!.detail).toMatch(
+        /not downloaded yet: 1\.28 GB from https:\/\/huggingface\.co\/ggml-org\//
+      )
+      expect(online.checks[0]!.advice).toContain("smurfs pull llama")
+      expect(online.instead?.status).toBe("skip")
+      process.env.SMURFS_OFFLINE = "1"
+      const offline = await doctor("hf:someone/some-model-GGUF/some-model-Q4_K_M.gguf")
+      expect(offline.problem).toBe("unavailable")
+      expect(offline.checks[0]).toMatchObject({ name: "model file", status: "fail" })
+      expect(offline.checks[0]!.advice).toContain("smurfs pull hf:someone/some-model-GGUF/some-model-Q4_K_M.gguf")
+    } finally {
+      restore()
     }
   })
 

@@ -19,7 +19,15 @@ import {
   loadNodeLlama,
   requestFailure
 } from "../llama.ts"
+import { offlineByEnv } from "../model-files/cache-dir.ts"
 import { DownloadUnavailable } from "../model-files/errors.ts"
+import {
+  DEFAULT_MODEL_BYTES,
+  DEFAULT_MODEL_SOURCE,
+  modelSourceStatus,
+  normalizeModelSource,
+  pullCommand
+} from "../model-files/source.ts"
 import { envSetting, MODEL_DEFAULTS, type ModelOptions } from "../model-options.ts"
 import { isLocalSource, resolveModelSource } from "../model-source.ts"
 import { tryPromiseWithin } from "../provider-errors.ts"
@@ -167,6 +175,40 @@ const doctor = (source: string, options: ModelOptions): Effect.Effect<ProviderCh
   Effect.promise(async (): Promise<ProviderChecks> => {
     const settings = llamaSettings(source, options)
     const checks: Array<ProviderCheck> = []
+    // a model still to download: doctor says what and where, and fetches nothing (`smurfs pull` does, or the first run)
+    const status = (() => {
+      try {
+        return modelSourceStatus(source)
+      } catch {
+        return undefined // a malformed source: resolveModelSource below says what is wrong
+      }
+    })()
+    if (status !== undefined && !status.present && status.kind !== "path") {
+      const offline = offlineByEnv()
+      const size =
+        normalizeModelSource(source) === DEFAULT_MODEL_SOURCE
+          ? `${(await import("../model-files/progress.ts")).formatBytes(DEFAULT_MODEL_BYTES)} `
+          : ""
+      return {
+        checks: [
+          {
+            name: "model file",
+            status: offline ? "fail" : "warn",
+            detail: `${status.source} is not downloaded yet: ${size}from ${status.url ?? status.source}${status.path ? ` into ${status.path}` : " into the model cache"}`,
+            advice: `\`${pullCommand(source)}\` fetches it now (the first run fetches it too)${offline ? "; offline (SMURFS_OFFLINE or HF_HUB_OFFLINE) nothing is fetched" : ""}`
+          }
+        ],
+        ...(offline
+          ? { problem: "unavailable" as const }
+          : {
+              instead: {
+                name: "structured reply",
+                status: "skip" as const,
+                detail: "tried once the model file is here"
+              }
+            })
+      }
+    }
     let path: string
     try {
       path = await resolveModelSource(source)
