@@ -220,6 +220,15 @@ export const parseCommand = <const O extends ParseArgsOptionsConfig>(
   return { values: values as ParsedCommand<O>["values"], positionals: strict.positionals, given }
 }
 
+/** Whether the settings file has keys that are not the command's own options or section (checkSettingsKeys reads them). */
+export const hasOtherSettingsKeys = (
+  spec: CommandSpec<ParseArgsOptionsConfig>,
+  cwd: string = process.cwd()
+): boolean => {
+  const loaded = loadConfigFile(cwd)
+  return loaded !== undefined && Object.keys(loaded.config).some((key) => !(key in spec.options) && key !== spec.name)
+}
+
 /**
  * Every top-level key of the settings file must be some command's option or a command's section: a misspelled key
  * (`"modle"`) is bad input with a did-you-mean, never silently ignored. A key of the command's own options needs no
@@ -266,7 +275,9 @@ export const runCommand = async <const O extends ParseArgsOptionsConfig>(
       console.log(spec.help)
       return ExitCode.Ok
     }
-    await checkSettingsKeys(spec)
+    // only a key no option of this command explains costs an await: the body installs its signal handlers before its
+    // first await, and a Ctrl-C held while the command loaded is handed over then (src/cli/early-signals.ts)
+    if (hasOtherSettingsKeys(spec)) await checkSettingsKeys(spec)
     return await body(parsed)
   } catch (e) {
     if (e instanceof UsageError) {
