@@ -304,6 +304,10 @@ export const makeChain = (task: Task, options: ChainOptions, info: ModelInfo, ro
             role,
             promptTokens: budget.promptTokens - chosen.room,
             contextTokens: info.contextTokens,
+            // the room kept for the reply counts against the window too: say it, or "1609 of 2048" reads as fitting
+            ...(info.contextTokens > budget.promptTokens
+              ? { completionTokens: info.contextTokens - budget.promptTokens }
+              : {}),
             provider: info.provider
           })
         : undefined

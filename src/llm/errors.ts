@@ -176,7 +176,7 @@ export class ContextOverflow extends Data.TaggedError("ContextOverflow")<{
       this.server === undefined
         ? prompt === undefined
           ? `The ${this.role} prompt does not fit the context window${ofWindow}.`
-          : `The ${this.role} prompt needs about ${prompt} tokens but the context window is ${window ?? "smaller"}.`
+          : `The ${this.role} prompt needs about ${prompt} tokens${this.completionTokens === undefined ? "" : `, with ${this.completionTokens} kept for its reply,`} but the context window is ${window ?? "smaller"}.`
         : prompt === undefined
           ? `The ${this.server} server refused the ${this.role} prompt as longer than its context window${ofWindow}.`
           : `The ${this.server} server refused the ${this.role} prompt: ${prompt} prompt tokens${reply} are more than its context window${ofWindow}.`

@@ -85,6 +85,20 @@ describe("grammar-safe schemas", () => {
     expect(emptySchemas(grammarSafe(raw))).toEqual([])
   })
 
+  it("no schema sent carries zod's safe-integer bounds, which llama-server cannot build a sampler for", async () => {
+    const { z } = await import("zod")
+    const raw = z.toJSONSchema(z.object({ dependsOn: z.array(z.number().int()), n: z.number().int().min(1) }), {
+      io: "input"
+    }) as Schema
+    expect(JSON.stringify(raw)).toContain(String(Number.MAX_SAFE_INTEGER))
+    const safe = grammarSafe(raw)
+    expect(JSON.stringify(safe)).not.toContain(String(Number.MAX_SAFE_INTEGER))
+    // a bound of the schema's own stays
+    expect((safe["properties"] as Record<string, Schema>)["n"]).toMatchObject({ type: "integer", minimum: 1 })
+    const bounded = sent.filter(({ schema }) => JSON.stringify(schema).includes(String(Number.MAX_SAFE_INTEGER)))
+    expect(bounded.map((x) => x.name)).toEqual([])
+  })
+
   it("every schema stays small: the largest is far below Ollama's 32 KB grammar cut-off", () => {
     const largest = Math.max(...sent.map((x) => JSON.stringify(x.schema).length))
     expect(largest).toBeLessThan(8_000)

@@ -53,6 +53,11 @@ export const grammarSafe = (schema: Record<string, unknown>): Record<string, unk
         ? grammarSafe(s as Record<string, unknown>)
         : s
   const out: Record<string, unknown> = { ...schema }
+  // zod writes a safe integer's bounds (±(2^53-1)) on every integer: they exclude nothing a model writes, and
+  // llama.cpp's converter turns them into a digit-range grammar that its server then fails to build a sampler for
+  // (HTTP 400 "Failed to initialize samplers", seen on llama-server with the planner's `dependsOn`)
+  if (out["minimum"] === -Number.MAX_SAFE_INTEGER) delete out["minimum"]
+  if (out["maximum"] === Number.MAX_SAFE_INTEGER) delete out["maximum"]
   for (const key of ONE) if (key in out) out[key] = sub(out[key])
   for (const key of LIST) if (Array.isArray(out[key])) out[key] = (out[key] as unknown[]).map(sub)
   for (const key of MAP)
