@@ -1,7 +1,7 @@
 // Rebuilds data/sample (the sample shipped with the package, `--data sample`, and the tests' fixture) from a full
 // StableToolBench data directory: `node scripts/toolbench-mini.ts [data dir]`. The first few queries of each group (file
 // order, so `--limit k` picks the same tasks as on the full data) with their tool docs, their query ids and every
-// recorded response of their APIs, in the data layout (queries/, query_ids/, responses.jsonl).
+// recorded response of their APIs, as one bundle (data/sample/toolbench-sample.json).
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -42,11 +42,7 @@ const responses = readFileSync(join(dir, "responses.jsonl"), "utf8")
   .map((line) => JSON.parse(line) as { tool: string; api: string })
   .filter((r) => apis.has(`${r.tool}/${r.api}`))
 
-mkdirSync(join(out, "queries"), { recursive: true })
-mkdirSync(join(out, "query_ids"), { recursive: true })
-for (const group of GROUPS) {
-  writeFileSync(join(out, "queries", `${group}.json`), `${JSON.stringify(queries[group])}\n`)
-  writeFileSync(join(out, "query_ids", `${group}.json`), `${JSON.stringify(queryIds[group])}\n`)
-}
-writeFileSync(join(out, "responses.jsonl"), `${responses.map((r) => JSON.stringify(r)).join("\n")}\n`)
+mkdirSync(out, { recursive: true })
+// one bundle, not files under the data's own names: bench/sample-data.ts writes the layout out on first use
+writeFileSync(join(out, "toolbench-sample.json"), `${JSON.stringify({ queries, queryIds, responses })}\n`)
 console.log(`${out}: ${Object.values(queries).flat().length} queries, ${responses.length} responses`)

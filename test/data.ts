@@ -3,7 +3,7 @@
 import { existsSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
-import { SAMPLE_DATA_DIR } from "../bench/sample-data.ts"
+import { sampleDataDir } from "../bench/sample-data.ts"
 
 /** A folder some tests need, and why it is missing when it is (then those tests skip, saying so). */
 export interface DataSource {
@@ -72,7 +72,7 @@ export const lacks = (...sources: ReadonlyArray<DataSource>): boolean => sources
  * always there, for tests that need some ToolBench data but not all of it. G1_instruction starts with the data example's
  * 588, 608 and 1073, in the full data's order. Read only: a test writes its runs and caches elsewhere.
  */
-export const MINI_DATA: DataSource = { path: SAMPLE_DATA_DIR, missing: undefined }
+export const MINI_DATA: DataSource = { path: sampleDataDir(), missing: undefined }
 
 /** The full data when this machine has it, else the fixture: for a property of every query, which the fixture checks on a few. */
 export const ANY_DATA: DataSource = lacks(FULL_DATA) ? MINI_DATA : FULL_DATA

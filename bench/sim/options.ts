@@ -4,7 +4,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { InvalidModelSpec } from "../../src/llm/errors.ts"
 import { packageRoot } from "../../src/package-root.ts"
-import { SAMPLE_DATA_DIR } from "../sample-data.ts"
+import { sampleDataDir } from "../sample-data.ts"
 import { type PrefixCacheOptions, prefixCacheDefaults } from "./prefix-cache.ts"
 
 /** The kinds of misbehaviour the simulated model can inject. */
@@ -52,7 +52,7 @@ export interface SimOptions {
  * The data directory next to the repository, `<repo>/../shared/toolbench` (from the package root, which a bundled dist/
  * keeps), when it is there; else the sample shipped with the package, so that the model knows the sample's tasks.
  */
-export const DEFAULT_DATA_DIR = ((beside: string) => (existsSync(join(beside, "queries")) ? beside : SAMPLE_DATA_DIR))(
+export const DEFAULT_DATA_DIR = ((beside: string) => (existsSync(join(beside, "queries")) ? beside : sampleDataDir()))(
   fileURLToPath(new URL("../shared/toolbench", packageRoot))
 )
 
