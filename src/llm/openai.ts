@@ -320,23 +320,6 @@ export const makeOpenAIClient = (settings: OpenAISettings): LazyClient => {
   }
 }
 
-/** Model ids the server lists at /v1/models. */
-export const listOpenAIModels = (settings: OpenAISettings): Effect.Effect<ReadonlyArray<string>, ProviderError> => {
-  const client = makeOpenAIClient(settings)
-  const site: CallSite = {
-    provider: "openai",
-    host: displayHost(settings.baseURL),
-    model: settings.model,
-    role: "models",
-    timeoutMs: settings.timeoutMs,
-    secrets: [settings.apiKey]
-  }
-  return call(site, client, async ({ client }, signal) => {
-    const page = await client.models.list({ signal })
-    return page.data.map((m) => m.id)
-  })
-}
-
 /** What an OpenAI-compatible server says of itself at /v1/models: its models, and which server it is. */
 export interface OpenAIServerModels {
   readonly ids: ReadonlyArray<string>
@@ -394,6 +377,10 @@ export const openaiServerModels = (settings: OpenAISettings): Effect.Effect<Open
     return readServerModels(page.data as unknown as ReadonlyArray<Record<string, unknown>>)
   })
 }
+
+/** Model ids the server lists at /v1/models. */
+export const listOpenAIModels = (settings: OpenAISettings): Effect.Effect<ReadonlyArray<string>, ProviderError> =>
+  Effect.map(openaiServerModels(settings), (models) => models.ids)
 
 /**
  * How each server and model takes the output limit, learnt once per process: max_tokens until the server refuses that
