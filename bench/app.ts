@@ -35,7 +35,6 @@ import { loadWithPeers, QUEUE_PEERS } from "../src/peer-packages.ts"
 import { makeToolCache } from "../src/tools/cache.ts"
 import { makeEnvironmentChain } from "../src/tools/environments/chain.ts"
 import type { ToolEnvironment } from "../src/tools/environments/environment.ts"
-import { DEFAULT_REPLAY_MATCH } from "../src/tools/environments/recorded.ts"
 import { simulatorPrompts } from "../src/tools/environments/simulator-prompts.ts"
 import { makeEmbedder } from "../src/tools/retrieval/embedder.ts"
 import { toolsetLabel } from "../src/tools/retrieval/toolset.ts"
@@ -145,6 +144,8 @@ const benchEnvironment = (settings: BenchSettings) =>
     const chain = yield* makeEnvironmentChain(settings.envs, {
       responses,
       cacheDir,
+      // under reference, StableToolBench's server's keys: str(tool_input) of the arguments as written
+      replayMatch: PROFILE_SETTINGS[settings.profile].replayMatch,
       storeDir,
       // the store inside the run directory follows no symbolic link below it
       storeRoot: settings.out,
@@ -307,8 +308,8 @@ export const runConfigOf = (
       think: settings.think ?? null,
       responses: paths.responses ?? null,
       cacheDir: paths.cacheDir ?? null,
-      // how replay matches arguments (the index's lenient default): the environment ledger and compare read it
-      replayMatch: DEFAULT_REPLAY_MATCH,
+      // how replay matches arguments (the profile's: exact under reference): the environment ledger and compare read it
+      replayMatch: PROFILE_SETTINGS[settings.profile].replayMatch,
       callCache: settings.callCache ?? null,
       profile: profileRecord(
         settings.profile,

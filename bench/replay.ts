@@ -282,7 +282,9 @@ export const runReplay = (given: BenchSettings, progress: Progress, model?: Laye
         ...(typeof simulator?.cacheDir === "string" ? [simulator.cacheDir] : []),
         join(source, "simulated", "tool_response_cache")
       ],
-      storeDir: existsSync(join(source, "simulated", SIMULATED_STORE_FILE)) ? join(source, "simulated") : undefined
+      storeDir: existsSync(join(source, "simulated", SIMULATED_STORE_FILE)) ? join(source, "simulated") : undefined,
+      // matched as the run matched them (a run recorded before the field was lenient)
+      replayMatch: config.options["replayMatch"] === "exact" ? "exact" : "lenient"
     }).pipe(Effect.provide(noModelLayer(info)))
     const sourceRecord = (method: string, group: string, taskId: string, run: number) =>
       readRecord(taskRecordPath(source, method, group, taskId, run))

@@ -4,6 +4,7 @@ import * as Effect from "effect/Effect"
 import type { Task } from "../src/agents/task.ts"
 import type { LanguageModelShape } from "../src/llm/language-model.ts"
 import { makeEnvironmentChain } from "../src/tools/environments/chain.ts"
+import type { ReplayMatch } from "../src/tools/environments/recorded.ts"
 import type { SimulatorPrompts } from "../src/tools/environments/simulator-prompts.ts"
 import { toolbenchLibrary } from "../src/tools/toolbench/adapter.ts"
 import type { ApiDocInput } from "../src/tools/toolbench/api-doc.ts"
@@ -26,6 +27,8 @@ export interface ToolbenchTaskOptions {
   readonly simulatorPrompts?: SimulatorPrompts | undefined
   /** Tool responses whole, not cut to 1,024 characters (`--profile reference`: the methods cut their own). */
   readonly wholeResponses?: boolean | undefined
+  /** How replay matches arguments (`--profile reference`: exact, as StableToolBench's server). */
+  readonly replayMatch?: ReplayMatch | undefined
 }
 
 /** Where `smurfs run` keeps simulated responses when no --store-dir is given. */
@@ -49,6 +52,7 @@ export const toolbenchTask = (options: ToolbenchTaskOptions) =>
       cacheDir: options.cacheDir ?? layout.toolResponseCache,
       storeDir: options.storeDir ?? DEFAULT_STORE_DIR,
       simulatorPrompts: options.simulatorPrompts,
+      replayMatch: options.replayMatch,
       ...(options.simulator === undefined
         ? {}
         : {

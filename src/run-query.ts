@@ -233,6 +233,7 @@ const toolbenchTaskOf = (settings: RunSettings, queryId: string) =>
       storeDir: settings.storeDir,
       toolset: toolset.kind === "relevant" ? "relevant" : "all",
       wholeResponses: PROFILE_SETTINGS[settings.profile].wholeToolResponses,
+      replayMatch: PROFILE_SETTINGS[settings.profile].replayMatch,
       simulatorPrompts: simulatorPrompts(settings.stb),
       ...(settings.simulator === undefined
         ? {}

@@ -16,15 +16,22 @@ import { ContextBudget } from "../memory/context-budget.ts"
 import { fencedData } from "../text/fenced-data.ts"
 import { loadTemplate, renderTemplate } from "../text/prompt-template.ts"
 import { guardToolCall, OBSERVATION_MAX_CHARS, truncateObservation } from "../tools/call.ts"
-import { pythonJsonDumps } from "../tools/environments/canonical.ts"
-import { resolveTool, toolSpecs } from "../tools/library.ts"
-import { ledgerFields, parseToolArgs } from "../tools/tool.ts"
+import { PythonNumber, pythonJsonDumps } from "../tools/environments/canonical.ts"
+import {
+  plainJson,
+  pythonJsonDumpsAscii,
+  pythonJsonLoads,
+  serverResponseText
+} from "../tools/environments/python-json.ts"
+import { rememberWritten } from "../tools/environments/written-args.ts"
+import { resolveTool, stableToolBenchFunctionSpec, toolSpecs } from "../tools/library.ts"
+import { ledgerFields, parseToolArgs, type ToolResult } from "../tools/tool.ts"
 import { emit } from "../trace/events.ts"
 import { capText, SIZE_CAPS } from "../trace/size-caps.ts"
 import { recording, type Trajectory, totalsOf } from "../trace/trajectory.ts"
 import { type ContextCut, warnCuts } from "./ask.ts"
 import { type BaselinePrompts, smurfsBaselinePrompts } from "./baseline-prompts.ts"
-import { FINISH, FinishArgs, finishSpec } from "./finish.ts"
+import { FINISH, FinishArgs, finishSpec, readFinishArguments } from "./finish.ts"
 import type { Task } from "./task.ts"
 import { callNative } from "./tool-call-recovery.ts"
 
@@ -54,6 +61,14 @@ export interface ChainOptions {
   readonly validateArgs?: boolean | undefined
   /** Execute every function call of a reply, in order (StableToolBench); off executes the first one only. */
   readonly parallelCalls?: boolean | undefined
+  /**
+   * Speak to the model and the tools as StableToolBench's code does (the reference profile): each function's
+   * parameters as rapidapi.py writes them; a call's arguments read from the model's text as theirs reads them (a
+   * Finish with `json.loads(strict=False)`, then their substring fallback; any other call as their server's
+   * `json.loads`), kept as written in the conversation and in the replay key; tool messages with the function's
+   * name; a structured response nested in the `{"error", "response"}` JSON as `json.dumps` writes it.
+   */
+  readonly asStableToolBench?: boolean | undefined
 }
 
 export const CHAIN_DEFAULTS = {
@@ -63,7 +78,8 @@ export const CHAIN_DEFAULTS = {
   toolTimeoutMs: 60_000,
   nudge: true,
   validateArgs: true,
-  parallelCalls: false
+  parallelCalls: false,
+  asStableToolBench: false
 } as const
 
 /**
@@ -93,6 +109,7 @@ export interface Chain {
   readonly nudge: boolean
   readonly validateArgs: boolean
   readonly parallelCalls: boolean
+  readonly asStableToolBench: boolean
   /** The conversation a chain starts from (system + task) with the whole query; each request sends it fitted (`fitted`). */
   readonly start: ReadonlyArray<Message>
   /**
@@ -124,6 +141,8 @@ export interface Action {
   readonly args: Record<string, unknown>
   readonly argsError?: string | undefined
   readonly callId: string
+  /** The arguments as the model wrote them, kept when the chain speaks as StableToolBench. */
+  readonly raw?: string | undefined
 }
 
 export interface Decision {
@@ -241,7 +260,11 @@ export const makeChain = (task: Task, options: ChainOptions, info: ModelInfo, ro
   const mode = resolveMode(options.toolCalling ?? CHAIN_DEFAULTS.toolCalling, info)
   const prompts = options.prompts ?? smurfsBaselinePrompts()
   const finish = finishSpec(prompts)
-  const allSpecs = [...toolSpecs(task.tools), finish]
+  const asStableToolBench = options.asStableToolBench ?? CHAIN_DEFAULTS.asStableToolBench
+  const allSpecs = [
+    ...(asStableToolBench ? task.tools.tools.map(stableToolBenchFunctionSpec) : toolSpecs(task.tools)),
+    finish
+  ]
   // The start and the functions sent with tool descriptions cut to `max` characters (undefined: as the tools give them).
   const shaped = (max: number | undefined) => {
     const specs = max === undefined ? allSpecs : allSpecs.map((s) => shortenSpec(s, max))
@@ -334,6 +357,7 @@ export const makeChain = (task: Task, options: ChainOptions, info: ModelInfo, ro
     nudge: options.nudge ?? CHAIN_DEFAULTS.nudge,
     validateArgs: options.validateArgs ?? CHAIN_DEFAULTS.validateArgs,
     parallelCalls: options.parallelCalls ?? CHAIN_DEFAULTS.parallelCalls,
+    asStableToolBench,
     start: whole.start,
     budget,
     fitted: () => {
@@ -428,7 +452,9 @@ export const decide = (
       const argsOf = (call: (typeof calls)[number]) =>
         call.argumentsError !== undefined
           ? { args: {}, argsError: `the arguments could not be read: ${call.argumentsError}` }
-          : parseArgs(call.arguments)
+          : chain.asStableToolBench
+            ? readAsStableToolBench(call.name, call.rawArguments ?? JSON.stringify(call.arguments))
+            : parseArgs(call.arguments)
       const actions = calls.map(
         (call, k): Action => ({
           name: call.name,
@@ -443,7 +469,13 @@ export const decide = (
         message: {
           role: "assistant",
           content: capText(response.text, SIZE_CAPS.sentBackChars),
-          toolCalls: actions.map((a) => ({ id: a.callId, name: a.name, arguments: a.args }))
+          // StableToolBench keeps the model's message as it came: the arguments as written
+          toolCalls: actions.map((a) => ({
+            id: a.callId,
+            name: a.name,
+            arguments: a.args,
+            ...(a.raw === undefined ? {} : { rawArguments: a.raw })
+          }))
         }
       }
     }
@@ -456,14 +488,50 @@ export const decide = (
     }
   })
 
-/** A StableToolBench tool response text, spaced as Python's json.dumps writes it (what their models saw). */
-const toolResponse = (error: string, response: string) => pythonJsonDumps({ error, response })
-const toolError = (error: string) => toolResponse(error, "")
+/**
+ * A StableToolBench tool response text, spaced as Python's json.dumps writes it (what their models saw); as
+ * StableToolBench, `json.dumps(response)` of the server's response itself (a structured one nested, non-ASCII
+ * escaped, keys in their order) when the chain speaks as it.
+ */
+const toolResponse = (chain: Chain, error: string, result?: Pick<ToolResult, "content" | "structured">) =>
+  chain.asStableToolBench
+    ? serverResponseText(error, result)
+    : pythonJsonDumps({ error, response: result?.content ?? "" })
+const toolResponseError = (chain: Chain, error: string) => toolResponse(chain, error)
+
+/**
+ * A call's arguments read as StableToolBench reads them from the model's text: a Finish's with `json.loads(...,
+ * strict=False)`, then the substring fallback of rapidapi.py; any other's as its tool server's `json.loads` (strict:
+ * a control character inside a string is an error; an empty text is no arguments), the decoded text remembered for
+ * the replay key (`str(tool_input)`).
+ */
+const readAsStableToolBench = (
+  name: string,
+  raw: string
+): { args: Record<string, unknown>; argsError?: string; raw: string } => {
+  if (name === FINISH) return { args: readFinishArguments(raw), raw }
+  if (raw === "") return { args: {}, raw }
+  let decoded: unknown
+  try {
+    decoded = pythonJsonLoads(raw)
+  } catch (e) {
+    return { args: {}, argsError: `the tool server cannot read the arguments as JSON (${(e as Error).message})`, raw }
+  }
+  if (typeof decoded !== "object" || decoded === null || Array.isArray(decoded) || decoded instanceof PythonNumber)
+    return { args: {}, argsError: "the arguments must be a JSON object", raw }
+  return { args: rememberWritten(plainJson(decoded) as Record<string, unknown>, decoded), raw }
+}
 
 /** The observation message for a step, in the conversation style of the chain's mode. */
 const observationMessage = (chain: Chain, action: Action, observation: string): Message =>
   chain.mode === "native"
-    ? { role: "tool", content: observation, toolCallId: action.callId, toolName: action.name }
+    ? {
+        role: "tool",
+        content: observation,
+        toolCallId: action.callId,
+        toolName: action.name,
+        ...(chain.asStableToolBench ? { sendName: true } : {})
+      }
     : {
         role: "user",
         content: renderTemplate("react-observation", {
@@ -518,10 +586,27 @@ const actOne = (
     }
     const misstep = (guardrail: string, error: string) =>
       emit("guardrail", { guardrail, role: chain.role, error, attempt: 1, recovered: false }).pipe(
-        Effect.as(observe(toolError(error)))
+        Effect.as(observe(toolResponseError(chain, error)))
       )
 
     if (action.argsError) return yield* misstep("bad_args", `${action.name}: ${action.argsError}`)
+    if (action.name === FINISH && chain.asStableToolBench) {
+      // StableToolBench's rules (rapidapi.py): a return type, and for an answer a final_answer field, even empty
+      const finish = action.args
+      const step: ChainStep = { thought, tool: FINISH, arguments: argsText, response: "" }
+      if (!("return_type" in finish)) return yield* misstep("bad_args", 'Finish: "return_type" is required')
+      if (finish["return_type"] === "give_up_and_restart") return { kind: "give_up", step } as const
+      if (finish["return_type"] !== "give_answer")
+        return yield* misstep("bad_args", 'Finish: "return_type" must be "give_answer" or "give_up_and_restart"')
+      if (!("final_answer" in finish))
+        return yield* misstep("bad_args", 'Finish: "final_answer" is required when return_type is "give_answer"')
+      const answer = finish["final_answer"]
+      return {
+        kind: "answer",
+        step,
+        answer: typeof answer === "string" ? answer : pythonJsonDumpsAscii(answer)
+      } as const
+    }
     if (action.name === FINISH) {
       const finish = FinishArgs.safeParse(action.args)
       if (!finish.success) return yield* misstep("bad_args", `Finish: ${z.prettifyError(finish.error)}`)
@@ -547,7 +632,7 @@ const actOne = (
     const result = yield* guardToolCall(tool.name, tool.call(args.data as Record<string, unknown>), {
       timeoutMs: chain.toolTimeoutMs
     })
-    const raw = toolResponse(result.ok ? "" : (result.error ?? "the tool failed"), result.content)
+    const raw = toolResponse(chain, result.ok ? "" : (result.error ?? "the tool failed"), result)
     const outcome = observe(raw)
     yield* emit("tool_call", {
       tool: tool.name,

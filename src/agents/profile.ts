@@ -2,6 +2,7 @@
 // as they ran). A profile is data the methods read (docs/fidelity.md lists every difference and why).
 import * as Data from "effect/Data"
 import { STB_ENV } from "../text/stabletoolbench-files.ts"
+import { DEFAULT_REPLAY_MATCH, type ReplayMatch } from "../tools/environments/recorded.ts"
 import type { ChainOptions } from "./chain.ts"
 import { type LoopRules, ourLoopRules, referenceLoopRules, type SmurfsOptions } from "./smurfs-options.ts"
 import { readSmurfsSource, SMURFS_REPO, SMURFS_SRC_ENV } from "./smurfs-source.ts"
@@ -18,7 +19,7 @@ export interface Profile {
   /** Smurfs: the authors' agents from `--smurfs-src` (reference) or ours; the sampling temperature of its requests; its loop rules. */
   readonly smurfs: { readonly authors: boolean; readonly temperature: number | undefined; readonly rules: LoopRules }
   /** ReAct/DFSDT chain settings. */
-  readonly chain: Required<Pick<ChainOptions, "nudge" | "validateArgs" | "parallelCalls">> & {
+  readonly chain: Required<Pick<ChainOptions, "nudge" | "validateArgs" | "parallelCalls" | "asStableToolBench">> & {
     readonly temperature: number | undefined
   }
   /**
@@ -31,6 +32,8 @@ export interface Profile {
    * `inference.py` gives Smurfs the task's relevant APIs, StableToolBench gives its baselines the `api_list`.
    */
   readonly toolsets: Readonly<Record<string, "all" | "relevant">>
+  /** How replay matches a call's arguments: `exact` is StableToolBench's server (`str(tool_input)`), `lenient` ours. */
+  readonly replayMatch: ReplayMatch
 }
 
 export const PROFILE_SETTINGS: Readonly<Record<ProfileName, Profile>> = {
@@ -38,17 +41,19 @@ export const PROFILE_SETTINGS: Readonly<Record<ProfileName, Profile>> = {
     name: "improved",
     // undefined: the model's own temperature (0, or --temperature)
     smurfs: { authors: false, temperature: undefined, rules: ourLoopRules },
-    chain: { temperature: undefined, nudge: true, validateArgs: true, parallelCalls: false },
+    chain: { temperature: undefined, nudge: true, validateArgs: true, parallelCalls: false, asStableToolBench: false },
     wholeToolResponses: false,
-    toolsets: {}
+    toolsets: {},
+    replayMatch: DEFAULT_REPLAY_MATCH
   },
   reference: {
     name: "reference",
     // the authors' vLLM client samples at 0.95; StableToolBench's OpenAI client at its default 1.0
     smurfs: { authors: true, temperature: 0.95, rules: referenceLoopRules },
-    chain: { temperature: 1, nudge: false, validateArgs: false, parallelCalls: true },
+    chain: { temperature: 1, nudge: false, validateArgs: false, parallelCalls: true, asStableToolBench: true },
     wholeToolResponses: true,
-    toolsets: { smurfs: "relevant", react: "all", dfsdt: "all" }
+    toolsets: { smurfs: "relevant", react: "all", dfsdt: "all" },
+    replayMatch: "exact"
   }
 }
 
@@ -105,11 +110,17 @@ export const chainProfileOptions = (
   profile: ProfileName,
   temperature?: number,
   overrides: ChainOverrides = {}
-): Pick<ChainOptions, "temperature" | "nudge" | "validateArgs" | "parallelCalls"> => {
+): Pick<ChainOptions, "temperature" | "nudge" | "validateArgs" | "parallelCalls" | "asStableToolBench"> => {
   const { temperature: own, ...rest } = PROFILE_SETTINGS[profile].chain
   const t = temperature ?? own
   const given = Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined))
   return { ...rest, ...given, ...(t !== undefined ? { temperature: t } : {}) }
+}
+
+const withoutFalse = <A extends object, K extends keyof A>(value: A, key: K) => {
+  if (value[key] !== false) return value
+  const { [key]: _, ...rest } = value
+  return rest
 }
 
 /** What a profile set, for run.json: every setting it changes, with the overrides applied. */
@@ -128,7 +139,8 @@ export const profileRecord = (
       rules: p.smurfs.rules
     },
     chain: {
-      ...chainProfileOptions(profile, temperature, overrides),
+      // recorded when on, so that a run recorded before it resumes as it was
+      ...withoutFalse(chainProfileOptions(profile, temperature, overrides), "asStableToolBench"),
       temperature: temperature ?? p.chain.temperature ?? null
     },
     wholeToolResponses: p.wholeToolResponses

@@ -6,7 +6,9 @@ import { type GenerateOptions, LanguageModel } from "../llm/language-model.ts"
 import { callModel } from "../llm/structured.ts"
 import { splitThinking } from "../llm/thinking.ts"
 import type { Step } from "../memory/step.ts"
+import { plainJson } from "../tools/environments/python-json.ts"
 import { parsePythonLiteral, pythonRepr } from "../tools/environments/python-repr.ts"
+import { rememberWritten } from "../tools/environments/written-args.ts"
 import { parametersJsonSchema } from "../tools/library.ts"
 import type { Tool } from "../tools/tool.ts"
 import { changeName } from "../tools/toolbench/names.ts"
@@ -36,12 +38,13 @@ export interface ReferenceAgents {
 const braced = (
   text: string,
   end: "first" | "last",
-  prepare: (s: string) => string = (s) => s
+  prepare: (s: string) => string = (s) => s,
+  keepNumbers = false
 ): Record<string, unknown> | undefined => {
   const start = text.indexOf("{")
   const stop = end === "first" ? text.indexOf("}") : text.lastIndexOf("}")
   if (start < 0 || stop < start) return undefined
-  const value = parsePythonLiteral(prepare(text.slice(start, stop + 1)))
+  const value = parsePythonLiteral(prepare(text.slice(start, stop + 1)), keepNumbers)
   return value !== null && typeof value === "object" && !Array.isArray(value)
     ? (value as Record<string, unknown>)
     : undefined
@@ -250,16 +253,22 @@ export const writeArgsReference = (
       previous_log: answerLog(agents, view.path)
     }
     const parse = (text: string) =>
-      braced(text, "last", (s) =>
-        s.replaceAll(": true", ": True").replaceAll(": false", ": False").replaceAll("```", "").trim()
+      braced(
+        text,
+        "last",
+        (s) => s.replaceAll(": true", ": True").replaceAll(": false", ": False").replaceAll("```", "").trim(),
+        true
       )
     // each set is one request read up to 12 times; after four sets without arguments the tool is excluded
     for (let set = 1; set <= THEIR_ARGUMENT_SETS; set++) {
       const result = yield* Effect.result(
         askText(ctx, agents, "executor.args", "choose_parameter_prompt", values, parse, THEIR_ATTEMPTS)
       )
-      if (result._tag === "Success")
-        return Object.fromEntries(Object.entries(result.success).map(([k, v]) => [changeName(k), v]))
+      if (result._tag === "Success") {
+        // their server keys the call by str() of this dict: its order and numbers as eval read them
+        const written = Object.fromEntries(Object.entries(result.success).map(([k, v]) => [changeName(k), v]))
+        return rememberWritten(plainJson(written) as Record<string, unknown>, written)
+      }
       if (result.failure._tag !== "MalformedOutput") return yield* Effect.fail(result.failure)
     }
     return yield* new MalformedOutput({

@@ -6,7 +6,7 @@ import type { LocalMemory } from "../memory/local-memory.ts"
 import { renderStep } from "../memory/render.ts"
 import type { Step } from "../memory/step.ts"
 import { guardToolCall } from "../tools/call.ts"
-import { pythonJsonDumps } from "../tools/environments/canonical.ts"
+import { serverResponseText } from "../tools/environments/python-json.ts"
 import { ledgerFields, type Tool, type ToolResult } from "../tools/tool.ts"
 import { emit, type ToolCallData } from "../trace/events.ts"
 import { spanFn } from "../trace/span-fn.ts"
@@ -75,7 +75,8 @@ export const callTool = (
     }
     yield* emit("tool_call", { ...data })
     yield* Effect.annotateCurrentSpan({ ok: result.ok, durationMs: data.durationMs })
-    return { ...result, content }
+    // a response cut to the budget is its text only
+    return content === result.content ? result : { ...result, content, structured: undefined }
   }).pipe(Effect.withSpan("Tool.call", { attributes: { tool: tool.name } }))
 
 /**
@@ -239,7 +240,8 @@ export const executeReferenceStep = spanFn("Smurfs.referenceStep")(function* (
     )
     return { kind: "failed", tool: tool.name, called: true } satisfies StepOutcome
   }
-  const observation = pythonJsonDumps({ error, response: result.content })
+  // their client's json.dumps(response): a structured response nested, non-ASCII escaped
+  const observation = serverResponseText(error, result)
   const answered = ctx.options.answerer
     ? yield* soft("answerer.step", answerStepReference(ctx, agents, subtask, local.steps, thought, observation))
     : undefined

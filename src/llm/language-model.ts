@@ -14,6 +14,11 @@ export interface ToolCallRequest {
   readonly id?: string | undefined
   readonly name: string
   readonly arguments: Record<string, unknown>
+  /**
+   * The arguments as the model wrote them, when the server passes them as text (OpenAI-compatible servers; Ollama
+   * decodes them): read as StableToolBench reads them, and sent back so in the conversation when set on a message.
+   */
+  readonly rawArguments?: string | undefined
   /** Why the arguments the model sent could not be used (nested too deep); `arguments` is then empty and the call fails. */
   readonly argumentsError?: string | undefined
 }
@@ -26,6 +31,8 @@ export interface Message {
   /** For `tool` messages: the call this message answers, and the tool's name. */
   readonly toolCallId?: string | undefined
   readonly toolName?: string | undefined
+  /** For `tool` messages on an OpenAI-compatible server: send `name` (the function's) too, as StableToolBench does. */
+  readonly sendName?: boolean | undefined
   /**
    * The named values a template rendered this message from (lists as arrays), for readers that are
    * not a model: the simulated model reads these, never the rendered prose. Never sent to a server

@@ -83,7 +83,9 @@ describe("openai-compatible provider", () => {
         m.generate({ role: "executor", messages: [{ role: "user", content: "find" }], tools })
       )
     )
-    expect(response.toolCalls).toEqual([{ id: "call_0_0", name: "search", arguments: { q: "smurfs" } }])
+    expect(response.toolCalls).toEqual([
+      { id: "call_0_0", name: "search", arguments: { q: "smurfs" }, rawArguments: '{"q":"smurfs"}' }
+    ])
     expect(response.usage).toEqual({ promptTokens: 12, completionTokens: 3 })
     const body = server.chatRequests()[0]
     expect(body.response_format).toBeUndefined()

@@ -57,7 +57,7 @@ export const toOpenAIMessages = (messages: ReadonlyArray<Message>): ChatCompleti
         const calls = m.toolCalls.map((c, i) => ({
           id: c.id ?? `call_${index}_${i}`,
           name: c.name,
-          arguments: c.arguments
+          arguments: c.rawArguments ?? JSON.stringify(c.arguments)
         }))
         open.push(...calls.map((c) => ({ id: c.id, name: c.name })))
         return {
@@ -66,7 +66,7 @@ export const toOpenAIMessages = (messages: ReadonlyArray<Message>): ChatCompleti
           tool_calls: calls.map((c) => ({
             id: c.id,
             type: "function",
-            function: { name: c.name, arguments: JSON.stringify(c.arguments) }
+            function: { name: c.name, arguments: c.arguments }
           }))
         }
       }
@@ -76,7 +76,10 @@ export const toOpenAIMessages = (messages: ReadonlyArray<Message>): ChatCompleti
           : open.findLastIndex((c) => c.name === m.toolName)
         const id = m.toolCallId ?? (match >= 0 ? open[match]!.id : `call_${m.toolName ?? "tool"}`)
         if (match >= 0) open.splice(match, 1)
-        return { role: "tool", tool_call_id: id, content: m.content }
+        // `name` beside the id is no part of the API's type, but StableToolBench sends it and servers take it
+        return m.sendName && m.toolName !== undefined
+          ? ({ role: "tool", tool_call_id: id, content: m.content, name: m.toolName } as ChatCompletionMessageParam)
+          : { role: "tool", tool_call_id: id, content: m.content }
       }
       default:
         return { role: m.role, content: m.content }
@@ -139,7 +142,7 @@ export const toCompletionRequest = (
 const toToolCalls = (completion: ChatCompletion): ReadonlyArray<ToolCallRequest> | undefined => {
   const calls = completion.choices?.[0]?.message?.tool_calls
   if (!calls || calls.length === 0) return undefined
-  return calls.flatMap((c) => {
+  return calls.flatMap((c): Array<ToolCallRequest> => {
     if (c.type !== "function") return []
     let args: Record<string, unknown>
     try {
@@ -154,7 +157,7 @@ const toToolCalls = (completion: ChatCompletion): ReadonlyArray<ToolCallRequest>
       // Kept as data: the caller's argument validation reflects the problem back to the model.
       args = { _raw: c.function.arguments }
     }
-    return [{ id: c.id, name: c.function.name, arguments: args }]
+    return [{ id: c.id, name: c.function.name, arguments: args, rawArguments: c.function.arguments }]
   })
 }
 

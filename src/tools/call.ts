@@ -62,7 +62,13 @@ export const stringifyOutput = (value: unknown): string => {
 
 /** Cut content to the storage cap. */
 export const capContent = (result: ToolResult, maxChars: number = SAFE_CALL_DEFAULTS.maxContentChars): ToolResult =>
-  result.content.length > maxChars ? { ...result, content: result.content.slice(0, maxChars), truncated: true } : result
+  result.content.length > maxChars ? cutContent(result, result.content.slice(0, maxChars)) : result
+
+/** A result whose content was cut: marked `truncated`, its structured response (now longer than the text) dropped. */
+export const cutContent = (result: ToolResult, content: string): ToolResult => {
+  const { structured: _, ...rest } = result
+  return { ...rest, content, truncated: true }
+}
 
 /**
  * Results a guard redacted, each a new object of its own. A call is often guarded twice (a defineTool
@@ -77,10 +83,12 @@ const redactResult = (result: ToolResult): ToolResult => {
   const secrets = secretValues() // read the environment once for both texts
   const content = redactText(result.content, secrets)
   const error = result.error === undefined ? undefined : redactText(result.error, secrets)
+  // a structured response holding a secret is sent as its redacted text
+  const { structured, ...rest } = result
   const out: ToolResult =
     content === result.content && error === result.error
       ? { ...result }
-      : { ...result, content, ...(error === undefined ? {} : { error }) }
+      : { ...rest, content, ...(error === undefined ? {} : { error }) }
   redacted.add(out)
   return out
 }

@@ -3,7 +3,14 @@ import * as Data from "effect/Data"
 import type { FailureKind } from "../failure.ts"
 import type { ToolSpec } from "../llm/language-model.ts"
 import { jsonSchemaOf } from "../llm/structured.ts"
-import { STB_JSON_SCHEMA, STB_PARAMETERS, stableToolBenchParameters, type Tool, type ToolLibrary } from "./tool.ts"
+import {
+  STB_FUNCTION_PARAMETERS,
+  STB_JSON_SCHEMA,
+  STB_PARAMETERS,
+  stableToolBenchParameters,
+  type Tool,
+  type ToolLibrary
+} from "./tool.ts"
 
 /** Two tools of one library share a name. */
 export class DuplicateToolName extends Data.TaggedError("DuplicateToolName")<{
@@ -90,3 +97,14 @@ const specs = new WeakMap<Tool, ToolSpec>()
 
 /** Specs of every tool in a library, in order. */
 export const toolSpecs = (library: ToolLibrary): ReadonlyArray<ToolSpec> => library.tools.map(toolSpec)
+
+/**
+ * A tool's function as StableToolBench's own code sends it (the reference profile): a ToolBench API's parameters
+ * as rapidapi.py writes them (`STB_FUNCTION_PARAMETERS`), any other tool's as `toolSpec` gives them.
+ */
+export const stableToolBenchFunctionSpec = (tool: Tool): ToolSpec => {
+  const own = tool.meta?.[STB_FUNCTION_PARAMETERS]
+  return typeof own === "object" && own !== null
+    ? { name: tool.name, description: tool.description, parameters: own as Record<string, unknown> }
+    : toolSpec(tool)
+}

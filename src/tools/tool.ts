@@ -10,6 +10,12 @@ export interface ToolResult {
   readonly content: string
   /** Why the call failed, when it did. */
   readonly error?: string | undefined
+  /**
+   * The response as a tool server gave it when it is JSON other than a string (an object, a list, a number; numbers
+   * keep the text they were recorded with): `content` is its JSON text. The reference profile nests it in the
+   * `{"error", "response"}` JSON as StableToolBench's `json.dumps(response)` does, rather than a string of JSON.
+   */
+  readonly structured?: unknown
   /** True when `content` was cut to the size limit. */
   readonly truncated?: boolean | undefined
   /** True when a cache answered instead of the tool; such calls are not counted as tool calls. */
@@ -78,6 +84,12 @@ export interface ToolLibrary {
  * baselines' function list and the converted files use it; the Smurfs executor sees every parameter.
  */
 export const STB_PARAMETERS = "stableToolBenchParameters"
+
+/**
+ * Key of `Tool.meta` holding the function's parameters exactly as StableToolBench's rapidapi.py writes them
+ * (`integer` for NUMBER, `required`/`optional` lists starting with `""`): what the reference profile sends.
+ */
+export const STB_FUNCTION_PARAMETERS = "stableToolBenchFunctionParameters"
 
 /** Key of `Tool.meta` holding `STB_PARAMETERS` as JSON Schema, when the source has it (see `Tool.parametersJsonSchema`). */
 export const STB_JSON_SCHEMA = "stableToolBenchJsonSchema"

@@ -7,7 +7,7 @@ import { LanguageModel, type LanguageModelShape } from "../../llm/language-model
 import type { ToolResult } from "../tool.ts"
 import { ToolEnvError, type ToolEnvironment } from "./environment.ts"
 import { makeOfflineEnvironment, type OfflineMode } from "./offline.ts"
-import { makeReplayIndex } from "./recorded.ts"
+import { makeReplayIndex, type ReplayMatch } from "./recorded.ts"
 import { loadReplayIndex, makeReplayEnvironment } from "./replay.ts"
 import { makeSimulatedEnvironment, SIMULATED_STORE_FILE } from "./simulated.ts"
 import type { SimulatorPrompts } from "./simulator-prompts.ts"
@@ -59,6 +59,8 @@ export interface EnvironmentChainOptions {
   readonly simulator?: LanguageModelShape | undefined
   /** The simulator's texts and sampling (StableToolBench's with --stb, else ours). */
   readonly simulatorPrompts?: SimulatorPrompts | undefined
+  /** How replay matches arguments (the profile's: `exact` under reference); lenient by default. */
+  readonly replayMatch?: ReplayMatch | undefined
 }
 
 /**
@@ -108,7 +110,7 @@ export const makeEnvironmentChain = (
         cacheDirs,
         stores: store && existsSync(store) ? [store] : []
       },
-      makeReplayIndex()
+      makeReplayIndex({ match: options.replayMatch })
     )
     const envs: ToolEnvironment[] = []
     for (const name of names) {

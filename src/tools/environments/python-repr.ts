@@ -1,17 +1,32 @@
 // Python `repr` of decoded JSON arguments and a small reader of such reprs: StableToolBench's cache keys.
+import { PythonNumber } from "./canonical.ts"
 import { pythonFloat, pythonNumber } from "./python-number.ts"
 
 const PRINTABLE_ESCAPES: Readonly<Record<string, string>> = { "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t" }
 
-/** Python's `repr` of a str: single quotes unless the text has `'` and no `"`. */
+/**
+ * Characters Python's `str.isprintable` calls not printable, which `repr` escapes: the categories Other (Cc, Cf, Cs,
+ * Co, Cn) and Separator (Zl, Zp, Zs) but the space. Read from this Node's Unicode tables (Python reads its own
+ * version's: a code point assigned in one version only may differ).
+ */
+const NOT_PRINTABLE = /^[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]$/u
+
+/** A non-printable code point as `repr` escapes it: `\xNN`, `\uNNNN` or `\UNNNNNNNN`. */
+const escapeCodePoint = (code: number): string =>
+  code < 0x100
+    ? `\\x${code.toString(16).padStart(2, "0")}`
+    : code < 0x10000
+      ? `\\u${code.toString(16).padStart(4, "0")}`
+      : `\\U${code.toString(16).padStart(8, "0")}`
+
+/** Python's `repr` of a str: single quotes unless the text has `'` and no `"`; every non-printable code point escaped. */
 export const pythonStrRepr = (s: string): string => {
   const quote = s.includes("'") && !s.includes('"') ? '"' : "'"
   let out = quote
   for (const ch of s) {
-    const code = ch.codePointAt(0)!
     if (ch in PRINTABLE_ESCAPES) out += PRINTABLE_ESCAPES[ch]
     else if (ch === quote) out += `\\${quote}`
-    else if (code < 0x20 || code === 0x7f) out += `\\x${code.toString(16).padStart(2, "0")}`
+    else if (ch !== " " && NOT_PRINTABLE.test(ch)) out += escapeCodePoint(ch.codePointAt(0)!)
     else out += ch
   }
   return out + quote
@@ -21,6 +36,15 @@ export const pythonStrRepr = (s: string): string => {
 export const pythonRepr = (value: unknown, asFloat = false): string => {
   if (value === null || value === undefined) return "None"
   if (typeof value === "boolean") return value ? "True" : "False"
+  // a number read from JSON text keeps the text Python prints (10.0 stays 10.0)
+  if (value instanceof PythonNumber)
+    return value.text === "NaN"
+      ? "nan"
+      : value.text === "Infinity"
+        ? "inf"
+        : value.text === "-Infinity"
+          ? "-inf"
+          : value.text
   // 5.0 and 5 are one number in JavaScript; Python prints 5.0 only if the model wrote 5.0: `asFloat` says so
   if (typeof value === "number") return Number.isFinite(value) ? pythonNumber(value, asFloat) : pythonFloat(value)
   if (typeof value === "string") return pythonStrRepr(value)
@@ -46,8 +70,12 @@ const SIMPLE_ESCAPES: Readonly<Record<string, string>> = {
   v: "\v"
 }
 
-/** Read a Python literal (dict, list, tuple, str, int, float, True/False/None); undefined when it is not one. */
-export const parsePythonLiteral = (text: string): unknown => {
+/**
+ * Read a Python literal (dict, list, tuple, str, int, float, True/False/None); undefined when it is not one. With
+ * `keepNumbers` each number is a `PythonNumber` with the text Python's str() gives it (`10.0` stays `10.0`, `1e5`
+ * is `100000.0`), for a key computed as `str()` of what `eval` read.
+ */
+export const parsePythonLiteral = (text: string, keepNumbers = false): unknown => {
   let i = 0
   const fail = (): never => {
     throw new SyntaxError(`not a Python literal at ${i}`)
@@ -117,7 +145,13 @@ export const parsePythonLiteral = (text: string): unknown => {
         ? false
         : w === "None"
           ? null
-          : Number(w.replace("inf", "Infinity").replace("nan", "NaN"))
+          : keepNumbers
+            ? new PythonNumber(
+                /^-?\d+$/.test(w)
+                  ? w.replace(/^(-?)0+(?=\d)/, "$1")
+                  : pythonFloat(Number(w.replace("inf", "Infinity").replace("nan", "NaN")))
+              )
+            : Number(w.replace("inf", "Infinity").replace("nan", "NaN"))
   }
   try {
     const v = value()

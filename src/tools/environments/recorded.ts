@@ -2,8 +2,9 @@
 
 import { stringifyOutput } from "../call.ts"
 import type { ToolResult } from "../tool.ts"
-import { canonicalArgs, recanonicalize } from "./canonical.ts"
+import { canonicalArgs, parseJsonAsPython, recanonicalize } from "./canonical.ts"
 import { pythonRepr } from "./python-repr.ts"
+import { writtenKey } from "./written-args.ts"
 
 /** One recorded call, in `responses.jsonl`'s format. */
 export interface Recording {
@@ -50,7 +51,18 @@ export interface ReplayIndexOptions {
    * (`""` or None: a web API treats them as not given). On by default; exact matches always win.
    */
   readonly looseMatch?: boolean | undefined
+  /**
+   * `exact`: as StableToolBench's server, a call matches a recording keyed by `str(tool_input)` (a cache folder's)
+   * only by that key, the arguments as the model wrote them (`writtenKey`): another key order, `5` against `"5"` or
+   * `10` against `10.0` is a miss. A recording with no such key (a `responses.jsonl` line keeps canonical arguments
+   * only) matches by its canonical arguments, counted `lenient`. `lenient` (the default): canonical arguments, the
+   * repr, whole numbers also as floats, then `looseMatch`.
+   */
+  readonly match?: ReplayMatch | undefined
 }
+
+/** How replay matches a call's arguments with a recording's; run.json records it (`options.replayMatch`). */
+export type ReplayMatch = "lenient" | "exact"
 
 /** Canonical arguments without empty values, for loose matching; undefined when nothing was dropped. */
 const looseKey = (canonical: string): string | undefined => {
@@ -67,10 +79,11 @@ const looseKey = (canonical: string): string | undefined => {
 }
 
 /** How an index matches arguments unless told otherwise (`looseMatch` on); runs record it (run.json `options.replayMatch`). */
-export const DEFAULT_REPLAY_MATCH = "lenient"
+export const DEFAULT_REPLAY_MATCH: ReplayMatch = "lenient"
 
 export const makeReplayIndex = (options: ReplayIndexOptions = {}): ReplayIndex => {
-  const looseMatch = options.looseMatch ?? true
+  const exactOnly = options.match === "exact"
+  const looseMatch = !exactOnly && (options.looseMatch ?? true)
   const byApi = new Map<string, Map<string, Recording>>()
   let count = 0
   const add = (recording: Recording, reprKey?: string) => {
@@ -96,6 +109,15 @@ export const makeReplayIndex = (options: ReplayIndexOptions = {}): ReplayIndex =
     const calls = byApi.get(apiKey(tool, api))
     if (!calls) return undefined
     const canonical = canonicalArgs(args)
+    if (exactOnly) {
+      const keyed = calls.get(`repr:${writtenKey(args) ?? pythonRepr(args)}`)
+      if (keyed) return { recording: keyed, match: "exact" as const }
+      // a recording without str(tool_input) (responses.jsonl) is found by its canonical arguments: not exact
+      const unkeyed = calls.get(canonical)
+      return unkeyed !== undefined && unkeyed.key === undefined
+        ? { recording: unkeyed, match: "lenient" as const }
+        : undefined
+    }
     // A whole number may have been recorded as a float (the model wrote 5.0): its key is tried second.
     const exact =
       calls.get(canonical) ??
@@ -143,7 +165,12 @@ export const parseRecordedResponse = (raw: string): ToolResult => {
   const record = parsed as { error?: unknown; response?: unknown }
   const error = record.error === undefined || record.error === null ? "" : stringifyOutput(record.error)
   const content = record.response === undefined || record.response === null ? "" : stringifyOutput(record.response)
-  return error === "" ? { ok: true, content } : { ok: false, content, error }
+  // an object, list or number stays one (numbers as recorded: 10.0 is no 10), for the reference profile's json.dumps
+  const structured =
+    record.response === undefined || record.response === null || typeof record.response === "string"
+      ? {}
+      : { structured: (parseJsonAsPython(raw) as { response?: unknown }).response }
+  return error === "" ? { ok: true, content, ...structured } : { ok: false, content, error, ...structured }
 }
 
 /** The `{"error": ..., "response": ...}` text of a ToolResult, as a recording stores it. */

@@ -4,6 +4,7 @@ import { join } from "node:path"
 import { Effect } from "effect"
 import { beforeAll, describe, expect, it } from "vitest"
 import { FULL_DATA, lacks, skipNote } from "../../../test/data.ts"
+import { PythonNumber } from "./canonical.ts"
 import type { ToolCall } from "./environment.ts"
 import { makeReplayIndex, parseRecordedResponse, type ReplayIndex } from "./recorded.ts"
 import { loadCacheDir, loadReplayIndex, loadResponsesJsonl, makeReplayEnvironment } from "./replay.ts"
@@ -117,7 +118,12 @@ describe.skipIf(lacks(FULL_DATA))(`replay from responses.jsonl${skipNote(FULL_DA
 
 describe("recorded responses", () => {
   it("parse StableToolBench's {error, response}, including cut recordings", () => {
-    expect(parseRecordedResponse('{"error": "", "response": {"a": 1}}')).toEqual({ ok: true, content: '{"a":1}' })
+    // a structured response is also kept as one, its numbers as recorded (10.0 is not 10)
+    expect(parseRecordedResponse('{"error": "", "response": {"a": 1, "b": 10.0}}')).toEqual({
+      ok: true,
+      content: '{"a":1,"b":10}',
+      structured: { a: new PythonNumber("1"), b: new PythonNumber("10.0") }
+    })
     expect(parseRecordedResponse('{"error": "rate limit", "response": "x"}')).toEqual({
       ok: false,
       content: "x",
@@ -159,7 +165,12 @@ describe("replay from a StableToolBench cache folder", () => {
       content: "five birthday sites",
       served: replayed
     })
-    expect(await serve({ flag: "True" })).toEqual({ ok: true, content: '{"ok":1}', served: replayed })
+    expect(await serve({ flag: "True" })).toEqual({
+      ok: true,
+      content: '{"ok":1}',
+      structured: { ok: new PythonNumber("1") },
+      served: replayed
+    })
     // an empty argument more than the recording: replayed, leniently (the environment ledger says so)
     expect(await serve({ q: "birthday", limit: 5, country: "" })).toEqual({
       ok: true,

@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest"
 import { type GenerateRequest, LanguageModel } from "../../llm/language-model.ts"
 import { scriptedLayer } from "../../llm/scripted.ts"
 import { ApiDoc } from "../toolbench/api-doc.ts"
+import { PythonNumber } from "./canonical.ts"
 import { makeEnvironmentChain } from "./chain.ts"
 import type { ToolCall } from "./environment.ts"
 import { makeReplayIndex } from "./recorded.ts"
@@ -52,6 +53,7 @@ describe("simulated environment", () => {
     expect(first).toEqual({
       ok: true,
       content: '{"sites":[{"name":"lego.com","score":0.5}]}',
+      structured: { sites: [{ name: "lego.com", score: new PythonNumber("0.5") }] },
       served: { by: "simulated", simulator: "scripted:scripted · smurfs" }
     })
     expect(env.generated()).toBe(1)

@@ -144,7 +144,7 @@ export const makeSimulatedEnvironment = (
 
     const storeInRun = (recording: Recording) =>
       Effect.sync(() => {
-        options.index.add(recording)
+        options.index.add(recording, recording.key)
         if (storeFile === undefined) return
         try {
           if (options.storeRoot !== undefined) refuseSymlinksSync(options.storeRoot, options.storeDir!)

@@ -18,6 +18,7 @@ import { standardizeCategory } from "../toolbench/names.ts"
 import type { ToolCall } from "./environment.ts"
 import { pythonRepr, pythonStrRepr } from "./python-repr.ts"
 import type { Recording } from "./recorded.ts"
+import { writtenKey } from "./written-args.ts"
 
 /** Whose server the simulation follows: main.py (GPT style) or the MirrorAPI server. */
 export const SIMULATOR_STYLES = ["gpt", "mirrorapi"] as const
@@ -54,8 +55,11 @@ export interface SimulatorPrompts {
   readonly messages: (call: ToolCall, examples: ReadonlyArray<Recording>) => Array<Message>
 }
 
-/** The cache key StableToolBench's server uses for a call: `str(tool_input)`, the repr of the decoded arguments. */
-export const cacheKeyOf = (args: Readonly<Record<string, unknown>>): string => pythonRepr(args)
+/**
+ * The cache key StableToolBench's server uses for a call: `str(tool_input)`, the repr of the decoded arguments (of
+ * the model's own text when the reference profile kept it: its key order and numbers as written).
+ */
+export const cacheKeyOf = (args: Readonly<Record<string, unknown>>): string => writtenKey(args) ?? pythonRepr(args)
 
 /** Python's str() of `list(cache.items())[:n]`: a list of (key, value) tuples. */
 const examplesRepr = (examples: ReadonlyArray<Recording>): string =>
@@ -180,7 +184,7 @@ export const stabletoolbenchSimulatorPrompts = (dir: string): SimulatorPrompts =
       const values: Record<string, string> = {
         api_doc: pythonRepr(apiDoc),
         api_example: examplesRepr(shown),
-        tool_input: pythonRepr(call.args)
+        tool_input: cacheKeyOf(call.args)
       }
       const user = terms
         .map((t) => {

@@ -3,11 +3,11 @@ import * as Effect from "effect/Effect"
 import { LRUCache } from "lru-cache"
 import { z } from "zod"
 import { ANY_JSON_VALUE } from "../../llm/grammar-safe.ts"
-import { guardToolCall, OBSERVATION_MAX_CHARS, truncateObservation } from "../call.ts"
+import { cutContent, guardToolCall, OBSERVATION_MAX_CHARS, truncateObservation } from "../call.ts"
 import type { ToolEnvironment } from "../environments/environment.ts"
 import { makeToolLibrary } from "../library.ts"
 import type { Tool, ToolLibrary, ToolResult } from "../tool.ts"
-import { STB_JSON_SCHEMA, STB_PARAMETERS } from "../tool.ts"
+import { STB_FUNCTION_PARAMETERS, STB_JSON_SCHEMA, STB_PARAMETERS } from "../tool.ts"
 import { type ApiDoc, type ApiDocInput, type ApiParameter, readApiDoc } from "./api-doc.ts"
 import { functionName, standardizeParameterName, stdApiName, stdToolName } from "./names.ts"
 
@@ -107,6 +107,40 @@ const buildApiJsonSchema = (doc: ApiDoc, quirks: boolean): Record<string, unknow
   }
 }
 
+/** Python's `str()` of a decoded JSON value is empty only for the empty string: that default is not shown. */
+const shownDefault = (value: unknown): boolean => value !== ""
+
+/**
+ * An API's parameters exactly as StableToolBench's `api_json_to_openai_json` (rapidapi.py) writes them, for the
+ * reference profile: NUMBER as `integer`, `required` and `optional` lists that start with `""`, no
+ * `additionalProperties`, and no parameter at all for an API without required ones (both loops sit under that test).
+ */
+export const stableToolBenchFunctionParameters = (doc: ApiDoc): Record<string, unknown> => {
+  const properties: Record<string, Record<string, unknown>> = {}
+  const required = [""]
+  const optional = [""]
+  const typeOf = (p: ApiParameter) => (p.type === "NUMBER" ? "integer" : p.type === "BOOLEAN" ? "boolean" : "string")
+  const describe = (p: ApiParameter) => {
+    const description = p.description.slice(0, MAX_DESCRIPTION)
+    return p.default !== undefined && shownDefault(p.default)
+      ? { type: typeOf(p), description, example_value: p.default }
+      : { type: typeOf(p), description }
+  }
+  if (doc.required_parameters.length > 0) {
+    for (const p of doc.required_parameters) {
+      const name = standardizeParameterName(p.name)
+      properties[name] = describe(p)
+      required.push(name)
+    }
+    for (const p of doc.optional_parameters) {
+      const name = standardizeParameterName(p.name)
+      properties[name] = describe(p)
+      optional.push(name)
+    }
+  }
+  return { type: "object", properties, required, optional }
+}
+
 /** An API's arguments schema as JSON Schema, and as zod once something validates with it. */
 interface ApiSchemas {
   readonly json: Record<string, unknown>
@@ -193,6 +227,12 @@ export const apiDocToTool = (
     stdApi,
     doc
   }
+  // the function as StableToolBench's own code shows it (the reference profile's baselines), built when first read
+  let stbFunction: Record<string, unknown> | undefined
+  Object.defineProperty(meta, STB_FUNCTION_PARAMETERS, {
+    enumerable: false,
+    get: () => (stbFunction ??= stableToolBenchFunctionParameters(doc))
+  })
   // the tool's own description (StableToolBench's task description lists it), when the doc carries one
   if (typeof doc["tool_description"] === "string") meta["toolDescription"] = doc["tool_description"]
   // zod schemas are built when first used (validating a call); showing the tools to a model needs only their JSON Schemas
@@ -215,7 +255,7 @@ export const apiDocToTool = (
           Effect.map((result) => result ?? missResult(stdTool, stdApi)),
           Effect.map((result) => {
             const content = truncateObservation(result.content, maxObservation)
-            return content === result.content ? result : { ...result, content, truncated: true }
+            return content === result.content ? result : cutContent(result, content)
           })
         ),
         { timeoutMs: options.timeoutMs }
