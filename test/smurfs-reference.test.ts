@@ -77,16 +77,18 @@ describe("Smurfs under the reference profile", () => {
     })
     expect(trajectory.finishType).toBe("give_answer")
     expect(trajectory.finalAnswer).toBe("Paris is sunny; Rome is unknown.")
-    // every request: one user message of the checkout's text, placeholders filled, at their temperature
+    // every request: their vLLM client's system text (Smurfs/model/base.py), then one user message of the
+    // checkout's text, placeholders filled, at their temperature
     for (const r of requests) {
       expect(r.options?.temperature).toBe(0.95)
-      expect(r.messages.map((m) => m.role)).toEqual(["user"])
-      expect(r.messages[0]!.content).toMatch(/STAND-IN/)
-      expect(r.messages[0]!.content).not.toMatch(
+      expect(r.messages.map((m) => m.role)).toEqual(["system", "user"])
+      expect(r.messages[0]!.content).toBe("STAND-IN system text: you are a test agent with tools.")
+      expect(r.messages[1]!.content).toMatch(/STAND-IN/)
+      expect(r.messages[1]!.content).not.toMatch(
         /\{(question|tool_list|previous_log|hint|api_dic|call_result|answer)\}/
       )
     }
-    const of = (role: string) => requests.filter((r) => r.role === role).map((r) => r.messages[0]!.content)
+    const of = (role: string) => requests.filter((r) => r.role === role).map((r) => r.messages[1]!.content)
     expect(of("planner")[0]).toContain(`STAND-IN PLANNER`)
     expect(of("planner")[0]).toContain(`Question: ${task.query}`)
     expect(of("planner")[0]).toContain('{"Tasks": ["step one", "step two"]}')
@@ -140,7 +142,7 @@ describe("Smurfs under the reference profile", () => {
     expect(trajectory.events.filter((e) => isKind(e, "subtask_answered")).map((e) => e.data["answer"])).toEqual([
       "Sunny again."
     ])
-    const thoughts = requests.filter((r) => r.role === "executor.thought").map((r) => r.messages[0]!.content)
+    const thoughts = requests.filter((r) => r.role === "executor.thought").map((r) => r.messages[1]!.content)
     // the fifth thought sees the first remaining tool alone, as a dict, and no choice is asked for it
     expect(thoughts[4]).toContain("Tools: {'ID': '0', 'tool_name': 'weather', 'description': 'Weather of a city'}")
     expect(requests.filter((r) => r.role === "executor.choose").length).toBe(5)
@@ -164,7 +166,7 @@ describe("Smurfs under the reference profile", () => {
       chat: (body: any) =>
         body.tools
           ? { toolCalls: [{ name: "Finish", arguments: { return_type: "give_answer", final_answer: "done" } }] }
-          : body.messages[0].content.includes("PLANNER")
+          : body.messages.at(-1).content.includes("PLANNER")
             ? '{"Tasks": []}'
             : "Sunny."
     })

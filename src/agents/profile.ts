@@ -5,7 +5,7 @@ import { STB_ENV } from "../text/stabletoolbench-files.ts"
 import { DEFAULT_REPLAY_MATCH, type ReplayMatch } from "../tools/environments/recorded.ts"
 import type { ChainOptions } from "./chain.ts"
 import { type LoopRules, ourLoopRules, referenceLoopRules, type SmurfsOptions } from "./smurfs-options.ts"
-import { readSmurfsSource, SMURFS_REPO, SMURFS_SRC_ENV } from "./smurfs-source.ts"
+import { readSmurfsSource, SMURFS_REPO, SMURFS_SRC_ENV, smurfsSystemNote } from "./smurfs-source.ts"
 
 export const PROFILES = ["improved", "reference"] as const
 export type ProfileName = (typeof PROFILES)[number]
@@ -100,6 +100,20 @@ export const smurfsProfileOptions = (
     reference: { source: readSmurfsSource(smurfsSrc), sampling: { temperature: temperature ?? p.temperature } },
     rules: p.rules
   }
+}
+
+/**
+ * What a run under the profile says at its start about its checkouts: under reference, a Smurfs checkout without
+ * the authors' system text (their vLLM client's). Reads the checkout (throws SmurfsSourceError).
+ */
+export const profileNotes = (
+  profile: ProfileName,
+  methods: ReadonlyArray<string>,
+  smurfsSrc: string | undefined
+): Array<string> => {
+  if (!PROFILE_SETTINGS[profile].smurfs.authors || !methods.includes("smurfs") || smurfsSrc === undefined) return []
+  const note = smurfsSystemNote(readSmurfsSource(smurfsSrc))
+  return note === undefined ? [] : [note]
 }
 
 /** Chain settings given by their own flags (--nudge, --validate-args, --parallel-calls), over the profile's. */

@@ -2,7 +2,7 @@
 // one user message; their free-text replies parsed as their code parses them, with their retry counts.
 import * as Effect from "effect/Effect"
 import { MalformedOutput } from "../llm/errors.ts"
-import { type GenerateOptions, LanguageModel } from "../llm/language-model.ts"
+import { type GenerateOptions, LanguageModel, type Message } from "../llm/language-model.ts"
 import { callModel } from "../llm/structured.ts"
 import { splitThinking } from "../llm/thinking.ts"
 import type { Step } from "../memory/step.ts"
@@ -50,7 +50,11 @@ const braced = (
     : undefined
 }
 
-/** One agent call as theirs: the filled prompt as the only (user) message, asked again until `parse` reads the reply. */
+/**
+ * One agent call as theirs: the filled prompt as the user message, after the system message their vLLM client
+ * sends (their OpenAI client, used for their GPT runs, builds it and drops it: local models run as their vLLM
+ * runs), asked again until `parse` reads the reply.
+ */
 const askText = <A>(
   ctx: AgentContext,
   agents: ReferenceAgents,
@@ -63,6 +67,11 @@ const askText = <A>(
   Effect.gen(function* () {
     const model = yield* LanguageModel
     const content = agents.source.render(prompt, values)
+    const system = agents.source.system
+    const messages: Array<Message> = [
+      ...(system === undefined ? [] : [{ role: "system" as const, content: system }]),
+      { role: "user", content }
+    ]
     let last = ""
     for (let attempt = 1; attempt <= attempts; attempt++) {
       yield* ctx.charge
@@ -72,8 +81,13 @@ const askText = <A>(
         model.generate,
         {
           role,
-          messages: [{ role: "user", content }],
-          options: { ...agents.sampling, maxTokens: agents.sampling.maxTokens ?? ctx.budget.replyRoom(content) }
+          messages,
+          options: {
+            ...agents.sampling,
+            maxTokens:
+              agents.sampling.maxTokens ??
+              ctx.budget.replyRoom(system === undefined ? content : `${system}\n${content}`)
+          }
         },
         attempt
       )

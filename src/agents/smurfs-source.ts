@@ -27,6 +27,13 @@ export const SMURFS_FILES = {
   utils: "Smurfs/inference/utils.py"
 } as const
 
+/**
+ * Where their model clients live: `base.py` holds the system text (`sys_prompt`) that their vLLM client sends
+ * before every prompt (their OpenAI client builds it and drops it). Read when present: a checkout without it runs
+ * without a system message, and the run says so.
+ */
+export const SMURFS_MODEL_FILE = "Smurfs/model/base.py"
+
 /** The prompt variables read, by file; each a triple-quoted langchain template with `{placeholders}`. */
 const PROMPTS = {
   task_decompose_prompt: "planner",
@@ -62,6 +69,12 @@ export interface SmurfsSource {
   readonly emptyLog: string
   /** The subtask answer when every tool failed at the root, around the partial answer. */
   readonly sorry: (partialAnswer: string) => string
+  /**
+   * The system message their vLLM client sends before every prompt (`sys_prompt` of `Smurfs/model/base.py`), or
+   * undefined when the checkout lacks it (`systemMissing` says what was looked for).
+   */
+  readonly system: string | undefined
+  readonly systemMissing?: string | undefined
 }
 
 const read = (dir: string, file: string): string => {
@@ -127,16 +140,39 @@ export const readSmurfsSource = (dir: string): SmurfsSource => {
     utils,
     "empty log text of get_answer_log"
   )
+  const system = systemOf(dir)
   const source: SmurfsSource = {
     source: `smurfs-src:${dir}`,
     render: (name, values) => pythonFormat(templates[name], values),
     firstHint,
     emptyLog,
-    sorry: (partial) => `${before}${partial}${after}`
+    sorry: (partial) => `${before}${partial}${after}`,
+    ...system
   }
   cache.set(dir, source)
   return source
 }
+
+/** Their system text (`sys_prompt: str = "..."` in the model clients' base class), or what is missing. */
+const systemOf = (dir: string): Pick<SmurfsSource, "system" | "systemMissing"> => {
+  const path = join(dir, SMURFS_MODEL_FILE)
+  if (!existsSync(path)) return { system: undefined, systemMissing: `${path} is not there` }
+  try {
+    const source = readSourceFile(path, (problem) => new SmurfsSourceError({ path, problem }))
+    return { system: literal(source, /\bsys_prompt\s*(?::\s*str\s*)?=\s*"((?:[^"\\\n]|\\.)*)"/, path, "sys_prompt") }
+  } catch (e) {
+    return { system: undefined, systemMissing: e instanceof SmurfsSourceError ? `${path}: ${e.problem}` : String(e) }
+  }
+}
+
+/**
+ * What a reference run says at its start when the checkout lacks their system text (else undefined): their vLLM
+ * client, which ran their local models, sends it before every prompt.
+ */
+export const smurfsSystemNote = (source: SmurfsSource): string | undefined =>
+  source.systemMissing === undefined
+    ? undefined
+    : `the Smurfs checkout has no system text for the model (${source.systemMissing}; their vLLM client sends sys_prompt of ${SMURFS_MODEL_FILE} before every prompt): the authors' agents run without a system message (a current clone of ${SMURFS_REPO} has it).`
 
 /** The checkout to read: the flag, else the environment, else none. */
 export const smurfsSrcDirOf = (flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined => {

@@ -15,7 +15,7 @@ import {
   InvalidBenchSettings
 } from "../../../bench/settings.ts"
 import { METHOD_NAMES } from "../../agents/methods.ts"
-import { DEFAULT_PROFILE, PROFILES } from "../../agents/profile.ts"
+import { DEFAULT_PROFILE, PROFILES, profileNotes } from "../../agents/profile.ts"
 import { REACT_DEFAULTS } from "../../agents/react.ts"
 import { EXECUTORS, smurfsDefaults } from "../../agents/smurfs-options.ts"
 import { smurfsSrcDirOf } from "../../agents/smurfs-source.ts"
@@ -233,6 +233,7 @@ const bench = (args: BenchSettings, json: boolean, argv: ReadonlyArray<string>):
       `smurfs bench: no simulator: a tool call nothing recorded fails (environments ${args.envs.join(",")}), where StableToolBench's server would ask its simulator model. ` +
         `Such calls are counted as misses per task and in run.json; pass rates are shown with their miss rate. Give --simulator <model spec> (or ${SIMULATOR_ENV}) to answer them as StableToolBench does.`
     )
+  for (const note of profileNotes(args.profile, args.methods, args.smurfsSrc)) console.error(`smurfs bench: ${note}`)
   const identical = identicalRunsNote(args)
   if (identical) console.error(`smurfs bench: ${identical}`)
   // hundreds of tasks at once for hours: a full collection before the heap grows far past what is alive

@@ -2,7 +2,7 @@
 
 import type { ParseArgsOptionsConfig } from "node:util"
 import * as Effect from "effect/Effect"
-import { DEFAULT_PROFILE, PROFILES } from "../../agents/profile.ts"
+import { DEFAULT_PROFILE, PROFILES, profileNotes } from "../../agents/profile.ts"
 import { EXECUTORS, smurfsDefaults } from "../../agents/smurfs-options.ts"
 import { smurfsSrcDirOf } from "../../agents/smurfs-source.ts"
 import { Timeout } from "../../llm/errors.ts"
@@ -173,6 +173,7 @@ const solve = (
     ((event: RunEvent, serverFailed: boolean) => (isKind(event, "give_up") && serverFailed ? undefined : view(event)))
   // as bench does: a model the server would refuse is refused before the run (with the names it has), and what the
   // server says of the model (llama.cpp serves any name, a window smaller than --num-ctx) is shown first
+  for (const note of profileNotes(settings.profile, ["smurfs"], settings.smurfsSrc)) writeLine(`smurfs run: ${note}`)
   const checked = Effect.tap(checkModelPresent(settings.model, settings.modelOptions as ModelOptions), (warnings) =>
     Effect.sync(() => {
       for (const warning of warnings) writeLine(`smurfs run: ${settings.model}: ${warning}`)

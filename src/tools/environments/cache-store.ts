@@ -38,10 +38,13 @@ export class CacheWriteError extends Error {
 }
 
 /** The entries of a cache file's text, or why it is not a cache file (torn, not JSON, `null`, a list). */
-export const parseCacheFile = (text: string): Record<string, unknown> | string => {
+export const parseCacheFile = (
+  text: string,
+  parse: (text: string) => unknown = JSON.parse
+): Record<string, unknown> | string => {
   let parsed: unknown
   try {
-    parsed = JSON.parse(text)
+    parsed = parse(text)
   } catch (e) {
     return `not valid JSON (${(e as Error).message})`
   }

@@ -29,6 +29,15 @@ export const parseJsonAsPython = (text: string): unknown =>
       : value
   )
 
+/** JSON.rawJSON (Node 21+): a number's own text inside JSON.stringify's output. */
+const rawJSON = (JSON as unknown as { rawJSON: (text: string) => unknown }).rawJSON
+
+/** Compact JSON of a value read by `parseJsonAsPython`, each number with the text it was read with (`10.0`). */
+export const jsonText = (value: unknown): string =>
+  JSON.stringify(value, (_key, v: unknown) =>
+    v instanceof PythonNumber ? (/^-?\d/.test(v.text) ? rawJSON(v.text) : Number(v.text)) : v
+  )
+
 /**
  * Compare keys by code point, as Python's `sorted` does. Below the surrogates code units order as code
  * points do, so keys that differ there first (nearly all) are compared without splitting them.

@@ -8,7 +8,7 @@ import { parseAppendedLines } from "../../trace/jsonl.ts"
 import { redactText } from "../../trace/redact.ts"
 import { visibleText } from "../../trace/visible-text.ts"
 import { parseCacheFile } from "./cache-store.ts"
-import { canonicalArgs } from "./canonical.ts"
+import { canonicalArgs, jsonText, parseJsonAsPython } from "./canonical.ts"
 import { ToolEnvError, type ToolEnvironment } from "./environment.ts"
 import { parsePythonLiteral } from "./python-repr.ts"
 import { lookupServed, makeReplayIndex, type Recording, type ReplayIndex } from "./recorded.ts"
@@ -97,7 +97,8 @@ export const loadCacheDir = (
             // a torn or corrupt file (a full disk, another tool) costs its API's recordings, never the run
             let entries: Record<string, unknown> | string
             try {
-              entries = parseCacheFile(readFileBounded(join(toolPath, file)))
+              // numbers kept as written: a response's 10.0 reaches a reference observation as 10.0
+              entries = parseCacheFile(readFileBounded(join(toolPath, file)), parseJsonAsPython)
             } catch (e) {
               entries = `unreadable (${(e as Error).message})`
             }
@@ -118,7 +119,7 @@ export const loadCacheDir = (
                   tool,
                   api,
                   args,
-                  response: typeof response === "string" ? response : JSON.stringify(response),
+                  response: typeof response === "string" ? response : jsonText(response),
                   cls: "cache",
                   key
                 },
