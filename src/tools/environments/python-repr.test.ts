@@ -33,3 +33,22 @@ describe("Python repr", () => {
     expect(parsePythonLiteral(pythonRepr(value))).toEqual(value)
   })
 })
+
+describe("Python repr of every code point", () => {
+  it("escapes what str.isprintable calls not printable, as CPython 3 does", () => {
+    // python3: repr({'a': '\t\u0085\u00ad\u061c\u2029\ue000 x', 'b': 1e-07})
+    expect(pythonRepr({ a: "\t\u0085\u00ad\u061c\u2029\ue000 x", b: 1e-7 })).toBe(
+      "{'a': '\\t\\x85\\xad\\u061c\\u2029\\ue000 x', 'b': 1e-07}"
+    )
+    // python3: repr('a\x80\xa0\u200b\u2028\U0001F600\ud800 \u3000\xe9\x7f\U000E0001')
+    expect(pythonStrRepr("a\x80\xa0\u200b\u2028\u{1F600}\ud800 \u3000é\x7f\u{E0001}")).toBe(
+      "'a\\x80\\xa0\\u200b\\u2028\u{1F600}\\ud800 \\u3000é\\x7f\\U000e0001'"
+    )
+  })
+
+  it("reads numbers as eval does when asked to keep them: str() then writes them as Python", () => {
+    expect(pythonRepr(parsePythonLiteral("{'limit': 10.0, 'big': 1e5, 'n': -7}", true))).toBe(
+      "{'limit': 10.0, 'big': 100000.0, 'n': -7}"
+    )
+  })
+})

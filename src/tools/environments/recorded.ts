@@ -165,9 +165,9 @@ export const parseRecordedResponse = (raw: string): ToolResult => {
   const record = parsed as { error?: unknown; response?: unknown }
   const error = record.error === undefined || record.error === null ? "" : stringifyOutput(record.error)
   const content = record.response === undefined || record.response === null ? "" : stringifyOutput(record.response)
-  // an object, list or number stays one (numbers as recorded: 10.0 is no 10), for the reference profile's json.dumps
+  // an object, list, number or null stays one (numbers as recorded: 10.0 is no 10), for the reference profile's json.dumps
   const structured =
-    record.response === undefined || record.response === null || typeof record.response === "string"
+    record.response === undefined || typeof record.response === "string"
       ? {}
       : { structured: (parseJsonAsPython(raw) as { response?: unknown }).response }
   return error === "" ? { ok: true, content, ...structured } : { ok: false, content, error, ...structured }
