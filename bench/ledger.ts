@@ -15,7 +15,10 @@ export const ToolLedger = z.object({
   toolCalls: z.number(),
   /** Answered by a recording whose arguments matched exactly. */
   replayed: z.number(),
-  /** Answered by a recording that matched only once empty arguments were dropped. */
+  /**
+   * Answered by a recording that matched only leniently: once empty arguments were dropped, or (exact replay, the
+   * reference profile) by canonical arguments where the recording keeps no `str(tool_input)` (responses.jsonl).
+   */
   replayedLenient: z.number(),
   /** Answered by a simulator model (in this run, or stored by an earlier one). */
   simulated: z.number(),
