@@ -45,4 +45,9 @@ describe("attempt seeds", () => {
   it("a request's own seed is its first attempt's", () => {
     expect(seedsSent(null, [ask("judge", 7), ask("judge", 7)])).toEqual([7, 8])
   })
+
+  it("a resend with another output limit is still the same prompt (the reference agents' rest of the window moves)", () => {
+    const limited = (maxTokens: number): GenerateRequest => ({ ...ask("plan"), options: { maxTokens } })
+    expect(seedsSent(5, [limited(8087), limited(8086), limited(8086)])).toEqual([5, 6, 7])
+  })
 })

@@ -17,10 +17,12 @@ const REMEMBERED = 100_000
 
 /**
  * What makes two requests the same attempt: role, messages as sent, reply shape, tools and options (the request's own
- * seed too: the agent runs of `bench --runs N` each carry theirs, and each counts its own attempts from it).
+ * seed too: the agent runs of `bench --runs N` each carry theirs, and each counts its own attempts from it), but the
+ * output limit: the reference Smurfs agents send the rest of the window, which moves by a token when a reply
+ * calibrates the estimate, and their resend of the same prompt is still another attempt.
  */
 const promptKey = (request: GenerateRequest): string => {
-  const { timeoutMs: _timeout, ...options } = request.options ?? {}
+  const { timeoutMs: _timeout, maxTokens: _limit, ...options } = request.options ?? {}
   const messages = request.messages.map(({ values: _values, ...m }) => m)
   return createHash("sha256")
     .update(JSON.stringify([request.role, messages, request.format ?? null, request.tools ?? null, options]))
