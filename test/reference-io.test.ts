@@ -1,12 +1,13 @@
 // What the reference profile sends and reads, as the references' own code does (issue 32 §4-7, §12), read from the
 // request bodies a fake OpenAI-compatible server received, with the stand-in Smurfs checkout (our texts, their layout).
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Effect } from "effect"
 import { afterAll, afterEach, describe, expect, it } from "vitest"
-import { runConfigOf } from "../bench/app.ts"
+import { runBenchSettings, runConfigOf } from "../bench/app.ts"
+import { silentProgress } from "../bench/progress.ts"
 import { benchSettings } from "../bench/settings.ts"
 import { chainProfileOptions, profileNotes, smurfsProfileOptions } from "../src/agents/profile.ts"
 import { react } from "../src/agents/react.ts"
@@ -251,6 +252,38 @@ describe("Smurfs under the reference profile: their vLLM client's system message
     await serve(replies)
     await runSmurfs(bare)
     expect(server!.chatRequests().every((b) => b.messages[0].role === "user")).toBe(true)
+  })
+})
+
+describe("a bench run under reference", () => {
+  it("gives ReAct StableToolBench's function schemas and exact replay (run.json), over the sample data", async () => {
+    await serve(() => ({
+      toolCalls: [{ name: "Finish", arguments: new RawJson('{"return_type": "give_up_and_restart"}') }]
+    }))
+    const out = join(scratch, "bench-reference")
+    const settings = benchSettings({
+      out,
+      data: MINI_DATA.path,
+      model: "openai:qwen2.5:7b",
+      groups: ["G1_instruction"],
+      limit: 1,
+      methods: ["react"],
+      toolCalling: "native",
+      profile: "reference"
+    })
+    expect((await Effect.runPromise(runBenchSettings(settings, silentProgress))).kind).toBe("ran")
+    const body = server!.chatRequests()[0]
+    const functions = body.tools.map((t: any) => t.function)
+    expect(functions.length).toBeGreaterThan(1)
+    for (const f of functions.filter((f: any) => f.name !== "Finish")) {
+      expect(f.parameters.required[0]).toBe("")
+      expect(f.parameters.optional[0]).toBe("")
+      expect("additionalProperties" in f.parameters).toBe(false)
+      expect(JSON.stringify(f.parameters)).not.toContain('"type":"number"')
+    }
+    expect(body.max_tokens).toBe(1024)
+    const config = JSON.parse(readFileSync(join(out, "run.json"), "utf8")) as { options: Record<string, any> }
+    expect(config.options["replayMatch"]).toBe("exact")
   })
 })
 
