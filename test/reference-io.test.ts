@@ -15,11 +15,14 @@ import { smurfs } from "../src/agents/smurfs.ts"
 import { readSmurfsSource } from "../src/agents/smurfs-source.ts"
 import type { Task } from "../src/agents/task.ts"
 import { modelLayer } from "../src/llm/spec.ts"
+import { callModel } from "../src/llm/structured.ts"
 import { makeEnvironmentChain } from "../src/tools/environments/chain.ts"
 import type { ReplayMatch } from "../src/tools/environments/recorded.ts"
 import { toolbenchLibrary } from "../src/tools/toolbench/adapter.ts"
 import { convertedAnswerOf } from "../src/trace/converters/stabletoolbench.ts"
 import { isKind } from "../src/trace/events.ts"
+import { ModelCallData } from "../src/trace/record.ts"
+import { recording } from "../src/trace/trajectory.ts"
 import { MINI_DATA } from "./data.ts"
 import { RawJson } from "./fake-servers/core.ts"
 import { type FakeOpenAI, type Step, startFakeOpenAI } from "./fake-servers/openai.ts"
@@ -252,6 +255,36 @@ describe("Smurfs under the reference profile: their vLLM client's system message
     await serve(replies)
     await runSmurfs(bare)
     expect(server!.chatRequests().every((b) => b.messages[0].role === "user")).toBe(true)
+  })
+})
+
+describe("the arguments' text as the model wrote it", () => {
+  it("is recorded with the reply (a verified replay sends it back as the run did) and redacted like the arguments", async () => {
+    const { value, events } = await Effect.runPromise(
+      recording(
+        "t",
+        callModel(
+          () =>
+            Effect.succeed({
+              text: "",
+              toolCalls: [
+                {
+                  name: FUNCTION,
+                  arguments: { q: "sk-proj-abcdefghijklmnop", limit: 10 },
+                  rawArguments: '{"q": "sk-proj-abcdefghijklmnop", "limit": 10.0}'
+                }
+              ],
+              usage: { promptTokens: 1, completionTokens: 1 },
+              model: "m",
+              durationMs: 0
+            }),
+          { role: "react.step", messages: [{ role: "user", content: "go" }] }
+        )
+      )
+    )
+    expect(value.toolCalls?.[0]?.rawArguments).toBe('{"q": "[REDACTED]", "limit": 10.0}')
+    const call = events.find((e) => isKind(e, "model_call"))!
+    expect(ModelCallData.parse(call.data).toolCalls?.[0]?.rawArguments).toBe('{"q": "[REDACTED]", "limit": 10.0}')
   })
 })
 

@@ -243,7 +243,14 @@ const withoutSecrets = (r: GenerateResponse): GenerateResponse => {
   const thinking = r.thinking === undefined ? undefined : redactText(r.thinking, secrets)
   const toolCalls = r.toolCalls?.map((c) => {
     const json = JSON.stringify(c.arguments)
-    return redactText(json, secrets) === json ? c : { ...c, arguments: redactValue(c.arguments, secrets) }
+    return redactText(json, secrets) === json &&
+      (c.rawArguments === undefined || redactText(c.rawArguments, secrets) === c.rawArguments)
+      ? c
+      : {
+          ...c,
+          arguments: redactValue(c.arguments, secrets),
+          ...(c.rawArguments === undefined ? {} : { rawArguments: redactText(c.rawArguments, secrets) })
+        }
   })
   return text === r.text && thinking === r.thinking && toolCalls?.every((c, i) => c === r.toolCalls![i]) !== false
     ? r
@@ -255,6 +262,7 @@ const plainToolCall = (call: ToolCallRequest) => ({
   ...(call.id === undefined ? {} : { id: call.id }),
   name: call.name,
   arguments: call.arguments,
+  ...(call.rawArguments === undefined ? {} : { rawArguments: call.rawArguments }),
   ...(call.argumentsError === undefined ? {} : { argumentsError: call.argumentsError })
 })
 

@@ -65,6 +65,8 @@ export const ModelCallData = z.object({
         id: z.string().optional(),
         name: z.string(),
         arguments: z.record(z.string(), z.unknown()),
+        /** The arguments' text as the model wrote it (OpenAI-compatible servers), which the reference profile reads. */
+        rawArguments: z.string().optional(),
         argumentsError: z.string().optional()
       })
     )
