@@ -4,16 +4,18 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } f
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { afterAll, afterEach, describe, expect, it } from "vitest"
 import { runBenchSettings, runConfigOf } from "../bench/app.ts"
 import { silentProgress } from "../bench/progress.ts"
+import { runReplay } from "../bench/replay.ts"
 import { benchSettings } from "../bench/settings.ts"
 import { chainProfileOptions, profileNotes, smurfsProfileOptions } from "../src/agents/profile.ts"
 import { react } from "../src/agents/react.ts"
 import { smurfs } from "../src/agents/smurfs.ts"
 import { readSmurfsSource } from "../src/agents/smurfs-source.ts"
 import type { Task } from "../src/agents/task.ts"
+import { LanguageModel } from "../src/llm/language-model.ts"
 import { modelLayer } from "../src/llm/spec.ts"
 import { callModel } from "../src/llm/structured.ts"
 import { makeEnvironmentChain } from "../src/tools/environments/chain.ts"
@@ -317,6 +319,45 @@ describe("a bench run under reference", () => {
     expect(body.max_tokens).toBe(1024)
     const config = JSON.parse(readFileSync(join(out, "run.json"), "utf8")) as { options: Record<string, any> }
     expect(config.options["replayMatch"]).toBe("exact")
+  })
+})
+
+describe("a verified replay of a reference run", () => {
+  it("sends the arguments' text back as the run did: every trajectory identical, no model call", async () => {
+    await serve((body: any, index: number) =>
+      index % 2 === 0
+        ? { toolCalls: [{ name: body.tools[0].function.name, arguments: new RawJson('{"x": 10.0,  "y": "\u00e9"}') }] }
+        : {
+            toolCalls: [
+              { name: "Finish", arguments: new RawJson('{"return_type": "give_answer", "final_answer": "ok"}') }
+            ]
+          }
+    )
+    const source = join(scratch, "replay-source")
+    const run = benchSettings({
+      out: source,
+      data: MINI_DATA.path,
+      model: "openai:qwen2.5:7b",
+      groups: ["G1_instruction"],
+      limit: 1,
+      methods: ["react"],
+      toolCalling: "native",
+      profile: "reference"
+    })
+    expect((await Effect.runPromise(runBenchSettings(run, silentProgress))).kind).toBe("ran")
+    const sent = server!.chatRequests()[1].messages.find((m: any) => m.role === "assistant")
+    expect(sent.tool_calls[0].function.arguments).toBe('{"x": 10.0,  "y": "\u00e9"}')
+    const noModel = Layer.succeed(
+      LanguageModel,
+      LanguageModel.of({
+        info: { spec: "none", provider: "none", model: "none", contextTokens: 8192, supportsTools: true },
+        generate: () => Effect.die("a replay called the model")
+      })
+    )
+    const { report } = await Effect.runPromise(
+      runReplay(benchSettings({ out: join(scratch, "replayed"), replayFrom: source }), silentProgress, noModel)
+    )
+    expect(report).toMatchObject({ checked: 1, identical: 1, divergences: [] })
   })
 })
 
