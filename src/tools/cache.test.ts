@@ -5,7 +5,10 @@ import { Effect } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import { z } from "zod"
 import { makeToolCache, toolCallKey } from "./cache.ts"
+import { PythonNumber } from "./environments/canonical.ts"
 import type { ToolEnvironment } from "./environments/environment.ts"
+import { plainJson, pythonJsonLoads, serverResponseText } from "./environments/python-json.ts"
+import { rememberWritten } from "./environments/written-args.ts"
 import type { Tool, ToolResult } from "./tool.ts"
 
 const dirs: Array<string> = []
@@ -107,5 +110,35 @@ describe("tool cache", () => {
     await Effect.runPromise(cached.serve({ doc, stdTool: "t", stdApi: "missing", args: {} }))
     await Effect.runPromise(cached.serve({ doc, stdTool: "t", stdApi: "missing", args: {} }))
     expect(served).toBe(3)
+  })
+
+  it("keeps the reference profile's calls apart by the arguments as written, and a structured response's numbers through the disk", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "smurfs-tool-cache-"))
+    dirs.push(dir)
+    let served = 0
+    const env: ToolEnvironment = {
+      name: "recorded",
+      serve: () =>
+        Effect.sync((): ToolResult => {
+          served++
+          return { ok: true, content: '{"price":10}', structured: { price: new PythonNumber("10.0") } }
+        })
+    }
+    const doc = { tool_name: "T", api_name: "A" } as never
+    const written = (text: string) => {
+      const decoded = pythonJsonLoads(text)
+      return rememberWritten(plainJson(decoded) as Record<string, unknown>, decoded)
+    }
+    const first = (await Effect.runPromise(makeToolCache({ dir }))).wrapEnvironment(env)
+    await Effect.runPromise(first.serve({ doc, stdTool: "t", stdApi: "a", args: written('{"n": 5}') }))
+    // "5" is another str(tool_input): not answered from the cache
+    await Effect.runPromise(first.serve({ doc, stdTool: "t", stdApi: "a", args: written('{"n": "5"}') }))
+    expect(served).toBe(2)
+    // a later run reads the cache file: the same call is a hit whose response still has its 10.0
+    const later = (await Effect.runPromise(makeToolCache({ dir }))).wrapEnvironment(env)
+    const hit = await Effect.runPromise(later.serve({ doc, stdTool: "t", stdApi: "a", args: written('{"n": 5}') }))
+    expect(served).toBe(2)
+    expect(hit?.cached).toBe(true)
+    expect(serverResponseText("", hit)).toBe('{"error": "", "response": {"price": 10.0}}')
   })
 })

@@ -9,8 +9,9 @@ import {
   type KeyedStore,
   openStore
 } from "../llm/cache.ts"
-import { canonicalArgs } from "./environments/canonical.ts"
+import { canonicalArgs, jsonText, parseJsonAsPython } from "./environments/canonical.ts"
 import type { ToolEnvironment } from "./environments/environment.ts"
+import { writtenKey } from "./environments/written-args.ts"
 import type { Tool, ToolLibrary, ToolResult } from "./tool.ts"
 
 export interface ToolCacheOptions extends CacheOptions {
@@ -31,6 +32,25 @@ export interface ToolCache {
   readonly wrapEnvironment: (env: ToolEnvironment) => ToolEnvironment
 }
 
+/**
+ * A result as the store keeps it: a structured response (numbers as `PythonNumber`s, which JSON lines would not
+ * bring back) as its JSON text, numbers as written.
+ */
+const storable = (result: ToolResult): ToolResult => {
+  if (result.structured === undefined) return result
+  const { structured, ...rest } = result
+  const kept: ToolResult & { structuredJson: string } = { ...rest, structuredJson: jsonText(structured) }
+  return kept
+}
+
+/** A stored result as a hit, its structured response read back. */
+const restored = (stored: ToolResult): ToolResult => {
+  const { structuredJson, ...rest } = stored as ToolResult & { structuredJson?: unknown }
+  return typeof structuredJson === "string"
+    ? { ...rest, structured: parseJsonAsPython(structuredJson), cached: true }
+    : { ...rest, cached: true }
+}
+
 /** The cache key of a call: scope, tool name and the arguments' canonical JSON. */
 export const toolCallKey = (tool: string, args: Record<string, unknown>, scope = ""): string =>
   hashOf({ scope, tool, args })
@@ -49,10 +69,10 @@ export const makeToolCache = (options: ToolCacheOptions = {}): Effect.Effect<Too
           Effect.suspend(() => {
             const key = toolCallKey(tool.name, args, scope)
             const hit = store.get(key)
-            if (hit !== undefined) return Effect.succeed({ ...hit, cached: true })
+            if (hit !== undefined) return Effect.succeed(restored(hit))
             return Effect.tap(tool.call(args), (result) =>
               Effect.sync(() => {
-                if (result.ok || options.cacheErrors === true) store.set(key, result)
+                if (result.ok || options.cacheErrors === true) store.set(key, storable(result))
               })
             )
           })
@@ -61,13 +81,20 @@ export const makeToolCache = (options: ToolCacheOptions = {}): Effect.Effect<Too
         name: `cached(${env.name})`,
         serve: (call) =>
           Effect.suspend(() => {
-            // Canonical arguments, as recordings are keyed: "5" and 5 are the same call to a web API.
-            const key = toolCallKey(`${call.stdTool}.${call.stdApi}`, { args: canonicalArgs(call.args) }, "toolbench")
+            // Canonical arguments, as recordings are keyed: "5" and 5 are the same call to a web API; arguments kept as
+            // written (the reference profile's exact replay, str(tool_input)) are a call of their own
+            const written = writtenKey(call.args)
+            const key = toolCallKey(
+              `${call.stdTool}.${call.stdApi}`,
+              { args: canonicalArgs(call.args), ...(written === undefined ? {} : { written }) },
+              "toolbench"
+            )
             const hit = store.get(key)
-            if (hit !== undefined) return Effect.succeed({ ...hit, cached: true })
+            if (hit !== undefined) return Effect.succeed(restored(hit))
             return Effect.tap(env.serve(call), (result) =>
               Effect.sync(() => {
-                if (result !== undefined && (result.ok || options.cacheErrors === true)) store.set(key, result)
+                if (result !== undefined && (result.ok || options.cacheErrors === true))
+                  store.set(key, storable(result))
               })
             )
           })
