@@ -22,6 +22,7 @@ import {
 } from "./recorded.ts"
 import { warnOnStderr } from "./replay.ts"
 import { cacheKeyOf, type SimulatorPrompts, smurfsSimulatorPrompts } from "./simulator-prompts.ts"
+import { writtenKey } from "./written-args.ts"
 
 /** The file, inside a store folder, that simulated responses are appended to (responses.jsonl format). */
 export const SIMULATED_STORE_FILE = "simulated-responses.jsonl"
@@ -208,7 +209,8 @@ export const makeSimulatedEnvironment = (
     // concurrent identical misses share one model call instead of generating (and storing) twice
     const inflight = new Map<string, Effect.Effect<ToolResult>>()
     const simulateOnce = (call: ToolCall): Effect.Effect<ToolResult> => {
-      const key = `${call.stdTool}\u0000${call.stdApi}\u0000${canonicalArgs(call.args)}`
+      // (under reference, calls written differently are different keys of their cache: simulated apart)
+      const key = `${call.stdTool}\u0000${call.stdApi}\u0000${canonicalArgs(call.args)}\u0000${writtenKey(call.args) ?? ""}`
       const running = inflight.get(key)
       if (running) return running
       return Effect.flatMap(
