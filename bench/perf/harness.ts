@@ -19,6 +19,7 @@ import { withCurrentTask } from "../sim/current-task.ts"
 import { type Recordings, readRecordings } from "../sim/knowledge.ts"
 import { makeSimModel, type SimStats } from "../sim/model.ts"
 import { parseSimSpec, simDefaults } from "../sim/options.ts"
+import { makeServerModel, type ServerModel, type ServerModelOptions } from "../sim/server.ts"
 import { taskOf } from "../tasks.ts"
 
 export type { MethodName }
@@ -65,6 +66,11 @@ export interface BatchConfig {
   readonly executor?: SmurfsExecutor | undefined
   /** How the fused executor calls a tool (`--tool-calling`); without it, auto. */
   readonly toolCalling?: "auto" | "native" | "json" | undefined
+  /**
+   * Serve the sim's replies from a modelled server in virtual time (`bench/sim/server.ts`): the tasks in flight overlap
+   * on it, its figures are in `BatchResult.server`.
+   */
+  readonly server?: ServerModelOptions | undefined
 }
 
 /** What one task of a batch measured. */
@@ -92,6 +98,8 @@ export interface BatchResult {
   readonly wallMs: number
   readonly samples: ReadonlyArray<TaskSample>
   readonly sim: SimStats
+  /** The modelled server, when the batch ran on one. */
+  readonly server?: ServerModel | undefined
   /** Calls that reached the tool environment (not answered by a tool cache). */
   readonly envCalls: number
   readonly memory?:
@@ -111,7 +119,9 @@ export const runBatch = (setup: PerfSetup, config: BatchConfig) =>
   Effect.gen(function* () {
     const parsed = parseSimSpec(config.sim)
     if ("error" in parsed) return yield* Effect.fail(parsed.error)
-    const sim = makeSimModel(parsed.options, setup.recordings, config.sim)
+    const server = config.server === undefined ? undefined : makeServerModel(config.server)
+    server?.open(config.concurrency, config.queries.length)
+    const sim = makeSimModel(parsed.options, setup.recordings, config.sim, server)
     let envCalls = 0
     const env: ToolEnvironment = {
       name: setup.env.name,
@@ -155,7 +165,10 @@ export const runBatch = (setup: PerfSetup, config: BatchConfig) =>
             })
         })
         const started = performance.now()
-        const trajectory = yield* withCurrentTask(query)(method(task)).pipe(Effect.provideService(LanguageModel, timed))
+        const trajectory = yield* withCurrentTask(query)(method(task)).pipe(
+          Effect.provideService(LanguageModel, timed),
+          Effect.ensuring(Effect.sync(() => server?.taskDone(query.id)))
+        )
         const wallMs = performance.now() - started
         config.inspect?.(trajectory)
         const gapsMs = calls.map((c, i) => c.start - (i === 0 ? started : calls[i - 1]!.end))
@@ -187,12 +200,13 @@ export const runBatch = (setup: PerfSetup, config: BatchConfig) =>
       Effect.ensuring(Effect.sync(() => (timer !== undefined ? (sample(), clearInterval(timer)) : undefined)))
     )
     const wallMs = performance.now() - started
-    const { queries: _queries, inspect: _inspect, profile: _profile, ...rest } = config
+    const { queries: _queries, inspect: _inspect, profile: _profile, server: _server, ...rest } = config
     return {
       config: { ...rest, tasks: config.queries.length },
       wallMs,
       samples,
       sim: sim.stats,
+      server,
       envCalls,
       memory: config.sampleMemory
         ? {
