@@ -2,7 +2,7 @@
 // every cache model (slots: llama-server / Ollama; blocks: vLLM / SGLang) and every concurrency, with the client's
 // levers (slot affinity, lanes) beside the plain run: uncached prompt tokens and GPU seconds per task, answered share.
 import * as Effect from "effect/Effect"
-import type { SmurfsExecutor } from "../../src/agents/smurfs-options.ts"
+import { type LoopRules, SHORT_RESPONSE_CHARS, type SmurfsExecutor } from "../../src/agents/smurfs-options.ts"
 import type { BenchQuery } from "../datasets.ts"
 import { type CacheModel, blockCacheModel, describeCache } from "../sim/server.ts"
 import { type MethodName, type PerfSetup, runBatch } from "./harness.ts"
@@ -29,13 +29,16 @@ interface Variant {
   readonly method: MethodName
   readonly executor?: SmurfsExecutor | undefined
   readonly json?: boolean | undefined
+  readonly rules?: Partial<LoopRules> | undefined
 }
 
-const VARIANTS: ReadonlyArray<Variant> = [
+/** Smurfs (three-call), with short responses as answers, ReAct; the full run adds the fused executor and DFSDT. */
+export const variantsOf = (full: boolean): ReadonlyArray<Variant> => [
   { label: "smurfs", method: "smurfs" },
-  { label: "fused (json)", method: "smurfs", executor: "fused", json: true },
+  { label: "smurfs short", method: "smurfs", rules: { answerShortResponses: SHORT_RESPONSE_CHARS } },
+  ...(full ? [{ label: "fused (json)", method: "smurfs", executor: "fused", json: true } as const] : []),
   { label: "react", method: "react" },
-  { label: "dfsdt", method: "dfsdt" }
+  ...(full ? [{ label: "dfsdt", method: "dfsdt" } as const] : [])
 ]
 
 /** How the client talks to the server: plainly, with `id_slot` per task, or with one lane per slot. */
@@ -70,6 +73,7 @@ export const measureConcurrency = (
   setup: PerfSetup,
   queries: ReadonlyArray<BenchQuery>,
   log: (line: string) => void,
+  variants: ReadonlyArray<Variant>,
   caches: ReadonlyArray<CacheModel> = CACHE_MODELS,
   concurrencies: ReadonlyArray<number> = CONCURRENCIES
 ) =>
@@ -79,7 +83,7 @@ export const measureConcurrency = (
       for (const concurrency of concurrencies)
         for (const client of clientsFor(cache, concurrency)) {
           log(`concurrency: ${describeCache(cache)}, ${concurrency} in flight, ${client} client, ${queries.length} tasks`)
-          for (const v of VARIANTS) {
+          for (const v of variants) {
             const batch = yield* runBatch(setup, {
               method: v.method,
               sim: "sim",
@@ -87,6 +91,7 @@ export const measureConcurrency = (
               concurrency,
               executor: v.executor,
               toolCalling: v.json ? "json" : undefined,
+              rules: v.rules,
               server: {
                 cache,
                 prefillMsPerToken: PREFILL_MS,
@@ -125,6 +130,7 @@ const r2 = (x: number) => Number(x.toFixed(2))
 export const concurrencyTables = (rows: ReadonlyArray<ConcurrencyRow>, tasks: number): ReadonlyArray<string> => {
   const caches = [...new Set(rows.map((r) => r.cache))]
   const methods = [...new Set(rows.map((r) => r.method))]
+  const compared = methods.filter((m) => m !== "react" && m !== "dfsdt")
   return caches.map((cache) => {
     const own = rows.filter((r) => r.cache === cache)
     const groups = [...new Set(own.map((r) => `${r.concurrency}\u0000${r.client}`))]
@@ -132,27 +138,30 @@ export const concurrencyTables = (rows: ReadonlyArray<ConcurrencyRow>, tasks: nu
       const [c, client] = g.split("\u0000")
       const of = (m: string) => own.find((r) => `${r.concurrency}\u0000${r.client}` === g && r.method === m)
       const react = of("react")
-      const smurfs = of("smurfs")
+      const ratio = (m: string, key: "uncachedPerTask" | "gpuSecondsPerTask") => {
+        const row = of(m)
+        return row && react ? r2(row[key] / react[key]) : null
+      }
       return [
         Number(c),
         client!,
         ...methods.map((m) => Math.round(of(m)?.uncachedPerTask ?? Number.NaN)),
-        smurfs && react ? r2(smurfs.uncachedPerTask / react.uncachedPerTask) : null,
+        ...compared.map((m) => ratio(m, "uncachedPerTask")),
         ...methods.map((m) => r2(of(m)?.gpuSecondsPerTask ?? Number.NaN)),
-        smurfs && react ? r2(smurfs.gpuSecondsPerTask / react.gpuSecondsPerTask) : null,
+        ...compared.map((m) => ratio(m, "gpuSecondsPerTask")),
         methods.map((m) => pct(of(m)?.answered ?? Number.NaN)).join(" / ")
       ]
     })
     const forced = own.reduce((n, r) => n + r.forced, 0)
     return table(
-      `Modelled server, ${cache} (${PREFILL_MS} ms a computed prompt token, ${DECODE_MS} ms a reply token), ${tasks} tasks, virtual time${forced > 0 ? `; the clock moved ${forced} times without every task waiting` : ""}; uncached prompt tokens and GPU s per task; answered: ${methods.join(" / ")}`,
+      `Modelled server, ${cache} (${PREFILL_MS} ms a computed prompt token, ${DECODE_MS} ms a reply token), ${tasks} tasks, virtual time${forced > 0 ? `; the clock moved ${forced} times without every task waiting` : ""}; uncached prompt tokens and GPU s per task, and their ratio to ReAct's; answered: ${methods.join(" / ")}`,
       [
         "in flight",
         "client",
         ...methods.map((m) => `uncached ${m}`),
-        "smurfs/react",
+        ...compared.map((m) => `${m} / react`),
         ...methods.map((m) => `GPU s ${m}`),
-        "smurfs/react",
+        ...compared.map((m) => `${m} / react`),
         "answered"
       ],
       body

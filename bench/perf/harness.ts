@@ -4,7 +4,7 @@ import * as Effect from "effect/Effect"
 import { baselinePrompts } from "../../src/agents/baseline-prompts.ts"
 import { type MethodName, methodFor, methodSpec } from "../../src/agents/methods.ts"
 import { chainProfileOptions, type ProfileName, smurfsProfileOptions } from "../../src/agents/profile.ts"
-import type { SmurfsExecutor } from "../../src/agents/smurfs-options.ts"
+import type { LoopRules, SmurfsExecutor } from "../../src/agents/smurfs-options.ts"
 import type { Task } from "../../src/agents/task.ts"
 import { makeModelCache } from "../../src/llm/cache.ts"
 import { LanguageModel, type LanguageModelShape } from "../../src/llm/language-model.ts"
@@ -62,6 +62,8 @@ export interface BatchConfig {
   readonly profile?:
     | { readonly name: ProfileName; readonly stb?: string | undefined; readonly smurfsSrc?: string | undefined }
     | undefined
+  /** Smurfs' loop rules over the profile's (e.g. `answerShortResponses`). */
+  readonly rules?: Partial<LoopRules> | undefined
   /** Smurfs' executor (`--executor`); without it, three-call. */
   readonly executor?: SmurfsExecutor | undefined
   /** How the fused executor calls a tool (`--tool-calling`); without it, auto. */
@@ -133,13 +135,24 @@ export const runBatch = (setup: PerfSetup, config: BatchConfig) =>
     const model: LanguageModelShape = modelCache ? modelCache.wrap(sim.model) : sim.model
     const profile = config.profile
     const method =
-      profile || config.executor || config.toolCalling
+      profile || config.executor || config.toolCalling || config.rules
         ? methodFor(config.method, {
             ...(profile
               ? {
                   prompts: baselinePrompts(profile.name === "reference" ? profile.stb : undefined),
                   smurfsProfile: smurfsProfileOptions(profile.name, profile.smurfsSrc),
                   chainProfile: chainProfileOptions(profile.name)
+                }
+              : {}),
+            ...(config.rules
+              ? {
+                  smurfsProfile: {
+                    ...(profile ? smurfsProfileOptions(profile.name, profile.smurfsSrc) : {}),
+                    rules: {
+                      ...(profile ? smurfsProfileOptions(profile.name, profile.smurfsSrc).rules : {}),
+                      ...config.rules
+                    }
+                  }
                 }
               : {}),
             smurfsExecutor: config.executor,
@@ -200,7 +213,7 @@ export const runBatch = (setup: PerfSetup, config: BatchConfig) =>
       Effect.ensuring(Effect.sync(() => (timer !== undefined ? (sample(), clearInterval(timer)) : undefined)))
     )
     const wallMs = performance.now() - started
-    const { queries: _queries, inspect: _inspect, profile: _profile, server: _server, ...rest } = config
+    const { queries: _queries, inspect: _inspect, profile: _profile, server: _server, rules: _rules, ...rest } = config
     return {
       config: { ...rest, tasks: config.queries.length },
       wallMs,

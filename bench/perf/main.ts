@@ -20,7 +20,7 @@ import { SIM_NOTE } from "../sim/model.ts"
 import { parseSimSpec } from "../sim/options.ts"
 import { prefixCacheDefaults } from "../sim/prefix-cache.ts"
 import { makeTokenCounter, TOKENIZER } from "../sim/tokens.ts"
-import { CACHE_MODELS, CONCURRENCIES, concurrencyTables, measureConcurrency } from "./concurrency.ts"
+import { CACHE_MODELS, CONCURRENCIES, concurrencyTables, measureConcurrency, variantsOf } from "./concurrency.ts"
 import { type BatchResult, loadSetup, type MethodName, type PerfSetup, runBatch, type TaskSample } from "./harness.ts"
 import { measureHttpOverhead } from "./http-overhead.ts"
 import { byStepBucket, contextFigures, makePrefixReuse, makeSubtaskReuse } from "./measures.ts"
@@ -509,7 +509,7 @@ const run = (setup: PerfSetup, quick: boolean, only: (section: Section) => boole
     // model and concurrency, with the client's levers.
     if (only("concurrency")) {
       const tasks = take(queries, sizes.concurrencyTasks)
-      const rows = yield* measureConcurrency(setup, tasks, log)
+      const rows = yield* measureConcurrency(setup, tasks, log, variantsOf(!quick))
       json["concurrency"] = {
         tasks: tasks.length,
         caches: CACHE_MODELS,
