@@ -232,6 +232,7 @@ const modelOptionsOf = (settings: BenchSettings) => ({
   concurrency: settings.modelConcurrency ?? (settings.model.startsWith("ollama:") ? undefined : settings.concurrency),
   timeoutMs: settings.timeoutMs,
   think: settings.think,
+  slotAffinity: settings.slotAffinity,
   endpoints: settings.endpoints,
   temperature: settings.temperature,
   seed: settings.seed,
@@ -305,6 +306,7 @@ export const runConfigOf = (
       modelConcurrency: settings.modelConcurrency ?? null,
       timeoutMs: settings.timeoutMs ?? null,
       think: settings.think ?? null,
+      slotAffinity: settings.slotAffinity ?? null,
       responses: paths.responses ?? null,
       cacheDir: paths.cacheDir ?? null,
       // how replay matches arguments (the index's lenient default): the environment ledger and compare read it

@@ -4,7 +4,7 @@
 import * as Effect from "effect/Effect"
 import { type LoopRules, SHORT_RESPONSE_CHARS, type SmurfsExecutor } from "../../src/agents/smurfs-options.ts"
 import type { BenchQuery } from "../datasets.ts"
-import { type CacheModel, blockCacheModel, describeCache } from "../sim/server.ts"
+import { blockCacheModel, type CacheModel, describeCache } from "../sim/server.ts"
 import { type MethodName, type PerfSetup, runBatch } from "./harness.ts"
 import { type Cell, table } from "./table.ts"
 
@@ -82,7 +82,9 @@ export const measureConcurrency = (
     for (const cache of caches)
       for (const concurrency of concurrencies)
         for (const client of clientsFor(cache, concurrency)) {
-          log(`concurrency: ${describeCache(cache)}, ${concurrency} in flight, ${client} client, ${queries.length} tasks`)
+          log(
+            `concurrency: ${describeCache(cache)}, ${concurrency} in flight, ${client} client, ${queries.length} tasks`
+          )
           for (const v of variants) {
             const batch = yield* runBatch(setup, {
               method: v.method,

@@ -8,6 +8,7 @@ import type { LoopRules, SmurfsExecutor } from "../../src/agents/smurfs-options.
 import type { Task } from "../../src/agents/task.ts"
 import { makeModelCache } from "../../src/llm/cache.ts"
 import { LanguageModel, type LanguageModelShape } from "../../src/llm/language-model.ts"
+import { withModelTask } from "../../src/llm/model-task.ts"
 import { makeToolCache } from "../../src/tools/cache.ts"
 import { makeEnvironmentChain } from "../../src/tools/environments/chain.ts"
 import type { ToolEnvironment } from "../../src/tools/environments/environment.ts"
@@ -179,6 +180,7 @@ export const runBatch = (setup: PerfSetup, config: BatchConfig) =>
         })
         const started = performance.now()
         const trajectory = yield* withCurrentTask(query)(method(task)).pipe(
+          withModelTask(query.id),
           Effect.provideService(LanguageModel, timed),
           Effect.ensuring(Effect.sync(() => server?.taskDone(query.id)))
         )

@@ -72,7 +72,17 @@ const SEED = 7
 export const HEADER = `NOTE: every figure below comes from the smurfs framework driven by a ${SIM_NOTE}; none says anything about a real model's speed or quality.`
 
 /** The sections, in the order they run; `--only` picks some. */
-const SECTIONS = ["memory", "overhead", "scaling", "context", "prefix", "concurrency", "cache", "plans", "http"] as const
+const SECTIONS = [
+  "memory",
+  "overhead",
+  "scaling",
+  "context",
+  "prefix",
+  "concurrency",
+  "cache",
+  "plans",
+  "http"
+] as const
 type Section = (typeof SECTIONS)[number]
 
 const usage = `usage: node bench/perf/main.ts [--quick] [--only <sections>] [--out runs/perf.json] [--data <toolbench dir>]

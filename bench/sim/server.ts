@@ -132,7 +132,11 @@ export const makeServerModel = (options: ServerModelOptions = serverModelDefault
     totals.outputTokens += outputTokens
     totals.gpuMs += gpuMs
     const r = byRole.get(role) ?? { requests: 0, uncachedTokens: 0, gpuMs: 0 }
-    byRole.set(role, { requests: r.requests + 1, uncachedTokens: r.uncachedTokens + uncachedTokens, gpuMs: r.gpuMs + gpuMs })
+    byRole.set(role, {
+      requests: r.requests + 1,
+      uncachedTokens: r.uncachedTokens + uncachedTokens,
+      gpuMs: r.gpuMs + gpuMs
+    })
     return gpuMs
   }
 
