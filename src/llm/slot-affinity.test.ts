@@ -31,7 +31,7 @@ const run = <A, E>(server: FakeOpenAI, effect: Effect.Effect<A, E, LanguageModel
   )
 
 /** The slot each request named, by the text it sent. */
-const slotsBySent = (server: FakeOpenAI) =>
+const slotsBySent = (server: FakeOpenAI): Record<string, [number | undefined, boolean | undefined]> =>
   Object.fromEntries(server.chatRequests().map((b) => [b.messages.at(-1).content, [b.id_slot, b.cache_prompt]]))
 
 describe("slot affinity", () => {
