@@ -322,8 +322,7 @@ describe("smurfs loop: what the executor sees", () => {
       },
       { planner: false }
     )
-    // the tool's parameters are in the task prefix's tool list, which the arguments' request starts with
-    expect(callsOf(t, "executor.args")[0]!.messages[0]!.content).toContain('"city"')
+    expect(userPrompt(callsOf(t, "executor.args")[0]!)).toContain('"city"')
     expect(served.map((c) => c.args)).toEqual([{ city: "Rome" }])
     expect(eventsOf(t, "guardrail")).toEqual([])
   })

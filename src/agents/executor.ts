@@ -5,6 +5,7 @@ import { spanFn } from "../trace/span-fn.ts"
 import { type AgentContext, askTurn, type Turn } from "./ask.ts"
 import { argsSchema, checkArgs, checkToolName, choiceSchema, usableArgs } from "./guardrails.ts"
 import { type SubtaskView, subtaskContext } from "./subtask-context.ts"
+import { toolDoc } from "./tool-docs.ts"
 
 export const Thought = z.object({ thought: z.string() })
 
@@ -71,8 +72,7 @@ export const writeArgs = spanFn("Executor.writeArgs")(function* (
     template: "executor-args",
     context: subtaskContext(view),
     follows: after,
-    // the tool's parameters are in the task prefix's tool list, computed once per task
-    values: { tool: tool.name },
+    values: toolDoc(tool, true),
     schema: argsSchema(tool),
     check: (v) => checkArgs(tool, v, ctx.guardrails, grounding),
     clipText: false

@@ -3,7 +3,7 @@
 // each once: a request differs from the previous one only in its end.
 import type { Tool } from "../tools/tool.ts"
 import type { SharedContext } from "./ask.ts"
-import { toolListWithSchemas } from "./tool-docs.ts"
+import { toolList, toolListWithSchemas } from "./tool-docs.ts"
 
 /** What every agent of a task sees first: the tools and the question (`prompts/task-context.md`). */
 export interface TaskView {
@@ -38,7 +38,7 @@ export const subtaskLog = (
 
 /** The values of `prompts/task-context.md` (`task-context-fused.md`). */
 const taskValues = (view: TaskView) => ({
-  tools: toolListWithSchemas(view.tools) || "(none listed)",
+  tools: (view.fused ? toolListWithSchemas(view.tools) : toolList(view.tools)) || "(none listed)",
   query: view.query
 })
 
