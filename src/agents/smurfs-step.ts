@@ -92,7 +92,9 @@ export type StepOutcome =
        * A short tool response that is the step's answer as it is (no Answer agent call): the verifier continues the
        * arguments' exchange `turn` with the call's response after it.
        */
-      readonly response?: { readonly turn: Turn; readonly tool: string; readonly args: Record<string, unknown> } | undefined
+      readonly response?:
+        | { readonly turn: Turn; readonly tool: string; readonly args: Record<string, unknown> }
+        | undefined
       /** The verifier's verdict when it came with the step's answer (`--executor fused`); `undefined` inside when that request failed. */
       readonly verdict?: { readonly value: Verdict | undefined } | undefined
     }
