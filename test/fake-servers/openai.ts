@@ -257,7 +257,11 @@ export const startFakeOpenAI = async (
     if (route === "GET /props" && options.imitate === "llama.cpp")
       return sendJson(
         200,
-        { default_generation_settings: { n_ctx: contextTokens }, total_slots: options.slots ?? 1, model_path: models[0] },
+        {
+          default_generation_settings: { n_ctx: contextTokens },
+          total_slots: options.slots ?? 1,
+          model_path: models[0]
+        },
         own
       )
     if (route === "POST /v1/chat/completions") return chat(ctx)
