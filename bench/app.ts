@@ -233,6 +233,7 @@ const modelOptionsOf = (settings: BenchSettings) => ({
   concurrency: settings.modelConcurrency ?? (settings.model.startsWith("ollama:") ? undefined : settings.concurrency),
   timeoutMs: settings.timeoutMs,
   think: settings.think,
+  slotAffinity: settings.slotAffinity,
   endpoints: settings.endpoints,
   temperature: settings.temperature,
   seed: settings.seed,
@@ -306,6 +307,7 @@ export const runConfigOf = (
       modelConcurrency: settings.modelConcurrency ?? null,
       timeoutMs: settings.timeoutMs ?? null,
       think: settings.think ?? null,
+      slotAffinity: settings.slotAffinity ?? null,
       responses: paths.responses ?? null,
       cacheDir: paths.cacheDir ?? null,
       // how replay matches arguments (the profile's: exact under reference): the environment ledger and compare read it

@@ -3,6 +3,7 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import type { Method, Task } from "../src/agents/task.ts"
 import { LanguageModel } from "../src/llm/language-model.ts"
+import { withModelTask } from "../src/llm/model-task.ts"
 import { watchServer } from "../src/llm/server-watch.ts"
 import { SimulatorWatch } from "../src/tools/environments/simulated.ts"
 import { isKind, type RunEvent } from "../src/trace/events.ts"
@@ -73,6 +74,8 @@ export const executeTask = (
     const simulator: SimulatorWatch = { failure: undefined }
     const exit = yield* Effect.exit(
       Effect.suspend(() => method(task)).pipe(
+        // every request of the task on one slot of a server that keeps them (--slot-affinity)
+        withModelTask(`${job.method} ${job.query.group} ${job.query.id}`),
         Effect.provideService(LanguageModel, watch.model),
         Effect.provideService(SimulatorWatch, simulator),
         // the prompts the record would drop are not held while the task runs

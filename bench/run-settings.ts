@@ -8,6 +8,7 @@ import type { RunConfig } from "./run-format.ts"
 /** Options that change how fast a run goes, never what it produces: a resume may change them. */
 const OPERATIONAL_OPTIONS: ReadonlySet<string> = new Set([
   "modelConcurrency",
+  "slotAffinity",
   "timeoutMs",
   "callCache",
   "stopAfter",

@@ -67,6 +67,8 @@ const RunOptions = {
   timeoutMs: count.optional(),
   /** Thinking of reasoning models: on/off or a level. */
   think: z.union([z.boolean(), z.enum(["low", "medium", "high"])]).optional(),
+  /** llama.cpp's server: each task's requests on one slot (`id_slot`): its slots, or `auto` from its /props. */
+  slotAffinity: z.union([z.literal("auto"), count]).optional(),
   /** Keep every prompt in the task records. */
   fullTrace: z.boolean().default(false),
   /** improved (ours) or reference (the Smurfs authors' agents and StableToolBench's baselines as they ran). */

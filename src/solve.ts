@@ -10,6 +10,7 @@ import type { ReactOptions } from "./agents/react.ts"
 import type { SmurfsOptions } from "./agents/smurfs-options.ts"
 import type { InvalidModelSpec } from "./llm/errors.ts"
 import { LanguageModel, type LanguageModelShape } from "./llm/language-model.ts"
+import { withModelTask } from "./llm/model-task.ts"
 import { watchServer } from "./llm/server-watch.ts"
 import { withSharedModel } from "./llm/shared-models.ts"
 import { DEFAULT_MODEL_SPEC, type ModelOptions } from "./llm/spec.ts"
@@ -91,6 +92,7 @@ export const solve = async (query: string, options: SolveOptions): Promise<Traje
     const id = options.id ?? taskIdOf(query)
     const watch = yield* watchedModel
     const trajectory = yield* method(options.methodOptions)({ id, query, tools }).pipe(
+      withModelTask(id),
       Effect.provideService(LanguageModel, watch.model)
     )
     const failure = watch.failure()

@@ -4,10 +4,11 @@ import * as Effect from "effect/Effect"
 import { baselinePrompts } from "../../src/agents/baseline-prompts.ts"
 import { type MethodName, methodFor, methodSpec } from "../../src/agents/methods.ts"
 import { chainProfileOptions, type ProfileName, smurfsProfileOptions } from "../../src/agents/profile.ts"
-import type { SmurfsExecutor } from "../../src/agents/smurfs-options.ts"
+import type { LoopRules, SmurfsExecutor } from "../../src/agents/smurfs-options.ts"
 import type { Task } from "../../src/agents/task.ts"
 import { makeModelCache } from "../../src/llm/cache.ts"
 import { LanguageModel, type LanguageModelShape } from "../../src/llm/language-model.ts"
+import { withModelTask } from "../../src/llm/model-task.ts"
 import { makeToolCache } from "../../src/tools/cache.ts"
 import { makeEnvironmentChain } from "../../src/tools/environments/chain.ts"
 import type { ToolEnvironment } from "../../src/tools/environments/environment.ts"
@@ -19,6 +20,7 @@ import { withCurrentTask } from "../sim/current-task.ts"
 import { type Recordings, readRecordings } from "../sim/knowledge.ts"
 import { makeSimModel, type SimStats } from "../sim/model.ts"
 import { parseSimSpec, simDefaults } from "../sim/options.ts"
+import { makeServerModel, type ServerModel, type ServerModelOptions } from "../sim/server.ts"
 import { taskOf } from "../tasks.ts"
 
 export type { MethodName }
@@ -61,10 +63,17 @@ export interface BatchConfig {
   readonly profile?:
     | { readonly name: ProfileName; readonly stb?: string | undefined; readonly smurfsSrc?: string | undefined }
     | undefined
+  /** Smurfs' loop rules over the profile's (e.g. `answerShortResponses`). */
+  readonly rules?: Partial<LoopRules> | undefined
   /** Smurfs' executor (`--executor`); without it, three-call. */
   readonly executor?: SmurfsExecutor | undefined
   /** How the fused executor calls a tool (`--tool-calling`); without it, auto. */
   readonly toolCalling?: "auto" | "native" | "json" | undefined
+  /**
+   * Serve the sim's replies from a modelled server in virtual time (`bench/sim/server.ts`): the tasks in flight overlap
+   * on it, its figures are in `BatchResult.server`.
+   */
+  readonly server?: ServerModelOptions | undefined
 }
 
 /** What one task of a batch measured. */
@@ -92,6 +101,8 @@ export interface BatchResult {
   readonly wallMs: number
   readonly samples: ReadonlyArray<TaskSample>
   readonly sim: SimStats
+  /** The modelled server, when the batch ran on one. */
+  readonly server?: ServerModel | undefined
   /** Calls that reached the tool environment (not answered by a tool cache). */
   readonly envCalls: number
   readonly memory?:
@@ -111,7 +122,9 @@ export const runBatch = (setup: PerfSetup, config: BatchConfig) =>
   Effect.gen(function* () {
     const parsed = parseSimSpec(config.sim)
     if ("error" in parsed) return yield* Effect.fail(parsed.error)
-    const sim = makeSimModel(parsed.options, setup.recordings, config.sim)
+    const server = config.server === undefined ? undefined : makeServerModel(config.server)
+    server?.open(config.concurrency, config.queries.length)
+    const sim = makeSimModel(parsed.options, setup.recordings, config.sim, server)
     let envCalls = 0
     const env: ToolEnvironment = {
       name: setup.env.name,
@@ -123,13 +136,24 @@ export const runBatch = (setup: PerfSetup, config: BatchConfig) =>
     const model: LanguageModelShape = modelCache ? modelCache.wrap(sim.model) : sim.model
     const profile = config.profile
     const method =
-      profile || config.executor || config.toolCalling
+      profile || config.executor || config.toolCalling || config.rules
         ? methodFor(config.method, {
             ...(profile
               ? {
                   prompts: baselinePrompts(profile.name === "reference" ? profile.stb : undefined),
                   smurfsProfile: smurfsProfileOptions(profile.name, profile.smurfsSrc),
                   chainProfile: chainProfileOptions(profile.name)
+                }
+              : {}),
+            ...(config.rules
+              ? {
+                  smurfsProfile: {
+                    ...(profile ? smurfsProfileOptions(profile.name, profile.smurfsSrc) : {}),
+                    rules: {
+                      ...(profile ? smurfsProfileOptions(profile.name, profile.smurfsSrc).rules : {}),
+                      ...config.rules
+                    }
+                  }
                 }
               : {}),
             smurfsExecutor: config.executor,
@@ -155,7 +179,11 @@ export const runBatch = (setup: PerfSetup, config: BatchConfig) =>
             })
         })
         const started = performance.now()
-        const trajectory = yield* withCurrentTask(query)(method(task)).pipe(Effect.provideService(LanguageModel, timed))
+        const trajectory = yield* withCurrentTask(query)(method(task)).pipe(
+          withModelTask(query.id),
+          Effect.provideService(LanguageModel, timed),
+          Effect.ensuring(Effect.sync(() => server?.taskDone(query.id)))
+        )
         const wallMs = performance.now() - started
         config.inspect?.(trajectory)
         const gapsMs = calls.map((c, i) => c.start - (i === 0 ? started : calls[i - 1]!.end))
@@ -187,12 +215,13 @@ export const runBatch = (setup: PerfSetup, config: BatchConfig) =>
       Effect.ensuring(Effect.sync(() => (timer !== undefined ? (sample(), clearInterval(timer)) : undefined)))
     )
     const wallMs = performance.now() - started
-    const { queries: _queries, inspect: _inspect, profile: _profile, ...rest } = config
+    const { queries: _queries, inspect: _inspect, profile: _profile, server: _server, rules: _rules, ...rest } = config
     return {
       config: { ...rest, tasks: config.queries.length },
       wallMs,
       samples,
       sim: sim.stats,
+      server,
       envCalls,
       memory: config.sampleMemory
         ? {

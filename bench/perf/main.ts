@@ -20,6 +20,7 @@ import { SIM_NOTE } from "../sim/model.ts"
 import { parseSimSpec } from "../sim/options.ts"
 import { prefixCacheDefaults } from "../sim/prefix-cache.ts"
 import { makeTokenCounter, TOKENIZER } from "../sim/tokens.ts"
+import { CACHE_MODELS, CONCURRENCIES, concurrencyTables, measureConcurrency, variantsOf } from "./concurrency.ts"
 import { type BatchResult, loadSetup, type MethodName, type PerfSetup, runBatch, type TaskSample } from "./harness.ts"
 import { measureHttpOverhead } from "./http-overhead.ts"
 import { byStepBucket, contextFigures, makePrefixReuse, makeSubtaskReuse } from "./measures.ts"
@@ -42,7 +43,8 @@ const SIZES = {
     warmLatency: "100ms",
     warmConcurrency: 64,
     planTasks: 20,
-    gpuTasks: 200
+    gpuTasks: 200,
+    concurrencyTasks: 128
   },
   quick: {
     overheadTasks: 100,
@@ -58,7 +60,8 @@ const SIZES = {
     warmLatency: "20ms",
     warmConcurrency: 16,
     planTasks: 5,
-    gpuTasks: 60
+    gpuTasks: 60,
+    concurrencyTasks: 64
   }
 } as const
 
@@ -69,7 +72,17 @@ const SEED = 7
 export const HEADER = `NOTE: every figure below comes from the smurfs framework driven by a ${SIM_NOTE}; none says anything about a real model's speed or quality.`
 
 /** The sections, in the order they run; `--only` picks some. */
-const SECTIONS = ["memory", "overhead", "scaling", "context", "prefix", "cache", "plans", "http"] as const
+const SECTIONS = [
+  "memory",
+  "overhead",
+  "scaling",
+  "context",
+  "prefix",
+  "concurrency",
+  "cache",
+  "plans",
+  "http"
+] as const
 type Section = (typeof SECTIONS)[number]
 
 const usage = `usage: node bench/perf/main.ts [--quick] [--only <sections>] [--out runs/perf.json] [--data <toolbench dir>]
@@ -500,6 +513,21 @@ const run = (setup: PerfSetup, quick: boolean, only: (section: Section) => boole
             .map((r) => [r.label, r.role, r.prompts, r.compared, pct(r.reuseShare)])
         )
       )
+    }
+
+    // 3c. The same on a busy server (issue 33): tasks side by side on a modelled server in virtual time, for every cache
+    // model and concurrency, with the client's levers.
+    if (only("concurrency")) {
+      const tasks = take(queries, sizes.concurrencyTasks)
+      const rows = yield* measureConcurrency(setup, tasks, log, variantsOf(!quick))
+      json["concurrency"] = {
+        tasks: tasks.length,
+        caches: CACHE_MODELS,
+        concurrencies: CONCURRENCIES,
+        rows,
+        note: "virtual time: a request holds its slot (or its KV blocks) until its reply is written; the clock moves when every task in flight waits on the server. client: plain, affinity (id_slot per task), lanes (at most one task per slot sends requests)"
+      }
+      sections.push(...concurrencyTables(rows, tasks.length))
     }
 
     // 4. Warm caches: the same run twice over one cache directory (fresh cache objects, as after a restart).

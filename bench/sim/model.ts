@@ -20,6 +20,7 @@ import { FAULT_KINDS, type FaultKind, parseSimSpec, type SimOptions, simDefaults
 import { decide, faultSurface, type Intent } from "./policy.ts"
 import { makePrefixCache, type PrefixCacheTotals } from "./prefix-cache.ts"
 import { schemaValueOf } from "./schema-value.ts"
+import type { ServerModel } from "./server.ts"
 import { makeTokenCounter, TOKENIZER } from "./tokens.ts"
 
 /** Counters of one simulated model, for the perf harness. */
@@ -79,11 +80,15 @@ const asGraphPlan = (intent: Intent): Intent => {
   }
 }
 
-/** A simulated model over the given recordings. */
+/**
+ * A simulated model over the given recordings. With `server` (the perf harness's modelled server in virtual time),
+ * each reply waits until that server has served the request, in place of `options.prefixCache`'s one at a time.
+ */
 export const makeSimModel = (
   options: SimOptions = simDefaults,
   recordings: Recordings = readRecordings(options.data),
-  spec = "sim"
+  spec = "sim",
+  server?: ServerModel
 ): SimModel => {
   const prefixCache = options.prefixCache ? makePrefixCache(options.prefixCache) : undefined
   const stats: SimStats = {
@@ -126,7 +131,11 @@ export const makeSimModel = (
     const completionTokens =
       tokens.text(reply.text) +
       (reply.toolCalls ?? []).reduce((n, c) => n + tokens.text(c.name) + tokens.text(JSON.stringify(c.arguments)), 0)
-    if (prefixCache) {
+    const served =
+      server === undefined
+        ? undefined
+        : server.request(query?.id ?? "", tokens.encodePrompt(request), tokens.encodeReply(reply), request.role)
+    if (prefixCache && !server) {
       const served = prefixCache.serve(tokens.encodePrompt(request), tokens.encodeReply(reply))
       const role = stats.prefixCacheByRole.get(request.role) ?? { requests: 0, uncachedTokens: 0, gpuMs: 0 }
       stats.prefixCacheByRole.set(request.role, {
@@ -135,13 +144,13 @@ export const makeSimModel = (
         gpuMs: role.gpuMs + served.gpuMs
       })
     }
-    return { reply, usage: { promptTokens, completionTokens } }
+    return { reply, usage: { promptTokens, completionTokens }, served }
   }
   const generate = (request: GenerateRequest) =>
     Effect.flatMap(Effect.service(CurrentTask), (query) =>
       Effect.suspend(() => {
         const started = performance.now()
-        const { reply, usage } = answer(request, query)
+        const { reply, usage, served } = answer(request, query)
         stats.calls++
         stats.promptTokens += usage.promptTokens
         stats.completionTokens += usage.completionTokens
@@ -153,6 +162,7 @@ export const makeSimModel = (
         const respond = Effect.sync(
           (): GenerateResponse => ({ ...reply, usage, model: options.name, durationMs: performance.now() - started })
         )
+        if (served !== undefined) return Effect.andThen(served, respond)
         if (waitMs <= 0) return respond
         stats.sleptMs += waitMs
         return Effect.andThen(Effect.sleep(waitMs), respond)

@@ -79,8 +79,15 @@ export const makePrefixCache = (options: PrefixCacheOptions = prefixCacheDefault
   let clock = 0
   /** Slots serving a request now (`begin` without its `end`): a request in flight holds its slot. */
   const busy = new Set<number>()
-  /** The slot a prompt takes, and how many of its tokens that slot holds: among the slots no request holds. */
-  const choose = (prompt: ReadonlyArray<number>): { slot: number; shared: number } => {
+  /**
+   * The slot a prompt takes, and how many of its tokens that slot holds: among the slots no request holds, or the
+   * one it names (llama-server's `id_slot`).
+   */
+  const choose = (prompt: ReadonlyArray<number>, pinned?: number): { slot: number; shared: number } => {
+    if (pinned !== undefined) {
+      if (busy.has(pinned)) throw new RangeError(`slot ${pinned} is serving a request: end it first`)
+      return { slot: pinned, shared: commonPrefixLength(slots[pinned]!.tokens, prompt) }
+    }
     const free = slots.map((_, i) => i).filter((i) => !busy.has(i))
     if (free.length === 0) throw new RangeError("every slot is serving a request: end one first")
     let best = free[0]!
@@ -101,10 +108,13 @@ export const makePrefixCache = (options: PrefixCacheOptions = prefixCacheDefault
    * A request that starts now and holds its slot until `end` (several in flight at once, as a server with
    * `--parallel` slots serves them): what its prompt costs is known at once, its reply when it ends.
    */
-  const begin = (prompt: ReadonlyArray<number>) => {
-    const chosen = choose(prompt)
+  const begin = (prompt: ReadonlyArray<number>, pinned?: number) => {
+    const chosen = choose(prompt, pinned)
     busy.add(chosen.slot)
     return {
+      slot: chosen.slot,
+      /** Prompt tokens the slot holds, known as the request starts. */
+      cachedTokens: cachedOf(chosen.shared, prompt),
       end: (output: ReadonlyArray<number>): ServedRequest => {
         busy.delete(chosen.slot)
         return account(chosen, prompt, output)
@@ -114,12 +124,14 @@ export const makePrefixCache = (options: PrefixCacheOptions = prefixCacheDefault
   /** A request served whole before the next one arrives (exact for one request in flight). */
   const serve = (prompt: ReadonlyArray<number>, output: ReadonlyArray<number>): ServedRequest =>
     account(choose(prompt), prompt, output)
+  const cachedOf = (shared: number, prompt: ReadonlyArray<number>) =>
+    prompt.length > 0 && shared >= prompt.length ? prompt.length - 1 : shared
   const account = (
     { slot, shared }: { slot: number; shared: number },
     prompt: ReadonlyArray<number>,
     output: ReadonlyArray<number>
   ): ServedRequest => {
-    const cachedTokens = prompt.length > 0 && shared >= prompt.length ? prompt.length - 1 : shared
+    const cachedTokens = cachedOf(shared, prompt)
     const uncachedTokens = prompt.length - cachedTokens
     const gpuMs = uncachedTokens * options.prefillMsPerToken + output.length * options.decodeMsPerToken
     slots[slot] = { tokens: [...prompt, ...output], lastUsed: clock++ }
@@ -131,7 +143,10 @@ export const makePrefixCache = (options: PrefixCacheOptions = prefixCacheDefault
     totals.gpuMs += gpuMs
     return { slot, cachedTokens, uncachedTokens, outputTokens: output.length, gpuMs }
   }
-  return { serve, begin, choose, totals, options }
+  /** Whether a slot serves no request now (`slot` undefined: whether any does not). */
+  const isFree = (slot?: number): boolean =>
+    slot === undefined ? busy.size < options.slots : slot >= 0 && slot < options.slots && !busy.has(slot)
+  return { serve, begin, choose, isFree, totals, options }
 }
 
 export type PrefixCache = ReturnType<typeof makePrefixCache>

@@ -19,7 +19,17 @@ export interface LoopRules {
   readonly errorObservations: ReadonlyArray<string>
   /** Observations reach the agents whole, as the full `{"error", "response"}` JSON (theirs); ours are cut to the budget. */
   readonly wholeObservations: boolean
+  /**
+   * A tool response of at most this many characters is the step's answer as it is, with no Answer agent call (the
+   * verifier reads the response itself, continuing the arguments' exchange); undefined (the default, and theirs) asks
+   * the Answer agent on every step. Off by default: on the simulated model at 300 characters it saved 3% of a task's
+   * GPU time (docs/performance.md), too little to drop a step of the paper's loop for.
+   */
+  readonly answerShortResponses?: number | undefined
 }
+
+/** A tool response this short (characters) is about the answer the Answer agent writes from it. */
+export const SHORT_RESPONSE_CHARS = 300
 
 /** StableToolBench's tool server's known error strings, which the authors' code keeps as observations. */
 export const SERVER_ERROR_STRINGS = [

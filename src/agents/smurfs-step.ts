@@ -89,6 +89,13 @@ export type StepOutcome =
       readonly step: Step
       /** The exchange the verifier continues (the step answer's request and reply). */
       readonly turn?: Turn | undefined
+      /**
+       * A short tool response that is the step's answer as it is (no Answer agent call): the verifier continues the
+       * arguments' exchange `turn` with the call's response after it.
+       */
+      readonly response?:
+        | { readonly turn: Turn; readonly tool: string; readonly args: Record<string, unknown> }
+        | undefined
       /** The verifier's verdict when it came with the step's answer (`--executor fused`); `undefined` inside when that request failed. */
       readonly verdict?: { readonly value: Verdict | undefined } | undefined
     }
@@ -180,15 +187,20 @@ export const executeStep = spanFn("Smurfs.step")(function* (
   const result = yield* callTool(ctx.budget, tool, args, ctx.options.toolTimeoutMs)
   if (!result.ok) return failedCall(ctx, index, depth, { thought, tool: tool.name, args }, result)
   const observation = result.content
-  const answered = ctx.options.answerer
-    ? yield* soft("answerer.step", answerStep(ctx, shared, { tool: tool.name, args, observation }, written.turn))
-    : undefined
+  const limit = ctx.options.rules.answerShortResponses
+  // a response no longer than the answer the Answer agent would write is the answer: its call would only repeat it
+  const short = limit !== undefined && observation.trim().length > 0 && observation.length <= limit
+  const answered =
+    ctx.options.answerer && !short
+      ? yield* soft("answerer.step", answerStep(ctx, shared, { tool: tool.name, args, observation }, written.turn))
+      : undefined
   const answer = answered?.answer ?? observation
   yield* emit("answer", { subtask: index, depth, answer })
   return {
     kind: "step",
     step: { thought, tool: tool.name, args, observation, answer },
-    turn: answered?.turn
+    turn: answered?.turn,
+    response: short ? { turn: written.turn, tool: tool.name, args } : undefined
   } satisfies StepOutcome
 })
 

@@ -90,7 +90,8 @@ export const solveSubtask = spanFn("Smurfs.subtask")(function* (
                   ctx,
                   subtaskViewOf(ctx, index, subtask, local.steps.slice(0, -1)),
                   outcome.step.answer,
-                  outcome.turn
+                  outcome.turn,
+                  outcome.response
                 )
           )
       yield* emit("verdict", {

@@ -10,6 +10,7 @@ import { ContextOverflow, ModelServerError, type ProviderError, Timeout } from "
 import type { GenerateRequest, GenerateResponse, Message, ToolCallRequest } from "./language-model.ts"
 import { grammarSchema, schemaTokens, toolCallSchema } from "./llama-grammar.ts"
 import { isSourceFailure, resolveModelSource } from "./model-source.ts"
+import type { ModelTaskKey } from "./model-task.ts"
 import { NestingTooDeep, parseJsonBounded } from "./nesting.ts"
 import { replyWithThinking } from "./thinking.ts"
 
@@ -122,6 +123,8 @@ interface Slot {
   /** The start of the last prompt it evaluated: a request that shares it reuses the sequence's KV cache. */
   lastPrefix: string
   lastUsed: number
+  /** The task whose requests it serves (`ModelTask`): its next request comes back here while it lives. */
+  owner: ModelTaskKey | undefined
 }
 
 /** A loaded model, its context and its sequences. */
@@ -186,7 +189,8 @@ export const loadEngine = async (settings: LlamaSettings, signal?: AbortSignal):
       chat: new m.LlamaChat({ contextSequence: sequence, autoDisposeSequence: false }),
       busy: false,
       lastPrefix: "",
-      lastUsed: 0
+      lastUsed: 0,
+      owner: undefined
     })
   }
   return {
@@ -230,15 +234,28 @@ const commonPrefix = (a: string, b: string): number => {
   return i
 }
 
-/** A free sequence, the one whose last prompt shares the longest start with this one; waits when all are busy. */
-const acquireSlot = (engine: LlamaEngine, prefix: string, signal: AbortSignal): Promise<Slot> =>
+/**
+ * A free sequence: the task's own (the one it used last, `task`), else one no live task holds, else any; among those,
+ * the one whose last prompt shares the longest start with this one. Waits when all are busy. Without the task, a new
+ * task's first request (which shares only the system text with every sequence) could take the sequence of a task
+ * that is between two requests (calling a tool), whose next request would then compute its prefix again.
+ */
+const acquireSlot = (
+  engine: LlamaEngine,
+  prefix: string,
+  signal: AbortSignal,
+  task: ModelTaskKey | undefined
+): Promise<Slot> =>
   new Promise((resolve, reject) => {
     const attempt = () => {
       const free = engine.slots.filter((s) => !s.busy)
       if (free.length === 0) return false
-      let best = free[0]!
+      const own = task === undefined ? undefined : free.find((s) => s.owner === task)
+      const unheld = free.filter((s) => s.owner === undefined || s.owner.ended)
+      const candidates = own !== undefined ? [own] : task !== undefined && unheld.length > 0 ? unheld : free
+      let best = candidates[0]!
       let bestShared = -1
-      for (const slot of free) {
+      for (const slot of candidates) {
         const shared = commonPrefix(slot.lastPrefix, prefix)
         if (shared > bestShared || (shared === bestShared && slot.lastUsed < best.lastUsed)) {
           best = slot
@@ -246,6 +263,7 @@ const acquireSlot = (engine: LlamaEngine, prefix: string, signal: AbortSignal): 
         }
       }
       best.busy = true
+      if (task !== undefined) best.owner = task
       resolve(best)
       return true
     }
@@ -369,11 +387,12 @@ export const generateOn = async (
   engine: LlamaEngine,
   settings: LlamaSettings,
   request: GenerateRequest,
-  signal: AbortSignal
+  signal: AbortSignal,
+  task?: ModelTaskKey
 ): Promise<GenerateResponse> => {
   const started = performance.now()
   const prefix = prefixOf(request.messages)
-  const slot = await acquireSlot(engine, prefix, signal)
+  const slot = await acquireSlot(engine, prefix, signal, task)
   try {
     const history = toChatHistory(request)
     const tools = request.tools && request.tools.length > 0 ? request.tools : undefined

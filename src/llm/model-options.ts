@@ -48,6 +48,13 @@ export interface ModelOptions {
   readonly endpoints?: ReadonlyArray<string> | undefined
   /** The embedded engine's (`llama:`) CPU threads; default SMURFS_LLAMA_THREADS, else one per CPU. */
   readonly threads?: number | undefined
+  /**
+   * OpenAI-compatible llama.cpp server: pin each task's requests to one of its slots (`id_slot`, with
+   * `cache_prompt`), so that a task's next request finds its prefix in its slot rather than a neighbour's. A number
+   * of slots (the server's `--parallel`), or `auto` to read them from its /props (no pinning when the server has
+   * none, as any other server). Default: none.
+   */
+  readonly slotAffinity?: number | "auto" | undefined
 }
 
 /** Thinking of a reasoning model: on, off, or an effort level. */

@@ -18,6 +18,7 @@ import type {
   Message,
   ToolCallRequest
 } from "./language-model.ts"
+import { ModelTask, makeSlotAffinity, type SlotAffinity } from "./model-task.ts"
 import { NestingTooDeep, parseJsonBounded } from "./nesting.ts"
 import { REFLECTION_PREFIX } from "./ollama.ts"
 import { type CallSite, displayHost, fromStatus, fromTransport, tryPromiseWithin } from "./provider-errors.ts"
@@ -36,6 +37,8 @@ export interface OpenAISettings {
   readonly supportsTools?: boolean | undefined
   /** Thinking on, off or a level (see `ModelOptions.think`); undefined leaves the server's default. */
   readonly think?: boolean | "low" | "medium" | "high" | undefined
+  /** Pin each task's requests to one of the server's slots (see `ModelOptions.slotAffinity`); undefined: none. */
+  readonly slotAffinity?: number | "auto" | undefined
 }
 
 /** The name under which the schema travels in `response_format`; servers only echo it. */
@@ -391,6 +394,63 @@ export const listOpenAIModels = (settings: OpenAISettings): Effect.Effect<Readon
  */
 const limitFields = new Map<string, LimitField>()
 
+/**
+ * Each server's slot affinity, learnt once per process (a run builds its model once per task, and every task must
+ * share one assignment of slots): a number of slots as given, or llama.cpp's `total_slots` from its /props (`auto`;
+ * none when the server has no /props, as any other server).
+ */
+const affinities = new Map<string, Promise<SlotAffinity | undefined>>()
+
+/** The server's root (its /v1 URL without /v1), where llama.cpp's server answers /props. */
+const serverRoot = (baseURL: string) => baseURL.replace(/\/v1$/, "")
+
+/** llama.cpp's server's parallel slots (`total_slots` of GET /props), or undefined from any other server. */
+export const llamaServerSlots = async (settings: OpenAISettings): Promise<number | undefined> => {
+  try {
+    const reply = await boundedFetch(64 * 1024)(`${serverRoot(settings.baseURL)}/props`, {
+      headers: { authorization: `Bearer ${settings.apiKey}` },
+      signal: AbortSignal.timeout(Math.min(settings.timeoutMs, 10_000))
+    })
+    if (!reply.ok) return undefined
+    const props = (await reply.json()) as { total_slots?: unknown }
+    return typeof props.total_slots === "number" && Number.isInteger(props.total_slots) && props.total_slots > 0
+      ? props.total_slots
+      : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** The slot affinity of `settings`' server, when asked for and known. */
+const affinityOf = (settings: OpenAISettings): Effect.Effect<SlotAffinity | undefined> => {
+  const wanted = settings.slotAffinity
+  if (wanted === undefined) return Effect.succeed(undefined)
+  const key = `${settings.baseURL} ${wanted}`
+  let known = affinities.get(key)
+  if (known === undefined) {
+    known = (wanted === "auto" ? llamaServerSlots(settings) : Promise.resolve(wanted)).then((slots) =>
+      slots === undefined ? undefined : makeSlotAffinity(slots)
+    )
+    affinities.set(key, known)
+  }
+  const pending = known
+  return Effect.promise(() => pending)
+}
+
+/**
+ * llama.cpp's server's fields that keep a task on its slot: `id_slot` (the task's slot, `makeSlotAffinity`) and
+ * `cache_prompt` (reuse what the slot holds); nothing outside a task or without slot affinity.
+ */
+const slotFields = (settings: OpenAISettings): Effect.Effect<Record<string, unknown>> =>
+  settings.slotAffinity === undefined
+    ? Effect.succeed({})
+    : Effect.gen(function* () {
+        const task = yield* Effect.service(ModelTask)
+        if (task === undefined) return {}
+        const affinity = yield* affinityOf(settings)
+        return affinity === undefined ? {} : { id_slot: affinity.slotOf(task), cache_prompt: true }
+      })
+
 /** An OpenAI-compatible model. */
 export const makeOpenAIModel = (settings: OpenAISettings): LanguageModelShape => {
   const client = makeOpenAIClient(settings)
@@ -410,9 +470,10 @@ export const makeOpenAIModel = (settings: OpenAISettings): LanguageModelShape =>
       timeoutMs,
       secrets: [settings.apiKey]
     }
+    const slot = yield* slotFields(settings)
     const send = (field: LimitField) =>
       call(site, client, (built, signal) =>
-        complete(built, toCompletionRequest(settings, request, field), signal, timeoutMs)
+        complete(built, { ...toCompletionRequest(settings, request, field), ...slot }, signal, timeoutMs)
       )
     const field = limitFields.get(limitKey) ?? "max_tokens"
     const completion = yield* send(field).pipe(

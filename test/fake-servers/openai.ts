@@ -41,6 +41,8 @@ export interface FakeOpenAIOptions {
   readonly imitate?: "llama.cpp" | "vllm"
   /** The server's context window (default 4096 when imitating, else none): a longer prompt (4 characters a token) is refused. */
   readonly contextTokens?: number
+  /** Imitating llama.cpp: the parallel slots its /props says (`total_slots`, default 1). */
+  readonly slots?: number
 }
 
 export interface FakeOpenAI extends FakeServer {
@@ -255,7 +257,11 @@ export const startFakeOpenAI = async (
     if (route === "GET /props" && options.imitate === "llama.cpp")
       return sendJson(
         200,
-        { default_generation_settings: { n_ctx: contextTokens }, total_slots: 1, model_path: models[0] },
+        {
+          default_generation_settings: { n_ctx: contextTokens },
+          total_slots: options.slots ?? 1,
+          model_path: models[0]
+        },
         own
       )
     if (route === "POST /v1/chat/completions") return chat(ctx)

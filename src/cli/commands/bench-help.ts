@@ -52,6 +52,8 @@ options:
   --rerank                  with retrieve: the model re-ranks the top 20 candidates
   --concurrency <n>         tasks run at once (default ${BENCH_DEFAULTS.concurrency})
   --model-concurrency <n>   requests in flight per model server (default: --concurrency for openai, 1 for ollama)
+  --slot-affinity <auto|n>  llama.cpp's server (openai:): each task's requests on one of its n slots (id_slot,
+                            cache_prompt), auto reads them from its /props; see docs/performance.md
   --endpoints <u[,u]>       several servers of the same model, each url or url*N (N: requests it serves at once);
                             requests go to the least-loaded healthy one, a failing one is taken out and probed
   --queue <redis://...>     hand the tasks to \`smurfs worker\` processes through a BullMQ queue on Redis

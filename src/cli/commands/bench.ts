@@ -73,6 +73,13 @@ const methodToolsets: Reader = (name, value) =>
 const toolCalling: Reader = (name, value) => choiceOption(name, value as string, ["auto", "native", "json"], "auto")
 const executor: Reader = (name, value) => choiceOption(name, value as string, EXECUTORS, smurfsDefaults.executor)
 const think: Reader = (_name, value) => thinkOption(value as string)
+const slotAffinity: Reader = (name, value) => {
+  const text = String(value).trim()
+  if (text === "auto") return "auto"
+  const n = Number(text)
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`${name} takes auto or a number of slots, not "${text}"`)
+  return n
+}
 const stb: Reader = (_name, value) => stbDirOf(value as string)
 const simulatorStyle: Reader = (name, value) => choiceOption(name, value as string, SIMULATOR_STYLES, "gpt")
 const profile: Reader = (name, value) => choiceOption(name, value as string, PROFILES, DEFAULT_PROFILE)
@@ -113,6 +120,7 @@ const OPTIONS = {
   rerank: { type: "boolean", setting: ["rerank", flag] },
   concurrency: { type: "string", setting: ["concurrency", int] },
   "model-concurrency": { type: "string", setting: ["modelConcurrency", int] },
+  "slot-affinity": { type: "string", setting: ["slotAffinity", slotAffinity] },
   endpoints: { type: "string", multiple: true, setting: ["endpoints", list] },
   queue: { type: "string", setting: ["queue", text] },
   out: { type: "string" },

@@ -30,6 +30,7 @@ import {
 } from "../model-files/source.ts"
 import { envSetting, MODEL_DEFAULTS, type ModelOptions } from "../model-options.ts"
 import { isLocalSource, resolveModelSource } from "../model-source.ts"
+import { ModelTask } from "../model-task.ts"
 import { tryPromiseWithin } from "../provider-errors.ts"
 import { type ProviderCheck, type ProviderChecks, registerProvider } from "../providers.ts"
 
@@ -147,18 +148,21 @@ const layer = (source: string, spec: string, options: ModelOptions): Layer.Layer
         },
         generate: (request) => {
           const timeoutMs = request.options?.timeoutMs ?? settings.timeoutMs
-          return tryPromiseWithin(
-            timeoutMs,
-            async (signal) => {
-              // held for the request: a model whose layer is gone (a simulator built apart) stays loaded while used
-              const current = await holdEngine(settings)
-              try {
-                return await generateOn(current, settings, request, signal)
-              } finally {
-                letGo(settings)
-              }
-            },
-            (e, timedOut) => requestFailure(e, request, timeoutMs, timedOut, engine.path)
+          // the task's requests go back to its own sequence while it lives
+          return Effect.flatMap(Effect.service(ModelTask), (task) =>
+            tryPromiseWithin(
+              timeoutMs,
+              async (signal) => {
+                // held for the request: a model whose layer is gone (a simulator built apart) stays loaded while used
+                const current = await holdEngine(settings)
+                try {
+                  return await generateOn(current, settings, request, signal, task)
+                } finally {
+                  letGo(settings)
+                }
+              },
+              (e, timedOut) => requestFailure(e, request, timeoutMs, timedOut, engine.path)
+            )
           )
         },
         timeoutMs: settings.timeoutMs

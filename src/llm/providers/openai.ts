@@ -27,7 +27,8 @@ export const openaiSettings = (model: string, options: ModelOptions = {}): OpenA
   seed: options.seed ?? MODEL_DEFAULTS.seed,
   temperature: options.temperature ?? MODEL_DEFAULTS.temperature,
   supportsTools: options.supportsTools,
-  think: options.think
+  think: options.think,
+  slotAffinity: options.slotAffinity
 })
 
 /** The model at one server (`url`: an endpoint of --endpoints), wrapped in that server's resilience. */

@@ -1,0 +1,64 @@
+// The task a model request belongs to, for servers that keep a cache per slot or sequence: every request of one task
+// goes to the same one (llama.cpp's `id_slot`, the embedded engine's sequence), so that its next request finds its
+// prefix there instead of a neighbour's.
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+
+/** One task in flight: its key, and whether it has ended (its slot is then free for the next task). */
+export interface ModelTaskKey {
+  readonly key: string
+  ended: boolean
+}
+
+/** The task of the calling fiber, provided per task by the runner and `solve`; undefined outside a task. */
+export const ModelTask = Context.Reference<ModelTaskKey | undefined>("smurfs/llm/ModelTask", {
+  defaultValue: () => undefined
+})
+
+/** Run `effect` as the task `key`: its model requests carry it, and it is marked ended when `effect` ends. */
+export const withModelTask =
+  (key: string) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.suspend(() => {
+      const task: ModelTaskKey = { key, ended: false }
+      return effect.pipe(
+        Effect.provideService(ModelTask, task),
+        Effect.ensuring(Effect.sync(() => void (task.ended = true)))
+      )
+    })
+
+/**
+ * Which of `slots` slots each task uses: a task keeps the slot it got first; a new task takes the slot the fewest live
+ * tasks hold, the least recently used among those (so that with no more tasks than slots each has its own, and a task
+ * that ends hands its slot to the next). Ended tasks are forgotten as they are seen.
+ */
+export const makeSlotAffinity = (slots: number) => {
+  if (!Number.isInteger(slots) || slots < 1)
+    throw new RangeError(`slot affinity needs at least one slot (got ${slots})`)
+  const holders: Array<Set<ModelTaskKey>> = Array.from({ length: slots }, () => new Set())
+  const lastUse: Array<number> = Array.from({ length: slots }, () => -1)
+  const slotOfTask = new Map<ModelTaskKey, number>()
+  let clock = 0
+  const slotOf = (task: ModelTaskKey): number => {
+    let slot = slotOfTask.get(task)
+    if (slot === undefined) {
+      for (const [held, s] of slotOfTask)
+        if (held.ended) {
+          slotOfTask.delete(held)
+          holders[s]!.delete(held)
+        }
+      slot = 0
+      for (let s = 1; s < slots; s++) {
+        const fewer = holders[s]!.size - holders[slot]!.size
+        if (fewer < 0 || (fewer === 0 && lastUse[s]! < lastUse[slot]!)) slot = s
+      }
+      slotOfTask.set(task, slot)
+      holders[slot]!.add(task)
+    }
+    lastUse[slot] = clock++
+    return slot
+  }
+  return { slots, slotOf }
+}
+
+export type SlotAffinity = ReturnType<typeof makeSlotAffinity>

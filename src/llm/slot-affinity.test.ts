@@ -1,0 +1,86 @@
+// Slot affinity (issue 33): on llama.cpp's server each task's requests carry its slot (`id_slot`) and `cache_prompt`.
+import * as Effect from "effect/Effect"
+import { afterEach, describe, expect, it } from "vitest"
+import { type FakeOpenAI, startFakeOpenAI } from "../../test/fake-servers/openai.ts"
+import { LanguageModel } from "./language-model.ts"
+import { type ModelTaskKey, makeSlotAffinity, withModelTask } from "./model-task.ts"
+import { type ModelOptions, modelLayer } from "./spec.ts"
+
+const servers: FakeOpenAI[] = []
+const fake = async (...args: Parameters<typeof startFakeOpenAI>) => {
+  const server = await startFakeOpenAI(...args)
+  servers.push(server)
+  return server
+}
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()))
+})
+
+/** One request of the calling task. */
+const ask = (content: string) =>
+  Effect.flatMap(Effect.service(LanguageModel), (m) =>
+    m.generate({ role: "executor.thought", messages: [{ role: "user", content }] })
+  )
+
+/** A task of two requests, run as `key`. */
+const task = (key: string) => withModelTask(key)(Effect.andThen(ask(`${key} first`), ask(`${key} second`)))
+
+const run = <A, E>(server: FakeOpenAI, effect: Effect.Effect<A, E, LanguageModel>, options: ModelOptions) =>
+  Effect.runPromise(
+    Effect.provide(effect, modelLayer("openai:tiny", { baseURL: server.baseURL, retryBaseMs: 1, ...options }))
+  )
+
+/** The slot each request named, by the text it sent. */
+const slotsBySent = (server: FakeOpenAI): Record<string, [number | undefined, boolean | undefined]> =>
+  Object.fromEntries(server.chatRequests().map((b) => [b.messages.at(-1).content, [b.id_slot, b.cache_prompt]]))
+
+describe("slot affinity", () => {
+  it("keeps each task's requests on one slot of its own, the slots read from llama.cpp's /props", async () => {
+    const server = await fake({ imitate: "llama.cpp", slots: 4 })
+    // two tasks side by side, then a third once both ended
+    await run(server, Effect.andThen(Effect.all([task("a"), task("b")], { concurrency: 2 }), task("c")), {
+      slotAffinity: "auto",
+      concurrency: 2
+    })
+    const sent = slotsBySent(server)
+    expect(sent["a first"]).toEqual(sent["a second"])
+    expect(sent["b first"]).toEqual(sent["b second"])
+    expect(sent["a first"]![0]).not.toBe(sent["b first"]![0])
+    for (const [slot, cache] of Object.values(sent)) {
+      expect(slot).toBeGreaterThanOrEqual(0)
+      expect(slot).toBeLessThan(4)
+      expect(cache).toBe(true)
+    }
+    expect(sent["c first"]).toEqual(sent["c second"])
+  })
+
+  it("sends a number of slots as given, and nothing without the option, outside a task or from another server", async () => {
+    const llama = await fake({ imitate: "llama.cpp", slots: 4 })
+    await run(llama, task("given"), { slotAffinity: 2 })
+    await run(llama, task("off"), {})
+    await run(llama, ask("outside"), { slotAffinity: 2 })
+    const sent = slotsBySent(llama)
+    expect(sent["given first"]![0]).toBeLessThan(2)
+    expect(sent["given first"]![1]).toBe(true)
+    for (const text of ["off first", "off second", "outside"]) expect(sent[text]).toEqual([undefined, undefined])
+    // a server with no /props (vLLM, Ollama): auto pins nothing
+    const vllm = await fake({ imitate: "vllm", models: ["tiny"] })
+    await run(vllm, task("v"), { slotAffinity: "auto" })
+    expect(slotsBySent(vllm)["v first"]).toEqual([undefined, undefined])
+  })
+})
+
+describe("makeSlotAffinity", () => {
+  const live = (key: string): ModelTaskKey => ({ key, ended: false })
+
+  it("gives live tasks their own slots while there are enough, and an ended task's slot to the next", () => {
+    const affinity = makeSlotAffinity(2)
+    const a = live("a")
+    const b = live("b")
+    expect([affinity.slotOf(a), affinity.slotOf(b), affinity.slotOf(a)]).toEqual([0, 1, 0])
+    a.ended = true
+    expect(affinity.slotOf(live("c"))).toBe(0)
+    // a third live task shares the least recently used slot
+    expect(affinity.slotOf(live("d"))).toBe(1)
+  })
+})
