@@ -142,7 +142,7 @@ describe("a τ² conversation (smurfs chat)", () => {
       },
       { "tau2.user": ["Please cancel my order #W1.", "I no longer need it.", "Thanks ###STOP###"] }
     )
-    const texts = data.messages.map((m) => `${m.role}:${m.role === "tool" ? m.name : (m.content ?? m.toolCalls?.[0]?.name)}`)
+    const texts = data.messages.map((m) => `${m.role}:${m.role === "tool" ? m.name : (m.content ?? ("toolCalls" in m ? m.toolCalls?.[0]?.name : ""))}`)
     expect(record.error ?? "").toBe("")
     expect(record.finishType).toBe("give_answer")
     expect(texts).toContain("assistant:Why do you want to cancel?")
