@@ -353,3 +353,39 @@ export const clonePy = <T>(value: T): T => {
   for (const k of Object.keys(value)) copy[k] = clonePy((value as Record<string, unknown>)[k])
   return copy as T
 }
+
+const isPyDict = (v: unknown): v is ReadonlyMap<string, unknown> | Readonly<Record<string, unknown>> =>
+  v instanceof Map || (typeof v === "object" && v !== null && !Array.isArray(v))
+
+const entriesOf = (v: ReadonlyMap<string, unknown> | Readonly<Record<string, unknown>>): Map<string, unknown> =>
+  v instanceof Map ? (v as Map<string, unknown>) : new Map(Object.entries(v))
+
+/** As a Python number: bool is an int there (`True == 1`). */
+const asNumber = (v: unknown): number | bigint | undefined =>
+  typeof v === "number" || typeof v === "bigint" ? v : typeof v === "boolean" ? (v ? 1n : 0n) : undefined
+
+/**
+ * Python's `==` on JSON-like values: dicts equal whatever their key order (a Map or a plain object), lists
+ * element-wise, ints and floats by value (`1 == 1.0`, `True == 1`).
+ */
+export const pyEqual = (a: unknown, b: unknown): boolean => {
+  if (a === b) return true
+  const x = asNumber(a)
+  const y = asNumber(b)
+  if (x !== undefined && y !== undefined) {
+    // biome-ignore lint/suspicious/noDoubleEquals: a bigint equals a number of the same value only with ==
+    return x == y
+  }
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false
+    return a.every((v, k) => pyEqual(v, b[k]))
+  }
+  if (isPyDict(a) && isPyDict(b)) {
+    const m = entriesOf(a)
+    const n = entriesOf(b)
+    if (m.size !== n.size) return false
+    for (const [k, v] of m) if (!n.has(k) || !pyEqual(v, n.get(k))) return false
+    return true
+  }
+  return false
+}
