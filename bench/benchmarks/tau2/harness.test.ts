@@ -9,7 +9,7 @@ import { collectResults } from "../../report/results.ts"
 import { silentProgress } from "../../progress.ts"
 import { benchSettings } from "../../settings.ts"
 import { benchmarkFor } from "../index.ts"
-import { tau2Benchmark } from "./index.ts"
+import { tau2Benchmark } from "./benchmark.ts"
 import { loadTestDomain } from "./test-domain.ts"
 
 /** A τ² checkout with only the user simulator's guidelines (the domain comes from the test domain). */

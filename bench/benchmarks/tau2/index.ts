@@ -1,21 +1,53 @@
-// τ²-bench behind the Benchmark interface: conversations of a domain with a simulated user, scored as τ² scores them.
-import * as Effect from "effect/Effect"
-import type { Benchmark } from "../benchmark.ts"
-import { CONVERSER_NAMES } from "./conversers.ts"
-import { loadTau2DomainView } from "./domain-view.ts"
-import { checkTau2Settings, runTau2Settings, TAU2_JUDGE, tau2Queries } from "./harness.ts"
-import type { Tau2DomainLoader } from "./port.ts"
-
-/** τ² with a domain loader (the ported domains by default; tests give a small one). */
-export const tau2Benchmark = (loadDomain: Tau2DomainLoader = loadTau2DomainView): Benchmark => ({
-  name: "tau2",
-  label: "τ²-bench",
-  selects: (settings) => settings.tau2 !== undefined,
-  methods: CONVERSER_NAMES,
-  scoredBy: "record",
-  scoreJudge: TAU2_JUDGE,
-  converted: false,
-  check: checkTau2Settings,
-  tasks: (settings) => Effect.flatMap(loadDomain(settings.tau2!, settings.domain), (d) => tau2Queries(d, settings)),
-  run: (settings, progress) => runTau2Settings(settings, progress, loadDomain)
-})
+// τ²-bench (sierra-research/tau2-bench, MIT) ported: domains, gold replay and scoring. What a harness imports.
+export {
+  bindTau2Tools,
+  callTau2Tool,
+  canonicalDbJson,
+  dbHash,
+  runTau2Tool,
+  type Tau2DomainSpec,
+  type Tau2ParamSpec,
+  type Tau2Tool,
+  Tau2ToolError,
+  type Tau2ToolMessage,
+  type Tau2ToolSpec,
+  type Tau2ToolType,
+  toJsonStr
+} from "./domain.ts"
+export { TAU2_DOMAIN_SPECS, tau2DomainNames, tau2DomainSpec } from "./domains.ts"
+export { replayGold, type Tau2GoldReplay, type Tau2GoldStep } from "./gold.ts"
+export { loadTau2Domain, loadTau2DomainSync, Tau2DataError, type Tau2Domain } from "./load.ts"
+export {
+  actionMatchesCall,
+  checkCommunicateInfo,
+  computePassHatKs,
+  isSuccessful,
+  pairToolCalls,
+  passHatK,
+  replayConversation,
+  scoreConversation,
+  type Tau2ActionCheck,
+  type Tau2CommunicateCheck,
+  type Tau2Conversation,
+  type Tau2DbCheck,
+  Tau2Message,
+  type Tau2MessageInput,
+  Tau2NlAssertionCheck,
+  type Tau2PassHatK,
+  type Tau2ReplayMismatch,
+  type Tau2Reward,
+  type Tau2ScoreOptions,
+  Tau2Termination,
+  Tau2ToolCall,
+  type Tau2TrialResult
+} from "./score.ts"
+export {
+  Tau2Action,
+  Tau2EvaluationCriteria,
+  Tau2RewardType,
+  Tau2Task,
+  Tau2TaskFile,
+  Tau2TaskSplits,
+  Tau2UserInstructions,
+  Tau2UserScenario
+} from "./tasks.ts"
