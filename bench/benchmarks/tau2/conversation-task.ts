@@ -65,7 +65,7 @@ export const runConversationTask = (
     // a server that fails makes the conversation no result: the agent's and the user's are watched apart
     const agentWatch = watchServer(base)
     const userWatch = watchServer(options.userModel)
-    const db = options.domain.freshDb()
+    const db = options.domain.initialDb(task)
     const tools = options.domain.tools(db)
     const id = `${job.query.group}/${job.query.id}#${job.run ?? 0}`
     const inner: Array<RunEvent> = []

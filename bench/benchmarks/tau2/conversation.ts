@@ -130,8 +130,10 @@ export const runConversation = <Db>(options: ConversationOptions<Db>): Effect.Ef
             tool === undefined
               ? { ok: false, content: "", error: `Tool '${call.name}' not found.` }
               : yield* tool.call(call.arguments)
-          const next = snapshotDb(options.db)
-          const writes = diffSnapshots(snapshot, next)
+          // a tool that says it only reads (τ²'s read tools) leaves the snapshot as it was: 2.8 MB of retail is not walked
+          const reads = (tool as { readonly mutatesState?: boolean } | undefined)?.mutatesState === false
+          const next = reads ? snapshot : snapshotDb(options.db)
+          const writes = reads ? [] : diffSnapshots(snapshot, next)
           snapshot = next
           if (!result.ok) toolErrors++
           push({

@@ -27,8 +27,8 @@ export interface Tau2DomainView<Db = unknown, T extends Tau2TaskView = Tau2TaskV
   /** The agent's policy (policy.md), as the agent's system prompt holds it. */
   readonly policy: string
   readonly tasks: ReadonlyArray<T>
-  /** A fresh database: each conversation gets its own, never shared with one running at once. */
-  readonly freshDb: () => Db
+  /** The database a task's conversation starts from (a fresh one, its initial state applied): never shared. */
+  readonly initialDb: (task: T) => Db
   /** The domain's tools on one conversation's database (its calls read and write it in place). */
   readonly tools: (db: Db) => ReadonlyArray<Tool>
   /** τ²'s hash of a database (sha256 of its canonical JSON). */

@@ -77,7 +77,7 @@ export const testDomain: Tau2DomainView<TestDb, TestTask> = {
   name: "retail",
   policy: "You are a store's agent. Cancel pending orders when the customer asks.",
   tasks: [TEST_TASK],
-  freshDb,
+  initialDb: freshDb,
   tools,
   dbHash: hash,
   goldDb,
