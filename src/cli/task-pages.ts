@@ -2,6 +2,7 @@
 import { basename, dirname, extname, join } from "node:path"
 import { slug } from "../../bench/eval/labels.ts"
 import { refusingInvalid, resolveInput } from "../../bench/report/collect.ts"
+import { conversationHtml } from "../../bench/benchmarks/tau2/transcript-html.ts"
 import type { ReportTask } from "../../bench/report/html.ts"
 import { collectResults, type TaskResult } from "../../bench/report/results.ts"
 import { taskVerdicts } from "../../bench/report/verdicts.ts"
@@ -39,7 +40,8 @@ const viewOf = (
   finishType: record.finishType,
   totals: record.totals,
   labels: t.labels,
-  verdicts
+  verdicts,
+  benchmarkHtml: conversationHtml(record)
 })
 
 /** How a task ended, for the report's filter: the record's finish type, else what the source says. */

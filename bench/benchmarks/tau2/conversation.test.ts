@@ -8,6 +8,7 @@ import type { TaskRecord } from "../../run-format.ts"
 import { runConversationTask } from "./conversation-task.ts"
 import { agentInstructionOf } from "./conversers.ts"
 import { testDomain } from "./test-domain.ts"
+import { conversationHtml } from "./transcript-html.ts"
 import { Tau2RecordData } from "./transcript.ts"
 import { userView } from "./user-simulator.ts"
 
@@ -61,6 +62,10 @@ describe("a τ² conversation (tau2-agent)", () => {
     ])
     expect(data.goldDiff).toEqual([])
     expect(data.dbHash).toBe(data.goldHash)
+    const html = conversationHtml(record)
+    expect(html).toContain("equals the gold state")
+    expect(html).toContain("call cancel_pending_order")
+    expect(html).toMatch(/cancel_pending_order returned, wrote 1 entry/)
     // the agent's tool call is counted in the record's totals; the user's model calls apart
     expect(record.totals.toolCalls).toBe(1)
     expect(record.totals.modelCalls).toBe(2)
@@ -84,6 +89,14 @@ describe("a τ² conversation (tau2-agent)", () => {
         after: { status: "pending", items: ["keyboard"] }
       }
     ])
+    // the transcript page: every message, the reward, and the database against the gold state field by field
+    const html = conversationHtml(record)
+    expect(html).toContain("Reward 0")
+    expect(html).toContain("Why do you want to cancel it?")
+    expect(html).toContain("differs from the gold state in 1 entry")
+    expect(html).toMatch(
+      /<td>orders\/#W1<\/td><td>status<\/td><td class="gold">&quot;cancelled&quot;<\/td><td class="final">&quot;pending&quot;<\/td>/
+    )
   })
 
   it("ends at the step limit as max_steps, which scores 0 whatever the database", async () => {

@@ -7,7 +7,7 @@ import { replayGold } from "./gold.ts"
 import { loadTau2Domain, type Tau2Domain } from "./load.ts"
 import type { Tau2DomainLoader, Tau2DomainView } from "./port.ts"
 import { scoreConversation, type Tau2MessageInput, type Tau2Reward } from "./score.ts"
-import type { Tau2Task } from "./tasks.ts"
+import type { Tau2RewardType, Tau2Task } from "./tasks.ts"
 import type { Reward, TranscriptMessage } from "./transcript.ts"
 
 /** The harness' messages as τ² records them (every tool call requested by the assistant). */
@@ -27,11 +27,15 @@ export const tau2Messages = (messages: ReadonlyArray<TranscriptMessage>): Array<
 
 /** τ²'s RewardInfo as the record keeps it: the reward, its components, what could not be evaluated, every check. */
 export const rewardOf = (r: Tau2Reward): Reward => {
+  // what lowered the reward: only the components of the task's basis count
+  const counts = (t: Tau2RewardType) => r.rewardBasis?.includes(t) === true
   const notes = [
     ...(r.note === undefined ? [] : [r.note]),
-    ...(r.dbCheck && !r.dbCheck.dbMatch ? ["the database differs from the gold state"] : []),
-    ...(r.actionChecks ?? []).filter((c) => !c.actionMatch).map((c) => `action ${c.action.name} not taken as the gold one`),
-    ...(r.communicateChecks ?? []).filter((c) => !c.met).map((c) => c.justification),
+    ...(counts("DB") && r.dbCheck && !r.dbCheck.dbMatch ? ["the database differs from the gold state"] : []),
+    ...(counts("ACTION") ? (r.actionChecks ?? []) : [])
+      .filter((c) => !c.actionMatch)
+      .map((c) => `action ${c.action.name} was not taken as the gold one`),
+    ...(counts("COMMUNICATE") ? (r.communicateChecks ?? []) : []).filter((c) => !c.met).map((c) => c.justification),
     ...r.notEvaluated.map((t) => `${t} not evaluated (no judge): the reward is the product of the others`)
   ]
   return {
