@@ -25,7 +25,7 @@ import { runConversationTask } from "./conversation-task.ts"
 import { agentInstructionOf } from "./conversers.ts"
 import type { Tau2DomainLoader, Tau2DomainView } from "./port.ts"
 import { isSuccess, Tau2RecordData } from "./transcript.ts"
-import { guidelinesPath, readGuidelines, scenarioText } from "./user-simulator.ts"
+import { scenarioText, userGuidelinesOf } from "./user-simulator.ts"
 
 /** The judge name τ²'s rewards are stored under: `eval/tau2/pass/...`, read by compare and results as a judge's labels. */
 export const TAU2_JUDGE = "tau2"
@@ -97,14 +97,15 @@ export const writeRewardLabels = (runDir: string, methods: ReadonlyArray<string>
     { discard: true }
   )
 
-/** Before anything runs: the checkout's guidelines must be readable (throws what is wrong). */
+/** Before anything runs: the checkout's texts must be readable when it has them (throws what is wrong). */
 export const checkTau2Settings = (settings: BenchSettings): void => {
   if (settings.tau2 === undefined) return
   try {
-    readGuidelines(settings.tau2)
+    userGuidelinesOf(settings.tau2)
+    agentInstructionOf(settings.tau2)
   } catch (e) {
     throw new Error(
-      `--tau2 ${settings.tau2}: cannot read the user simulator's guidelines (${guidelinesPath(settings.tau2)}): ${(e as Error).message.split("\n")[0]}. Point --tau2 at a τ²-bench checkout (smurfs data pull tau2).`
+      `--tau2 ${settings.tau2}: cannot read τ²'s texts (${(e as Error).message.split("\n")[0]}). Point --tau2 at a τ²-bench checkout (smurfs data pull tau2).`
     )
   }
 }
@@ -115,7 +116,7 @@ const runConfigOf = (
   domain: Tau2DomainView,
   queries: ReadonlyArray<BenchQuery>,
   modelName: string,
-  agentPrompt: string
+  texts: { readonly agent: string; readonly user: string }
 ): RunConfig => ({
   formatVersion: RUN_FORMAT_VERSION,
   packageVersion: version,
@@ -135,8 +136,9 @@ const runConfigOf = (
     benchmark: "tau2",
     domain: domain.name,
     userModel: settings.userModel,
-    agentPrompt,
-    userGuidelines: guidelinesPath(settings.tau2),
+    // whose texts the agent and the user were prompted with: τ²'s from the checkout, or ours
+    agentPrompt: texts.agent,
+    userGuidelines: texts.user,
     limits: CONVERSATION_LIMITS,
     temperature: settings.temperature ?? 0,
     seed: settings.seed ?? null,
@@ -160,9 +162,12 @@ export const runTau2 = (settings: BenchSettings, progress: Progress, loadDomain:
     if (queries.length === 0) return { kind: "no-queries" } as BenchOutcome
     const model = yield* LanguageModel
     const userModel = yield* standaloneModel(userSpec, { timeoutMs: settings.timeoutMs })
-    const guidelines = readGuidelines(tau2)
+    const guidelines = userGuidelinesOf(tau2)
     const instruction = agentInstructionOf(tau2)
-    const config = runConfigOf({ ...settings, tau2 }, domain, queries, model.info.model, instruction.source)
+    const config = runConfigOf({ ...settings, tau2 }, domain, queries, model.info.model, {
+      agent: instruction.source,
+      user: guidelines.source
+    })
     const smurfs = settings.methods.includes("chat")
       ? { ...smurfsProfileOptions(settings.profile, settings.smurfsSrc, settings.temperature), maxSteps: settings.smurfsMaxSteps }
       : undefined
@@ -175,7 +180,7 @@ export const runTau2 = (settings: BenchSettings, progress: Progress, loadDomain:
       runTask: (job) =>
         runConversationTask(job, {
           domain,
-          guidelines,
+          guidelines: guidelines.text,
           agentInstruction: instruction.text,
           // each trial's seed on the user's requests too, as τ² seeds both sides
           userModel: job.seed === undefined ? userModel : withRequestDefaults(userModel, { seed: job.seed }),

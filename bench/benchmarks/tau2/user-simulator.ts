@@ -1,11 +1,12 @@
 // The simulated user of a τ² conversation: a model of its own (`--user-model`), prompted with τ²'s simulation guidelines
 // (read from the user's checkout, never copied here) and the task's user_scenario, as τ²'s UserSimulator builds its
 // system prompt; it sees the agent's texts as the other side (roles flipped) and ends the conversation with a stop token.
+import { existsSync } from "node:fs"
 import { join } from "node:path"
 import * as Effect from "effect/Effect"
 import type { LanguageModelShape, Message } from "../../../src/llm/language-model.ts"
 import { callModel } from "../../../src/llm/structured.ts"
-import { renderTemplate } from "../../../src/text/prompt-template.ts"
+import { loadTemplate, renderTemplate } from "../../../src/text/prompt-template.ts"
 import { readFileBounded } from "../../../src/trace/guarded-fs.ts"
 import type { TranscriptMessage } from "./transcript.ts"
 
@@ -19,9 +20,16 @@ export const isStop = (content: string): boolean => STOP_TOKENS.some((t) => cont
 export const guidelinesPath = (tau2Dir: string): string =>
   join(tau2Dir, "data", "tau2", "user_simulator", "simulation_guidelines.md")
 
-/** The guidelines as τ² sends them: the persona placeholder emptied (no runtime persona). Throws when unreadable. */
-export const readGuidelines = (tau2Dir: string): string =>
-  readFileBounded(guidelinesPath(tau2Dir)).replace("<PERSONA_GUIDELINES>", "")
+/**
+ * The user's guidelines: τ²'s own from the checkout (the persona placeholder emptied, no runtime persona), else our own
+ * wording (prompts/tau2-user-guidelines.md: a checkout of only the domain's data, as the test fixture); `source` says
+ * which, for run.json. A file that exists but cannot be read throws.
+ */
+export const userGuidelinesOf = (tau2Dir: string): { readonly text: string; readonly source: string } => {
+  const path = guidelinesPath(tau2Dir)
+  if (existsSync(path)) return { text: readFileBounded(path).replace("<PERSONA_GUIDELINES>", ""), source: `tau2:${path}` }
+  return { text: loadTemplate("tau2-user-guidelines").user, source: "smurfs" }
+}
 
 /** τ²'s StructuredUserInstructions, or plain text. */
 export type UserInstructions =
