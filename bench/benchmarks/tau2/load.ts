@@ -8,7 +8,7 @@ import type { FailureKind } from "../../../src/failure.ts"
 import { readFileBounded } from "../../../src/trace/guarded-fs.ts"
 import { bindTau2Tools, callTau2Tool, dbHash, type Tau2DomainSpec, type Tau2Tool } from "./domain.ts"
 import { tau2DomainNames, tau2DomainSpec } from "./domains.ts"
-import { clonePy, type PyValue, parsePyJson } from "./python-json.ts"
+import { copyCollections, freezePy, type PyValue, parsePyJson } from "./python-json.ts"
 import { Tau2TaskSplits as TaskSplitsSchema, type Tau2Task, Tau2TaskFile, type Tau2TaskSplits } from "./tasks.ts"
 
 /** A file of the user's τ² checkout that cannot be used: which file, what is wrong, what to do. */
@@ -38,7 +38,11 @@ export interface Tau2Domain {
   readonly tasks: ReadonlyArray<Tau2Task>
   /** split_tasks.json (`train`, `test`, `base`), when the checkout has it. */
   readonly splits: Tau2TaskSplits | undefined
-  /** A deep copy of db.json as loaded; each call returns a new one. */
+  /**
+   * db.json as loaded, for one conversation: each call returns a new database. Its parts are shared with other copies
+   * only while frozen (read-only); the tools copy an order or a user before they write it, so no conversation sees
+   * another's writes. Change a database only through its tools.
+   */
   readonly freshDb: () => unknown
   /** The database a task's conversation starts from: a fresh one with the task's initial state applied. */
   readonly initialDb: (task: Tau2Task) => unknown
@@ -139,7 +143,8 @@ export const loadTau2DomainSync = (checkout: string, domain: string): Tau2Domain
   }
   const dbPath = join(dir, "db.json")
   const pristine = parseWith(dbPath, () => spec.parseDb(parsePyJson(readText(dbPath, "database (db.json)"))))
-  const freshDb = () => clonePy(pristine)
+  const frozen = freezePy(pristine)
+  const freshDb = () => copyCollections(frozen)
   return {
     name: domain,
     dir,

@@ -274,6 +274,8 @@ const byCodePoint = (a: string, b: string): number => {
 export interface PyJsonDumpsOptions {
   /** `sort_keys=True`. */
   readonly sortKeys?: boolean | undefined
+  /** Internal: write the top value itself even when frozen (to compute the text the cache keeps). */
+  readonly thawed?: boolean | undefined
 }
 
 /** `pyJsonDumps` in pieces of about 64 KiB handed to `sink` (a hash reads a database's 2 MB without one string). */
@@ -283,43 +285,71 @@ export const pyJsonDumpsTo = (
   options: PyJsonDumpsOptions = {}
 ): void => {
   const sortKeys = options.sortKeys === true
-  let out = ""
+  const cache = sortKeys ? sortedTexts : insertionTexts
+  // pieces joined once per flush: a flat string (appending with += builds a rope that is slow to read)
+  let parts: Array<string> = []
+  let size = 0
+  const put = (s: string) => {
+    parts.push(s)
+    size += s.length
+  }
   const write = (v: PyValue | undefined): void => {
-    if (out.length > 65536) {
-      sink(out)
-      out = ""
+    if (size > 65536) {
+      sink(parts.join(""))
+      parts = []
+      size = 0
     }
-    if (v === null || v === undefined) out += "null"
-    else if (v === true) out += "true"
-    else if (v === false) out += "false"
-    else if (typeof v === "string") out += pyJsonString(v)
-    else if (typeof v === "number") out += pyFloatRepr(v)
-    else if (typeof v === "bigint") out += v.toString()
+    if (typeof v === "object" && v !== null && Object.isFrozen(v)) {
+      // a frozen part never changes: its text is written once (a fresh database is mostly frozen parts)
+      let text = cache.get(v)
+      if (text === undefined) {
+        const pieces: Array<string> = []
+        pyJsonDumpsTo(v, (piece) => pieces.push(piece), { sortKeys, thawed: true })
+        text = pieces.length === 1 ? (pieces[0] as string) : pieces.join("")
+        cache.set(v, text)
+      }
+      put(text)
+      return
+    }
+    writeValue(v)
+  }
+  const writeValue = (v: PyValue | undefined): void => {
+    if (v === null || v === undefined) put("null")
+    else if (v === true) put("true")
+    else if (v === false) put("false")
+    else if (typeof v === "string") put(pyJsonString(v))
+    else if (typeof v === "number") put(pyFloatRepr(v))
+    else if (typeof v === "bigint") put(v.toString())
     else if (Array.isArray(v)) {
-      out += "["
+      put("[")
       for (let k = 0; k < v.length; k++) {
-        if (k > 0) out += ", "
+        if (k > 0) put(", ")
         write(v[k] as PyValue)
       }
-      out += "]"
+      put("]")
     } else {
       const map = v instanceof Map ? (v as ReadonlyMap<string, PyValue>) : undefined
       const keys = map !== undefined ? [...map.keys()] : Object.keys(v)
       if (sortKeys) keys.sort(byCodePoint)
-      out += "{"
+      put("{")
       for (let k = 0; k < keys.length; k++) {
         const key = keys[k] as string
-        if (k > 0) out += ", "
-        out += pyJsonString(key)
-        out += ": "
+        if (k > 0) put(", ")
+        put(pyJsonString(key))
+        put(": ")
         write(map !== undefined ? map.get(key) : (v as Record<string, PyValue>)[key])
       }
-      out += "}"
+      put("}")
     }
   }
-  write(value)
-  sink(out)
+  if (options.thawed === true) writeValue(value)
+  else write(value)
+  sink(parts.join(""))
 }
+
+/** The JSON texts of frozen values, per `sort_keys`. */
+const sortedTexts = new WeakMap<object, string>()
+const insertionTexts = new WeakMap<object, string>()
 
 /**
  * `json.dumps(value)` with Python's defaults (separators `", "` and `": "`, `ensure_ascii=True`, floats as `repr`),
@@ -388,4 +418,36 @@ export const pyEqual = (a: unknown, b: unknown): boolean => {
     return true
   }
   return false
+}
+
+/**
+ * Freeze a Python value and everything in it (a Map's entries are left as they are by `Object.freeze`; no code here
+ * changes a frozen Map). A frozen part is read-only and may be shared: its JSON text is kept once computed.
+ */
+export const freezePy = <T>(value: T): T => {
+  if (value === null || typeof value !== "object" || Object.isFrozen(value)) return value
+  if (value instanceof Map) for (const v of value.values()) freezePy(v)
+  else for (const v of Object.values(value)) freezePy(v)
+  return Object.freeze(value)
+}
+
+/**
+ * A database for one conversation from a frozen one: the root and its collections (Maps, lists) are new, their
+ * entries are the frozen originals until a tool writes one (`writableEntry` copies it first). Nothing writable is
+ * shared between two copies.
+ */
+export const copyCollections = <T>(frozenRoot: T): T => {
+  const root: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(frozenRoot as Record<string, unknown>))
+    root[k] = v instanceof Map ? new Map(v) : Array.isArray(v) ? [...v] : v
+  return root as T
+}
+
+/** The entry `id` of a conversation's collection, copied into it first when it is still the shared frozen one. */
+export const writableEntry = <T>(collection: Map<string, T>, id: string): T | undefined => {
+  const entry = collection.get(id)
+  if (entry === undefined || entry === null || typeof entry !== "object" || !Object.isFrozen(entry)) return entry
+  const copy = clonePy(entry)
+  collection.set(id, copy)
+  return copy
 }

@@ -3,7 +3,7 @@
 import { z } from "zod"
 import { type Tau2ParamSpec, Tau2ToolError, type Tau2ToolSpec } from "../domain.ts"
 import { calculate } from "../python-arithmetic.ts"
-import { type PyValue, pyJsonDumps, pyRound } from "../python-json.ts"
+import { type PyValue, pyJsonDumps, pyRound, writableEntry } from "../python-json.ts"
 import type { GiftCard, Order, OrderPayment, PaymentMethod, Product, RetailDb, User, Variant } from "./data-model.ts"
 
 const fail = (message: string): never => {
@@ -12,6 +12,12 @@ const fail = (message: string): never => {
 
 const getOrder = (db: RetailDb, orderId: string): Order => db.orders.get(orderId) ?? fail("Order not found")
 const getUser = (db: RetailDb, userId: string): User => db.users.get(userId) ?? fail("User not found")
+// The same lookups for a tool that writes: the entry becomes this conversation's own copy first (see copyCollections)
+const getOrderToWrite = (db: RetailDb, orderId: string): Order =>
+  writableEntry(db.orders, orderId) ?? fail("Order not found")
+const getUserToWrite = (db: RetailDb, userId: string): User => writableEntry(db.users, userId) ?? fail("User not found")
+const getPaymentMethodToWrite = (db: RetailDb, userId: string, paymentMethodId: string): PaymentMethod =>
+  getUserToWrite(db, userId).payment_methods.get(paymentMethodId) ?? fail("Payment method not found")
 const getProduct = (db: RetailDb, productId: string): Product => db.products.get(productId) ?? fail("Product not found")
 const getItem = (db: RetailDb, itemId: string): Variant => {
   for (const product of db.products.values()) {
@@ -96,7 +102,7 @@ export const RETAIL_TOOLS: ReadonlyArray<Tau2ToolSpec<RetailDb>> = [
       str("reason", "The reason for cancellation, which should be either 'no longer needed' or 'ordered by mistake'.")
     ],
     run: (db, args) => {
-      const order = getOrder(db, s(args, "order_id"))
+      const order = getOrderToWrite(db, s(args, "order_id"))
       if (order.status !== "pending") fail("Non-pending order cannot be cancelled")
       const reason = s(args, "reason")
       if (reason !== "no longer needed" && reason !== "ordered by mistake") fail("Invalid reason")
@@ -104,7 +110,7 @@ export const RETAIL_TOOLS: ReadonlyArray<Tau2ToolSpec<RetailDb>> = [
       for (const paid of order.payment_history) {
         refunds.push(payment("refund", paid.amount, paid.payment_method_id))
         const user = getUser(db, order.user_id)
-        const method = getPaymentMethod(db, user.user_id, paid.payment_method_id)
+        const method = getPaymentMethodToWrite(db, user.user_id, paid.payment_method_id)
         if (isGiftCard(method)) {
           method.balance += paid.amount
           method.balance = pyRound(method.balance, 2)
@@ -137,7 +143,7 @@ export const RETAIL_TOOLS: ReadonlyArray<Tau2ToolSpec<RetailDb>> = [
       )
     ],
     run: (db, args) => {
-      const order = getOrder(db, s(args, "order_id"))
+      const order = getOrderToWrite(db, s(args, "order_id"))
       if (order.status !== "delivered") fail("Non-delivered order cannot be exchanged")
       const itemIds = list(args, "item_ids")
       const newItemIds = list(args, "new_item_ids")
@@ -256,7 +262,7 @@ export const RETAIL_TOOLS: ReadonlyArray<Tau2ToolSpec<RetailDb>> = [
     description: `Modify the shipping address of a pending order. ${CONFIRM}`,
     params: [str("order_id", ORDER_ID), ...addressParams],
     run: (db, args) => {
-      const order = getOrder(db, s(args, "order_id"))
+      const order = getOrderToWrite(db, s(args, "order_id"))
       if (!isPendingOrder(order)) fail("Non-pending order cannot be modified")
       order.address = addressOf(args)
       return order as PyValue
@@ -283,7 +289,7 @@ export const RETAIL_TOOLS: ReadonlyArray<Tau2ToolSpec<RetailDb>> = [
       )
     ],
     run: (db, args) => {
-      const order = getOrder(db, s(args, "order_id"))
+      const order = getOrderToWrite(db, s(args, "order_id"))
       if (order.status !== "pending") fail("Non-pending order cannot be modified")
       const itemIds = list(args, "item_ids")
       const newItemIds = list(args, "new_item_ids")
@@ -302,7 +308,7 @@ export const RETAIL_TOOLS: ReadonlyArray<Tau2ToolSpec<RetailDb>> = [
         diffPrice += variant.price - item.price
       }
       const paymentMethodId = s(args, "payment_method_id")
-      const method = getPaymentMethod(db, order.user_id, paymentMethodId)
+      const method = getPaymentMethodToWrite(db, order.user_id, paymentMethodId)
       if (isGiftCard(method) && method.balance < diffPrice)
         fail("Insufficient gift card balance to pay for the new item")
       order.payment_history.push(payment(diffPrice > 0 ? "payment" : "refund", Math.abs(diffPrice), paymentMethodId))
@@ -335,10 +341,10 @@ export const RETAIL_TOOLS: ReadonlyArray<Tau2ToolSpec<RetailDb>> = [
       )
     ],
     run: (db, args) => {
-      const order = getOrder(db, s(args, "order_id"))
+      const order = getOrderToWrite(db, s(args, "order_id"))
       if (!isPendingOrder(order)) fail("Non-pending order cannot be modified")
       const paymentMethodId = s(args, "payment_method_id")
-      const method = getPaymentMethod(db, order.user_id, paymentMethodId)
+      const method = getPaymentMethodToWrite(db, order.user_id, paymentMethodId)
       const paid = order.payment_history[0]
       if (order.payment_history.length !== 1 || paid?.transaction_type !== "payment")
         fail("There should be exactly one payment for a pending order")
@@ -355,7 +361,7 @@ export const RETAIL_TOOLS: ReadonlyArray<Tau2ToolSpec<RetailDb>> = [
         method.balance -= amount
         method.balance = pyRound(method.balance, 2)
       }
-      const oldMethod = getPaymentMethod(db, order.user_id, original.payment_method_id)
+      const oldMethod = getPaymentMethodToWrite(db, order.user_id, original.payment_method_id)
       if (isGiftCard(oldMethod)) {
         oldMethod.balance += amount
         oldMethod.balance = pyRound(oldMethod.balance, 2)
@@ -369,7 +375,7 @@ export const RETAIL_TOOLS: ReadonlyArray<Tau2ToolSpec<RetailDb>> = [
     description: `Modify the default address of a user. ${CONFIRM}`,
     params: [str("user_id", USER_ID), ...addressParams],
     run: (db, args) => {
-      const user = getUser(db, s(args, "user_id"))
+      const user = getUserToWrite(db, s(args, "user_id"))
       user.address = addressOf(args)
       return user as PyValue
     }
@@ -391,7 +397,7 @@ export const RETAIL_TOOLS: ReadonlyArray<Tau2ToolSpec<RetailDb>> = [
       )
     ],
     run: (db, args) => {
-      const order = getOrder(db, s(args, "order_id"))
+      const order = getOrderToWrite(db, s(args, "order_id"))
       if (order.status !== "delivered") fail("Non-delivered order cannot be returned")
       const user = getUser(db, order.user_id)
       const paymentMethodId = s(args, "payment_method_id")
