@@ -7,7 +7,7 @@ import { join } from "node:path"
 import * as Effect from "effect/Effect"
 import { makeChatSession } from "../../../src/agents/chat/session.ts"
 import type { SmurfsOptions } from "../../../src/agents/smurfs-options.ts"
-import { LanguageModel, type Message } from "../../../src/llm/language-model.ts"
+import { LanguageModel, type Message, type ToolSpec } from "../../../src/llm/language-model.ts"
 import { callModel } from "../../../src/llm/structured.ts"
 import { renderTemplate } from "../../../src/text/prompt-template.ts"
 import { emit } from "../../../src/trace/events.ts"
@@ -52,10 +52,18 @@ export const agentInstructionOf = (tau2Dir: string): { readonly text: string; re
   return { text: renderTemplate("tau2-agent-instruction", {}).user, source: "smurfs" }
 }
 
+/** A tool as the model is shown it: τ²'s own function schema (pydantic's) when the tool carries it, else ours. */
+const functionSpec = (tool: Tool): ToolSpec => {
+  const f = (tool as { readonly openAiSchema?: { readonly function?: Record<string, unknown> } }).openAiSchema?.function
+  return f !== undefined && typeof f["name"] === "string" && typeof f["parameters"] === "object"
+    ? { name: f["name"], description: String(f["description"] ?? ""), parameters: f["parameters"] as Record<string, unknown> }
+    : toolSpec(tool)
+}
+
 /** τ²'s LLM agent: the policy as system prompt, the domain's tools natively, one model call per step. */
 const tau2Agent = (context: ConverserContext): ConversationAgent => {
   const system = renderTemplate("tau2-agent", { instruction: context.agentInstruction, policy: context.policy }).user
-  const specs = context.tools.map(toolSpec)
+  const specs = context.tools.map(functionSpec)
   const history: Array<Message> = [{ role: "assistant", content: FIRST_AGENT_MESSAGE }]
   return {
     respond: (userMessage, turn) =>
