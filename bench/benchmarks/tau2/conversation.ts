@@ -31,6 +31,11 @@ export interface ConversationTurn {
 /** An agent in a conversation: built once per conversation, then asked for its reply to each user message. */
 export interface ConversationAgent {
   /**
+   * True when the agent gives up its turn itself once `turn.ended()` (τ²'s agent: between two model calls); otherwise
+   * (a Smurfs pipeline) the conversation interrupts it where it is.
+   */
+  readonly yieldsAtEnd?: boolean | undefined
+  /**
    * The reply to the user's message (its text goes to the user); the agent may call tools and ask questions first.
    * `error`: the agent could not answer (its model failed), which ends the conversation as agent_error.
    */
@@ -167,10 +172,9 @@ export const runConversation = <Db>(options: ConversationOptions<Db>): Effect.Ef
     let userMessage = yield* userSpeaks
     while (userMessage !== undefined && termination === undefined) {
       // an agent that goes on past the end (a limit reached inside a Smurfs pipeline) is stopped there
-      const reply = yield* Effect.raceFirst(
-        options.agent.respond(userMessage, turn),
-        Effect.as(Deferred.await(ended), undefined)
-      )
+      const reply = options.agent.yieldsAtEnd
+        ? yield* options.agent.respond(userMessage, turn)
+        : yield* Effect.raceFirst(options.agent.respond(userMessage, turn), Effect.as(Deferred.await(ended), undefined))
       if (reply === undefined || termination !== undefined) break
       if ("error" in reply) {
         end("agent_error", reply.error)

@@ -66,6 +66,8 @@ const tau2Agent = (context: ConverserContext): ConversationAgent => {
   const specs = context.tools.map(functionSpec)
   const history: Array<Message> = [{ role: "assistant", content: FIRST_AGENT_MESSAGE }]
   return {
+    // between two model calls it looks whether the conversation has ended: its last tool calls are still recorded
+    yieldsAtEnd: true,
     respond: (userMessage, turn) =>
       Effect.gen(function* () {
         const model = yield* LanguageModel
