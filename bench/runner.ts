@@ -361,16 +361,16 @@ export const runBench = (
     const convertedFiles = runTask
       ? []
       : yield* writeConverted(
-      options.runDir,
-      options.methods.map((m) => m.name),
-      groups,
-      // built again for its converted answer (every task was dropped when it settled), then dropped again
-      (method, group, id) => {
-        const query = queryById.get(`${group}/${id}`)
-        return query && options.taskOf ? options.taskOf(query, method) : undefined
-      },
-      options.finish
-    )
+          options.runDir,
+          options.methods.map((m) => m.name),
+          groups,
+          // built again for its converted answer (every task was dropped when it settled), then dropped again
+          (method, group, id) => {
+            const query = queryById.get(`${group}/${id}`)
+            return query && options.taskOf ? options.taskOf(query, method) : undefined
+          },
+          options.finish
+        )
     if (Result.isFailure(ran)) return yield* Effect.fail(ran.failure)
     const outcomes = ran.success
     const count = (o: Outcome) => outcomes.filter((x) => x === o).length

@@ -174,10 +174,14 @@ export const BenchSettings = z
       if (s.userModel === undefined)
         ctx.addIssue({
           code: "custom",
-          message: "--tau2 needs --user-model <spec>: the model that plays the user (τ² uses a model apart from the agent's)"
+          message:
+            "--tau2 needs --user-model <spec>: the model that plays the user (τ² uses a model apart from the agent's)"
         })
       if (s.queue !== undefined || s.replayFrom !== undefined)
-        ctx.addIssue({ code: "custom", message: "--tau2 runs in this process: --queue and --replay-from are for StableToolBench runs" })
+        ctx.addIssue({
+          code: "custom",
+          message: "--tau2 runs in this process: --queue and --replay-from are for StableToolBench runs"
+        })
     }
     if (s.force && !s.resume)
       ctx.addIssue({

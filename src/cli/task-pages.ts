@@ -1,8 +1,8 @@
 // A report's tasks with their transcripts: one trajectory page per task of each run (every method side by side, labels and win rounds), which `compare --html <file>` writes beside its report and `smurfs view` serves; the same columns go into the report itself.
 import { basename, dirname, extname, join } from "node:path"
+import { conversationHtml } from "../../bench/benchmarks/tau2/transcript-html.ts"
 import { slug } from "../../bench/eval/labels.ts"
 import { refusingInvalid, resolveInput } from "../../bench/report/collect.ts"
-import { conversationHtml } from "../../bench/benchmarks/tau2/transcript-html.ts"
 import type { ReportTask } from "../../bench/report/html.ts"
 import { collectResults, type TaskResult } from "../../bench/report/results.ts"
 import { taskVerdicts } from "../../bench/report/verdicts.ts"

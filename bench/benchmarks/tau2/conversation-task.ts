@@ -58,7 +58,10 @@ export const runConversationTask = (
     const task = taskById(options.domain, job.query.id)
     const entry = converserOf(job.method)
     if (task === undefined || entry === undefined)
-      return { kind: "crashed", error: `no ${task === undefined ? `task ${job.query.id}` : `agent ${job.method}`}` } as const
+      return {
+        kind: "crashed",
+        error: `no ${task === undefined ? `task ${job.query.id}` : `agent ${job.method}`}`
+      } as const
     const base = yield* LanguageModel
     const startedAt = new Date().toISOString()
     const started = Date.now()
@@ -95,7 +98,11 @@ export const runConversationTask = (
     // chat's pipeline keeps its own events: they join the conversation's, in time order
     const events = [...ran.events, ...inner].sort((a, b) => a.time.localeCompare(b.time))
     const failure = agentWatch.failure() ?? userWatch.failure()
-    const reward = options.domain.score(task, { messages: conversation.messages, termination: conversation.termination, db })
+    const reward = options.domain.score(task, {
+      messages: conversation.messages,
+      termination: conversation.termination,
+      db
+    })
     const gold = options.domain.goldDb(task)
     const data: Tau2RecordData = {
       name: "tau2",
@@ -131,7 +138,10 @@ export const runConversationTask = (
             : { error: `reward ${reward.reward}${reward.notes?.length ? `: ${reward.notes.join("; ")}` : ""}` }
           : { error: conversation.terminationDetail ?? conversation.termination }),
       // the agent's costs; the user simulator's are counted apart (userTotals), as τ² keeps agent and user costs apart
-      totals: totalsOf(events.filter((e) => !isUserCall(e)), Date.now() - started),
+      totals: totalsOf(
+        events.filter((e) => !isUserCall(e)),
+        Date.now() - started
+      ),
       events: slimEvents(events, options.fullTrace),
       startedAt,
       finishedAt: new Date().toISOString(),

@@ -8,8 +8,8 @@ import type { TaskRecord } from "../../run-format.ts"
 import { runConversationTask } from "./conversation-task.ts"
 import { agentInstructionOf } from "./conversers.ts"
 import { testDomain } from "./test-domain.ts"
-import { conversationHtml } from "./transcript-html.ts"
 import { Tau2RecordData } from "./transcript.ts"
+import { conversationHtml } from "./transcript-html.ts"
 import { userView } from "./user-simulator.ts"
 
 const GUIDELINES = "Play a customer. <PERSONA_GUIDELINES>Say ###STOP### when done."
@@ -37,7 +37,9 @@ const converse = async (method: string, agent: Script, user: Script) => {
   return { record: result.record as TaskRecord, data: Tau2RecordData.parse(result.record.benchmark) }
 }
 
-const cancel = { toolCalls: [{ id: "c1", name: "cancel_pending_order", arguments: { order_id: "#W1", reason: "no longer needed" } }] }
+const cancel = {
+  toolCalls: [{ id: "c1", name: "cancel_pending_order", arguments: { order_id: "#W1", reason: "no longer needed" } }]
+}
 
 describe("a τ² conversation (tau2-agent)", () => {
   it("performs the gold actions, is stopped by the user and scores 1, with the write recorded", async () => {
@@ -112,7 +114,10 @@ describe("a τ² conversation (tau2-agent)", () => {
         limits: { maxSteps: 6 }
       }).pipe(
         Effect.provide(
-          scriptedLayer({ "tau2.agent": [{ toolCalls: [{ name: "get_order_details", arguments: { order_id: "#W1" } }] }], $cycle: true })
+          scriptedLayer({
+            "tau2.agent": [{ toolCalls: [{ name: "get_order_details", arguments: { order_id: "#W1" } }] }],
+            $cycle: true
+          })
         )
       )
     )
@@ -150,12 +155,17 @@ describe("a τ² conversation (smurfs chat)", () => {
         "executor.choose": [{ tool: "ask_user" }, { tool: "cancel_pending_order" }],
         "executor.args": [{ question: "Why do you want to cancel?" }, { order_id: "#W1", reason: "no longer needed" }],
         "answerer.step": [{ answer: "The customer no longer needs it." }, { answer: "The order is cancelled." }],
-        verifier: [{ status: "pending", reason: "not cancelled yet", hint: "cancel it" }, { status: "solved", reason: "ok" }],
+        verifier: [
+          { status: "pending", reason: "not cancelled yet", hint: "cancel it" },
+          { status: "solved", reason: "ok" }
+        ],
         "answerer.final": [{ answer: "Your order #W1 is cancelled." }]
       },
       { "tau2.user": ["Please cancel my order #W1.", "I no longer need it.", "Thanks ###STOP###"] }
     )
-    const texts = data.messages.map((m) => `${m.role}:${m.role === "tool" ? m.name : (m.content ?? ("toolCalls" in m ? m.toolCalls?.[0]?.name : ""))}`)
+    const texts = data.messages.map(
+      (m) => `${m.role}:${m.role === "tool" ? m.name : (m.content ?? ("toolCalls" in m ? m.toolCalls?.[0]?.name : ""))}`
+    )
     expect(record.error ?? "").toBe("")
     expect(record.finishType).toBe("give_answer")
     expect(texts).toContain("assistant:Why do you want to cancel?")
@@ -170,8 +180,14 @@ describe("the agent's instruction", () => {
   it("is τ²'s AGENT_INSTRUCTION when the checkout has their code, else ours", () => {
     const dir = mkdtempSync(join(tmpdir(), "tau2-src-"))
     mkdirSync(join(dir, "src", "tau2", "agent"), { recursive: true })
-    writeFileSync(join(dir, "src", "tau2", "agent", "llm_agent.py"), 'X = 1\nAGENT_INSTRUCTION = """\nTheir words.\n""".strip()\n')
-    expect(agentInstructionOf(dir)).toEqual({ text: "Their words.", source: `tau2:${join(dir, "src", "tau2", "agent", "llm_agent.py")}` })
+    writeFileSync(
+      join(dir, "src", "tau2", "agent", "llm_agent.py"),
+      'X = 1\nAGENT_INSTRUCTION = """\nTheir words.\n""".strip()\n'
+    )
+    expect(agentInstructionOf(dir)).toEqual({
+      text: "Their words.",
+      source: `tau2:${join(dir, "src", "tau2", "agent", "llm_agent.py")}`
+    })
     expect(agentInstructionOf(join(dir, "none")).source).toBe("smurfs")
   })
 })

@@ -19,9 +19,9 @@ export const FIRST_AGENT_MESSAGE = "Hi! How can I help you today?"
 /** What an agent sees of a conversation while it answers the user. */
 export interface ConversationTurn {
   /** Call tools as one message of the agent (τ²: one assistant message with its tool calls, then their results). */
-  readonly callTools: (calls: ReadonlyArray<Omit<TranscriptToolCall, "id"> & { id?: string | undefined }>) => Effect.Effect<
-    ReadonlyArray<{ readonly id: string; readonly name: string; readonly result: ToolResult }>
-  >
+  readonly callTools: (
+    calls: ReadonlyArray<Omit<TranscriptToolCall, "id"> & { id?: string | undefined }>
+  ) => Effect.Effect<ReadonlyArray<{ readonly id: string; readonly name: string; readonly result: ToolResult }>>
   /** Ask the user something in the middle of a task: the question is the agent's message, the user's reply the answer. */
   readonly ask: (question: string) => Effect.Effect<string | undefined>
   /** Whether the conversation has ended (a limit, the user stopped): the agent should give up its turn. */
@@ -71,7 +71,9 @@ export const toolResultText = (result: ToolResult): string =>
   result.ok ? result.content : result.content !== "" ? result.content : `Error: ${result.error ?? "the tool failed"}`
 
 /** Run one conversation to its end; never fails (a model that fails ends it as agent_error or user_error, said in the detail). */
-export const runConversation = <Db>(options: ConversationOptions<Db>): Effect.Effect<ConversationResult, never, LanguageModel> =>
+export const runConversation = <Db>(
+  options: ConversationOptions<Db>
+): Effect.Effect<ConversationResult, never, LanguageModel> =>
   Effect.gen(function* () {
     const maxSteps = options.limits?.maxSteps ?? CONVERSATION_LIMITS.maxSteps
     const maxErrors = options.limits?.maxErrors ?? CONVERSATION_LIMITS.maxErrors
@@ -96,7 +98,8 @@ export const runConversation = <Db>(options: ConversationOptions<Db>): Effect.Ef
     /** τ² checks its limits after every step that does not wait for the environment. */
     const checkLimits = () => {
       if (steps >= maxSteps) end("max_steps", `the conversation reached τ²'s limit of ${maxSteps} steps`)
-      if (toolErrors >= maxErrors) end("too_many_errors", `${toolErrors} tool calls failed (τ²'s limit is ${maxErrors})`)
+      if (toolErrors >= maxErrors)
+        end("too_many_errors", `${toolErrors} tool calls failed (τ²'s limit is ${maxErrors})`)
     }
 
     const userSpeaks = Effect.gen(function* () {

@@ -10,11 +10,11 @@ import type { SmurfsOptions } from "../../../src/agents/smurfs-options.ts"
 import { LanguageModel, type Message, type ToolSpec } from "../../../src/llm/language-model.ts"
 import { callModel } from "../../../src/llm/structured.ts"
 import { renderTemplate } from "../../../src/text/prompt-template.ts"
-import { emit } from "../../../src/trace/events.ts"
-import type { RunEvent } from "../../../src/trace/record.ts"
-import { readFileBounded } from "../../../src/trace/guarded-fs.ts"
 import { makeToolLibrary, toolSpec } from "../../../src/tools/library.ts"
 import type { Tool } from "../../../src/tools/tool.ts"
+import { emit } from "../../../src/trace/events.ts"
+import { readFileBounded } from "../../../src/trace/guarded-fs.ts"
+import type { RunEvent } from "../../../src/trace/record.ts"
 import { type ConversationAgent, type ConversationTurn, FIRST_AGENT_MESSAGE, toolResultText } from "./conversation.ts"
 
 /** What an agent is built from for one conversation. */
@@ -56,7 +56,11 @@ export const agentInstructionOf = (tau2Dir: string): { readonly text: string; re
 const functionSpec = (tool: Tool): ToolSpec => {
   const f = (tool as { readonly openAiSchema?: { readonly function?: Record<string, unknown> } }).openAiSchema?.function
   return f !== undefined && typeof f["name"] === "string" && typeof f["parameters"] === "object"
-    ? { name: f["name"], description: String(f["description"] ?? ""), parameters: f["parameters"] as Record<string, unknown> }
+    ? {
+        name: f["name"],
+        description: String(f["description"] ?? ""),
+        parameters: f["parameters"] as Record<string, unknown>
+      }
     : toolSpec(tool)
 }
 
@@ -88,7 +92,9 @@ const tau2Agent = (context: ConverserContext): ConversationAgent => {
           }
           history.push({ role: "assistant", content: text, toolCalls })
           const started = Date.now()
-          const results = yield* turn.callTools(toolCalls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments })))
+          const results = yield* turn.callTools(
+            toolCalls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments }))
+          )
           for (const [i, r] of results.entries()) {
             yield* emit("tool_call", {
               tool: r.name,

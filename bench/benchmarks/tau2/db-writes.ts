@@ -66,5 +66,7 @@ export const fieldDiff = (
     const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort()
     return keys.flatMap((k) => fieldDiff(before[k], after[k], path === "" ? k : `${path}.${k}`))
   }
-  return JSON.stringify(before) === JSON.stringify(after) ? [] : [{ path, before: before ?? null, after: after ?? null }]
+  return JSON.stringify(before) === JSON.stringify(after)
+    ? []
+    : [{ path, before: before ?? null, after: after ?? null }]
 }

@@ -3,10 +3,10 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as Effect from "effect/Effect"
 import { describe, expect, it } from "vitest"
+import { silentProgress } from "../../progress.ts"
 import { collectRows } from "../../report/collect.ts"
 import { compareStatistics } from "../../report/comparison.ts"
 import { collectResults } from "../../report/results.ts"
-import { silentProgress } from "../../progress.ts"
 import { benchSettings } from "../../settings.ts"
 import { benchmarkFor } from "../index.ts"
 import { tau2Benchmark } from "./benchmark.ts"
@@ -26,7 +26,9 @@ const script = (dir: string, name: string, value: unknown) => {
   return `scripted:${file}`
 }
 
-const cancel = { toolCalls: [{ id: "c1", name: "cancel_pending_order", arguments: { order_id: "#W1", reason: "no longer needed" } }] }
+const cancel = {
+  toolCalls: [{ id: "c1", name: "cancel_pending_order", arguments: { order_id: "#W1", reason: "no longer needed" } }]
+}
 
 /** τ²'s pass^k of one task (tau2/metrics/agent_metrics.py): comb(c, k) / comb(n, k). */
 const comb = (n: number, k: number): number => (k > n ? 0 : k === 0 ? 1 : (comb(n - 1, k - 1) * n) / k)
@@ -40,7 +42,14 @@ describe("a τ² bench run", () => {
     // trials run one after the other: two conversations that cancel the order, one that does not
     const model = script(work, "agent", { "tau2.agent": [cancel, "Done: #W1 is cancelled.", cancel, "Done.", "Why?"] })
     const userModel = script(work, "user", {
-      "tau2.user": ["Cancel my order #W1.", "Thanks ###STOP###", "Cancel #W1.", "###STOP###", "Cancel #W1.", "Bye ###STOP###"]
+      "tau2.user": [
+        "Cancel my order #W1.",
+        "Thanks ###STOP###",
+        "Cancel #W1.",
+        "###STOP###",
+        "Cancel #W1.",
+        "Bye ###STOP###"
+      ]
     })
     const settings = benchSettings({ out, tau2, model, userModel, runs: 3, concurrency: 1 })
     expect(settings.methods).toEqual(["tau2-agent"])
@@ -72,7 +81,9 @@ describe("a τ² bench run", () => {
   })
 
   it("refuses a StableToolBench method with --tau2, and a conversing agent without it", () => {
-    expect(() => benchSettings({ out: "x", tau2: "t", userModel: "sim", methods: ["smurfs"] })).toThrow(/cannot hold one/)
+    expect(() => benchSettings({ out: "x", tau2: "t", userModel: "sim", methods: ["smurfs"] })).toThrow(
+      /cannot hold one/
+    )
     expect(() => benchSettings({ out: "x", methods: ["chat"] })).toThrow(/--tau2/)
     expect(() => benchSettings({ out: "x", tau2: "t" })).toThrow(/--user-model/)
   })

@@ -169,7 +169,10 @@ export const runTau2 = (settings: BenchSettings, progress: Progress, loadDomain:
       user: guidelines.source
     })
     const smurfs = settings.methods.includes("chat")
-      ? { ...smurfsProfileOptions(settings.profile, settings.smurfsSrc, settings.temperature), maxSteps: settings.smurfsMaxSteps }
+      ? {
+          ...smurfsProfileOptions(settings.profile, settings.smurfsSrc, settings.temperature),
+          maxSteps: settings.smurfsMaxSteps
+        }
       : undefined
     const methods: Array<MethodEntry> = settings.methods.map((name) => ({ name, method: notATaskMethod }))
     const summary = yield* runBench({
@@ -195,7 +198,17 @@ export const runTau2 = (settings: BenchSettings, progress: Progress, loadDomain:
             return labels === undefined
               ? Effect.void
               : writeJsonAtomic(
-                  { root: settings.out, path: passLabelsPath(settings.out, TAU2_JUDGE, labels.method, labels.group, labels.taskId, labels.agentRun ?? 0) },
+                  {
+                    root: settings.out,
+                    path: passLabelsPath(
+                      settings.out,
+                      TAU2_JUDGE,
+                      labels.method,
+                      labels.group,
+                      labels.taskId,
+                      labels.agentRun ?? 0
+                    )
+                  },
                   labels
                 ).pipe(Effect.ignore)
           })
@@ -251,4 +264,3 @@ export const tau2DataOf = (record: TaskRecord): Tau2RecordData | undefined => {
 /** Whether a run directory holds a τ² run (its run.json says so). */
 export const isTau2Run = (config: { readonly options: Readonly<Record<string, unknown>> }): boolean =>
   config.options["benchmark"] === "tau2"
-

@@ -37,7 +37,12 @@ const tools = (db: TestDb): ReadonlyArray<Tool> => [
       Effect.sync(() => {
         const order = db.orders[String(args["order_id"])]
         if (!order) return { ok: false, content: "Error: Order not found", error: "Order not found" }
-        if (order.status !== "pending") return { ok: false, content: "Error: Non-pending order cannot be cancelled", error: "Non-pending order cannot be cancelled" }
+        if (order.status !== "pending")
+          return {
+            ok: false,
+            content: "Error: Non-pending order cannot be cancelled",
+            error: "Non-pending order cannot be cancelled"
+          }
         order.status = "cancelled"
         return { ok: true, content: JSON.stringify(order) }
       })
@@ -85,7 +90,11 @@ export const testDomain: Tau2DomainView<TestDb, TestTask> = {
     if (conversation.termination !== "user_stop" && conversation.termination !== "agent_stop")
       return { reward: 0, notes: [`the conversation ended prematurely (${conversation.termination})`] }
     const db = hash(conversation.db) === hash(goldDb(task)) ? 1 : 0
-    return { reward: db, breakdown: { DB: db }, ...(db === 0 ? { notes: ["the database differs from the gold state"] } : {}) }
+    return {
+      reward: db,
+      breakdown: { DB: db },
+      ...(db === 0 ? { notes: ["the database differs from the gold state"] } : {})
+    }
   }
 }
 

@@ -27,7 +27,8 @@ export const guidelinesPath = (tau2Dir: string): string =>
  */
 export const userGuidelinesOf = (tau2Dir: string): { readonly text: string; readonly source: string } => {
   const path = guidelinesPath(tau2Dir)
-  if (existsSync(path)) return { text: readFileBounded(path).replace("<PERSONA_GUIDELINES>", ""), source: `tau2:${path}` }
+  if (existsSync(path))
+    return { text: readFileBounded(path).replace("<PERSONA_GUIDELINES>", ""), source: `tau2:${path}` }
   return { text: loadTemplate("tau2-user-guidelines").user, source: "smurfs" }
 }
 
