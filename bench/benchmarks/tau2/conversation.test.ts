@@ -7,6 +7,7 @@ import { makeScriptedModel, type Script, scriptedLayer } from "../../../src/llm/
 import type { TaskRecord } from "../../run-format.ts"
 import { runConversationTask } from "./conversation-task.ts"
 import { agentInstructionOf } from "./conversers.ts"
+import { rewardLabels } from "./harness.ts"
 import { testDomain } from "./test-domain.ts"
 import { Tau2RecordData } from "./transcript.ts"
 import { conversationHtml } from "./transcript-html.ts"
@@ -141,6 +142,23 @@ describe("a τ² conversation (tau2-agent)", () => {
       { role: "assistant", content: "cancel #W1" },
       { role: "user", content: "Done." }
     ])
+  })
+})
+
+describe("a conversation whose model server fails", () => {
+  it("is an error record (not a result: --resume redoes it), whoever's server failed", async () => {
+    // the agent's script runs out after its first reply: its server "fails" on the second call
+    const { record } = await converse(
+      "tau2-agent",
+      { "tau2.agent": [{ toolCalls: [{ name: "get_order_details", arguments: { order_id: "#W1" } }] }] },
+      { "tau2.user": ["Cancel #W1.", "###STOP###"] }
+    )
+    expect(record.finishType).toBe("error")
+    expect(record.error).toMatch(/ran out of replies for role "tau2.agent"/)
+    expect(rewardLabels(record)).toBeUndefined()
+    const user = await converse("tau2-agent", { "tau2.agent": ["How can I help?"] }, { "tau2.user": ["Cancel #W1."] })
+    expect(user.record.finishType).toBe("error")
+    expect(user.data.termination).toBe("user_error")
   })
 })
 
