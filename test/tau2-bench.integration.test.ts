@@ -97,5 +97,7 @@ describe("smurfs bench --tau2", () => {
     // the statistics below the table: pass^1 and pass^2 of each row
     expect(compare.stdout).toMatch(/run\/tau2-agent \(retail, tau2\): .*pass\^1 100\.0 .*, pass\^2 100\.0 /)
     expect(compare.stdout).toMatch(/run\/chat \(retail, tau2\): .*pass\^1 0\.0 .*, pass\^2 0\.0 /)
+    // the two agents' rewards paired task by task, as two judged methods' labels are
+    expect(compare.stdout).toMatch(/retail, tau2, pass: run\/chat − run\/tau2-agent = -100\.0 /)
   }, 120_000)
 })

@@ -97,7 +97,16 @@ export const runConversationTask = (
     const conversation = ran.value
     // chat's pipeline keeps its own events: they join the conversation's, in time order
     const events = [...ran.events, ...inner].sort((a, b) => a.time.localeCompare(b.time))
-    const failure = agentWatch.failure() ?? userWatch.failure()
+    // whose server failed is said: the user's model is a second server (`--user-model`)
+    const userFailure = userWatch.failure()
+    const failure =
+      agentWatch.failure() ??
+      (userFailure === undefined
+        ? undefined
+        : {
+            message: `the user simulator's model (${options.userModelSpec}) failed: ${userFailure.message}`,
+            _tag: userFailure._tag
+          })
     const reward = options.domain.score(task, {
       messages: conversation.messages,
       termination: conversation.termination,

@@ -159,6 +159,7 @@ describe("a conversation whose model server fails", () => {
     const user = await converse("tau2-agent", { "tau2.agent": ["How can I help?"] }, { "tau2.user": ["Cancel #W1."] })
     expect(user.record.finishType).toBe("error")
     expect(user.data.termination).toBe("user_error")
+    expect(user.record.error).toMatch(/^the user simulator's model \(scripted:user\) failed: /)
   })
 })
 

@@ -55,6 +55,9 @@ describe("a τ² bench run", () => {
     expect(settings.methods).toEqual(["tau2-agent"])
     const benchmark = tau2Benchmark(loadTestDomain)
     expect(benchmarkFor(settings, [benchmark]).name).toBe("tau2")
+    // the registry: τ² for --tau2, StableToolBench otherwise
+    expect(benchmarkFor(settings).name).toBe("tau2")
+    expect(benchmarkFor(benchSettings({ out })).name).toBe("stabletoolbench")
     const outcome = await Effect.runPromise(benchmark.run(settings, silentProgress))
     expect(outcome.kind === "ran" && outcome.summary.recorded).toBe(3)
 
