@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest"
 import {
   callTau2Tool,
   computePassHatKs,
+  diffTau2Db,
   passHatK,
   replayGold,
   scoreConversation,
@@ -217,5 +218,32 @@ describe("pass^k as τ² estimates it", () => {
     expect(fewer.maxK).toBe(2)
     expect(Object.keys(fewer.passHatKs)).toEqual(["1", "2"])
     expect(fewer.passHatKs[2]).toBeCloseTo((1 / 3 + 0 + 1) / 3, 12)
+  })
+})
+
+describe("the database diff against the gold state", () => {
+  it("lists what a wrong exchange wrote differently, and nothing for the gold conversation", () => {
+    const t = task("0")
+    const gold = replayGold(domain, t)
+    expect(diffTau2Db(gold.db, converse(domain, t, goldCalls(t)).db)).toEqual([])
+    const calls = goldCalls(t)
+    const exchange = calls[4] as Call
+    calls[4] = { ...exchange, arguments: { ...exchange.arguments, new_item_ids: ["6342039236", "7747408585"] } }
+    const changes = diffTau2Db(gold.db, converse(domain, t, calls).db)
+    expect(changes.map((c) => c.path.join("."))).toEqual([
+      "orders.#W2378156.exchange_new_items.0",
+      "orders.#W2378156.exchange_price_difference"
+    ])
+    expect(changes[0]).toEqual({
+      path: ["orders", "#W2378156", "exchange_new_items", "0"],
+      gold: "7706410293",
+      actual: "6342039236"
+    })
+    const early = diffTau2Db(gold.db, converse(domain, t, calls.slice(0, 4)).db)
+    expect(early.find((c) => c.path.at(-1) === "status")).toEqual({
+      path: ["orders", "#W2378156", "status"],
+      gold: "exchange requested",
+      actual: "delivered"
+    })
   })
 })
