@@ -110,6 +110,10 @@ describe("the retail domain on the fixture", () => {
     expect(find?.type).toBe("read")
     const missing = await Effect.runPromise(find!.call({ email: "nobody@example.com" }))
     expect(missing).toEqual({ ok: false, content: "Error: User not found", error: "User not found" })
+    expect(find?.run(null as never)).toEqual({
+      content: "Error: the arguments of find_user_id_by_email must be a JSON object",
+      error: true
+    })
     const wrongType = await Effect.runPromise(find!.call({ email: 42 }))
     expect(wrongType.ok).toBe(false)
     expect(wrongType.content).toMatch(/^Error: argument 'email' of find_user_id_by_email/)

@@ -3,7 +3,6 @@
 import { byCodePoint } from "../../../src/tools/environments/canonical.ts"
 import { pythonFloat } from "../../../src/tools/environments/python-number.ts"
 
-
 /**
  * A Python value as the τ² port holds it: a `dict` is a `Map` (key order kept), a model (a pydantic object) is a plain
  * object whose keys are its fields in declaration order, an `int` is a `bigint`, a `float` is a `number`.
