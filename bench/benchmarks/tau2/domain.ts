@@ -102,6 +102,9 @@ export const runTau2Tool = <Db>(
   db: Db,
   args: Record<string, unknown>
 ): Tau2ToolMessage => {
+  // τ² reads a call's arguments into a dict before any tool runs; anything else never reaches a tool
+  if (typeof args !== "object" || args === null || Array.isArray(args))
+    return { content: `Error: the arguments of ${spec.name} must be a JSON object`, error: true }
   const problem = signatureProblem(domain.toolkitClass, spec as Tau2ToolSpec<unknown>, args)
   if (problem !== undefined) return { content: `Error: ${problem}`, error: true }
   for (const p of spec.params) {

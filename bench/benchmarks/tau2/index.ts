@@ -1,4 +1,6 @@
 // τ²-bench (sierra-research/tau2-bench, MIT) ported: domains, gold replay and scoring. What a harness imports.
+
+export { diffTau2Db, type Tau2DbChange } from "./diff.ts"
 export {
   bindTau2Tools,
   callTau2Tool,

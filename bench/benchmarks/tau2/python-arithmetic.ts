@@ -1,6 +1,7 @@
 // τ²'s `calculate` tool: `str(round(float(eval(expression)), 2))` over the characters it allows (digits, + - * / ( ) .
 // and spaces), evaluated with Python's arithmetic: ints exact and unbounded, `/` true division, `//` floor, `**` power.
-import { pyFloatRepr, pyRound } from "./python-json.ts"
+import { pythonFloat } from "../../../src/tools/environments/python-number.ts"
+import { pyRound } from "./python-json.ts"
 
 type Num = { readonly int: bigint } | { readonly float: number }
 
@@ -162,19 +163,9 @@ export const pyEvalArithmetic = (text: string): Num => {
   return value
 }
 
-/** `str(x)` of a Python float (`inf`, `nan` where `repr` in JSON would differ). */
-const pyStrFloat = (x: number): string =>
-  Number.isNaN(x)
-    ? "nan"
-    : x === Number.POSITIVE_INFINITY
-      ? "inf"
-      : x === Number.NEGATIVE_INFINITY
-        ? "-inf"
-        : pyFloatRepr(x)
-
 /** τ²'s `calculate`: the characters check, then `str(round(float(eval(expression)), 2))`. */
 export const calculate = (expression: string): string => {
   if (![...expression].every((c) => "0123456789+-*/(). ".includes(c)))
     throw new PyArithmeticError("Invalid characters in expression")
-  return pyStrFloat(pyRound(toFloat(pyEvalArithmetic(expression)), 2))
+  return pythonFloat(pyRound(toFloat(pyEvalArithmetic(expression)), 2))
 }

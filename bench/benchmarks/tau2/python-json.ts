@@ -1,5 +1,7 @@
 // JSON as τ²-bench's Python reads and writes it: objects keep their key order (a JS object would move integer-like
 // keys such as item ids to the front), ints and floats stay apart, and text is written as `json.dumps` writes it.
+import { byCodePoint } from "../../../src/tools/environments/canonical.ts"
+import { pythonFloat } from "../../../src/tools/environments/python-number.ts"
 
 /**
  * A Python value as the τ² port holds it: a `dict` is a `Map` (key order kept), a model (a pydantic object) is a plain
@@ -178,34 +180,9 @@ export const parsePyJson = (text: string): PyValue => {
   return value
 }
 
-/** `repr(x)` of a Python float: shortest round-trip digits, `.0` on whole numbers, exponent outside [1e-4, 1e16). */
-export const pyFloatRepr = (x: number): string => {
-  if (Number.isNaN(x)) return "NaN"
-  if (x === Number.POSITIVE_INFINITY) return "Infinity"
-  if (x === Number.NEGATIVE_INFINITY) return "-Infinity"
-  if (x === 0) return Object.is(x, -0) ? "-0.0" : "0.0"
-  const magnitude = Math.abs(x)
-  if (magnitude >= 1e-4 && magnitude < 1e16) {
-    // JS writes the same shortest digits positionally here; Python adds ".0" to a whole number
-    const text = String(x)
-    return Number.isInteger(x) ? `${text}.0` : text
-  }
-  const [mantissa = "", exp = "0"] = x.toExponential().split("e")
-  const exponent = Number(exp)
-  const negative = mantissa.startsWith("-")
-  const digits = mantissa.replace("-", "").replace(".", "")
-  const sign = negative ? "-" : ""
-  if (exponent >= -4 && exponent < 16) {
-    // positional: digits with the point after exponent+1 of them
-    const point = exponent + 1
-    if (point <= 0) return `${sign}0.${"0".repeat(-point)}${digits}`
-    if (point >= digits.length) return `${sign}${digits}${"0".repeat(point - digits.length)}.0`
-    return `${sign}${digits.slice(0, point)}.${digits.slice(point)}`
-  }
-  const m = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits
-  const e = Math.abs(exponent)
-  return `${sign}${m}e${exponent < 0 ? "-" : "+"}${e < 10 ? `0${e}` : e}`
-}
+/** A float as `json.dumps` writes it: Python's `repr` (`17.0`, `1e-05`), and `NaN`/`Infinity` as JSON extensions. */
+export const pyFloatRepr = (x: number): string =>
+  Number.isNaN(x) ? "NaN" : Number.isFinite(x) ? pythonFloat(x) : x > 0 ? "Infinity" : "-Infinity"
 
 /**
  * Python's `round(x, ndigits)` of a float: the decimal nearest to the exact binary value, ties to even (JS's
@@ -256,19 +233,6 @@ export const pyJsonString = (s: string): string =>
   NEEDS_ESCAPE.test(s) ? `"${s.replace(ESCAPED, escapeChar)}"` : `"${s}"`
 const NEEDS_ESCAPE = /["\\]|[^\x20-\x7e]/
 const ESCAPED = /["\\]|[^\x20-\x7e]/g
-
-/** Code-point order, as Python sorts `str` keys. */
-const SURROGATE = /[\ud800-\udfff]/
-const byCodePoint = (a: string, b: string): number => {
-  if (!SURROGATE.test(a) && !SURROGATE.test(b)) return a < b ? -1 : a > b ? 1 : 0
-  const x = [...a]
-  const y = [...b]
-  for (let k = 0; k < Math.min(x.length, y.length); k++) {
-    const d = (x[k] as string).codePointAt(0)! - (y[k] as string).codePointAt(0)!
-    if (d !== 0) return d
-  }
-  return x.length - y.length
-}
 
 /** Options of `pyJsonDumps`, as `json.dumps`' keyword arguments. */
 export interface PyJsonDumpsOptions {
