@@ -13,7 +13,7 @@ import { slimEvents } from "../../execute-task.ts"
 import { RUN_FORMAT_VERSION, type TaskRecord } from "../../run-format.ts"
 import { runConversation } from "./conversation.ts"
 import { converserOf } from "./conversers.ts"
-import { diffDbs } from "./db-writes.ts"
+import { diffTau2Db } from "./diff.ts"
 import type { Tau2DomainView, Tau2TaskView } from "./port.ts"
 import { isSuccess, type Tau2RecordData, type TranscriptMessage } from "./transcript.ts"
 import { scenarioText, USER_ROLE, userSystemPrompt } from "./user-simulator.ts"
@@ -125,7 +125,17 @@ export const runConversationTask = (
       toolErrors: conversation.toolErrors,
       userTotals: conversation.userTotals,
       dbHash: options.domain.dbHash(db),
-      ...(gold === undefined ? {} : { goldHash: options.domain.dbHash(gold), goldDiff: diffDbs(gold, db) }),
+      ...(gold === undefined
+        ? {}
+        : {
+            goldHash: options.domain.dbHash(gold),
+            // (undefined, where one side has nothing, is written as null)
+            goldDiff: diffTau2Db(gold, db).map((c) => ({
+              path: [...c.path],
+              gold: c.gold ?? null,
+              actual: c.actual ?? null
+            }))
+          }),
       reward
     }
     const ended = conversation.termination === "user_stop" || conversation.termination === "agent_stop"

@@ -84,19 +84,12 @@ describe("a τ² conversation (tau2-agent)", () => {
     expect(data.termination).toBe("user_stop")
     expect(data.reward.reward).toBe(0)
     expect(record.error).toMatch(/reward 0/)
-    expect(data.goldDiff).toEqual([
-      {
-        table: "orders",
-        key: "#W1",
-        before: { status: "cancelled", items: ["keyboard"] },
-        after: { status: "pending", items: ["keyboard"] }
-      }
-    ])
+    expect(data.goldDiff).toEqual([{ path: ["orders", "#W1", "status"], gold: "cancelled", actual: "pending" }])
     // the transcript page: every message, the reward, and the database against the gold state field by field
     const html = conversationHtml(record)
     expect(html).toContain("Reward 0")
     expect(html).toContain("Why do you want to cancel it?")
-    expect(html).toContain("differs from the gold state in 1 entry")
+    expect(html).toContain("differs from the gold state in 1 field")
     expect(html).toMatch(
       /<td>orders\/#W1<\/td><td>status<\/td><td class="gold">&quot;cancelled&quot;<\/td><td class="final">&quot;pending&quot;<\/td>/
     )

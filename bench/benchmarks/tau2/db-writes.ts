@@ -50,9 +50,6 @@ export const diffSnapshots = (from: DbSnapshot, to: DbSnapshot): Array<DbWrite> 
   })
 }
 
-/** The entries where two databases differ. */
-export const diffDbs = (from: unknown, to: unknown): Array<DbWrite> => diffSnapshots(snapshotDb(from), snapshotDb(to))
-
 /**
  * The fields of an entry that differ, as dotted paths with both values (for the report's diff): objects are walked,
  * anything else (arrays, texts, numbers) is compared whole.

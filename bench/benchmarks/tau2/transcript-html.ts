@@ -4,7 +4,7 @@
 import { redactText, secretValues } from "../../../src/trace/redact.ts"
 import { visibleText } from "../../../src/trace/visible-text.ts"
 import { fieldDiff } from "./db-writes.ts"
-import { type DbWrite, isSuccess, Tau2RecordData } from "./transcript.ts"
+import { type DbChange, type DbWrite, isSuccess, Tau2RecordData } from "./transcript.ts"
 
 const escapeHtml = (text: string) =>
   text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!)
@@ -25,7 +25,7 @@ const STYLE = `
 .tau2 .reward.ok { color: #1e7d45; } .tau2 .reward.bad { color: #b03a2e; }
 `
 
-/** The fields of entries where two database states differ, as rows: table/key, field, and each side's value. */
+/** The fields a tool call's writes changed, as rows: table/key, field, and the value before and after. */
 const diffRows = (writes: ReadonlyArray<DbWrite>, before: string, after: string, show: (t: string) => string) =>
   `<table class="diff"><thead><tr><th>entry</th><th>field</th><th>${before}</th><th>${after}</th></tr></thead><tbody>${writes
     .flatMap((w) =>
@@ -36,9 +36,17 @@ const diffRows = (writes: ReadonlyArray<DbWrite>, before: string, after: string,
     )
     .join("")}</tbody></table>`
 
+/** Where the final database differs from the gold one: table/key, field, and each side's value. */
+const changeRows = (changes: ReadonlyArray<DbChange>, show: (t: string) => string) =>
+  `<table class="diff"><thead><tr><th>entry</th><th>field</th><th>gold</th><th>final</th></tr></thead><tbody>${changes
+    .map(
+      (c) =>
+        `<tr><td>${show(c.path.slice(0, 2).join("/"))}</td><td>${show(c.path.slice(2).join(".") || "(whole entry)")}</td><td class="gold">${show(json(c.gold))}</td><td class="final">${show(json(c.actual))}</td></tr>`
+    )
+    .join("")}</tbody></table>`
+
 /**
- * The conversation section of a record's page, or "" when the record is not a τ² conversation. `goldDiff` is read as
- * gold (before) against the conversation's final database (after).
+ * The conversation section of a record's page, or "" when the record is not a τ² conversation.
  */
 export const conversationHtml = (record: { readonly benchmark?: unknown }): string => {
   const parsed = Tau2RecordData.safeParse(record.benchmark)
@@ -66,7 +74,7 @@ export const conversationHtml = (record: { readonly benchmark?: unknown }): stri
       ? "<p>No gold state (the task has no evaluation criteria).</p>"
       : d.goldDiff.length === 0
         ? `<p class="reward ok">The final database equals the gold state (hash ${show(d.dbHash ?? "")}).</p>`
-        : `<p class="reward bad">The final database differs from the gold state in ${d.goldDiff.length} ${d.goldDiff.length === 1 ? "entry" : "entries"} (gold hash ${show(d.goldHash ?? "")}, final ${show(d.dbHash ?? "")}):</p>${diffRows(d.goldDiff, "gold", "final", show)}`
+        : `<p class="reward bad">The final database differs from the gold state in ${d.goldDiff.length} ${d.goldDiff.length === 1 ? "field" : "fields"} (gold hash ${show(d.goldHash ?? "")}, final ${show(d.dbHash ?? "")}):</p>${changeRows(d.goldDiff, show)}`
   return [
     `<style>${STYLE}</style>`,
     '<div class="tau2">',

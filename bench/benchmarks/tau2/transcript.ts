@@ -20,6 +20,14 @@ export const DbWrite = z.object({
 })
 export type DbWrite = z.infer<typeof DbWrite>
 
+/** One field where two databases differ: its path from the root (table, key, field...) and each side's value (absent: none). */
+export const DbChange = z.object({
+  path: z.array(z.string()),
+  gold: z.unknown(),
+  actual: z.unknown()
+})
+export type DbChange = z.infer<typeof DbChange>
+
 export const TranscriptMessage = z.discriminatedUnion("role", [
   z.object({
     role: z.literal("assistant"),
@@ -87,8 +95,8 @@ export const Tau2RecordData = z.object({
   /** The database's hash at the end, and the gold state's (the task's actions replayed on a fresh database). */
   dbHash: z.string().optional(),
   goldHash: z.string().optional(),
-  /** Entries where the final database differs from the gold one (empty when they match). */
-  goldDiff: z.array(DbWrite).optional(),
+  /** Where the final database differs from the gold one, field by field (empty when they match). */
+  goldDiff: z.array(DbChange).optional(),
   reward: Reward
 })
 export type Tau2RecordData = z.infer<typeof Tau2RecordData>
