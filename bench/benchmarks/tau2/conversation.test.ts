@@ -11,6 +11,7 @@ import { rewardLabels } from "./harness.ts"
 import { testDomain } from "./test-domain.ts"
 import { Tau2RecordData } from "./transcript.ts"
 import { conversationHtml } from "./transcript-html.ts"
+import { conversationLines } from "./transcript-text.ts"
 import { userView } from "./user-simulator.ts"
 
 const GUIDELINES = "Play a customer. <PERSONA_GUIDELINES>Say ###STOP### when done."
@@ -85,6 +86,18 @@ describe("a τ² conversation (tau2-agent)", () => {
     expect(data.reward.reward).toBe(0)
     expect(record.error).toMatch(/reward 0/)
     expect(data.goldDiff).toEqual([{ path: ["orders", "#W1", "status"], gold: "cancelled", actual: "pending" }])
+    // what `smurfs show` prints of it
+    expect(conversationLines(record)).toEqual([
+      "Conversation:",
+      "  agent: Hi! How can I help you today?",
+      "  user: Please cancel my order #W1.",
+      "  agent: Why do you want to cancel it?",
+      "  user: Never mind. ###STOP###",
+      "Reward 0 (DB 0): not solved; ended: user_stop (the user said Never mind. ###STOP###)",
+      "  the database differs from the gold state",
+      "Database: 1 field differs from the gold state",
+      '  orders.#W1.status: gold "cancelled", final "pending"'
+    ])
     // the transcript page: every message, the reward, and the database against the gold state field by field
     const html = conversationHtml(record)
     expect(html).toContain("Reward 0")
