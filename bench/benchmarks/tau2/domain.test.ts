@@ -14,6 +14,7 @@ interface Answers {
   readonly tasks: Record<string, { results: Array<{ content: string; error: boolean }>; hash: string }>
   readonly calls: Array<{ name: string; arguments: Record<string, unknown>; content: string; error: boolean }>
   readonly callsHash: string
+  readonly openAiSchemas: Array<{ function: { name: string } }>
 }
 const answers = JSON.parse(readFileSync(join(FIXTURE, "answers-by-tau2.json"), "utf8")) as Answers
 
@@ -69,6 +70,15 @@ describe("the retail domain on the fixture", () => {
     expect(status(domain.freshDb())).toBe("pending")
     expect(domain.hashDb(b)).toBe(answers.initialHash)
     expect(domain.hashDb(a)).not.toBe(answers.initialHash)
+  })
+
+  it("describes each tool to a model exactly as τ²'s openai_schema does (same text, same key order)", () => {
+    const tools = domain.tools(domain.freshDb())
+    expect(tools).toHaveLength(answers.openAiSchemas.length)
+    for (const tool of tools)
+      expect(JSON.stringify(tool.openAiSchema), tool.name).toBe(
+        JSON.stringify(answers.openAiSchemas.find((s) => s.function.name === tool.name))
+      )
   })
 
   it("is a smurfs Tool: zod parameters, a call that never fails, τ²'s OpenAI schema and its type", async () => {
@@ -173,6 +183,13 @@ describe("loading a checkout", () => {
     rmSync(retail(dir, "policy.md"))
     mkdirSync(retail(dir, "policy.md"))
     expect(failure(dir).message).toMatch(/policy\.md: cannot read the policy.*a directory/)
+    rmSync(retail(dir, "policy.md"), { recursive: true })
+    writeFileSync(retail(dir, "policy.md"), "a policy")
+    rmSync(retail(dir, "split_tasks.json"))
+    mkdirSync(retail(dir, "split_tasks.json"))
+    expect(failure(dir).message).toMatch(/split_tasks\.json: cannot read the task splits.*a directory/)
+    rmSync(retail(dir, "split_tasks.json"), { recursive: true })
+    expect(loadTau2DomainSync(dir, "retail").splits).toBeUndefined()
     expect(failure(FIXTURE, "banking").message).toMatch(/no τ² domain "banking".*Choose one of: retail/)
   })
 })

@@ -1,5 +1,6 @@
 // Reading a τ² domain from the user's checkout (`--tau2 <dir>`, τ²'s layout data/tau2/domains/<domain>/...): the
 // policy, the tasks and the database, each validated, through the bounded regular-file reader.
+import { existsSync } from "node:fs"
 import { join } from "node:path"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -135,12 +136,10 @@ export const loadTau2DomainSync = (checkout: string, domain: string): Tau2Domain
     ids.add(task.id)
   }
   const splitsPath = join(dir, "split_tasks.json")
-  let splits: Tau2TaskSplits | undefined
-  try {
-    splits = parseWith(splitsPath, () => TaskSplitsSchema.parse(JSON.parse(readFileBounded(splitsPath))))
-  } catch (e) {
-    if ((e as { code?: unknown }).code !== "ENOENT") throw e
-  }
+  // optional: a checkout without splits runs all its tasks
+  const splitsText = existsSync(splitsPath) ? readText(splitsPath, "task splits (split_tasks.json)") : undefined
+  const splits: Tau2TaskSplits | undefined =
+    splitsText === undefined ? undefined : parseWith(splitsPath, () => TaskSplitsSchema.parse(JSON.parse(splitsText)))
   const dbPath = join(dir, "db.json")
   const pristine = parseWith(dbPath, () => spec.parseDb(parsePyJson(readText(dbPath, "database (db.json)"))))
   const frozen = freezePy(pristine)
