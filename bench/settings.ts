@@ -109,6 +109,8 @@ export const BenchSettings = z
     domain: z.string().min(1).default("retail"),
     /** With tau2: the model that plays the user (any provider; not the model under test). */
     userModel: z.string().min(1).optional(),
+    /** With tau2: only the tasks of this split of split_tasks.json (base, train, test); default every task (= base). */
+    taskSplit: z.string().min(1).optional(),
     /** The model spec (ollama:<model>, openai:<model>, scripted:<file>, sim...). */
     model: z.string().min(1).default(DEFAULT_MODEL_SPEC),
     /** Recorded responses to replay; default <data>/responses.jsonl when present. */

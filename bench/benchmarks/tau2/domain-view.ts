@@ -58,6 +58,7 @@ export const domainView = (domain: Tau2Domain): Tau2DomainView<unknown, Tau2Task
   name: domain.name,
   policy: domain.policy,
   tasks: domain.tasks,
+  splits: domain.splits,
   initialDb: domain.initialDb,
   tools: domain.tools,
   dbHash: domain.hashDb,

@@ -10,7 +10,8 @@ import { collectResults } from "../../report/results.ts"
 import { benchSettings } from "../../settings.ts"
 import { benchmarkFor } from "../index.ts"
 import { tau2Benchmark } from "./benchmark.ts"
-import { loadTestDomain } from "./test-domain.ts"
+import { tau2Queries } from "./harness.ts"
+import { loadTestDomain, testDomain } from "./test-domain.ts"
 
 /** A τ² checkout with only the user simulator's guidelines (the domain comes from the test domain). */
 const checkout = () => {
@@ -81,6 +82,18 @@ describe("a τ² bench run", () => {
     const config = JSON.parse(readFileSync(join(out, "run.json"), "utf8")) as { options: Record<string, unknown> }
     expect(config.options["benchmark"]).toBe("tau2")
     expect(config.options["runs"]).toEqual([42, 43, 44])
+  })
+
+  it("takes a split's tasks with --task-split, and names the splits there are for one it does not have", async () => {
+    const domain = { ...testDomain, splits: { base: ["0"], train: [] } } as never
+    const ids = (taskSplit?: string) =>
+      Effect.runPromise(Effect.map(tau2Queries(domain, { taskSplit, tau2: "t" } as never), (q) => q.map((t) => t.id)))
+    expect(await ids()).toEqual(["0"])
+    expect(await ids("base")).toEqual(["0"])
+    expect(await ids("train")).toEqual([])
+    const exit = await Effect.runPromiseExit(tau2Queries(domain, { taskSplit: "test", tau2: "t" } as never))
+    expect(JSON.stringify(exit)).toContain('no task split \\"test\\"')
+    expect(JSON.stringify(exit)).toContain("base, train")
   })
 
   it("refuses a StableToolBench method with --tau2, and a conversing agent without it", () => {

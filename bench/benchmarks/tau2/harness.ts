@@ -33,9 +33,17 @@ export const TAU2_JUDGE = "tau2"
 /** The run's tasks: the domain's, narrowed by --ids and --limit, as the runner's queries. */
 export const tau2Queries = (
   domain: Tau2DomainView,
-  settings: Pick<BenchSettings, "ids" | "limit" | "tau2">
+  settings: Pick<BenchSettings, "ids" | "limit" | "tau2" | "taskSplit">
 ): Effect.Effect<ReadonlyArray<BenchQuery>, DatasetError> =>
   Effect.gen(function* () {
+    const split = settings.taskSplit === undefined ? undefined : domain.splits?.[settings.taskSplit]
+    if (settings.taskSplit !== undefined && split === undefined)
+      return yield* new DatasetError({
+        path: settings.tau2 ?? domain.name,
+        problem: `the ${domain.name} domain has no task split "${settings.taskSplit}"`,
+        hint: `Use one of its splits (split_tasks.json: ${Object.keys(domain.splits ?? {}).join(", ") || "none"}), or leave --task-split out for every task.`
+      })
+    const inSplit = split === undefined ? undefined : new Set(split)
     const wanted = settings.ids === undefined ? undefined : new Set(settings.ids)
     if (wanted) {
       const known = new Set(domain.tasks.map((t) => t.id))
@@ -47,7 +55,9 @@ export const tau2Queries = (
           hint: "Check --ids against the id fields of the domain's tasks.json."
         })
     }
-    const chosen = domain.tasks.filter((t) => wanted === undefined || wanted.has(t.id))
+    const chosen = domain.tasks.filter(
+      (t) => (wanted === undefined || wanted.has(t.id)) && (inSplit === undefined || inSplit.has(t.id))
+    )
     return (settings.limit === undefined ? chosen : chosen.slice(0, settings.limit)).map((t) => ({
       group: domain.name,
       id: t.id,
@@ -136,6 +146,7 @@ const runConfigOf = (
     benchmark: "tau2",
     domain: domain.name,
     userModel: settings.userModel,
+    ...(settings.taskSplit === undefined ? {} : { taskSplit: settings.taskSplit }),
     // whose texts the agent and the user were prompted with: τ²'s from the checkout, or ours
     agentPrompt: texts.agent,
     userGuidelines: texts.user,

@@ -27,6 +27,8 @@ export interface Tau2DomainView<Db = unknown, T extends Tau2TaskView = Tau2TaskV
   /** The agent's policy (policy.md), as the agent's system prompt holds it. */
   readonly policy: string
   readonly tasks: ReadonlyArray<T>
+  /** split_tasks.json (`base`, `train`, `test`: task ids), when the checkout has it. */
+  readonly splits?: Readonly<Record<string, ReadonlyArray<string>>> | undefined
   /** The database a task's conversation starts from (a fresh one, its initial state applied): never shared. */
   readonly initialDb: (task: T) => Db
   /** The domain's tools on one conversation's database (its calls read and write it in place). */

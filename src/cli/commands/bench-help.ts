@@ -108,6 +108,8 @@ options:
   --domain <name>           with --tau2: the domain (default retail)
   --user-model <spec>       with --tau2: the model that plays the user, prompted with τ²'s own guidelines (any
                             provider; required)
+  --task-split <name>       with --tau2: only the tasks of this split of split_tasks.json (base, train, test;
+                            default every task, τ²'s base)
   --trials <k>              with --tau2: conversations per task and agent, each with its seed (= --runs k);
                             compare shows pass^1..pass^k
   --json                    print the summary as JSON on stdout (progress stays on stderr)
