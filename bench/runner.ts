@@ -38,8 +38,8 @@ export interface RunnerOptions {
   readonly config: RunConfig
   readonly queries: ReadonlyArray<BenchQuery>
   readonly methods: ReadonlyArray<MethodEntry>
-  /** A query's Task for a method (its tool library on the chosen environment and the method's toolset). */
-  readonly taskOf: (query: BenchQuery, method: string) => Task
+  /** A query's Task for a method (its tool library on the chosen environment and the method's toolset); not with `runTask`. */
+  readonly taskOf?: ((query: BenchQuery, method: string) => Task) | undefined
   /** Tasks run at once. */
   readonly concurrency: number
   /** Continue a non-empty run directory, skipping tasks whose record is complete (an `error` record is redone). */
@@ -68,6 +68,11 @@ export interface RunnerOptions {
   readonly agentRuns?: ReadonlyArray<AgentRun> | undefined
   /** The model a job's task runs with in this process, instead of the run's (a verified replay answers from its record). */
   readonly modelFor?: ((job: TaskJob) => LanguageModelShape) | undefined
+  /**
+   * How a job runs in this process when it is not a method on a Task (a benchmark's conversation, bench/benchmarks):
+   * the job to its record. `taskOf` is then not used, and no converted files are written (they are StableToolBench's).
+   */
+  readonly runTask?: ((job: TaskJob) => Effect.Effect<TaskResult, never, LanguageModel>) | undefined
 }
 
 export const RUNNER_DEFAULTS = { stopAfterUnreachable: 3, fullTrace: false } as const
@@ -232,7 +237,7 @@ export const runBench = (
       let byMethod = tasks.get(key)
       if (!byMethod) tasks.set(key, (byMethod = new Map()))
       let task = byMethod.get(method)
-      if (!task) byMethod.set(method, (task = options.taskOf(query, method)))
+      if (!task) byMethod.set(method, (task = options.taskOf!(query, method)))
       return task
     }
     const settled = (query: BenchQuery, agentRun: number | undefined) => {
@@ -253,13 +258,17 @@ export const runBench = (
         : job.seed === undefined
           ? base
           : withRequestDefaults(base, { seed: job.seed })
+    const runTask = options.runTask
     const inProcess: TaskExecutor<QueueUnavailable> = {
       execute: (job) =>
-        executeTask(entryByName.get(job.method)!.method, taskFor(job.query, job.run, job.method), job, {
-          modelSpec: options.modelSpec,
-          fullTrace,
-          maxRecordBytes
-        }).pipe(
+        (runTask
+          ? runTask(job)
+          : executeTask(entryByName.get(job.method)!.method, taskFor(job.query, job.run, job.method), job, {
+              modelSpec: options.modelSpec,
+              fullTrace,
+              maxRecordBytes
+            })
+        ).pipe(
           // an agent run's seed on every request that sets none (the call cache keys replies by it too)
           Effect.provideService(LanguageModel, modelOf(job))
         )
@@ -349,17 +358,19 @@ export const runBench = (
 
     const queryById = new Map(options.queries.map((q) => [queryKey(q), q]))
     const groups = [...new Set(options.queries.map((q) => q.group))]
-    const convertedFiles = yield* writeConverted(
-      options.runDir,
-      options.methods.map((m) => m.name),
-      groups,
-      // built again for its converted answer (every task was dropped when it settled), then dropped again
-      (method, group, id) => {
-        const query = queryById.get(`${group}/${id}`)
-        return query ? options.taskOf(query, method) : undefined
-      },
-      options.finish
-    )
+    const convertedFiles = runTask
+      ? []
+      : yield* writeConverted(
+          options.runDir,
+          options.methods.map((m) => m.name),
+          groups,
+          // built again for its converted answer (every task was dropped when it settled), then dropped again
+          (method, group, id) => {
+            const query = queryById.get(`${group}/${id}`)
+            return query && options.taskOf ? options.taskOf(query, method) : undefined
+          },
+          options.finish
+        )
     if (Result.isFailure(ran)) return yield* Effect.fail(ran.failure)
     const outcomes = ran.success
     const count = (o: Outcome) => outcomes.filter((x) => x === o).length

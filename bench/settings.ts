@@ -12,6 +12,7 @@ import { SIMULATOR_STYLES } from "../src/tools/environments/simulator-prompts.ts
 import { defaultEmbeddingCache } from "../src/tools/retrieval/embedding-cache.ts"
 import { parseToolset, type Toolset } from "../src/tools/retrieval/toolset.ts"
 import { SIZE_CAPS } from "../src/trace/size-caps.ts"
+import { CONVERSER_NAMES } from "./benchmarks/tau2/conversers.ts"
 import { DEFAULT_DATA_DIR, dataLayout, GROUPS } from "./datasets.ts"
 
 /** The most agent runs per task (`--runs`, `--seeds`). */
@@ -99,7 +100,19 @@ export const BenchSettings = z
       .array(z.string())
       .min(1)
       .default([...GROUPS]),
-    methods: z.array(z.enum(METHOD_NAMES)).min(1).default(["smurfs"]),
+    /** The methods (smurfs, react, dfsdt), or with `tau2` the agents that converse (tau2-agent, chat); default smurfs, or tau2-agent. */
+    methods: z
+      .array(z.enum([...METHOD_NAMES, ...CONVERSER_NAMES]))
+      .min(1)
+      .optional(),
+    /** A τ²-bench checkout (its data/tau2): the run is τ² conversations of `domain` instead of StableToolBench tasks. */
+    tau2: z.string().min(1).optional(),
+    /** With tau2: the domain (retail). */
+    domain: z.string().min(1).default("retail"),
+    /** With tau2: the model that plays the user (any provider; not the model under test). */
+    userModel: z.string().min(1).optional(),
+    /** With tau2: only the tasks of this split of split_tasks.json (base, train, test); default every task (= base). */
+    taskSplit: z.string().min(1).optional(),
     /** The model spec (ollama:<model>, openai:<model>, scripted:<file>, sim...). */
     model: z.string().min(1).default(DEFAULT_MODEL_SPEC),
     /** Recorded responses to replay; default <data>/responses.jsonl when present. */
@@ -149,6 +162,31 @@ export const BenchSettings = z
     ...RunOptions
   })
   .superRefine((s, ctx) => {
+    const conversing = (s.methods ?? []).filter((m) => (CONVERSER_NAMES as ReadonlyArray<string>).includes(m))
+    if (s.tau2 === undefined && conversing.length > 0)
+      ctx.addIssue({
+        code: "custom",
+        message: `${conversing.join(", ")} ${conversing.length === 1 ? "holds" : "hold"} conversations: run ${conversing.length === 1 ? "it" : "them"} on τ²-bench (--tau2 <checkout> --user-model <spec>)`
+      })
+    if (s.tau2 !== undefined) {
+      const other = (s.methods ?? []).filter((m) => !conversing.includes(m))
+      if (other.length > 0)
+        ctx.addIssue({
+          code: "custom",
+          message: `--tau2 runs conversations: ${other.join(", ")} cannot hold one (use ${CONVERSER_NAMES.join(", ")})`
+        })
+      if (s.userModel === undefined)
+        ctx.addIssue({
+          code: "custom",
+          message:
+            "--tau2 needs --user-model <spec>: the model that plays the user (τ² uses a model apart from the agent's)"
+        })
+      if (s.queue !== undefined || s.replayFrom !== undefined)
+        ctx.addIssue({
+          code: "custom",
+          message: "--tau2 runs in this process: --queue and --replay-from are for StableToolBench runs"
+        })
+    }
     if (s.force && !s.resume)
       ctx.addIssue({
         code: "custom",
@@ -178,6 +216,7 @@ export const BenchSettings = z
   // calls nothing recorded go to the simulator when there is one (StableToolBench's server), else they fail and are counted
   .transform((s) => ({
     ...s,
+    methods: s.methods ?? [s.tau2 === undefined ? "smurfs" : "tau2-agent"],
     envs: s.envs ?? (s.simulator === undefined ? ["replay", "offline"] : ["replay", "simulated"])
   }))
 

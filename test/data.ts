@@ -76,3 +76,10 @@ export const MINI_DATA: DataSource = { path: sampleDataDir(), missing: undefined
 
 /** The full data when this machine has it, else the fixture: for a property of every query, which the fixture checks on a few. */
 export const ANY_DATA: DataSource = lacks(FULL_DATA) ? MINI_DATA : FULL_DATA
+
+/** τ²-bench's data as it ships (data/tau2/domains/retail/...): SMURFS_TAU2, else ../shared/tau2 beside the repository. */
+export const TAU2_CHECKOUT: DataSource = source(
+  nonEmpty(process.env["SMURFS_TAU2"]) ?? fileURLToPath(new URL("../../shared/tau2", import.meta.url)),
+  (path) => existsSync(join(path, "data", "tau2", "domains", "retail", "tasks.json")),
+  "needs τ²-bench's retail data: set SMURFS_TAU2 or put a checkout at ../shared/tau2"
+)

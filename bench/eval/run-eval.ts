@@ -17,6 +17,7 @@ import { writeJsonAtomic } from "../../src/trace/atomic-write.ts"
 import { connectionOf, QUEUE_DEFAULTS, type QueueUnavailable } from "../queue/connection.ts"
 import { collectRows, type Row } from "../report/collect.ts"
 import { removeStrayTemps } from "../run-dir.ts"
+import { RunConfig, runConfigPath } from "../run-format.ts"
 import { acquireRunLock } from "../run-lock.ts"
 import { EVAL_DEFAULTS, type EvalSummary, evaluatePass, evaluateWin, someDecisions, WIN_STATUSES } from "./evaluate.ts"
 import { evaluateFac, type FacPrompt, type FacSummary, facPrompt } from "./fac.ts"
@@ -24,6 +25,7 @@ import { type Decider, inProcessDecider } from "./judge-job.ts"
 import { type JudgePrompts, judgePrompts } from "./judge-prompts.ts"
 import { EVAL_SOURCE_FILE, MAX_JUDGE_RUNS, slug } from "./labels.ts"
 import { loadSource, methodsOf, type Source, SourceError, sourceProfile } from "./sources.ts"
+import { readJsonIf } from "./store.ts"
 
 /** Tasks in flight when the decisions go to a queue: enough to keep several workers busy. */
 export const QUEUE_CONCURRENCY = 64
@@ -168,6 +170,12 @@ export interface EvalInput {
  */
 export const prepareEval = (settings: EvalSettings, warn: (line: string) => void = () => {}): EvalInput => {
   if (settings.queue !== undefined) connectionOf(settings.queue) // a bad URL is bad input, before anything is judged
+  // a benchmark that scores its records as they are written (τ²: the reward) has nothing for ToolEval's judge
+  const benchmark = readJsonIf(runConfigPath(settings.run), RunConfig)?.options["benchmark"]
+  if (typeof benchmark === "string" && benchmark !== "stabletoolbench")
+    throw new SourceError({
+      message: `${settings.run} is a ${benchmark} run: its conversations were scored as they ran (τ²'s reward, stored as the judge "${benchmark}"). See them with \`smurfs compare ${settings.run}\` or \`smurfs results ${settings.run}\`.`
+    })
   const loaded = loadSource(settings.run)
   const keep = (e: { method: string; group: string }) =>
     (!settings.methods || settings.methods.includes(e.method)) &&

@@ -5,6 +5,8 @@ import { join } from "node:path"
 import { fromSafeName, safeName } from "../../src/trace/file-names.ts"
 import { readFileBounded } from "../../src/trace/guarded-fs.ts"
 import type { RunEvent, Totals } from "../../src/trace/record.ts"
+import { conversationHtml } from "../benchmarks/tau2/transcript-html.ts"
+import { conversationLines } from "../benchmarks/tau2/transcript-text.ts"
 import { InvalidStoredFile } from "../eval/store.ts"
 import { runFileName } from "../run-format.ts"
 import { type TaskLabel, taskLabels } from "./results.ts"
@@ -25,6 +27,10 @@ export interface Recorded {
   readonly finalAnswer?: string | undefined
   readonly finishType?: string | undefined
   readonly totals?: Partial<Totals> | undefined
+  /** A benchmark's own view of the record (τ²: the conversation and the database against the gold state), as HTML. */
+  readonly benchmarkHtml?: string | undefined
+  /** The same as text lines for a terminal, short and whole. */
+  readonly benchmarkLines?: { readonly short: ReadonlyArray<string>; readonly full: ReadonlyArray<string> } | undefined
 }
 
 /** A trajectory file, or one task record of a run directory, read for show under `label`. */
@@ -49,7 +55,12 @@ export const readRecorded = (file: string, label: string): Recorded => {
     events: t.events,
     finalAnswer: t.finalAnswer,
     finishType: t.finishType,
-    totals: t.totals
+    totals: t.totals,
+    benchmarkHtml: conversationHtml(record as { benchmark?: unknown }),
+    benchmarkLines: {
+      short: conversationLines(record as { benchmark?: unknown }),
+      full: conversationLines(record as { benchmark?: unknown }, true)
+    }
   }
 }
 

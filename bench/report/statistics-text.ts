@@ -30,7 +30,8 @@ const rowLine = (row: Row, s: RowStatistics): string | undefined => {
   if (s.passK && s.passK.length > 1) {
     const ks = s.passK.filter((p) => p.k > 1)
     parts.push(ks.map((p) => `pass@${p.k} ${formatInterval(p.passAt)}`).join(", "))
-    parts.push(ks.map((p) => `pass^${p.k} ${formatInterval(p.passHat)}`).join(", "))
+    // pass^1 too: τ²'s tables start there (the chance one run succeeds)
+    parts.push(s.passK.map((p) => `pass^${p.k} ${formatInterval(p.passHat)}`).join(", "))
   }
   if (s.win) parts.push(`win ${formatInterval(s.win)} vs ${s.win.reference} on ${plural(s.win.tasks, "task")}`)
   return parts.length === 0 ? undefined : `  ${s.name} (${where(row)}): ${parts.join("; ")}`

@@ -25,7 +25,7 @@ export const reportBench = (settings: BenchSettings, json: boolean, outcome: Ben
   const columns = process.stderr.isTTY ? process.stderr.columns : undefined
   console.error(
     wrapToWidth(
-      `smurfs bench: ${plural(summary.recorded, "task")} recorded now (${summary.answered} answered, not yet judged), ${summary.skipped} already done, ` +
+      `smurfs bench: ${plural(summary.recorded, "task")} recorded now (${summary.answered} ${settings.tau2 === undefined ? "answered, not yet judged" : "ended by the user or the agent, scored"}), ${summary.skipped} already done, ` +
         `${summary.errors} failed because of the model server, ${summary.notRecorded} left undone, of ${summary.total}.` +
         (totals
           ? ` ${plural(totals.modelCalls, "model call")}, ${plural(totals.tokens, "token")}, ${formatDuration(totals.wallMs)}.`
@@ -44,7 +44,12 @@ export const reportBench = (settings: BenchSettings, json: boolean, outcome: Ben
     )
   if (json) console.log(JSON.stringify(summaryValue(settings, outcome), null, 2))
   else for (const file of summary.convertedFiles) console.log(file)
-  if (summary.errors === 0 && summary.notRecorded === 0) console.error(`Next: judge the answers with \`${next}\``)
+  if (summary.errors === 0 && summary.notRecorded === 0)
+    console.error(
+      settings.tau2 === undefined
+        ? `Next: judge the answers with \`${next}\``
+        : `Next: see the rewards and pass^k with \`${next}\``
+    )
   if (summary.errors > 0 && summary.recorded === 0) {
     // nothing got through: the server (or its address, or the model name) is the problem, not the tasks
     console.error(

@@ -1,5 +1,6 @@
 // A report's tasks with their transcripts: one trajectory page per task of each run (every method side by side, labels and win rounds), which `compare --html <file>` writes beside its report and `smurfs view` serves; the same columns go into the report itself.
 import { basename, dirname, extname, join } from "node:path"
+import { conversationHtml } from "../../bench/benchmarks/tau2/transcript-html.ts"
 import { slug } from "../../bench/eval/labels.ts"
 import { refusingInvalid, resolveInput } from "../../bench/report/collect.ts"
 import type { ReportTask } from "../../bench/report/html.ts"
@@ -39,7 +40,8 @@ const viewOf = (
   finishType: record.finishType,
   totals: record.totals,
   labels: t.labels,
-  verdicts
+  verdicts,
+  benchmarkHtml: conversationHtml(record)
 })
 
 /** How a task ended, for the report's filter: the record's finish type, else what the source says. */

@@ -26,6 +26,8 @@ export interface TrajectoryView {
   readonly labels?: ReadonlyArray<TaskLabel> | undefined
   /** Every win-rate round of this method's answer against a reference (none when it was not compared). */
   readonly verdicts?: ReadonlyArray<TaskVerdict> | undefined
+  /** A benchmark's own view of the task, as HTML it escaped itself (τ²: the conversation and the database against the gold state). */
+  readonly benchmarkHtml?: string | undefined
 }
 
 const escapeHtml = (text: string) =>
@@ -152,6 +154,7 @@ const column = (v: TrajectoryView, secrets: ReadonlyArray<string>): string => {
     verdictsTable(v.verdicts ?? [], secrets),
     `<div class="answer"><b>${answered ? "Answer" : `Finished: ${shown(v.finishType ?? "", secrets)}`}</b>${answered ? `: ${shown(v.finalAnswer ?? "", secrets)}` : ""}</div>`,
     v.totals ? `<p class="totals">${totalsLine(v.totals)}</p>` : "",
+    v.benchmarkHtml ?? "",
     `<div class="steps">${steps(v.events, secrets, v.query !== undefined)}</div>`,
     "</section>"
   ].join("\n")

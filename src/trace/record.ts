@@ -308,7 +308,12 @@ export const TaskRecord = z.object({
   /** Which agent run of the task this is (`bench --runs N`: 0..N-1); absent in a run of one, read as 0 (`runOf`). */
   run: z.number().int().min(0).optional(),
   /** The sampling seed this agent run's requests carried, when the run has several (`--runs` / `--seeds`). */
-  seed: z.number().int().min(0).optional()
+  seed: z.number().int().min(0).optional(),
+  /**
+   * What a benchmark other than StableToolBench keeps of the task, read by its own module (bench/benchmarks/<name>):
+   * τ²'s conversation (every message and tool call), its database writes, the termination and the reward.
+   */
+  benchmark: z.looseObject({ name: z.string() }).optional()
 })
 export type TaskRecord = z.infer<typeof TaskRecord>
 

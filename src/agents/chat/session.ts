@@ -4,6 +4,7 @@ import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import { LanguageModel } from "../../llm/language-model.ts"
 import { ContextBudget } from "../../memory/context-budget.ts"
+import { renderTemplate } from "../../text/prompt-template.ts"
 import type { ToolLibrary } from "../../tools/tool.ts"
 import type { RunEvent } from "../../trace/events.ts"
 import { recording, type Trajectory } from "../../trace/trajectory.ts"
@@ -34,6 +35,8 @@ export interface ChatOptions {
   readonly pipeline?: SmurfsOptions | undefined
   /** Id prefix of the turns' tasks. */
   readonly sessionId?: string | undefined
+  /** Rules every task is solved under (a customer-service policy): the pipeline's query holds them before the request. */
+  readonly instructions?: string | undefined
 }
 
 /** The direct reply to "what can you do?": the tools, one line each. */
@@ -104,7 +107,10 @@ export const makeChatSession = (options: ChatOptions) => {
           const task = intent?.task?.trim() || message
           const trajectory = yield* smurfs(options.pipeline)({
             id: `${sessionId}-${n}`,
-            query: task,
+            query:
+              options.instructions === undefined
+                ? task
+                : renderTemplate("chat-instructions", { instructions: options.instructions, task }).user,
             tools: options.tools
           })
           const reply =

@@ -1,4 +1,5 @@
 // The help text of `smurfs bench`: every flag with its default (the README's command reference repeats it).
+import { CONVERSER_NAMES } from "../../../bench/benchmarks/tau2/conversers.ts"
 import { GROUPS } from "../../../bench/datasets.ts"
 import { RUNNER_DEFAULTS } from "../../../bench/runner.ts"
 import { BENCH_DEFAULTS } from "../../../bench/settings.ts"
@@ -24,7 +25,8 @@ options:
                             holding it, or \`sample\`: the few tasks per group shipped with smurfs
                             (default $SMURFS_DATA, else ${BENCH_DEFAULTS.data})
   --group <G[,G]>           groups to run (default all: ${GROUPS.join(", ")})
-  --method <m[,m]>          ${METHOD_NAMES.join(", ")} (default ${BENCH_DEFAULTS.methods.join(",")})
+  --method <m[,m]>          ${METHOD_NAMES.join(", ")} (default ${BENCH_DEFAULTS.methods.join(",")}); with --tau2
+                            ${CONVERSER_NAMES.join(", ")} (default tau2-agent)
   -m, --model <spec>        ollama:<model>, openai:<model>, scripted:<file.json>, sim (default SMURFS_MODEL, else a local Ollama model)
   --env <e[,e]>             tool environments in order: replay, simulated, offline (default ${BENCH_DEFAULTS.envs.join(",")})
   --responses <file>        recorded responses to replay (default <data>/responses.jsonl when present)
@@ -101,6 +103,17 @@ options:
   --stop-after <n>          stop (exit 4) when n tasks in a row fail because of the model server (default ${RUNNER_DEFAULTS.stopAfterUnreachable})
   --full-trace              keep every prompt in the task records (large)
   --max-record-bytes <n>    largest task record file; past it long strings are cut harder (default ${SIZE_CAPS.recordBytes})
+  --tau2 <dir>              run τ²-bench instead: conversations of --domain's tasks between a --method agent
+                            (${CONVERSER_NAMES.join(", ")}) and a simulated user, read from this τ² checkout (the folder
+                            holding data/tau2/); each conversation (task x agent x trial) is one record with every
+                            message, tool call and database write, scored as τ² scores it (docs/benchmark.md)
+  --domain <name>           with --tau2: the domain (default retail)
+  --user-model <spec>       with --tau2: the model that plays the user, prompted with τ²'s own guidelines (any
+                            provider; required)
+  --task-split <name>       with --tau2: only the tasks of this split of split_tasks.json (base, train, test;
+                            default every task, τ²'s base)
+  --trials <k>              with --tau2: conversations per task and agent, each with its seed (= --runs k);
+                            compare shows pass^1..pass^k
   --json                    print the summary as JSON on stdout (progress stays on stderr)
   -h, --help                show this help
 

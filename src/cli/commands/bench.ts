@@ -3,7 +3,9 @@ import { existsSync, statSync } from "node:fs"
 import { resolve } from "node:path"
 import type { ParseArgsOptionDescriptor } from "node:util"
 import * as Effect from "effect/Effect"
-import { checkBenchSettings, identicalRunsNote, runBenchSettings } from "../../../bench/app.ts"
+import { identicalRunsNote } from "../../../bench/app.ts"
+import { benchmarkFor } from "../../../bench/benchmarks/index.ts"
+import { CONVERSER_NAMES } from "../../../bench/benchmarks/tau2/conversers.ts"
 import { boundHeapGrowth } from "../../../bench/heap-growth.ts"
 import { makeProgress } from "../../../bench/progress.ts"
 import { type ReplayReport, runReplay } from "../../../bench/replay.ts"
@@ -44,7 +46,7 @@ import { runProgram } from "../run-program.ts"
 import { SIMULATOR_ENV } from "../simulator-option.ts"
 import { BENCH_HELP } from "./bench-help.ts"
 
-const METHODS = METHOD_NAMES
+const METHODS = [...METHOD_NAMES, ...CONVERSER_NAMES]
 
 /** How a flag's text is read into its setting; the schema checks the rest (ranges, rules across settings). */
 type Reader = (name: string, value: unknown) => unknown
@@ -156,6 +158,12 @@ const OPTIONS = {
   "stop-after": { type: "string", setting: ["stopAfter", int] },
   "full-trace": { type: "boolean", setting: ["fullTrace", flag] },
   "max-record-bytes": { type: "string", setting: ["maxRecordBytes", int] },
+  // τ²-bench (issue 34): conversations with a simulated user
+  tau2: { type: "string", setting: ["tau2", path] },
+  domain: { type: "string", setting: ["domain", text] },
+  "user-model": { type: "string", setting: ["userModel", text] },
+  "task-split": { type: "string", setting: ["taskSplit", text] },
+  trials: { type: "string", setting: ["runs", int] },
   json: { type: "boolean" }
 } as const satisfies Record<string, BenchOption>
 
@@ -230,19 +238,20 @@ const replayBench = (args: BenchSettings, json: boolean): Promise<number> => {
 
 const bench = (args: BenchSettings, json: boolean, argv: ReadonlyArray<string>): Promise<number> => {
   if (args.replayFrom !== undefined) return replayBench(args, json)
+  const benchmark = benchmarkFor(args)
   try {
-    checkBenchSettings(args)
+    benchmark.check(args)
   } catch (e) {
     console.error(`smurfs bench: ${(e as Error).message}`)
     return Promise.resolve(ExitCode.BadInput)
   }
-  if (!args.envs.includes("simulated"))
+  if (benchmark.name === "stabletoolbench" && !args.envs.includes("simulated"))
     console.error(
       `smurfs bench: no simulator: a tool call nothing recorded fails (environments ${args.envs.join(",")}), where StableToolBench's server would ask its simulator model. ` +
         `Such calls are counted as misses per task and in run.json; pass rates are shown with their miss rate. Give --simulator <model spec> (or ${SIMULATOR_ENV}) to answer them as StableToolBench does.`
     )
   for (const note of profileNotes(args.profile, args.methods, args.smurfsSrc)) console.error(`smurfs bench: ${note}`)
-  const identical = identicalRunsNote(args)
+  const identical = benchmark.name === "stabletoolbench" ? identicalRunsNote(args) : undefined
   if (identical) console.error(`smurfs bench: ${identical}`)
   // hundreds of tasks at once for hours: a full collection before the heap grows far past what is alive
   boundHeapGrowth()
@@ -250,7 +259,7 @@ const bench = (args: BenchSettings, json: boolean, argv: ReadonlyArray<string>):
   const progress = makeProgress()
   // Ctrl-C / SIGTERM interrupt the run; finished records are already on disk.
   return runProgram(
-    runBenchSettings(args, progress).pipe(
+    benchmark.run(args, progress).pipe(
       Effect.provide(otlpLayer()),
       Effect.map((outcome) => reportBench(args, json, outcome))
     ),

@@ -54,6 +54,9 @@ export const renderRecorded = (recorded: Recorded, full = false): Array<string> 
   if (recorded.query !== undefined && !recorded.events.some((e) => kindOf(e) === "task_started"))
     lines.push(`Query: ${visibleText(recorded.query)}`)
   for (const event of recorded.events) view(event)
+  // a benchmark's own view (τ²: the conversation, the reward and the database against the gold state)
+  const own = full ? recorded.benchmarkLines?.full : recorded.benchmarkLines?.short
+  if (own && own.length > 0) lines.push("", ...own.map((l) => visibleText(l)))
   lines.push("")
   if (
     recorded.finishType === "give_answer" ||
@@ -98,7 +101,11 @@ export const run = (argv: string[]): Promise<number> =>
       recorded = [readRecorded(path, target)]
     }
     // scripts read the record, never the view: one JSON value on stdout
-    if (values.json === true) console.log(JSON.stringify({ tasks: recorded }, null, 2))
+    // (a benchmark's views are renderings of the record's own data, not more of it)
+    if (values.json === true)
+      console.log(
+        JSON.stringify({ tasks: recorded.map(({ benchmarkHtml: _h, benchmarkLines: _l, ...r }) => r) }, null, 2)
+      )
     const views =
       values.json === true
         ? []

@@ -42,7 +42,7 @@ export const jsonText = (value: unknown): string =>
  * Compare keys by code point, as Python's `sorted` does. Below the surrogates code units order as code
  * points do, so keys that differ there first (nearly all) are compared without splitting them.
  */
-const byCodePoint = (a: string, b: string): number => {
+export const byCodePoint = (a: string, b: string): number => {
   for (let i = 0; i < a.length && i < b.length; i++) {
     const x = a.charCodeAt(i)
     const y = b.charCodeAt(i)
