@@ -15,8 +15,8 @@ if (tooOld !== undefined) {
  */
 const INTEGRATION = [
   "**/*.integration.test.ts",
-  "bench/grammar/converter.test.ts",
-  "bench/mcp/session.test.ts",
+  "instruments/grammar/converter.test.ts",
+  "instruments/mcp/session.test.ts",
   "bench/queue/**/*.test.ts",
   "src/tools/sources/mcp.test.ts",
   "test/cli/*.test.ts",
@@ -45,7 +45,7 @@ const INTEGRATION = [
   "test/server-failures.test.ts"
 ]
 
-const ALL = ["src/**/*.test.ts", "bench/**/*.test.ts", "test/**/*.test.ts"]
+const ALL = ["src/**/*.test.ts", "bench/**/*.test.ts", "instruments/**/*.test.ts", "test/**/*.test.ts"]
 
 export default defineConfig({
   test: {

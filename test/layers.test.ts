@@ -1,4 +1,4 @@
-// Imports point down only (docs/architecture.md, "Layers"): cli > bench > agents > memory/tools > llm > trace > text.
+// Imports point down only (docs/architecture.md, "Layers"): instruments > cli > bench > agents > memory/tools > llm > trace > text.
 import { readdirSync, readFileSync } from "node:fs"
 import { dirname, join, normalize, relative } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -8,6 +8,8 @@ const REPO = fileURLToPath(new URL("../", import.meta.url))
 
 /** Each layer by the folders it owns, highest first; a file may import its own layer and any layer below it. */
 const LAYERS: ReadonlyArray<{ readonly name: string; readonly rank: number; readonly dirs: ReadonlyArray<string> }> = [
+  // our own measuring instruments (perf, faults, grammar, scale, ...): they use anything, nothing that ships uses them
+  { name: "instruments", rank: 8, dirs: ["instruments/"] },
   { name: "cli", rank: 7, dirs: ["src/cli/"] },
   { name: "bench", rank: 6, dirs: ["bench/"] },
   // the library's own entry points sit on the agents, beside the bench
@@ -58,8 +60,8 @@ const upwardImports = (files: ReadonlyArray<string>, read: (file: string) => str
   })
 
 describe("layers", () => {
-  it("every import in src/ and bench/ points down (tests excepted), bench/ never imports the CLI", () => {
-    const files = [...sourceFiles("src"), ...sourceFiles("bench")]
+  it("every import in src/, bench/ and instruments/ points down (tests excepted), bench/ never imports the CLI, nothing that ships imports an instrument", () => {
+    const files = [...sourceFiles("src"), ...sourceFiles("bench"), ...sourceFiles("instruments")]
     expect(files.length).toBeGreaterThan(100)
     const upward = upwardImports(files)
     expect(upward.filter((u) => !KNOWN_EXCEPTIONS.has(u))).toEqual([])
@@ -73,12 +75,16 @@ describe("layers", () => {
         'import { ask } from "../agents/ask.ts"\nimport { emit } from "../trace/events.ts"\nimport { render } from "../text/prompt-template.ts"',
       "src/tools/y.ts": 'const m = await import("../memory/step.ts")\nimport { version } from "../version.ts"',
       "bench/z.ts": 'import { run } from "../src/cli/commands/run.ts"\nimport { solve } from "../src/solve.ts"',
-      "src/text/w.ts": 'import { Trace } from "../trace/events.ts"'
+      "src/text/w.ts": 'import { Trace } from "../trace/events.ts"',
+      "bench/v.ts": 'import { measure } from "../instruments/perf/measures.ts"',
+      "instruments/perf/u.ts":
+        'import { runBench } from "../../bench/app.ts"\nimport { main } from "../../src/cli/main.ts"'
     }
     expect(upwardImports(Object.keys(sources), (f) => sources[f]!)).toEqual([
       "src/llm/x.ts -> src/agents/ask.ts",
       "bench/z.ts -> src/cli/commands/run.ts",
-      "src/text/w.ts -> src/trace/events.ts"
+      "src/text/w.ts -> src/trace/events.ts",
+      "bench/v.ts -> instruments/perf/measures.ts"
     ])
   })
 })

@@ -1,7 +1,7 @@
 // Every JSON Schema the agents, baselines, judges and the simulated environment send to a model, walked for
 // the constructs llama.cpp's JSON-Schema-to-grammar converter reads differently from what zod validates.
 import { describe, expect, it } from "vitest"
-import { allLibraries, type Schema, sentSchemas } from "../../bench/grammar/sent-schemas.ts"
+import { allLibraries, type Schema, sentSchemas } from "../../instruments/grammar/sent-schemas.ts"
 import { FULL_DATA, lacks, MINI_DATA, skipNote } from "../../test/data.ts"
 import { grammarSafe, isAnySchema } from "./grammar-safe.ts"
 

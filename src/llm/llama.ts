@@ -378,7 +378,7 @@ let calls = 0
 
 /**
  * SMURFS_LLAMA_METER=<file>: each request's prompt and reply tokens and the prompt tokens the engine evaluated, one
- * JSON line per request, for measurements of the KV cache (bench/perf/llama-tokens.ts); off unless set.
+ * JSON line per request, for measurements of the KV cache (instruments/perf/llama-tokens.ts); off unless set.
  */
 const meterFile = process.env["SMURFS_LLAMA_METER"]?.trim() || undefined
 

@@ -1,6 +1,6 @@
 // The grammars of the embedded engine: every schema smurfs sends, bounded, accepted by node-llama-cpp's converter.
 import { describe, expect, it } from "vitest"
-import { allLibraries, sentSchemas } from "../../bench/grammar/sent-schemas.ts"
+import { allLibraries, sentSchemas } from "../../instruments/grammar/sent-schemas.ts"
 import { GRAMMAR_BOUNDS, grammarSchema, schemaTokens, toolCallSchema } from "../../src/llm/llama-grammar.ts"
 import { MINI_DATA } from "../data.ts"
 

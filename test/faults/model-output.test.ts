@@ -11,8 +11,8 @@ import {
   kindsFor,
   NATIVE_KINDS,
   SMURFS_ROLES
-} from "../../bench/faults/bad-replies.ts"
-import { formatModelOutputReport, runModelOutputFaults } from "../../bench/faults/model-output.ts"
+} from "../../instruments/faults/bad-replies.ts"
+import { formatModelOutputReport, runModelOutputFaults } from "../../instruments/faults/model-output.ts"
 import { AnswerVerdict } from "../../src/agents/answer-verify.ts"
 import { fusedJson } from "../../src/agents/executor-fused.ts"
 import { argsSchema } from "../../src/agents/guardrails.ts"

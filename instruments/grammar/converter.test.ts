@@ -17,7 +17,7 @@ const missing =
   Result.isFailure(obtained) && (obtained.failure.reason === "compiler" || obtained.failure.reason === "registry")
     ? obtained.failure.message
     : undefined
-if (missing) console.warn(`bench/grammar/converter.test.ts skipped: ${missing}`)
+if (missing) console.warn(`instruments/grammar/converter.test.ts skipped: ${missing}`)
 const converter = Effect.gen(function* () {
   if (Result.isFailure(obtained)) return yield* Effect.fail(obtained.failure)
   return obtained.success

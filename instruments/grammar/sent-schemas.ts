@@ -2,6 +2,8 @@
 // name: what the grammar-safety walk (src/llm/grammar-safe.test.ts) and the grammar-size benchmark read.
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
+import { GROUPS } from "../../bench/datasets.ts"
+import { IndexVerdict, StatusVerdict } from "../../bench/eval/judge-prompts.ts"
 import { AnswerVerdict } from "../../src/agents/answer-verify.ts"
 import { Answer } from "../../src/agents/answerer.ts"
 import { JsonAction } from "../../src/agents/chain.ts"
@@ -18,8 +20,6 @@ import { SimulatedResponse } from "../../src/tools/environments/simulated.ts"
 import { toolSpecs } from "../../src/tools/library.ts"
 import type { ToolLibrary } from "../../src/tools/tool.ts"
 import { toolbenchLibrary } from "../../src/tools/toolbench/adapter.ts"
-import { GROUPS } from "../datasets.ts"
-import { IndexVerdict, StatusVerdict } from "../eval/judge-prompts.ts"
 
 export type Schema = Record<string, unknown>
 

@@ -1,4 +1,4 @@
-// Prints the fault suite's figures: `node bench/faults/report.ts [--seed n] [--tasks n] [--executor three-call|fused-native|fused-json]`.
+// Prints the fault suite's figures: `node instruments/faults/report.ts [--seed n] [--tasks n] [--executor three-call|fused-native|fused-json]`.
 import { parseArgs } from "node:util"
 import * as Effect from "effect/Effect"
 import { formatModelOutputReport, MODEL_OUTPUT_DEFAULTS, runModelOutputFaults } from "./model-output.ts"

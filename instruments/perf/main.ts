@@ -6,6 +6,11 @@ import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import * as Effect from "effect/Effect"
+import { boundHeapGrowth } from "../../bench/heap-growth.ts"
+import { SIM_NOTE } from "../../bench/sim/model.ts"
+import { parseSimSpec } from "../../bench/sim/options.ts"
+import { prefixCacheDefaults } from "../../bench/sim/prefix-cache.ts"
+import { makeTokenCounter, TOKENIZER } from "../../bench/sim/tokens.ts"
 import { METHOD_NAMES } from "../../src/agents/methods.ts"
 import type { ProfileName } from "../../src/agents/profile.ts"
 import { EXECUTORS, type SmurfsExecutor } from "../../src/agents/smurfs-options.ts"
@@ -15,11 +20,6 @@ import { isKind } from "../../src/trace/events.ts"
 import { otlpLayer } from "../../src/trace/otlp.ts"
 import type { Trajectory } from "../../src/trace/trajectory.ts"
 import { version } from "../../src/version.ts"
-import { boundHeapGrowth } from "../heap-growth.ts"
-import { SIM_NOTE } from "../sim/model.ts"
-import { parseSimSpec } from "../sim/options.ts"
-import { prefixCacheDefaults } from "../sim/prefix-cache.ts"
-import { makeTokenCounter, TOKENIZER } from "../sim/tokens.ts"
 import { CACHE_MODELS, CONCURRENCIES, concurrencyTables, measureConcurrency, variantsOf } from "./concurrency.ts"
 import { type BatchResult, loadSetup, type MethodName, type PerfSetup, runBatch, type TaskSample } from "./harness.ts"
 import { measureHttpOverhead } from "./http-overhead.ts"
@@ -85,7 +85,7 @@ const SECTIONS = [
 ] as const
 type Section = (typeof SECTIONS)[number]
 
-const usage = `usage: node bench/perf/main.ts [--quick] [--only <sections>] [--out runs/perf.json] [--data <toolbench dir>]
+const usage = `usage: node instruments/perf/main.ts [--quick] [--only <sections>] [--out runs/perf.json] [--data <toolbench dir>]
   --quick   smaller sizes for a smoke run (about a minute)
   --only    a comma list of sections to run: ${SECTIONS.join(", ")} (default: all)
   --out     where to write the figures as JSON (default runs/perf.json)

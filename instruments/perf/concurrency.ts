@@ -2,9 +2,9 @@
 // every cache model (slots: llama-server / Ollama; blocks: vLLM / SGLang) and every concurrency, with the client's
 // levers (slot affinity, lanes) beside the plain run: uncached prompt tokens and GPU seconds per task, answered share.
 import * as Effect from "effect/Effect"
+import type { BenchQuery } from "../../bench/datasets.ts"
+import { blockCacheModel, type CacheModel, describeCache } from "../../bench/sim/server.ts"
 import { type LoopRules, SHORT_RESPONSE_CHARS, type SmurfsExecutor } from "../../src/agents/smurfs-options.ts"
-import type { BenchQuery } from "../datasets.ts"
-import { blockCacheModel, type CacheModel, describeCache } from "../sim/server.ts"
 import { type MethodName, type PerfSetup, runBatch } from "./harness.ts"
 import { type Cell, table } from "./table.ts"
 

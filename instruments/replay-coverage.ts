@@ -1,5 +1,5 @@
 // Replay coverage: how many relevant APIs of the StableToolBench test queries have any recorded response.
-// Usage: node bench/replay-coverage.ts [toolbench dir] [responses.jsonl]
+// Usage: node instruments/replay-coverage.ts [toolbench dir] [responses.jsonl]
 import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"

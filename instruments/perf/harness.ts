@@ -1,6 +1,13 @@
 // Runs one perf configuration: a method on ToolBench tasks with a simulated model, timing every task and model call.
 import { join } from "node:path"
 import * as Effect from "effect/Effect"
+import { type BenchQuery, loadQueries, longestFirst } from "../../bench/datasets.ts"
+import { withCurrentTask } from "../../bench/sim/current-task.ts"
+import { type Recordings, readRecordings } from "../../bench/sim/knowledge.ts"
+import { makeSimModel, type SimStats } from "../../bench/sim/model.ts"
+import { parseSimSpec, simDefaults } from "../../bench/sim/options.ts"
+import { makeServerModel, type ServerModel, type ServerModelOptions } from "../../bench/sim/server.ts"
+import { taskOf } from "../../bench/tasks.ts"
 import { baselinePrompts } from "../../src/agents/baseline-prompts.ts"
 import { type MethodName, methodFor, methodSpec } from "../../src/agents/methods.ts"
 import { chainProfileOptions, type ProfileName, smurfsProfileOptions } from "../../src/agents/profile.ts"
@@ -15,13 +22,6 @@ import type { ToolEnvironment } from "../../src/tools/environments/environment.t
 import { toolbenchLibrary } from "../../src/tools/toolbench/adapter.ts"
 import { isKind } from "../../src/trace/events.ts"
 import type { Trajectory } from "../../src/trace/trajectory.ts"
-import { type BenchQuery, loadQueries, longestFirst } from "../datasets.ts"
-import { withCurrentTask } from "../sim/current-task.ts"
-import { type Recordings, readRecordings } from "../sim/knowledge.ts"
-import { makeSimModel, type SimStats } from "../sim/model.ts"
-import { parseSimSpec, simDefaults } from "../sim/options.ts"
-import { makeServerModel, type ServerModel, type ServerModelOptions } from "../sim/server.ts"
-import { taskOf } from "../tasks.ts"
 
 export type { MethodName }
 

@@ -1,10 +1,10 @@
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
+import { relevantNames, toolbenchCorpus } from "../../bench/corpus.ts"
+import { loadQueries } from "../../bench/datasets.ts"
 import { makeOfflineEnvironment } from "../../src/tools/environments/offline.ts"
 import { makeRetriever } from "../../src/tools/retrieval/retriever.ts"
 import { FULL_DATA, lacks, skipNote } from "../../test/data.ts"
-import { relevantNames, toolbenchCorpus } from "../corpus.ts"
-import { loadQueries } from "../datasets.ts"
 import { evaluateRetriever } from "./evaluate.ts"
 import { ndcgAt, recallAt } from "./metrics.ts"
 

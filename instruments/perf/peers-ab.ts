@@ -1,4 +1,4 @@
-// Before/after CPU per model call in one process: `node bench/perf/peers-ab.ts <other checkout> [--batches 12 --tasks 40 --concurrency 1 --provider ollama|openai|memory --method react]`.
+// Before/after CPU per model call in one process: `node instruments/perf/peers-ab.ts <other checkout> [--batches 12 --tasks 40 --concurrency 1 --provider ollama|openai|memory --method react]`.
 // Our ReAct through `solve` of this checkout and of another one (e.g. `git worktree add /tmp/base main`), in
 // alternating batches against one stand-in server, so that a busy machine weighs on both alike. Prints medians.
 // `--provider memory`: a model in the process that answers at once (the stand-in's replies, no HTTP), so that

@@ -1,8 +1,8 @@
 // Score a retriever on ToolBench queries: recall@k and nDCG@k of each query's relevant APIs, pooled and per group.
 import * as Effect from "effect/Effect"
+import { type Corpus, relevantNames } from "../../bench/corpus.ts"
+import type { BenchQuery } from "../../bench/datasets.ts"
 import type { Retriever } from "../../src/tools/retrieval/retriever.ts"
-import { type Corpus, relevantNames } from "../corpus.ts"
-import type { BenchQuery } from "../datasets.ts"
 import { ndcgAt, recallAt } from "./metrics.ts"
 
 export const CUTOFFS = [1, 5, 10] as const

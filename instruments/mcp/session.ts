@@ -125,7 +125,7 @@ export const runMcpSession = async (options: McpSessionOptions = {}): Promise<Mc
   }
 }
 
-// `node bench/mcp/session.ts [calls] [tools]`: one session in a fresh process, its figures as one JSON line.
+// `node instruments/mcp/session.ts [calls] [tools]`: one session in a fresh process, its figures as one JSON line.
 if (import.meta.url === `file://${process.argv[1]}`) {
   const figures = await runMcpSession({ calls: Number(process.argv[2] ?? 1000), tools: Number(process.argv[3] ?? 20) })
   process.stdout.write(`${JSON.stringify(figures)}\n`)

@@ -2,6 +2,7 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import { rngFor } from "../../bench/eval/rng.ts"
 import { smurfs } from "../../src/agents/smurfs.ts"
 import type { GuardrailOptions, SmurfsExecutor } from "../../src/agents/smurfs-options.ts"
 import { LanguageModel } from "../../src/llm/language-model.ts"
@@ -10,7 +11,6 @@ import { demoLibrary } from "../../src/tools/demo/index.ts"
 import type { ToolLibrary } from "../../src/tools/tool.ts"
 import { dataOf, isKind } from "../../src/trace/events.ts"
 import type { Trajectory } from "../../src/trace/trajectory.ts"
-import { rngFor } from "../eval/rng.ts"
 import { BAD_REPLY_DEFAULTS, type BadReplyOptions, makeFaultyModel, type SentFault } from "./bad-replies.ts"
 
 export interface ModelOutputFaultOptions extends Partial<BadReplyOptions> {

@@ -3,14 +3,14 @@
 // at concurrency 1 and 4, beside what the prefix-cache model (bench/sim/prefix-cache.ts) predicts for the same requests.
 // Measured, not modelled: each request's tokens come from the engine (SMURFS_LLAMA_METER). Prints; asserts nothing.
 //
-//   node bench/perf/llama-tokens.ts [--tasks N] [--threads N]
+//   node instruments/perf/llama-tokens.ts [--tasks N] [--threads N]
 import { execFile } from "node:child_process"
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { makePrefixCache } from "../../bench/sim/prefix-cache.ts"
 import { writeTinyGguf } from "../../scripts/tiny-gguf.ts"
-import { makePrefixCache } from "../sim/prefix-cache.ts"
 
 const REPO = fileURLToPath(new URL("../../", import.meta.url))
 const args = process.argv.slice(2)

@@ -1,9 +1,9 @@
 // Figures computed from perf batches: prompt sizes, prompt size by steps, and prompt prefix reuse per role.
 
+import { commonPrefixLength } from "../../bench/sim/prefix-cache.ts"
+import type { TokenCounter } from "../../bench/sim/tokens.ts"
 import { dataOf, isKind } from "../../src/trace/events.ts"
 import type { Trajectory } from "../../src/trace/trajectory.ts"
-import { commonPrefixLength } from "../sim/prefix-cache.ts"
-import type { TokenCounter } from "../sim/tokens.ts"
 import type { BatchResult } from "./harness.ts"
 import { max, mean, quantile, sum } from "./stats.ts"
 

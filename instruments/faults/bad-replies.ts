@@ -1,13 +1,13 @@
 // A seeded model that mixes valid replies with bad ones of known kinds, and keeps a ledger of what it sent.
 import * as Effect from "effect/Effect"
+import { pick } from "../../bench/eval/rng.ts"
+import { schemaValueOf } from "../../bench/sim/schema-value.ts"
 import { ANSWER_VERIFY_ROLE } from "../../src/agents/answer-verify.ts"
 import { FUSED_ROLE } from "../../src/agents/executor-fused.ts"
 import { ModelServerError } from "../../src/llm/errors.ts"
 import { type GenerateRequest, LanguageModel, type ToolSpec } from "../../src/llm/language-model.ts"
 import { makeScriptedModel } from "../../src/llm/scripted.ts"
 import { renderTemplate } from "../../src/text/prompt-template.ts"
-import { pick } from "../eval/rng.ts"
-import { schemaValueOf } from "../sim/schema-value.ts"
 
 /** The roles of the Smurfs pipeline, each of which gets bad replies. */
 export const SMURFS_ROLES = [

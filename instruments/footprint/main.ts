@@ -1,4 +1,4 @@
-// Install size and import time of the npm package as a user installs it: `node bench/footprint/main.ts [--runs 15]`.
+// Install size and import time of the npm package as a user installs it: `node instruments/footprint/main.ts [--runs 15]`.
 // Packs the project, installs the tarball into a temporary project offline, then measures.
 import { execFileSync } from "node:child_process"
 import { readdirSync, rmSync, statSync } from "node:fs"

@@ -1,16 +1,16 @@
 // Render an HTML report to a PNG with headless Chromium, to look at it (not part of the tests).
-//   node bench/report/screenshot.ts <report.html> <out.png>
-//   node bench/report/screenshot.ts --demo <out.png>     (a synthetic three-method run, judged, rendered)
+//   node instruments/report-screenshot.ts <report.html> <out.png>
+//   node instruments/report-screenshot.ts --demo <out.png>     (a synthetic three-method run, judged, rendered)
 import { writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { pathToFileURL } from "node:url"
 import { chromium } from "playwright-core"
-import { type AnswerStatus, passLabelsPath, winVerdictsPath } from "../eval/labels.ts"
-import { makeRng } from "../eval/rng.ts"
-import { type FakeTask, writeFakeRun, writeJson } from "../eval/test-fixtures.ts"
-import { collectRows } from "./collect.ts"
-import { renderHtml } from "./html.ts"
+import { type AnswerStatus, passLabelsPath, winVerdictsPath } from "../bench/eval/labels.ts"
+import { makeRng } from "../bench/eval/rng.ts"
+import { type FakeTask, writeFakeRun, writeJson } from "../bench/eval/test-fixtures.ts"
+import { collectRows } from "../bench/report/collect.ts"
+import { renderHtml } from "../bench/report/html.ts"
 
 const CHROMIUM_ARGS = [
   "--headless",
@@ -101,7 +101,7 @@ const demoReport = async (): Promise<string> => {
 
 const [first, second] = process.argv.slice(2)
 if (!first || !second) {
-  console.error("usage: node bench/report/screenshot.ts <report.html> <out.png> | --demo <out.png>")
+  console.error("usage: node instruments/report-screenshot.ts <report.html> <out.png> | --demo <out.png>")
   process.exit(2)
 }
 const html = first === "--demo" ? await demoReport() : resolve(first)

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest"
+import { makeTokenCounter } from "../../bench/sim/tokens.ts"
 import { makeEvent } from "../../src/trace/events.ts"
 import type { Trajectory } from "../../src/trace/trajectory.ts"
-import { makeTokenCounter } from "../sim/tokens.ts"
 import { makePrefixReuse, makeSubtaskReuse } from "./measures.ts"
 import { listSchedule, quantile } from "./stats.ts"
 

@@ -9,20 +9,20 @@ import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import { getHeapStatistics, writeHeapSnapshot } from "node:v8"
 import * as Effect from "effect/Effect"
+import { runBenchSettings } from "../../bench/app.ts"
+import { GROUPS } from "../../bench/datasets.ts"
+import { boundHeapGrowth, HEAP_GROWING_PERCENT } from "../../bench/heap-growth.ts"
+import { makeProgress } from "../../bench/progress.ts"
+import { benchSettings } from "../../bench/settings.ts"
+import { SIM_NOTE } from "../../bench/sim/model.ts"
 import { METHOD_NAMES } from "../../src/agents/methods.ts"
 import { version } from "../../src/version.ts"
-import { runBenchSettings } from "../app.ts"
-import { GROUPS } from "../datasets.ts"
-import { boundHeapGrowth, HEAP_GROWING_PERCENT } from "../heap-growth.ts"
-import { makeProgress } from "../progress.ts"
-import { benchSettings } from "../settings.ts"
-import { SIM_NOTE } from "../sim/model.ts"
 import { table } from "./table.ts"
 
 const SELF = fileURLToPath(import.meta.url)
 const MB = 1024 * 1024
 
-const usage = `usage: node bench/perf/memory.ts [--runs <queries per group>x<concurrency>,...] [--latency 100ms] [--data <dir>] [--out runs/memory.json]
+const usage = `usage: node instruments/perf/memory.ts [--runs <queries per group>x<concurrency>,...] [--latency 100ms] [--data <dir>] [--out runs/memory.json]
   --runs     the runs, each "<queries per group>x<concurrency>" (all = every query; 43 per group = 774 tasks)
              (default all x64, 43x64, all x256)
   --latency  the simulated model's latency per call (default 100ms)
