@@ -41,6 +41,12 @@ import { makeEmbedder } from "../src/tools/retrieval/embedder.ts"
 import { toolsetLabel } from "../src/tools/retrieval/toolset.ts"
 import { toolbenchLibrary } from "../src/tools/toolbench/adapter.ts"
 import type { ApiDocInput } from "../src/tools/toolbench/api-doc.ts"
+import {
+  STB_TOOLS_ENV,
+  type ToolsFolder,
+  toolDescriptionsSource,
+  toolsFolder
+} from "../src/tools/toolbench/tools-folder.ts"
 import { writeJsonAtomic } from "../src/trace/atomic-write.ts"
 import { readFileBounded } from "../src/trace/guarded-fs.ts"
 import { version } from "../src/version.ts"
@@ -88,6 +94,7 @@ export const promptsOf = (settings: Pick<BenchSettings, "stb">) => baselinePromp
  */
 export const checkBenchSettings = (settings: BenchSettings): void => {
   promptsOf(settings)
+  toolsFolderOf(settings)
   if (settings.envs.includes("simulated")) simulatorPrompts(settings.stb, settings.simulatorStyle)
   checkProfile(settings.profile, settings.methods, { stb: settings.stb, smurfsSrc: settings.smurfsSrc })
   if (settings.methods.includes("smurfs")) smurfsProfileOptions(settings.profile, settings.smurfsSrc)
@@ -161,22 +168,25 @@ const benchEnvironment = (settings: BenchSettings) =>
 
 /** A query's Task on its whole api_list or its relevant APIs, served by the run's tool environment. */
 export const listedTask =
-  (toolset: "all" | "relevant", env: ToolEnvironment, whole = false) =>
+  (toolset: "all" | "relevant", env: ToolEnvironment, whole = false, folder?: ToolsFolder) =>
   (query: BenchQuery) =>
     taskOf(query, toolset, (name, docs) =>
-      toolbenchLibrary(
-        name,
-        docs as ReadonlyArray<ApiDocInput>,
-        env,
-        whole ? { maxObservationChars: Number.POSITIVE_INFINITY } : {}
-      )
+      toolbenchLibrary(name, docs as ReadonlyArray<ApiDocInput>, env, {
+        ...(whole ? { maxObservationChars: Number.POSITIVE_INFINITY } : {}),
+        ...(folder ? { toolsFolder: folder } : {})
+      })
     )
+
+/** The run's tools folder (`--stb-tools`), whose tool descriptions the tasks carry; none without it. */
+export const toolsFolderOf = (settings: Pick<BenchSettings, "stbTools">): ToolsFolder | undefined =>
+  settings.stbTools === undefined ? undefined : toolsFolder(settings.stbTools)
 
 /** A query's Task for a method, on the method's listed toolset (docs/fidelity.md: each method its own tools). */
 const listedTasks = (settings: BenchSettings, env: ToolEnvironment) => {
   const whole = PROFILE_SETTINGS[settings.profile].wholeToolResponses
-  const all = listedTask("all", env, whole)
-  const relevant = listedTask("relevant", env, whole)
+  const folder = toolsFolderOf(settings)
+  const all = listedTask("all", env, whole, folder)
+  const relevant = listedTask("relevant", env, whole, folder)
   return (query: BenchQuery, method: string): Task =>
     methodToolsetOf(settings, method) === "relevant" ? relevant(query) : all(query)
 }
@@ -300,6 +310,8 @@ export const runConfigOf = (
       singleChainMaxStep: limits.singleChainMaxStep,
       giveUpBackLength: DFSDT_DEFAULTS.giveUpBackLength,
       prompts: promptsOf(settings).source,
+      // each tool's own description (issue 32 §8): StableToolBench's tools folder, or its first API's
+      toolDescriptions: toolDescriptionsSource(settings.stbTools),
       budget: limits.budget,
       observationLimit: limits.observationLimit,
       modelConcurrency: settings.modelConcurrency ?? null,
@@ -438,6 +450,23 @@ export const identicalRunsNote = (settings: BenchSettings): string | undefined =
   return (
     `note: ${methods.join(", ")} ${methods.length === 1 ? "samples" : "sample"} at temperature 0, so ${methods.length === 1 ? "its" : "their"} ${runs} runs differ only in their seeds: ` +
     "they come out identical unless the server samples anyway. Give --temperature (or --profile reference) for runs that vary."
+  )
+}
+
+/**
+ * Said once at the start of a run whose react/dfsdt task descriptions or simulator would show a tool's own description
+ * and that has no tools folder (`--stb-tools`) to read it from (issue 32 §8); run.json records `toolDescriptions`.
+ */
+export const toolDescriptionsNote = (settings: BenchSettings): string | undefined => {
+  if (settings.stbTools !== undefined) return undefined
+  const uses = [
+    ...settings.methods.filter((m) => m === "react" || m === "dfsdt").map((m) => `${m}'s task description`),
+    ...(settings.envs.includes("simulated") ? ["the simulator's api_doc"] : [])
+  ]
+  if (uses.length === 0) return undefined
+  return (
+    `note: no StableToolBench tools folder (--stb-tools or ${STB_TOOLS_ENV}), so ${uses.join(" and ")} ${uses.length === 1 ? "describes" : "describe"} each tool by its first API's description (simulator: none) ` +
+    "where StableToolBench reads the tool's own from its tools folder; run.json records toolDescriptions: api-list."
   )
 }
 
@@ -588,6 +617,8 @@ export interface WorkerOwnSettings {
   readonly responses?: string | undefined
   readonly cacheDir?: string | undefined
   readonly stb?: string | undefined
+  /** Its copy of StableToolBench's tools folder (--stb-tools / SMURFS_STB_TOOLS), for runs that read one. */
+  readonly stbTools?: string | undefined
   /** Its checkout of the Smurfs authors' code (--smurfs-src / SMURFS_SRC), for runs under the reference profile. */
   readonly smurfsSrc?: string | undefined
   readonly embedCache?: string | undefined
@@ -617,9 +648,18 @@ export const workerStbOf = (prompts: string, own: Pick<WorkerOwnSettings, "stb">
   )
 }
 
+/** The tools folder a job asks for, on this worker: its own --stb-tools / SMURFS_STB_TOOLS, never a path from the job. */
+export const workerStbToolsOf = (wanted: string, own: Pick<WorkerOwnSettings, "stbTools">): string | undefined => {
+  if (wanted === "api-list") return undefined
+  if (own.stbTools !== undefined) return own.stbTools
+  throw new Error(
+    "the run describes each tool from StableToolBench's tools folder: give this worker its own copy (smurfs worker --stb-tools <dir>, or SMURFS_STB_TOOLS)"
+  )
+}
+
 /** The settings a worker runs a job's tasks with: the job's run options (validated JobSettings) and its own everything else. */
 export const workerBenchSettings = (job: JobSettings, own: WorkerOwnSettings): BenchSettings => {
-  const { prompts, model, ...options } = job
+  const { prompts, model, toolDescriptions, ...options } = job
   return BenchSettings.parse({
     ...options,
     out: own.storeDir,
@@ -629,6 +669,7 @@ export const workerBenchSettings = (job: JobSettings, own: WorkerOwnSettings): B
     model: workerModelOf(model, own),
     concurrency: own.concurrency,
     stb: workerStbOf(prompts, own),
+    stbTools: workerStbToolsOf(toolDescriptions, own),
     ...(own.smurfsSrc === undefined ? {} : { smurfsSrc: own.smurfsSrc }),
     storeDir: own.storeDir,
     ...(own.timeoutMs === undefined ? {} : { timeoutMs: own.timeoutMs }),

@@ -128,6 +128,8 @@ export const BenchSettings = z
     force: z.boolean().default(false),
     /** StableToolBench's checkout, whose prompt texts react/dfsdt send; none: our own wording. */
     stb: z.string().optional(),
+    /** StableToolBench's tools folder, each tool's own description (task description, simulator); none: its first API's. */
+    stbTools: z.string().optional(),
     /** A checkout of the Smurfs authors' code, whose prompt texts smurfs sends under the reference profile. */
     smurfsSrc: z.string().optional(),
     /** Stop when this many tasks in a row fail because of the model server. */
@@ -275,7 +277,9 @@ export const JobSettings = z.strictObject({
   /** The run's model; a worker uses it only when it has no --model of its own and the spec names nothing of the coordinator's machine. */
   model: z.string().min(1),
   embed: z.string().refine(isPortableSpec, "the embedding model must be ollama:<model> or openai:<model>").optional(),
-  prompts: z.enum(["smurfs", "stabletoolbench"])
+  prompts: z.enum(["smurfs", "stabletoolbench"]),
+  /** Whether the run describes each tool from StableToolBench's tools folder (a worker reads its own --stb-tools). */
+  toolDescriptions: z.enum(["api-list", "tools-folder"]).default("api-list")
 })
 export type JobSettings = z.infer<typeof JobSettings>
 
@@ -304,7 +308,8 @@ export const jobSettingsOf = (settings: BenchSettings): JobSettings => ({
   ...optional("numCtx", settings.numCtx),
   chainOverrides: settings.chainOverrides,
   model: settings.model,
-  prompts: settings.stb === undefined ? "smurfs" : "stabletoolbench"
+  prompts: settings.stb === undefined ? "smurfs" : "stabletoolbench",
+  toolDescriptions: settings.stbTools === undefined ? "api-list" : "tools-folder"
 })
 
 const optional = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } =>

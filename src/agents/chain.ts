@@ -180,7 +180,8 @@ export const resolveMode = (option: ChainOptions["toolCalling"], info: ModelInfo
 /**
  * The numbered tools of the task description, one `<n>.<tool>: <description>` line per ToolBench
  * tool as StableToolBench writes them (descriptions cut to `max` characters, 512 as theirs, "None"
- * when empty); the description is the tool's own (`meta.toolDescription`: the doc's `tool_description`).
+ * when empty); the description is the tool's own (`meta.toolDescription`: the doc's `tool_description`, or the
+ * tool's file in StableToolBench's tools folder, `--stb-tools`, whose empty description is shown as "None" as theirs).
  * A tool outside ToolBench is listed under its own name and description.
  */
 export const toolLines = (tools: Task["tools"], max = 512): string => {
@@ -192,8 +193,9 @@ export const toolLines = (tools: Task["tools"], max = 512): string => {
     // StableToolBench reads a tool's description from its tools folder; a query's api_list does not carry
     // it, so without one the tool's first described API stands in for it (never "None" for a described tool)
     const api = (tool.meta?.["doc"] as { api_description?: unknown } | undefined)?.api_description
+    const fromFolder = tool.meta?.["toolDescriptionFromFolder"] === true
     const description =
-      typeof own === "string" && own.trim() !== ""
+      typeof own === "string" && (own.trim() !== "" || fromFolder)
         ? own
         : typeof std !== "string"
           ? tool.description

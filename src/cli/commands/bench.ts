@@ -3,7 +3,7 @@ import { existsSync, statSync } from "node:fs"
 import { resolve } from "node:path"
 import type { ParseArgsOptionDescriptor } from "node:util"
 import * as Effect from "effect/Effect"
-import { checkBenchSettings, identicalRunsNote, runBenchSettings } from "../../../bench/app.ts"
+import { checkBenchSettings, identicalRunsNote, runBenchSettings, toolDescriptionsNote } from "../../../bench/app.ts"
 import { boundHeapGrowth } from "../../../bench/heap-growth.ts"
 import { makeProgress } from "../../../bench/progress.ts"
 import { type ReplayReport, runReplay } from "../../../bench/replay.ts"
@@ -24,6 +24,7 @@ import { plural } from "../../plural.ts"
 import { stbDirOf } from "../../text/stabletoolbench-files.ts"
 import { SIMULATOR_STYLES } from "../../tools/environments/simulator-prompts.ts"
 import { parseToolset, toolsetLabel } from "../../tools/retrieval/toolset.ts"
+import { stbToolsDirOf } from "../../tools/toolbench/tools-folder.ts"
 import { RunDirError } from "../../trace/fs-problem.ts"
 import { otlpLayer } from "../../trace/otlp.ts"
 import { reportBench } from "../bench-summary.ts"
@@ -74,6 +75,7 @@ const toolCalling: Reader = (name, value) => choiceOption(name, value as string,
 const executor: Reader = (name, value) => choiceOption(name, value as string, EXECUTORS, smurfsDefaults.executor)
 const think: Reader = (_name, value) => thinkOption(value as string)
 const stb: Reader = (_name, value) => stbDirOf(value as string)
+const stbTools: Reader = (_name, value) => stbToolsDirOf(value as string)
 const simulatorStyle: Reader = (name, value) => choiceOption(name, value as string, SIMULATOR_STYLES, "gpt")
 const profile: Reader = (name, value) => choiceOption(name, value as string, PROFILES, DEFAULT_PROFILE)
 const smurfsSrc: Reader = (_name, value) => smurfsSrcDirOf(value as string, {})
@@ -128,6 +130,7 @@ const OPTIONS = {
   budget: { type: "string", setting: ["budget", int] },
   "observation-limit": { type: "string", setting: ["observationLimit", int] },
   stb: { type: "string", setting: ["stb", stb] },
+  "stb-tools": { type: "string", setting: ["stbTools", stbTools] },
   // the profile and the sampling settings (issue 25): each profile setting stays overridable by its own flag
   profile: { type: "string", setting: ["profile", profile] },
   "smurfs-src": { type: "string", setting: ["smurfsSrc", smurfsSrc] },
@@ -168,6 +171,7 @@ export const settingsOf = ({ values }: ParsedCommand<typeof OPTIONS>): BenchSett
     out,
     model: defaultModelSpec(),
     stb: stbDirOf(undefined),
+    stbTools: stbToolsDirOf(undefined),
     smurfsSrc: smurfsSrcDirOf(undefined)
   }
   for (const [name, option] of Object.entries(OPTIONS) as Array<[string, BenchOption]>) {
@@ -235,6 +239,8 @@ const bench = (args: BenchSettings, json: boolean, argv: ReadonlyArray<string>):
     )
   const identical = identicalRunsNote(args)
   if (identical) console.error(`smurfs bench: ${identical}`)
+  const described = toolDescriptionsNote(args)
+  if (described) console.error(`smurfs bench: ${described}`)
   // hundreds of tasks at once for hours: a full collection before the heap grows far past what is alive
   boundHeapGrowth()
   const resumeHint = `Rerun with --resume to continue: smurfs bench ${argv.filter((a) => a !== "--resume").join(" ")} --resume`
