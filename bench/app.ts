@@ -32,6 +32,7 @@ import {
   standaloneModel
 } from "../src/llm/spec.ts"
 import { loadWithPeers, QUEUE_PEERS } from "../src/peer-packages.ts"
+import { STB_FILES } from "../src/text/stabletoolbench-files.ts"
 import { makeToolCache } from "../src/tools/cache.ts"
 import { makeEnvironmentChain } from "../src/tools/environments/chain.ts"
 import type { ToolEnvironment } from "../src/tools/environments/environment.ts"
@@ -469,6 +470,18 @@ export const toolDescriptionsNote = (settings: BenchSettings): string | undefine
     "where StableToolBench reads the tool's own from its tools folder; run.json records toolDescriptions: api-list."
   )
 }
+
+/**
+ * Said once at the start of a reference run of dfsdt whose StableToolBench checkout has no DFS.py (a partial copy of
+ * their prompt files): the line that repeats a state's observation below the diversity prompt is then ours.
+ */
+export const partialCheckoutNote = (settings: BenchSettings): string | undefined =>
+  settings.profile === "reference" &&
+  settings.methods.includes("dfsdt") &&
+  settings.stb !== undefined &&
+  promptsOf(settings).history?.formerObservation === undefined
+    ? `note: ${settings.stb} has no ${STB_FILES.dfs} (a partial copy of StableToolBench), so the line of DFSDT's diversity prompt that repeats a state's observation is ours; a full checkout sends theirs.`
+    : undefined
 
 /** The command to run next: judge the run, with the benchmarked model as judge unless it is a test model. */
 export const nextCommand = (settings: BenchSettings): string =>

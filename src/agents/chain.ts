@@ -54,7 +54,17 @@ export interface ChainOptions {
   readonly validateArgs?: boolean | undefined
   /** Execute every function call of a reply, in order (StableToolBench); off executes the first one only. */
   readonly parallelCalls?: boolean | undefined
+  /**
+   * The history as StableToolBench writes it (`reference`): a function name that does not exist is answered with their
+   * observation and renamed `invalid_hallucination_function_name` in the conversation, and DFSDT's diversity prompt
+   * lists the candidates and repeats the state's observation in their words, unfenced. Off (ours): the unknown name
+   * stays, its observation lists the valid names, and the candidates and observation are fenced as data.
+   */
+  readonly verbatimHistory?: boolean | undefined
 }
+
+/** The name StableToolBench's searches give a call whose function does not exist, in the conversation they send on. */
+export const HALLUCINATED_NAME = "invalid_hallucination_function_name"
 
 export const CHAIN_DEFAULTS = {
   toolCalling: "auto",
@@ -63,7 +73,8 @@ export const CHAIN_DEFAULTS = {
   toolTimeoutMs: 60_000,
   nudge: true,
   validateArgs: true,
-  parallelCalls: false
+  parallelCalls: false,
+  verbatimHistory: false
 } as const
 
 /**
@@ -93,6 +104,7 @@ export interface Chain {
   readonly nudge: boolean
   readonly validateArgs: boolean
   readonly parallelCalls: boolean
+  readonly verbatimHistory: boolean
   /** The conversation a chain starts from (system + task) with the whole query; each request sends it fitted (`fitted`). */
   readonly start: ReadonlyArray<Message>
   /**
@@ -336,6 +348,7 @@ export const makeChain = (task: Task, options: ChainOptions, info: ModelInfo, ro
     nudge: options.nudge ?? CHAIN_DEFAULTS.nudge,
     validateArgs: options.validateArgs ?? CHAIN_DEFAULTS.validateArgs,
     parallelCalls: options.parallelCalls ?? CHAIN_DEFAULTS.parallelCalls,
+    verbatimHistory: options.verbatimHistory ?? CHAIN_DEFAULTS.verbatimHistory,
     start: whole.start,
     budget,
     fitted: () => {
@@ -486,12 +499,21 @@ export const act = (
   messages: ReadonlyArray<Message>
 ): Effect.Effect<Outcome> =>
   Effect.gen(function* () {
-    let conversation: ReadonlyArray<Message> = [...messages, decision.message]
-    const before: Array<ChainStep> = []
     const actions = [decision.action, ...(decision.more ?? [])]
+    // StableToolBench renames a call to a function that does not exist in the conversation it sends on
+    const shown = actions.map((a) => (chain.verbatimHistory && isHallucinated(chain, a) ? HALLUCINATED_NAME : a.name))
+    const message: Message =
+      decision.message.toolCalls === undefined || shown.every((name, k) => name === actions[k]!.name)
+        ? decision.message
+        : {
+            ...decision.message,
+            toolCalls: decision.message.toolCalls.map((c, k) => ({ ...c, name: shown[k] ?? c.name }))
+          }
+    let conversation: ReadonlyArray<Message> = [...messages, message]
+    const before: Array<ChainStep> = []
     for (const [k, action] of actions.entries()) {
       // a reply's text is the thought of its first call only
-      const outcome = yield* actOne(chain, action, k === 0 ? decision.thought : "", conversation)
+      const outcome = yield* actOne(chain, action, k === 0 ? decision.thought : "", conversation, shown[k]!)
       if (outcome.kind !== "observation" || k === actions.length - 1)
         return before.length > 0 ? { ...outcome, before } : outcome
       before.push(outcome.step)
@@ -500,12 +522,17 @@ export const act = (
     return yield* Effect.die(new Error("a reply's actions cannot be empty"))
   })
 
-/** Perform one action; `conversation` already ends with the reply that made it. */
+/** A call to a function the task does not have (Finish aside): StableToolBench's status 1. */
+const isHallucinated = (chain: Chain, action: Action): boolean =>
+  action.name !== FINISH && resolveTool(chain.task.tools, action.name) === undefined
+
+/** Perform one action; `conversation` already ends with the reply that made it, the action named `shownName` there. */
 const actOne = (
   chain: Chain,
   action: Action,
   thought: string,
-  conversation: ReadonlyArray<Message>
+  conversation: ReadonlyArray<Message>,
+  shownName: string
 ): Effect.Effect<Outcome> =>
   Effect.gen(function* () {
     const argsText = JSON.stringify(action.args, null, 2)
@@ -515,7 +542,7 @@ const actOne = (
       return {
         kind: "observation",
         step,
-        messages: [...conversation, observationMessage(chain, action, observation)]
+        messages: [...conversation, observationMessage(chain, { ...action, name: shownName }, observation)]
       } as const
     }
     const misstep = (guardrail: string, error: string) =>
@@ -523,6 +550,12 @@ const actOne = (
         Effect.as(observe(toolError(error)))
       )
 
+    // StableToolBench looks the name up before anything else, and its answer names no valid function
+    if (chain.verbatimHistory && isHallucinated(chain, action))
+      return yield* misstep(
+        "unknown_tool",
+        chain.prompts.history?.noSuchFunction(action.name) ?? `No such function name: ${action.name}`
+      )
     if (action.argsError) return yield* misstep("bad_args", `${action.name}: ${action.argsError}`)
     if (action.name === FINISH) {
       const finish = FinishArgs.safeParse(action.args)

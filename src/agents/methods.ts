@@ -24,7 +24,9 @@ export interface MethodRunOptions {
   /** Smurfs: the profile's agents (the authors' texts under reference) and loop rules. */
   readonly smurfsProfile?: Pick<SmurfsOptions, "reference" | "rules"> | undefined
   /** ReAct/DFSDT: the profile's sampling and chain rules (nudge, argument validation, parallel calls). */
-  readonly chainProfile?: Pick<ChainOptions, "temperature" | "nudge" | "validateArgs" | "parallelCalls"> | undefined
+  readonly chainProfile?:
+    | Pick<ChainOptions, "temperature" | "nudge" | "validateArgs" | "parallelCalls" | "verbatimHistory">
+    | undefined
 }
 
 interface MethodEntryOf<O> {

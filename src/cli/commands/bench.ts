@@ -3,7 +3,13 @@ import { existsSync, statSync } from "node:fs"
 import { resolve } from "node:path"
 import type { ParseArgsOptionDescriptor } from "node:util"
 import * as Effect from "effect/Effect"
-import { checkBenchSettings, identicalRunsNote, runBenchSettings, toolDescriptionsNote } from "../../../bench/app.ts"
+import {
+  checkBenchSettings,
+  identicalRunsNote,
+  partialCheckoutNote,
+  runBenchSettings,
+  toolDescriptionsNote
+} from "../../../bench/app.ts"
 import { boundHeapGrowth } from "../../../bench/heap-growth.ts"
 import { makeProgress } from "../../../bench/progress.ts"
 import { type ReplayReport, runReplay } from "../../../bench/replay.ts"
@@ -239,8 +245,8 @@ const bench = (args: BenchSettings, json: boolean, argv: ReadonlyArray<string>):
     )
   const identical = identicalRunsNote(args)
   if (identical) console.error(`smurfs bench: ${identical}`)
-  const described = toolDescriptionsNote(args)
-  if (described) console.error(`smurfs bench: ${described}`)
+  for (const note of [toolDescriptionsNote(args), partialCheckoutNote(args)])
+    if (note) console.error(`smurfs bench: ${note}`)
   // hundreds of tasks at once for hours: a full collection before the heap grows far past what is alive
   boundHeapGrowth()
   const resumeHint = `Rerun with --resume to continue: smurfs bench ${argv.filter((a) => a !== "--resume").join(" ")} --resume`
