@@ -96,7 +96,8 @@ export const promptsOf = (settings: Pick<BenchSettings, "stb">) => baselinePromp
 export const checkBenchSettings = (settings: BenchSettings): void => {
   promptsOf(settings)
   toolsFolderOf(settings)
-  if (settings.envs.includes("simulated")) simulatorPrompts(settings.stb, settings.simulatorStyle)
+  if (settings.envs.includes("simulated"))
+    simulatorPrompts(settings.stb, settings.simulatorStyle, settings.profile === "reference")
   checkProfile(settings.profile, settings.methods, { stb: settings.stb, smurfsSrc: settings.smurfsSrc })
   if (settings.methods.includes("smurfs")) smurfsProfileOptions(settings.profile, settings.smurfsSrc)
 }
@@ -156,7 +157,7 @@ const benchEnvironment = (settings: BenchSettings) =>
       storeDir,
       // the store inside the run directory follows no symbolic link below it
       storeRoot: settings.out,
-      simulatorPrompts: simulatorPrompts(settings.stb, settings.simulatorStyle),
+      simulatorPrompts: simulatorPrompts(settings.stb, settings.simulatorStyle, settings.profile === "reference"),
       ...(settings.simulator === undefined
         ? {}
         : { simulator: yield* simulatorOf(settings, settings.simulator), writeCacheDir: simulatorCacheDir })
@@ -343,7 +344,7 @@ export const runConfigOf = (
         ? {
             simulator: {
               model: settings.simulator ?? settings.model,
-              prompts: simulatorPrompts(settings.stb, settings.simulatorStyle).source,
+              prompts: simulatorPrompts(settings.stb, settings.simulatorStyle, settings.profile === "reference").source,
               cacheDir: settings.simulator === undefined ? null : paths.simulatorCacheDir
             }
           }

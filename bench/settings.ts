@@ -178,8 +178,18 @@ export const BenchSettings = z
   // calls nothing recorded go to the simulator when there is one (StableToolBench's server), else they fail and are counted
   .transform((s) => ({
     ...s,
-    envs: s.envs ?? (s.simulator === undefined ? ["replay", "offline"] : ["replay", "simulated"])
+    envs:
+      s.envs ??
+      (s.simulator === undefined
+        ? ["replay", "offline"]
+        : mirrorsEveryCall(s)
+          ? ["simulated"]
+          : ["replay", "simulated"])
   }))
+
+/** Their MirrorAPI servers answer every call themselves (no cache is read): the reference run's default has no replay. */
+const mirrorsEveryCall = (s: { profile: string; simulatorStyle: string; stb?: string | undefined }) =>
+  s.profile === "reference" && s.simulatorStyle === "mirrorapi" && s.stb !== undefined
 
 export type BenchSettings = z.infer<typeof BenchSettings>
 /** What a caller gives: every field with a default may be left out. */

@@ -233,7 +233,7 @@ const toolbenchTaskOf = (settings: RunSettings, queryId: string) =>
       storeDir: settings.storeDir,
       toolset: toolset.kind === "relevant" ? "relevant" : "all",
       wholeResponses: PROFILE_SETTINGS[settings.profile].wholeToolResponses,
-      simulatorPrompts: simulatorPrompts(settings.stb),
+      simulatorPrompts: simulatorPrompts(settings.stb, "gpt", settings.profile === "reference"),
       ...(settings.simulator === undefined
         ? {}
         : { simulator: yield* standaloneModel(settings.simulator, settings.modelOptions as ModelOptions) })

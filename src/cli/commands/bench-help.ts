@@ -39,7 +39,8 @@ options:
                             StableToolBench's cache layout; with it the default --env is replay,simulated
                             (default $${SIMULATOR_ENV})
   --simulator-style <s>     with --stb: gpt (server/main.py's prompt) or mirrorapi (server/system_prompts.py
-                            and main_mirrorapi_cache.py's prompt) (default gpt)
+                            and main_mirrorapi_cache.py's prompt) (default gpt); under --profile reference
+                            mirrorapi reads and writes no cache, as their MirrorAPI server (default --env simulated)
   --limit <n>               the first n queries of each group
   --ids <a,b>               only these query ids
   --toolset <t>             a task's tools: all (its whole api_list), relevant (only its relevant APIs), or
