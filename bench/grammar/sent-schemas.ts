@@ -19,7 +19,7 @@ import { toolSpecs } from "../../src/tools/library.ts"
 import type { ToolLibrary } from "../../src/tools/tool.ts"
 import { toolbenchLibrary } from "../../src/tools/toolbench/adapter.ts"
 import { GROUPS } from "../datasets.ts"
-import { IndexVerdict, StatusVerdict } from "../eval/judge-prompts.ts"
+import { IndexVerdict, StatusOnly, StatusVerdict } from "../eval/judge-prompts.ts"
 
 export type Schema = Record<string, unknown>
 
@@ -61,6 +61,7 @@ export const sentSchemas = (libraries: ReadonlyArray<ToolLibrary>): Array<SentSc
     JsonAction,
     SimulatedResponse,
     StatusVerdict,
+    StatusOnly,
     IndexVerdict
   }
   const tools = libraries.flatMap((l) => l.tools)
