@@ -1,7 +1,7 @@
 // Issue 32 §8: each tool's line in the task description carries the tool's own description, read from StableToolBench's
 // tools folder (`--stb-tools`, a stand-in in test/fixtures/stabletoolbench/tools: their layout, our texts), not its first
 // API's; without the folder the run says so once and run.json records which source was used.
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -14,7 +14,7 @@ import { type BenchSettingsInput, benchSettings, jobSettingsOf } from "../bench/
 import { toolLines } from "../src/agents/chain.ts"
 import { makeOfflineEnvironment } from "../src/tools/environments/offline.ts"
 import { toolbenchLibrary } from "../src/tools/toolbench/adapter.ts"
-import { ToolsFolderError, toolsFolder } from "../src/tools/toolbench/tools-folder.ts"
+import { pulledToolsOf, ToolsFolderError, toolsFolder } from "../src/tools/toolbench/tools-folder.ts"
 import { MINI_DATA } from "./data.ts"
 import { type FakeOpenAI, startFakeOpenAI } from "./fake-servers/openai.ts"
 
@@ -53,9 +53,23 @@ describe("tool lines from the tools folder", () => {
     )
   })
 
-  it("a folder that is not there is bad input naming it and the flag", () => {
+  it("a folder that is not there, or of another layout, is bad input naming it and the flag", () => {
     expect(() => toolsFolder(join(TOOLS, "nope"))).toThrow(ToolsFolderError)
     expect(() => toolsFolder(join(TOOLS, "nope"))).toThrow(/nope: not found\. Pass --stb-tools/)
+    // one level too low: the category's files, no category folders
+    expect(() => toolsFolder(join(TOOLS, "Weather"))).toThrow(/Weather: holds no <Category>\/<tool>\.json file/)
+  })
+
+  it("a checkout with the tools folder pulled into server/tools gives the default", () => {
+    const checkout = mkdtempSync(join(tmpdir(), "smurfs-pulled-"))
+    try {
+      expect(pulledToolsOf(checkout)).toBeUndefined()
+      cpSync(TOOLS, join(checkout, "server", "tools"), { recursive: true })
+      expect(pulledToolsOf(checkout)).toBe(join(checkout, "server", "tools"))
+      expect(pulledToolsOf(undefined)).toBeUndefined()
+    } finally {
+      rmSync(checkout, { recursive: true, force: true })
+    }
   })
 })
 

@@ -78,7 +78,8 @@ options:
                             (the folder holding toolbench/; default ${STB_ENV}); without it, our own wording
   --stb-tools <dir>         StableToolBench's tools folder (<Category>/<tool>.json): each tool's line in the task
                             description and the simulator's api_doc carry the tool's own description (default
-                            ${STB_TOOLS_ENV}); without it, a tool is described by its first API's description
+                            ${STB_TOOLS_ENV}, else --stb's server/tools when \`smurfs data pull stabletoolbench
+                            --tools\` put it there); without it, a tool is described by its first API's description
   --profile <improved|reference>
                             improved (default): our methods; reference: the Smurfs authors' agents and
                             StableToolBench's baselines as they ran (needs --smurfs-src and/or --stb)

@@ -30,7 +30,7 @@ import { plural } from "../../plural.ts"
 import { stbDirOf } from "../../text/stabletoolbench-files.ts"
 import { SIMULATOR_STYLES } from "../../tools/environments/simulator-prompts.ts"
 import { parseToolset, toolsetLabel } from "../../tools/retrieval/toolset.ts"
-import { stbToolsDirOf } from "../../tools/toolbench/tools-folder.ts"
+import { pulledToolsOf, stbToolsDirOf } from "../../tools/toolbench/tools-folder.ts"
 import { RunDirError } from "../../trace/fs-problem.ts"
 import { otlpLayer } from "../../trace/otlp.ts"
 import { reportBench } from "../bench-summary.ts"
@@ -184,6 +184,8 @@ export const settingsOf = ({ values }: ParsedCommand<typeof OPTIONS>): BenchSett
     const value = (values as Record<string, unknown>)[name]
     if (option.setting !== undefined && value !== undefined) input[option.setting[0]] = option.setting[1](name, value)
   }
+  // a checkout with the tools folder pulled into it (smurfs data pull stabletoolbench --tools) describes its tools
+  input["stbTools"] ??= pulledToolsOf(input["stb"] as string | undefined)
   input["chainOverrides"] = {
     nudge: onOff("nudge", values.nudge),
     validateArgs: onOff("validate-args", values["validate-args"]),

@@ -17,7 +17,7 @@ import { judgeSessionOf, sessionOf } from "../../../bench/queue/sessions.ts"
 import { smurfsSrcDirOf } from "../../agents/smurfs-source.ts"
 import { loadWithPeers, QUEUE_PEERS } from "../../peer-packages.ts"
 import { stbDirOf } from "../../text/stabletoolbench-files.ts"
-import { stbToolsDirOf } from "../../tools/toolbench/tools-folder.ts"
+import { pulledToolsOf, stbToolsDirOf } from "../../tools/toolbench/tools-folder.ts"
 import { visibleText } from "../../trace/visible-text.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { BadInput, intOption, type ParsedCommand, runCommand, splitList, UsageError } from "../options.ts"
@@ -103,7 +103,7 @@ const parse = ({ values }: ParsedCommand<typeof OPTIONS>) => {
     responses: values.responses,
     cacheDir: values["cache-dir"],
     stb: stbDirOf(values.stb),
-    stbTools: stbToolsDirOf(values["stb-tools"]),
+    stbTools: stbToolsDirOf(values["stb-tools"]) ?? pulledToolsOf(stbDirOf(values.stb)),
     smurfsSrc: smurfsSrcDirOf(values["smurfs-src"]),
     embedCache: values["embed-cache"] === undefined ? undefined : resolve(values["embed-cache"]),
     callCache: values["call-cache"] === undefined ? undefined : resolve(values["call-cache"]),

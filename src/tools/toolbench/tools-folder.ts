@@ -1,7 +1,7 @@
 // StableToolBench's tools folder (`--stb-tools`): one JSON file a tool, `<Category>/<standardized tool>.json`, holding the
 // tool's own description. Their task description and their tool server read a tool's description from it; a query's
 // api_list does not carry it. Read at run time from the user's copy, one file per tool, when a task first needs it.
-import { existsSync, statSync } from "node:fs"
+import { existsSync, readdirSync, statSync } from "node:fs"
 import { join, resolve } from "node:path"
 import * as Data from "effect/Data"
 import { z } from "zod"
@@ -50,6 +50,28 @@ export const stbToolsDirOf = (flag: string | undefined, env: NodeJS.ProcessEnv =
 
 const folders = new Map<string, ToolsFolder>()
 
+/** Whether some category folder of `dir` holds a tool's .json file (the first categories are looked at, not all). */
+const holdsToolFiles = (dir: string): boolean => {
+  try {
+    return readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .slice(0, 50)
+      .some((e) => readdirSync(join(dir, e.name)).some((f) => f.endsWith(".json")))
+  } catch {
+    return false
+  }
+}
+
+/** Where `smurfs data pull stabletoolbench --tools` puts their tools folder in a checkout: `server/tools`, beside their server. */
+export const PULLED_TOOLS = join("server", "tools")
+
+/** A checkout's pulled tools folder when it has one (the default of --stb-tools with --stb), else undefined. */
+export const pulledToolsOf = (stbDir: string | undefined): string | undefined => {
+  if (stbDir === undefined) return undefined
+  const dir = join(resolve(stbDir), PULLED_TOOLS)
+  return existsSync(dir) && statSync(dir).isDirectory() ? dir : undefined
+}
+
 /**
  * The tools folder at `dir` (checked to be a directory at once; throws ToolsFolderError). A tool's file is read when a
  * task first names the tool and kept for the process: `<dir>/<category>/<standardized tool>.json`, as StableToolBench's
@@ -61,6 +83,9 @@ export const toolsFolder = (dir: string): ToolsFolder => {
   if (known) return known
   if (!existsSync(absolute)) throw new ToolsFolderError({ path: absolute, problem: "not found" })
   if (!statSync(absolute).isDirectory()) throw new ToolsFolderError({ path: absolute, problem: "not a directory" })
+  // a folder of another layout (one level too high or too low) would describe no tool, silently
+  if (!holdsToolFiles(absolute))
+    throw new ToolsFolderError({ path: absolute, problem: "holds no <Category>/<tool>.json file" })
   const read = new Map<string, string | undefined>()
   const readTool = (path: string, std: string): string | undefined => {
     if (!existsSync(path)) return undefined
