@@ -118,7 +118,7 @@ describe("guards that end a task", () => {
     // and the HTML report has its own section, linked from the top
     const html = renderHtml(collectRows([dir]))
     expect(html).toContain('<a href="#guarded">Ended by a guard</a>')
-    expect(html).toMatch(/<section id="guarded"[^]*smurfs · G1_instruction: 1 of 2 tasks \(model-call-budget 1\)/)
+    expect(html).toMatch(/<section id="guarded"[\s\S]*smurfs · G1_instruction: 1 of 2 tasks \(model-call-budget 1\)/)
     expect(renderHtml(collectRows([await writeFakeRun([{ taskId: "1" }])]))).not.toContain('id="guarded"')
   })
 
