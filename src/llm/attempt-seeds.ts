@@ -23,16 +23,7 @@ const promptKey = (request: GenerateRequest): string => {
   const { timeoutMs: _timeout, ...options } = request.options ?? {}
   const messages = request.messages.map(({ values: _values, ...m }) => m)
   return createHash("sha256")
-    .update(
-      JSON.stringify([
-        request.role,
-        messages,
-        request.format ?? null,
-        ...(request.formatAs === undefined ? [] : [request.formatAs]),
-        request.tools ?? null,
-        options
-      ])
-    )
+    .update(JSON.stringify([request.role, messages, request.format ?? null, request.tools ?? null, options]))
     .digest("base64url")
 }
 
