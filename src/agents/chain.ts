@@ -55,15 +55,20 @@ export interface ChainOptions {
   /** Execute every function call of a reply, in order (StableToolBench); off executes the first one only. */
   readonly parallelCalls?: boolean | undefined
   /**
-   * The history as StableToolBench writes it (`reference`): a function name that does not exist is answered with their
-   * observation and renamed `invalid_hallucination_function_name` in the conversation, and DFSDT's diversity prompt
-   * lists the candidates and repeats the state's observation in their words, unfenced. Off (ours): the unknown name
-   * stays, its observation lists the valid names, and the candidates and observation are fenced as data.
+   * Speak to the model and the tools as StableToolBench's code does (the reference profile): each function's
+   * parameters as rapidapi.py writes them; a call's arguments read from the model's text as theirs reads them (a
+   * Finish with `json.loads(strict=False)`, then their substring fallback; any other call as their server's
+   * `json.loads`), kept as written in the conversation and in the replay key; tool messages with the function's
+   * name; a structured response nested in the `{"error", "response"}` JSON as `json.dumps` writes it.
    */
-  readonly verbatimHistory?: boolean | undefined
+  readonly asStableToolBench?: boolean | undefined
 }
 
-/** The name StableToolBench's searches give a call whose function does not exist, in the conversation they send on. */
+/**
+ * The name StableToolBench's searches give a call whose function does not exist, in the conversation they send on.
+ * Under `asStableToolBench` such a call is answered with rapidapi.py's observation (no list of valid names) and renamed
+ * so; DFSDT's diversity prompt then lists the tried calls and repeats the state's observation in DFS.py's words.
+ */
 export const HALLUCINATED_NAME = "invalid_hallucination_function_name"
 
 export const CHAIN_DEFAULTS = {
@@ -74,7 +79,7 @@ export const CHAIN_DEFAULTS = {
   nudge: true,
   validateArgs: true,
   parallelCalls: false,
-  verbatimHistory: false
+  asStableToolBench: false
 } as const
 
 /**
@@ -104,7 +109,7 @@ export interface Chain {
   readonly nudge: boolean
   readonly validateArgs: boolean
   readonly parallelCalls: boolean
-  readonly verbatimHistory: boolean
+  readonly asStableToolBench: boolean
   /** The conversation a chain starts from (system + task) with the whole query; each request sends it fitted (`fitted`). */
   readonly start: ReadonlyArray<Message>
   /**
@@ -348,7 +353,7 @@ export const makeChain = (task: Task, options: ChainOptions, info: ModelInfo, ro
     nudge: options.nudge ?? CHAIN_DEFAULTS.nudge,
     validateArgs: options.validateArgs ?? CHAIN_DEFAULTS.validateArgs,
     parallelCalls: options.parallelCalls ?? CHAIN_DEFAULTS.parallelCalls,
-    verbatimHistory: options.verbatimHistory ?? CHAIN_DEFAULTS.verbatimHistory,
+    asStableToolBench: options.asStableToolBench ?? CHAIN_DEFAULTS.asStableToolBench,
     start: whole.start,
     budget,
     fitted: () => {
@@ -501,7 +506,7 @@ export const act = (
   Effect.gen(function* () {
     const actions = [decision.action, ...(decision.more ?? [])]
     // StableToolBench renames a call to a function that does not exist in the conversation it sends on
-    const shown = actions.map((a) => (chain.verbatimHistory && isHallucinated(chain, a) ? HALLUCINATED_NAME : a.name))
+    const shown = actions.map((a) => (chain.asStableToolBench && isHallucinated(chain, a) ? HALLUCINATED_NAME : a.name))
     const message: Message =
       decision.message.toolCalls === undefined || shown.every((name, k) => name === actions[k]!.name)
         ? decision.message
@@ -551,7 +556,7 @@ const actOne = (
       )
 
     // StableToolBench looks the name up before anything else, and its answer names no valid function
-    if (chain.verbatimHistory && isHallucinated(chain, action))
+    if (chain.asStableToolBench && isHallucinated(chain, action))
       return yield* misstep(
         "unknown_tool",
         chain.prompts.history?.noSuchFunction(action.name) ?? `No such function name: ${action.name}`

@@ -56,7 +56,7 @@ interface Node {
  */
 const diversityMessage = (chain: Chain, node: Node): Message => {
   const calls = node.tried.filter((s) => s.tool !== "")
-  if (chain.verbatimHistory) return verbatimDiversityMessage(chain, node, calls)
+  if (chain.asStableToolBench) return verbatimDiversityMessage(chain, node, calls)
   const candidates = JSON.stringify(
     calls.map((s) => ({ name: s.tool, arguments: s.arguments, function_output: s.response })),
     null,

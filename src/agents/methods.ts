@@ -25,7 +25,7 @@ export interface MethodRunOptions {
   readonly smurfsProfile?: Pick<SmurfsOptions, "reference" | "rules"> | undefined
   /** ReAct/DFSDT: the profile's sampling and chain rules (nudge, argument validation, parallel calls). */
   readonly chainProfile?:
-    | Pick<ChainOptions, "temperature" | "nudge" | "validateArgs" | "parallelCalls" | "verbatimHistory">
+    | Pick<ChainOptions, "temperature" | "nudge" | "validateArgs" | "parallelCalls" | "asStableToolBench">
     | undefined
 }
 

@@ -18,7 +18,7 @@ export interface Profile {
   /** Smurfs: the authors' agents from `--smurfs-src` (reference) or ours; the sampling temperature of its requests; its loop rules. */
   readonly smurfs: { readonly authors: boolean; readonly temperature: number | undefined; readonly rules: LoopRules }
   /** ReAct/DFSDT chain settings. */
-  readonly chain: Required<Pick<ChainOptions, "nudge" | "validateArgs" | "parallelCalls" | "verbatimHistory">> & {
+  readonly chain: Required<Pick<ChainOptions, "nudge" | "validateArgs" | "parallelCalls" | "asStableToolBench">> & {
     readonly temperature: number | undefined
   }
   /**
@@ -38,7 +38,7 @@ export const PROFILE_SETTINGS: Readonly<Record<ProfileName, Profile>> = {
     name: "improved",
     // undefined: the model's own temperature (0, or --temperature)
     smurfs: { authors: false, temperature: undefined, rules: ourLoopRules },
-    chain: { temperature: undefined, nudge: true, validateArgs: true, parallelCalls: false, verbatimHistory: false },
+    chain: { temperature: undefined, nudge: true, validateArgs: true, parallelCalls: false, asStableToolBench: false },
     wholeToolResponses: false,
     toolsets: {}
   },
@@ -46,7 +46,7 @@ export const PROFILE_SETTINGS: Readonly<Record<ProfileName, Profile>> = {
     name: "reference",
     // the authors' vLLM client samples at 0.95; StableToolBench's OpenAI client at its default 1.0
     smurfs: { authors: true, temperature: 0.95, rules: referenceLoopRules },
-    chain: { temperature: 1, nudge: false, validateArgs: false, parallelCalls: true, verbatimHistory: true },
+    chain: { temperature: 1, nudge: false, validateArgs: false, parallelCalls: true, asStableToolBench: true },
     wholeToolResponses: true,
     toolsets: { smurfs: "relevant", react: "all", dfsdt: "all" }
   }
@@ -105,15 +105,18 @@ export const chainProfileOptions = (
   profile: ProfileName,
   temperature?: number,
   overrides: ChainOverrides = {}
-): Pick<ChainOptions, "temperature" | "nudge" | "validateArgs" | "parallelCalls" | "verbatimHistory"> => {
+): Pick<ChainOptions, "temperature" | "nudge" | "validateArgs" | "parallelCalls" | "asStableToolBench"> => {
   const { temperature: own, ...rest } = PROFILE_SETTINGS[profile].chain
   const t = temperature ?? own
   const given = Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined))
   return { ...rest, ...given, ...(t !== undefined ? { temperature: t } : {}) }
 }
 
-/** The chain rules as run.json records them: the verbatim history goes with the profile's name (a run before it has none). */
-const chainRecord = ({ verbatimHistory: _implied, ...rules }: ReturnType<typeof chainProfileOptions>) => rules
+const withoutFalse = <A extends object, K extends keyof A>(value: A, key: K) => {
+  if (value[key] !== false) return value
+  const { [key]: _, ...rest } = value
+  return rest
+}
 
 /** What a profile set, for run.json: every setting it changes, with the overrides applied. */
 export const profileRecord = (
@@ -131,7 +134,8 @@ export const profileRecord = (
       rules: p.smurfs.rules
     },
     chain: {
-      ...chainRecord(chainProfileOptions(profile, temperature, overrides)),
+      // recorded when on, so that a run recorded before it resumes as it was
+      ...withoutFalse(chainProfileOptions(profile, temperature, overrides), "asStableToolBench"),
       temperature: temperature ?? p.chain.temperature ?? null
     },
     wholeToolResponses: p.wholeToolResponses
