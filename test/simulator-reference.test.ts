@@ -8,6 +8,8 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Effect } from "effect"
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest"
+import { runBenchSettings } from "../bench/app.ts"
+import { silentProgress } from "../bench/progress.ts"
 import { benchSettings } from "../bench/settings.ts"
 import { LanguageModel } from "../src/llm/language-model.ts"
 import { standaloneModel } from "../src/llm/spec.ts"
@@ -15,6 +17,7 @@ import { makeEnvironmentChain } from "../src/tools/environments/chain.ts"
 import { simulatorPrompts } from "../src/tools/environments/simulator-prompts.ts"
 import { toolbenchLibrary } from "../src/tools/toolbench/adapter.ts"
 import { toolsFolder } from "../src/tools/toolbench/tools-folder.ts"
+import { MINI_DATA } from "./data.ts"
 import { type FakeOpenAI, startFakeOpenAI } from "./fake-servers/openai.ts"
 
 const STB = fileURLToPath(new URL("./fixtures/stabletoolbench", import.meta.url))
@@ -105,6 +108,58 @@ describe("the simulator under reference (issue 32 §10)", () => {
     expect(body.messages[1].content).toContain(
       "'tool_description': 'Current weather and forecasts for any city,\\nupdated every hour.'"
     )
+  })
+
+  it("a reference bench run asks its simulator so, and describes the tool from --stb-tools", async () => {
+    await server.close()
+    // one server for the model under test (JSON mode: it calls an API with arguments nothing recorded, then answers) and
+    // for the simulator, told apart by the stand-in server prompt
+    server = await startFakeOpenAI((body) => {
+      if (String(body.messages[0].content).includes("STAND-IN SIMULATOR"))
+        return '{"error": "", "response": "Messi: Inter Miami"}'
+      const observed = body.messages.some((m: { content: string }) => String(m.content).includes("Inter Miami"))
+      return JSON.stringify(
+        observed
+          ? { thought: "", action: "Finish", action_input: { return_type: "give_answer", final_answer: "Inter Miami" } }
+          : { thought: "", action: "transfermarkt_search_for_theclique", action_input: { name: "zzz unrecorded" } }
+      )
+    })
+    const saved = process.env["OPENAI_BASE_URL"]
+    process.env["OPENAI_BASE_URL"] = server.baseURL
+    try {
+      const out = join(scratch, "bench-reference")
+      const outcome = await Effect.runPromise(
+        runBenchSettings(
+          benchSettings({
+            out,
+            data: MINI_DATA.path,
+            model: "openai:qwen2.5:7b",
+            simulator: "openai:qwen2.5:7b",
+            groups: ["G1_instruction"],
+            ids: ["588"],
+            methods: ["react"],
+            toolCalling: "json",
+            profile: "reference",
+            stb: STB,
+            stbTools: TOOLS
+          }),
+          silentProgress
+        )
+      )
+      expect(outcome.kind).toBe("ran")
+      const simulated = server
+        .chatRequests()
+        .filter((b) => String(b.messages[0].content).includes("STAND-IN SIMULATOR"))
+      expect(simulated).toHaveLength(1)
+      expect(simulated[0]!.response_format).toEqual({ type: "json_object" })
+      expect("seed" in simulated[0]!).toBe(false)
+      expect(simulated[0]!.messages[1].content).toContain(
+        "'tool_description': 'STAND-IN TOOL TEXT: one service for concert listings, artist pages and football transfer records.'"
+      )
+    } finally {
+      if (saved === undefined) delete process.env["OPENAI_BASE_URL"]
+      else process.env["OPENAI_BASE_URL"] = saved
+    }
   })
 
   it("MirrorAPI under reference answers every call itself by default: no replay before it", () => {
