@@ -683,7 +683,7 @@ export const workerBenchSettings = (job: JobSettings, own: WorkerOwnSettings): B
     model: workerModelOf(model, own),
     concurrency: own.concurrency,
     stb: workerStbOf(prompts, own),
-    stbTools: workerStbToolsOf(toolDescriptions, own),
+    stbTools: workerStbToolsOf(toolDescriptions ?? "api-list", own),
     ...(own.smurfsSrc === undefined ? {} : { smurfsSrc: own.smurfsSrc }),
     storeDir: own.storeDir,
     ...(own.timeoutMs === undefined ? {} : { timeoutMs: own.timeoutMs }),

@@ -289,7 +289,7 @@ export const JobSettings = z.strictObject({
   embed: z.string().refine(isPortableSpec, "the embedding model must be ollama:<model> or openai:<model>").optional(),
   prompts: z.enum(["smurfs", "stabletoolbench"]),
   /** Whether the run describes each tool from StableToolBench's tools folder (a worker reads its own --stb-tools). */
-  toolDescriptions: z.enum(["api-list", "tools-folder"]).default("api-list")
+  toolDescriptions: z.enum(["api-list", "tools-folder"]).optional()
 })
 export type JobSettings = z.infer<typeof JobSettings>
 
@@ -319,7 +319,8 @@ export const jobSettingsOf = (settings: BenchSettings): JobSettings => ({
   chainOverrides: settings.chainOverrides,
   model: settings.model,
   prompts: settings.stb === undefined ? "smurfs" : "stabletoolbench",
-  toolDescriptions: settings.stbTools === undefined ? "api-list" : "tools-folder"
+  // only when on: a job without it is read alike by the workers of before it
+  ...(settings.stbTools === undefined ? {} : { toolDescriptions: "tools-folder" as const })
 })
 
 const optional = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } =>
