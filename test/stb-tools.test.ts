@@ -1,7 +1,7 @@
 // Issue 32 §8: each tool's line in the task description carries the tool's own description, read from StableToolBench's
 // tools folder (`--stb-tools`, a stand-in in test/fixtures/stabletoolbench/tools: their layout, our texts), not its first
 // API's; without the folder the run says so once and run.json records which source was used.
-import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -12,9 +12,12 @@ import { silentProgress } from "../bench/progress.ts"
 import { settingsDiff } from "../bench/run-settings.ts"
 import { type BenchSettingsInput, benchSettings, jobSettingsOf } from "../bench/settings.ts"
 import { toolLines } from "../src/agents/chain.ts"
+import { run as bench } from "../src/cli/commands/bench.ts"
+import { ExitCode } from "../src/cli/exit-codes.ts"
 import { makeOfflineEnvironment } from "../src/tools/environments/offline.ts"
 import { toolbenchLibrary } from "../src/tools/toolbench/adapter.ts"
 import { pulledToolsOf, ToolsFolderError, toolsFolder } from "../src/tools/toolbench/tools-folder.ts"
+import { runCapturingStderr } from "./capture-console.ts"
 import { MINI_DATA } from "./data.ts"
 import { type FakeOpenAI, startFakeOpenAI } from "./fake-servers/openai.ts"
 
@@ -135,5 +138,37 @@ describe("bench --stb-tools", () => {
     // a run recorded before the field resumes as it was (it described tools by their first API)
     const { toolDescriptions: _dropped, ...older } = config.options
     expect(settingsDiff({ ...config, options: older }, config)).toEqual([])
+  })
+})
+
+describe("smurfs bench --stb-tools (the command)", () => {
+  const scratch = mkdtempSync(join(tmpdir(), "smurfs-stb-tools-cli-"))
+  afterAll(() => rmSync(scratch, { recursive: true, force: true }))
+  const script = join(scratch, "model.json")
+  writeFileSync(
+    script,
+    JSON.stringify({
+      $cycle: true,
+      react: [{ toolCalls: [{ name: "Finish", arguments: { return_type: "give_up_and_restart" } }] }]
+    })
+  )
+  const argv = (out: string) => [
+    ...["--data", MINI_DATA.path, "--group", "G1_instruction", "--ids", "588", "--method", "react"],
+    ...["--model", `scripted:${script}`, "--stb", STB, "--out", join(scratch, out)]
+  ]
+
+  it("says once at the start that no tools folder was given, and not when one was", async () => {
+    const without = await runCapturingStderr(bench, argv("without"))
+    expect(without.code, without.stderr).toBe(ExitCode.Ok)
+    expect(without.stderr.match(/no StableToolBench tools folder \(--stb-tools/g)).toHaveLength(1)
+    const given = await runCapturingStderr(bench, [...argv("with"), "--stb-tools", TOOLS])
+    expect(given.code, given.stderr).toBe(ExitCode.Ok)
+    expect(given.stderr).not.toMatch(/tools folder/)
+    const config = JSON.parse(readFileSync(join(scratch, "with", "run.json"), "utf8"))
+    expect(config.options.toolDescriptions).toBe(`tools-folder:${TOOLS}`)
+    // a folder that is not one is bad input before anything runs
+    const wrong = await runCapturingStderr(bench, [...argv("wrong"), "--stb-tools", join(TOOLS, "Weather")])
+    expect(wrong.code).toBe(ExitCode.BadInput)
+    expect(wrong.stderr).toMatch(/holds no <Category>\/<tool>\.json file/)
   })
 })
