@@ -461,14 +461,17 @@ export const identicalRunsNote = (settings: BenchSettings): string | undefined =
  */
 export const toolDescriptionsNote = (settings: BenchSettings): string | undefined => {
   if (settings.stbTools !== undefined) return undefined
+  const chains = settings.methods.filter((m) => m === "react" || m === "dfsdt")
   const uses = [
-    ...settings.methods.filter((m) => m === "react" || m === "dfsdt").map((m) => `${m}'s task description`),
-    ...(settings.envs.includes("simulated") ? ["the simulator's api_doc"] : [])
+    ...(chains.length === 0
+      ? []
+      : [`${chains.join("/")}'s task description describes each tool by its first API's description`]),
+    ...(settings.envs.includes("simulated") ? ["the simulator's api_doc has an empty tool description"] : [])
   ]
   if (uses.length === 0) return undefined
   return (
-    `note: no StableToolBench tools folder (--stb-tools or ${STB_TOOLS_ENV}), so ${uses.join(" and ")} ${uses.length === 1 ? "describes" : "describe"} each tool by its first API's description (simulator: none) ` +
-    "where StableToolBench reads the tool's own from its tools folder; run.json records toolDescriptions: api-list."
+    `note: no StableToolBench tools folder (--stb-tools or ${STB_TOOLS_ENV}), so ${uses.join(", and ")}, ` +
+    "where StableToolBench reads each tool's own from its tools folder; run.json records toolDescriptions: api-list."
   )
 }
 
