@@ -32,6 +32,7 @@ import {
   standaloneModel
 } from "../src/llm/spec.ts"
 import { loadWithPeers, QUEUE_PEERS } from "../src/peer-packages.ts"
+import { STB_FILES } from "../src/text/stabletoolbench-files.ts"
 import { makeToolCache } from "../src/tools/cache.ts"
 import { makeEnvironmentChain } from "../src/tools/environments/chain.ts"
 import type { ToolEnvironment } from "../src/tools/environments/environment.ts"
@@ -40,6 +41,12 @@ import { makeEmbedder } from "../src/tools/retrieval/embedder.ts"
 import { toolsetLabel } from "../src/tools/retrieval/toolset.ts"
 import { toolbenchLibrary } from "../src/tools/toolbench/adapter.ts"
 import type { ApiDocInput } from "../src/tools/toolbench/api-doc.ts"
+import {
+  STB_TOOLS_ENV,
+  type ToolsFolder,
+  toolDescriptionsSource,
+  toolsFolder
+} from "../src/tools/toolbench/tools-folder.ts"
 import { writeJsonAtomic } from "../src/trace/atomic-write.ts"
 import { readFileBounded } from "../src/trace/guarded-fs.ts"
 import { version } from "../src/version.ts"
@@ -87,7 +94,9 @@ export const promptsOf = (settings: Pick<BenchSettings, "stb">) => baselinePromp
  */
 export const checkBenchSettings = (settings: BenchSettings): void => {
   promptsOf(settings)
-  if (settings.envs.includes("simulated")) simulatorPrompts(settings.stb, settings.simulatorStyle)
+  toolsFolderOf(settings)
+  if (settings.envs.includes("simulated"))
+    simulatorPrompts(settings.stb, settings.simulatorStyle, settings.profile === "reference")
   checkProfile(settings.profile, settings.methods, { stb: settings.stb, smurfsSrc: settings.smurfsSrc })
   if (settings.methods.includes("smurfs")) smurfsProfileOptions(settings.profile, settings.smurfsSrc)
 }
@@ -149,7 +158,7 @@ const benchEnvironment = (settings: BenchSettings) =>
       storeDir,
       // the store inside the run directory follows no symbolic link below it
       storeRoot: settings.out,
-      simulatorPrompts: simulatorPrompts(settings.stb, settings.simulatorStyle),
+      simulatorPrompts: simulatorPrompts(settings.stb, settings.simulatorStyle, settings.profile === "reference"),
       ...(settings.simulator === undefined
         ? {}
         : { simulator: yield* simulatorOf(settings, settings.simulator), writeCacheDir: simulatorCacheDir })
@@ -162,22 +171,25 @@ const benchEnvironment = (settings: BenchSettings) =>
 
 /** A query's Task on its whole api_list or its relevant APIs, served by the run's tool environment. */
 export const listedTask =
-  (toolset: "all" | "relevant", env: ToolEnvironment, whole = false) =>
+  (toolset: "all" | "relevant", env: ToolEnvironment, whole = false, folder?: ToolsFolder) =>
   (query: BenchQuery) =>
     taskOf(query, toolset, (name, docs) =>
-      toolbenchLibrary(
-        name,
-        docs as ReadonlyArray<ApiDocInput>,
-        env,
-        whole ? { maxObservationChars: Number.POSITIVE_INFINITY } : {}
-      )
+      toolbenchLibrary(name, docs as ReadonlyArray<ApiDocInput>, env, {
+        ...(whole ? { maxObservationChars: Number.POSITIVE_INFINITY } : {}),
+        ...(folder ? { toolsFolder: folder } : {})
+      })
     )
+
+/** The run's tools folder (`--stb-tools`), whose tool descriptions the tasks carry; none without it. */
+export const toolsFolderOf = (settings: Pick<BenchSettings, "stbTools">): ToolsFolder | undefined =>
+  settings.stbTools === undefined ? undefined : toolsFolder(settings.stbTools)
 
 /** A query's Task for a method, on the method's listed toolset (docs/fidelity.md: each method its own tools). */
 const listedTasks = (settings: BenchSettings, env: ToolEnvironment) => {
   const whole = PROFILE_SETTINGS[settings.profile].wholeToolResponses
-  const all = listedTask("all", env, whole)
-  const relevant = listedTask("relevant", env, whole)
+  const folder = toolsFolderOf(settings)
+  const all = listedTask("all", env, whole, folder)
+  const relevant = listedTask("relevant", env, whole, folder)
   return (query: BenchQuery, method: string): Task =>
     methodToolsetOf(settings, method) === "relevant" ? relevant(query) : all(query)
 }
@@ -302,6 +314,8 @@ export const runConfigOf = (
       singleChainMaxStep: limits.singleChainMaxStep,
       giveUpBackLength: DFSDT_DEFAULTS.giveUpBackLength,
       prompts: promptsOf(settings).source,
+      // each tool's own description (issue 32 §8): StableToolBench's tools folder, or its first API's
+      toolDescriptions: toolDescriptionsSource(settings.stbTools),
       budget: limits.budget,
       observationLimit: limits.observationLimit,
       modelConcurrency: settings.modelConcurrency ?? null,
@@ -333,7 +347,7 @@ export const runConfigOf = (
         ? {
             simulator: {
               model: settings.simulator ?? settings.model,
-              prompts: simulatorPrompts(settings.stb, settings.simulatorStyle).source,
+              prompts: simulatorPrompts(settings.stb, settings.simulatorStyle, settings.profile === "reference").source,
               cacheDir: settings.simulator === undefined ? null : paths.simulatorCacheDir
             }
           }
@@ -443,6 +457,38 @@ export const identicalRunsNote = (settings: BenchSettings): string | undefined =
     "they come out identical unless the server samples anyway. Give --temperature (or --profile reference) for runs that vary."
   )
 }
+
+/**
+ * Said once at the start of a run whose react/dfsdt task descriptions or simulator would show a tool's own description
+ * and that has no tools folder (`--stb-tools`) to read it from (issue 32 §8); run.json records `toolDescriptions`.
+ */
+export const toolDescriptionsNote = (settings: BenchSettings): string | undefined => {
+  if (settings.stbTools !== undefined) return undefined
+  const chains = settings.methods.filter((m) => m === "react" || m === "dfsdt")
+  const uses = [
+    ...(chains.length === 0
+      ? []
+      : [`${chains.join("/")}'s task description describes each tool by its first API's description`]),
+    ...(settings.envs.includes("simulated") ? ["the simulator's api_doc has an empty tool description"] : [])
+  ]
+  if (uses.length === 0) return undefined
+  return (
+    `note: no StableToolBench tools folder (--stb-tools or ${STB_TOOLS_ENV}), so ${uses.join(", and ")}, ` +
+    "where StableToolBench reads each tool's own from its tools folder; run.json records toolDescriptions: api-list."
+  )
+}
+
+/**
+ * Said once at the start of a reference run of dfsdt whose StableToolBench checkout has no DFS.py (a partial copy of
+ * their prompt files): the line that repeats a state's observation below the diversity prompt is then ours.
+ */
+export const partialCheckoutNote = (settings: BenchSettings): string | undefined =>
+  settings.profile === "reference" &&
+  settings.methods.includes("dfsdt") &&
+  settings.stb !== undefined &&
+  promptsOf(settings).history?.formerObservation === undefined
+    ? `note: ${settings.stb} has no ${STB_FILES.dfs} (a partial copy of StableToolBench), so the line of DFSDT's diversity prompt that repeats a state's observation is ours; a full checkout sends theirs.`
+    : undefined
 
 /** The command to run next: judge the run, with the benchmarked model as judge unless it is a test model. */
 export const nextCommand = (settings: BenchSettings): string =>
@@ -591,6 +637,8 @@ export interface WorkerOwnSettings {
   readonly responses?: string | undefined
   readonly cacheDir?: string | undefined
   readonly stb?: string | undefined
+  /** Its copy of StableToolBench's tools folder (--stb-tools / SMURFS_STB_TOOLS), for runs that read one. */
+  readonly stbTools?: string | undefined
   /** Its checkout of the Smurfs authors' code (--smurfs-src / SMURFS_SRC), for runs under the reference profile. */
   readonly smurfsSrc?: string | undefined
   readonly embedCache?: string | undefined
@@ -620,9 +668,18 @@ export const workerStbOf = (prompts: string, own: Pick<WorkerOwnSettings, "stb">
   )
 }
 
+/** The tools folder a job asks for, on this worker: its own --stb-tools / SMURFS_STB_TOOLS, never a path from the job. */
+export const workerStbToolsOf = (wanted: string, own: Pick<WorkerOwnSettings, "stbTools">): string | undefined => {
+  if (wanted === "api-list") return undefined
+  if (own.stbTools !== undefined) return own.stbTools
+  throw new Error(
+    "the run describes each tool from StableToolBench's tools folder: give this worker its own copy (smurfs worker --stb-tools <dir>, or SMURFS_STB_TOOLS)"
+  )
+}
+
 /** The settings a worker runs a job's tasks with: the job's run options (validated JobSettings) and its own everything else. */
 export const workerBenchSettings = (job: JobSettings, own: WorkerOwnSettings): BenchSettings => {
-  const { prompts, model, ...options } = job
+  const { prompts, model, toolDescriptions, ...options } = job
   return BenchSettings.parse({
     ...options,
     out: own.storeDir,
@@ -632,6 +689,7 @@ export const workerBenchSettings = (job: JobSettings, own: WorkerOwnSettings): B
     model: workerModelOf(model, own),
     concurrency: own.concurrency,
     stb: workerStbOf(prompts, own),
+    stbTools: workerStbToolsOf(toolDescriptions ?? "api-list", own),
     ...(own.smurfsSrc === undefined ? {} : { smurfsSrc: own.smurfsSrc }),
     storeDir: own.storeDir,
     ...(own.timeoutMs === undefined ? {} : { timeoutMs: own.timeoutMs }),

@@ -24,7 +24,9 @@ const IMPLICIT_OPTIONS: Readonly<Record<string, unknown>> = {
   seeds: "fixed",
   numCtx: MODEL_DEFAULTS.numCtx,
   executor: smurfsDefaults.executor,
-  replayMatch: DEFAULT_REPLAY_MATCH
+  replayMatch: DEFAULT_REPLAY_MATCH,
+  // before --stb-tools each tool was described by its first API's description
+  toolDescriptions: "api-list"
 }
 
 const show = (value: unknown): string => (value === undefined ? "(not set)" : JSON.stringify(value))

@@ -50,11 +50,19 @@ describe("BenchSettings", () => {
       callCache: "/cache",
       responses: "/r.jsonl",
       stb: "/stb",
+      stbTools: "/tools",
       tries: 3
     })
     const job = jobSettingsOf(settings)
-    expect(job).toMatchObject({ model: "ollama:m", tries: 3, prompts: "stabletoolbench" })
-    expect(JSON.stringify(job)).not.toMatch(/gpu|\/cache|r\.jsonl|\/stb/)
+    expect(job).toMatchObject({
+      model: "ollama:m",
+      tries: 3,
+      prompts: "stabletoolbench",
+      toolDescriptions: "tools-folder"
+    })
+    expect(JSON.stringify(job)).not.toMatch(/gpu|\/cache|r\.jsonl|\/stb|\/tools/)
+    // without a tools folder the job is what it was before the field (a worker of before reads it)
+    expect("toolDescriptions" in jobSettingsOf(benchSettings({ out: "/r" }))).toBe(false)
     expect(JobSettings.safeParse({ ...job, endpoints: ["http://evil"] }).success).toBe(false)
     expect(JobSettings.safeParse({ ...job, callCache: "/elsewhere" }).success).toBe(false)
     expect(BENCH_SETTINGS_VERSION).toBe(1)

@@ -143,6 +143,8 @@ export const BenchSettings = z
     force: z.boolean().default(false),
     /** StableToolBench's checkout, whose prompt texts react/dfsdt send; none: our own wording. */
     stb: z.string().optional(),
+    /** StableToolBench's tools folder, each tool's own description (task description, simulator); none: its first API's. */
+    stbTools: z.string().optional(),
     /** A checkout of the Smurfs authors' code, whose prompt texts smurfs sends under the reference profile. */
     smurfsSrc: z.string().optional(),
     /** Stop when this many tasks in a row fail because of the model server. */
@@ -217,8 +219,18 @@ export const BenchSettings = z
   .transform((s) => ({
     ...s,
     methods: s.methods ?? [s.tau2 === undefined ? "smurfs" : "tau2-agent"],
-    envs: s.envs ?? (s.simulator === undefined ? ["replay", "offline"] : ["replay", "simulated"])
+    envs:
+      s.envs ??
+      (s.simulator === undefined
+        ? ["replay", "offline"]
+        : mirrorsEveryCall(s)
+          ? ["simulated"]
+          : ["replay", "simulated"])
   }))
+
+/** Their MirrorAPI servers answer every call themselves (no cache is read): the reference run's default has no replay. */
+const mirrorsEveryCall = (s: { profile: string; simulatorStyle: string; stb?: string | undefined }) =>
+  s.profile === "reference" && s.simulatorStyle === "mirrorapi" && s.stb !== undefined
 
 export type BenchSettings = z.infer<typeof BenchSettings>
 /** What a caller gives: every field with a default may be left out. */
@@ -316,7 +328,9 @@ export const JobSettings = z.strictObject({
   /** The run's model; a worker uses it only when it has no --model of its own and the spec names nothing of the coordinator's machine. */
   model: z.string().min(1),
   embed: z.string().refine(isPortableSpec, "the embedding model must be ollama:<model> or openai:<model>").optional(),
-  prompts: z.enum(["smurfs", "stabletoolbench"])
+  prompts: z.enum(["smurfs", "stabletoolbench"]),
+  /** Whether the run describes each tool from StableToolBench's tools folder (a worker reads its own --stb-tools). */
+  toolDescriptions: z.enum(["api-list", "tools-folder"]).optional()
 })
 export type JobSettings = z.infer<typeof JobSettings>
 
@@ -345,7 +359,9 @@ export const jobSettingsOf = (settings: BenchSettings): JobSettings => ({
   ...optional("numCtx", settings.numCtx),
   chainOverrides: settings.chainOverrides,
   model: settings.model,
-  prompts: settings.stb === undefined ? "smurfs" : "stabletoolbench"
+  prompts: settings.stb === undefined ? "smurfs" : "stabletoolbench",
+  // only when on: a job without it is read alike by the workers of before it
+  ...(settings.stbTools === undefined ? {} : { toolDescriptions: "tools-folder" as const })
 })
 
 const optional = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } =>

@@ -234,7 +234,7 @@ const toolbenchTaskOf = (settings: RunSettings, queryId: string) =>
       toolset: toolset.kind === "relevant" ? "relevant" : "all",
       wholeResponses: PROFILE_SETTINGS[settings.profile].wholeToolResponses,
       replayMatch: PROFILE_SETTINGS[settings.profile].replayMatch,
-      simulatorPrompts: simulatorPrompts(settings.stb),
+      simulatorPrompts: simulatorPrompts(settings.stb, "gpt", settings.profile === "reference"),
       ...(settings.simulator === undefined
         ? {}
         : { simulator: yield* standaloneModel(settings.simulator, settings.modelOptions as ModelOptions) })

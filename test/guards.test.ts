@@ -2,20 +2,24 @@
 // not the method, ends a task or its planning, the task's trajectory and record say so and `compare` counts it.
 import { fileURLToPath } from "node:url"
 import { Effect } from "effect"
-import { describe, expect, it } from "vitest"
+import { describe, expect, it, vi } from "vitest"
 import { z } from "zod"
 import { judgeInputFromRecord } from "../bench/eval/judge-input.ts"
 import { fakeRecord, writeFakeRun } from "../bench/eval/test-fixtures.ts"
 import { executeTask } from "../bench/execute-task.ts"
 import { collectRows } from "../bench/report/collect.ts"
 import { guardLines } from "../bench/report/guards.ts"
+import { renderHtml } from "../bench/report/html.ts"
 import { smurfsProfileOptions } from "../src/agents/profile.ts"
 import { smurfs } from "../src/agents/smurfs.ts"
 import { THEIR_ATTEMPTS } from "../src/agents/smurfs-reference.ts"
 import type { Task } from "../src/agents/task.ts"
+import { run as compare } from "../src/cli/commands/compare.ts"
+import { ExitCode } from "../src/cli/exit-codes.ts"
 import type { GenerateRequest } from "../src/llm/language-model.ts"
 import { type Script, scriptedLayer } from "../src/llm/scripted.ts"
 import type { Tool } from "../src/tools/tool.ts"
+import { captureConsole } from "./capture-console.ts"
 
 const CHECKOUT = fileURLToPath(new URL("./fixtures/smurfs-src", import.meta.url))
 
@@ -94,6 +98,28 @@ describe("guards that end a task", () => {
     const lines = guardLines(rows)
     expect(lines).toHaveLength(1)
     expect(lines[0]).toMatch(/smurfs · G1_instruction: 2 of 3 tasks \(model-call-budget 2, planner-attempts 1\)$/)
+  })
+
+  it("smurfs compare prints the guarded tasks below the table and gives them in --json", async () => {
+    const dir = await writeFakeRun([{ taskId: "1", guards: ["model-call-budget"] }, { taskId: "2" }])
+    const printed = captureConsole()
+    try {
+      expect(await compare([dir])).toBe(ExitCode.Ok)
+      expect(await compare([dir, "--json"])).toBe(ExitCode.Ok)
+    } finally {
+      vi.restoreAllMocks()
+    }
+    const text = printed.out.join("\n")
+    expect(text).toMatch(
+      /Ended by a guard of ours, not the method \(docs\/fidelity\.md\):\n {2}.*smurfs · G1_instruction: 1 of 2 tasks \(model-call-budget 1\)/
+    )
+    const json = JSON.parse(printed.out.at(-1)!) as { rows: Array<{ guarded?: unknown }> }
+    expect(json.rows[0]!.guarded).toEqual({ tasks: 1, byGuard: { "model-call-budget": 1 } })
+    // and the HTML report has its own section, linked from the top
+    const html = renderHtml(collectRows([dir]))
+    expect(html).toContain('<a href="#guarded">Ended by a guard</a>')
+    expect(html).toMatch(/<section id="guarded"[\s\S]*smurfs · G1_instruction: 1 of 2 tasks \(model-call-budget 1\)/)
+    expect(renderHtml(collectRows([await writeFakeRun([{ taskId: "1" }])]))).not.toContain('id="guarded"')
   })
 
   it("the task record of a bench job says which guard ended it", async () => {

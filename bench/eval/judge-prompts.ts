@@ -4,16 +4,27 @@
 import { parse as parseYaml } from "yaml"
 import { z } from "zod"
 import { loadTemplate, render } from "../../src/text/prompt-template.ts"
-import { pythonFormat, readStbFile, STB_FILES, StbFilesError } from "../../src/text/stabletoolbench-files.ts"
+import {
+  hasStbFile,
+  pythonFormat,
+  readStbFile,
+  STB_FILES,
+  StbFilesError,
+  unescapePython
+} from "../../src/text/stabletoolbench-files.ts"
 import { AnswerStatus } from "./labels.ts"
 
 export const JUDGE_FUNCTIONS = ["check_answer_status", "parse_answer_status", "select_better_answer"] as const
 export type JudgeFunction = (typeof JUDGE_FUNCTIONS)[number]
 
-/** ToolEval asks for the reason inside the function's arguments (return_reason=True adds it). */
-const Reason = z.string().describe("The reason for the decision.")
+/** Our description of the reason ToolEval asks for inside the function's arguments (return_reason=True adds it). */
+const OUR_REASON = "The reason for the decision."
+const Reason = z.string().describe(OUR_REASON)
 
 export const StatusVerdict = z.object({ answer_status: AnswerStatus, reason: Reason })
+/** A status without its reason: what the win round's re-judge asks (their check_is_solved with return_reason=False). */
+export const StatusOnly = z.object({ answer_status: AnswerStatus })
+type StatusFunction = "check_answer_status" | "parse_answer_status"
 /**
  * ToolEval's `index` is any number; a grammar-constrained judge (Ollama's format, llama.cpp's json_schema) then
  * writes 4.8 as readily as 1. The schema sent allows only the two answers' indexes; the prompt is unchanged.
@@ -32,14 +43,18 @@ export interface JudgePrompts {
   /** The user message of a function for its fields ({query, answer} or {query, answer_0, answer_1}). */
   readonly render: (fn: JudgeFunction, values: Readonly<Record<string, string>>) => string
   /** The arguments each function returns, as sent to the judge (JSON Schema) and checked on the reply. */
-  readonly status: Readonly<
-    Record<"check_answer_status" | "parse_answer_status", z.ZodType<z.infer<typeof StatusVerdict>>>
-  >
+  readonly status: Readonly<Record<StatusFunction, z.ZodType<z.infer<typeof StatusVerdict>>>>
+  /** The same functions asked without a reason, as the win round's re-judge asks them (return_reason=False). */
+  readonly statusOnly: Readonly<Record<StatusFunction, z.ZodType<z.infer<typeof StatusOnly>>>>
   readonly index: z.ZodType<z.infer<typeof IndexVerdict>>
+  /** The output limit of every judge call (ToolEval's config: max_tokens 1000). */
+  readonly maxTokens: number
 }
 
 /** ToolEval's temperature, also used with our own wording so that K judge runs can differ as theirs do. */
 export const TOOLEVAL_TEMPERATURE = 0.2
+/** ToolEval's output limit (its config's max_tokens), also used with our own wording. */
+export const TOOLEVAL_MAX_TOKENS = 1000
 
 const TEMPLATES: Record<JudgeFunction, string> = {
   check_answer_status: "judge-check-answer",
@@ -53,11 +68,14 @@ export const smurfsJudgePrompts = (): JudgePrompts => ({
   temperature: TOOLEVAL_TEMPERATURE,
   render: (fn, values) => render(loadTemplate(TEMPLATES[fn]).user, values),
   status: { check_answer_status: StatusVerdict, parse_answer_status: StatusVerdict },
-  index: IndexVerdict
+  statusOnly: { check_answer_status: StatusOnly, parse_answer_status: StatusOnly },
+  index: IndexVerdict,
+  maxTokens: TOOLEVAL_MAX_TOKENS
 })
 
 const FunctionConfig = z.looseObject({
   name: z.string(),
+  description: z.string().optional(),
   parameters: z.looseObject({
     type: z.literal("object"),
     properties: z.record(z.string(), z.unknown()),
@@ -65,15 +83,23 @@ const FunctionConfig = z.looseObject({
   })
 })
 const EvaluatorConfig = z.looseObject({
-  completions_kwargs: z.looseObject({ temperature: z.number(), functions: z.array(FunctionConfig) })
+  completions_kwargs: z.looseObject({
+    temperature: z.number(),
+    max_tokens: z.number().int().positive().optional(),
+    functions: z.array(FunctionConfig)
+  })
 })
 
-/** A function's argument schema from the config, with the reason ToolEval adds. */
+/**
+ * A function's argument schema from the config, with its description (what their forced function call sends beside
+ * it) and the reason ToolEval adds with return_reason=True (described as `reason` says; none: asked without).
+ */
 const argumentsSchema = <A>(
   config: z.infer<typeof EvaluatorConfig>,
   name: JudgeFunction,
   path: string,
   check: z.ZodType<A>,
+  reason: string | undefined,
   narrowed: Readonly<Record<string, Record<string, unknown>>> = {}
 ): z.ZodType<A> => {
   const fn = config.completions_kwargs.functions.find((f) => f.name === name)
@@ -84,11 +110,9 @@ const argumentsSchema = <A>(
     if (key in properties) properties[key] = { ...(properties[key] as Record<string, unknown>), ...narrow }
   const schema = z.fromJSONSchema({
     type: "object",
-    properties: {
-      ...properties,
-      reason: { type: "string", description: "The reason for the decision." }
-    },
-    required: [...fn.parameters.required, "reason"]
+    ...(fn.description === undefined ? {} : { description: fn.description }),
+    properties: { ...properties, ...(reason === undefined ? {} : { reason: { type: "string", description: reason } }) },
+    required: [...fn.parameters.required, ...(reason === undefined ? [] : ["reason"])]
   })
   // Their schema is what the judge is sent; ours checks that it still yields what the decision rules read.
   return schema.pipe(check) as unknown as z.ZodType<A>
@@ -125,20 +149,40 @@ export const stabletoolbenchJudgePrompts = (dir: string): JudgePrompts => {
       path: configPath,
       problem: `not an evaluator config: ${z.prettifyError(config.error).split("\n")[0]}`
     })
+  const reason = reasonDescription(dir)
   const prompts: JudgePrompts = {
     source: `stabletoolbench:${dir}`,
     temperature: config.data.completions_kwargs.temperature,
+    maxTokens: config.data.completions_kwargs.max_tokens ?? TOOLEVAL_MAX_TOKENS,
     render: (fn, values) => pythonFormat(descriptions.get(fn)!, values),
     status: {
-      check_answer_status: argumentsSchema(config.data, "check_answer_status", configPath, StatusVerdict),
-      parse_answer_status: argumentsSchema(config.data, "parse_answer_status", configPath, StatusVerdict)
+      check_answer_status: argumentsSchema(config.data, "check_answer_status", configPath, StatusVerdict, reason),
+      parse_answer_status: argumentsSchema(config.data, "parse_answer_status", configPath, StatusVerdict, reason)
     },
-    index: argumentsSchema(config.data, "select_better_answer", configPath, IndexVerdict, {
+    statusOnly: {
+      check_answer_status: argumentsSchema(config.data, "check_answer_status", configPath, StatusOnly, undefined),
+      parse_answer_status: argumentsSchema(config.data, "parse_answer_status", configPath, StatusOnly, undefined)
+    },
+    index: argumentsSchema(config.data, "select_better_answer", configPath, IndexVerdict, reason, {
       index: { enum: [...WIN_INDEXES] }
     })
   }
   cache.set(dir, prompts)
   return prompts
+}
+
+/**
+ * The description of the reason their function_call adds (registered_cls/tooleval.py), read when the checkout has the
+ * file; a partial copy without it (the prompt files only) has ours.
+ */
+const reasonDescription = (dir: string): string => {
+  if (!hasStbFile(dir, STB_FILES.toolevalCall)) return OUR_REASON
+  const path = `${dir}/${STB_FILES.toolevalCall}`
+  const match = /\['reason'\]\s*=\s*\{[^}]*?'description'\s*:\s*'((?:[^'\\\n]|\\.)*)'/.exec(
+    readStbFile(dir, STB_FILES.toolevalCall)
+  )
+  if (!match) throw new StbFilesError({ path, problem: "no description of the 'reason' property found" })
+  return unescapePython(match[1]!)
 }
 
 /** The judge's texts for a checkout, or our own wording without one. */

@@ -93,7 +93,11 @@ export const callJudge = <A>(
       schema,
       check,
       messages: [{ role: "user", content: prompts.render(fn, fitted.values) }],
-      options: { temperature: prompts.temperature, ...(call.seed === undefined ? {} : { seed: call.seed }) }
+      options: {
+        temperature: prompts.temperature,
+        maxTokens: prompts.maxTokens,
+        ...(call.seed === undefined ? {} : { seed: call.seed })
+      }
     })
     return reply.value
   })
@@ -110,27 +114,29 @@ export const judgePass = Effect.fn("Judge.pass")(function* (input: JudgeInput, c
  * then check_answer_status, then parse_answer_status when Unsure. Win rounds call it on their answers;
  * the pass rate adds eval_pass_rate.py's Finish rule before it (judgePass).
  */
-export const checkIsSolved = Effect.fn("Judge.checkIsSolved")(function* (input: JudgeInput, call: JudgeCall = {}) {
+export const checkIsSolved = Effect.fn("Judge.checkIsSolved")(function* (
+  input: JudgeInput,
+  call: JudgeCall = {},
+  /** ToolEval's return_reason: the pass rate asks for a reason, a win round's re-judge does not (its label's reason is ""). */
+  returnReason = true
+) {
   const seeded = call.seed === undefined ? {} : { seed: call.seed }
   if (input.answer.final_answer === "")
     return { label: "Unsolved", reason: "Empty final answer.", stage: "rule" } satisfies PassRun
   if (input.answer.final_answer.includes("give_up_and_restart"))
     return { label: "Unsolved", reason: "The run gave up.", stage: "rule" } satisfies PassRun
   const prompts = call.prompts ?? smurfsJudgePrompts()
-  const first = yield* callJudge(
-    "check_answer_status",
-    { query: input.query, answer: input.answer.final_answer },
-    prompts.status.check_answer_status,
-    call
-  )
+  const ask = (fn: "check_answer_status" | "parse_answer_status", answer: string) =>
+    returnReason
+      ? callJudge(fn, { query: input.query, answer }, prompts.status[fn], call)
+      : Effect.map(callJudge(fn, { query: input.query, answer }, prompts.statusOnly[fn], call), (v) => ({
+          ...v,
+          reason: ""
+        }))
+  const first = yield* ask("check_answer_status", input.answer.final_answer)
   if (first.answer_status !== "Unsure")
     return { label: first.answer_status, reason: first.reason, stage: "answer", ...seeded } satisfies PassRun
-  const second = yield* callJudge(
-    "parse_answer_status",
-    { query: input.query, answer: pythonJsonDumps(input.answer) },
-    prompts.status.parse_answer_status,
-    call
-  )
+  const second = yield* ask("parse_answer_status", pythonJsonDumps(input.answer))
   return { label: second.answer_status, reason: second.reason, stage: "trajectory", ...seeded } satisfies PassRun
 })
 

@@ -115,7 +115,8 @@ export const judgeRound = Effect.fn("Judge.round")(function* (round: RoundInput,
   }
   let rejudged: WinRound["statuses"]
   if (round.rejudge) {
-    for (const side of order) status[side] = (yield* checkIsSolved(inputs[side], call)).label
+    // normalized_openai_completions calls check_is_solved with its default return_reason=False: no reason asked
+    for (const side of order) status[side] = (yield* checkIsSolved(inputs[side], call, false)).label
     rejudged = { candidate: status.candidate!, reference: status.reference! }
   }
   const judged = (winner: Side, stage: WinRound["stage"], reason: string): WinRound => ({

@@ -4,6 +4,7 @@
 import { plural } from "../../src/plural.ts"
 import { judgeTextsLabel, type Row } from "./collect.ts"
 import { EXPLORER_SCRIPT, EXPLORER_SCRIPT_HASH } from "./explorer-script.ts"
+import { guardLines } from "./guards.ts"
 import { missingWork, winIncompleteNote } from "./missing.ts"
 import { LABEL_FILTERS, labelSummary, leadingReason, type TaskResult } from "./results.ts"
 import { intervalOf, intervalText, labelled, type ReportStatistics, renderStatistics } from "./statistics.ts"
@@ -503,10 +504,13 @@ export const renderHtml = (rows: ReadonlyArray<Row>, options: HtmlOptions = {}):
   }
   const tasks = options.tasks ?? []
   const statsName = namer(rows.filter((r) => r.pass || r.win))
+  // tasks a guard of ours ended, not the method (docs/fidelity.md, issue 32 §3), as compare prints them
+  const guarded = guardLines(rows)
   const nav = [
     ["runs", "Runs"],
     ["statistics", "Statistics"],
     ...(missing.length > 0 ? [["missing", "Missing work"]] : []),
+    ...(guarded.length > 0 ? [["guarded", "Ended by a guard"]] : []),
     ...(sections.length > 0 ? [["charts", "Charts"]] : []),
     ...(tasks.length > 0 ? [["tasks", `Tasks (${tasks.length})`]] : [])
   ]
@@ -521,6 +525,7 @@ export const renderHtml = (rows: ReadonlyArray<Row>, options: HtmlOptions = {}):
 ${runsTable(rows, options.statistics)}
 ${renderStatistics(rows, options.statistics, (r) => `${statsName(r, [1, 2])} · ${r.group}`)}
 ${missing.length > 0 ? `<section id="missing" class="panel"><h2>Missing work</h2><ul>${missing.map((m) => `<li>${esc(m)}</li>`).join("")}</ul></section>` : ""}
+${guarded.length > 0 ? `<section id="guarded" class="panel"><h2>Ended by a guard of ours, not the method</h2><p class="note">${esc("The references have no such bound (docs/fidelity.md): their code would have gone on with these tasks.")}</p><ul>${guarded.map((g) => `<li>${esc(g)}</li>`).join("")}</ul></section>` : ""}
 ${sections.length > 0 ? `<section id="charts" class="panel"><h2>Charts</h2>${sections.join("\n")}</section>` : ""}
 ${tasks.length > 0 ? taskExplorer(tasks, options.transcripts ?? new Map(), options.transcriptBudget ?? TRANSCRIPT_BUDGET) : ""}
 </main><script>${EXPLORER_SCRIPT}</script></body></html>

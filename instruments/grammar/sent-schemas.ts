@@ -3,7 +3,7 @@
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { GROUPS } from "../../bench/datasets.ts"
-import { IndexVerdict, StatusVerdict } from "../../bench/eval/judge-prompts.ts"
+import { IndexVerdict, StatusOnly, StatusVerdict } from "../../bench/eval/judge-prompts.ts"
 import { AnswerVerdict } from "../../src/agents/answer-verify.ts"
 import { Answer } from "../../src/agents/answerer.ts"
 import { JsonAction } from "../../src/agents/chain.ts"
@@ -61,6 +61,7 @@ export const sentSchemas = (libraries: ReadonlyArray<ToolLibrary>): Array<SentSc
     JsonAction,
     SimulatedResponse,
     StatusVerdict,
+    StatusOnly,
     IndexVerdict
   }
   const tools = libraries.flatMap((l) => l.tools)

@@ -3,11 +3,14 @@
 
 import { loadTemplate, render } from "../text/prompt-template.ts"
 import {
+  hasStbFile,
   pythonConstant,
+  pythonFString,
   pythonStringAfter,
   readStbFile,
   STB_FILES,
-  StbFilesError
+  StbFilesError,
+  unescapePython
 } from "../text/stabletoolbench-files.ts"
 import { FINISH } from "./finish.ts"
 
@@ -25,6 +28,19 @@ export interface BaselinePrompts {
   /** The Finish function's description and its final_answer parameter's description. */
   readonly finishDescription: string
   readonly finishAnswerDescription: string
+  /**
+   * StableToolBench's own texts of the history, read from its code (`reference` sends them as they are; none in our
+   * wording): DFS.py's line that repeats a state's observation below the diversity prompt's candidates (undefined when
+   * the checkout has no DFS.py), rapidapi.py's observation for a function name that does not exist, and for Finish's
+   * give-up.
+   */
+  readonly history?:
+    | {
+        readonly formerObservation: ((observation: string) => string) | undefined
+        readonly noSuchFunction: (name: string) => string
+        readonly gaveUp: string
+      }
+    | undefined
 }
 
 /** Our own wording, from prompts/*.md (built once: its templates are files of the package). */
@@ -72,6 +88,14 @@ export const stabletoolbenchBaselinePrompts = (dir: string): BaselinePrompts => 
   if (answerAt < 0)
     throw new StbFilesError({ path: rapidPath, problem: "no final_answer parameter found in the Finish function" })
   const answer = pythonStringAfter(rapid, answerAt, "description", rapidPath)
+  const dfsPath = `${dir}/${STB_FILES.dfs}`
+  const history = {
+    formerObservation: hasStbFile(dir, STB_FILES.dfs)
+      ? pythonFString(readStbFile(dir, STB_FILES.dfs), "temp_now_node.observation", dfsPath)
+      : undefined,
+    noSuchFunction: pythonFString(rapid, "action_name", rapidPath, '"error":\\s*'),
+    gaveUp: giveUpObservation(rapid, rapidPath)
+  }
   const task = /self\.task_description\s*=\s*f?'''([\s\S]*?)'''/.exec(rapid)
   if (!task) throw new StbFilesError({ path: rapidPath, problem: "no task_description found" })
   const taskText = task[1]!.replace(/\\(["'\\n])/g, (_, c: string) => (c === "n" ? "\n" : c))
@@ -83,10 +107,19 @@ export const stabletoolbenchBaselinePrompts = (dir: string): BaselinePrompts => 
     taskDescription: (tools) => `${taskText}${tools}`,
     diversity: (candidates) => diversity.replace("{previous_candidate}", candidates),
     finishDescription: finish.value,
-    finishAnswerDescription: answer.value
+    finishAnswerDescription: answer.value,
+    history
   }
   cache.set(dir, prompts)
   return prompts
+}
+
+/** rapidapi.py's observation for Finish's give_up_and_restart: the string its `_step` returns with status 4. */
+const giveUpObservation = (rapid: string, path: string): string => {
+  const match = /return\s+"((?:[^"\\\n]|\\.)*)"\s*,\s*4\b/.exec(rapid)
+  if (!match)
+    throw new StbFilesError({ path, problem: "no give-up observation (a string returned with status 4) found" })
+  return unescapePython(match[1]!)
 }
 
 /** The prompts for a checkout, or our own wording without one. */

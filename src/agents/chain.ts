@@ -71,6 +71,13 @@ export interface ChainOptions {
   readonly asStableToolBench?: boolean | undefined
 }
 
+/**
+ * The name StableToolBench's searches give a call whose function does not exist, in the conversation they send on.
+ * Under `asStableToolBench` such a call is answered with rapidapi.py's observation (no list of valid names) and renamed
+ * so; DFSDT's diversity prompt then lists the tried calls and repeats the state's observation in DFS.py's words.
+ */
+export const HALLUCINATED_NAME = "invalid_hallucination_function_name"
+
 export const CHAIN_DEFAULTS = {
   toolCalling: "auto",
   observationLimit: OBSERVATION_MAX_CHARS,
@@ -199,7 +206,8 @@ export const resolveMode = (option: ChainOptions["toolCalling"], info: ModelInfo
 /**
  * The numbered tools of the task description, one `<n>.<tool>: <description>` line per ToolBench
  * tool as StableToolBench writes them (descriptions cut to `max` characters, 512 as theirs, "None"
- * when empty); the description is the tool's own (`meta.toolDescription`: the doc's `tool_description`).
+ * when empty); the description is the tool's own (`meta.toolDescription`: the doc's `tool_description`, or the
+ * tool's file in StableToolBench's tools folder, `--stb-tools`, whose empty description is shown as "None" as theirs).
  * A tool outside ToolBench is listed under its own name and description.
  */
 export const toolLines = (tools: Task["tools"], max = 512): string => {
@@ -211,8 +219,9 @@ export const toolLines = (tools: Task["tools"], max = 512): string => {
     // StableToolBench reads a tool's description from its tools folder; a query's api_list does not carry
     // it, so without one the tool's first described API stands in for it (never "None" for a described tool)
     const api = (tool.meta?.["doc"] as { api_description?: unknown } | undefined)?.api_description
+    const fromFolder = tool.meta?.["toolDescriptionFromFolder"] === true
     const description =
-      typeof own === "string" && own.trim() !== ""
+      typeof own === "string" && (own.trim() !== "" || fromFolder)
         ? own
         : typeof std !== "string"
           ? tool.description
@@ -552,12 +561,21 @@ export const act = (
   messages: ReadonlyArray<Message>
 ): Effect.Effect<Outcome> =>
   Effect.gen(function* () {
-    let conversation: ReadonlyArray<Message> = [...messages, decision.message]
-    const before: Array<ChainStep> = []
     const actions = [decision.action, ...(decision.more ?? [])]
+    // StableToolBench renames a call to a function that does not exist in the conversation it sends on
+    const shown = actions.map((a) => (chain.asStableToolBench && isHallucinated(chain, a) ? HALLUCINATED_NAME : a.name))
+    const message: Message =
+      decision.message.toolCalls === undefined || shown.every((name, k) => name === actions[k]!.name)
+        ? decision.message
+        : {
+            ...decision.message,
+            toolCalls: decision.message.toolCalls.map((c, k) => ({ ...c, name: shown[k] ?? c.name }))
+          }
+    let conversation: ReadonlyArray<Message> = [...messages, message]
+    const before: Array<ChainStep> = []
     for (const [k, action] of actions.entries()) {
       // a reply's text is the thought of its first call only
-      const outcome = yield* actOne(chain, action, k === 0 ? decision.thought : "", conversation)
+      const outcome = yield* actOne(chain, action, k === 0 ? decision.thought : "", conversation, shown[k]!)
       if (outcome.kind !== "observation" || k === actions.length - 1)
         return before.length > 0 ? { ...outcome, before } : outcome
       before.push(outcome.step)
@@ -566,12 +584,17 @@ export const act = (
     return yield* Effect.die(new Error("a reply's actions cannot be empty"))
   })
 
-/** Perform one action; `conversation` already ends with the reply that made it. */
+/** A call to a function the task does not have (Finish aside): StableToolBench's status 1. */
+const isHallucinated = (chain: Chain, action: Action): boolean =>
+  action.name !== FINISH && resolveTool(chain.task.tools, action.name) === undefined
+
+/** Perform one action; `conversation` already ends with the reply that made it, the action named `shownName` there. */
 const actOne = (
   chain: Chain,
   action: Action,
   thought: string,
-  conversation: ReadonlyArray<Message>
+  conversation: ReadonlyArray<Message>,
+  shownName: string
 ): Effect.Effect<Outcome> =>
   Effect.gen(function* () {
     const argsText = JSON.stringify(action.args, null, 2)
@@ -581,7 +604,7 @@ const actOne = (
       return {
         kind: "observation",
         step,
-        messages: [...conversation, observationMessage(chain, action, observation)]
+        messages: [...conversation, observationMessage(chain, { ...action, name: shownName }, observation)]
       } as const
     }
     const misstep = (guardrail: string, error: string) =>
@@ -589,6 +612,12 @@ const actOne = (
         Effect.as(observe(toolResponseError(chain, error)))
       )
 
+    // StableToolBench looks the name up before anything else, and its answer names no valid function
+    if (chain.asStableToolBench && isHallucinated(chain, action))
+      return yield* misstep(
+        "unknown_tool",
+        chain.prompts.history?.noSuchFunction(action.name) ?? `No such function name: ${action.name}`
+      )
     if (action.argsError) return yield* misstep("bad_args", `${action.name}: ${action.argsError}`)
     if (action.name === FINISH && chain.asStableToolBench) {
       // StableToolBench's rules (rapidapi.py): a return type, and for an answer a final_answer field, even empty

@@ -24,6 +24,7 @@ import {
   proseStep,
   stepsOf
 } from "./chain.ts"
+import { FINISH } from "./finish.ts"
 import type { Method } from "./task.ts"
 
 export interface DfsdtOptions extends ChainOptions {
@@ -55,6 +56,7 @@ interface Node {
  */
 const diversityMessage = (chain: Chain, node: Node): Message => {
   const calls = node.tried.filter((s) => s.tool !== "")
+  if (chain.asStableToolBench) return verbatimDiversityMessage(chain, node, calls)
   const candidates = JSON.stringify(
     calls.map((s) => ({ name: s.tool, arguments: s.arguments, function_output: s.response })),
     null,
@@ -68,6 +70,35 @@ const diversityMessage = (chain: Chain, node: Node): Message => {
   return {
     role: "user",
     content: chain.prompts.diversity(`${fencedData("previous-candidates", candidates)}\n${again}`),
+    values: { candidates: calls.map((s) => s.tool) }
+  }
+}
+
+/** Python's json.dumps of a string with its default ensure_ascii: DEL and every code unit past ASCII as \uXXXX. */
+const asciiJson = (text: string): string =>
+  JSON.stringify(text).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
+
+/**
+ * The diversity prompt as StableToolBench's DFS.py writes it: `json.dumps(js_list, indent=2)` of the calls tried from
+ * this state (their function name as the model wrote it, arguments, observation and the Monte Carlo value their tree
+ * always computes as 0.0; a give-up's observation is theirs), then DFS.py's line with the state's observation, unfenced.
+ */
+const verbatimDiversityMessage = (chain: Chain, node: Node, calls: ReadonlyArray<ChainStep>): Message => {
+  const history = chain.prompts.history
+  const output = (s: ChainStep) => (s.tool === FINISH && s.response === "" ? (history?.gaveUp ?? "") : s.response)
+  const items = calls.map(
+    (s) =>
+      `  {\n    "name": ${asciiJson(s.tool)},\n    "arguments": ${asciiJson(s.arguments)},\n` +
+      `    "function_output": ${asciiJson(output(s))},\n    "mento-carlo-action-value": 0.0\n  }`
+  )
+  const last = node.path.at(-1)
+  const observation = last && last.tool !== "" ? last.response : ""
+  // a checkout without DFS.py (a partial copy): our line, unfenced (the run says so at its start)
+  const again = (o: string) =>
+    history?.formerObservation?.(o) ?? `${renderTemplate("dfsdt-observation", { observation: o }).user}\n`
+  return {
+    role: "user",
+    content: chain.prompts.diversity(`[\n${items.join(",\n")}\n]\n${observation ? again(observation) : ""}`),
     values: { candidates: calls.map((s) => s.tool) }
   }
 }

@@ -43,6 +43,7 @@ export const OPTION_ENV: Readonly<Record<string, string>> = {
   model: "SMURFS_MODEL",
   data: "SMURFS_DATA",
   stb: "SMURFS_STB",
+  "stb-tools": "SMURFS_STB_TOOLS",
   simulator: "SMURFS_SIMULATOR",
   "smurfs-src": "SMURFS_SRC"
 }

@@ -154,6 +154,8 @@ const requestIdentity = (model: string | undefined, request: GenerateRequest) =>
   // a message's values say what its text was rendered from: the text is what the model sees
   messages: request.messages.map(({ values: _values, ...message }) => message),
   format: request.format,
+  // a request that asks the server for a JSON object only is another request than one that sends the schema
+  ...(request.formatAs === undefined || request.formatAs === "schema" ? {} : { formatAs: request.formatAs }),
   tools: request.tools,
   options: {
     temperature: request.options?.temperature ?? 0,

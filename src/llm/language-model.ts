@@ -69,6 +69,13 @@ export interface GenerateRequest {
   readonly messages: ReadonlyArray<Message>
   /** JSON Schema the reply must follow (Ollama `format`, OpenAI `response_format`). Never together with `tools`. */
   readonly format?: Record<string, unknown> | undefined
+  /**
+   * How `format` is asked of the server: "schema" (the default) sends the JSON Schema; "json_object" asks only for a
+   * JSON object (OpenAI `response_format: {"type": "json_object"}`, Ollama `format: "json"`, a grammar of any object
+   * on llama.cpp), as StableToolBench's simulator asks; "none" sends no format. The reply is checked against `format`
+   * either way.
+   */
+  readonly formatAs?: "schema" | "json_object" | "none" | undefined
   /** Functions for native tool calling. Never together with `format`. */
   readonly tools?: ReadonlyArray<ToolSpec> | undefined
   readonly options?: GenerateOptions | undefined

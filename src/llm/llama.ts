@@ -382,6 +382,9 @@ let calls = 0
  */
 const meterFile = process.env["SMURFS_LLAMA_METER"]?.trim() || undefined
 
+/** What `formatAs: "json_object"` asks of the engine: any JSON object (its members bounded as grammarSchema bounds them). */
+const ANY_OBJECT = { type: "object" } as const
+
 /** One request on the engine: a free sequence, the prompt checked against the context, the reply under its limits. */
 export const generateOn = async (
   engine: LlamaEngine,
@@ -396,7 +399,11 @@ export const generateOn = async (
   try {
     const history = toChatHistory(request)
     const tools = request.tools && request.tools.length > 0 ? request.tools : undefined
-    const schema = tools ? toolCallSchema(tools) : request.format ? grammarSchema(request.format) : undefined
+    const schema = tools
+      ? toolCallSchema(tools)
+      : request.format && request.formatAs !== "none"
+        ? grammarSchema(request.formatAs === "json_object" ? ANY_OBJECT : request.format)
+        : undefined
     const prompt = slot.chat.chatWrapper
       .generateContextState({ chatHistory: history })
       .contextText.tokenize(engine.model.tokenizer)

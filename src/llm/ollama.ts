@@ -126,8 +126,8 @@ export const toChatRequest = (
             })
           )
         }
-      : request.format
-        ? { format: request.format }
+      : request.format && request.formatAs !== "none"
+        ? { format: request.formatAs === "json_object" ? "json" : request.format }
         : {})
   }
 }

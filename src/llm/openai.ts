@@ -131,12 +131,15 @@ export const toCompletionRequest = (
             function: { name: t.name, description: t.description, parameters: t.parameters }
           }))
         }
-      : request.format
+      : request.format && request.formatAs !== "none"
         ? {
-            response_format: {
-              type: "json_schema" as const,
-              json_schema: { name: SCHEMA_NAME, schema: request.format, strict: false }
-            }
+            response_format:
+              request.formatAs === "json_object"
+                ? { type: "json_object" as const }
+                : {
+                    type: "json_schema" as const,
+                    json_schema: { name: SCHEMA_NAME, schema: request.format, strict: false }
+                  }
           }
         : {})
   }

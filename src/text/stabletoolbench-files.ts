@@ -11,8 +11,12 @@ export const STB_FILES = {
   react: "toolbench/inference/Prompts/ReAct_prompts.py",
   treeSearch: "toolbench/inference/Prompts/Tree_search_prompts.py",
   rapidapi: "toolbench/inference/Downstream_tasks/rapidapi.py",
+  // DFSDT's search (the former-observation line of its diversity prompt); read when the checkout has it
+  dfs: "toolbench/inference/Algorithms/DFS.py",
   toolevalTemplate: "toolbench/tooleval/evaluators/tooleval_gpt-3.5-turbo_default/template.txt",
   toolevalConfig: "toolbench/tooleval/evaluators/tooleval_gpt-3.5-turbo_default/config.yaml",
+  // the judge's function call (the description of the reason return_reason adds); read when the checkout has it
+  toolevalCall: "toolbench/tooleval/evaluators/registered_cls/tooleval.py",
   facEval: "toolbench/tooleval/fac_eval.py",
   // the tool server (server/ beside toolbench/): the simulator's prompts and sampling settings
   serverMain: "server/main.py",
@@ -43,6 +47,9 @@ export const stbDirOf = (flag: string | undefined, env: NodeJS.ProcessEnv = proc
   const dir = flag ?? env[STB_ENV]
   return dir === undefined || dir.trim() === "" ? undefined : resolve(dir)
 }
+
+/** Whether the checkout has a file (one it may lack: a partial copy holds only the prompt files). */
+export const hasStbFile = (dir: string, file: string): boolean => existsSync(join(dir, file))
 
 /** Read one file of the checkout; a StbFilesError names it when it is missing. */
 export const readStbFile = (dir: string, file: string): string => {
@@ -75,6 +82,20 @@ export const pythonConstant = (source: string, name: string, path: string): stri
   const match = new RegExp(`(?:^|\\n)[ \\t]*${name}[ \\t]*=\\s*[fr]?("""|'''|"|')([\\s\\S]*?)(?<!\\\\)\\1`).exec(source)
   if (!match) throw new StbFilesError({ path, problem: `no string ${name} found` })
   return unescapePython(match[2]!)
+}
+
+/**
+ * The text around one `{field}` of the first double-quoted f-string (f"...") in `source` that holds it, after `lead`
+ * (a regular expression's source) when given: what the f-string reads with the field filled in. Throws a
+ * StbFilesError when no f-string holds the field.
+ */
+export const pythonFString = (source: string, field: string, path: string, lead = ""): ((value: string) => string) => {
+  const escaped = field.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+  const match = new RegExp(`${lead}f"((?:[^"\\\n]|\\.)*?)\\{${escaped}\\}((?:[^"\\\n]|\\.)*)"`).exec(source)
+  if (!match) throw new StbFilesError({ path, problem: `no f-string with {${field}} found` })
+  const before = unescapePython(match[1]!)
+  const after = unescapePython(match[2]!)
+  return (value) => `${before}${value}${after}`
 }
 
 /** The first double-quoted string value of `"key": "..."` after `from` in `source`. */

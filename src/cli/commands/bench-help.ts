@@ -10,6 +10,7 @@ import { smurfsDefaults } from "../../agents/smurfs-options.ts"
 import { SMURFS_SRC_ENV } from "../../agents/smurfs-source.ts"
 import { MODEL_DEFAULTS, THINK_HELP } from "../../llm/spec.ts"
 import { STB_ENV } from "../../text/stabletoolbench-files.ts"
+import { STB_TOOLS_ENV } from "../../tools/toolbench/tools-folder.ts"
 import { SIZE_CAPS } from "../../trace/size-caps.ts"
 import { SIMULATOR_ENV } from "../simulator-option.ts"
 
@@ -40,7 +41,8 @@ options:
                             StableToolBench's cache layout; with it the default --env is replay,simulated
                             (default $${SIMULATOR_ENV})
   --simulator-style <s>     with --stb: gpt (server/main.py's prompt) or mirrorapi (server/system_prompts.py
-                            and main_mirrorapi_cache.py's prompt) (default gpt)
+                            and main_mirrorapi_cache.py's prompt) (default gpt); under --profile reference
+                            mirrorapi reads and writes no cache, as their MirrorAPI server (default --env simulated)
   --limit <n>               the first n queries of each group
   --ids <a,b>               only these query ids
   --toolset <t>             a task's tools: all (its whole api_list), relevant (only its relevant APIs), or
@@ -78,6 +80,10 @@ options:
   --budget <n>              dfsdt: model calls per task (default ${DFSDT_DEFAULTS.budget})
   --stb <dir>               react/dfsdt send StableToolBench's own prompt texts, read from this checkout
                             (the folder holding toolbench/; default ${STB_ENV}); without it, our own wording
+  --stb-tools <dir>         StableToolBench's tools folder (<Category>/<tool>.json): each tool's line in the task
+                            description and the simulator's api_doc carry the tool's own description (default
+                            ${STB_TOOLS_ENV}, else --stb's server/tools when \`smurfs data pull stabletoolbench
+                            --tools\` put it there); without it, a tool is described by its first API's description
   --profile <improved|reference>
                             improved (default): our methods; reference: the Smurfs authors' agents and
                             StableToolBench's baselines as they ran (needs --smurfs-src and/or --stb)

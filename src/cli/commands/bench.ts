@@ -3,7 +3,7 @@ import { existsSync, statSync } from "node:fs"
 import { resolve } from "node:path"
 import type { ParseArgsOptionDescriptor } from "node:util"
 import * as Effect from "effect/Effect"
-import { identicalRunsNote } from "../../../bench/app.ts"
+import { identicalRunsNote, partialCheckoutNote, toolDescriptionsNote } from "../../../bench/app.ts"
 import { benchmarkFor } from "../../../bench/benchmarks/index.ts"
 import { CONVERSER_NAMES } from "../../../bench/benchmarks/tau2/conversers.ts"
 import { boundHeapGrowth } from "../../../bench/heap-growth.ts"
@@ -26,6 +26,7 @@ import { plural } from "../../plural.ts"
 import { stbDirOf } from "../../text/stabletoolbench-files.ts"
 import { SIMULATOR_STYLES } from "../../tools/environments/simulator-prompts.ts"
 import { parseToolset, toolsetLabel } from "../../tools/retrieval/toolset.ts"
+import { pulledToolsOf, stbToolsDirOf } from "../../tools/toolbench/tools-folder.ts"
 import { RunDirError } from "../../trace/fs-problem.ts"
 import { otlpLayer } from "../../trace/otlp.ts"
 import { reportBench } from "../bench-summary.ts"
@@ -83,6 +84,7 @@ const slotAffinity: Reader = (name, value) => {
   return n
 }
 const stb: Reader = (_name, value) => stbDirOf(value as string)
+const stbTools: Reader = (_name, value) => stbToolsDirOf(value as string)
 const simulatorStyle: Reader = (name, value) => choiceOption(name, value as string, SIMULATOR_STYLES, "gpt")
 const profile: Reader = (name, value) => choiceOption(name, value as string, PROFILES, DEFAULT_PROFILE)
 const smurfsSrc: Reader = (_name, value) => smurfsSrcDirOf(value as string, {})
@@ -138,6 +140,7 @@ const OPTIONS = {
   budget: { type: "string", setting: ["budget", int] },
   "observation-limit": { type: "string", setting: ["observationLimit", int] },
   stb: { type: "string", setting: ["stb", stb] },
+  "stb-tools": { type: "string", setting: ["stbTools", stbTools] },
   // the profile and the sampling settings (issue 25): each profile setting stays overridable by its own flag
   profile: { type: "string", setting: ["profile", profile] },
   "smurfs-src": { type: "string", setting: ["smurfsSrc", smurfsSrc] },
@@ -184,12 +187,15 @@ export const settingsOf = ({ values }: ParsedCommand<typeof OPTIONS>): BenchSett
     out,
     model: defaultModelSpec(),
     stb: stbDirOf(undefined),
+    stbTools: stbToolsDirOf(undefined),
     smurfsSrc: smurfsSrcDirOf(undefined)
   }
   for (const [name, option] of Object.entries(OPTIONS) as Array<[string, BenchOption]>) {
     const value = (values as Record<string, unknown>)[name]
     if (option.setting !== undefined && value !== undefined) input[option.setting[0]] = option.setting[1](name, value)
   }
+  // a checkout with the tools folder pulled into it (smurfs data pull stabletoolbench --tools) describes its tools
+  input["stbTools"] ??= pulledToolsOf(input["stb"] as string | undefined)
   input["chainOverrides"] = {
     nudge: onOff("nudge", values.nudge),
     validateArgs: onOff("validate-args", values["validate-args"]),
@@ -253,6 +259,8 @@ const bench = (args: BenchSettings, json: boolean, argv: ReadonlyArray<string>):
   for (const note of profileNotes(args.profile, args.methods, args.smurfsSrc)) console.error(`smurfs bench: ${note}`)
   const identical = benchmark.name === "stabletoolbench" ? identicalRunsNote(args) : undefined
   if (identical) console.error(`smurfs bench: ${identical}`)
+  for (const note of [toolDescriptionsNote(args), partialCheckoutNote(args)])
+    if (note) console.error(`smurfs bench: ${note}`)
   // hundreds of tasks at once for hours: a full collection before the heap grows far past what is alive
   boundHeapGrowth()
   const resumeHint = `Rerun with --resume to continue: smurfs bench ${argv.filter((a) => a !== "--resume").join(" ")} --resume`

@@ -34,7 +34,8 @@ stabletoolbench (github.com/THUNLP-MT/StableToolBench at ${STABLETOOLBENCH_COMMI
   --cache       their tool-response cache (huggingface.co/datasets/stabletoolbench/Cache, 236 MB zip)
                 into server/tool_response_cache/, which bench's replay finds
   --baselines   their published baseline runs (datasets/stabletoolbench/baselines, 38 MB zip) into baselines/
-  --tools       their tools folder (datasets/stabletoolbench/ToolEnv2404, 12 MB tar.gz) into server/tools/
+  --tools       their tools folder (datasets/stabletoolbench/ToolEnv2404, 12 MB tar.gz) into server/tools/,
+                where bench reads each tool's own description (--stb-tools)
   then: smurfs bench --data <dir> --stb <dir> ...
 
 tau2 (github.com/sierra-research/tau2-bench at ${TAU2_COMMIT.slice(0, 8)}, MIT):

@@ -17,6 +17,7 @@ import { judgeSessionOf, sessionOf } from "../../../bench/queue/sessions.ts"
 import { smurfsSrcDirOf } from "../../agents/smurfs-source.ts"
 import { loadWithPeers, QUEUE_PEERS } from "../../peer-packages.ts"
 import { stbDirOf } from "../../text/stabletoolbench-files.ts"
+import { pulledToolsOf, stbToolsDirOf } from "../../tools/toolbench/tools-folder.ts"
 import { visibleText } from "../../trace/visible-text.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { BadInput, intOption, type ParsedCommand, runCommand, splitList, UsageError } from "../options.ts"
@@ -45,6 +46,7 @@ options:
   --responses <file>        recorded responses to replay (default <data>/responses.jsonl when present)
   --cache-dir <dir>         a StableToolBench tool_response_cache folder to replay (default: one found inside or beside --data)
   --stb <dir>               this machine's StableToolBench checkout, for runs and evals that send its prompt texts
+  --stb-tools <dir>         this machine's copy of StableToolBench's tools folder, for runs that read one
   --smurfs-src <dir>        this machine's checkout of the Smurfs authors' code, for runs under --profile reference
                             (default $SMURFS_SRC)
   --call-cache <dir>        cache model replies and tool results here
@@ -72,6 +74,7 @@ const OPTIONS = {
   responses: { type: "string" },
   "cache-dir": { type: "string" },
   stb: { type: "string" },
+  "stb-tools": { type: "string" },
   "embed-cache": { type: "string" },
   "call-cache": { type: "string" },
   "store-dir": { type: "string" },
@@ -100,6 +103,7 @@ const parse = ({ values }: ParsedCommand<typeof OPTIONS>) => {
     responses: values.responses,
     cacheDir: values["cache-dir"],
     stb: stbDirOf(values.stb),
+    stbTools: stbToolsDirOf(values["stb-tools"]) ?? pulledToolsOf(stbDirOf(values.stb)),
     smurfsSrc: smurfsSrcDirOf(values["smurfs-src"]),
     embedCache: values["embed-cache"] === undefined ? undefined : resolve(values["embed-cache"]),
     callCache: values["call-cache"] === undefined ? undefined : resolve(values["call-cache"]),

@@ -140,8 +140,11 @@ export const makeSimulatedEnvironment = (
             catch: (e) => e
           }).pipe(Effect.catch(failedWrite))
 
+    // a simulator that keeps no cache (their MirrorAPI servers) stores nothing, not even for this run
     const store = (call: ToolCall, recording: Recording, value: unknown) =>
-      Effect.andThen(storeInCache(call, recording, value), () => storeInRun(recording))
+      prompts.cached === false
+        ? Effect.void
+        : Effect.andThen(storeInCache(call, recording, value), () => storeInRun(recording))
 
     const storeInRun = (recording: Recording) =>
       Effect.sync(() => {
@@ -165,6 +168,7 @@ export const makeSimulatedEnvironment = (
       return generateObject({
         role: "tool.simulate",
         schema: SimulatedResponse,
+        ...(prompts.formatAs === undefined ? {} : { formatAs: prompts.formatAs }),
         messages,
         options: {
           temperature: prompts.temperature,
@@ -228,7 +232,8 @@ export const makeSimulatedEnvironment = (
       prompts: prompts.source,
       serve: (call) =>
         Effect.suspend(() => {
-          const recorded = lookupServed(options.index, call.stdTool, call.stdApi, call.args)
+          const recorded =
+            prompts.cached === false ? undefined : lookupServed(options.index, call.stdTool, call.stdApi, call.args)
           if (recorded) return Effect.succeed(recorded)
           // the simulator already failed this task: its later misses are not sent
           return Effect.flatMap(Effect.service(SimulatorWatch), (watch) =>

@@ -1,7 +1,7 @@
 // What the simulator model is sent on a cache miss: StableToolBench's own server prompts (read from a checkout,
 // GPT style or MirrorAPI style) or our template, which states the same rules.
 import { createRequire } from "node:module"
-import type { Message } from "../../llm/language-model.ts"
+import type { GenerateRequest, Message } from "../../llm/language-model.ts"
 import { fencedData } from "../../text/fenced-data.ts"
 import { renderTemplate } from "../../text/prompt-template.ts"
 import {
@@ -47,8 +47,16 @@ export interface SimulatorPrompts {
   readonly source: string
   /** Sampling as their server's config sets it (ours: 0). */
   readonly temperature: number
-  readonly seed?: number | undefined
+  /** The seed sent; undefined: the simulator model's own; null: none (their GPT-style server sends none). */
+  readonly seed?: number | null | undefined
   readonly maxTokens?: number | undefined
+  /** How the reply's `{error, response}` shape is asked for (GenerateRequest.formatAs); undefined: its JSON Schema. */
+  readonly formatAs?: GenerateRequest["formatAs"]
+  /**
+   * False when the simulation reads and writes no cache, as their MirrorAPI servers keep none: every call is asked of
+   * the simulator, and its response is stored nowhere. Undefined: responses are cached and replayed (their main.py).
+   */
+  readonly cached?: boolean | undefined
   /** How many earlier responses of the API the prompt shows (0: none). */
   readonly maxExamples: number
   /** The messages for one call, with up to `maxExamples` earlier responses of the same API. */
@@ -159,8 +167,8 @@ const cache = new Map<string, SimulatorPrompts>()
  * prompt and user prompt, up to 5 earlier responses of the API from its cache file (fewer while their text
  * is over 2,048 characters), temperature from server/config.yml.
  */
-export const stabletoolbenchSimulatorPrompts = (dir: string): SimulatorPrompts => {
-  const key = `gpt\u0000${dir}`
+export const stabletoolbenchSimulatorPrompts = (dir: string, reference = false): SimulatorPrompts => {
+  const key = `gpt\u0000${reference}\u0000${dir}`
   const hit = cache.get(key)
   if (hit) return hit
   const path = `${dir}/${STB_FILES.serverMain}`
@@ -172,6 +180,8 @@ export const stabletoolbenchSimulatorPrompts = (dir: string): SimulatorPrompts =
     source: `stabletoolbench:${dir}`,
     temperature: temperatureOf(dir, STB_FILES.serverConfig),
     maxTokens: 1024,
+    // reference: their request as their server sends it, a JSON object asked for and no seed
+    ...(reference ? { formatAs: "json_object" as const, seed: null } : {}),
     maxExamples: exampleNum,
     messages: (call, examples) => {
       // their api_doc: the tool's description (from their tools folder; a query's api_list has none) and the API's name and description
@@ -212,8 +222,8 @@ export const stabletoolbenchSimulatorPrompts = (dir: string): SimulatorPrompts =
  * MirrorAPI's simulation (server/main_mirrorapi_cache.py): system_prompts.py's SFT_SYSTEM and the server's
  * USER_PROMPT filled with the API's doc and the request (no examples), temperature from its config, seed 42.
  */
-export const mirrorApiSimulatorPrompts = (dir: string): SimulatorPrompts => {
-  const key = `mirrorapi\u0000${dir}`
+export const mirrorApiSimulatorPrompts = (dir: string, reference = false): SimulatorPrompts => {
+  const key = `mirrorapi\u0000${reference}\u0000${dir}`
   const hit = cache.get(key)
   if (hit) return hit
   const system = pythonConstant(
@@ -233,6 +243,8 @@ export const mirrorApiSimulatorPrompts = (dir: string): SimulatorPrompts => {
     temperature: temperatureOf(dir, STB_FILES.mirrorConfig),
     seed: 42,
     maxTokens: 2048,
+    // reference: their client asks for no format, and their MirrorAPI server reads and writes no cache
+    ...(reference ? { formatAs: "none" as const, cached: false } : {}),
     maxExamples: 0,
     messages: (call) => {
       const category = standardizeCategory(call.doc.category_name)
@@ -242,7 +254,8 @@ export const mirrorApiSimulatorPrompts = (dir: string): SimulatorPrompts => {
         required_parameters: call.doc.required_parameters,
         optional_parameters: call.doc.optional_parameters,
         tool_description: typeof call.doc["tool_description"] === "string" ? call.doc["tool_description"] : "",
-        tool_name: call.doc.tool_name,
+        // their client sends the standardized tool name (rapidapi.py's standard_tool_name), which their server puts here
+        tool_name: reference ? call.stdTool : call.doc.tool_name,
         tool_category: category
       }
       const { toolbench_key: _key, ...request } = call.args
@@ -256,10 +269,17 @@ export const mirrorApiSimulatorPrompts = (dir: string): SimulatorPrompts => {
   return prompts
 }
 
-/** The simulator's texts: StableToolBench's (with a checkout) in the given style, else ours. */
-export const simulatorPrompts = (stbDir: string | undefined, style: SimulatorStyle = "gpt"): SimulatorPrompts =>
+/**
+ * The simulator's texts: StableToolBench's (with a checkout) in the given style, else ours. `reference` (the profile)
+ * also sends their requests as their servers do (docs/fidelity.md: the tool server).
+ */
+export const simulatorPrompts = (
+  stbDir: string | undefined,
+  style: SimulatorStyle = "gpt",
+  reference = false
+): SimulatorPrompts =>
   stbDir === undefined
     ? smurfsSimulatorPrompts()
     : style === "mirrorapi"
-      ? mirrorApiSimulatorPrompts(stbDir)
-      : stabletoolbenchSimulatorPrompts(stbDir)
+      ? mirrorApiSimulatorPrompts(stbDir, reference)
+      : stabletoolbenchSimulatorPrompts(stbDir, reference)

@@ -10,6 +10,7 @@ import type { Tool, ToolLibrary, ToolResult } from "../tool.ts"
 import { STB_FUNCTION_PARAMETERS, STB_JSON_SCHEMA, STB_PARAMETERS } from "../tool.ts"
 import { type ApiDoc, type ApiDocInput, type ApiParameter, readApiDoc } from "./api-doc.ts"
 import { functionName, standardizeParameterName, stdApiName, stdToolName } from "./names.ts"
+import { type ToolsFolder, withToolDescription } from "./tools-folder.ts"
 
 /** StableToolBench cuts API and parameter descriptions to this many characters. */
 export const MAX_DESCRIPTION = 256
@@ -28,6 +29,11 @@ export interface ToolbenchToolOptions {
    * parameter the doc declares.
    */
   readonly stableToolBenchQuirks?: boolean | undefined
+  /**
+   * StableToolBench's tools folder (`--stb-tools`): a doc without a `tool_description` takes its tool's own from there,
+   * for the task description's tool line and the simulator's api_doc.
+   */
+  readonly toolsFolder?: ToolsFolder | undefined
 }
 
 const NUMERIC = /^\s*-?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?\s*$/i
@@ -208,7 +214,8 @@ export const apiDocToTool = (
   env: ToolEnvironment,
   options: ToolbenchToolOptions = {}
 ): Tool => {
-  const doc = readApiDoc(input)
+  const read = readApiDoc(input)
+  const doc = withToolDescription(read, options.toolsFolder)
   const stdTool = stdToolName(doc)
   const stdApi = stdApiName(doc)
   const name = functionName(doc)
@@ -235,6 +242,8 @@ export const apiDocToTool = (
   })
   // the tool's own description (StableToolBench's task description lists it), when the doc carries one
   if (typeof doc["tool_description"] === "string") meta["toolDescription"] = doc["tool_description"]
+  // read from the tools folder: what StableToolBench shows, even when empty ("None")
+  if (doc !== read) meta["toolDescriptionFromFolder"] = true
   // zod schemas are built when first used (validating a call); showing the tools to a model needs only their JSON Schemas
   if (shown) {
     Object.defineProperty(meta, STB_PARAMETERS, { enumerable: true, get: () => zodOf(shown, doc, true) })
