@@ -16,7 +16,7 @@ import {
 } from "../src/agents/profile.ts"
 import { resolveOptions } from "../src/agents/smurfs-options.ts"
 import type { Task } from "../src/agents/task.ts"
-import { attemptSeedsLayer } from "../src/llm/attempt-seeds.ts"
+import { attemptSeedsLayer, seedBase } from "../src/llm/attempt-seeds.ts"
 import { modelCacheLayer } from "../src/llm/cache.ts"
 import type { LanguageModelShape, ModelInfo } from "../src/llm/language-model.ts"
 import { LanguageModel } from "../src/llm/language-model.ts"
@@ -273,7 +273,7 @@ export const benchModelLayer = (settings: BenchSettings, observer?: ModelCallObs
  * retries rely on sampling anew), else MODEL_DEFAULTS.seed. Each later send of the same prompt adds one.
  */
 export const seedBaseOf = (settings: Pick<BenchSettings, "seed" | "profile">): number | null =>
-  settings.seed ?? (settings.profile === "reference" ? null : MODEL_DEFAULTS.seed)
+  seedBase(settings.seed, settings.profile === "reference")
 
 /** run.json of a run: its settings, defaults resolved, and what it found (the model's name, the task counts). */
 export const runConfigOf = (

@@ -14,6 +14,7 @@ import { retrievalTask, retrieveTaskSet } from "./agents/retrieval-task.ts"
 import { smurfs } from "./agents/smurfs.ts"
 import { EXECUTORS, executorUnderReference, type SmurfsOptions, smurfsDefaults } from "./agents/smurfs-options.ts"
 import type { Task } from "./agents/task.ts"
+import { attemptSeedsLayer, seedBase } from "./llm/attempt-seeds.ts"
 import { LanguageModel, type LanguageModelShape } from "./llm/language-model.ts"
 import { type ModelCallObserver, observedModelLayer } from "./llm/observe.ts"
 import type { ServerFailure, ServerWatch } from "./llm/server-watch.ts"
@@ -259,7 +260,12 @@ export const runQuery = (settings: RunSettings, hooks: RunHooks = {}) => {
     onEvent: onEvent && ((event) => onEvent(event, watch?.failure() !== undefined))
   }
   const toolset = parseToolset(settings.toolset)
-  const layer = modelLayer(settings.model, settings.modelOptions as ModelOptions)
+  const model = modelLayer(settings.model, settings.modelOptions as ModelOptions)
+  // each send of the same prompt its own seed (or none under reference), as bench sends them (issue 32 §2)
+  const layer = Layer.provide(
+    attemptSeedsLayer({ base: seedBase(settings.modelOptions.seed, settings.profile === "reference") }),
+    hooks.modelCalls ? Layer.provide(observedModelLayer(hooks.modelCalls), model) : model
+  )
   return Effect.gen(function* () {
     const toolbench = settings.queryId === undefined ? undefined : yield* toolbenchTaskOf(settings, settings.queryId)
     watch = yield* watchedModel
@@ -276,8 +282,5 @@ export const runQuery = (settings: RunSettings, hooks: RunHooks = {}) => {
     const watched = watch
     const trajectory = yield* smurfs(options)(task).pipe(Effect.provideService(LanguageModel, watched.model))
     return { trajectory, failure: watched.failure() } satisfies RunOutcome
-  }).pipe(
-    Effect.scoped,
-    Effect.provide(hooks.modelCalls ? Layer.provide(observedModelLayer(hooks.modelCalls), layer) : layer)
-  )
+  }).pipe(Effect.scoped, Effect.provide(layer))
 }

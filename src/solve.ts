@@ -8,6 +8,7 @@ import type { DfsdtOptions } from "./agents/dfsdt.ts"
 import { type MethodName, methodSpec, UnknownMethod } from "./agents/methods.ts"
 import type { ReactOptions } from "./agents/react.ts"
 import type { SmurfsOptions } from "./agents/smurfs-options.ts"
+import { attemptSeedsLayer, seedBase } from "./llm/attempt-seeds.ts"
 import type { InvalidModelSpec } from "./llm/errors.ts"
 import { LanguageModel, type LanguageModelShape } from "./llm/language-model.ts"
 import { withModelTask } from "./llm/model-task.ts"
@@ -98,6 +99,8 @@ export const solve = async (query: string, options: SolveOptions): Promise<Traje
     const failure = watch.failure()
     return failure ? yield* Effect.fail(failure) : trajectory
   }).pipe(
+    // each send of the same prompt its own seed, from modelOptions.seed or 42 (a retry samples anew; issue 32 §2)
+    Effect.provide(attemptSeedsLayer({ base: seedBase(options.modelOptions?.seed, false) })),
     // this runtime exports no spans: none are recorded, unless the caller's model layer brought a tracer
     withoutUnexportedSpans
   )

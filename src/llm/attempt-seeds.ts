@@ -5,12 +5,20 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { LRUCache } from "lru-cache"
 import { type GenerateRequest, LanguageModel } from "./language-model.ts"
+import { MODEL_DEFAULTS } from "./model-options.ts"
 
 /** How a run seeds its requests: from `base`, plus the number of earlier sends of the same prompt; or none (null). */
 export interface AttemptSeeds {
   /** The first send's seed; null sends no seed (the server samples freshly each time, as the references ran). */
   readonly base: number | null
 }
+
+/**
+ * The first seed of a run's requests: the user's seed, else under the `reference` profile none (the references send
+ * none, and their retries rely on sampling anew), else MODEL_DEFAULTS.seed. Each later send of the same prompt adds one.
+ */
+export const seedBase = (seed: number | undefined, reference: boolean): number | null =>
+  seed ?? (reference ? null : MODEL_DEFAULTS.seed)
 
 // prompts remembered at once; a prompt forgotten and sent again starts from `base` again
 const REMEMBERED = 100_000
