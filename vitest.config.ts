@@ -70,8 +70,18 @@ export default defineConfig({
       },
       {
         extends: true,
-        // `npm run test:integration`: spawned processes, each of which may wait long for a loaded machine.
-        test: { name: "integration", include: INTEGRATION, testTimeout: 300_000, hookTimeout: 600_000 }
+        // `npm run test:integration`: spawned processes, each of which may wait long for a loaded machine. Two files at
+        // a time: vitest's default on two cores is one, which leaves a core idle while a file waits on its children
+        // (spawned CLIs, servers, timers). Each file has its own worker process, temporary folders, free ports and tmux
+        // session names; a project of its own maxWorkers needs its own groupOrder (after the unit tests in a run of both).
+        test: {
+          name: "integration",
+          include: INTEGRATION,
+          testTimeout: 300_000,
+          hookTimeout: 600_000,
+          maxWorkers: 2,
+          sequence: { groupOrder: 1 }
+        }
       }
     ]
   }
