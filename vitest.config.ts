@@ -70,18 +70,10 @@ export default defineConfig({
       },
       {
         extends: true,
-        // `npm run test:integration`: spawned processes, each of which may wait long for a loaded machine. Two files at
-        // a time: vitest's default on two cores is one, which leaves a core idle while a file waits on its children
-        // (spawned CLIs, servers, timers). Each file has its own worker process, temporary folders, free ports and tmux
-        // session names; a project of its own maxWorkers needs its own groupOrder (after the unit tests in a run of both).
-        test: {
-          name: "integration",
-          include: INTEGRATION,
-          testTimeout: 300_000,
-          hookTimeout: 600_000,
-          maxWorkers: 2,
-          sequence: { groupOrder: 1 }
-        }
+        // `npm run test:integration`: spawned processes, each of which may wait long for a loaded machine. One file at
+        // a time (vitest's default on two cores): the suite is mostly the CPU of the CLIs it starts, and two files at a
+        // time (maxWorkers: 2, with a sequence.groupOrder of its own) gave no shorter run on a shared machine.
+        test: { name: "integration", include: INTEGRATION, testTimeout: 300_000, hookTimeout: 600_000 }
       }
     ]
   }
