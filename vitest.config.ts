@@ -70,7 +70,9 @@ export default defineConfig({
       },
       {
         extends: true,
-        // `npm run test:integration`: spawned processes, each of which may wait long for a loaded machine.
+        // `npm run test:integration`: spawned processes, each of which may wait long for a loaded machine. One file at
+        // a time (vitest's default on two cores): the suite is mostly the CPU of the CLIs it starts, and two files at a
+        // time (maxWorkers: 2, with a sequence.groupOrder of its own) gave no shorter run on a shared machine.
         test: { name: "integration", include: INTEGRATION, testTimeout: 300_000, hookTimeout: 600_000 }
       }
     ]

@@ -1,12 +1,12 @@
 // `smurfs run --approve` on server-filesystem as a user runs it: a refused write is a failed tool result the agents
 // see and work around, nothing is written; a glob that names the tool lets it through; a bad policy is bad usage.
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { existsSync, readFileSync, rmSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { ExitCode } from "../src/cli/exit-codes.ts"
 import { isKind } from "../src/trace/events.ts"
 import { smurfs } from "./cli/spawn.ts"
+import { noteCopyFolder } from "./note-copy.ts"
 
 const dirs: Array<string> = []
 afterAll(() => {
@@ -15,23 +15,9 @@ afterAll(() => {
 
 /** A folder with a note, and a scripted model that first tries to write a file, then reads the note. */
 const setup = () => {
-  const dir = mkdtempSync(join(tmpdir(), "smurfs-approve-run-"))
-  dirs.push(dir)
-  writeFileSync(join(dir, "note.txt"), "The meeting moved to Thursday.\n")
-  const model = join(dir, "script.json")
-  writeFileSync(
-    model,
-    JSON.stringify({
-      planner: [{ subtasks: ["Save and read the note"] }],
-      "executor.thought": [{ thought: "Write the copy first." }, { thought: "Read the note instead." }],
-      "executor.choose": [{ tool: "write_file" }, { tool: "read_text_file" }],
-      "executor.args": [{ path: join(dir, "copy.txt"), content: "copied" }, { path: join(dir, "note.txt") }],
-      "answerer.step": [{ answer: "The meeting moved to Thursday." }],
-      verifier: [{ status: "solved", reason: "The note was read." }],
-      "answerer.final": [{ answer: "The meeting moved to Thursday." }]
-    })
-  )
-  return { dir, model }
+  const folder = noteCopyFolder("smurfs-approve-run-")
+  dirs.push(folder.dir)
+  return folder
 }
 
 const run = (dir: string, model: string, ...extra: Array<string>) =>

@@ -5,21 +5,19 @@ import { setFlagsFromString } from "node:v8"
 import { runInNewContext } from "node:vm"
 import { Effect, Exit, Layer } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
-import { z } from "zod"
-import type { BenchQuery } from "../bench/datasets.ts"
-import { RUN_FORMAT_VERSION, type RunConfig, runConfigPath, TaskRecord, taskRecordPath } from "../bench/run-format.ts"
+import { RUN_FORMAT_VERSION, runConfigPath, TaskRecord, taskRecordPath } from "../bench/run-format.ts"
 import { type MethodEntry, type RunnerOptions, runBench } from "../bench/runner.ts"
 import { react } from "../src/agents/react.ts"
 import type { Method, Task } from "../src/agents/task.ts"
 import { ModelUnreachable } from "../src/llm/errors.ts"
 import { LanguageModel } from "../src/llm/language-model.ts"
 import { makeScriptedModel, scriptedLayer } from "../src/llm/scripted.ts"
-import type { Tool } from "../src/tools/tool.ts"
 import { type AtomicWriteFs, nodeAtomicWriteFs } from "../src/trace/atomic-write.ts"
 import { readConverted } from "../src/trace/converters/stabletoolbench.ts"
 import { isKind } from "../src/trace/events.ts"
 import { answeredTrajectory } from "./answering-method.ts"
 import { diskWith } from "./disk.ts"
+import { echoQueries, echoRunConfig, echoScript, echoTaskOf, GROUP } from "./echo-bench.ts"
 
 const dirs: Array<string> = []
 const tempRun = () => {
@@ -31,44 +29,9 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
 })
 
-const GROUP = "G1_instruction"
-const queries: Array<BenchQuery> = ["1", "2", "3", "4", "5", "6"].map((id) => ({
-  group: GROUP,
-  id,
-  query: `question ${id}`,
-  apiList: [{ tool_name: "Echo", api_name: "echo" }],
-  relevant: []
-}))
-const echo: Tool = {
-  name: "echo_for_echo",
-  description: "Echo a text",
-  parameters: z.object({ text: z.string() }),
-  call: (args) => Effect.succeed({ ok: true, content: String(args["text"]) })
-}
-const taskOf = (q: BenchQuery): Task => ({ id: q.id, query: q.query, tools: { name: q.id, tools: [echo] } })
-
-const config: RunConfig = {
-  formatVersion: RUN_FORMAT_VERSION,
-  packageVersion: "test",
-  createdAt: "2026-01-01T00:00:00.000Z",
-  data: "memory",
-  groups: [GROUP],
-  methods: ["react"],
-  model: "scripted:test",
-  envs: ["offline"],
-  toolset: "all",
-  concurrency: 3,
-  options: {}
-}
-
-/** A react run whose model echoes the query, then answers with it. */
-const echoScript = {
-  $cycle: true,
-  "*": [
-    { toolCalls: [{ name: "echo_for_echo", arguments: { text: "hi" } }] },
-    { toolCalls: [{ name: "Finish", arguments: { return_type: "give_answer", final_answer: "done" } }] }
-  ]
-}
+const queries = echoQueries(["1", "2", "3", "4", "5", "6"])
+const taskOf = echoTaskOf
+const config = echoRunConfig(3)
 
 /** A method that counts how often each task ran, answering with the task id. */
 const counting =

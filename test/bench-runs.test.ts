@@ -4,31 +4,21 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect, Exit, Layer } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
-import { z } from "zod"
 import { identicalRunsNote, runBenchSettings } from "../bench/app.ts"
-import type { BenchQuery } from "../bench/datasets.ts"
 import { evaluatePass, evaluateWin } from "../bench/eval/evaluate.ts"
 import { PassLabels, passLabelsPath, WinVerdicts, winVerdictsPath } from "../bench/eval/labels.ts"
 import { loadSource } from "../bench/eval/sources.ts"
 import { silentProgress } from "../bench/progress.ts"
 import { collectResults } from "../bench/report/results.ts"
-import {
-  RUN_FORMAT_VERSION,
-  type RunConfig,
-  runConfigPath,
-  runOf,
-  TaskRecord,
-  taskRecordPath
-} from "../bench/run-format.ts"
+import { type RunConfig, runConfigPath, runOf, TaskRecord, taskRecordPath } from "../bench/run-format.ts"
 import { settingsDiff } from "../bench/run-settings.ts"
 import { type RunnerOptions, runBench } from "../bench/runner.ts"
 import { agentRunsOf, benchSettings } from "../bench/settings.ts"
 import { react } from "../src/agents/react.ts"
-import type { Task } from "../src/agents/task.ts"
 import { LanguageModel } from "../src/llm/language-model.ts"
 import { makeScriptedModel } from "../src/llm/scripted.ts"
-import type { Tool } from "../src/tools/tool.ts"
 import { MINI_DATA } from "./data.ts"
+import { echoQueries, echoRunConfig, echoScript, echoTaskOf, GROUP } from "./echo-bench.ts"
 
 const dirs: Array<string> = []
 const temp = () => {
@@ -40,41 +30,9 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
 })
 
-const GROUP = "G1_instruction"
-const queries: Array<BenchQuery> = ["1", "2"].map((id) => ({
-  group: GROUP,
-  id,
-  query: `question ${id}`,
-  apiList: [{ tool_name: "Echo", api_name: "echo" }],
-  relevant: []
-}))
-const echo: Tool = {
-  name: "echo_for_echo",
-  description: "Echo a text",
-  parameters: z.object({ text: z.string() }),
-  call: (args) => Effect.succeed({ ok: true, content: String(args["text"]) })
-}
-const taskOf = (q: BenchQuery): Task => ({ id: q.id, query: q.query, tools: { name: q.id, tools: [echo] } })
-const config: RunConfig = {
-  formatVersion: RUN_FORMAT_VERSION,
-  packageVersion: "test",
-  createdAt: "2026-01-01T00:00:00.000Z",
-  data: "memory",
-  groups: [GROUP],
-  methods: ["react"],
-  model: "scripted:test",
-  envs: ["offline"],
-  toolset: "all",
-  concurrency: 2,
-  options: {}
-}
-const echoScript = {
-  $cycle: true,
-  "*": [
-    { toolCalls: [{ name: "echo_for_echo", arguments: { text: "hi" } }] },
-    { toolCalls: [{ name: "Finish", arguments: { return_type: "give_answer", final_answer: "done" } }] }
-  ]
-}
+const queries = echoQueries(["1", "2"])
+const taskOf = echoTaskOf
+const config = echoRunConfig(2)
 
 /** A scripted model that notes the seed of every request it answers. */
 const seedNoting = (seeds: Array<number | null | undefined>) =>

@@ -1,6 +1,6 @@
 // `smurfs bench` with and without a simulator: misses counted and shown beside pass rates, or answered by a
 // simulator model into a StableToolBench cache folder that the next run replays.
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect } from "effect"
@@ -11,6 +11,14 @@ import { run as bench } from "../src/cli/commands/bench.ts"
 import { run as compare } from "../src/cli/commands/compare.ts"
 import { ExitCode } from "../src/cli/exit-codes.ts"
 import { scriptedLayer } from "../src/llm/scripted.ts"
+import {
+  ANSWERING_SIMULATOR,
+  bench1073,
+  record1073,
+  toolCalls1073,
+  UNRECORDED_CALL,
+  writeScript
+} from "./bench-1073.ts"
 import { runCapturingStderr } from "./capture-console.ts"
 import { lacks, MINI_DATA, STB_CHECKOUT, skipNote } from "./data.ts"
 
@@ -19,53 +27,14 @@ const STB = STB_CHECKOUT.path
 const scratch = mkdtempSync(join(tmpdir(), "smurfs-bench-sim-"))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 
-const script = (name: string, value: object) => {
-  const file = join(scratch, name)
-  writeFileSync(file, JSON.stringify(value))
-  return file
-}
-
-// the model under test calls a real tool of query 1073 with arguments nothing recorded, then answers
-const MODEL = script("model.json", {
-  $cycle: true,
-  react: [
-    {
-      text: "Look it up.",
-      toolCalls: [{ name: "popularsitesforquery_for_keyword_analysis", arguments: { q: "zzz unrecorded" } }]
-    },
-    {
-      text: "Done.",
-      toolCalls: [{ name: "Finish", arguments: { return_type: "give_answer", final_answer: "Popular sites: zzz.com" } }]
-    }
-  ]
-})
-const SIMULATOR = script("simulator.json", {
-  $cycle: true,
-  "tool.simulate": [{ error: "", response: "zzz.com is the most popular site" }]
-})
+const MODEL = writeScript(scratch, "model.json", UNRECORDED_CALL)
+const SIMULATOR = writeScript(scratch, "simulator.json", ANSWERING_SIMULATOR)
 // a simulator that cannot answer: a run that needed it would record a failed call
-const MUTE_SIMULATOR = script("mute.json", { "tool.simulate": [] })
+const MUTE_SIMULATOR = writeScript(scratch, "mute.json", { "tool.simulate": [] })
 
-const base = (out: string) => [
-  "--data",
-  DATA,
-  "--group",
-  "G1_instruction",
-  "--method",
-  "react",
-  "--ids",
-  "1073",
-  "--model",
-  `scripted:${MODEL}`,
-  "--out",
-  out
-]
-const record = (out: string) =>
-  JSON.parse(readFileSync(join(out, "tasks", "react", "G1_instruction", "1073.json"), "utf8"))
-const toolCall = (out: string) =>
-  (record(out).events as Array<{ type: string; data: Record<string, unknown> }>).find((e) =>
-    e.type.endsWith("tool_call")
-  )!.data
+const base = (out: string) => bench1073(`scripted:${MODEL}`, out, DATA)
+const record = record1073
+const toolCall = (out: string) => toolCalls1073(out)[0]
 
 describe("smurfs bench without a simulator", () => {
   it("says so at the start, records the misses per task and in run.json, and compare shows the miss rate beside the pass rate", async () => {

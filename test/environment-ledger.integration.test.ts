@@ -1,7 +1,7 @@
 // The environment ledger (issue 31 §4): every tool call recorded as replayed (exact or lenient), simulated (by which
 // simulator), missed or failed; run.json sums them per method; compare refuses runs of different environments unless
 // --allow-env-mismatch, and shows each pass rate's share of simulated and missed calls.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect } from "effect"
@@ -9,21 +9,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { evaluatePass } from "../bench/eval/evaluate.ts"
 import { loadSource } from "../bench/eval/sources.ts"
 import { scriptedLayer } from "../src/llm/scripted.ts"
+import { ANSWERING_SIMULATOR, bench1073, CALL_1073 as CALL, toolCalls1073, writeScript } from "./bench-1073.ts"
 import { smurfs } from "./cli/spawn.ts"
-import { MINI_DATA } from "./data.ts"
 
 const scratch = mkdtempSync(join(tmpdir(), "smurfs-ledger-"))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 
-const script = (name: string, value: object) => {
-  const file = join(scratch, name)
-  writeFileSync(file, JSON.stringify(value))
-  return file
-}
-
-const CALL = "popularsitesforquery_for_keyword_analysis"
 // three calls of query 1073's tool: recorded exactly, recorded once its empty argument is dropped, never recorded
-const MODEL = script("model.json", {
+const MODEL = writeScript(scratch, "model.json", {
   $cycle: true,
   react: [
     { text: "a", toolCalls: [{ name: CALL, arguments: { q: "birthday party ideas" } }] },
@@ -32,38 +25,12 @@ const MODEL = script("model.json", {
     { text: "d", toolCalls: [{ name: "Finish", arguments: { return_type: "give_answer", final_answer: "zzz.com" } }] }
   ]
 })
-const SIMULATOR = script("simulator.json", {
-  $cycle: true,
-  "tool.simulate": [{ error: "", response: "zzz.com is the most popular site" }]
-})
+const SIMULATOR = writeScript(scratch, "simulator.json", ANSWERING_SIMULATOR)
 
 const bench = (out: string, ...extra: Array<string>) =>
-  smurfs([
-    "bench",
-    "--data",
-    MINI_DATA.path,
-    "--group",
-    "G1_instruction",
-    "--method",
-    "react",
-    "--ids",
-    "1073",
-    "--model",
-    `scripted:${MODEL}`,
-    "--out",
-    out,
-    ...extra
-  ])
+  smurfs(["bench", ...bench1073(`scripted:${MODEL}`, out), ...extra])
 
-const toolCalls = (out: string) =>
-  (
-    JSON.parse(readFileSync(join(out, "tasks", "react", "G1_instruction", "1073.json"), "utf8")).events as Array<{
-      type: string
-      data: Record<string, unknown>
-    }>
-  )
-    .filter((e) => e.type.endsWith("tool_call"))
-    .map((e) => e.data)
+const toolCalls = toolCalls1073
 const runJson = (out: string) => JSON.parse(readFileSync(join(out, "run.json"), "utf8"))
 const judge = (out: string) =>
   Effect.runPromise(

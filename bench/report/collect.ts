@@ -22,7 +22,7 @@ import { InvalidStoredFile, readJsonChecked, readJsonIf } from "../eval/store.ts
 import { hasToolEvalResults, readToolEvalResults } from "../eval/tooleval-results.ts"
 import { newerRunFormat, newerRunProblem } from "../run-dir.ts"
 import { RunConfig, runConfigPath, runOf } from "../run-format.ts"
-import { agentRunOf, byTaskAndRun, padRounds, type RowSamples, winRounds } from "./samples.ts"
+import { byTaskAndRun, padRounds, type RowSamples, winRounds } from "./samples.ts"
 
 export interface Row {
   /** The directory the row comes from (its base name). */
@@ -181,7 +181,7 @@ const storedPass = (
   entries.flatMap((e) => {
     const l = readJsonChecked(passLabelsPath(store, judgeSlug, e.method, e.group, e.taskId, runOf(e)), PassLabels)
     if (!l || Object.keys(l.runs).length === 0 || !ofProfile(l.profile, profile)) return []
-    return [{ taskId: e.taskId, run: agentRunOf(e), texts: textsOf(l.prompts), k: l.k, runs: l.runs }]
+    return [{ taskId: e.taskId, run: runOf(e), texts: textsOf(l.prompts), k: l.k, runs: l.runs }]
   })
 
 /** The judge runs asked for: the recorded K, or the most runs any task has. */
@@ -279,7 +279,7 @@ const storedWins = (
       if (rounds.some((r) => r.stage === "missing")) continue
       wins.tasks.push({
         taskId: v.taskId,
-        run: agentRunOf(v),
+        run: runOf(v),
         candidate: rounds.filter((r) => r.winner === "candidate").length,
         reference: rounds.filter((r) => r.winner === "reference").length,
         rounds: rounds.length,
@@ -308,7 +308,7 @@ const samplesOf = (
   wins?: StoredWins
 ): RowSamples => {
   const labelled = new Map(labels.map((l) => [`${l.taskId}\u0000${l.run}`, l.runs]))
-  const tasks = byTaskAndRun(entries, (e) => e.taskId, agentRunOf).map((t) => ({
+  const tasks = byTaskAndRun(entries, (e) => e.taskId, runOf).map((t) => ({
     taskId: t.taskId,
     runs: t.runs.map(({ run, item }) => ({
       run,

@@ -5,9 +5,10 @@ import { describe, expect, it } from "vitest"
 import type { AnswerStatus } from "../eval/labels.ts"
 import { passLabelsPath } from "../eval/labels.ts"
 import { writeJson } from "../eval/test-fixtures.ts"
+import { runOf } from "../run-format.ts"
 import { collectRows, type Row } from "./collect.ts"
 import { compareStatistics, majorityLabel } from "./comparison.ts"
-import { agentRunOf, byTaskAndRun, type RowSamples } from "./samples.ts"
+import { byTaskAndRun, type RowSamples } from "./samples.ts"
 import { renderStatisticsHtml } from "./statistics-html.ts"
 import { renderStatistics } from "./statistics-text.ts"
 import { renderTable } from "./table.ts"
@@ -248,18 +249,18 @@ describe("judge agreement", () => {
 
 describe("agent runs", () => {
   it("are read from a record's `run` (or a label file's `agentRun`), 0 when absent", () => {
-    expect(agentRunOf({ run: 2 })).toBe(2)
-    expect(agentRunOf({ agentRun: 1 })).toBe(1)
-    expect(agentRunOf({})).toBe(0)
-    expect(agentRunOf({ run: -1 })).toBe(0)
-    expect(agentRunOf({ run: "1" })).toBe(0)
+    expect(runOf({ run: 2 })).toBe(2)
+    expect(runOf({ agentRun: 1 })).toBe(1)
+    expect(runOf({})).toBe(0)
+    expect(runOf({ run: -1 })).toBe(0)
+    expect(runOf({ run: "1" })).toBe(0)
   })
 
   it("group by task, runs in order", () => {
     const grouped = byTaskAndRun(
       [{ id: "b", run: 1 }, { id: "a" }, { id: "b", run: 0 }, { id: "a", run: 2 }],
       (x) => x.id,
-      agentRunOf
+      runOf
     )
     expect(grouped.map((t) => [t.taskId, t.runs.map((r) => r.run)])).toEqual([
       ["b", [0, 1]],

@@ -33,12 +33,6 @@ export interface RowSamples {
   readonly win?: ReadonlyArray<WinSampleTask> | undefined
 }
 
-/** The agent run of a record, judge input or label file: its `run` (or a label file's `agentRun`), 0 when absent. */
-export const agentRunOf = (item: object): number => {
-  const value = "run" in item ? item.run : "agentRun" in item ? item.agentRun : undefined
-  return typeof value === "number" && Number.isInteger(value) && value >= 0 ? value : 0
-}
-
 /** Group items by task id and then agent run, tasks in first-seen order, runs by index. */
 export const byTaskAndRun = <A>(
   items: ReadonlyArray<A>,

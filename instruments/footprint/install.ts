@@ -1,6 +1,6 @@
 // Pack the project and install the tarball into a fresh project offline, as a user's `npm install smurfs zod`.
 // Shared by the pack-install test and the footprint benchmark.
-import { execFile } from "node:child_process"
+import { execFile, execFileSync } from "node:child_process"
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -13,10 +13,27 @@ export const npmBin = process.platform === "win32" ? "npm.cmd" : "npm"
 
 type Lock = { packages: Record<string, Record<string, unknown>> }
 
+/** The registry npm installs from here (its configuration: .npmrc, npm_config_registry), ending in "/". */
+const npmRegistry = (): string =>
+  `${execFileSync(npmBin, ["config", "get", "registry"], { cwd: repoRoot, encoding: "utf8" }).trim().replace(/\/+$/, "")}/`
+
+/**
+ * A lock entry with the registry tarball URL our lock leaves out (npm writes none where the registry is the
+ * default): with it, `npm install --offline` takes the tarball from the npm cache by its integrity hash, without
+ * the package's registry metadata, which a cache filled another way (or pruned) may lack.
+ */
+const withTarballUrl = (path: string, entry: Record<string, unknown>, registry: string): Record<string, unknown> => {
+  const { version, resolved, integrity, link } = entry
+  if (resolved !== undefined || link === true || typeof version !== "string" || typeof integrity !== "string")
+    return entry
+  const name = typeof entry["name"] === "string" ? entry["name"] : path.slice(path.lastIndexOf("node_modules/") + 13)
+  return { ...entry, resolved: `${registry}${name}/-/${name.split("/").pop()}-${version}.tgz` }
+}
+
 /**
  * The consumer's manifest and lock file: the tarball plus every non-dev package of our own lock, at
- * the same places. `npm install --offline` then needs no registry metadata (which `npm ci` never
- * cached), only the tarballs the npm cache holds by their integrity hashes.
+ * the same places, each with its registry tarball URL. `npm install --offline` then needs no registry
+ * metadata, only the tarballs the npm cache holds by their integrity hashes (`npm ci` put them there).
  */
 export const consumerLock = (tarball: string) => {
   const ours = JSON.parse(readFileSync(join(repoRoot, "package-lock.json"), "utf8")) as Lock
@@ -42,8 +59,9 @@ export const consumerLock = (tarball: string) => {
       engines: pkg.engines
     }
   }
+  const registry = npmRegistry()
   for (const [path, entry] of Object.entries(ours.packages))
-    if (path !== "" && entry["dev"] !== true) packages[path] = entry
+    if (path !== "" && entry["dev"] !== true) packages[path] = withTarballUrl(path, entry, registry)
   return {
     manifest: { name: "consumer", private: true, type: "module", dependencies },
     lock: { name: "consumer", lockfileVersion: 3, requires: true, packages }

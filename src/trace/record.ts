@@ -317,5 +317,11 @@ export const TaskRecord = z.object({
 })
 export type TaskRecord = z.infer<typeof TaskRecord>
 
-/** The agent run of a record (or judge input): its `run`, 0 when absent (runs of one, older directories). */
-export const runOf = (record: { readonly run?: number | undefined }): number => record.run ?? 0
+/**
+ * The agent run of a record, judge input or label file: its `run` (a label file's `agentRun`), 0 when absent (runs of
+ * one, older directories) or not a run's index.
+ */
+export const runOf = (item: { readonly run?: unknown; readonly agentRun?: unknown }): number => {
+  const value = item.run ?? item.agentRun
+  return typeof value === "number" && Number.isInteger(value) && value >= 0 ? value : 0
+}

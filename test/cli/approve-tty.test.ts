@@ -1,11 +1,11 @@
 // `smurfs run` at a real terminal (tmux) with an MCP tool that may change things: it asks before the call (the
 // default at a terminal); "n" refuses it (the agents see a failed call and go on), "y" makes it.
 import { execFileSync } from "node:child_process"
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { existsSync, readFileSync, rmSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
+import { noteCopyFolder } from "../note-copy.ts"
 import { hasTmux } from "../tmux.ts"
 
 const repo = fileURLToPath(new URL("../../", import.meta.url))
@@ -17,23 +17,8 @@ afterAll(() => {
 
 /** `smurfs run` (or `chat`) in a detached tmux session whose scripted model writes a copy of a note, then reads the note. */
 const startRun = (name: string, command: "run" | "chat" = "run") => {
-  const dir = mkdtempSync(join(tmpdir(), "smurfs-approve-tty-"))
+  const { dir, model } = noteCopyFolder("smurfs-approve-tty-")
   dirs.push(dir)
-  writeFileSync(join(dir, "note.txt"), "The meeting moved to Thursday.\n")
-  const model = join(dir, "script.json")
-  writeFileSync(
-    model,
-    JSON.stringify({
-      planner: [{ subtasks: ["Save and read the note"] }],
-      "executor.thought": [{ thought: "Write the copy first." }, { thought: "Read the note." }],
-      "executor.choose": [{ tool: "write_file" }, { tool: "read_text_file" }],
-      "executor.args": [{ path: join(dir, "copy.txt"), content: "copied" }, { path: join(dir, "note.txt") }],
-      "answerer.step": [{ answer: "Done." }, { answer: "The meeting moved to Thursday." }],
-      verifier: [{ status: "solved", reason: "ok" }],
-      "answerer.final": [{ answer: "The meeting moved to Thursday." }],
-      "chat.intent": [{ intent: "task", task: "Copy the note" }]
-    })
-  )
   const line = `cd ${repo} && NO_COLOR=1 ${process.execPath} bin/smurfs.js ${command === "run" ? '"run" "Copy the note"' : "chat"} -m scripted:${model} -t "mcp:node_modules/.bin/mcp-server-filesystem ${dir}"; echo EXITED:$?; sleep 60`
   tmux("new-session", "-d", "-s", name, "-x", "200", "-y", "60", line)
   const screen = () => tmux("capture-pane", "-p", "-t", name, "-S", "-200")

@@ -1,8 +1,6 @@
-// `smurfs run` with OTEL_EXPORTER_OTLP_ENDPOINT set exports its spans to a loopback OTLP/HTTP receiver (JSON encoding).
-import { createServer, type Server } from "node:http"
-import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { otlpTracesUrl } from "../../src/trace/otlp.ts"
+import { type FakeOtlp, startFakeOtlp } from "../fake-servers/otlp.ts"
 import { demoQuery, demoScript, smurfs } from "./spawn.ts"
 
 interface OtlpAttribute {
@@ -21,27 +19,13 @@ interface OtlpRequest {
   }>
 }
 
-const requests: Array<{ path: string; contentType: string; body: OtlpRequest }> = []
-let server: Server
-let endpoint = ""
-
+let collector: FakeOtlp
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    const chunks: Array<Buffer> = []
-    req.on("data", (c: Buffer) => chunks.push(c))
-    req.on("end", () => {
-      requests.push({
-        path: `${req.method} ${req.url}`,
-        contentType: String(req.headers["content-type"]),
-        body: JSON.parse(Buffer.concat(chunks).toString("utf8")) as OtlpRequest
-      })
-      res.writeHead(200, { "content-type": "application/json" }).end("{}")
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-  endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  collector = await startFakeOtlp()
 })
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())))
+afterAll(() => collector.close())
+/** The exports received so far, their bodies parsed (the JSON encoding). */
+const exports = () => collector.requests.map((q) => ({ ...q, body: JSON.parse(q.body) as OtlpRequest }))
 
 const attr = (span: OtlpSpan, key: string) => {
   const v = span.attributes.find((a) => a.key === key)?.value
@@ -51,10 +35,11 @@ const attr = (span: OtlpSpan, key: string) => {
 describe("OpenTelemetry export", () => {
   it("sends model-call, tool-call and verifier spans with token counts before the process exits", async () => {
     const r = await smurfs(["run", demoQuery, "--model", `scripted:${demoScript}`, "--tools", "demo"], {
-      env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint }
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint }
     })
     expect(r.code).toBe(0)
     expect(r.stdout).toContain("3483.86 feet")
+    const requests = exports()
     expect(requests.length).toBeGreaterThan(0)
     expect(requests.every((q) => q.path === "POST /v1/traces" && q.contentType.includes("application/json"))).toBe(true)
     const resource = requests[0]!.body.resourceSpans[0]!.resource

@@ -11,9 +11,12 @@ vi.setConfig({ testTimeout: 300_000 })
 describe("smurfs show", () => {
   it("prints a trajectory file exactly as the live view printed the run, then the answer; --html writes one page", async () => {
     const dir = mkdtempSync(join(tmpdir(), "smurfs-show-"))
-    const live = await smurfs(["run", demoQuery, "--model", `scripted:${demoScript}`])
+    // the same scripted run twice, at once: as the live view prints it, and as --json
+    const [live, json] = await Promise.all([
+      smurfs(["run", demoQuery, "--model", `scripted:${demoScript}`]),
+      smurfs(["run", demoQuery, "--model", `scripted:${demoScript}`, "--json"])
+    ])
     expect(live.code).toBe(0)
-    const json = await smurfs(["run", demoQuery, "--model", `scripted:${demoScript}`, "--json"])
     const file = join(dir, "trajectory.json")
     writeFileSync(file, json.stdout)
     const html = join(dir, "page.html")
@@ -39,13 +42,18 @@ describe("smurfs show", () => {
       env: { SMURFS_DATA: MINI_DATA.path }
     })
     expect(bench.code, bench.stderr).toBe(0)
-    const shown = await smurfs(["show", out, "588"])
+    // four readers of the finished run, at once
+    const [shown, json, missing, noId] = await Promise.all([
+      smurfs(["show", out, "588"]),
+      smurfs(["show", out, "588", "--json"]),
+      smurfs(["show", out, "9999"]),
+      smurfs(["show", out])
+    ])
     expect(shown.code, shown.stderr).toBe(0)
     expect(shown.stdout).toMatch(/^Query: I'm a football enthusiast/)
     expect(shown.stdout).toContain("call transfermarkt_search_for_theclique")
     expect(shown.stdout).toContain("verifier: solved")
     expect(shown.stdout).toContain("Answer: ")
-    const json = await smurfs(["show", out, "588", "--json"])
     expect(json.code, json.stderr).toBe(0)
     const { tasks } = JSON.parse(json.stdout) as {
       tasks: Array<{ method: string; query: string; finishType: string; events: Array<unknown> }>
@@ -54,10 +62,8 @@ describe("smurfs show", () => {
     expect(tasks[0]).toMatchObject({ method: "smurfs", finishType: "give_answer" })
     expect(tasks[0]!.query).toMatch(/^I'm a football enthusiast/)
     expect(tasks[0]!.events.length).toBeGreaterThan(3)
-    const missing = await smurfs(["show", out, "9999"])
     expect(missing.code).toBe(3)
     expect(missing.stderr).toContain('has no task "9999"')
-    const noId = await smurfs(["show", out])
     expect(noId.code).toBe(2)
     expect(noId.stderr).toContain("give the task id too")
   })

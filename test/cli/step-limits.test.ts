@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it, vi } from "vitest"
 import { run as bench } from "../../src/cli/commands/bench.ts"
 import { run } from "../../src/cli/commands/run.ts"
 import { ExitCode } from "../../src/cli/exit-codes.ts"
+import { bench1073 } from "../bench-1073.ts"
 import { MINI_DATA } from "../data.ts"
 
 const REPO = fileURLToPath(new URL("../../", import.meta.url))
@@ -73,24 +74,13 @@ describe("smurfs run: --smurfs-max-steps", () => {
 })
 
 describe("smurfs bench: each method's own limit", () => {
-  const base = [
-    "--data",
-    DATA,
-    "--group",
-    "G1_instruction",
-    "--method",
-    "react",
-    "--ids",
-    "1073",
-    "--model",
-    `scripted:${BENCH_SCRIPT}`
-  ]
+  const base = (out: string) => bench1073(`scripted:${BENCH_SCRIPT}`, out, DATA)
   const options = (out: string) =>
     (JSON.parse(readFileSync(join(out, "run.json"), "utf8")) as { options: Record<string, unknown> }).options
 
   it("records in run.json the limits that ran: smurfs 3 steps and StableToolBench's 12 nodes by default", async () => {
     const out = join(scratch, "defaults")
-    expect((await capture(bench, [...base, "--out", out])).code).toBe(ExitCode.Ok)
+    expect((await capture(bench, base(out))).code).toBe(ExitCode.Ok)
     expect(options(out)).toMatchObject({
       smurfs: { maxSteps: 3, maxAgentErrors: 4, maxSubtasks: 6, maxModelCalls: 150 },
       singleChainMaxStep: 12
@@ -100,14 +90,14 @@ describe("smurfs bench: each method's own limit", () => {
 
   it("passes --smurfs-max-steps and --single-chain-max-step separately", async () => {
     const out = join(scratch, "given")
-    expect(
-      (await capture(bench, [...base, "--out", out, "--smurfs-max-steps", "2", "--single-chain-max-step", "4"])).code
-    ).toBe(ExitCode.Ok)
+    expect((await capture(bench, [...base(out), "--smurfs-max-steps", "2", "--single-chain-max-step", "4"])).code).toBe(
+      ExitCode.Ok
+    )
     expect(options(out)).toMatchObject({ smurfs: { maxSteps: 2 }, singleChainMaxStep: 4 })
   })
 
   it("refuses the old --max-steps, naming both new flags", async () => {
-    const { code, stderr } = await capture(bench, [...base, "--out", join(scratch, "old"), "--max-steps", "5"])
+    const { code, stderr } = await capture(bench, [...base(join(scratch, "old")), "--max-steps", "5"])
     expect(code).toBe(ExitCode.Usage)
     expect(stderr).toContain("--max-steps was split in two: --smurfs-max-steps <n> for smurfs")
     expect(stderr).toContain("--single-chain-max-step <n> for react/dfsdt")

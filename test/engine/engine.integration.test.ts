@@ -77,11 +77,14 @@ describe("the embedded engine end to end", () => {
   })
 
   it("`smurfs run --model llama:<gguf> --tools demo` answers and exits 0; doctor passes", async () => {
-    const run = await smurfs(["run", "What is 12*7?", "--model", model(), "--tools", "demo"], { env: ENV })
+    // two processes of their own, each with its engine: started together
+    const [run, doctor] = await Promise.all([
+      smurfs(["run", "What is 12*7?", "--model", model(), "--tools", "demo"], { env: ENV }),
+      smurfs(["doctor", "--model", model()], { env: ENV })
+    ])
     expect(run.stderr).not.toMatch(/bug|Error:/)
     expect(run.code).toBe(0)
     expect(run.stdout.trim().length).toBeGreaterThan(0)
-    const doctor = await smurfs(["doctor", "--model", model()], { env: ENV })
     expect(doctor.code).toBe(0)
     expect(doctor.stdout).toMatch(/engine\s+node-llama-cpp 3\.21\.1, prebuilt binary/)
     expect(doctor.stdout).toMatch(/memory\s+about/)
@@ -93,11 +96,15 @@ describe("the embedded engine end to end", () => {
     writeFileSync(truncated, readFileSync(tinyModelFile()).subarray(0, 4000))
     const text = join(scratch, "text.gguf")
     writeFileSync(text, "not a model\n")
-    for (const [file, said] of [
+    const cases = [
       [truncated, /could not be loaded by llama\.cpp .*truncated/],
       [text, /is not a GGUF file/]
-    ] as const) {
-      const run = await smurfs(["run", "hi", "--model", `llama:${file}`, "--tools", "demo"], { env: ENV })
+    ] as const
+    const runs = await Promise.all(
+      cases.map(([file]) => smurfs(["run", "hi", "--model", `llama:${file}`, "--tools", "demo"], { env: ENV }))
+    )
+    for (const [i, [file, said]] of cases.entries()) {
+      const run = runs[i]!
       expect(run.code).toBe(3)
       expect(run.stderr).toContain(file)
       expect(run.stderr).toMatch(said)
@@ -132,9 +139,10 @@ describe("the embedded engine end to end", () => {
 
   it("the fused executor runs on the engine too", async () => {
     const fused = join(scratch, "fused")
-    const run = await smurfs(BENCH(fused, "--method", "smurfs", "--executor", "fused"), { env: ENV })
+    // one task: the fused executor's path through the engine is the same for each
+    const run = await smurfs(BENCH(fused, "--method", "smurfs", "--executor", "fused", "--limit", "1"), { env: ENV })
     expect(run.code, run.stderr).toBe(0)
-    expectEnded(fused, 2)
+    expectEnded(fused, 1)
   }, 600_000)
 
   it("--simulator llama:<gguf> answers the calls nothing recorded, into the cache", async () => {

@@ -33,14 +33,12 @@ import { run as evaluate } from "../../src/cli/commands/eval.ts"
 import { run as show } from "../../src/cli/commands/show.ts"
 import { ExitCode } from "../../src/cli/exit-codes.ts"
 import { scriptedLayer } from "../../src/llm/scripted.ts"
-import { makeReplayIndex } from "../../src/tools/environments/recorded.ts"
-import { makeSimulatedEnvironment } from "../../src/tools/environments/simulated.ts"
-import { ApiDoc } from "../../src/tools/toolbench/api-doc.ts"
 import { safeName } from "../../src/trace/file-names.ts"
 import { answering } from "../answering-method.ts"
 import { captureConsole, runCapturingStderr } from "../capture-console.ts"
 import { bin, repo } from "../cli/spawn.ts"
 import { MINI_DATA } from "../data.ts"
+import { serveFind } from "./simulated-find.ts"
 
 vi.setConfig({ testTimeout: 120_000 })
 
@@ -201,22 +199,8 @@ describe("symbolic links inside a run directory (point 1)", () => {
     mkdirSync(out, { recursive: true })
     mkdirSync(outside, { recursive: true })
     symlinkSync(outside, join(out, "simulated"))
-    const doc = ApiDoc.parse({
-      category_name: "Data",
-      tool_name: "Search",
-      api_name: "find",
-      api_description: "find things",
-      required_parameters: [],
-      template_response: { name: "str" }
-    })
-    const layer = scriptedLayer({ "tool.simulate": [{ error: "", response: { name: "found" } }] })
-    const env = await Effect.runPromise(
-      makeSimulatedEnvironment({ index: makeReplayIndex(), storeDir: join(out, "simulated"), storeRoot: out }).pipe(
-        Effect.provide(layer)
-      )
-    )
     // the call is answered; only its copy for the next run is not stored (through the link)
-    expect(await Effect.runPromise(env.serve({ doc, stdTool: "search", stdApi: "find", args: {} }))).toEqual({
+    expect(await serveFind({ storeDir: join(out, "simulated"), storeRoot: out })).toEqual({
       ok: true,
       content: '{"name":"found"}',
       served: { by: "simulated", simulator: "scripted:scripted · smurfs" }

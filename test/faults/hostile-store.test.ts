@@ -9,13 +9,10 @@ import { afterAll, describe, expect, it } from "vitest"
 import { writeFakeRun } from "../../bench/eval/test-fixtures.ts"
 import { run as evaluate } from "../../src/cli/commands/eval.ts"
 import { ExitCode } from "../../src/cli/exit-codes.ts"
-import { scriptedLayer } from "../../src/llm/scripted.ts"
 import { cacheFilePath } from "../../src/tools/environments/cache-store.ts"
-import { makeReplayIndex } from "../../src/tools/environments/recorded.ts"
-import { makeSimulatedEnvironment } from "../../src/tools/environments/simulated.ts"
-import { ApiDoc } from "../../src/tools/toolbench/api-doc.ts"
 import { type AtomicWriteFs, nodeAtomicWriteFs, writeJsonAtomic } from "../../src/trace/atomic-write.ts"
 import { runCapturingStderr } from "../capture-console.ts"
+import { serveFind } from "./simulated-find.ts"
 
 const scratch = mkdtempSync(join(tmpdir(), "smurfs-hostile-store-"))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
@@ -36,24 +33,8 @@ describe("point 4: symbolic links inside the run's own store", () => {
     mkdirSync(cache, { recursive: true })
     mkdirSync(outside, { recursive: true })
     symlinkSync(outside, join(cache, "Data"))
-    const doc = ApiDoc.parse({
-      category_name: "Data",
-      tool_name: "Search",
-      api_name: "find",
-      api_description: "find things",
-      required_parameters: [],
-      template_response: { name: "str" }
-    })
     const warnings: Array<string> = []
-    const env = await Effect.runPromise(
-      makeSimulatedEnvironment({
-        index: makeReplayIndex(),
-        cacheDir: cache,
-        storeRoot: out,
-        warn: (line) => warnings.push(line)
-      }).pipe(Effect.provide(scriptedLayer({ "tool.simulate": [{ error: "", response: { name: "found" } }] })))
-    )
-    const result = await Effect.runPromise(env.serve({ doc, stdTool: "search", stdApi: "find", args: {} }))
+    const result = await serveFind({ cacheDir: cache, storeRoot: out, warn: (line) => warnings.push(line) })
     expect(result).toMatchObject({ ok: true }) // the call is answered; its copy is not stored through the link
     expect(tree(outside)).toEqual([])
     expect(warnings.join("\n")).toContain(join(cache, "Data"))

@@ -2,13 +2,12 @@
 // never shown, stored, exported or sent to a model, even when the server echoes it in its tool list and results.
 import { execFile } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
-import { createServer, type Server } from "node:http"
-import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { bin, repo, smurfs } from "../cli/spawn.ts"
 import { type FakeMcpHttp, startFakeMcpHttp } from "../fake-servers/mcp.ts"
+import { type FakeOtlp, startFakeOtlp } from "../fake-servers/otlp.ts"
 import { type EchoServer, startEchoServer } from "./echo-server.ts"
 
 /** No digits, no key shape: only knowing the value can redact it. */
@@ -18,29 +17,18 @@ const LEAKS = [TOKEN, "QWERTYuiop", "ASDFghjk"]
 
 let mcp: FakeMcpHttp
 let model: EchoServer
-let otlp: Server
-const spans: Array<string> = []
-let otlpEndpoint = ""
+let otlp: FakeOtlp
 const scratch = mkdtempSync(join(tmpdir(), "smurfs-mcp-credentials-"))
 
 beforeAll(async () => {
   mcp = await startFakeMcpHttp({ echoAuthorization: true })
   model = await startEchoServer()
-  otlp = createServer((req, res) => {
-    const chunks: Array<Buffer> = []
-    req.on("data", (c: Buffer) => chunks.push(c))
-    req.on("end", () => {
-      spans.push(Buffer.concat(chunks).toString("utf8"))
-      res.writeHead(200, { "content-type": "application/json" }).end("{}")
-    })
-  })
-  await new Promise<void>((resolve) => otlp.listen(0, "127.0.0.1", resolve))
-  otlpEndpoint = `http://127.0.0.1:${(otlp.address() as AddressInfo).port}`
+  otlp = await startFakeOtlp()
 })
 afterAll(async () => {
   await mcp.close()
   await model.close()
-  await new Promise<void>((resolve) => otlp.close(() => resolve()))
+  await otlp.close()
   rmSync(scratch, { recursive: true, force: true })
 })
 
@@ -56,7 +44,7 @@ describe("an MCP server that echoes its Authorization header", () => {
     "%s: the value is in no output, span or model request",
     async (_label, fragment, variable, extra) => {
       const sentBefore = model.bodies.length
-      spans.length = 0
+      otlp.requests.length = 0
       const r = await smurfs(
         ["run", "Who am I?", "--model", "openai:test-model", "--tools", `mcp+${mcp.url}${fragment}`, ...extra],
         {
@@ -64,7 +52,7 @@ describe("an MCP server that echoes its Authorization header", () => {
             [variable]: CREDENTIAL,
             OPENAI_BASE_URL: model.baseURL,
             OPENAI_API_KEY: "none",
-            OTEL_EXPORTER_OTLP_ENDPOINT: otlpEndpoint
+            OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint
           }
         }
       )
@@ -76,8 +64,8 @@ describe("an MCP server that echoes its Authorization header", () => {
       for (const [i, body] of requests.entries()) expectClean(`model request ${i}`, body)
       expectClean("stdout", r.stdout)
       expectClean("stderr", r.stderr)
-      expect(spans.length).toBeGreaterThan(0)
-      for (const [i, body] of spans.entries()) expectClean(`OTLP export ${i}`, body)
+      expect(otlp.requests.length).toBeGreaterThan(0)
+      for (const [i, { body }] of otlp.requests.entries()) expectClean(`OTLP export ${i}`, body)
     },
     60_000
   )

@@ -1,14 +1,14 @@
 // A tool simulator (`--simulator`) that is down for the whole run is not a healthy run (issue 36, point 2): each call it
 // could not answer is a miss, the task is `error` (redone by --resume), the bench exits 4; a simulator model the
 // server lacks is refused at the start, as `--model` is.
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, afterEach, describe, expect, it } from "vitest"
 import { run as bench } from "../../src/cli/commands/bench.ts"
 import { ExitCode } from "../../src/cli/exit-codes.ts"
+import { bench1073, record1073, UNRECORDED_CALL, writeScript } from "../bench-1073.ts"
 import { runCapturingStderr } from "../capture-console.ts"
-import { MINI_DATA } from "../data.ts"
 import { startFakeOpenAI } from "../fake-servers/openai.ts"
 
 const scratch = mkdtempSync(join(tmpdir(), "smurfs-simulator-down-"))
@@ -19,46 +19,15 @@ afterEach(() => {
   else process.env["OPENAI_BASE_URL"] = savedBase
 })
 
-// the model under test calls a tool with arguments nothing recorded, then answers
-const MODEL = join(scratch, "model.json")
-writeFileSync(
-  MODEL,
-  JSON.stringify({
-    $cycle: true,
-    react: [
-      {
-        text: "Look it up.",
-        toolCalls: [{ name: "popularsitesforquery_for_keyword_analysis", arguments: { q: "zzz unrecorded" } }]
-      },
-      {
-        text: "Done.",
-        toolCalls: [
-          { name: "Finish", arguments: { return_type: "give_answer", final_answer: "Popular sites: zzz.com" } }
-        ]
-      }
-    ]
-  })
-)
+const MODEL = writeScript(scratch, "model.json", UNRECORDED_CALL)
 
 const args = (out: string, more: Array<string> = []) => [
-  "--data",
-  MINI_DATA.path,
-  "--group",
-  "G1_instruction",
-  "--method",
-  "react",
-  "--ids",
-  "1073",
-  "--model",
-  `scripted:${MODEL}`,
+  ...bench1073(`scripted:${MODEL}`, out),
   "--simulator",
   "openai:qwen2.5:7b",
-  "--out",
-  out,
   ...more
 ]
-const record = (out: string) =>
-  JSON.parse(readFileSync(join(out, "tasks", "react", "G1_instruction", "1073.json"), "utf8"))
+const record = record1073
 
 /** A loopback address nothing listens on: a server started, then closed. */
 const deadURL = async () => {

@@ -1,30 +1,16 @@
-// OTLP export redacts every string of every span (issue 36, point 5): attributes, the status message and exception
-// events of a failure whose message carries an Authorization header, whatever put it there.
-import { createServer, type Server } from "node:http"
-import type { AddressInfo } from "node:net"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { otlpLayer } from "../../src/trace/otlp.ts"
+import { type FakeOtlp, startFakeOtlp } from "../fake-servers/otlp.ts"
 
 const KEY = "sk-proj-QWERTYuiop1234ASDFghjk"
 
-let collector: Server
-const bodies: Array<string> = []
-let endpoint = ""
+let collector: FakeOtlp
 beforeAll(async () => {
-  collector = createServer((req, res) => {
-    const chunks: Array<Buffer> = []
-    req.on("data", (c: Buffer) => chunks.push(c))
-    req.on("end", () => {
-      bodies.push(Buffer.concat(chunks).toString("utf8"))
-      res.writeHead(200, { "content-type": "application/json" }).end("{}")
-    })
-  })
-  await new Promise<void>((resolve) => collector.listen(0, "127.0.0.1", resolve))
-  endpoint = `http://127.0.0.1:${(collector.address() as AddressInfo).port}`
+  collector = await startFakeOtlp()
 })
-afterAll(() => new Promise<void>((resolve) => collector.close(() => resolve())))
+afterAll(() => collector.close())
 
 class Echoed extends Data.TaggedError("Echoed")<{ readonly reply: string }> {
   override get message() {
@@ -39,9 +25,9 @@ describe("spans exported over OTLP", () => {
       Effect.ignore
     )
     await Effect.runPromise(
-      failing.pipe(Effect.provide(otlpLayer({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint }, () => undefined)))
+      failing.pipe(Effect.provide(otlpLayer({ OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint }, () => undefined)))
     )
-    const exported = bodies.join("\n")
+    const exported = collector.requests.map((q) => q.body).join("\n")
     expect(exported).toContain("LanguageModel.generate")
     expect(exported).toContain("exception")
     expect(exported).toContain("[REDACTED]")
