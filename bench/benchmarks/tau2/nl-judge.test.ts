@@ -76,7 +76,8 @@ describe("τ²'s natural-language assertions judged by a model", () => {
     const reward = await scoreWith([verdicts([true, false])])
     expect(reward.reward).toBe(0)
     expect(reward.breakdown).toEqual({ DB: 1, NL_ASSERTION: 0 })
-    expect((reward.info?.["nlAssertions"] as Array<{ met: boolean }>).map((c) => c.met)).toEqual([true, false])
+    const checks = (reward.info?.["nlAssertions"] ?? []) as Array<{ met: boolean }>
+    expect(checks.map((c) => c.met)).toEqual([true, false])
   })
 
   it("leaves NL_ASSERTION not evaluated, saying why, when the judge's replies stay malformed", async () => {
