@@ -11,7 +11,7 @@ import { benchSettings } from "../../settings.ts"
 import { tau2Benchmark } from "./benchmark.ts"
 import { domainView, loadTau2DomainView } from "./domain-view.ts"
 import { loadTau2DomainSync } from "./load.ts"
-import { judgeNlAssertions, NL_JUDGE_ROLE, nlJudgePromptOf, pyStrRepr } from "./nl-judge.ts"
+import { judgeNlAssertions, NL_JUDGE_ROLE, nlJudgePromptOf } from "./nl-judge.ts"
 import { Tau2RecordData, type TranscriptMessage } from "./transcript.ts"
 
 const FIXTURE = join(import.meta.dirname, "../../../test/fixtures/tau2")
@@ -119,6 +119,7 @@ describe("τ²'s natural-language assertions judged by a model", () => {
     expect(user).toContain(
       `user: Hi, I am Daiki Sanchez.\nassistant: None\ntool: {}\nassistant: ${SAID}\nuser: ###STOP###`
     )
+    // the assertions as τ²'s f-string writes a list of str
     expect(user).toContain(`[${assertions.map((a) => `'${a}'`).join(", ")}]`)
   })
 
@@ -132,12 +133,6 @@ describe("τ²'s natural-language assertions judged by a model", () => {
     expect(nlJudgePromptOf(checkout)).toEqual({ text: "\n        Grade it.\n        ", source: `tau2:${file}` })
     writeFileSync(file, "nothing here\n")
     expect(() => nlJudgePromptOf(checkout)).toThrow(/system_prompt/)
-  })
-
-  it("writes assertions as Python's repr does", () => {
-    expect(pyStrRepr("it's")).toBe(`"it's"`)
-    expect(pyStrRepr(`say "hi"`)).toBe(`'say "hi"'`)
-    expect(pyStrRepr(`it's "x"\n`)).toBe(`'it\\'s "x"\\n'`)
   })
 })
 

@@ -10,6 +10,7 @@ import { z } from "zod"
 import { LanguageModel, type LanguageModelShape } from "../../../src/llm/language-model.ts"
 import { generateObject } from "../../../src/llm/structured.ts"
 import { loadTemplate, render } from "../../../src/text/prompt-template.ts"
+import { pythonStrRepr } from "../../../src/tools/environments/python-repr.ts"
 import { readFileBounded } from "../../../src/trace/guarded-fs.ts"
 import type { NlVerdict } from "./port.ts"
 import type { TranscriptMessage } from "./transcript.ts"
@@ -32,23 +33,6 @@ export const nlJudgePromptOf = (tau2Dir: string): { readonly text: string; reado
   const found = /system_prompt\s*=\s*"""([\s\S]*?)"""/.exec(readFileBounded(path))
   if (found === null) throw new Error(`${path} holds no system_prompt = """...""" to judge with`)
   return { text: found[1]!, source: `tau2:${path}` }
-}
-
-/** Python's `repr` of a str (what an f-string of a list of assertions writes). */
-export const pyStrRepr = (s: string): string => {
-  const quote = s.includes("'") && !s.includes('"') ? '"' : "'"
-  let out = quote
-  for (const ch of s) {
-    const code = ch.codePointAt(0)!
-    if (ch === "\\") out += "\\\\"
-    else if (ch === quote) out += `\\${quote}`
-    else if (ch === "\n") out += "\\n"
-    else if (ch === "\r") out += "\\r"
-    else if (ch === "\t") out += "\\t"
-    else if (code < 0x20 || code === 0x7f) out += `\\x${code.toString(16).padStart(2, "0")}`
-    else out += ch
-  }
-  return out + quote
 }
 
 /** The conversation as τ²'s evaluator writes it for its judge: `role: content` a line, `None` for no text. */
@@ -91,7 +75,7 @@ export const nlJudgeMessages = (
     role: "user" as const,
     content: render(loadTemplate("tau2-nl-assertions").user, {
       conversation: judgeTranscript(messages),
-      assertions: `[${assertions.map(pyStrRepr).join(", ")}]`
+      assertions: `[${assertions.map(pythonStrRepr).join(", ")}]`
     })
   }
 ]
