@@ -111,6 +111,8 @@ export const BenchSettings = z
     domain: z.string().min(1).default("retail"),
     /** With tau2: the model that plays the user (any provider; not the model under test). */
     userModel: z.string().min(1).optional(),
+    /** With tau2: the model that judges the tasks' natural-language assertions (τ²'s NL_ASSERTION); none: not evaluated. */
+    judge: z.string().min(1).optional(),
     /** With tau2: only the tasks of this split of split_tasks.json (base, train, test); default every task (= base). */
     taskSplit: z.string().min(1).optional(),
     /** The model spec (ollama:<model>, openai:<model>, scripted:<file>, sim...). */

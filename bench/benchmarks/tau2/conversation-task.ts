@@ -14,6 +14,7 @@ import { RUN_FORMAT_VERSION, type TaskRecord } from "../../run-format.ts"
 import { runConversation } from "./conversation.ts"
 import { converserOf } from "./conversers.ts"
 import { diffTau2Db } from "./diff.ts"
+import { judgeNlAssertions, type NlJudge, type NlJudgement } from "./nl-judge.ts"
 import type { Tau2DomainView, Tau2TaskView } from "./port.ts"
 import { isSuccess, type Tau2RecordData, type TranscriptMessage } from "./transcript.ts"
 import { scenarioText, USER_ROLE, userSystemPrompt } from "./user-simulator.ts"
@@ -30,6 +31,8 @@ export interface ConversationTaskOptions {
   readonly smurfs?: SmurfsOptions | undefined
   readonly fullTrace: boolean
   readonly maxRecordBytes?: number | undefined
+  /** The judge of the tasks' natural-language assertions (`--judge`); without one they are not evaluated. */
+  readonly nlJudge?: NlJudge | undefined
   /** τ²'s step and error limits, when not theirs (tests). */
   readonly limits?: { readonly maxSteps?: number; readonly maxErrors?: number } | undefined
 }
@@ -107,10 +110,19 @@ export const runConversationTask = (
             message: `the user simulator's model (${options.userModelSpec}) failed: ${userFailure.message}`,
             _tag: userFailure._tag
           })
+    const ended = conversation.termination === "user_stop" || conversation.termination === "agent_stop"
+    // the assertions are judged only where τ² would evaluate them: a conversation that ended, no server failed
+    const assertions = options.domain.nlAssertions?.(task) ?? []
+    const judged: NlJudgement | undefined =
+      options.nlJudge === undefined || assertions.length === 0 || !ended || failure !== undefined
+        ? undefined
+        : yield* judgeNlAssertions(options.nlJudge, conversation.messages, assertions)
     const reward = options.domain.score(task, {
       messages: conversation.messages,
       termination: conversation.termination,
-      db
+      db,
+      ...(judged?.kind === "judged" ? { nlVerdicts: judged.verdicts } : {}),
+      ...(judged?.kind === "failed" ? { nlProblem: judged.problem } : {})
     })
     const gold = options.domain.goldDb(task)
     const data: Tau2RecordData = {
@@ -138,7 +150,6 @@ export const runConversationTask = (
           }),
       reward
     }
-    const ended = conversation.termination === "user_stop" || conversation.termination === "agent_stop"
     const record: TaskRecord = {
       formatVersion: RUN_FORMAT_VERSION,
       taskId: job.query.id,

@@ -26,7 +26,7 @@ export const tau2Messages = (messages: ReadonlyArray<TranscriptMessage>): Array<
   })
 
 /** τ²'s RewardInfo as the record keeps it: the reward, its components, what could not be evaluated, every check. */
-export const rewardOf = (r: Tau2Reward): Reward => {
+export const rewardOf = (r: Tau2Reward, nlProblem?: string): Reward => {
   // what lowered the reward: only the components of the task's basis count
   const counts = (t: Tau2RewardType) => r.rewardBasis?.includes(t) === true
   const notes = [
@@ -36,7 +36,10 @@ export const rewardOf = (r: Tau2Reward): Reward => {
       .filter((c) => !c.actionMatch)
       .map((c) => `action ${c.action.name} was not taken as the gold one`),
     ...(counts("COMMUNICATE") ? (r.communicateChecks ?? []) : []).filter((c) => !c.met).map((c) => c.justification),
-    ...r.notEvaluated.map((t) => `${t} not evaluated (no judge): the reward is the product of the others`)
+    ...r.notEvaluated.map(
+      (t) =>
+        `${t} not evaluated (${t === "NL_ASSERTION" && nlProblem !== undefined ? nlProblem : "no judge"}): the reward is the product of the others`
+    )
   ]
   return {
     reward: r.reward,
@@ -48,6 +51,8 @@ export const rewardOf = (r: Tau2Reward): Reward => {
       ...(r.dbCheck ? { dbCheck: r.dbCheck } : {}),
       ...(r.actionChecks ? { actionChecks: r.actionChecks } : {}),
       ...(r.communicateChecks ? { communicateChecks: r.communicateChecks } : {}),
+      // the judge's verdicts on the natural-language assertions (--judge), kept whatever the reward
+      ...(r.nlAssertions?.length ? { nlAssertions: r.nlAssertions } : {}),
       ...(r.replayMismatches?.length ? { replayMismatches: r.replayMismatches } : {})
     }) as Record<string, unknown>
   }
@@ -63,12 +68,16 @@ export const domainView = (domain: Tau2Domain): Tau2DomainView<unknown, Tau2Task
   tools: domain.tools,
   dbHash: domain.hashDb,
   goldDb: (task) => (task.evaluation_criteria == null ? undefined : replayGold(domain, task).db),
+  nlAssertions: (task) => task.evaluation_criteria?.nl_assertions ?? [],
   score: (task, conversation) =>
     rewardOf(
-      scoreConversation(domain, task, {
-        messages: tau2Messages(conversation.messages),
-        termination: conversation.termination
-      })
+      scoreConversation(
+        domain,
+        task,
+        { messages: tau2Messages(conversation.messages), termination: conversation.termination },
+        { nlAssertions: conversation.nlVerdicts }
+      ),
+      conversation.nlProblem
     )
 })
 

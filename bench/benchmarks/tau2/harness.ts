@@ -23,6 +23,7 @@ import { agentRunsOf, type BenchSettings, repeatsRuns } from "../../settings.ts"
 import { CONVERSATION_LIMITS } from "./conversation.ts"
 import { runConversationTask } from "./conversation-task.ts"
 import { agentInstructionOf } from "./conversers.ts"
+import { nlJudgePromptOf } from "./nl-judge.ts"
 import type { Tau2DomainLoader, Tau2DomainView } from "./port.ts"
 import { isSuccess, Tau2RecordData } from "./transcript.ts"
 import { scenarioText, userGuidelinesOf } from "./user-simulator.ts"
@@ -113,6 +114,7 @@ export const checkTau2Settings = (settings: BenchSettings): void => {
   try {
     userGuidelinesOf(settings.tau2)
     agentInstructionOf(settings.tau2)
+    if (settings.judge !== undefined) nlJudgePromptOf(settings.tau2)
   } catch (e) {
     throw new Error(
       `--tau2 ${settings.tau2}: cannot read τ²'s texts (${(e as Error).message.split("\n")[0]}). Point --tau2 at a τ²-bench checkout (smurfs data pull tau2).`
@@ -126,7 +128,7 @@ const runConfigOf = (
   domain: Tau2DomainView,
   queries: ReadonlyArray<BenchQuery>,
   modelName: string,
-  texts: { readonly agent: string; readonly user: string }
+  texts: { readonly agent: string; readonly user: string; readonly judge?: string | undefined }
 ): RunConfig => ({
   formatVersion: RUN_FORMAT_VERSION,
   packageVersion: version,
@@ -150,6 +152,8 @@ const runConfigOf = (
     // whose texts the agent and the user were prompted with: τ²'s from the checkout, or ours
     agentPrompt: texts.agent,
     userGuidelines: texts.user,
+    // the judge of the natural-language assertions and whose instructions it had (τ²'s from the checkout, or ours)
+    ...(settings.judge === undefined ? {} : { judge: settings.judge, judgePrompt: texts.judge }),
     limits: CONVERSATION_LIMITS,
     temperature: settings.temperature ?? 0,
     seed: settings.seed ?? null,
@@ -175,9 +179,20 @@ export const runTau2 = (settings: BenchSettings, progress: Progress, loadDomain:
     const userModel = yield* standaloneModel(userSpec, { timeoutMs: settings.timeoutMs })
     const guidelines = userGuidelinesOf(tau2)
     const instruction = agentInstructionOf(tau2)
+    const judgeSpec = settings.judge
+    const judgePrompt = judgeSpec === undefined ? undefined : nlJudgePromptOf(tau2)
+    const nlJudge =
+      judgeSpec === undefined || judgePrompt === undefined
+        ? undefined
+        : {
+            model: yield* standaloneModel(judgeSpec, { timeoutMs: settings.timeoutMs }),
+            spec: judgeSpec,
+            prompt: judgePrompt.text
+          }
     const config = runConfigOf({ ...settings, tau2 }, domain, queries, model.info.model, {
       agent: instruction.source,
-      user: guidelines.source
+      user: guidelines.source,
+      judge: judgePrompt?.source
     })
     const smurfs = settings.methods.includes("chat")
       ? {
@@ -201,6 +216,7 @@ export const runTau2 = (settings: BenchSettings, progress: Progress, loadDomain:
           userModelSpec: userSpec,
           modelSpec: settings.model,
           smurfs,
+          nlJudge,
           fullTrace: settings.fullTrace,
           maxRecordBytes: settings.maxRecordBytes
         }).pipe(
@@ -263,7 +279,11 @@ export const runTau2Settings = (settings: BenchSettings, progress: Progress, loa
         for (const warning of warnings) progress.log(`${spec}: ${warning}`)
       })
     )
-  return Effect.andThen(present(settings.model), Effect.andThen(present(settings.userModel!), run))
+  const judge = settings.judge === undefined ? Effect.void : present(settings.judge)
+  return Effect.andThen(
+    present(settings.model),
+    Effect.andThen(present(settings.userModel!), Effect.andThen(judge, run))
+  )
 }
 
 /** The records of a run that hold τ² conversations (for readers that want them whole, as the transcript page). */

@@ -13,12 +13,23 @@ export interface Tau2TaskView {
   readonly user_scenario: UserScenario
 }
 
+/** A judge's verdict on one natural-language assertion (τ²'s NLAssertionCheck). */
+export interface NlVerdict {
+  readonly nl_assertion: string
+  readonly met: boolean
+  readonly justification: string
+}
+
 /** A finished conversation, as the scorer reads it. */
 export interface ScoredConversation<Db> {
   readonly messages: ReadonlyArray<TranscriptMessage>
   readonly termination: Termination
   /** The conversation's database at its end. */
   readonly db: Db
+  /** A judge's verdicts on the task's nl_assertions (`--judge`); without them NL_ASSERTION is not evaluated. */
+  readonly nlVerdicts?: ReadonlyArray<NlVerdict> | undefined
+  /** Why there are no verdicts though a judge was asked (its failure), for the reward's notes. */
+  readonly nlProblem?: string | undefined
 }
 
 /** One domain, loaded from a τ² checkout. */
@@ -37,6 +48,8 @@ export interface Tau2DomainView<Db = unknown, T extends Tau2TaskView = Tau2TaskV
   readonly dbHash: (db: Db) => string
   /** The gold database of a task (its evaluation actions replayed on a fresh database); undefined without actions. */
   readonly goldDb: (task: T) => Db | undefined
+  /** The task's natural-language assertions, which only a judge evaluates (none: nothing to judge). */
+  readonly nlAssertions?: ((task: T) => ReadonlyArray<string>) | undefined
   /** The reward of a conversation, from the task's reward_basis, as τ²'s evaluator computes it. */
   readonly score: (task: T, conversation: ScoredConversation<Db>) => Reward
 }

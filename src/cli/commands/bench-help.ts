@@ -116,6 +116,9 @@ options:
   --domain <name>           with --tau2: the domain (default retail)
   --user-model <spec>       with --tau2: the model that plays the user, prompted with τ²'s own guidelines (any
                             provider; required)
+  --judge <spec>            with --tau2: a model that judges the tasks' natural-language assertions as τ²'s
+                            NLAssertionsEvaluator does (experimental in τ²; its prompt from the checkout's
+                            src/tau2/evaluator when present); without it NL_ASSERTION is reported not evaluated
   --task-split <name>       with --tau2: only the tasks of this split of split_tasks.json (base, train, test;
                             default every task, τ²'s base)
   --trials <k>              with --tau2: conversations per task and agent, each with its seed (= --runs k);

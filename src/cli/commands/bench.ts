@@ -165,6 +165,7 @@ const OPTIONS = {
   tau2: { type: "string", setting: ["tau2", path] },
   domain: { type: "string", setting: ["domain", text] },
   "user-model": { type: "string", setting: ["userModel", text] },
+  judge: { type: "string", setting: ["judge", text] },
   "task-split": { type: "string", setting: ["taskSplit", text] },
   trials: { type: "string", setting: ["runs", int] },
   json: { type: "boolean" }
