@@ -195,7 +195,7 @@ export const runBench = (
         hint: "Give each query of a group its own query_id, then run again."
       })
     // one writer per run directory, from before it is opened until the converted files are written
-    yield* acquireRunLock(options.runDir)
+    yield* acquireRunLock(options.runDir, undefined, undefined, undefined, { note: (message) => progress.log(message) })
     yield* openRunDir(options.runDir, options.config, options.resume, options.force === true)
     const base = yield* LanguageModel
 

@@ -1,7 +1,7 @@
 // Benchmark runs that never lie (spawned CLI): server failures are `error` and exit 4, --resume redoes them and checks settings, one writer per run.
 import { type ChildProcess, spawn } from "node:child_process"
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, afterEach, describe, expect, it } from "vitest"
@@ -214,6 +214,11 @@ describe("one writer per run directory", () => {
     const s = await server(finishing)
     const resumed = await smurfs(benchArgs(out, ["--resume"]), { OPENAI_BASE_URL: s.baseURL })
     expect(resumed.code, resumed.stderr).toBe(ExitCode.Ok)
+    // taken over with a message naming the owner it replaces
+    expect(resumed.stderr).toContain(
+      `took over the run directory's lock ${join(out, "run.lock")} from smurfs bench pid ${first.child.pid} on ${hostname()}, since `
+    )
+    expect(resumed.stderr).toContain("that process is no longer running")
     expect(recordsOf(out)).toHaveLength(4)
     expect(existsSync(join(out, "run.lock"))).toBe(false)
   }, 300_000)
