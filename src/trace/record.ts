@@ -280,6 +280,26 @@ export const Trajectory = z.object({
 })
 export type Trajectory = z.infer<typeof Trajectory>
 
+/**
+ * An earlier attempt of a task that the model server failed, kept in the record of the attempt that replaced it, so
+ * that no fault it met disappears: run again within the run (`retry`) or by a later `--resume` (`resume`).
+ */
+export const EarlierAttempt = z.object({
+  redoneBy: z.enum(["retry", "resume"]),
+  startedAt: z.string(),
+  finishedAt: z.string(),
+  error: z.string().optional(),
+  errorTag: z.string().optional(),
+  modelCalls: z.number(),
+  /** Its model calls that failed and were not sent again (the one that ended it among them). */
+  failedCalls: z.number(),
+  /** Its model calls sent again after a server fault (`totals.serverRetries`). */
+  serverRetries: z.number(),
+  /** Its guardrail interventions, all guardrails together. */
+  guardrails: z.number()
+})
+export type EarlierAttempt = z.infer<typeof EarlierAttempt>
+
 /** One task's record in a run directory (`tasks/<method>/<group>/<taskId>.json`): the trajectory with the runner's context. */
 export const TaskRecord = z.object({
   formatVersion: z.literal(RUN_FORMAT_VERSION),
@@ -306,7 +326,9 @@ export const TaskRecord = z.object({
   /** Which agent run of the task this is (`bench --runs N`: 0..N-1); absent in a run of one, read as 0 (`runOf`). */
   run: z.number().int().min(0).optional(),
   /** The sampling seed this agent run's requests carried, when the run has several (`--runs` / `--seeds`). */
-  seed: z.number().int().min(0).optional()
+  seed: z.number().int().min(0).optional(),
+  /** The attempts of this task the model server failed before this one, oldest first (their count: the task's retries). */
+  earlierAttempts: z.array(EarlierAttempt).optional()
 })
 export type TaskRecord = z.infer<typeof TaskRecord>
 
