@@ -13,7 +13,9 @@ import { react } from "../../src/agents/react.ts"
 import { ModelServerError, ModelUnreachable } from "../../src/llm/errors.ts"
 import { LanguageModel } from "../../src/llm/language-model.ts"
 import { makeScriptedModel } from "../../src/llm/scripted.ts"
+import { modelLayer } from "../../src/llm/spec.ts"
 import { isKind } from "../../src/trace/events.ts"
+import { startFakeOpenAI } from "../fake-servers/openai.ts"
 
 const dirs: Array<string> = []
 afterEach(() => {
@@ -26,7 +28,8 @@ const tempRun = () => {
 }
 
 const GROUP = "G1_instruction"
-const query: BenchQuery = { group: GROUP, id: "1", query: "question 1", apiList: [], relevant: [] }
+const queryOf = (id: string): BenchQuery => ({ group: GROUP, id, query: `question ${id}`, apiList: [], relevant: [] })
+const query = queryOf("1")
 const config: RunConfig = {
   formatVersion: RUN_FORMAT_VERSION,
   packageVersion: "test",
@@ -75,8 +78,8 @@ const server = (faulty: (i: number) => "500" | "reset" | undefined) =>
     })
   })
 
-const record = (runDir: string) =>
-  TaskRecord.parse(JSON.parse(readFileSync(taskRecordPath(runDir, "react", GROUP, "1"), "utf8")))
+const record = (runDir: string, id = "1") =>
+  TaskRecord.parse(JSON.parse(readFileSync(taskRecordPath(runDir, "react", GROUP, id), "utf8")))
 const retriedEvents = (r: TaskRecord) =>
   r.events.filter((e) => isKind(e, "model_call") && e.data.ok === false && e.data.retried === true).length
 
@@ -130,5 +133,31 @@ describe("transient server faults in a bench", () => {
     expect(r.earlierAttempts).toEqual([
       expect.objectContaining({ redoneBy: "resume", errorTag: "ModelServerError", failedCalls: 1, serverRetries: 2 })
     ])
+  })
+
+  it("a request the HTTP client sent again after a reset of its kept-alive connection is in the record too", async () => {
+    const runDir = tempRun()
+    const finish = { toolCalls: [{ name: "Finish", arguments: { return_type: "give_answer", final_answer: "done" } }] }
+    // the first task's request opens the connection; the second task's, written on it, is reset before any reply
+    // byte, and the client sends it once more on a new connection (as for a connection the server had closed)
+    const server = await startFakeOpenAI({
+      chat: (_body: unknown, i: number) => (i === 1 ? { fault: "reset" } : finish)
+    })
+    try {
+      const exit = await Effect.runPromiseExit(
+        runBench(options(runDir, { queries: [queryOf("1"), queryOf("2")] })).pipe(
+          Effect.provide(modelLayer("openai:qwen2.5:7b", { baseURL: `${server.url}/v1`, apiKey: "k" }))
+        )
+      )
+      expect(Exit.isSuccess(exit) && exit.value).toMatchObject({ answered: 2, errors: 0 })
+      const retried = ["1", "2"].map((id) => record(runDir, id).totals.serverRetries ?? 0)
+      expect(retried.reduce((a, b) => a + b, 0)).toBe(1)
+      const event = ["1", "2"]
+        .flatMap((id) => record(runDir, id).events)
+        .find((e) => isKind(e, "model_call") && e.data.retried === true)
+      expect(event && isKind(event, "model_call") && event.data.error).toContain("reset the connection")
+    } finally {
+      await server.close()
+    }
   })
 })
