@@ -394,6 +394,7 @@ const queueExecutorFor = (
           progress.log(
             `the queue had lost ${count === 1 ? "a task" : `${count} tasks`} (Redis restarted empty or was flushed): queued again`
           ),
+        onRefused: (message) => progress.log(message),
         // the workers make the model calls: their reports move the live counts
         onTaskCalls: (job, calls) =>
           progress.taskCalls?.(

@@ -2,9 +2,10 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import type { Method, Task } from "../src/agents/task.ts"
+import { Overloaded } from "../src/llm/errors.ts"
 import { LanguageModel } from "../src/llm/language-model.ts"
 import { withModelTask } from "../src/llm/model-task.ts"
-import { watchServer } from "../src/llm/server-watch.ts"
+import { isTransientServerFailure, watchServer } from "../src/llm/server-watch.ts"
 import { SimulatorWatch } from "../src/tools/environments/simulated.ts"
 import { isKind, type RunEvent } from "../src/trace/events.ts"
 import { redactText, redactValue } from "../src/trace/redact.ts"
@@ -28,7 +29,12 @@ export interface TaskJob {
  * result, a resume redoes it), or a crash of the method (nothing recorded, a resume redoes it).
  */
 export type TaskResult =
-  | { readonly kind: "record"; readonly record: TaskRecord }
+  | {
+      readonly kind: "record"
+      readonly record: TaskRecord
+      /** An `error` record's server fault was transient (a 5xx, a cut or reset reply, 429/503): worth running again. */
+      readonly transient?: boolean | undefined
+    }
   | { readonly kind: "crashed"; readonly error: string }
 
 /** Where the runner sends its tasks: this process (the default) or a queue of workers. */
@@ -47,6 +53,9 @@ export interface ExecuteOptions {
   /** Bytes a task record may take as a file (default SIZE_CAPS.recordBytes, 1 MiB); long strings are cut harder past it. */
   readonly maxRecordBytes?: number | undefined
 }
+
+/** A model call that met a transient server fault (a 5xx, a cut or reset reply) is sent again at most this many times. */
+export const TRANSIENT_CALL_RETRIES = 2
 
 /** Drop prompts from model_call events unless a full trace was asked for: they dominate a record's size. */
 export const slimEvents = (events: ReadonlyArray<RunEvent>, full: boolean): Array<RunEvent> =>
@@ -68,8 +77,9 @@ export const executeTask = (
   Effect.gen(function* () {
     const base = yield* LanguageModel
     const startedAt = new Date().toISOString()
-    // Watch this task's model calls: once the server fails (dead, 404, hung...), the task is not a result.
-    const watch = watchServer(base)
+    // Watch this task's model calls: a transient fault (5xx, a cut or reset reply) is sent again, twice at most; once
+    // the server fails for good (dead, 404, hung, or past those retries), the task is not a result.
+    const watch = watchServer(base, { transientRetries: TRANSIENT_CALL_RETRIES })
     // and the tool simulator's: a task whose tool calls it could not answer is not a result either
     const simulator: SimulatorWatch = { failure: undefined }
     const exit = yield* Effect.exit(
@@ -124,6 +134,9 @@ export const executeTask = (
     // Then every string is capped, and the record as a whole, so that huge replies or observations cannot blow it up.
     return {
       kind: "record",
-      record: capRecordSize(redactValue(record), options.maxRecordBytes ?? SIZE_CAPS.recordBytes)
+      record: capRecordSize(redactValue(record), options.maxRecordBytes ?? SIZE_CAPS.recordBytes),
+      ...(modelFailure === undefined
+        ? {}
+        : { transient: modelFailure instanceof Overloaded || isTransientServerFailure(modelFailure) })
     } as const
   })

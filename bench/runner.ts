@@ -17,6 +17,7 @@ import type { RunDirError } from "../src/trace/fs-problem.ts"
 import { redactText } from "../src/trace/redact.ts"
 import { capRecordSize, recordBytes, SIZE_CAPS } from "../src/trace/size-caps.ts"
 import { type BenchQuery, DatasetError, firstDuplicateId, longestFirst } from "./datasets.ts"
+import { after, withTaskRetries } from "./earlier-attempts.ts"
 import { executeTask, type TaskExecutor, type TaskJob, type TaskResult } from "./execute-task.ts"
 import { type Progress, silentProgress } from "./progress.ts"
 import type { QueueUnavailable } from "./queue/queue-executor.ts"
@@ -66,6 +67,8 @@ export interface RunnerOptions {
    * Absent: one run, its records as they always were (no `run`, the model's own seed).
    */
   readonly agentRuns?: ReadonlyArray<AgentRun> | undefined
+  /** Times a task the server failed with a transient fault is run again within the run (default TASK_RETRIES). */
+  readonly taskRetries?: number | undefined
   /** The model a job's task runs with in this process, instead of the run's (a verified replay answers from its record). */
   readonly modelFor?: ((job: TaskJob) => LanguageModelShape) | undefined
   /**
@@ -200,7 +203,7 @@ export const runBench = (
         hint: "Give each query of a group its own query_id, then run again."
       })
     // one writer per run directory, from before it is opened until the converted files are written
-    yield* acquireRunLock(options.runDir)
+    yield* acquireRunLock(options.runDir, undefined, undefined, undefined, { note: (message) => progress.log(message) })
     yield* openRunDir(options.runDir, options.config, options.resume, options.force === true)
     const base = yield* LanguageModel
 
@@ -260,17 +263,21 @@ export const runBench = (
           : withRequestDefaults(base, { seed: job.seed })
     const runTask = options.runTask
     const inProcess: TaskExecutor<QueueUnavailable> = {
+      // a task the server failed with a transient fault runs again, its failed attempts kept in its record
       execute: (job) =>
-        (runTask
-          ? runTask(job)
-          : executeTask(entryByName.get(job.method)!.method, taskFor(job.query, job.run, job.method), job, {
-              modelSpec: options.modelSpec,
-              fullTrace,
-              maxRecordBytes
-            })
-        ).pipe(
-          // an agent run's seed on every request that sets none (the call cache keys replies by it too)
-          Effect.provideService(LanguageModel, modelOf(job))
+        withTaskRetries(
+          (runTask
+            ? runTask(job)
+            : executeTask(entryByName.get(job.method)!.method, taskFor(job.query, job.run, job.method), job, {
+                modelSpec: options.modelSpec,
+                fullTrace,
+                maxRecordBytes
+              })
+          ).pipe(
+            // an agent run's seed on every request that sets none (the call cache keys replies by it too)
+            Effect.provideService(LanguageModel, modelOf(job))
+          ),
+          options.taskRetries
         )
     }
     const executor = options.executor ?? inProcess
@@ -309,9 +316,12 @@ export const runBench = (
               return "not_recorded"
             }
             // a worker's record is held to this run's cap too, and says which agent run it is (a worker's may not)
-            const stamped: TaskRecord = agentRun
+            const own: TaskRecord = agentRun
               ? { ...result.record, run: agentRun.run, seed: agentRun.seed }
               : result.record
+            // a task redone by --resume keeps what its failed attempts met: their faults stay in the run
+            const replaced = existsSync(path) ? readRecord(path) : undefined
+            const stamped = replaced?.finishType === "error" ? after(own, replaced, "resume") : own
             const record = recordBytes(stamped) > maxRecordBytes ? capRecordSize(stamped, maxRecordBytes) : stamped
             const failed = record.finishType === "error"
             if (failed) lastServerError = record.error

@@ -1,7 +1,7 @@
 // Benchmark runs that never lie (spawned CLI): server failures are `error` and exit 4, --resume redoes them and checks settings, one writer per run.
 import { type ChildProcess, spawn } from "node:child_process"
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, afterEach, describe, expect, it } from "vitest"
@@ -122,11 +122,14 @@ describe("server failures in a bench are `error`, never give_up", () => {
     expect(Date.now() - started).toBeLessThan(30_000)
   }, 300_000)
 
-  it("a task whose server failed once among successes is redone by --resume, and the run exits 1 saying so", async () => {
+  it("a task whose server kept failing (past its retries) among successes is redone by --resume, and the run exits 1 saying so", async () => {
     const out = join(scratch, "one-failure")
-    // the second chat request fails with a 500 that outlasts nothing (500 is not retried)
+    // the second task's every request fails with a 500: its call is sent three times, the task run three times
+    // (two retries within the run), then it is an `error` record (one task at a time, one call each)
     const s = await server((body, i) =>
-      i === 1 ? { fault: "status", status: 500, message: "llama runner process has terminated" } : finishing(body)
+      i >= 1 && i <= 9
+        ? { fault: "status", status: 500, message: "llama runner process has terminated" }
+        : finishing(body)
     )
     const first = await smurfs(benchArgs(out), { OPENAI_BASE_URL: s.baseURL })
     expect(first.code, first.stderr).toBe(ExitCode.Failure)
@@ -145,6 +148,13 @@ describe("server failures in a bench are `error`, never give_up", () => {
       "give_answer",
       "give_answer",
       "give_answer"
+    ])
+    // the redone task's record keeps its three failed attempts, each with its failed call and two retried answers
+    const redone = recordsOf(out).find((t) => t.earlierAttempts !== undefined)
+    expect(redone?.earlierAttempts?.map((a) => [a.redoneBy, a.failedCalls, a.serverRetries])).toEqual([
+      ["retry", 1, 2],
+      ["retry", 1, 2],
+      ["resume", 1, 2]
     ])
   }, 300_000)
 })
@@ -214,6 +224,11 @@ describe("one writer per run directory", () => {
     const s = await server(finishing)
     const resumed = await smurfs(benchArgs(out, ["--resume"]), { OPENAI_BASE_URL: s.baseURL })
     expect(resumed.code, resumed.stderr).toBe(ExitCode.Ok)
+    // taken over with a message naming the owner it replaces
+    expect(resumed.stderr).toContain(
+      `took over the run directory's lock ${join(out, "run.lock")} from smurfs bench pid ${first.child.pid} on ${hostname()}, since `
+    )
+    expect(resumed.stderr).toContain("that process is no longer running")
     expect(recordsOf(out)).toHaveLength(4)
     expect(existsSync(join(out, "run.lock"))).toBe(false)
   }, 300_000)

@@ -357,7 +357,7 @@ export const runEval = (
   const labels = join(store, "eval", slug(settings.judge))
   const locked = Effect.scoped(
     Effect.gen(function* () {
-      yield* acquireRunLock(labels, "smurfs eval with this judge", "label folder", store)
+      yield* acquireRunLock(labels, "smurfs eval with this judge", "label folder", store, { note: observer.warn })
       removeStrayTemps(labels)
       yield* evaluation
     })

@@ -1,5 +1,5 @@
 // The contract between the coordinator and its workers: a queued task's data, its id, and how a failure is told.
-import { createHash, createHmac, timingSafeEqual } from "node:crypto"
+import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto"
 import { z } from "zod"
 import type { BenchQuery } from "../datasets.ts"
 
@@ -29,6 +29,17 @@ export const QueuedTask = z.object({
    * the corpus it came from; the worker retrieves per subtask from its own copy of that corpus.
    */
   retrieval: z.object({ set: z.array(z.string()), corpusHash: z.string() }).optional(),
+  /**
+   * The BullMQ job id the job was sent as, inside what is signed: a signed job copied under another id is refused.
+   * Absent in jobs of a coordinator from before it was sent.
+   */
+  jobId: z.string().optional(),
+  /**
+   * Random, one per job the coordinator sends (a job Redis lost is queued again with the same one): with the id it
+   * names one sending, so a worker runs a job id and nonce once and a coordinator takes the result of the sending it
+   * waits for. Absent in jobs of a coordinator from before it was sent.
+   */
+  nonce: z.string().optional(),
   /** With SMURFS_QUEUE_SECRET: an HMAC of the job without this field, so a worker takes only jobs its coordinator sent. */
   signature: z.string().optional()
 })
@@ -102,5 +113,15 @@ export const signatureMatches = (secret: string, value: unknown, signature: unkn
   return given.length === expected.length && timingSafeEqual(given, expected)
 }
 
-/** A worker's reply when a secret is set: the record and the HMAC of the job id with it. */
+/** A new job nonce: 128 random bits. */
+export const newNonce = (): string => randomBytes(16).toString("hex")
+
+/**
+ * What a signed result covers: the job's id, the nonce of the sending it answers (when the job had one) and the
+ * result, so a result is taken only for the job and the sending it was made for.
+ */
+export const signedResultOf = (jobId: string | undefined, nonce: string | undefined, result: unknown): unknown =>
+  nonce === undefined ? { jobId, result } : { jobId, nonce, result }
+
+/** A worker's reply when a secret is set: the record and the HMAC of the job id (and nonce) with it. */
 export const SignedResult = z.object({ result: z.unknown(), signature: z.string() })

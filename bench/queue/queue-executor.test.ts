@@ -16,6 +16,7 @@ import { fakeRecord } from "../eval/test-fixtures.ts"
 import type { TaskJob } from "../execute-task.ts"
 import { benchSettings, jobSettingsOf } from "../settings.ts"
 import { connectionOf, TASK_QUEUE } from "./connection.ts"
+import { signatureOf, signedResultOf } from "./job.ts"
 import { makeQueueDecider, startJudgeWorker } from "./judge-queue.ts"
 import { makeQueueExecutor, QUEUE_DEFAULTS } from "./queue-executor.ts"
 import { type Session, startWorker } from "./worker.ts"
@@ -367,6 +368,135 @@ describe.skipIf(unavailable !== undefined)(
         expect(sessions.count).toBe(0)
       } finally {
         await worker.close()
+      }
+    })
+
+    it("with SMURFS_QUEUE_SECRET, a replayed job (the same id and nonce) is not run again, nor one copied under another id", async () => {
+      const runs = { count: 0 }
+      const lines: Array<string> = []
+      const worker = (log: (line: string) => void) =>
+        startWorker({
+          queueUrl: redis.url,
+          concurrency: 1,
+          lockMs: 5000,
+          secret: "shared",
+          sessionOf: sessionWith(answering, runs),
+          log
+        })
+      const { Queue, QueueEvents, Job } = await import("bullmq")
+      const queue = new Queue(TASK_QUEUE, { connection: connectionOf(redis.url) })
+      const events = new QueueEvents(TASK_QUEUE, { connection: connectionOf(redis.url) })
+      const first = worker(() => {})
+      let data: unknown
+      try {
+        await events.waitUntilReady()
+        const [result] = await Effect.runPromise(
+          Effect.scoped(
+            Effect.gen(function* () {
+              const executor = yield* makeQueueExecutor({
+                ...QUEUE_DEFAULTS,
+                queueUrl: redis.url,
+                runId: "replayed",
+                settings: SETTINGS,
+                secret: "shared",
+                sweepMs: 200
+              })
+              return yield* Effect.forEach([{ method: "smurfs", query: query("once") }], (job) => executor.execute(job))
+            })
+          )
+        )
+        expect(result?.kind === "record" && result.record.finishType).toBe("give_answer")
+        expect(runs.count).toBe(1)
+        // what the coordinator signed, as anyone who can read Redis sees it; then the job is done and removed
+        const sent = await Job.fromId(queue, "replayed/smurfs/G1_instruction/once")
+        data = sent?.data
+        expect(data).toMatchObject({ jobId: "replayed/smurfs/G1_instruction/once", nonce: expect.any(String) })
+        await sent?.remove()
+      } finally {
+        await first.close()
+      }
+      // another worker (nothing of the first run in its memory) is given the same signed job again
+      const second = worker((l) => void lines.push(l))
+      try {
+        const outcome = (id: string) =>
+          new Promise<string>((resolve) => {
+            events.on("failed", ({ jobId, failedReason }) => jobId === id && resolve(`failed: ${failedReason}`))
+            events.on("completed", ({ jobId }) => jobId === id && resolve("completed"))
+          })
+        const replayed = outcome("replayed/smurfs/G1_instruction/once")
+        await queue.add("smurfs", data, { jobId: "replayed/smurfs/G1_instruction/once" })
+        expect(await replayed).toContain("a replay, not run again")
+        // the same signed job under another id
+        const copied = outcome("replayed/smurfs/G1_instruction/copy")
+        await queue.add("smurfs", data, { jobId: "replayed/smurfs/G1_instruction/copy" })
+        expect(await copied).toContain("copied under another id")
+        expect(runs.count).toBe(1)
+        expect(lines.join("\n")).toMatch(/refused: .*a replay, not run again[\s\S]*refused: .*copied under another id/)
+      } finally {
+        await second.close()
+        await Promise.all([queue.close(), events.close()])
+      }
+    })
+
+    it("a result for a job already done is refused and said, never taken twice", async () => {
+      const runs = { count: 0 }
+      const refused: Array<string> = []
+      const { Queue, Job } = await import("bullmq")
+      const queue = new Queue(TASK_QUEUE, { connection: connectionOf(redis.url) })
+      const id = "done-twice/smurfs/G1_instruction/d"
+      const honest = startWorker({
+        queueUrl: redis.url,
+        concurrency: 1,
+        lockMs: 5000,
+        secret: "shared",
+        sessionOf: sessionWith(answering, runs),
+        log: () => {}
+      })
+      try {
+        const results = await Effect.runPromise(
+          Effect.scoped(
+            Effect.gen(function* () {
+              const executor = yield* makeQueueExecutor({
+                ...QUEUE_DEFAULTS,
+                queueUrl: redis.url,
+                runId: "done-twice",
+                settings: SETTINGS,
+                secret: "shared",
+                sweepMs: 200,
+                onRefused: (message) => void refused.push(message)
+              })
+              const job = { method: "smurfs", query: query("d") }
+              const taken = yield* executor.execute(job)
+              const data = yield* Effect.promise(async () => (await Job.fromId(queue, id))?.data)
+              yield* executor.settled?.(job) ?? Effect.void
+              yield* Effect.promise(() => honest.close())
+              // the job is sent again and run again by a worker that keeps no record of it (another release, or
+              // a second run), whose result is validly signed and differs
+              const again = new Worker(
+                TASK_QUEUE,
+                async (j) => {
+                  const result = fakeRecord({ taskId: "d", query: "question d", finalAnswer: "again", calls: [] })
+                  const nonce = (j.data as { nonce: string }).nonce
+                  return { result, signature: signatureOf("shared", signedResultOf(j.id, nonce, result)) }
+                },
+                { connection: connectionOf(redis.url) }
+              )
+              yield* Effect.promise(() => queue.add("smurfs", data, { jobId: id }))
+              const until = Date.now() + 15_000
+              while (refused.length === 0 && Date.now() < until) yield* Effect.sleep("50 millis")
+              yield* Effect.promise(() => again.close())
+              return [taken]
+            })
+          )
+        )
+        expect(results).toHaveLength(1)
+        expect(results[0]?.kind === "record" && results[0].record.finalAnswer).toBe("42")
+        expect(refused).toEqual([
+          `a result came for job ${id}, which is already done (a replayed job, or one run twice): refused, not counted again`
+        ])
+      } finally {
+        await honest.close()
+        await queue.close()
       }
     })
 

@@ -1,4 +1,5 @@
 // The coordinator's side of the distributed bench: tasks go to a BullMQ queue on Redis, records come back through it.
+import { createHash } from "node:crypto"
 import { Job, Queue, QueueEvents } from "bullmq"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
@@ -10,12 +11,14 @@ import { BENCH_SETTINGS_VERSION } from "../settings.ts"
 import { connectionOf, probeRedis, QUEUE_DEFAULTS, QueueUnavailable, TASK_QUEUE } from "./connection.ts"
 import {
   jobIdOf,
-  type QueuedTask,
+  newNonce,
+  QueuedTask,
   queueSecret,
   readFailure,
   SignedResult,
   signatureMatches,
   signatureOf,
+  signedResultOf,
   TaskCalls
 } from "./job.ts"
 
@@ -46,6 +49,8 @@ export interface QueueExecutorSettings {
   readonly onTaskCalls?: ((job: TaskJob, calls: TaskCalls) => void) | undefined
   /** With `--toolset retrieve`: a task's recorded set and corpus, sent with it so the worker runs the same task. */
   readonly retrievalOf?: ((job: TaskJob) => QueuedTask["retrieval"]) | undefined
+  /** A result was refused and not counted (for a job already done, a replay); say so. */
+  readonly onRefused?: ((message: string) => void) | undefined
 }
 
 export { QUEUE_DEFAULTS, QueueUnavailable } from "./connection.ts"
@@ -63,16 +68,26 @@ export const queueLostAfterMs = (environment: NodeJS.ProcessEnv = process.env): 
  * A job's return value, read back as the record of the job that was sent; anything else is a crash of
  * the worker: a reply that is not a record, a record of another task, or (with a secret) one not signed with it.
  */
-const resultOf = (value: unknown, jobId: string, job: TaskJob | undefined, secret: string | undefined): TaskResult => {
+const resultOf = (
+  value: unknown,
+  jobId: string,
+  job: TaskJob | undefined,
+  secret: string | undefined,
+  nonce: string | undefined
+): TaskResult => {
   let parsed = parseReturn(value)
   if (parsed === undefined) return { kind: "crashed", error: "a worker sent a result that is not JSON" }
   const signed = SignedResult.safeParse(parsed)
   if (secret !== undefined) {
-    if (!signed.success || !signatureMatches(secret, { jobId, result: signed.data.result }, signed.data.signature))
+    // signed for this job and the sending waited for: a result of an earlier sending of the same id is not taken
+    if (
+      !signed.success ||
+      !signatureMatches(secret, signedResultOf(jobId, nonce, signed.data.result), signed.data.signature)
+    )
       return {
         kind: "crashed",
         error:
-          "a result came back without a valid signature for its job (SMURFS_QUEUE_SECRET differs, or the result was written by hand); refused"
+          "a result came back without a valid signature for its job and sending (SMURFS_QUEUE_SECRET differs, it answers another sending of the job, or it was written by hand); refused"
       }
   }
   if (signed.success) parsed = signed.data.result
@@ -87,6 +102,12 @@ const resultOf = (value: unknown, jobId: string, job: TaskJob | undefined, secre
     }
   return { kind: "record", record: record.data }
 }
+
+/** A digest of a job's return value, to tell a result seen twice from another one. */
+const digestOf = (value: unknown): string =>
+  createHash("sha256")
+    .update(JSON.stringify(parseReturn(value)) ?? "")
+    .digest("hex")
 
 /** A job's return value as stored by BullMQ (JSON text, or already parsed); undefined when it is not JSON. */
 export const parseReturn = (value: unknown): unknown => {
@@ -112,6 +133,11 @@ export interface QueueClientSettings<R> extends Omit<QueueExecutorSettings, "run
   readonly onProgress?: ((jobId: string, data: unknown) => void) | undefined
   /** What to do once Redis is back, said when it stayed gone past `lostAfterMs`; default: rerun with --resume (a bench). */
   readonly rerunHint?: string | undefined
+  /**
+   * A job of this id is in the queue already (sent by an earlier coordinator of the run): whether its data is ours to
+   * wait for (its result is then read as that sending's, and it is what is queued again if Redis loses it).
+   */
+  readonly adopt?: ((id: string, data: unknown) => boolean) | undefined
 }
 
 /** Sends jobs to a queue and waits for their results; shared by the bench's tasks and the eval's judge decisions. */
@@ -167,12 +193,28 @@ export const makeQueueClient = <R>(
     const waiters = new Map<string, (result: Effect.Effect<R, QueueUnavailable>) => void>()
     /** What each job waited for was queued as, once it is in Redis: to queue it again if Redis loses it. */
     const queued = new Map<string, { readonly name: string; readonly data: unknown }>()
+    /** The jobs whose result was taken, with a digest of it: another result for one of them is refused. */
+    const done = new Map<string, string>()
     const deliver = (jobId: string, result: R) => {
       const waiter = waiters.get(jobId)
       if (!waiter) return // not ours, or delivered already: a result that arrives twice is taken once
       waiters.delete(jobId)
       queued.delete(jobId)
       waiter(Effect.succeed(result))
+    }
+    /** A completed job's return value: the result of a job waited for, or, for a job already done, refused if it differs. */
+    const completed = (jobId: string, value: unknown) => {
+      const digest = digestOf(value)
+      if (waiters.has(jobId)) {
+        done.set(jobId, digest)
+        return deliver(jobId, settings.resultOf(value, jobId))
+      }
+      const taken = done.get(jobId)
+      // the same result seen twice (its event and the sweep) is no news; another one is a replay or a second run
+      if (taken !== undefined && taken !== digest)
+        settings.onRefused?.(
+          `a result came for job ${jobId}, which is already done (a replayed job, or one run twice): refused, not counted again`
+        )
     }
 
     // Redis gone for good (stopped, its machine down) would leave every waiter waiting forever, and ioredis
@@ -197,7 +239,7 @@ export const makeQueueClient = <R>(
       Math.min(1000, Math.max(50, Math.floor(lostAfterMs / 4)))
     )
     yield* Effect.addFinalizer(() => Effect.sync(() => clearInterval(watchdog)))
-    events.on("completed", ({ jobId, returnvalue }) => deliver(jobId, settings.resultOf(returnvalue, jobId)))
+    events.on("completed", ({ jobId, returnvalue }) => completed(jobId, returnvalue))
     events.on("failed", ({ jobId, failedReason }) => deliver(jobId, settings.failureOf(failedReason)))
     events.on("active", ({ jobId }) => {
       if (waiters.has(jobId)) settings.onActive?.(jobId)
@@ -225,12 +267,8 @@ export const makeQueueClient = <R>(
           const jobs = await queue.getJobs([state], start, start + 499, true)
           for (const job of jobs)
             if (job?.id && waiters.has(job.id))
-              deliver(
-                job.id,
-                state === "completed"
-                  ? settings.resultOf(job.returnvalue, job.id)
-                  : settings.failureOf(job.failedReason)
-              )
+              if (state === "completed") completed(job.id, job.returnvalue)
+              else deliver(job.id, settings.failureOf(job.failedReason))
           if (jobs.length < 500) break
         }
       }
@@ -256,16 +294,19 @@ export const makeQueueClient = <R>(
     }, settings.sweepMs)
     yield* Effect.addFinalizer(() => Effect.sync(() => clearInterval(timer)))
 
-    const enqueue = async (id: string, name: string, data: unknown) => {
+    /** Queue the job unless it is there; what is queued under the id (ours, or an earlier sending adopted). */
+    const enqueue = async (id: string, name: string, data: unknown): Promise<unknown> => {
       const existing = await Job.fromId(queue, id)
       if (existing) {
+        const sent = settings.adopt?.(id, existing.data) === true ? existing.data : data
         const state = await existing.getState()
-        if (state === "completed") return deliver(id, settings.resultOf(existing.returnvalue, id))
+        if (state === "completed") return (completed(id, existing.returnvalue), sent)
         // a resumed run tries a failed job again
-        if (state === "failed") return existing.retry("failed")
-        return // waiting, delayed or running: its result will come
+        if (state === "failed") return existing.retry("failed").then(() => sent)
+        return sent // waiting, delayed or running: its result will come
       }
       await add(id, name, data)
+      return data
     }
 
     const run = (
@@ -278,7 +319,7 @@ export const makeQueueClient = <R>(
         if (lost !== undefined) return resume(Effect.fail(lost))
         waiters.set(id, resume)
         enqueue(id, name, data).then(
-          () => void (waiters.has(id) && queued.set(id, { name, data })),
+          (sent) => void (waiters.has(id) && queued.set(id, { name, data: sent })),
           (e: Error) => deliver(id, enqueueError(e.message))
         )
         // interrupted (Ctrl-C): stop waiting; the job stays queued for the next run
@@ -332,15 +373,32 @@ export const makeQueueExecutor = (
       if (job && calls.success) settings.onTaskCalls?.(job, calls.data)
     }
     const secret = "secret" in settings ? settings.secret : queueSecret()
+    /** The nonce of the sending each job waited for was sent (or adopted) with. */
+    const nonces = new Map<string, string>()
     const client = yield* makeQueueClient<TaskResult>({
       ...settings,
       queueName: TASK_QUEUE,
-      resultOf: (value, jobId) => resultOf(value, jobId, running.get(jobId), secret),
+      resultOf: (value, jobId) => resultOf(value, jobId, running.get(jobId), secret, nonces.get(jobId)),
       failureOf,
-      onProgress
+      onProgress,
+      // an earlier coordinator's sending of the job (a resumed run): its result answers it when it is our run's
+      adopt: (id, data) => {
+        const sent = QueuedTask.safeParse(data)
+        if (!sent.success || sent.data.nonce === undefined || sent.data.runId !== settings.runId) return false
+        if (secret !== undefined) {
+          const { signature, ...unsigned } = sent.data
+          if (!signatureMatches(secret, unsigned, signature)) return false
+        }
+        nonces.set(id, sent.data.nonce)
+        return true
+      }
     })
     const execute = (job: TaskJob): Effect.Effect<TaskResult, QueueUnavailable> => {
+      const id = jobIdOf(settings.runId, job.method, job.query, job.run)
+      const nonce = newNonce()
       const unsigned: QueuedTask = {
+        jobId: id,
+        nonce,
         runId: settings.runId,
         method: job.method,
         query: {
@@ -358,11 +416,11 @@ export const makeQueueExecutor = (
       }
       const data: QueuedTask =
         secret === undefined ? unsigned : { ...unsigned, signature: signatureOf(secret, unsigned) }
-      const id = jobIdOf(settings.runId, job.method, job.query, job.run)
       running.set(id, job)
+      nonces.set(id, nonce)
       return client
         .run(id, job.method, data, (message) => ({ kind: "crashed", error: `cannot queue the task: ${message}` }))
-        .pipe(Effect.ensuring(Effect.sync(() => running.delete(id))))
+        .pipe(Effect.ensuring(Effect.sync(() => (running.delete(id), nonces.delete(id)))))
     }
     const settled = (job: TaskJob): Effect.Effect<void> =>
       client.forget(jobIdOf(settings.runId, job.method, job.query, job.run))

@@ -11,7 +11,16 @@ import { executeTask } from "../execute-task.ts"
 import type { TaskRecord } from "../run-format.ts"
 import { BENCH_SETTINGS_VERSION, JobSettings } from "../settings.ts"
 import { connectionOf, TASK_QUEUE, WORKER_DEFAULTS } from "./connection.ts"
-import { QueuedTask, queueSecret, serverFailure, signatureMatches, signatureOf, type TaskCalls } from "./job.ts"
+import {
+  QueuedTask,
+  queueSecret,
+  serverFailure,
+  signatureMatches,
+  signatureOf,
+  signedResultOf,
+  type TaskCalls
+} from "./job.ts"
+import { DONE_MARK_MS, doneKeyOf, jobOnce, sendingOf } from "./job-once.ts"
 
 /** What a worker needs to run the tasks of one run's settings: built once, shared by all its jobs. */
 export interface Session {
@@ -57,6 +66,13 @@ export const jobSettingsOf = (job: Job, data: QueuedTask, secret: string | undef
       throw new UnverifiedJob(
         `job ${job.id} is not signed with this worker's SMURFS_QUEUE_SECRET (it differs from the coordinator's, or the job was written by hand); refused`
       )
+    // what is signed names the job: a signed job copied under another id, or one without its nonce, is not run
+    if (data.jobId !== job.id || data.nonce === undefined)
+      throw new UnrecoverableError(
+        data.jobId === undefined || data.nonce === undefined
+          ? `job ${job.id} is signed without its id and nonce (a coordinator of another smurfs release); refused`
+          : `job ${job.id} carries the signed job ${data.jobId} (copied under another id); refused`
+      )
   }
   if (data.settingsVersion !== BENCH_SETTINGS_VERSION)
     throw new UnrecoverableError(
@@ -72,10 +88,18 @@ export const jobSettingsOf = (job: Job, data: QueuedTask, secret: string | undef
 
 export { WORKER_DEFAULTS } from "./connection.ts"
 
+/** A job's result as the worker returns it: the record, signed for its job and sending when a secret is set. */
+type Reply = TaskRecord | { readonly result: TaskRecord; readonly signature: string }
+
+/** Where a worker marks the sendings it finished in Redis (see job-once.ts). */
+const DONE_PREFIX = `smurfs:${TASK_QUEUE}`
+
 /**
  * Start a worker. Each job runs in-process exactly as `smurfs bench` runs a task; its record is the
  * job's result. A model-server failure fails the job so BullMQ retries it with backoff; a method
- * that crashes fails it for good.
+ * that crashes fails it for good. Each sending of a job (its id and nonce) runs once: a job that Redis lost while
+ * it ran here and its coordinator queued again joins the run under way, or gets its result when that run could not
+ * hand it to the queue; one that some worker finished before is a replay, refused.
  */
 export const startWorker = (
   settings: WorkerSettings
@@ -84,15 +108,33 @@ export const startWorker = (
   const secret = "secret" in settings ? settings.secret : queueSecret()
   const sessionFor = (run: JobSettings): Promise<Session> =>
     sessions.get(JSON.stringify(run), () => settings.sessionOf(run))
+  const once = jobOnce<Reply>()
 
   // every refusal is logged; a job signed with another secret is left in the queue (delayed) for a worker that
   // holds the coordinator's secret, never failed for good by one that does not
-  const processor = async (
-    job: Job,
-    token?: string
-  ): Promise<TaskRecord | { readonly result: TaskRecord; readonly signature: string }> => {
+  const processor = async (job: Job, token?: string): Promise<Reply> => {
     try {
-      return await processJob(job)
+      const parsed = QueuedTask.safeParse(job.data)
+      if (!parsed.success)
+        throw new UnrecoverableError(`job ${job.id} is not a smurfs bench task: ${parsed.error.message}`)
+      const data = parsed.data
+      const run = jobSettingsOf(job, data, secret)
+      const sending = sendingOf(String(job.id), data.nonce, data)
+      const label = `${data.method} ${data.query.group}/${data.query.id}`
+      const { answered, result } = once.run(sending, async () => {
+        if (await doneElsewhere(sending))
+          throw new UnrecoverableError(
+            `job ${job.id} (${label}) was already done with this nonce: a replay, not run again`
+          )
+        return processJob(job, data, run, label)
+      })
+      if (answered === "joined")
+        settings.log(
+          redactText(`${label}: the queue gave it again while it runs here (Redis lost it); joined that run`)
+        )
+      if (answered === "again")
+        settings.log(redactText(`${label}: the queue gave it again after it ran here; answered with that run's result`))
+      return await result
     } catch (e) {
       if (e instanceof UnverifiedJob) {
         settings.log(redactText(`${e.message}; left in the queue for a worker with the coordinator's secret`))
@@ -104,14 +146,7 @@ export const startWorker = (
     }
   }
 
-  const processJob = async (
-    job: Job
-  ): Promise<TaskRecord | { readonly result: TaskRecord; readonly signature: string }> => {
-    const parsed = QueuedTask.safeParse(job.data)
-    if (!parsed.success)
-      throw new UnrecoverableError(`job ${job.id} is not a smurfs bench task: ${parsed.error.message}`)
-    const data = parsed.data
-    const run = jobSettingsOf(job, data, secret)
+  const processJob = async (job: Job, data: QueuedTask, run: JobSettings, label: string): Promise<Reply> => {
     const session = await sessionFor(run).catch((e: Error) => {
       throw new UnrecoverableError(`cannot set up the task's settings on this worker: ${e.message}`)
     })
@@ -151,7 +186,6 @@ export const startWorker = (
         ).pipe(counted)
       )
       .finally(() => clearInterval(timer))
-    const label = `${data.method} ${data.query.group}/${data.query.id}`
     if (result.kind === "crashed") {
       settings.log(redactText(`${label}: crashed (${result.error})`))
       throw new UnrecoverableError(result.error)
@@ -171,14 +205,33 @@ export const startWorker = (
     settings.log(
       `${label}: ${record.finishType === "give_answer" ? "answered" : record.finishType === "give_up" ? "gave up" : "failed by the model server"} in ${((Date.now() - started) / 1000).toFixed(1)} s`
     )
-    // with a secret, the coordinator takes the record only for the job it sent
+    // with a secret, the coordinator takes the record only for the job and the sending it sent
     return secret === undefined
       ? record
-      : { result: record, signature: signatureOf(secret, { jobId: job.id, result: record }) }
+      : { result: record, signature: signatureOf(secret, signedResultOf(job.id, data.nonce, record)) }
   }
 
   const worker = queueWorker(TASK_QUEUE, processor, settings)
+  const redis = () => worker.getBackend().client
+  // a sending the queue took as done is marked in Redis, so that no worker runs a replay of it
+  const doneElsewhere = async (sending: string): Promise<boolean> =>
+    (await bounded(redis().then((client) => client.get(doneKeyOf(DONE_PREFIX, sending))))) === "1"
+  worker.on("completed", (job) => {
+    const parsed = QueuedTask.safeParse(job.data)
+    if (!parsed.success || parsed.data.nonce === undefined) return
+    const key = doneKeyOf(DONE_PREFIX, sendingOf(String(job.id), parsed.data.nonce, parsed.data))
+    void bounded(redis().then((client) => client.set(key, "1", { PX: DONE_MARK_MS })))
+  })
   return { worker, close: closeWorker(worker, sessions) }
+}
+
+/** A Redis call that gives up (undefined) after a few seconds: the marks of done sendings never hold up a task. */
+const bounded = <T>(call: Promise<T>): Promise<T | undefined> => {
+  let timer: NodeJS.Timeout | undefined
+  return Promise.race([
+    call.catch(() => undefined),
+    new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), 5000)))
+  ]).finally(() => clearTimeout(timer))
 }
 
 /** Sessions built once per key and shared by the jobs that need them, for a worker of either queue. */
@@ -229,6 +282,14 @@ export const queueWorker = <R>(
   // ioredis reconnects on its own, so say it once per outage, not once per attempt.
   let lastError: string | undefined
   worker.on("error", (e) => {
+    // a run whose job Redis lost (restarted empty) or gave again meanwhile: not a connection problem
+    const lost = /^(?:Lock mismatch|Missing lock|Missing key) for job (.+?)\. (?:Cmd )?(\w+)/.exec(e.message)
+    if (lost)
+      return settings.log(
+        redactText(
+          `job ${lost[1]}: the queue no longer holds this run of it (${lost[2]}: Redis lost the job or gave it again); it is answered when it comes again`
+        )
+      )
     if (e.message === lastError) return
     lastError = e.message
     settings.log(redactText(`queue error: ${e.message} (reconnecting)`))

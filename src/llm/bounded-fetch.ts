@@ -166,6 +166,17 @@ interface Outgoing {
   readonly headers: Record<string, string>
   readonly body: string | Uint8Array | undefined
   readonly signal: AbortSignal | undefined
+  /** Told when the request is sent once more after a reset of a kept-alive connection (with the error's code). */
+  readonly onResend?: ((code: string) => void) | undefined
+}
+
+/**
+ * A fetch's `init` may carry `onResend` (not part of fetch's own options): told when the request is sent once more
+ * on a new connection after a reset, so that the caller can record the fault (a server that resets every request
+ * looks the same as a connection it had closed).
+ */
+export interface ResendNotice {
+  readonly onResend?: ((code: string) => void) | undefined
 }
 
 /**
@@ -184,9 +195,10 @@ const send = (out: Outgoing, sent: (req: ClientRequest) => void, retried = false
     )
     sent(req)
     req.once("error", (e: NodeJS.ErrnoException) => {
-      if (!retried && req.reusedSocket && (e.code === "ECONNRESET" || e.code === "EPIPE") && !out.signal?.aborted)
+      if (!retried && req.reusedSocket && (e.code === "ECONNRESET" || e.code === "EPIPE") && !out.signal?.aborted) {
+        out.onResend?.(e.code)
         send(out, sent, true).then(resolve, reject)
-      else reject(e)
+      } else reject(e)
     })
     req.end(out.body)
   })
@@ -256,7 +268,8 @@ export const boundedFetch =
       method: (init?.method ?? "GET").toUpperCase(),
       headers,
       body: init?.body ?? undefined,
-      signal
+      signal,
+      onResend: (init as ResendNotice | undefined)?.onResend
     }
     // the signal destroys the request in flight (its reply with it), as Node's own `signal` option does; one
     // listener for the whole fetch, where that option adds a listener and stream watchers to every request

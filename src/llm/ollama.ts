@@ -13,6 +13,7 @@ import type {
 } from "./language-model.ts"
 import { NestingTooDeep, parseJsonBounded, tooDeepMessage, valueNestsDeeper } from "./nesting.ts"
 import { type CallSite, displayHost, fromStatus, fromTransport, tryPromiseWithin } from "./provider-errors.ts"
+import { resendEvents } from "./resend-events.ts"
 import { replyWithThinking } from "./thinking.ts"
 
 /** Everything the provider needs, defaults already applied (see `ModelOptions` in spec.ts for their meaning). */
@@ -218,11 +219,17 @@ const clientOf = (host: string): Promise<Ollama> => {
 const call = <A>(host: string, site: CallSite, run: (client: Ollama) => Promise<A>) =>
   Effect.suspend(() => {
     let last: Response | undefined
+    // a request sent again on a new connection after a reset is a fault of the server's too: an event of the task
+    const resent: Array<string> = []
     return tryPromiseWithin(
       site.timeoutMs,
       async (signal) => {
         const fetch: typeof globalThis.fetch = async (input, init) => {
-          const response = await fetchModel(input, { ...init, signal })
+          const response = await fetchModel(input, {
+            ...init,
+            signal,
+            onResend: (code: string) => void resent.push(code)
+          } as RequestInit)
           last = response
           return response.ok ? response : asJsonError(response)
         }
@@ -233,7 +240,7 @@ const call = <A>(host: string, site: CallSite, run: (client: Ollama) => Promise<
         const http = responseError(e)
         return http ? fromStatus(site, http.status, http.message, last?.headers) : fromTransport(site, e, timedOut)
       }
-    )
+    ).pipe(Effect.ensuring(Effect.suspend(() => resendEvents(site.role, resent.splice(0)))))
   })
 
 /** The bounded fetch every model call goes through (one, so that its keep-alive connections are shared). */

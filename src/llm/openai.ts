@@ -22,6 +22,7 @@ import { ModelTask, makeSlotAffinity, type SlotAffinity } from "./model-task.ts"
 import { NestingTooDeep, parseJsonBounded } from "./nesting.ts"
 import { REFLECTION_PREFIX } from "./ollama.ts"
 import { type CallSite, displayHost, fromStatus, fromTransport, tryPromiseWithin } from "./provider-errors.ts"
+import { resendEvents } from "./resend-events.ts"
 import { replyWithThinking } from "./thinking.ts"
 
 /** Everything the provider needs, defaults already applied (see `ModelOptions` in spec.ts for their meaning). */
@@ -260,7 +261,8 @@ const complete = async (
   { client, sdk, fetch }: BuiltClient,
   body: ChatCompletionCreateParamsNonStreaming,
   signal: AbortSignal,
-  timeoutMs: number
+  timeoutMs: number,
+  onResend?: (code: string) => void
 ): Promise<ChatCompletion | undefined> => {
   const { req, url } = await client.buildRequest({
     method: "post",
@@ -271,7 +273,7 @@ const complete = async (
   })
   let response: Response
   try {
-    response = await fetch(url, req)
+    response = await fetch(url, { ...req, onResend } as RequestInit)
   } catch (e) {
     throw transportError(sdk, e, signal)
   }
@@ -474,10 +476,18 @@ export const makeOpenAIModel = (settings: OpenAISettings): LanguageModelShape =>
       secrets: [settings.apiKey]
     }
     const slot = yield* slotFields(settings)
+    // a request sent again on a new connection after a reset is a fault of the server's too: an event of the task
+    const resent: Array<string> = []
     const send = (field: LimitField) =>
       call(site, client, (built, signal) =>
-        complete(built, { ...toCompletionRequest(settings, request, field), ...slot }, signal, timeoutMs)
-      )
+        complete(
+          built,
+          { ...toCompletionRequest(settings, request, field), ...slot },
+          signal,
+          timeoutMs,
+          (code) => resent.push(code)
+        )
+      ).pipe(Effect.ensuring(Effect.suspend(() => resendEvents(request.role, resent.splice(0)))))
     const field = limitFields.get(limitKey) ?? "max_tokens"
     const completion = yield* send(field).pipe(
       Effect.catchIf(

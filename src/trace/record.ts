@@ -282,6 +282,26 @@ export const Trajectory = z.object({
 })
 export type Trajectory = z.infer<typeof Trajectory>
 
+/**
+ * An earlier attempt of a task that the model server failed, kept in the record of the attempt that replaced it, so
+ * that no fault it met disappears: run again within the run (`retry`) or by a later `--resume` (`resume`).
+ */
+export const EarlierAttempt = z.object({
+  redoneBy: z.enum(["retry", "resume"]),
+  startedAt: z.string(),
+  finishedAt: z.string(),
+  error: z.string().optional(),
+  errorTag: z.string().optional(),
+  modelCalls: z.number(),
+  /** Its model calls that failed and were not sent again (the one that ended it among them). */
+  failedCalls: z.number(),
+  /** Its model calls sent again after a server fault (`totals.serverRetries`). */
+  serverRetries: z.number(),
+  /** Its guardrail interventions, all guardrails together. */
+  guardrails: z.number()
+})
+export type EarlierAttempt = z.infer<typeof EarlierAttempt>
+
 /** One task's record in a run directory (`tasks/<method>/<group>/<taskId>.json`): the trajectory with the runner's context. */
 export const TaskRecord = z.object({
   formatVersion: z.literal(RUN_FORMAT_VERSION),
@@ -313,7 +333,9 @@ export const TaskRecord = z.object({
    * What a benchmark other than StableToolBench keeps of the task, read by its own module (bench/benchmarks/<name>):
    * τ²'s conversation (every message and tool call), its database writes, the termination and the reward.
    */
-  benchmark: z.looseObject({ name: z.string() }).optional()
+  benchmark: z.looseObject({ name: z.string() }).optional(),
+  /** The attempts of this task the model server failed before this one, oldest first (their count: the task's retries). */
+  earlierAttempts: z.array(EarlierAttempt).optional()
 })
 export type TaskRecord = z.infer<typeof TaskRecord>
 
