@@ -480,12 +480,8 @@ export const makeOpenAIModel = (settings: OpenAISettings): LanguageModelShape =>
     const resent: Array<string> = []
     const send = (field: LimitField) =>
       call(site, client, (built, signal) =>
-        complete(
-          built,
-          { ...toCompletionRequest(settings, request, field), ...slot },
-          signal,
-          timeoutMs,
-          (code) => resent.push(code)
+        complete(built, { ...toCompletionRequest(settings, request, field), ...slot }, signal, timeoutMs, (code) =>
+          resent.push(code)
         )
       ).pipe(Effect.ensuring(Effect.suspend(() => resendEvents(request.role, resent.splice(0)))))
     const field = limitFields.get(limitKey) ?? "max_tokens"
