@@ -30,30 +30,37 @@ const TASKS = (
 type Body = { model: string; messages: Array<{ role: string; content?: string | null }>; tools?: unknown }
 
 /**
- * The user names its task (found by its reason for calling in its prompt), then stops once answered; tau2-agent takes
+ * The user names its task (found by its reason for calling in its prompt), then stops once answered (each reply a little late, so that a kill lands mid-run); tau2-agent takes
  * that task's gold actions, one per step; chat only talks. Replies depend on the request alone.
  */
 const reply = (body: Body) => {
+  const delayMs = 40
   const texts = body.messages.map((m) => m.content ?? "").join("\n")
   if (body.model === "user") {
     const task = TASKS.find((t) => texts.includes(t.user_scenario.instructions.reason_for_call))
     const heard = body.messages.filter((m) => m.role === "user").length
-    return { content: heard >= 2 ? "Thanks! ###STOP###" : `Please help with my request (case ${task?.id ?? "?"}).` }
+    return {
+      content: heard >= 2 ? "Thanks! ###STOP###" : `Please help with my request (case ${task?.id ?? "?"}).`,
+      delayMs
+    }
   }
   if (body.tools !== undefined) {
     const task = TASKS.find((t) => texts.includes(`(case ${t.id})`))
     const done = body.messages.filter((m) => m.role === "tool").length
     const next = task?.evaluation_criteria.actions[done]
-    return next ? { content: "", toolCalls: [{ name: next.name, arguments: next.arguments }] } : { content: "Done." }
+    return next
+      ? { content: "", toolCalls: [{ name: next.name, arguments: next.arguments }], delayMs }
+      : { content: "Done.", delayMs }
   }
   // smurfs chat's intent step: small talk, answered directly
-  return { content: JSON.stringify({ intent: "small_talk", reply: "Hello! How can I help?" }) }
+  return { content: JSON.stringify({ intent: "small_talk", reply: "Hello! How can I help?" }), delayMs }
 }
 
 const recordsOf = (out: string) =>
   ["chat", "tau2-agent"].flatMap((m) => {
     const dir = join(out, "tasks", m, "retail")
-    return existsSync(dir) ? readdirSync(dir).map((f) => `${m}/${f}`) : []
+    // (a record being written is a temp file beside it until it is whole)
+    return existsSync(dir) ? readdirSync(dir).flatMap((f) => (f.endsWith(".json") ? [`${m}/${f}`] : [])) : []
   })
 
 describe.skipIf(unavailable !== undefined)(
@@ -73,7 +80,7 @@ describe.skipIf(unavailable !== undefined)(
       rmSync(scratch, { recursive: true, force: true })
     })
 
-    it("runs each conversation as a job on a worker with its own checkout; records, labels, resume and compare as in process", async () => {
+    it("runs each conversation as a job on a worker with its own checkout; records, labels, resume after kill -9 and compare as in process", async () => {
       const env = { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: "test" }
       const out = join(scratch, "run")
       const worker = start(["worker", "--queue", redis.url, "--concurrency", "2", "--tau2", FIXTURE], env)
@@ -83,8 +90,19 @@ describe.skipIf(unavailable !== undefined)(
         ...["--ids", "0,36", "--model", "openai:agent", "--user-model", "openai:user", "--trials", "2"],
         ...["--out", out]
       ]
-      const coordinator = start(args, env)
+      // the coordinator is killed once the first conversation is on disk, and resumed: the run's jobs are taken up again
+      const first = start(args, env)
+      const deadline = Date.now() + 60_000
+      while (recordsOf(out).length === 0 && first.child.exitCode === null && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 20))
+      first.child.kill("SIGKILL")
+      await first.exited
+      const before = recordsOf(out).length
+      expect(before, first.stderr).toBeGreaterThan(0)
+      expect(before).toBeLessThan(8)
+      const coordinator = start([...args, "--resume"], env)
       expect(await coordinator.exited, coordinator.stderr).toBe(0)
+      expect(coordinator.stderr).toContain(`${before} already done`)
       // 2 tasks x 2 trials x 2 agents, each its own record, written by the coordinator
       expect(recordsOf(out).sort()).toEqual(
         ["chat", "tau2-agent"].flatMap((m) =>
@@ -104,7 +122,7 @@ describe.skipIf(unavailable !== undefined)(
       expect(existsSync(labels), `no labels in ${out}/eval`).toBe(true)
       expect(worker.stderr).toMatch(/tau2-agent retail\/36: answered/)
 
-      // resumed over the queue: nothing is left to run
+      // resumed again: nothing is left to run
       const resumed = start([...args, "--resume"], env)
       expect(await resumed.exited, resumed.stderr).toBe(0)
       expect(resumed.stderr).toContain("8 already done")
