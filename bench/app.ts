@@ -50,6 +50,7 @@ import {
 import { writeJsonAtomic } from "../src/trace/atomic-write.ts"
 import { readFileBounded } from "../src/trace/guarded-fs.ts"
 import { version } from "../src/version.ts"
+import { CONVERSER_NAMES } from "./benchmarks/tau2/conversers.ts"
 import { type BenchQuery, loadQueries } from "./datasets.ts"
 import { missCounts } from "./eval/judge-input.ts"
 import { runMissCounts } from "./eval/sources.ts"
@@ -75,6 +76,7 @@ import {
   limitsOf,
   pathsOf,
   repeatsRuns,
+  type Tau2JobSettings,
   toolsetOf
 } from "./settings.ts"
 import { taskOf } from "./tasks.ts"
@@ -370,13 +372,17 @@ const runIdFor = (out: string, config: RunConfig): string => {
   return runIdOf(out, config.createdAt)
 }
 
-/** The queue's executor; bullmq and ioredis (optional peer packages) load here, or are named when missing. */
-const queueExecutorFor = (
+/**
+ * The queue's executor; bullmq and ioredis (optional peer packages) load here, or are named when missing. A benchmark
+ * whose jobs carry more than the run options (τ²'s conversations) gives its own `jobSettings`.
+ */
+export const queueExecutorFor = (
   settings: BenchSettings,
   queueUrl: string,
   config: RunConfig,
   progress: Progress,
-  retrieval: RetrievalRecord | undefined
+  retrieval: RetrievalRecord | undefined,
+  jobSettings: JobSettings = jobSettingsOf(settings)
 ) =>
   Effect.flatMap(
     loadWithPeers(QUEUE_PEERS, () => import("./queue/queue-executor.ts")),
@@ -389,7 +395,7 @@ const queueExecutorFor = (
         ...QUEUE_DEFAULTS,
         queueUrl,
         runId: runIdFor(settings.out, config),
-        settings: jobSettingsOf(settings),
+        settings: jobSettings,
         onRequeued: (count) =>
           progress.log(
             `the queue had lost ${count === 1 ? "a task" : `${count} tasks`} (Redis restarted empty or was flushed): queued again`
@@ -646,6 +652,10 @@ export interface WorkerOwnSettings {
   readonly callCache?: string | undefined
   /** Where simulated responses are stored on this machine. */
   readonly storeDir: string
+  /** Its τ²-bench checkout (--tau2), for τ² conversations: their domain and τ²'s texts are read there. */
+  readonly tau2?: string | undefined
+  /** Its --user-model: the model that plays τ²'s user here, instead of the run's. */
+  readonly userModel?: string | undefined
 }
 
 /**
@@ -678,15 +688,40 @@ export const workerStbToolsOf = (wanted: string, own: Pick<WorkerOwnSettings, "s
   )
 }
 
+/** A τ² job's checkout and user model on this worker: its own --tau2, never a path from the job; its user model or the job's. */
+export const workerTau2Of = (
+  job: Tau2JobSettings,
+  own: Pick<WorkerOwnSettings, "tau2" | "userModel">
+): Pick<BenchSettings, "tau2" | "domain" | "userModel" | "taskSplit" | "methods"> => {
+  if (own.tau2 === undefined)
+    throw new Error(
+      "the run holds τ²-bench conversations: give this worker its own checkout (smurfs worker --tau2 <dir>)"
+    )
+  const userModel = own.userModel ?? job.userModel
+  if (own.userModel === undefined && !isPortableSpec(job.userModel))
+    throw new Error(
+      `the run's user model ${job.userModel} names a file or folder of the coordinator's machine, which a worker never reads from a job: give this worker its own --user-model`
+    )
+  return {
+    tau2: own.tau2,
+    domain: job.domain,
+    userModel,
+    ...(job.taskSplit === undefined ? {} : { taskSplit: job.taskSplit }),
+    methods: [...CONVERSER_NAMES]
+  }
+}
+
 /** The settings a worker runs a job's tasks with: the job's run options (validated JobSettings) and its own everything else. */
 export const workerBenchSettings = (job: JobSettings, own: WorkerOwnSettings): BenchSettings => {
-  const { prompts, model, toolDescriptions, ...options } = job
+  const { prompts, model, toolDescriptions, tau2, ...options } = job
   return BenchSettings.parse({
     ...options,
     out: own.storeDir,
     data: own.data,
     // a job names its method; the session holds every method, so jobs of any method share it
     methods: [...METHOD_NAMES],
+    // a τ² conversation: this worker's checkout, the run's domain and agents
+    ...(tau2 === undefined ? {} : workerTau2Of(tau2, own)),
     model: workerModelOf(model, own),
     concurrency: own.concurrency,
     stb: workerStbOf(prompts, own),

@@ -185,10 +185,16 @@ export const BenchSettings = z
           message:
             "--tau2 needs --user-model <spec>: the model that plays the user (τ² uses a model apart from the agent's)"
         })
-      if (s.queue !== undefined || s.replayFrom !== undefined)
+      if (s.replayFrom !== undefined)
         ctx.addIssue({
           code: "custom",
-          message: "--tau2 runs in this process: --queue and --replay-from are for StableToolBench runs"
+          message: "--tau2 runs its conversations anew: --replay-from is for StableToolBench runs"
+        })
+      if (s.judge !== undefined && s.queue !== undefined)
+        ctx.addIssue({
+          code: "custom",
+          message:
+            "--judge judges τ²'s natural-language assertions in this process: run without --queue to judge them (a worker's conversations leave them not evaluated)"
         })
     }
     if (s.force && !s.resume)
@@ -311,6 +317,23 @@ export const limitsOf = (settings: BenchSettings) => ({
   observationLimit: settings.observationLimit ?? REACT_DEFAULTS.observationLimit
 })
 
+/** Whose texts prompt τ²'s agent and user: τ²'s own from a checkout, or ours (a checkout without them). */
+const TextSource = z.enum(["tau2", "smurfs"])
+
+/**
+ * What a queued τ² conversation carries besides the run options: the domain, the user's model (a setting of the run:
+ * a worker uses it when it has no --user-model of its own and the spec names nothing of the coordinator's machine)
+ * and whose texts prompt the agent and the user, which the worker's checkout must give too.
+ */
+export const Tau2JobSettings = z.strictObject({
+  domain: z.string().min(1),
+  userModel: z.string().min(1),
+  taskSplit: z.string().min(1).optional(),
+  agentPrompt: TextSource,
+  userGuidelines: TextSource
+})
+export type Tau2JobSettings = z.infer<typeof Tau2JobSettings>
+
 /**
  * What a queued job may carry: the run options that shape a task, the model when it names nothing of
  * the coordinator's machine, and which prompt texts run (the worker reads them from its own checkout).
@@ -332,7 +355,9 @@ export const JobSettings = z.strictObject({
   embed: z.string().refine(isPortableSpec, "the embedding model must be ollama:<model> or openai:<model>").optional(),
   prompts: z.enum(["smurfs", "stabletoolbench"]),
   /** Whether the run describes each tool from StableToolBench's tools folder (a worker reads its own --stb-tools). */
-  toolDescriptions: z.enum(["api-list", "tools-folder"]).optional()
+  toolDescriptions: z.enum(["api-list", "tools-folder"]).optional(),
+  /** A τ² run's conversations (a worker reads the domain and τ²'s texts from its own --tau2 checkout). */
+  tau2: z.optional(Tau2JobSettings)
 })
 export type JobSettings = z.infer<typeof JobSettings>
 

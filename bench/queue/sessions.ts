@@ -11,6 +11,7 @@ import {
   workerModelOf,
   workerStbOf
 } from "../app.ts"
+import { tau2SessionOf } from "../benchmarks/tau2/worker-session.ts"
 import { judgePrompts } from "../eval/judge-prompts.ts"
 import type { JobSettings } from "../settings.ts"
 import type { JudgeSession } from "./judge-queue.ts"
@@ -21,6 +22,8 @@ export const sessionOf =
   (own: WorkerOwnSettings) =>
   async (job: JobSettings): Promise<Session> => {
     const settings = workerBenchSettings(job, own)
+    // a τ² run's jobs are conversations on this worker's own checkout
+    if (job.tau2 !== undefined) return tau2SessionOf(settings, job.tau2)
     const runtime = ManagedRuntime.make(benchModelLayer(settings))
     const taskOf = await runtime.runPromise(taskBuilder(settings))
     return {

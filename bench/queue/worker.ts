@@ -7,7 +7,7 @@ import { LanguageModel } from "../../src/llm/language-model.ts"
 import { observeModel } from "../../src/llm/observe.ts"
 import { redactText } from "../../src/trace/redact.ts"
 import type { BenchQuery } from "../datasets.ts"
-import { executeTask } from "../execute-task.ts"
+import { executeTask, type TaskJob, type TaskResult } from "../execute-task.ts"
 import type { TaskRecord } from "../run-format.ts"
 import { BENCH_SETTINGS_VERSION, JobSettings } from "../settings.ts"
 import { connectionOf, TASK_QUEUE, WORKER_DEFAULTS } from "./connection.ts"
@@ -30,6 +30,11 @@ export interface Session {
   readonly taskOf: (query: BenchQuery, retrieval: QueuedTask["retrieval"], method: string) => Effect.Effect<Task, Error>
   readonly modelSpec: string
   readonly fullTrace: boolean
+  /**
+   * How a job runs when it is not a method on a Task (a benchmark's conversation, bench/benchmarks): the job to its
+   * record, as the bench's `runTask` runs it in process. `methods` and `taskOf` are then not used.
+   */
+  readonly runJob?: ((job: TaskJob) => Effect.Effect<TaskResult, never, LanguageModel>) | undefined
 }
 
 /**
@@ -150,8 +155,9 @@ export const startWorker = (
     const session = await sessionFor(run).catch((e: Error) => {
       throw new UnrecoverableError(`cannot set up the task's settings on this worker: ${e.message}`)
     })
+    const runJob = session.runJob
     const method = session.methods.get(data.method)
-    if (!method) throw new UnrecoverableError(`unknown method "${data.method}"`)
+    if (!method && !runJob) throw new UnrecoverableError(`unknown method "${data.method}"`)
     const started = Date.now()
     // the coordinator counts model calls as they happen: this task's counts so far go out as the job's progress
     const calls: TaskCalls = { modelCalls: 0, tokens: 0 }
@@ -170,22 +176,28 @@ export const startWorker = (
         }
       })
     )
-    const task = await session.runtime
-      .runPromise(session.taskOf(data.query, data.retrieval, data.method))
-      .catch((e: Error) => {
-        clearInterval(timer)
-        throw new UnrecoverableError(`cannot set up the task on this worker: ${e.message}`)
-      })
-    const result = await session.runtime
-      .runPromise(
-        executeTask(
-          method,
-          task,
-          { method: data.method, query: data.query },
-          { modelSpec: session.modelSpec, fullTrace: session.fullTrace }
-        ).pipe(counted)
-      )
-      .finally(() => clearInterval(timer))
+    // a benchmark's job (a τ² conversation) is its trial too: the record says which, as the coordinator's would
+    const jobOf: TaskJob = {
+      method: data.method,
+      query: data.query,
+      ...(data.run === undefined ? {} : { run: data.run, ...(run.seed === undefined ? {} : { seed: run.seed }) })
+    }
+    const task = runJob
+      ? undefined
+      : await session.runtime.runPromise(session.taskOf(data.query, data.retrieval, data.method)).catch((e: Error) => {
+          clearInterval(timer)
+          throw new UnrecoverableError(`cannot set up the task on this worker: ${e.message}`)
+        })
+    const ran =
+      task === undefined
+        ? runJob!(jobOf)
+        : executeTask(
+            method!,
+            task,
+            { method: data.method, query: data.query },
+            { modelSpec: session.modelSpec, fullTrace: session.fullTrace }
+          )
+    const result = await session.runtime.runPromise(ran.pipe(counted)).finally(() => clearInterval(timer))
     if (result.kind === "crashed") {
       settings.log(redactText(`${label}: crashed (${result.error})`))
       throw new UnrecoverableError(result.error)

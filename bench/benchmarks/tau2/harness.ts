@@ -5,25 +5,27 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { smurfsProfileOptions } from "../../../src/agents/profile.ts"
 import type { Method } from "../../../src/agents/task.ts"
-import { LanguageModel } from "../../../src/llm/language-model.ts"
+import { LanguageModel, type LanguageModelShape } from "../../../src/llm/language-model.ts"
 import { PoolStats, poolStatsLayer } from "../../../src/llm/pool.ts"
 import { withRequestDefaults } from "../../../src/llm/request-defaults.ts"
 import { checkModelPresent, standaloneModel } from "../../../src/llm/spec.ts"
 import { writeJsonAtomic } from "../../../src/trace/atomic-write.ts"
 import { version } from "../../../src/version.ts"
-import { type BenchOutcome, benchModelLayer } from "../../app.ts"
+import { type BenchOutcome, benchModelLayer, queueExecutorFor } from "../../app.ts"
 import { type BenchQuery, DatasetError } from "../../datasets.ts"
 import { missCounts } from "../../eval/judge-input.ts"
 import { type PassLabels, passLabelsPath } from "../../eval/labels.ts"
+import type { TaskExecutor, TaskJob, TaskResult } from "../../execute-task.ts"
 import type { Progress } from "../../progress.ts"
+import type { QueueUnavailable } from "../../queue/connection.ts"
 import { readRecords } from "../../run-dir.ts"
 import { RUN_FORMAT_VERSION, type RunConfig, runOf, type TaskRecord } from "../../run-format.ts"
 import { type MethodEntry, runBench } from "../../runner.ts"
-import { agentRunsOf, type BenchSettings, repeatsRuns } from "../../settings.ts"
+import { agentRunsOf, type BenchSettings, type JobSettings, jobSettingsOf, repeatsRuns } from "../../settings.ts"
 import { CONVERSATION_LIMITS } from "./conversation.ts"
 import { runConversationTask } from "./conversation-task.ts"
 import { agentInstructionOf } from "./conversers.ts"
-import { nlJudgePromptOf } from "./nl-judge.ts"
+import { type NlJudge, nlJudgePromptOf } from "./nl-judge.ts"
 import type { Tau2DomainLoader, Tau2DomainView } from "./port.ts"
 import { isSuccess, Tau2RecordData } from "./transcript.ts"
 import { scenarioText, userGuidelinesOf } from "./user-simulator.ts"
@@ -167,6 +169,75 @@ const runConfigOf = (
 /** The runner's method entries: conversations run through `runTask`, never as a Method on a Task. */
 const notATaskMethod: Method = () => Effect.die(new Error("a conversation runs through the benchmark's runTask"))
 
+/** What a conversation runs with besides its job: the domain, τ²'s texts and the user's model, on either machine. */
+export interface ConversationSetup {
+  readonly domain: Tau2DomainView
+  readonly guidelines: string
+  readonly agentInstruction: string
+  readonly userModel: LanguageModelShape
+  /** The judge of the task's natural-language assertions (`--judge`, in this process only); none: not evaluated. */
+  readonly nlJudge?: NlJudge | undefined
+}
+
+/** A conversation job to its record, as the run's settings say (in this process, or on a queue worker's session). */
+export const conversationRunner =
+  (settings: BenchSettings, setup: ConversationSetup) =>
+  (job: TaskJob): Effect.Effect<TaskResult, never, LanguageModel> =>
+    runConversationTask(job, {
+      domain: setup.domain,
+      guidelines: setup.guidelines,
+      agentInstruction: setup.agentInstruction,
+      // each trial's seed on the user's requests too, as τ² seeds both sides
+      userModel: job.seed === undefined ? setup.userModel : withRequestDefaults(setup.userModel, { seed: job.seed }),
+      userModelSpec: settings.userModel!,
+      modelSpec: settings.model,
+      smurfs: settings.methods.includes("chat")
+        ? {
+            ...smurfsProfileOptions(settings.profile, settings.smurfsSrc, settings.temperature),
+            maxSteps: settings.smurfsMaxSteps
+          }
+        : undefined,
+      fullTrace: settings.fullTrace,
+      maxRecordBytes: settings.maxRecordBytes,
+      nlJudge: setup.nlJudge
+    })
+
+/** Whose text it is: τ²'s own from the checkout, or ours. */
+export const textSourceOf = (source: string): "tau2" | "smurfs" => (source.startsWith("tau2:") ? "tau2" : "smurfs")
+
+const withoutToolDescriptions = ({ toolDescriptions: _, ...rest }: JobSettings): JobSettings => rest
+
+/** What a queued conversation carries: the run options, the domain, the user's model and whose texts prompt them. */
+export const tau2JobSettings = (
+  settings: BenchSettings,
+  texts: { readonly agent: string; readonly user: string }
+): JobSettings => ({
+  ...withoutToolDescriptions(jobSettingsOf(settings)),
+  // (StableToolBench's texts prompt nothing of a conversation: the worker needs no --stb for it)
+  prompts: "smurfs",
+  tau2: {
+    domain: settings.domain,
+    userModel: settings.userModel!,
+    ...(settings.taskSplit === undefined ? {} : { taskSplit: settings.taskSplit }),
+    agentPrompt: textSourceOf(texts.agent),
+    userGuidelines: textSourceOf(texts.user)
+  }
+})
+
+/** A conversation's reward label, written beside its record as soon as the record comes (here or from a worker). */
+const writeRewardLabel = (runDir: string, result: TaskResult) => {
+  const labels = result.kind === "record" ? rewardLabels(result.record) : undefined
+  return labels === undefined
+    ? Effect.void
+    : writeJsonAtomic(
+        {
+          root: runDir,
+          path: passLabelsPath(runDir, TAU2_JUDGE, labels.method, labels.group, labels.taskId, labels.agentRun ?? 0)
+        },
+        labels
+      ).pipe(Effect.ignore)
+}
+
 /** A τ² run: the conversations into the run directory, each record with its reward and label. */
 export const runTau2 = (settings: BenchSettings, progress: Progress, loadDomain: Tau2DomainLoader) =>
   Effect.gen(function* () {
@@ -176,7 +247,6 @@ export const runTau2 = (settings: BenchSettings, progress: Progress, loadDomain:
     const queries = yield* tau2Queries(domain, settings)
     if (queries.length === 0) return { kind: "no-queries" } as BenchOutcome
     const model = yield* LanguageModel
-    const userModel = yield* standaloneModel(userSpec, { timeoutMs: settings.timeoutMs })
     const guidelines = userGuidelinesOf(tau2)
     const instruction = agentInstructionOf(tau2)
     const judgeSpec = settings.judge
@@ -189,57 +259,43 @@ export const runTau2 = (settings: BenchSettings, progress: Progress, loadDomain:
             spec: judgeSpec,
             prompt: judgePrompt.text
           }
+    const texts = { agent: instruction.source, user: guidelines.source }
     const config = runConfigOf({ ...settings, tau2 }, domain, queries, model.info.model, {
-      agent: instruction.source,
-      user: guidelines.source,
+      ...texts,
       judge: judgePrompt?.source
     })
-    const smurfs = settings.methods.includes("chat")
-      ? {
-          ...smurfsProfileOptions(settings.profile, settings.smurfsSrc, settings.temperature),
-          maxSteps: settings.smurfsMaxSteps
-        }
-      : undefined
     const methods: Array<MethodEntry> = settings.methods.map((name) => ({ name, method: notATaskMethod }))
+    // on a queue each conversation is a job a worker runs on its own checkout; its record is written here
+    const queued =
+      settings.queue === undefined
+        ? undefined
+        : yield* queueExecutorFor(
+            settings,
+            settings.queue,
+            config,
+            progress,
+            undefined,
+            tau2JobSettings(settings, texts)
+          )
+    const executor: TaskExecutor<QueueUnavailable> | undefined = queued && {
+      ...queued,
+      execute: (job) => queued.execute(job).pipe(Effect.tap((result) => writeRewardLabel(settings.out, result)))
+    }
+    // in this process (with a queue the runner sends the jobs to the workers instead, and writes what they give)
+    const runTask = conversationRunner(settings, {
+      domain,
+      guidelines: guidelines.text,
+      agentInstruction: instruction.text,
+      userModel: yield* standaloneModel(userSpec, { timeoutMs: settings.timeoutMs }),
+      nlJudge
+    })
     const summary = yield* runBench({
       runDir: settings.out,
       config,
       queries,
       methods,
-      runTask: (job) =>
-        runConversationTask(job, {
-          domain,
-          guidelines: guidelines.text,
-          agentInstruction: instruction.text,
-          // each trial's seed on the user's requests too, as τ² seeds both sides
-          userModel: job.seed === undefined ? userModel : withRequestDefaults(userModel, { seed: job.seed }),
-          userModelSpec: userSpec,
-          modelSpec: settings.model,
-          smurfs,
-          nlJudge,
-          fullTrace: settings.fullTrace,
-          maxRecordBytes: settings.maxRecordBytes
-        }).pipe(
-          Effect.tap((result) => {
-            const labels = result.kind === "record" ? rewardLabels(result.record) : undefined
-            return labels === undefined
-              ? Effect.void
-              : writeJsonAtomic(
-                  {
-                    root: settings.out,
-                    path: passLabelsPath(
-                      settings.out,
-                      TAU2_JUDGE,
-                      labels.method,
-                      labels.group,
-                      labels.taskId,
-                      labels.agentRun ?? 0
-                    )
-                  },
-                  labels
-                ).pipe(Effect.ignore)
-          })
-        ),
+      runTask: (job) => runTask(job).pipe(Effect.tap((result) => writeRewardLabel(settings.out, result))),
+      executor,
       concurrency: settings.concurrency,
       resume: settings.resume,
       force: settings.force,
@@ -271,7 +327,8 @@ export const runTau2Settings = (settings: BenchSettings, progress: Progress, loa
     Effect.scoped,
     Effect.provide(layer.pipe(Layer.provideMerge(poolStatsLayer)))
   )
-  if (settings.resume) return run
+  // on a queue the workers' servers hold the models; a resumed run checks its settings against the run's first
+  if (settings.resume || settings.queue !== undefined) return run
   // a misspelled model (or user model) fails here, before the run directory exists
   const present = (spec: string) =>
     Effect.tap(checkModelPresent(spec, { timeoutMs: settings.timeoutMs }), (warnings) =>

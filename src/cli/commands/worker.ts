@@ -49,6 +49,10 @@ options:
   --stb-tools <dir>         this machine's copy of StableToolBench's tools folder, for runs that read one
   --smurfs-src <dir>        this machine's checkout of the Smurfs authors' code, for runs under --profile reference
                             (default $SMURFS_SRC)
+  --tau2 <dir>              this machine's τ²-bench checkout, for runs of \`bench --tau2\` (their domain and τ²'s texts
+                            are read here)
+  --user-model <spec>       the model that plays τ²'s user here, instead of the run's (taken only when it names no
+                            file or folder)
   --call-cache <dir>        cache model replies and tool results here
   --store-dir <dir>         where simulated responses are stored here (default a folder under the system's temp dir)
   --lock-ms <ms>            how long a task stays taken without a sign of life; a killed worker's tasks
@@ -78,7 +82,9 @@ const OPTIONS = {
   "embed-cache": { type: "string" },
   "call-cache": { type: "string" },
   "store-dir": { type: "string" },
-  "smurfs-src": { type: "string" }
+  "smurfs-src": { type: "string" },
+  tau2: { type: "string" },
+  "user-model": { type: "string" }
 } as const satisfies ParseArgsOptionsConfig
 
 export const COMMAND = { name: "worker", help: HELP, options: OPTIONS } as const
@@ -107,7 +113,9 @@ const parse = ({ values }: ParsedCommand<typeof OPTIONS>) => {
     smurfsSrc: smurfsSrcDirOf(values["smurfs-src"]),
     embedCache: values["embed-cache"] === undefined ? undefined : resolve(values["embed-cache"]),
     callCache: values["call-cache"] === undefined ? undefined : resolve(values["call-cache"]),
-    storeDir: resolve(values["store-dir"] ?? join(tmpdir(), "smurfs-worker", "simulated"))
+    storeDir: resolve(values["store-dir"] ?? join(tmpdir(), "smurfs-worker", "simulated")),
+    tau2: values.tau2 === undefined ? undefined : resolve(values.tau2),
+    userModel: values["user-model"]
   }
   return {
     queue: values.queue,
