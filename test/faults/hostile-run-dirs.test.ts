@@ -203,6 +203,7 @@ describe("symbolic links inside a run directory (point 1)", () => {
     expect(await serveFind({ storeDir: join(out, "simulated"), storeRoot: out })).toEqual({
       ok: true,
       content: '{"name":"found"}',
+      structured: { name: "found" },
       served: { by: "simulated", simulator: "scripted:scripted · smurfs" }
     })
     expect(tree(outside)).toEqual([])
