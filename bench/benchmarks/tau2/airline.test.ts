@@ -115,8 +115,7 @@ describe("the airline domain on the fixture", () => {
       const describe = (p: PySchema) => Object.entries(p.properties).map(([k, v]) => [k, v.description])
       expect(describe(shown.function.parameters), name).toEqual(describe(expected.function.parameters))
       // pydantic writes nested models as $defs; the port writes them inline (see the README)
-      if (expected.function.parameters.$defs === undefined)
-        expect(shown, name).toEqual(expected)
+      if (expected.function.parameters.$defs === undefined) expect(shown, name).toEqual(expected)
     }
   })
 })

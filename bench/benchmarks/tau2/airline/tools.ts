@@ -338,9 +338,7 @@ export const AIRLINE_TOOLS: ReadonlyArray<Tau2ToolSpec<AirlineDb>> = [
       for (const first of searchDirectFlight(db, date, s(args, "origin"), undefined)) {
         first.date = date
         // τ²'s next day: May only, the day not zero-padded (`2024-05-{int(date[-2:]) + 1}`)
-        const date2 = first.scheduled_arrival_time_est.includes("+1")
-          ? `2024-05-${pyIntOf(date.slice(-2)) + 1}`
-          : date
+        const date2 = first.scheduled_arrival_time_est.includes("+1") ? `2024-05-${pyIntOf(date.slice(-2)) + 1}` : date
         for (const second of searchDirectFlight(
           db,
           date2,
