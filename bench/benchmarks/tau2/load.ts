@@ -126,7 +126,8 @@ export const loadTau2DomainSync = (checkout: string, domain: string): Tau2Domain
       hint: `Choose one of: ${tau2DomainNames().join(", ")}`
     })
   const dir = join(checkout, "data", "tau2", "domains", domain)
-  if (!existsSync(dir))
+  // a τ² checkout without this domain (a wrong --tau2 path is named by its first missing file below)
+  if (existsSync(join(checkout, "data", "tau2", "domains")) && !existsSync(dir))
     throw new Tau2DataError({
       path: dir,
       problem: `no folder of τ²'s ${domain} domain here (the checkout has no data/tau2/domains/${domain}/)`,
