@@ -3,7 +3,14 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as Effect from "effect/Effect"
 import { afterAll, describe, expect, it } from "vitest"
-import { callTau2Tool, replayGold, type Tau2DataError } from "./index.ts"
+import {
+  callTau2Tool,
+  replayGold,
+  scoreConversation,
+  type Tau2DataError,
+  type Tau2MessageInput,
+  type Tau2Task
+} from "./index.ts"
 import { loadTau2Domain, loadTau2DomainSync } from "./load.ts"
 
 const FIXTURE = join(import.meta.dirname, "../../../test/fixtures/tau2-airline")
@@ -117,6 +124,54 @@ describe("the airline domain on the fixture", () => {
       // pydantic writes nested models as $defs; the port writes them inline (see the README)
       if (expected.function.parameters.$defs === undefined) expect(shown, name).toEqual(expected)
     }
+  })
+})
+
+type Call = { readonly name: string; readonly arguments: Record<string, unknown> }
+
+/** A scripted conversation: the agent makes `calls` on its own database, says `said`, and the user stops. */
+const converse = (t: Tau2Task, calls: ReadonlyArray<Call>, said: string) => {
+  const tools = domain.tools(domain.initialDb(t))
+  const messages: Array<Tau2MessageInput> = [{ role: "user", content: "Hi, I need a flight." }]
+  calls.forEach((call, k) => {
+    messages.push({ role: "assistant", content: null, tool_calls: [{ id: `call_${k}`, ...call }] })
+    const answer = callTau2Tool(tools, call.name, call.arguments)
+    messages.push({ role: "tool", id: `call_${k}`, content: answer.content, error: answer.error })
+  })
+  messages.push({ role: "assistant", content: said }, { role: "user", content: "Thanks. ###STOP###" })
+  return { messages, termination: "user_stop" as const }
+}
+
+describe("scoring an airline conversation as τ²", () => {
+  const t = domain.tasks.find((x) => x.id === "book_with_gift_card") as Tau2Task
+  const gold = (t.evaluation_criteria?.actions ?? []).map((a) => ({ name: a.name, arguments: a.arguments }))
+
+  it("scores 1 for the gold booking with the price told, 0 on COMMUNICATE without it", () => {
+    expect(scoreConversation(domain, t, converse(t, gold, "Booked: HATHAT, 200 dollars in all."))).toMatchObject({
+      reward: 1,
+      breakdown: { DB: 1, COMMUNICATE: 1 }
+    })
+    expect(scoreConversation(domain, t, converse(t, gold, "Booked: HATHAT."))).toMatchObject({
+      reward: 0,
+      breakdown: { DB: 1, COMMUNICATE: 0 }
+    })
+  })
+
+  it("scores 0 on DB for the same booking paid the other way round (the gift card keeps its balance)", () => {
+    const booking = gold[3] as Call
+    const swapped = {
+      ...booking,
+      arguments: {
+        ...booking.arguments,
+        payment_methods: [
+          { payment_id: "gift_card_1002", amount: 50 },
+          { payment_id: "credit_card_1001", amount: 150 }
+        ]
+      }
+    }
+    const reward = scoreConversation(domain, t, converse(t, [...gold.slice(0, 3), swapped], "200 dollars in all."))
+    expect(reward.breakdown.DB).toBe(0)
+    expect(reward.reward).toBe(0)
   })
 })
 
