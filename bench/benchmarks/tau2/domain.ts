@@ -132,6 +132,11 @@ const title = (name: string): string =>
 const jsonTypeOf = (schema: z.ZodType): Record<string, unknown> => {
   const json = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>
   const { $schema: _, ...rest } = json
+  // zod bounds an int to the safe integers; pydantic writes a Python int as a bare `"type": "integer"`
+  if (rest["type"] === "integer" && rest["maximum"] === Number.MAX_SAFE_INTEGER) {
+    delete rest["maximum"]
+    delete rest["minimum"]
+  }
   return rest
 }
 

@@ -1,9 +1,13 @@
 // The τ² domains this port has: one entry per domain (a database schema, its tools; the policy and tasks are read
-// from the user's checkout). Airline would be one more entry of the same shape.
+// from the user's checkout).
+import { AIRLINE } from "./airline/index.ts"
 import type { Tau2DomainSpec } from "./domain.ts"
 import { RETAIL } from "./retail/index.ts"
 
-export const TAU2_DOMAIN_SPECS: ReadonlyArray<Tau2DomainSpec<unknown>> = [RETAIL as unknown as Tau2DomainSpec<unknown>]
+export const TAU2_DOMAIN_SPECS: ReadonlyArray<Tau2DomainSpec<unknown>> = [
+  RETAIL as unknown as Tau2DomainSpec<unknown>,
+  AIRLINE as unknown as Tau2DomainSpec<unknown>
+]
 
 /** The names `--domain` takes. */
 export const tau2DomainNames = (): ReadonlyArray<string> => TAU2_DOMAIN_SPECS.map((d) => d.name)

@@ -126,6 +126,13 @@ export const loadTau2DomainSync = (checkout: string, domain: string): Tau2Domain
       hint: `Choose one of: ${tau2DomainNames().join(", ")}`
     })
   const dir = join(checkout, "data", "tau2", "domains", domain)
+  // a τ² checkout without this domain (a wrong --tau2 path is named by its first missing file below)
+  if (existsSync(join(checkout, "data", "tau2", "domains")) && !existsSync(dir))
+    throw new Tau2DataError({
+      path: dir,
+      problem: `no folder of τ²'s ${domain} domain here (the checkout has no data/tau2/domains/${domain}/)`,
+      hint: `Use a τ²-bench checkout that ships the ${domain} domain, or choose another domain (${tau2DomainNames().join(", ")})`
+    })
   const policy = readText(join(dir, "policy.md"), "policy (policy.md)")
   const tasksPath = join(dir, "tasks.json")
   const tasks = parseWith(tasksPath, () => Tau2TaskFile.parse(JSON.parse(readText(tasksPath, "task file"))))
@@ -163,7 +170,7 @@ export const loadTau2DomainSync = (checkout: string, domain: string): Tau2Domain
 }
 
 /**
- * Load τ²'s `domain` ("retail") from the user's checkout `checkout` (the folder holding data/tau2/domains/...):
+ * Load τ²'s `domain` ("retail", "airline") from the user's checkout `checkout` (the folder holding data/tau2/domains/...):
  * policy.md, tasks.json (zod-typed τ² tasks), split_tasks.json when present, and db.json validated against the
  * domain's schema. Fails with Tau2DataError (bad input) naming the file.
  */
