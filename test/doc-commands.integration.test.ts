@@ -37,8 +37,8 @@ const NOT_RUN: Readonly<Record<string, string>> = {
     "the package is not on npm yet (E404); test/package.test.ts installs the packed tarball instead",
   "npx smurfs data pull stabletoolbench --cache":
     "fetches StableToolBench's files from GitHub and Hugging Face, pinned by checksum, which this machine cannot reach; test/cli/pull.test.ts runs `smurfs data pull` (and `bench --data` on what it pulled) against a loopback host",
-  "npx smurfs bench --tau2 ../shared/tau2 --domain retail --method chat,tau2-agent --model ollama:qwen2.5:7b --user-model ollama:qwen2.5:32b --trials 4 --concurrency 4 --out runs/tau2-retail":
-    "τ²-bench's full retail domain, which a fresh clone does not have (the fixture command before it runs the same path on test/fixtures/tau2)",
+  "npx smurfs bench --tau2 data/tau2 --domain retail --method chat,tau2-agent --model ollama:qwen2.5:7b --user-model ollama:qwen2.5:32b --trials 4 --concurrency 4 --out runs/tau2-retail":
+    "τ²-bench's full retail domain (smurfs data pull tau2 fetches it from GitHub), which a fresh clone does not have (the fixture command before it runs the same path on test/fixtures/tau2)",
   "npx smurfs compare runs/tau2-retail --html runs/tau2-retail/report.html":
     "compares the run of the command before it, which is not run here",
   "npx smurfs data pull tau2 --domain retail,airline":
