@@ -77,7 +77,9 @@ describe("one way to do each thing", () => {
     expect(r.stderr).toContain("no-such-run does not exist")
     const { err } = captureConsole()
     expect(await main(["bench", "--out", join(temp(), "run"), "--method", "smurfs,reakt"])).toBe(2)
-    expect(err.join("\n")).toContain('--method: unknown "reakt"; use smurfs, react, dfsdt, tau2-agent, chat (did you mean react?)')
+    expect(err.join("\n")).toContain(
+      '--method: unknown "reakt"; use smurfs, react, dfsdt, tau2-agent, chat (did you mean react?)'
+    )
     const parsed = parseCommand(
       {
         name: "x",
