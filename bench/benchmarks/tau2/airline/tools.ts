@@ -2,7 +2,7 @@
 // same order, the same error texts, the same writes (including τ²'s quirks, noted where they are kept).
 import { z } from "zod"
 import { type Tau2ParamSpec, Tau2ToolError, type Tau2ToolSpec } from "../domain.ts"
-import { calculate } from "../python-arithmetic.ts"
+import { calculateTool, transferToHumanAgentsTool } from "../generic-tools.ts"
 import { type PyValue, writableEntry } from "../python-json.ts"
 import type {
   AirlineDb,
@@ -257,18 +257,7 @@ export const AIRLINE_TOOLS: ReadonlyArray<Tau2ToolSpec<AirlineDb>> = [
       return reservation as unknown as PyValue
     }
   },
-  {
-    name: "calculate",
-    type: "generic",
-    description: "Calculate the result of a mathematical expression.",
-    params: [
-      str(
-        "expression",
-        "The mathematical expression to calculate, such as '2 + 2'. The expression can contain numbers, operators (+, -, *, /), parentheses, and spaces."
-      )
-    ],
-    run: (_db, args) => calculate(s(args, "expression"))
-  },
+  calculateTool(),
   {
     name: "cancel_reservation",
     type: "write",
@@ -374,14 +363,7 @@ export const AIRLINE_TOOLS: ReadonlyArray<Tau2ToolSpec<AirlineDb>> = [
       return fail("Too many certificates")
     }
   },
-  {
-    name: "transfer_to_human_agents",
-    type: "generic",
-    description:
-      "Transfer the user to a human agent, with a summary of the user's issue.\n\nOnly transfer if\n -  the user explicitly asks for a human agent\n -  given the policy and the available tools, you cannot solve the user's issue.",
-    params: [str("summary", "A summary of the user's issue.")],
-    run: () => "Transfer successful"
-  },
+  transferToHumanAgentsTool(),
   {
     name: "update_reservation_baggages",
     type: "write",
