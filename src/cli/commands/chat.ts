@@ -17,6 +17,7 @@ import { liveView } from "../live-view.ts"
 import { defaultModelSpec, resolveModelLayer } from "../model-option.ts"
 import { approvalOption, intOption, type ParsedCommand, runCommand, thinkOption } from "../options.ts"
 import { runProgram } from "../run-program.ts"
+import { MCP_OPTIONS_HELP } from "./run-help.ts"
 
 const HELP = `usage: smurfs chat [options]
 
@@ -30,15 +31,7 @@ options:
   -m, --model <spec>    ollama:<model>, openai:<model>, llama:<file.gguf>, scripted:<file.json> or sim (default SMURFS_MODEL, else ${DEFAULT_MODEL_SPEC})
   -t, --tools <source>  demo, a JS/TS module exporting tools, a StableToolBench api_list JSON,
                         "mcp:<command and args>" or mcp+http(s)://<url>; repeat to combine sources (default demo)
-      --mcp-env <NAME[=value]>
-                        a variable stdio MCP servers get beside the SDK's safe set (PATH, HOME, ...):
-                        NAME passes yours (NODE_EXTRA_CA_CERTS, HTTPS_PROXY, a token), NAME=value sets
-                        one; repeat for more (or "mcp-env": [...] in smurfs.config.json)
-      --approve <all|none|ask|globs>
-                        calls of MCP tools their server does not mark read-only (or marks destructive):
-                        all made, none made, ask before each, or only tools matching the globs
-                        (write_*,edit_file); a refused call is a failed result the model sees
-                        (default ask on a terminal, else all)
+${MCP_OPTIONS_HELP}
       --save <file>     keep the transcript (every turn with its trajectory) as JSON in <file>, rewritten after each turn
       --smurfs-max-steps <n>
                         accepted steps on a subtask's path before it is answered from memory (default 3)

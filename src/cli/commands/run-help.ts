@@ -2,6 +2,17 @@
 import { smurfsDefaults } from "../../agents/smurfs-options.ts"
 import { DEFAULT_MODEL_SPEC, MODEL_DEFAULTS, THINK_HELP } from "../../llm/spec.ts"
 
+/** The MCP options' lines of `run`'s and `chat`'s help (both load tools the same way). */
+export const MCP_OPTIONS_HELP = `      --mcp-env <NAME[=value]>
+                        a variable stdio MCP servers get beside the SDK's safe set (PATH, HOME, ...):
+                        NAME passes yours (NODE_EXTRA_CA_CERTS, HTTPS_PROXY, a token), NAME=value sets
+                        one; repeat for more (or "mcp-env": [...] in smurfs.config.json)
+      --approve <all|none|ask|globs>
+                        calls of MCP tools their server does not mark read-only (or marks destructive):
+                        all made, none made, ask before each, or only tools matching the globs
+                        (write_*,edit_file); a refused call is a failed result the model sees
+                        (default ask on a terminal, else all)`
+
 export const RUN_HELP = `usage: smurfs run "<query>" [options]
 
 Solve one query with the Smurfs agents (planner, executor, answerer, verifier) and print each step.
@@ -12,15 +23,7 @@ options:
                         "mcp:<command and args>" (an MCP server over stdio) or mcp+http(s)://<url>
                         (Streamable HTTP; Authorization header from $SMURFS_MCP_AUTHORIZATION);
                         repeat to combine sources (default demo)
-      --mcp-env <NAME[=value]>
-                        a variable stdio MCP servers get beside the SDK's safe set (PATH, HOME, ...):
-                        NAME passes yours (NODE_EXTRA_CA_CERTS, HTTPS_PROXY, a token), NAME=value sets
-                        one; repeat for more (or "mcp-env": [...] in smurfs.config.json)
-      --approve <all|none|ask|globs>
-                        calls of MCP tools their server does not mark read-only (or marks destructive):
-                        all made, none made, ask before each, or only tools matching the globs
-                        (write_*,edit_file); a refused call is a failed result the model sees
-                        (default ask on a terminal, else all)
+${MCP_OPTIONS_HELP}
       --json            print only the trajectory as JSON
       --smurfs-max-steps <n>
                         accepted steps on a subtask's path before it is answered from memory; a failed
