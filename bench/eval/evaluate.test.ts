@@ -4,11 +4,11 @@ import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import type { GenerateRequest } from "../../src/llm/language-model.ts"
 import { type Script, scriptedLayer } from "../../src/llm/scripted.ts"
+import { jsonDumps } from "../../src/tools/environments/json-dumps.ts"
 import { finishAnswerText } from "../../src/trace/converters/stabletoolbench.ts"
 import { lacks, STB_CHECKOUT, skipNote } from "../../test/data.ts"
 import { storedPassRate, storedWinRates } from "../report/collect.ts"
 import { evaluatePass, evaluateWin } from "./evaluate.ts"
-import { pythonJsonDumps } from "./json-dumps.ts"
 import { judgePrompts } from "./judge-prompts.ts"
 import { passLabelsPath, winVerdictsPath } from "./labels.ts"
 import { loadSource } from "./sources.ts"
@@ -303,7 +303,7 @@ describe("evaluateWin", () => {
     }
     // select_better_answer shows the cut final_answer (the Finish call inside answer_details stays whole, as in ToolEval)
     expect(seen.find((r) => r.role === "judge.select_better_answer")!.messages[0]!.content).toContain(
-      `"final_answer": ${pythonJsonDumps(cut)}`
+      `"final_answer": ${jsonDumps(cut)}`
     )
     const v = JSON.parse(readFileSync(winVerdictsPath(run, JUDGE, "ref", "smurfs", "G1_instruction", "1"), "utf8"))
     expect(v.statuses).toBe("rejudge")

@@ -5,7 +5,7 @@ import type { z } from "zod"
 import { ContextOverflow } from "../../src/llm/errors.ts"
 import { LanguageModel } from "../../src/llm/language-model.ts"
 import { generateObject } from "../../src/llm/structured.ts"
-import { pythonJsonDumps } from "./json-dumps.ts"
+import { jsonDumps } from "../../src/tools/environments/json-dumps.ts"
 import type { JudgeInput } from "./judge-input.ts"
 import { type JudgeFunction, type JudgePrompts, smurfsJudgePrompts } from "./judge-prompts.ts"
 import type { AnswerStatus, PassRun } from "./labels.ts"
@@ -136,7 +136,7 @@ export const checkIsSolved = Effect.fn("Judge.checkIsSolved")(function* (
   const first = yield* ask("check_answer_status", input.answer.final_answer)
   if (first.answer_status !== "Unsure")
     return { label: first.answer_status, reason: first.reason, stage: "answer", ...seeded } satisfies PassRun
-  const second = yield* ask("parse_answer_status", pythonJsonDumps(input.answer))
+  const second = yield* ask("parse_answer_status", jsonDumps(input.answer))
   return { label: second.answer_status, reason: second.reason, stage: "trajectory", ...seeded } satisfies PassRun
 })
 

@@ -1,6 +1,6 @@
 // The win-rate judge (SoWR): one round between a candidate's and a reference's answer to the same task.
 import * as Effect from "effect/Effect"
-import { pythonJsonDumps } from "./json-dumps.ts"
+import { jsonDumps } from "../../src/tools/environments/json-dumps.ts"
 import type { JudgeInput } from "./judge-input.ts"
 import { smurfsJudgePrompts } from "./judge-prompts.ts"
 import type { AnswerStatus, WinRound } from "./labels.ts"
@@ -136,8 +136,8 @@ export const judgeRound = Effect.fn("Judge.round")(function* (round: RoundInput,
     "select_better_answer",
     {
       query: inputs.candidate.query,
-      answer_0: pythonJsonDumps(inputs[order[0]!].answer),
-      answer_1: pythonJsonDumps(inputs[order[1]!].answer)
+      answer_0: jsonDumps(inputs[order[0]!].answer),
+      answer_1: jsonDumps(inputs[order[1]!].answer)
     },
     prompts.index,
     call,

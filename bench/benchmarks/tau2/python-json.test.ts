@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest"
+import { jsonDumpsFloat } from "../../../src/tools/environments/json-dumps.ts"
 import { calculate } from "./python-arithmetic.ts"
 import {
   copyCollections,
@@ -6,7 +7,6 @@ import {
   type PyValue,
   parsePyJson,
   pyEqual,
-  pyFloatRepr,
   pyJsonDumps,
   pyRound,
   writableEntry
@@ -30,17 +30,17 @@ describe("Python's JSON, floats and rounding", () => {
   })
 
   it("writes floats as Python's repr", () => {
-    expect(pyFloatRepr(17)).toBe("17.0")
-    expect(pyFloatRepr(54.04)).toBe("54.04")
-    expect(pyFloatRepr(0.1 + 0.2)).toBe("0.30000000000000004")
-    expect(pyFloatRepr(1e16)).toBe("1e+16")
-    expect(pyFloatRepr(123456789012345680)).toBe("1.2345678901234568e+17")
-    expect(pyFloatRepr(9999999999999998)).toBe("9999999999999998.0")
-    expect(pyFloatRepr(0.0001)).toBe("0.0001")
-    expect(pyFloatRepr(0.00001)).toBe("1e-05")
-    expect(pyFloatRepr(-2.5e-7)).toBe("-2.5e-07")
-    expect(pyFloatRepr(-0)).toBe("-0.0")
-    expect(pyFloatRepr(1.5e300)).toBe("1.5e+300")
+    expect(jsonDumpsFloat(17)).toBe("17.0")
+    expect(jsonDumpsFloat(54.04)).toBe("54.04")
+    expect(jsonDumpsFloat(0.1 + 0.2)).toBe("0.30000000000000004")
+    expect(jsonDumpsFloat(1e16)).toBe("1e+16")
+    expect(jsonDumpsFloat(123456789012345680)).toBe("1.2345678901234568e+17")
+    expect(jsonDumpsFloat(9999999999999998)).toBe("9999999999999998.0")
+    expect(jsonDumpsFloat(0.0001)).toBe("0.0001")
+    expect(jsonDumpsFloat(0.00001)).toBe("1e-05")
+    expect(jsonDumpsFloat(-2.5e-7)).toBe("-2.5e-07")
+    expect(jsonDumpsFloat(-0)).toBe("-0.0")
+    expect(jsonDumpsFloat(1.5e300)).toBe("1.5e+300")
   })
 
   it("rounds as Python's round(x, 2): exact ties to even, everything else to the nearest", () => {

@@ -1,7 +1,6 @@
 // JSON as τ²-bench's Python reads and writes it: objects keep their key order (a JS object would move integer-like
 // keys such as item ids to the front), ints and floats stay apart, and text is written as `json.dumps` writes it.
-import { byCodePoint } from "../../../src/tools/environments/canonical.ts"
-import { pythonFloat } from "../../../src/tools/environments/python-number.ts"
+import { jsonDumps, jsonDumpsTo } from "../../../src/tools/environments/json-dumps.ts"
 
 /**
  * A Python value as the τ² port holds it: a `dict` is a `Map` (key order kept), a model (a pydantic object) is a plain
@@ -180,10 +179,6 @@ export const parsePyJson = (text: string): PyValue => {
   return value
 }
 
-/** A float as `json.dumps` writes it: Python's `repr` (`17.0`, `1e-05`), and `NaN`/`Infinity` as JSON extensions. */
-export const pyFloatRepr = (x: number): string =>
-  Number.isNaN(x) ? "NaN" : Number.isFinite(x) ? pythonFloat(x) : x > 0 ? "Infinity" : "-Infinity"
-
 /**
  * Python's `round(x, ndigits)` of a float: the decimal nearest to the exact binary value, ties to even (JS's
  * `toFixed` breaks ties upwards).
@@ -207,123 +202,25 @@ export const pyRound = (x: number, ndigits: number): number => {
   return Number(fixed)
 }
 
-const escapeChar = (c: string): string => {
-  switch (c) {
-    case '"':
-      return '\\"'
-    case "\\":
-      return "\\\\"
-    case "\n":
-      return "\\n"
-    case "\r":
-      return "\\r"
-    case "\t":
-      return "\\t"
-    case "\b":
-      return "\\b"
-    case "\f":
-      return "\\f"
-    default:
-      return `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`
-  }
-}
-
-/** A string as `json.dumps` writes it with `ensure_ascii=True` (every UTF-16 unit outside space..~ escaped). */
-export const pyJsonString = (s: string): string =>
-  NEEDS_ESCAPE.test(s) ? `"${s.replace(ESCAPED, escapeChar)}"` : `"${s}"`
-const NEEDS_ESCAPE = /["\\]|[^\x20-\x7e]/
-const ESCAPED = /["\\]|[^\x20-\x7e]/g
-
 /** Options of `pyJsonDumps`, as `json.dumps`' keyword arguments. */
 export interface PyJsonDumpsOptions {
   /** `sort_keys=True`. */
   readonly sortKeys?: boolean | undefined
-  /** Internal: write the top value itself even when frozen (to compute the text the cache keeps). */
-  readonly thawed?: boolean | undefined
 }
 
-/** `pyJsonDumps` in pieces of about 64 KiB handed to `sink` (a hash reads a database's 2 MB without one string). */
+/**
+ * `json.dumps(value)` of a `PyValue` (every `number` a float, `bigint`s ints) in pieces of about 64 KiB handed to
+ * `sink` (a hash reads a database's 2 MB without one string); a frozen part's text is written once and reused.
+ */
 export const pyJsonDumpsTo = (
   value: PyValue | undefined,
   sink: (piece: string) => void,
   options: PyJsonDumpsOptions = {}
-): void => {
-  const sortKeys = options.sortKeys === true
-  const cache = sortKeys ? sortedTexts : insertionTexts
-  // pieces joined once per flush: a flat string (appending with += builds a rope that is slow to read)
-  let parts: Array<string> = []
-  let size = 0
-  const put = (s: string) => {
-    parts.push(s)
-    size += s.length
-  }
-  const write = (v: PyValue | undefined): void => {
-    if (size > 65536) {
-      sink(parts.join(""))
-      parts = []
-      size = 0
-    }
-    if (typeof v === "object" && v !== null && Object.isFrozen(v)) {
-      // a frozen part never changes: its text is written once (a fresh database is mostly frozen parts)
-      let text = cache.get(v)
-      if (text === undefined) {
-        const pieces: Array<string> = []
-        pyJsonDumpsTo(v, (piece) => pieces.push(piece), { sortKeys, thawed: true })
-        text = pieces.length === 1 ? (pieces[0] as string) : pieces.join("")
-        cache.set(v, text)
-      }
-      put(text)
-      return
-    }
-    writeValue(v)
-  }
-  const writeValue = (v: PyValue | undefined): void => {
-    if (v === null || v === undefined) put("null")
-    else if (v === true) put("true")
-    else if (v === false) put("false")
-    else if (typeof v === "string") put(pyJsonString(v))
-    else if (typeof v === "number") put(pyFloatRepr(v))
-    else if (typeof v === "bigint") put(v.toString())
-    else if (Array.isArray(v)) {
-      put("[")
-      for (let k = 0; k < v.length; k++) {
-        if (k > 0) put(", ")
-        write(v[k] as PyValue)
-      }
-      put("]")
-    } else {
-      const map = v instanceof Map ? (v as ReadonlyMap<string, PyValue>) : undefined
-      const keys = map !== undefined ? [...map.keys()] : Object.keys(v)
-      if (sortKeys) keys.sort(byCodePoint)
-      put("{")
-      for (let k = 0; k < keys.length; k++) {
-        const key = keys[k] as string
-        if (k > 0) put(", ")
-        put(pyJsonString(key))
-        put(": ")
-        write(map !== undefined ? map.get(key) : (v as Record<string, PyValue>)[key])
-      }
-      put("}")
-    }
-  }
-  if (options.thawed === true) writeValue(value)
-  else write(value)
-  sink(parts.join(""))
-}
+): void => jsonDumpsTo(value, sink, { sortKeys: options.sortKeys, wholeNumbers: "float", cacheFrozen: true })
 
-/** The JSON texts of frozen values, per `sort_keys`. */
-const sortedTexts = new WeakMap<object, string>()
-const insertionTexts = new WeakMap<object, string>()
-
-/**
- * `json.dumps(value)` with Python's defaults (separators `", "` and `": "`, `ensure_ascii=True`, floats as `repr`),
- * for the values of `PyValue`.
- */
-export const pyJsonDumps = (value: PyValue | undefined, options: PyJsonDumpsOptions = {}): string => {
-  const pieces: Array<string> = []
-  pyJsonDumpsTo(value, (piece) => pieces.push(piece), options)
-  return pieces.join("")
-}
+/** `json.dumps(value)` with Python's defaults (`", "`, `": "`, `ensure_ascii`, floats as `repr`) of a `PyValue`. */
+export const pyJsonDumps = (value: PyValue | undefined, options: PyJsonDumpsOptions = {}): string =>
+  jsonDumps(value, { sortKeys: options.sortKeys, wholeNumbers: "float", cacheFrozen: true })
 
 /** A parsed Python value as plain JSON-ready data (Maps as objects, ints as numbers), for records and reports. */
 export const pyToPlain = (value: PyValue): unknown => {

@@ -6,6 +6,8 @@ import { type FileLockOptions, withFileLock } from "../../trace/file-lock.ts"
 import { makeDirectoryInsideSync, readFileBounded } from "../../trace/guarded-fs.ts"
 import { type SyncWriteFs, writeFileAtomicSync } from "../../trace/temp-file.ts"
 import { standardizeCategory } from "../toolbench/names.ts"
+import { jsonDumps } from "./json-dumps.ts"
+import { pythonJsonLoads } from "./python-json.ts"
 
 /** The file of one API in a cache folder, as their server's save_cache names it. */
 export const cacheFilePath = (dir: string, category: string, stdTool: string, stdApi: string): string => {
@@ -16,13 +18,6 @@ export const cacheFilePath = (dir: string, category: string, stdTool: string, st
     throw new Error(`the cache path of ${category}/${stdTool}/${stdApi} would leave ${dir}`)
   return file
 }
-
-/** Python's json.dump(indent=4) text: its separators, non-ASCII written as \uXXXX (ensure_ascii). */
-const pythonJsonText = (value: unknown): string =>
-  JSON.stringify(value, null, 4).replace(
-    /[\u0080-\uffff]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`
-  )
 
 /** A cache file that could not be written: the old file is kept whole. */
 export class CacheWriteError extends Error {
@@ -87,7 +82,7 @@ export const addCacheEntry = async (
         if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e
       }
       if (text !== undefined) {
-        const parsed = parseCacheFile(text)
+        const parsed = parseCacheFile(text, pythonJsonLoads)
         if (typeof parsed === "string") {
           // keep it aside rather than lose it, and start the API afresh
           const aside = `${file}.unreadable-${new Date().toISOString().replace(/[:.]/g, "-")}`
@@ -98,7 +93,8 @@ export const addCacheEntry = async (
       if (Object.hasOwn(entries, key)) return
       entries[key] = value
       try {
-        writeFileAtomicSync(file, pythonJsonText(entries), { fs: options.fs, root: options.root })
+        // their server's json.dump(indent=4) (ensure_ascii), numbers as read (pythonJsonLoads: 10.0 stays 10.0)
+        writeFileAtomicSync(file, jsonDumps(entries, { indent: 4 }), { fs: options.fs, root: options.root })
       } catch (e) {
         throw new CacheWriteError(file, e)
       }

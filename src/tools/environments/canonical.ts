@@ -1,25 +1,9 @@
 // Canonical arguments: the key `responses.jsonl` records calls under, so that equal calls match however they were spelled.
-import { pythonNumber, pythonNumberFromJson } from "./python-number.ts"
+import { byCodePoint, jsonDumps } from "./json-dumps.ts"
+import { PythonNumber, pythonNumberFromJson } from "./python-number.ts"
 
-/**
- * A number literal of recorded JSON text, kept as Python printed it: JSON.parse would turn `5.0`
- * into 5 and lose that the call was made with a float.
- */
-export class PythonNumber {
-  readonly text: string
-  constructor(text: string) {
-    this.text = text
-  }
-}
-
-/** A number as Python's json.dumps / repr writes it; `asFloat` writes whole numbers as floats (`5.0`). */
-const numberText = (n: unknown, asFloat: boolean): string => {
-  if (n instanceof PythonNumber) return n.text
-  const x = n as number
-  if (Number.isNaN(x)) return "NaN"
-  if (!Number.isFinite(x)) return x > 0 ? "Infinity" : "-Infinity"
-  return pythonNumber(x, asFloat)
-}
+export { byCodePoint } from "./json-dumps.ts"
+export { PythonNumber } from "./python-number.ts"
 
 /** JSON text parsed with every number kept as Python's json.loads then repr would print it. */
 export const parseJsonAsPython = (text: string): unknown =>
@@ -38,45 +22,9 @@ export const jsonText = (value: unknown): string =>
     v instanceof PythonNumber ? (/^-?\d/.test(v.text) ? rawJSON(v.text) : Number(v.text)) : v
   )
 
-/**
- * Compare keys by code point, as Python's `sorted` does. Below the surrogates code units order as code
- * points do, so keys that differ there first (nearly all) are compared without splitting them.
- */
-export const byCodePoint = (a: string, b: string): number => {
-  for (let i = 0; i < a.length && i < b.length; i++) {
-    const x = a.charCodeAt(i)
-    const y = b.charCodeAt(i)
-    if (x === y) continue
-    if (x < 0xd800 && y < 0xd800) return x - y
-    break
-  }
-  return byCodePoints(a, b)
-}
-
-const byCodePoints = (a: string, b: string): number => {
-  const x = [...a]
-  const y = [...b]
-  for (let i = 0; i < Math.min(x.length, y.length); i++) {
-    const d = x[i]!.codePointAt(0)! - y[i]!.codePointAt(0)!
-    if (d !== 0) return d
-  }
-  return x.length - y.length
-}
-
-/** Python's `json.dumps(value, sort_keys=True, ensure_ascii=False)`: `", "` and `": "` separators. */
-export const pythonJsonDumps = (value: unknown, asFloat = false): string => {
-  if (value === null || value === undefined) return "null"
-  if (typeof value === "boolean") return value ? "true" : "false"
-  if (typeof value === "number" || value instanceof PythonNumber) return numberText(value, asFloat)
-  if (typeof value === "string") return JSON.stringify(value)
-  if (Array.isArray(value)) return `[${value.map((v) => pythonJsonDumps(v, asFloat)).join(", ")}]`
-  if (typeof value === "object") {
-    const record = value as Record<string, unknown>
-    const keys = Object.keys(record).sort(byCodePoint)
-    return `{${keys.map((k) => `${JSON.stringify(k)}: ${pythonJsonDumps(record[k], asFloat)}`).join(", ")}}`
-  }
-  return JSON.stringify(String(value))
-}
+/** Python's `json.dumps(value, sort_keys=True, ensure_ascii=False)`; `asFloat` writes whole numbers as floats. */
+export const pythonJsonDumps = (value: unknown, asFloat = false): string =>
+  jsonDumps(value, { sortKeys: true, ensureAscii: false, wholeNumbers: asFloat ? "float" : "int" })
 
 /**
  * One argument value as recorded: strings as they are, numbers as Python prints them, booleans as
@@ -86,7 +34,7 @@ export const canonicalValue = (value: unknown, asFloat = false): string => {
   if (typeof value === "string") return value
   if (typeof value === "boolean") return value ? "True" : "False"
   if (value === null || value === undefined) return "None"
-  if (typeof value === "number" || value instanceof PythonNumber) return numberText(value, asFloat)
+  // a number as json.dumps writes it (a recorded one as recorded, NaN as NaN), a list or an object as its JSON
   return pythonJsonDumps(value, asFloat)
 }
 

@@ -1,37 +1,14 @@
 // Python's `json.dumps` with its defaults and `json.loads(..., strict=False)`: what StableToolBench's code does with
 // a tool's response and a model's arguments, so that the reference profile sends the texts their models saw.
 import { PythonNumber, parseJsonAsPython } from "./canonical.ts"
-import { pythonFloat } from "./python-number.ts"
-
-/** A string as `json.dumps` writes it with `ensure_ascii=True`: every character outside printable ASCII escaped. */
-const asciiString = (s: string): string =>
-  JSON.stringify(s).replace(
-    /[\u007f-\uffff]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}` // astral characters as their two surrogates, as Python
-  )
+import { jsonDumps } from "./json-dumps.ts"
 
 /**
  * `json.dumps(value)` with Python's defaults: keys in their order, `", "` and `": "` separators, `ensure_ascii`
  * (`\u00e9`, `\ud83d\ude00`, `\u007f`), numbers as Python writes them (a `PythonNumber` keeps the text a response
  * was recorded with: `10.0` stays `10.0`), `NaN` and `Infinity` as Python writes them.
  */
-export const pythonJsonDumpsAscii = (value: unknown): string => {
-  if (value === null || value === undefined) return "null"
-  if (typeof value === "boolean") return value ? "true" : "false"
-  if (value instanceof PythonNumber) return value.text
-  if (typeof value === "number") {
-    if (Number.isNaN(value)) return "NaN"
-    if (!Number.isFinite(value)) return value > 0 ? "Infinity" : "-Infinity"
-    return Number.isInteger(value) && Math.abs(value) < 1e16 ? String(value) : pythonFloat(value)
-  }
-  if (typeof value === "string") return asciiString(value)
-  if (Array.isArray(value)) return `[${value.map(pythonJsonDumpsAscii).join(", ")}]`
-  if (typeof value === "object")
-    return `{${Object.entries(value as Record<string, unknown>)
-      .map(([k, v]) => `${asciiString(k)}: ${pythonJsonDumpsAscii(v)}`)
-      .join(", ")}}`
-  return asciiString(String(value))
-}
+export const pythonJsonDumpsAscii = (value: unknown): string => jsonDumps(value)
 
 /**
  * The JSON text with what `json.loads` accepts beyond JSON.parse made JSON: raw control characters inside strings

@@ -1,6 +1,17 @@
 // Numbers as Python writes them (`repr`, `json.dumps`), so that recorded calls' keys match ours.
 
 /**
+ * A number literal of recorded JSON text, kept as Python printed it: JSON.parse would turn `5.0`
+ * into 5 and lose that the call was made with a float.
+ */
+export class PythonNumber {
+  readonly text: string
+  constructor(text: string) {
+    this.text = text
+  }
+}
+
+/**
  * Python's repr of a float: the shortest digits that round-trip (as JavaScript's), in fixed notation
  * when the decimal exponent is from -4 to 15 (always with a fraction: `5.0`), else in scientific
  * notation with a signed exponent of at least two digits (`1e-07`, `1e+16`, `1.5e+16`).
