@@ -178,43 +178,24 @@ export const jsonDumpsTo = (value: unknown, sink: (piece: string) => void, optio
         write(v[k], depth + 1)
       }
       put(close(depth, "]"))
-    } else if (v instanceof Map) {
-      if (v.size === 0) {
-        put("{}")
-        return
-      }
-      put("{")
-      const inner = newline(depth + 1)
-      const between = itemSep + inner
-      let first = true
-      const member = (key: unknown, item: unknown) => {
-        put(first ? inner : between)
-        first = false
-        str(String(key))
-        put(keySep)
-        write(item, depth + 1)
-      }
-      if (sortKeys) {
-        const map = v as ReadonlyMap<unknown, unknown>
-        for (const key of [...map.keys()].sort((a, b) => byCodePoint(String(a), String(b)))) member(key, map.get(key))
-      } else for (const [key, item] of v as ReadonlyMap<unknown, unknown>) member(key, item)
-      put(close(depth, "}"))
     } else if (typeof v === "object") {
-      const keys = Object.keys(v)
+      // a Map's keys (a dict's order) or an object's; each read back with `get`
+      const map = v instanceof Map ? (v as ReadonlyMap<unknown, unknown>) : undefined
+      const keys: Array<unknown> = map !== undefined ? [...map.keys()] : Object.keys(v)
       if (keys.length === 0) {
         put("{}")
         return
       }
-      if (sortKeys) keys.sort(byCodePoint)
+      if (sortKeys) keys.sort((a, b) => byCodePoint(String(a), String(b)))
       put("{")
       const inner = newline(depth + 1)
       const between = itemSep + inner
       for (let k = 0; k < keys.length; k++) {
-        const key = keys[k] as string
+        const key = keys[k]
         put(k > 0 ? between : inner)
-        str(key)
+        str(String(key))
         put(keySep)
-        write((v as Record<string, unknown>)[key], depth + 1)
+        write(map !== undefined ? map.get(key) : (v as Record<string, unknown>)[key as string], depth + 1)
       }
       put(close(depth, "}"))
     } else str(String(v))
