@@ -1,11 +1,10 @@
 // StableToolBench query files from any directory: this repository's layout (`queries/`, `query_ids/`) or StableToolBench's own (`solvable_queries/test_instruction/`, `test_query_ids/`).
 import { existsSync, statSync } from "node:fs"
 import { join, resolve } from "node:path"
-import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import { z } from "zod"
-import type { FailureKind } from "../src/failure.ts"
 import { safeName } from "../src/trace/file-names.ts"
+import { BadPathError } from "../src/trace/fs-problem.ts"
 import { readFileBounded } from "../src/trace/guarded-fs.ts"
 
 /** The six test groups of StableToolBench's solvable queries, in their usual order. */
@@ -22,18 +21,7 @@ export const GROUPS = [
 export const DEFAULT_DATA_DIR = "../shared/toolbench"
 
 /** A query file or directory is missing or malformed. */
-export class DatasetError extends Data.TaggedError("DatasetError")<{
-  readonly path: string
-  readonly problem: string
-  readonly hint: string
-}> {
-  get kind(): FailureKind {
-    return "bad-input"
-  }
-  override get message() {
-    return `${this.path}: ${this.problem}. ${this.hint}`
-  }
-}
+export class DatasetError extends BadPathError("DatasetError") {}
 
 /** One API doc of a query's `api_list`; the ToolBench adapter reads the rest of its fields. */
 export const ApiListItem = z.looseObject({ tool_name: z.string(), api_name: z.string() })

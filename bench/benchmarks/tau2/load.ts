@@ -2,10 +2,9 @@
 // policy, the tasks and the database, each validated, through the bounded regular-file reader.
 import { existsSync } from "node:fs"
 import { join } from "node:path"
-import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import { z } from "zod"
-import type { FailureKind } from "../../../src/failure.ts"
+import { BadPathError } from "../../../src/trace/fs-problem.ts"
 import { readFileBounded } from "../../../src/trace/guarded-fs.ts"
 import { bindTau2Tools, callTau2Tool, dbHash, type Tau2DomainSpec, type Tau2Tool } from "./domain.ts"
 import { tau2DomainNames, tau2DomainSpec } from "./domains.ts"
@@ -13,18 +12,7 @@ import { copyCollections, freezePy, type PyValue, parsePyJson } from "./python-j
 import { Tau2TaskSplits as TaskSplitsSchema, type Tau2Task, Tau2TaskFile, type Tau2TaskSplits } from "./tasks.ts"
 
 /** A file of the user's τ² checkout that cannot be used: which file, what is wrong, what to do. */
-export class Tau2DataError extends Data.TaggedError("Tau2DataError")<{
-  readonly path: string
-  readonly problem: string
-  readonly hint: string
-}> {
-  get kind(): FailureKind {
-    return "bad-input"
-  }
-  override get message() {
-    return `${this.path}: ${this.problem}. ${this.hint}`
-  }
-}
+export class Tau2DataError extends BadPathError("Tau2DataError") {}
 
 /**
  * One τ² domain ready to run: its policy and tasks as they ship, a fresh database per conversation (`freshDb` is a
