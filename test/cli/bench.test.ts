@@ -11,6 +11,7 @@ import { collectRows } from "../../bench/report/collect.ts"
 import { renderTable } from "../../bench/report/table.ts"
 import { run } from "../../src/cli/commands/bench.ts"
 import { ExitCode } from "../../src/cli/exit-codes.ts"
+import { bench1073 } from "../bench-1073.ts"
 import { lacks, MINI_DATA, STB_CHECKOUT, skipNote } from "../data.ts"
 import { startFakeOllama } from "../fake-servers/ollama.ts"
 
@@ -82,19 +83,8 @@ describe("smurfs bench --profile", () => {
     `reference records the profile and every setting it changed in run.json; --temperature, --seed and --num-ctx are recorded and override it${skipNote(STB_CHECKOUT)}`,
     async () => {
       const refOut = join(scratch, "run-ref")
-      const argv = [
-        "--data",
-        DATA,
-        "--group",
-        "G1_instruction",
-        "--method",
-        "react",
-        "--ids",
-        "1073",
-        "--out",
-        refOut,
-        "--model",
-        `scripted:${SCRIPT}`,
+      const argv = (out: string) => [
+        ...bench1073(`scripted:${SCRIPT}`, out, DATA),
         "--profile",
         "reference",
         "--stb",
@@ -102,7 +92,7 @@ describe("smurfs bench --profile", () => {
         "--smurfs-src",
         smurfsSrc
       ]
-      const first = await bench([...argv, "--seed", "7", "--num-ctx", "16384"])
+      const first = await bench([...argv(refOut), "--seed", "7", "--num-ctx", "16384"])
       expect(first.code).toBe(ExitCode.Ok)
       const config = JSON.parse(readFileSync(join(refOut, "run.json"), "utf8")) as { options: Record<string, any> }
       expect(config.options["profile"]).toMatchObject({
@@ -115,10 +105,7 @@ describe("smurfs bench --profile", () => {
       expect(collectRows([refOut]).map((r) => r.profile)).toEqual(["reference"])
       expect(renderTable(collectRows([refOut]))).toContain("react (reference)")
       const overridden = join(scratch, "run-ref-t")
-      expect(
-        (await bench([...argv.slice(0, 9), overridden, ...argv.slice(10), "--temperature", "0.3", "--nudge", "on"]))
-          .code
-      ).toBe(ExitCode.Ok)
+      expect((await bench([...argv(overridden), "--temperature", "0.3", "--nudge", "on"])).code).toBe(ExitCode.Ok)
       const config2 = JSON.parse(readFileSync(join(overridden, "run.json"), "utf8")) as { options: Record<string, any> }
       expect(config2.options["profile"]).toMatchObject({
         chain: { temperature: 0.3, nudge: true, validateArgs: false },
@@ -179,22 +166,7 @@ describe("smurfs bench", () => {
     async () => {
       const stbOut = join(scratch, "run-stb")
       const stb = STB_CHECKOUT.path
-      const { code } = await bench([
-        "--data",
-        DATA,
-        "--group",
-        "G1_instruction",
-        "--method",
-        "react",
-        "--ids",
-        "1073",
-        "--out",
-        stbOut,
-        "--model",
-        `scripted:${SCRIPT}`,
-        "--stb",
-        stb
-      ])
+      const { code } = await bench([...bench1073(`scripted:${SCRIPT}`, stbOut, DATA), "--stb", stb])
       expect(code).toBe(ExitCode.Ok)
       const config = JSON.parse(readFileSync(join(stbOut, "run.json"), "utf8")) as { options: Record<string, unknown> }
       expect(config.options).toMatchObject({

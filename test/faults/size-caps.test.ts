@@ -7,11 +7,10 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
 import { capRecordSize, capStrings, capText, recordBytes, SIZE_CAPS } from "../../src/trace/size-caps.ts"
-import { MINI_DATA } from "../data.ts"
+import { bench1073 } from "../bench-1073.ts"
 import { startFakeOpenAI } from "../fake-servers/openai.ts"
 
 const repo = fileURLToPath(new URL("../..", import.meta.url))
-const data = MINI_DATA.path
 const scratch = mkdtempSync(join(tmpdir(), "smurfs-size-caps-"))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 
@@ -28,18 +27,7 @@ const benchUnderTime = (baseURL: string, out: string, extra: ReadonlyArray<strin
         process.execPath,
         "bin/smurfs.js",
         "bench",
-        "--data",
-        data,
-        "--group",
-        "G1_instruction",
-        "--method",
-        "react",
-        "--ids",
-        "1073",
-        "--model",
-        "openai:test-model",
-        "--out",
-        out,
+        ...bench1073("openai:test-model", out),
         ...extra
       ],
       {
@@ -140,43 +128,7 @@ describe("size caps", () => {
     })
     try {
       const out = join(scratch, "run")
-      const r = await new Promise<{ code: number; stderr: string }>((resolve) =>
-        execFile(
-          "/usr/bin/time",
-          [
-            "-f",
-            "max RSS %M KB",
-            process.execPath,
-            "bin/smurfs.js",
-            "bench",
-            "--data",
-            data,
-            "--group",
-            "G1_instruction",
-            "--method",
-            "react",
-            "--ids",
-            "1073",
-            "--model",
-            "openai:test-model",
-            "--out",
-            out
-          ],
-          {
-            cwd: repo,
-            maxBuffer: 64 * 1024 * 1024,
-            env: {
-              ...process.env,
-              NO_COLOR: "1",
-              OPENAI_API_KEY: "k",
-              OPENAI_BASE_URL: server.baseURL,
-              SMURFS_MODEL: ""
-            }
-          },
-          (error, _stdout, stderr) =>
-            resolve({ code: error ? Number((error as { code?: unknown }).code ?? 1) : 0, stderr })
-        )
-      )
+      const r = await benchUnderTime(server.baseURL, out)
       console.log(
         `size caps: ${r.stderr.split("\n").find((l) => l.startsWith("max RSS")) ?? "max RSS not reported"} (bench of one react task with a 20 MB reply)`
       )
