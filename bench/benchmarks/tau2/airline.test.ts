@@ -3,6 +3,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as Effect from "effect/Effect"
 import { afterAll, describe, expect, it } from "vitest"
+import { expectCallAnswers, expectGoldReplays, readTau2Answers } from "../../../test/tau2-answers.ts"
 import {
   callTau2Tool,
   replayGold,
@@ -15,20 +16,13 @@ import { loadTau2Domain, loadTau2DomainSync } from "./load.ts"
 
 const FIXTURE = join(import.meta.dirname, "../../../test/fixtures/tau2-airline")
 
-/** τ²'s own answers on the airline fixture (its Python at the fixture's COMMIT; see the fixture's README). */
-interface Answers {
-  readonly initialHash: string
-  readonly tasks: Record<string, { results: Array<{ content: string; error: boolean }>; hash: string }>
-  readonly calls: Array<{ name: string; arguments: Record<string, unknown>; content: string; error: boolean }>
-  readonly callsHash: string
-  readonly openAiSchemas: Array<{ function: { name: string; description: string; parameters: PySchema } }>
-}
 interface PySchema {
   readonly properties: Record<string, { description: string; type?: string }>
   readonly required?: ReadonlyArray<string>
   readonly $defs?: unknown
 }
-const answers = JSON.parse(readFileSync(join(FIXTURE, "answers-by-tau2.json"), "utf8")) as Answers
+type OpenAiSchema = { readonly function: { name: string; description: string; parameters: PySchema } }
+const answers = readTau2Answers<OpenAiSchema>(FIXTURE)
 
 const domain = loadTau2DomainSync(FIXTURE, "airline")
 
@@ -43,27 +37,11 @@ describe("the airline domain on the fixture", () => {
   })
 
   it("replays every task's gold actions with τ²'s answers, byte for byte, and τ²'s final hash", () => {
-    for (const task of domain.tasks) {
-      const gold = replayGold(domain, task)
-      const expected = answers.tasks[task.id]
-      expect(
-        gold.steps.map((s) => s.message),
-        `task ${task.id}`
-      ).toEqual(expected?.results)
-      expect(gold.hash, `task ${task.id}`).toBe(expected?.hash)
-      expect(gold.hash, `task ${task.id} writes`).not.toBe(answers.initialHash)
-    }
+    expectGoldReplays(domain, answers, true)
   })
 
   it("answers every further call (each tool's happy path and every error text) as τ² does, with τ²'s final hash", () => {
-    const db = domain.freshDb()
-    const tools = domain.tools(db)
-    for (const call of answers.calls)
-      expect(callTau2Tool(tools, call.name, call.arguments), `${call.name} ${JSON.stringify(call.arguments)}`).toEqual({
-        content: call.content,
-        error: call.error
-      })
-    expect(domain.hashDb(db)).toBe(answers.callsHash)
+    expectCallAnswers(domain, answers)
   })
 
   it("fails the database check after a wrong write, and keeps conversations apart", () => {
@@ -115,7 +93,7 @@ describe("the airline domain on the fixture", () => {
     const tools = domain.tools(domain.freshDb())
     expect(tools.map((t) => t.name)).toEqual(answers.openAiSchemas.map((s) => s.function.name))
     for (const [i, expected] of answers.openAiSchemas.entries()) {
-      const shown = tools[i]?.openAiSchema as unknown as Answers["openAiSchemas"][number]
+      const shown = tools[i]?.openAiSchema as unknown as OpenAiSchema
       const name = expected.function.name
       expect(shown.function.description, name).toBe(expected.function.description)
       expect(shown.function.parameters.required, name).toEqual(expected.function.parameters.required)

@@ -3,20 +3,13 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as Effect from "effect/Effect"
 import { afterAll, describe, expect, it } from "vitest"
-import { callTau2Tool, replayGold, type Tau2DataError } from "./index.ts"
+import { expectCallAnswers, expectGoldReplays, readTau2Answers } from "../../../test/tau2-answers.ts"
+import { callTau2Tool, type Tau2DataError } from "./index.ts"
 import { loadTau2Domain, loadTau2DomainSync } from "./load.ts"
 
 const FIXTURE = join(import.meta.dirname, "../../../test/fixtures/tau2")
 
-/** τ²'s own answers on the fixture (its Python at the fixture's COMMIT; see the fixture's README). */
-interface Answers {
-  readonly initialHash: string
-  readonly tasks: Record<string, { results: Array<{ content: string; error: boolean }>; hash: string }>
-  readonly calls: Array<{ name: string; arguments: Record<string, unknown>; content: string; error: boolean }>
-  readonly callsHash: string
-  readonly openAiSchemas: Array<{ function: { name: string } }>
-}
-const answers = JSON.parse(readFileSync(join(FIXTURE, "answers-by-tau2.json"), "utf8")) as Answers
+const answers = readTau2Answers(FIXTURE)
 
 const domain = loadTau2DomainSync(FIXTURE, "retail")
 
@@ -33,26 +26,11 @@ describe("the retail domain on the fixture", () => {
   })
 
   it("replays every task's gold actions with τ²'s answers, byte for byte, and τ²'s final hash", () => {
-    for (const task of domain.tasks) {
-      const gold = replayGold(domain, task)
-      const expected = answers.tasks[task.id]
-      expect(
-        gold.steps.map((s) => s.message),
-        `task ${task.id}`
-      ).toEqual(expected?.results)
-      expect(gold.hash, `task ${task.id}`).toBe(expected?.hash)
-    }
+    expectGoldReplays(domain, answers)
   })
 
   it("answers every further call (argument errors, each error text, calculate, writes of no items) as τ² does", () => {
-    const db = domain.freshDb()
-    const tools = domain.tools(db)
-    for (const call of answers.calls)
-      expect(callTau2Tool(tools, call.name, call.arguments), `${call.name} ${JSON.stringify(call.arguments)}`).toEqual({
-        content: call.content,
-        error: call.error
-      })
-    expect(domain.hashDb(db)).toBe(answers.callsHash)
+    expectCallAnswers(domain, answers)
   })
 
   it("gives each conversation its own database: one's writes are not seen by another or by the next fresh one", () => {
