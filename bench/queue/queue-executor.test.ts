@@ -18,8 +18,8 @@ import { benchSettings, jobSettingsOf } from "../settings.ts"
 import { connectionOf, TASK_QUEUE } from "./connection.ts"
 import { signatureOf, signedResultOf } from "./job.ts"
 import { makeQueueDecider, startJudgeWorker } from "./judge-queue.ts"
-import { makeQueueExecutor, QUEUE_DEFAULTS } from "./queue-executor.ts"
-import { type Session, startWorker } from "./worker.ts"
+import { makeQueueExecutor, QUEUE_DEFAULTS, type QueueExecutorSettings } from "./queue-executor.ts"
+import { type Session, startWorker, type WorkerSettings } from "./worker.ts"
 
 /** The run options the coordinator's jobs carry. */
 const SETTINGS = jobSettingsOf(benchSettings({ out: "/run", model: "ollama:m" }))
@@ -70,18 +70,22 @@ describe.skipIf(unavailable !== undefined)(
       await redis?.stop()
     })
 
+    /** A worker on this Redis: one task at a time, a 5 s lock, no log unless given. */
+    const workerWith = (settings: Partial<WorkerSettings> & Pick<WorkerSettings, "sessionOf">) =>
+      startWorker({ queueUrl: redis.url, concurrency: 1, lockMs: 5000, log: () => {}, ...settings })
+
+    /** A coordinator's executor on this Redis with the run's settings and a fast sweep. */
+    const executorOf = (settings: Partial<QueueExecutorSettings> & Pick<QueueExecutorSettings, "runId">) =>
+      makeQueueExecutor({ ...QUEUE_DEFAULTS, queueUrl: redis.url, settings: SETTINGS, sweepMs: 200, ...settings })
+
     const execute = (runId: string, jobs: ReadonlyArray<TaskJob>, settle: boolean) =>
       Effect.runPromise(
         Effect.scoped(
           Effect.gen(function* () {
-            const executor = yield* makeQueueExecutor({
-              ...QUEUE_DEFAULTS,
-              queueUrl: redis.url,
+            const executor = yield* executorOf({
               runId,
-              settings: SETTINGS,
               attempts: 3,
-              backoffMs: 50,
-              sweepMs: 200
+              backoffMs: 50
             })
             return yield* Effect.forEach(
               jobs,
@@ -98,10 +102,8 @@ describe.skipIf(unavailable !== undefined)(
     it("retries a task whose model server fails with backoff, then reports it as a server failure, never as a give-up", async () => {
       const runs = { count: 0 }
       const lines: Array<string> = []
-      const { close } = startWorker({
-        queueUrl: redis.url,
+      const { close } = workerWith({
         concurrency: 2,
-        lockMs: 5000,
         sessionOf: sessionWith(deadServer, runs),
         log: (l) => void lines.push(l)
       })
@@ -120,12 +122,9 @@ describe.skipIf(unavailable !== undefined)(
 
     it("takes a result that is already in the queue without running the task again", async () => {
       const runs = { count: 0 }
-      const { close } = startWorker({
-        queueUrl: redis.url,
+      const { close } = workerWith({
         concurrency: 2,
-        lockMs: 5000,
-        sessionOf: sessionWith(answering, runs),
-        log: () => {}
+        sessionOf: sessionWith(answering, runs)
       })
       try {
         const jobs = [
@@ -165,25 +164,17 @@ describe.skipIf(unavailable !== undefined)(
             Effect.delay(model.generate(request), "60 millis")
         }))
       ).pipe(Layer.provide(threeSubtasks))
-      const { close } = startWorker({
-        queueUrl: redis.url,
-        concurrency: 1,
-        lockMs: 5000,
+      const { close } = workerWith({
         progressMs: 40,
-        sessionOf: sessionWith(slow, runs, true),
-        log: () => {}
+        sessionOf: sessionWith(slow, runs, true)
       })
       const reports: Array<{ id: string; modelCalls: number; tokens: number }> = []
       try {
         const [result] = await Effect.runPromise(
           Effect.scoped(
             Effect.gen(function* () {
-              const executor = yield* makeQueueExecutor({
-                ...QUEUE_DEFAULTS,
-                queueUrl: redis.url,
+              const executor = yield* executorOf({
                 runId: "live-counts",
-                settings: SETTINGS,
-                sweepMs: 200,
                 onTaskCalls: (job, calls) => void reports.push({ id: job.query.id, ...calls })
               })
               return yield* Effect.forEach([{ method: "smurfs", query: query("live") }], (job) => executor.execute(job))
@@ -227,24 +218,17 @@ describe.skipIf(unavailable !== undefined)(
         Effect.runPromise(
           Effect.scoped(
             Effect.gen(function* () {
-              const executor = yield* makeQueueExecutor({
-                ...QUEUE_DEFAULTS,
-                queueUrl: redis.url,
+              const executor = yield* executorOf({
                 runId,
-                settings: SETTINGS,
                 secret,
                 attempts: 1,
-                backoffMs: 50,
-                sweepMs: 200
+                backoffMs: 50
               })
               return yield* executor.execute({ method: "smurfs", query: query("s") })
             })
           )
         )
-      const worker = startWorker({
-        queueUrl: redis.url,
-        concurrency: 1,
-        lockMs: 5000,
+      const worker = workerWith({
         secret: "shared",
         sessionOf: sessionWith(answering, runs),
         log: (l) => void lines.push(l)
@@ -258,13 +242,9 @@ describe.skipIf(unavailable !== undefined)(
         while (!lines.some((l) => l.includes("left in the queue"))) await new Promise((r) => setTimeout(r, 50))
         expect(lines.join("\n")).toMatch(/not signed with this worker's SMURFS_QUEUE_SECRET.*left in the queue/)
         expect(runs.count).toBe(1)
-        const verifying = startWorker({
-          queueUrl: redis.url,
-          concurrency: 1,
-          lockMs: 5000,
+        const verifying = workerWith({
           secret: "not-shared",
-          sessionOf: sessionWith(answering, runs),
-          log: () => {}
+          sessionOf: sessionWith(answering, runs)
         })
         try {
           const taken = await other
@@ -277,13 +257,9 @@ describe.skipIf(unavailable !== undefined)(
         await worker.close()
       }
       // an unsigned result (a worker without the secret, or one written by hand) is refused by a coordinator that has one
-      const unsigned = startWorker({
-        queueUrl: redis.url,
-        concurrency: 1,
-        lockMs: 5000,
+      const unsigned = workerWith({
         secret: undefined,
-        sessionOf: sessionWith(answering, runs),
-        log: () => {}
+        sessionOf: sessionWith(answering, runs)
       })
       try {
         const result = await run("unsigned", "shared")
@@ -297,10 +273,7 @@ describe.skipIf(unavailable !== undefined)(
     it("refuses a job of another settings version, and one whose settings name what a worker never takes from a job", async () => {
       const runs = { count: 0 }
       const lines: Array<string> = []
-      const worker = startWorker({
-        queueUrl: redis.url,
-        concurrency: 1,
-        lockMs: 5000,
+      const worker = workerWith({
         secret: undefined,
         sessionOf: sessionWith(answering, runs),
         log: (l) => void lines.push(l)
@@ -375,10 +348,7 @@ describe.skipIf(unavailable !== undefined)(
       const runs = { count: 0 }
       const lines: Array<string> = []
       const worker = (log: (line: string) => void) =>
-        startWorker({
-          queueUrl: redis.url,
-          concurrency: 1,
-          lockMs: 5000,
+        workerWith({
           secret: "shared",
           sessionOf: sessionWith(answering, runs),
           log
@@ -393,13 +363,9 @@ describe.skipIf(unavailable !== undefined)(
         const [result] = await Effect.runPromise(
           Effect.scoped(
             Effect.gen(function* () {
-              const executor = yield* makeQueueExecutor({
-                ...QUEUE_DEFAULTS,
-                queueUrl: redis.url,
+              const executor = yield* executorOf({
                 runId: "replayed",
-                settings: SETTINGS,
-                secret: "shared",
-                sweepMs: 200
+                secret: "shared"
               })
               return yield* Effect.forEach([{ method: "smurfs", query: query("once") }], (job) => executor.execute(job))
             })
@@ -444,25 +410,17 @@ describe.skipIf(unavailable !== undefined)(
       const { Queue, Job } = await import("bullmq")
       const queue = new Queue(TASK_QUEUE, { connection: connectionOf(redis.url) })
       const id = "done-twice/smurfs/G1_instruction/d"
-      const honest = startWorker({
-        queueUrl: redis.url,
-        concurrency: 1,
-        lockMs: 5000,
+      const honest = workerWith({
         secret: "shared",
-        sessionOf: sessionWith(answering, runs),
-        log: () => {}
+        sessionOf: sessionWith(answering, runs)
       })
       try {
         const results = await Effect.runPromise(
           Effect.scoped(
             Effect.gen(function* () {
-              const executor = yield* makeQueueExecutor({
-                ...QUEUE_DEFAULTS,
-                queueUrl: redis.url,
+              const executor = yield* executorOf({
                 runId: "done-twice",
-                settings: SETTINGS,
                 secret: "shared",
-                sweepMs: 200,
                 onRefused: (message) => void refused.push(message)
               })
               const job = { method: "smurfs", query: query("d") }
