@@ -3,8 +3,6 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
-import { fileURLToPath } from "node:url"
-import { parseArgs } from "node:util"
 import * as Effect from "effect/Effect"
 import { boundHeapGrowth } from "../../bench/heap-growth.ts"
 import { SIM_NOTE } from "../../bench/sim/model.ts"
@@ -20,6 +18,7 @@ import { isKind } from "../../src/trace/events.ts"
 import { otlpLayer } from "../../src/trace/otlp.ts"
 import type { Trajectory } from "../../src/trace/trajectory.ts"
 import { version } from "../../src/version.ts"
+import { parsePerfArgs, perfDataDir } from "./args.ts"
 import { CACHE_MODELS, CONCURRENCIES, concurrencyTables, measureConcurrency, variantsOf } from "./concurrency.ts"
 import { type BatchResult, loadSetup, type MethodName, type PerfSetup, runBatch, type TaskSample } from "./harness.ts"
 import { measureHttpOverhead } from "./http-overhead.ts"
@@ -690,30 +689,21 @@ const pct = (share: number) => (Number.isFinite(share) ? `${(share * 100).toFixe
 const vals = (s: ReturnType<typeof summary>) => [s.median, s.p95, s.mean, s.max]
 
 const main = async (argv: ReadonlyArray<string>): Promise<number> => {
-  let args
-  try {
-    args = parseArgs({
-      args: [...argv],
-      options: {
-        quick: { type: "boolean" },
-        only: { type: "string" },
-        out: { type: "string" },
-        data: { type: "string" },
-        stb: { type: "string" },
-        "smurfs-src": { type: "string" },
-        slots: { type: "string" },
-        help: { type: "boolean", short: "h" }
-      }
-    }).values
-  } catch (e) {
-    console.error(`${(e as Error).message}\n${usage}`)
-    return 2
-  }
-  if (args.help) {
-    console.log(usage)
-    return 0
-  }
-  const data = resolve(args.data ?? fileURLToPath(new URL("../../../shared/toolbench", import.meta.url)))
+  const args = parsePerfArgs(
+    argv,
+    {
+      quick: { type: "boolean" },
+      only: { type: "string" },
+      out: { type: "string" },
+      data: { type: "string" },
+      stb: { type: "string" },
+      "smurfs-src": { type: "string" },
+      slots: { type: "string" }
+    },
+    usage
+  )
+  if (typeof args === "number") return args
+  const data = perfDataDir(args.data)
   const out = resolve(args.out ?? "runs/perf.json")
   const quick = args.quick === true
   const picked = (args.only ?? SECTIONS.join(","))

@@ -6,7 +6,6 @@ import { createWriteStream, mkdirSync, mkdtempSync, rmSync, writeFileSync } from
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
-import { parseArgs } from "node:util"
 import { getHeapStatistics, writeHeapSnapshot } from "node:v8"
 import * as Effect from "effect/Effect"
 import { runBenchSettings } from "../../bench/app.ts"
@@ -17,6 +16,7 @@ import { benchSettings } from "../../bench/settings.ts"
 import { SIM_NOTE } from "../../bench/sim/model.ts"
 import { METHOD_NAMES } from "../../src/agents/methods.ts"
 import { version } from "../../src/version.ts"
+import { parsePerfArgs, perfDataDir } from "./args.ts"
 import { table } from "./table.ts"
 
 const SELF = fileURLToPath(import.meta.url)
@@ -150,35 +150,26 @@ const inChild = (args: ReadonlyArray<string>, nodeFlags: ReadonlyArray<string>):
 const round = (n: number, digits = 0) => Number(n.toFixed(digits))
 
 const main = async (argv: ReadonlyArray<string>): Promise<number> => {
-  let args
-  try {
-    args = parseArgs({
-      args: [...argv],
-      options: {
-        child: { type: "boolean" },
-        limit: { type: "string" },
-        concurrency: { type: "string" },
-        runs: { type: "string" },
-        latency: { type: "string" },
-        data: { type: "string" },
-        out: { type: "string" },
-        "node-flags": { type: "string" },
-        snapshot: { type: "string" },
-        "v8-defaults": { type: "boolean" },
-        live: { type: "boolean" },
-        "snapshot-after": { type: "string" },
-        help: { type: "boolean", short: "h" }
-      }
-    }).values
-  } catch (e) {
-    console.error(`${(e as Error).message}\n${usage}`)
-    return 2
-  }
-  if (args.help) {
-    console.log(usage)
-    return 0
-  }
-  const data = resolve(args.data ?? fileURLToPath(new URL("../../../shared/toolbench", import.meta.url)))
+  const args = parsePerfArgs(
+    argv,
+    {
+      child: { type: "boolean" },
+      limit: { type: "string" },
+      concurrency: { type: "string" },
+      runs: { type: "string" },
+      latency: { type: "string" },
+      data: { type: "string" },
+      out: { type: "string" },
+      "node-flags": { type: "string" },
+      snapshot: { type: "string" },
+      "v8-defaults": { type: "boolean" },
+      live: { type: "boolean" },
+      "snapshot-after": { type: "string" }
+    },
+    usage
+  )
+  if (typeof args === "number") return args
+  const data = perfDataDir(args.data)
   const latency = args.latency ?? "100ms"
   if (args.child) {
     await child(
