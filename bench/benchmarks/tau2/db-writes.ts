@@ -1,6 +1,7 @@
 // The database writes of a conversation: a τ² database is tables (top-level fields) of entries (keyed objects, or Maps
 // as the port holds Python dicts); a write is an entry whose JSON changed. Snapshots hold each entry's JSON text, so a
 // write is found by comparing texts.
+import { type PyValue, pyToPlain } from "./python-json.ts"
 import type { DbWrite } from "./transcript.ts"
 
 /** Each entry's JSON text by `table\u0000key`; a table that is not an object of entries is one entry under key "". */
@@ -12,15 +13,7 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "obj
 const entriesOf = (v: unknown): Array<[string, unknown]> | undefined =>
   v instanceof Map ? [...(v as Map<string, unknown>)] : isRecord(v) ? Object.entries(v) : undefined
 
-/** A value as plain JSON data: Maps as objects (their order kept), bigints as numbers. */
-export const plainOf = (v: unknown): unknown => {
-  if (typeof v === "bigint") return Number(v)
-  if (Array.isArray(v)) return v.map(plainOf)
-  const entries = entriesOf(v)
-  return entries === undefined ? v : Object.fromEntries(entries.map(([k, x]) => [k, plainOf(x)]))
-}
-
-const textOf = (v: unknown): string => JSON.stringify(plainOf(v)) ?? "null"
+const textOf = (v: unknown): string => JSON.stringify(pyToPlain(v as PyValue)) ?? "null"
 
 /** The snapshot of a database value (its tables and their entries). */
 export const snapshotDb = (db: unknown): DbSnapshot => {

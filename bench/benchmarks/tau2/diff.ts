@@ -1,5 +1,5 @@
 // Where two databases differ (a conversation's final state against the gold state), for transcripts and reports.
-import { type PyValue, pyEqual, pyToPlain } from "./python-json.ts"
+import { isPyDict, type PyValue, pyDictEntries, pyEqual, pyToPlain } from "./python-json.ts"
 
 /** One difference: the path from the database root (collection, id, field, index...) and both values, as plain JSON. */
 export interface Tau2DbChange {
@@ -9,12 +9,6 @@ export interface Tau2DbChange {
   /** The other database's value; undefined where it has nothing at this path. */
   readonly actual: unknown
 }
-
-const isDict = (v: unknown): v is ReadonlyMap<string, PyValue> | Readonly<Record<string, PyValue>> =>
-  v instanceof Map || (typeof v === "object" && v !== null && !Array.isArray(v))
-
-const entriesOf = (v: ReadonlyMap<string, PyValue> | Readonly<Record<string, PyValue>>): Map<string, PyValue> =>
-  v instanceof Map ? (v as Map<string, PyValue>) : new Map(Object.entries(v))
 
 const plain = (v: PyValue | undefined): unknown => (v === undefined ? undefined : pyToPlain(v))
 
@@ -27,11 +21,11 @@ export const diffTau2Db = (gold: unknown, actual: unknown): Array<Tau2DbChange> 
   const changes: Array<Tau2DbChange> = []
   const walk = (g: PyValue | undefined, a: PyValue | undefined, path: Array<string>): void => {
     if (g === a || (g !== undefined && a !== undefined && pyEqual(g, a))) return
-    if (isDict(g) && isDict(a)) {
-      const x = entriesOf(g)
-      const y = entriesOf(a)
-      for (const [k, v] of x) walk(v, y.get(k), [...path, k])
-      for (const [k, v] of y) if (!x.has(k)) walk(undefined, v, [...path, k])
+    if (isPyDict(g) && isPyDict(a)) {
+      const x = pyDictEntries(g)
+      const y = pyDictEntries(a)
+      for (const [k, v] of x) walk(v as PyValue, y.get(k) as PyValue | undefined, [...path, k])
+      for (const [k, v] of y) if (!x.has(k)) walk(undefined, v as PyValue, [...path, k])
       return
     }
     if (Array.isArray(g) && Array.isArray(a) && g.length === a.length) {

@@ -2,10 +2,10 @@
 // transcript in τ²'s message shape for the scorer, τ²'s RewardInfo as the record's reward.
 import * as Effect from "effect/Effect"
 import { DatasetError } from "../../datasets.ts"
-import { plainOf } from "./db-writes.ts"
 import { replayGold } from "./gold.ts"
 import { loadTau2Domain, type Tau2Domain } from "./load.ts"
 import type { Tau2DomainLoader, Tau2DomainView } from "./port.ts"
+import { type PyValue, pyToPlain } from "./python-json.ts"
 import { scoreConversation, type Tau2MessageInput, type Tau2Reward } from "./score.ts"
 import type { Tau2RewardType, Tau2Task } from "./tasks.ts"
 import type { Reward, TranscriptMessage } from "./transcript.ts"
@@ -45,7 +45,7 @@ export const rewardOf = (r: Tau2Reward, nlProblem?: string): Reward => {
     reward: r.reward,
     breakdown: { ...r.breakdown } as Record<string, number>,
     ...(notes.length > 0 ? { notes } : {}),
-    info: plainOf({
+    info: pyToPlain({
       rewardBasis: r.rewardBasis,
       notEvaluated: r.notEvaluated,
       ...(r.dbCheck ? { dbCheck: r.dbCheck } : {}),
@@ -54,7 +54,7 @@ export const rewardOf = (r: Tau2Reward, nlProblem?: string): Reward => {
       // the judge's verdicts on the natural-language assertions (--judge), kept whatever the reward
       ...(r.nlAssertions?.length ? { nlAssertions: r.nlAssertions } : {}),
       ...(r.replayMismatches?.length ? { replayMismatches: r.replayMismatches } : {})
-    }) as Record<string, unknown>
+    } as unknown as PyValue) as Record<string, unknown>
   }
 }
 

@@ -245,11 +245,14 @@ export const clonePy = <T>(value: T): T => {
   return copy as T
 }
 
-const isPyDict = (v: unknown): v is ReadonlyMap<string, unknown> | Readonly<Record<string, unknown>> =>
+/** A Python dict as the port holds one: a Map, or a plain object (a model). */
+export const isPyDict = (v: unknown): v is ReadonlyMap<string, unknown> | Readonly<Record<string, unknown>> =>
   v instanceof Map || (typeof v === "object" && v !== null && !Array.isArray(v))
 
-const entriesOf = (v: ReadonlyMap<string, unknown> | Readonly<Record<string, unknown>>): Map<string, unknown> =>
-  v instanceof Map ? (v as Map<string, unknown>) : new Map(Object.entries(v))
+/** A dict's entries as a Map (the Map itself when it is one). */
+export const pyDictEntries = (
+  v: ReadonlyMap<string, unknown> | Readonly<Record<string, unknown>>
+): Map<string, unknown> => (v instanceof Map ? (v as Map<string, unknown>) : new Map(Object.entries(v)))
 
 /** As a Python number: bool is an int there (`True == 1`). */
 const asNumber = (v: unknown): number | bigint | undefined =>
@@ -272,8 +275,8 @@ export const pyEqual = (a: unknown, b: unknown): boolean => {
     return a.every((v, k) => pyEqual(v, b[k]))
   }
   if (isPyDict(a) && isPyDict(b)) {
-    const m = entriesOf(a)
-    const n = entriesOf(b)
+    const m = pyDictEntries(a)
+    const n = pyDictEntries(b)
     if (m.size !== n.size) return false
     for (const [k, v] of m) if (!n.has(k) || !pyEqual(v, n.get(k))) return false
     return true
