@@ -23,7 +23,9 @@ describe("the bench application", () => {
       model: "sim",
       groups: ["G1_instruction"],
       limit: 2,
-      methods: ["react", "smurfs"]
+      methods: ["react", "smurfs"],
+      // one task at a time sends requests: the run goes through, each task in its turn
+      lanes: 1
     })
     const outcome = await Effect.runPromise(runBenchSettings(settings, silentProgress))
     expect(outcome.kind).toBe("ran")
@@ -43,7 +45,7 @@ describe("the bench application", () => {
       options: Record<string, unknown>
     }
     expect(config).toMatchObject({ methods: ["react", "smurfs"], toolset: "all" })
-    expect(config.options).toMatchObject({ tries: 1, budget: 200, prompts: "smurfs" })
+    expect(config.options).toMatchObject({ tries: 1, budget: 200, prompts: "smurfs", lanes: 1, laneGraceMs: null })
   })
 
   it("reads the texts the settings name before a run: a missing checkout stops it at once, naming what to give", () => {
@@ -76,6 +78,10 @@ describe("the bench application", () => {
     })
     expect(settings.callCache).toBeUndefined()
     expect(settings.endpoints).toBeUndefined()
+    // lanes are the worker's (its server's slots): never in a job
+    expect("lanes" in job).toBe(false)
+    expect(settings.lanes).toBe("auto")
+    expect(workerBenchSettings(job, { concurrency: 3, data: "/d", storeDir: "/s", lanes: 2 }).lanes).toBe(2)
     expect(workerBenchSettings(job, { model: "sim", concurrency: 1, data: "/d", storeDir: "/s" }).model).toBe("sim")
     const scripted = jobSettingsOf(benchSettings({ out: "/r", model: "scripted:/coordinator/replies.json" }))
     expect(() => workerBenchSettings(scripted, { concurrency: 1, data: "/d", storeDir: "/s" })).toThrow(

@@ -248,6 +248,8 @@ const modelOptionsOf = (settings: BenchSettings) => ({
   timeoutMs: settings.timeoutMs,
   think: settings.think,
   slotAffinity: settings.slotAffinity,
+  lanes: settings.lanes === "off" ? undefined : settings.lanes,
+  laneGraceMs: settings.laneGraceMs,
   endpoints: settings.endpoints,
   temperature: settings.temperature,
   seed: settings.seed,
@@ -324,6 +326,8 @@ export const runConfigOf = (
       timeoutMs: settings.timeoutMs ?? null,
       think: settings.think ?? null,
       slotAffinity: settings.slotAffinity ?? null,
+      lanes: settings.lanes,
+      laneGraceMs: settings.laneGraceMs ?? null,
       responses: paths.responses ?? null,
       cacheDir: paths.cacheDir ?? null,
       // how replay matches arguments (the profile's: exact under reference): the environment ledger and compare read it
@@ -637,6 +641,8 @@ export interface WorkerOwnSettings {
   readonly model?: string | undefined
   readonly endpoints?: ReadonlyArray<string> | undefined
   readonly modelConcurrency?: number | undefined
+  /** Its --lanes: the model lanes here (its server's slots), instead of the run's. */
+  readonly lanes?: "auto" | "off" | number | undefined
   readonly timeoutMs?: number | undefined
   /** Tasks it runs at once (the model's slots default to it, as the bench's do to its --concurrency). */
   readonly concurrency: number
@@ -731,6 +737,7 @@ export const workerBenchSettings = (job: JobSettings, own: WorkerOwnSettings): B
     ...(own.timeoutMs === undefined ? {} : { timeoutMs: own.timeoutMs }),
     ...(own.endpoints === undefined ? {} : { endpoints: [...own.endpoints] }),
     ...(own.modelConcurrency === undefined ? {} : { modelConcurrency: own.modelConcurrency }),
+    ...(own.lanes === undefined ? {} : { lanes: own.lanes }),
     ...(own.responses === undefined ? {} : { responses: own.responses }),
     ...(own.cacheDir === undefined ? {} : { cacheDir: own.cacheDir }),
     ...(own.embedCache === undefined ? {} : { embedCache: own.embedCache }),
