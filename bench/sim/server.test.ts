@@ -61,10 +61,12 @@ describe("modelled server in virtual time", () => {
       info: { spec: "m", provider: "sim", model: "m", contextTokens: 4096, supportsTools: false },
       generate: (request) =>
         Effect.flatMap(Effect.all([Effect.service(ModelTask), Effect.service(ModelLane)]), ([task, lane]) =>
-          Effect.as(
-            server.request(task!.key, JSON.parse(request.messages[0]!.content), [9], "step", lane),
-            { text: "", usage: { promptTokens: 0, completionTokens: 0 }, model: "m", durationMs: 0 }
-          )
+          Effect.as(server.request(task!.key, JSON.parse(request.messages[0]!.content), [9], "step", lane), {
+            text: "",
+            usage: { promptTokens: 0, completionTokens: 0 },
+            model: "m",
+            durationMs: 0
+          })
         )
     }
     const laned = makeModelLanes({ lanes: 1, onWait: (task, waiting) => server.hold(task.key, waiting) }).wrap(model)

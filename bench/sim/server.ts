@@ -142,11 +142,7 @@ export const makeServerModel = (options: ServerModelOptions = serverModelDefault
       const w = queue[i]!
       let started: { cachedTokens: number; end: () => void } | undefined
       if (slots) {
-        const pin = options.affinity
-          ? w.lane !== undefined
-            ? w.lane % lastUse.length
-            : pinFor(w.task)
-          : undefined
+        const pin = options.affinity ? (w.lane !== undefined ? w.lane % lastUse.length : pinFor(w.task)) : undefined
         if (slots.isFree(pin)) {
           const begun = slots.begin(w.prompt, pin)
           lastUse[begun.slot] = order

@@ -304,7 +304,8 @@ export const lanesOption = (name: string, text: string | undefined): "auto" | "o
   const word = text.trim()
   if (word === "auto" || word === "off") return word
   const n = Number(word)
-  if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${name} takes auto, off or a number of lanes, not "${text}"`)
+  if (!Number.isInteger(n) || n < 1)
+    throw new UsageError(`--${name} takes auto, off or a number of lanes, not "${text}"`)
   return n
 }
 

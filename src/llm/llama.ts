@@ -254,11 +254,7 @@ const acquireSlot = (
       if (free.length === 0) return false
       const laned = task === undefined || lane === undefined ? undefined : engine.slots[lane % engine.slots.length]
       const own =
-        laned !== undefined && !laned.busy
-          ? laned
-          : task === undefined
-            ? undefined
-            : free.find((s) => s.owner === task)
+        laned !== undefined && !laned.busy ? laned : task === undefined ? undefined : free.find((s) => s.owner === task)
       const unheld = free.filter((s) => s.owner === undefined || s.owner.ended)
       const candidates = own !== undefined ? [own] : task !== undefined && unheld.length > 0 ? unheld : free
       let best = candidates[0]!

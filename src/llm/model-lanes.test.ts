@@ -69,7 +69,9 @@ const manualClock = () => {
 }
 
 const ask = (text: string) =>
-  Effect.flatMap(Effect.service(LanguageModel), (m) => m.generate({ role: "step", messages: [{ role: "user", content: text }] }))
+  Effect.flatMap(Effect.service(LanguageModel), (m) =>
+    m.generate({ role: "step", messages: [{ role: "user", content: text }] })
+  )
 
 /** A task of requests one after the other, with `between` run after each but the last (a tool call). */
 const task = (key: string, texts: ReadonlyArray<string>, between: Effect.Effect<void> = Effect.void) =>

@@ -48,10 +48,7 @@ export const withModelTask =
   <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     Effect.suspend(() => {
       const task: ModelTaskKey = { key, ended: false }
-      return effect.pipe(
-        Effect.provideService(ModelTask, task),
-        Effect.ensuring(Effect.sync(() => endModelTask(task)))
-      )
+      return effect.pipe(Effect.provideService(ModelTask, task), Effect.ensuring(Effect.sync(() => endModelTask(task))))
     })
 
 /**

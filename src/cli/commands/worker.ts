@@ -20,15 +20,7 @@ import { stbDirOf } from "../../text/stabletoolbench-files.ts"
 import { pulledToolsOf, stbToolsDirOf } from "../../tools/toolbench/tools-folder.ts"
 import { visibleText } from "../../trace/visible-text.ts"
 import { ExitCode } from "../exit-codes.ts"
-import {
-  BadInput,
-  intOption,
-  lanesOption,
-  type ParsedCommand,
-  runCommand,
-  splitList,
-  UsageError
-} from "../options.ts"
+import { BadInput, intOption, lanesOption, type ParsedCommand, runCommand, splitList, UsageError } from "../options.ts"
 import { runProgram } from "../run-program.ts"
 
 const HELP = `usage: smurfs worker --queue <redis://host:6379/0> [options]

@@ -28,9 +28,9 @@ import {
   normalizeModelSource,
   pullCommand
 } from "../model-files/source.ts"
+import { ModelLane } from "../model-lanes.ts"
 import { envSetting, MODEL_DEFAULTS, type ModelOptions } from "../model-options.ts"
 import { isLocalSource, resolveModelSource } from "../model-source.ts"
-import { ModelLane } from "../model-lanes.ts"
 import { ModelTask } from "../model-task.ts"
 import { tryPromiseWithin } from "../provider-errors.ts"
 import { type ProviderCheck, type ProviderChecks, registerProvider } from "../providers.ts"
