@@ -115,7 +115,8 @@ export const makeModelLanes = (options: ModelLanesOptions) => {
     lane.holder = task
     lane.inFlight = requests
     laneOf.set(task, lane)
-    lane.unhook = onTaskEnd(task, () => release(lane))
+    // a task that ended already (a key made by hand) gives the lane back once its requests leave it
+    lane.unhook = task.ended ? undefined : onTaskEnd(task, () => release(lane))
   }
 
   /** The lane's holder gives it back; the first waiting task takes it. */
@@ -163,7 +164,7 @@ export const makeModelLanes = (options: ModelLanesOptions) => {
     graceFor(lane)
   }
 
-  /** The lane of a request of `task` now, or undefined after queueing it (`request.resume` is called with its lane). */
+  /** The lane of a request of `task` now, or undefined after queueing it (`request.wake` gets its lane). */
   const enter = (task: ModelTaskKey, request: Request): number | undefined => {
     const own = laneOf.get(task)
     if (own !== undefined) {
