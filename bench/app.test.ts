@@ -48,6 +48,29 @@ describe("the bench application", () => {
     expect(config.options).toMatchObject({ tries: 1, budget: 200, prompts: "smurfs", lanes: 1, laneGraceMs: null })
   })
 
+  it("says once that tasks wait for a model lane, and runs them all", async () => {
+    const out = join(scratch, "laned")
+    const settings = benchSettings({
+      out,
+      data: DATA,
+      // a reply takes a while, so that two tasks are in flight at once
+      model: "sim:latency=20ms",
+      groups: ["G1_instruction"],
+      limit: 3,
+      methods: ["react"],
+      concurrency: 3,
+      lanes: 1
+    })
+    const said: Array<string> = []
+    const outcome = await Effect.runPromise(
+      runBenchSettings(settings, { ...silentProgress, log: (text) => void said.push(text) })
+    )
+    expect(outcome.kind === "ran" && summaryValue(settings, outcome)).toMatchObject({ recorded: 3, errors: 0 })
+    expect(said.filter((line) => line.startsWith("model lanes:"))).toEqual([
+      "model lanes: the requests of 1 task at a time go to the server (--lanes), the others wait for a lane; --lanes off sends every task's at once"
+    ])
+  })
+
   it("reads the texts the settings name before a run: a missing checkout stops it at once, naming what to give", () => {
     expect(() => checkBenchSettings(benchSettings({ out: join(scratch, "x"), methods: ["smurfs"] }))).not.toThrow()
     expect(() =>

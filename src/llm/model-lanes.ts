@@ -44,8 +44,11 @@ export interface ModelLanesOptions {
    * Default MODEL_LANE_GRACE_MS.
    */
   readonly graceMs?: number | undefined
-  /** Told when a task starts (true) and stops (false) waiting for a lane: progress, a modelled server's clock. */
-  readonly onWait?: ((task: ModelTaskKey, waiting: boolean) => void) | undefined
+  /**
+   * Told when a task starts (true) and stops (false) waiting for one of the `lanes` lanes: progress, a modelled
+   * server's clock.
+   */
+  readonly onWait?: ((task: ModelTaskKey, waiting: boolean, lanes: number) => void) | undefined
   readonly clock?: LaneClock | undefined
 }
 
@@ -129,7 +132,7 @@ export const makeModelLanes = (options: ModelLanesOptions) => {
     lane.inFlight = 0
     const next = queue.shift()
     if (next === undefined) return
-    options.onWait?.(next.task, false)
+    options.onWait?.(next.task, false, options.lanes)
     take(lane, next.task, next.requests.size)
     for (const request of next.requests) {
       request.lane = lane.index
@@ -187,7 +190,7 @@ export const makeModelLanes = (options: ModelLanesOptions) => {
       return free.index
     }
     queue.push({ task, requests: new Set([request]) })
-    options.onWait?.(task, true)
+    options.onWait?.(task, true, options.lanes)
     for (const lane of lanes) graceFor(lane)
     return undefined
   }
@@ -208,7 +211,7 @@ export const makeModelLanes = (options: ModelLanesOptions) => {
     waiter.requests.delete(request)
     if (waiter.requests.size > 0) return
     queue.splice(at, 1)
-    options.onWait?.(task, false)
+    options.onWait?.(task, false, options.lanes)
   }
 
   const wrap = (inner: LanguageModelShape): LanguageModelShape =>

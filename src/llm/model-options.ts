@@ -2,6 +2,7 @@
 // server providers (resilience, endpoints of a pool).
 import * as Effect from "effect/Effect"
 import { InvalidModelSpec } from "./errors.ts"
+import type { ModelTaskKey } from "./model-task.ts"
 import { registeredProvider } from "./providers.ts"
 import type { ResilienceOptions } from "./resilience.ts"
 
@@ -68,6 +69,8 @@ export interface ModelOptions {
    * one; it then queues for a new lane. Default MODEL_LANE_GRACE_MS (2 s).
    */
   readonly laneGraceMs?: number | undefined
+  /** Told when a task starts (true) and stops (false) waiting for one of the `lanes` model lanes (progress). */
+  readonly onLaneWait?: ((task: ModelTaskKey, waiting: boolean, lanes: number) => void) | undefined
 }
 
 /** Thinking of a reasoning model: on, off, or an effort level. */

@@ -76,7 +76,10 @@ export const modelLayer = (spec: string, options: ModelOptions = {}): Layer.Laye
       const served = parsed.registered.layer(parsed.rest, spec.trim(), options)
       return options.lanes === undefined
         ? served
-        : Layer.provide(modelLanesLayer(lanesOf(parsed, options), { graceMs: options.laneGraceMs }), served)
+        : Layer.provide(
+            modelLanesLayer(lanesOf(parsed, options), { graceMs: options.laneGraceMs, onWait: options.onLaneWait }),
+            served
+          )
     })
   )
 
