@@ -23,7 +23,9 @@ describe("the bench application", () => {
       model: "sim",
       groups: ["G1_instruction"],
       limit: 2,
-      methods: ["react", "smurfs"]
+      methods: ["react", "smurfs"],
+      // one task at a time sends requests: the run goes through, each task in its turn
+      lanes: 1
     })
     const outcome = await Effect.runPromise(runBenchSettings(settings, silentProgress))
     expect(outcome.kind).toBe("ran")
@@ -43,7 +45,30 @@ describe("the bench application", () => {
       options: Record<string, unknown>
     }
     expect(config).toMatchObject({ methods: ["react", "smurfs"], toolset: "all" })
-    expect(config.options).toMatchObject({ tries: 1, budget: 200, prompts: "smurfs" })
+    expect(config.options).toMatchObject({ tries: 1, budget: 200, prompts: "smurfs", lanes: 1, laneGraceMs: null })
+  })
+
+  it("says once that tasks wait for a model lane, and runs them all", async () => {
+    const out = join(scratch, "laned")
+    const settings = benchSettings({
+      out,
+      data: DATA,
+      // a reply takes a while, so that two tasks are in flight at once
+      model: "sim:latency=20ms",
+      groups: ["G1_instruction"],
+      limit: 3,
+      methods: ["react"],
+      concurrency: 3,
+      lanes: 1
+    })
+    const said: Array<string> = []
+    const outcome = await Effect.runPromise(
+      runBenchSettings(settings, { ...silentProgress, log: (text) => void said.push(text) })
+    )
+    expect(outcome.kind === "ran" && summaryValue(settings, outcome)).toMatchObject({ recorded: 3, errors: 0 })
+    expect(said.filter((line) => line.startsWith("model lanes:"))).toEqual([
+      "model lanes: the requests of 1 task at a time go to the server (--lanes), the others wait for a lane; --lanes off sends every task's at once"
+    ])
   })
 
   it("reads the texts the settings name before a run: a missing checkout stops it at once, naming what to give", () => {
@@ -76,6 +101,10 @@ describe("the bench application", () => {
     })
     expect(settings.callCache).toBeUndefined()
     expect(settings.endpoints).toBeUndefined()
+    // lanes are the worker's (its server's slots): never in a job
+    expect("lanes" in job).toBe(false)
+    expect(settings.lanes).toBe("auto")
+    expect(workerBenchSettings(job, { concurrency: 3, data: "/d", storeDir: "/s", lanes: 2 }).lanes).toBe(2)
     expect(workerBenchSettings(job, { model: "sim", concurrency: 1, data: "/d", storeDir: "/s" }).model).toBe("sim")
     const scripted = jobSettingsOf(benchSettings({ out: "/r", model: "scripted:/coordinator/replies.json" }))
     expect(() => workerBenchSettings(scripted, { concurrency: 1, data: "/d", storeDir: "/s" })).toThrow(

@@ -28,10 +28,12 @@ import {
   isPortableSpec,
   isTestModelSpec,
   MODEL_DEFAULTS,
+  type ModelOptions,
   modelLayer,
   standaloneModel
 } from "../src/llm/spec.ts"
 import { loadWithPeers, QUEUE_PEERS } from "../src/peer-packages.ts"
+import { plural } from "../src/plural.ts"
 import { STB_FILES } from "../src/text/stabletoolbench-files.ts"
 import { makeToolCache } from "../src/tools/cache.ts"
 import { makeEnvironmentChain } from "../src/tools/environments/chain.ts"
@@ -248,15 +250,24 @@ const modelOptionsOf = (settings: BenchSettings) => ({
   timeoutMs: settings.timeoutMs,
   think: settings.think,
   slotAffinity: settings.slotAffinity,
+  lanes: settings.lanes === "off" ? undefined : settings.lanes,
+  laneGraceMs: settings.laneGraceMs,
   endpoints: settings.endpoints,
   temperature: settings.temperature,
   seed: settings.seed,
   numCtx: settings.numCtx
 })
 
-/** The model layer of a run: the served model (one server or a pool), behind the call cache when asked. */
-export const benchModelLayer = (settings: BenchSettings, observer?: ModelCallObserver) => {
-  const resolved = modelLayer(settings.model, modelOptionsOf(settings))
+/**
+ * The model layer of a run: the served model (one server or a pool, with model lanes when they apply), behind the call
+ * cache when asked. `onLaneWait` hears of tasks waiting for a lane.
+ */
+export const benchModelLayer = (
+  settings: BenchSettings,
+  observer?: ModelCallObserver,
+  onLaneWait?: ModelOptions["onLaneWait"]
+) => {
+  const resolved = modelLayer(settings.model, { ...modelOptionsOf(settings), onLaneWait })
   // below the call cache: what is observed is what a server answers, as it answers
   const observed = observer === undefined ? resolved : Layer.provide(observedModelLayer(observer), resolved)
   // --temperature on every request that sets none, so the call cache keys replies by it (the seed is set per attempt)
@@ -324,6 +335,8 @@ export const runConfigOf = (
       timeoutMs: settings.timeoutMs ?? null,
       think: settings.think ?? null,
       slotAffinity: settings.slotAffinity ?? null,
+      lanes: settings.lanes,
+      laneGraceMs: settings.laneGraceMs ?? null,
       responses: paths.responses ?? null,
       cacheDir: paths.cacheDir ?? null,
       // how replay matches arguments (the profile's: exact under reference): the environment ledger and compare read it
@@ -600,10 +613,22 @@ const runProgram = (settings: BenchSettings, progress: Progress) =>
  * the run directory, and the outcome comes back as a value. Model calls are counted on `progress`.
  */
 export const runBenchSettings = (settings: BenchSettings, progress: Progress) => {
-  const layer = benchModelLayer(settings, {
-    onEnd: (_role, response) =>
-      progress.modelCall?.(response ? response.usage.promptTokens + response.usage.completionTokens : 0)
-  })
+  let toldLanes = false
+  const layer = benchModelLayer(
+    settings,
+    {
+      onEnd: (_role, response) =>
+        progress.modelCall?.(response ? response.usage.promptTokens + response.usage.completionTokens : 0)
+    },
+    // said once, when a task first waits: the run is paced by the server's slots, not by --concurrency
+    (_task, waiting, lanes) => {
+      if (!waiting || toldLanes) return
+      toldLanes = true
+      progress.log(
+        `model lanes: the requests of ${plural(lanes, "task")} at a time go to the server (${settings.lanes === "auto" ? "its slots" : "--lanes"}), the others wait for a lane; --lanes off sends every task's at once`
+      )
+    }
+  )
   const run = runProgram(settings, progress).pipe(
     Effect.scoped,
     Effect.provide(layer.pipe(Layer.provideMerge(poolStatsLayer)))
@@ -637,6 +662,8 @@ export interface WorkerOwnSettings {
   readonly model?: string | undefined
   readonly endpoints?: ReadonlyArray<string> | undefined
   readonly modelConcurrency?: number | undefined
+  /** Its --lanes: the model lanes here (its server's slots), instead of the run's. */
+  readonly lanes?: "auto" | "off" | number | undefined
   readonly timeoutMs?: number | undefined
   /** Tasks it runs at once (the model's slots default to it, as the bench's do to its --concurrency). */
   readonly concurrency: number
@@ -731,6 +758,7 @@ export const workerBenchSettings = (job: JobSettings, own: WorkerOwnSettings): B
     ...(own.timeoutMs === undefined ? {} : { timeoutMs: own.timeoutMs }),
     ...(own.endpoints === undefined ? {} : { endpoints: [...own.endpoints] }),
     ...(own.modelConcurrency === undefined ? {} : { modelConcurrency: own.modelConcurrency }),
+    ...(own.lanes === undefined ? {} : { lanes: own.lanes }),
     ...(own.responses === undefined ? {} : { responses: own.responses }),
     ...(own.cacheDir === undefined ? {} : { cacheDir: own.cacheDir }),
     ...(own.embedCache === undefined ? {} : { embedCache: own.embedCache }),

@@ -9,6 +9,8 @@ import type { RunConfig } from "./run-format.ts"
 const OPERATIONAL_OPTIONS: ReadonlySet<string> = new Set([
   "modelConcurrency",
   "slotAffinity",
+  "lanes",
+  "laneGraceMs",
   "timeoutMs",
   "callCache",
   "stopAfter",

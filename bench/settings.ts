@@ -135,6 +135,15 @@ export const BenchSettings = z
     concurrency: count.default(4),
     /** Requests in flight per model server; default: concurrency for openai, Ollama's own for ollama. */
     modelConcurrency: count.optional(),
+    /**
+     * Model lanes: at most this many tasks send requests at once, each keeping its lane (and with slotAffinity its
+     * slot) until it ends or idles past `laneGraceMs` while another waits; `auto` the server's slots when known
+     * (llama.cpp's /props, the embedded engine's sequences, Ollama's modelConcurrency or OLLAMA_NUM_PARALLEL), else
+     * off. A worker's own (its server's), never a job's.
+     */
+    lanes: z.union([z.literal("auto"), z.literal("off"), count]).default("auto"),
+    /** How long a task may hold its lane with no request in flight while another task waits (default 2000 ms). */
+    laneGraceMs: z.number().int().min(0).optional(),
     /** Several servers of the same model (url or url*N). */
     endpoints: z.array(z.string()).optional(),
     /** A Redis URL: the tasks go to `smurfs worker` processes. */

@@ -11,6 +11,7 @@ import {
   type LanguageModelShape,
   type ToolCallRequest
 } from "../../src/llm/language-model.ts"
+import { ModelLane } from "../../src/llm/model-lanes.ts"
 import { hashSeed, rngFor } from "../eval/rng.ts"
 import { makeCatalog } from "./catalog.ts"
 import { CurrentTask } from "./current-task.ts"
@@ -108,7 +109,7 @@ export const makeSimModel = (
     query !== undefined
       ? catalog.taskOf(query)
       : (catalog.recognize(request) ?? { id: "", query: "", apis: [], byName: catalog.anyApi })
-  const answer = (request: GenerateRequest, query: SimQuery | undefined) => {
+  const answer = (request: GenerateRequest, query: SimQuery | undefined, lane: number | undefined) => {
     const print = fingerprint(request)
     const rng = rngFor(options.seed, request.role, print)
     const fault = drawFault(options, faultSurface(request), rng)
@@ -134,7 +135,7 @@ export const makeSimModel = (
     const served =
       server === undefined
         ? undefined
-        : server.request(query?.id ?? "", tokens.encodePrompt(request), tokens.encodeReply(reply), request.role)
+        : server.request(query?.id ?? "", tokens.encodePrompt(request), tokens.encodeReply(reply), request.role, lane)
     if (prefixCache && !server) {
       const served = prefixCache.serve(tokens.encodePrompt(request), tokens.encodeReply(reply))
       const role = stats.prefixCacheByRole.get(request.role) ?? { requests: 0, uncachedTokens: 0, gpuMs: 0 }
@@ -147,10 +148,10 @@ export const makeSimModel = (
     return { reply, usage: { promptTokens, completionTokens }, served }
   }
   const generate = (request: GenerateRequest) =>
-    Effect.flatMap(Effect.service(CurrentTask), (query) =>
+    Effect.flatMap(Effect.all([Effect.service(CurrentTask), Effect.service(ModelLane)]), ([query, lane]) =>
       Effect.suspend(() => {
         const started = performance.now()
-        const { reply, usage, served } = answer(request, query)
+        const { reply, usage, served } = answer(request, query, lane)
         stats.calls++
         stats.promptTokens += usage.promptTokens
         stats.completionTokens += usage.completionTokens

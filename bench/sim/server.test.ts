@@ -1,5 +1,8 @@
 import * as Effect from "effect/Effect"
 import { describe, expect, it } from "vitest"
+import type { LanguageModelShape } from "../../src/llm/language-model.ts"
+import { ModelLane, makeModelLanes } from "../../src/llm/model-lanes.ts"
+import { ModelTask, withModelTask } from "../../src/llm/model-task.ts"
 import { makeServerModel, type ServerModelOptions } from "./server.ts"
 
 const range = (from: number, n: number) => Array.from({ length: n }, (_, i) => from + i)
@@ -50,9 +53,33 @@ describe("modelled server in virtual time", () => {
     expect(ends).toEqual(["a0 @30", "b0 @60", "a1 @96", "b1 @132"])
   })
 
-  it("with lanes, as many tasks as slots send requests, so that each keeps its prefix", async () => {
-    const { server } = await drive(slots(1, { lanes: 1 }), [taskOf("a", 0), taskOf("b", 1000)], 2)
+  it("with the client's model lanes, as many tasks as slots send requests, so that each keeps its prefix", async () => {
+    const server = makeServerModel(slots(1, { affinity: true }))
+    server.open(2, 2)
+    // a model on the server whose prompt is the message's tokens; the lanes as `--lanes` ships them
+    const model: LanguageModelShape = {
+      info: { spec: "m", provider: "sim", model: "m", contextTokens: 4096, supportsTools: false },
+      generate: (request) =>
+        Effect.flatMap(Effect.all([Effect.service(ModelTask), Effect.service(ModelLane)]), ([task, lane]) =>
+          Effect.as(server.request(task!.key, JSON.parse(request.messages[0]!.content), [9], "step", lane), {
+            text: "",
+            usage: { promptTokens: 0, completionTokens: 0 },
+            model: "m",
+            durationMs: 0
+          })
+        )
+    }
+    const laned = makeModelLanes({ lanes: 1, onWait: (task, waiting) => server.hold(task.key, waiting) }).wrap(model)
+    const run = (task: ReturnType<typeof taskOf>) =>
+      withModelTask(task.key)(
+        Effect.forEach(task.prompts, (prompt) =>
+          laned.generate({ role: "step", messages: [{ role: "user", content: JSON.stringify(prompt) }] })
+        )
+      ).pipe(Effect.ensuring(Effect.sync(() => server.taskDone(task.key))))
+    await Effect.runPromise(Effect.forEach([taskOf("a", 0), taskOf("b", 1000)], run, { concurrency: 2 }))
     expect(server.totals.uncachedTokens).toBe(20 + 5 + 20 + 5)
+    // b waiting for its lane counts as waiting on the server: the clock never had to move on its own
+    expect(server.forced()).toBe(0)
   })
 
   it("with affinity, a task's request waits for its own slot", async () => {

@@ -15,15 +15,11 @@ export interface ServerModelOptions {
   readonly prefillMsPerToken: number
   readonly decodeMsPerToken: number
   /**
-   * Each task's requests name one slot (llama-server's `id_slot`, what `--slot-affinity` sends): a new task takes the
-   * slot the fewest live tasks hold; a request whose slot is busy waits for it while others go ahead.
+   * Each task's requests name one slot (llama-server's `id_slot`, what `--slot-affinity` sends): its model lane's
+   * (lane i, slot i) when the client has lanes (`src/llm/model-lanes.ts`), else the slot the fewest live tasks hold,
+   * taken by a new task; a request whose slot is busy waits for it while others go ahead.
    */
   readonly affinity?: boolean | undefined
-  /**
-   * The client's model lanes (`--model-concurrency` of this many, a task keeping its lane until it ends): at most this
-   * many tasks send requests, so that a task's next request finds its slot as it left it.
-   */
-  readonly lanes?: number | undefined
 }
 
 export const serverModelDefaults: ServerModelOptions = {
@@ -46,6 +42,8 @@ export const describeCache = (cache: CacheModel): string =>
 
 interface Waiting {
   readonly task: string
+  /** The client's model lane of the request, if any. */
+  readonly lane: number | undefined
   readonly role: string
   readonly prompt: ReadonlyArray<number>
   readonly output: ReadonlyArray<number>
@@ -103,8 +101,6 @@ export const makeServerModel = (options: ServerModelOptions = serverModelDefault
   /** Tasks with a request the server has not answered, and how many. */
   const waiting = new Map<string, number>()
   const queue: Array<Waiting> = []
-  const laneQueue: Array<Waiting> = []
-  const lanes = new Set<string>()
   const inService: Array<InService> = []
   /** With affinity: each live task's slot. */
   const slotOf = new Map<string, number>()
@@ -146,7 +142,7 @@ export const makeServerModel = (options: ServerModelOptions = serverModelDefault
       const w = queue[i]!
       let started: { cachedTokens: number; end: () => void } | undefined
       if (slots) {
-        const pin = options.affinity ? pinFor(w.task) : undefined
+        const pin = options.affinity ? (w.lane !== undefined ? w.lane % lastUse.length : pinFor(w.task)) : undefined
         if (slots.isFree(pin)) {
           const begun = slots.begin(w.prompt, pin)
           lastUse[begun.slot] = order
@@ -182,17 +178,6 @@ export const makeServerModel = (options: ServerModelOptions = serverModelDefault
     admit()
   }
 
-  const grantLanes = () => {
-    while (laneQueue.length > 0 && options.lanes !== undefined) {
-      const next = laneQueue.findIndex((w) => lanes.has(w.task))
-      const i = next >= 0 ? next : lanes.size < options.lanes ? 0 : -1
-      if (i < 0) return
-      const [w] = laneQueue.splice(i, 1)
-      lanes.add(w!.task)
-      toServer(w!)
-    }
-  }
-
   let scheduled = false
   let stall: ReturnType<typeof setTimeout> | undefined
   /** Move the clock when every task in flight waits on the server (checked after the event loop's current work). */
@@ -226,17 +211,30 @@ export const makeServerModel = (options: ServerModelOptions = serverModelDefault
     check()
   }
 
-  /** The request of `task`: ends when the modelled server has served it. */
-  const request = (task: string, prompt: ReadonlyArray<number>, output: ReadonlyArray<number>, role: string) =>
+  /** The request of `task` (on the client's model lane `lane`, if any): ends when the modelled server has served it. */
+  const request = (
+    task: string,
+    prompt: ReadonlyArray<number>,
+    output: ReadonlyArray<number>,
+    role: string,
+    lane?: number
+  ) =>
     Effect.callback<void>((resume) => {
       waiting.set(task, (waiting.get(task) ?? 0) + 1)
-      const w: Waiting = { task, role, prompt, output, resume: () => resume(Effect.void) }
-      if (options.lanes !== undefined && !lanes.has(task)) {
-        laneQueue.push(w)
-        grantLanes()
-      } else toServer(w)
+      toServer({ task, lane, role, prompt, output, resume: () => resume(Effect.void) })
       check()
     })
+
+  /**
+   * A task waits (true) or no longer waits (false) for something the client holds back until the server has served
+   * others (a model lane): it counts as waiting on the server, so that the clock moves.
+   */
+  const hold = (task: string, held: boolean) => {
+    const n = (waiting.get(task) ?? 0) + (held ? 1 : -1)
+    if (n <= 0) waiting.delete(task)
+    else waiting.set(task, n)
+    check()
+  }
 
   return {
     /** Before a batch: `tasks` tasks, `concurrency` of them in flight at once. */
@@ -245,16 +243,15 @@ export const makeServerModel = (options: ServerModelOptions = serverModelDefault
       tasksLeft = tasks
       expected = Math.min(concurrency, tasksLeft)
     },
-    /** A task has ended: one fewer to wait for once fewer than `concurrency` are left; its lane and slot are free. */
+    /** A task has ended: one fewer to wait for once fewer than `concurrency` are left; its slot is free. */
     taskDone: (task: string) => {
       tasksLeft--
       expected = Math.min(concurrency, tasksLeft)
-      lanes.delete(task)
       slotOf.delete(task)
-      grantLanes()
       check()
     },
     request,
+    hold,
     totals,
     byRole,
     options,

@@ -41,8 +41,11 @@ export const variantsOf = (full: boolean): ReadonlyArray<Variant> => [
   ...(full ? [{ label: "dfsdt", method: "dfsdt" } as const] : [])
 ]
 
-/** How the client talks to the server: plainly, with `id_slot` per task, or with one lane per slot. */
-type Client = "plain" | "affinity" | "lanes"
+/**
+ * How the client talks to the server: plainly, with `id_slot` per task (`--slot-affinity`), with one model lane per
+ * slot (`--lanes`, `src/llm/model-lanes.ts` over the sim), or both (lane i on slot i).
+ */
+type Client = "plain" | "affinity" | "lanes" | "lanes + affinity"
 
 /** The client settings worth a row for a cache model at a concurrency (levers need slots; lanes need more tasks than slots). */
 const clientsFor = (cache: CacheModel, concurrency: number): ReadonlyArray<Client> =>
@@ -51,7 +54,7 @@ const clientsFor = (cache: CacheModel, concurrency: number): ReadonlyArray<Clien
     : concurrency === 1
       ? ["plain"]
       : concurrency > cache.slots
-        ? ["plain", "affinity", "lanes"]
+        ? ["plain", "affinity", "lanes", "lanes + affinity"]
         : ["plain", "affinity"]
 
 export interface ConcurrencyRow {
@@ -98,9 +101,10 @@ export const measureConcurrency = (
                 cache,
                 prefillMsPerToken: PREFILL_MS,
                 decodeMsPerToken: DECODE_MS,
-                affinity: client === "affinity",
-                lanes: client === "lanes" && cache.kind === "slots" ? cache.slots : undefined
-              }
+                affinity: client === "affinity" || client === "lanes + affinity"
+              },
+              // the shipped lanes, as `--lanes auto` sets them on a server of that many slots (default grace time)
+              lanes: client.startsWith("lanes") && cache.kind === "slots" ? { lanes: cache.slots } : undefined
             })
             const server = batch.server!
             const n = Math.max(1, batch.samples.length)

@@ -15,6 +15,7 @@ import type { LoopRules, SmurfsExecutor } from "../../src/agents/smurfs-options.
 import type { Task } from "../../src/agents/task.ts"
 import { makeModelCache } from "../../src/llm/cache.ts"
 import { LanguageModel, type LanguageModelShape } from "../../src/llm/language-model.ts"
+import { makeModelLanes } from "../../src/llm/model-lanes.ts"
 import { withModelTask } from "../../src/llm/model-task.ts"
 import { makeToolCache } from "../../src/tools/cache.ts"
 import { makeEnvironmentChain } from "../../src/tools/environments/chain.ts"
@@ -74,6 +75,11 @@ export interface BatchConfig {
    * on it, its figures are in `BatchResult.server`.
    */
   readonly server?: ServerModelOptions | undefined
+  /**
+   * Model lanes over the sim (`src/llm/model-lanes.ts`, what `smurfs bench --lanes` ships): at most `lanes` tasks send
+   * requests; a task waiting for a lane counts as waiting on the modelled server.
+   */
+  readonly lanes?: { readonly lanes: number; readonly graceMs?: number | undefined } | undefined
 }
 
 /** What one task of a batch measured. */
@@ -133,7 +139,13 @@ export const runBatch = (setup: PerfSetup, config: BatchConfig) =>
     const modelCache = config.cacheDir === undefined ? undefined : yield* makeModelCache({ dir: config.cacheDir })
     const toolCache =
       config.cacheDir === undefined ? undefined : yield* makeToolCache({ dir: config.cacheDir, cacheErrors: true })
-    const model: LanguageModelShape = modelCache ? modelCache.wrap(sim.model) : sim.model
+    const laned =
+      config.lanes === undefined
+        ? sim.model
+        : makeModelLanes({ ...config.lanes, onWait: (task, waiting) => server?.hold(task.key, waiting) }).wrap(
+            sim.model
+          )
+    const model: LanguageModelShape = modelCache ? modelCache.wrap(laned) : laned
     const profile = config.profile
     const method =
       profile || config.executor || config.toolCalling || config.rules
@@ -215,7 +227,15 @@ export const runBatch = (setup: PerfSetup, config: BatchConfig) =>
       Effect.ensuring(Effect.sync(() => (timer !== undefined ? (sample(), clearInterval(timer)) : undefined)))
     )
     const wallMs = performance.now() - started
-    const { queries: _queries, inspect: _inspect, profile: _profile, server: _server, rules: _rules, ...rest } = config
+    const {
+      queries: _queries,
+      inspect: _inspect,
+      profile: _profile,
+      server: _server,
+      rules: _rules,
+      lanes: _lanes,
+      ...rest
+    } = config
     return {
       config: { ...rest, tasks: config.queries.length },
       wallMs,

@@ -524,7 +524,7 @@ const run = (setup: PerfSetup, quick: boolean, only: (section: Section) => boole
         caches: CACHE_MODELS,
         concurrencies: CONCURRENCIES,
         rows,
-        note: "virtual time: a request holds its slot (or its KV blocks) until its reply is written; the clock moves when every task in flight waits on the server. client: plain, affinity (id_slot per task), lanes (at most one task per slot sends requests)"
+        note: "virtual time: a request holds its slot (or its KV blocks) until its reply is written; the clock moves when every task in flight waits on the server. client: plain, affinity (id_slot per task), lanes (model lanes, src/llm/model-lanes.ts: at most one task per slot sends requests), lanes + affinity (lane i on slot i)"
       }
       sections.push(...concurrencyTables(rows, tasks.length))
     }

@@ -298,6 +298,17 @@ export const intOption = (name: string, text: string | undefined, min = 1): numb
   return n
 }
 
+/** `--lanes`: auto, off or a number of lanes; undefined when the option is absent. */
+export const lanesOption = (name: string, text: string | undefined): "auto" | "off" | number | undefined => {
+  if (text === undefined) return undefined
+  const word = text.trim()
+  if (word === "auto" || word === "off") return word
+  const n = Number(word)
+  if (!Number.isInteger(n) || n < 1)
+    throw new UsageError(`--${name} takes auto, off or a number of lanes, not "${text}"`)
+  return n
+}
+
 /** A number within [min, max] (a sampling temperature), or a UsageError. */
 export const numberOption = (name: string, text: string | undefined, min: number, max: number): number | undefined => {
   if (text === undefined) return undefined

@@ -235,22 +235,26 @@ const commonPrefix = (a: string, b: string): number => {
 }
 
 /**
- * A free sequence: the task's own (the one it used last, `task`), else one no live task holds, else any; among those,
- * the one whose last prompt shares the longest start with this one. Waits when all are busy. Without the task, a new
- * task's first request (which shares only the system text with every sequence) could take the sequence of a task
- * that is between two requests (calling a tool), whose next request would then compute its prefix again.
+ * A free sequence: the one of the task's model lane (`lane`: sequence i for lane i, so that each task holding a lane
+ * has its own), else the task's own (the one it used last, `task`), else one no live task holds, else any; among
+ * those, the one whose last prompt shares the longest start with this one. Waits when all are busy. Without the task,
+ * a new task's first request (which shares only the system text with every sequence) could take the sequence of a
+ * task that is between two requests (calling a tool), whose next request would then compute its prefix again.
  */
 const acquireSlot = (
   engine: LlamaEngine,
   prefix: string,
   signal: AbortSignal,
-  task: ModelTaskKey | undefined
+  task: ModelTaskKey | undefined,
+  lane?: number
 ): Promise<Slot> =>
   new Promise((resolve, reject) => {
     const attempt = () => {
       const free = engine.slots.filter((s) => !s.busy)
       if (free.length === 0) return false
-      const own = task === undefined ? undefined : free.find((s) => s.owner === task)
+      const laned = task === undefined || lane === undefined ? undefined : engine.slots[lane % engine.slots.length]
+      const own =
+        laned !== undefined && !laned.busy ? laned : task === undefined ? undefined : free.find((s) => s.owner === task)
       const unheld = free.filter((s) => s.owner === undefined || s.owner.ended)
       const candidates = own !== undefined ? [own] : task !== undefined && unheld.length > 0 ? unheld : free
       let best = candidates[0]!
@@ -391,11 +395,12 @@ export const generateOn = async (
   settings: LlamaSettings,
   request: GenerateRequest,
   signal: AbortSignal,
-  task?: ModelTaskKey
+  task?: ModelTaskKey,
+  lane?: number
 ): Promise<GenerateResponse> => {
   const started = performance.now()
   const prefix = prefixOf(request.messages)
-  const slot = await acquireSlot(engine, prefix, signal, task)
+  const slot = await acquireSlot(engine, prefix, signal, task, lane)
   try {
     const history = toChatHistory(request)
     const tools = request.tools && request.tools.length > 0 ? request.tools : undefined

@@ -2,6 +2,7 @@
 // server providers (resilience, endpoints of a pool).
 import * as Effect from "effect/Effect"
 import { InvalidModelSpec } from "./errors.ts"
+import type { ModelTaskKey } from "./model-task.ts"
 import { registeredProvider } from "./providers.ts"
 import type { ResilienceOptions } from "./resilience.ts"
 
@@ -55,6 +56,21 @@ export interface ModelOptions {
    * none, as any other server). Default: none.
    */
   readonly slotAffinity?: number | "auto" | undefined
+  /**
+   * Model lanes (`makeModelLanes`): at most this many tasks (`withModelTask`) send requests at once, each keeping its
+   * lane from one request to the next, so that a server with that many slots keeps every task's prefix in a slot of
+   * its own when more tasks are in flight; with `slotAffinity`, lane i is slot i. `auto`: the server's slots when the
+   * provider knows them (llama.cpp's /props, the embedded engine's sequences, Ollama's OLLAMA_NUM_PARALLEL or
+   * `concurrency` when given), else none; never over a pool of `endpoints` unless a number is given. Default: none.
+   */
+  readonly lanes?: number | "auto" | undefined
+  /**
+   * How long a task may hold its lane with no request in flight (calling a slow tool) while another task waits for
+   * one; it then queues for a new lane. Default MODEL_LANE_GRACE_MS (2 s).
+   */
+  readonly laneGraceMs?: number | undefined
+  /** Told when a task starts (true) and stops (false) waiting for one of the `lanes` model lanes (progress). */
+  readonly onLaneWait?: ((task: ModelTaskKey, waiting: boolean, lanes: number) => void) | undefined
 }
 
 /** Thinking of a reasoning model: on, off, or an effort level. */

@@ -15,16 +15,40 @@ export const ModelTask = Context.Reference<ModelTaskKey | undefined>("smurfs/llm
   defaultValue: () => undefined
 })
 
+/** What to do when a task ends, by task (a weak map: a task nobody holds is forgotten with its hooks). */
+const endHooks = new WeakMap<ModelTaskKey, Set<() => void>>()
+
+/**
+ * Call `hook` once when `task` ends (`withModelTask`; at once if it has ended): what it held for its requests (a model
+ * lane) is given back then, not when somebody next looks. Returns how to take the hook back.
+ */
+export const onTaskEnd = (task: ModelTaskKey, hook: () => void): (() => void) => {
+  if (task.ended) {
+    hook()
+    return () => {}
+  }
+  let hooks = endHooks.get(task)
+  if (hooks === undefined) endHooks.set(task, (hooks = new Set()))
+  hooks.add(hook)
+  return () => void hooks.delete(hook)
+}
+
+/** Mark `task` ended and call its end hooks. */
+export const endModelTask = (task: ModelTaskKey): void => {
+  if (task.ended) return
+  task.ended = true
+  const hooks = endHooks.get(task)
+  endHooks.delete(task)
+  for (const hook of hooks ?? []) hook()
+}
+
 /** Run `effect` as the task `key`: its model requests carry it, and it is marked ended when `effect` ends. */
 export const withModelTask =
   (key: string) =>
   <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     Effect.suspend(() => {
       const task: ModelTaskKey = { key, ended: false }
-      return effect.pipe(
-        Effect.provideService(ModelTask, task),
-        Effect.ensuring(Effect.sync(() => void (task.ended = true)))
-      )
+      return effect.pipe(Effect.provideService(ModelTask, task), Effect.ensuring(Effect.sync(() => endModelTask(task))))
     })
 
 /**

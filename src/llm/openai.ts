@@ -18,6 +18,7 @@ import type {
   Message,
   ToolCallRequest
 } from "./language-model.ts"
+import { ModelLane } from "./model-lanes.ts"
 import { ModelTask, makeSlotAffinity, type SlotAffinity } from "./model-task.ts"
 import { NestingTooDeep, parseJsonBounded } from "./nesting.ts"
 import { REFLECTION_PREFIX } from "./ollama.ts"
@@ -443,8 +444,9 @@ const affinityOf = (settings: OpenAISettings): Effect.Effect<SlotAffinity | unde
 }
 
 /**
- * llama.cpp's server's fields that keep a task on its slot: `id_slot` (the task's slot, `makeSlotAffinity`) and
- * `cache_prompt` (reuse what the slot holds); nothing outside a task or without slot affinity.
+ * llama.cpp's server's fields that keep a task on its slot: `id_slot` (the task's slot: its model lane's when it holds
+ * one, so that each task holding a lane has a slot of its own, else `makeSlotAffinity`'s) and `cache_prompt` (reuse
+ * what the slot holds); nothing outside a task or without slot affinity.
  */
 const slotFields = (settings: OpenAISettings): Effect.Effect<Record<string, unknown>> =>
   settings.slotAffinity === undefined
@@ -453,7 +455,9 @@ const slotFields = (settings: OpenAISettings): Effect.Effect<Record<string, unkn
         const task = yield* Effect.service(ModelTask)
         if (task === undefined) return {}
         const affinity = yield* affinityOf(settings)
-        return affinity === undefined ? {} : { id_slot: affinity.slotOf(task), cache_prompt: true }
+        if (affinity === undefined) return {}
+        const lane = yield* Effect.service(ModelLane)
+        return { id_slot: lane === undefined ? affinity.slotOf(task) : lane % affinity.slots, cache_prompt: true }
       })
 
 /** An OpenAI-compatible model. */

@@ -78,6 +78,11 @@ export interface Provider {
   readonly portable: (rest: string) => boolean
   /** A model for tests and measurements: never suggested as a judge. */
   readonly testModel?: boolean | undefined
+  /**
+   * The requests the server a spec names serves side by side with a cache each (llama.cpp's slots, the embedded
+   * engine's sequences), when known: what `lanes: "auto"` takes. Undefined: unknown, no lanes.
+   */
+  readonly slots?: ((rest: string, options: ModelOptions) => Effect.Effect<number | undefined>) | undefined
   /** Requests in flight at once against one of its servers when nothing says otherwise. */
   readonly concurrency?: (() => number) | undefined
   /** What errors of its servers say; without it, generic wording. */

@@ -70,6 +70,32 @@ describe("slot affinity", () => {
   })
 })
 
+describe("slot affinity with model lanes", () => {
+  it("gives each task holding a lane the lane's slot, so a task waiting for a lane never shares a slot", async () => {
+    const server = await fake({ imitate: "llama.cpp", slots: 4 })
+    // three tasks on two lanes: the third takes the lane (and the slot) of the first to end, not a third slot
+    await run(server, Effect.all([task("a"), task("b"), task("c")], { concurrency: 3 }), {
+      slotAffinity: "auto",
+      lanes: 2,
+      concurrency: 3
+    })
+    const sent = slotsBySent(server)
+    for (const key of ["a", "b", "c"]) {
+      expect(sent[`${key} first`]).toEqual(sent[`${key} second`])
+      expect([0, 1]).toContain(sent[`${key} first`]![0])
+    }
+    expect(sent["a first"]![0]).not.toBe(sent["b first"]![0])
+  })
+
+  it("takes the server's slots for lanes: auto (llama.cpp's /props), so one task at a time on one slot", async () => {
+    const server = await fake({ imitate: "llama.cpp", slots: 1 })
+    await run(server, Effect.all([task("a"), task("b")], { concurrency: 2 }), { lanes: "auto", concurrency: 2 })
+    const order = server.chatRequests().map((b) => b.messages.at(-1).content)
+    // a task keeps its lane from one request to the next: no request of b between a's two
+    expect(order).toEqual(["a first", "a second", "b first", "b second"])
+  })
+})
+
 describe("makeSlotAffinity", () => {
   const live = (key: string): ModelTaskKey => ({ key, ended: false })
 

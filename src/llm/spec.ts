@@ -4,6 +4,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { InvalidModelSpec, type ModelNotFound } from "./errors.ts"
 import { LanguageModel } from "./language-model.ts"
+import { modelLanesLayer } from "./model-lanes.ts"
 import type { ModelOptions } from "./model-options.ts"
 import { type Provider, registeredProviders, registeredSpec } from "./providers.ts"
 // the library's own providers, registered (and listed) first
@@ -65,9 +66,30 @@ export const parseModelSpec = (spec: string): Effect.Effect<ModelSpec, InvalidMo
     )
   })
 
-/** A LanguageModel layer for a spec, built by the provider it names (servers wrapped in resilience, or a pool of `endpoints`). */
+/**
+ * A LanguageModel layer for a spec, built by the provider it names (servers wrapped in resilience, or a pool of
+ * `endpoints`), with model lanes over it when `options.lanes` asks for them.
+ */
 export const modelLayer = (spec: string, options: ModelOptions = {}): Layer.Layer<LanguageModel, InvalidModelSpec> =>
-  Layer.unwrap(Effect.map(parseModelSpec(spec), (parsed) => parsed.registered.layer(parsed.rest, spec.trim(), options)))
+  Layer.unwrap(
+    Effect.map(parseModelSpec(spec), (parsed) => {
+      const served = parsed.registered.layer(parsed.rest, spec.trim(), options)
+      return options.lanes === undefined
+        ? served
+        : Layer.provide(
+            modelLanesLayer(lanesOf(parsed, options), { graceMs: options.laneGraceMs, onWait: options.onLaneWait }),
+            served
+          )
+    })
+  )
+
+/** How many lanes `options.lanes` means for a parsed spec: a number as given; `auto`, the server's slots when known. */
+const lanesOf = (parsed: ModelSpec, options: ModelOptions): Effect.Effect<number | undefined> =>
+  typeof options.lanes === "number"
+    ? Effect.succeed(options.lanes)
+    : options.lanes === undefined || (options.endpoints !== undefined && options.endpoints.length > 0)
+      ? Effect.succeed(undefined)
+      : (parsed.registered.slots?.(parsed.rest, options) ?? Effect.succeed(undefined))
 
 /** A model of its own (its own server), apart from the LanguageModel in context: e.g. the tool simulator of a run. */
 export const standaloneModel = (spec: string, options: ModelOptions = {}) =>

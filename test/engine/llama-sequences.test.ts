@@ -58,4 +58,30 @@ describe("llama: a sequence per task", () => {
     // only the new end is computed (without a sequence per task, c took a's sequence and all of it was)
     expect(next.evaluated).toBeLessThan(next.prompt / 2)
   })
+
+  it("sends a request on model lane i to sequence i, so each task holding a lane has its own", async () => {
+    // an engine of its own: both sequences fresh
+    await engine?.dispose()
+    const settings = llamaSettings(tinyModelFile(), { threads: 1, numCtx: 1024, concurrency: 2 })
+    engine = await loadEngine(settings)
+    const loaded = engine
+    const signal = new AbortController().signal
+    const x: ModelTaskKey = { key: "x", ended: false }
+    const y: ModelTaskKey = { key: "y", ended: false }
+    const ask = (task: ModelTaskKey, lane: number) =>
+      generateOn(
+        loaded,
+        settings,
+        { role: "chat", messages: [{ role: "user", content: `Task ${task.key}.` }], options: { maxTokens: 2 } },
+        signal,
+        task,
+        lane
+      )
+    // lane 1 first: sequence 1, though sequence 0 is free too; then y, on lane 0, takes sequence 0 from its owner
+    await ask(x, 1)
+    expect(loaded.slots[1]!.owner).toBe(x)
+    await ask(y, 0)
+    expect(loaded.slots[0]!.owner).toBe(y)
+    expect(loaded.slots[1]!.owner).toBe(x)
+  })
 })

@@ -58,6 +58,13 @@ options:
   --model-concurrency <n>   requests in flight per model server (default: --concurrency for openai, 1 for ollama)
   --slot-affinity <auto|n>  llama.cpp's server (openai:): each task's requests on one of its n slots (id_slot,
                             cache_prompt), auto reads them from its /props; see docs/performance.md
+  --lanes <auto|n|off>      model lanes: at most n tasks send requests at once, each keeping its lane (and with
+                            --slot-affinity lane i's slot) until it ends, so that more tasks than the server has
+                            slots do not evict each other's prefixes; auto: the server's slots when known
+                            (llama.cpp's /props, llama: sequences, ollama: --model-concurrency or
+                            OLLAMA_NUM_PARALLEL), else off (default auto)
+  --lane-grace <ms>         a task with no request in flight this long gives its lane to a waiting task and queues
+                            again (a slow tool call; default 2000)
   --endpoints <u[,u]>       several servers of the same model, each url or url*N (N: requests it serves at once);
                             requests go to the least-loaded healthy one, a failing one is taken out and probed
   --queue <redis://...>     hand the tasks to \`smurfs worker\` processes through a BullMQ queue on Redis

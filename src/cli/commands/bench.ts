@@ -36,6 +36,7 @@ import {
   choiceList,
   choiceOption,
   intOption,
+  lanesOption,
   numberOption,
   type ParsedCommand,
   runCommand,
@@ -83,6 +84,8 @@ const slotAffinity: Reader = (name, value) => {
   if (!Number.isInteger(n) || n < 1) throw new UsageError(`${name} takes auto or a number of slots, not "${text}"`)
   return n
 }
+const lanes: Reader = (name, value) => lanesOption(name, value as string)
+const laneGrace: Reader = (name, value) => intOption(name, value as string, 0)
 const stb: Reader = (_name, value) => stbDirOf(value as string)
 const stbTools: Reader = (_name, value) => stbToolsDirOf(value as string)
 const simulatorStyle: Reader = (name, value) => choiceOption(name, value as string, SIMULATOR_STYLES, "gpt")
@@ -125,6 +128,8 @@ const OPTIONS = {
   concurrency: { type: "string", setting: ["concurrency", int] },
   "model-concurrency": { type: "string", setting: ["modelConcurrency", int] },
   "slot-affinity": { type: "string", setting: ["slotAffinity", slotAffinity] },
+  lanes: { type: "string", setting: ["lanes", lanes] },
+  "lane-grace": { type: "string", setting: ["laneGraceMs", laneGrace] },
   endpoints: { type: "string", multiple: true, setting: ["endpoints", list] },
   queue: { type: "string", setting: ["queue", text] },
   out: { type: "string" },

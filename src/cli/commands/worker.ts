@@ -20,7 +20,7 @@ import { stbDirOf } from "../../text/stabletoolbench-files.ts"
 import { pulledToolsOf, stbToolsDirOf } from "../../tools/toolbench/tools-folder.ts"
 import { visibleText } from "../../trace/visible-text.ts"
 import { ExitCode } from "../exit-codes.ts"
-import { BadInput, intOption, type ParsedCommand, runCommand, splitList, UsageError } from "../options.ts"
+import { BadInput, intOption, lanesOption, type ParsedCommand, runCommand, splitList, UsageError } from "../options.ts"
 import { runProgram } from "../run-program.ts"
 
 const HELP = `usage: smurfs worker --queue <redis://host:6379/0> [options]
@@ -38,6 +38,8 @@ options:
                             or folder: ollama:<model>, openai:<model>, sim); for judge decisions, the judge here
   --endpoints <u[,u]>       this machine's servers of the model, each url or url*N
   --model-concurrency <n>   requests in flight per model server
+  --lanes <auto|n|off>      model lanes here, instead of the run's: at most n tasks send requests, each keeping its
+                            lane (auto: this machine's server's slots when known)
   --timeout <ms>            per-request model timeout
   --data <dir>              this machine's data (recorded responses; with --toolset retrieve, the corpus: the same
                             query files as the coordinator's) (default $SMURFS_DATA, else ${DEFAULT_DATA_DIR})
@@ -73,6 +75,7 @@ const OPTIONS = {
   model: { type: "string", short: "m" },
   endpoints: { type: "string" },
   "model-concurrency": { type: "string" },
+  lanes: { type: "string" },
   timeout: { type: "string" },
   data: { type: "string" },
   responses: { type: "string" },
@@ -103,6 +106,7 @@ const parse = ({ values }: ParsedCommand<typeof OPTIONS>) => {
     model: values.model,
     endpoints: values.endpoints === undefined ? undefined : splitList([values.endpoints]),
     modelConcurrency: intOption("model-concurrency", values["model-concurrency"]),
+    lanes: lanesOption("lanes", values.lanes),
     timeoutMs: intOption("timeout", values.timeout),
     concurrency,
     data: resolve(values.data ?? DEFAULT_DATA_DIR),

@@ -28,6 +28,7 @@ import {
   normalizeModelSource,
   pullCommand
 } from "../model-files/source.ts"
+import { ModelLane } from "../model-lanes.ts"
 import { envSetting, MODEL_DEFAULTS, type ModelOptions } from "../model-options.ts"
 import { isLocalSource, resolveModelSource } from "../model-source.ts"
 import { ModelTask } from "../model-task.ts"
@@ -149,14 +150,14 @@ const layer = (source: string, spec: string, options: ModelOptions): Layer.Layer
         generate: (request) => {
           const timeoutMs = request.options?.timeoutMs ?? settings.timeoutMs
           // the task's requests go back to its own sequence while it lives
-          return Effect.flatMap(Effect.service(ModelTask), (task) =>
+          return Effect.flatMap(Effect.all([Effect.service(ModelTask), Effect.service(ModelLane)]), ([task, lane]) =>
             tryPromiseWithin(
               timeoutMs,
               async (signal) => {
                 // held for the request: a model whose layer is gone (a simulator built apart) stays loaded while used
                 const current = await holdEngine(settings)
                 try {
-                  return await generateOn(current, settings, request, signal, task)
+                  return await generateOn(current, settings, request, signal, task, lane)
                 } finally {
                   letGo(settings)
                 }
@@ -290,6 +291,8 @@ registerProvider({
   doctor,
   // a file is the machine's own; a model anyone can fetch may travel in a queue job
   portable: (source) => !isLocalSource(source),
+  // a sequence per request in flight, each its own cache
+  slots: (source, options) => Effect.succeed(llamaSettings(source, options).sequences),
   concurrency: () => MODEL_DEFAULTS.concurrency.llama,
   wording: {
     unreachable: () =>

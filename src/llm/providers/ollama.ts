@@ -140,6 +140,9 @@ registerProvider({
   doctor,
   present,
   portable: () => true,
+  // Ollama says nothing of its slots: the requests it serves at once, as the user gave them (--model-concurrency) or
+  // set them for the server on this machine
+  slots: (_model, options) => Effect.succeed(options.concurrency ?? ollamaParallel()),
   concurrency: () => ollamaParallel() ?? MODEL_DEFAULTS.concurrency.ollama,
   wording: {
     unreachable: (host) =>

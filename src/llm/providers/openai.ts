@@ -8,6 +8,7 @@ import type { LanguageModel } from "../language-model.ts"
 import { envSetting, MODEL_DEFAULTS, type ModelOptions, resilienceSettings } from "../model-options.ts"
 import {
   listOpenAIModels,
+  llamaServerSlots,
   makeOpenAIModel,
   type OpenAIServerModels,
   type OpenAISettings,
@@ -143,6 +144,8 @@ registerProvider({
   doctor,
   present,
   portable: () => true,
+  // llama.cpp's server says its slots at /props; other servers (vLLM, Ollama's /v1) say none
+  slots: (model, options) => Effect.promise(() => llamaServerSlots(openaiSettings(model, options))),
   concurrency: () => MODEL_DEFAULTS.concurrency.openai,
   wording: {
     unreachable: (host) =>
