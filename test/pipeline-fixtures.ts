@@ -91,7 +91,7 @@ export const systemPrompt = (call: { messages: Array<{ role: string; content: st
 export const fromObservation =
   (make: (observation: string) => object) =>
   (request: { messages: ReadonlyArray<{ role: string; content: string }> }) =>
-    make(request.messages.find((m) => m.role === "tool")?.content ?? "NO TOOL MESSAGE")
+    make(request.messages.findLast((m) => m.role === "tool")?.content ?? "NO TOOL MESSAGE")
 
 /** A reply that reads a value out of the prompt, so scripted answers depend on what the pipeline passed. */
 export const fromPrompt =

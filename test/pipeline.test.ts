@@ -98,10 +98,44 @@ describe("smurfs pipeline", () => {
       ["mountain_height", true]
     ])
     const choose = callsOf(t, "executor.choose")
-    expect(userPrompt(choose[1]!)).toContain("Executor agent, tool (one of: mountain_height)")
+    expect(userPrompt(choose[1]!)).toContain("Executor agent, tool for the thought (one of: mountain_height)")
     expect(JSON.stringify(formats[0])).toContain("broken_height")
     expect(JSON.stringify(formats[1])).not.toContain("broken_height")
-    expect(userPrompt(callsOf(t, "executor.thought")[1]!)).toContain("Tools that failed at this step: broken_height")
+    // the thought stands: the next choice continues the thought's exchange with the failed call and its error
+    const thoughts = callsOf(t, "executor.thought")
+    expect(thoughts).toHaveLength(1)
+    expect(choose[1]!.messages.slice(0, thoughts[0]!.messages.length)).toEqual(thoughts[0]!.messages)
+    expect(choose[1]!.messages.at(-3)).toMatchObject({ role: "assistant", content: '{"thought":"Look it up."}' })
+    expect(choose[1]!.messages.at(-2)).toMatchObject({ role: "tool", content: "Error: HTTP 500" })
+    expect(userPrompt(choose[1]!)).toContain("That call failed (its response is above).")
+  })
+
+  it("with rules.rethink, thinks anew after a failed call, naming the failed tool", async () => {
+    const broken = makeTool("broken_height", z.object({ name: z.string() }), () => ({
+      ok: false,
+      content: "",
+      error: "HTTP 500"
+    }))
+    const t = await runSmurfs(
+      "How high is K2?",
+      [broken, heightTool()],
+      {
+        planner: [{ subtasks: ["How high is K2 in feet?"] }],
+        "executor.thought": [{ thought: "Look it up." }],
+        "executor.choose": [{ tool: "broken_height" }, { tool: "mountain_height" }],
+        "executor.args": [{ name: "K2" }],
+        "answerer.step": [{ answer: "K2 is 28251 feet high." }],
+        verifier: [solved],
+        "answerer.final": [{ answer: "K2 is 28251 feet high." }],
+        $cycle: true
+      },
+      { rules: { rethink: true } }
+    )
+    expect(t.finalAnswer).toBe("K2 is 28251 feet high.")
+    const thoughts = callsOf(t, "executor.thought")
+    expect(thoughts).toHaveLength(2)
+    expect(userPrompt(thoughts[1]!)).toContain("Tools that failed at this step: broken_height")
+    expect(userPrompt(callsOf(t, "executor.choose")[1]!)).not.toContain("That call failed")
   })
 
   it("backtracks when every tool fails at a depth, excluding the popped tool one level up", async () => {

@@ -86,7 +86,7 @@ describe("smurfs with the fused executor", () => {
     expect(act!.messages[0]!.content).toBe(verify!.messages[0]!.content)
     const subtaskStart = verify!.messages[1]!.content
     expect(act!.messages[1]!.content.startsWith(subtaskStart)).toBe(true)
-    expect(verify!.format).toMatchObject({ required: expect.arrayContaining(["answer", "status", "reason"]) })
+    expect(verify!.format).toMatchObject({ required: expect.arrayContaining(["answer", "status"]) })
   })
 
   it("reflects an unknown tool name back, naming the valid tools", async () => {

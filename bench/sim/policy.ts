@@ -287,7 +287,12 @@ const fusedAction = (
       ? breakArgs(args, schema, rng)
       : (schemaValueOf(schema ?? {}, (path) => (path.length === 0 ? args : undefined)) as Record<string, unknown>)
   if (request.tools && request.tools.length > 0) return { kind: "action", thought, name, args: written }
-  return { kind: "object", value: { thought, tool: name, arguments: written } }
+  // a reply whose schema asks for no thought (another call after a failed one) has none
+  const withThought = "thought" in propertiesOf(request.format)
+  return {
+    kind: "object",
+    value: withThought ? { thought, tool: name, arguments: written } : { tool: name, arguments: written }
+  }
 }
 
 /** The verifier's fields (status, reason, hint) in the reply's schema, for an answer that does or does not carry information. */

@@ -198,7 +198,8 @@ export const goodReply = (request: GenerateRequest, rng: () => number): Record<s
       const { thought, name, args } = fusedCall(request, rng)
       return isNativeCall(request)
         ? nativeCall(thought, { name, arguments: args })
-        : { thought, tool: name, arguments: args }
+        : // after a failed call the schema asks for no thought
+          { ...(requiredOf(request.format).includes("thought") ? { thought } : {}), tool: name, arguments: args }
     }
     case "verifier":
       return verdictOf(rng)
@@ -210,9 +211,7 @@ export const goodReply = (request: GenerateRequest, rng: () => number): Record<s
 }
 
 const verdictOf = (rng: () => number) =>
-  rng() < 0.6
-    ? { status: "solved", reason: "the answer covers the subtask" }
-    : { status: "pending", reason: "a value is missing", hint: "try another tool" }
+  rng() < 0.6 ? { status: "solved" } : { status: "pending", hint: "a value is missing: try another tool" }
 
 /** The kinds of bad reply that make sense for a role (`native`: a native tool-calling request of the fused executor). */
 export const kindsFor = (role: string, native = false): ReadonlyArray<BadKind> => {
@@ -375,10 +374,10 @@ export const badReply = (
           ? { reply: kept, guardrail: "missing_params" }
           : { reply: "null", guardrail: "schema" }
       }
-      // the verifier's status without its reason; the step answer without the verdict
+      // the verifier's hint without its status; the step answer without the verdict
       const partial =
         request.role === "verifier"
-          ? { status: "solved" }
+          ? { hint: "try again" }
           : request.role === ANSWER_VERIFY_ROLE
             ? { answer: good["answer"] }
             : {}

@@ -24,7 +24,7 @@ export const answerAndVerify = spanFn("Answerer.answerAndVerify")(function* (
   step: Pick<Step, "tool" | "args" | "observation">,
   after: Turn
 ) {
-  const { answer, status, reason, hint } = yield* ask(ctx, {
+  const { answer, status, hint } = yield* ask(ctx, {
     role: ANSWER_VERIFY_ROLE,
     template: "answer-verify",
     context: subtaskContext(view),
@@ -36,5 +36,5 @@ export const answerAndVerify = spanFn("Answerer.answerAndVerify")(function* (
     schema: AnswerVerdict
   })
   yield* Effect.annotateCurrentSpan("verdict", status)
-  return { answer, verdict: { status, reason, hint } satisfies Verdict }
+  return { answer, verdict: { status, hint } satisfies Verdict }
 })

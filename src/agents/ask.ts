@@ -30,6 +30,11 @@ export interface AskRequest<A> {
    * request beside the rendered values for readers that are not a model (the simulated model).
    */
   readonly data?: Readonly<Record<string, unknown>> | undefined
+  /**
+   * Values rendered as they are and never cut for room (a short list the request cannot do without, such as the
+   * tools a choice may name), where `values` may be cut when the prompt leaves too little room for the fitted parts.
+   */
+  readonly fixed?: Readonly<Record<string, string>> | undefined
   /** Placeholders whose text is trimmed to the tokens the rest of the prompt leaves; they share the room equally. */
   readonly fit?: Readonly<Record<string, (room: number) => string>> | undefined
   readonly schema: z.ZodType<A>
@@ -77,7 +82,7 @@ export interface SharedContext {
 }
 
 /** A copy of a parsed reply with each string passed through `clip`. */
-const clipStrings = <A>(value: A, clip: (text: string) => string): A => {
+export const clipStrings = <A>(value: A, clip: (text: string) => string): A => {
   const walk = (v: unknown): unknown =>
     typeof v === "string"
       ? clip(v)
@@ -310,7 +315,7 @@ export const renderRequest = (
       // the first request renders the prefix too: its values are cut together with the request's own
       values: follows ? request.values : { ...context?.values, ...request.values },
       fit: request.fit ?? {},
-      statics: request.schema ? formatOf(request.template, request.schema) : {},
+      statics: { ...(request.schema ? formatOf(request.template, request.schema) : {}), ...request.fixed },
       toolResult: request.toolResult
     }
     const { info } = yield* LanguageModel

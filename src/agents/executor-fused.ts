@@ -12,10 +12,10 @@ import type { Tool } from "../tools/tool.ts"
 import { emit, holdBack } from "../trace/events.ts"
 import { capText, SIZE_CAPS } from "../trace/size-caps.ts"
 import { spanFn } from "../trace/span-fn.ts"
-import { type AgentContext, askTurn, renderRequest, type Turn } from "./ask.ts"
+import { type AgentContext, askTurn, clipStrings, renderRequest, type Turn } from "./ask.ts"
 import { resolveMode } from "./chain.ts"
 import type { BudgetExhausted } from "./errors.ts"
-import type { ExecutorView } from "./executor.ts"
+import type { ExecutorView, FailedCall } from "./executor.ts"
 import { argsSchema, checkArgs, checkToolName, type Problem, usableArgs } from "./guardrails.ts"
 import { subtaskContext } from "./subtask-context.ts"
 import { callNative } from "./tool-call-recovery.ts"
@@ -50,6 +50,11 @@ export type FusedAction =
 /** What the fused executor sees: the executor's view (its memory slice), and how the model calls tools. */
 export interface FusedExecutorView extends ExecutorView {
   readonly toolCalling: "auto" | "native" | "json"
+  /**
+   * The call that just failed at this node (`LoopRules.rethink` off): the JSON request continues its exchange with the
+   * response and asks for another call under the same thought; a native request starts anew (its tools change).
+   */
+  readonly retry?: FailedCall | undefined
 }
 
 /** The reply of the JSON fallback; the arguments object is checked against the chosen tool's schema. */
@@ -59,6 +64,9 @@ export const fusedJson = (allowed: ReadonlyArray<string>) =>
     tool: z.string().meta({ enum: [...allowed] }),
     arguments: z.record(z.string(), z.unknown())
   })
+
+/** The JSON reply after a failed call: the thought stands, another tool and its arguments. */
+export const fusedJsonAgain = (allowed: ReadonlyArray<string>) => fusedJson(allowed).omit({ thought: true })
 
 /**
  * A tool as a native function: its own parameters' JSON Schema, closed to undeclared names as `executor.args`
@@ -102,29 +110,50 @@ const checkCall = (
  * parse native calls): one `{thought, tool, arguments}` object, checked by the same guardrails through `askTurn`.
  * Every tool's parameters are in the task's shared prefix (`TaskView.fused`), so the request adds only its end.
  */
-const actJson = (ctx: AgentContext, view: ExecutorView, allowed: ReadonlyArray<Tool>, grounding: string) =>
+const actJson = (ctx: AgentContext, view: FusedExecutorView, allowed: ReadonlyArray<Tool>, grounding: string) =>
   Effect.gen(function* () {
     const names = allowed.map((t) => t.name)
     const specs = allowed.map(specOf)
+    const { retry } = view
     // the tool whose arguments were rejected last: when the reflections run out on them, the tool is excluded as a failed call
     let argsOf: Tool | undefined
-    const reply = yield* Effect.result(
-      askTurn(ctx, {
-        role: FUSED_ROLE,
-        template: "executor-fused-json",
-        context: subtaskContext(view),
-        // the tools' parameters are in the shared prefix's tool list; the functions go along for readers that are not a model
-        values: { excluded: none(view.excluded), hint: view.hint ?? "none" },
-        data: { excluded: view.excluded, allowed: names, functions: specs },
-        schema: fusedJson(names),
-        check: (v) => {
-          const { problem, tool } = checkCall(ctx, view, allowed, grounding, v.tool, v.arguments)
-          argsOf = problem && tool ? tool : undefined
-          return problem
-        },
-        clipText: false
-      })
-    )
+    const check = (v: { readonly tool: string; readonly arguments: Record<string, unknown> }) => {
+      const { problem, tool } = checkCall(ctx, view, allowed, grounding, v.tool, v.arguments)
+      argsOf = problem && tool ? tool : undefined
+      return problem
+    }
+    const shared = {
+      role: FUSED_ROLE,
+      context: subtaskContext(view),
+      data: { excluded: view.excluded, allowed: names, functions: specs },
+      check,
+      clipText: false
+    } as const
+    const ask = retry
+      ? // after a failed call: its exchange with the response, then another call under the same thought
+        askTurn(ctx, {
+          ...shared,
+          template: "executor-fused-json-again",
+          follows: retry.turn,
+          values: {},
+          // never cut for the response's room: the names the call may take
+          fixed: { allowed: names.join(", ") },
+          fit: { response: (room: number) => ctx.budget.truncate(retry.response, room) },
+          toolResult: {
+            tool: retry.tool,
+            args: clipStrings(retry.args, (t) => ctx.budget.agentText(t)),
+            response: "response"
+          },
+          schema: fusedJsonAgain(names)
+        }).pipe(Effect.map(({ value, turn }) => ({ value: { ...value, thought: retry.thought }, turn })))
+      : askTurn(ctx, {
+          ...shared,
+          template: "executor-fused-json",
+          // the tools' parameters are in the shared prefix's tool list; the functions go along for readers that are not a model
+          values: { excluded: none(view.excluded), hint: view.hint ?? "none" },
+          schema: fusedJson(names)
+        })
+    const reply = yield* Effect.result(ask)
     if (reply._tag === "Failure") {
       if (reply.failure instanceof MalformedOutput && argsOf)
         return { kind: "bad_args", thought: "", tool: argsOf, error: reply.failure.message } satisfies FusedAction

@@ -2,7 +2,7 @@
 import { z } from "zod"
 import type { Tool } from "../tools/tool.ts"
 import { spanFn } from "../trace/span-fn.ts"
-import { type AgentContext, askTurn, type Turn } from "./ask.ts"
+import { type AgentContext, askTurn, clipStrings, type Turn } from "./ask.ts"
 import { argsSchema, checkArgs, checkToolName, choiceSchema, usableArgs } from "./guardrails.ts"
 import { type SubtaskView, subtaskContext } from "./subtask-context.ts"
 import { toolDoc } from "./tool-docs.ts"
@@ -34,6 +34,56 @@ export const think = spanFn("Executor.think")(function* (ctx: AgentContext, view
     schema: Thought
   })
   return { thought: value.thought, turn }
+})
+
+/**
+ * A call that reached its tool and failed, for the next attempt at the same node (`LoopRules.rethink` off): its
+ * thought stands, and the next request continues the exchange the thought was written in (the thought's, or the fused
+ * executor's first request at this node), with the failed call and its response after it. Every retry at a node
+ * continues that same exchange, so a run of failures never piles up in the prompt.
+ */
+export interface FailedCall {
+  readonly thought: string
+  readonly tool: string
+  readonly args: Record<string, unknown>
+  /** The tool's response (its error), as the next request reads it. */
+  readonly response: string
+  /** The exchange the thought was written in (the thought's request and reply, or the fused executor's). */
+  readonly turn: Turn
+}
+
+/**
+ * After `failed`: another tool for the same thought, continuing the thought's exchange with the failed call and its
+ * response, so that the executor reads what went wrong and a server computes only the call, the response and the end.
+ */
+export const chooseAgain = spanFn("Executor.chooseAgain")(function* (
+  ctx: AgentContext,
+  view: ExecutorView,
+  failed: FailedCall
+) {
+  const all = view.tools.map((t) => t.name)
+  const allowed = all.filter((n) => !view.excluded.includes(n))
+  const { value, turn } = yield* askTurn(ctx, {
+    role: "executor.choose",
+    template: "executor-choose-again",
+    context: subtaskContext(view),
+    follows: failed.turn,
+    values: {},
+    // never cut for the response's room: the names the choice may take
+    fixed: { allowed: allowed.join(", ") },
+    data: { allowed, excluded: view.excluded },
+    fit: { response: (room) => ctx.budget.truncate(failed.response, room) },
+    // the failed response is data: the tool message after the call, as a step's answer reads a response
+    // the call as the model wrote it, each string cut as an agent's text is (a huge argument failed once already)
+    toolResult: {
+      tool: failed.tool,
+      args: clipStrings(failed.args, (t) => ctx.budget.agentText(t)),
+      response: "response"
+    },
+    schema: choiceSchema(allowed),
+    check: (v) => checkToolName(v.tool, allowed, all, ctx.guardrails)
+  })
+  return { tool: view.tools.find((t) => t.name === value.tool) ?? value.tool, turn }
 })
 
 /** The tool for the thought of `after` (the thought's exchange), and the exchange the arguments continue. */

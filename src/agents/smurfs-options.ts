@@ -26,6 +26,13 @@ export interface LoopRules {
    * GPU time (docs/performance.md), too little to drop a step of the paper's loop for.
    */
   readonly answerShortResponses?: number | undefined
+  /**
+   * After a call that reached its tool and failed, the executor thinks anew at the same node (the paper's step, and
+   * theirs). Off (ours): the thought stands and the next attempt continues the failed call's exchange with its
+   * response, so the tool choice and the arguments read what went wrong; on the modelled server a re-thought was
+   * ~45 reply tokens of every failed call (docs/performance.md).
+   */
+  readonly rethink: boolean
 }
 
 /** A tool response this short (characters) is about the answer the Answer agent writes from it. */
@@ -58,14 +65,16 @@ export const ourLoopRules: LoopRules = {
   forceToolAfter: undefined,
   keepHint: false,
   errorObservations: [],
-  wholeObservations: false
+  wholeObservations: false,
+  rethink: false
 }
 export const referenceLoopRules: LoopRules = {
   stall: false,
   forceToolAfter: 4,
   keepHint: true,
   errorObservations: SERVER_ERROR_STRINGS,
-  wholeObservations: true
+  wholeObservations: true,
+  rethink: true
 }
 
 /** Guardrails (MARCO) on the agents' outputs; each can be switched off. */

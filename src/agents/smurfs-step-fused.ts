@@ -5,6 +5,7 @@ import { emit } from "../trace/events.ts"
 import { spanFn } from "../trace/span-fn.ts"
 import { ANSWER_VERIFY_ROLE, answerAndVerify } from "./answer-verify.ts"
 import { answerStep } from "./answerer.ts"
+import type { FailedCall } from "./executor.ts"
 import { actFused, FUSED_ROLE } from "./executor-fused.ts"
 import type { PipelineContext } from "./pipeline-context.ts"
 import { callTool, failedCall, groundingOf, type StepOutcome, soft, subtaskViewOf } from "./smurfs-step.ts"
@@ -20,14 +21,17 @@ export const executeFusedStep = spanFn("Smurfs.fusedStep")(function* (
   subtask: string,
   local: LocalMemory,
   excluded: ReadonlyArray<string>,
-  hint: string | undefined
+  hint: string | undefined,
+  retry?: FailedCall
 ) {
   const depth = local.depth
   const shared = subtaskViewOf(ctx, index, subtask, [...local.steps])
-  const view = { ...shared, hint, excluded, toolCalling: ctx.options.toolCalling }
+  const view = { ...shared, hint, excluded, toolCalling: ctx.options.toolCalling, retry }
   const action = yield* soft(FUSED_ROLE, actFused(ctx, view, groundingOf(ctx, index, subtask, local, hint)))
   if (action === undefined) return { kind: "error" } satisfies StepOutcome
-  if (action.thought) yield* emit("thought", { subtask: index, depth, thought: action.thought })
+  // a thought that stands after a failed call was traced with that call
+  if (action.thought && action.thought !== retry?.thought)
+    yield* emit("thought", { subtask: index, depth, thought: action.thought })
   if (action.kind === "unknown") {
     yield* emit("error", { role: FUSED_ROLE, tag: "UnknownTool", error: `no tool named "${action.name}"` })
     return { kind: "failed", tool: action.name, called: false } satisfies StepOutcome
@@ -39,7 +43,9 @@ export const executeFusedStep = spanFn("Smurfs.fusedStep")(function* (
   }
   const { thought, tool, args } = action
   const result = yield* callTool(ctx.budget, tool, args, ctx.options.toolTimeoutMs)
-  if (!result.ok) return failedCall(ctx, index, depth, { thought, tool: tool.name, args }, result)
+  // the next attempt continues this node's first exchange (the one its thought was written in)
+  if (!result.ok)
+    return failedCall(ctx, index, depth, { thought, tool: tool.name, args }, result, retry?.turn ?? action.turn)
   const observation = result.content
   const call = { tool: tool.name, args, observation }
   const { answerer, verifier } = ctx.options

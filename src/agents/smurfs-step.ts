@@ -13,7 +13,7 @@ import { spanFn } from "../trace/span-fn.ts"
 import { answerStep } from "./answerer.ts"
 import type { Turn } from "./ask.ts"
 import type { BudgetExhausted } from "./errors.ts"
-import { chooseTool, type ExecutorView, think, writeArgs } from "./executor.ts"
+import { chooseAgain, chooseTool, type ExecutorView, type FailedCall, think, writeArgs } from "./executor.ts"
 import type { PipelineContext } from "./pipeline-context.ts"
 import { smurfsDefaults } from "./smurfs-options.ts"
 import {
@@ -99,7 +99,13 @@ export type StepOutcome =
       /** The verifier's verdict when it came with the step's answer (`--executor fused`); `undefined` inside when that request failed. */
       readonly verdict?: { readonly value: Verdict | undefined } | undefined
     }
-  | { readonly kind: "failed"; readonly tool: string; readonly called: boolean }
+  | {
+      readonly kind: "failed"
+      readonly tool: string
+      readonly called: boolean
+      /** The call that failed, for the next attempt at this node to continue (a call that reached its tool). */
+      readonly retry?: FailedCall | undefined
+    }
   | { readonly kind: "error"; readonly badChoice?: boolean | undefined }
 
 /** The earlier subtasks a subtask's agents read (those it depends on, in a graph plan) with their answers. */
@@ -140,7 +146,8 @@ export const failedCall = (
   index: number,
   depth: number,
   step: Pick<Step, "thought" | "tool" | "args">,
-  result: ToolResult
+  result: ToolResult,
+  turn?: Turn
 ): StepOutcome => {
   ctx.global.record(
     index,
@@ -148,13 +155,27 @@ export const failedCall = (
     { ...step, observation: result.content, answer: `The call failed: ${result.error ?? result.content}` },
     true
   )
-  return { kind: "failed", tool: step.tool, called: true }
+  return {
+    kind: "failed",
+    tool: step.tool,
+    called: true,
+    // the response as the next request reads it: the tool's text, else its error
+    retry:
+      turn === undefined
+        ? undefined
+        : {
+            ...step,
+            response: result.content.trim().length > 0 ? result.content : `Error: ${result.error ?? "the call failed"}`,
+            turn
+          }
+  }
 }
 
 /**
  * One step at the current node: thought -> tool (among those not excluded here) -> arguments ->
  * call -> answer, one exchange (the answer's is returned for the verifier to continue). A failed call
- * is recorded in global memory and reported so the tool gets excluded.
+ * is recorded in global memory and reported so the tool gets excluded. After a failed call at this node
+ * (`retry`, with `rules.rethink` off) the thought stands: the tool choice continues the failed call's exchange.
  */
 export const executeStep = spanFn("Smurfs.step")(function* (
   ctx: PipelineContext,
@@ -162,18 +183,30 @@ export const executeStep = spanFn("Smurfs.step")(function* (
   subtask: string,
   local: LocalMemory,
   excluded: ReadonlyArray<string>,
-  hint: string | undefined
+  hint: string | undefined,
+  retry?: FailedCall
 ) {
   const depth = local.depth
   // the path before this step: the executor's, the answerer's and the verifier's memory (one prefix)
   const before = [...local.steps]
   const shared = subtaskViewOf(ctx, index, subtask, before)
   const view: ExecutorView = { ...shared, hint, excluded }
-  const thinking = yield* soft("executor.thought", think(ctx, view))
-  if (thinking === undefined) return { kind: "error" } satisfies StepOutcome
-  const { thought } = thinking
-  yield* emit("thought", { subtask: index, depth, thought })
-  const choice = yield* soft("executor.choose", chooseTool(ctx, view, thinking.turn))
+  let thought: string
+  // the thought's exchange: the tool choice continues it, and so does every choice after a failed call at this node
+  let thoughtTurn: Turn
+  let choice: { readonly tool: Tool | string; readonly turn: Turn } | undefined
+  if (retry) {
+    thought = retry.thought
+    thoughtTurn = retry.turn
+    choice = yield* soft("executor.choose", chooseAgain(ctx, view, retry))
+  } else {
+    const thinking = yield* soft("executor.thought", think(ctx, view))
+    if (thinking === undefined) return { kind: "error" } satisfies StepOutcome
+    thought = thinking.thought
+    thoughtTurn = thinking.turn
+    yield* emit("thought", { subtask: index, depth, thought })
+    choice = yield* soft("executor.choose", chooseTool(ctx, view, thinking.turn))
+  }
   if (choice === undefined) return { kind: "error" } satisfies StepOutcome
   const { tool } = choice
   if (typeof tool === "string") {
@@ -185,7 +218,7 @@ export const executeStep = spanFn("Smurfs.step")(function* (
   if (written === undefined) return { kind: "failed", tool: tool.name, called: false } satisfies StepOutcome
   const { args } = written
   const result = yield* callTool(ctx.budget, tool, args, ctx.options.toolTimeoutMs)
-  if (!result.ok) return failedCall(ctx, index, depth, { thought, tool: tool.name, args }, result)
+  if (!result.ok) return failedCall(ctx, index, depth, { thought, tool: tool.name, args }, result, thoughtTurn)
   const observation = result.content
   const limit = ctx.options.rules.answerShortResponses
   // a response no longer than the answer the Answer agent would write is the answer: its call would only repeat it

@@ -6,12 +6,13 @@ import { emit } from "../trace/events.ts"
 import { spanFn } from "../trace/span-fn.ts"
 import { answerSubtask } from "./answerer.ts"
 import { BudgetExhausted } from "./errors.ts"
+import type { FailedCall } from "./executor.ts"
 import type { PipelineContext } from "./pipeline-context.ts"
 import { answerSubtaskReference, taskLog, verifyReference } from "./smurfs-reference.ts"
 import { backtrack, executeReferenceStep, executeStep, type StepOutcome, soft, subtaskViewOf } from "./smurfs-step.ts"
 import { executeFusedStep } from "./smurfs-step-fused.ts"
 import { withSubtaskTools } from "./subtask-tools.ts"
-import { verify } from "./verifier.ts"
+import { type Verdict, verify } from "./verifier.ts"
 
 /** How a subtask's answer came about (the `source` of its `subtask_answered` event). */
 export type AnswerSource = "verified" | "step_limit" | "exhausted" | "stalled" | "budget"
@@ -46,12 +47,15 @@ export const solveSubtask = spanFn("Smurfs.subtask")(function* (
   let hint: string | undefined
   let stalled = 0 // attempts in a row that called no tool (agent errors, unknown tool names)
   let badChoices = 0 // tool choices in a row that named no tool (the authors' rule takes the first remaining tool after some)
+  // the call that just failed at this node, which the next attempt continues (rules.rethink off)
+  let retry: FailedCall | undefined
   const { rules, reference } = options
   const search = Effect.gen(function* () {
     while (local.depth < options.maxSteps) {
       const failed = (excluded[local.depth] ??= new Set())
       if (task.tools.tools.every((t) => failed.has(t.name))) {
         if (local.depth === 0) return "exhausted" as const // nothing left to try anywhere
+        retry = undefined
         yield* backtrack(ctx, index, local, excluded)
         continue
       }
@@ -63,8 +67,9 @@ export const solveSubtask = spanFn("Smurfs.subtask")(function* (
       const outcome: StepOutcome = reference
         ? yield* executeReferenceStep(ctx, reference, index, subtask, local, [...failed], hint, forced)
         : options.executor === "fused"
-          ? yield* executeFusedStep(ctx, index, subtask, local, [...failed], hint)
-          : yield* executeStep(ctx, index, subtask, local, [...failed], hint)
+          ? yield* executeFusedStep(ctx, index, subtask, local, [...failed], hint, retry)
+          : yield* executeStep(ctx, index, subtask, local, [...failed], hint, retry)
+      retry = outcome.kind === "failed" && !rules.rethink ? outcome.retry : undefined
       stalled = outcome.kind === "error" || (outcome.kind === "failed" && !outcome.called) ? stalled + 1 : 0
       badChoices =
         outcome.kind === "error" && outcome.badChoice === true
@@ -80,7 +85,7 @@ export const solveSubtask = spanFn("Smurfs.subtask")(function* (
       // Verifier off (the paper's ablation): a plain DFS that keeps calling tools until the step limit.
       if (!options.verifier) continue
       // the fused executor's step came with its verdict
-      const verdict = outcome.verdict
+      const verdict: Verdict | undefined = outcome.verdict
         ? outcome.verdict.value
         : yield* soft(
             "verifier",
@@ -97,7 +102,12 @@ export const solveSubtask = spanFn("Smurfs.subtask")(function* (
       yield* emit("verdict", {
         subtask: index,
         status: verdict?.status ?? "pending",
-        reason: verdict?.reason ?? "the verifier failed",
+        reason:
+          verdict === undefined
+            ? "the verifier failed"
+            : (verdict.reason ??
+              verdict.hint ??
+              (verdict.status === "solved" ? "the answer was accepted" : "no hint given")),
         hint: verdict?.hint ?? null
       })
       if (verdict?.status === "solved") return "verified" as const

@@ -5,12 +5,17 @@ import { spanFn } from "../trace/span-fn.ts"
 import { type AgentContext, ask, type Turn } from "./ask.ts"
 import { type SubtaskView, subtaskContext } from "./subtask-context.ts"
 
+/**
+ * What the verifier writes: `solved`, or `pending` with the hint for the executor's next step (what the answer lacks
+ * and how to get it). No reason is asked for: an accepted answer's reason was read by nobody, and a pending one's
+ * hint says it (on the modelled server it was 15 reply tokens of every verdict, docs/performance.md).
+ */
 export const Verdict = z.object({
   status: z.enum(["solved", "pending"]),
-  reason: z.string(),
   hint: z.string().nullish()
 })
-export type Verdict = z.infer<typeof Verdict>
+/** A verdict as the loop reads it; the authors' verifier (`--profile reference`) also says why (their `Speak`). */
+export type Verdict = z.infer<typeof Verdict> & { readonly reason?: string | undefined }
 
 /** A tool's short response that is the step's answer as it is, after the arguments' exchange `turn`. */
 export interface ResponseAsAnswer {

@@ -27,7 +27,9 @@ describe("jsonShape", () => {
       '"status": "solved" or "pending" or "impossible"'
     )
     expect(jsonShape(jsonSchemaOf(wider), verifier.examples)).toContain('"confidence": 0}')
-    expect(() => jsonShape(jsonSchemaOf(z.object({ answer: z.string() })), verifier.examples)).toThrow(/reason, hint/)
+    expect(() => jsonShape(jsonSchemaOf(z.object({ answer: z.string() })), verifier.examples)).toThrow(
+      /names hint, which/
+    )
   })
 
   it("renders the verifier's prompt shape from its schema and the template's wording", () => {
@@ -37,7 +39,7 @@ describe("jsonShape", () => {
       format: jsonShape(jsonSchemaOf(Verdict), loadTemplate("verifier").examples)
     })
     expect(prompt.user).toContain(
-      '{"status": "solved" or "pending", "reason": "why, in one sentence", "hint": "next step, when pending"}'
+      '{"status": "solved" or "pending", "hint": "what is missing and the next step, when pending"}'
     )
     expect(prompt.user).not.toContain("---examples---")
   })
