@@ -59,4 +59,27 @@ describe("smurfs: short tool responses as the step's answer", () => {
     expect(roles(t)).toContain("answerer.step")
     expect(eventsOf(t, "answer").map((a) => a["answer"])).toEqual(["Mount Everest is 29032 feet high."])
   })
+
+  it("with the fused executor too: the verifier alone continues the call's exchange with a short response", async () => {
+    const t = await runSmurfs(
+      query,
+      [heightTool()],
+      {
+        planner: [{ subtasks: ["Find the height of Mount Everest in feet"] }],
+        "executor.fused": [
+          { thought: "Look up the height.", tool: "mountain_height", arguments: { name: "Mount Everest" } }
+        ],
+        verifier: [{ status: "solved" }],
+        "answerer.final": [{ answer: "29032 feet" }]
+      },
+      { executor: "fused", toolCalling: "json", rules: { answerShortResponses: 300 } }
+    )
+    expect(t.finishType).toBe("give_answer")
+    expect(roles(t)).toEqual(["planner", "executor.fused", "verifier", "answerer.final"])
+    expect(eventsOf(t, "answer").map((a) => a["answer"])).toEqual(["Mount Everest is 29032 feet high."])
+    const [act] = callsOf(t, "executor.fused")
+    const [verifier] = callsOf(t, "verifier")
+    expect(verifier!.messages.slice(0, act!.messages.length)).toEqual(act!.messages)
+    expect(verifier!.messages.find((m) => m.role === "tool")?.content).toContain("Mount Everest is 29032 feet high.")
+  })
 })

@@ -49,6 +49,17 @@ export const executeFusedStep = spanFn("Smurfs.fusedStep")(function* (
   const observation = result.content
   const call = { tool: tool.name, args, observation }
   const { answerer, verifier } = ctx.options
+  const limit = ctx.options.rules.answerShortResponses
+  if (answerer && limit !== undefined && observation.trim().length > 0 && observation.length <= limit) {
+    // as the three-call step: a response no longer than the answer would be is the answer, and the verifier alone
+    // continues the call's exchange with it
+    yield* emit("answer", { subtask: index, depth, answer: observation })
+    return {
+      kind: "step",
+      step: { thought, tool: tool.name, args, observation, answer: observation },
+      response: { turn: action.turn, tool: tool.name, args }
+    } satisfies StepOutcome
+  }
   if (answerer && verifier) {
     const both = yield* soft(ANSWER_VERIFY_ROLE, answerAndVerify(ctx, shared, call, action.turn))
     // the request failed: the raw response is the answer, and the verdict is a failed verifier's (no hint)
