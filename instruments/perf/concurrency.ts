@@ -32,11 +32,27 @@ interface Variant {
   readonly rules?: Partial<LoopRules> | undefined
 }
 
-/** Smurfs (three-call), with short responses as answers, ReAct; the full run adds the fused executor and DFSDT. */
+/**
+ * Smurfs (three-call, its default), the fused executor with JSON replies, ReAct; the full run adds each with short
+ * responses as answers, and DFSDT.
+ */
 export const variantsOf = (full: boolean): ReadonlyArray<Variant> => [
   { label: "smurfs", method: "smurfs" },
-  { label: "smurfs short", method: "smurfs", rules: { answerShortResponses: SHORT_RESPONSE_CHARS } },
-  ...(full ? [{ label: "fused (json)", method: "smurfs", executor: "fused", json: true } as const] : []),
+  ...(full
+    ? [{ label: "smurfs short", method: "smurfs", rules: { answerShortResponses: SHORT_RESPONSE_CHARS } } as const]
+    : []),
+  { label: "fused (json)", method: "smurfs", executor: "fused", json: true },
+  ...(full
+    ? [
+        {
+          label: "fused (json) short",
+          method: "smurfs",
+          executor: "fused",
+          json: true,
+          rules: { answerShortResponses: SHORT_RESPONSE_CHARS }
+        } as const
+      ]
+    : []),
   { label: "react", method: "react" },
   ...(full ? [{ label: "dfsdt", method: "dfsdt" } as const] : [])
 ]
@@ -148,6 +164,13 @@ export const concurrencyTables = (rows: ReadonlyArray<ConcurrencyRow>, tasks: nu
         const row = of(m)
         return row && react ? r2(row[key] / react[key]) : null
       }
+      // the cost of a solved task: GPU seconds per answered task, against ReAct's (which answers fewer)
+      const perAnswered = (m: string) => {
+        const row = of(m)
+        return row && react && row.answered > 0 && react.answered > 0
+          ? r2(row.gpuSecondsPerTask / row.answered / (react.gpuSecondsPerTask / react.answered))
+          : null
+      }
       return [
         Number(c),
         client!,
@@ -155,12 +178,13 @@ export const concurrencyTables = (rows: ReadonlyArray<ConcurrencyRow>, tasks: nu
         ...compared.map((m) => ratio(m, "uncachedPerTask")),
         ...methods.map((m) => r2(of(m)?.gpuSecondsPerTask ?? Number.NaN)),
         ...compared.map((m) => ratio(m, "gpuSecondsPerTask")),
+        ...compared.map(perAnswered),
         methods.map((m) => pct(of(m)?.answered ?? Number.NaN)).join(" / ")
       ]
     })
     const forced = own.reduce((n, r) => n + r.forced, 0)
     return table(
-      `Modelled server, ${cache} (${PREFILL_MS} ms a computed prompt token, ${DECODE_MS} ms a reply token), ${tasks} tasks, virtual time${forced > 0 ? `; the clock moved ${forced} times without every task waiting` : ""}; uncached prompt tokens and GPU s per task, and their ratio to ReAct's; answered: ${methods.join(" / ")}`,
+      `Modelled server, ${cache} (${PREFILL_MS} ms a computed prompt token, ${DECODE_MS} ms a reply token), ${tasks} tasks, virtual time${forced > 0 ? `; the clock moved ${forced} times without every task waiting` : ""}; uncached prompt tokens and GPU s per task, their ratio to ReAct's, and the GPU s per answered task's; answered: ${methods.join(" / ")}`,
       [
         "in flight",
         "client",
@@ -168,6 +192,7 @@ export const concurrencyTables = (rows: ReadonlyArray<ConcurrencyRow>, tasks: nu
         ...compared.map((m) => `${m} / react`),
         ...methods.map((m) => `GPU s ${m}`),
         ...compared.map((m) => `${m} / react`),
+        ...compared.map((m) => `per answered ${m} / react`),
         "answered"
       ],
       body
