@@ -31,24 +31,6 @@ interface Metered {
   readonly evaluated: number
 }
 
-/** The fixture's data as a folder (the tests' layout), written once. */
-const fixtureData = (scratch: string): string => {
-  const bundle = JSON.parse(readFileSync(join(REPO, "test/fixtures/toolbench-mini/toolbench-mini.json"), "utf8")) as {
-    queries: Record<string, unknown>
-    queryIds: Record<string, unknown>
-    responses: ReadonlyArray<unknown>
-  }
-  const dir = join(scratch, "data")
-  mkdirSync(join(dir, "queries"), { recursive: true })
-  mkdirSync(join(dir, "query_ids"), { recursive: true })
-  for (const [group, queries] of Object.entries(bundle.queries))
-    writeFileSync(join(dir, "queries", `${group}.json`), JSON.stringify(queries))
-  for (const [group, ids] of Object.entries(bundle.queryIds))
-    writeFileSync(join(dir, "query_ids", `${group}.json`), JSON.stringify(ids))
-  writeFileSync(join(dir, "responses.jsonl"), `${bundle.responses.map((r) => JSON.stringify(r)).join("\n")}\n`)
-  return dir
-}
-
 const bench = (argv: ReadonlyArray<string>, env: Record<string, string>) =>
   new Promise<void>((resolve, reject) =>
     execFile(
@@ -69,11 +51,12 @@ const CONFIGS = [
 const scratch = mkdtempSync(join(tmpdir(), "smurfs-llama-tokens-"))
 try {
   const model = writeTinyGguf(join(scratch, "tiny.gguf"))
-  const data = fixtureData(scratch)
   console.log(
-    `embedded engine, tiny generated model, ${TASKS} tasks of G1_instruction (test/fixtures/toolbench-mini), ${THREADS} thread(s)`
+    `embedded engine, tiny generated model, ${TASKS} tasks of G1_instruction (the shipped sample, data/sample), ${THREADS} thread(s)`
   )
-  console.log("method              conc  requests  sent/task  evaluated/task  evaluated%  modelled/task  modelled%")
+  console.log(
+    "method              conc  requests  sent/task  evaluated/task  evaluated%  modelled/task  modelled%  replies/task"
+  )
   for (const concurrency of [1, 4])
     for (const config of CONFIGS) {
       const out = join(scratch, `run-${config.label.replace(/\W+/g, "-")}-${concurrency}`)
@@ -81,7 +64,7 @@ try {
       writeFileSync(meter, "")
       await bench(
         [
-          ...["--data", data, "--group", "G1_instruction", "--limit", String(TASKS)],
+          ...["--data", "sample", "--group", "G1_instruction", "--limit", String(TASKS)],
           ...["--model", `llama:${model}`, "--out", out, "--concurrency", String(concurrency), "--num-ctx", "16384"],
           ...config.args
         ],
@@ -95,6 +78,9 @@ try {
       const tasks = readdirSync(join(out, "tasks"), { recursive: true }).filter((f) => String(f).endsWith(".json"))
       const sent = requests.reduce((n, r) => n + r.prompt.length, 0)
       const evaluated = requests.reduce((n, r) => n + r.evaluated, 0)
+      // the tokens the engine wrote (its decode work); the tiny model's text is garbage, so their count says how many
+      // replies and fields a method asks for and how long the grammar lets them run, not how long a real model writes
+      const replies = requests.reduce((n, r) => n + r.output.length, 0)
       // the model of a server with one slot per sequence, choosing the longest common prefix as the engine does
       const cache = makePrefixCache({ slots: concurrency, prefillMsPerToken: 0, decodeMsPerToken: 0, similarity: 0 })
       // requests in flight hold their sequence, as they do in the engine: replayed as starts and ends in time order
@@ -121,7 +107,8 @@ try {
           String(perTask(evaluated)).padStart(15),
           pct(evaluated).padStart(11),
           String(perTask(modelled)).padStart(14),
-          pct(modelled).padStart(10)
+          pct(modelled).padStart(10),
+          String(perTask(replies)).padStart(13)
         ].join(" ")
       )
     }
