@@ -76,6 +76,8 @@ export interface RunnerOptions {
    * the job to its record. `taskOf` is then not used, and no converted files are written (they are StableToolBench's).
    */
   readonly runTask?: ((job: TaskJob) => Effect.Effect<TaskResult, never, LanguageModel>) | undefined
+  /** A task's record was written to `path` (as it is on disk): what the end of the run need not read back. */
+  readonly onRecorded?: ((path: string, record: TaskRecord) => void) | undefined
 }
 
 export const RUNNER_DEFAULTS = { stopAfterUnreachable: 3, fullTrace: false } as const
@@ -327,6 +329,7 @@ export const runBench = (
             if (failed) lastServerError = record.error
             consecutiveFailures = failed ? consecutiveFailures + 1 : 0
             yield* writeJsonAtomic({ root: options.runDir, path }, record, options.recordFs)
+            options.onRecorded?.(path, record)
             if (executor.settled) yield* executor.settled(job)
             report(
               record.finishType,

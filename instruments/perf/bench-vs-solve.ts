@@ -118,10 +118,18 @@ const perfModel = (queryOf: (id: string) => unknown): LanguageModelShape => ({
   generate: (request) =>
     Effect.flatMap(Effect.service(ModelTask), (task) => {
       simCalls++
-      const before = sim!.stats.simMs
-      return sim!.model.generate(request).pipe(
+      // the sim's own CPU (at no latency its reply is made in one go): the thread's, not the clock's, which a busy
+      // machine's preemption would inflate
+      let before: NodeJS.CpuUsage
+      return Effect.sync(() => void (before = process.threadCpuUsage())).pipe(
+        Effect.andThen(sim!.model.generate(request)),
         Effect.provideService(CurrentTask, queryOf(task?.key.split(" ").at(-1) ?? "") as never),
-        Effect.tap(() => Effect.sync(() => void (simMs += sim!.stats.simMs - before)))
+        Effect.tap(() =>
+          Effect.sync(() => {
+            const used = process.threadCpuUsage(before)
+            simMs += (used.user + used.system) / 1000
+          })
+        )
       )
     })
 })
