@@ -1,15 +1,15 @@
 // The bench path's CPU per model call against `solve`'s, same tasks, same model, same method, in one process:
-// `node instruments/perf/bench-vs-solve.ts [--methods react,smurfs] [--provider sim|ollama] [--tasks 24] [--batches 6]
+// `node instruments/perf/bench-vs-solve.ts [--methods react,smurfs] [--provider sim|memory|ollama] [--tasks 24] [--batches 6]
 //   [--concurrency 1] [--progress tty|lines|silent] [--sides bench,solve] [--other <checkout>] [--data <dir>]`.
 // A batch runs `--tasks` ToolBench queries either through `runBenchSettings` (what `smurfs bench` runs: run directory,
 // records, progress, server watch, ledger, converted files, run.json's misses; OTLP off as with no endpoint) or through
 // `solve` (one call per query, the same tool library on the same replay,offline environment), batches of the sides
 // alternating so that a busy machine weighs on each alike. `--other <checkout>` adds that tree's bench path (a paired
 // A/B of two trees; give the other checkout a `node_modules` link to this one's). Prints figures; asserts nothing.
-//   provider sim: the simulated model in this process at no latency (every role of every method); its own CPU is
-//                 measured and taken out, so the figures are the framework's.
-//   provider ollama: the peers' stand-in server in a child process through the Ollama client (ReAct only: the
-//                 stand-in answers ReAct's tool calls).
+//   provider sim: the simulated model in this process at no latency (every role of every method); its CPU is in the
+//                 figures of both paths alike (its own wall time per call is printed beside).
+//   provider memory: ReAct's replies of the stand-in made in this process at once (ReAct only): the framework alone.
+//   provider ollama: the peers' stand-in server in a child process through the Ollama client (ReAct only).
 import { fork } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { Session } from "node:inspector/promises"
@@ -30,7 +30,7 @@ import { readRecordings } from "../../bench/sim/knowledge.ts"
 import { makeSimModel } from "../../bench/sim/model.ts"
 import { parseSimSpec } from "../../bench/sim/options.ts"
 import type * as LanguageModelModule from "../../src/llm/language-model.ts"
-import type { LanguageModelShape } from "../../src/llm/language-model.ts"
+import type { GenerateRequest, GenerateResponse, LanguageModelShape } from "../../src/llm/language-model.ts"
 import { ModelTask } from "../../src/llm/model-task.ts"
 import type * as SpecModule from "../../src/llm/spec.ts"
 import type * as SolveModule from "../../src/solve.ts"
@@ -55,12 +55,12 @@ const { values } = parseArgs({
 const TASKS = Math.max(2, Number(values.tasks) || 24)
 const BATCHES = Math.max(1, Number(values.batches) || 6)
 const CONCURRENCY = Math.max(1, Number(values.concurrency) || 1)
-const PROVIDER = values.provider === "ollama" ? "ollama" : "sim"
+const PROVIDER = values.provider === "ollama" ? "ollama" : values.provider === "memory" ? "memory" : "sim"
 const METHODS = values.methods!.split(",").map((m) => m.trim())
 const SIDES = values.sides!.split(",").map((s) => s.trim())
 const ROOT = fileURLToPath(new URL("../..", import.meta.url))
-if (PROVIDER === "ollama" && METHODS.some((m) => m !== "react"))
-  throw new Error("--provider ollama runs ReAct only (the stand-in answers ReAct's tool calls): give --methods react")
+if (PROVIDER !== "sim" && METHODS.some((m) => m !== "react"))
+  throw new Error(`--provider ${PROVIDER} runs ReAct only (it answers ReAct's tool calls): give --methods react`)
 
 // ---- the tasks: the first TASKS queries of the data, in a scratch data directory of their own (with only their
 // recorded responses), so that a run's fixed work (reading the query files and the responses) is that of TASKS tasks
@@ -103,7 +103,8 @@ const groups: Array<string> = []
 
 // ---- the model
 
-let simCalls = 0
+let modelCalls = 0
+/** The sim's own time in its replies (wall clock: at no latency a reply is made in one go), for the figures' note. */
 let simMs = 0
 let standIn: { url: string; kill: () => void } | undefined
 const sim = (() => {
@@ -112,27 +113,43 @@ const sim = (() => {
   if ("error" in parsed) throw parsed.error
   return makeSimModel(parsed.options, readRecordings(data), "perf")
 })()
-/** The sim, told which query each request is for (from the task key both paths give the model), its calls counted. */
-const perfModel = (queryOf: (id: string) => unknown): LanguageModelShape => ({
-  info: { ...sim!.model.info, spec: "perf" },
-  generate: (request) =>
-    Effect.flatMap(Effect.service(ModelTask), (task) => {
-      simCalls++
-      // the sim's own CPU (at no latency its reply is made in one go): the thread's, not the clock's, which a busy
-      // machine's preemption would inflate
-      let before: NodeJS.CpuUsage
-      return Effect.sync(() => void (before = process.threadCpuUsage())).pipe(
-        Effect.andThen(sim!.model.generate(request)),
-        Effect.provideService(CurrentTask, queryOf(task?.key.split(" ").at(-1) ?? "") as never),
-        Effect.tap(() =>
-          Effect.sync(() => {
-            const used = process.threadCpuUsage(before)
-            simMs += (used.user + used.system) / 1000
+/** Tool calls before the answer, as the stand-in server makes them (stand-in.ts, not imported: it serves on import). */
+const STEPS = 3
+/** ReAct's replies of the stand-in, in the process: STEPS calls of the task's tools in turn, then Finish. */
+const memoryReply = (request: GenerateRequest): GenerateResponse => {
+  const done = request.messages.filter((m) => m.role === "tool").length
+  const names = (request.tools ?? []).map((t) => t.name).filter((n) => n !== "Finish")
+  const call =
+    done < STEPS && names.length > 0
+      ? { id: `c${done}`, name: names[done % names.length]!, arguments: { query: `step ${done}` } }
+      : { id: "f", name: "Finish", arguments: { return_type: "give_answer", final_answer: "done" } }
+  return {
+    text: "",
+    toolCalls: [call],
+    usage: { promptTokens: 100, completionTokens: 10 },
+    model: "memory",
+    durationMs: 0
+  }
+}
+/** The in-process model (`perf`), told which query each request is for (from the task key both paths give it). */
+const perfModel = (queryOf: (id: string) => unknown): LanguageModelShape =>
+  sim
+    ? {
+        info: { ...sim.model.info, spec: "perf" },
+        generate: (request) =>
+          Effect.flatMap(Effect.service(ModelTask), (task) => {
+            modelCalls++
+            const before = sim.stats.simMs
+            return sim.model.generate(request).pipe(
+              Effect.provideService(CurrentTask, queryOf(task?.key.split(" ").at(-1) ?? "") as never),
+              Effect.tap(() => Effect.sync(() => void (simMs += sim.stats.simMs - before)))
+            )
           })
-        )
-      )
-    })
-})
+      }
+    : {
+        info: { spec: "perf", provider: "memory", model: "memory", contextTokens: 32768, supportsTools: true },
+        generate: (request) => Effect.sync(() => (modelCalls++, memoryReply(request)))
+      }
 
 if (PROVIDER === "ollama") {
   const child = fork(fileURLToPath(new URL("./stand-in.ts", import.meta.url)), [], {
@@ -147,7 +164,7 @@ if (PROVIDER === "ollama") {
   process.env["OLLAMA_HOST"] = url
 }
 const callsSoFar = async () =>
-  standIn ? ((await (await fetch(`${standIn.url}/stats`)).json()) as { requests: number }).requests : simCalls
+  standIn ? ((await (await fetch(`${standIn.url}/stats`)).json()) as { requests: number }).requests : modelCalls
 
 // ---- a tree: its bench path and its solve
 
@@ -172,7 +189,7 @@ const loadTree = async (root: string) => {
   const { makeEnvironmentChain } = await load<typeof ChainModule>("src/tools/environments/chain.ts")
   const { otlpLayer } = await load<typeof OtlpModule>("src/trace/otlp.ts")
   const queries = new Map<string, unknown>()
-  if (sim)
+  if (PROVIDER !== "ollama")
     registerProvider({
       name: "perf",
       usage: "perf",
@@ -186,7 +203,7 @@ const loadTree = async (root: string) => {
       portable: () => true,
       testModel: true
     })
-  const model = sim ? "perf" : "ollama:stand-in"
+  const model = standIn ? "ollama:stand-in" : "perf"
   const env = await Effect.runPromise(
     makeEnvironmentChain(["replay", "offline"], { responses: join(data, "responses.jsonl") }).pipe(
       Effect.provideService(LanguageModel, {
@@ -234,7 +251,7 @@ const loadTree = async (root: string) => {
         const query = all[next++]!
         await solve(query.query, {
           model,
-          modelOptions: sim ? {} : { host: standIn!.url, supportsTools: true, concurrency: CONCURRENCY },
+          modelOptions: standIn ? { host: standIn.url, supportsTools: true, concurrency: CONCURRENCY } : {},
           tools: listed(query).tools,
           method: method as "react",
           id: query.id
@@ -291,7 +308,7 @@ try {
         const cpuMs = await side.run()
         const made = (await callsSoFar()) - calls
         side.calls = made
-        side.perCall.push(cpuMs / made - (simMs - sims) / made)
+        side.perCall.push(cpuMs / made)
         side.simPerCall.push((simMs - sims) / made)
       }
     if (profiler) {
@@ -303,7 +320,7 @@ try {
       console.log(`profile of the measured batches: ${path}`)
     }
     console.log(
-      `\n${method}: main-thread CPU per model call${sim ? ", the simulated model's own taken out" : ""} (median of ${BATCHES} batches, range; load average now ${loadavg()[0]!.toFixed(1)})`
+      `\n${method}: main-thread CPU per model call${sim ? " (the simulated model's included, its own wall time per call beside)" : ""}, median of ${BATCHES} batches (range); load average now ${loadavg()[0]!.toFixed(1)}`
     )
     for (const side of sides)
       console.log(
@@ -312,11 +329,17 @@ try {
     const solveSide = sides.find((s) => s.name === "solve")
     for (const side of sides.filter((s) => s !== solveSide && solveSide)) {
       const paired = side.perCall.map((x, b) => x / solveSide!.perCall[b]!)
-      console.log(`  ${side.name} ÷ solve: median of paired ratios ${median(paired).toFixed(2)}`)
+      const more = side.perCall.map((x, b) => x - solveSide!.perCall[b]!)
+      console.log(
+        `  ${side.name} against solve: median of paired ratios ${median(paired).toFixed(2)}, of paired differences ${median(more).toFixed(3)} ms per call`
+      )
     }
     if (other && sides.length >= 2 && sides[0]!.name === "bench path") {
       const paired = sides[0]!.perCall.map((x, b) => x / sides[1]!.perCall[b]!)
-      console.log(`  this tree's bench path ÷ the other's: median of paired ratios ${median(paired).toFixed(2)}`)
+      const less = sides[0]!.perCall.map((x, b) => sides[1]!.perCall[b]! - x)
+      console.log(
+        `  this tree's bench path against the other's: median of paired ratios ${median(paired).toFixed(2)}, ${median(less).toFixed(3)} ms less per call`
+      )
     }
   }
 } finally {
