@@ -52,7 +52,7 @@ const { values } = parseArgs({
     data: { type: "string" }
   }
 })
-const TASKS = Math.max(2, Number(values.tasks) || 24)
+const ASKED = Math.max(2, Number(values.tasks) || 24)
 const BATCHES = Math.max(1, Number(values.batches) || 6)
 const CONCURRENCY = Math.max(1, Number(values.concurrency) || 1)
 const PROVIDER = values.provider === "ollama" ? "ollama" : values.provider === "memory" ? "memory" : "sim"
@@ -73,7 +73,7 @@ const groups: Array<string> = []
   mkdirSync(join(data, "queries"))
   mkdirSync(join(data, "query_ids"))
   const tools = new Set<string>()
-  let left = TASKS
+  let left = ASKED
   for (const group of GROUPS) {
     if (left <= 0) break
     let raw: Array<{ query_id: number | string; api_list: Array<{ tool_name: string }> }>
@@ -100,6 +100,13 @@ const groups: Array<string> = []
     .filter((line) => line.trim() !== "" && tools.has(standardizeName((JSON.parse(line) as { tool: string }).tool)))
   writeFileSync(join(data, "responses.jsonl"), `${lines.join("\n")}\n`)
 }
+/** The tasks of a batch: as many as asked, or as the data holds (the shipped sample has 16). */
+const TASKS = (() => {
+  let n = 0
+  for (const group of groups)
+    n += Object.keys(JSON.parse(readFileSync(join(data, "query_ids", `${group}.json`), "utf8"))).length
+  return n
+})()
 
 // ---- the model
 
