@@ -1,6 +1,7 @@
 // The bench path's CPU per model call against `solve`'s, same tasks, same model, same method, in one process:
 // `node instruments/perf/bench-vs-solve.ts [--methods react,smurfs] [--provider sim|memory|ollama] [--tasks 24] [--batches 6]
-//   [--concurrency 1] [--progress tty|lines|silent] [--sides bench,solve] [--other <checkout>] [--data <dir>]`.
+//   [--concurrency 1] [--progress tty|lines|silent] [--sides bench,solve] [--other <checkout>] [--data <dir>]
+//   [--profile <file.cpuprofile>]` (`npm run bench:vs-solve -- ...`). `--profile`: a CPU profile of the measured batches.
 // A batch runs `--tasks` ToolBench queries either through `runBenchSettings` (what `smurfs bench` runs: run directory,
 // records, progress, server watch, ledger, converted files, run.json's misses; OTLP off as with no endpoint) or through
 // `solve` (one call per query, the same tool library on the same replay,offline environment), batches of the sides
