@@ -61,6 +61,7 @@ import { methodToolsetOf, methodToolsetsOf } from "./method-toolsets.ts"
 import type { Progress, ProgressTotals } from "./progress.ts"
 import { QUEUE_DEFAULTS } from "./queue/connection.ts"
 import { type QueuedTask, runIdOf } from "./queue/job.ts"
+import { makeRecordSummaries, type RecordSummaries } from "./record-summary.ts"
 import {
   makeRetrievalCorpus,
   makeRetrievalTasks,
@@ -439,14 +440,15 @@ const recordEndpointStats = (out: string, endpoints: ReadonlyArray<EndpointStats
  * Count the run's misses (tool calls nothing recorded or simulated) over its task records and add
  * them to run.json, so that a pass rate is never read without them.
  */
-const recordMisses = (out: string) =>
+const recordMisses = (out: string, written?: RecordSummaries) =>
   Effect.gen(function* () {
-    // the records are read one at a time: a run's records are never all held at once
-    const misses = yield* Effect.try({ try: () => runMissCounts(out), catch: () => undefined }).pipe(
+    // the records are read one at a time: a run's records are never all held at once; those this invocation wrote
+    // are not read back, their summaries were kept as they were written
+    const misses = yield* Effect.try({ try: () => runMissCounts(out, written?.get), catch: () => undefined }).pipe(
       Effect.orElseSucceed(() => missCounts([]))
     )
     // the environment ledger: every call by how it was served, per method
-    const ledger = yield* Effect.try({ try: () => runLedger(out), catch: () => undefined }).pipe(
+    const ledger = yield* Effect.try({ try: () => runLedger(out, written?.get), catch: () => undefined }).pipe(
       Effect.orElseSucceed(() => ({}))
     )
     const path = runConfigPath(out)
@@ -577,7 +579,9 @@ const runProgram = (settings: BenchSettings, progress: Progress) =>
       settings.queue === undefined
         ? undefined
         : yield* queueExecutorFor(settings, settings.queue, config, progress, retrieval?.record)
+    const written = makeRecordSummaries()
     const summary = yield* runBench({
+      onRecorded: written.add,
       runDir: settings.out,
       config,
       queries,
@@ -597,7 +601,7 @@ const runProgram = (settings: BenchSettings, progress: Progress) =>
     })
     const endpoints = (yield* PoolStats).snapshot()
     if (endpoints.length > 0) yield* recordEndpointStats(settings.out, endpoints)
-    const misses = yield* recordMisses(settings.out)
+    const misses = yield* recordMisses(settings.out, written)
     return {
       kind: "ran",
       summary,

@@ -67,17 +67,42 @@ export const addToLedger = (ledger: ToolLedger, events: ReadonlyArray<RunEvent>)
 const dirs = (dir: string) =>
   existsSync(dir) ? readdirSync(dir).filter((d) => statSync(join(dir, d)).isDirectory()) : []
 
+/** Add one ledger to another (`from`'s simulators in their order, as adding its events one by one would). */
+export const mergeLedger = (into: ToolLedger, from: ToolLedger): ToolLedger => {
+  into.toolCalls += from.toolCalls
+  into.replayed += from.replayed
+  into.replayedLenient += from.replayedLenient
+  into.simulated += from.simulated
+  into.missed += from.missed
+  into.failed += from.failed
+  into.direct += from.direct
+  for (const [name, calls] of Object.entries(from.simulators))
+    into.simulators[name] = (into.simulators[name] ?? 0) + calls
+  return into
+}
+
+/** A record's share of the ledger as the run wrote it (see bench/record-summary.ts), when the run knows it. */
+export type KnownLedger = (
+  path: string
+) => { readonly method: string; readonly result: boolean; readonly ledger: ToolLedger } | undefined
+
 /**
  * The ledger of a run directory per method, over its records of finished tasks (an `error` record is no result),
- * every agent run included. Records are read one at a time.
+ * every agent run included. Records are read one at a time; those `known` (written by this process) are not read.
  */
-export const runLedger = (run: string): Record<string, ToolLedger> => {
+export const runLedger = (run: string, known?: KnownLedger): Record<string, ToolLedger> => {
   const ledgers: Record<string, ToolLedger> = {}
   const tasks = join(run, "tasks")
   for (const methodDir of dirs(tasks))
     for (const group of dirs(join(tasks, methodDir)))
       for (const file of readdirSync(join(tasks, methodDir, group)).filter((f) => f.endsWith(".json"))) {
-        const record = readRecord(join(tasks, methodDir, group, file))
+        const path = join(tasks, methodDir, group, file)
+        const summary = known?.(path)
+        if (summary !== undefined) {
+          if (summary.result) mergeLedger((ledgers[summary.method] ??= emptyLedger()), summary.ledger)
+          continue
+        }
+        const record = readRecord(path)
         if (record === undefined || record.finishType === "error") continue
         addToLedger((ledgers[record.method] ??= emptyLedger()), record.events)
       }

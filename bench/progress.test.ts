@@ -205,6 +205,23 @@ describe("progress at 80 columns", () => {
     }
   })
 
+  it("draws the model calls counted since its last draw, with no task finished meanwhile", () => {
+    vi.useFakeTimers()
+    try {
+      const out = terminal80()
+      const progress = makeProgress({ stream: out.stream, now: () => 0 })
+      progress.start(10, 0)
+      vi.advanceTimersByTime(500)
+      expect(drawn(out.text()).at(-1)).toContain("model calls 0 ")
+      for (let i = 0; i < 7; i++) progress.modelCall?.(1000)
+      vi.advanceTimersByTime(500)
+      progress.stop()
+      expect(drawn(out.text()).at(-1)).toContain("0/10 tasks | answered 0 | model calls 7 | ETA estimating")
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+
   it("drops tokens, then answered, then the bar, then model calls; the tasks and the ETA stay", () => {
     const fields = { value: 1234, total: 5678, answered: 1000, calls: "12.3k", tokens: "45.6M", remaining: "12h34m" }
     const wide = fitProgressLine(200, fields, 0.5)

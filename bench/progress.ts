@@ -187,11 +187,12 @@ export const makeProgress = (options: ProgressOptions = {}): Progress => {
         bar = new cliProgress.SingleBar(
           {
             stream,
-            // fitted to the terminal's width (cli-progress cuts a longer line at the edge, ETA first)
-            format: (_options, params, fields) =>
+            // fitted to the terminal's width (cli-progress cuts a longer line at the edge, ETA first); the counts are
+            // read when the bar is drawn (every 100 ms at most), not handed to it on every model call
+            format: (_options, params) =>
               fitProgressLine(
                 params.maxWidth,
-                { ...(fields as Omit<BarFields, "value" | "total">), value: params.value, total: params.total },
+                { ...payload(), value: params.value, total: params.total },
                 params.progress
               ),
             hideCursor: true
@@ -204,10 +205,10 @@ export const makeProgress = (options: ProgressOptions = {}): Progress => {
       }
     },
     modelCall: (used) => {
+      // the bar draws the counts as they are when it next draws (format above)
       live = true
       calls++
       tokens += used
-      bar?.update(skipped + finished, payload())
     },
     taskCalls: (task, soFarCalls, soFarTokens) => {
       const key = keyOf(task)
@@ -215,7 +216,6 @@ export const makeProgress = (options: ProgressOptions = {}): Progress => {
       calls += Math.max(0, soFarCalls - seen.calls)
       tokens += Math.max(0, soFarTokens - seen.tokens)
       reported.set(key, { calls: Math.max(seen.calls, soFarCalls), tokens: Math.max(seen.tokens, soFarTokens) })
-      bar?.update(skipped + finished, payload())
     },
     taskDone: (done) => {
       finished++

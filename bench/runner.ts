@@ -10,12 +10,12 @@ import type { FailureKind } from "../src/failure.ts"
 import { LanguageModel, type LanguageModelShape, type ToolSpec } from "../src/llm/language-model.ts"
 import { withRequestDefaults } from "../src/llm/request-defaults.ts"
 import { toolSpecs } from "../src/tools/library.ts"
-import { type AtomicWriteFs, writeJsonAtomic } from "../src/trace/atomic-write.ts"
+import { type AtomicWriteFs, writeJsonAtomic, writeTextAtomic } from "../src/trace/atomic-write.ts"
 import { type ConvertedFile, toConverted } from "../src/trace/converters/stabletoolbench.ts"
 import { keyedObject } from "../src/trace/data-record.ts"
 import type { RunDirError } from "../src/trace/fs-problem.ts"
 import { redactText } from "../src/trace/redact.ts"
-import { capRecordSize, recordBytes, SIZE_CAPS } from "../src/trace/size-caps.ts"
+import { cappedAt, capRecordSize, recordBytes, recordText, SIZE_CAPS } from "../src/trace/size-caps.ts"
 import { type BenchQuery, DatasetError, firstDuplicateId, longestFirst } from "./datasets.ts"
 import { after, withTaskRetries } from "./earlier-attempts.ts"
 import { executeTask, type TaskExecutor, type TaskJob, type TaskResult } from "./execute-task.ts"
@@ -76,6 +76,8 @@ export interface RunnerOptions {
    * the job to its record. `taskOf` is then not used, and no converted files are written (they are StableToolBench's).
    */
   readonly runTask?: ((job: TaskJob) => Effect.Effect<TaskResult, never, LanguageModel>) | undefined
+  /** A task's record was written to `path` (as it is on disk): what the end of the run need not read back. */
+  readonly onRecorded?: ((path: string, record: TaskRecord) => void) | undefined
 }
 
 export const RUNNER_DEFAULTS = { stopAfterUnreachable: 3, fullTrace: false } as const
@@ -322,11 +324,17 @@ export const runBench = (
             // a task redone by --resume keeps what its failed attempts met: their faults stay in the run
             const replaced = existsSync(path) ? readRecord(path) : undefined
             const stamped = replaced?.finishType === "error" ? after(own, replaced, "resume") : own
-            const record = recordBytes(stamped) > maxRecordBytes ? capRecordSize(stamped, maxRecordBytes) : stamped
+            // (a record this process capped to this run's cap fits as it is, and was rendered as it was measured)
+            const record =
+              cappedAt(stamped, maxRecordBytes) || recordBytes(stamped) <= maxRecordBytes
+                ? stamped
+                : capRecordSize(stamped, maxRecordBytes)
             const failed = record.finishType === "error"
             if (failed) lastServerError = record.error
             consecutiveFailures = failed ? consecutiveFailures + 1 : 0
-            yield* writeJsonAtomic({ root: options.runDir, path }, record, options.recordFs)
+            // the text writeJsonAtomic would write, rendered once
+            yield* writeTextAtomic({ root: options.runDir, path }, `${recordText(record)}\n`, options.recordFs)
+            options.onRecorded?.(path, record)
             if (executor.settled) yield* executor.settled(job)
             report(
               record.finishType,

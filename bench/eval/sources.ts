@@ -11,7 +11,7 @@ import { readFileBounded } from "../../src/trace/guarded-fs.ts"
 import { newerRunFormat, newerRunProblem, readRecord } from "../run-dir.ts"
 import { RunConfig, runConfigPath, runOf, type TaskRecord } from "../run-format.ts"
 import { judgeInputFromConverted, readConvertedFile } from "./converted.ts"
-import { costOfRecord, type JudgeInput, judgeInputFromRecord, missCounts } from "./judge-input.ts"
+import { costOfRecord, type JudgeCost, type JudgeInput, judgeInputFromRecord, missCounts } from "./judge-input.ts"
 import { readJsonIf } from "./store.ts"
 
 export type SourceKind = "run" | "converted" | "answers"
@@ -62,14 +62,20 @@ export const sourceKind = (dir: string): SourceKind | undefined => {
   return undefined
 }
 
-/** The task record files of a run directory, each read when it is reached (undefined: not a complete record). */
-function* runRecords(dir: string): Generator<{ readonly path: string; readonly record: TaskRecord | undefined }> {
+/**
+ * The task record files of a run directory, each read when it is reached (undefined: not a complete record, or one
+ * `skip` says is not to be read).
+ */
+function* runRecords(
+  dir: string,
+  skip?: (path: string) => boolean
+): Generator<{ readonly path: string; readonly record: TaskRecord | undefined }> {
   const tasks = join(dir, "tasks")
   for (const method of dirs(tasks))
     for (const group of dirs(join(tasks, method)))
       for (const file of readdirSync(join(tasks, method, group)).filter((f) => f.endsWith(".json"))) {
         const path = join(tasks, method, group, file)
-        yield { path, record: readRecord(path) }
+        yield { path, record: skip?.(path) ? undefined : readRecord(path) }
       }
 }
 
@@ -96,13 +102,24 @@ const readRun = (dir: string): Source => {
  * The misses of a run directory's answered tasks (as `missCounts` over `loadSource(dir).entries`), its
  * records read one at a time: a long run's records are never all held at once.
  */
-export const runMissCounts = (dir: string): ReturnType<typeof missCounts> => {
+export const runMissCounts = (
+  dir: string,
+  known?: (path: string) => { readonly result: boolean; readonly cost: JudgeCost } | undefined
+): ReturnType<typeof missCounts> => {
   const newer = sourceKind(dir) === "run" ? newerRunFormat(dir) : undefined
   if (newer !== undefined)
     throw new SourceError({ message: `${dir}: ${newerRunProblem(newer)}. Upgrade smurfs to read it.` })
   function* costs() {
-    for (const { record } of runRecords(dir))
-      if (record !== undefined && record.finishType !== "error") yield { cost: costOfRecord(record) }
+    for (const { path, record } of runRecords(
+      dir,
+      known === undefined ? undefined : (path) => known(path) !== undefined
+    )) {
+      // a record this process wrote: its cost as it was written, not read back
+      const summary = known?.(path)
+      if (summary !== undefined) {
+        if (summary.result) yield { cost: summary.cost }
+      } else if (record !== undefined && record.finishType !== "error") yield { cost: costOfRecord(record) }
+    }
   }
   return missCounts(costs())
 }

@@ -2,7 +2,7 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { describe, expect, it } from "vitest"
-import { attemptSeedsLayer } from "./attempt-seeds.ts"
+import { attemptSeedsLayer, makeSendCounts } from "./attempt-seeds.ts"
 import { type GenerateRequest, LanguageModel } from "./language-model.ts"
 
 /** The seeds the layer below received, in order, for these requests. */
@@ -49,5 +49,12 @@ describe("attempt seeds", () => {
   it("a resend with another output limit is still the same prompt (the reference agents' rest of the window moves)", () => {
     const limited = (maxTokens: number): GenerateRequest => ({ ...ask("plan"), options: { maxTokens } })
     expect(seedsSent(5, [limited(8087), limited(8086), limited(8086)])).toEqual([5, 6, 7])
+  })
+
+  it("remembers the most recently sent prompts: past the bound the least recently sent is forgotten and starts again", () => {
+    const counts = makeSendCounts(2)
+    expect([counts.next("a"), counts.next("b"), counts.next("a"), counts.next("c")]).toEqual([0, 0, 1, 0])
+    // "b" was the least recently sent when "c" came: forgotten; "a" was kept
+    expect([counts.next("a"), counts.next("b")]).toEqual([2, 0])
   })
 })

@@ -3,7 +3,6 @@
 import { createHash } from "node:crypto"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { LRUCache } from "lru-cache"
 import { type GenerateRequest, LanguageModel } from "./language-model.ts"
 import { MODEL_DEFAULTS } from "./model-options.ts"
 
@@ -21,7 +20,26 @@ export const seedBase = (seed: number | undefined, reference: boolean): number |
   seed ?? (reference ? null : MODEL_DEFAULTS.seed)
 
 // prompts remembered at once; a prompt forgotten and sent again starts from `base` again
-const REMEMBERED = 100_000
+export const REMEMBERED = 100_000
+
+/**
+ * The sends of each prompt, the least recently sent forgotten past `max`: a Map in order of last send. (An LRUCache
+ * of 100,000 entries allocates its arrays whole when made, about a millisecond of CPU and a megabyte of garbage, and
+ * `solve` makes one per task.)
+ */
+export const makeSendCounts = (max = REMEMBERED) => {
+  const sent = new Map<string, number>()
+  return {
+    /** Counts a send of `key`: how many sends of it came before. */
+    next: (key: string): number => {
+      const n = sent.get(key) ?? 0
+      if (n > 0) sent.delete(key)
+      sent.set(key, n + 1)
+      if (sent.size > max) sent.delete(sent.keys().next().value!)
+      return n
+    }
+  }
+}
 
 /**
  * What makes two requests the same attempt: role, messages as sent, reply shape, tools and options (the request's own
@@ -47,14 +65,12 @@ export const attemptSeedsLayer = (seeds: AttemptSeeds): Layer.Layer<LanguageMode
     LanguageModel,
     Effect.gen(function* () {
       const inner = yield* LanguageModel
-      const sent = new LRUCache<string, number>({ max: REMEMBERED })
+      const sent = makeSendCounts()
       return LanguageModel.of({
         ...inner,
         generate: (request) =>
           Effect.suspend(() => {
-            const key = promptKey(request)
-            const n = sent.get(key) ?? 0
-            sent.set(key, n + 1)
+            const n = sent.next(promptKey(request))
             const own = request.options?.seed
             const seed = own === null ? null : own !== undefined ? own + n : seeds.base === null ? null : seeds.base + n
             return inner.generate({ ...request, options: { ...request.options, seed } })

@@ -3,7 +3,7 @@ import { open, rename, unlink } from "node:fs/promises"
 import { dirname } from "node:path"
 import * as Effect from "effect/Effect"
 import { makeDirectory, RunDirError, writeProblem } from "./fs-problem.ts"
-import { assertStillInside, makeDirectoryInside, type RootedPath, refuseSymlinks } from "./guarded-fs.ts"
+import { assertStillInsideSync, makeDirectoryInside, type RootedPath, refuseSymlinksSync } from "./guarded-fs.ts"
 import { TEMP_OPEN_FLAGS, TMP_MARK, tempPathOf } from "./temp-file.ts"
 
 export { TMP_MARK }
@@ -84,19 +84,22 @@ const pathOf = (target: WriteTarget): string => (typeof target === "string" ? ta
 const writeAtomically = async (target: WriteTarget, bytes: Uint8Array, fs: AtomicWriteFs): Promise<void> => {
   const file = pathOf(target)
   const dir = dirname(file)
-  if (typeof target !== "string") await refuseSymlinks(target.root, dir)
+  // the checks of the folders are lstat and realpath calls the kernel answers from its caches: made here, each costs
+  // the event loop a few microseconds, where a trip to the thread pool and back costs it twenty (a record's write
+  // made seven of them, of fifteen)
+  if (typeof target !== "string") refuseSymlinksSync(target.root, dir)
   const root = typeof target === "string" ? undefined : target.root
   const tmp = tempPathOf(file)
   let handle: AtomicWriteFile | undefined = await openTemp(fs, dir, tmp, root)
   try {
     // a folder swapped for a link between the check and the open (a race) gets no byte, and no rename into it
-    if (root !== undefined) await assertStillInside(root, dir)
+    if (root !== undefined) assertStillInsideSync(root, dir)
     await writeAll(handle, bytes)
     await handle.sync()
     const opened = handle
     handle = undefined
     await opened.close()
-    if (root !== undefined) await assertStillInside(root, dir)
+    if (root !== undefined) assertStillInsideSync(root, dir)
     await fs.rename(tmp, file)
   } catch (e) {
     // nothing half-written may stay behind, let alone be renamed into place

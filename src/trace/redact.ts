@@ -114,8 +114,19 @@ export const redactValue = <A>(value: A, secrets: ReadonlyArray<string> = secret
       v !== null &&
       typeof v === "object" &&
       (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null)
-    )
-      return Object.fromEntries(Object.entries(v).map(([k, x]) => [redactText(k, secrets), walk(x)]))
+    ) {
+      // a loop over the keys, not entries and fromEntries (a pair array per key): a task record's every key goes here
+      const out: Record<string, unknown> = {}
+      for (const k of Object.keys(v)) {
+        const key = redactText(k, secrets)
+        const x = walk((v as Record<string, unknown>)[k])
+        // a key named __proto__ is data here, as fromEntries would keep it
+        if (key === "__proto__")
+          Object.defineProperty(out, key, { value: x, enumerable: true, writable: true, configurable: true })
+        else out[key] = x
+      }
+      return out
+    }
     return v
   }
   return walk(value) as A

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { capStrings, hasLongString } from "./size-caps.ts"
+import { cappedAt, capRecordSize, capStrings, hasLongString, recordBytes, recordText } from "./size-caps.ts"
 
 describe("capStrings", () => {
   it("copies plain data with long strings cut, keys (__proto__ as data) and their order kept, other objects shared", () => {
@@ -29,5 +29,31 @@ describe("hasLongString", () => {
     expect(hasLongString("xxxxx", 4)).toBe(true)
     expect(hasLongString({ d: new Date(0) }, 4)).toBe(false) // capStrings keeps such objects as they are
     expect(hasLongString(JSON.parse('{"__proto__":{"b":"xxxxx"}}'), 4)).toBe(true)
+  })
+})
+
+describe("capRecordSize", () => {
+  it("returns a record with nothing to cut as it is, remembering the text it measured for the writer", () => {
+    const record = { a: "short", n: [1, 2] }
+    const kept = capRecordSize(record, 1024)
+    expect(kept).toBe(record)
+    expect(recordText(kept)).toBe(JSON.stringify(record, null, 2))
+    expect(recordBytes(kept)).toBe(JSON.stringify(record, null, 2).length)
+    // it fits the cap it was measured against and any larger one; a smaller cap measures it again
+    expect([cappedAt(kept, 1024), cappedAt(kept, 4096), cappedAt(kept, 16), cappedAt({ ...record }, 1024)]).toEqual([
+      true,
+      true,
+      false,
+      false
+    ])
+  })
+
+  it("cuts a record over the cap, and the text remembered is the cut record's", () => {
+    const record = { a: "x".repeat(5000), b: "y".repeat(5000) }
+    const cut = capRecordSize(record, 4000)
+    expect(cut).not.toBe(record)
+    expect(recordText(cut)).toBe(JSON.stringify(cut, null, 2))
+    expect(recordBytes(cut)).toBeLessThanOrEqual(4000)
+    expect(record.a).toHaveLength(5000)
   })
 })

@@ -96,8 +96,34 @@ export const hasLongString = (value: unknown, max: number = SIZE_CAPS.recordStri
 export const capStrings = <A>(value: A, max: number = SIZE_CAPS.recordStringChars): A =>
   mapStrings(value, (text) => capText(text, max))
 
+/**
+ * The text a record file holds of each value capRecordSize returned (indented JSON, no final newline), as it measured
+ * it: the runner writes that text, where it would render the record again (a record is rendered once, not three times).
+ */
+const renderedRecords = new WeakMap<object, { readonly text: string; readonly maxBytes: number }>()
+
+/** A value's indented JSON, the text capRecordSize measured when it returned this value (rendered now otherwise). */
+export const recordText = (value: unknown): string =>
+  (typeof value === "object" && value !== null ? renderedRecords.get(value)?.text : undefined) ??
+  JSON.stringify(value, null, 2) ??
+  ""
+
+/** Whether `value` is what capRecordSize returned for a cap of `maxBytes` or less: it fits `maxBytes` as it is. */
+export const cappedAt = (value: unknown, maxBytes: number): boolean => {
+  const rendered = typeof value === "object" && value !== null ? renderedRecords.get(value) : undefined
+  return rendered !== undefined && rendered.maxBytes <= maxBytes
+}
+
 /** Bytes of a value as a record file holds it (indented JSON). */
-export const recordBytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value, null, 2) ?? "", "utf8")
+export const recordBytes = (value: unknown): number => Buffer.byteLength(recordText(value), "utf8")
+
+/** Bytes of `value` as a record file holds it, and `value` remembered with its text when it fits `maxBytes`. */
+const fits = (value: unknown, maxBytes: number): boolean => {
+  const text = JSON.stringify(value, null, 2) ?? ""
+  if (Buffer.byteLength(text, "utf8") > maxBytes) return false
+  if (typeof value === "object" && value !== null) renderedRecords.set(value, { text, maxBytes })
+  return true
+}
 
 const jsonBytes = (text: string): number => Buffer.byteLength(JSON.stringify(text), "utf8")
 
@@ -109,8 +135,9 @@ const jsonBytes = (text: string): number => Buffer.byteLength(JSON.stringify(tex
  * (1,024 characters to none) until the record fits.
  */
 export const capRecordSize = <A>(value: A, maxBytes: number = SIZE_CAPS.recordBytes): A => {
-  const capped = capStrings(value)
-  if (recordBytes(capped) <= maxBytes) return capped
+  // the copy only when a string is to be cut: a record with none (the common case) is returned as it is
+  const capped = hasLongString(value) ? capStrings(value) : value
+  if (fits(capped, maxBytes)) return capped
   let smallest = capped
   for (const floor of [1024, 256, 64, 16, 0]) {
     const skeleton = recordBytes(capStrings(value, floor))
@@ -130,7 +157,7 @@ export const capRecordSize = <A>(value: A, maxBytes: number = SIZE_CAPS.recordBy
       left -= Math.max(0, cost)
       return cut
     })
-    if (recordBytes(out) <= maxBytes) return out
+    if (fits(out, maxBytes)) return out
     smallest = out
   }
   return smallest // strings cut to nothing and still too large: the record's skeleton alone is over the cap

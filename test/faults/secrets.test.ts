@@ -58,6 +58,15 @@ describe("redaction", () => {
     expect(out.a[1]).toBe(3)
     expect(JSON.stringify(value)).toContain(SECRET) // the input is left as it was
   })
+
+  it("copies keys in their order, a key named __proto__ as data (as JSON.parse made it)", () => {
+    const value = JSON.parse(`{"b":1,"__proto__":{"t":"x ${SECRET}"},"a":[2]}`) as Record<string, unknown>
+    const out = redactValue(value, secrets)
+    expect(Object.keys(out)).toEqual(["b", "__proto__", "a"])
+    expect(Object.hasOwn(out, "__proto__")).toBe(true)
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype)
+    expect(JSON.stringify(out)).toBe(`{"b":1,"__proto__":{"t":"x ${REDACTED}"},"a":[2]}`)
+  })
 })
 
 /** Every file under a directory, with its text. */
