@@ -38,6 +38,7 @@ import type * as SolveModule from "../../src/solve.ts"
 import type * as ChainModule from "../../src/tools/environments/chain.ts"
 import { standardizeName } from "../../src/tools/toolbench/names.ts"
 import type * as OtlpModule from "../../src/trace/otlp.ts"
+import { memoryReply } from "./stand-in-replies.ts"
 
 const { values } = parseArgs({
   options: {
@@ -122,23 +123,6 @@ const sim = (() => {
   return makeSimModel(parsed.options, readRecordings(data), "perf")
 })()
 /** Tool calls before the answer, as the stand-in server makes them (stand-in.ts, not imported: it serves on import). */
-const STEPS = 3
-/** ReAct's replies of the stand-in, in the process: STEPS calls of the task's tools in turn, then Finish. */
-const memoryReply = (request: GenerateRequest): GenerateResponse => {
-  const done = request.messages.filter((m) => m.role === "tool").length
-  const names = (request.tools ?? []).map((t) => t.name).filter((n) => n !== "Finish")
-  const call =
-    done < STEPS && names.length > 0
-      ? { id: `c${done}`, name: names[done % names.length]!, arguments: { query: `step ${done}` } }
-      : { id: "f", name: "Finish", arguments: { return_type: "give_answer", final_answer: "done" } }
-  return {
-    text: "",
-    toolCalls: [call],
-    usage: { promptTokens: 100, completionTokens: 10 },
-    model: "memory",
-    durationMs: 0
-  }
-}
 /** The in-process model (`perf`), told which query each request is for (from the task key both paths give it). */
 const perfModel = (queryOf: (id: string) => unknown): LanguageModelShape =>
   sim

@@ -13,7 +13,7 @@ import { z } from "zod"
 import type { LanguageModel as LanguageModelTag } from "../../src/llm/language-model.ts"
 import { solve as ours } from "../../src/solve.ts"
 import { defineTool } from "../../src/tools/define-tool.ts"
-import { STEPS } from "./stand-in.ts"
+import { memoryReply, STEPS } from "./stand-in-replies.ts"
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -65,22 +65,7 @@ const memoryModel = async (checkout: string) => {
   }
   return Layer.succeed(LanguageModel, {
     info: { spec: "memory", provider: "memory", model: "memory", contextTokens: 8192, supportsTools: true },
-    generate: (request) =>
-      Effect.sync(() => {
-        const done = request.messages.filter((m) => m.role === "tool").length
-        const names = (request.tools ?? []).map((t) => t.name).filter((n) => n !== "Finish")
-        const call =
-          done < STEPS
-            ? { id: `c${done}`, name: names[done % names.length]!, arguments: { query: `step ${done}` } }
-            : { id: "f", name: "Finish", arguments: { return_type: "give_answer", final_answer: "done" } }
-        return {
-          text: "",
-          toolCalls: [call],
-          usage: { promptTokens: 100, completionTokens: 10 },
-          model: "memory",
-          durationMs: 0
-        }
-      })
+    generate: (request) => Effect.sync(() => memoryReply(request))
   })
 }
 const memory = values.provider === "memory"

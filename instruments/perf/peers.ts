@@ -15,7 +15,7 @@ import OpenAI from "openai"
 import { z } from "zod"
 import { solve } from "../../src/solve.ts"
 import { defineTool } from "../../src/tools/define-tool.ts"
-import { STEPS } from "./stand-in.ts"
+import { STEPS } from "./stand-in-replies.ts"
 
 const { values } = parseArgs({
   options: {

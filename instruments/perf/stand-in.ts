@@ -3,8 +3,9 @@
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 
-/** Tool calls a task makes before its answer; with the answer, `STEPS + 1` model calls per task. */
-export const STEPS = 3
+import { STEPS } from "./stand-in-replies.ts"
+
+export { STEPS }
 
 let requests = 0
 
