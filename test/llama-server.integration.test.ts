@@ -41,21 +41,26 @@ const ask = (key: string, content: string) =>
     )
   )
 
-/** Task `outer`'s first request, all of task `inner` (two requests), then `outer`'s second request. */
-const interleaved = (outer: string, inner: string) =>
+/**
+ * Task `outer`'s first request, all of task `inner` (two requests), then `outer`'s second request; resolves with the
+ * prompt tokens of `outer`'s first request and the tokens its second one reused (llamacpp:prompt_tokens_cached_total).
+ */
+const interleaved = (server: () => LlamaServer, outer: string, inner: string) =>
   withModelTask(outer)(
     Effect.gen(function* () {
       const sent = yield* ask(outer, "first question")
       yield* withModelTask(inner)(Effect.andThen(ask(inner, "first question"), ask(inner, "second question")))
+      const cached = () =>
+        Effect.promise(() => llamaServerMetrics(server())).pipe(Effect.map((m) => m["prompt_tokens_cached_total"]!))
+      const before = yield* cached()
       yield* ask(outer, "second question")
-      return sent
+      return { sent, reused: (yield* cached()) - before }
     })
   )
 
 interface Slot {
   readonly id: number
   readonly prompt?: string
-  readonly n_prompt_tokens_cache?: number
 }
 
 describe.skipIf(skipped !== undefined)(
@@ -71,8 +76,9 @@ describe.skipIf(skipped !== undefined)(
         model: writeTinyGguf(join(dir, "tiny.gguf")),
         slots: 2,
         ctxPerSlot: 4096,
-        // slots only: the host-memory prompt cache would hide which slot kept what
-        extra: ["--cache-ram", "0"]
+        // slots only: the host-memory prompt cache would hide which slot kept what; --no-jinja: on the Jinja path this
+        // server refuses every json_schema reply format with the tiny model's template (docs/performance.md)
+        extra: ["--cache-ram", "0", "--no-jinja"]
       })
     }, 120_000)
     afterAll(async () => {
@@ -102,21 +108,22 @@ describe.skipIf(skipped !== undefined)(
 
     it("keeps each task on the slot it names, where its next request finds its whole prompt", async () => {
       // pinned: a takes slot 0, b (a still running) slot 1, so a's second request reuses all of a's first prompt
-      const sent = await run(interleaved("a", "b"), { slotAffinity: "auto" })
+      const { sent, reused } = await run(
+        interleaved(() => server, "a", "b"),
+        { slotAffinity: "auto" }
+      )
       const [zero, one] = await slots()
       expect(zero?.prompt).toContain("task a:")
       expect(zero?.prompt).toContain("second question")
       expect(one?.prompt).toContain("task b:")
-      expect(zero?.n_prompt_tokens_cache).toBeGreaterThan(sent - 10)
-      expect((await llamaServerMetrics(server))["prompt_tokens_cached_total"]).toBeGreaterThan(2 * (sent - 10))
+      expect(reused).toBeGreaterThan(sent * 0.95)
     })
 
     it("without affinity the server gives the second task the first one's slot (the shared opening is similar)", async () => {
-      const sent = await run(interleaved("c", "d"))
-      const served = (await slots()).find((s) => s.prompt?.includes("task c:"))
-      expect(served?.prompt).toContain("second question")
+      const { sent, reused } = await run(interleaved(() => server, "c", "d"))
       // c's second request found only the shared opening: d's first request had taken c's slot
-      expect(served?.n_prompt_tokens_cache).toBeLessThan(sent * 0.75)
+      expect(reused).toBeLessThan(sent * 0.75)
+      expect(reused).toBeGreaterThan(sent * 0.25)
     })
 
     it("answers a structured request (response_format json_schema) with JSON of that schema", async () => {

@@ -78,7 +78,11 @@ export const startLlamaServer = async (options: LlamaServerOptions): Promise<Lla
     ...["--threads", String(options.threads ?? 1), "--metrics", "--slots"],
     ...(options.extra ?? [])
   ]
-  const child = spawn(options.binary, args, { stdio: ["ignore", "pipe", "pipe"] })
+  // LLAMA_SERVER_SLOTS_DEBUG: /slots shows each slot's last prompt text
+  const child = spawn(options.binary, args, {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, LLAMA_SERVER_SLOTS_DEBUG: "1" }
+  })
   let log = ""
   const keep = (chunk: Buffer) => {
     // the start's lines and the latest ones: a long run's log is not kept whole
