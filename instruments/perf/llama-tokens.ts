@@ -33,7 +33,7 @@ interface Metered {
 
 /** The fixture's data as a folder (the tests' layout), written once. */
 const fixtureData = (scratch: string): string => {
-  const bundle = JSON.parse(readFileSync(join(REPO, "test/fixtures/toolbench-mini/toolbench-mini.json"), "utf8")) as {
+  const bundle = JSON.parse(readFileSync(join(REPO, "data/sample/toolbench-sample.json"), "utf8")) as {
     queries: Record<string, unknown>
     queryIds: Record<string, unknown>
     responses: ReadonlyArray<unknown>
@@ -71,7 +71,7 @@ try {
   const model = writeTinyGguf(join(scratch, "tiny.gguf"))
   const data = fixtureData(scratch)
   console.log(
-    `embedded engine, tiny generated model, ${TASKS} tasks of G1_instruction (test/fixtures/toolbench-mini), ${THREADS} thread(s)`
+    `embedded engine, tiny generated model, ${TASKS} tasks of G1_instruction (data/sample), ${THREADS} thread(s)`
   )
   console.log("method              conc  requests  sent/task  evaluated/task  evaluated%  modelled/task  modelled%")
   for (const concurrency of [1, 4])
