@@ -8,7 +8,8 @@
 //
 //   node instruments/llama-server/measure.ts --server <path to llama-server> [--model <file.gguf>] [--slots 2]
 //     [--concurrency 2,8] [--methods smurfs,react] [--clients plain,affinity] [--cache-ram default,0] [--limit N]
-//     [--threads 1] [--ctx-per-slot 16384] [--tool-calling json] [--extra "<llama-server arguments>"]
+//     [--threads 1] [--ctx-per-slot 16384] [--tool-calling json] [--timeout 30000] [--keep-logs <dir>]
+//     [--extra "<llama-server arguments>"]
 //
 // `--extra` defaults to `--no-jinja`: with its Jinja templates (on by default) this server refuses every json_schema
 // reply format on the tiny model ("Failed to initialize samplers"), and without them it refuses native tool calls, so
@@ -16,7 +17,7 @@
 // Without --model it serves the tiny generated model (scripts/tiny-gguf.ts): its replies are random, so its figures
 // say what the server's caches do with smurfs' requests, not what a real model would answer.
 import { spawn } from "node:child_process"
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -51,6 +52,8 @@ const { values } = parseArgs({
     timeout: { type: "string", default: "30000" },
     // the tiny model's template with llama-server's Jinja path refuses every json_schema reply (docs/performance.md)
     extra: { type: "string", default: "--no-jinja" },
+    // a folder for each variant's server log (kept whatever happens; without it the logs go with the scratch folder)
+    "keep-logs": { type: "string" },
     help: { type: "boolean", short: "h", default: false }
   }
 })
@@ -189,6 +192,10 @@ try {
             log(`${label}: ${row.slice(4).join(" ")}`)
           } finally {
             await server.stop()
+            if (values["keep-logs"]) {
+              mkdirSync(values["keep-logs"], { recursive: true })
+              writeFileSync(join(values["keep-logs"], `run-${runs}-${label.replace(/\W+/g, "-")}.log`), server.log())
+            }
           }
         }
 } finally {
