@@ -82,7 +82,30 @@ export const makeSlotAffinity = (slots: number) => {
     lastUse[slot] = clock++
     return slot
   }
-  return { slots, slotOf }
+  // Requests of ours in flight: pinned ones per slot, and those sent without a slot (the server put them somewhere).
+  const pinned: Array<number> = Array.from({ length: slots }, () => 0)
+  let unpinned = 0
+  /**
+   * The slot the task's next request names, or undefined when it should name none: a request of ours is in flight on
+   * that slot, or one without a slot is (it may be on that slot). llama.cpp's server defers a request for a busy slot
+   * and, with its host-memory prompt cache (`--cache-ram`, on by default), first swaps the cache of that busy slot
+   * (`get_available_slot`): in build 80fb11a such a slot stopped mid-request until the client gave up
+   * (docs/performance.md). Unpinned, the request takes a free slot or waits in the server's queue, as without affinity.
+   * `release` ends the request. `lane`: the slot the task's model lane names (lane i is slot i), in place of its own.
+   */
+  const acquire = (
+    task: ModelTaskKey,
+    lane?: number
+  ): { readonly slot: number | undefined; readonly release: () => void } => {
+    const slot = lane === undefined ? slotOf(task) : lane % slots
+    if (pinned[slot]! > 0 || unpinned > 0) {
+      unpinned++
+      return { slot: undefined, release: () => void unpinned-- }
+    }
+    pinned[slot]!++
+    return { slot, release: () => void pinned[slot]!-- }
+  }
+  return { slots, slotOf, acquire }
 }
 
 export type SlotAffinity = ReturnType<typeof makeSlotAffinity>

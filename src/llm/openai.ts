@@ -443,21 +443,27 @@ const affinityOf = (settings: OpenAISettings): Effect.Effect<SlotAffinity | unde
   return Effect.promise(() => pending)
 }
 
+const NO_SLOT = { fields: {}, release: () => {} }
+
 /**
  * llama.cpp's server's fields that keep a task on its slot: `id_slot` (the task's slot: its model lane's when it holds
- * one, so that each task holding a lane has a slot of its own, else `makeSlotAffinity`'s) and `cache_prompt` (reuse
- * what the slot holds); nothing outside a task or without slot affinity.
+ * one, so that each task holding a lane has a slot of its own, else `makeSlotAffinity`'s; none while a request of ours
+ * is in flight there: see `acquire`) and `cache_prompt` (reuse what the slot holds); nothing outside a task or without
+ * slot affinity. `release` once the request ended.
  */
-const slotFields = (settings: OpenAISettings): Effect.Effect<Record<string, unknown>> =>
+const slotFields = (
+  settings: OpenAISettings
+): Effect.Effect<{ readonly fields: Record<string, unknown>; readonly release: () => void }> =>
   settings.slotAffinity === undefined
-    ? Effect.succeed({})
+    ? Effect.succeed(NO_SLOT)
     : Effect.gen(function* () {
         const task = yield* Effect.service(ModelTask)
-        if (task === undefined) return {}
+        if (task === undefined) return NO_SLOT
         const affinity = yield* affinityOf(settings)
-        if (affinity === undefined) return {}
+        if (affinity === undefined) return NO_SLOT
         const lane = yield* Effect.service(ModelLane)
-        return { id_slot: lane === undefined ? affinity.slotOf(task) : lane % affinity.slots, cache_prompt: true }
+        const { slot, release } = affinity.acquire(task, lane)
+        return { fields: slot === undefined ? { cache_prompt: true } : { id_slot: slot, cache_prompt: true }, release }
       })
 
 /** An OpenAI-compatible model. */
@@ -479,14 +485,22 @@ export const makeOpenAIModel = (settings: OpenAISettings): LanguageModelShape =>
       timeoutMs,
       secrets: [settings.apiKey]
     }
-    const slot = yield* slotFields(settings)
     // a request sent again on a new connection after a reset is a fault of the server's too: an event of the task
     const resent: Array<string> = []
-    const send = (field: LimitField) =>
+    const post = (field: LimitField, fields: Record<string, unknown>) =>
       call(site, client, (built, signal) =>
-        complete(built, { ...toCompletionRequest(settings, request, field), ...slot }, signal, timeoutMs, (code) =>
+        complete(built, { ...toCompletionRequest(settings, request, field), ...fields }, signal, timeoutMs, (code) =>
           resent.push(code)
         )
+      )
+    const send = (field: LimitField) =>
+      (settings.slotAffinity === undefined
+        ? post(field, {})
+        : Effect.acquireUseRelease(
+            slotFields(settings),
+            ({ fields }) => post(field, fields),
+            ({ release }) => Effect.sync(release)
+          )
       ).pipe(Effect.ensuring(Effect.suspend(() => resendEvents(request.role, resent.splice(0)))))
     const field = limitFields.get(limitKey) ?? "max_tokens"
     const completion = yield* send(field).pipe(

@@ -68,6 +68,40 @@ describe("slot affinity", () => {
     await run(vllm, task("v"), { slotAffinity: "auto" })
     expect(slotsBySent(vllm)["v first"]).toEqual([undefined, undefined])
   })
+
+  it("never names a slot a request of ours still holds: that request goes without one (llama.cpp stalled the slot)", async () => {
+    const busy = new Set<number>()
+    const clashes: Array<number> = []
+    const server = await fake({
+      imitate: "llama.cpp",
+      slots: 2,
+      chat: async (body: { id_slot?: number }) => {
+        const slot = body.id_slot
+        if (slot !== undefined) {
+          if (busy.has(slot)) clashes.push(slot)
+          busy.add(slot)
+        }
+        await new Promise((resolve) => setTimeout(resolve, 15))
+        if (slot !== undefined) busy.delete(slot)
+        return "ok"
+      }
+    })
+    // four tasks at once on two slots, then one task with two requests at once
+    await run(
+      server,
+      Effect.andThen(
+        Effect.all([task("a"), task("b"), task("c"), task("d")], { concurrency: 4 }),
+        withModelTask("e")(Effect.all([ask("e one"), ask("e two")], { concurrency: 2 }))
+      ),
+      { slotAffinity: "auto", concurrency: 4 }
+    )
+    expect(clashes).toEqual([])
+    const sent = server.chatRequests()
+    expect(sent).toHaveLength(10)
+    expect(sent.filter((b) => b.id_slot === undefined).length).toBeGreaterThan(0)
+    expect(sent.filter((b) => b.id_slot !== undefined).length).toBeGreaterThan(0)
+    for (const b of sent) expect(b.cache_prompt).toBe(true)
+  })
 })
 
 describe("slot affinity with model lanes", () => {
@@ -108,5 +142,38 @@ describe("makeSlotAffinity", () => {
     expect(affinity.slotOf(live("c"))).toBe(0)
     // a third live task shares the least recently used slot
     expect(affinity.slotOf(live("d"))).toBe(1)
+  })
+
+  it("acquires a task's slot only while no request of ours is on it, nor any sent without a slot", () => {
+    const affinity = makeSlotAffinity(2)
+    const a = live("a")
+    const b = live("b")
+    const first = affinity.acquire(a)
+    expect(first.slot).toBe(0)
+    // a's second request while its first is in flight: none
+    const second = affinity.acquire(a)
+    expect(second.slot).toBeUndefined()
+    // b's slot is free, but a request without a slot is in flight and may sit there
+    const other = affinity.acquire(b)
+    expect(other.slot).toBeUndefined()
+    second.release()
+    other.release()
+    expect(affinity.acquire(b).slot).toBe(1)
+    first.release()
+    expect(affinity.acquire(a).slot).toBe(0)
+  })
+
+  it("names a lane's slot (lane i on slot i) under the same rule: a lane's second request in flight goes without one", () => {
+    const affinity = makeSlotAffinity(2)
+    const a = live("a")
+    // lane 3 on a server of 2 slots: slot 1, whatever slot the task would have got on its own
+    const first = affinity.acquire(a, 3)
+    expect(first.slot).toBe(1)
+    // the same task's parallel request (subtasks side by side) on that lane: not pinned to the busy slot
+    const second = affinity.acquire(a, 3)
+    expect(second.slot).toBeUndefined()
+    second.release()
+    first.release()
+    expect(affinity.acquire(a, 0).slot).toBe(0)
   })
 })
