@@ -1,8 +1,11 @@
 // The `smurfs` command line: dispatches to one module per subcommand.
 
+import type { ParseArgsOptionsConfig } from "node:util"
+
 import { closest } from "./did-you-mean.ts"
 import { holdSignals } from "./early-signals.ts"
 import { ExitCode } from "./exit-codes.ts"
+import { answerBeforeLoading, type CommandSpec } from "./flags.ts"
 
 /** A command's module: its body, and (for help, completion and the settings file's check) its options table. */
 export interface CommandModule {
@@ -10,10 +13,21 @@ export interface CommandModule {
   readonly COMMAND?: { readonly name: string; readonly options: Readonly<Record<string, unknown>> } | undefined
 }
 
-const commands: Record<string, { summary: string; load: () => Promise<CommandModule> }> = {
+/**
+ * A subcommand: its summary, its module, and (for a command whose module is slow to load) a light module with its
+ * help and options table, which answers `--help` and bad usage without loading the command.
+ */
+interface CommandEntry {
+  readonly summary: string
+  readonly load: () => Promise<CommandModule>
+  readonly spec?: (() => Promise<{ readonly COMMAND: CommandSpec<ParseArgsOptionsConfig> }>) | undefined
+}
+
+const commands: Record<string, CommandEntry> = {
   run: {
     summary: "solve one query with the Smurfs agents and print each step",
-    load: () => import("./commands/run.ts")
+    load: () => import("./commands/run.ts"),
+    spec: () => import("./commands/run-help.ts")
   },
   chat: {
     summary: "talk with the Smurfs agents: several turns, remembered, with your tools",
@@ -22,7 +36,8 @@ const commands: Record<string, { summary: string; load: () => Promise<CommandMod
   tools: { summary: "list the tools of a library", load: () => import("./commands/tools.ts") },
   doctor: {
     summary: "check that the model server is reachable and the model usable",
-    load: () => import("./commands/doctor.ts")
+    load: () => import("./commands/doctor.ts"),
+    spec: () => import("./commands/doctor-help.ts")
   },
   bench: {
     summary: "run methods on ToolBench tasks into a resumable run directory",
@@ -67,7 +82,7 @@ const commands: Record<string, { summary: string; load: () => Promise<CommandMod
 }
 
 /** The subcommands with their one-line summaries and modules, in the order `smurfs help` lists them. */
-export const commandTable = (): ReadonlyArray<{ name: string; summary: string; load: () => Promise<CommandModule> }> =>
+export const commandTable = (): ReadonlyArray<{ name: string } & CommandEntry> =>
   Object.entries(commands).map(([name, c]) => ({ name, ...c }))
 
 /** The subcommands, in the order `smurfs help` lists them. */
@@ -107,6 +122,11 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
   // a Ctrl-C or SIGTERM while the command loads reaches it once it listens (it installs its handlers before its first await)
   const signals = holdSignals()
   try {
+    const answered = command.spec && answerBeforeLoading((await command.spec()).COMMAND, commandArgs)
+    if (answered !== undefined) {
+      signals.release()
+      return answered
+    }
     module = await command.load()
   } catch (e) {
     signals.release()
