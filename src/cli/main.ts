@@ -41,7 +41,8 @@ const commands: Record<string, CommandEntry> = {
   },
   bench: {
     summary: "run methods on ToolBench tasks into a resumable run directory",
-    load: () => import("./commands/bench.ts")
+    load: () => import("./commands/bench.ts"),
+    spec: () => import("./commands/bench-help.ts")
   },
   eval: {
     summary: "judge a run's pass rate (and win rate against a reference)",
