@@ -31,7 +31,8 @@ const commands: Record<string, CommandEntry> = {
   },
   chat: {
     summary: "talk with the Smurfs agents: several turns, remembered, with your tools",
-    load: () => import("./commands/chat.ts")
+    load: () => import("./commands/chat.ts"),
+    spec: () => import("./commands/chat-help.ts")
   },
   tools: { summary: "list the tools of a library", load: () => import("./commands/tools.ts") },
   doctor: {
@@ -50,31 +51,38 @@ const commands: Record<string, CommandEntry> = {
   },
   compare: {
     summary: "set runs side by side in one table (and an HTML report)",
-    load: () => import("./commands/compare.ts")
+    load: () => import("./commands/compare.ts"),
+    spec: () => import("./commands/compare-help.ts")
   },
   view: {
     summary: "serve the comparison report of runs on 127.0.0.1 to explore in a browser",
-    load: () => import("./commands/view.ts")
+    load: () => import("./commands/view.ts"),
+    spec: () => import("./commands/view-help.ts")
   },
   results: {
     summary: "list a run's tasks with their labels, the judge's reasons and costs",
-    load: () => import("./commands/results.ts")
+    load: () => import("./commands/results.ts"),
+    spec: () => import("./commands/results-help.ts")
   },
   show: {
     summary: "print a recorded trajectory as the live view showed it (or one HTML page)",
-    load: () => import("./commands/show.ts")
+    load: () => import("./commands/show.ts"),
+    spec: () => import("./commands/show-help.ts")
   },
   pull: {
     summary: "fetch a model for the embedded engine (--model llama:...) into the model cache",
-    load: () => import("./commands/pull.ts")
+    load: () => import("./commands/pull.ts"),
+    spec: () => import("./commands/pull-help.ts")
   },
   data: {
     summary: "fetch benchmark data: smurfs data pull stabletoolbench|tau2",
-    load: () => import("./commands/data.ts")
+    load: () => import("./commands/data.ts"),
+    spec: () => import("./commands/data-help.ts")
   },
   worker: {
     summary: "run bench tasks from a Redis queue (smurfs bench --queue) on this machine",
-    load: () => import("./commands/worker.ts")
+    load: () => import("./commands/worker.ts"),
+    spec: () => import("./commands/worker-help.ts")
   },
   completion: {
     summary: "print a shell completion script (bash, zsh or fish), made from the commands' options",
