@@ -47,7 +47,8 @@ const commands: Record<string, CommandEntry> = {
   },
   eval: {
     summary: "judge a run's pass rate (and win rate against a reference)",
-    load: () => import("./commands/eval.ts")
+    load: () => import("./commands/eval.ts"),
+    spec: () => import("./commands/eval-help.ts")
   },
   compare: {
     summary: "set runs side by side in one table (and an HTML report)",
