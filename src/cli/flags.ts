@@ -1,4 +1,4 @@
-// A command's flags as typed, read without its settings: light enough for `--help` and usage errors before the command loads.
+// A command's flags as typed, without its settings: light enough for --help and usage errors before the command loads.
 import { type ParseArgsOptionsConfig, parseArgs } from "node:util"
 import { closest } from "./did-you-mean.ts"
 import { ExitCode } from "./exit-codes.ts"
@@ -42,7 +42,7 @@ export const readFlags = (
   argv: ReadonlyArray<string>
 ): { values: Record<string, unknown>; positionals: Array<string> } => {
   const options: ParseArgsOptionsConfig = { help: { type: "boolean", short: "h" }, ...spec.options }
-  // Defaults are applied by parseCommand, after the environment and the config file, so parseArgs must not fill them in.
+  // parseCommand applies defaults after the environment and the config file, so parseArgs must not fill them in.
   const bare = Object.fromEntries(Object.entries(options).map(([name, { default: _default, ...rest }]) => [name, rest]))
   const loose = parseArgs({ args: [...argv], options: bare, strict: false, allowPositionals: true, tokens: true })
   for (const token of loose.tokens)

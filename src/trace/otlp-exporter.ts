@@ -1,4 +1,4 @@
-// The OTLP/HTTP span exporter (effect's http and observability modules), loaded by otlp.ts only when an endpoint is set.
+// The OTLP/HTTP span exporter (effect's http and observability modules): otlp.ts loads it only when an endpoint is set.
 
 import { FetchHttpClient } from "effect/http"
 import * as Layer from "effect/Layer"

@@ -32,6 +32,6 @@ export const otlpLayer = (
     )
     return untracedLayer
   }
-  // effect's http and observability modules (some 160) load only when spans are exported: every CLI start is spared them
+  // effect's http and observability modules (some 160) load only when spans are exported, not at every CLI start
   return Layer.unwrap(Effect.promise(() => import("./otlp-exporter.ts")).pipe(Effect.map((m) => m.otlpExporter(url))))
 }

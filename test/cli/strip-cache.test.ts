@@ -29,7 +29,7 @@ const importThrower = (cached: boolean): Promise<{ stdout: string; stderr: strin
 }
 
 describe("the CLI's cache of stripped sources", () => {
-  it("gives the code Node's stripping gives (same stack positions, no warning), then serves it from the cache", async () => {
+  it("gives the code Node's stripping gives (same positions, no warning), then serves it from the cache", async () => {
     writeFileSync(module, "const n: number = 1\ninterface A {\n  a: string\n}\nthrow new Error('first ' + n)\n")
     const own = await importThrower(false)
     expect(own.stdout).toContain("first 1")

@@ -1,4 +1,4 @@
-// The help text and flag table of `smurfs bench` (every flag with its default; docs/cli.md repeats it), answering --help before the command loads.
+// The help text and flag table of `smurfs bench` (every flag, its default): answers --help before bench.ts loads.
 import type { ParseArgsOptionDescriptor } from "node:util"
 import { CONVERSER_NAMES } from "../../../bench/benchmarks/tau2/conversers.ts"
 import { GROUPS } from "../../../bench/datasets.ts"

@@ -1,4 +1,4 @@
-// The help text and options table of `smurfs eval` (every flag with its default), light enough to answer --help before the command loads.
+// The help text and options table of `smurfs eval` (every flag, its default): answers --help before eval.ts loads.
 import type { ParseArgsOptionsConfig } from "node:util"
 import { EVAL_DEFAULTS } from "../../../bench/eval/evaluate.ts"
 import { QUEUE_CONCURRENCY } from "../../../bench/eval/run-eval.ts"

@@ -1,4 +1,4 @@
-// The help text and options table of `smurfs run` (every flag with its default), light enough to answer --help before the command loads.
+// The help text and options table of `smurfs run` (every flag, its default): answers --help before run.ts loads.
 import type { ParseArgsOptionsConfig } from "node:util"
 import { smurfsDefaults } from "../../agents/smurfs-options.ts"
 import { DEFAULT_MODEL_SPEC, MODEL_DEFAULTS, THINK_HELP } from "../../llm/spec.ts"
