@@ -7,13 +7,14 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 
 /**
- * Serve each ES module .ts file (outside node_modules, which Node never strips) as the code Node's own stripping
- * makes of it (mode strip, `//# sourceURL=` its URL, so positions and stack traces are the same), from `dir` when
- * it was stripped before. Only Node's default setting is taken over: with --experimental-transform-types or
- * source maps Node strips as it always did. A cache that cannot be read or written only costs the stripping.
+ * Serve each ES module .ts file under `root` (outside node_modules, which Node never strips) as the code Node's own
+ * stripping makes of it (mode strip, `//# sourceURL=` its URL, so positions and stack traces are the same), from
+ * `dir` when it was stripped before. Only Node's default setting is taken over: with --experimental-transform-types
+ * or source maps Node strips as it always did. A cache that cannot be read or written only costs the stripping.
  */
-export const cacheStrippedTypes = (dir) => {
+export const cacheStrippedTypes = (dir, root = "file:///") => {
   if (dir instanceof URL) dir = fileURLToPath(dir)
+  if (root instanceof URL) root = root.href
   if (process.features.typescript !== "strip" || process.sourceMapsEnabled) return
   let writable = true
   const strip = (source, url) => {
@@ -29,7 +30,7 @@ export const cacheStrippedTypes = (dir) => {
   registerHooks({
     load: (url, context, nextLoad) => {
       const loaded = nextLoad(url, context)
-      if (loaded.format !== "module-typescript" || url.includes("/node_modules/")) return loaded
+      if (loaded.format !== "module-typescript" || !url.startsWith(root) || url.includes("/node_modules/")) return loaded
       const source = typeof loaded.source === "string" ? loaded.source : Buffer.from(loaded.source).toString("utf8")
       // one entry per file, named by its URL and replaced when the file changes, so the cache does not grow with edits
       const file = join(dir, createHash("sha256").update(url).digest("hex"))

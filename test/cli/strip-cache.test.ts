@@ -15,9 +15,11 @@ writeFileSync(join(scratch, "package.json"), JSON.stringify({ type: "module" }))
 const hook = pathToFileURL(join(import.meta.dirname, "../../bin/strip-cache.js")).href
 
 /** Import `thrower.ts` in a new Node process, with the cache or with Node's own stripping: its output and stderr. */
-const importThrower = (cached: boolean): Promise<{ stdout: string; stderr: string }> => {
+const importThrower = (cached: boolean, root = "file:///"): Promise<{ stdout: string; stderr: string }> => {
   const script = [
-    cached ? `(await import(${JSON.stringify(hook)})).cacheStrippedTypes(${JSON.stringify(cacheDir)})` : "",
+    cached
+      ? `(await import(${JSON.stringify(hook)})).cacheStrippedTypes(${JSON.stringify(cacheDir)}, ${JSON.stringify(root)})`
+      : "",
     `try { await import(${JSON.stringify(pathToFileURL(module).href)}) }`,
     "catch (e) { console.log(e.message, e.stack.split('\\n')[1].trim()) }"
   ].join("\n")
@@ -47,5 +49,13 @@ describe("the CLI's cache of stripped sources", () => {
     expect((await importThrower(true)).stdout).toContain("second x")
     expect(readdirSync(cacheDir)).toHaveLength(1)
     expect((await importThrower(true)).stdout).toContain("second x")
+  })
+
+  it("leaves a file outside the root to Node", async () => {
+    writeFileSync(module, "const n: string = 'y'\nthrow new Error('third ' + n)\n")
+    const [entry] = readdirSync(cacheDir)
+    const before = readFileSync(join(cacheDir, entry!), "utf8")
+    expect((await importThrower(true, "file:///elsewhere/")).stdout).toContain("third y")
+    expect(readFileSync(join(cacheDir, entry!), "utf8")).toBe(before)
   })
 })
