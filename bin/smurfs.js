@@ -34,6 +34,10 @@ if (fromSource) {
     resolve: (specifier, context, nextResolve) =>
       specifier === "smurfs" ? { url: index, shortCircuit: true } : nextResolve(specifier, context)
   })
+  // the sources' type-stripped code, kept in the clone's node_modules/.cache for the next run (bin/strip-cache.js)
+  const { cacheStrippedTypes } = await import("./strip-cache.js")
+  // only the clone's own files: a tool module in a temp folder would add an entry at every run
+  cacheStrippedTypes(new URL("../node_modules/.cache/smurfs-strip/", import.meta.url), new URL("../", import.meta.url))
 }
 const entry = fromSource ? source : new URL("../dist/src/cli/main.js", import.meta.url)
 const { main, exitQuietlyOnClosedPipe } = await import(entry.href)

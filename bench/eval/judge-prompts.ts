@@ -1,7 +1,7 @@
 // ToolEval's judge functions (check_answer_status, parse_answer_status, select_better_answer): the
 // texts, argument schemas and temperature of StableToolBench's tooleval_gpt-3.5-turbo_default, read
 // from a checkout (--stb), or our own wording of the same rules with the same schemas.
-import { parse as parseYaml } from "yaml"
+import { createRequire } from "node:module"
 import { z } from "zod"
 import { loadTemplate, render } from "../../src/text/prompt-template.ts"
 import {
@@ -136,6 +136,8 @@ export const stabletoolbenchJudgePrompts = (dir: string): JudgePrompts => {
   }
   for (const fn of JUDGE_FUNCTIONS)
     if (!descriptions.has(fn)) throw new StbFilesError({ path: templatePath, problem: `no <function> named ${fn}` })
+  // yaml (some 70 modules) is loaded here, the one place that reads YAML, not by every command that judges or reports
+  const { parse: parseYaml } = createRequire(import.meta.url)("yaml") as typeof import("yaml")
   let raw: unknown
   try {
     raw = parseYaml(readStbFile(dir, STB_FILES.toolevalConfig))

@@ -1,8 +1,11 @@
 // The `smurfs` command line: dispatches to one module per subcommand.
 
+import type { ParseArgsOptionsConfig } from "node:util"
+
 import { closest } from "./did-you-mean.ts"
 import { holdSignals } from "./early-signals.ts"
 import { ExitCode } from "./exit-codes.ts"
+import { answerBeforeLoading, type CommandSpec } from "./flags.ts"
 
 /** A command's module: its body, and (for help, completion and the settings file's check) its options table. */
 export interface CommandModule {
@@ -10,55 +13,77 @@ export interface CommandModule {
   readonly COMMAND?: { readonly name: string; readonly options: Readonly<Record<string, unknown>> } | undefined
 }
 
-const commands: Record<string, { summary: string; load: () => Promise<CommandModule> }> = {
+/**
+ * A subcommand: its summary, its module, and (for a command whose module is slow to load) a light module with its
+ * help and options table, which answers `--help` and bad usage without loading the command.
+ */
+interface CommandEntry {
+  readonly summary: string
+  readonly load: () => Promise<CommandModule>
+  readonly spec?: (() => Promise<{ readonly COMMAND: CommandSpec<ParseArgsOptionsConfig> }>) | undefined
+}
+
+const commands: Record<string, CommandEntry> = {
   run: {
     summary: "solve one query with the Smurfs agents and print each step",
-    load: () => import("./commands/run.ts")
+    load: () => import("./commands/run.ts"),
+    spec: () => import("./commands/run-help.ts")
   },
   chat: {
     summary: "talk with the Smurfs agents: several turns, remembered, with your tools",
-    load: () => import("./commands/chat.ts")
+    load: () => import("./commands/chat.ts"),
+    spec: () => import("./commands/chat-help.ts")
   },
   tools: { summary: "list the tools of a library", load: () => import("./commands/tools.ts") },
   doctor: {
     summary: "check that the model server is reachable and the model usable",
-    load: () => import("./commands/doctor.ts")
+    load: () => import("./commands/doctor.ts"),
+    spec: () => import("./commands/doctor-help.ts")
   },
   bench: {
     summary: "run methods on ToolBench tasks into a resumable run directory",
-    load: () => import("./commands/bench.ts")
+    load: () => import("./commands/bench.ts"),
+    spec: () => import("./commands/bench-help.ts")
   },
   eval: {
     summary: "judge a run's pass rate (and win rate against a reference)",
-    load: () => import("./commands/eval.ts")
+    load: () => import("./commands/eval.ts"),
+    spec: () => import("./commands/eval-help.ts")
   },
   compare: {
     summary: "set runs side by side in one table (and an HTML report)",
-    load: () => import("./commands/compare.ts")
+    load: () => import("./commands/compare.ts"),
+    spec: () => import("./commands/compare-help.ts")
   },
   view: {
     summary: "serve the comparison report of runs on 127.0.0.1 to explore in a browser",
-    load: () => import("./commands/view.ts")
+    load: () => import("./commands/view.ts"),
+    spec: () => import("./commands/view-help.ts")
   },
   results: {
     summary: "list a run's tasks with their labels, the judge's reasons and costs",
-    load: () => import("./commands/results.ts")
+    load: () => import("./commands/results.ts"),
+    spec: () => import("./commands/results-help.ts")
   },
   show: {
     summary: "print a recorded trajectory as the live view showed it (or one HTML page)",
-    load: () => import("./commands/show.ts")
+    load: () => import("./commands/show.ts"),
+    spec: () => import("./commands/show-help.ts")
   },
   pull: {
     summary: "fetch a model for the embedded engine (--model llama:...) into the model cache",
-    load: () => import("./commands/pull.ts")
+    load: () => import("./commands/pull.ts"),
+    spec: () => import("./commands/pull-help.ts")
   },
   data: {
     summary: "fetch benchmark data: smurfs data pull stabletoolbench|tau2",
-    load: () => import("./commands/data.ts")
+    load: () => import("./commands/data.ts"),
+    spec: () => import("./commands/data-help.ts")
   },
   worker: {
     summary: "run bench tasks from a Redis queue (smurfs bench --queue) on this machine",
-    load: () => import("./commands/worker.ts")
+    load: () => import("./commands/worker.ts"),
+    spec: () => import("./commands/worker-help.ts")
   },
   completion: {
     summary: "print a shell completion script (bash, zsh or fish), made from the commands' options",
@@ -67,7 +92,7 @@ const commands: Record<string, { summary: string; load: () => Promise<CommandMod
 }
 
 /** The subcommands with their one-line summaries and modules, in the order `smurfs help` lists them. */
-export const commandTable = (): ReadonlyArray<{ name: string; summary: string; load: () => Promise<CommandModule> }> =>
+export const commandTable = (): ReadonlyArray<{ name: string } & CommandEntry> =>
   Object.entries(commands).map(([name, c]) => ({ name, ...c }))
 
 /** The subcommands, in the order `smurfs help` lists them. */
@@ -107,6 +132,11 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
   // a Ctrl-C or SIGTERM while the command loads reaches it once it listens (it installs its handlers before its first await)
   const signals = holdSignals()
   try {
+    const answered = command.spec && answerBeforeLoading((await command.spec()).COMMAND, commandArgs)
+    if (answered !== undefined) {
+      signals.release()
+      return answered
+    }
     module = await command.load()
   } catch (e) {
     signals.release()

@@ -2,32 +2,18 @@
 import { existsSync } from "node:fs"
 import { createRequire } from "node:module"
 import { join } from "node:path"
-import { type ParseArgsOptionsConfig, parseArgs } from "node:util"
+import type { ParseArgsOptionsConfig, parseArgs } from "node:util"
 import { dataDirOf } from "../../bench/sample-data.ts"
 import { parseThink, type Think } from "../llm/spec.ts"
 import { type ApprovalPolicy, parseApproval } from "../tools/approval.ts"
 import { readFileBounded, SOURCE_FILE_CAP_BYTES } from "../trace/guarded-fs.ts"
 import { closest } from "./did-you-mean.ts"
 import { ExitCode } from "./exit-codes.ts"
+import { type CommandSpec, readFlags, UsageError, usageHint } from "./flags.ts"
 import { normalizeModelSpec } from "./model-option.ts"
 import { reportFailure } from "./run-program.ts"
 
-/** A command's options, in the shape node:util's parseArgs takes (so an option is one line in its table). */
-export interface CommandSpec<O extends ParseArgsOptionsConfig> {
-  /** The subcommand's name, as typed after `smurfs`. */
-  readonly name: string
-  /** The text `smurfs <name> --help` and `smurfs help <name>` print (and the command reference, docs/cli.md, repeats). */
-  readonly help: string
-  readonly options: O
-  /** Whether the command takes positional arguments (a query, run directories). */
-  readonly positionals?: boolean | undefined
-}
-
-/** Bad usage: an unknown flag, a missing or malformed value. Exit code 2. */
-export class UsageError extends Error {
-  override readonly name = "UsageError"
-  readonly kind = "usage" as const
-}
+export { type CommandSpec, UsageError, usageHint }
 
 /** Bad input found while reading the options: a file where a directory belongs, a settings file that cannot be used. Exit code 3. */
 export class BadInput extends Error {
@@ -126,15 +112,6 @@ export const splitList = (values: ReadonlyArray<string>): Array<string> =>
     .map((v) => v.trim())
     .filter((v) => v.length > 0)
 
-/** The flags of a table, as typed: `--name` and `-x`. */
-const flagNames = (options: ParseArgsOptionsConfig): Array<string> => Object.keys(options).map((n) => `--${n}`)
-
-const unknownOption = (spec: CommandSpec<ParseArgsOptionsConfig>, raw: string): UsageError => {
-  const long = raw.startsWith("--") ? raw : undefined
-  const suggestion = long ? closest(long, flagNames(spec.options)) : undefined
-  return new UsageError(`unknown option ${raw}${suggestion ? ` (did you mean ${suggestion}?)` : ""}`)
-}
-
 /**
  * Parse a command's arguments: unknown flags get a "did you mean", options declared `multiple` take
  * comma lists, model specs may be bare Ollama names, and an option not given on the command line
@@ -145,32 +122,11 @@ export const parseCommand = <const O extends ParseArgsOptionsConfig>(
   argv: ReadonlyArray<string>,
   context: ParseContext = {}
 ): ParsedCommand<O> => {
-  const options: ParseArgsOptionsConfig = { help: { type: "boolean", short: "h" }, ...spec.options }
-  // Defaults are applied below, after the environment and the config file, so parseArgs must not fill them in.
-  const bare = Object.fromEntries(Object.entries(options).map(([name, { default: _default, ...rest }]) => [name, rest]))
-  const loose = parseArgs({ args: [...argv], options: bare, strict: false, allowPositionals: true, tokens: true })
-  for (const token of loose.tokens)
-    if (token.kind === "option" && !(token.name in options)) throw unknownOption(spec, token.rawName)
-  let strict
-  try {
-    strict = parseArgs({ args: [...argv], options: bare, strict: true, allowPositionals: true })
-  } catch (e) {
-    throw new UsageError(
-      (e as Error).message
-        .replace(/\. To specify a positional argument.*$/s, "")
-        .replace(/^Option '(.*?)' argument missing$/, "$1: the value is missing")
-    )
-  }
+  const strict = readFlags(spec, argv)
   const values: Record<string, unknown> = { ...strict.values }
   const given = new Set(Object.keys(values))
   if (values["help"] === true)
     return { values: values as ParsedCommand<O>["values"], positionals: strict.positionals, given }
-  if (!spec.positionals && strict.positionals.length > 0) {
-    const first = strict.positionals[0]!
-    throw new UsageError(
-      `unexpected argument "${first}"${first.startsWith("-") ? "" : "; this command takes only --options"}`
-    )
-  }
 
   const env = context.env ?? process.env
   const loaded = loadConfigFile(context.cwd ?? process.cwd())
@@ -256,9 +212,6 @@ export const checkSettingsKeys = async (
     )
   }
 }
-
-/** The hint under every usage error. */
-export const usageHint = (command: string): string => `hint: \`smurfs help ${command}\` lists its options`
 
 /**
  * Run a command body with its parsed options: `--help` prints the help; a UsageError (from parsing

@@ -1,11 +1,8 @@
 // Opt-in OpenTelemetry export: with OTEL_EXPORTER_OTLP_ENDPOINT set, every span (the `Effect.fn` spans of the
 // pipeline, model calls, tool calls, verdicts) goes to that collector over OTLP/HTTP (JSON); without it, nothing.
 
-import { FetchHttpClient } from "effect/http"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { OtlpSerialization, OtlpTracer } from "effect/observability"
-import { version } from "../version.ts"
-import { redactValue } from "./redact.ts"
 import { untracedLayer } from "./unexported-spans.ts"
 
 /** The traces URL as the OpenTelemetry spec derives it: the signal's own variable as given, else the base + `/v1/traces`. */
@@ -35,24 +32,6 @@ export const otlpLayer = (
     )
     return untracedLayer
   }
-  return OtlpTracer.layer({
-    url,
-    resource: { serviceName: "smurfs", serviceVersion: version },
-    exportInterval: "1 second",
-    shutdownTimeout: "3 seconds"
-  }).pipe(Layer.provide(FetchHttpClient.layer), Layer.provide(redactedSerialization))
+  // effect's http and observability modules (some 160) load only when spans are exported, not at every CLI start
+  return Layer.unwrap(Effect.promise(() => import("./otlp-exporter.ts")).pipe(Effect.map((m) => m.otlpExporter(url))))
 }
-
-/**
- * OTLP/JSON with every string redacted (span names, attributes, status messages, exception events and their
- * stack traces): an error whose message carries an echoed Authorization header is redacted on stderr, and
- * so it is here, whatever span or event it reached.
- */
-const redactedSerialization = Layer.effect(
-  OtlpSerialization.OtlpSerialization,
-  OtlpSerialization.OtlpSerialization.useSync((json) => ({
-    traces: (data) => json.traces(redactValue(data)),
-    metrics: (data) => json.metrics(redactValue(data)),
-    logs: (data) => json.logs(redactValue(data))
-  }))
-).pipe(Layer.provide(OtlpSerialization.layerJson))

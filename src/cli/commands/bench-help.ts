@@ -1,8 +1,9 @@
-// The help text of `smurfs bench`: every flag with its default (the README's command reference repeats it).
+// The help text and flag table of `smurfs bench` (every flag, its default): answers --help before bench.ts loads.
+import type { ParseArgsOptionDescriptor } from "node:util"
 import { CONVERSER_NAMES } from "../../../bench/benchmarks/tau2/conversers.ts"
 import { GROUPS } from "../../../bench/datasets.ts"
 import { RUNNER_DEFAULTS } from "../../../bench/runner.ts"
-import { BENCH_DEFAULTS } from "../../../bench/settings.ts"
+import { BENCH_DEFAULTS, type BenchSettings } from "../../../bench/settings.ts"
 import { DFSDT_DEFAULTS } from "../../agents/dfsdt.ts"
 import { METHOD_NAMES } from "../../agents/methods.ts"
 import { REACT_DEFAULTS } from "../../agents/react.ts"
@@ -140,3 +141,108 @@ timed-out call ends it (the server is suspect), so a hung server costs one --tim
 exit codes: 0 every task recorded, 1 some tasks left undone (rerun with --resume), 2 bad usage,
 3 bad input (data, run directory, model spec, environments), 4 model unavailable (the server failed
 every task run, or --stop-after tasks in a row), 130 interrupted`
+
+/** How bench.ts reads a flag's text into its setting (its READERS, by name: this table stays light for --help). */
+export type ReaderName =
+  | "path"
+  | "list"
+  | "methods"
+  | "text"
+  | "simulatorStyle"
+  | "int"
+  | "toolset"
+  | "methodToolsets"
+  | "flag"
+  | "slotAffinity"
+  | "lanes"
+  | "laneGrace"
+  | "toolCalling"
+  | "executor"
+  | "stb"
+  | "stbTools"
+  | "profile"
+  | "smurfsSrc"
+  | "temperature"
+  | "seed"
+  | "seeds"
+  | "think"
+
+/** A flag in node:util parseArgs' shape, and the setting it fills and how (parseArgs ignores `setting`). */
+export type BenchOption = ParseArgsOptionDescriptor & { readonly setting?: readonly [keyof BenchSettings, ReaderName] }
+
+/**
+ * The options of `smurfs bench`: each flag and the setting it fills. Adding a setting is its line in
+ * the BenchSettings schema, its line here, its reader in bench.ts and its line in the help.
+ */
+export const BENCH_OPTIONS = {
+  data: { type: "string", setting: ["data", "path"] },
+  group: { type: "string", multiple: true, setting: ["groups", "list"] },
+  method: { type: "string", multiple: true, setting: ["methods", "methods"] },
+  model: { type: "string", short: "m", setting: ["model", "text"] },
+  env: { type: "string", multiple: true, setting: ["envs", "list"] },
+  responses: { type: "string", setting: ["responses", "text"] },
+  "cache-dir": { type: "string", setting: ["cacheDir", "text"] },
+  "store-dir": { type: "string", setting: ["storeDir", "text"] },
+  // the simulated tool server (issue 25 §1)
+  simulator: { type: "string", setting: ["simulator", "text"] },
+  "simulator-style": { type: "string", setting: ["simulatorStyle", "simulatorStyle"] },
+  "call-cache": { type: "string", setting: ["callCache", "path"] },
+  limit: { type: "string", setting: ["limit", "int"] },
+  ids: { type: "string", multiple: true, setting: ["ids", "list"] },
+  toolset: { type: "string", setting: ["toolset", "toolset"] },
+  "method-toolset": { type: "string", multiple: true, setting: ["methodToolsets", "methodToolsets"] },
+  embed: { type: "string", setting: ["embed", "text"] },
+  "embed-cache": { type: "string", setting: ["embedCache", "path"] },
+  rerank: { type: "boolean", setting: ["rerank", "flag"] },
+  concurrency: { type: "string", setting: ["concurrency", "int"] },
+  "model-concurrency": { type: "string", setting: ["modelConcurrency", "int"] },
+  "slot-affinity": { type: "string", setting: ["slotAffinity", "slotAffinity"] },
+  lanes: { type: "string", setting: ["lanes", "lanes"] },
+  "lane-grace": { type: "string", setting: ["laneGraceMs", "laneGrace"] },
+  endpoints: { type: "string", multiple: true, setting: ["endpoints", "list"] },
+  queue: { type: "string", setting: ["queue", "text"] },
+  out: { type: "string" },
+  resume: { type: "boolean", setting: ["resume", "flag"] },
+  force: { type: "boolean", setting: ["force", "flag"] },
+  "tool-calling": { type: "string", setting: ["toolCalling", "toolCalling"] },
+  executor: { type: "string", setting: ["executor", "executor"] },
+  tries: { type: "string", setting: ["tries", "int"] },
+  "smurfs-max-steps": { type: "string", setting: ["smurfsMaxSteps", "int"] },
+  "single-chain-max-step": { type: "string", setting: ["singleChainMaxStep", "int"] },
+  // refused with a hint: it set both limits at once, which never meant the same thing
+  "max-steps": { type: "string" },
+  budget: { type: "string", setting: ["budget", "int"] },
+  "observation-limit": { type: "string", setting: ["observationLimit", "int"] },
+  stb: { type: "string", setting: ["stb", "stb"] },
+  "stb-tools": { type: "string", setting: ["stbTools", "stbTools"] },
+  // the profile and the sampling settings (issue 25): each profile setting stays overridable by its own flag
+  profile: { type: "string", setting: ["profile", "profile"] },
+  "smurfs-src": { type: "string", setting: ["smurfsSrc", "smurfsSrc"] },
+  temperature: { type: "string", setting: ["temperature", "temperature"] },
+  seed: { type: "string", setting: ["seed", "seed"] },
+  // repeated agent runs (issue 31 §1): one record per run, each with its seed
+  runs: { type: "string", setting: ["runs", "int"] },
+  seeds: { type: "string", multiple: true, setting: ["seeds", "seeds"] },
+  // verified replay (issue 31 §6)
+  "replay-from": { type: "string", setting: ["replayFrom", "path"] },
+  "num-ctx": { type: "string", setting: ["numCtx", "int"] },
+  // read together into chainOverrides
+  nudge: { type: "string" },
+  "validate-args": { type: "string" },
+  "parallel-calls": { type: "string" },
+  timeout: { type: "string", setting: ["timeoutMs", "int"] },
+  think: { type: "string", setting: ["think", "think"] },
+  "stop-after": { type: "string", setting: ["stopAfter", "int"] },
+  "full-trace": { type: "boolean", setting: ["fullTrace", "flag"] },
+  "max-record-bytes": { type: "string", setting: ["maxRecordBytes", "int"] },
+  // τ²-bench (issue 34): conversations with a simulated user
+  tau2: { type: "string", setting: ["tau2", "path"] },
+  domain: { type: "string", setting: ["domain", "text"] },
+  "user-model": { type: "string", setting: ["userModel", "text"] },
+  judge: { type: "string", setting: ["judge", "text"] },
+  "task-split": { type: "string", setting: ["taskSplit", "text"] },
+  trials: { type: "string", setting: ["runs", "int"] },
+  json: { type: "boolean" }
+} as const satisfies Record<string, BenchOption>
+
+export const COMMAND = { name: "bench", help: BENCH_HELP, options: BENCH_OPTIONS } as const

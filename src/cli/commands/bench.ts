@@ -1,7 +1,6 @@
 // `smurfs bench`: run methods on StableToolBench tasks into a resumable run directory.
 import { existsSync, statSync } from "node:fs"
 import { resolve } from "node:path"
-import type { ParseArgsOptionDescriptor } from "node:util"
 import * as Effect from "effect/Effect"
 import { identicalRunsNote, partialCheckoutNote, toolDescriptionsNote } from "../../../bench/app.ts"
 import { benchmarkFor } from "../../../bench/benchmarks/index.ts"
@@ -46,7 +45,9 @@ import {
 } from "../options.ts"
 import { runProgram } from "../run-program.ts"
 import { SIMULATOR_ENV } from "../simulator-option.ts"
-import { BENCH_HELP } from "./bench-help.ts"
+import { type BenchOption, COMMAND, type ReaderName } from "./bench-help.ts"
+
+export { COMMAND }
 
 const METHODS = [...METHOD_NAMES, ...CONVERSER_NAMES]
 
@@ -94,92 +95,40 @@ const smurfsSrc: Reader = (_name, value) => smurfsSrcDirOf(value as string, {})
 const temperature: Reader = (name, value) => numberOption(name, value as string, 0, 2)
 const seed: Reader = (name, value) => intOption(name, value as string, 0)
 const seeds: Reader = (name, value) => splitList(value as ReadonlyArray<string>).map((v) => intOption(name, v, 0))
+/** The readers BENCH_OPTIONS names. */
+const READERS: Readonly<Record<ReaderName, Reader>> = {
+  path,
+  list,
+  methods,
+  text,
+  simulatorStyle,
+  int,
+  toolset,
+  methodToolsets,
+  flag,
+  slotAffinity,
+  lanes,
+  laneGrace,
+  toolCalling,
+  executor,
+  stb,
+  stbTools,
+  profile,
+  smurfsSrc,
+  temperature,
+  seed,
+  seeds,
+  think
+}
+
 /** An on|off flag; undefined when not given (the profile decides). */
 const onOff = (name: string, text: string | undefined): boolean | undefined =>
   text === undefined ? undefined : choiceOption(name, text, ["on", "off"], "on") === "on"
 
-/** A flag in node:util parseArgs' shape, and the setting it fills (parseArgs ignores `setting`). */
-type BenchOption = ParseArgsOptionDescriptor & { readonly setting?: readonly [keyof BenchSettings, Reader] }
-
-/**
- * The options of `smurfs bench`: each flag and the setting it fills. Adding a setting is its line in
- * the BenchSettings schema, its line here and its line in the help.
- */
-const OPTIONS = {
-  data: { type: "string", setting: ["data", path] },
-  group: { type: "string", multiple: true, setting: ["groups", list] },
-  method: { type: "string", multiple: true, setting: ["methods", methods] },
-  model: { type: "string", short: "m", setting: ["model", text] },
-  env: { type: "string", multiple: true, setting: ["envs", list] },
-  responses: { type: "string", setting: ["responses", text] },
-  "cache-dir": { type: "string", setting: ["cacheDir", text] },
-  "store-dir": { type: "string", setting: ["storeDir", text] },
-  // the simulated tool server (issue 25 §1)
-  simulator: { type: "string", setting: ["simulator", text] },
-  "simulator-style": { type: "string", setting: ["simulatorStyle", simulatorStyle] },
-  "call-cache": { type: "string", setting: ["callCache", path] },
-  limit: { type: "string", setting: ["limit", int] },
-  ids: { type: "string", multiple: true, setting: ["ids", list] },
-  toolset: { type: "string", setting: ["toolset", toolset] },
-  "method-toolset": { type: "string", multiple: true, setting: ["methodToolsets", methodToolsets] },
-  embed: { type: "string", setting: ["embed", text] },
-  "embed-cache": { type: "string", setting: ["embedCache", path] },
-  rerank: { type: "boolean", setting: ["rerank", flag] },
-  concurrency: { type: "string", setting: ["concurrency", int] },
-  "model-concurrency": { type: "string", setting: ["modelConcurrency", int] },
-  "slot-affinity": { type: "string", setting: ["slotAffinity", slotAffinity] },
-  lanes: { type: "string", setting: ["lanes", lanes] },
-  "lane-grace": { type: "string", setting: ["laneGraceMs", laneGrace] },
-  endpoints: { type: "string", multiple: true, setting: ["endpoints", list] },
-  queue: { type: "string", setting: ["queue", text] },
-  out: { type: "string" },
-  resume: { type: "boolean", setting: ["resume", flag] },
-  force: { type: "boolean", setting: ["force", flag] },
-  "tool-calling": { type: "string", setting: ["toolCalling", toolCalling] },
-  executor: { type: "string", setting: ["executor", executor] },
-  tries: { type: "string", setting: ["tries", int] },
-  "smurfs-max-steps": { type: "string", setting: ["smurfsMaxSteps", int] },
-  "single-chain-max-step": { type: "string", setting: ["singleChainMaxStep", int] },
-  // refused with a hint: it set both limits at once, which never meant the same thing
-  "max-steps": { type: "string" },
-  budget: { type: "string", setting: ["budget", int] },
-  "observation-limit": { type: "string", setting: ["observationLimit", int] },
-  stb: { type: "string", setting: ["stb", stb] },
-  "stb-tools": { type: "string", setting: ["stbTools", stbTools] },
-  // the profile and the sampling settings (issue 25): each profile setting stays overridable by its own flag
-  profile: { type: "string", setting: ["profile", profile] },
-  "smurfs-src": { type: "string", setting: ["smurfsSrc", smurfsSrc] },
-  temperature: { type: "string", setting: ["temperature", temperature] },
-  seed: { type: "string", setting: ["seed", seed] },
-  // repeated agent runs (issue 31 §1): one record per run, each with its seed
-  runs: { type: "string", setting: ["runs", int] },
-  seeds: { type: "string", multiple: true, setting: ["seeds", seeds] },
-  // verified replay (issue 31 §6)
-  "replay-from": { type: "string", setting: ["replayFrom", path] },
-  "num-ctx": { type: "string", setting: ["numCtx", int] },
-  // read together into chainOverrides
-  nudge: { type: "string" },
-  "validate-args": { type: "string" },
-  "parallel-calls": { type: "string" },
-  timeout: { type: "string", setting: ["timeoutMs", int] },
-  think: { type: "string", setting: ["think", think] },
-  "stop-after": { type: "string", setting: ["stopAfter", int] },
-  "full-trace": { type: "boolean", setting: ["fullTrace", flag] },
-  "max-record-bytes": { type: "string", setting: ["maxRecordBytes", int] },
-  // τ²-bench (issue 34): conversations with a simulated user
-  tau2: { type: "string", setting: ["tau2", path] },
-  domain: { type: "string", setting: ["domain", text] },
-  "user-model": { type: "string", setting: ["userModel", text] },
-  judge: { type: "string", setting: ["judge", text] },
-  "task-split": { type: "string", setting: ["taskSplit", text] },
-  trials: { type: "string", setting: ["runs", int] },
-  json: { type: "boolean" }
-} as const satisfies Record<string, BenchOption>
-
-export const COMMAND = { name: "bench", help: BENCH_HELP, options: OPTIONS } as const
-
 /** The command's options (flags, SMURFS_* and smurfs.config.json, as parseCommand read them) as the run's settings. */
-export const settingsOf = ({ values }: ParsedCommand<typeof OPTIONS>): BenchSettings & { readonly json: boolean } => {
+export const settingsOf = ({
+  values
+}: ParsedCommand<typeof COMMAND.options>): BenchSettings & { readonly json: boolean } => {
   if (!values.out) throw new UsageError("--out <run dir> is required")
   if (values["max-steps"] !== undefined)
     throw new UsageError(
@@ -196,9 +145,10 @@ export const settingsOf = ({ values }: ParsedCommand<typeof OPTIONS>): BenchSett
     stbTools: stbToolsDirOf(undefined),
     smurfsSrc: smurfsSrcDirOf(undefined)
   }
-  for (const [name, option] of Object.entries(OPTIONS) as Array<[string, BenchOption]>) {
+  for (const [name, option] of Object.entries(COMMAND.options) as Array<[string, BenchOption]>) {
     const value = (values as Record<string, unknown>)[name]
-    if (option.setting !== undefined && value !== undefined) input[option.setting[0]] = option.setting[1](name, value)
+    if (option.setting !== undefined && value !== undefined)
+      input[option.setting[0]] = READERS[option.setting[1]](name, value)
   }
   // a checkout with the tools folder pulled into it (smurfs data pull stabletoolbench --tools) describes its tools
   input["stbTools"] ??= pulledToolsOf(input["stb"] as string | undefined)

@@ -1,13 +1,10 @@
 // `smurfs data pull`: fetch StableToolBench's or τ²-bench's data into the layout --data, --stb and --tau2 read.
 import { resolve } from "node:path"
-import type { ParseArgsOptionsConfig } from "node:util"
 import * as Effect from "effect/Effect"
 import { type PieceOutcome, pullData } from "../../../bench/data-pull/pull.ts"
 import {
   type DataPiece,
-  STABLETOOLBENCH_COMMIT,
   stableToolBenchPieces,
-  TAU2_COMMIT,
   TAU2_DOMAIN_NAMES,
   tau2Pieces
 } from "../../../bench/data-pull/sources.ts"
@@ -17,56 +14,12 @@ import { closest } from "../did-you-mean.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { choiceList, type ParsedCommand, runCommand, splitList, UsageError } from "../options.ts"
 import { runProgram } from "../run-program.ts"
+import { COMMAND } from "./data-help.ts"
+
+export { COMMAND }
 
 const DATASETS = ["stabletoolbench", "tau2"] as const
 type Dataset = (typeof DATASETS)[number]
-
-const HELP = `usage: smurfs data pull stabletoolbench [--cache] [--baselines] [--tools] [--out <dir>] [--offline] [--json]
-       smurfs data pull tau2 [--domain retail,airline] [--out <dir>] [--offline] [--json]
-
-Fetch a benchmark's published data into a folder, in the layout smurfs reads: progress bars, an interrupted
-download resumed, each file checked (size, git blob id or SHA-256) before it is kept, archives unpacked.
-A piece already there is not fetched again (a second pull makes no request).
-
-stabletoolbench (github.com/THUNLP-MT/StableToolBench at ${STABLETOOLBENCH_COMMIT.slice(0, 8)}, Apache-2.0):
-  always        solvable_queries/ (the 765 test queries and their ids), LICENSE, and the prompt, judge and
-                tool-server files --stb reads (toolbench/, server/*.py)
-  --cache       their tool-response cache (huggingface.co/datasets/stabletoolbench/Cache, 236 MB zip)
-                into server/tool_response_cache/, which bench's replay finds
-  --baselines   their published baseline runs (datasets/stabletoolbench/baselines, 38 MB zip) into baselines/
-  --tools       their tools folder (datasets/stabletoolbench/ToolEnv2404, 12 MB tar.gz) into server/tools/,
-                where bench reads each tool's own description (--stb-tools)
-  then: smurfs bench --data <dir> --stb <dir> ...
-
-tau2 (github.com/sierra-research/tau2-bench at ${TAU2_COMMIT.slice(0, 8)}, MIT):
-  each domain's db.json, policy.md, tasks.json and split_tasks.json under data/tau2/domains/<domain>/, the
-  user simulator's guidelines, LICENSE
-  --domain <d[,d]>  ${TAU2_DOMAIN_NAMES.join(", ")} (default: all)
-
-options:
-      --out <dir>   where the data goes (default: data/stabletoolbench or data/tau2 in the current directory)
-      --offline     make no request: succeed only if everything is there (also SMURFS_OFFLINE=1); otherwise
-                    the error lists each URL to fetch by hand
-      --json        print { dataset, dir, pieces: [{ name, what, licence, status }] } as JSON
-  -h, --help        show this help
-
-environment: SMURFS_GITHUB_RAW (GitHub's raw file host, default https://raw.githubusercontent.com),
-HF_ENDPOINT (Hugging Face, default https://huggingface.co), HF_TOKEN, SMURFS_OFFLINE or HF_HUB_OFFLINE
-
-exit codes: 0 the data is there, 2 bad usage, 3 bad input, 4 unavailable (offline without the data, a host
-unreachable, a corrupt download), 130 interrupted`
-
-const OPTIONS = {
-  out: { type: "string" },
-  cache: { type: "boolean" },
-  baselines: { type: "boolean" },
-  tools: { type: "boolean" },
-  domain: { type: "string", multiple: true },
-  offline: { type: "boolean" },
-  json: { type: "boolean" }
-} as const satisfies ParseArgsOptionsConfig
-
-export const COMMAND = { name: "data", help: HELP, options: OPTIONS, positionals: true } as const
 
 export const run = (argv: string[]): Promise<number> => runCommand(COMMAND, argv, (parsed) => pull(parsed))
 
@@ -90,7 +43,7 @@ const nextSteps = (dataset: Dataset, dir: string, outcomes: ReadonlyArray<PieceO
   ]
 }
 
-const pull = ({ values, positionals }: ParsedCommand<typeof OPTIONS>): Promise<number> => {
+const pull = ({ values, positionals }: ParsedCommand<typeof COMMAND.options>): Promise<number> => {
   const [verb, name, ...rest] = positionals
   if (verb !== "pull")
     throw new UsageError(

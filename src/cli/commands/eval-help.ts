@@ -1,4 +1,5 @@
-// The help text of `smurfs eval`: every flag with its default.
+// The help text and options table of `smurfs eval` (every flag, its default): answers --help before eval.ts loads.
+import type { ParseArgsOptionsConfig } from "node:util"
 import { EVAL_DEFAULTS } from "../../../bench/eval/evaluate.ts"
 import { QUEUE_CONCURRENCY } from "../../../bench/eval/run-eval.ts"
 import { MODEL_DEFAULTS, THINK_HELP } from "../../llm/spec.ts"
@@ -54,3 +55,29 @@ options:
 exit codes: 0 judged, 1 every judge decision failed (unreadable replies), 2 bad usage, 3 bad input
 (run directory, judge spec, --out, --stb), 4 the judge's model server (or the queue) unavailable,
 130 interrupted (the labels judged so far are kept)`
+
+/** The options of `smurfs eval`, in node:util parseArgs' shape. */
+const OPTIONS = {
+  run: { type: "string" },
+  judge: { type: "string" },
+  k: { type: "string" },
+  reference: { type: "string" },
+  "reference-method": { type: "string" },
+  method: { type: "string", multiple: true },
+  group: { type: "string", multiple: true },
+  concurrency: { type: "string" },
+  seed: { type: "string" },
+  temperature: { type: "string" },
+  "num-ctx": { type: "string" },
+  think: { type: "string" },
+  timeout: { type: "string" },
+  out: { type: "string" },
+  stb: { type: "string" },
+  json: { type: "boolean" },
+  queue: { type: "string" },
+  fac: { type: "boolean" },
+  force: { type: "boolean" },
+  "win-statuses": { type: "string" }
+} as const satisfies ParseArgsOptionsConfig
+
+export const COMMAND = { name: "eval", help: EVAL_HELP, options: OPTIONS } as const

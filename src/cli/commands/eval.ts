@@ -1,5 +1,3 @@
-// `smurfs eval`: judge a run's pass rate (and win rate against a reference run), resumable, with progress.
-import type { ParseArgsOptionsConfig } from "node:util"
 import cliProgress from "cli-progress"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
@@ -30,7 +28,9 @@ import {
   UsageError
 } from "../options.ts"
 import { runProgram } from "../run-program.ts"
-import { EVAL_HELP } from "./eval-help.ts"
+import { COMMAND } from "./eval-help.ts"
+
+export { COMMAND }
 
 /** A progress bar on a terminal, a line per tenth otherwise. */
 const progress = (label: string) => {
@@ -82,36 +82,10 @@ const TERMINAL: EvalObserver = {
     )
 }
 
-/** The options of `smurfs eval`, in node:util parseArgs' shape. */
-const OPTIONS = {
-  run: { type: "string" },
-  judge: { type: "string" },
-  k: { type: "string" },
-  reference: { type: "string" },
-  "reference-method": { type: "string" },
-  method: { type: "string", multiple: true },
-  group: { type: "string", multiple: true },
-  concurrency: { type: "string" },
-  seed: { type: "string" },
-  temperature: { type: "string" },
-  "num-ctx": { type: "string" },
-  think: { type: "string" },
-  timeout: { type: "string" },
-  out: { type: "string" },
-  stb: { type: "string" },
-  json: { type: "boolean" },
-  queue: { type: "string" },
-  fac: { type: "boolean" },
-  force: { type: "boolean" },
-  "win-statuses": { type: "string" }
-} as const satisfies ParseArgsOptionsConfig
-
-export const COMMAND = { name: "eval", help: EVAL_HELP, options: OPTIONS } as const
-
 export const run = (argv: Array<string>): Promise<number> => runCommand(COMMAND, argv, ({ values }) => evaluate(values))
 
 /** The flags as the eval's settings; a flag's text that cannot be read, or settings that do not go together, are bad usage. */
-const settingsOf = (parsed: ParsedCommand<typeof OPTIONS>["values"]) => {
+const settingsOf = (parsed: ParsedCommand<typeof COMMAND.options>["values"]) => {
   if (!parsed.run || !parsed.judge)
     throw new UsageError(`${!parsed.run ? "--run <dir>" : "--judge <model spec>"} is required`)
   try {
@@ -141,7 +115,7 @@ const settingsOf = (parsed: ParsedCommand<typeof OPTIONS>["values"]) => {
   }
 }
 
-const evaluate = (parsed: ParsedCommand<typeof OPTIONS>["values"]): Promise<number> => {
+const evaluate = (parsed: ParsedCommand<typeof COMMAND.options>["values"]): Promise<number> => {
   const settings = settingsOf(parsed)
   let input: EvalInput
   try {

@@ -1,6 +1,5 @@
 // `smurfs results`: list a run's tasks one per row with their labels, the judge's reason and their costs, filtered by method, group and label.
 
-import type { ParseArgsOptionsConfig } from "node:util"
 import * as Effect from "effect/Effect"
 import type { CompareInputError } from "../../../bench/report/collect.ts"
 import {
@@ -16,39 +15,9 @@ import { visibleText } from "../../trace/visible-text.ts"
 import { ExitCode } from "../exit-codes.ts"
 import { type ParsedCommand, runCommand, splitList, UsageError } from "../options.ts"
 import { runProgram } from "../run-program.ts"
+import { COMMAND } from "./results-help.ts"
 
-const HELP = `usage: smurfs results <run dir> [--method m] [--group g] [--label l] [--judge spec] [--json]
-
-List every task of a run, one per row: method, group, task id (and the agent run, with
-\`smurfs bench --runs N\`: one row per run), the label of each judge run (S Solved, U Unsolved,
-? Unsure; "-" not judged yet, "error" the model server failed it), calls (model/tool), tokens
-(prompt + completion), wall seconds, tool calls nothing recorded or simulated (misses), and the
-judge's reason (of the first run that did not say Solved). The run directory is one made by
-\`smurfs bench\` and judged with \`smurfs eval\` (or the --out folder of \`smurfs eval\`).
-\`smurfs show <run dir> <task id>\` prints a task's trajectory.
-
-options:
-  --method <m>      only these methods (comma list, or repeat the flag)
-  --group <g>       only these groups
-  --label <l>       only tasks any judge run labelled so (comma list):
-                    ${LABEL_FILTERS.join(", ")}
-  --judge <spec>    only this judge's labels (default: every judge found)
-  --json            print the tasks as JSON (every label with its full reason)
-  -h, --help        show this help
-
-exit codes: 0 shown (also when no task matches), 2 bad usage, 3 bad input (not a run directory, a
-label file that does not validate)`
-
-/** The options of `smurfs results`, in node:util parseArgs' shape. */
-const OPTIONS = {
-  method: { type: "string", multiple: true },
-  group: { type: "string", multiple: true },
-  label: { type: "string", multiple: true },
-  judge: { type: "string" },
-  json: { type: "boolean" }
-} as const satisfies ParseArgsOptionsConfig
-
-export const COMMAND = { name: "results", help: HELP, options: OPTIONS, positionals: true } as const
+export { COMMAND }
 
 /** The longest reason a table row shows (`--json` has it whole). */
 const REASON_CHARS = 120
@@ -107,7 +76,7 @@ const labelFilters = (values: ReadonlyArray<string> | undefined): Array<LabelFil
 
 export const run = (argv: Array<string>): Promise<number> => runCommand(COMMAND, argv, (parsed) => results(parsed))
 
-const results = (parsed: ParsedCommand<typeof OPTIONS>): Promise<number> => {
+const results = (parsed: ParsedCommand<typeof COMMAND.options>): Promise<number> => {
   if (parsed.positionals.length !== 1)
     throw new UsageError("give one run directory (made by `smurfs bench`, judged with `smurfs eval`)")
   const { values } = parsed

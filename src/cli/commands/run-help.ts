@@ -1,4 +1,5 @@
-// The help text of `smurfs run`: every flag with its default.
+// The help text and options table of `smurfs run` (every flag, its default): answers --help before run.ts loads.
+import type { ParseArgsOptionsConfig } from "node:util"
 import { smurfsDefaults } from "../../agents/smurfs-options.ts"
 import { DEFAULT_MODEL_SPEC, MODEL_DEFAULTS, THINK_HELP } from "../../llm/spec.ts"
 
@@ -70,3 +71,38 @@ ${MCP_OPTIONS_HELP}
 exit codes: 0 answered (or gave up without --strict), 1 gave up with --strict, 2 bad usage,
 3 bad input (model spec, tools), 4 model unavailable (unreachable, 404, 429/503 after retries,
 timed out twice: the run stops at the server's first failure), 130 interrupted`
+
+/** The options of `smurfs run`, in node:util parseArgs' shape. */
+const OPTIONS = {
+  model: { type: "string", short: "m" },
+  tools: { type: "string", short: "t", multiple: true, default: ["demo"] },
+  "mcp-env": { type: "string", multiple: true },
+  approve: { type: "string" },
+  json: { type: "boolean", default: false },
+  "smurfs-max-steps": { type: "string" },
+  // deprecated alias of --smurfs-max-steps (before the baselines got their own limit)
+  "max-steps": { type: "string" },
+  "no-planner": { type: "boolean", default: false },
+  "no-answerer": { type: "boolean", default: false },
+  "no-verifier": { type: "boolean", default: false },
+  timeout: { type: "string" },
+  "num-ctx": { type: "string" },
+  profile: { type: "string" },
+  executor: { type: "string" },
+  "smurfs-src": { type: "string" },
+  temperature: { type: "string" },
+  seed: { type: "string" },
+  think: { type: "string" },
+  strict: { type: "boolean", default: false },
+  data: { type: "string" },
+  "query-id": { type: "string" },
+  env: { type: "string", multiple: true },
+  "store-dir": { type: "string" },
+  simulator: { type: "string" },
+  toolset: { type: "string" },
+  embed: { type: "string" },
+  "embed-cache": { type: "string" },
+  rerank: { type: "boolean", default: false }
+} as const satisfies ParseArgsOptionsConfig
+
+export const COMMAND = { name: "run", help: RUN_HELP, options: OPTIONS, positionals: true } as const

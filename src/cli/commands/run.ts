@@ -1,6 +1,5 @@
 // `smurfs run "<query>"`: solve one query with the Smurfs agents, showing each step as it happens.
 
-import type { ParseArgsOptionsConfig } from "node:util"
 import * as Effect from "effect/Effect"
 import { DEFAULT_PROFILE, PROFILES, profileNotes } from "../../agents/profile.ts"
 import { EXECUTORS, smurfsDefaults } from "../../agents/smurfs-options.ts"
@@ -46,45 +45,12 @@ import { runProgram } from "../run-program.ts"
 import { simulatorSpecOf } from "../simulator-option.ts"
 import { makeSpinner } from "../spinner.ts"
 import { routeStdoutToStderr } from "../stdout-guard.ts"
-import { RUN_HELP } from "./run-help.ts"
+import { COMMAND } from "./run-help.ts"
 
-/** The options of `smurfs run`, in node:util parseArgs' shape. */
-const OPTIONS = {
-  model: { type: "string", short: "m" },
-  tools: { type: "string", short: "t", multiple: true, default: ["demo"] },
-  "mcp-env": { type: "string", multiple: true },
-  approve: { type: "string" },
-  json: { type: "boolean", default: false },
-  "smurfs-max-steps": { type: "string" },
-  // deprecated alias of --smurfs-max-steps (before the baselines got their own limit)
-  "max-steps": { type: "string" },
-  "no-planner": { type: "boolean", default: false },
-  "no-answerer": { type: "boolean", default: false },
-  "no-verifier": { type: "boolean", default: false },
-  timeout: { type: "string" },
-  "num-ctx": { type: "string" },
-  profile: { type: "string" },
-  executor: { type: "string" },
-  "smurfs-src": { type: "string" },
-  temperature: { type: "string" },
-  seed: { type: "string" },
-  think: { type: "string" },
-  strict: { type: "boolean", default: false },
-  data: { type: "string" },
-  "query-id": { type: "string" },
-  env: { type: "string", multiple: true },
-  "store-dir": { type: "string" },
-  simulator: { type: "string" },
-  toolset: { type: "string" },
-  embed: { type: "string" },
-  "embed-cache": { type: "string" },
-  rerank: { type: "boolean", default: false }
-} as const satisfies ParseArgsOptionsConfig
-
-export const COMMAND = { name: "run", help: RUN_HELP, options: OPTIONS, positionals: true } as const
+export { COMMAND }
 
 /** The command's options (flags, SMURFS_* and smurfs.config.json, as parseCommand read them) as the run's settings. */
-const settingsOf = ({ values, positionals, given }: ParsedCommand<typeof OPTIONS>): RunSettings => {
+const settingsOf = ({ values, positionals, given }: ParsedCommand<typeof COMMAND.options>): RunSettings => {
   const query = positionals.join(" ").trim()
   let settings: RunSettings
   try {

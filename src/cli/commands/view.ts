@@ -1,7 +1,6 @@
 // `smurfs view <dir>...`: the comparison report of runs served on 127.0.0.1 (the page `compare --html` writes, and each task's own page), until Ctrl-C.
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
-import type { ParseArgsOptionsConfig } from "node:util"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import { slug } from "../../../bench/eval/labels.ts"
@@ -12,31 +11,9 @@ import { ExitCode } from "../exit-codes.ts"
 import { intOption, type ParsedCommand, runCommand, UsageError } from "../options.ts"
 import { runProgram } from "../run-program.ts"
 import { buildTaskPages, pagesFolder } from "../task-pages.ts"
+import { COMMAND } from "./view-help.ts"
 
-const HELP = `usage: smurfs view <dir>... [--port <n>] [--judge <spec>]
-
-Serve the comparison report of the given directories (as \`smurfs compare --html\` writes it: the runs'
-table, statistics, charts and every task with filters, search, sorting and its transcripts, methods
-side by side) on http://127.0.0.1:<port>/ and print the address; open it in a browser. Only this
-machine can reach it. The pages are built once, when it starts; Ctrl-C stops it.
-A directory is a run from \`smurfs bench\` (judged with \`smurfs eval\`), a StableToolBench folder with
-model_predictions_converted/, or ToolEval's results, as for \`smurfs compare\`.
-
-options:
-  --port <n>        the port to listen on (default 8765; 0: any free port)
-  --judge <spec>    show only this judge's labels (default: every judge found)
-  -h, --help        show this help
-
-exit codes: 0 stopped with Ctrl-C, 2 bad usage, 3 bad input (a directory that is not a run, no tasks,
-the port in use)`
-
-/** The options of `smurfs view`, in node:util parseArgs' shape. */
-const OPTIONS = {
-  port: { type: "string" },
-  judge: { type: "string" }
-} as const satisfies ParseArgsOptionsConfig
-
-export const COMMAND = { name: "view", help: HELP, options: OPTIONS, positionals: true } as const
+export { COMMAND }
 
 export const DEFAULT_VIEW_PORT = 8765
 
@@ -110,7 +87,7 @@ const serve = (pages: ReadonlyMap<string, string>, port: number) =>
 
 export const run = (argv: Array<string>): Promise<number> => runCommand(COMMAND, argv, (parsed) => view(parsed))
 
-const view = (parsed: ParsedCommand<typeof OPTIONS>): Promise<number> => {
+const view = (parsed: ParsedCommand<typeof COMMAND.options>): Promise<number> => {
   if (parsed.positionals.length === 0)
     throw new UsageError("give at least one run directory (or ToolEval results folder) to view")
   const port = intOption("port", parsed.values.port, 0) ?? DEFAULT_VIEW_PORT
