@@ -30,7 +30,8 @@ export const cacheStrippedTypes = (dir, root = "file:///") => {
   registerHooks({
     load: (url, context, nextLoad) => {
       const loaded = nextLoad(url, context)
-      if (loaded.format !== "module-typescript" || !url.startsWith(root) || url.includes("/node_modules/")) return loaded
+      if (loaded.format !== "module-typescript" || !url.startsWith(root) || url.includes("/node_modules/"))
+        return loaded
       const source = typeof loaded.source === "string" ? loaded.source : Buffer.from(loaded.source).toString("utf8")
       // one entry per file, named by its URL and replaced when the file changes, so the cache does not grow with edits
       const file = join(dir, createHash("sha256").update(url).digest("hex"))
