@@ -3,6 +3,7 @@
 import * as Effect from "effect/Effect"
 import type { SmurfsOptions } from "../../../src/agents/smurfs-options.ts"
 import { LanguageModel, type LanguageModelShape } from "../../../src/llm/language-model.ts"
+import { withModelTask } from "../../../src/llm/model-task.ts"
 import { watchServer } from "../../../src/llm/server-watch.ts"
 import type { RunEvent } from "../../../src/trace/record.ts"
 import { redactValue } from "../../../src/trace/redact.ts"
@@ -95,7 +96,10 @@ export const runConversationTask = (
       })
     ).pipe(
       Effect.provideService(LanguageModel, agentWatch.model),
-      Effect.provideService(RecordPrompts, options.fullTrace)
+      Effect.provideService(RecordPrompts, options.fullTrace),
+      // one task for the server: the agent's and the user's requests keep their slot or sequence and their model lane
+      // (--lanes, --slot-affinity), as a ToolBench task's do
+      withModelTask(`${job.method} ${id}`)
     )
     const conversation = ran.value
     // chat's pipeline keeps its own events: they join the conversation's, in time order

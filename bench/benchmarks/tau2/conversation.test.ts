@@ -2,7 +2,10 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { describe, expect, it } from "vitest"
+import { LanguageModel, type LanguageModelShape } from "../../../src/llm/language-model.ts"
+import { ModelTask } from "../../../src/llm/model-task.ts"
 import { makeScriptedModel, type Script, scriptedLayer } from "../../../src/llm/scripted.ts"
 import type { TaskRecord } from "../../run-format.ts"
 import { runConversationTask } from "./conversation-task.ts"
@@ -106,6 +109,35 @@ describe("a τ² conversation (tau2-agent)", () => {
     expect(html).toMatch(
       /<td>orders\/#W1<\/td><td>status<\/td><td class="gold">&quot;cancelled&quot;<\/td><td class="final">&quot;pending&quot;<\/td>/
     )
+  })
+
+  it("is one task for the server: the agent's and the user's requests carry the same task key (lanes, slots)", async () => {
+    const seen: Array<string | undefined> = []
+    // a model that notes the task each request runs in, then answers as the scripted one
+    const noting = (model: LanguageModelShape): LanguageModelShape => ({
+      ...model,
+      generate: (request) =>
+        Effect.flatMap(Effect.service(ModelTask), (task) => {
+          seen.push(task?.key)
+          return model.generate(request)
+        })
+    })
+    const agent = makeScriptedModel({ "tau2.agent": [cancel, "Your order #W1 is cancelled."] }, "agent")
+    const user = makeScriptedModel({ "tau2.user": ["Please cancel my order #W1.", "Thanks! ###STOP###"] }, "user")
+    const result = await Effect.runPromise(
+      runConversationTask(job("tau2-agent"), {
+        domain: testDomain as never,
+        guidelines: GUIDELINES,
+        agentInstruction: "x",
+        userModel: noting(user),
+        userModelSpec: "scripted:user",
+        modelSpec: "scripted:agent",
+        fullTrace: false
+      }).pipe(Effect.provide(Layer.succeed(LanguageModel, noting(agent))))
+    )
+    expect(result.kind).toBe("record")
+    expect(seen.length).toBeGreaterThanOrEqual(4)
+    expect(new Set(seen)).toEqual(new Set(["tau2-agent retail/0#0"]))
   })
 
   it("ends at the step limit as max_steps, which scores 0 whatever the database", async () => {
