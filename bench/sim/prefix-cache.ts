@@ -48,6 +48,16 @@ export interface PrefixCacheTotals {
   gpuMs: number
 }
 
+/** Totals before the first request (each cache model, and the modelled server, counts from these). */
+export const emptyTotals = (): PrefixCacheTotals => ({
+  requests: 0,
+  promptTokens: 0,
+  cachedTokens: 0,
+  uncachedTokens: 0,
+  outputTokens: 0,
+  gpuMs: 0
+})
+
 /** Length of the common prefix of two token sequences. */
 export const commonPrefixLength = (a: ReadonlyArray<number>, b: ReadonlyArray<number>): number => {
   const n = Math.min(a.length, b.length)
@@ -68,14 +78,7 @@ export const makePrefixCache = (options: PrefixCacheOptions = prefixCacheDefault
   if (!Number.isInteger(options.slots) || options.slots < 1)
     throw new RangeError(`a prefix cache needs at least one slot (got ${options.slots})`)
   const slots = Array.from({ length: options.slots }, () => ({ tokens: [] as ReadonlyArray<number>, lastUsed: -1 }))
-  const totals: PrefixCacheTotals = {
-    requests: 0,
-    promptTokens: 0,
-    cachedTokens: 0,
-    uncachedTokens: 0,
-    outputTokens: 0,
-    gpuMs: 0
-  }
+  const totals = emptyTotals()
   let clock = 0
   /** Slots serving a request now (`begin` without its `end`): a request in flight holds its slot. */
   const busy = new Set<number>()

@@ -3,7 +3,7 @@
 // every task in flight is waiting on the server, so that the figures do not depend on the machine's speed.
 import * as Effect from "effect/Effect"
 import { type BlockCacheOptions, blockCacheDefaults, makeBlockCache } from "./block-cache.ts"
-import { makePrefixCache, type PrefixCacheTotals, prefixCacheDefaults } from "./prefix-cache.ts"
+import { emptyTotals, makePrefixCache, prefixCacheDefaults } from "./prefix-cache.ts"
 
 /** The server's cache: llama-server's / Ollama's slots, or vLLM's / SGLang's block pool. */
 export type CacheModel =
@@ -83,14 +83,7 @@ export const makeServerModel = (options: ServerModelOptions = serverModelDefault
           decodeMsPerToken: options.decodeMsPerToken
         } satisfies BlockCacheOptions)
       : undefined
-  const totals: PrefixCacheTotals = {
-    requests: 0,
-    promptTokens: 0,
-    cachedTokens: 0,
-    uncachedTokens: 0,
-    outputTokens: 0,
-    gpuMs: 0
-  }
+  const totals = emptyTotals()
   const byRole = new Map<string, { requests: number; uncachedTokens: number; gpuMs: number }>()
   let now = 0
   let order = 0
