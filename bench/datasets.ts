@@ -3,8 +3,8 @@ import { existsSync, statSync } from "node:fs"
 import { join, resolve } from "node:path"
 import * as Effect from "effect/Effect"
 import { z } from "zod"
+import { BadPathError } from "../src/failure.ts"
 import { safeName } from "../src/trace/file-names.ts"
-import { BadPathError } from "../src/trace/fs-problem.ts"
 import { readFileBounded } from "../src/trace/guarded-fs.ts"
 
 /** The six test groups of StableToolBench's solvable queries, in their usual order. */

@@ -2,8 +2,7 @@
 // their texts are read at run time, never copied into this repository.
 import { existsSync } from "node:fs"
 import { join, resolve } from "node:path"
-import * as Data from "effect/Data"
-import type { FailureKind } from "../failure.ts"
+import { BadPathError } from "../failure.ts"
 import { readFileBounded, SOURCE_FILE_CAP_BYTES, UnreadableFile } from "./regular-file.ts"
 
 /** The files read from a StableToolBench checkout, at their own paths under the folder that holds `toolbench/`. */
@@ -30,15 +29,12 @@ export const STB_FILES = {
 export const STB_ENV = "SMURFS_STB"
 
 /** A StableToolBench file is missing or does not hold what we read from it. */
-export class StbFilesError extends Data.TaggedError("StbFilesError")<{
-  readonly path: string
-  readonly problem: string
-}> {
-  get kind(): FailureKind {
-    return "bad-input"
-  }
-  override get message() {
-    return `${this.path}: ${this.problem}. Pass --stb (or ${STB_ENV}) the folder of a StableToolBench checkout that holds toolbench/ and server/ (for example ../shared/toolbench/stabletoolbench), or leave it out to use this project's own wording.`
+export class StbFilesError extends BadPathError("StbFilesError") {
+  constructor(args: { readonly path: string; readonly problem: string }) {
+    super({
+      ...args,
+      hint: `Pass --stb (or ${STB_ENV}) the folder of a StableToolBench checkout that holds toolbench/ and server/ (for example ../shared/toolbench/stabletoolbench), or leave it out to use this project's own wording.`
+    })
   }
 }
 

@@ -3,9 +3,8 @@
 // api_list does not carry it. Read at run time from the user's copy, one file per tool, when a task first needs it.
 import { existsSync, readdirSync, statSync } from "node:fs"
 import { join, resolve } from "node:path"
-import * as Data from "effect/Data"
 import { z } from "zod"
-import type { FailureKind } from "../../failure.ts"
+import { BadPathError } from "../../failure.ts"
 import { readSourceFile } from "../../text/stabletoolbench-files.ts"
 import type { ApiDoc } from "./api-doc.ts"
 import { standardizeCategory, stdToolName } from "./names.ts"
@@ -14,15 +13,12 @@ import { standardizeCategory, stdToolName } from "./names.ts"
 export const STB_TOOLS_ENV = "SMURFS_STB_TOOLS"
 
 /** A tools folder that cannot be used as one. */
-export class ToolsFolderError extends Data.TaggedError("ToolsFolderError")<{
-  readonly path: string
-  readonly problem: string
-}> {
-  get kind(): FailureKind {
-    return "bad-input"
-  }
-  override get message() {
-    return `${this.path}: ${this.problem}. Pass --stb-tools (or ${STB_TOOLS_ENV}) StableToolBench's tools folder (the one their server's config.yml names tools_folder: <Category>/<tool>.json files), or leave it out: each tool is then described by its first API's description.`
+export class ToolsFolderError extends BadPathError("ToolsFolderError") {
+  constructor(args: { readonly path: string; readonly problem: string }) {
+    super({
+      ...args,
+      hint: `Pass --stb-tools (or ${STB_TOOLS_ENV}) StableToolBench's tools folder (the one their server's config.yml names tools_folder: <Category>/<tool>.json files), or leave it out: each tool is then described by its first API's description.`
+    })
   }
 }
 

@@ -1,8 +1,6 @@
-// StableToolBench's converted prediction format (ToolEval's input): write it from our task records, read it back.
-import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import { z } from "zod"
-import type { FailureKind } from "../../failure.ts"
+import { BadPathError } from "../../failure.ts"
 import { dataRecord } from "../data-record.ts"
 import { dataOf, isKind, isTopLevel } from "../events.ts"
 import { readFileBounded } from "../guarded-fs.ts"
@@ -213,15 +211,12 @@ export const toConverted = (
 }
 
 /** A converted file could not be read. */
-export class ConvertedFormatError extends Data.TaggedError("ConvertedFormatError")<{
-  readonly path: string
-  readonly problem: string
-}> {
-  get kind(): FailureKind {
-    return "bad-input"
-  }
-  override get message() {
-    return `${this.path}: ${this.problem}. Expected StableToolBench's converted predictions ({query_id: {query, available_tools, answer}}), as written by \`smurfs bench\` or StableToolBench's convert_to_answer_format.py.`
+export class ConvertedFormatError extends BadPathError("ConvertedFormatError") {
+  constructor(args: { readonly path: string; readonly problem: string }) {
+    super({
+      ...args,
+      hint: `Expected StableToolBench's converted predictions ({query_id: {query, available_tools, answer}}), as written by \`smurfs bench\` or StableToolBench's convert_to_answer_format.py.`
+    })
   }
 }
 
