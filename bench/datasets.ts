@@ -3,7 +3,7 @@ import { existsSync, statSync } from "node:fs"
 import { join, resolve } from "node:path"
 import * as Effect from "effect/Effect"
 import { z } from "zod"
-import { BadPathError } from "../src/failure.ts"
+import { BadPathError } from "../src/bad-path.ts"
 import { safeName } from "../src/trace/file-names.ts"
 import { readFileBounded } from "../src/trace/guarded-fs.ts"
 

@@ -1,6 +1,4 @@
 // What a failure means to the code above it: every error class says it itself, so no caller keeps a list of tag names.
-import type * as Cause from "effect/Cause"
-import * as Data from "effect/Data"
 
 /**
  * How an expected failure ends a command (the exit code is `src/cli/exit-codes.ts`' `exitCodeOf`):
@@ -24,29 +22,3 @@ const KINDS: ReadonlySet<unknown> = new Set<FailureKind>(["usage", "bad-input", 
 /** True for an error that says its kind; anything else (a defect, a thrown TypeError) is a bug. */
 export const isFailure = (u: unknown): u is Failure =>
   typeof u === "object" && u !== null && KINDS.has((u as { kind?: unknown }).kind)
-
-/** What is wrong with a path the user gave, and what to do about it. */
-export interface BadPath {
-  readonly path: string
-  readonly problem: string
-  readonly hint: string
-}
-
-/** An error class made by `BadPathError` (named, so that declaration files can name it). */
-export type BadPathErrorClass<Tag extends string> = new (
-  args: BadPath
-) => Cause.YieldableError & { readonly _tag: Tag; readonly kind: FailureKind } & Readonly<BadPath>
-
-/**
- * The base of an error class for a file or folder the user gave that cannot be used: the path, what is wrong and
- * what to do (`<path>: <problem>. <hint>`), of kind `bad-input`. Each error keeps its own tag for `catchTag`.
- */
-export const BadPathError = <Tag extends string>(tag: Tag): BadPathErrorClass<Tag> =>
-  class extends Data.TaggedError(tag)<BadPath> {
-    get kind(): FailureKind {
-      return "bad-input"
-    }
-    override get message() {
-      return `${this.path}: ${this.problem}. ${this.hint}`
-    }
-  }

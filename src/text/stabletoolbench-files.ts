@@ -2,7 +2,7 @@
 // their texts are read at run time, never copied into this repository.
 import { existsSync } from "node:fs"
 import { join, resolve } from "node:path"
-import { BadPathError } from "../failure.ts"
+import { BadPathError } from "../bad-path.ts"
 import { readFileBounded, SOURCE_FILE_CAP_BYTES, UnreadableFile } from "./regular-file.ts"
 
 /** The files read from a StableToolBench checkout, at their own paths under the folder that holds `toolbench/`. */

@@ -2,7 +2,7 @@
 import { existsSync } from "node:fs"
 import { mkdir } from "node:fs/promises"
 import { dirname, resolve } from "node:path"
-import { BadPathError } from "../failure.ts"
+import { BadPathError } from "../bad-path.ts"
 import { SymlinkBelowRoot } from "./guarded-fs.ts"
 
 /** A run directory (or another file smurfs keeps) cannot be written or used as asked. */

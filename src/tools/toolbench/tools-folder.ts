@@ -4,7 +4,7 @@
 import { existsSync, readdirSync, statSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { z } from "zod"
-import { BadPathError } from "../../failure.ts"
+import { BadPathError } from "../../bad-path.ts"
 import { readSourceFile } from "../../text/stabletoolbench-files.ts"
 import type { ApiDoc } from "./api-doc.ts"
 import { standardizeCategory, stdToolName } from "./names.ts"

@@ -1,6 +1,6 @@
 import * as Effect from "effect/Effect"
 import { z } from "zod"
-import { BadPathError } from "../../failure.ts"
+import { BadPathError } from "../../bad-path.ts"
 import { dataRecord } from "../data-record.ts"
 import { dataOf, isKind, isTopLevel } from "../events.ts"
 import { readFileBounded } from "../guarded-fs.ts"
