@@ -25,7 +25,8 @@ const IMPLICIT_OPTIONS: Readonly<Record<string, unknown>> = {
   seed: MODEL_DEFAULTS.seed,
   seeds: "fixed",
   numCtx: MODEL_DEFAULTS.numCtx,
-  executor: smurfsDefaults.executor,
+  // runs from before --executor ran the paper's three requests per step
+  executor: "three-call",
   replayMatch: DEFAULT_REPLAY_MATCH,
   // before --stb-tools each tool was described by its first API's description
   toolDescriptions: "api-list"

@@ -6,7 +6,7 @@ import { DFSDT_DEFAULTS } from "../src/agents/dfsdt.ts"
 import { METHOD_NAMES } from "../src/agents/methods.ts"
 import { DEFAULT_PROFILE, PROFILES } from "../src/agents/profile.ts"
 import { REACT_DEFAULTS } from "../src/agents/react.ts"
-import { EXECUTORS, executorUnderReference, smurfsDefaults } from "../src/agents/smurfs-options.ts"
+import { defaultExecutor, EXECUTORS, executorUnderReference, smurfsDefaults } from "../src/agents/smurfs-options.ts"
 import { DEFAULT_MODEL_SPEC, isPortableSpec, MODEL_DEFAULTS } from "../src/llm/spec.ts"
 import { SIMULATOR_STYLES } from "../src/tools/environments/simulator-prompts.ts"
 import { defaultEmbeddingCache } from "../src/tools/retrieval/embedding-cache.ts"
@@ -54,8 +54,8 @@ const RunOptions = {
   toolCalling: z.enum(["auto", "native", "json"]).default("auto"),
   /** react: chains per task (CoT@n). */
   tries: count.optional(),
-  /** smurfs (improved): three-call (the paper's requests per step) or fused (one tool-calling request, one answer+verdict). */
-  executor: z.enum(EXECUTORS).default(smurfsDefaults.executor),
+  /** smurfs (improved): fused (the default: one request for thought, tool and arguments, one for answer+verdict) or three-call (the paper's requests per step); unset = the profile's. */
+  executor: z.enum(EXECUTORS).optional(),
   /** smurfs: accepted steps on a subtask's path. */
   smurfsMaxSteps: count.optional(),
   /** react/dfsdt: tree nodes per chain. */
@@ -267,7 +267,8 @@ export const benchSettings = (input: BenchSettingsInput): BenchSettings => {
         .map((i) => (i.path.length > 0 && i.code !== "custom" ? `${i.path.join(".")}: ${i.message}` : i.message))
         .join("; ")
     )
-  return parsed.data
+  // no executor asked for: the profile's (fused under improved, the authors' three requests under reference)
+  return { ...parsed.data, executor: parsed.data.executor ?? defaultExecutor(parsed.data.profile) }
 }
 
 /** The defaults of the settings (the schema's), for help texts. */

@@ -12,7 +12,13 @@ import type { AskUser } from "./agents/ask-user.ts"
 import { checkProfile, DEFAULT_PROFILE, PROFILE_SETTINGS, PROFILES, smurfsProfileOptions } from "./agents/profile.ts"
 import { retrievalTask, retrieveTaskSet } from "./agents/retrieval-task.ts"
 import { smurfs } from "./agents/smurfs.ts"
-import { EXECUTORS, executorUnderReference, type SmurfsOptions, smurfsDefaults } from "./agents/smurfs-options.ts"
+import {
+  defaultExecutor,
+  EXECUTORS,
+  executorUnderReference,
+  type SmurfsOptions,
+  smurfsDefaults
+} from "./agents/smurfs-options.ts"
 import type { Task } from "./agents/task.ts"
 import { attemptSeedsLayer, seedBase } from "./llm/attempt-seeds.ts"
 import { LanguageModel, type LanguageModelShape } from "./llm/language-model.ts"
@@ -68,8 +74,8 @@ export const RunSettings = z
     profile: z.enum(PROFILES).default(DEFAULT_PROFILE),
     /** A checkout of the Smurfs authors' code, for the reference profile. */
     smurfsSrc: z.string().optional(),
-    /** improved: three-call (the paper's requests per step) or fused (one tool-calling request, one answer+verdict). */
-    executor: z.enum(EXECUTORS).default(smurfsDefaults.executor),
+    /** improved: fused (the default) or three-call (the paper's requests per step); unset = the profile's. */
+    executor: z.enum(EXECUTORS).optional(),
     /** A ToolBench task to run: its query (unless one is given) and its api_list as tools. */
     queryId: z.string().optional(),
     /** Where queryId's task is (default DEFAULT_DATA_DIR). */
@@ -137,7 +143,8 @@ export const runSettings = (input: RunSettingsInput): RunSettings => {
         .map((i) => (i.path.length > 0 && i.code !== "custom" ? `${i.path.join(".")}: ${i.message}` : i.message))
         .join("; ")
     )
-  return parsed.data
+  // no executor asked for: the profile's (fused under improved, the authors' three requests under reference)
+  return { ...parsed.data, executor: parsed.data.executor ?? defaultExecutor(parsed.data.profile) }
 }
 
 /**

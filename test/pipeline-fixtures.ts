@@ -53,6 +53,18 @@ export const modelLayer = (script: Script, contextTokens?: number) =>
     return contextTokens === undefined ? model : LanguageModel.of({ ...model, info: { ...model.info, contextTokens } })
   })
 
+/**
+ * The paper's loop, which the scripted pipeline tests are written for: three requests per step (thought, tool,
+ * arguments) and the Answer agent on every step. The library's default is the fused executor with short responses as
+ * answers (issue 33); `test/smurfs-fused.test.ts` and `test/smurfs-short-responses.test.ts` script that one.
+ */
+export const paperLoop = (options?: SmurfsOptions): SmurfsOptions => ({
+  executor: "three-call",
+  ...options,
+  rules: { answerShortResponses: undefined, ...options?.rules }
+})
+
+/** Run Smurfs on `query` with a scripted model: the paper's loop (`paperLoop`) unless `options` say otherwise. */
 export const runSmurfs = (
   query: string,
   tools: ReadonlyArray<Tool>,
@@ -63,7 +75,7 @@ export const runSmurfs = (
     ? (script as Layer.Layer<LanguageModel>)
     : modelLayer(script as Script)
   return Effect.runPromise(
-    smurfs(options)({ id: "task-1", query, tools: { name: "test", tools } }).pipe(Effect.provide(layer))
+    smurfs(paperLoop(options))({ id: "task-1", query, tools: { name: "test", tools } }).pipe(Effect.provide(layer))
   )
 }
 

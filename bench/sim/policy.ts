@@ -374,7 +374,9 @@ const smurfsValue = (
       return fill({ answer: answers.length > 0 ? answers.join(" ") : NO_INFORMATION })
     }
     case "answerer.final": {
-      const answers = (list(prompt, "answers") ?? []).filter(hasInformation)
+      const answers = (list(prompt, "answers") ?? [])
+        .filter(hasInformation)
+        .map((a) => (a.startsWith("The tool returned: ") ? a : digest(a)))
       return fill({
         answer:
           answers.length > 0

@@ -13,7 +13,6 @@ import { emit, holdBack } from "../trace/events.ts"
 import { capText, SIZE_CAPS } from "../trace/size-caps.ts"
 import { spanFn } from "../trace/span-fn.ts"
 import { type AgentContext, askTurn, clipStrings, renderRequest, type Turn } from "./ask.ts"
-import { resolveMode } from "./chain.ts"
 import type { BudgetExhausted } from "./errors.ts"
 import type { ExecutorView, FailedCall } from "./executor.ts"
 import { argsSchema, checkArgs, checkToolName, type Problem, usableArgs } from "./guardrails.ts"
@@ -136,8 +135,8 @@ const actJson = (ctx: AgentContext, view: FusedExecutorView, allowed: ReadonlyAr
           template: "executor-fused-json-again",
           follows: retry.turn,
           values: {},
-          // never cut for the response's room: the names the call may take
-          fixed: { allowed: names.join(", ") },
+          // never cut for the response's room: the tools that failed at this node (the schema's enum holds the others)
+          fixed: { excluded: none(view.excluded) },
           fit: { response: (room: number) => ctx.budget.truncate(retry.response, room) },
           toolResult: {
             tool: retry.tool,
@@ -197,7 +196,8 @@ export const actFused = spanFn("Executor.actFused")(function* (
   // native tool calling, as the issue of this executor asks and ReAct does; its tools field is rendered into the system
   // message, which then differs from every other request of the task, so a prefix-caching server computes more
   // (docs/performance.md): `--tool-calling json` keeps the whole task in one prefix
-  if (resolveMode(view.toolCalling, info) !== "native") return yield* actJson(ctx, view, allowed, grounding)
+  // "auto" is JSON here (unlike ReAct's auto): native calls only when asked for
+  if (view.toolCalling !== "native") return yield* actJson(ctx, view, allowed, grounding)
   yield* ctx.charge
   const names = allowed.map((t) => t.name)
   const { messages: start, turnWith } = yield* renderRequest(ctx, {

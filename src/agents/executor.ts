@@ -69,8 +69,8 @@ export const chooseAgain = spanFn("Executor.chooseAgain")(function* (
     context: subtaskContext(view),
     follows: failed.turn,
     values: {},
-    // never cut for the response's room: the names the choice may take
-    fixed: { allowed: allowed.join(", ") },
+    // never cut for the response's room: the tools that failed at this node (the schema's enum holds the others)
+    fixed: { excluded: view.excluded.length > 0 ? view.excluded.join(", ") : "none" },
     data: { allowed, excluded: view.excluded },
     fit: { response: (room) => ctx.budget.truncate(failed.response, room) },
     // the failed response is data: the tool message after the call, as a step's answer reads a response

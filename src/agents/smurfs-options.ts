@@ -21,9 +21,10 @@ export interface LoopRules {
   readonly wholeObservations: boolean
   /**
    * A tool response of at most this many characters is the step's answer as it is, with no Answer agent call (the
-   * verifier reads the response itself, continuing the arguments' exchange); undefined (the default, and theirs) asks
-   * the Answer agent on every step. Off by default: on the simulated model at 300 characters it saved 3% of a task's
-   * GPU time (docs/performance.md), too little to drop a step of the paper's loop for.
+   * verifier reads the response itself, continuing the call's exchange; the final answer condenses it); undefined
+   * (theirs) asks the Answer agent on every step. Ours: `SHORT_RESPONSE_CHARS` (1,024), the Answer agent condenses
+   * only longer responses: on the modelled server its step answers were a quarter of a task's GPU time
+   * (docs/performance.md, issue 33).
    */
   readonly answerShortResponses?: number | undefined
   /**
@@ -35,8 +36,11 @@ export interface LoopRules {
   readonly rethink: boolean
 }
 
-/** A tool response this short (characters) is about the answer the Answer agent writes from it. */
-export const SHORT_RESPONSE_CHARS = 300
+/**
+ * A tool response this short (characters) is the step's answer as it is in the `improved` loop: what StableToolBench
+ * shows ReAct of any response (its 1,024-character cut), which the verifier and the final answer read whole too.
+ */
+export const SHORT_RESPONSE_CHARS = 1024
 
 /** StableToolBench's tool server's known error strings, which the authors' code keeps as observations. */
 export const SERVER_ERROR_STRINGS = [
@@ -49,12 +53,17 @@ export const SERVER_ERROR_STRINGS = [
 ] as const
 
 /**
- * How the Executor agent works in the `improved` profile: the paper's three requests per step (thought,
- * tool choice, arguments, then the step answer and the verdict), or `fused`: one request with native tool
- * calling for the thought, the tool and its arguments, and one for the step answer with its verdict.
+ * How the Executor agent works in the `improved` profile: `fused` (the default): one request for the thought, the tool
+ * and its arguments (one JSON object, or a native tool call with `toolCalling: "native"`), and one for the step answer
+ * with its verdict; or the paper's three requests per step (thought, tool choice, arguments, then the step answer and
+ * the verdict), `three-call`, which `reference` always runs.
  */
 export const EXECUTORS = ["three-call", "fused"] as const
 export type SmurfsExecutor = (typeof EXECUTORS)[number]
+
+/** The executor a profile runs when none is asked for: the authors' three requests under `reference`, else ours. */
+export const defaultExecutor = (profile: string | undefined): SmurfsExecutor =>
+  profile === "reference" ? "three-call" : smurfsDefaults.executor
 
 /** Why settings that ask for the fused executor under `reference` are refused (the library ignores it there). */
 export const executorUnderReference =
@@ -66,6 +75,7 @@ export const ourLoopRules: LoopRules = {
   keepHint: false,
   errorObservations: [],
   wholeObservations: false,
+  answerShortResponses: SHORT_RESPONSE_CHARS,
   rethink: false
 }
 export const referenceLoopRules: LoopRules = {
@@ -153,16 +163,16 @@ export interface SmurfsOptions {
   /** Loop rules, each overridable; default ours, or the authors' with `reference`. */
   readonly rules?: Partial<LoopRules> | undefined
   /**
-   * `fused`: one request returns the thought, the tool and its arguments (a native tool call, or a JSON object
-   * with `toolCalling: "json"`), and one the step answer with the verifier's verdict, in the task's prefix; default the paper's separate requests. Each agent
-   * keeps its memory slice and guardrails. Ignored with `reference`, which runs the authors' requests.
+   * `fused` (the default): one request returns the thought, the tool and its arguments (a JSON object, or a native
+   * tool call with `toolCalling: "native"`), and one the step answer with the verifier's verdict, in the task's
+   * prefix; `three-call`: the paper's separate requests. Each agent keeps its memory slice and guardrails. Ignored
+   * with `reference`, which runs the authors' requests.
    */
   readonly executor?: SmurfsExecutor | undefined
   /**
-   * How the fused executor calls a tool: "native" tool calls ("auto", the default, when the model calls tools, as
-   * ReAct resolves it; their tools field is rendered into the system message, so a prefix-caching server computes
-   * each such request anew), or a "json" object `{thought, tool, arguments}`, which keeps the request in the task's
-   * shared prefix.
+   * How the fused executor calls a tool: a JSON object `{thought, tool, arguments}` ("auto", the default, and "json"),
+   * which keeps every request of the task in its shared prefix, or "native" tool calls (their tools field is rendered
+   * into the system message, so a prefix-caching server computes each such request anew: docs/performance.md).
    */
   readonly toolCalling?: "auto" | "native" | "json" | undefined
 }
@@ -189,7 +199,7 @@ export const smurfsDefaults = {
   planner: true,
   answerer: true,
   verifier: true,
-  executor: "three-call",
+  executor: "fused",
   toolCalling: "auto"
 } as const
 

@@ -23,13 +23,25 @@ const ownDescription = (tool: Tool): string => {
 export const toolList = (tools: ReadonlyArray<Tool>): string =>
   tools.map((t) => `- ${t.name}: ${shorten(ownDescription(t), MAX_DESCRIPTION)}`).join("\n")
 
+const compactSchema = (json: string): string => {
+  const schema = JSON.parse(json) as Record<string, unknown>
+  const { type, properties, required, ...rest } = schema
+  if (type !== "object" || Object.keys(rest).length > 0) return json
+  const req =
+    Array.isArray(required) && required.length > 0 ? `; required: ${(required as Array<string>).join(", ")}` : ""
+  return `${JSON.stringify(properties ?? {})}${req}`
+}
+
 /**
  * One entry per tool with its parameters' JSON Schema (`toolDoc`'s, without empty descriptions) on the next line:
  * the fused executor's task prefix, where its one request per step reads every tool's parameters.
  */
 export const toolListWithSchemas = (tools: ReadonlyArray<Tool>): string =>
   tools
-    .map((t) => `- ${t.name}: ${shorten(ownDescription(t), MAX_DESCRIPTION)}\n  Parameters: ${toolDoc(t).schema}`)
+    .map(
+      (t) =>
+        `- ${t.name}: ${shorten(ownDescription(t), MAX_DESCRIPTION)}\n  Parameters: ${compactSchema(toolDoc(t).schema)}`
+    )
     .join("\n")
 
 /** Said instead of a description the tool list already shows whole (the list is in the same prompt's prefix). */

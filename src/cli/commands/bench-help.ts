@@ -75,10 +75,12 @@ options:
                             differ (model, data, methods, groups, environments, toolset, limits, method options);
                             a larger --runs adds the missing runs
   --force                   with --resume: continue even when the settings differ (run.json records the difference)
-  --tool-calling <m>        auto, native or json: how react/dfsdt and smurfs' fused executor act (default auto:
-                            native when the model calls tools); json keeps fused requests in one cached prefix
-  --executor <e>            smurfs (improved): three-call (default: thought, tool, arguments, answer, verdict) or
-                            fused (one request per step for thought, tool and arguments, one for answer and verdict)
+  --tool-calling <m>        auto, native or json: how react/dfsdt act (default auto: native when the model calls
+                            tools) and smurfs' fused executor (auto: json, which keeps its requests in one cached
+                            prefix; native on request)
+  --executor <e>            smurfs (improved): fused (default: one request per step for thought, tool and arguments,
+                            one for answer and verdict) or three-call (the paper's: thought, tool, arguments, answer,
+                            verdict); reference always runs the authors' three
   --tries <n>               react: chains per task, CoT@n (default ${REACT_DEFAULTS.tries})
   --smurfs-max-steps <n>    smurfs: accepted steps on a subtask's path before it is answered from memory;
                             a failed call costs none, a backtrack gives one back (default ${smurfsDefaults.maxSteps})

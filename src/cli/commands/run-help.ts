@@ -40,8 +40,9 @@ ${MCP_OPTIONS_HELP}
                         improved (default): our Smurfs; reference: the authors' agents, prompts read from
                         --smurfs-src <dir> (a checkout of their code; default $SMURFS_SRC)
       --executor <three-call|fused>
-                        improved: three-call (default: thought, tool, arguments, answer, verdict) or fused
-                        (one request per step for thought, tool and arguments, one for answer and verdict)
+                        improved: fused (default: one request per step for thought, tool and arguments, one
+                        for answer and verdict) or three-call (the paper's: thought, tool, arguments, answer,
+                        verdict); reference always runs the authors' three
       --temperature <t> sampling temperature (default ${MODEL_DEFAULTS.temperature}; reference: 0.95)
       --seed <n>        sampling seed (default ${MODEL_DEFAULTS.seed})
       --think <on|off|low|medium|high>

@@ -72,7 +72,8 @@ const settingsOf = ({ values, positionals, given }: ParsedCommand<typeof COMMAND
       answerer: !values["no-answerer"],
       verifier: !values["no-verifier"],
       profile: choiceOption("profile", values.profile, PROFILES, DEFAULT_PROFILE),
-      executor: choiceOption("executor", values.executor, EXECUTORS, smurfsDefaults.executor),
+      executor:
+        values.executor === undefined ? undefined : choiceOption("executor", values.executor, EXECUTORS, "fused"),
       smurfsSrc: smurfsSrcDirOf(values["smurfs-src"], {}),
       queryId: values["query-id"],
       // SMURFS_DATA or smurfs.config.json's data is a default for --query-id, not a request for a task's tools
