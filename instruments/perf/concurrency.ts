@@ -4,7 +4,7 @@
 import * as Effect from "effect/Effect"
 import type { BenchQuery } from "../../bench/datasets.ts"
 import { blockCacheModel, type CacheModel, describeCache } from "../../bench/sim/server.ts"
-import { type LoopRules, SHORT_RESPONSE_CHARS, type SmurfsExecutor } from "../../src/agents/smurfs-options.ts"
+import type { LoopRules, SmurfsExecutor } from "../../src/agents/smurfs-options.ts"
 import { type MethodName, type PerfSetup, runBatch } from "./harness.ts"
 import { type Cell, table } from "./table.ts"
 
@@ -28,29 +28,21 @@ interface Variant {
   readonly label: string
   readonly method: MethodName
   readonly executor?: SmurfsExecutor | undefined
-  readonly json?: boolean | undefined
   readonly rules?: Partial<LoopRules> | undefined
 }
 
 /**
- * Smurfs (three-call, its default), the fused executor with JSON replies, ReAct; the full run adds each with short
- * responses as answers, and DFSDT.
+ * Smurfs as it ships (the fused executor with JSON replies, short responses as step answers), the paper's loop as it
+ * shipped before issue 33 (three requests per step, the Answer agent on every step), ReAct; the full run adds the
+ * three-call executor with the shipped rules, the fused one with the Answer agent on every step, and DFSDT.
  */
 export const variantsOf = (full: boolean): ReadonlyArray<Variant> => [
   { label: "smurfs", method: "smurfs" },
-  ...(full
-    ? [{ label: "smurfs short", method: "smurfs", rules: { answerShortResponses: SHORT_RESPONSE_CHARS } } as const]
-    : []),
-  { label: "fused (json)", method: "smurfs", executor: "fused", json: true },
+  { label: "paper loop", method: "smurfs", executor: "three-call", rules: { answerShortResponses: undefined } },
   ...(full
     ? [
-        {
-          label: "fused (json) short",
-          method: "smurfs",
-          executor: "fused",
-          json: true,
-          rules: { answerShortResponses: SHORT_RESPONSE_CHARS }
-        } as const
+        { label: "three-call", method: "smurfs", executor: "three-call" } as const,
+        { label: "fused, every answer", method: "smurfs", rules: { answerShortResponses: undefined } } as const
       ]
     : []),
   { label: "react", method: "react" },
@@ -111,7 +103,6 @@ export const measureConcurrency = (
               queries,
               concurrency,
               executor: v.executor,
-              toolCalling: v.json ? "json" : undefined,
               rules: v.rules,
               server: {
                 cache,

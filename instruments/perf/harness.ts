@@ -66,7 +66,7 @@ export interface BatchConfig {
     | undefined
   /** Smurfs' loop rules over the profile's (e.g. `answerShortResponses`). */
   readonly rules?: Partial<LoopRules> | undefined
-  /** Smurfs' executor (`--executor`); without it, three-call. */
+  /** Smurfs' executor (`--executor`); without it, the default (fused). */
   readonly executor?: SmurfsExecutor | undefined
   /** How the fused executor calls a tool (`--tool-calling`); without it, auto. */
   readonly toolCalling?: "auto" | "native" | "json" | undefined

@@ -373,15 +373,15 @@ const run = (setup: PerfSetup, quick: boolean, only: (section: Section) => boole
       const rows: Array<Record<string, unknown>> = []
       const skipped: Array<string> = []
       // smurfs runs with each executor under improved (the reference runs the authors' three requests only); the
-      // fused one (native tool calls by default, the sim calling tools) also with one JSON reply (`--tool-calling json`)
-      type Variant = { readonly executor?: SmurfsExecutor; readonly json?: boolean }
+      // fused one (JSON replies by default) also with native tool calls (`--tool-calling native`, the sim calling tools)
+      type Variant = { readonly executor?: SmurfsExecutor; readonly native?: boolean }
       const variants = (profile: ProfileName, method: MethodName): ReadonlyArray<Variant> =>
         method === "smurfs" && profile === "improved"
-          ? [...EXECUTORS.map((executor) => ({ executor })), { executor: "fused", json: true }]
+          ? [...EXECUTORS.map((executor) => ({ executor })), { executor: "fused", native: true }]
           : [{}]
       for (const profile of ["improved", "reference"] as const satisfies ReadonlyArray<ProfileName>)
         for (const method of CONTEXT_METHODS)
-          for (const { executor, json: asJson } of variants(profile, method)) {
+          for (const { executor, native } of variants(profile, method)) {
             if (profile === "reference" && method === "smurfs" && prefixConfig.smurfsSrc === undefined) {
               skipped.push(
                 "smurfs/reference (no --smurfs-src or $SMURFS_SRC: the authors' texts are read from their checkout)"
@@ -392,10 +392,10 @@ const run = (setup: PerfSetup, quick: boolean, only: (section: Section) => boole
               skipped.push(`${method}/reference (no --stb or $SMURFS_STB)`)
               continue
             }
-            const named = executor === "fused" ? `fused${asJson ? " (json)" : ""}` : undefined
+            const named = executor === "fused" ? `fused (${native ? "native" : "json"})` : undefined
             const label = `${method}/${profile}${named ? `/${named}` : ""}`
             log(
-              `prefix: ${label} on ${gpuQueries.length} tasks, ${spec}${asJson ? ", --tool-calling json" : ""}, concurrency 1`
+              `prefix: ${label} on ${gpuQueries.length} tasks, ${spec}${native ? ", --tool-calling native" : ""}, concurrency 1`
             )
             const batch = yield* runBatch(setup, {
               method,
@@ -404,7 +404,7 @@ const run = (setup: PerfSetup, quick: boolean, only: (section: Section) => boole
               concurrency: 1,
               profile: { name: profile, stb: prefixConfig.stb, smurfsSrc: prefixConfig.smurfsSrc },
               executor,
-              toolCalling: asJson ? "json" : undefined,
+              toolCalling: native ? "native" : undefined,
               inspect: (t) => reuse.add(t, label)
             })
             const cache = batch.sim.prefixCache!
