@@ -374,6 +374,8 @@ const smurfsValue = (
       return fill({ answer: answers.length > 0 ? answers.join(" ") : NO_INFORMATION })
     }
     case "answerer.final": {
+      // a final answerer condenses what it reads: a raw response (a short one is a step's answer as it is) is written
+      // as the step answerer writes it, as ReAct's Finish writes its observations; a written answer stays as it is
       const answers = (list(prompt, "answers") ?? [])
         .filter(hasInformation)
         .map((a) => (a.startsWith("The tool returned: ") ? a : digest(a)))
