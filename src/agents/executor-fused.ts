@@ -79,6 +79,11 @@ const specOf = (tool: Tool): ToolSpec => ({
 
 const none = (items: ReadonlyArray<string>) => (items.length > 0 ? items.join(", ") : "none")
 
+/** What the JSON request says before its instruction: the tools that failed at this step and the hint, each only when there is one. */
+const stateLines = (view: FusedExecutorView): string =>
+  (view.excluded.length > 0 ? `Tools that failed at this step: ${view.excluded.join(", ")}\n` : "") +
+  (view.hint !== undefined ? `Hint: ${view.hint}\n` : "")
+
 /** The checks of one proposed call (name, then arguments), as the three-call executor's guardrails make them. */
 const checkCall = (
   ctx: AgentContext,
@@ -149,7 +154,7 @@ const actJson = (ctx: AgentContext, view: FusedExecutorView, allowed: ReadonlyAr
           ...shared,
           template: "executor-fused-json",
           // the tools' parameters are in the shared prefix's tool list; the functions go along for readers that are not a model
-          values: { excluded: none(view.excluded), hint: view.hint ?? "none" },
+          values: { state: stateLines(view) },
           schema: fusedJson(names)
         })
     const reply = yield* Effect.result(ask)

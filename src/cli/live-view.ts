@@ -103,7 +103,10 @@ const eventLines = (event: RunEvent, options: LiveViewOptions): Array<string> =>
       const d = dataOf(event, "verdict")
       return d.status === "solved"
         ? [`  ${paint("green", "verifier: solved")} (${short(d.reason)})`]
-        : [`  ${paint("yellow", "verifier: pending")} (${short(d.reason)})${d.hint ? ` hint: ${short(d.hint)}` : ""}`]
+        : // a verdict without a reason (ours) carries its hint as the reason: said once
+          [
+            `  ${paint("yellow", "verifier: pending")} (${short(d.reason)})${d.hint && d.hint !== d.reason ? ` hint: ${short(d.hint)}` : ""}`
+          ]
     }
     case "backtrack": {
       const d = dataOf(event, "backtrack")
