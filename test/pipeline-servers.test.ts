@@ -5,12 +5,16 @@ import { smurfs } from "../src/agents/smurfs.ts"
 import { modelLayer } from "../src/llm/spec.ts"
 import { demoLibrary } from "../src/tools/demo/index.ts"
 import { isKind } from "../src/trace/events.ts"
+import type { Trajectory } from "../src/trace/trajectory.ts"
 import { startFakeOllama } from "./fake-servers/ollama.ts"
 import { startFakeOpenAI } from "./fake-servers/openai.ts"
 
 /** Answers each agent by the JSON Schema it asked for, as a model following `format` would. */
 const agentReply = (schema: any): string => {
   const keys = Object.keys(schema?.properties ?? {})
+  // the default (fused) executor's one object: thought, tool and arguments
+  if (keys.includes("arguments"))
+    return JSON.stringify({ thought: "The calculator can multiply.", tool: "calculator", arguments: { expression: "6 * 7" } })
   if (keys.includes("subtasks")) return JSON.stringify({ subtasks: ["Compute 6 * 7 with the calculator"] })
   if (keys.includes("thought")) return JSON.stringify({ thought: "The calculator can multiply." })
   if (keys.includes("tool")) return JSON.stringify({ tool: "calculator" })
@@ -21,6 +25,14 @@ const agentReply = (schema: any): string => {
 }
 
 const task = { id: "six-times-seven", query: "What is 6 times 7?", tools: demoLibrary() }
+
+/**
+ * The roles a default run asks (issue 33): the fused executor's one JSON request for the step, the calculator's short
+ * response as the step's answer (no Answer agent call), the verifier on it.
+ */
+const DEFAULT_ROLES = ["planner", "executor.fused", "verifier", "answerer.final"]
+const rolesOf = (trajectory: Trajectory) =>
+  trajectory.events.filter((e) => isKind(e, "model_call")).map((e) => (e.data as { role: string }).role)
 
 const closers: Array<() => Promise<void>> = []
 afterEach(async () => {
@@ -41,18 +53,21 @@ describe("the pipeline through real clients", () => {
     const toolCall = trajectory.events.find((e) => isKind(e, "tool_call"))!.data as any
     expect(toolCall).toMatchObject({ tool: "calculator", ok: true })
     expect(toolCall.content).toContain("42")
+    expect(rolesOf(trajectory)).toEqual(DEFAULT_ROLES)
 
     const requests = server.chatRequests()
     expect(requests.length).toBe(trajectory.totals.modelCalls)
     for (const body of requests) {
       expect(body.format).toMatchObject({ type: "object" })
+      // the model supports tools, yet the default fused executor replies with one JSON object (no native tools)
       expect(body.tools).toBeUndefined()
       expect(body.options.num_ctx).toBe(4096)
       expect(body.options.temperature).toBe(0)
       expect(body.keep_alive).toBeDefined()
     }
-    const argsRequest = requests.find((b: any) => b.format?.properties?.expression)
-    expect(argsRequest.format.required).toContain("expression")
+    const actRequest = requests.find((b: any) => b.format?.properties?.arguments)
+    expect(actRequest.format.required).toEqual(expect.arrayContaining(["thought", "tool", "arguments"]))
+    expect(actRequest.format.properties.tool.enum).toContain("calculator")
   })
 
   it("completes a task through a fake OpenAI-compatible server with response_format json_schema", async () => {
@@ -65,6 +80,8 @@ describe("the pipeline through real clients", () => {
     )
     expect(trajectory.finishType).toBe("give_answer")
     expect(trajectory.finalAnswer).toContain("42")
+    expect(trajectory.events.find((e) => isKind(e, "tool_call"))?.data).toMatchObject({ tool: "calculator", ok: true })
+    expect(rolesOf(trajectory)).toEqual(DEFAULT_ROLES)
     const requests = server.chatRequests()
     expect(requests.length).toBe(trajectory.totals.modelCalls)
     for (const body of requests) {
