@@ -13,6 +13,10 @@ export const answerFor = (schema: any): Record<string, unknown> => {
   if (keys.includes("expression")) return { expression: "6 * 7" }
   // the verifier's verdict, or the fused step's answer with its verdict
   if (keys.includes("status"))
-    return { ...(keys.includes("answer") ? { answer: "6 * 7 = 42" } : {}), status: "solved", reason: "the product was computed" }
+    return {
+      ...(keys.includes("answer") ? { answer: "6 * 7 = 42" } : {}),
+      status: "solved",
+      reason: "the product was computed"
+    }
   return { answer: "6 * 7 = 42" }
 }

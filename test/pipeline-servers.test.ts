@@ -6,23 +6,12 @@ import { modelLayer } from "../src/llm/spec.ts"
 import { demoLibrary } from "../src/tools/demo/index.ts"
 import { isKind } from "../src/trace/events.ts"
 import type { Trajectory } from "../src/trace/trajectory.ts"
+import { answerFor } from "./agent-answers.ts"
 import { startFakeOllama } from "./fake-servers/ollama.ts"
 import { startFakeOpenAI } from "./fake-servers/openai.ts"
 
 /** Answers each agent by the JSON Schema it asked for, as a model following `format` would. */
-const agentReply = (schema: any): string => {
-  const keys = Object.keys(schema?.properties ?? {})
-  // the default (fused) executor's one object: thought, tool and arguments
-  if (keys.includes("arguments"))
-    return JSON.stringify({ thought: "The calculator can multiply.", tool: "calculator", arguments: { expression: "6 * 7" } })
-  if (keys.includes("subtasks")) return JSON.stringify({ subtasks: ["Compute 6 * 7 with the calculator"] })
-  if (keys.includes("thought")) return JSON.stringify({ thought: "The calculator can multiply." })
-  if (keys.includes("tool")) return JSON.stringify({ tool: "calculator" })
-  if (keys.includes("expression")) return JSON.stringify({ expression: "6 * 7" })
-  if (keys.includes("status")) return JSON.stringify({ status: "solved", reason: "the product was computed" })
-  if (keys.includes("answer")) return JSON.stringify({ answer: "6 * 7 = 42" })
-  return "{}"
-}
+const agentReply = (schema: any): string => JSON.stringify(answerFor(schema))
 
 const task = { id: "six-times-seven", query: "What is 6 times 7?", tools: demoLibrary() }
 
