@@ -13,6 +13,7 @@ import type { Trajectory } from "../src/trace/trajectory.ts"
 import { answerFor } from "./agent-answers.ts"
 import { startFakeOllama } from "./fake-servers/ollama.ts"
 import { startFakeOpenAI } from "./fake-servers/openai.ts"
+import { paperLoop } from "./pipeline-fixtures.ts"
 
 /** The baselines' calls in the context tests: the calculator, then Finish. */
 const calculator = { name: "calculator", arguments: { expression: "6 * 7" } }
@@ -126,21 +127,29 @@ describe("local repair before a paid retry", () => {
   }
 
   it("repairs every botched reply with no model call spent, counted as the `repair` guardrail", async () => {
-    let n = 0
-    const server = await startFakeOllama((body: any) => botched(answerFor(body.format), n++))
-    closers.push(() => server.close())
-    const t = await Effect.runPromise(
-      smurfs()(task).pipe(Effect.provide(modelLayer("ollama:qwen2.5:7b", { host: server.url, supportsTools: true })))
-    )
-    expect(t.finishType).toBe("give_answer")
-    expect(t.finalAnswer).toContain("42")
-    const calls = server.chatRequests().length
-    expect(calls).toBe(7) // planner, thought, choose, args, answer, verify, final: one call each
-    expect(t.totals.guardrails["repair"]).toBe(calls)
-    expect(t.totals.guardrailsRecovered?.["repair"]).toBe(calls)
-    expect(t.totals.guardrails["format"]).toBeUndefined()
-    for (const body of server.chatRequests())
-      for (const m of body.messages) expect(m.content).not.toContain("[guardrail reflection]")
+    // the paper's loop, whose seven requests botch their JSON in all five ways, and the default (fused) loop
+    for (const [options, expected] of [
+      [paperLoop(), 7], // planner, thought, choose, args, answer, verify, final: one call each
+      [{}, 4] // planner, fused thought and call, verify, final
+    ] as const) {
+      let n = 0
+      const server = await startFakeOllama((body: any) => botched(answerFor(body.format), n++))
+      closers.push(() => server.close())
+      const t = await Effect.runPromise(
+        smurfs(options)(task).pipe(
+          Effect.provide(modelLayer("ollama:qwen2.5:7b", { host: server.url, supportsTools: true }))
+        )
+      )
+      expect(t.finishType).toBe("give_answer")
+      expect(t.finalAnswer).toContain("42")
+      const calls = server.chatRequests().length
+      expect(calls).toBe(expected)
+      expect(t.totals.guardrails["repair"]).toBe(calls)
+      expect(t.totals.guardrailsRecovered?.["repair"]).toBe(calls)
+      expect(t.totals.guardrails["format"]).toBeUndefined()
+      for (const body of server.chatRequests())
+        for (const m of body.messages) expect(m.content).not.toContain("[guardrail reflection]")
+    }
   })
 
   it("prose with no JSON is not 'repaired': the model is asked again", async () => {
@@ -302,7 +311,8 @@ describe("every prompt fits the context", () => {
     expect(t.finishType).toBe("give_answer")
     // The first prompt is sized by the 4-characters estimate; its reply's usage calibrates every later one.
     const later = server.chatRequests().slice(1)
-    expect(later.length).toBeGreaterThan(3)
+    // the default loop's requests after the planner's: the fused executor's, the verifier's, the final answer's
+    expect(later.length).toBe(3)
     for (const body of later) expect(Math.ceil(promptChars(body) / 2)).toBeLessThanOrEqual(NUM_CTX)
   })
 

@@ -13,6 +13,7 @@ import {
   fromObservation,
   heightTool,
   makeTool,
+  paperLoop,
   percentTool,
   runSmurfs,
   systemPrompt
@@ -138,7 +139,8 @@ describe("defineAgentTool", () => {
       name: "mountain_agent",
       description: "Answers questions about mountains.",
       tools: [height],
-      options: { planner: false }
+      // the agent's own pipeline runs the paper's loop too: the script answers its three requests per step
+      options: paperLoop({ planner: false })
     })
     const t = await runSmurfs("What is 12% of the height of K2?", [agent, percentTool()], agentScript())
     expect(t.finalAnswer).toBe(`12% of K2 is ${(12 * 28251) / 100} feet.`)

@@ -13,6 +13,7 @@ import type { GenerateRequest } from "../src/llm/language-model.ts"
 import { OUTPUT_LIMITS, outputLimitOf } from "../src/llm/output-limits.ts"
 import { type Script, scriptedLayer } from "../src/llm/scripted.ts"
 import type { Tool } from "../src/tools/tool.ts"
+import { paperLoop } from "./pipeline-fixtures.ts"
 
 const weather: Tool = {
   name: "weather",
@@ -50,17 +51,30 @@ describe("output limits", () => {
   })
 
   it("Smurfs' agents each send their role's limit", async () => {
-    const requests = await requestsOf(smurfs({ reportUnavailable: false }), {
+    const replies = {
       planner: [{ subtasks: [{ task: "Weather in Paris" }] }],
+      "executor.fused": [{ thought: "Look it up.", tool: "weather", arguments: { city: "Paris" } }],
       "executor.thought": [{ thought: "Look it up." }],
       "executor.choose": [{ tool: "weather" }],
       "executor.args": [{ city: "Paris" }],
       answerer: [{ answer: "Sunny in Paris." }],
-      verifier: [{ status: "accept", hint: "" }]
-    })
-    expect(requests.length).toBeGreaterThan(3)
-    for (const r of requests) expect(r.options?.maxTokens, r.role).toBe(outputLimitOf(r.role))
-    expect(new Set(requests.map((r) => r.options?.maxTokens)).size).toBeGreaterThan(1)
+      verifier: [{ status: "solved", reason: "the weather is given" }]
+    }
+    // the default loop (fused) and the paper's three requests per step with the Answer agent on every step
+    const fused = await requestsOf(smurfs({ reportUnavailable: false }), replies)
+    const paper = await requestsOf(smurfs(paperLoop({ reportUnavailable: false })), replies)
+    expect(fused.map((r) => r.role)).toEqual(["planner", "executor.fused", "verifier", "answerer.final"])
+    expect(paper.map((r) => r.role)).toEqual([
+      "planner",
+      "executor.thought",
+      "executor.choose",
+      "executor.args",
+      "answerer.step",
+      "verifier",
+      "answerer.final"
+    ])
+    for (const r of [...fused, ...paper]) expect(r.options?.maxTokens, r.role).toBe(outputLimitOf(r.role))
+    expect(new Set(paper.map((r) => r.options?.maxTokens)).size).toBeGreaterThan(1)
   })
 
   it("ReAct sends StableToolBench's max_tokens 1024", async () => {

@@ -1,5 +1,6 @@
-// The fused executor (`executor: "fused"`): one request for thought, tool and arguments (native tool calling, or
-// JSON for a model without it), one for the step answer with its verdict; the three-call guardrails still apply.
+// The fused executor (`executor: "fused"`, the default): one request for thought, tool and arguments (one JSON object,
+// or native tool calling with `toolCalling: "native"`), one for the step answer with its verdict; the three-call
+// guardrails still apply.
 import { Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
 import { z } from "zod"
@@ -66,17 +67,31 @@ describe("smurfs with the fused executor", () => {
 
   it("declares the task's tools as the request's tools, in the subtask's shared prefix", async () => {
     const requests: Array<GenerateRequest> = []
-    const t = await runSmurfs(
-      "How high is K2?",
-      [heightTool(), flaky("tool_b", [1])],
-      {
-        "executor.fused": [(r) => (requests.push(r), call("mountain_height", { name: "K2" }))],
-        "answerer.verify": [(r) => (requests.push(r), { answer: "28251 feet", ...solved })],
-        "answerer.final": [{ answer: "done" }]
-      },
-      // the default (--tool-calling auto) calls natively when the model does, as ReAct
-      { planner: false, executor: "fused" }
-    )
+    const run = (toolCalling?: "native") =>
+      runSmurfs(
+        "How high is K2?",
+        [heightTool(), flaky("tool_b", [1])],
+        {
+          "executor.fused": [
+            (r) => (
+              requests.push(r),
+              toolCalling
+                ? call("mountain_height", { name: "K2" })
+                : { thought: "call mountain_height", tool: "mountain_height", arguments: { name: "K2" } }
+            )
+          ],
+          "answerer.verify": [(r) => (requests.push(r), { answer: "28251 feet", ...solved })],
+          "answerer.final": [{ answer: "done" }]
+        },
+        { planner: false, executor: "fused", toolCalling }
+      )
+    // the default (--tool-calling auto) is one JSON object here, unlike ReAct's auto: no tools field, the reply's format
+    await run()
+    expect(requests[0]!.tools).toBeUndefined()
+    expect(requests[0]!.format).toMatchObject({ required: expect.arrayContaining(["thought", "tool", "arguments"]) })
+    // native tool calls only when asked for
+    requests.length = 0
+    const t = await run("native")
     expect(t.finishType).toBe("give_answer")
     const [act, verify] = requests
     expect(act!.tools!.map((s) => s.name)).toEqual(["mountain_height", "tool_b"])
@@ -472,7 +487,8 @@ describe("smurfs with the fused executor", () => {
     expect(act!.format).toMatchObject({ required: expect.arrayContaining(["thought", "tool", "arguments"]) })
     const system = planner!.messages[0]!.content
     expect(system).toContain("- mountain_height: ")
-    expect(system).toMatch(/Parameters: \{"type":"object".*"name"/)
+    // each tool's parameters rendered compactly: its properties, then the required names
+    expect(system).toContain('  Parameters: {"name":{"type":"string"}}; required: name')
     // one system message for every request of the task; the user message starts with the question, as the planner's
     for (const r of [act, verify, final]) expect(r!.messages[0]).toEqual(planner!.messages[0])
     const question = "Question: How high is K2?\n\n"
@@ -497,6 +513,9 @@ describe("smurfs with the fused executor", () => {
     const reference = { source: {}, sampling: {} } as never
     expect(resolveOptions({ executor: "fused", reference }).executor).toBe("three-call")
     expect(resolveOptions({ executor: "fused" }).executor).toBe("fused")
-    expect(resolveOptions({}).executor).toBe("three-call")
+    // no executor asked for: fused with JSON replies (issue 33), and the authors' three requests under reference
+    expect(resolveOptions({}).executor).toBe("fused")
+    expect(resolveOptions({}).toolCalling).toBe("auto")
+    expect(resolveOptions({ reference }).executor).toBe("three-call")
   })
 })

@@ -74,12 +74,16 @@ describe("tool faults during a Smurfs run", () => {
     "a tool that %s: the step fails softly, the tool is excluded, a working tool answers",
     async (_label, bad, check) => {
       const good = makeTool("good", z.object({}), () => ({ ok: true, content: "the answer is 42" }))
+      const offered: Array<unknown> = []
       const t = await runSmurfs(
         "What is the answer?",
         [bad, good],
         {
           "executor.thought": [{ thought: "try a tool" }],
-          "executor.choose": [{ tool: bad.name }, { tool: "good" }],
+          "executor.choose": [
+            (r) => (offered.push(r.format), { tool: bad.name }),
+            (r) => (offered.push(r.format), { tool: "good" })
+          ],
           "executor.args": [{}],
           "answerer.step": [{ answer: "42" }],
           verifier: [{ status: "solved", reason: "ok" }],
@@ -97,9 +101,11 @@ describe("tool faults during a Smurfs run", () => {
       expect(String(calls[0]!["content"]).length).toBeLessThan(10_000)
       for (const c of callsOf(t, "answerer.step")) expect(userPrompt(c).length).toBeLessThan(20_000)
       if (calls[0]!["ok"] === false) {
-        // the failed tool is excluded at this depth: the next choice is offered only the others
+        // the failed tool is excluded at this depth: the retry names it, and the next choice is offered only the others
         const second = callsOf(t, "executor.choose")[1]!
-        expect(userPrompt(second)).toContain("Executor agent, tool (one of: good)")
+        expect(userPrompt(second)).toContain(`Executor agent, tool (not ${bad.name})`)
+        expect(JSON.stringify(offered[0])).toContain(`"${bad.name}"`)
+        expect(JSON.stringify(offered[1])).not.toContain(`"${bad.name}"`)
         expect(good.calls).toHaveLength(1)
       }
     },
