@@ -19,7 +19,9 @@ const wordCount = defineTool({
 /** The default loop's replies: one fused request per step; the short response is the step's answer (no Answer agent). */
 const smurfsScript = {
   planner: [{ subtasks: ["Count the words of 'the quick brown fox'"] }],
-  "executor.fused": [{ thought: "word_count counts words.", tool: "word_count", arguments: { text: "the quick brown fox" } }],
+  "executor.fused": [
+    { thought: "word_count counts words.", tool: "word_count", arguments: { text: "the quick brown fox" } }
+  ],
   verifier: [{ status: "solved", reason: "counted" }],
   "answerer.final": [{ answer: "'the quick brown fox' has 4 words." }]
 }

@@ -53,7 +53,12 @@ describe("smurfs bench without a simulator", () => {
 
     await Effect.runPromise(
       // labels keyed by the run's profile, as `smurfs eval` keys them (compare reads them by it)
-      evaluatePass(loadSource(out).entries, { store: out, judge: "scripted:judge", k: 1, profile: sourceProfile(out) }).pipe(
+      evaluatePass(loadSource(out).entries, {
+        store: out,
+        judge: "scripted:judge",
+        k: 1,
+        profile: sourceProfile(out)
+      }).pipe(
         Effect.provide(
           scriptedLayer({ "judge.check_answer_status": [{ answer_status: "Solved", reason: "ok" }], $cycle: true })
         )
