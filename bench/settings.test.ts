@@ -30,12 +30,15 @@ describe("BenchSettings", () => {
     expect(() => benchSettings({ out: "/r", rerank: true })).toThrow(/--toolset retrieve/)
   })
 
-  it("smurfs' executor: three-call by default, fused on request and carried by a job; fused under reference is refused", () => {
-    expect(benchSettings({ out: "/r" }).executor).toBe("three-call")
-    const fused = benchSettings({ out: "/r", executor: "fused" })
-    expect(fused.executor).toBe("fused")
-    expect(jobSettingsOf(fused).executor).toBe("fused")
-    expect(JobSettings.safeParse(jobSettingsOf(fused)).success).toBe(true)
+  it("smurfs' executor: fused by default (three-call under reference), three-call on request and carried by a job; fused under reference is refused", () => {
+    const byDefault = benchSettings({ out: "/r" })
+    expect(byDefault.executor).toBe("fused")
+    expect(jobSettingsOf(byDefault).executor).toBe("fused")
+    expect(benchSettings({ out: "/r", profile: "reference" }).executor).toBe("three-call")
+    const threeCall = benchSettings({ out: "/r", executor: "three-call" })
+    expect(threeCall.executor).toBe("three-call")
+    expect(jobSettingsOf(threeCall).executor).toBe("three-call")
+    expect(JobSettings.safeParse(jobSettingsOf(threeCall)).success).toBe(true)
     expect(() => benchSettings({ out: "/r", executor: "fast" as never })).toThrow(InvalidBenchSettings)
     expect(() => benchSettings({ out: "/r", executor: "fused", profile: "reference" })).toThrow(
       /--executor fused is an option of the improved profile[\s\S]*--profile improved/

@@ -20,6 +20,9 @@ describe("RunSettings", () => {
       true,
       false
     ])
+    // no executor asked for: the profile's (ours fused, the authors' three requests under reference)
+    expect(s.executor).toBe("fused")
+    expect(runSettings({ query: "q", profile: "reference" }).executor).toBe("three-call")
   })
 
   it("refuses settings that do not go together, naming the fix", () => {
@@ -53,16 +56,19 @@ describe("runQuery", () => {
     expect(events.length).toBeGreaterThan(0)
   })
 
-  it("runs the fused executor when the settings ask for it (three-call by default)", async () => {
-    const rolesOf = async (executor?: "fused") => {
+  it("runs the fused executor by default, the three-call one when the settings ask for it", async () => {
+    const rolesOf = async (executor?: "three-call") => {
       const { trajectory } = await Effect.runPromise(
         runQuery(runSettings({ query, model: "sim", ...(executor ? { executor } : {}) }))
       )
       return new Set(trajectory.events.filter((e) => isKind(e, "model_call")).map((e) => e.data["role"]))
     }
-    const fused = await rolesOf("fused")
+    const threeCall = ["executor.thought", "executor.choose", "executor.args"]
+    const fused = await rolesOf()
     expect(fused.has("executor.fused")).toBe(true)
-    expect(["executor.thought", "executor.choose", "executor.args"].some((r) => fused.has(r))).toBe(false)
-    expect((await rolesOf()).has("executor.thought")).toBe(true)
+    expect(threeCall.some((r) => fused.has(r))).toBe(false)
+    const three = await rolesOf("three-call")
+    expect(threeCall.every((r) => three.has(r))).toBe(true)
+    expect(three.has("executor.fused")).toBe(false)
   })
 })

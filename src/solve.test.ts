@@ -16,12 +16,12 @@ const wordCount = defineTool({
   execute: ({ text }) => ({ words: text.split(/\s+/).filter(Boolean).length })
 })
 
+/** The default loop's replies: one fused request per step; the short response is the step's answer (no Answer agent). */
 const smurfsScript = {
   planner: [{ subtasks: ["Count the words of 'the quick brown fox'"] }],
-  "executor.thought": [{ thought: "word_count counts words." }],
-  "executor.choose": [{ tool: "word_count" }],
-  "executor.args": [{ text: "the quick brown fox" }],
-  "answerer.step": [{ answer: "It has 4 words." }],
+  "executor.fused": [
+    { thought: "word_count counts words.", tool: "word_count", arguments: { text: "the quick brown fox" } }
+  ],
   verifier: [{ status: "solved", reason: "counted" }],
   "answerer.final": [{ answer: "'the quick brown fox' has 4 words." }]
 }

@@ -59,6 +59,9 @@ describe("smurfs bench --toolset retrieve", () => {
         "1073",
         "--method",
         "smurfs,react",
+        // the script answers the paper's three requests per step (its choice names the tool retrieval ranks first)
+        "--executor",
+        "three-call",
         "--env",
         "offline",
         "--toolset",

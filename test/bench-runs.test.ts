@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from "vitest"
 import { identicalRunsNote, runBenchSettings } from "../bench/app.ts"
 import { evaluatePass, evaluateWin } from "../bench/eval/evaluate.ts"
 import { PassLabels, passLabelsPath, WinVerdicts, winVerdictsPath } from "../bench/eval/labels.ts"
-import { loadSource } from "../bench/eval/sources.ts"
+import { loadSource, sourceProfile } from "../bench/eval/sources.ts"
 import { silentProgress } from "../bench/progress.ts"
 import { collectResults } from "../bench/report/results.ts"
 import { type RunConfig, runConfigPath, runOf, TaskRecord, taskRecordPath } from "../bench/run-format.ts"
@@ -176,6 +176,8 @@ describe("repeated agent runs", () => {
         store: out,
         judge: "test-judge",
         k: 1,
+        // labels keyed by the run's profile, as `smurfs eval` keys them (results reads them by it)
+        profile: sourceProfile(out),
         decider: {
           pass: (job) =>
             Effect.succeed({
@@ -204,6 +206,8 @@ describe("repeated agent runs", () => {
         store: out,
         judge: "test-judge",
         k: 1,
+        profile: sourceProfile(out),
+        referenceProfile: sourceProfile(out),
         referenceName: "ref",
         referenceSource: out,
         referenceMethod: "react",

@@ -6,7 +6,7 @@ import { join } from "node:path"
 import { Effect } from "effect"
 import { afterAll, describe, expect, it, vi } from "vitest"
 import { evaluatePass } from "../bench/eval/evaluate.ts"
-import { loadSource } from "../bench/eval/sources.ts"
+import { loadSource, sourceProfile } from "../bench/eval/sources.ts"
 import { run as bench } from "../src/cli/commands/bench.ts"
 import { run as compare } from "../src/cli/commands/compare.ts"
 import { ExitCode } from "../src/cli/exit-codes.ts"
@@ -52,7 +52,13 @@ describe("smurfs bench without a simulator", () => {
     expect(config.options.simulator).toBeUndefined()
 
     await Effect.runPromise(
-      evaluatePass(loadSource(out).entries, { store: out, judge: "scripted:judge", k: 1 }).pipe(
+      // labels keyed by the run's profile, as `smurfs eval` keys them (compare reads them by it)
+      evaluatePass(loadSource(out).entries, {
+        store: out,
+        judge: "scripted:judge",
+        k: 1,
+        profile: sourceProfile(out)
+      }).pipe(
         Effect.provide(
           scriptedLayer({ "judge.check_answer_status": [{ answer_status: "Solved", reason: "ok" }], $cycle: true })
         )

@@ -5,7 +5,8 @@ import { z } from "zod"
 import { makeChatSession } from "../src/agents/chat/session.ts"
 import { type GenerateRequest, LanguageModel } from "../src/llm/language-model.ts"
 import { makeScriptedModel, type Script } from "../src/llm/scripted.ts"
-import { fromObservation, heightTool, makeTool, percentTool } from "./pipeline-fixtures.ts"
+import { isKind } from "../src/trace/events.ts"
+import { fromObservation, heightTool, makeTool, paperLoop, percentTool } from "./pipeline-fixtures.ts"
 
 const solved = { status: "solved", reason: "ok" }
 const text = (r: GenerateRequest) => r.messages.map((m) => m.content).join("\n")
@@ -66,7 +67,9 @@ describe("chat session", () => {
         $cycle: true
       },
       tools,
-      ["How high is Mount Everest?", "thanks!", "And what is 12% of that mountain's height?"]
+      ["How high is Mount Everest?", "thanks!", "And what is 12% of that mountain's height?"],
+      // the script answers the paper's requests per step, its Answer agent's answer carried to the next turn
+      paperLoop()
     )
     expect(turns.map((t) => t.intent)).toEqual(["task", "small_talk", "task"])
     expect(turns[0]!.reply).toBe("Mount Everest is 29032 feet high.")
@@ -132,8 +135,11 @@ describe("chat session", () => {
         "answerer.final": [{ answer: "K2 is 28251 feet high." }]
       },
       { name: "t", tools: [heightTool()] },
-      ["How high is K2?"]
+      ["How high is K2?"],
+      // the paper's loop, which the script answers: the reply comes from a tool call, not from a failed pipeline
+      paperLoop()
     )
+    expect(turns[0]!.trajectory!.totals.toolCalls).toBe(1)
     expect(turns[0]!.intent).toBe("unclassified")
     expect(turns[0]!.task).toBe("How high is K2?")
     expect(turns[0]!.reply).toBe("K2 is 28251 feet high.")
@@ -161,10 +167,45 @@ describe("chat session", () => {
       },
       { name: "t", tools: [weather] },
       ["What's the weather like here?"],
+      paperLoop({ askUser: ({ question }) => (asked.push(question), "Lima") })
+    )
+    expect(asked).toEqual(["Which city are you in?"])
+    expect(weather.calls).toEqual([{ city: "Lima" }])
+    expect(turns[0]!.reply).toBe("It is sunny in Lima.")
+  })
+
+  it("an ask_user turn in the default loop: the fused executor's JSON call asks the person, the task continues", async () => {
+    const asked: Array<string> = []
+    const weather = makeTool("weather", z.object({ city: z.string() }), (args) => ({
+      ok: true,
+      content: `It is sunny in ${String(args["city"])}.`
+    }))
+    const { turns } = await chat(
+      {
+        "chat.intent": [{ intent: "task", task: "What is the weather in the user's city?" }],
+        planner: [{ subtasks: ["What is the weather in the user's city?"] }],
+        "executor.fused": [
+          { thought: "Ask which city.", tool: "ask_user", arguments: { question: "Which city are you in?" } },
+          // the person's answer is in the second request
+          (r) => ({
+            thought: "Get the weather.",
+            tool: "weather",
+            arguments: { city: /Lima|Paris/.exec(text(r))?.[0] ?? "UNKNOWN" }
+          })
+        ],
+        // short responses are the steps' answers: no Answer agent call
+        verifier: [{ status: "pending", reason: "need the weather", hint: "call weather" }, solved],
+        "answerer.final": [(r) => ({ answer: /(It is sunny in \w+\.)/.exec(text(r))?.[1] ?? "?" })]
+      },
+      { name: "t", tools: [weather] },
+      ["What's the weather like here?"],
       { askUser: ({ question }) => (asked.push(question), "Lima") }
     )
     expect(asked).toEqual(["Which city are you in?"])
     expect(weather.calls).toEqual([{ city: "Lima" }])
     expect(turns[0]!.reply).toBe("It is sunny in Lima.")
+    const roles = turns[0]!.trajectory!.events.filter((e) => isKind(e, "model_call")).map((e) => e.data["role"])
+    expect(roles).toContain("executor.fused")
+    expect(roles).not.toContain("answerer.step")
   })
 })

@@ -18,6 +18,7 @@ import { toolbenchLibrary } from "../../src/tools/toolbench/adapter.ts"
 import { isKind, kindOf } from "../../src/trace/events.ts"
 import { EventData, EventKind, Trajectory } from "../../src/trace/record.ts"
 import { MINI_DATA } from "../../test/data.ts"
+import { paperLoop } from "../../test/pipeline-fixtures.ts"
 import { type BenchQuery, loadQueries } from "../datasets.ts"
 import { taskOf } from "../tasks.ts"
 import { drawFault } from "./faults.ts"
@@ -212,10 +213,15 @@ describe("simulated model", () => {
   })
 
   it("runs Smurfs with the fused executor (native calls or JSON) in fewer calls, to the same tools and answer", async () => {
-    const three = await solve(sim("sim"), smurfs())
-    for (const spec of ["sim", "sim:tools=json"]) {
+    // both loops with the Answer agent on every step, so that the count compares the executors alone
+    const three = await solve(sim("sim"), smurfs(paperLoop()))
+    const fused = { executor: "fused", rules: { answerShortResponses: undefined } } as const
+    for (const [spec, toolCalling] of [
+      ["sim", "native"],
+      ["sim:tools=json", "auto"]
+    ] as const) {
       const model = sim(spec)
-      const trajectory = await solve(model, smurfs({ executor: "fused" }))
+      const trajectory = await solve(model, smurfs({ ...fused, toolCalling }))
       expect(trajectory.finishType).toBe("give_answer")
       expect(trajectory.finalAnswer).toBe(three.finalAnswer)
       const toolCalls = trajectory.events.filter((e) => isKind(e, "tool_call")).map((e) => e.data)

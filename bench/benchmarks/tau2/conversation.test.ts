@@ -4,9 +4,11 @@ import { join } from "node:path"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { describe, expect, it } from "vitest"
+import type { SmurfsOptions } from "../../../src/agents/smurfs-options.ts"
 import { LanguageModel, type LanguageModelShape } from "../../../src/llm/language-model.ts"
 import { ModelTask } from "../../../src/llm/model-task.ts"
 import { makeScriptedModel, type Script, scriptedLayer } from "../../../src/llm/scripted.ts"
+import { paperLoop } from "../../../test/pipeline-fixtures.ts"
 import type { TaskRecord } from "../../run-format.ts"
 import { runConversationTask } from "./conversation-task.ts"
 import { agentInstructionOf } from "./conversers.ts"
@@ -26,7 +28,7 @@ const job = (method: string, run?: number) => ({
 })
 
 /** One conversation of `method` with scripted agent and user replies; its record and its τ² data. */
-const converse = async (method: string, agent: Script, user: Script) => {
+const converse = async (method: string, agent: Script, user: Script, smurfs?: SmurfsOptions) => {
   const result = await Effect.runPromise(
     runConversationTask(job(method), {
       domain: testDomain as never,
@@ -35,6 +37,7 @@ const converse = async (method: string, agent: Script, user: Script) => {
       userModel: makeScriptedModel(user, "user"),
       userModelSpec: "scripted:user",
       modelSpec: "scripted:agent",
+      smurfs,
       fullTrace: true
     }).pipe(Effect.provide(scriptedLayer(agent, "agent")))
   )
@@ -218,7 +221,9 @@ describe("a τ² conversation (smurfs chat)", () => {
         ],
         "answerer.final": [{ answer: "Your order #W1 is cancelled." }]
       },
-      { "tau2.user": ["Please cancel my order #W1.", "I no longer need it.", "Thanks ###STOP###"] }
+      { "tau2.user": ["Please cancel my order #W1.", "I no longer need it.", "Thanks ###STOP###"] },
+      // the script answers the paper's requests per step (thought, tool, arguments, step answer)
+      paperLoop()
     )
     const texts = data.messages.map(
       (m) => `${m.role}:${m.role === "tool" ? m.name : (m.content ?? ("toolCalls" in m ? m.toolCalls?.[0]?.name : ""))}`
