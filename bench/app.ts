@@ -321,7 +321,7 @@ export const runConfigOf = (
     options: {
       toolCalling: settings.toolCalling,
       // smurfs' requests per step: results of the two executors never mix (resume refuses, labels are keyed by it)
-      executor: settings.executor,
+      ...(settings.methods.includes("smurfs") ? { executor: settings.executor } : {}),
       tries: limits.tries,
       // what ran, each method with its own limit (smurfs: every loop limit, defaults resolved)
       smurfs: smurfsLimits(settings),

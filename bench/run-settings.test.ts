@@ -35,4 +35,19 @@ describe("settingsDiff and the options recorded since the profiles", () => {
     )
     expect(diff.map((d) => d.split(":")[0])).toEqual(["profile", "temperature"])
   })
+
+  it("Smurfs' executor tells runs apart only when one of them has smurfs (issue 33: the default became fused)", () => {
+    const withMethods = (methods: ReadonlyArray<string>, options: Record<string, unknown>) =>
+      ({ ...config(options), methods }) as RunConfig
+    // a react run recorded the three-call default before; a react run now records no executor
+    expect(
+      settingsDiff(withMethods(["react"], { ...now, executor: "three-call" }), withMethods(["react"], now))
+    ).toEqual([])
+    expect(
+      settingsDiff(
+        withMethods(["smurfs", "react"], { ...now, executor: "three-call" }),
+        withMethods(["smurfs", "react"], { ...now, executor: "fused" })
+      ).map((d) => d.split(":")[0])
+    ).toEqual(["executor"])
+  })
 })

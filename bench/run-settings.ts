@@ -1,6 +1,5 @@
 // Which settings a resumed run must share with the run it continues: those that change its tasks or their results.
 import { profileRecord } from "../src/agents/profile.ts"
-import { smurfsDefaults } from "../src/agents/smurfs-options.ts"
 import { MODEL_DEFAULTS } from "../src/llm/spec.ts"
 import { DEFAULT_REPLAY_MATCH } from "../src/tools/environments/recorded.ts"
 import type { RunConfig } from "./run-format.ts"
@@ -59,8 +58,10 @@ export const settingsDiff = (recorded: RunConfig, requested: RunConfig): Array<s
     ["--limit", recorded.limit, requested.limit],
     ["--ids", asSet(recorded.ids), asSet(requested.ids)]
   ]
+  // Smurfs' executor matters only to a run with smurfs (a react run recorded one before it was left out)
+  const smurfs = recorded.methods.includes("smurfs") || requested.methods.includes("smurfs")
   const keys = [...new Set([...Object.keys(recorded.options), ...Object.keys(requested.options)])]
-    .filter((k) => !OPERATIONAL_OPTIONS.has(k) && k !== "runs")
+    .filter((k) => !OPERATIONAL_OPTIONS.has(k) && k !== "runs" && (smurfs || k !== "executor"))
     .sort()
   const options: Array<[string, unknown, unknown]> = keys.map((k) => [
     k,

@@ -12,13 +12,7 @@ import type { AskUser } from "./agents/ask-user.ts"
 import { checkProfile, DEFAULT_PROFILE, PROFILE_SETTINGS, PROFILES, smurfsProfileOptions } from "./agents/profile.ts"
 import { retrievalTask, retrieveTaskSet } from "./agents/retrieval-task.ts"
 import { smurfs } from "./agents/smurfs.ts"
-import {
-  defaultExecutor,
-  EXECUTORS,
-  executorUnderReference,
-  type SmurfsOptions,
-  smurfsDefaults
-} from "./agents/smurfs-options.ts"
+import { defaultExecutor, EXECUTORS, executorUnderReference, type SmurfsOptions } from "./agents/smurfs-options.ts"
 import type { Task } from "./agents/task.ts"
 import { attemptSeedsLayer, seedBase } from "./llm/attempt-seeds.ts"
 import { LanguageModel, type LanguageModelShape } from "./llm/language-model.ts"

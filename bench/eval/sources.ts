@@ -187,8 +187,10 @@ export const methodsOf = (source: Source): Array<string> => [...new Set(source.e
  */
 export const sourceProfile = (dir: string): string => {
   if (sourceKind(dir) !== "run") return DEFAULT_PROFILE
-  const options = readJsonIf(runConfigPath(dir), RunConfig)?.options
+  const config = readJsonIf(runConfigPath(dir), RunConfig)
+  const options = config?.options
   const profile = options?.["profile"] as { name?: unknown } | undefined
   const name = typeof profile?.name === "string" ? profile.name : DEFAULT_PROFILE
-  return options?.["executor"] === "fused" ? `${name}+fused` : name
+  // only a run with smurfs has an executor that made answers (a react run recorded one before it was left out)
+  return options?.["executor"] === "fused" && (config?.methods ?? []).includes("smurfs") ? `${name}+fused` : name
 }

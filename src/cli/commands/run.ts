@@ -2,7 +2,7 @@
 
 import * as Effect from "effect/Effect"
 import { DEFAULT_PROFILE, PROFILES, profileNotes } from "../../agents/profile.ts"
-import { EXECUTORS, smurfsDefaults } from "../../agents/smurfs-options.ts"
+import { EXECUTORS } from "../../agents/smurfs-options.ts"
 import { smurfsSrcDirOf } from "../../agents/smurfs-source.ts"
 import { Timeout } from "../../llm/errors.ts"
 import type { ServerFailure } from "../../llm/server-watch.ts"
