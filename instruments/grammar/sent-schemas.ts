@@ -72,11 +72,16 @@ export const sentSchemas = (libraries: ReadonlyArray<ToolLibrary>): Array<SentSc
       sentAs: "format" as const,
       schema: jsonSchemaOf(choiceSchema(l.tools.map((t) => t.name)))
     })),
-    // the fused executor's JSON fallback (its native tools' parameters are the argument formats below)
+    // the fused executor's JSON reply: one branch per tool with its parameters (its native tools' are the argument formats below)
     ...libraries.map((l) => ({
       name: `fused in ${l.name}`,
       sentAs: "format" as const,
-      schema: jsonSchemaOf(fusedJson(l.tools.map((t) => t.name)))
+      schema: jsonSchemaOf(
+        fusedJson(
+          l.tools.map((t) => t.name),
+          l.tools
+        )
+      )
     })),
     ...tools.map((t) => ({
       name: `args of ${t.name}`,

@@ -56,16 +56,81 @@ export interface FusedExecutorView extends ExecutorView {
   readonly retry?: FailedCall | undefined
 }
 
-/** The reply of the JSON fallback; the arguments object is checked against the chosen tool's schema. */
-export const fusedJson = (allowed: ReadonlyArray<string>) =>
-  z.object({
+/**
+ * One branch of the JSON reply per tool, its name with its own parameters: a server that decodes under the reply's
+ * schema (Ollama's `format`, llama.cpp's `response_format`, the embedded engine) then writes the arguments of the
+ * chosen tool as its schema says, as the three-call executor's arguments request is shaped by its tool's schema.
+ */
+const callBranches = (tools: ReadonlyArray<Tool>, thought: boolean) =>
+  tools.map((t) => ({
+    type: "object",
+    properties: {
+      ...(thought ? { thought: { type: "string" } } : {}),
+      tool: { type: "string", enum: [t.name] },
+      arguments: jsonSchemaOf(argsSchema(t))
+    },
+    required: [...(thought ? ["thought"] : []), "tool", "arguments"],
+    additionalProperties: false
+  }))
+
+/**
+ * The reply of the JSON fallback. Read loosely (any arguments object): the arguments are checked against the chosen
+ * tool's schema after the reply, each problem reflected back; with `tools`, the schema sent to the server is one
+ * branch per tool (`callBranches`), so that a grammar shapes them as they are written.
+ */
+export const fusedJson = (allowed: ReadonlyArray<string>, tools?: ReadonlyArray<Tool>) => {
+  const reply = z.object({
     thought: z.string(),
     tool: z.string().meta({ enum: [...allowed] }),
     arguments: z.record(z.string(), z.unknown())
   })
+  const branches = tools && tools.length > 0 ? callBranches(tools, true) : undefined
+  return branches && fits(branches) ? reply.meta({ anyOf: branches }) : reply
+}
+
+/**
+ * The branches' schema is small enough for a server's grammar (Ollama cuts a grammar at 32 KB, and every schema sent
+ * stays far below: src/llm/grammar-safe.test.ts); a library too large for it gets the loose reply, checked after.
+ */
+const MAX_BRANCHES_CHARS = 6_000
+const fits = (branches: ReadonlyArray<unknown>): boolean => JSON.stringify(branches).length <= MAX_BRANCHES_CHARS
 
 /** The JSON reply after a failed call: the thought stands, another tool and its arguments. */
-export const fusedJsonAgain = (allowed: ReadonlyArray<string>) => fusedJson(allowed).omit({ thought: true })
+export const fusedJsonAgain = (allowed: ReadonlyArray<string>, tools?: ReadonlyArray<Tool>) => {
+  const reply = z.object({
+    tool: z.string().meta({ enum: [...allowed] }),
+    arguments: z.record(z.string(), z.unknown())
+  })
+  const branches = tools && tools.length > 0 ? callBranches(tools, false) : undefined
+  return branches && fits(branches) ? reply.meta({ anyOf: branches }) : reply
+}
+
+/**
+ * The two replies' schemas for a task's tools less the excluded ones, made once per task and exclusion set: a schema
+ * with every tool's parameters is costly to convert, and `jsonSchemaOf` keeps the conversion of each schema object.
+ */
+const replySchemas = new WeakMap<
+  ReadonlyArray<Tool>,
+  Map<string, ReturnType<typeof fusedJson> | ReturnType<typeof fusedJsonAgain>>
+>()
+const replySchema = <A extends boolean>(
+  tools: ReadonlyArray<Tool>,
+  allowed: ReadonlyArray<Tool>,
+  again: A
+): A extends true ? ReturnType<typeof fusedJsonAgain> : ReturnType<typeof fusedJson> => {
+  let byKey = replySchemas.get(tools)
+  if (!byKey) replySchemas.set(tools, (byKey = new Map()))
+  const names = allowed.map((t) => t.name)
+  const key = `${again}\u0000${names.join("\u0000")}`
+  let schema = byKey.get(key)
+  if (!schema) {
+    schema = again ? fusedJsonAgain(names, allowed) : fusedJson(names, allowed)
+    // a task excludes a handful of tool sets at most; bound it anyway
+    if (byKey.size >= 64) byKey.clear()
+    byKey.set(key, schema)
+  }
+  return schema as A extends true ? ReturnType<typeof fusedJsonAgain> : ReturnType<typeof fusedJson>
+}
 
 /**
  * A tool as a native function: its own parameters' JSON Schema, closed to undeclared names as `executor.args`
@@ -148,14 +213,14 @@ const actJson = (ctx: AgentContext, view: FusedExecutorView, allowed: ReadonlyAr
             args: clipStrings(retry.args, (t) => ctx.budget.agentText(t)),
             response: "response"
           },
-          schema: fusedJsonAgain(names)
+          schema: replySchema(view.tools, allowed, true)
         }).pipe(Effect.map(({ value, turn }) => ({ value: { ...value, thought: retry.thought }, turn })))
       : askTurn(ctx, {
           ...shared,
           template: "executor-fused-json",
           // the tools' parameters are in the shared prefix's tool list; the functions go along for readers that are not a model
           values: { state: stateLines(view) },
-          schema: fusedJson(names)
+          schema: replySchema(view.tools, allowed, false)
         })
     const reply = yield* Effect.result(ask)
     if (reply._tag === "Failure") {
