@@ -1,8 +1,11 @@
 // The skip rule of issue 33 (`rules.answerShortResponses`): a tool response no longer than the limit is the step's
 // answer as it is, with no Answer agent call; the verifier then continues the arguments' exchange with the response.
+
+import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { z } from "zod"
-import { callsOf, eventsOf, heightTool, makeTool, runSmurfs } from "./pipeline-fixtures.ts"
+import { smurfs } from "../src/agents/smurfs.ts"
+import { callsOf, eventsOf, heightTool, makeTool, modelLayer, runSmurfs } from "./pipeline-fixtures.ts"
 
 const query = "How high is Mount Everest in feet?"
 const script = {
@@ -28,9 +31,38 @@ const roles = (t: Awaited<ReturnType<typeof runSmurfs>>) =>
     .map((d) => String(d["role"]))
 
 describe("smurfs: short tool responses as the step's answer", () => {
-  it("asks the Answer agent on every step by default", async () => {
-    const t = await runSmurfs(query, [heightTool()], script)
+  it("asks the Answer agent on every step in the paper's loop (rules.answerShortResponses undefined)", async () => {
+    const t = await runSmurfs(query, [heightTool()], script, { rules: { answerShortResponses: undefined } })
     expect(roles(t)).toContain("answerer.step")
+  })
+
+  it("skips it by default for a response of at most 1,024 characters, and asks it for a longer one", async () => {
+    // the library's own defaults (no paperLoop): the fused executor, short responses as answers
+    const run = (tool: ReturnType<typeof heightTool>, answers: ReadonlyArray<unknown>) =>
+      Effect.runPromise(
+        smurfs()({ id: "t", query, tools: { name: "test", tools: [tool] } }).pipe(
+          Effect.provide(
+            modelLayer({
+              planner: script.planner,
+              "executor.fused": [
+                { thought: "Look up the height.", tool: "mountain_height", arguments: { name: "Mount Everest" } }
+              ],
+              "answerer.verify": answers as Array<Record<string, unknown>>,
+              verifier: [{ status: "solved" }],
+              "answerer.final": script["answerer.final"]
+            })
+          )
+        )
+      )
+    const short = await run(heightTool(), [])
+    expect(short.finishType).toBe("give_answer")
+    expect(roles(short)).toEqual(["planner", "executor.fused", "verifier", "answerer.final"])
+    const long = makeTool("mountain_height", z.object({ name: z.string() }), () => ({
+      ok: true,
+      content: `Mount Everest is 29032 feet high. ${"Survey notes follow. ".repeat(60)}`
+    }))
+    const t = await run(long, [{ answer: "Mount Everest is 29032 feet high.", status: "solved" }])
+    expect(roles(t)).toEqual(["planner", "executor.fused", "answerer.verify", "answerer.final"])
   })
 
   it("skips the Answer agent for a response within the limit; the verifier reads the response after the call", async () => {

@@ -249,9 +249,8 @@ class ArgsStillInvalid extends Data.TaggedError("ArgsStillInvalid")<{ readonly a
 
 /**
  * The thought, the tool and its arguments in one request, continued by the step's answer (the returned `turn`):
- * as a native tool call when the model calls tools (`toolCalling` auto, as ReAct resolves it, or native): the task's tools
- * not excluded at this depth are the request's native tools, and the reply's text is the thought; else one JSON object
- * (`actJson`). An unknown or excluded name, arguments that break
+ * as one JSON object (`actJson`, `toolCalling` auto or json), or as a native tool call (`toolCalling: "native"`): the
+ * task's tools not excluded at this depth are the request's native tools, and the reply's text is the thought. An unknown or excluded name, arguments that break
  * the tool's schema, or a reply without a call are reflected back (at most `maxReflections` times), as the
  * three-call executor's guardrails do; a server that cannot parse the model's call falls back to JSON.
  * `grounding` is the text argument values must come from, for the optional grounding guardrail.
