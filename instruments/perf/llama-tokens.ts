@@ -42,7 +42,7 @@ const bench = (argv: ReadonlyArray<string>, env: Record<string, string>) =>
   )
 
 const CONFIGS = [
-  { label: "smurfs (fused, the default)", args: ["--method", "smurfs"] },
+  { label: "smurfs (default)", args: ["--method", "smurfs"] },
   { label: "smurfs three-call", args: ["--method", "smurfs", "--executor", "three-call"] },
   { label: "react", args: ["--method", "react"] },
   { label: "dfsdt", args: ["--method", "dfsdt"] }
