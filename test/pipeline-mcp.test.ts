@@ -1,5 +1,6 @@
 // The pipeline on real MCP servers, as a user runs it: `smurfs run` / `smurfs tools` child processes with
-// a scripted model, the filesystem server from npm and the scripted MCP server; no process outlives a run.
+// a scripted model answering the default loop (the fused executor's JSON, short responses as the steps' answers), the
+// filesystem server from npm and the scripted MCP server; no process outlives a run.
 import { execFile, spawn } from "node:child_process"
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -58,10 +59,7 @@ describe.skipIf(!nodeOk)(`the pipeline on MCP servers (needs Node 22.18+, found 
     const path = join(dir, "note.txt")
     const model = script(dir, {
       planner: [{ subtasks: ["Read note.txt"] }],
-      "executor.thought": [{ thought: "Read the note with the file tool." }],
-      "executor.choose": [{ tool: "read_text_file" }],
-      "executor.args": [{ path }],
-      "answerer.step": [{ answer: "The meeting moved to Thursday 3 pm." }],
+      "executor.fused": [{ thought: "Read the note with the file tool.", tool: "read_text_file", arguments: { path } }],
       verifier: [{ status: "solved", reason: "The note was read." }],
       "answerer.final": [{ answer: "The note says the meeting moved to Thursday 3 pm." }]
     })
@@ -84,16 +82,23 @@ describe.skipIf(!nodeOk)(`the pipeline on MCP servers (needs Node 22.18+, found 
       content: "The meeting moved to Thursday 3 pm.\n"
     })
     expect(trajectory.events[0].data.tools).toContain("list_directory")
+    // the default loop: one request for the call, the short file content is the step's answer (no Answer agent call)
+    expect(
+      trajectory.events
+        .filter((e: { type: string }) => isKind(e, "model_call"))
+        .map((e: { data: { role: string } }) => e.data.role)
+    ).toEqual(["planner", "executor.fused", "verifier", "answerer.final"])
   }, 300_000)
 
   it("a failing MCP tool is excluded and the next one answers; the run goes on", async () => {
     const dir = tmp()
     const model = script(dir, {
       planner: [{ subtasks: ["Add 2 and 3"] }],
-      "executor.thought": [{ thought: "Try the broken tool first." }, { thought: "Use add." }],
-      "executor.choose": [{ tool: "broken" }, { tool: "add" }],
-      "executor.args": [{}, { a: 2, b: 3 }],
-      "answerer.step": [{ answer: "2 + 3 = 5" }],
+      // the default loop: after the failed call the same exchange asks for another tool and its arguments
+      "executor.fused": [
+        { thought: "Try the broken tool first.", tool: "broken", arguments: {} },
+        { tool: "add", arguments: { a: 2, b: 3 } }
+      ],
       verifier: [{ status: "solved", reason: "The sum is given." }],
       "answerer.final": [{ answer: "5" }]
     })
@@ -156,9 +161,7 @@ describe.skipIf(!nodeOk)(`the pipeline on MCP servers (needs Node 22.18+, found 
       const marker = String(30 + (signal === "SIGTERM" ? 1 : 2)) // a tool count no other test uses, to find this server's process
       const model = script(dir, {
         planner: [{ subtasks: ["Wait"] }],
-        "executor.thought": [{ thought: "Wait a minute." }],
-        "executor.choose": [{ tool: "sleep" }],
-        "executor.args": [{ ms: 60_000 }]
+        "executor.fused": [{ thought: "Wait a minute.", tool: "sleep", arguments: { ms: 60_000 } }]
       })
       const child = spawn(
         process.execPath,

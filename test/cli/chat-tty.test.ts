@@ -5,6 +5,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
+import { isKind } from "../../src/trace/events.ts"
 import { hasTmux } from "../tmux.ts"
 
 const repo = fileURLToPath(new URL("../../", import.meta.url))
@@ -39,6 +40,8 @@ const startChat = (name: string, script: object, save: string) => {
   return { screen, waitFor, type, key, close, dir }
 }
 
+// `smurfs chat` runs the default Smurfs loop (it has no --executor): the fused executor's one JSON object per step, and
+// short tool responses are the steps' answers (no Answer agent call), so the verifier reads each response itself.
 const script = {
   "chat.intent": [
     { intent: "small_talk", reply: "Hello! Ask me about facts, units, money, dates or arithmetic." },
@@ -47,21 +50,14 @@ const script = {
     { intent: "task", task: "What is (3 + 4) * 6?" }
   ],
   planner: [{ subtasks: ["What is the capital of the user's country?"] }, { subtasks: ["Compute (3 + 4) * 6"] }],
-  "executor.thought": [
-    { thought: "I need the country; ask the user." },
-    { thought: "Look up the capital." },
-    { thought: "Use the calculator." }
-  ],
-  "executor.choose": [{ tool: "ask_user" }, { tool: "lookup_fact" }, { tool: "calculator" }],
-  "executor.args": [
-    { question: "Which country are you in?" },
-    { subject: "France", attribute: "capital" },
-    { expression: "(3 + 4) * 6" }
-  ],
-  "answerer.step": [
-    { answer: "The user is in France." },
-    { answer: "The capital of France is Paris." },
-    { answer: "(3 + 4) * 6 = 42" }
+  "executor.fused": [
+    {
+      thought: "I need the country; ask the user.",
+      tool: "ask_user",
+      arguments: { question: "Which country are you in?" }
+    },
+    { thought: "Look up the capital.", tool: "lookup_fact", arguments: { subject: "France", attribute: "capital" } },
+    { thought: "Use the calculator.", tool: "calculator", arguments: { expression: "(3 + 4) * 6" } }
   ],
   verifier: [
     { status: "pending", reason: "the country is not the capital", hint: "look up the capital of France" },
@@ -70,6 +66,10 @@ const script = {
   ],
   "answerer.final": [{ answer: "The capital of France is Paris." }, { answer: "(3 + 4) * 6 is 42." }]
 }
+
+type Event = { type: string; data: Record<string, unknown> }
+const rolesOf = (turn: { trajectory: { events: Array<Event> } }) =>
+  turn.trajectory.events.filter((e) => isKind(e, "model_call")).map((e) => e.data["role"])
 
 describe.skipIf(!hasTmux)("smurfs chat in a terminal (tmux)", () => {
   it("routes messages, shows the steps, asks the person, remembers turns and ends with /exit", async () => {
@@ -105,6 +105,7 @@ describe.skipIf(!hasTmux)("smurfs chat in a terminal (tmux)", () => {
       expect(screen).toContain('call lookup_fact {"subject":"France","attribute":"capital"}')
       expect(screen).toContain("verifier: solved")
       expect(screen).toContain("bye")
+      expect(screen).not.toContain("failed: The model server")
       const transcript = JSON.parse(readFileSync(save, "utf8"))
       expect(transcript.format).toBe("smurfs-chat/1")
       expect(transcript.turns.map((t: { intent: string }) => t.intent)).toEqual([
@@ -119,6 +120,17 @@ describe.skipIf(!hasTmux)("smurfs chat in a terminal (tmux)", () => {
             e.type === "dev.smurfs.ask_user" && e.data.reply === "France"
         )
       ).toBe(true)
+      // the default loop: one request per step for thought, tool and arguments; the short responses ("France",
+      // "Paris", "42") are the steps' answers, so no Answer agent call before the verdicts
+      expect(rolesOf(transcript.turns[2])).toEqual([
+        "planner",
+        "executor.fused",
+        "verifier",
+        "executor.fused",
+        "verifier",
+        "answerer.final"
+      ])
+      expect(rolesOf(transcript.turns[3])).toEqual(["planner", "executor.fused", "verifier", "answerer.final"])
     } finally {
       chat.close()
     }
@@ -152,7 +164,12 @@ describe.skipIf(!hasTmux)("Ctrl-C at an ask_user question (tmux)", () => {
     const save = join(mkdtempSync(join(tmpdir(), "smurfs-chat-save-")), "transcript.json")
     const chat = startChat(
       `smurfs-chat-${process.pid}-q`,
-      { ...script, "chat.intent": [script["chat.intent"][2]!, script["chat.intent"][3]!] },
+      {
+        ...script,
+        "chat.intent": [script["chat.intent"][2]!, script["chat.intent"][3]!],
+        // the cancelled ask_user call fails, so the same step's next request looks the capital up: no pending verdict
+        verifier: [script.verifier[1]!, script.verifier[2]!]
+      },
       save
     )
     try {
@@ -176,6 +193,19 @@ describe.skipIf(!hasTmux)("Ctrl-C at an ask_user question (tmux)", () => {
         (e: { type: string }) => e.type === "dev.smurfs.ask_user"
       )
       expect(asked.data.error).toMatch(/cancelled the question/)
+      // the agents went on without the answer: the failed question is excluded, the next call answers the subtask
+      const screen = chat.screen()
+      expect(screen.indexOf('call lookup_fact {"subject":"France","attribute":"capital"}')).toBeGreaterThan(
+        screen.indexOf("(question cancelled)")
+      )
+      expect(screen).not.toContain("failed: The model server")
+      expect(rolesOf(transcript.turns[0])).toEqual([
+        "planner",
+        "executor.fused",
+        "executor.fused",
+        "verifier",
+        "answerer.final"
+      ])
     } finally {
       chat.close()
     }

@@ -1,5 +1,7 @@
 // `smurfs run --toolset retrieve[:k]` (issue 13 point 7): the task gets the top k of its library for the
-// query, the Smurfs executor retrieves again per subtask, and the trajectory records every set.
+// query, the Smurfs executor retrieves again per subtask, and the trajectory records every set. The scripts answer the
+// default loop `smurfs run` runs (the fused executor's JSON requests, short responses as the steps' answers);
+// test/bench-retrieve.test.ts runs the paper's three requests per step with retrieval.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -30,10 +32,10 @@ describe("smurfs run --toolset retrieve", () => {
   it("a --tools library (an MCP server) is the corpus: the task sees the query's top k, each subtask its own", async () => {
     const model = script("mcp", {
       planner: [{ subtasks: ["Add the numbers 2 and 3", "Echo the text hello back"] }],
-      "executor.thought": [{ thought: "Add them." }, { thought: "Echo it." }],
-      "executor.choose": [{ tool: "add" }, { tool: "echo" }],
-      "executor.args": [{ a: 2, b: 3 }, { text: "hello" }],
-      "answerer.step": [{ answer: "5" }, { answer: "hello" }],
+      "executor.fused": [
+        { thought: "Add them.", tool: "add", arguments: { a: 2, b: 3 } },
+        { thought: "Echo it.", tool: "echo", arguments: { text: "hello" } }
+      ],
       verifier: [
         { status: "solved", reason: "The sum." },
         { status: "solved", reason: "The echo." }
@@ -101,12 +103,18 @@ describe("smurfs run --toolset retrieve", () => {
           ]
         }
       ],
-      "executor.thought": [{ thought: "Use the best tool offered." }],
-      "executor.choose": [
-        { tool: "popularsitesforquery_for_keyword_analysis" },
-        { tool: "querykeywords_for_keyword_analysis" }
+      "executor.fused": [
+        {
+          thought: "Use the best tool offered.",
+          tool: "popularsitesforquery_for_keyword_analysis",
+          arguments: { q: "birthday party ideas" }
+        },
+        {
+          thought: "Use the best tool offered.",
+          tool: "querykeywords_for_keyword_analysis",
+          arguments: { q: "birthday party ideas" }
+        }
       ],
-      "executor.args": [{ q: "birthday party ideas" }, { q: "birthday party ideas" }],
       answerer: [{ answer: "Found it." }],
       verifier: [{ status: "solved", reason: "Answered." }]
     })
@@ -145,10 +153,9 @@ describe("smurfs run --toolset retrieve", () => {
     const model = script("nothing-retrieved", {
       $cycle: true,
       planner: [{ subtasks: ["Compute 1 + 1"] }],
-      "executor.thought": [{ thought: "The calculator computes it." }],
-      "executor.choose": [{ tool: "calculator" }],
-      "executor.args": [{ expression: "1 + 1" }],
-      "answerer.step": [{ answer: "2" }],
+      "executor.fused": [
+        { thought: "The calculator computes it.", tool: "calculator", arguments: { expression: "1 + 1" } }
+      ],
       verifier: [{ status: "solved", reason: "Computed." }],
       "answerer.final": [{ answer: "2" }]
     })
