@@ -39,9 +39,19 @@ const inProject = (file: string, args: string[], env: Record<string, string> = {
 const smurfsCli = (...args: string[]) =>
   inProject(process.execPath, [join(dir, "node_modules/smurfs/bin/smurfs.js"), ...args])
 
-/** Answers each Smurfs agent by the JSON Schema it asked for, as a model following `format` would (doctor's probe gets a sample). */
+/**
+ * Answers each Smurfs agent by the JSON Schema it asked for, as a model following `format` would (doctor's probe gets a
+ * sample): the default loop's fused executor (thought, tool and arguments in one object; the tool's short response is
+ * the step's answer, so the verifier reads it) and the paper's three requests alike.
+ */
 const agentReply = (schema: any) => {
   const keys = Object.keys(schema?.properties ?? {})
+  if (keys.includes("arguments"))
+    return JSON.stringify({
+      thought: "word_count counts the words.",
+      tool: "word_count",
+      arguments: { text: "the quick brown fox" }
+    })
   if (keys.includes("subtasks")) return JSON.stringify({ subtasks: ["Count the words of 'the quick brown fox'"] })
   if (keys.includes("thought")) return JSON.stringify({ thought: "word_count counts the words." })
   if (keys.includes("tool")) return JSON.stringify({ tool: "word_count" })
