@@ -301,9 +301,17 @@ describe("the packed npm package, installed into a fresh project", () => {
   })
 
   it("runs the README's Promise API example (examples/solve.ts) against a fake Ollama", async () => {
+    const before = fake!.chatRequests().length
     const { stdout, stderr } = await inProject(process.execPath, ["solve.ts"], { OLLAMA_HOST: fake!.url })
     expect(stdout).toContain("give_answer 'the quick brown fox' has 4 words.")
     expect(stderr).toContain("dev.smurfs.tool_call")
+    // the default loop: one request for the thought, the tool and its arguments, none choosing the tool alone
+    const asked = fake!
+      .chatRequests()
+      .slice(before)
+      .map((body) => Object.keys(body.format?.properties ?? {}).join(","))
+    expect(asked).toContain("thought,tool,arguments")
+    expect(asked).not.toContain("tool")
     expect(readFileSync(join(root, "README.md"), "utf8")).toContain(
       readFileSync(join(root, "examples/solve.ts"), "utf8").trim()
     )
