@@ -39,9 +39,19 @@ const inProject = (file: string, args: string[], env: Record<string, string> = {
 const smurfsCli = (...args: string[]) =>
   inProject(process.execPath, [join(dir, "node_modules/smurfs/bin/smurfs.js"), ...args])
 
-/** Answers each Smurfs agent by the JSON Schema it asked for, as a model following `format` would (doctor's probe gets a sample). */
+/**
+ * Answers each Smurfs agent by the JSON Schema it asked for, as a model following `format` would (doctor's probe gets a
+ * sample): the default loop's fused executor (thought, tool and arguments in one object; the tool's short response is
+ * the step's answer, so the verifier reads it) and the paper's three requests alike.
+ */
 const agentReply = (schema: any) => {
   const keys = Object.keys(schema?.properties ?? {})
+  if (keys.includes("arguments"))
+    return JSON.stringify({
+      thought: "word_count counts the words.",
+      tool: "word_count",
+      arguments: { text: "the quick brown fox" }
+    })
   if (keys.includes("subtasks")) return JSON.stringify({ subtasks: ["Count the words of 'the quick brown fox'"] })
   if (keys.includes("thought")) return JSON.stringify({ thought: "word_count counts the words." })
   if (keys.includes("tool")) return JSON.stringify({ tool: "word_count" })
@@ -291,9 +301,17 @@ describe("the packed npm package, installed into a fresh project", () => {
   })
 
   it("runs the README's Promise API example (examples/solve.ts) against a fake Ollama", async () => {
+    const before = fake!.chatRequests().length
     const { stdout, stderr } = await inProject(process.execPath, ["solve.ts"], { OLLAMA_HOST: fake!.url })
     expect(stdout).toContain("give_answer 'the quick brown fox' has 4 words.")
     expect(stderr).toContain("dev.smurfs.tool_call")
+    // the default loop: one request for the thought, the tool and its arguments, none choosing the tool alone
+    const asked = fake!
+      .chatRequests()
+      .slice(before)
+      .map((body) => Object.keys(body.format?.properties ?? {}).join(","))
+    expect(asked).toContain("thought,tool,arguments")
+    expect(asked).not.toContain("tool")
     expect(readFileSync(join(root, "README.md"), "utf8")).toContain(
       readFileSync(join(root, "examples/solve.ts"), "utf8").trim()
     )

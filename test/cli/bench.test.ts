@@ -137,7 +137,9 @@ describe("smurfs bench --executor", () => {
     expect((await bench([...argv(out), "--executor", "fused"])).code).toBe(ExitCode.Ok)
     const config = JSON.parse(readFileSync(join(out, "run.json"), "utf8")) as { options: Record<string, unknown> }
     expect(config.options["executor"]).toBe("fused")
-    const resumed = await bench([...argv(out), "--resume"])
+    // fused is the default (issue 33): a resume that names no executor continues the run
+    expect((await bench([...argv(out), "--resume"])).code).toBe(ExitCode.Ok)
+    const resumed = await bench([...argv(out), "--resume", "--executor", "three-call"])
     expect(resumed.code).not.toBe(ExitCode.Ok)
     expect(resumed.stderr).toMatch(/executor: the run has "fused", this command asks for "three-call"/)
     expect(collectRows([out]).map((r) => r.profile)).toEqual(["improved+fused"])
