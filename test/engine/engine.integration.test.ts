@@ -148,13 +148,13 @@ describe("the embedded engine end to end", () => {
   it("--simulator llama:<gguf> answers the calls nothing recorded, into the cache", async () => {
     const simulated = join(scratch, "simulated")
     const cache = join(scratch, "simulator-cache")
-    // the paper's three requests: their arguments request is held to the chosen tool's own schema by the grammar, so
-    // the tiny model's calls reach the simulator; the default fused JSON reply's arguments are any object, which the
-    // tiny model fills with names no tool has (rejected before a call, so nothing would be simulated)
+    // the default loop: the fused JSON reply has one branch per tool with its own parameters, so the grammar holds the
+    // tiny model's arguments to the chosen tool's schema and its calls reach the simulator (with the reply's arguments
+    // any object it filled them with names no tool has, and nothing was simulated)
     const sim = await smurfs(
       BENCH(
         simulated,
-        ...["--method", "smurfs", "--executor", "three-call", "--limit", "1", "--env", "simulated"],
+        ...["--method", "smurfs", "--limit", "1", "--env", "simulated"],
         ...["--simulator", model(), "--cache-dir", cache]
       ),
       { env: ENV }
