@@ -37,6 +37,13 @@ const chat = async (
   return { turns: session.turns, intentPrompts }
 }
 
+/** A weather tool that says it is sunny in the city it is given. */
+const weatherTool = () =>
+  makeTool("weather", z.object({ city: z.string() }), (args) => ({
+    ok: true,
+    content: `It is sunny in ${String(args["city"])}.`
+  }))
+
 describe("chat session", () => {
   it("carries earlier turns: the third message refers to the first", async () => {
     const tools = { name: "test", tools: [heightTool(), percentTool()] }
@@ -147,10 +154,7 @@ describe("chat session", () => {
 
   it("an ask_user turn: the executor asks the person, who answers, and the task continues", async () => {
     const asked: Array<string> = []
-    const weather = makeTool("weather", z.object({ city: z.string() }), (args) => ({
-      ok: true,
-      content: `It is sunny in ${String(args["city"])}.`
-    }))
+    const weather = weatherTool()
     const { turns } = await chat(
       {
         "chat.intent": [{ intent: "task", task: "What is the weather in the user's city?" }],
@@ -176,10 +180,7 @@ describe("chat session", () => {
 
   it("an ask_user turn in the default loop: the fused executor's JSON call asks the person, the task continues", async () => {
     const asked: Array<string> = []
-    const weather = makeTool("weather", z.object({ city: z.string() }), (args) => ({
-      ok: true,
-      content: `It is sunny in ${String(args["city"])}.`
-    }))
+    const weather = weatherTool()
     const { turns } = await chat(
       {
         "chat.intent": [{ intent: "task", task: "What is the weather in the user's city?" }],
