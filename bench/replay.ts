@@ -139,7 +139,12 @@ export const replaySettingsOf = (config: RunConfig, given: BenchSettings): Bench
     ...(config.ids === undefined ? {} : { ids: config.ids }),
     concurrency: given.concurrency,
     ...(typeof o["toolCalling"] === "string" ? { toolCalling: o["toolCalling"] as BenchSettings["toolCalling"] } : {}),
-    ...(typeof o["executor"] === "string" ? { executor: o["executor"] as BenchSettings["executor"] } : {}),
+    // a smurfs run that recorded no executor ran the paper's three requests (before --executor)
+    ...(typeof o["executor"] === "string"
+      ? { executor: o["executor"] as BenchSettings["executor"] }
+      : config.methods.includes("smurfs")
+        ? { executor: "three-call" as const }
+        : {}),
     tries: numberOr(o["tries"]),
     smurfsMaxSteps: numberOr(smurfsLimits.maxSteps),
     singleChainMaxStep: numberOr(o["singleChainMaxStep"]),
