@@ -23,6 +23,10 @@ const ownDescription = (tool: Tool): string => {
 export const toolList = (tools: ReadonlyArray<Tool>): string =>
   tools.map((t) => `- ${t.name}: ${shorten(ownDescription(t), MAX_DESCRIPTION)}`).join("\n")
 
+/**
+ * A tool's parameters as the fused task prefix lists them: the properties' schemas and the required names, without
+ * the `{"type":"object","properties":...}` wrapper every tool repeats; a schema with more at its top stays whole.
+ */
 const compactSchema = (json: string): string => {
   const schema = JSON.parse(json) as Record<string, unknown>
   const { type, properties, required, ...rest } = schema
