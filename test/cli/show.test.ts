@@ -27,7 +27,9 @@ describe("smurfs show", () => {
     const shownLines = shown.stdout.trimEnd().split("\n")
     expect(shownLines.slice(0, liveLines.length)).toEqual(liveLines)
     expect(shownLines).toContain(`Answer: ${live.stdout.trim()}`)
-    expect(shownLines.at(-1)).toMatch(/^17 model calls, \d+ tokens, 3 tool calls, 0 backtracks/)
+    // the default loop: a plan, one fused executor reply and one verdict per step (the tools' short responses are the
+    // steps' answers, no Answer agent call), the final answer: 1 + 3 + 3 + 1
+    expect(shownLines.at(-1)).toMatch(/^8 model calls, \d+ tokens, 3 tool calls, 0 backtracks/)
     const page = readFileSync(html, "utf8")
     expect(page).toMatch(/^<!doctype html>/)
     expect(page).toContain(

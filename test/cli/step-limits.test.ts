@@ -17,16 +17,16 @@ const BENCH_SCRIPT = join(REPO, "examples", "bench-script.json")
 const scratch = mkdtempSync(join(tmpdir(), "smurfs-step-limits-"))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 
-/** A Smurfs script whose verifier never accepts: the search runs to the step limit, one calculator call per step. */
+/**
+ * A Smurfs script whose verifier never accepts: the search runs to the step limit, one calculator call per step. The
+ * default loop: one fused executor reply per step, the tool's short response is the step's answer (no Answer agent).
+ */
 const SCRIPT = join(scratch, "pending.json")
 writeFileSync(
   SCRIPT,
   JSON.stringify({
     planner: [{ subtasks: ["Compute 2 + 3"] }],
-    "executor.thought": [{ thought: "compute it" }],
-    "executor.choose": [{ tool: "calculator" }],
-    "executor.args": [{ expression: "2 + 3" }],
-    "answerer.step": [{ answer: "5" }],
+    "executor.fused": [{ thought: "compute it", tool: "calculator", arguments: { expression: "2 + 3" } }],
     verifier: [{ status: "pending", reason: "check again", hint: "again" }],
     "answerer.subtask": [{ answer: "5" }],
     "answerer.final": [{ answer: "2 + 3 = 5" }],

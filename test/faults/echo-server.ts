@@ -18,16 +18,27 @@ type Schema = Record<string, any>
 /** A reply valid for the requested schema, with every free-text field carrying what the server was sent. */
 const replyFor = (schema: Schema | undefined, leak: string): unknown => {
   const props: Schema = schema?.["properties"] ?? {}
+  // the fused executor's JSON reply (the default loop), or its retry without a thought: the first tool, with arguments
+  // valid for that tool's own branch of the schema when the request carries the branches (an empty object otherwise)
+  if (props["tool"]?.enum && props["arguments"]) {
+    const args: Schema | undefined = schema?.["anyOf"]?.[0]?.properties?.arguments
+    return {
+      ...(props["thought"] ? { thought: `Use a tool. ${leak}` } : {}),
+      tool: props["tool"].enum[0],
+      arguments: args ? argumentsFor(args, leak) : {}
+    }
+  }
   if (props["tool"]?.enum) return { tool: props["tool"].enum[0] }
   if (props["subtasks"]) return { subtasks: [`Answer the query (${leak})`] }
   if (props["status"]) return { status: "solved", reason: `fine, ${leak}` }
   if (props["thought"]) return { thought: `Use a tool. ${leak}` }
   if (props["answer"]) return { answer: `The answer. ${leak}` }
-  // tool arguments: a valid value, each string argument leaking too
-  return schemaValueOf(schema ?? {}, (_path, node) =>
-    node["type"] === "string" && !node["enum"] ? `value ${leak}` : undefined
-  )
+  return argumentsFor(schema ?? {}, leak)
 }
+
+/** Tool arguments: a valid value, each string argument leaking too. */
+const argumentsFor = (schema: Schema, leak: string): unknown =>
+  schemaValueOf(schema, (_path, node) => (node["type"] === "string" && !node["enum"] ? `value ${leak}` : undefined))
 
 export interface EchoOptions {
   /** Reply with text that is no JSON at all, holding the header: the structured-output errors then carry it. */
