@@ -39,12 +39,16 @@ const TYPED = new Set([
   "MalformedOutput"
 ])
 
-/** Valid replies for the request's schema, with demo-tool arguments that work. */
+/**
+ * Valid replies for the request's schema, with demo-tool arguments that work. The run is the library's default loop:
+ * the fused executor's JSON reply holds the calculator's expression under `arguments` (the paper's three-call loop
+ * asked for it at the top of its own request), so the hint looks at the leaf's own key.
+ */
 const validReply = (body: any): Step => {
   const schema = body.response_format?.json_schema?.schema ?? body.format
   if (!schema || typeof schema !== "object") return "{}"
   const hint = (path: ReadonlyArray<string>) =>
-    path[0] === "expression" ? "2 + 3" : path[0] === "status" ? "solved" : undefined
+    path.at(-1) === "expression" ? "2 + 3" : path.at(-1) === "status" ? "solved" : undefined
   return JSON.stringify(schemaValueOf(schema, hint))
 }
 
@@ -95,6 +99,7 @@ describe.each(providers)("$name: faults during a Smurfs run", (provider) => {
       expect(endsProperly(t)).toBe(true)
       for (const tag of errorTags(t)) expect(TYPED.has(tag), `untyped failure "${tag}"`).toBe(true)
       expect(t.events.some((e) => isKind(e, "model_call") && e.data["ok"] === true)).toBe(true)
+      expect(t.events.some((e) => isKind(e, "model_call") && e.data["role"] === "executor.fused")).toBe(true)
       // overload is retried inside the model layer: the agents never see it
       if (/^(503|429)/.test(_label)) {
         expect(errorTags(t)).not.toContain("Overloaded")

@@ -16,11 +16,16 @@ const HOSTILE = `${TITLE}${CLIPBOARD}${CLEAR}`
 const scratch = mkdtempSync(join(tmpdir(), "smurfs-escapes-"))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 
-/** The demo script, with escape sequences in a step's answer, a verdict's reason and the final answer. */
+/**
+ * The demo script, with escape sequences in a step's thought, a verdict's hint and the final answer. `smurfs run`
+ * runs the default loop: the fused executor's JSON reply carries the thought, and the tools' short responses are the
+ * steps' answers (no Answer agent call), so the model's text shown per step is the thought and the verdict (a hint:
+ * the verifier's reply has no reason).
+ */
 const script = (() => {
   const demo = JSON.parse(readFileSync(demoScript, "utf8"))
-  demo["answerer.step"][0].answer = `Mount Everest is 8849 m high ${HOSTILE}(survey).`
-  demo["verifier"][1].reason = `Fine ${CLEAR}${TITLE}.`
+  demo["executor.fused"][0].thought = `Mount Everest is 8849 m high ${HOSTILE}(look it up).`
+  demo["verifier"][0].hint = `Convert 8849 m to feet ${CLEAR}${TITLE}with convert_units.`
   demo["answerer.final"][0].answer = `About 3483.86 feet ${HOSTILE}done.`
   const file = join(scratch, "hostile-script.json")
   writeFileSync(file, JSON.stringify(demo))
@@ -43,7 +48,8 @@ describe("ESC sequences from data", () => {
     expectNoRawEscape("stdout", r.stdout)
     expectNoRawEscape("stderr", r.stderr)
     expect(r.stdout).toContain("About 3483.86 feet \\x1b]0;pwned\\x07\\x1b]52;c;cm0gLXJmIH4=\\x07\\x1b[2Jdone.")
-    expect(r.stderr).toContain("\\x1b[2J")
+    expect(r.stderr).toContain("to feet \\x1b[2J\\x1b]0;pwned\\x07with convert_units")
+    expect(r.stderr).toContain("8849 m high \\x1b]0;pwned")
   }, 30_000)
 
   it("smurfs run --json stays exact JSON, and smurfs show of it shows them as visible text", async () => {

@@ -11,17 +11,17 @@ const TOOLS = fileURLToPath(new URL("./fixtures/unruly-tools.ts", import.meta.ur
 const scratch = mkdtempSync(join(tmpdir(), "smurfs-containment-"))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 
-/** A scripted Smurfs run that calls `tool` with `args` once and then answers. */
+/**
+ * A scripted Smurfs run of the default loop (what `smurfs run` runs) that calls `tool` with `args` and then answers:
+ * one fused JSON request per step; the tool's short response is the step's answer (no Answer agent call).
+ */
 const script = (name: string, tool: string, args: object): string => {
   const file = join(scratch, `${name}.json`)
   writeFileSync(
     file,
     JSON.stringify({
       planner: [{ subtasks: ["Find what smurf means"] }],
-      "executor.thought": [{ thought: `use ${tool}` }],
-      "executor.choose": [{ tool }],
-      "executor.args": [args],
-      "answerer.step": [{ answer: "a smurf is a small blue creature" }],
+      "executor.fused": [{ thought: `use ${tool}`, tool, arguments: args }],
       verifier: [{ status: "solved", reason: "answered" }],
       "answerer.subtask": [{ answer: "a smurf is a small blue creature" }],
       "answerer.final": [{ answer: "A smurf is a small blue creature." }],
