@@ -18,15 +18,31 @@ type Schema = Record<string, any>
 /** A reply valid for the requested schema, with every free-text field carrying what the server was sent. */
 const replyFor = (schema: Schema | undefined, leak: string): unknown => {
   const props: Schema = schema?.["properties"] ?? {}
+  // each string argument leaks too
+  const argsOf = (args: Schema | undefined) =>
+    schemaValueOf(args ?? { type: "object" }, (_path, node) =>
+      node["type"] === "string" && !node["enum"] ? `value ${leak}` : undefined
+    )
+  if (props["tool"]?.enum && props["arguments"]) {
+    // the fused executor's reply (the default loop): the first tool, with the arguments its branch asks for, and the
+    // thought unless this is the retry after a failed call
+    const tool = props["tool"].enum[0]
+    const branch = (schema?.["anyOf"] ?? []).find((b: Schema) => b["properties"]?.["tool"]?.enum?.[0] === tool)
+    return {
+      ...(props["thought"] ? { thought: `Use a tool. ${leak}` } : {}),
+      tool,
+      arguments: argsOf(branch?.["properties"]?.["arguments"])
+    }
+  }
   if (props["tool"]?.enum) return { tool: props["tool"].enum[0] }
   if (props["subtasks"]) return { subtasks: [`Answer the query (${leak})`] }
-  if (props["status"]) return { status: "solved", reason: `fine, ${leak}` }
+  // the fused Answer and Verifier reply (`answerer.verify`) asks for the answer with the verdict
+  if (props["status"])
+    return { ...(props["answer"] ? { answer: `The answer. ${leak}` } : {}), status: "solved", reason: `fine, ${leak}` }
   if (props["thought"]) return { thought: `Use a tool. ${leak}` }
   if (props["answer"]) return { answer: `The answer. ${leak}` }
-  // tool arguments: a valid value, each string argument leaking too
-  return schemaValueOf(schema ?? {}, (_path, node) =>
-    node["type"] === "string" && !node["enum"] ? `value ${leak}` : undefined
-  )
+  // tool arguments: a valid value
+  return argsOf(schema ?? {})
 }
 
 export interface EchoOptions {
