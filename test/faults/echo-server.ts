@@ -18,19 +18,23 @@ type Schema = Record<string, any>
 /** A reply valid for the requested schema, with every free-text field carrying what the server was sent. */
 const replyFor = (schema: Schema | undefined, leak: string): unknown => {
   const props: Schema = schema?.["properties"] ?? {}
-  // the fused executor's JSON reply (the default loop), or its retry without a thought: the first tool, with arguments
-  // valid for that tool's own branch of the schema when the request carries the branches (an empty object otherwise)
   if (props["tool"]?.enum && props["arguments"]) {
-    const args: Schema | undefined = schema?.["anyOf"]?.[0]?.properties?.arguments
+    // the fused executor's reply (the default loop): the first tool, with the arguments its branch asks for (an empty
+    // object without branches), and the thought unless this is the retry after a failed call
+    const tool = props["tool"].enum[0]
+    const branch = (schema?.["anyOf"] ?? []).find((b: Schema) => b["properties"]?.["tool"]?.enum?.[0] === tool)
+    const args: Schema | undefined = branch?.["properties"]?.["arguments"]
     return {
       ...(props["thought"] ? { thought: `Use a tool. ${leak}` } : {}),
-      tool: props["tool"].enum[0],
+      tool,
       arguments: args ? argumentsFor(args, leak) : {}
     }
   }
   if (props["tool"]?.enum) return { tool: props["tool"].enum[0] }
   if (props["subtasks"]) return { subtasks: [`Answer the query (${leak})`] }
-  if (props["status"]) return { status: "solved", reason: `fine, ${leak}` }
+  // the fused Answer and Verifier reply (`answerer.verify`) asks for the answer with the verdict
+  if (props["status"])
+    return { ...(props["answer"] ? { answer: `The answer. ${leak}` } : {}), status: "solved", reason: `fine, ${leak}` }
   if (props["thought"]) return { thought: `Use a tool. ${leak}` }
   if (props["answer"]) return { answer: `The answer. ${leak}` }
   return argumentsFor(schema ?? {}, leak)

@@ -61,6 +61,12 @@ describe("an MCP server that echoes its Authorization header", () => {
       const requests = model.bodies.slice(sentBefore)
       expect(requests.some((b) => b.includes("whoami"))).toBe(true) // the tool was offered...
       expect(requests.some((b) => b.includes("you are the holder of"))).toBe(true) // ...called, and its result sent on
+      // the default loop ran: its one executor request per step (thought, tool and arguments), whose task prefix lists
+      // the tools' parameters (whoami's describes itself with the token)
+      const asked = requests
+        .filter((b) => b.startsWith("{")) // a GET /models has no body
+        .map((b) => Object.keys(JSON.parse(b).response_format?.json_schema?.schema?.properties ?? {}).join(","))
+      expect(asked).toContain("thought,tool,arguments")
       for (const [i, body] of requests.entries()) expectClean(`model request ${i}`, body)
       expectClean("stdout", r.stdout)
       expectClean("stderr", r.stderr)
