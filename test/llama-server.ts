@@ -3,7 +3,7 @@
 // tools/server, built locally; docs/performance.md says how). Stopped with SIGKILL, its log kept until then.
 import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import { accessSync, constants } from "node:fs"
-import { createServer } from "node:net"
+import { freePort } from "./free-port.ts"
 
 export interface LlamaServer {
   /** The OpenAI-compatible /v1 URL (smurfs' OPENAI_BASE_URL). */
@@ -51,16 +51,6 @@ export const llamaServerVersion = (binary: string): string => {
     .filter((l) => /^version|^built with/.test(l))
     .join("; ")
 }
-
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const probe = createServer()
-    probe.once("error", reject)
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number }
-      probe.close(() => resolve(port))
-    })
-  })
 
 const stopChild = async (child: ChildProcess) => {
   if (child.exitCode !== null || child.signalCode !== null) return

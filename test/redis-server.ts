@@ -1,9 +1,9 @@
 // A real Debian redis-server on a free loopback port, for the queue tests; stopped (and its files removed) after.
 import { spawn, spawnSync } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
-import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { freePort } from "./free-port.ts"
 
 export interface RedisServer {
   readonly url: string
@@ -16,16 +16,6 @@ export const redisUnavailable = (): string | undefined =>
   spawnSync("redis-server", ["--version"], { stdio: "ignore" }).status === 0
     ? undefined
     : "redis-server is not installed (apt-get install redis-server; .ci/run installs it)"
-
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const probe = createServer()
-    probe.once("error", reject)
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number }
-      probe.close(() => resolve(port))
-    })
-  })
 
 /** Start redis-server on 127.0.0.1 with no persistence (on `port`, to restart one empty); resolves once it accepts connections. */
 export const startRedis = async (port?: number): Promise<RedisServer> => {

@@ -91,10 +91,13 @@ export const contentOf = (observation: string): string | undefined => {
   return text
 }
 
+/** How the simulated step answerer opens an answer from a response. */
+const DIGEST_OPENING = "The tool returned: "
+
 /** An answer from a tool's response: its start, or the no-information sentence. */
 export const digest = (observation: string): string => {
   const content = contentOf(observation)
-  return content === undefined ? NO_INFORMATION : `The tool returned: ${oneLine(content, 300)}`
+  return content === undefined ? NO_INFORMATION : `${DIGEST_OPENING}${oneLine(content, 300)}`
 }
 
 /** Whether an answer carries information: not empty, not the no-information sentence, not a failed call's note from memory. */
@@ -378,7 +381,7 @@ const smurfsValue = (
       // as the step answerer writes it, as ReAct's Finish writes its observations; a written answer stays as it is
       const answers = (list(prompt, "answers") ?? [])
         .filter(hasInformation)
-        .map((a) => (a.startsWith("The tool returned: ") ? a : digest(a)))
+        .map((a) => (a.startsWith(DIGEST_OPENING) ? a : digest(a)))
       return fill({
         answer:
           answers.length > 0

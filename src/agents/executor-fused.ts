@@ -14,7 +14,7 @@ import { capText, SIZE_CAPS } from "../trace/size-caps.ts"
 import { spanFn } from "../trace/span-fn.ts"
 import { type AgentContext, askTurn, clipStrings, renderRequest, type Turn } from "./ask.ts"
 import type { BudgetExhausted } from "./errors.ts"
-import type { ExecutorView, FailedCall } from "./executor.ts"
+import { type ExecutorView, type FailedCall, none } from "./executor.ts"
 import { argsSchema, checkArgs, checkToolName, type Problem, usableArgs } from "./guardrails.ts"
 import { subtaskContext } from "./subtask-context.ts"
 import { callNative } from "./tool-call-recovery.ts"
@@ -141,8 +141,6 @@ const specOf = (tool: Tool): ToolSpec => ({
   description: toolDoc(tool, true).description,
   parameters: jsonSchemaOf(argsSchema(tool))
 })
-
-const none = (items: ReadonlyArray<string>) => (items.length > 0 ? items.join(", ") : "none")
 
 /** What the JSON request says before its instruction: the tools that failed at this step and the hint, each only when there is one. */
 const stateLines = (view: FusedExecutorView): string =>

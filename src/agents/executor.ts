@@ -21,7 +21,8 @@ export interface ExecutorView extends SubtaskView {
   readonly excluded: ReadonlyArray<string>
 }
 
-const none = (items: ReadonlyArray<string>) => (items.length > 0 ? items.join(", ") : "none")
+/** A list for a prompt: its items, or "none". */
+export const none = (items: ReadonlyArray<string>) => (items.length > 0 ? items.join(", ") : "none")
 
 /** The thought, and the exchange the tool choice continues. */
 export const think = spanFn("Executor.think")(function* (ctx: AgentContext, view: ExecutorView) {
@@ -70,7 +71,7 @@ export const chooseAgain = spanFn("Executor.chooseAgain")(function* (
     follows: failed.turn,
     values: {},
     // never cut for the response's room: the tools that failed at this node (the schema's enum holds the others)
-    fixed: { excluded: view.excluded.length > 0 ? view.excluded.join(", ") : "none" },
+    fixed: { excluded: none(view.excluded) },
     data: { allowed, excluded: view.excluded },
     fit: { response: (room) => ctx.budget.truncate(failed.response, room) },
     // the failed response is data: the tool message after the call, as a step's answer reads a response
